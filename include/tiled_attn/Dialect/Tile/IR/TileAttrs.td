@@ -1,0 +1,73 @@
+//===- TileAttrs.td - Attributes of the tile dialect -------*- tablegen -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_DIALECT_TILE_IR_TILEATTRS_TD
+#define TILED_ATTN_DIALECT_TILE_IR_TILEATTRS_TD
+
+include "tiled_attn/Dialect/Tile/IR/TileDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Tile_Dim : I32EnumAttr<"Dim", "a dimension of the launch grid", [
+    I32EnumAttrCase<"X", 0, "x">,
+    I32EnumAttrCase<"Y", 1, "y">,
+    I32EnumAttrCase<"Z", 2, "z">
+  ]> {
+  let cppNamespace = "::tiled_attn::tile";
+}
+
+def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction combiner", [
+    I32EnumAttrCase<"Max", 0, "max">,
+    I32EnumAttrCase<"Sum", 1, "sum">
+  ]> {
+  let cppNamespace = "::tiled_attn::tile";
+}
+
+def Tile_CausalMode : I32EnumAttr<"CausalMode", "how a causal mask is aligned", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"TopLeft", 1, "top_left">,
+    I32EnumAttrCase<"BottomRight", 2, "bottom_right">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tiled_attn::tile";
+}
+
+def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
+  let mnemonic = "sdpa";
+  let summary = "What an SDPA kernel computes and the schedule it carries";
+  let description = [{
+    Attached to a kernel function as `tile.sdpa`. It records the semantics
+    that a caller and the host reference need (head dim, element type,
+    causal alignment) and the schedule that produced the body (block sizes).
+    Schedule transforms keep it up to date, so that printing the kernel shows
+    its schedule.
+
+    - `top_left` causal is PyTorch's `is_causal`: query i sees keys j <= i.
+    - `bottom_right` aligns the last query with the last key: query i sees
+      keys j <= i + (S_k - S_q).
+
+    A query row that sees no key at all has an output of zero.
+
+    Example:
+
+    ```mlir
+    #tile.sdpa<head_dim = 128, element_type = bf16, causal = top_left,
+               block_m = 128, block_n = 64>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$head_dim,
+    "::mlir::Type":$element_type,
+    EnumParameter<Tile_CausalMode>:$causal,
+    "int64_t":$block_m,
+    "int64_t":$block_n
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // TILED_ATTN_DIALECT_TILE_IR_TILEATTRS_TD

@@ -1,0 +1,39 @@
+//===- TileDialect.h - The tile dialect -------------------------*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The tile dialect, its types, enums and attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_DIALECT_TILE_IR_TILEDIALECT_H
+#define TILED_ATTN_DIALECT_TILE_IR_TILEDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+
+#include "tiled_attn/Dialect/Tile/IR/TileDialect.h.inc"
+#include "tiled_attn/Dialect/Tile/IR/TileEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tiled_attn/Dialect/Tile/IR/TileAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tiled_attn/Dialect/Tile/IR/TileTypes.h.inc"
+
+namespace tiled_attn::tile {
+
+/// True when `type` has a static shape whose every dimension is a power of
+/// two: the shapes that tiles may take.
+bool isTileShape(mlir::ShapedType type);
+
+} // namespace tiled_attn::tile
+
+#endif // TILED_ATTN_DIALECT_TILE_IR_TILEDIALECT_H

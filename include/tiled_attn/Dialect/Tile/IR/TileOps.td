@@ -1,0 +1,341 @@
+//===- TileOps.td - Operations of the tile dialect ---------*- tablegen -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_DIALECT_TILE_IR_TILEOPS_TD
+#define TILED_ATTN_DIALECT_TILE_IR_TILEOPS_TD
+
+include "tiled_attn/Dialect/Tile/IR/TileDialect.td"
+include "tiled_attn/Dialect/Tile/IR/TileAttrs.td"
+include "tiled_attn/Dialect/Tile/IR/TileTypes.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+/// A tile: a ranked tensor whose shape is static and a power of two in every
+/// dimension.
+class Tile_TileOf<list<Type> allowedTypes, string what>
+    : Type<And<[TensorOf<allowedTypes>.predicate,
+                CPred<"::tiled_attn::tile::isTileShape("
+                      "::llvm::cast<::mlir::ShapedType>($_self))">]>,
+           what # " tile (static power-of-two shape)",
+           "::mlir::RankedTensorType">;
+
+def Tile_AnyTile : Tile_TileOf<[AnyType], "any">;
+def Tile_FloatTile : Tile_TileOf<[F16, BF16, F32], "f16, bf16 or f32">;
+def Tile_MmaInputTile : Tile_TileOf<[F16, BF16], "f16 or bf16">;
+def Tile_F32Tile : Tile_TileOf<[F32], "f32">;
+def Tile_MaskTile : Tile_TileOf<[I1], "i1">;
+def Tile_IntTile : Tile_TileOf<[I32, I64], "i32 or i64">;
+
+//===----------------------------------------------------------------------===//
+// Base class
+//===----------------------------------------------------------------------===//
+
+class Tile_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tile_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Program ids and views
+//===----------------------------------------------------------------------===//
+
+def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
+  let summary = "The index of this program instance in the launch grid";
+  let description = [{
+    Returns the block index of the running program along one grid dimension.
+    An SDPA kernel is launched on the grid `(ceil(S_q / block_m), H, B)`.
+
+    Example:
+
+    ```mlir
+    %m = tile.block_id x
+    ```
+  }];
+  let arguments = (ins Tile_Dim:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+def Tile_DimOp : Tile_Op<"dim", [Pure]> {
+  let summary = "The run-time size of one dimension of a view";
+  let description = [{
+    Example:
+
+    ```mlir
+    %seq_q = tile.dim %q[2] : !tile.view<?x?x?x64xf16>
+    ```
+  }];
+  let arguments = (ins Tile_ViewType:$view, I64Attr:$index);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$view `[` $index `]` attr-dict `:` type($view)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def Tile_LoadOp : Tile_Op<"load"> {
+  let summary = "Load a tile from a view, padding what lies outside it";
+  let description = [{
+    Reads the block of a view at the given indices. A view of rank R and a
+    tile of rank r take R indices: the first R - r index elements of the
+    leading dimensions; the last r are tile indices, in units of the block
+    shape, so that index `i` starts at element `i * block_size`. Elements
+    past the view's run-time sizes read as `pad`.
+
+    With `transpose`, the block in memory has the tile's shape reversed and
+    is transposed on the way in (rank-2 tiles only): a K block of `64x128`
+    elements loads as a `128x64` tile of Kᵀ.
+
+    Example:
+
+    ```mlir
+    // Block %j of 64 keys of batch %b and head %h, as Kᵀ.
+    %kt = tile.load %k[%b, %h, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x?x128xf16> -> tensor<128x64xf16>
+    ```
+  }];
+  let arguments = (ins
+    Arg<Tile_ViewType, "the view to read", [MemRead]>:$view,
+    Variadic<Index>:$indices,
+    DefaultValuedAttr<F64Attr, "0.0">:$pad,
+    UnitAttr:$transpose
+  );
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = [{
+    $view `[` $indices `]` `pad` `(` $pad `)` (`transpose` $transpose^)?
+    attr-dict `:` type($view) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The shape of the block as it lies in memory (the tile's shape, reversed
+    /// when transposed).
+    ::llvm::SmallVector<int64_t> getBlockShape();
+  }];
+}
+
+def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments]> {
+  let summary = "Store a tile into a view, writing only in-bounds elements";
+  let description = [{
+    The indices follow `tile.load`. Elements that fall outside the view's
+    run-time sizes are never written. With `mask`, elements whose mask bit is
+    false are not written either.
+
+    Example:
+
+    ```mlir
+    tile.store %out, %o[%b, %h, %m, %c0]
+        : tensor<128x64xbf16>, !tile.view<?x?x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Tile_AnyTile:$value,
+    Arg<Tile_ViewType, "the view to write", [MemWrite]>:$view,
+    Variadic<Index>:$indices,
+    Optional<Tile_MaskTile>:$mask
+  );
+  let assemblyFormat = [{
+    $value `,` $view `[` $indices `]` (`mask` `(` $mask^ `:` type($mask) `)`)?
+    attr-dict `:` type($value) `,` type($view)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix multiply
+//===----------------------------------------------------------------------===//
+
+def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>,
+                                 AllElementTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "Matrix multiply-accumulate of tiles in f32";
+  let description = [{
+    `result = lhs * rhs + acc`, with `lhs` of shape MxK and `rhs` of shape
+    KxN, both f16 or both bf16, and an f32 accumulator of shape MxN. Products
+    and sums are taken in f32, as the matrix units do.
+
+    Example:
+
+    ```mlir
+    %s = tile.mma %q, %kt, %zero
+        : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_MmaInputTile:$lhs, Tile_MmaInputTile:$rhs,
+                       Tile_F32Tile:$acc);
+  let results = (outs Tile_F32Tile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, broadcasts, iota
+//===----------------------------------------------------------------------===//
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure,
+    AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "Reduce a tile along one axis";
+  let description = [{
+    Combines the elements along `axis` with `max` or `sum`; the result has
+    that axis removed. A `max` over a row of `-inf` is `-inf`.
+
+    Example:
+
+    ```mlir
+    %row_max = tile.reduce max %s along 1
+        : tensor<128x64xf32> -> tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_FloatTile:$input, Tile_ReduceKind:$kind,
+                       I64Attr:$axis);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = [{
+    $kind $input `along` $axis attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure,
+    AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "Expand a tile with a new axis, repeating its elements";
+  let description = [{
+    Inserts dimension `axis` into the shape and copies each element along
+    it. This is the inverse shape of `tile.reduce` and is how a per-row value
+    meets a whole tile.
+
+    Example:
+
+    ```mlir
+    %m_b = tile.broadcast %row_max along 1
+        : tensor<128xf32> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_AnyTile:$input, I64Attr:$axis);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = [{
+    $input `along` $axis attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "The sequence 0, 1, ..., N-1 as a rank-1 tile";
+  let description = [{
+    Example:
+
+    ```mlir
+    %cols = tile.iota : tensor<64xi32>
+    ```
+  }];
+  let results = (outs Tile_IntTile:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Masks
+//===----------------------------------------------------------------------===//
+
+def Tile_BoundsMaskOp : Tile_Op<"bounds_mask", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Which elements of a tile lie inside given limits";
+  let description = [{
+    For a tile placed at element `offsets`, element `(i0, i1, ...)` is true
+    when `offsets[d] + i_d < limits[d]` in every dimension d.
+
+    Example:
+
+    ```mlir
+    // Keys past S_k are out of bounds.
+    %in = tile.bounds_mask offsets(%c0, %k0) limits(%big, %seq_k)
+        : tensor<128x64xi1>
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$offsets, Variadic<Index>:$limits);
+  let results = (outs Tile_MaskTile:$result);
+  let assemblyFormat = [{
+    `offsets` `(` $offsets `)` `limits` `(` $limits `)` attr-dict `:`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_CausalMaskOp : Tile_Op<"causal_mask", [Pure]> {
+  let summary = "Which scores a causal query may see";
+  let description = [{
+    For a score tile whose first row is query `row_offset` and whose first
+    column is key `col_offset`, element `(i, j)` is true when
+    `col_offset + j <= row_offset + i`.
+
+    Top-left alignment (PyTorch's `is_causal`) passes the query's position;
+    bottom-right alignment adds `S_k - S_q` to it.
+
+    Example:
+
+    ```mlir
+    %vis = tile.causal_mask %q0, %k0 : tensor<128x64xi1>
+    ```
+  }];
+  let arguments = (ins Index:$row_offset, Index:$col_offset);
+  let results = (outs Tile_MaskTile:$result);
+  let assemblyFormat = [{
+    $row_offset `,` $col_offset attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Online softmax
+//===----------------------------------------------------------------------===//
+
+def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
+    AllTypesMatch<["scores", "probs"]>,
+    AllTypesMatch<["running_max", "running_sum", "new_max", "new_sum",
+                   "alpha"]>]> {
+  let summary = "One step of the streaming softmax over a block of scores";
+  let description = [{
+    Folds a new MxN block of raw scores into the running row statistics of
+    FlashAttention's online softmax. With `x = scores * scale`:
+
+    - `new_max = max(running_max, rowmax(x))`
+    - `probs = exp(x - new_max)` (broadcast along rows)
+    - `alpha = exp(running_max - new_max)`: the factor that rescales the
+      accumulator and the running sum
+    - `new_sum = running_sum * alpha + rowsum(probs)`
+
+    Masked scores are `-inf`. A row that has seen only `-inf` keeps
+    `new_max = -inf`, and gets `probs = 0` and `alpha = 0`, never NaN.
+
+    `tile-decompose-online-softmax` rewrites it into reductions, broadcasts
+    and elementwise math.
+
+    Example:
+
+    ```mlir
+    %m1, %l1, %p, %alpha = tile.online_softmax %s, %m0, %l0 scale(%scale)
+        : tensor<128x64xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_F32Tile:$scores, Tile_F32Tile:$running_max,
+                       Tile_F32Tile:$running_sum, F32:$scale);
+  let results = (outs Tile_F32Tile:$new_max, Tile_F32Tile:$new_sum,
+                      Tile_F32Tile:$probs, Tile_F32Tile:$alpha);
+  let assemblyFormat = [{
+    $scores `,` $running_max `,` $running_sum `scale` `(` $scale `)`
+    attr-dict `:` type($scores) `,` type($running_max)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TILED_ATTN_DIALECT_TILE_IR_TILEOPS_TD

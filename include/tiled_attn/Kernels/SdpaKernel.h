@@ -1,0 +1,38 @@
+//===- SdpaKernel.h - Build the SDPA forward kernel in tile IR --*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_KERNELS_SDPAKERNEL_H
+#define TILED_ATTN_KERNELS_SDPAKERNEL_H
+
+#include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace tiled_attn {
+
+/// What an SDPA forward kernel computes and with which blocks.
+struct SdpaKernelConfig {
+  int64_t headDim = 64;
+  /// f16 or bf16.
+  mlir::Type elementType;
+  tile::CausalMode causal = tile::CausalMode::None;
+  int64_t blockM = 64;
+  int64_t blockN = 64;
+  std::string name = "sdpa_fwd";
+};
+
+/// Builds the FlashAttention-style forward kernel at the builder's insertion
+/// point (inside a module). Returns failure, after reporting through
+/// `emitError`, when the configuration is invalid.
+mlir::FailureOr<mlir::func::FuncOp>
+buildSdpaKernel(mlir::OpBuilder &builder, mlir::Location loc,
+                const SdpaKernelConfig &config);
+
+} // namespace tiled_attn
+
+#endif // TILED_ATTN_KERNELS_SDPAKERNEL_H

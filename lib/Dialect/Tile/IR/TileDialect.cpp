@@ -1,0 +1,158 @@
+//===- TileDialect.cpp - The tile dialect ---------------------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace tiled_attn::tile;
+
+#include "tiled_attn/Dialect/Tile/IR/TileDialect.cpp.inc"
+#include "tiled_attn/Dialect/Tile/IR/TileEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tiled_attn/Dialect/Tile/IR/TileAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tiled_attn/Dialect/Tile/IR/TileTypes.cpp.inc"
+
+void TileDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tiled_attn/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tiled_attn/Dialect/Tile/IR/TileTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tiled_attn/Dialect/Tile/IR/TileAttrs.cpp.inc"
+      >();
+}
+
+bool tiled_attn::tile::isTileShape(ShapedType type) {
+  if (!type.hasStaticShape() || type.getRank() == 0)
+    return false;
+  return llvm::all_of(type.getShape(), [](int64_t size) {
+    return size > 0 && llvm::isPowerOf2_64(size);
+  });
+}
+
+static bool isPowerOfTwoIn(int64_t value, int64_t lo, int64_t hi) {
+  return value >= lo && value <= hi && llvm::isPowerOf2_64(value);
+}
+
+//===----------------------------------------------------------------------===//
+// ViewType
+//===----------------------------------------------------------------------===//
+
+Type ViewType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/true,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return {};
+  return parser.getChecked<ViewType>(parser.getContext(), shape, elementType);
+}
+
+void ViewType::print(AsmPrinter &printer) const {
+  printer << "<";
+  for (int64_t size : getShape()) {
+    if (ShapedType::isDynamic(size))
+      printer << "?";
+    else
+      printer << size;
+    printer << "x";
+  }
+  printer << getElementType() << ">";
+}
+
+LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, Type elementType) {
+  if (shape.empty())
+    return emitError() << "a view needs at least one dimension";
+  for (int64_t size : shape)
+    if (!ShapedType::isDynamic(size) && size < 0)
+      return emitError() << "view sizes must be non-negative, got " << size;
+  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32())
+    return emitError() << "view elements must be f16, bf16 or f32, got "
+                       << elementType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t headDim, Type elementType,
+                               CausalMode causal, int64_t blockM,
+                               int64_t blockN) {
+  if (!isPowerOfTwoIn(headDim, 16, 256))
+    return emitError() << "head_dim must be a power of two in [16, 256], got "
+                       << headDim;
+  if (!elementType.isF16() && !elementType.isBF16())
+    return emitError() << "element_type must be f16 or bf16, got "
+                       << elementType;
+  if (!isPowerOfTwoIn(blockM, 16, 256))
+    return emitError() << "block_m must be a power of two in [16, 256], got "
+                       << blockM;
+  if (!isPowerOfTwoIn(blockN, 16, 256))
+    return emitError() << "block_n must be a power of two in [16, 256], got "
+                       << blockN;
+  return success();
+}
+
+/// The kernel ABI that an SDPA attribute promises: (q, k, v, o, scale) with
+/// rank-4 views of the attribute's element type and head dim.
+static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
+  FunctionType type = func.getFunctionType();
+  auto fail = [&]() {
+    return func.emitOpError()
+           << "with 'tile.sdpa' expects arguments (q, k, v, o: "
+              "!tile.view<?x?x?x"
+           << sdpa.getHeadDim() << "x" << sdpa.getElementType()
+           << ">, scale: f32) and no results, got " << type;
+  };
+  if (type.getNumInputs() != 5 || type.getNumResults() != 0)
+    return fail();
+  for (Type input : type.getInputs().take_front(4)) {
+    auto view = dyn_cast<ViewType>(input);
+    if (!view || view.getRank() != 4 ||
+        view.getElementType() != sdpa.getElementType() ||
+        view.getShape()[3] != sdpa.getHeadDim())
+      return fail();
+  }
+  if (!type.getInput(4).isF32())
+    return fail();
+  return success();
+}
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != getSdpaAttrName())
+    return op->emitError() << "unknown tile dialect attribute '"
+                           << attr.getName().getValue() << "'";
+  auto sdpa = dyn_cast<SdpaAttr>(attr.getValue());
+  if (!sdpa)
+    return op->emitError() << "'" << getSdpaAttrName()
+                           << "' must be a #tile.sdpa attribute";
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (!func)
+    return op->emitError() << "'" << getSdpaAttrName()
+                           << "' may only be attached to a func.func";
+  return verifySdpaSignature(func, sdpa);
+}

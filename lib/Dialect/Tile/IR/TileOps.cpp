@@ -1,0 +1,222 @@
+//===- TileOps.cpp - Operations of the tile dialect -----------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace tiled_attn::tile;
+
+#define GET_OP_CLASSES
+#include "tiled_attn/Dialect/Tile/IR/TileOps.cpp.inc"
+
+/// Prints a shape as `128x64`.
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(shape, os, "x");
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// DimOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DimOp::verify() {
+  int64_t rank = getView().getType().getRank();
+  int64_t index = static_cast<int64_t>(getIndex());
+  if (index < 0 || index >= rank)
+    return emitOpError() << "expects a dimension in [0, " << rank
+                         << "), got " << index;
+  return success();
+}
+
+OpFoldResult DimOp::fold(FoldAdaptor) {
+  int64_t size = getView().getType().getShape()[getIndex()];
+  if (ShapedType::isDynamic(size))
+    return {};
+  return IntegerAttr::get(IndexType::get(getContext()), size);
+}
+
+//===----------------------------------------------------------------------===//
+// LoadOp and StoreOp
+//===----------------------------------------------------------------------===//
+
+/// Checks what a load and a store share: one index per view dimension, a
+/// tile no deeper than the view, and matching element types.
+static LogicalResult verifyTileAccess(Operation *op, ViewType view,
+                                      size_t numIndices, ShapedType tile) {
+  if (numIndices != static_cast<size_t>(view.getRank()))
+    return op->emitOpError() << "expects " << view.getRank()
+                             << " indices for a rank-" << view.getRank()
+                             << " view, got " << numIndices;
+  if (tile.getRank() > view.getRank())
+    return op->emitOpError() << "expects a tile of rank at most "
+                             << view.getRank() << " (the view's), got rank "
+                             << tile.getRank();
+  if (tile.getElementType() != view.getElementType())
+    return op->emitOpError()
+           << "expects the tile's element type (" << tile.getElementType()
+           << ") to equal the view's (" << view.getElementType() << ")";
+  return success();
+}
+
+SmallVector<int64_t> LoadOp::getBlockShape() {
+  SmallVector<int64_t> shape(getType().getShape());
+  if (getTranspose())
+    std::reverse(shape.begin(), shape.end());
+  return shape;
+}
+
+LogicalResult LoadOp::verify() {
+  if (failed(verifyTileAccess(*this, getView().getType(), getIndices().size(),
+                              getType())))
+    return failure();
+  if (getTranspose() && getType().getRank() != 2)
+    return emitOpError() << "expects a rank-2 tile with 'transpose', got rank "
+                         << getType().getRank();
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  auto valueType = cast<ShapedType>(getValue().getType());
+  if (failed(verifyTileAccess(*this, getView().getType(), getIndices().size(),
+                              valueType)))
+    return failure();
+  if (getMask() && cast<ShapedType>(getMask().getType()).getShape() !=
+                       valueType.getShape())
+    return emitOpError() << "expects the mask's shape ("
+                         << shapeStr(cast<ShapedType>(getMask().getType())
+                                         .getShape())
+                         << ") to equal the value's ("
+                         << shapeStr(valueType.getShape()) << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MmaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MmaOp::verify() {
+  auto lhs = cast<ShapedType>(getLhs().getType());
+  auto rhs = cast<ShapedType>(getRhs().getType());
+  auto acc = cast<ShapedType>(getAcc().getType());
+  if (lhs.getRank() != 2 || rhs.getRank() != 2 || acc.getRank() != 2)
+    return emitOpError() << "expects rank-2 operands, got lhs " << lhs
+                         << ", rhs " << rhs << ", acc " << acc;
+  if (lhs.getDimSize(1) != rhs.getDimSize(0))
+    return emitOpError() << "expects lhs columns (" << lhs.getDimSize(1)
+                         << ") to equal rhs rows (" << rhs.getDimSize(0)
+                         << ")";
+  if (acc.getDimSize(0) != lhs.getDimSize(0) ||
+      acc.getDimSize(1) != rhs.getDimSize(1))
+    return emitOpError() << "expects an accumulator of shape "
+                         << lhs.getDimSize(0) << "x" << rhs.getDimSize(1)
+                         << ", got " << shapeStr(acc.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReduceOp and BroadcastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  auto input = cast<ShapedType>(getInput().getType());
+  auto result = cast<ShapedType>(getType());
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (input.getRank() < 2)
+    return emitOpError() << "expects an input of rank at least 2, got rank "
+                         << input.getRank();
+  if (axis < 0 || axis >= input.getRank())
+    return emitOpError() << "expects an axis in [0, " << input.getRank()
+                         << "), got " << axis;
+  SmallVector<int64_t> expected(input.getShape());
+  expected.erase(expected.begin() + axis);
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "expects a result of shape " << shapeStr(expected)
+                         << " (the input without axis " << axis << "), got "
+                         << shapeStr(result.getShape());
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto input = cast<ShapedType>(getInput().getType());
+  auto result = cast<ShapedType>(getType());
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (result.getRank() != input.getRank() + 1)
+    return emitOpError() << "expects a result of rank " << input.getRank() + 1
+                         << ", got rank " << result.getRank();
+  if (axis < 0 || axis >= result.getRank())
+    return emitOpError() << "expects an axis in [0, " << result.getRank()
+                         << "), got " << axis;
+  SmallVector<int64_t> kept(result.getShape());
+  kept.erase(kept.begin() + axis);
+  if (input.getShape() != ArrayRef<int64_t>(kept))
+    return emitOpError() << "expects the result without axis " << axis << " ("
+                         << shapeStr(kept) << ") to equal the input's shape ("
+                         << shapeStr(input.getShape()) << ")";
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
+  // A broadcast of a splat is a splat of the larger shape.
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput()))
+    return SplatElementsAttr::get(cast<ShapedType>(getType()),
+                                  splat.getSplatValue<Attribute>());
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// IotaOp and masks
+//===----------------------------------------------------------------------===//
+
+LogicalResult IotaOp::verify() {
+  if (getType().getRank() != 1)
+    return emitOpError() << "expects a rank-1 result, got rank "
+                         << getType().getRank();
+  return success();
+}
+
+LogicalResult BoundsMaskOp::verify() {
+  int64_t rank = getType().getRank();
+  if (static_cast<int64_t>(getOffsets().size()) != rank ||
+      static_cast<int64_t>(getLimits().size()) != rank)
+    return emitOpError() << "expects " << rank
+                         << " offsets and limits for a rank-" << rank
+                         << " mask, got " << getOffsets().size()
+                         << " offsets and " << getLimits().size()
+                         << " limits";
+  return success();
+}
+
+LogicalResult CausalMaskOp::verify() {
+  if (getType().getRank() != 2)
+    return emitOpError() << "expects a rank-2 mask, got rank "
+                         << getType().getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineSoftmaxOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnlineSoftmaxOp::verify() {
+  auto scores = cast<ShapedType>(getScores().getType());
+  auto rows = cast<ShapedType>(getRunningMax().getType());
+  if (scores.getRank() != 2)
+    return emitOpError() << "expects rank-2 scores, got rank "
+                         << scores.getRank();
+  if (rows.getRank() != 1 || rows.getDimSize(0) != scores.getDimSize(0))
+    return emitOpError() << "expects running statistics of shape "
+                         << scores.getDimSize(0) << " (one per score row), got "
+                         << shapeStr(rows.getShape());
+  return success();
+}

@@ -1,0 +1,74 @@
+//===- GenerateSdpa.cpp - Add an SDPA kernel built from options -----------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+#include "tiled_attn/Kernels/SdpaKernel.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace tiled_attn::tile {
+#define GEN_PASS_DEF_TILEGENERATESDPAPASS
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace tiled_attn::tile
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tile;
+
+namespace {
+
+struct TileGenerateSdpaPass final
+    : tile::impl::TileGenerateSdpaPassBase<TileGenerateSdpaPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    SdpaKernelConfig config;
+    config.headDim = headDim;
+    config.blockM = blockM;
+    config.blockN = blockN;
+    config.name = kernelName;
+
+    if (dtype == "f16")
+      config.elementType = Float16Type::get(ctx);
+    else if (dtype == "bf16")
+      config.elementType = BFloat16Type::get(ctx);
+    else {
+      module.emitError() << "tile-generate-sdpa: dtype must be f16 or bf16, "
+                            "got '"
+                         << dtype << "'";
+      return signalPassFailure();
+    }
+
+    if (causalAlign != "top-left" && causalAlign != "bottom-right") {
+      module.emitError() << "tile-generate-sdpa: causal-align must be "
+                            "top-left or bottom-right, got '"
+                         << causalAlign << "'";
+      return signalPassFailure();
+    }
+    if (!causal)
+      config.causal = CausalMode::None;
+    else if (causalAlign == "top-left")
+      config.causal = CausalMode::TopLeft;
+    else
+      config.causal = CausalMode::BottomRight;
+
+    if (module.lookupSymbol(kernelName)) {
+      module.emitError() << "tile-generate-sdpa: the module already has a "
+                            "symbol named '"
+                         << kernelName << "'";
+      return signalPassFailure();
+    }
+
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    if (failed(buildSdpaKernel(builder, module.getLoc(), config)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,141 @@
+//===- SdpaKernel.cpp - Build the SDPA forward kernel in tile IR ----------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel follows FlashAttention-2's forward loop. One program computes
+// block_m rows of O for one (batch, head):
+//
+//   Q_i = load Q[b, h, m]                       (padded with 0 past S_q)
+//   m = -inf, l = 0, acc = 0
+//   for j in [0, ceil(S_k / block_n)):
+//     S   = Q_i K_jᵀ                             (K_j padded with 0 past S_k)
+//     S   = -inf where the key is past S_k or hidden by the causal mask
+//     m', l', P, alpha = online_softmax(S, m, l, scale)
+//     acc = acc * alpha + P V_j
+//   O_i = acc / l   (0 for a row that saw no key), stored under S_q
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Kernels/SdpaKernel.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tile;
+
+FailureOr<func::FuncOp>
+tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
+                            const SdpaKernelConfig &cfg) {
+  MLIRContext *ctx = b.getContext();
+  auto emitError = [&]() { return mlir::emitError(loc); };
+  SdpaAttr sdpa =
+      SdpaAttr::getChecked(emitError, ctx, cfg.headDim, cfg.elementType,
+                           cfg.causal, cfg.blockM, cfg.blockN);
+  if (!sdpa)
+    return failure();
+
+  const int64_t bm = cfg.blockM, bn = cfg.blockN, d = cfg.headDim;
+  Type elt = cfg.elementType;
+  Type f32 = b.getF32Type();
+  int64_t dyn = ShapedType::kDynamic;
+  auto viewTy = ViewType::get(ctx, {dyn, dyn, dyn, d}, elt);
+  auto tensorTy = [&](ArrayRef<int64_t> shape, Type t) {
+    return RankedTensorType::get(shape, t);
+  };
+
+  auto funcTy = b.getFunctionType({viewTy, viewTy, viewTy, viewTy, f32}, {});
+  auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
+  func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
+  Block *entry = func.addEntryBlock();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  Value q = entry->getArgument(0), k = entry->getArgument(1),
+        v = entry->getArgument(2), o = entry->getArgument(3),
+        scale = entry->getArgument(4);
+
+  auto cIndex = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  auto splat = [&](ArrayRef<int64_t> shape, double value) -> Value {
+    auto type = tensorTy(shape, f32);
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
+  };
+  const double negInf = -std::numeric_limits<double>::infinity();
+
+  Value c0 = cIndex(0), c1 = cIndex(1), cBm = cIndex(bm), cBn = cIndex(bn);
+  Value mBlk = BlockIdOp::create(b, loc, Dim::X);
+  Value head = BlockIdOp::create(b, loc, Dim::Y);
+  Value batch = BlockIdOp::create(b, loc, Dim::Z);
+  Value seqQ = DimOp::create(b, loc, q, 2);
+  Value seqK = DimOp::create(b, loc, k, 2);
+
+  Value qTile = LoadOp::create(b, loc, tensorTy({bm, d}, elt), q,
+                               ValueRange{batch, head, mBlk, c0},
+                               /*pad=*/APFloat(0.0), /*transpose=*/false);
+  Value initMax = splat({bm}, negInf);
+  Value initSum = splat({bm}, 0.0);
+  Value initAcc = splat({bm, d}, 0.0);
+  Value zeroScores = splat({bm, bn}, 0.0);
+  Value maskedScores = splat({bm, bn}, negInf);
+  Value numBlocks = arith::CeilDivUIOp::create(b, loc, seqK, cBn);
+
+  // The query position of this block's first row, as the causal mask sees
+  // it: bottom-right alignment shifts queries by S_k - S_q.
+  Value rowOffset = arith::MulIOp::create(b, loc, mBlk, cBm);
+  if (cfg.causal == CausalMode::BottomRight)
+    rowOffset = arith::AddIOp::create(
+        b, loc, rowOffset, arith::SubIOp::create(b, loc, seqK, seqQ));
+
+  auto loop = scf::ForOp::create(
+      b, loc, c0, numBlocks, c1, ValueRange{initMax, initSum, initAcc},
+      [&](OpBuilder &b, Location loc, Value j, ValueRange iter) {
+        Value kt = LoadOp::create(b, loc, tensorTy({d, bn}, elt), k,
+                                  ValueRange{batch, head, j, c0}, APFloat(0.0),
+                                  /*transpose=*/true);
+        Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
+        Value colOffset = arith::MulIOp::create(b, loc, j, cBn);
+        Value keep = BoundsMaskOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
+                                          ValueRange{c0, colOffset},
+                                          ValueRange{cBm, seqK});
+        if (cfg.causal != CausalMode::None) {
+          Value visible =
+              CausalMaskOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
+                                   rowOffset, colOffset);
+          keep = arith::AndIOp::create(b, loc, keep, visible);
+        }
+        s = arith::SelectOp::create(b, loc, keep, s, maskedScores);
+        auto softmax =
+            OnlineSoftmaxOp::create(b, loc, s, iter[0], iter[1], scale);
+        Value vt = LoadOp::create(b, loc, tensorTy({bn, d}, elt), v,
+                                  ValueRange{batch, head, j, c0}, APFloat(0.0),
+                                  /*transpose=*/false);
+        Value p = arith::TruncFOp::create(b, loc, tensorTy({bm, bn}, elt),
+                                          softmax.getProbs());
+        Value alpha = BroadcastOp::create(b, loc, tensorTy({bm, d}, f32),
+                                          softmax.getAlpha(), 1);
+        Value acc = arith::MulFOp::create(b, loc, iter[2], alpha);
+        acc = MmaOp::create(b, loc, p, vt, acc);
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{softmax.getNewMax(), softmax.getNewSum(), acc});
+      });
+
+  // O = acc / l, with 0 for rows that saw no key (l == 0).
+  Value sum = BroadcastOp::create(b, loc, tensorTy({bm, d}, f32),
+                                  loop.getResult(1), 1);
+  Value out = arith::DivFOp::create(b, loc, loop.getResult(2), sum);
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum,
+                                      initAcc);
+  out = arith::SelectOp::create(b, loc, empty, initAcc, out);
+  out = arith::TruncFOp::create(b, loc, tensorTy({bm, d}, elt), out);
+  StoreOp::create(b, loc, out, o, ValueRange{batch, head, mBlk, c0},
+                  /*mask=*/Value());
+  func::ReturnOp::create(b, loc);
+  return func;
+}

@@ -1,0 +1,35 @@
+//===- tiled-attn-opt.cpp - The tiled-attn optimizer driver ---------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Registers the tile dialect and its passes, plus only the upstream dialects
+// and passes that tiled-attn's pipelines use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<tiled_attn::tile::TileDialect, mlir::arith::ArithDialect,
+                  mlir::func::FuncDialect, mlir::math::MathDialect,
+                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
+
+  tiled_attn::tile::registerTilePasses();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerLoopInvariantCodeMotionPass();
+  mlir::registerSymbolDCEPass();
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "tiled-attn optimizer driver\n", registry));
+}
