@@ -1,0 +1,63 @@
+//===- HostExecutor.h - Run tile-level IR on the host -----------*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// An interpreter for tile-level kernels. It runs every program instance of a
+// launch grid in turn, with the exact rounding of f16, bf16 and f32, so that
+// tests can check a kernel's numerics, and the equivalence of schedule
+// transforms, on machines with no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_EXECUTION_HOSTEXECUTOR_H
+#define TILED_ATTN_EXECUTION_HOSTEXECUTOR_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <array>
+#include <vector>
+
+namespace tiled_attn::exec {
+
+/// A strided tensor in host memory, bound to a `!tile.view` argument. Element
+/// values are held as doubles that are exactly representable in the element
+/// type.
+struct HostTensor {
+  mlir::Type elementType;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  std::vector<double> data;
+
+  /// A tensor of the given sizes laid out with strides of a permutation of
+  /// its dimensions: `order` lists the dimensions from outermost to innermost
+  /// in memory (the identity gives a contiguous row-major tensor).
+  static HostTensor create(mlir::Type elementType, std::vector<int64_t> sizes,
+                           std::vector<int64_t> order = {});
+  double &at(llvm::ArrayRef<int64_t> index);
+};
+
+/// One kernel argument: a view or a scalar.
+struct KernelArg {
+  HostTensor *tensor = nullptr;
+  double scalar = 0.0;
+  static KernelArg view(HostTensor &t) { return {&t, 0.0}; }
+  static KernelArg value(double v) { return {nullptr, v}; }
+};
+
+/// Runs `kernel` once for every block id in `grid` (x fastest). Fails, after
+/// emitting a diagnostic on the offending op, on arguments that do not match
+/// the signature or on an op the interpreter does not know.
+mlir::LogicalResult runKernel(mlir::func::FuncOp kernel,
+                              llvm::ArrayRef<KernelArg> args,
+                              std::array<int64_t, 3> grid);
+
+/// Rounds `value` to the nearest value of `type` (f16, bf16 or f32; ties to
+/// even), as a conversion to that type would.
+double roundToType(double value, mlir::Type type);
+
+} // namespace tiled_attn::exec
+
+#endif // TILED_ATTN_EXECUTION_HOSTEXECUTOR_H

@@ -1,0 +1,804 @@
+//===- HostExecutor.cpp - Run tile-level IR on the host -------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Values are held as arrays of doubles. Every op rounds its results to its
+// result element type, so f16, bf16 and f32 arithmetic is reproduced exactly
+// (an f32 sum or product computed in double and rounded once is the IEEE f32
+// result). tile.mma and tile.reduce sum in double and round once, as a
+// matrix unit's wide accumulation does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Execution/HostExecutor.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::exec;
+using namespace tiled_attn::tile;
+
+//===----------------------------------------------------------------------===//
+// Rounding
+//===----------------------------------------------------------------------===//
+
+/// Rounds to a binary format with `mantissaBits` stored fraction bits, least
+/// normal exponent `minExponent` and largest finite value `maxFinite`.
+static double roundToFormat(double value, int mantissaBits, int minExponent,
+                            double maxFinite) {
+  if (std::isnan(value) || std::isinf(value) || value == 0.0)
+    return value;
+  int exponent;
+  std::frexp(value, &exponent);
+  int leading = std::max(exponent - 1, minExponent);
+  double quantum = std::ldexp(1.0, leading - mantissaBits);
+  double rounded = std::nearbyint(value / quantum) * quantum;
+  if (std::fabs(rounded) > maxFinite)
+    return std::copysign(std::numeric_limits<double>::infinity(), value);
+  return rounded;
+}
+
+double tiled_attn::exec::roundToType(double value, Type type) {
+  if (type.isF32())
+    return static_cast<double>(static_cast<float>(value));
+  if (type.isF16())
+    return roundToFormat(value, 10, -14, 65504.0);
+  if (type.isBF16())
+    return roundToFormat(value, 7, -126, 3.3895313892515355e38);
+  if (type.isInteger(1))
+    return value != 0.0 ? 1.0 : 0.0;
+  if (type.isInteger(32))
+    return static_cast<double>(
+        static_cast<int32_t>(static_cast<int64_t>(value)));
+  return value;
+}
+
+//===----------------------------------------------------------------------===//
+// HostTensor
+//===----------------------------------------------------------------------===//
+
+HostTensor HostTensor::create(Type elementType, std::vector<int64_t> sizes,
+                              std::vector<int64_t> order) {
+  HostTensor t;
+  t.elementType = elementType;
+  t.sizes = sizes;
+  if (order.empty()) {
+    order.resize(sizes.size());
+    std::iota(order.begin(), order.end(), 0);
+  }
+  t.strides.assign(sizes.size(), 0);
+  int64_t stride = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    t.strides[*it] = stride;
+    stride *= sizes[*it];
+  }
+  t.data.assign(stride, 0.0);
+  return t;
+}
+
+double &HostTensor::at(ArrayRef<int64_t> index) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < index.size(); ++d)
+    offset += index[d] * strides[d];
+  return data[offset];
+}
+
+//===----------------------------------------------------------------------===//
+// Interpreter
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A run-time value: a scalar (empty shape, one element), a tile, or a view.
+struct RtValue {
+  SmallVector<int64_t, 2> shape;
+  std::vector<double> data;
+  HostTensor *view = nullptr;
+
+  static RtValue scalar(double v) {
+    RtValue r;
+    r.data = {v};
+    return r;
+  }
+  double scalarValue() const { return data.front(); }
+};
+
+int64_t numElements(ArrayRef<int64_t> shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                         std::multiplies<int64_t>());
+}
+
+SmallVector<int64_t, 2> shapeOf(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return SmallVector<int64_t, 2>(shaped.getShape());
+  return {};
+}
+
+bool isNegInf(double v) { return std::isinf(v) && v < 0; }
+
+double maximumF(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  return std::max(a, b);
+}
+
+double minimumF(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  return std::min(a, b);
+}
+
+class Interpreter {
+public:
+  explicit Interpreter(std::array<int64_t, 3> blockId) : blockId(blockId) {}
+
+  /// Runs `block` with `args` bound to its arguments and returns the operands
+  /// of its terminator in `results`.
+  LogicalResult runBlock(Block &block, ArrayRef<RtValue> args,
+                         SmallVectorImpl<RtValue> &results);
+
+private:
+  LogicalResult execute(Operation *op);
+  const RtValue &get(Value v) { return env.find(v)->second; }
+  int64_t getInt(Value v) {
+    return static_cast<int64_t>(get(v).scalarValue());
+  }
+  void set(Value v, RtValue r) { env[v] = std::move(r); }
+
+  /// Applies `fn` elementwise over the operands, broadcasting scalars, and
+  /// rounds to the result's element type.
+  template <typename Fn>
+  LogicalResult elementwise(Operation *op, Fn fn);
+
+  LogicalResult execConstant(arith::ConstantOp op);
+  LogicalResult execFor(scf::ForOp op);
+  LogicalResult execIf(scf::IfOp op);
+  LogicalResult execLoad(LoadOp op);
+  LogicalResult execStore(StoreOp op);
+  LogicalResult execMma(MmaOp op);
+  LogicalResult execReduce(ReduceOp op);
+  LogicalResult execBroadcast(BroadcastOp op);
+  LogicalResult execOnlineSoftmax(OnlineSoftmaxOp op);
+
+  std::array<int64_t, 3> blockId;
+  llvm::DenseMap<Value, RtValue> env;
+};
+
+} // namespace
+
+LogicalResult Interpreter::runBlock(Block &block, ArrayRef<RtValue> args,
+                                    SmallVectorImpl<RtValue> &results) {
+  for (auto [arg, value] : llvm::zip_equal(block.getArguments(), args))
+    set(arg, value);
+  for (Operation &op : block.without_terminator())
+    if (failed(execute(&op)))
+      return failure();
+  results.clear();
+  for (Value operand : block.getTerminator()->getOperands())
+    results.push_back(get(operand));
+  return success();
+}
+
+template <typename Fn>
+LogicalResult Interpreter::elementwise(Operation *op, Fn fn) {
+  Type resultType = op->getResult(0).getType();
+  Type elementType = getElementTypeOrSelf(resultType);
+  RtValue out;
+  out.shape = shapeOf(resultType);
+  int64_t n = numElements(out.shape);
+  SmallVector<const RtValue *, 3> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(&get(operand));
+  out.data.resize(n);
+  std::array<double, 3> x{};
+  for (int64_t i = 0; i < n; ++i) {
+    for (size_t k = 0; k < operands.size(); ++k)
+      x[k] = operands[k]->data.size() == 1 ? operands[k]->data[0]
+                                           : operands[k]->data[i];
+    out.data[i] = roundToType(fn(x), elementType);
+  }
+  set(op->getResult(0), std::move(out));
+  return success();
+}
+
+static double toDouble(APFloat value) {
+  bool losesInfo;
+  value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+  return value.convertToDouble();
+}
+
+static double toDouble(const APInt &value) {
+  if (value.getBitWidth() == 1)
+    return value.getBoolValue() ? 1.0 : 0.0;
+  return static_cast<double>(value.getSExtValue());
+}
+
+LogicalResult Interpreter::execConstant(arith::ConstantOp op) {
+  Attribute attr = op.getValue();
+  if (auto f = dyn_cast<FloatAttr>(attr)) {
+    set(op, RtValue::scalar(toDouble(f.getValue())));
+    return success();
+  }
+  if (auto i = dyn_cast<IntegerAttr>(attr)) {
+    set(op, RtValue::scalar(toDouble(i.getValue())));
+    return success();
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return op.emitError() << "host execution does not support this constant";
+  RtValue out;
+  out.shape = shapeOf(op.getType());
+  out.data.reserve(numElements(out.shape));
+  if (isa<FloatType>(dense.getElementType())) {
+    for (APFloat v : dense.getValues<APFloat>())
+      out.data.push_back(toDouble(v));
+  } else {
+    for (APInt v : dense.getValues<APInt>())
+      out.data.push_back(toDouble(v));
+  }
+  set(op, std::move(out));
+  return success();
+}
+
+LogicalResult Interpreter::execFor(scf::ForOp op) {
+  int64_t lb = getInt(op.getLowerBound()), ub = getInt(op.getUpperBound()),
+          step = getInt(op.getStep());
+  if (step <= 0)
+    return op.emitError() << "host execution needs a positive step, got "
+                          << step;
+  SmallVector<RtValue> iter;
+  for (Value init : op.getInitArgs())
+    iter.push_back(get(init));
+  SmallVector<RtValue> args, yielded;
+  for (int64_t iv = lb; iv < ub; iv += step) {
+    args.clear();
+    args.push_back(RtValue::scalar(static_cast<double>(iv)));
+    args.append(iter.begin(), iter.end());
+    if (failed(runBlock(*op.getBody(), args, yielded)))
+      return failure();
+    iter = std::move(yielded);
+    yielded = {};
+  }
+  for (auto [result, value] : llvm::zip_equal(op.getResults(), iter))
+    set(result, std::move(value));
+  return success();
+}
+
+LogicalResult Interpreter::execIf(scf::IfOp op) {
+  bool cond = get(op.getCondition()).scalarValue() != 0.0;
+  Region &region = cond ? op.getThenRegion() : op.getElseRegion();
+  if (region.empty())
+    return success();
+  SmallVector<RtValue> results;
+  if (failed(runBlock(region.front(), {}, results)))
+    return failure();
+  for (auto [result, value] : llvm::zip_equal(op.getResults(), results))
+    set(result, std::move(value));
+  return success();
+}
+
+/// Maps tile element `tileIndex` of an access at `indices` to the element of
+/// the view it touches; returns false when that element is out of bounds.
+static bool viewOffset(const HostTensor &t, ArrayRef<int64_t> indices,
+                       ArrayRef<int64_t> blockShape,
+                       ArrayRef<int64_t> blockIndex, int64_t &offset) {
+  size_t rank = t.sizes.size(), lead = rank - blockShape.size();
+  offset = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t e = d < lead ? indices[d]
+                         : indices[d] * blockShape[d - lead] +
+                               blockIndex[d - lead];
+    if (e < 0 || e >= t.sizes[d])
+      return false;
+    offset += e * t.strides[d];
+  }
+  return true;
+}
+
+/// Iterates over the row-major multi-indices of `shape`.
+template <typename Fn>
+static void forEachIndex(ArrayRef<int64_t> shape, Fn fn) {
+  SmallVector<int64_t, 4> index(shape.size(), 0);
+  int64_t n = numElements(shape);
+  for (int64_t linear = 0; linear < n; ++linear) {
+    fn(linear, ArrayRef<int64_t>(index));
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+LogicalResult Interpreter::execLoad(LoadOp op) {
+  const HostTensor &t = *get(op.getView()).view;
+  SmallVector<int64_t, 4> indices;
+  for (Value idx : op.getIndices())
+    indices.push_back(getInt(idx));
+  SmallVector<int64_t> blockShape = op.getBlockShape();
+  double pad = roundToType(op.getPad().convertToDouble(), t.elementType);
+  RtValue out;
+  out.shape = shapeOf(op.getType());
+  out.data.resize(numElements(out.shape));
+  bool transpose = op.getTranspose();
+  forEachIndex(out.shape, [&](int64_t linear, ArrayRef<int64_t> tileIndex) {
+    SmallVector<int64_t, 2> blockIndex(tileIndex);
+    if (transpose)
+      std::reverse(blockIndex.begin(), blockIndex.end());
+    int64_t offset;
+    out.data[linear] = viewOffset(t, indices, blockShape, blockIndex, offset)
+                           ? t.data[offset]
+                           : pad;
+  });
+  set(op, std::move(out));
+  return success();
+}
+
+LogicalResult Interpreter::execStore(StoreOp op) {
+  HostTensor &t = *get(op.getView()).view;
+  SmallVector<int64_t, 4> indices;
+  for (Value idx : op.getIndices())
+    indices.push_back(getInt(idx));
+  const RtValue &value = get(op.getValue());
+  const RtValue *mask = op.getMask() ? &get(op.getMask()) : nullptr;
+  forEachIndex(value.shape, [&](int64_t linear, ArrayRef<int64_t> tileIndex) {
+    int64_t offset;
+    if (mask && mask->data[linear] == 0.0)
+      return;
+    if (viewOffset(t, indices, value.shape, tileIndex, offset))
+      t.data[offset] = value.data[linear];
+  });
+  return success();
+}
+
+LogicalResult Interpreter::execMma(MmaOp op) {
+  const RtValue &a = get(op.getLhs()), &b = get(op.getRhs());
+  RtValue out = get(op.getAcc());
+  int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+  std::vector<double> row(n);
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(row.begin(), row.end(), 0.0);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      double aik = a.data[i * k + kk];
+      const double *bRow = &b.data[kk * n];
+      for (int64_t j = 0; j < n; ++j)
+        row[j] += aik * bRow[j];
+    }
+    for (int64_t j = 0; j < n; ++j)
+      out.data[i * n + j] =
+          static_cast<float>(out.data[i * n + j] + row[j]);
+  }
+  set(op, std::move(out));
+  return success();
+}
+
+/// Splits `shape` around `axis` into (outer, length, inner) extents.
+static std::array<int64_t, 3> splitAround(ArrayRef<int64_t> shape,
+                                          int64_t axis) {
+  return {numElements(shape.take_front(axis)), shape[axis],
+          numElements(shape.drop_front(axis + 1))};
+}
+
+LogicalResult Interpreter::execReduce(ReduceOp op) {
+  const RtValue &in = get(op.getInput());
+  auto [outer, len, inner] = splitAround(in.shape, op.getAxis());
+  Type elementType = getElementTypeOrSelf(op.getType());
+  RtValue out;
+  out.shape = shapeOf(op.getType());
+  out.data.resize(outer * inner);
+  bool isMax = op.getKind() == ReduceKind::Max;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      for (int64_t l = 0; l < len; ++l) {
+        double x = in.data[(o * len + l) * inner + i];
+        acc = isMax ? maximumF(acc, x) : acc + x;
+      }
+      out.data[o * inner + i] = roundToType(acc, elementType);
+    }
+  set(op, std::move(out));
+  return success();
+}
+
+LogicalResult Interpreter::execBroadcast(BroadcastOp op) {
+  const RtValue &in = get(op.getInput());
+  RtValue out;
+  out.shape = shapeOf(op.getType());
+  auto [outer, len, inner] = splitAround(out.shape, op.getAxis());
+  out.data.resize(outer * len * inner);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t l = 0; l < len; ++l)
+      for (int64_t i = 0; i < inner; ++i)
+        out.data[(o * len + l) * inner + i] = in.data[o * inner + i];
+  set(op, std::move(out));
+  return success();
+}
+
+LogicalResult Interpreter::execOnlineSoftmax(OnlineSoftmaxOp op) {
+  // The same sequence of f32 roundings as tile-decompose-online-softmax
+  // produces, so that the decomposition is exactly equivalent.
+  auto r = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  const RtValue &s = get(op.getScores());
+  const RtValue &m0 = get(op.getRunningMax()), &l0 = get(op.getRunningSum());
+  double scale = get(op.getScale()).scalarValue();
+  int64_t rows = s.shape[0], cols = s.shape[1];
+  RtValue m1 = m0, l1 = l0, alpha = m0, p = s;
+  for (int64_t i = 0; i < rows; ++i) {
+    double blockMax = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < cols; ++j) {
+      p.data[i * cols + j] = r(s.data[i * cols + j] * scale);
+      blockMax = maximumF(blockMax, p.data[i * cols + j]);
+    }
+    double newMax = maximumF(m0.data[i], blockMax);
+    double ref = isNegInf(newMax) ? 0.0 : newMax;
+    double sum = 0.0;
+    for (int64_t j = 0; j < cols; ++j) {
+      double &x = p.data[i * cols + j];
+      x = r(std::exp(r(x - ref)));
+      sum += x;
+    }
+    m1.data[i] = newMax;
+    alpha.data[i] = r(std::exp(r(m0.data[i] - ref)));
+    l1.data[i] = r(r(l0.data[i] * alpha.data[i]) + r(sum));
+  }
+  set(op.getNewMax(), std::move(m1));
+  set(op.getNewSum(), std::move(l1));
+  set(op.getProbs(), std::move(p));
+  set(op.getAlpha(), std::move(alpha));
+  return success();
+}
+
+static bool compareF(arith::CmpFPredicate pred, double a, double b) {
+  bool unordered = std::isnan(a) || std::isnan(b);
+  using P = arith::CmpFPredicate;
+  switch (pred) {
+  case P::AlwaysFalse:
+    return false;
+  case P::AlwaysTrue:
+    return true;
+  case P::OEQ:
+    return !unordered && a == b;
+  case P::OGT:
+    return !unordered && a > b;
+  case P::OGE:
+    return !unordered && a >= b;
+  case P::OLT:
+    return !unordered && a < b;
+  case P::OLE:
+    return !unordered && a <= b;
+  case P::ONE:
+    return !unordered && a != b;
+  case P::ORD:
+    return !unordered;
+  case P::UEQ:
+    return unordered || a == b;
+  case P::UGT:
+    return unordered || a > b;
+  case P::UGE:
+    return unordered || a >= b;
+  case P::ULT:
+    return unordered || a < b;
+  case P::ULE:
+    return unordered || a <= b;
+  case P::UNE:
+    return unordered || a != b;
+  case P::UNO:
+    return unordered;
+  }
+  return false;
+}
+
+static bool compareI(arith::CmpIPredicate pred, double x, double y) {
+  int64_t a = static_cast<int64_t>(x), b = static_cast<int64_t>(y);
+  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  using P = arith::CmpIPredicate;
+  switch (pred) {
+  case P::eq:
+    return a == b;
+  case P::ne:
+    return a != b;
+  case P::slt:
+    return a < b;
+  case P::sle:
+    return a <= b;
+  case P::sgt:
+    return a > b;
+  case P::sge:
+    return a >= b;
+  case P::ult:
+    return ua < ub;
+  case P::ule:
+    return ua <= ub;
+  case P::ugt:
+    return ua > ub;
+  case P::uge:
+    return ua >= ub;
+  }
+  return false;
+}
+
+LogicalResult Interpreter::execute(Operation *op) {
+  using A = std::array<double, 3>;
+  auto i64 = [](double v) { return static_cast<int64_t>(v); };
+  auto u64 = [](double v) {
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  };
+  // Integer divisions check their divisor first.
+  auto divisorIsZero = [&](Operation *op) {
+    const RtValue &d = get(op->getOperand(1));
+    return llvm::any_of(d.data, [](double v) { return v == 0.0; });
+  };
+  if (isa<arith::DivSIOp, arith::DivUIOp, arith::CeilDivSIOp,
+          arith::CeilDivUIOp, arith::FloorDivSIOp, arith::RemSIOp,
+          arith::RemUIOp>(op) &&
+      divisorIsZero(op))
+    return op->emitError() << "host execution: integer division by zero";
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](arith::ConstantOp c) { return execConstant(c); })
+      .Case([&](scf::ForOp f) { return execFor(f); })
+      .Case([&](scf::IfOp f) { return execIf(f); })
+      .Case([&](LoadOp l) { return execLoad(l); })
+      .Case([&](StoreOp s) { return execStore(s); })
+      .Case([&](MmaOp m) { return execMma(m); })
+      .Case([&](ReduceOp r) { return execReduce(r); })
+      .Case([&](BroadcastOp b) { return execBroadcast(b); })
+      .Case([&](OnlineSoftmaxOp s) { return execOnlineSoftmax(s); })
+      .Case([&](BlockIdOp b) {
+        set(b, RtValue::scalar(blockId[static_cast<int>(b.getDim())]));
+        return success();
+      })
+      .Case([&](DimOp d) {
+        set(d, RtValue::scalar(get(d.getView()).view->sizes[d.getIndex()]));
+        return success();
+      })
+      .Case([&](IotaOp iota) {
+        RtValue out;
+        out.shape = shapeOf(iota.getType());
+        out.data.resize(out.shape[0]);
+        std::iota(out.data.begin(), out.data.end(), 0.0);
+        set(iota, std::move(out));
+        return success();
+      })
+      .Case([&](BoundsMaskOp mask) {
+        RtValue out;
+        out.shape = shapeOf(mask.getType());
+        out.data.resize(numElements(out.shape));
+        SmallVector<int64_t> offsets, limits;
+        for (Value v : mask.getOffsets())
+          offsets.push_back(getInt(v));
+        for (Value v : mask.getLimits())
+          limits.push_back(getInt(v));
+        forEachIndex(out.shape, [&](int64_t linear, ArrayRef<int64_t> idx) {
+          bool inside = true;
+          for (size_t d = 0; d < idx.size(); ++d)
+            inside &= offsets[d] + idx[d] < limits[d];
+          out.data[linear] = inside;
+        });
+        set(mask, std::move(out));
+        return success();
+      })
+      .Case([&](CausalMaskOp mask) {
+        RtValue out;
+        out.shape = shapeOf(mask.getType());
+        int64_t rows = out.shape[0], cols = out.shape[1];
+        int64_t row0 = getInt(mask.getRowOffset()),
+                col0 = getInt(mask.getColOffset());
+        out.data.resize(rows * cols);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j)
+            out.data[i * cols + j] = col0 + j <= row0 + i;
+        set(mask, std::move(out));
+        return success();
+      })
+      .Case([&](tensor::SplatOp splat) {
+        return elementwise(splat, [](A x) { return x[0]; });
+      })
+      // Floating-point arithmetic.
+      .Case([&](arith::AddFOp o) {
+        return elementwise(o, [](A x) { return x[0] + x[1]; });
+      })
+      .Case([&](arith::SubFOp o) {
+        return elementwise(o, [](A x) { return x[0] - x[1]; });
+      })
+      .Case([&](arith::MulFOp o) {
+        return elementwise(o, [](A x) { return x[0] * x[1]; });
+      })
+      .Case([&](arith::DivFOp o) {
+        return elementwise(o, [](A x) { return x[0] / x[1]; });
+      })
+      .Case([&](arith::MaximumFOp o) {
+        return elementwise(o, [](A x) { return maximumF(x[0], x[1]); });
+      })
+      .Case([&](arith::MinimumFOp o) {
+        return elementwise(o, [](A x) { return minimumF(x[0], x[1]); });
+      })
+      .Case([&](arith::MaxNumFOp o) {
+        return elementwise(o, [](A x) { return std::fmax(x[0], x[1]); });
+      })
+      .Case([&](arith::MinNumFOp o) {
+        return elementwise(o, [](A x) { return std::fmin(x[0], x[1]); });
+      })
+      .Case([&](arith::NegFOp o) {
+        return elementwise(o, [](A x) { return -x[0]; });
+      })
+      .Case([&](math::FmaOp o) {
+        return elementwise(o, [](A x) { return std::fma(x[0], x[1], x[2]); });
+      })
+      .Case([&](math::ExpOp o) {
+        return elementwise(o, [](A x) { return std::exp(x[0]); });
+      })
+      .Case([&](math::Exp2Op o) {
+        return elementwise(o, [](A x) { return std::exp2(x[0]); });
+      })
+      .Case([&](math::LogOp o) {
+        return elementwise(o, [](A x) { return std::log(x[0]); });
+      })
+      .Case([&](math::Log2Op o) {
+        return elementwise(o, [](A x) { return std::log2(x[0]); });
+      })
+      .Case([&](math::SqrtOp o) {
+        return elementwise(o, [](A x) { return std::sqrt(x[0]); });
+      })
+      .Case([&](math::RsqrtOp o) {
+        return elementwise(o, [](A x) { return 1.0 / std::sqrt(x[0]); });
+      })
+      .Case([&](math::AbsFOp o) {
+        return elementwise(o, [](A x) { return std::fabs(x[0]); });
+      })
+      // Conversions: the result rounding does the work.
+      .Case<arith::TruncFOp, arith::ExtFOp, arith::SIToFPOp,
+            arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(
+          [&](Operation *o) {
+            return elementwise(o, [](A x) { return x[0]; });
+          })
+      .Case([&](arith::FPToSIOp o) {
+        return elementwise(o, [](A x) { return std::trunc(x[0]); });
+      })
+      // Integer and index arithmetic.
+      .Case([&](arith::AddIOp o) {
+        return elementwise(o, [&](A x) { return double(i64(x[0]) + i64(x[1])); });
+      })
+      .Case([&](arith::SubIOp o) {
+        return elementwise(o, [&](A x) { return double(i64(x[0]) - i64(x[1])); });
+      })
+      .Case([&](arith::MulIOp o) {
+        return elementwise(o, [&](A x) { return double(i64(x[0]) * i64(x[1])); });
+      })
+      .Case([&](arith::DivSIOp o) {
+        return elementwise(o, [&](A x) { return double(i64(x[0]) / i64(x[1])); });
+      })
+      .Case([&](arith::DivUIOp o) {
+        return elementwise(o, [&](A x) { return double(u64(x[0]) / u64(x[1])); });
+      })
+      .Case([&](arith::RemSIOp o) {
+        return elementwise(o, [&](A x) { return double(i64(x[0]) % i64(x[1])); });
+      })
+      .Case([&](arith::RemUIOp o) {
+        return elementwise(o, [&](A x) { return double(u64(x[0]) % u64(x[1])); });
+      })
+      .Case([&](arith::CeilDivUIOp o) {
+        return elementwise(o, [&](A x) {
+          uint64_t a = u64(x[0]), b = u64(x[1]);
+          return double(a == 0 ? 0 : (a - 1) / b + 1);
+        });
+      })
+      .Case([&](arith::CeilDivSIOp o) {
+        return elementwise(o, [&](A x) {
+          double q = std::ceil(double(i64(x[0])) / double(i64(x[1])));
+          return q;
+        });
+      })
+      .Case([&](arith::FloorDivSIOp o) {
+        return elementwise(o, [&](A x) {
+          return std::floor(double(i64(x[0])) / double(i64(x[1])));
+        });
+      })
+      .Case([&](arith::MinSIOp o) {
+        return elementwise(o, [&](A x) { return double(std::min(i64(x[0]), i64(x[1]))); });
+      })
+      .Case([&](arith::MaxSIOp o) {
+        return elementwise(o, [&](A x) { return double(std::max(i64(x[0]), i64(x[1]))); });
+      })
+      .Case([&](arith::MinUIOp o) {
+        return elementwise(o, [&](A x) { return double(std::min(u64(x[0]), u64(x[1]))); });
+      })
+      .Case([&](arith::MaxUIOp o) {
+        return elementwise(o, [&](A x) { return double(std::max(u64(x[0]), u64(x[1]))); });
+      })
+      .Case([&](arith::AndIOp o) {
+        return elementwise(o, [&](A x) { return double(i64(x[0]) & i64(x[1])); });
+      })
+      .Case([&](arith::OrIOp o) {
+        return elementwise(o, [&](A x) { return double(i64(x[0]) | i64(x[1])); });
+      })
+      .Case([&](arith::XOrIOp o) {
+        return elementwise(o, [&](A x) { return double(i64(x[0]) ^ i64(x[1])); });
+      })
+      .Case([&](arith::CmpFOp o) {
+        auto pred = o.getPredicate();
+        return elementwise(o, [&](A x) { return double(compareF(pred, x[0], x[1])); });
+      })
+      .Case([&](arith::CmpIOp o) {
+        auto pred = o.getPredicate();
+        return elementwise(o, [&](A x) { return double(compareI(pred, x[0], x[1])); });
+      })
+      .Case([&](arith::SelectOp o) {
+        return elementwise(o, [](A x) { return x[0] != 0.0 ? x[1] : x[2]; });
+      })
+      .Default([&](Operation *o) {
+        return o->emitError() << "host execution does not support '"
+                              << o->getName() << "'";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel launch
+//===----------------------------------------------------------------------===//
+
+LogicalResult tiled_attn::exec::runKernel(func::FuncOp kernel,
+                                          ArrayRef<KernelArg> args,
+                                          std::array<int64_t, 3> grid) {
+  if (kernel.isExternal())
+    return kernel.emitError() << "host execution needs a kernel with a body";
+  FunctionType type = kernel.getFunctionType();
+  if (type.getNumResults() != 0)
+    return kernel.emitError() << "host execution expects a kernel with no "
+                                 "results";
+  if (type.getNumInputs() != args.size())
+    return kernel.emitError() << "host execution: the kernel takes "
+                              << type.getNumInputs() << " arguments, "
+                              << args.size() << " were given";
+  SmallVector<RtValue> bound;
+  for (auto [i, input, arg] : llvm::enumerate(type.getInputs(), args)) {
+    if (auto view = dyn_cast<ViewType>(input)) {
+      HostTensor *t = arg.tensor;
+      if (!t)
+        return kernel.emitError()
+               << "host execution: argument " << i << " must be a tensor";
+      if (t->elementType != view.getElementType() ||
+          static_cast<int64_t>(t->sizes.size()) != view.getRank() ||
+          t->strides.size() != t->sizes.size())
+        return kernel.emitError()
+               << "host execution: argument " << i << " does not match "
+               << input;
+      for (auto [size, expected] : llvm::zip_equal(t->sizes, view.getShape()))
+        if (!ShapedType::isDynamic(expected) && size != expected)
+          return kernel.emitError()
+                 << "host execution: argument " << i << " has size " << size
+                 << " where " << input << " needs " << expected;
+      RtValue v;
+      v.view = t;
+      bound.push_back(std::move(v));
+      continue;
+    }
+    if (arg.tensor || !(input.isF32() || input.isIndex() ||
+                        input.isInteger(32) || input.isInteger(64)))
+      return kernel.emitError() << "host execution: argument " << i
+                                << " of type " << input
+                                << " cannot be bound to this value";
+    bound.push_back(RtValue::scalar(roundToType(arg.scalar, input)));
+  }
+
+  for (int64_t z = 0; z < grid[2]; ++z)
+    for (int64_t y = 0; y < grid[1]; ++y)
+      for (int64_t x = 0; x < grid[0]; ++x) {
+        Interpreter interp({x, y, z});
+        SmallVector<RtValue> results;
+        if (failed(interp.runBlock(kernel.getBody().front(), bound, results)))
+          return failure();
+      }
+  return success();
+}

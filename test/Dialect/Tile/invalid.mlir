@@ -1,0 +1,376 @@
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// !tile.view
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{a view needs at least one dimension}}
+func.func private @view_rank_0(!tile.view<f16>)
+
+// -----
+
+// expected-error @+1 {{view elements must be f16, bf16 or f32, got 'i32'}}
+func.func private @view_element_i32(!tile.view<?x64xi32>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #tile.sdpa
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{head_dim must be a power of two in [16, 256], got 96}}
+func.func private @sdpa_head_dim() attributes {tile.sdpa = #tile.sdpa<head_dim = 96, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error @+1 {{head_dim must be a power of two in [16, 256], got 512}}
+func.func private @sdpa_head_dim_large() attributes {tile.sdpa = #tile.sdpa<head_dim = 512, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error @+1 {{element_type must be f16 or bf16, got 'f32'}}
+func.func private @sdpa_element_type() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f32, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error @+1 {{block_m must be a power of two in [16, 256], got 48}}
+func.func private @sdpa_block_m() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 48, block_n = 64>}
+
+// -----
+
+// expected-error @+1 {{block_n must be a power of two in [16, 256], got 8}}
+func.func private @sdpa_block_n() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = bf16, causal = top_left, block_m = 64, block_n = 8>}
+
+// -----
+
+// The attribute promises the kernel ABI (q, k, v, o, scale).
+
+// expected-error-re @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64x{{'?}}f16{{'?}}>, scale: f32) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> ()'}}
+func.func private @sdpa_missing_output(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error-re @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64x{{'?}}f16{{'?}}>, scale: f32) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> f32'}}
+func.func private @sdpa_result(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> f32 attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error-re @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x128x{{'?}}bf16{{'?}}>, scale: f32) and no results, got '(!tile.view<?x?x?x128xbf16>, !tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x128xbf16>, !tile.view<?x?x?x128xbf16>, f32) -> ()'}}
+func.func @sdpa_head_dim_mismatch(%q: !tile.view<?x?x?x128xbf16>, %k: !tile.view<?x?x?x64xbf16>, %v: !tile.view<?x?x?x128xbf16>, %o: !tile.view<?x?x?x128xbf16>, %scale: f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16, causal = bottom_right, block_m = 128, block_n = 64>} {
+  return
+}
+
+// -----
+
+// expected-error-re @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64x{{'?}}bf16{{'?}}>, scale: f32) and no results, got '(!tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xbf16>, f32) -> ()'}}
+func.func private @sdpa_element_type_mismatch(!tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xbf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = bf16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error-re @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64x{{'?}}f16{{'?}}>, scale: f32) and no results, got '(!tile.view<?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> ()'}}
+func.func private @sdpa_view_rank(!tile.view<?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error-re @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64x{{'?}}f16{{'?}}>, scale: f32) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f16) -> ()'}}
+func.func private @sdpa_scale_f16(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f16) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error @+1 {{'tile.sdpa' must be a #tile.sdpa attribute}}
+func.func private @sdpa_not_an_sdpa_attr() attributes {tile.sdpa = 64 : i64}
+
+// -----
+
+// expected-error @+1 {{unknown tile dialect attribute 'tile.schedule'}}
+func.func private @unknown_attr() attributes {tile.schedule = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error @+1 {{'tile.sdpa' may only be attached to a func.func}}
+module @not_a_func attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>} {
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Tile types (declarative)
+//===----------------------------------------------------------------------===//
+
+func.func @tile_not_power_of_two(%s: tensor<16x48xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static power-of-two shape), but got 'tensor<16x48xf32>'}}
+  %0 = tile.reduce max %s along 1 : tensor<16x48xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+func.func @tile_dynamic_shape(%s: tensor<16x?xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static power-of-two shape), but got 'tensor<16x?xf32>'}}
+  %0 = tile.reduce sum %s along 1 : tensor<16x?xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+func.func @iota_not_power_of_two() -> tensor<48xi32> {
+  // expected-error @+1 {{'tile.iota' op result #0 must be i32 or i64 tile (static power-of-two shape), but got 'tensor<48xi32>'}}
+  %0 = tile.iota : tensor<48xi32>
+  return %0 : tensor<48xi32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.dim
+//===----------------------------------------------------------------------===//
+
+func.func @dim_out_of_range(%v: !tile.view<?x?x?x64xf16>) -> index {
+  // expected-error @+1 {{'tile.dim' op expects a dimension in [0, 4), got 4}}
+  %0 = tile.dim %v[4] : !tile.view<?x?x?x64xf16>
+  return %0 : index
+}
+
+// -----
+
+func.func @dim_negative(%v: !tile.view<?x64xf16>) -> index {
+  // expected-error @+1 {{'tile.dim' op expects a dimension in [0, 2), got -1}}
+  %0 = tile.dim %v[-1] : !tile.view<?x64xf16>
+  return %0 : index
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.load and tile.store
+//===----------------------------------------------------------------------===//
+
+func.func @load_num_indices(%v: !tile.view<?x?x?x64xf16>, %i: index) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'tile.load' op expects 4 indices for a rank-4 view, got 2}}
+  %0 = tile.load %v[%i, %i] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+  return %0 : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @load_tile_rank(%v: !tile.view<?xf16>, %i: index) -> tensor<16x16xf16> {
+  // expected-error @+1 {{'tile.load' op expects a tile of rank at most 1 (the view's), got rank 2}}
+  %0 = tile.load %v[%i] pad(0.0) : !tile.view<?xf16> -> tensor<16x16xf16>
+  return %0 : tensor<16x16xf16>
+}
+
+// -----
+
+func.func @load_element_type(%v: !tile.view<?x64xf16>, %i: index) -> tensor<16x64xbf16> {
+  // expected-error @+1 {{'tile.load' op expects the tile's element type ('bf16') to equal the view's ('f16')}}
+  %0 = tile.load %v[%i, %i] pad(0.0) : !tile.view<?x64xf16> -> tensor<16x64xbf16>
+  return %0 : tensor<16x64xbf16>
+}
+
+// -----
+
+func.func @load_transpose_rank(%v: !tile.view<?x64xf16>, %i: index) -> tensor<64xf16> {
+  // expected-error @+1 {{'tile.load' op expects a rank-2 tile with 'transpose', got rank 1}}
+  %0 = tile.load %v[%i, %i] pad(0.0) transpose : !tile.view<?x64xf16> -> tensor<64xf16>
+  return %0 : tensor<64xf16>
+}
+
+// -----
+
+func.func @store_num_indices(%t: tensor<16x64xf16>, %v: !tile.view<?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'tile.store' op expects 3 indices for a rank-3 view, got 4}}
+  tile.store %t, %v[%i, %i, %i, %i] : tensor<16x64xf16>, !tile.view<?x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_rank(%t: tensor<16x64xf16>, %v: !tile.view<?xf16>, %i: index) {
+  // expected-error @+1 {{'tile.store' op expects a tile of rank at most 1 (the view's), got rank 2}}
+  tile.store %t, %v[%i] : tensor<16x64xf16>, !tile.view<?xf16>
+  return
+}
+
+// -----
+
+func.func @store_element_type(%t: tensor<16x64xf32>, %v: !tile.view<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tile.store' op expects the tile's element type ('f32') to equal the view's ('bf16')}}
+  tile.store %t, %v[%i, %i] : tensor<16x64xf32>, !tile.view<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @store_mask_shape(%t: tensor<16x64xf16>, %v: !tile.view<?x64xf16>, %i: index, %m: tensor<64x16xi1>) {
+  // expected-error @+1 {{'tile.store' op expects the mask's shape (64x16) to equal the value's (16x64)}}
+  tile.store %t, %v[%i, %i] mask(%m : tensor<64x16xi1>) : tensor<16x64xf16>, !tile.view<?x64xf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.mma
+//===----------------------------------------------------------------------===//
+
+func.func @mma_element_types(%a: tensor<16x16xf16>, %b: tensor<16x16xbf16>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  // expected-error @+1 {{'tile.mma' op failed to verify that all of {lhs, rhs} have same element type}}
+  %0 = tile.mma %a, %b, %c : tensor<16x16xf16>, tensor<16x16xbf16> -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// -----
+
+func.func @mma_f32_inputs(%a: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  // expected-error @+1 {{'tile.mma' op operand #0 must be f16 or bf16 tile (static power-of-two shape), but got 'tensor<16x16xf32>'}}
+  %0 = tile.mma %a, %a, %c : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// -----
+
+func.func @mma_f16_acc(%a: tensor<16x16xf16>, %c: tensor<16x16xf16>) -> tensor<16x16xf16> {
+  // expected-error @+1 {{'tile.mma' op operand #2 must be f32 tile (static power-of-two shape), but got 'tensor<16x16xf16>'}}
+  %0 = tile.mma %a, %a, %c : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf16>
+  return %0 : tensor<16x16xf16>
+}
+
+// -----
+
+func.func @mma_rank(%a: tensor<16xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  // expected-error @+1 {{'tile.mma' op expects rank-2 operands, got lhs 'tensor<16xf16>', rhs 'tensor<16x16xf16>', acc 'tensor<16x16xf32>'}}
+  %0 = tile.mma %a, %b, %c : tensor<16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  return %0 : tensor<16x16xf32>
+}
+
+// -----
+
+func.func @mma_inner_dim(%a: tensor<64x64xf16>, %b: tensor<32x16xf16>, %c: tensor<64x16xf32>) -> tensor<64x16xf32> {
+  // expected-error @+1 {{'tile.mma' op expects lhs columns (64) to equal rhs rows (32)}}
+  %0 = tile.mma %a, %b, %c : tensor<64x64xf16>, tensor<32x16xf16> -> tensor<64x16xf32>
+  return %0 : tensor<64x16xf32>
+}
+
+// -----
+
+func.func @mma_acc_shape(%a: tensor<64x32xbf16>, %b: tensor<32x16xbf16>, %c: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  // expected-error @+1 {{'tile.mma' op expects an accumulator of shape 64x16, got 16x64}}
+  %0 = tile.mma %a, %b, %c : tensor<64x32xbf16>, tensor<32x16xbf16> -> tensor<16x64xf32>
+  return %0 : tensor<16x64xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.reduce and tile.broadcast
+//===----------------------------------------------------------------------===//
+
+func.func @reduce_rank_1(%s: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'tile.reduce' op expects an input of rank at least 2, got rank 1}}
+  %0 = tile.reduce max %s along 0 : tensor<16xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+func.func @reduce_axis(%s: tensor<16x32xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'tile.reduce' op expects an axis in [0, 2), got 2}}
+  %0 = tile.reduce max %s along 2 : tensor<16x32xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+func.func @reduce_result_shape(%s: tensor<16x32xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{'tile.reduce' op expects a result of shape 16 (the input without axis 1), got 32}}
+  %0 = tile.reduce sum %s along 1 : tensor<16x32xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+func.func @reduce_element_type(%s: tensor<16x32xf32>) -> tensor<16xf16> {
+  // expected-error @+1 {{'tile.reduce' op failed to verify that all of {input, result} have same element type}}
+  %0 = tile.reduce sum %s along 1 : tensor<16x32xf32> -> tensor<16xf16>
+  return %0 : tensor<16xf16>
+}
+
+// -----
+
+func.func @broadcast_rank(%r: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'tile.broadcast' op expects a result of rank 2, got rank 1}}
+  %0 = tile.broadcast %r along 0 : tensor<16xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+
+// -----
+
+func.func @broadcast_axis(%r: tensor<16xf32>) -> tensor<16x32xf32> {
+  // expected-error @+1 {{'tile.broadcast' op expects an axis in [0, 2), got 2}}
+  %0 = tile.broadcast %r along 2 : tensor<16xf32> -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @broadcast_shape(%r: tensor<16xf32>) -> tensor<16x32xf32> {
+  // expected-error @+1 {{'tile.broadcast' op expects the result without axis 0 (32) to equal the input's shape (16)}}
+  %0 = tile.broadcast %r along 0 : tensor<16xf32> -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.iota and masks
+//===----------------------------------------------------------------------===//
+
+func.func @iota_rank() -> tensor<16x16xi32> {
+  // expected-error @+1 {{'tile.iota' op expects a rank-1 result, got rank 2}}
+  %0 = tile.iota : tensor<16x16xi32>
+  return %0 : tensor<16x16xi32>
+}
+
+// -----
+
+func.func @bounds_mask_operands(%i: index) -> tensor<16x16xi1> {
+  // expected-error @+1 {{'tile.bounds_mask' op expects 2 offsets and limits for a rank-2 mask, got 2 offsets and 1 limits}}
+  %0 = tile.bounds_mask offsets(%i, %i) limits(%i) : tensor<16x16xi1>
+  return %0 : tensor<16x16xi1>
+}
+
+// -----
+
+func.func @causal_mask_rank(%i: index) -> tensor<16xi1> {
+  // expected-error @+1 {{'tile.causal_mask' op expects a rank-2 mask, got rank 1}}
+  %0 = tile.causal_mask %i, %i : tensor<16xi1>
+  return %0 : tensor<16xi1>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.online_softmax
+//===----------------------------------------------------------------------===//
+
+func.func @online_softmax_scores_rank(%s: tensor<16xf32>, %m: tensor<16xf32>, %l: tensor<16xf32>, %scale: f32) {
+  // expected-error @+1 {{'tile.online_softmax' op expects rank-2 scores, got rank 1}}
+  %m1, %l1, %p, %a = tile.online_softmax %s, %m, %l scale(%scale) : tensor<16xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @online_softmax_rows(%s: tensor<16x32xf32>, %m: tensor<32xf32>, %l: tensor<32xf32>, %scale: f32) {
+  // expected-error @+1 {{'tile.online_softmax' op expects running statistics of shape 16 (one per score row), got 32}}
+  %m1, %l1, %p, %a = tile.online_softmax %s, %m, %l scale(%scale) : tensor<16x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @online_softmax_rows_rank(%s: tensor<16x32xf32>, %m: tensor<16x32xf32>, %l: tensor<16x32xf32>, %scale: f32) {
+  // expected-error @+1 {{'tile.online_softmax' op expects running statistics of shape 16 (one per score row), got 16x32}}
+  %m1, %l1, %p, %a = tile.online_softmax %s, %m, %l scale(%scale) : tensor<16x32xf32>, tensor<16x32xf32>
+  return
+}

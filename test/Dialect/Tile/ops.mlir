@@ -1,0 +1,174 @@
+// RUN: tiled-attn-opt %s | tiled-attn-opt | FileCheck %s
+// RUN: tiled-attn-opt %s --mlir-print-op-generic | tiled-attn-opt | FileCheck %s
+
+// Round trip of every op, type and attribute of the tile dialect, in the
+// custom form and through the generic form.
+
+// CHECK-LABEL: func.func @block_id
+func.func @block_id() -> (index, index, index) {
+  // CHECK: %[[X:.*]] = tile.block_id x
+  // CHECK: %[[Y:.*]] = tile.block_id y
+  // CHECK: %[[Z:.*]] = tile.block_id z
+  // CHECK: return %[[X]], %[[Y]], %[[Z]]
+  %x = tile.block_id x
+  %y = tile.block_id y
+  %z = tile.block_id z
+  return %x, %y, %z : index, index, index
+}
+
+// CHECK-LABEL: func.func @view_types
+// CHECK-SAME: %{{.*}}: !tile.view<?x?x?x64xf16>
+// CHECK-SAME: %{{.*}}: !tile.view<2x4x?x128xbf16>
+// CHECK-SAME: %{{.*}}: !tile.view<16xf32>
+// CHECK-SAME: %{{.*}}: !tile.view<0x?xf32>
+func.func @view_types(%a: !tile.view<?x?x?x64xf16>,
+                      %b: !tile.view<2x4x?x128xbf16>,
+                      %c: !tile.view<16xf32>,
+                      %d: !tile.view<0x?xf32>) {
+  return
+}
+
+// CHECK-LABEL: func.func @dim
+// CHECK-SAME: (%[[V:.*]]: !tile.view<2x?x?x64xf16>)
+func.func @dim(%v: !tile.view<2x?x?x64xf16>) -> (index, index) {
+  // CHECK: %[[D0:.*]] = tile.dim %[[V]][0] : <2x?x?x64xf16>
+  // CHECK: %[[D2:.*]] = tile.dim %[[V]][2] : <2x?x?x64xf16>
+  // CHECK: return %[[D0]], %[[D2]]
+  %d0 = tile.dim %v[0] : !tile.view<2x?x?x64xf16>
+  %d2 = tile.dim %v[2] : !tile.view<2x?x?x64xf16>
+  return %d0, %d2 : index, index
+}
+
+// CHECK-LABEL: func.func @load
+// CHECK-SAME: (%[[K:.*]]: !tile.view<?x?x?x128xf16>, %[[I:.*]]: index, %[[J:.*]]: index)
+func.func @load(%k: !tile.view<?x?x?x128xf16>, %i: index, %j: index)
+    -> (tensor<64x128xf16>, tensor<128x64xf16>, tensor<128xf16>,
+        tensor<64x128xf16>) {
+  // CHECK: %[[A:.*]] = tile.load %[[K]][%[[I]], %[[I]], %[[J]], %[[I]]] pad(0.000000e+00) : <?x?x?x128xf16> -> tensor<64x128xf16>
+  %a = tile.load %k[%i, %i, %j, %i] pad(0.0)
+      : !tile.view<?x?x?x128xf16> -> tensor<64x128xf16>
+  // CHECK: %[[KT:.*]] = tile.load %[[K]][%[[I]], %[[I]], %[[J]], %[[I]]] pad(0.000000e+00) transpose : <?x?x?x128xf16> -> tensor<128x64xf16>
+  %kt = tile.load %k[%i, %i, %j, %i] pad(0.0) transpose
+      : !tile.view<?x?x?x128xf16> -> tensor<128x64xf16>
+  // CHECK: %[[ROW:.*]] = tile.load %[[K]][%[[I]], %[[I]], %[[J]], %[[I]]] pad(-1.500000e+00) : <?x?x?x128xf16> -> tensor<128xf16>
+  %row = tile.load %k[%i, %i, %j, %i] pad(-1.5)
+      : !tile.view<?x?x?x128xf16> -> tensor<128xf16>
+  // -inf is written in hexadecimal.
+  // CHECK: %[[NEG:.*]] = tile.load %[[K]][%[[I]], %[[I]], %[[J]], %[[I]]] pad(0xFFF0000000000000) : <?x?x?x128xf16> -> tensor<64x128xf16>
+  %neg = tile.load %k[%i, %i, %j, %i] pad(0xFFF0000000000000)
+      : !tile.view<?x?x?x128xf16> -> tensor<64x128xf16>
+  // CHECK: return %[[A]], %[[KT]], %[[ROW]], %[[NEG]]
+  return %a, %kt, %row, %neg
+      : tensor<64x128xf16>, tensor<128x64xf16>, tensor<128xf16>,
+        tensor<64x128xf16>
+}
+
+// CHECK-LABEL: func.func @store
+// CHECK-SAME: (%[[T:.*]]: tensor<64x64xbf16>, %[[O:.*]]: !tile.view<?x?x?x64xbf16>, %[[I:.*]]: index, %[[M:.*]]: tensor<64x64xi1>)
+func.func @store(%t: tensor<64x64xbf16>, %o: !tile.view<?x?x?x64xbf16>,
+                 %i: index, %mask: tensor<64x64xi1>) {
+  // CHECK: tile.store %[[T]], %[[O]][%[[I]], %[[I]], %[[I]], %[[I]]] : tensor<64x64xbf16>, <?x?x?x64xbf16>
+  tile.store %t, %o[%i, %i, %i, %i]
+      : tensor<64x64xbf16>, !tile.view<?x?x?x64xbf16>
+  // CHECK: tile.store %[[T]], %[[O]][%[[I]], %[[I]], %[[I]], %[[I]]] mask(%[[M]] : tensor<64x64xi1>) : tensor<64x64xbf16>, <?x?x?x64xbf16>
+  tile.store %t, %o[%i, %i, %i, %i] mask(%mask : tensor<64x64xi1>)
+      : tensor<64x64xbf16>, !tile.view<?x?x?x64xbf16>
+  return
+}
+
+// CHECK-LABEL: func.func @mma
+// CHECK-SAME: (%[[A:.*]]: tensor<128x64xf16>, %[[B:.*]]: tensor<64x32xf16>, %[[C:.*]]: tensor<128x32xf32>, %[[X:.*]]: tensor<16x32xbf16>, %[[Y:.*]]: tensor<32x16xbf16>, %[[Z:.*]]: tensor<16x16xf32>)
+func.func @mma(%a: tensor<128x64xf16>, %b: tensor<64x32xf16>,
+               %c: tensor<128x32xf32>, %x: tensor<16x32xbf16>,
+               %y: tensor<32x16xbf16>, %z: tensor<16x16xf32>)
+    -> (tensor<128x32xf32>, tensor<16x16xf32>) {
+  // CHECK: %[[R0:.*]] = tile.mma %[[A]], %[[B]], %[[C]] : tensor<128x64xf16>, tensor<64x32xf16> -> tensor<128x32xf32>
+  %0 = tile.mma %a, %b, %c
+      : tensor<128x64xf16>, tensor<64x32xf16> -> tensor<128x32xf32>
+  // CHECK: %[[R1:.*]] = tile.mma %[[X]], %[[Y]], %[[Z]] : tensor<16x32xbf16>, tensor<32x16xbf16> -> tensor<16x16xf32>
+  %1 = tile.mma %x, %y, %z
+      : tensor<16x32xbf16>, tensor<32x16xbf16> -> tensor<16x16xf32>
+  // CHECK: return %[[R0]], %[[R1]]
+  return %0, %1 : tensor<128x32xf32>, tensor<16x16xf32>
+}
+
+// CHECK-LABEL: func.func @reduce_broadcast
+// CHECK-SAME: (%[[S:.*]]: tensor<128x64xf32>, %[[H:.*]]: tensor<16x32xf16>)
+func.func @reduce_broadcast(%s: tensor<128x64xf32>, %h: tensor<16x32xf16>)
+    -> (tensor<128x64xf32>, tensor<32xf16>) {
+  // CHECK: %[[MAX:.*]] = tile.reduce max %[[S]] along 1 : tensor<128x64xf32> -> tensor<128xf32>
+  %max = tile.reduce max %s along 1 : tensor<128x64xf32> -> tensor<128xf32>
+  // CHECK: %[[SUM:.*]] = tile.reduce sum %[[H]] along 0 : tensor<16x32xf16> -> tensor<32xf16>
+  %sum = tile.reduce sum %h along 0 : tensor<16x32xf16> -> tensor<32xf16>
+  // CHECK: %[[B:.*]] = tile.broadcast %[[MAX]] along 1 : tensor<128xf32> -> tensor<128x64xf32>
+  %b = tile.broadcast %max along 1 : tensor<128xf32> -> tensor<128x64xf32>
+  // CHECK: return %[[B]], %[[SUM]]
+  return %b, %sum : tensor<128x64xf32>, tensor<32xf16>
+}
+
+// CHECK-LABEL: func.func @iota
+func.func @iota() -> (tensor<64xi32>, tensor<16xi64>) {
+  // CHECK: %[[A:.*]] = tile.iota : tensor<64xi32>
+  // CHECK: %[[B:.*]] = tile.iota : tensor<16xi64>
+  // CHECK: return %[[A]], %[[B]]
+  %a = tile.iota : tensor<64xi32>
+  %b = tile.iota : tensor<16xi64>
+  return %a, %b : tensor<64xi32>, tensor<16xi64>
+}
+
+// CHECK-LABEL: func.func @masks
+// CHECK-SAME: (%[[R:.*]]: index, %[[C:.*]]: index, %[[N:.*]]: index)
+func.func @masks(%r: index, %c: index, %n: index)
+    -> (tensor<128x64xi1>, tensor<64xi1>, tensor<128x64xi1>) {
+  // CHECK: %[[B2:.*]] = tile.bounds_mask offsets(%[[R]], %[[C]]) limits(%[[N]], %[[N]]) : tensor<128x64xi1>
+  %b2 = tile.bounds_mask offsets(%r, %c) limits(%n, %n) : tensor<128x64xi1>
+  // CHECK: %[[B1:.*]] = tile.bounds_mask offsets(%[[C]]) limits(%[[N]]) : tensor<64xi1>
+  %b1 = tile.bounds_mask offsets(%c) limits(%n) : tensor<64xi1>
+  // CHECK: %[[CM:.*]] = tile.causal_mask %[[R]], %[[C]] : tensor<128x64xi1>
+  %cm = tile.causal_mask %r, %c : tensor<128x64xi1>
+  // CHECK: return %[[B2]], %[[B1]], %[[CM]]
+  return %b2, %b1, %cm : tensor<128x64xi1>, tensor<64xi1>, tensor<128x64xi1>
+}
+
+// CHECK-LABEL: func.func @online_softmax
+// CHECK-SAME: (%[[S:.*]]: tensor<128x64xf32>, %[[M:.*]]: tensor<128xf32>, %[[L:.*]]: tensor<128xf32>, %[[SC:.*]]: f32)
+func.func @online_softmax(%s: tensor<128x64xf32>, %m: tensor<128xf32>,
+                          %l: tensor<128xf32>, %scale: f32)
+    -> (tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>,
+        tensor<128xf32>) {
+  // CHECK: %[[NM:.*]], %[[NS:.*]], %[[P:.*]], %[[AL:.*]] = tile.online_softmax %[[S]], %[[M]], %[[L]] scale(%[[SC]]) : tensor<128x64xf32>, tensor<128xf32>
+  %m1, %l1, %p, %alpha = tile.online_softmax %s, %m, %l scale(%scale)
+      : tensor<128x64xf32>, tensor<128xf32>
+  // CHECK: return %[[NM]], %[[NS]], %[[P]], %[[AL]] : tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>, tensor<128xf32>
+  return %m1, %l1, %p, %alpha
+      : tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>, tensor<128xf32>
+}
+
+// CHECK-LABEL: func.func @sdpa_attr
+// CHECK-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16, causal = bottom_right, block_m = 128, block_n = 64>}
+func.func @sdpa_attr(%q: !tile.view<?x?x?x128xbf16>,
+                     %k: !tile.view<?x?x?x128xbf16>,
+                     %v: !tile.view<?x?x?x128xbf16>,
+                     %o: !tile.view<?x?x?x128xbf16>, %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16,
+                causal = bottom_right, block_m = 128, block_n = 64>} {
+  return
+}
+
+// A declaration carries the attribute too, with every causal mode.
+
+// CHECK-LABEL: func.func private @sdpa_decl_none
+// CHECK-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 256>}
+func.func private @sdpa_decl_none(!tile.view<1x2x?x16xf16>,
+    !tile.view<?x?x?x16xf16>, !tile.view<?x?x?x16xf16>,
+    !tile.view<?x?x?x16xf16>, f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16,
+                causal = none, block_m = 16, block_n = 256>}
+
+// CHECK-LABEL: func.func private @sdpa_decl_top_left
+// CHECK-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 256, element_type = f16, causal = top_left, block_m = 256, block_n = 16>}
+func.func private @sdpa_decl_top_left(!tile.view<?x?x?x256xf16>,
+    !tile.view<?x?x?x256xf16>, !tile.view<?x?x?x256xf16>,
+    !tile.view<?x?x?x256xf16>, f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 256, element_type = f16,
+                causal = top_left, block_m = 256, block_n = 16>}
