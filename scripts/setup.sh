@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what is missing, configures and builds tiled-attn.
+# Sourced by scripts/run.sh and scripts/test.sh; safe to run again.
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$REPO_ROOT/build}"
+LLVM_PREFIX=/usr/lib/llvm-22
+APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools ninja-build cmake g++ python3)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "== installing: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+echo "== configuring and building in $BUILD_DIR"
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -G Ninja -S "$REPO_ROOT" -B "$BUILD_DIR" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+    -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit"
+fi
+ninja -C "$BUILD_DIR"
+
+export PATH="$BUILD_DIR/bin:$LLVM_PREFIX/bin:$PATH"

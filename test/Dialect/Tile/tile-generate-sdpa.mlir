@@ -1,0 +1,121 @@
+// RUN: tiled-attn-opt %s --tile-generate-sdpa | FileCheck %s --check-prefix=DEFAULT
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 dtype=bf16 causal=1 block-m=128 block-n=64" | FileCheck %s --check-prefix=CAUSAL
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="causal=1 causal-align=bottom-right" | FileCheck %s --check-prefix=BR
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="name=attn block-n=32" | FileCheck %s --check-prefix=NAME
+
+// The input is an empty module: the pass appends the kernel to it.
+
+//===----------------------------------------------------------------------===//
+// Default: f16, D = 64, block_m = block_n = 64, no causal mask.
+//===----------------------------------------------------------------------===//
+
+// DEFAULT-LABEL: func.func @sdpa_fwd(
+// DEFAULT-SAME: %[[Q:.*]]: !tile.view<?x?x?x64xf16>, %[[K:.*]]: !tile.view<?x?x?x64xf16>, %[[V:.*]]: !tile.view<?x?x?x64xf16>, %[[O:.*]]: !tile.view<?x?x?x64xf16>, %[[SCALE:.*]]: f32)
+// DEFAULT-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+// DEFAULT-DAG: %[[C0:.*]] = arith.constant 0 : index
+// DEFAULT-DAG: %[[C1:.*]] = arith.constant 1 : index
+// DEFAULT: %[[M_BLK:.*]] = tile.block_id x
+// DEFAULT: %[[HEAD:.*]] = tile.block_id y
+// DEFAULT: %[[BATCH:.*]] = tile.block_id z
+// DEFAULT: %[[SEQ_K:.*]] = tile.dim %[[K]][2]
+// DEFAULT: %[[QT:.*]] = tile.load %[[Q]][%[[BATCH]], %[[HEAD]], %[[M_BLK]], %[[C0]]] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16>
+// DEFAULT: %[[NUM_BLOCKS:.*]] = arith.ceildivui %[[SEQ_K]], %[[BN:.*]] : index
+// DEFAULT-NOT: arith.subi
+// DEFAULT: scf.for %[[J:.*]] = %[[C0]] to %[[NUM_BLOCKS]] step %[[C1]]
+// DEFAULT: %[[KT:.*]] = tile.load %[[K]][%[[BATCH]], %[[HEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) transpose : <?x?x?x64xf16> -> tensor<64x64xf16>
+// DEFAULT: %[[S:.*]] = tile.mma %[[QT]], %[[KT]], %{{.*}} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+// DEFAULT: %[[COL:.*]] = arith.muli %[[J]], %[[BN]] : index
+// DEFAULT: %[[IN:.*]] = tile.bounds_mask offsets(%[[C0]], %[[COL]]) limits(%{{.*}}, %[[SEQ_K]]) : tensor<64x64xi1>
+// DEFAULT-NOT: tile.causal_mask
+// DEFAULT: %[[MASKED:.*]] = arith.select %[[IN]], %[[S]], %{{.*}} : tensor<64x64xi1>, tensor<64x64xf32>
+// DEFAULT: %{{.*}}, %{{.*}}, %[[PROBS:.*]], %{{.*}} = tile.online_softmax %[[MASKED]], %{{.*}}, %{{.*}} scale(%[[SCALE]]) : tensor<64x64xf32>, tensor<64xf32>
+// DEFAULT: %[[VB:.*]] = tile.load %[[V]][%[[BATCH]], %[[HEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16>
+// DEFAULT: %[[P:.*]] = arith.truncf %[[PROBS]] : tensor<64x64xf32> to tensor<64x64xf16>
+// DEFAULT: tile.mma %[[P]], %[[VB]], %{{.*}} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+// DEFAULT: scf.yield
+// DEFAULT: tile.store %{{.*}}, %[[O]][%[[BATCH]], %[[HEAD]], %[[M_BLK]], %[[C0]]] : tensor<64x64xf16>, <?x?x?x64xf16>
+// DEFAULT-NEXT: return
+
+//===----------------------------------------------------------------------===//
+// bf16, D = 128, block_m = 128, block_n = 64, causal (top-left).
+//===----------------------------------------------------------------------===//
+
+// CAUSAL-LABEL: func.func @sdpa_fwd(
+// CAUSAL-SAME: %[[Q:.*]]: !tile.view<?x?x?x128xbf16>, %[[K:.*]]: !tile.view<?x?x?x128xbf16>, %[[V:.*]]: !tile.view<?x?x?x128xbf16>, %[[O:.*]]: !tile.view<?x?x?x128xbf16>, %[[SCALE:.*]]: f32)
+// CAUSAL-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16, causal = top_left, block_m = 128, block_n = 64>}
+// CAUSAL-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CAUSAL-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CAUSAL-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CAUSAL: %[[M_BLK:.*]] = tile.block_id x
+// CAUSAL: %[[SEQ_K:.*]] = tile.dim %[[K]][2]
+// CAUSAL: %[[QT:.*]] = tile.load %[[Q]][{{.*}}] pad(0.000000e+00) : <?x?x?x128xbf16> -> tensor<128x128xbf16>
+// CAUSAL: %[[NUM_BLOCKS:.*]] = arith.ceildivui %[[SEQ_K]], %[[C64]] : index
+// Top-left: the first query row of the block is m * block_m, unshifted.
+// CAUSAL: %[[ROW:.*]] = arith.muli %[[M_BLK]], %[[C128]] : index
+// CAUSAL-NOT: arith.subi
+// CAUSAL: scf.for %[[J:.*]] = %[[C0]] to %[[NUM_BLOCKS]] step
+// K is loaded as a 128x64 tile of Kᵀ (a 64x128 block in memory).
+// CAUSAL: %[[KT:.*]] = tile.load %[[K]][%{{.*}}, %{{.*}}, %[[J]], %[[C0]]] pad(0.000000e+00) transpose : <?x?x?x128xbf16> -> tensor<128x64xbf16>
+// CAUSAL: %[[S:.*]] = tile.mma %[[QT]], %[[KT]], %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16> -> tensor<128x64xf32>
+// CAUSAL: %[[COL:.*]] = arith.muli %[[J]], %[[C64]] : index
+// CAUSAL: %[[IN:.*]] = tile.bounds_mask offsets(%[[C0]], %[[COL]]) limits(%[[C128]], %[[SEQ_K]]) : tensor<128x64xi1>
+// CAUSAL: %[[VIS:.*]] = tile.causal_mask %[[ROW]], %[[COL]] : tensor<128x64xi1>
+// CAUSAL: %[[KEEP:.*]] = arith.andi %[[IN]], %[[VIS]] : tensor<128x64xi1>
+// CAUSAL: %[[MASKED:.*]] = arith.select %[[KEEP]], %[[S]], %{{.*}} : tensor<128x64xi1>, tensor<128x64xf32>
+// CAUSAL: %{{.*}}, %{{.*}}, %[[PROBS:.*]], %{{.*}} = tile.online_softmax %[[MASKED]], %{{.*}}, %{{.*}} scale(%[[SCALE]]) : tensor<128x64xf32>, tensor<128xf32>
+// CAUSAL: %[[VB:.*]] = tile.load %[[V]][%{{.*}}, %{{.*}}, %[[J]], %[[C0]]] pad(0.000000e+00) : <?x?x?x128xbf16> -> tensor<64x128xbf16>
+// CAUSAL: %[[P:.*]] = arith.truncf %[[PROBS]] : tensor<128x64xf32> to tensor<128x64xbf16>
+// CAUSAL: tile.mma %[[P]], %[[VB]], %{{.*}} : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
+// CAUSAL: tile.store %{{.*}}, %[[O]][{{.*}}] : tensor<128x128xbf16>, <?x?x?x128xbf16>
+
+//===----------------------------------------------------------------------===//
+// Causal, bottom-right: query rows are shifted by S_k - S_q.
+//===----------------------------------------------------------------------===//
+
+// BR-LABEL: func.func @sdpa_fwd(
+// BR-SAME: %[[Q:.*]]: !tile.view<?x?x?x64xf16>, %[[K:.*]]: !tile.view<?x?x?x64xf16>, %{{.*}}: !tile.view<?x?x?x64xf16>, %{{.*}}: !tile.view<?x?x?x64xf16>, %{{.*}}: f32)
+// BR-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = bottom_right, block_m = 64, block_n = 64>}
+// BR: %[[M_BLK:.*]] = tile.block_id x
+// BR: %[[SEQ_Q:.*]] = tile.dim %[[Q]][2]
+// BR: %[[SEQ_K:.*]] = tile.dim %[[K]][2]
+// BR: %[[ROW0:.*]] = arith.muli %[[M_BLK]], %{{.*}} : index
+// BR: %[[SHIFT:.*]] = arith.subi %[[SEQ_K]], %[[SEQ_Q]] : index
+// BR: %[[ROW:.*]] = arith.addi %[[ROW0]], %[[SHIFT]] : index
+// BR: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// BR: %[[COL:.*]] = arith.muli %[[J]], %{{.*}} : index
+// BR: %[[IN:.*]] = tile.bounds_mask offsets(%{{.*}}, %[[COL]]) limits(%{{.*}}, %[[SEQ_K]]) : tensor<64x64xi1>
+// BR: %[[VIS:.*]] = tile.causal_mask %[[ROW]], %[[COL]] : tensor<64x64xi1>
+// BR: %[[KEEP:.*]] = arith.andi %[[IN]], %[[VIS]] : tensor<64x64xi1>
+// BR: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : tensor<64x64xi1>, tensor<64x64xf32>
+// BR: tile.online_softmax
+
+//===----------------------------------------------------------------------===//
+// The kernel's name and block_n are options.
+//===----------------------------------------------------------------------===//
+
+// NAME-LABEL: func.func @attn(
+// NAME-SAME: #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32>
+// NAME: tile.load %{{.*}} transpose : <?x?x?x64xf16> -> tensor<64x32xf16>
+// NAME: tile.mma %{{.*}} : tensor<64x64xf16>, tensor<64x32xf16> -> tensor<64x32xf32>
+// NAME: tile.mma %{{.*}} : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+// NAME-NOT: func.func @sdpa_fwd
+
+//===----------------------------------------------------------------------===//
+// Invalid configurations
+//===----------------------------------------------------------------------===//
+
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa=dtype=f32 2>&1 | FileCheck %s --check-prefix=ERR-DTYPE
+// ERR-DTYPE: error: tile-generate-sdpa: dtype must be f16 or bf16, got 'f32'
+
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa=block-m=48 2>&1 | FileCheck %s --check-prefix=ERR-BLOCK-M
+// ERR-BLOCK-M: error: block_m must be a power of two in [16, 256], got 48
+
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="causal=1 causal-align=diagonal" 2>&1 | FileCheck %s --check-prefix=ERR-ALIGN
+// ERR-ALIGN: error: tile-generate-sdpa: causal-align must be top-left or bottom-right, got 'diagonal'
+
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa=head-dim=96 2>&1 | FileCheck %s --check-prefix=ERR-HEAD-DIM
+// ERR-HEAD-DIM: error: head_dim must be a power of two in [16, 256], got 96
+
+// A second kernel of the same name is refused.
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa --tile-generate-sdpa 2>&1 | FileCheck %s --check-prefix=ERR-SYMBOL
+// ERR-SYMBOL: error: tile-generate-sdpa: the module already has a symbol named 'sdpa_fwd'

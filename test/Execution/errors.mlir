@@ -1,0 +1,32 @@
+// Malformed input gets a clear error from tiled-attn-run, never a crash.
+
+// RUN: not tiled-attn-run %s 2>&1 | FileCheck %s --check-prefix=NOKERNEL
+// NOKERNEL: error: no function with a 'tile.sdpa' attribute
+
+// RUN: not tiled-attn-run %repo/examples/sdpa_fwd.mlir --kernel=nope 2>&1 | FileCheck %s --check-prefix=NONAME
+// NONAME: error: no function named 'nope'
+
+// RUN: not tiled-attn-run %repo/examples/sdpa_fwd.mlir --shapes=17 2>&1 | FileCheck %s --check-prefix=SHAPES
+// SHAPES: error: --shapes: expected SQxSK (e.g. 17x33), got '17'
+
+// RUN: not tiled-attn-run %repo/examples/sdpa_fwd.mlir --shapes=0x4 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: --shapes: sequence lengths must be at least 1, got '0x4'
+
+// RUN: not tiled-attn-run %repo/examples/sdpa_fwd.mlir --layout=sbhd 2>&1 | FileCheck %s --check-prefix=LAYOUT
+// LAYOUT: error: --layout must be bhsd or bshd, got 'sbhd'
+
+// RUN: not tiled-attn-run %s.missing 2>&1 | FileCheck %s --check-prefix=NOFILE
+// NOFILE: error: cannot open input file
+
+// RUN: echo 'func.func @f(' | not tiled-attn-run 2>&1 | FileCheck %s --check-prefix=PARSE
+// PARSE: error:
+
+// An op the interpreter does not know is reported on the op.
+// RUN: tiled-attn-opt --tile-decompose-online-softmax %repo/examples/sdpa_fwd.mlir \
+// RUN:   | sed -e 's/math.exp/math.cos/' | not tiled-attn-run --shapes=4x4 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=UNKNOWN-OP
+// UNKNOWN-OP: error: host execution does not support 'math.cos'
+
+func.func @not_a_kernel() {
+  return
+}
