@@ -23,6 +23,10 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%repo", config.tiled_attn_src_root))
 
+# Our tools first, then FileCheck, not and count from LLVM.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.tiled_attn_tools_dir, append_path=True)
+
 tool_dirs = [config.tiled_attn_tools_dir, config.llvm_tools_dir]
-tools = ["tiled-attn-opt", "tiled-attn-run"]
+tools = ["tiled-attn-opt", "tiled-attn-run", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
