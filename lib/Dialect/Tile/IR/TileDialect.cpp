@@ -53,6 +53,16 @@ static bool isPowerOfTwoIn(int64_t value, int64_t lo, int64_t hi) {
   return value >= lo && value <= hi && llvm::isPowerOf2_64(value);
 }
 
+Operation *TileDialect::materializeConstant(OpBuilder &builder,
+                                            Attribute value, Type type,
+                                            Location loc) {
+  // Folds produce index sizes and splat tiles; both are arith constants.
+  if (auto typed = dyn_cast<TypedAttr>(value);
+      typed && arith::ConstantOp::isBuildableWith(typed, type))
+    return arith::ConstantOp::create(builder, loc, type, typed);
+  return nullptr;
+}
+
 //===----------------------------------------------------------------------===//
 // ViewType
 //===----------------------------------------------------------------------===//
@@ -120,12 +130,17 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 /// rank-4 views of the attribute's element type and head dim.
 static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   FunctionType type = func.getFunctionType();
+  int64_t dyn = ShapedType::kDynamic;
+  auto expected = ViewType::get(func.getContext(),
+                                {dyn, dyn, dyn, sdpa.getHeadDim()},
+                                sdpa.getElementType());
+  // Printed through a string: a type streamed into a diagnostic is quoted.
+  std::string expectedStr;
+  llvm::raw_string_ostream(expectedStr) << expected;
   auto fail = [&]() {
     return func.emitOpError()
-           << "with 'tile.sdpa' expects arguments (q, k, v, o: "
-              "!tile.view<?x?x?x"
-           << sdpa.getHeadDim() << "x" << sdpa.getElementType()
-           << ">, scale: f32) and no results, got " << type;
+           << "with 'tile.sdpa' expects arguments (q, k, v, o: " << expectedStr
+           << ", scale: f32) and no results, got " << type;
   };
   if (type.getNumInputs() != 5 || type.getNumResults() != 0)
     return fail();

@@ -1,0 +1,34 @@
+// RUN: tiled-attn-opt %s --canonicalize --split-input-file | FileCheck %s
+
+// A static view size folds to a constant; a dynamic one stays.
+// CHECK-LABEL: func.func @dim_static
+// CHECK-DAG:     %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG:     %[[S:.*]] = tile.dim %{{.*}}[2]
+// CHECK:         return %[[S]], %[[C64]]
+func.func @dim_static(%v: !tile.view<?x?x?x64xf16>) -> (index, index) {
+  %s = tile.dim %v[2] : !tile.view<?x?x?x64xf16>
+  %d = tile.dim %v[3] : !tile.view<?x?x?x64xf16>
+  return %s, %d : index, index
+}
+
+// -----
+
+// A broadcast of a splat is a splat of the larger shape.
+// CHECK-LABEL: func.func @broadcast_splat
+// CHECK:         %[[C:.*]] = arith.constant dense<1.500000e+00> : tensor<16x32xf32>
+// CHECK-NOT:     tile.broadcast
+// CHECK:         return %[[C]]
+func.func @broadcast_splat() -> tensor<16x32xf32> {
+  %c = arith.constant dense<1.5> : tensor<16xf32>
+  %b = tile.broadcast %c along 1 : tensor<16xf32> -> tensor<16x32xf32>
+  return %b : tensor<16x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @negative_broadcast_not_splat
+// CHECK:         tile.broadcast
+func.func @negative_broadcast_not_splat(%r: tensor<16xf32>) -> tensor<16x32xf32> {
+  %b = tile.broadcast %r along 1 : tensor<16xf32> -> tensor<16x32xf32>
+  return %b : tensor<16x32xf32>
+}
