@@ -398,13 +398,18 @@ LogicalResult Interpreter::execReduce(ReduceOp op) {
   RtValue out;
   out.shape = shapeOf(op.getType());
   out.data.resize(outer * inner);
-  bool isMax = op.getKind() == ReduceKind::Max;
+  ReduceKind kind = op.getKind();
+  const double inf = std::numeric_limits<double>::infinity();
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      double acc = kind == ReduceKind::Max   ? -inf
+                   : kind == ReduceKind::Min ? inf
+                                             : 0.0;
       for (int64_t l = 0; l < len; ++l) {
         double x = in.data[(o * len + l) * inner + i];
-        acc = isMax ? maximumF(acc, x) : acc + x;
+        acc = kind == ReduceKind::Max   ? maximumF(acc, x)
+              : kind == ReduceKind::Min ? minimumF(acc, x)
+                                        : acc + x;
       }
       out.data[o * inner + i] = roundToType(acc, elementType);
     }
@@ -433,24 +438,48 @@ LogicalResult Interpreter::execOnlineSoftmax(OnlineSoftmaxOp op) {
   const RtValue &s = get(op.getScores());
   const RtValue &m0 = get(op.getRunningMax()), &l0 = get(op.getRunningSum());
   double scale = get(op.getScale()).scalarValue();
+  bool exp2 = op.getExp2();
+  // With exp2, exponents are taken in log2 units: c = scale * log2(e).
+  double c = exp2 ? r(scale * r(M_LOG2E)) : scale;
+  std::optional<double> threshold;
+  if (auto t = op.getRescaleThresholdAttr())
+    threshold = t.getValueAsDouble();
   int64_t rows = s.shape[0], cols = s.shape[1];
   RtValue m1 = m0, l1 = l0, alpha = m0, p = s;
   for (int64_t i = 0; i < rows; ++i) {
+    double *x = &p.data[i * cols];
     double blockMax = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < cols; ++j) {
-      p.data[i * cols + j] = r(s.data[i * cols + j] * scale);
-      blockMax = maximumF(blockMax, p.data[i * cols + j]);
+      if (!exp2)
+        x[j] = r(x[j] * scale);
+      blockMax = maximumF(blockMax, x[j]);
     }
     double newMax = maximumF(m0.data[i], blockMax);
+    if (threshold) {
+      // Move the max only when P would otherwise exceed 2^threshold.
+      double grow = r(newMax - m0.data[i]);
+      bool move = exp2 ? r(grow * c) > r(*threshold)
+                       : grow > r(*threshold * M_LN2);
+      if (!move)
+        newMax = m0.data[i];
+    }
     double ref = isNegInf(newMax) ? 0.0 : newMax;
     double sum = 0.0;
-    for (int64_t j = 0; j < cols; ++j) {
-      double &x = p.data[i * cols + j];
-      x = r(std::exp(r(x - ref)));
-      sum += x;
+    if (exp2) {
+      double refc = r(ref * c);
+      for (int64_t j = 0; j < cols; ++j) {
+        x[j] = r(std::exp2(r(std::fma(x[j], c, -refc))));
+        sum += x[j];
+      }
+      alpha.data[i] = r(std::exp2(r(std::fma(m0.data[i], c, -refc))));
+    } else {
+      for (int64_t j = 0; j < cols; ++j) {
+        x[j] = r(std::exp(r(x[j] - ref)));
+        sum += x[j];
+      }
+      alpha.data[i] = r(std::exp(r(m0.data[i] - ref)));
     }
     m1.data[i] = newMax;
-    alpha.data[i] = r(std::exp(r(m0.data[i] - ref)));
     l1.data[i] = r(r(l0.data[i] * alpha.data[i]) + r(sum));
   }
   set(op.getNewMax(), std::move(m1));

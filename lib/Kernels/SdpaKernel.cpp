@@ -35,7 +35,9 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   auto emitError = [&]() { return mlir::emitError(loc); };
   SdpaAttr sdpa =
       SdpaAttr::getChecked(emitError, ctx, cfg.headDim, cfg.elementType,
-                           cfg.causal, cfg.blockM, cfg.blockN);
+                           cfg.causal, cfg.blockM, cfg.blockN, /*stages=*/int64_t{1},
+                           /*causalSplit=*/false, /*exp2=*/false,
+                           /*rescaleThreshold=*/int64_t{0});
   if (!sdpa)
     return failure();
 
@@ -111,7 +113,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
         }
         s = arith::SelectOp::create(b, loc, keep, s, maskedScores);
         auto softmax =
-            OnlineSoftmaxOp::create(b, loc, s, iter[0], iter[1], scale);
+            OnlineSoftmaxOp::create(b, loc, s, iter[0], iter[1], scale,
+                                    /*exp2=*/false, /*rescale_threshold=*/nullptr);
         Value vt = LoadOp::create(b, loc, tensorTy({bn, d}, elt), v,
                                   ValueRange{batch, head, j, c0}, APFloat(0.0),
                                   /*transpose=*/false);

@@ -62,6 +62,16 @@ static cl::opt<unsigned> seedOpt("seed", cl::desc("Random seed"),
 static cl::opt<double> scaleOpt("scale",
                                 cl::desc("Softmax scale (default 1/sqrt(D))"),
                                 cl::init(0.0));
+static cl::opt<std::string> compareWith(
+    "compare-with",
+    cl::desc("A second kernel file (say, the input after a transform) to run "
+             "on the same inputs; the two outputs must agree within "
+             "--equivalence-tolerance"));
+static cl::opt<double> equivalenceTolerance(
+    "equivalence-tolerance",
+    cl::desc("Largest relative L2 difference accepted between the two "
+             "kernels' outputs (default 0: bitwise identical)"),
+    cl::init(0.0));
 static cl::opt<double>
     toleranceOpt("tolerance",
                  cl::desc("Largest relative L2 error accepted (default 2e-3 "
@@ -101,7 +111,8 @@ static FailureOr<SmallVector<Shape>> parseShapes(StringRef text) {
   return shapes;
 }
 
-static FailureOr<func::FuncOp> findKernel(ModuleOp module) {
+static FailureOr<func::FuncOp> findKernel(ModuleOp module,
+                                         StringRef fileName) {
   func::FuncOp found;
   for (auto func : module.getOps<func::FuncOp>()) {
     bool isSdpa = func->hasAttr(tile::TileDialect::getSdpaAttrName());
@@ -128,10 +139,10 @@ static FailureOr<func::FuncOp> findKernel(ModuleOp module) {
   if (!found) {
     if (kernelName.empty())
       llvm::errs() << "error: no function with a 'tile.sdpa' attribute in '"
-                   << inputFile << "'\n";
+                   << fileName << "'\n";
     else
       llvm::errs() << "error: no function named '" << kernelName << "' in '"
-                   << inputFile << "'\n";
+                   << fileName << "'\n";
     return failure();
   }
   return found;
@@ -162,26 +173,53 @@ int main(int argc, char **argv) {
                   math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  std::string errorMessage;
-  auto file = openInputFile(inputFile, &errorMessage);
-  if (!file) {
-    llvm::errs() << "error: " << errorMessage << "\n";
-    return 2;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return 2;
-  auto kernel = findKernel(*module);
+  // One source manager per file: the parser reads a manager's main buffer.
+  SmallVector<std::unique_ptr<llvm::SourceMgr>> sourceMgrs;
+  SmallVector<std::unique_ptr<SourceMgrDiagnosticHandler>> diagHandlers;
+  SmallVector<OwningOpRef<ModuleOp>> modules;
+  auto loadKernel = [&](StringRef fileName) -> FailureOr<func::FuncOp> {
+    std::string errorMessage;
+    auto file = openInputFile(fileName, &errorMessage);
+    if (!file) {
+      llvm::errs() << "error: " << errorMessage << "\n";
+      return failure();
+    }
+    auto &sourceMgr = sourceMgrs.emplace_back(new llvm::SourceMgr());
+    sourceMgr->AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    diagHandlers.emplace_back(
+        new SourceMgrDiagnosticHandler(*sourceMgr, &context));
+    modules.push_back(parseSourceFile<ModuleOp>(*sourceMgr, &context));
+    if (!modules.back())
+      return failure();
+    auto kernel = findKernel(*modules.back(), fileName);
+    if (failed(kernel))
+      return failure();
+    if (kernel->getBody().getBlocks().size() != 1) {
+      kernel->emitError() << "host execution needs a single-block kernel body";
+      return failure();
+    }
+    return kernel;
+  };
+  auto kernel = loadKernel(inputFile);
   if (failed(kernel))
     return 2;
   auto sdpa = cast<tile::SdpaAttr>(
       (*kernel)->getAttr(tile::TileDialect::getSdpaAttrName()));
-  if (kernel->getBody().getBlocks().size() != 1) {
-    kernel->emitError() << "host execution needs a single-block kernel body";
-    return 2;
+  FailureOr<func::FuncOp> other = failure();
+  if (!compareWith.empty()) {
+    other = loadKernel(compareWith);
+    if (failed(other))
+      return 2;
+    auto otherSdpa = cast<tile::SdpaAttr>(
+        (*other)->getAttr(tile::TileDialect::getSdpaAttrName()));
+    if (otherSdpa.getHeadDim() != sdpa.getHeadDim() ||
+        otherSdpa.getElementType() != sdpa.getElementType() ||
+        otherSdpa.getCausal() != sdpa.getCausal()) {
+      other->emitError() << "computes something else than the kernel it is "
+                            "compared with: "
+                         << otherSdpa << " vs " << sdpa;
+      return 2;
+    }
   }
 
   Type elt = sdpa.getElementType();
@@ -216,20 +254,43 @@ int main(int argc, char **argv) {
         Float64Type::get(&context), {batchOpt, headsOpt, shape.seqQ, dim});
     sdpaReference(q, k, v, ref, scale, sdpa.getCausal());
 
-    std::array<int64_t, 3> grid = {
-        (shape.seqQ + sdpa.getBlockM() - 1) / sdpa.getBlockM(), headsOpt,
-        batchOpt};
-    if (failed(runKernel(*kernel,
-                         {KernelArg::view(q), KernelArg::view(k),
-                          KernelArg::view(v), KernelArg::view(out),
-                          KernelArg::value(scale)},
-                         grid)))
+    // Runs a kernel on (q, k, v) into `dest` on its grid (ceil(S_q /
+    // block_m), H, B), and counts the elements it left unwritten.
+    auto launch = [&](func::FuncOp f, HostTensor &dest) -> FailureOr<int64_t> {
+      int64_t blockM =
+          cast<tile::SdpaAttr>(f->getAttr(tile::TileDialect::getSdpaAttrName()))
+              .getBlockM();
+      std::array<int64_t, 3> grid = {(shape.seqQ + blockM - 1) / blockM,
+                                     headsOpt, batchOpt};
+      if (failed(runKernel(f,
+                           {KernelArg::view(q), KernelArg::view(k),
+                            KernelArg::view(v), KernelArg::view(dest),
+                            KernelArg::value(scale)},
+                           grid)))
+        return failure();
+      return llvm::count_if(dest.data,
+                            [](double x) { return std::isnan(x); });
+    };
+    FailureOr<int64_t> unwritten = launch(*kernel, out);
+    if (failed(unwritten))
       return 1;
-
-    int64_t unwritten = llvm::count_if(
-        out.data, [](double x) { return std::isnan(x); });
     double error = relativeL2(out, ref);
-    bool ok = unwritten == 0 && error <= tolerance;
+    bool ok = *unwritten == 0 && error <= tolerance;
+
+    // The transformed kernel: same inputs, the same or nearly the same output.
+    std::optional<double> difference;
+    if (succeeded(other)) {
+      HostTensor out2 = out;
+      std::fill(out2.data.begin(), out2.data.end(),
+                std::numeric_limits<double>::quiet_NaN());
+      FailureOr<int64_t> unwritten2 = launch(*other, out2);
+      if (failed(unwritten2))
+        return 1;
+      *unwritten += *unwritten2;
+      difference = relativeL2(out2, out);
+      ok = ok && *unwritten2 == 0 && *difference <= equivalenceTolerance &&
+           relativeL2(out2, ref) <= tolerance;
+    }
     (ok ? passed : failedCount)++;
     llvm::outs() << kernel->getSymName() << " B=" << batchOpt
                  << " H=" << headsOpt << " Sq=" << shape.seqQ
@@ -238,8 +299,13 @@ int main(int argc, char **argv) {
                  << " layout=" << layoutOpt << ": rel_l2="
                  << llvm::format("%.3e", error)
                  << " tol=" << llvm::format("%.1e", tolerance);
-    if (unwritten)
-      llvm::outs() << " unwritten=" << unwritten;
+    if (difference)
+      llvm::outs() << " vs " << (*other).getSymName()
+                   << ": diff=" << llvm::format("%.3e", *difference)
+                   << " (tol " << llvm::format("%.1e", equivalenceTolerance.getValue())
+                   << ")";
+    if (*unwritten)
+      llvm::outs() << " unwritten=" << *unwritten;
     llvm::outs() << (ok ? " PASS" : " FAIL") << "\n";
   }
   llvm::outs() << passed << " passed, " << failedCount << " failed\n";

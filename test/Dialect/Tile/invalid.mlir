@@ -266,7 +266,7 @@ func.func @mma_acc_shape(%a: tensor<64x32xbf16>, %b: tensor<32x16xbf16>, %c: ten
 //===----------------------------------------------------------------------===//
 
 func.func @reduce_rank_1(%s: tensor<16xf32>) -> tensor<16xf32> {
-  // expected-error @+1 {{'tile.reduce' op expects an input of rank at least 2, got rank 1}}
+  // expected-error @+1 {{'tile.reduce' op expects a rank-1 input to reduce to a scalar, got 'tensor<16xf32>'}}
   %0 = tile.reduce max %s along 0 : tensor<16xf32> -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }

@@ -110,7 +110,9 @@ LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t headDim, Type elementType,
                                CausalMode causal, int64_t blockM,
-                               int64_t blockN) {
+                               int64_t blockN, int64_t stages,
+                               bool causalSplit, bool exp2,
+                               int64_t rescaleThreshold) {
   if (!isPowerOfTwoIn(headDim, 16, 256))
     return emitError() << "head_dim must be a power of two in [16, 256], got "
                        << headDim;
@@ -123,6 +125,14 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!isPowerOfTwoIn(blockN, 16, 256))
     return emitError() << "block_n must be a power of two in [16, 256], got "
                        << blockN;
+  if (stages < 1 || stages > 4)
+    return emitError() << "stages must be in [1, 4], got " << stages;
+  if (causalSplit && causal == CausalMode::None)
+    return emitError() << "causal_split needs a causal kernel";
+  if (rescaleThreshold < 0 || rescaleThreshold > 16)
+    return emitError() << "rescale_threshold must be in [0, 16] (0 is off), "
+                          "got "
+                       << rescaleThreshold;
   return success();
 }
 

@@ -130,16 +130,24 @@ LogicalResult MmaOp::verify() {
 
 LogicalResult ReduceOp::verify() {
   auto input = cast<ShapedType>(getInput().getType());
-  auto result = cast<ShapedType>(getType());
   int64_t axis = static_cast<int64_t>(getAxis());
-  if (input.getRank() < 2)
-    return emitOpError() << "expects an input of rank at least 2, got rank "
-                         << input.getRank();
   if (axis < 0 || axis >= input.getRank())
     return emitOpError() << "expects an axis in [0, " << input.getRank()
                          << "), got " << axis;
+  if (input.getRank() == 1) {
+    if (isa<ShapedType>(getType()))
+      return emitOpError() << "expects a rank-1 input to reduce to a scalar, "
+                              "got "
+                           << getType();
+    return success();
+  }
+  auto result = dyn_cast<ShapedType>(getType());
   SmallVector<int64_t> expected(input.getShape());
   expected.erase(expected.begin() + axis);
+  if (!result)
+    return emitOpError() << "expects a result of shape " << shapeStr(expected)
+                         << " (the input without axis " << axis
+                         << "), got a scalar";
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError() << "expects a result of shape " << shapeStr(expected)
                          << " (the input without axis " << axis << "), got "
@@ -218,5 +226,11 @@ LogicalResult OnlineSoftmaxOp::verify() {
     return emitOpError() << "expects running statistics of shape "
                          << scores.getDimSize(0) << " (one per score row), got "
                          << shapeStr(rows.getShape());
+  if (auto threshold = getRescaleThresholdAttr()) {
+    double t = threshold.getValueAsDouble();
+    if (!(t > 0.0 && t <= 16.0))
+      return emitOpError()
+             << "expects a lazy_rescale threshold in (0, 16], got " << t;
+  }
   return success();
 }

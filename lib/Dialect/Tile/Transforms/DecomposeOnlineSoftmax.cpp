@@ -11,6 +11,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cmath>
 #include <limits>
 
 namespace tiled_attn::tile {
@@ -34,25 +35,51 @@ struct DecomposeOnlineSoftmax final : OpRewritePattern<OnlineSoftmaxOp> {
     auto scoresTy = cast<RankedTensorType>(op.getScores().getType());
     auto rowsTy = cast<RankedTensorType>(op.getRunningMax().getType());
     auto rowsMaskTy = rowsTy.clone(rewriter.getI1Type());
+    Value m0 = op.getRunningMax();
+    bool exp2 = op.getExp2();
     auto rowConst = [&](double value) -> Value {
       return arith::ConstantOp::create(
           rewriter, loc,
           DenseElementsAttr::get(rowsTy, rewriter.getF32FloatAttr(value)));
     };
+    auto splat = [&](RankedTensorType type, Value scalar) -> Value {
+      return tensor::SplatOp::create(rewriter, loc, type, scalar);
+    };
     auto toRows = [&](Value row) -> Value {
       return BroadcastOp::create(rewriter, loc, scoresTy, row, 1);
     };
 
-    // x = scores * scale
-    Value scale = tensor::SplatOp::create(rewriter, loc, scoresTy,
-                                          op.getScale());
-    Value x = arith::MulFOp::create(rewriter, loc, op.getScores(), scale);
+    // The values whose max is taken: the scaled scores, or with exp2 the
+    // raw scores (the scale is folded into the exponent below).
+    Value x = op.getScores();
+    if (!exp2)
+      x = arith::MulFOp::create(rewriter, loc, x,
+                                splat(scoresTy, op.getScale()));
+    // c = scale * log2(e), the factor that turns scores into log2 units.
+    Value c;
+    if (exp2)
+      c = arith::MulFOp::create(
+          rewriter, loc, op.getScale(),
+          arith::ConstantOp::create(rewriter, loc,
+                                    rewriter.getF32FloatAttr(M_LOG2E)));
 
     // new_max = max(running_max, rowmax(x))
     Value blockMax = ReduceOp::create(rewriter, loc, rowsTy, x,
                                       ReduceKind::Max, 1);
-    Value newMax =
-        arith::MaximumFOp::create(rewriter, loc, op.getRunningMax(), blockMax);
+    Value newMax = arith::MaximumFOp::create(rewriter, loc, m0, blockMax);
+
+    // Lazy rescale: keep the old max unless P would exceed 2^threshold.
+    if (auto threshold = op.getRescaleThresholdAttr()) {
+      double t = threshold.getValueAsDouble();
+      Value grow = arith::SubFOp::create(rewriter, loc, newMax, m0);
+      Value limit = rowConst(exp2 ? t : t * M_LN2);
+      if (exp2)
+        grow = arith::MulFOp::create(rewriter, loc, grow, splat(rowsTy, c));
+      Value move = arith::CmpFOp::create(rewriter, loc, rowsMaskTy,
+                                         arith::CmpFPredicate::OGT, grow,
+                                         limit);
+      newMax = arith::SelectOp::create(rewriter, loc, move, newMax, m0);
+    }
 
     // A row that has seen only -inf subtracts 0 instead, so that its
     // probabilities and alpha come out 0 rather than NaN.
@@ -63,12 +90,25 @@ struct DecomposeOnlineSoftmax final : OpRewritePattern<OnlineSoftmaxOp> {
     Value ref = arith::SelectOp::create(rewriter, loc, noKey, rowConst(0.0),
                                         newMax);
 
-    // probs = exp(x - ref), alpha = exp(running_max - ref)
-    Value shifted = arith::SubFOp::create(rewriter, loc, x, toRows(ref));
-    Value probs = math::ExpOp::create(rewriter, loc, shifted);
-    Value alpha = math::ExpOp::create(
-        rewriter, loc,
-        arith::SubFOp::create(rewriter, loc, op.getRunningMax(), ref));
+    Value probs, alpha;
+    if (exp2) {
+      // probs = exp2(x * c - ref * c): one fused multiply-add per score.
+      Value rowsC = splat(rowsTy, c);
+      Value negRefC = arith::NegFOp::create(
+          rewriter, loc, arith::MulFOp::create(rewriter, loc, ref, rowsC));
+      probs = math::Exp2Op::create(
+          rewriter, loc,
+          math::FmaOp::create(rewriter, loc, x, splat(scoresTy, c),
+                              toRows(negRefC)));
+      alpha = math::Exp2Op::create(
+          rewriter, loc, math::FmaOp::create(rewriter, loc, m0, rowsC, negRefC));
+    } else {
+      // probs = exp(x - ref), alpha = exp(running_max - ref)
+      probs = math::ExpOp::create(
+          rewriter, loc, arith::SubFOp::create(rewriter, loc, x, toRows(ref)));
+      alpha = math::ExpOp::create(
+          rewriter, loc, arith::SubFOp::create(rewriter, loc, m0, ref));
+    }
 
     // new_sum = running_sum * alpha + rowsum(probs)
     Value blockSum = ReduceOp::create(rewriter, loc, rowsTy, probs,

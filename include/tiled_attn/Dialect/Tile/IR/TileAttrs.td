@@ -22,7 +22,8 @@ def Tile_Dim : I32EnumAttr<"Dim", "a dimension of the launch grid", [
 
 def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction combiner", [
     I32EnumAttrCase<"Max", 0, "max">,
-    I32EnumAttrCase<"Sum", 1, "sum">
+    I32EnumAttrCase<"Sum", 1, "sum">,
+    I32EnumAttrCase<"Min", 2, "min">
   ]> {
   let cppNamespace = "::tiled_attn::tile";
 }
@@ -52,6 +53,12 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
 
     A query row that sees no key at all has an output of zero.
 
+    The schedule knobs after the block sizes are set by the passes that
+    apply them and are omitted from the printout while at their defaults:
+    `stages` (K/V blocks in flight, `tile-prefetch`), `causal_split`
+    (`tile-causal-split`), `exp2` (`tile-exp2`) and `rescale_threshold`
+    (`tile-lazy-rescale`; 0 means off).
+
     Example:
 
     ```mlir
@@ -64,8 +71,13 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     "::mlir::Type":$element_type,
     EnumParameter<Tile_CausalMode>:$causal,
     "int64_t":$block_m,
-    "int64_t":$block_n
+    "int64_t":$block_n,
+    DefaultValuedParameter<"int64_t", "1">:$stages,
+    DefaultValuedParameter<"bool", "false">:$causal_split,
+    DefaultValuedParameter<"bool", "false">:$exp2,
+    DefaultValuedParameter<"int64_t", "0">:$rescale_threshold
   );
+
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -187,8 +187,9 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure,
     AllElementTypesMatch<["input", "result"]>]> {
   let summary = "Reduce a tile along one axis";
   let description = [{
-    Combines the elements along `axis` with `max` or `sum`; the result has
-    that axis removed. A `max` over a row of `-inf` is `-inf`.
+    Combines the elements along `axis` with `max`, `min` or `sum`; the result
+    has that axis removed. A rank-1 tile reduces to a scalar of its element
+    type. A `max` over a row of `-inf` is `-inf`; NaN propagates.
 
     Example:
 
@@ -199,7 +200,7 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure,
   }];
   let arguments = (ins Tile_FloatTile:$input, Tile_ReduceKind:$kind,
                        I64Attr:$axis);
-  let results = (outs Tile_FloatTile:$result);
+  let results = (outs AnyTypeOf<[Tile_FloatTile, F16, BF16, F32]>:$result);
   let assemblyFormat = [{
     $kind $input `along` $axis attr-dict `:` type($input) `->` type($result)
   }];
@@ -317,6 +318,17 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
     Masked scores are `-inf`. A row that has seen only `-inf` keeps
     `new_max = -inf`, and gets `probs = 0` and `alpha = 0`, never NaN.
 
+    Two schedule variants (set by `tile-exp2` and `tile-lazy-rescale`):
+
+    - `exp2`: the maxima are kept on the unscaled scores and, with
+      `c = scale * log2(e)`, `probs = exp2(scores * c - new_max * c)` (one
+      fused multiply-add) and `alpha = exp2(running_max * c - new_max * c)`.
+      The results are the same up to rounding, provided `scale > 0`.
+    - `lazy_rescale(T)`: a row's max moves only when the new block would
+      otherwise make a probability exceed `2^T`; otherwise `new_max =
+      running_max` and `alpha = 1`. Probabilities may then reach `2^T`, and
+      the final `acc / l` is unchanged up to rounding.
+
     `tile-decompose-online-softmax` rewrites it into reductions, broadcasts
     and elementwise math.
 
@@ -328,11 +340,13 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
     ```
   }];
   let arguments = (ins Tile_F32Tile:$scores, Tile_F32Tile:$running_max,
-                       Tile_F32Tile:$running_sum, F32:$scale);
+                       Tile_F32Tile:$running_sum, F32:$scale, UnitAttr:$exp2,
+                       OptionalAttr<F64Attr>:$rescale_threshold);
   let results = (outs Tile_F32Tile:$new_max, Tile_F32Tile:$new_sum,
                       Tile_F32Tile:$probs, Tile_F32Tile:$alpha);
   let assemblyFormat = [{
     $scores `,` $running_max `,` $running_sum `scale` `(` $scale `)`
+    (`exp2` $exp2^)? (`lazy_rescale` `(` $rescale_threshold^ `)`)?
     attr-dict `:` type($scores) `,` type($running_max)
   }];
   let hasVerifier = 1;
