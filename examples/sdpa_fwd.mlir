@@ -66,8 +66,8 @@ func.func @sdpa_fwd(%q: !tile.view<?x?x?x64xf16>,   // [B, H, S_q, 64]
     // Masks: keys past S_k do not exist; keys after the query are hidden by
     // the causal mask. Both become -inf, which the softmax turns into 0.
     %k_col0 = arith.muli %j, %c32 : index           // first key of the block
-    %in_bounds = tile.bounds_mask offsets(%c0, %k_col0) limits(%c64, %seq_k)
-        : tensor<64x32xi1>
+    %key_exists = tile.bounds_mask offsets(%k_col0) limits(%seq_k) : tensor<32xi1>
+    %in_bounds = tile.broadcast %key_exists along 0 : tensor<32xi1> -> tensor<64x32xi1>
     %visible = tile.causal_mask %q_row0, %k_col0 : tensor<64x32xi1>
     %keep = arith.andi %in_bounds, %visible : tensor<64x32xi1>
     %s_m = arith.select %keep, %s, %s_masked : tensor<64x32xi1>, tensor<64x32xf32>

@@ -102,9 +102,12 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                                   /*transpose=*/true);
         Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
         Value colOffset = arith::MulIOp::create(b, loc, j, cBn);
-        Value keep = BoundsMaskOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
-                                          ValueRange{c0, colOffset},
-                                          ValueRange{cBm, seqK});
+        // Keys past S_k: a mask over the block's columns, for every row.
+        Value inBounds =
+            BoundsMaskOp::create(b, loc, tensorTy({bn}, b.getI1Type()),
+                                 ValueRange{colOffset}, ValueRange{seqK});
+        Value keep = BroadcastOp::create(
+            b, loc, tensorTy({bm, bn}, b.getI1Type()), inBounds, 0);
         if (cfg.causal != CausalMode::None) {
           Value visible =
               CausalMaskOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),

@@ -25,7 +25,8 @@
 // DEFAULT: %[[KT:.*]] = tile.load %[[K]][%[[BATCH]], %[[HEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) transpose : <?x?x?x64xf16> -> tensor<64x64xf16>
 // DEFAULT: %[[S:.*]] = tile.mma %[[QT]], %[[KT]], %{{.*}} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
 // DEFAULT: %[[COL:.*]] = arith.muli %[[J]], %[[BN]] : index
-// DEFAULT: %[[IN:.*]] = tile.bounds_mask offsets(%[[C0]], %[[COL]]) limits(%{{.*}}, %[[SEQ_K]]) : tensor<64x64xi1>
+// DEFAULT: %[[COLS_IN:.*]] = tile.bounds_mask offsets(%[[COL]]) limits(%[[SEQ_K]]) : tensor<64xi1>
+// DEFAULT: %[[IN:.*]] = tile.broadcast %[[COLS_IN]] along 0 : tensor<64xi1> -> tensor<64x64xi1>
 // DEFAULT-NOT: tile.causal_mask
 // DEFAULT: %[[MASKED:.*]] = arith.select %[[IN]], %[[S]], %{{.*}} : tensor<64x64xi1>, tensor<64x64xf32>
 // DEFAULT: %{{.*}}, %{{.*}}, %[[PROBS:.*]], %{{.*}} = tile.online_softmax %[[MASKED]], %{{.*}}, %{{.*}} scale(%[[SCALE]]) : tensor<64x64xf32>, tensor<64xf32>
@@ -58,7 +59,8 @@
 // CAUSAL: %[[KT:.*]] = tile.load %[[K]][%{{.*}}, %{{.*}}, %[[J]], %[[C0]]] pad(0.000000e+00) transpose : <?x?x?x128xbf16> -> tensor<128x64xbf16>
 // CAUSAL: %[[S:.*]] = tile.mma %[[QT]], %[[KT]], %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16> -> tensor<128x64xf32>
 // CAUSAL: %[[COL:.*]] = arith.muli %[[J]], %[[C64]] : index
-// CAUSAL: %[[IN:.*]] = tile.bounds_mask offsets(%[[C0]], %[[COL]]) limits(%[[C128]], %[[SEQ_K]]) : tensor<128x64xi1>
+// CAUSAL: %[[COLS_IN:.*]] = tile.bounds_mask offsets(%[[COL]]) limits(%[[SEQ_K]]) : tensor<64xi1>
+// CAUSAL: %[[IN:.*]] = tile.broadcast %[[COLS_IN]] along 0 : tensor<64xi1> -> tensor<128x64xi1>
 // CAUSAL: %[[VIS:.*]] = tile.causal_mask %[[ROW]], %[[COL]] : tensor<128x64xi1>
 // CAUSAL: %[[KEEP:.*]] = arith.andi %[[IN]], %[[VIS]] : tensor<128x64xi1>
 // CAUSAL: %[[MASKED:.*]] = arith.select %[[KEEP]], %[[S]], %{{.*}} : tensor<128x64xi1>, tensor<128x64xf32>
@@ -83,7 +85,8 @@
 // BR: %[[ROW:.*]] = arith.addi %[[ROW0]], %[[SHIFT]] : index
 // BR: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // BR: %[[COL:.*]] = arith.muli %[[J]], %{{.*}} : index
-// BR: %[[IN:.*]] = tile.bounds_mask offsets(%{{.*}}, %[[COL]]) limits(%{{.*}}, %[[SEQ_K]]) : tensor<64x64xi1>
+// BR: %[[COLS_IN:.*]] = tile.bounds_mask offsets(%[[COL]]) limits(%[[SEQ_K]]) : tensor<64xi1>
+// BR: %[[IN:.*]] = tile.broadcast %[[COLS_IN]] along 0 : tensor<64xi1> -> tensor<64x64xi1>
 // BR: %[[VIS:.*]] = tile.causal_mask %[[ROW]], %[[COL]] : tensor<64x64xi1>
 // BR: %[[KEEP:.*]] = arith.andi %[[IN]], %[[VIS]] : tensor<64x64xi1>
 // BR: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : tensor<64x64xi1>, tensor<64x64xf32>

@@ -10,6 +10,29 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TileCausalSplitPass : Pass<"tile-causal-split", "::mlir::func::FuncOp"> {
+  let summary = "Split a causal K/V loop into unmasked, diagonal and skipped blocks";
+  let description = [{
+    For a causal SDPA kernel (one carrying `tile.sdpa` with a causal mode),
+    splits the K/V loop into:
+
+    - blocks every query row of the program sees entirely (and that lie
+      inside S_k): a loop with no mask;
+    - blocks on the diagonal, or past S_k: a loop that keeps the mask;
+    - blocks no query row of the program can see: not visited at all.
+
+    Top-left and bottom-right alignment are both handled (the bound uses the
+    same row offset as the `tile.causal_mask`). Results are bitwise
+    identical. Sets `causal_split = true` in `tile.sdpa`.
+
+    Before: `scf.for %j = 0 to ceil(S_k / BN)` with the causal mask.
+    After:  `scf.for %j = 0 to %n_full` (no mask), then
+            `scf.for %j = %n_full to %n_visible` (masked).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileDecomposeOnlineSoftmaxPass
     : Pass<"tile-decompose-online-softmax", "::mlir::func::FuncOp"> {
   let summary = "Rewrite tile.online_softmax into reductions and elementwise math";
@@ -42,6 +65,24 @@ def TileDecomposeOnlineSoftmaxPass
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect",
   ];
+}
+
+def TileExp2Pass : Pass<"tile-exp2", "::mlir::func::FuncOp"> {
+  let summary = "Use exp2 with the softmax scale folded into one multiply-add";
+  let description = [{
+    Marks every `tile.online_softmax` as `exp2`: the running max is taken on
+    the unscaled scores and `scale * log2(e)` is folded into the exponent, so
+    that each probability costs one fused multiply-add and one `exp2`
+    (`ex2.approx` on NVIDIA GPUs) instead of a multiply, a subtract and an
+    `exp`. Valid for `scale > 0`. Sets `exp2 = true` in `tile.sdpa`.
+
+    ```mlir
+    // Before
+    %m1, %l1, %p, %a = tile.online_softmax %s, %m0, %l0 scale(%c) : ...
+    // After
+    %m1, %l1, %p, %a = tile.online_softmax %s, %m0, %l0 scale(%c) exp2 : ...
+    ```
+  }];
 }
 
 def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
@@ -83,6 +124,87 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
     "::mlir::tensor::TensorDialect",
     "::tiled_attn::tile::TileDialect",
   ];
+}
+
+def TileHoistInvariantsPass
+    : Pass<"tile-hoist-invariants", "::mlir::func::FuncOp"> {
+  let summary = "Hoist loop-invariant tile ops and loads of read-only views";
+  let description = [{
+    Moves out of `scf.for` loops every pure op whose operands are defined
+    outside the loop (constants, splats, broadcasts, masks, index math), and
+    every `tile.load` whose indices are loop-invariant and whose view is never
+    stored to in the function. Then folds what became constant (broadcasts of
+    splats, masks with constant operands, selects with constant masks).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def TileLazyRescalePass : Pass<"tile-lazy-rescale", "::mlir::func::FuncOp"> {
+  let summary = "Skip the accumulator rescale while the running max barely grows";
+  let description = [{
+    FlashAttention-4's conditional rescaling. Each `tile.online_softmax`
+    keeps a row's running max until the new block would make a probability
+    exceed `2^threshold`, so that `alpha` is mostly 1; the accumulator update
+    `acc * broadcast(alpha)` is then wrapped in an `scf.if` that runs only
+    when some row's alpha is below 1. The final `acc / l` is unchanged up to
+    rounding. Sets `rescale_threshold` in `tile.sdpa`.
+
+    ```mlir
+    // After
+    %m1, %l1, %p, %a = tile.online_softmax %s, %m0, %l0 scale(%c)
+        lazy_rescale(8.0) : ...
+    %min = tile.reduce min %a along 0 : tensor<64xf32> -> f32
+    %need = arith.cmpf olt, %min, %one : f32
+    %acc1 = scf.if %need -> (tensor<64x64xf32>) { ... arith.mulf ... }
+            else { scf.yield %acc0 : tensor<64x64xf32> }
+    ```
+  }];
+  let options = [
+    Option<"threshold", "threshold", "int64_t", /*default=*/"8",
+           "log2 of the largest factor a probability may reach (1 to 16)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def TilePrefetchPass : Pass<"tile-prefetch", "::mlir::func::FuncOp"> {
+  let summary = "Software-pipeline the K/V loads of a loop across iterations";
+  let description = [{
+    The loads that iteration j of an `scf.for` makes at tile index j (the
+    K and V blocks) are issued `stages - 1` iterations ahead: a prologue
+    loads blocks lb .. lb + stages - 2, iteration j loads block j + stages - 1
+    and uses the block loaded earlier, carried in `iter_args`. Loads past the
+    end read padding and are never used, so loops shorter than the pipeline,
+    including empty ones, stay correct. Results are bitwise identical. Sets
+    `stages` in `tile.sdpa`.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"2",
+           "Blocks in flight per load (1 = no prefetch; at most 4)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def TileRetilePass : Pass<"tile-retile", "::mlir::func::FuncOp"> {
+  let summary = "Change the block sizes (BLOCK_M, BLOCK_N) of an SDPA kernel";
+  let description = [{
+    Rewrites an SDPA kernel in the form `tile-generate-sdpa` produces (before
+    other schedule transforms) to new block sizes: every tile dimension that
+    stands for the query block (BLOCK_M) or the key block (BLOCK_N) is
+    resized, and the index arithmetic that turns block indices into element
+    offsets and counts blocks is rescaled. The roles are found by a dataflow
+    analysis seeded at the loads and stores of Q, K, V and O; a use it does
+    not understand is an error, never a silent change. Updates `block_m` and
+    `block_n` in `tile.sdpa`.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "New BLOCK_M (a power of two in [16, 256]; 0 keeps it)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "New BLOCK_N (a power of two in [16, 256]; 0 keeps it)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 #endif // TILED_ATTN_DIALECT_TILE_TRANSFORMS_PASSES_TD

@@ -1,0 +1,24 @@
+//===- LazyRescale.cpp - (being written) ------------------------------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+
+namespace tiled_attn::tile {
+#define GEN_PASS_DEF_TILELAZYRESCALEPASS
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace tiled_attn::tile
+
+namespace {
+struct TileLazyRescalePass final
+    : tiled_attn::tile::impl::TileLazyRescalePassBase<TileLazyRescalePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    getOperation().emitError() << "not implemented yet";
+    signalPassFailure();
+  }
+};
+} // namespace
