@@ -12,6 +12,7 @@
 
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+#include "tiled_attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
                   mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
 
   tiled_attn::tile::registerTilePasses();
+  tiled_attn::registerTilePipelines();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerLoopInvariantCodeMotionPass();

@@ -205,6 +205,62 @@ LogicalResult BoundsMaskOp::verify() {
   return success();
 }
 
+/// Builds the i1 tile of `type` whose element at each multi-index is
+/// `pred(index)`, as a splat when all elements agree.
+template <typename Pred>
+static DenseElementsAttr buildMask(ShapedType type, Pred pred) {
+  SmallVector<bool> bits;
+  bits.reserve(type.getNumElements());
+  SmallVector<int64_t> index(type.getRank(), 0);
+  for (int64_t n = 0; n < type.getNumElements(); ++n) {
+    bits.push_back(pred(ArrayRef<int64_t>(index)));
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      if (++index[d] < type.getDimSize(d))
+        break;
+      index[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(type, bits);
+}
+
+static std::optional<int64_t> constantIndex(Attribute attr) {
+  if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
+    return i.getValue().getSExtValue();
+  return std::nullopt;
+}
+
+OpFoldResult BoundsMaskOp::fold(FoldAdaptor adaptor) {
+  SmallVector<int64_t> offsets, limits;
+  for (Attribute a : adaptor.getOffsets()) {
+    auto v = constantIndex(a);
+    if (!v)
+      return {};
+    offsets.push_back(*v);
+  }
+  for (Attribute a : adaptor.getLimits()) {
+    auto v = constantIndex(a);
+    if (!v)
+      return {};
+    limits.push_back(*v);
+  }
+  return buildMask(getType(), [&](ArrayRef<int64_t> idx) {
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (offsets[d] + idx[d] >= limits[d])
+        return false;
+    return true;
+  });
+}
+
+OpFoldResult CausalMaskOp::fold(FoldAdaptor adaptor) {
+  auto row = constantIndex(adaptor.getRowOffset());
+  auto col = constantIndex(adaptor.getColOffset());
+  if (!row || !col)
+    return {};
+  return buildMask(getType(), [&](ArrayRef<int64_t> idx) {
+    return *col + idx[1] <= *row + idx[0];
+  });
+}
+
 LogicalResult CausalMaskOp::verify() {
   if (getType().getRank() != 2)
     return emitOpError() << "expects a rank-2 mask, got rank "

@@ -270,6 +270,7 @@ def Tile_BoundsMaskOp : Tile_Op<"bounds_mask", [Pure, AttrSizedOperandSegments]>
     type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Tile_CausalMaskOp : Tile_Op<"causal_mask", [Pure]> {
@@ -294,6 +295,7 @@ def Tile_CausalMaskOp : Tile_Op<"causal_mask", [Pure]> {
     $row_offset `,` $col_offset attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
