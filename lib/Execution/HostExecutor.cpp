@@ -471,7 +471,8 @@ LogicalResult Interpreter::execOnlineSoftmax(OnlineSoftmaxOp op) {
         x[j] = r(std::exp2(r(std::fma(x[j], c, -refc))));
         sum += x[j];
       }
-      alpha.data[i] = r(std::exp2(r(std::fma(m0.data[i], c, -refc))));
+      // (m0 - ref) * c is exactly 0 when the max did not move: alpha = 1.
+      alpha.data[i] = r(std::exp2(r(r(m0.data[i] - ref) * c)));
     } else {
       for (int64_t j = 0; j < cols; ++j) {
         x[j] = r(std::exp(r(x[j] - ref)));

@@ -8,7 +8,18 @@
 #include "tiled_attn/Pipelines/Pipelines.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
+#include "tiled_attn/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -36,7 +47,61 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
   fpm.addPass(createCSEPass());
 }
 
+std::string tiled_attn::defaultPTXFeatures(llvm::StringRef chip) {
+  return llvm::StringSwitch<std::string>(chip)
+      .Cases({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}, "+ptx80")
+      .Case("sm_100a", "+ptx86")
+      .Case("sm_120a", "+ptx87")
+      .Case("sm_121a", "+ptx88")
+      .Default("");
+}
+
+void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
+                                        const TileToPTXOptions &options) {
+  pm.addNestedPass<func::FuncOp>(
+      tile::createTileAssignLayoutsPass({options.warps}));
+  pm.addPass(createConvertTileToGPUPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void tiled_attn::buildGPUToPTXPipeline(OpPassManager &pm,
+                                       const TileToPTXOptions &options) {
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.features.empty()
+                           ? defaultPTXFeatures(options.chip)
+                           : std::string(options.features);
+  nvvm.cubinFormat = "isa";
+  nvvm.optLevel = options.optLevel;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void tiled_attn::buildTileToPTXPipeline(OpPassManager &pm,
+                                        const TileToPTXOptions &options) {
+  buildTileToGPUPipeline(pm, options);
+  buildGPUToPTXPipeline(pm, options);
+}
+
+void tiled_attn::registerTiledAttnDialects(DialectRegistry &registry) {
+  registry.insert<tile::TileDialect>();
+  // The NVVM lowering loads many upstream dialects as it goes, and each
+  // brings its conversion interfaces: register them all (no passes).
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+}
+
 void tiled_attn::registerTilePipelines() {
+  PassPipelineRegistration<TileToPTXOptions>(
+      "tile-to-ptx",
+      "Lower a scheduled tile kernel to PTX through gpu, nvgpu, nvvm and "
+      "llvm (mma.sync family)",
+      buildTileToPTXPipeline);
   PassPipelineRegistration<TileScheduleOptions>(
       "tile-schedule",
       "Apply an SDPA schedule (block sizes, causal split, exp2, lazy "

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 #include "tiled_attn/Pipelines/Pipelines.h"
@@ -21,12 +22,11 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<tiled_attn::tile::TileDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::math::MathDialect,
-                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
+  tiled_attn::registerTiledAttnDialects(registry);
 
   tiled_attn::tile::registerTilePasses();
   tiled_attn::registerTilePipelines();
+  tiled_attn::registerTiledAttnConversionPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerLoopInvariantCodeMotionPass();

@@ -45,12 +45,49 @@ struct TileScheduleOptions
       llvm::cl::init(true)};
 };
 
+/// From a scheduled, decomposed tile kernel to a gpu.binary holding PTX:
+///   tile-to-ptx{chip=sm_80 warps=4}
+struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target: sm_80, sm_89, sm_90, sm_120a or sm_121a"),
+      llvm::cl::init("sm_80")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (default: the chip's, e.g. +ptx80)"),
+      llvm::cl::init("")};
+  Option<int64_t> warps{*this, "warps",
+                        llvm::cl::desc("Warps per CTA (they split BLOCK_M)"),
+                        llvm::cl::init(4)};
+  Option<int> optLevel{*this, "opt-level",
+                       llvm::cl::desc("LLVM optimization level"),
+                       llvm::cl::init(3)};
+};
+
+/// The PTX version each supported chip needs; empty for an unknown chip.
+std::string defaultPTXFeatures(llvm::StringRef chip);
+
+/// tile-assign-layouts -> convert-tile-to-gpu -> canonicalize, cse.
+void buildTileToGPUPipeline(mlir::OpPassManager &pm,
+                            const TileToPTXOptions &options);
+/// The upstream gpu-lower-to-nvvm-pipeline, format isa (PTX).
+void buildGPUToPTXPipeline(mlir::OpPassManager &pm,
+                           const TileToPTXOptions &options);
+/// Both of the above.
+void buildTileToPTXPipeline(mlir::OpPassManager &pm,
+                            const TileToPTXOptions &options);
+
 /// retile -> causal split -> exp2 -> lazy rescale -> hoist -> prefetch ->
 /// decompose, each step only where its knob asks for it.
 void buildTileSchedulePipeline(mlir::OpPassManager &pm,
                                const TileScheduleOptions &options);
 
-/// Registers `tile-schedule` with the pass registry.
+/// Everything a tool needs to parse tile IR and take it to PTX: our
+/// dialects, the upstream dialects and interfaces the pipelines load, the
+/// LLVM IR translations and the NVVM target.
+void registerTiledAttnDialects(mlir::DialectRegistry &registry);
+
+/// Registers `tile-schedule` and `tile-to-ptx` with the pass registry.
 void registerTilePipelines();
 
 } // namespace tiled_attn

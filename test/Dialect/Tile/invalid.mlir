@@ -87,7 +87,7 @@ func.func private @unknown_attr() attributes {tile.schedule = #tile.sdpa<head_di
 
 // -----
 
-// expected-error @+1 {{'tile.sdpa' may only be attached to a func.func}}
+// expected-error @+1 {{'tile.sdpa' may only be attached to a function}}
 module @not_a_func attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>} {
 }
 

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -168,6 +169,12 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
 
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == getSharedBytesAttrName()) {
+    if (!isa<IntegerAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << getSharedBytesAttrName()
+                             << "' must be an integer on a function";
+    return success();
+  }
   if (attr.getName() != getSdpaAttrName())
     return op->emitError() << "unknown tile dialect attribute '"
                            << attr.getName().getValue() << "'";
@@ -175,9 +182,12 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
   if (!sdpa)
     return op->emitError() << "'" << getSdpaAttrName()
                            << "' must be a #tile.sdpa attribute";
-  auto func = dyn_cast<func::FuncOp>(op);
-  if (!func)
-    return op->emitError() << "'" << getSdpaAttrName()
-                           << "' may only be attached to a func.func";
-  return verifySdpaSignature(func, sdpa);
+  // A lowered kernel (a gpu.func) keeps the attribute; its arguments are no
+  // longer views.
+  if (auto func = dyn_cast<func::FuncOp>(op))
+    return verifySdpaSignature(func, sdpa);
+  if (isa<FunctionOpInterface>(op))
+    return success();
+  return op->emitError() << "'" << getSdpaAttrName()
+                         << "' may only be attached to a function";
 }

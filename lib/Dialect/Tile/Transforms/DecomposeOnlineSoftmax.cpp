@@ -100,8 +100,13 @@ struct DecomposeOnlineSoftmax final : OpRewritePattern<OnlineSoftmaxOp> {
           rewriter, loc,
           math::FmaOp::create(rewriter, loc, x, splat(scoresTy, c),
                               toRows(negRefC)));
+      // alpha = exp2((running_max - ref) * c): exactly 1 when the max did not
+      // move, which lazy rescaling relies on.
       alpha = math::Exp2Op::create(
-          rewriter, loc, math::FmaOp::create(rewriter, loc, m0, rowsC, negRefC));
+          rewriter, loc,
+          arith::MulFOp::create(
+              rewriter, loc, arith::SubFOp::create(rewriter, loc, m0, ref),
+              rowsC));
     } else {
       // probs = exp(x - ref), alpha = exp(running_max - ref)
       probs = math::ExpOp::create(

@@ -30,37 +30,66 @@ bool isNegInfSplat(Value value) {
   return v.isInfinity() && v.isNegative();
 }
 
-/// Checks that the running max of `op` lives only inside its softmax chain:
-/// it starts at -inf and, carried by an scf.for, feeds only online-softmax
-/// steps. With exp2 its units change, so a use outside the chain (say, to
-/// write a log-sum-exp) would silently change meaning.
-LogicalResult verifyMaxStaysInChain(OnlineSoftmaxOp op) {
-  auto fail = [&](const Twine &why) {
-    return op.emitError() << "tile-exp2: the running max " << why
-                          << "; exp2 would change its units";
-  };
-  Value runningMax = op.getRunningMax();
-  if (auto arg = dyn_cast<BlockArgument>(runningMax)) {
+/// True when `value` may start or carry a running max: -inf, or a value that
+/// loops carry from one online-softmax step to the next (the causal split
+/// chains two loops).
+bool isChainedMax(Value value) {
+  if (isNegInfSplat(value))
+    return true;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
     auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-    if (!loop || arg.getArgNumber() == 0)
-      return fail("is not carried by an scf.for");
-    unsigned idx = arg.getArgNumber() - 1;
-    if (!isNegInfSplat(loop.getInitArgs()[idx]))
-      return fail("does not start at -inf");
-    if (!loop.getResult(idx).use_empty())
-      return fail("is used after the loop");
-  } else if (!isNegInfSplat(runningMax)) {
-    return fail("does not start at -inf");
+    return loop && arg.getArgNumber() > 0 &&
+           isChainedMax(loop.getInitArgs()[arg.getArgNumber() - 1]);
   }
-  for (OpOperand &use : op.getNewMax().getUses()) {
+  if (auto step = value.getDefiningOp<OnlineSoftmaxOp>())
+    return value == step.getNewMax() && isChainedMax(step.getRunningMax());
+  if (auto loop = value.getDefiningOp<scf::ForOp>())
+    return isChainedMax(
+        loop.getYieldedValues()[cast<OpResult>(value).getResultNumber()]);
+  return false;
+}
+
+/// True when every use of `value`, a running max, stays in the chain: the
+/// next step's running max, a yield, or the start of the next loop.
+bool staysInChain(Value value) {
+  for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
-    if (auto next = dyn_cast<OnlineSoftmaxOp>(user);
-        next && use.get() == next.getRunningMax())
+    if (auto next = dyn_cast<OnlineSoftmaxOp>(user)) {
+      if (use.get() != next.getRunningMax())
+        return false;
       continue;
-    if (isa<scf::YieldOp>(user))
+    }
+    if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+      auto loop = dyn_cast<scf::ForOp>(yield->getParentOp());
+      if (!loop || !staysInChain(loop.getResult(use.getOperandNumber())))
+        return false;
       continue;
-    return fail("is used by '" + user->getName().getStringRef() + "'");
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(user)) {
+      unsigned numControl = loop.getNumControlOperands();
+      if (use.getOperandNumber() < numControl ||
+          !staysInChain(
+              loop.getRegionIterArgs()[use.getOperandNumber() - numControl]))
+        return false;
+      continue;
+    }
+    return false;
   }
+  return true;
+}
+
+/// Checks that the running max of `op` lives only inside its softmax chain:
+/// it starts at -inf and feeds only online-softmax steps. With exp2 its
+/// units change, so a use outside the chain (say, to write a log-sum-exp)
+/// would silently change meaning.
+LogicalResult verifyMaxStaysInChain(OnlineSoftmaxOp op) {
+  if (!isChainedMax(op.getRunningMax()))
+    return op.emitError() << "tile-exp2: the running max does not start at "
+                             "-inf; exp2 would change its units";
+  if (!staysInChain(op.getNewMax()) || !staysInChain(op.getRunningMax()))
+    return op.emitError() << "tile-exp2: the running max is used outside the "
+                             "online-softmax chain; exp2 would change its "
+                             "units";
   return success();
 }
 

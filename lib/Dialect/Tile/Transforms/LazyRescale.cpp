@@ -64,7 +64,7 @@ struct TileLazyRescalePass final
     if (threshold < 1 || threshold > 16) {
       func.emitError() << "tile-lazy-rescale: threshold must be in [1, 16], "
                           "got "
-                       << threshold;
+                       << int64_t{threshold};
       return signalPassFailure();
     }
     SmallVector<OnlineSoftmaxOp> steps;

@@ -1,24 +1,191 @@
-//===- Prefetch.cpp - (being written) ------------------------------------------===//
+//===- Prefetch.cpp - Software-pipeline block loads across iterations -----===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
 //
 //===----------------------------------------------------------------------===//
+//
+// With stages = 3, a loop that loads block %j of a view in iteration %j
+//
+//   scf.for %j = %lb to %ub step %st iter_args(%acc = %a0) {
+//     %k = tile.load %kv[%b, %h, %j, %c0] ...
+//     ... uses of %k ...
+//   }
+//
+// keeps two blocks in flight:
+//
+//   %k0 = tile.load %kv[%b, %h, %lb, %c0] ...
+//   %k1 = tile.load %kv[%b, %h, %lb + %st, %c0] ...
+//   scf.for %j = ... iter_args(%acc = %a0, %cur = %k0, %next = %k1) {
+//     %k2 = tile.load %kv[%b, %h, %j + 2 * %st, %c0] ...
+//     ... uses of %cur ...
+//     scf.yield ..., %next, %k2
+//   }
+//
+// Blocks past the end read padding and are never used, so there are no
+// guards, and loops shorter than the pipeline (empty ones included) compute
+// the same results, bit for bit.
+//
+//===----------------------------------------------------------------------===//
 
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace tiled_attn::tile {
 #define GEN_PASS_DEF_TILEPREFETCHPASS
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h.inc"
 } // namespace tiled_attn::tile
 
+using namespace mlir;
+using namespace tiled_attn::tile;
+
 namespace {
+
+/// The loads directly in `loop`'s body that read block `iv` of a fixed view:
+/// every operand is defined outside the loop, but for exactly one index,
+/// which is the induction variable itself. In body order.
+SmallVector<LoadOp> findBlockLoads(scf::ForOp loop) {
+  Value iv = loop.getInductionVar();
+  SmallVector<LoadOp> loads;
+  for (LoadOp load : loop.getBody()->getOps<LoadOp>()) {
+    if (!loop.isDefinedOutsideOfLoop(load.getView()))
+      continue;
+    int64_t ivIndices = 0;
+    bool invariant = true;
+    for (Value index : load.getIndices()) {
+      if (index == iv)
+        ++ivIndices;
+      else
+        invariant &= loop.isDefinedOutsideOfLoop(index);
+    }
+    if (ivIndices == 1 && invariant)
+      loads.push_back(load);
+  }
+  return loads;
+}
+
+/// Whether `loop` may write memory. A prefetched load moves ahead of the
+/// iterations before it, and views may alias, so such a loop is left alone.
+bool mayWriteMemory(scf::ForOp loop) {
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(loop);
+  if (!effects)
+    return true;
+  return llvm::any_of(*effects, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Write>(e.getEffect());
+  });
+}
+
+/// Returns `k * step`, as a constant when `step` is one.
+Value scaleStep(OpBuilder &b, Location loc, Value step, int64_t k) {
+  if (k == 1)
+    return step;
+  if (std::optional<int64_t> c = getConstantIntValue(step))
+    return arith::ConstantIndexOp::create(b, loc, k * *c);
+  return arith::MulIOp::create(b, loc, step,
+                               arith::ConstantIndexOp::create(b, loc, k));
+}
+
+/// Returns `base + k * step`, folded when `base` is 0 or both are constants.
+Value addSteps(OpBuilder &b, Location loc, Value base, Value step, int64_t k) {
+  if (k == 0)
+    return base;
+  std::optional<int64_t> cBase = getConstantIntValue(base);
+  std::optional<int64_t> cStep = getConstantIntValue(step);
+  if (cBase == 0)
+    return scaleStep(b, loc, step, k);
+  if (cBase && cStep)
+    return arith::ConstantIndexOp::create(b, loc, *cBase + k * *cStep);
+  return arith::AddIOp::create(b, loc, base, scaleStep(b, loc, step, k));
+}
+
+/// Keeps `stages - 1` blocks of each of `loads` in flight, carried in new
+/// iter_args of `loop` (oldest first, grouped by load).
+LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
+                            ArrayRef<LoadOp> loads, int64_t stages) {
+  Location loc = loop.getLoc();
+  Value iv = loop.getInductionVar();
+  const int64_t depth = stages - 1;
+
+  // Prologue: blocks lb .. lb + (depth - 1) * step, in the order the first
+  // iterations use them.
+  rewriter.setInsertionPoint(loop);
+  SmallVector<Value> inFlight(loads.size() * depth);
+  for (int64_t k = 0; k < depth; ++k) {
+    IRMapping blockK;
+    blockK.map(
+        iv, addSteps(rewriter, loc, loop.getLowerBound(), loop.getStep(), k));
+    for (auto [i, load] : llvm::enumerate(loads))
+      inFlight[i * depth + k] = rewriter.clone(*load, blockK)->getResult(0);
+  }
+  Value distance = scaleStep(rewriter, loc, loop.getStep(), depth);
+
+  // Iteration iv uses the oldest block in flight and loads block
+  // iv + depth * step where the original load was, to overlap the compute.
+  // This runs before the body moves to the new loop, which then remaps `iv`.
+  auto shiftBlocks = [&](OpBuilder &, Location,
+                         ArrayRef<BlockArgument> carried) {
+    rewriter.setInsertionPoint(loads.front());
+    IRMapping ahead;
+    ahead.map(iv, arith::AddIOp::create(rewriter, loc, iv, distance));
+    SmallVector<Value> yielded;
+    for (auto [i, load] : llvm::enumerate(loads)) {
+      ArrayRef<BlockArgument> blocks = carried.slice(i * depth, depth);
+      rewriter.setInsertionPoint(load);
+      Operation *next = rewriter.clone(*load, ahead);
+      rewriter.replaceOp(load, blocks.front());
+      llvm::append_range(yielded, blocks.drop_front());
+      yielded.push_back(next->getResult(0));
+    }
+    return yielded;
+  };
+  return loop.replaceWithAdditionalYields(
+      rewriter, inFlight, /*replaceInitOperandUsesInLoop=*/false, shiftBlocks);
+}
+
 struct TilePrefetchPass final
     : tiled_attn::tile::impl::TilePrefetchPassBase<TilePrefetchPass> {
   using Base::Base;
+
   void runOnOperation() override {
-    getOperation().emitError() << "not implemented yet";
-    signalPassFailure();
+    func::FuncOp func = getOperation();
+    if (stages < 1 || stages > 4) {
+      func.emitError() << "tile-prefetch: stages must be in [1, 4], got "
+                       << int64_t{stages};
+      return signalPassFailure();
+    }
+    StringRef sdpaName = TileDialect::getSdpaAttrName();
+    if (auto sdpa = func->getAttrOfType<SdpaAttr>(sdpaName))
+      func->setAttr(sdpaName,
+                    SdpaAttr::get(&getContext(), sdpa.getHeadDim(),
+                                  sdpa.getElementType(), sdpa.getCausal(),
+                                  sdpa.getBlockM(), sdpa.getBlockN(),
+                                  int64_t{stages}, sdpa.getCausalSplit(),
+                                  sdpa.getExp2(), sdpa.getRescaleThreshold()));
+    if (stages == 1)
+      return;
+
+    // Outer loops first, so that the prologue of an inner loop is not
+    // pipelined again by the loop around it.
+    SmallVector<scf::ForOp> loops;
+    func.walk<WalkOrder::PreOrder>(
+        [&](scf::ForOp loop) { loops.push_back(loop); });
+    IRRewriter rewriter(&getContext());
+    for (scf::ForOp loop : loops) {
+      SmallVector<LoadOp> loads = findBlockLoads(loop);
+      if (loads.empty() || mayWriteMemory(loop))
+        continue;
+      if (failed(pipelineLoads(rewriter, loop, loads, stages)))
+        return signalPassFailure();
+    }
   }
 };
+
 } // namespace

@@ -324,7 +324,7 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
 
     - `exp2`: the maxima are kept on the unscaled scores and, with
       `c = scale * log2(e)`, `probs = exp2(scores * c - new_max * c)` (one
-      fused multiply-add) and `alpha = exp2(running_max * c - new_max * c)`.
+      fused multiply-add) and `alpha = exp2((running_max - new_max) * c)`.
       The results are the same up to rounding, provided `scale > 0`.
     - `lazy_rescale(T)`: a row's max moves only when the new block would
       otherwise make a probability exceed `2^T`; otherwise `new_max =
@@ -352,6 +352,33 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
     attr-dict `:` type($scores) `,` type($running_max)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Layouts
+//===----------------------------------------------------------------------===//
+
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure,
+    AllShapesMatch<["input", "result"]>,
+    AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "Move a tile to another thread layout";
+  let description = [{
+    The same tile, spread over the threads another way (see
+    `#tile.layout`). `tile-assign-layouts` inserts it where a value feeds an
+    op that needs a different layout, such as the probabilities P going from
+    the accumulator of one `mma` to the A operand of the next; lowering turns
+    it into register moves, or nothing when the registers already agree.
+
+    Example:
+
+    ```mlir
+    %pa = tile.convert_layout %p : tensor<64x64xf16, #tile.layout<acc, warps = 4>>
+        -> tensor<64x64xf16, #tile.layout<opa, warps = 4>>
+    ```
+  }];
+  let arguments = (ins Tile_AnyTile:$input);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
 #endif // TILED_ATTN_DIALECT_TILE_IR_TILEOPS_TD

@@ -10,6 +10,29 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TileAssignLayoutsPass : Pass<"tile-assign-layouts", "::mlir::func::FuncOp"> {
+  let summary = "Give every tile a thread layout for the mma.sync family";
+  let description = [{
+    The first step to the GPU level. Every tile value gets a
+    `#tile.layout` as its tensor encoding: `tile.mma` operands and results
+    fix `opa`, `smem` and `acc`; reductions and broadcasts along rows and
+    columns give `rows` and `cols`; elementwise ops and loop-carried values
+    share their operands' layout. A tile with two layouts, or none, is an
+    error. Expects a decomposed online softmax.
+
+    ```mlir
+    // After
+    %s = tile.mma %q, %kt, %z : tensor<64x64xf16, #tile.layout<opa, warps = 4>>,
+        tensor<64x64xf16, #tile.layout<smem, warps = 4, transposed = true>>
+        -> tensor<64x64xf32, #tile.layout<acc, warps = 4>>
+    ```
+  }];
+  let options = [
+    Option<"warps", "warps", "int64_t", /*default=*/"4",
+           "Warps per CTA; they split the query rows (1, 2, 4 or 8)">,
+  ];
+}
+
 def TileCausalSplitPass : Pass<"tile-causal-split", "::mlir::func::FuncOp"> {
   let summary = "Split a causal K/V loop into unmasked, diagonal and skipped blocks";
   let description = [{
@@ -154,7 +177,7 @@ def TileLazyRescalePass : Pass<"tile-lazy-rescale", "::mlir::func::FuncOp"> {
     %m1, %l1, %p, %a = tile.online_softmax %s, %m0, %l0 scale(%c)
         lazy_rescale(8.0) : ...
     %min = tile.reduce min %a along 0 : tensor<64xf32> -> f32
-    %need = arith.cmpf olt, %min, %one : f32
+    %need = arith.cmpf ult, %min, %one : f32
     %acc1 = scf.if %need -> (tensor<64x64xf32>) { ... arith.mulf ... }
             else { scf.yield %acc0 : tensor<64x64xf32> }
     ```

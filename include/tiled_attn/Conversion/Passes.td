@@ -1,0 +1,44 @@
+//===- Passes.td - Conversions out of the tile dialect -----*- tablegen -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_CONVERSION_PASSES_TD
+#define TILED_ATTN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTileToGPUPass : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Lower layout-annotated tile kernels to a gpu.module of SIMT code";
+  let description = [{
+    Each `func.func` whose tiles carry `#tile.layout`s becomes a `gpu.func`
+    kernel in a `gpu.module`, written per thread with upstream dialects:
+
+    - `!tile.view` arguments become strided memrefs (the kernel ABI is the
+      memref descriptor: pointer, pointer, offset, sizes, strides);
+    - register tiles become vectors of a lane's elements;
+    - loads become cooperative `nvgpu.device_async_copy` into dynamic shared
+      memory, then `nvgpu.ldmatrix` for A operands;
+    - `tile.mma` becomes `nvgpu.ldmatrix` of B fragments and
+      `nvgpu.mma.sync` m16n8k16;
+    - row reductions become quad shuffles (`gpu.shuffle xor`);
+    - stores write each lane's pairs under the view's bounds.
+
+    The kernel records its block size (`known_block_size`) and its shared
+    memory bytes (`tile.shared_bytes`).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+#endif // TILED_ATTN_CONVERSION_PASSES_TD

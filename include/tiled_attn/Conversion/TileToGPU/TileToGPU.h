@@ -1,0 +1,83 @@
+//===- TileToGPU.h - Lower layout-annotated tile IR to GPU ops --*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The thread-level meaning of each #tile.layout, shared by the patterns of
+// every op family, and the functions that populate those patterns.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_CONVERSION_TILETOGPU_TILETOGPU_H
+#define TILED_ATTN_CONVERSION_TILETOGPU_TILETOGPU_H
+
+#include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallVector.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace tiled_attn {
+
+/// Where the registers of a tile in a register layout (acc, rows, cols, opa)
+/// sit. With g = lane / 4, t = lane % 4 and `warpRow` the first row of the
+/// lane's warp, register `e` of the lane holds element
+///   (warpRow * rowsFromWarp + g * rowsFromG + rowOffset[e],
+///    t * colsFromT + colOffset[e])
+/// where a coordinate that the layout does not have is ignored.
+struct Fragment {
+  tile::LayoutKind kind;
+  int64_t warps;
+  /// Tiles of the layout: m-tiles, n-tiles (8 wide) or k-steps (16 wide).
+  int64_t mTiles = 1, nTiles = 1;
+  /// Rows a warp owns (0 when rows are not split over warps).
+  int64_t rowsPerWarp = 0;
+  llvm::SmallVector<int64_t> rowOffset, colOffset;
+
+  /// The fragment of a tile type in a register layout.
+  static Fragment get(mlir::RankedTensorType type);
+  int64_t size() const { return std::max(rowOffset.size(), colOffset.size()); }
+};
+
+/// Converts tile types to their per-thread form: a register tile becomes a
+/// vector of the lane's elements, a shared tile a padded workgroup memref,
+/// a view a strided memref.
+class TileToGPUTypeConverter : public mlir::TypeConverter {
+public:
+  TileToGPUTypeConverter();
+};
+
+/// The padded shared-memory buffer type of a tile stored as `rows x cols`.
+mlir::MemRefType getSharedBufferType(int64_t rows, int64_t cols,
+                                     mlir::Type elementType);
+
+/// Per-lane coordinates, computed where they are needed (CSE merges them).
+struct LaneCoords {
+  mlir::Value tid, lane, warp, g, t;
+  LaneCoords(mlir::OpBuilder &b, mlir::Location loc);
+};
+
+/// Registers [offset, offset + size) of a lane's vector, and the vector with
+/// them replaced by `part`; both are vector.shuffle, which every backend
+/// lowers.
+mlir::Value extractRegisters(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value vector, int64_t offset, int64_t size);
+mlir::Value insertRegisters(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value part, mlir::Value vector,
+                            int64_t offset);
+
+/// Pattern sets, one per op family.
+void populateTileMemoryToGPUPatterns(TileToGPUTypeConverter &converter,
+                                     mlir::RewritePatternSet &patterns);
+void populateTileMmaToGPUPatterns(TileToGPUTypeConverter &converter,
+                                  mlir::RewritePatternSet &patterns);
+void populateTileReduceToGPUPatterns(TileToGPUTypeConverter &converter,
+                                     mlir::RewritePatternSet &patterns);
+void populateTileElementwiseToGPUPatterns(TileToGPUTypeConverter &converter,
+                                          mlir::RewritePatternSet &patterns);
+
+} // namespace tiled_attn
+
+#endif // TILED_ATTN_CONVERSION_TILETOGPU_TILETOGPU_H

@@ -1,0 +1,130 @@
+//===- Fragments.cpp - Thread-level meaning of tile layouts ---------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tile;
+
+Fragment Fragment::get(RankedTensorType type) {
+  auto layout = cast<LayoutAttr>(type.getEncoding());
+  Fragment f{layout.getKind(), layout.getWarps()};
+  ArrayRef<int64_t> shape = type.getShape();
+  switch (f.kind) {
+  case LayoutKind::Acc:
+    // m16n8 accumulators: (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+    f.rowsPerWarp = shape[0] / f.warps;
+    f.mTiles = f.rowsPerWarp / 16;
+    f.nTiles = shape[1] / 8;
+    for (int64_t mt = 0; mt < f.mTiles; ++mt)
+      for (int64_t nt = 0; nt < f.nTiles; ++nt)
+        for (int64_t r = 0; r < 4; ++r) {
+          f.rowOffset.push_back(mt * 16 + 8 * (r / 2));
+          f.colOffset.push_back(nt * 8 + r % 2);
+        }
+    break;
+  case LayoutKind::Rows:
+    f.rowsPerWarp = shape[0] / f.warps;
+    f.mTiles = f.rowsPerWarp / 16;
+    for (int64_t mt = 0; mt < f.mTiles; ++mt)
+      for (int64_t h = 0; h < 2; ++h)
+        f.rowOffset.push_back(mt * 16 + 8 * h);
+    break;
+  case LayoutKind::Cols:
+    f.nTiles = shape[0] / 8;
+    for (int64_t nt = 0; nt < f.nTiles; ++nt)
+      for (int64_t c = 0; c < 2; ++c)
+        f.colOffset.push_back(nt * 8 + c);
+    break;
+  case LayoutKind::OperandA:
+    // m16k16 A operands: a0..a7 = (g, 2t..), (g+8, 2t..), (g, 2t+8..),
+    // (g+8, 2t+8..).
+    f.rowsPerWarp = shape[0] / f.warps;
+    f.mTiles = f.rowsPerWarp / 16;
+    f.nTiles = shape[1] / 16;
+    for (int64_t mt = 0; mt < f.mTiles; ++mt)
+      for (int64_t kt = 0; kt < f.nTiles; ++kt)
+        for (int64_t a = 0; a < 8; ++a) {
+          f.rowOffset.push_back(mt * 16 + 8 * ((a / 2) % 2));
+          f.colOffset.push_back(kt * 16 + 8 * (a / 4) + a % 2);
+        }
+    break;
+  case LayoutKind::Shared:
+    break;
+  }
+  return f;
+}
+
+MemRefType tiled_attn::getSharedBufferType(int64_t rows, int64_t cols,
+                                           Type elementType) {
+  auto space = gpu::AddressSpaceAttr::get(elementType.getContext(),
+                                          gpu::AddressSpace::Workgroup);
+  return MemRefType::get({rows, cols + 8}, elementType, MemRefLayoutAttrInterface(),
+                         space);
+}
+
+TileToGPUTypeConverter::TileToGPUTypeConverter() {
+  addConversion([](Type type) { return type; });
+  addConversion([](ViewType view) -> Type {
+    SmallVector<int64_t> strides(view.getRank(), ShapedType::kDynamic);
+    strides.back() = 1;
+    auto layout = StridedLayoutAttr::get(view.getContext(),
+                                         ShapedType::kDynamic, strides);
+    return MemRefType::get(view.getShape(), view.getElementType(), layout);
+  });
+  addConversion([](RankedTensorType type) -> std::optional<Type> {
+    auto layout = dyn_cast_or_null<LayoutAttr>(type.getEncoding());
+    if (!layout)
+      return std::nullopt;
+    if (layout.getKind() == LayoutKind::Shared) {
+      ArrayRef<int64_t> shape = type.getShape();
+      return layout.getTransposed()
+                 ? getSharedBufferType(shape[1], shape[0],
+                                       type.getElementType())
+                 : getSharedBufferType(shape[0], shape[1],
+                                       type.getElementType());
+    }
+    return VectorType::get({Fragment::get(type).size()},
+                           type.getElementType());
+  });
+}
+
+LaneCoords::LaneCoords(OpBuilder &b, Location loc) {
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value c32 = arith::ConstantIndexOp::create(b, loc, 32);
+  Value c4 = arith::ConstantIndexOp::create(b, loc, 4);
+  lane = arith::RemUIOp::create(b, loc, tid, c32);
+  warp = arith::DivUIOp::create(b, loc, tid, c32);
+  g = arith::DivUIOp::create(b, loc, lane, c4);
+  t = arith::RemUIOp::create(b, loc, lane, c4);
+}
+
+Value tiled_attn::extractRegisters(OpBuilder &b, Location loc, Value vector,
+                                   int64_t offset, int64_t size) {
+  SmallVector<int64_t> mask;
+  for (int64_t i = 0; i < size; ++i)
+    mask.push_back(offset + i);
+  return vector::ShuffleOp::create(b, loc, vector, vector, mask);
+}
+
+Value tiled_attn::insertRegisters(OpBuilder &b, Location loc, Value part,
+                                  Value vector, int64_t offset) {
+  int64_t size = cast<VectorType>(vector.getType()).getNumElements();
+  int64_t partSize = cast<VectorType>(part.getType()).getNumElements();
+  // Indices past `size` select from `part`.
+  SmallVector<int64_t> mask;
+  for (int64_t i = 0; i < size; ++i)
+    mask.push_back(i >= offset && i < offset + partSize ? size + i - offset
+                                                        : i);
+  return vector::ShuffleOp::create(b, loc, vector, part, mask);
+}

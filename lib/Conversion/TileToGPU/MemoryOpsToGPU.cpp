@@ -1,0 +1,258 @@
+//===- MemoryOpsToGPU.cpp - Loads, stores, block ids and sizes ------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A tile load is a cooperative copy of a block into shared memory: every
+// thread issues 16-byte cp.async copies, with zero fill for the rows past the
+// view's end (the load's padding). A tile in the A-operand layout is then
+// read into registers with ldmatrix; a shared tile stays in shared memory
+// for the mma that uses it. A store writes each lane's accumulator pairs
+// under the view's bounds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tile;
+
+namespace {
+
+Value cIdx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// Copies the `rows x cols` block of `view` at tile indices `indices` into
+/// `buffer`, all threads together, then waits and synchronizes.
+void copyBlockToShared(OpBuilder &b, Location loc, Value view,
+                       ValueRange indices, Value buffer, int64_t rows,
+                       int64_t cols, int64_t threads) {
+  LaneCoords lc(b, loc);
+  const int64_t vec = 8; // 16 bytes of f16 or bf16
+  int64_t chunksPerRow = cols / vec, chunks = rows * chunksPerRow;
+  Value seqLen = memref::DimOp::create(b, loc, view, 2);
+  Value colLen = memref::DimOp::create(b, loc, view, 3);
+  Value row0 = arith::MulIOp::create(b, loc, indices[2], cIdx(b, loc, rows));
+  Value col0 = arith::MulIOp::create(b, loc, indices[3], cIdx(b, loc, cols));
+  Value zero = cIdx(b, loc, 0), full = cIdx(b, loc, vec);
+
+  // Nobody may still be reading the buffer from the previous iteration.
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> tokens;
+  for (int64_t i = 0; i < chunks / threads; ++i) {
+    Value chunk =
+        arith::AddIOp::create(b, loc, lc.tid, cIdx(b, loc, i * threads));
+    Value r = arith::DivUIOp::create(b, loc, chunk, cIdx(b, loc, chunksPerRow));
+    Value c = arith::MulIOp::create(
+        b, loc,
+        arith::RemUIOp::create(b, loc, chunk, cIdx(b, loc, chunksPerRow)),
+        full);
+    Value seq = arith::AddIOp::create(b, loc, row0, r);
+    Value col = arith::AddIOp::create(b, loc, col0, c);
+    Value inRows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         seq, seqLen);
+    Value inCols = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sle,
+        arith::AddIOp::create(b, loc, col, full), colLen);
+    Value inBounds = arith::AndIOp::create(b, loc, inRows, inCols);
+    // Out of bounds: read nothing (zero fill) from a valid address.
+    Value srcElements =
+        arith::SelectOp::create(b, loc, inBounds, full, zero);
+    Value srcSeq = arith::SelectOp::create(b, loc, inBounds, seq, zero);
+    Value srcCol = arith::SelectOp::create(b, loc, inBounds, col, zero);
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
+        ValueRange{r, c}, view, ValueRange{indices[0], indices[1], srcSeq, srcCol},
+        b.getIndexAttr(vec), srcElements, /*bypassL1=*/b.getUnitAttr()));
+  }
+  Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b, loc);
+}
+
+/// The shared buffer a load was given by the pass (`tile.smem_offset`).
+Value sharedBuffer(OpBuilder &b, Location loc, Operation *op,
+                   MemRefType type) {
+  auto offset = op->getAttrOfType<IntegerAttr>("tile.smem_offset");
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                          gpu::AddressSpace::Workgroup);
+  auto bytesTy = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                 MemRefLayoutAttrInterface(), space);
+  Value base = gpu::DynamicSharedMemoryOp::create(b, loc, bytesTy);
+  return memref::ViewOp::create(b, loc, type, base,
+                                cIdx(b, loc, offset.getInt()), ValueRange{});
+}
+
+struct LoadToGPU final : OpConversionPattern<LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = op.getType();
+    auto layout = dyn_cast_or_null<LayoutAttr>(type.getEncoding());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "no layout");
+    if (!op.getPad().isZero())
+      return op.emitError() << "GPU lowering: loads pad with zero only";
+    if (type.getRank() != 2 || op.getIndices().size() != 4)
+      return op.emitError() << "GPU lowering: expects rank-2 tiles of rank-4 "
+                               "views";
+    if (!op->hasAttr("tile.smem_offset"))
+      return op.emitError() << "GPU lowering: the load has no shared buffer";
+    SmallVector<int64_t> block = op.getBlockShape();
+    int64_t threads = 32 * layout.getWarps();
+    if ((block[0] * block[1] / 8) % threads || block[1] % 8)
+      return op.emitError() << "GPU lowering: a " << block[0] << "x"
+                            << block[1] << " block does not split into "
+                            << threads << " threads' 16-byte copies";
+    MemRefType bufferTy =
+        getSharedBufferType(block[0], block[1], type.getElementType());
+    Value buffer = sharedBuffer(rewriter, loc, op, bufferTy);
+    copyBlockToShared(rewriter, loc, adaptor.getView(), adaptor.getIndices(),
+                      buffer, block[0], block[1], threads);
+
+    if (layout.getKind() == LayoutKind::Shared) {
+      rewriter.replaceOp(op, buffer);
+      return success();
+    }
+    if (layout.getKind() != LayoutKind::OperandA || op.getTranspose())
+      return op.emitError() << "GPU lowering: loads produce shared tiles or "
+                               "untransposed A operands";
+    // A operand: ldmatrix.x4 per (m-tile, k-step); lane l addresses row
+    // l % 16 and column 8 * (l / 16) of the 16x16 piece.
+    Fragment frag = Fragment::get(type);
+    LaneCoords lc(rewriter, loc);
+    Type elt = type.getElementType();
+    auto fragTy = VectorType::get({frag.size()}, elt);
+    Value result = arith::ConstantOp::create(
+        rewriter, loc, fragTy, rewriter.getZeroAttr(fragTy));
+    Value laneRow = arith::RemUIOp::create(rewriter, loc, lc.lane,
+                                           cIdx(rewriter, loc, 16));
+    Value laneCol = arith::MulIOp::create(
+        rewriter, loc,
+        arith::DivUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 16)),
+        cIdx(rewriter, loc, 8));
+    Value warpRow = arith::MulIOp::create(
+        rewriter, loc, lc.warp, cIdx(rewriter, loc, frag.rowsPerWarp));
+    for (int64_t mt = 0; mt < frag.mTiles; ++mt)
+      for (int64_t kt = 0; kt < frag.nTiles; ++kt) {
+        Value row = arith::AddIOp::create(
+            rewriter, loc,
+            arith::AddIOp::create(rewriter, loc, warpRow, laneRow),
+            cIdx(rewriter, loc, mt * 16));
+        Value col = arith::AddIOp::create(rewriter, loc, laneCol,
+                                          cIdx(rewriter, loc, kt * 16));
+        Value piece = nvgpu::LdMatrixOp::create(
+            rewriter, loc, VectorType::get({4, 2}, elt), buffer,
+            ValueRange{row, col}, rewriter.getBoolAttr(false),
+            rewriter.getI32IntegerAttr(4));
+        piece = vector::ShapeCastOp::create(
+            rewriter, loc, VectorType::get({8}, elt), piece);
+        result = insertRegisters(rewriter, loc, piece, result,
+                                 (mt * frag.nTiles + kt) * 8);
+      }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct StoreToGPU final : OpConversionPattern<StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    auto layout = dyn_cast_or_null<LayoutAttr>(type.getEncoding());
+    if (!layout || layout.getKind() != LayoutKind::Acc || op.getMask() ||
+        op.getIndices().size() != 4)
+      return op.emitError() << "GPU lowering: stores take an unmasked "
+                               "accumulator tile into a rank-4 view";
+    Fragment frag = Fragment::get(type);
+    LaneCoords lc(rewriter, loc);
+    Value view = adaptor.getView();
+    ValueRange idx = adaptor.getIndices();
+    Value seqLen = memref::DimOp::create(rewriter, loc, view, 2);
+    Value colLen = memref::DimOp::create(rewriter, loc, view, 3);
+    Value rowBase = arith::AddIOp::create(
+        rewriter, loc,
+        arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(rewriter, loc, idx[2],
+                                  cIdx(rewriter, loc, type.getDimSize(0))),
+            arith::MulIOp::create(rewriter, loc, lc.warp,
+                                  cIdx(rewriter, loc, frag.rowsPerWarp))),
+        lc.g);
+    Value colBase = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, idx[3],
+                              cIdx(rewriter, loc, type.getDimSize(1))),
+        arith::MulIOp::create(rewriter, loc, lc.t, cIdx(rewriter, loc, 2)));
+    for (int64_t e = 0; e < frag.size(); e += 2) {
+      Value row = arith::AddIOp::create(rewriter, loc, rowBase,
+                                        cIdx(rewriter, loc, frag.rowOffset[e]));
+      Value col = arith::AddIOp::create(rewriter, loc, colBase,
+                                        cIdx(rewriter, loc, frag.colOffset[e]));
+      Value inRows = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::slt, row, seqLen);
+      Value inCols = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sle,
+          arith::AddIOp::create(rewriter, loc, col, cIdx(rewriter, loc, 2)),
+          colLen);
+      Value inBounds = arith::AndIOp::create(rewriter, loc, inRows, inCols);
+      Value pair = extractRegisters(rewriter, loc, adaptor.getValue(), e, 2);
+      auto ifOp = scf::IfOp::create(rewriter, loc, inBounds,
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      vector::StoreOp::create(rewriter, loc, pair, view,
+                              ValueRange{idx[0], idx[1], row, col});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct BlockIdToGPU final : OpConversionPattern<BlockIdOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BlockIdOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    gpu::Dimension dim = op.getDim() == Dim::X   ? gpu::Dimension::x
+                         : op.getDim() == Dim::Y ? gpu::Dimension::y
+                                                 : gpu::Dimension::z;
+    rewriter.replaceOpWithNewOp<gpu::BlockIdOp>(op, dim);
+    return success();
+  }
+};
+
+struct DimToGPU final : OpConversionPattern<DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getView(),
+                                               op.getIndex());
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateTileMemoryToGPUPatterns(
+    TileToGPUTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<LoadToGPU, StoreToGPU, BlockIdToGPU, DimToGPU>(
+      converter, patterns.getContext());
+}

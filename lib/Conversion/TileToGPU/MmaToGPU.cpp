@@ -1,0 +1,172 @@
+//===- MmaToGPU.cpp - tile.mma to ldmatrix and mma.sync -------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// `acc += lhs * rhs` with lhs in A-operand registers and rhs in shared
+// memory: for each k-step of 16 and each n-tile of 8, ldmatrix.x2 reads the
+// B fragment (transposing on the way when the buffer holds rhs itself, as V
+// does; not when it holds rhsᵀ, as K does for Kᵀ), and one mma.sync
+// m16n8k16 per m-tile accumulates in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tile;
+
+namespace {
+
+/// One m16n8k16 bf16 mma.sync. nvgpu.mma.sync has no bf16 lowering, so this
+/// goes to nvvm.mma.sync with the operands packed two per 32-bit register.
+Value mmaSyncBF16(OpBuilder &b, Location loc, Value a8, Value bFrag,
+                  Value c4) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  SmallVector<Value> aRegs, bRegs, cRegs;
+  Value aWords = vector::BitCastOp::create(b, loc, VectorType::get({4}, i32),
+                                           a8);
+  for (int64_t i = 0; i < 4; ++i)
+    aRegs.push_back(vector::ExtractOp::create(b, loc, aWords, i));
+  for (int64_t i = 0; i < 2; ++i) {
+    Value pair = vector::ExtractOp::create(b, loc, bFrag, i);
+    Value word = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32),
+                                           pair);
+    bRegs.push_back(vector::ExtractOp::create(b, loc, word, 0));
+  }
+  for (int64_t i = 0; i < 4; ++i)
+    cRegs.push_back(vector::ExtractOp::create(b, loc, c4, i));
+  auto resultTy = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                   {f32, f32, f32, f32});
+  Value d = NVVM::MmaOp::create(
+      b, loc, resultTy, aRegs, bRegs, cRegs, ArrayRef<int64_t>{16, 8, 16},
+      std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+  return vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32),
+                                        out);
+}
+
+Value cIdx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+struct MmaToGPU final : OpConversionPattern<MmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto lhsTy = cast<RankedTensorType>(op.getLhs().getType());
+    auto rhsTy = cast<RankedTensorType>(op.getRhs().getType());
+    auto accTy = cast<RankedTensorType>(op.getAcc().getType());
+    auto rhsLayout = dyn_cast_or_null<LayoutAttr>(rhsTy.getEncoding());
+    if (!rhsLayout || rhsLayout.getKind() != LayoutKind::Shared)
+      return rewriter.notifyMatchFailure(op, "rhs is not in shared memory");
+    Fragment a = Fragment::get(lhsTy), c = Fragment::get(accTy);
+    Type elt = lhsTy.getElementType();
+    Type f32 = rewriter.getF32Type();
+    bool rhsStoredTransposed = rhsLayout.getTransposed();
+
+    LaneCoords lc(rewriter, loc);
+    Value l8 = arith::RemUIOp::create(rewriter, loc, lc.lane,
+                                      cIdx(rewriter, loc, 8));
+    // Lanes 8..15 address the second 8x8 matrix: k + 8.
+    Value kHalf = arith::MulIOp::create(
+        rewriter, loc,
+        arith::RemUIOp::create(
+            rewriter, loc,
+            arith::DivUIOp::create(rewriter, loc, lc.lane,
+                                   cIdx(rewriter, loc, 8)),
+            cIdx(rewriter, loc, 2)),
+        cIdx(rewriter, loc, 8));
+
+    Value acc = adaptor.getAcc();
+    auto aTy = VectorType::get({4, 2}, elt), bTy = VectorType::get({2, 2}, elt),
+         cTy = VectorType::get({2, 2}, f32);
+    for (int64_t kt = 0; kt < a.nTiles; ++kt)
+      for (int64_t nt = 0; nt < c.nTiles; ++nt) {
+        // The B fragment of (k-step kt, n-tile nt), shared by all m-tiles.
+        Value row, col;
+        if (rhsStoredTransposed) {
+          // Buffer is [n][k]: lane l reads row n0 + l % 8 at column k0 (+8).
+          row = arith::AddIOp::create(rewriter, loc, l8,
+                                      cIdx(rewriter, loc, nt * 8));
+          col = arith::AddIOp::create(rewriter, loc, kHalf,
+                                      cIdx(rewriter, loc, kt * 16));
+        } else {
+          // Buffer is [k][n]: lane l reads row k0 + l % 8 (+8) at column n0.
+          row = arith::AddIOp::create(
+              rewriter, loc, arith::AddIOp::create(rewriter, loc, l8, kHalf),
+              cIdx(rewriter, loc, kt * 16));
+          col = cIdx(rewriter, loc, nt * 8);
+        }
+        Value bFrag = nvgpu::LdMatrixOp::create(
+            rewriter, loc, bTy, adaptor.getRhs(), ValueRange{row, col},
+            rewriter.getBoolAttr(!rhsStoredTransposed),
+            rewriter.getI32IntegerAttr(2));
+        for (int64_t mt = 0; mt < a.mTiles; ++mt) {
+          int64_t aOff = (mt * a.nTiles + kt) * 8;
+          int64_t cOff = (mt * c.nTiles + nt) * 4;
+          Value a8 = extractRegisters(rewriter, loc, adaptor.getLhs(), aOff, 8);
+          Value c4 = extractRegisters(rewriter, loc, acc, cOff, 4);
+          Value d;
+          if (elt.isBF16()) {
+            d = mmaSyncBF16(rewriter, loc, a8, bFrag, c4);
+          } else {
+            Value aFrag = vector::ShapeCastOp::create(rewriter, loc, aTy, a8);
+            Value cFrag = vector::ShapeCastOp::create(rewriter, loc, cTy, c4);
+            d = nvgpu::MmaSyncOp::create(rewriter, loc, aFrag, bFrag, cFrag,
+                                         ArrayRef<int64_t>{16, 8, 16});
+            d = vector::ShapeCastOp::create(rewriter, loc,
+                                            VectorType::get({4}, f32), d);
+          }
+          acc = insertRegisters(rewriter, loc, d, acc, cOff);
+        }
+      }
+    rewriter.replaceOp(op, acc);
+    return success();
+  }
+};
+
+/// acc -> opa keeps the registers as they are: over a pair of n-tiles the
+/// accumulator order is the A operand's order.
+struct ConvertLayoutToGPU final : OpConversionPattern<ConvertLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto from = cast<LayoutAttr>(op.getInput().getType().getEncoding());
+    auto to = cast<LayoutAttr>(op.getType().getEncoding());
+    bool inPlace = from == to || (from.getKind() == LayoutKind::Acc &&
+                                  to.getKind() == LayoutKind::OperandA &&
+                                  from.getWarps() == to.getWarps());
+    if (!inPlace)
+      return op.emitError() << "GPU lowering: no register move from " << from
+                            << " to " << to;
+    rewriter.replaceOp(op, adaptor.getInput());
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateTileMmaToGPUPatterns(TileToGPUTypeConverter &converter,
+                                              RewritePatternSet &patterns) {
+  patterns.add<MmaToGPU, ConvertLayoutToGPU>(converter, patterns.getContext());
+}

@@ -1,0 +1,172 @@
+//===- ReduceToGPU.cpp - Reductions, broadcasts and masks -----------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A row of an accumulator lives in the four lanes of a quad: a row reduction
+// combines the lane's own registers, then shuffles xor 1 and xor 2. A
+// broadcast back is a register shuffle. Masks compare each register's
+// element coordinates.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tile;
+
+namespace {
+
+Value cIdx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
+  switch (kind) {
+  case ReduceKind::Max:
+    return arith::MaximumFOp::create(b, loc, x, y);
+  case ReduceKind::Min:
+    return arith::MinimumFOp::create(b, loc, x, y);
+  case ReduceKind::Sum:
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+  return {};
+}
+
+struct ReduceToGPU final : OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto inTy = cast<RankedTensorType>(op.getInput().getType());
+    auto outTy = dyn_cast<RankedTensorType>(op.getType());
+    if (!outTy || op.getAxis() != 1 ||
+        cast<LayoutAttr>(outTy.getEncoding()).getKind() != LayoutKind::Rows)
+      return op.emitError() << "GPU lowering: only row reductions of an "
+                               "accumulator (along 1) are supported";
+    Fragment in = Fragment::get(inTy), out = Fragment::get(outTy);
+    SmallVector<Value> rows;
+    for (int64_t mt = 0; mt < in.mTiles; ++mt)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value acc;
+        for (int64_t nt = 0; nt < in.nTiles; ++nt)
+          for (int64_t c = 0; c < 2; ++c) {
+            int64_t e = (mt * in.nTiles + nt) * 4 + 2 * h + c;
+            Value x = vector::ExtractOp::create(rewriter, loc,
+                                                adaptor.getInput(), e);
+            acc = acc ? combine(rewriter, loc, op.getKind(), acc, x) : x;
+          }
+        // The other three lanes of the quad hold the rest of the row.
+        for (int64_t mask : {1, 2}) {
+          Value other = gpu::ShuffleOp::create(rewriter, loc, acc, mask, 32,
+                                               gpu::ShuffleMode::XOR)
+                            .getShuffleResult();
+          acc = combine(rewriter, loc, op.getKind(), acc, other);
+        }
+        rows.push_back(acc);
+      }
+    (void)out;
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
+        op, VectorType::get({static_cast<int64_t>(rows.size())},
+                            outTy.getElementType()),
+        rows);
+    return success();
+  }
+};
+
+struct BroadcastToGPU final : OpConversionPattern<BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto outTy = cast<RankedTensorType>(op.getType());
+    Fragment out = Fragment::get(outTy);
+    if (out.kind != LayoutKind::Acc)
+      return op.emitError() << "GPU lowering: broadcasts produce accumulators";
+    SmallVector<int64_t> mask;
+    for (int64_t mt = 0; mt < out.mTiles; ++mt)
+      for (int64_t nt = 0; nt < out.nTiles; ++nt)
+        for (int64_t r = 0; r < 4; ++r)
+          mask.push_back(op.getAxis() == 1 ? mt * 2 + r / 2   // rows
+                                           : nt * 2 + r % 2); // cols
+    Value in = adaptor.getInput();
+    rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, in, in, mask);
+    return success();
+  }
+};
+
+/// The vector of each register's row (or column) coordinate plus `base`.
+Value coordinates(OpBuilder &b, Location loc, Value base,
+                  ArrayRef<int64_t> offsets) {
+  auto type = VectorType::get({static_cast<int64_t>(offsets.size())},
+                              b.getIndexType());
+  Value offs = arith::ConstantOp::create(
+      b, loc, type, DenseElementsAttr::get(type, offsets));
+  Value splat = vector::BroadcastOp::create(b, loc, type, base);
+  return arith::AddIOp::create(b, loc, splat, offs);
+}
+
+struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CausalMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Fragment f = Fragment::get(op.getType());
+    LaneCoords lc(rewriter, loc);
+    // row = row_offset + warp * rowsPerWarp + g + rowOffset[e]
+    Value rowBase = arith::AddIOp::create(
+        rewriter, loc, adaptor.getRowOffset(),
+        arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(rewriter, loc, lc.warp,
+                                  cIdx(rewriter, loc, f.rowsPerWarp)),
+            lc.g));
+    Value colBase = arith::AddIOp::create(
+        rewriter, loc, adaptor.getColOffset(),
+        arith::MulIOp::create(rewriter, loc, lc.t, cIdx(rewriter, loc, 2)));
+    Value rows = coordinates(rewriter, loc, rowBase, f.rowOffset);
+    Value cols = coordinates(rewriter, loc, colBase, f.colOffset);
+    rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::sle,
+                                               cols, rows);
+    return success();
+  }
+};
+
+struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BoundsMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Fragment f = Fragment::get(op.getType());
+    if (f.kind != LayoutKind::Cols)
+      return op.emitError() << "GPU lowering: bounds masks are over columns";
+    LaneCoords lc(rewriter, loc);
+    Value colBase = arith::AddIOp::create(
+        rewriter, loc, adaptor.getOffsets()[0],
+        arith::MulIOp::create(rewriter, loc, lc.t, cIdx(rewriter, loc, 2)));
+    Value cols = coordinates(rewriter, loc, colBase, f.colOffset);
+    Value limit = vector::BroadcastOp::create(rewriter, loc, cols.getType(),
+                                              adaptor.getLimits()[0]);
+    rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::slt,
+                                               cols, limit);
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateTileReduceToGPUPatterns(
+    TileToGPUTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<ReduceToGPU, BroadcastToGPU, CausalMaskToGPU, BoundsMaskToGPU>(
+      converter, patterns.getContext());
+}

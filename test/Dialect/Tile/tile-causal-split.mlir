@@ -1,0 +1,373 @@
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-causal-split | FileCheck %s
+
+// Top-left, BLOCK_M = 32, BLOCK_N = 16. With row0 = m * 32:
+//   n_visible = clamp(ceildiv(row0 + 32, 16), 0, ub)
+//   n_full    = clamp(min(floordiv(row0 + 1, 16), floordiv(S_k, 16)), 0, n_visible)
+// The first loop has no mask left; the second is the original body.
+
+// CHECK-LABEL: func.func @top_left
+// CHECK-SAME:    causal_split = true
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : tensor<32xf32>
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<32xf32>
+// CHECK:         %[[SEQ_K:.*]] = tile.dim %{{.*}}[2]
+// CHECK:         %[[UB:.*]] = arith.ceildivui %[[SEQ_K]], %{{.*}} : index
+// CHECK:         %[[ROW:.*]] = arith.muli
+// CHECK-DAG:     %[[BM:.*]] = arith.constant 32 : index
+// CHECK-DAG:     %[[BN:.*]] = arith.constant 16 : index
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[LO:.*]] = arith.constant 0 : index
+// CHECK:         %[[END:.*]] = arith.addi %[[ROW]], %[[BM]] : index
+// CHECK:         %[[CEIL:.*]] = arith.ceildivsi %[[END]], %[[BN]] : index
+// CHECK:         %[[VIS:.*]] = arith.minsi %[[CEIL]], %[[UB]] : index
+// CHECK:         %[[N_VISIBLE:.*]] = arith.maxsi %[[VIS]], %[[LO]] : index
+// CHECK:         %[[NEXT:.*]] = arith.addi %[[ROW]], %[[ONE]] : index
+// CHECK:         %[[DIAG:.*]] = arith.floordivsi %[[NEXT]], %[[BN]] : index
+// CHECK:         %[[IN:.*]] = arith.floordivsi %[[SEQ_K]], %[[BN]] : index
+// CHECK:         %[[FULL0:.*]] = arith.minsi %[[DIAG]], %[[IN]] : index
+// CHECK:         %[[FULL1:.*]] = arith.minsi %[[FULL0]], %[[N_VISIBLE]] : index
+// CHECK:         %[[N_FULL:.*]] = arith.maxsi %[[FULL1]], %[[LO]] : index
+// CHECK:         %[[UNMASKED:.*]]:2 = scf.for %{{.*}} = %[[C0]] to %[[N_FULL]] step %{{.*}} iter_args(%{{.*}} = %[[NEG_INF]], %{{.*}} = %[[ZERO]])
+// CHECK:           %[[S:.*]] = tile.mma
+// CHECK-NOT:       tile.bounds_mask
+// CHECK-NOT:       tile.causal_mask
+// CHECK-NOT:       arith.select
+// CHECK:           tile.online_softmax %[[S]],
+// CHECK:         %[[MASKED:.*]]:2 = scf.for %{{.*}} = %[[N_FULL]] to %[[N_VISIBLE]] step %{{.*}} iter_args(%{{.*}} = %[[UNMASKED]]#0, %{{.*}} = %[[UNMASKED]]#1)
+// CHECK:           %[[COL:.*]] = arith.muli
+// CHECK:           tile.bounds_mask offsets(%[[COL]]) limits(%[[SEQ_K]])
+// CHECK:           tile.causal_mask %[[ROW]], %[[COL]]
+// CHECK:           arith.andi
+// CHECK:           %[[X:.*]] = arith.select
+// CHECK:           tile.online_softmax %[[X]],
+// CHECK:         tile.broadcast %[[MASKED]]#1 along 1
+func.func @top_left(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                    %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                    %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 32, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %neg_inf = arith.constant dense<0xFF800000> : tensor<32xf32>
+  %zero = arith.constant dense<0.0> : tensor<32xf32>
+  %zero_s = arith.constant dense<0.0> : tensor<32x16xf32>
+  %masked = arith.constant dense<0xFF800000> : tensor<32x16xf32>
+  %m_blk = tile.block_id x
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %qt = tile.load %q[%c0, %c0, %m_blk, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<32x16xf16>
+  %n = arith.ceildivui %seq_k, %c16 : index
+  %row = arith.muli %m_blk, %c32 : index
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %neg_inf, %l = %zero)
+      -> (tensor<32xf32>, tensor<32xf32>) {
+    %kt = tile.load %k[%c0, %c0, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %qt, %kt, %zero_s
+        : tensor<32x16xf16>, tensor<16x16xf16> -> tensor<32x16xf32>
+    %col = arith.muli %j, %c16 : index
+    %in = tile.bounds_mask offsets(%col) limits(%seq_k) : tensor<16xi1>
+    %in_b = tile.broadcast %in along 0 : tensor<16xi1> -> tensor<32x16xi1>
+    %vis = tile.causal_mask %row, %col : tensor<32x16xi1>
+    %keep = arith.andi %in_b, %vis : tensor<32x16xi1>
+    %x = arith.select %keep, %s, %masked : tensor<32x16xi1>, tensor<32x16xf32>
+    %m1, %l1, %p, %a = tile.online_softmax %x, %m, %l scale(%scale)
+        : tensor<32x16xf32>, tensor<32xf32>
+    scf.yield %m1, %l1 : tensor<32xf32>, tensor<32xf32>
+  }
+  %l_b = tile.broadcast %r#1 along 1 : tensor<32xf32> -> tensor<32x16xf32>
+  %out = arith.truncf %l_b : tensor<32x16xf32> to tensor<32x16xf16>
+  tile.store %out, %o[%c0, %c0, %m_blk, %c0]
+      : tensor<32x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+// Bottom-right: the bounds use the mask's row offset, which already holds
+// the shift S_k - S_q (and may be negative).
+
+// CHECK-LABEL: func.func @bottom_right
+// CHECK-SAME:    causal_split = true
+// CHECK:         %[[SHIFT:.*]] = arith.subi
+// CHECK:         %[[ROW:.*]] = arith.addi %{{.*}}, %[[SHIFT]] : index
+// CHECK:         arith.addi %[[ROW]], %{{.*}} : index
+// CHECK:         arith.ceildivsi
+// CHECK:         arith.addi %[[ROW]], %{{.*}} : index
+// CHECK:         arith.floordivsi
+// CHECK:         scf.for
+// CHECK-NOT:       tile.causal_mask
+// CHECK:         scf.for
+// CHECK:           tile.causal_mask %[[ROW]],
+func.func @bottom_right(%q: !tile.view<?x?x?x16xbf16>, %k: !tile.view<?x?x?x16xbf16>,
+                        %v: !tile.view<?x?x?x16xbf16>, %o: !tile.view<?x?x?x16xbf16>,
+                        %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = bf16, causal = bottom_right, block_m = 16, block_n = 32>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %neg_inf = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %zero = arith.constant dense<0.0> : tensor<16xf32>
+  %zero_s = arith.constant dense<0.0> : tensor<16x32xf32>
+  %masked = arith.constant dense<0xFF800000> : tensor<16x32xf32>
+  %m_blk = tile.block_id x
+  %seq_q = tile.dim %q[2] : !tile.view<?x?x?x16xbf16>
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xbf16>
+  %n = arith.ceildivui %seq_k, %c32 : index
+  %first = arith.muli %m_blk, %c16 : index
+  %shift = arith.subi %seq_k, %seq_q : index
+  %row = arith.addi %first, %shift : index
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %neg_inf, %l = %zero)
+      -> (tensor<16xf32>, tensor<16xf32>) {
+    %col = arith.muli %j, %c32 : index
+    %in = tile.bounds_mask offsets(%col) limits(%seq_k) : tensor<32xi1>
+    %in_b = tile.broadcast %in along 0 : tensor<32xi1> -> tensor<16x32xi1>
+    %vis = tile.causal_mask %row, %col : tensor<16x32xi1>
+    %keep = arith.andi %in_b, %vis : tensor<16x32xi1>
+    %x = arith.select %keep, %zero_s, %masked : tensor<16x32xi1>, tensor<16x32xf32>
+    %m1, %l1, %p, %a = tile.online_softmax %x, %m, %l scale(%scale)
+        : tensor<16x32xf32>, tensor<16xf32>
+    scf.yield %m1, %l1 : tensor<16xf32>, tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Without a bounds mask only the diagonal bounds the unmasked blocks; the
+// column offset may be written BN * j.
+
+// CHECK-LABEL: func.func @no_bounds_mask
+// CHECK-SAME:    causal_split = true
+// CHECK:         %[[DIAG:.*]] = arith.floordivsi
+// CHECK-NOT:     arith.floordivsi
+// CHECK:         %[[FULL:.*]] = arith.minsi %[[DIAG]], %{{.*}} : index
+// CHECK:         %[[N_FULL:.*]] = arith.maxsi %[[FULL]], %{{.*}} : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[N_FULL]]
+// CHECK-NOT:       arith.select
+// CHECK:           tile.online_softmax
+// CHECK:         scf.for %{{.*}} = %[[N_FULL]] to
+// CHECK:           tile.causal_mask
+// CHECK:           arith.select
+func.func @no_bounds_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                          %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                          %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant dense<0.0> : tensor<16xf32>
+  %zero_s = arith.constant dense<0.0> : tensor<16x16xf32>
+  %masked = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %m_blk = tile.block_id x
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %n = arith.ceildivui %seq_k, %c16 : index
+  %row = arith.muli %m_blk, %c16 : index
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %zero, %l = %zero)
+      -> (tensor<16xf32>, tensor<16xf32>) {
+    %col = arith.muli %c16, %j : index
+    %vis = tile.causal_mask %row, %col : tensor<16x16xi1>
+    %x = arith.select %vis, %zero_s, %masked : tensor<16x16xi1>, tensor<16x16xf32>
+    %m1, %l1, %p, %a = tile.online_softmax %x, %m, %l scale(%scale)
+        : tensor<16x16xf32>, tensor<16xf32>
+    scf.yield %m1, %l1 : tensor<16xf32>, tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// A non-causal kernel is left alone, even with a causal mask in it.
+
+// CHECK-LABEL: func.func @negative_not_causal
+// CHECK-NOT:     causal_split
+// CHECK:         scf.for
+// CHECK:           tile.causal_mask
+// CHECK-NOT:     scf.for
+func.func @negative_not_causal(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                               %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                               %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant dense<0.0> : tensor<16xf32>
+  %zero_s = arith.constant dense<0.0> : tensor<16x16xf32>
+  %masked = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %n = arith.ceildivui %seq_k, %c16 : index
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %zero, %l = %zero)
+      -> (tensor<16xf32>, tensor<16xf32>) {
+    %col = arith.muli %j, %c16 : index
+    %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
+    %x = arith.select %vis, %zero_s, %masked : tensor<16x16xi1>, tensor<16x16xf32>
+    %m1, %l1, %p, %a = tile.online_softmax %x, %m, %l scale(%scale)
+        : tensor<16x16xf32>, tensor<16xf32>
+    scf.yield %m1, %l1 : tensor<16xf32>, tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// A causal kernel whose loop has no causal mask: nothing to split, and the
+// schedule is not marked as split.
+
+// CHECK-LABEL: func.func @negative_no_causal_mask
+// CHECK-NOT:     causal_split
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[N:.*]] step
+// CHECK:           tile.bounds_mask
+// CHECK-NOT:     scf.for
+func.func @negative_no_causal_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                                   %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                                   %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant dense<0.0> : tensor<16xf32>
+  %zero_s = arith.constant dense<0.0> : tensor<16x16xf32>
+  %masked = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %n = arith.ceildivui %seq_k, %c16 : index
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %zero, %l = %zero)
+      -> (tensor<16xf32>, tensor<16xf32>) {
+    %col = arith.muli %j, %c16 : index
+    %in = tile.bounds_mask offsets(%col) limits(%seq_k) : tensor<16xi1>
+    %in_b = tile.broadcast %in along 0 : tensor<16xi1> -> tensor<16x16xi1>
+    %x = arith.select %in_b, %zero_s, %masked : tensor<16x16xi1>, tensor<16x16xf32>
+    %m1, %l1, %p, %a = tile.online_softmax %x, %m, %l scale(%scale)
+        : tensor<16x16xf32>, tensor<16xf32>
+    scf.yield %m1, %l1 : tensor<16xf32>, tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Already split: the pass does nothing the second time.
+
+// CHECK-LABEL: func.func @negative_already_split
+// CHECK:         scf.for %{{.*}} = %[[LB:.*]] to
+// CHECK:           tile.causal_mask
+// CHECK-NOT:     scf.for
+func.func @negative_already_split(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                                  %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                                  %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16, causal_split = true>} {
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant dense<0.0> : tensor<16xf32>
+  %zero_s = arith.constant dense<0.0> : tensor<16x16xf32>
+  %masked = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %n = arith.ceildivui %seq_k, %c16 : index
+  %r:2 = scf.for %j = %c1 to %n step %c1 iter_args(%m = %zero, %l = %zero)
+      -> (tensor<16xf32>, tensor<16xf32>) {
+    %col = arith.muli %j, %c16 : index
+    %vis = tile.causal_mask %c16, %col : tensor<16x16xi1>
+    %x = arith.select %vis, %zero_s, %masked : tensor<16x16xi1>, tensor<16x16xf32>
+    %m1, %l1, %p, %a = tile.online_softmax %x, %m, %l scale(%scale)
+        : tensor<16x16xf32>, tensor<16xf32>
+    scf.yield %m1, %l1 : tensor<16xf32>, tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Errors: a structure the pass does not understand is never split silently.
+
+func.func @row_offset_in_loop(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                              %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                              %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %n = arith.ceildivui %seq_k, %c16 : index
+  scf.for %j = %c0 to %n step %c1 {
+    %col = arith.muli %j, %c16 : index
+    %row = arith.addi %col, %c16 : index
+    // expected-error @+1 {{tile-causal-split: expects the row offset of the causal mask to be defined outside the loop}}
+    %vis = tile.causal_mask %row, %col : tensor<16x16xi1>
+  }
+  return
+}
+
+// -----
+
+func.func @column_not_block(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                            %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                            %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  scf.for %j = %c0 to %seq_k step %c1 {
+    %col = arith.muli %j, %c32 : index
+    // expected-error @+1 {{tile-causal-split: expects the column offset of the causal mask to be the induction variable times 16}}
+    %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
+  }
+  return
+}
+
+// -----
+
+func.func @step_not_one(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                        %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                        %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  // expected-error @+1 {{tile-causal-split: expects the loop around the causal mask to start at 0 with step 1}}
+  scf.for %j = %c0 to %seq_k step %c2 {
+    %col = arith.muli %j, %c16 : index
+    %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
+  }
+  return
+}
+
+// -----
+
+func.func @two_causal_masks(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                            %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                            %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  scf.for %j = %c0 to %seq_k step %c1 {
+    %col = arith.muli %j, %c16 : index
+    %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
+    // expected-error @+1 {{tile-causal-split: expects one causal mask per loop, found a second one}}
+    %vis2 = tile.causal_mask %c16, %col : tensor<16x16xi1>
+  }
+  return
+}
+
+// -----
+
+func.func @bounds_mask_rank_2(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                              %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                              %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %seq_q = tile.dim %q[2] : !tile.view<?x?x?x16xf16>
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  scf.for %j = %c0 to %seq_k step %c1 {
+    %col = arith.muli %j, %c16 : index
+    // expected-error @+1 {{tile-causal-split: expects a bounds mask in the loop to be rank 1 over the 16 keys of the block, at the causal mask's column offset, with a limit defined outside the loop}}
+    %in = tile.bounds_mask offsets(%c0, %col) limits(%seq_q, %seq_k) : tensor<16x16xi1>
+    %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
+  }
+  return
+}

@@ -1,0 +1,408 @@
+// RUN: tiled-attn-opt %s -split-input-file --tile-prefetch | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --tile-prefetch=stages=3 | FileCheck %s --check-prefix=STAGES3
+// RUN: tiled-attn-opt %s -split-input-file --tile-prefetch=stages=4 | FileCheck %s --check-prefix=STAGES4
+// RUN: tiled-attn-opt %s -split-input-file --tile-prefetch=stages=1 | FileCheck %s --check-prefix=STAGES1
+// RUN: not tiled-attn-opt %s -split-input-file --tile-prefetch=stages=0 2>&1 | FileCheck %s --check-prefix=STAGES0
+// RUN: not tiled-attn-opt %s -split-input-file --tile-prefetch=stages=5 2>&1 | FileCheck %s --check-prefix=STAGES5
+
+// The loads of block %j in iteration %j are issued stages - 1 iterations
+// ahead: a prologue loads the first blocks, the loop carries the blocks in
+// flight in iter_args, uses the oldest and loads block %j + (stages - 1).
+
+// STAGES0: error: tile-prefetch: stages must be in [1, 4], got 0
+// STAGES5: error: tile-prefetch: stages must be in [1, 4], got 5
+
+// CHECK-LABEL: func.func @prefetch_one_load
+// CHECK-SAME: (%[[K:.*]]: !tile.view<?x?x16xf16>, %[[Q:.*]]: tensor<16x16xf16>, %[[H:.*]]: index, %[[N:.*]]: index)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[K0:.*]] = tile.load %[[K]][%[[H]], %[[C0]], %[[C0]]] pad(0.000000e+00) transpose
+// CHECK-NEXT: %[[R:.*]]:2 = scf.for %[[J:.*]] = %[[C0]] to %[[N]] step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[KJ:.*]] = %[[K0]]) -> (tensor<16x16xf32>, tensor<16x16xf16>)
+// CHECK-NEXT: %[[J1:.*]] = arith.addi %[[J]], %[[C1]] : index
+// CHECK-NEXT: %[[NEXT:.*]] = tile.load %[[K]][%[[H]], %[[J1]], %[[C0]]] pad(0.000000e+00) transpose
+// CHECK-NEXT: %[[S:.*]] = tile.mma %[[Q]], %[[KJ]], %[[ACC]]
+// CHECK-NEXT: scf.yield %[[S]], %[[NEXT]] : tensor<16x16xf32>, tensor<16x16xf16>
+// CHECK: return %[[R]]#0
+func.func @prefetch_one_load(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
+                             %h: index, %n: index) -> tensor<16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%h, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  return %r : tensor<16x16xf32>
+}
+
+// -----
+
+// The K and V blocks of an SDPA-like loop: the prologue issues them in the
+// order the first iterations use them, the new loads stay where the
+// original ones were, and `stages` is recorded in tile.sdpa.
+
+// CHECK-LABEL: func.func @prefetch_k_and_v
+// CHECK-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16>, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16>, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16>,
+// CHECK-SAME: tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16, stages = 2>
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[K0:.*]] = tile.load %[[K]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]] pad(0.000000e+00) transpose
+// CHECK-NEXT: %[[V0:.*]] = tile.load %[[V]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]] pad(0.000000e+00) :
+// CHECK-NEXT: %[[R:.*]]:3 = scf.for %[[J:.*]] = %[[C0]] to %{{.*}} step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[KJ:.*]] = %[[K0]], %[[VJ:.*]] = %[[V0]])
+// CHECK-NEXT: %[[J1:.*]] = arith.addi %[[J]], %[[C1]] : index
+// CHECK-NEXT: %[[K1:.*]] = tile.load %[[K]][%[[C0]], %[[C0]], %[[J1]], %[[C0]]] pad(0.000000e+00) transpose
+// CHECK-NEXT: %[[S:.*]] = tile.mma %{{.*}}, %[[KJ]], %{{.*}}
+// CHECK-NEXT: %[[P:.*]] = arith.truncf %[[S]]
+// CHECK-NEXT: %[[V1:.*]] = tile.load %[[V]][%[[C0]], %[[C0]], %[[J1]], %[[C0]]] pad(0.000000e+00) :
+// CHECK-NEXT: %[[ACC1:.*]] = tile.mma %[[P]], %[[VJ]], %[[ACC]]
+// CHECK-NEXT: scf.yield %[[ACC1]], %[[K1]], %[[V1]]
+// CHECK: arith.truncf %[[R]]#0
+
+// With three stages, two blocks of each are in flight, oldest first.
+
+// STAGES3-LABEL: func.func @prefetch_k_and_v
+// STAGES3-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16>, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16>, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16>,
+// STAGES3-SAME: tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16, stages = 3>
+// STAGES3-DAG: %[[C0:.*]] = arith.constant 0 : index
+// STAGES3-DAG: %[[C1:.*]] = arith.constant 1 : index
+// STAGES3: %[[K0:.*]] = tile.load %[[K]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]]
+// STAGES3-NEXT: %[[V0:.*]] = tile.load %[[V]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]]
+// STAGES3-NEXT: %[[K1:.*]] = tile.load %[[K]][%[[C0]], %[[C0]], %[[C1]], %[[C0]]]
+// STAGES3-NEXT: %[[V1:.*]] = tile.load %[[V]][%[[C0]], %[[C0]], %[[C1]], %[[C0]]]
+// STAGES3-NEXT: %[[C2:.*]] = arith.constant 2 : index
+// STAGES3-NEXT: scf.for %[[J:.*]] = %[[C0]] to %{{.*}} step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[K_OLD:.*]] = %[[K0]], %[[K_NEW:.*]] = %[[K1]], %[[V_OLD:.*]] = %[[V0]], %[[V_NEW:.*]] = %[[V1]])
+// STAGES3-NEXT: %[[J2:.*]] = arith.addi %[[J]], %[[C2]] : index
+// STAGES3-NEXT: %[[K2:.*]] = tile.load %[[K]][%[[C0]], %[[C0]], %[[J2]], %[[C0]]]
+// STAGES3-NEXT: tile.mma %{{.*}}, %[[K_OLD]], %{{.*}}
+// STAGES3: %[[V2:.*]] = tile.load %[[V]][%[[C0]], %[[C0]], %[[J2]], %[[C0]]]
+// STAGES3-NEXT: %[[ACC1:.*]] = tile.mma %{{.*}}, %[[V_OLD]], %[[ACC]]
+// STAGES3-NEXT: scf.yield %[[ACC1]], %[[K_NEW]], %[[K2]], %[[V_NEW]], %[[V2]]
+
+// STAGES4-LABEL: func.func @prefetch_k_and_v
+// STAGES4-SAME: stages = 4>
+func.func @prefetch_k_and_v(%q: !tile.view<?x?x?x16xf16>,
+                            %k: !tile.view<?x?x?x16xf16>,
+                            %v: !tile.view<?x?x?x16xf16>,
+                            %o: !tile.view<?x?x?x16xf16>, %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16,
+                causal = none, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %n = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%c0, %c0, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %qt, %kt, %zero
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    %p = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xf16>
+    %vb = tile.load %v[%c0, %c0, %j, %c0] pad(0.0)
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %acc1 = tile.mma %p, %vb, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %acc1 : tensor<16x16xf32>
+  }
+  %out = arith.truncf %r : tensor<16x16xf32> to tensor<16x16xf16>
+  tile.store %out, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+// Bounds and step known only at run time: blocks lb, lb + step, ... in the
+// prologue, block j + (stages - 1) * step in the loop.
+
+// CHECK-LABEL: func.func @prefetch_dynamic_bounds
+// CHECK-SAME: (%[[K:.*]]: !tile.view<?x16xf16>, %[[LB:.*]]: index, %[[UB:.*]]: index, %[[ST:.*]]: index)
+// CHECK: %[[K0:.*]] = tile.load %[[K]][%[[LB]], %{{.*}}]
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[LB]] to %[[UB]] step %[[ST]] iter_args(%{{.*}} = %{{.*}}, %[[KJ:.*]] = %[[K0]])
+// CHECK-NEXT: %[[J1:.*]] = arith.addi %[[J]], %[[ST]] : index
+// CHECK-NEXT: %[[NEXT:.*]] = tile.load %[[K]][%[[J1]], %{{.*}}]
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %{{.*}}, %[[KJ]]
+// CHECK-NEXT: scf.yield %[[SUM]], %[[NEXT]]
+
+// STAGES4-LABEL: func.func @prefetch_dynamic_bounds
+// STAGES4-SAME: (%[[K:.*]]: !tile.view<?x16xf16>, %[[LB:.*]]: index, %[[UB:.*]]: index, %[[ST:.*]]: index)
+// STAGES4: %[[K0:.*]] = tile.load %[[K]][%[[LB]], %{{.*}}]
+// STAGES4-NEXT: %[[B1:.*]] = arith.addi %[[LB]], %[[ST]] : index
+// STAGES4-NEXT: %[[K1:.*]] = tile.load %[[K]][%[[B1]], %{{.*}}]
+// STAGES4-NEXT: %[[C2:.*]] = arith.constant 2 : index
+// STAGES4-NEXT: %[[ST2:.*]] = arith.muli %[[ST]], %[[C2]] : index
+// STAGES4-NEXT: %[[B2:.*]] = arith.addi %[[LB]], %[[ST2]] : index
+// STAGES4-NEXT: %[[K2:.*]] = tile.load %[[K]][%[[B2]], %{{.*}}]
+// STAGES4-NEXT: %[[C3:.*]] = arith.constant 3 : index
+// STAGES4-NEXT: %[[ST3:.*]] = arith.muli %[[ST]], %[[C3]] : index
+// STAGES4-NEXT: scf.for %[[J:.*]] = %[[LB]] to %[[UB]] step %[[ST]] iter_args(%{{.*}} = %{{.*}}, %[[KA:.*]] = %[[K0]], %[[KB:.*]] = %[[K1]], %[[KC:.*]] = %[[K2]])
+// STAGES4-NEXT: %[[J3:.*]] = arith.addi %[[J]], %[[ST3]] : index
+// STAGES4-NEXT: %[[NEXT:.*]] = tile.load %[[K]][%[[J3]], %{{.*}}]
+// STAGES4-NEXT: %[[SUM:.*]] = arith.addf %{{.*}}, %[[KA]]
+// STAGES4-NEXT: scf.yield %[[SUM]], %[[KB]], %[[KC]], %[[NEXT]]
+func.func @prefetch_dynamic_bounds(%k: !tile.view<?x16xf16>, %lb: index,
+                                   %ub: index, %st: index)
+    -> tensor<16x16xf16> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf16>
+  %r = scf.for %j = %lb to %ub step %st iter_args(%acc = %zero)
+      -> (tensor<16x16xf16>) {
+    %kb = tile.load %k[%j, %c0] pad(0.0)
+        : !tile.view<?x16xf16> -> tensor<16x16xf16>
+    %sum = arith.addf %acc, %kb : tensor<16x16xf16>
+    scf.yield %sum : tensor<16x16xf16>
+  }
+  return %r : tensor<16x16xf16>
+}
+
+// -----
+
+// Two consecutive loops (as tile-causal-split leaves them): each gets its
+// own prologue, starting at its own lower bound.
+
+// CHECK-LABEL: func.func @prefetch_two_loops
+// CHECK-SAME: (%[[K:.*]]: !tile.view<?x16xf16>, %[[MID:.*]]: index, %[[N:.*]]: index)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[A0:.*]] = tile.load %[[K]][%[[C0]], %[[C0]]]
+// CHECK-NEXT: %[[FIRST:.*]]:2 = scf.for %{{.*}} = %[[C0]] to %[[MID]] step %[[C1]] iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[A0]])
+// CHECK: scf.yield
+// CHECK: %[[B0:.*]] = tile.load %[[K]][%[[MID]], %[[C0]]]
+// CHECK-NEXT: %[[SECOND:.*]]:2 = scf.for %{{.*}} = %[[MID]] to %[[N]] step %[[C1]] iter_args(%{{.*}} = %[[FIRST]]#0, %{{.*}} = %[[B0]])
+// CHECK: return %[[SECOND]]#0
+func.func @prefetch_two_loops(%k: !tile.view<?x16xf16>, %mid: index,
+                              %n: index) -> tensor<16x16xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf16>
+  %r0 = scf.for %j = %c0 to %mid step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf16>) {
+    %kb = tile.load %k[%j, %c0] pad(0.0)
+        : !tile.view<?x16xf16> -> tensor<16x16xf16>
+    %sum = arith.addf %acc, %kb : tensor<16x16xf16>
+    scf.yield %sum : tensor<16x16xf16>
+  }
+  %r1 = scf.for %j = %mid to %n step %c1 iter_args(%acc = %r0)
+      -> (tensor<16x16xf16>) {
+    %kb = tile.load %k[%j, %c0] pad(0.0)
+        : !tile.view<?x16xf16> -> tensor<16x16xf16>
+    %sum = arith.maximumf %acc, %kb : tensor<16x16xf16>
+    scf.yield %sum : tensor<16x16xf16>
+  }
+  return %r1 : tensor<16x16xf16>
+}
+
+// -----
+
+// Nested loops: each loop pipelines the loads of its own induction variable
+// (the inner load may use the outer one as another index); the inner
+// prologue, inside the outer loop, is not pipelined again.
+
+// CHECK-LABEL: func.func @prefetch_nested_loops
+// CHECK-SAME: (%[[Q:.*]]: !tile.view<?x16xf16>, %[[K:.*]]: !tile.view<?x?x16xf16>, %[[N:.*]]: index)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[Q0:.*]] = tile.load %[[Q]][%[[C0]], %[[C0]]]
+// CHECK-NEXT: scf.for %[[I:.*]] = %[[C0]] to %[[N]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[QI:.*]] = %[[Q0]]) -> (tensor<16x16xf16>, tensor<16x16xf16>)
+// CHECK: %[[NEXT_Q:.*]] = tile.load %[[Q]][%{{.*}}, %[[C0]]]
+// CHECK-NEXT: %[[K0:.*]] = tile.load %[[K]][%[[I]], %[[C0]], %[[C0]]]
+// CHECK-NEXT: %[[INNER:.*]]:2 = scf.for %[[J:.*]] = %[[C0]] to %[[N]] step %{{.*}} iter_args(%{{.*}} = %[[QI]], %[[KJ:.*]] = %[[K0]])
+// CHECK: %[[NEXT_K:.*]] = tile.load %[[K]][%[[I]], %{{.*}}, %[[C0]]]
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %{{.*}}, %[[KJ]]
+// CHECK-NEXT: scf.yield %[[SUM]], %[[NEXT_K]]
+// CHECK: scf.yield %[[INNER]]#0, %[[NEXT_Q]]
+func.func @prefetch_nested_loops(%q: !tile.view<?x16xf16>,
+                                 %k: !tile.view<?x?x16xf16>, %n: index)
+    -> tensor<16x16xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf16>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf16>) {
+    %qb = tile.load %q[%i, %c0] pad(0.0)
+        : !tile.view<?x16xf16> -> tensor<16x16xf16>
+    %inner = scf.for %j = %c0 to %n step %c1 iter_args(%acc2 = %qb)
+        -> (tensor<16x16xf16>) {
+      %kb = tile.load %k[%i, %j, %c0] pad(0.0)
+          : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+      %sum = arith.addf %acc2, %kb : tensor<16x16xf16>
+      scf.yield %sum : tensor<16x16xf16>
+    }
+    scf.yield %inner : tensor<16x16xf16>
+  }
+  return %r : tensor<16x16xf16>
+}
+
+// -----
+
+// A load of block j + 1 is not a load of block j: it is left alone.
+
+// CHECK-LABEL: func.func @negative_index_j_plus_1
+// CHECK-NOT: tile.load
+// CHECK: scf.for %[[J:.*]] = %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<16x16xf16>)
+// CHECK-NEXT: %[[J1:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK-NEXT: tile.load %{{.*}}[%[[J1]], %{{.*}}]
+func.func @negative_index_j_plus_1(%k: !tile.view<?x16xf16>, %n: index)
+    -> tensor<16x16xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf16>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf16>) {
+    %j1 = arith.addi %j, %c1 : index
+    %kb = tile.load %k[%j1, %c0] pad(0.0)
+        : !tile.view<?x16xf16> -> tensor<16x16xf16>
+    %sum = arith.addf %acc, %kb : tensor<16x16xf16>
+    scf.yield %sum : tensor<16x16xf16>
+  }
+  return %r : tensor<16x16xf16>
+}
+
+// -----
+
+// Another index depends on a value of the loop (an iter_arg): the block an
+// iteration reads is not known ahead of it.
+
+// CHECK-LABEL: func.func @negative_index_from_iter_arg
+// CHECK-NOT: tile.load
+// CHECK: scf.for %[[J:.*]] = %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[COL:.*]] = %{{.*}}) -> (tensor<16x16xf16>, index)
+// CHECK-NEXT: tile.load %{{.*}}[%[[J]], %[[COL]]]
+func.func @negative_index_from_iter_arg(%k: !tile.view<?x?xf16>, %n: index)
+    -> tensor<16x16xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf16>
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero, %col = %c0)
+      -> (tensor<16x16xf16>, index) {
+    %kb = tile.load %k[%j, %col] pad(0.0)
+        : !tile.view<?x?xf16> -> tensor<16x16xf16>
+    %sum = arith.addf %acc, %kb : tensor<16x16xf16>
+    %next = arith.addi %col, %c1 : index
+    scf.yield %sum, %next : tensor<16x16xf16>, index
+  }
+  return %r#0 : tensor<16x16xf16>
+}
+
+// -----
+
+// The induction variable as two indices: not a load of one block j.
+
+// CHECK-LABEL: func.func @negative_iv_twice
+// CHECK-NOT: tile.load
+// CHECK: scf.for %[[J:.*]] = %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<16x16xf16>)
+// CHECK-NEXT: tile.load %{{.*}}[%[[J]], %[[J]]]
+func.func @negative_iv_twice(%k: !tile.view<?x?xf16>, %n: index)
+    -> tensor<16x16xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf16>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf16>) {
+    %kb = tile.load %k[%j, %j] pad(0.0)
+        : !tile.view<?x?xf16> -> tensor<16x16xf16>
+    %sum = arith.addf %acc, %kb : tensor<16x16xf16>
+    scf.yield %sum : tensor<16x16xf16>
+  }
+  return %r : tensor<16x16xf16>
+}
+
+// -----
+
+// A load inside an scf.if is not issued on every iteration: left alone.
+
+// CHECK-LABEL: func.func @negative_load_under_if
+// CHECK-NOT: tile.load
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<16x16xf16>)
+// CHECK: scf.if
+// CHECK-NEXT: tile.load
+func.func @negative_load_under_if(%k: !tile.view<?x16xf16>, %n: index,
+                                  %cond: i1) -> tensor<16x16xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf16>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf16>) {
+    %sum = scf.if %cond -> (tensor<16x16xf16>) {
+      %kb = tile.load %k[%j, %c0] pad(0.0)
+          : !tile.view<?x16xf16> -> tensor<16x16xf16>
+      %s = arith.addf %acc, %kb : tensor<16x16xf16>
+      scf.yield %s : tensor<16x16xf16>
+    } else {
+      scf.yield %acc : tensor<16x16xf16>
+    }
+    scf.yield %sum : tensor<16x16xf16>
+  }
+  return %r : tensor<16x16xf16>
+}
+
+// -----
+
+// A loop that stores: a load moved ahead of earlier iterations could miss
+// what they write (views may alias), so the loop is left alone.
+
+// CHECK-LABEL: func.func @negative_loop_stores
+// CHECK-NOT: tile.load
+// CHECK: scf.for %[[J:.*]] = %{{.*}} {
+// CHECK-NEXT: %[[KB:.*]] = tile.load %{{.*}}[%[[J]], %{{.*}}]
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: tile.store %[[KB]]
+func.func @negative_loop_stores(%k: !tile.view<?x16xf16>,
+                                %o: !tile.view<?x16xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %j = %c0 to %n step %c1 {
+    %kb = tile.load %k[%j, %c0] pad(0.0)
+        : !tile.view<?x16xf16> -> tensor<16x16xf16>
+    %j1 = arith.addi %j, %c1 : index
+    tile.store %kb, %o[%j1, %c0] : tensor<16x16xf16>, !tile.view<?x16xf16>
+  }
+  return
+}
+
+// -----
+
+// stages = 1 keeps no block in flight: the IR is unchanged.
+
+// CHECK-LABEL: func.func @negative_stages_1
+// CHECK-SAME: stages = 2>
+
+// STAGES1-LABEL: func.func @negative_stages_1
+// STAGES1-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16>}
+// STAGES1-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// STAGES1-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// STAGES1-NEXT: %[[ZERO:.*]] = arith.constant
+// STAGES1-NEXT: %[[N:.*]] = tile.dim
+// STAGES1-NEXT: %[[R:.*]] = scf.for %[[J:.*]] = %[[C0]] to %[[N]] step %[[C1]] iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<16x16xf32>) {
+// STAGES1-NEXT: %[[KT:.*]] = tile.load %{{.*}}[%[[C0]], %[[C0]], %[[J]], %[[C0]]]
+// STAGES1-NEXT: %[[S:.*]] = tile.mma %{{.*}}, %[[KT]], %[[ACC]]
+// STAGES1-NEXT: scf.yield %[[S]] : tensor<16x16xf32>
+// STAGES1-NEXT: }
+// STAGES1-NEXT: %[[OUT:.*]] = arith.truncf %[[R]]
+// STAGES1-NEXT: tile.store %[[OUT]]
+func.func @negative_stages_1(%q: !tile.view<?x?x?x16xf16>,
+                             %k: !tile.view<?x?x?x16xf16>,
+                             %v: !tile.view<?x?x?x16xf16>,
+                             %o: !tile.view<?x?x?x16xf16>, %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16,
+                causal = none, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %n = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%c0, %c0, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %kt, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  %out = arith.truncf %r : tensor<16x16xf32> to tensor<16x16xf16>
+  tile.store %out, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
