@@ -28,4 +28,8 @@ for cfg in "head-dim=64 dtype=f16 causal=0" \
   echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="$cfg" -o "$OUT/$name.mlir"
   run_kernel "$name" "$OUT/$name.mlir"
 done
-echo "== kernels written to $OUT"
+echo "== host-checked kernels written to $OUT"
+
+# The kernel library: every target, dtype, head dim and mask, lowered to PTX
+# (and cubins where ptxas is installed), with manifest.json.
+"$REPO_ROOT/scripts/build_kernels.sh" "$BUILD_DIR"

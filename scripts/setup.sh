@@ -30,3 +30,17 @@ fi
 ninja -C "$BUILD_DIR"
 
 export PATH="$BUILD_DIR/bin:$LLVM_PREFIX/bin:$PATH"
+
+# Python: a virtual environment with the test runner only (the runtime itself
+# needs no package beyond PyTorch on the GPU machine).
+VENV="$REPO_ROOT/.venv"
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "== creating $VENV"
+  if ! python3 -m venv "$VENV" 2>/dev/null; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv
+    python3 -m venv "$VENV"
+  fi
+fi
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check pytest

@@ -100,6 +100,10 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
         Value kt = LoadOp::create(b, loc, tensorTy({d, bn}, elt), k,
                                   ValueRange{batch, head, j, c0}, APFloat(0.0),
                                   /*transpose=*/true);
+        // V is loaded with K, so that its copy overlaps Q K^T and the softmax.
+        Value vt = LoadOp::create(b, loc, tensorTy({bn, d}, elt), v,
+                                  ValueRange{batch, head, j, c0}, APFloat(0.0),
+                                  /*transpose=*/false);
         Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
         Value colOffset = arith::MulIOp::create(b, loc, j, cBn);
         // Keys past S_k: a mask over the block's columns, for every row.
@@ -118,9 +122,6 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
         auto softmax =
             OnlineSoftmaxOp::create(b, loc, s, iter[0], iter[1], scale,
                                     /*exp2=*/false, /*rescale_threshold=*/nullptr);
-        Value vt = LoadOp::create(b, loc, tensorTy({bn, d}, elt), v,
-                                  ValueRange{batch, head, j, c0}, APFloat(0.0),
-                                  /*transpose=*/false);
         Value p = arith::TruncFOp::create(b, loc, tensorTy({bm, bn}, elt),
                                           softmax.getProbs());
         Value alpha = BroadcastOp::create(b, loc, tensorTy({bm, d}, f32),

@@ -9,7 +9,8 @@
 // thread issues 16-byte cp.async copies, with zero fill for the rows past the
 // view's end (the load's padding). A tile in the A-operand layout is then
 // read into registers with ldmatrix; a shared tile stays in shared memory
-// for the mma that uses it. A store writes each lane's accumulator pairs
+// for the mma that uses it, and its copy is waited for only just before that
+// use, so that the copies of loads issued together overlap the work between. A store writes each lane's accumulator pairs
 // under the view's bounds.
 //
 //===----------------------------------------------------------------------===//
@@ -32,11 +33,12 @@ Value cIdx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-/// Copies the `rows x cols` block of `view` at tile indices `indices` into
-/// `buffer`, all threads together, then waits and synchronizes.
-void copyBlockToShared(OpBuilder &b, Location loc, Value view,
-                       ValueRange indices, Value buffer, int64_t rows,
-                       int64_t cols, int64_t threads) {
+/// Issues the copy of the `rows x cols` block of `view` at tile indices
+/// `indices` into `buffer`, all threads together, as one cp.async group;
+/// returns the group's token. Nobody waits here.
+Value copyBlockToShared(OpBuilder &b, Location loc, Value view,
+                        ValueRange indices, Value buffer, int64_t rows,
+                        int64_t cols, int64_t threads) {
   LaneCoords lc(b, loc);
   const int64_t vec = 8; // 16 bytes of f16 or bf16
   int64_t chunksPerRow = cols / vec, chunks = rows * chunksPerRow;
@@ -46,8 +48,12 @@ void copyBlockToShared(OpBuilder &b, Location loc, Value view,
   Value col0 = arith::MulIOp::create(b, loc, indices[3], cIdx(b, loc, cols));
   Value zero = cIdx(b, loc, 0), full = cIdx(b, loc, vec);
 
-  // Nobody may still be reading the buffer from the previous iteration.
-  gpu::BarrierOp::create(b, loc);
+  // Nobody may still be reading the buffer from the previous iteration (one
+  // barrier serves several loads issued together).
+  Block *block = b.getInsertionBlock();
+  if (b.getInsertionPoint() == block->begin() ||
+      !isa<gpu::BarrierOp>(std::prev(b.getInsertionPoint())))
+    gpu::BarrierOp::create(b, loc);
   SmallVector<Value> tokens;
   for (int64_t i = 0; i < chunks / threads; ++i) {
     Value chunk =
@@ -75,9 +81,32 @@ void copyBlockToShared(OpBuilder &b, Location loc, Value view,
         ValueRange{r, c}, view, ValueRange{indices[0], indices[1], srcSeq, srcCol},
         b.getIndexAttr(vec), srcElements, /*bypassL1=*/b.getUnitAttr()));
   }
-  Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+}
+
+/// Waits for the copy group `group` of `load` just before the first op of
+/// the block that uses the loaded tile, letting the groups of the shared
+/// loads issued in between stay in flight; then synchronizes the CTA.
+void waitBeforeFirstUse(OpBuilder &b, Location loc, LoadOp load,
+                        Value group) {
+  Operation *firstUse = nullptr;
+  for (Operation *op = load->getNextNode(); op && !firstUse;
+       op = op->getNextNode())
+    if (llvm::any_of(load->getUsers(), [&](Operation *user) {
+          return op->isAncestor(user);
+        }))
+      firstUse = op;
+  int64_t later = 0;
+  for (Operation *op = load->getNextNode(); op && op != firstUse;
+       op = op->getNextNode())
+    if (isa<LoadOp>(op))
+      ++later;
+  OpBuilder::InsertionGuard guard(b);
+  if (firstUse)
+    b.setInsertionPoint(firstUse);
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                   b.getI32IntegerAttr(later));
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -120,13 +149,19 @@ struct LoadToGPU final : OpConversionPattern<LoadOp> {
     MemRefType bufferTy =
         getSharedBufferType(block[0], block[1], type.getElementType());
     Value buffer = sharedBuffer(rewriter, loc, op, bufferTy);
-    copyBlockToShared(rewriter, loc, adaptor.getView(), adaptor.getIndices(),
-                      buffer, block[0], block[1], threads);
+    Value group =
+        copyBlockToShared(rewriter, loc, adaptor.getView(),
+                          adaptor.getIndices(), buffer, block[0], block[1],
+                          threads);
 
     if (layout.getKind() == LayoutKind::Shared) {
+      waitBeforeFirstUse(rewriter, loc, op, group);
       rewriter.replaceOp(op, buffer);
       return success();
     }
+    nvgpu::DeviceAsyncWaitOp::create(rewriter, loc, group,
+                                     rewriter.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(rewriter, loc);
     if (layout.getKind() != LayoutKind::OperandA || op.getTranspose())
       return op.emitError() << "GPU lowering: loads produce shared tiles or "
                                "untransposed A operands";

@@ -52,20 +52,41 @@ FailureOr<int64_t> kernelWarps(func::FuncOp func) {
 }
 
 /// Gives each load its shared buffer (bytes from the start of dynamic shared
-/// memory) and returns the total.
+/// memory) and returns the total. Loads of the same view and block shape in
+/// different blocks (the loops of a causal split) run one after the other,
+/// so they share a buffer; each load waits for the CTA before it overwrites
+/// the buffer.
 int64_t assignSharedBuffers(func::FuncOp func) {
-  int64_t offset = 0;
+  struct Buffer {
+    Value view;
+    SmallVector<int64_t> shape;
+    int64_t offset;
+    SmallVector<Block *> users;
+  };
+  SmallVector<Buffer> buffers;
+  int64_t total = 0;
   func.walk([&](LoadOp load) {
     SmallVector<int64_t> block = load.getBlockShape();
-    int64_t bytes = getSharedBufferType(block[0], block[1],
-                                        load.getType().getElementType())
-                        .getNumElements() *
-                    load.getType().getElementTypeBitWidth() / 8;
+    Buffer *shared = nullptr;
+    for (Buffer &buffer : buffers)
+      if (buffer.view == load.getView() && buffer.shape == block &&
+          !llvm::is_contained(buffer.users, load->getBlock()))
+        shared = &buffer;
+    if (!shared) {
+      int64_t bytes = getSharedBufferType(block[0], block[1],
+                                          load.getType().getElementType())
+                          .getNumElements() *
+                      load.getType().getElementTypeBitWidth() / 8;
+      buffers.push_back({load.getView(), block, total, {}});
+      shared = &buffers.back();
+      total += llvm::alignTo(bytes, 128);
+    }
+    shared->users.push_back(load->getBlock());
     load->setAttr("tile.smem_offset",
-                  IntegerAttr::get(IndexType::get(func.getContext()), offset));
-    offset += llvm::alignTo(bytes, 128);
+                  IntegerAttr::get(IndexType::get(func.getContext()),
+                                   shared->offset));
   });
-  return offset;
+  return total;
 }
 
 struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {

@@ -23,6 +23,8 @@
 // DEFAULT-NOT: arith.subi
 // DEFAULT: scf.for %[[J:.*]] = %[[C0]] to %[[NUM_BLOCKS]] step %[[C1]]
 // DEFAULT: %[[KT:.*]] = tile.load %[[K]][%[[BATCH]], %[[HEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) transpose : <?x?x?x64xf16> -> tensor<64x64xf16>
+// V is loaded together with K.
+// DEFAULT: %[[VB:.*]] = tile.load %[[V]][%[[BATCH]], %[[HEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16>
 // DEFAULT: %[[S:.*]] = tile.mma %[[QT]], %[[KT]], %{{.*}} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
 // DEFAULT: %[[COL:.*]] = arith.muli %[[J]], %[[BN]] : index
 // DEFAULT: %[[COLS_IN:.*]] = tile.bounds_mask offsets(%[[COL]]) limits(%[[SEQ_K]]) : tensor<64xi1>
@@ -30,7 +32,6 @@
 // DEFAULT-NOT: tile.causal_mask
 // DEFAULT: %[[MASKED:.*]] = arith.select %[[IN]], %[[S]], %{{.*}} : tensor<64x64xi1>, tensor<64x64xf32>
 // DEFAULT: %{{.*}}, %{{.*}}, %[[PROBS:.*]], %{{.*}} = tile.online_softmax %[[MASKED]], %{{.*}}, %{{.*}} scale(%[[SCALE]]) : tensor<64x64xf32>, tensor<64xf32>
-// DEFAULT: %[[VB:.*]] = tile.load %[[V]][%[[BATCH]], %[[HEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16>
 // DEFAULT: %[[P:.*]] = arith.truncf %[[PROBS]] : tensor<64x64xf32> to tensor<64x64xf16>
 // DEFAULT: tile.mma %[[P]], %[[VB]], %{{.*}} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
 // DEFAULT: scf.yield
@@ -57,6 +58,8 @@
 // CAUSAL: scf.for %[[J:.*]] = %[[C0]] to %[[NUM_BLOCKS]] step
 // K is loaded as a 128x64 tile of Kᵀ (a 64x128 block in memory).
 // CAUSAL: %[[KT:.*]] = tile.load %[[K]][%{{.*}}, %{{.*}}, %[[J]], %[[C0]]] pad(0.000000e+00) transpose : <?x?x?x128xbf16> -> tensor<128x64xbf16>
+// V is loaded together with K.
+// CAUSAL: %[[VB:.*]] = tile.load %[[V]][%{{.*}}, %{{.*}}, %[[J]], %[[C0]]] pad(0.000000e+00) : <?x?x?x128xbf16> -> tensor<64x128xbf16>
 // CAUSAL: %[[S:.*]] = tile.mma %[[QT]], %[[KT]], %{{.*}} : tensor<128x128xbf16>, tensor<128x64xbf16> -> tensor<128x64xf32>
 // CAUSAL: %[[COL:.*]] = arith.muli %[[J]], %[[C64]] : index
 // CAUSAL: %[[COLS_IN:.*]] = tile.bounds_mask offsets(%[[COL]]) limits(%[[SEQ_K]]) : tensor<64xi1>
@@ -65,7 +68,6 @@
 // CAUSAL: %[[KEEP:.*]] = arith.andi %[[IN]], %[[VIS]] : tensor<128x64xi1>
 // CAUSAL: %[[MASKED:.*]] = arith.select %[[KEEP]], %[[S]], %{{.*}} : tensor<128x64xi1>, tensor<128x64xf32>
 // CAUSAL: %{{.*}}, %{{.*}}, %[[PROBS:.*]], %{{.*}} = tile.online_softmax %[[MASKED]], %{{.*}}, %{{.*}} scale(%[[SCALE]]) : tensor<128x64xf32>, tensor<128xf32>
-// CAUSAL: %[[VB:.*]] = tile.load %[[V]][%{{.*}}, %{{.*}}, %[[J]], %[[C0]]] pad(0.000000e+00) : <?x?x?x128xbf16> -> tensor<64x128xbf16>
 // CAUSAL: %[[P:.*]] = arith.truncf %[[PROBS]] : tensor<128x64xf32> to tensor<128x64xbf16>
 // CAUSAL: tile.mma %[[P]], %[[VB]], %{{.*}} : tensor<128x64xbf16>, tensor<64x128xbf16> -> tensor<128x128xf32>
 // CAUSAL: tile.store %{{.*}}, %[[O]][{{.*}}] : tensor<128x128xbf16>, <?x?x?x128xbf16>

@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""Throughput of tiled-attn's sdpa next to PyTorch's SDPA backends and eager attention.
+
+    python3 bench/bench_sdpa.py --out bench/results [--quick] [--library build/kernels]
+
+Grid (DESIGN.md, "How it is measured"): B*S = 16384 tokens, H*D = 2048,
+S in 512..16384, D in {64, 128}, causal and not, fp16 and bf16. Every provider
+runs in this process on the same fresh torch.randn inputs; times are the
+median of CUDA-event timings after a warm-up, rotating input sets when they
+would fit in L2. Prints a table, writes a CSV, one PNG per (dtype, D, causal)
+and a markdown summary under --out. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import datetime
+import math
+import re
+import shlex
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+
+from tiled_attn import KernelLibrary, TiledAttnError, sdpa  # noqa: E402
+
+TOKENS, HIDDEN = 16384, 2048
+SEQS_FULL = (512, 1024, 2048, 4096, 8192, 16384)
+SEQS_QUICK = (1024, 4096, 16384)
+HEAD_DIMS = (64, 128)
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+PROVIDERS = ("tiled-attn", "torch-auto", "torch-flash", "torch-efficient",
+             "torch-cudnn", "torch-math", "eager")
+SHORT = {"tiled-attn": "ours", "torch-auto": "auto", "torch-flash": "flash",
+         "torch-efficient": "effic", "torch-cudnn": "cudnn", "torch-math": "math",
+         "eager": "eager"}
+FORCED = {"torch-flash": SDPBackend.FLASH_ATTENTION,
+          "torch-efficient": SDPBackend.EFFICIENT_ATTENTION,
+          "torch-cudnn": SDPBackend.CUDNN_ATTENTION, "torch-math": SDPBackend.MATH}
+MEMORY_HUNGRY, MAX_SEQ_MEMORY_HUNGRY = ("torch-math", "eager"), 4096
+ERROR_PROVIDERS = ("tiled-attn", "torch-auto")  # rel L2 error recorded for these
+ROTATE_BELOW_BYTES, ROTATING_SETS = 256 << 20, 4
+CSV_FIELDS = ("date", "device", "torch_version", "cuda_version", "dtype", "head_dim", "causal",
+              "batch", "heads", "seq", "provider", "median_ms", "tflops", "rel_l2", "note")
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, default=Path("bench/results"), help="results folder")
+    p.add_argument("--quick", action="store_true", help="S in {1024, 4096, 16384} only")
+    p.add_argument("--library", type=Path, default=None,
+                   help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
+    p.add_argument("--warmup", type=int, default=10, help="warm-up runs (>= 5)")
+    p.add_argument("--iters", type=int, default=30, help="timed runs (>= 20)")
+    args = p.parse_args()
+    if args.warmup < 5 or args.iters < 20:
+        p.error("--warmup must be >= 5 and --iters >= 20")
+    return args
+
+
+def device_slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def short_reason(exc: BaseException, limit: int = 240) -> str:
+    text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def sleep_cycles_per_ms() -> float | None:
+    """GPU clock cycles per ms of torch.cuda._sleep, to give the host a head start."""
+    if not hasattr(torch.cuda, "_sleep"):
+        return None
+    torch.cuda._sleep(1000)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(10_000_000)
+    end.record()
+    end.synchronize()
+    return 10_000_000 / max(start.elapsed_time(end), 1e-3)
+
+
+def time_fn(fn, sets, warmup: int, iters: int, cycles_per_ms: float | None):
+    """(median, min, max) ms of fn over the rotating input sets, by CUDA events.
+
+    The first call (module load, JIT) is outside the warm-up's host timing; the
+    host cost per call measured there sizes a GPU sleep queued before the timed
+    runs, so that they run back to back and each event pair brackets GPU work only.
+    """
+    fn(*sets[0])
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for i in range(warmup):
+        fn(*sets[i % len(sets)])
+    host_ms = (time.perf_counter() - t0) * 1e3 / warmup
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    if cycles_per_ms:
+        torch.cuda._sleep(int(cycles_per_ms * min(200.0, 1.5 * host_ms * iters + 1.0)))
+    for i in range(iters):
+        q, k, v = sets[i % len(sets)]
+        starts[i].record()
+        fn(q, k, v)
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return statistics.median(times), times[0], times[-1]
+
+
+def reference_f64(q, k, v, causal: bool, chunk: int = 4096):
+    """softmax(q k^T / sqrt(D), top-left causal mask) v in float64 on q's device."""
+    q, k, v = q.double(), k.double(), v.double()
+    scale, s_k, outs = 1.0 / math.sqrt(q.shape[-1]), k.shape[-2], []
+    for r0 in range(0, q.shape[-2], chunk):
+        scores = (q[..., r0:r0 + chunk, :] @ k.transpose(-1, -2)) * scale
+        if causal:
+            rows = torch.arange(r0, r0 + scores.shape[-2], device=q.device)[:, None]
+            scores.masked_fill_(torch.arange(s_k, device=q.device)[None, :] > rows, -math.inf)
+        outs.append(torch.softmax(scores, dim=-1) @ v)
+    return torch.cat(outs, dim=-2)
+
+
+def rel_l2(out, ref) -> float:
+    return (torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref)).item()
+
+
+def make_provider(name: str, causal: bool, library, seq: int, dtype, device):
+    """(fn(q, k, v) -> out, context manager to run it in) for one provider."""
+    if name == "tiled-attn":
+        return (lambda q, k, v: sdpa(q, k, v, causal=causal, library=library)), \
+            contextlib.nullcontext()
+    if name == "eager":
+        mask = None
+        if causal:
+            mask = torch.full((seq, seq), -math.inf, dtype=dtype, device=device).triu_(1)
+
+        def eager(q, k, v):
+            scores = (q @ k.transpose(-1, -2)) * (q.shape[-1] ** -0.5)
+            if mask is not None:
+                scores = scores + mask
+            return torch.softmax(scores, dim=-1) @ v
+        return eager, contextlib.nullcontext()
+    ctx = sdpa_kernel(FORCED[name]) if name in FORCED else contextlib.nullcontext()
+    return (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal)), ctx
+
+
+def bench_config(dtype_name, d, causal, seq, library, library_error, args, meta, cycles_per_ms):
+    """One CSV row (a dict) per provider for one configuration."""
+    dtype, batch, heads = DTYPES[dtype_name], TOKENS // seq, HIDDEN // d
+    shape = (batch, heads, seq, d)
+    input_bytes = 3 * math.prod(shape) * torch.finfo(dtype).bits // 8
+    n_sets = ROTATING_SETS if input_bytes < ROTATE_BELOW_BYTES else 1
+    sets = [tuple(torch.randn(shape, dtype=dtype, device="cuda") for _ in range(3))
+            for _ in range(n_sets)]
+    ref = reference_f64(*(t[:1, :2] for t in sets[0]), causal)
+    flops = 4 * batch * heads * seq * seq * d / (2 if causal else 1)
+    rows = []
+    for name in PROVIDERS:
+        row = dict(meta, dtype=dtype_name, head_dim=d, causal=causal, batch=batch, heads=heads,
+                   seq=seq, provider=name, median_ms=math.nan, tflops=math.nan,
+                   rel_l2=None, note="")
+        rows.append(row)
+        if name in MEMORY_HUNGRY and seq > MAX_SEQ_MEMORY_HUNGRY:
+            row["note"] = f"skipped: S > {MAX_SEQ_MEMORY_HUNGRY} (memory)"
+            continue
+        if name == "tiled-attn" and library is None:
+            row["note"] = f"no kernel library: {library_error}"
+            continue
+        try:
+            fn, ctx = make_provider(name, causal, library, seq, dtype, sets[0][0].device)
+            with ctx:
+                out = fn(*sets[0])
+                if name in ERROR_PROVIDERS:
+                    row["rel_l2"] = rel_l2(out[:1, :2], ref)
+                del out
+                med, lo, hi = time_fn(fn, sets, args.warmup, args.iters, cycles_per_ms)
+            row.update(median_ms=med, tflops=flops / (med * 1e-3) / 1e12,
+                       note=f"min {lo:.4f} ms, max {hi:.4f} ms, {n_sets} input set(s)")
+        except (TiledAttnError, ValueError) as exc:  # no kernel for it, or a driver error
+            row["note"] = short_reason(exc)
+        except Exception as exc:  # unsupported backend, OOM, CUDA error: record, go on
+            row["note"] = short_reason(exc)
+        finally:
+            with contextlib.suppress(Exception):
+                torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+    del sets, ref
+    torch.cuda.empty_cache()
+    return rows
+
+
+def fmt(x: float, spec: str, width: int) -> str:
+    return f"{x:{width}{spec}}" if x is not None and math.isfinite(x) else f"{'-':>{width}}"
+
+
+def by_config(rows) -> dict:
+    """{(dtype, D, causal, S): {provider: row}} in the order measured."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["dtype"], r["head_dim"], r["causal"], r["seq"]), {})[
+            r["provider"]] = r
+    return groups
+
+
+def table_lines(rows, header: bool):
+    lines = []
+    if header:
+        cols = " ".join(f"{SHORT[p]:>7}" for p in PROVIDERS)
+        lines.append(f"{'dtype':5} {'D':>3} {'causal':>6} {'S':>6} {cols} {'err_ours':>9} "
+                     f"{'err_auto':>9}   (TFLOP/s; err = rel L2 vs float64)")
+    for (dt, d, causal, seq), provs in by_config(rows).items():
+        cells = " ".join(fmt(provs[p]["tflops"], ".1f", 7) for p in PROVIDERS)
+        errs = " ".join(fmt(provs[p]["rel_l2"], ".2e", 9) for p in ERROR_PROVIDERS)
+        lines.append(f"{dt:5} {d:>3} {str(causal):>6} {seq:>6} {cells} {errs}")
+    return lines
+
+
+def write_csv(path: Path, rows) -> None:
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        for r in rows:
+            w.writerow(dict(r, median_ms=f"{r['median_ms']:.4f}", tflops=f"{r['tflops']:.2f}",
+                            rel_l2="" if r["rel_l2"] is None else f"{r['rel_l2']:.3e}"))
+
+
+def write_plots(prefix: Path, rows, meta) -> list:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    groups = sorted({(r["dtype"], r["head_dim"], r["causal"]) for r in rows})
+    for dt, d, causal in groups:
+        sel = [r for r in rows if (r["dtype"], r["head_dim"], r["causal"]) == (dt, d, causal)]
+        seqs = sorted({r["seq"] for r in sel})
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for name in PROVIDERS:
+            y = [next((r["tflops"] for r in sel if r["seq"] == s and r["provider"] == name),
+                      math.nan) for s in seqs]
+            if any(math.isfinite(t) for t in y):
+                ax.plot(seqs, y, marker="o", label=name,
+                        linewidth=2.5 if name == "tiled-attn" else 1.5)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(seqs, [str(s) for s in seqs])
+        ax.set_xlabel("sequence length S (B*S = 16384, H*D = 2048)")
+        ax.set_ylabel("TFLOP/s")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        mask = "causal" if causal else "non-causal"
+        ax.set_title(f"{meta['device']}, {meta['date']}: {dt}, D={d}, {mask}")
+        ax.legend(fontsize=8)
+        path = Path(f"{prefix}_{dt}_d{d}_{'causal' if causal else 'noncausal'}.png")
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def write_markdown(path: Path, rows, meta, library_desc: str) -> None:
+    cmd = "python3 " + " ".join(shlex.quote(a) for a in sys.argv)
+    lines = [f"# tiled-attn vs PyTorch SDPA: {meta['device']}, {meta['date']}", "",
+             f"- torch {meta['torch_version']}, CUDA {meta['cuda_version']}",
+             f"- kernel library: {library_desc}", f"- command: `{cmd}`",
+             "- B*S = 16384, H*D = 2048; TFLOP/s = 4*B*H*S^2*D / t (half when causal); "
+             "median of CUDA-event timings; err = rel L2 vs float64 on batch 0, heads 0-1", "",
+             "| dtype | D | causal | S | tiled-attn TFLOP/s | best torch | TFLOP/s | ours/best "
+             "| err ours | err torch-auto |",
+             "| --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
+    for (dt, d, causal, seq), provs in by_config(rows).items():
+        ours = provs["tiled-attn"]
+        torch_rows = [r for p, r in provs.items() if p.startswith("torch-")
+                      and math.isfinite(r["tflops"])]
+        best = max(torch_rows, key=lambda r: r["tflops"], default=None)
+        best_t = best["tflops"] if best else math.nan
+        ratio = ours["tflops"] / best_t if best else math.nan
+        lines.append(
+            f"| {dt} | {d} | {causal} | {seq} | {fmt(ours['tflops'], '.1f', 0)} | "
+            f"{best['provider'] if best else '-'} | {fmt(best_t, '.1f', 0)} | "
+            f"{fmt(ratio, '.2f', 0)} | {fmt(ours['rel_l2'], '.2e', 0)} | "
+            f"{fmt(provs['torch-auto']['rel_l2'], '.2e', 0)} |")
+    notes = sorted({(r["provider"], re.sub(r" \(library .*", "", r["note"])) for r in rows
+                    if not math.isfinite(r["tflops"]) and r["note"]})
+    if notes:
+        lines += ["", "Not measured:", ""] + [f"- {p}: {n}" for p, n in notes]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    args = parse_args()
+    if not torch.cuda.is_available():
+        print("bench_sdpa: no CUDA device", file=sys.stderr)
+        return 2
+    library, library_error = None, ""
+    try:
+        library = KernelLibrary.load(args.library)
+        library_desc = f"{library.root} ({len(library.entries)} kernels, {library.generator})"
+    except TiledAttnError as exc:
+        library_error = short_reason(exc)
+        library_desc = f"not loaded: {library_error}"
+    device = torch.cuda.get_device_name()
+    meta = {"date": datetime.date.today().isoformat(), "device": device,
+            "torch_version": torch.__version__, "cuda_version": torch.version.cuda}
+    args.out.mkdir(parents=True, exist_ok=True)
+    prefix = args.out / f"bench_{device_slug(device)}_{meta['date']}"
+    print(f"# {device}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
+          f"library {library_desc}", flush=True)
+    cycles_per_ms = sleep_cycles_per_ms()
+    seqs = SEQS_QUICK if args.quick else SEQS_FULL
+    rows = []
+    for dtype_name in DTYPES:
+        for d in HEAD_DIMS:
+            for causal in (False, True):
+                for seq in seqs:
+                    new = bench_config(dtype_name, d, causal, seq, library, library_error,
+                                       args, meta, cycles_per_ms)
+                    print("\n".join(table_lines(new, header=not rows)), flush=True)
+                    rows += new
+                    write_csv(Path(f"{prefix}.csv"), rows)  # partial results survive a kill
+    write_markdown(Path(f"{prefix}.md"), rows, meta, library_desc)
+    plots = write_plots(prefix, rows, meta)
+    print(f"\nwrote {prefix}.csv, {prefix}.md and {len(plots)} plots\n")
+    print("\n".join(table_lines(rows, header=True)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
