@@ -2,6 +2,7 @@
 # lit configuration for the tiled-attn regression tests.
 
 import os
+import shutil
 
 import lit.formats
 import lit.util
@@ -23,10 +24,21 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%repo", config.tiled_attn_src_root))
 
+# ptxas (from the CUDA toolkit) validates the PTX of every target; the tests
+# that need it say `REQUIRES: ptxas`.
+ptxas = shutil.which("ptxas", path=config.environment.get("PATH", os.environ.get("PATH")))
+if not ptxas and os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
+    ptxas = "/usr/local/cuda/bin/ptxas"
+if ptxas:
+    config.available_features.add("ptxas")
+    llvm_config.with_environment("PATH", os.path.dirname(ptxas), append_path=True)
+else:
+    lit_config.note("ptxas not found: PTX validation tests are skipped (install the CUDA toolkit or put ptxas on PATH)")
+
 # Our tools first, then FileCheck, not and count from LLVM.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.tiled_attn_tools_dir, append_path=True)
 
 tool_dirs = [config.tiled_attn_tools_dir, config.llvm_tools_dir]
-tools = ["tiled-attn-opt", "tiled-attn-run", "FileCheck", "not", "count"]
+tools = ["tiled-attn-opt", "tiled-attn-run", "tiled-attn-compile", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

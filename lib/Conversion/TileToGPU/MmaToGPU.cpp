@@ -6,10 +6,10 @@
 //===----------------------------------------------------------------------===//
 //
 // `acc += lhs * rhs` with lhs in A-operand registers and rhs in shared
-// memory: for each k-step of 16 and each n-tile of 8, ldmatrix.x2 reads the
-// B fragment (transposing on the way when the buffer holds rhs itself, as V
-// does; not when it holds rhsᵀ, as K does for Kᵀ), and one mma.sync
-// m16n8k16 per m-tile accumulates in f32.
+// memory: for each k-step of 16 and each pair of n-tiles of 8, one
+// ldmatrix.x4 reads the two B fragments (transposing on the way when the
+// buffer holds rhs itself, as V does; not when it holds rhsᵀ, as K does for
+// Kᵀ), and one mma.sync m16n8k16 per m-tile and n-tile accumulates in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,44 +99,74 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
     Value acc = adaptor.getAcc();
     auto aTy = VectorType::get({4, 2}, elt), bTy = VectorType::get({2, 2}, elt),
          cTy = VectorType::get({2, 2}, f32);
+    // Lanes 16..31 address the second pair of 8x8 matrices of an x4 load:
+    // the next n-tile.
+    Value nHalf = arith::MulIOp::create(
+        rewriter, loc,
+        arith::DivUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 16)),
+        cIdx(rewriter, loc, 8));
+    // One ldmatrix.x4 reads the B fragments of n-tiles (nt, nt + 1); an odd
+    // last n-tile takes an x2.
+    auto loadB = [&](int64_t kt, int64_t nt, int64_t tiles) {
+      Value row, col;
+      Value nOff = tiles == 2 ? nHalf : cIdx(rewriter, loc, 0);
+      if (rhsStoredTransposed) {
+        // Buffer is [n][k]: lane l reads row n0 + l % 8 (+8 for the next
+        // n-tile) at column k0 (+8 for lanes 8..15 mod 16).
+        row = arith::AddIOp::create(
+            rewriter, loc, arith::AddIOp::create(rewriter, loc, l8, nOff),
+            cIdx(rewriter, loc, nt * 8));
+        col = arith::AddIOp::create(rewriter, loc, kHalf,
+                                    cIdx(rewriter, loc, kt * 16));
+      } else {
+        // Buffer is [k][n]: lane l reads row k0 + l % 8 (+8) at column n0
+        // (+8 for the next n-tile).
+        row = arith::AddIOp::create(
+            rewriter, loc, arith::AddIOp::create(rewriter, loc, l8, kHalf),
+            cIdx(rewriter, loc, kt * 16));
+        col = arith::AddIOp::create(rewriter, loc, nOff,
+                                    cIdx(rewriter, loc, nt * 8));
+      }
+      Value frags = nvgpu::LdMatrixOp::create(
+          rewriter, loc, VectorType::get({2 * tiles, 2}, elt), adaptor.getRhs(),
+          ValueRange{row, col}, rewriter.getBoolAttr(!rhsStoredTransposed),
+          rewriter.getI32IntegerAttr(2 * tiles));
+      if (tiles == 1)
+        return SmallVector<Value>{frags};
+      Value flat = vector::ShapeCastOp::create(
+          rewriter, loc, VectorType::get({8}, elt), frags);
+      SmallVector<Value> out;
+      for (int64_t i = 0; i < 2; ++i)
+        out.push_back(vector::ShapeCastOp::create(
+            rewriter, loc, bTy, extractRegisters(rewriter, loc, flat, 4 * i, 4)));
+      return out;
+    };
     for (int64_t kt = 0; kt < a.nTiles; ++kt)
-      for (int64_t nt = 0; nt < c.nTiles; ++nt) {
-        // The B fragment of (k-step kt, n-tile nt), shared by all m-tiles.
-        Value row, col;
-        if (rhsStoredTransposed) {
-          // Buffer is [n][k]: lane l reads row n0 + l % 8 at column k0 (+8).
-          row = arith::AddIOp::create(rewriter, loc, l8,
-                                      cIdx(rewriter, loc, nt * 8));
-          col = arith::AddIOp::create(rewriter, loc, kHalf,
-                                      cIdx(rewriter, loc, kt * 16));
-        } else {
-          // Buffer is [k][n]: lane l reads row k0 + l % 8 (+8) at column n0.
-          row = arith::AddIOp::create(
-              rewriter, loc, arith::AddIOp::create(rewriter, loc, l8, kHalf),
-              cIdx(rewriter, loc, kt * 16));
-          col = cIdx(rewriter, loc, nt * 8);
-        }
-        Value bFrag = nvgpu::LdMatrixOp::create(
-            rewriter, loc, bTy, adaptor.getRhs(), ValueRange{row, col},
-            rewriter.getBoolAttr(!rhsStoredTransposed),
-            rewriter.getI32IntegerAttr(2));
-        for (int64_t mt = 0; mt < a.mTiles; ++mt) {
-          int64_t aOff = (mt * a.nTiles + kt) * 8;
-          int64_t cOff = (mt * c.nTiles + nt) * 4;
-          Value a8 = extractRegisters(rewriter, loc, adaptor.getLhs(), aOff, 8);
-          Value c4 = extractRegisters(rewriter, loc, acc, cOff, 4);
-          Value d;
-          if (elt.isBF16()) {
-            d = mmaSyncBF16(rewriter, loc, a8, bFrag, c4);
-          } else {
-            Value aFrag = vector::ShapeCastOp::create(rewriter, loc, aTy, a8);
-            Value cFrag = vector::ShapeCastOp::create(rewriter, loc, cTy, c4);
-            d = nvgpu::MmaSyncOp::create(rewriter, loc, aFrag, bFrag, cFrag,
-                                         ArrayRef<int64_t>{16, 8, 16});
-            d = vector::ShapeCastOp::create(rewriter, loc,
-                                            VectorType::get({4}, f32), d);
+      for (int64_t nt0 = 0; nt0 < c.nTiles; nt0 += 2) {
+        int64_t tiles = std::min<int64_t>(2, c.nTiles - nt0);
+        SmallVector<Value> bFrags = loadB(kt, nt0, tiles);
+        for (int64_t i = 0; i < tiles; ++i) {
+          int64_t nt = nt0 + i;
+          Value bFrag = bFrags[i];
+          for (int64_t mt = 0; mt < a.mTiles; ++mt) {
+            int64_t aOff = (mt * a.nTiles + kt) * 8;
+            int64_t cOff = (mt * c.nTiles + nt) * 4;
+            Value a8 =
+                extractRegisters(rewriter, loc, adaptor.getLhs(), aOff, 8);
+            Value c4 = extractRegisters(rewriter, loc, acc, cOff, 4);
+            Value d;
+            if (elt.isBF16()) {
+              d = mmaSyncBF16(rewriter, loc, a8, bFrag, c4);
+            } else {
+              Value aFrag = vector::ShapeCastOp::create(rewriter, loc, aTy, a8);
+              Value cFrag = vector::ShapeCastOp::create(rewriter, loc, cTy, c4);
+              d = nvgpu::MmaSyncOp::create(rewriter, loc, aFrag, bFrag, cFrag,
+                                           ArrayRef<int64_t>{16, 8, 16});
+              d = vector::ShapeCastOp::create(rewriter, loc,
+                                              VectorType::get({4}, f32), d);
+            }
+            acc = insertRegisters(rewriter, loc, d, acc, cOff);
           }
-          acc = insertRegisters(rewriter, loc, d, acc, cOff);
         }
       }
     rewriter.replaceOp(op, acc);
