@@ -1,0 +1,274 @@
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-assign-layouts | FileCheck %s
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1 block-m=128" --tile-schedule="exp2=1" --tile-assign-layouts="warps=8" | FileCheck %s --check-prefix=GEN8
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=16" --tile-schedule --tile-assign-layouts 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS3
+
+// The layouts of the mma.sync family, on a decomposed kernel with the
+// default 4 warps: mma operands and results fix opa, smem and acc, row
+// reductions give rows, the rank-1 bounds mask gives cols, and everything
+// else follows through elementwise ops and loop-carried values. The cases
+// the pass refuses are at the end of the file.
+
+// CHECK-LABEL: func.func @attention_step
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK-DAG: %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK-DAG: %[[M0:.*]] = arith.constant dense<0xFF800000> : tensor<64xf32, #tile.layout<rows, warps = 4>>
+// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// CHECK: scf.for {{.*}} iter_args(%[[M:.*]] = %[[M0]], %[[ACC:.*]] = %[[ZERO]]) -> (tensor<64xf32, #tile.layout<rows, warps = 4>>, tensor<64x16xf32, #tile.layout<acc, warps = 4>>)
+// CHECK: %[[KT:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>>
+// CHECK: %[[V:.*]] = tile.load {{.*}} pad(0.000000e+00) : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4>>
+// The Q operand comes straight from its load: no conversion.
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[S:.*]] = tile.mma %[[Q]], %[[KT]], %[[ZERO]] : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: %[[IN:.*]] = tile.bounds_mask {{.*}} : tensor<16xi1, #tile.layout<cols, warps = 4>>
+// CHECK: %[[IN2:.*]] = tile.broadcast %[[IN]] along 0 : tensor<16xi1, #tile.layout<cols, warps = 4>> -> tensor<64x16xi1, #tile.layout<acc, warps = 4>>
+// CHECK: %[[CAUSAL:.*]] = tile.causal_mask {{.*}} : tensor<64x16xi1, #tile.layout<acc, warps = 4>>
+// CHECK: %[[MASK:.*]] = arith.andi %[[IN2]], %[[CAUSAL]] : tensor<64x16xi1, #tile.layout<acc, warps = 4>>
+// CHECK: %[[SM:.*]] = arith.select %[[MASK]], %[[S]], %[[NEG_INF]] : tensor<64x16xi1, #tile.layout<acc, warps = 4>>, tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: %[[RMAX:.*]] = tile.reduce max %[[SM]] along 1 : tensor<64x16xf32, #tile.layout<acc, warps = 4>> -> tensor<64xf32, #tile.layout<rows, warps = 4>>
+// CHECK: %[[M1:.*]] = arith.maximumf %[[M]], %[[RMAX]] : tensor<64xf32, #tile.layout<rows, warps = 4>>
+// CHECK: %[[MB:.*]] = tile.broadcast %[[M1]] along 1 : tensor<64xf32, #tile.layout<rows, warps = 4>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: %[[X:.*]] = arith.subf %[[SM]], %[[MB]] : tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: %[[P:.*]] = math.exp %[[X]] : tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: %[[PH:.*]] = arith.truncf %[[P]] : tensor<64x16xf32, #tile.layout<acc, warps = 4>> to tensor<64x16xf16, #tile.layout<acc, warps = 4>>
+// P leaves the accumulator of one mma for the A operand of the next.
+// CHECK: %[[PA:.*]] = tile.convert_layout %[[PH]] : tensor<64x16xf16, #tile.layout<acc, warps = 4>> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// CHECK: %[[ACC1:.*]] = tile.mma %[[PA]], %[[V]], %[[ACC]] : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: scf.yield %[[M1]], %[[ACC1]] : tensor<64xf32, #tile.layout<rows, warps = 4>>, tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: %[[OUT:.*]] = arith.truncf {{.*}} to tensor<64x16xf16, #tile.layout<acc, warps = 4>>
+// CHECK: tile.store %[[OUT]], {{.*}} : tensor<64x16xf16, #tile.layout<acc, warps = 4>>, <?x?x?x16xf16>
+func.func @attention_step(%q: !tile.view<?x?x?x16xf16>,
+                          %k: !tile.view<?x?x?x16xf16>,
+                          %v: !tile.view<?x?x?x16xf16>,
+                          %o: !tile.view<?x?x?x16xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<64x16xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<64x16xf32>
+  %m0 = arith.constant dense<0xFF800000> : tensor<64xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<64x16xf16>
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %m0, %acc = %zero)
+      -> (tensor<64xf32>, tensor<64x16xf32>) {
+    %kt = tile.load %k[%c0, %c0, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %vt = tile.load %v[%c0, %c0, %j, %c0] pad(0.0)
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %qt, %kt, %zero
+        : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
+    %in = tile.bounds_mask offsets(%j) limits(%n) : tensor<16xi1>
+    %in2 = tile.broadcast %in along 0 : tensor<16xi1> -> tensor<64x16xi1>
+    %cm = tile.causal_mask %c0, %j : tensor<64x16xi1>
+    %mask = arith.andi %in2, %cm : tensor<64x16xi1>
+    %sm = arith.select %mask, %s, %ninf : tensor<64x16xi1>, tensor<64x16xf32>
+    %rmax = tile.reduce max %sm along 1 : tensor<64x16xf32> -> tensor<64xf32>
+    %m1 = arith.maximumf %m, %rmax : tensor<64xf32>
+    %mb = tile.broadcast %m1 along 1 : tensor<64xf32> -> tensor<64x16xf32>
+    %x = arith.subf %sm, %mb : tensor<64x16xf32>
+    %p = math.exp %x : tensor<64x16xf32>
+    %ph = arith.truncf %p : tensor<64x16xf32> to tensor<64x16xf16>
+    %acc1 = tile.mma %ph, %vt, %acc
+        : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
+    scf.yield %m1, %acc1 : tensor<64xf32>, tensor<64x16xf32>
+  }
+  %out = arith.truncf %r#1 : tensor<64x16xf32> to tensor<64x16xf16>
+  tile.store %out, %o[%c0, %c0, %c0, %c0]
+      : tensor<64x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+// A column reduction gives cols; scf.if results share their yields'
+// layout; a store mask is an accumulator like the value it guards.
+
+// CHECK-LABEL: func.func @cols_if_and_store_mask
+// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// CHECK: %[[S:.*]] = tile.mma %[[Q]], {{.*}} -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: %[[CMAX:.*]] = tile.reduce max %[[S]] along 0 : tensor<64x16xf32, #tile.layout<acc, warps = 4>> -> tensor<16xf32, #tile.layout<cols, warps = 4>>
+// CHECK: %[[SEL:.*]] = scf.if %{{.*}} -> (tensor<16xf32, #tile.layout<cols, warps = 4>>)
+// CHECK: scf.yield %[[CMAX]] : tensor<16xf32, #tile.layout<cols, warps = 4>>
+// CHECK: } else {
+// CHECK: scf.yield %{{.*}} : tensor<16xf32, #tile.layout<cols, warps = 4>>
+// CHECK: %[[B:.*]] = tile.broadcast %[[SEL]] along 0 : tensor<16xf32, #tile.layout<cols, warps = 4>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: %[[MASK:.*]] = tile.causal_mask {{.*}} : tensor<64x16xi1, #tile.layout<acc, warps = 4>>
+// CHECK: tile.store {{.*}} mask(%[[MASK]] : tensor<64x16xi1, #tile.layout<acc, warps = 4>>) : tensor<64x16xf16, #tile.layout<acc, warps = 4>>, <?x?x?x16xf16>
+func.func @cols_if_and_store_mask(%q: !tile.view<?x?x?x16xf16>,
+                                  %k: !tile.view<?x?x?x16xf16>,
+                                  %o: !tile.view<?x?x?x16xf16>, %c: i1) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<64x16xf32>
+  %ones = arith.constant dense<1.0> : tensor<16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<64x16xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
+  %cmax = tile.reduce max %s along 0 : tensor<64x16xf32> -> tensor<16xf32>
+  %sel = scf.if %c -> (tensor<16xf32>) {
+    scf.yield %cmax : tensor<16xf32>
+  } else {
+    scf.yield %ones : tensor<16xf32>
+  }
+  %b = tile.broadcast %sel along 0 : tensor<16xf32> -> tensor<64x16xf32>
+  %bh = arith.truncf %b : tensor<64x16xf32> to tensor<64x16xf16>
+  %mask = tile.causal_mask %c0, %c0 : tensor<64x16xi1>
+  tile.store %bh, %o[%c0, %c0, %c0, %c0] mask(%mask : tensor<64x16xi1>)
+      : tensor<64x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Refused
+//===----------------------------------------------------------------------===//
+
+// WARPS3: error: tile-assign-layouts: warps must be 1, 2, 4 or 8, got 3
+
+func.func @negative_online_softmax(%s: !tile.view<?x?x?x16xf16>, %scale: f32) {
+  %m0 = arith.constant dense<0xFF800000> : tensor<64xf32>
+  %l0 = arith.constant dense<0.0> : tensor<64xf32>
+  %x = arith.constant dense<0.0> : tensor<64x16xf32>
+  // expected-error @+1 {{tile-assign-layouts: decompose the online softmax first (tile-decompose-online-softmax)}}
+  %m1, %l1, %p, %alpha = tile.online_softmax %x, %m0, %l0 scale(%scale)
+      : tensor<64x16xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+// The rhs of an mma is staged in shared memory by its load; one carried
+// through a loop (as K/V prefetch does) is not.
+
+func.func @negative_mma_rhs_not_loaded(%q: !tile.view<?x?x?x16xf16>,
+                                       %k: !tile.view<?x?x?x16xf16>,
+                                       %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<64x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<64x16xf16>
+  %k0 = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%kt = %k0, %acc = %zero)
+      -> (tensor<16x16xf16>, tensor<64x16xf32>) {
+    %next = tile.load %k[%c0, %c0, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    // expected-error @+1 {{tile-assign-layouts: expects the rhs of tile.mma to come straight from a tile.load (it is staged in shared memory)}}
+    %s = tile.mma %qt, %kt, %acc
+        : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
+    scf.yield %next, %s : tensor<16x16xf16>, tensor<64x16xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @negative_scalar_reduction(%o: !tile.view<?x?x?x16xf16>) {
+  %m = arith.constant dense<1.0> : tensor<64xf32>
+  // expected-error @+1 {{tile-assign-layouts: a reduction to a scalar has no mma.sync layout yet}}
+  %min = tile.reduce min %m along 0 : tensor<64xf32> -> f32
+  return
+}
+
+// -----
+
+// With 4 warps an accumulator needs 64 rows (16 per warp).
+
+func.func @negative_rows_not_divisible(%q: !tile.view<?x?x?x16xf16>,
+                                       %k: !tile.view<?x?x?x16xf16>,
+                                       %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{tile-assign-layouts: a acc tile of shape 'tensor<16x16xf32>' needs rows a multiple of 16 x warps and columns of 8 (16 for an operand)}}
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  %sh = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xf16>
+  tile.store %sh, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+// The generated kernel with BLOCK_M = 16 fails the same way.
+// ROWS: error: tile-assign-layouts: a {{.*}} tile of shape 'tensor<16x{{.*}}' needs rows a multiple of 16 x warps
+
+// A Q tile that is both an mma operand and stored.
+
+func.func @negative_two_layouts(%q: !tile.view<?x?x?x16xf16>,
+                                %k: !tile.view<?x?x?x16xf16>,
+                                %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<64x16xf32>
+  // The error is reported at the tile's definition.
+  // expected-error @+1 {{tile-assign-layouts: this tile needs both #tile.layout<opa, warps = 4> and #tile.layout<acc, warps = 4>}}
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<64x16xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
+  tile.store %qt, %o[%c0, %c0, %c0, %c0]
+      : tensor<64x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+// Nothing says how an unused iota is spread.
+
+func.func @negative_no_layout() {
+  // expected-error @+1 {{tile-assign-layouts: cannot tell how to spread 'tensor<64xi32>' over the threads}}
+  %i = tile.iota : tensor<64xi32>
+  return
+}
+
+// -----
+
+// An A operand has no register move to an accumulator.
+
+func.func @negative_convert_opa_to_acc(%q: !tile.view<?x?x?x16xf16>,
+                                       %k: !tile.view<?x?x?x16xf16>,
+                                       %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<64x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<64x16xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
+  // expected-error @+1 {{tile-assign-layouts: no register move from #tile.layout<opa, warps = 4> to #tile.layout<acc, warps = 4> yet}}
+  %qa = tile.convert_layout %qt : tensor<64x16xf16> -> tensor<64x16xf16>
+  tile.store %qa, %o[%c0, %c0, %c0, %c0]
+      : tensor<64x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// A generated kernel with 8 warps (BLOCK_M = 128)
+//===----------------------------------------------------------------------===//
+
+// GEN8-LABEL: func.func @sdpa_fwd
+// GEN8: %[[Q:.*]] = tile.load {{.*}} -> tensor<128x64xf16, #tile.layout<opa, warps = 8>>
+// GEN8: scf.for
+// GEN8: %[[K:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x64xf16, #tile.layout<smem, warps = 8, transposed = true>>
+// GEN8: %[[V:.*]] = tile.load {{.*}} pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16, #tile.layout<smem, warps = 8>>
+// GEN8-NOT: tile.convert_layout
+// GEN8: tile.mma %[[Q]], %[[K]], {{.*}} -> tensor<128x64xf32, #tile.layout<acc, warps = 8>>
+// GEN8: tile.bounds_mask {{.*}} : tensor<64xi1, #tile.layout<cols, warps = 8>>
+// GEN8: tile.causal_mask {{.*}} : tensor<128x64xi1, #tile.layout<acc, warps = 8>>
+// GEN8: tile.reduce max {{.*}} -> tensor<128xf32, #tile.layout<rows, warps = 8>>
+// GEN8: math.exp2 {{.*}} : tensor<128x64xf32, #tile.layout<acc, warps = 8>>
+// GEN8: tile.reduce sum {{.*}} -> tensor<128xf32, #tile.layout<rows, warps = 8>>
+// GEN8: %[[P:.*]] = tile.convert_layout {{.*}} : tensor<128x64xf16, #tile.layout<acc, warps = 8>> -> tensor<128x64xf16, #tile.layout<opa, warps = 8>>
+// GEN8: tile.mma %[[P]], %[[V]], {{.*}} -> tensor<128x64xf32, #tile.layout<acc, warps = 8>>
+// GEN8: tile.store {{.*}} : tensor<128x64xf16, #tile.layout<acc, warps = 8>>
+// GEN8-NOT: warps = 4
