@@ -90,28 +90,37 @@ Value copyBlockToShared(OpBuilder &b, Location loc, Value view,
 /// loads issued in between stay in flight; then synchronizes the CTA.
 void waitBeforeFirstUse(OpBuilder &b, Location loc, LoadOp load,
                         Value group) {
+  // Handing the tile to a loop (as a start value or a yield) reads nothing.
+  SmallVector<Operation *> readers;
+  for (Operation *user : load->getUsers())
+    if (!isa<scf::YieldOp, scf::ForOp>(user))
+      readers.push_back(user);
   Operation *firstUse = nullptr;
   for (Operation *op = load->getNextNode(); op && !firstUse;
        op = op->getNextNode())
-    if (llvm::any_of(load->getUsers(), [&](Operation *user) {
-          return op->isAncestor(user);
-        }))
+    if (llvm::any_of(readers,
+                     [&](Operation *user) { return op->isAncestor(user); }))
       firstUse = op;
   int64_t later = 0;
   for (Operation *op = load->getNextNode(); op && op != firstUse;
        op = op->getNextNode())
     if (isa<LoadOp>(op))
       ++later;
+  // No use in this block: the tile is for a later iteration of a pipelined
+  // loop, whose mma waits for it (see tile.wait_groups).
+  if (!firstUse)
+    return;
   OpBuilder::InsertionGuard guard(b);
-  if (firstUse)
-    b.setInsertionPoint(firstUse);
+  b.setInsertionPoint(firstUse);
   nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
                                    b.getI32IntegerAttr(later));
   gpu::BarrierOp::create(b, loc);
 }
 
-/// The shared buffer a load was given by the pass (`tile.smem_offset`).
-Value sharedBuffer(OpBuilder &b, Location loc, Operation *op,
+/// The shared buffer a load was given by the pass: `tile.smem_offset`, plus,
+/// for a stream with a ring of buffers (`tile.smem_ring = [stages, bytes]`),
+/// the slot of its block: block mod stages.
+Value sharedBuffer(OpBuilder &b, Location loc, Operation *op, Value block,
                    MemRefType type) {
   auto offset = op->getAttrOfType<IntegerAttr>("tile.smem_offset");
   auto space = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -119,8 +128,16 @@ Value sharedBuffer(OpBuilder &b, Location loc, Operation *op,
   auto bytesTy = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                                  MemRefLayoutAttrInterface(), space);
   Value base = gpu::DynamicSharedMemoryOp::create(b, loc, bytesTy);
-  return memref::ViewOp::create(b, loc, type, base,
-                                cIdx(b, loc, offset.getInt()), ValueRange{});
+  Value byteOffset = cIdx(b, loc, offset.getInt());
+  if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>("tile.smem_ring");
+      ring && ring[0] > 1) {
+    Value slot = arith::RemUIOp::create(b, loc, block, cIdx(b, loc, ring[0]));
+    byteOffset = arith::AddIOp::create(
+        b, loc, byteOffset,
+        arith::MulIOp::create(b, loc, slot, cIdx(b, loc, ring[1])));
+  }
+  return memref::ViewOp::create(b, loc, type, base, byteOffset,
+                                ValueRange{});
 }
 
 struct LoadToGPU final : OpConversionPattern<LoadOp> {
@@ -148,7 +165,8 @@ struct LoadToGPU final : OpConversionPattern<LoadOp> {
                             << threads << " threads' 16-byte copies";
     MemRefType bufferTy =
         getSharedBufferType(block[0], block[1], type.getElementType());
-    Value buffer = sharedBuffer(rewriter, loc, op, bufferTy);
+    Value buffer =
+        sharedBuffer(rewriter, loc, op, adaptor.getIndices()[2], bufferTy);
     Value group =
         copyBlockToShared(rewriter, loc, adaptor.getView(),
                           adaptor.getIndices(), buffer, block[0], block[1],

@@ -83,6 +83,13 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
     Type f32 = rewriter.getF32Type();
     bool rhsStoredTransposed = rhsLayout.getTransposed();
 
+    // A pipelined loop carried the operand: wait for its copy group, letting
+    // the later ones stay in flight, then make every lane's copy visible.
+    if (auto groups = op->getAttrOfType<IntegerAttr>("tile.wait_groups")) {
+      NVVM::CpAsyncWaitGroupOp::create(
+          rewriter, loc, rewriter.getI32IntegerAttr(groups.getInt()));
+      gpu::BarrierOp::create(rewriter, loc);
+    }
     LaneCoords lc(rewriter, loc);
     Value l8 = arith::RemUIOp::create(rewriter, loc, lc.lane,
                                       cIdx(rewriter, loc, 8));

@@ -52,41 +52,89 @@ FailureOr<int64_t> kernelWarps(func::FuncOp func) {
 }
 
 /// Gives each load its shared buffer (bytes from the start of dynamic shared
-/// memory) and returns the total. Loads of the same view and block shape in
-/// different blocks (the loops of a causal split) run one after the other,
-/// so they share a buffer; each load waits for the CTA before it overwrites
-/// the buffer.
-int64_t assignSharedBuffers(func::FuncOp func) {
-  struct Buffer {
+/// memory) and returns the total. Loads of the same view and block shape
+/// form a stream with a ring of `stages` buffers; block b of the stream goes
+/// to buffer b mod stages, which keeps the blocks a pipelined loop has in
+/// flight apart. Loads of a stream in different blocks (the loops of a
+/// causal split) run one after the other and share the ring; each load waits
+/// for the CTA before it overwrites a buffer.
+int64_t assignSharedBuffers(func::FuncOp func, int64_t stages) {
+  struct Stream {
     Value view;
     SmallVector<int64_t> shape;
     int64_t offset;
     SmallVector<Block *> users;
   };
-  SmallVector<Buffer> buffers;
+  SmallVector<Stream> streams;
   int64_t total = 0;
   func.walk([&](LoadOp load) {
     SmallVector<int64_t> block = load.getBlockShape();
-    Buffer *shared = nullptr;
-    for (Buffer &buffer : buffers)
-      if (buffer.view == load.getView() && buffer.shape == block &&
-          !llvm::is_contained(buffer.users, load->getBlock()))
-        shared = &buffer;
+    // The Q load is alone; K and V loads may repeat in a block when a loop
+    // is pipelined (prologue and steady state).
+    bool ring = load.getType().getEncoding() &&
+                cast<LayoutAttr>(load.getType().getEncoding()).getKind() ==
+                    LayoutKind::Shared;
+    Stream *shared = nullptr;
+    for (Stream &stream : streams)
+      if (stream.view == load.getView() && stream.shape == block &&
+          (ring || !llvm::is_contained(stream.users, load->getBlock())))
+        shared = &stream;
+    int64_t bytes = llvm::alignTo(
+        getSharedBufferType(block[0], block[1],
+                            load.getType().getElementType())
+                .getNumElements() *
+            load.getType().getElementTypeBitWidth() / 8,
+        128);
     if (!shared) {
-      int64_t bytes = getSharedBufferType(block[0], block[1],
-                                          load.getType().getElementType())
-                          .getNumElements() *
-                      load.getType().getElementTypeBitWidth() / 8;
-      buffers.push_back({load.getView(), block, total, {}});
-      shared = &buffers.back();
-      total += llvm::alignTo(bytes, 128);
+      streams.push_back({load.getView(), block, total, {}});
+      shared = &streams.back();
+      total += bytes * (ring ? stages : 1);
     }
     shared->users.push_back(load->getBlock());
-    load->setAttr("tile.smem_offset",
-                  IntegerAttr::get(IndexType::get(func.getContext()),
-                                   shared->offset));
+    Builder b(func.getContext());
+    load->setAttr("tile.smem_offset", b.getIndexAttr(shared->offset));
+    if (ring)
+      load->setAttr("tile.smem_ring",
+                    b.getDenseI64ArrayAttr({stages, bytes}));
   });
   return total;
+}
+
+/// For an mma whose shared operand a pipelined loop carries, the number of
+/// cp.async groups that may stay in flight when it reads the operand: the
+/// loads of its block issued after it, the blocks in between, and the loads
+/// of this iteration issued before the mma.
+void annotatePipelinedWaits(func::FuncOp func, int64_t stages) {
+  func.walk([&](MmaOp mma) {
+    auto arg = dyn_cast<BlockArgument>(mma.getRhs());
+    auto loop =
+        arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : nullptr;
+    if (!loop || mma->getBlock() != loop.getBody())
+      return;
+    // The shared loads of one iteration, in issue order.
+    SmallVector<LoadOp> issued;
+    for (LoadOp load : loop.getBody()->getOps<LoadOp>())
+      if (load->hasAttr("tile.smem_ring"))
+        issued.push_back(load);
+    // This operand's stream: the load whose block the loop yields into the
+    // oldest slot of this operand's chain.
+    Value yielded = loop.getYieldedValues()[arg.getArgNumber() - 1];
+    while (auto chained = dyn_cast<BlockArgument>(yielded))
+      yielded = loop.getYieldedValues()[chained.getArgNumber() - 1];
+    auto it = llvm::find_if(
+        issued, [&](LoadOp l) { return l.getResult() == yielded; });
+    if (it == issued.end())
+      return;
+    int64_t perIteration = issued.size();
+    int64_t position = it - issued.begin();
+    int64_t before = llvm::count_if(issued, [&](LoadOp l) {
+      return l->isBeforeInBlock(mma);
+    });
+    int64_t inFlight =
+        (perIteration - 1 - position) + (stages - 2) * perIteration + before;
+    mma->setAttr("tile.wait_groups",
+                 Builder(func.getContext()).getI64IntegerAttr(inFlight));
+  });
 }
 
 struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {
@@ -125,7 +173,12 @@ void ConvertTileToGPUPass::runOnOperation() {
     FailureOr<int64_t> warps = kernelWarps(func);
     if (failed(warps))
       return signalPassFailure();
-    int64_t sharedBytes = assignSharedBuffers(func);
+    int64_t stages = 1;
+    if (auto sdpa = func->getAttrOfType<SdpaAttr>(
+            TileDialect::getSdpaAttrName()))
+      stages = sdpa.getStages();
+    int64_t sharedBytes = assignSharedBuffers(func, stages);
+    annotatePipelinedWaits(func, stages);
 
     SmallVector<Type> inputs;
     if (failed(converter.convertTypes(func.getArgumentTypes(), inputs)))
@@ -167,7 +220,10 @@ void ConvertTileToGPUPass::runOnOperation() {
   if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
     return signalPassFailure();
   // The shared buffer offsets served the conversion only.
-  gpuModule.walk([](Operation *op) { op->removeAttr("tile.smem_offset"); });
+  gpuModule.walk([](Operation *op) {
+    op->removeAttr("tile.smem_offset");
+    op->removeAttr("tile.smem_ring");
+  });
 
   // The mma.sync operands are 2-D vectors (vector<4x2xf16>); lower the shape
   // casts to and from the 1-D register vectors into element moves, which

@@ -27,6 +27,19 @@ using namespace tiled_attn::tile;
 
 namespace {
 
+/// The load that stages `value` in shared memory: its definition, or, for a
+/// value a loop carries (software pipelining), the load that starts it.
+LoadOp stagingLoad(Value value) {
+  if (auto load = value.getDefiningOp<LoadOp>())
+    return load;
+  auto arg = dyn_cast<BlockArgument>(value);
+  auto loop =
+      arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : nullptr;
+  if (!loop || arg.getArgNumber() == 0)
+    return nullptr;
+  return stagingLoad(loop.getInitArgs()[arg.getArgNumber() - 1]);
+}
+
 class LayoutAssignment {
 public:
   LayoutAssignment(func::FuncOp func, int64_t warps)
@@ -65,11 +78,12 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   if (auto convert = dyn_cast<ConvertLayoutOp>(op))
     return success(); // A boundary: each side keeps its own class.
   if (auto mma = dyn_cast<MmaOp>(op)) {
-    auto rhs = mma.getRhs().getDefiningOp<LoadOp>();
+    LoadOp rhs = stagingLoad(mma.getRhs());
     if (!rhs)
       return op->emitError() << "tile-assign-layouts: expects the rhs of "
-                                "tile.mma to come straight from a tile.load "
-                                "(it is staged in shared memory)";
+                                "tile.mma to come from a tile.load, directly "
+                                "or carried by a loop (it is staged in shared "
+                                "memory)";
     seed(mma.getLhs(), layout(LayoutKind::OperandA));
     seed(mma.getRhs(), layout(LayoutKind::Shared, rhs.getTranspose()));
     seed(mma.getAcc(), layout(LayoutKind::Acc));

@@ -1,0 +1,88 @@
+// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
+
+// Elementwise arith and math ops apply to each lane's registers: the same op
+// on the vector of the lane's elements (8 for a 16x16 accumulator with one
+// warp, 2 for its rows). Splat constants become vector constants, splats of
+// a scalar vector.broadcast; loops carry the vectors.
+
+// CHECK-LABEL: gpu.func @scores_math(
+// CHECK-SAME: %[[X:[^:]*]]: f32, %{{[^:]*}}: index, %{{[^:]*}}: index
+// CHECK-DAG: %[[HALF:.*]] = arith.constant dense<5.000000e-01> : vector<8xf32>
+// CHECK-DAG: %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : vector<8xf32>
+// CHECK: %[[S:.*]] = vector.broadcast %[[X]] : f32 to vector<8xf32>
+// CHECK: %[[MASK:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : vector<8xindex>
+// CHECK-NEXT: %[[SM:.*]] = arith.select %[[MASK]], %[[S]], %[[NEG_INF]] : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT: %[[A:.*]] = arith.mulf %[[SM]], %[[HALF]] : vector<8xf32>
+// CHECK-NEXT: %[[B:.*]] = math.exp2 %[[A]] : vector<8xf32>
+// CHECK-NEXT: %[[C:.*]] = math.fma %[[SM]], %[[HALF]], %[[B]] : vector<8xf32>
+// CHECK-NEXT: %[[D:.*]] = arith.negf %[[C]] : vector<8xf32>
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[D]] : vector<8xf32>
+// CHECK-NEXT: %[[F:.*]] = arith.divf %[[E]], %[[S]] : vector<8xf32>
+// CHECK-NEXT: %[[Z:.*]] = arith.cmpf oeq, %[[F]], %[[HALF]] : vector<8xf32>
+// CHECK-NEXT: %[[G:.*]] = arith.select %[[Z]], %[[HALF]], %[[F]] : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT: %[[H:.*]] = arith.truncf %[[G]] : vector<8xf32> to vector<8xf16>
+// CHECK: vector.shuffle %[[H]], %[[H]] [0, 1] : vector<8xf16>, vector<8xf16>
+// CHECK-NOT: tensor
+// CHECK: gpu.return
+func.func @scores_math(%x: f32, %i: index, %j: index,
+                       %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %half = arith.constant dense<5.000000e-01> : tensor<16x16xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %s = tensor.splat %x : tensor<16x16xf32>
+  %cm = tile.causal_mask %i, %j : tensor<16x16xi1>
+  %sm = arith.select %cm, %s, %ninf : tensor<16x16xi1>, tensor<16x16xf32>
+  %a = arith.mulf %sm, %half : tensor<16x16xf32>
+  %b = math.exp2 %a : tensor<16x16xf32>
+  %c = math.fma %sm, %half, %b : tensor<16x16xf32>
+  %d = arith.negf %c : tensor<16x16xf32>
+  %e = math.exp %d : tensor<16x16xf32>
+  %f = arith.divf %e, %s : tensor<16x16xf32>
+  %z = arith.cmpf oeq, %f, %half : tensor<16x16xf32>
+  %g = arith.select %z, %half, %f : tensor<16x16xi1>, tensor<16x16xf32>
+  %h = arith.truncf %g : tensor<16x16xf32> to tensor<16x16xf16>
+  tile.store %h, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+// Row statistics in a loop: the running max is a vector<2xf32> (rows g and
+// g + 8) carried by scf.for.
+
+// CHECK-LABEL: gpu.func @row_math_in_loop(
+// CHECK-DAG: %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : vector<2xf32>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<2xf32>
+// CHECK: %[[R:.*]] = scf.for %{{.*}} iter_args(%[[M:.*]] = %[[NEG_INF]]) -> (vector<2xf32>) {
+// CHECK: %[[RMAX:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK-NEXT: %[[M1:.*]] = arith.maximumf %[[M]], %[[RMAX]] : vector<2xf32>
+// CHECK-NEXT: %[[NONE:.*]] = arith.cmpf oeq, %[[M1]], %[[NEG_INF]] : vector<2xf32>
+// CHECK-NEXT: %[[REF:.*]] = arith.select %[[NONE]], %[[ZERO]], %[[M1]] : vector<2xi1>, vector<2xf32>
+// CHECK-NEXT: %[[A:.*]] = math.exp2 %[[REF]] : vector<2xf32>
+// CHECK-NEXT: scf.yield %[[A]] : vector<2xf32>
+// CHECK: vector.shuffle %[[R]], %[[R]] [0, 0, 1, 1, 0, 0, 1, 1] : vector<2xf32>, vector<2xf32>
+func.func @row_math_in_loop(%x: f32, %n: index,
+                            %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %zero = arith.constant dense<0.0> : tensor<16xf32>
+  %sneg = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%m = %ninf)
+      -> (tensor<16xf32>) {
+    %s = tensor.splat %x : tensor<16x16xf32>
+    %cm = tile.causal_mask %c0, %j : tensor<16x16xi1>
+    %sm = arith.select %cm, %s, %sneg : tensor<16x16xi1>, tensor<16x16xf32>
+    %rmax = tile.reduce max %sm along 1 : tensor<16x16xf32> -> tensor<16xf32>
+    %m1 = arith.maximumf %m, %rmax : tensor<16xf32>
+    %none = arith.cmpf oeq, %m1, %ninf : tensor<16xf32>
+    %ref = arith.select %none, %zero, %m1 : tensor<16xi1>, tensor<16xf32>
+    %a = math.exp2 %ref : tensor<16xf32>
+    scf.yield %a : tensor<16xf32>
+  }
+  %b = tile.broadcast %r along 1 : tensor<16xf32> -> tensor<16x16xf32>
+  tile.store %b, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}

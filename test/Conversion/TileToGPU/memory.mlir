@@ -1,0 +1,150 @@
+// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=GEN
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="causal-split=1" --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=SPLIT
+
+// Loads, stores, block ids and dims. A load is a cooperative cp.async copy
+// into dynamic shared memory (zero fill past the view's end), an A operand
+// is then read with ldmatrix.x4; a store writes each lane's pairs under the
+// view's bounds. With one warp, a 16x16 f16 block is 32 copies of 16 bytes:
+// one per thread.
+
+// CHECK: module attributes {gpu.container_module}
+// CHECK: gpu.module @tiled_attn
+// CHECK-LABEL: gpu.func @q_times_k_blocks(
+// CHECK-SAME: %[[Q:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[K:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[O:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>) kernel
+// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
+// Two 16 x (16 + 8) f16 buffers.
+// CHECK-SAME: tile.shared_bytes = 1536 : i64
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C768:.*]] = arith.constant 768 : index
+// CHECK: %[[BX:.*]] = gpu.block_id x
+// CHECK: %[[BY:.*]] = gpu.block_id y
+// CHECK: %[[BZ:.*]] = gpu.block_id z
+// CHECK: %[[SK:.*]] = memref.dim %[[K]], %{{.*}} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[SK]], %{{.*}} : index
+
+// Q: copy, wait for the group, then ldmatrix.x4.
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[QBUF:.*]] = memref.view %[[SMEM]][%[[C0]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[SQ:.*]] = memref.dim %[[Q]], %{{.*}}
+// CHECK: gpu.barrier
+// CHECK: %[[IN_ROWS:.*]] = arith.cmpi slt, %{{.*}}, %[[SQ]] : index
+// CHECK: %[[IN:.*]] = arith.andi %[[IN_ROWS]], %{{.*}} : i1
+// Past the end: read 0 elements (zero fill) from row 0.
+// CHECK: %[[NSRC:.*]] = arith.select %[[IN]], %[[C8]], %[[C0]] : index
+// CHECK: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %[[C0]] : index
+// CHECK: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %[[C0]] : index
+// CHECK: %[[CP:.*]] = nvgpu.device_async_copy %[[Q]][%[[BZ]], %[[BY]], %[[ROW]], %[[COL]]], %[[QBUF]][%{{.*}}, %{{.*}}], 8, %[[NSRC]] {bypassL1} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: %[[G:.*]] = nvgpu.device_async_create_group %[[CP]]
+// CHECK-NEXT: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.ldmatrix %[[QBUF]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<16x24xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+
+// K, in the loop: its own buffer, a barrier before the copy overwrites it.
+// CHECK: %[[ACC:.*]] = scf.for %[[J:.*]] = %[[C0]] to %[[BLOCKS]] {{.*}} -> (vector<8xf32>) {
+// CHECK: %[[KBUF:.*]] = memref.view %{{.*}}[%[[C768]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: %[[KCP:.*]] = nvgpu.device_async_copy %[[K]][%[[BZ]], %[[BY]], %{{.*}}, %{{.*}}], %[[KBUF]]
+// CHECK: %[[KG:.*]] = nvgpu.device_async_create_group %[[KCP]]
+// CHECK-NEXT: nvgpu.device_async_wait %[[KG]] {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.mma.sync
+// CHECK: scf.yield %{{.*}} : vector<8xf32>
+
+// The store: 4 pairs per lane, each under the bounds of the view.
+// CHECK: %[[OUT:.*]] = arith.truncf %[[ACC]] : vector<8xf32> to vector<8xf16>
+// CHECK: %[[SO:.*]] = memref.dim %[[O]], %{{.*}}
+// CHECK: %[[IN_O:.*]] = arith.cmpi slt, %[[OROW:[^,]*]], %[[SO]] : index
+// CHECK: %[[IN_COLS:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : index
+// CHECK: %[[IN_BOTH:.*]] = arith.andi %[[IN_O]], %[[IN_COLS]] : i1
+// CHECK: %[[PAIR:.*]] = vector.shuffle %[[OUT]], %[[OUT]] [0, 1] : vector<8xf16>, vector<8xf16>
+// CHECK: scf.if %[[IN_BOTH]] {
+// CHECK-NEXT: vector.store %[[PAIR]], %[[O]][%[[BZ]], %[[BY]], %[[OROW]], %[[OCOL:.*]]] : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<2xf16>
+// CHECK: vector.shuffle %[[OUT]], %[[OUT]] [2, 3]
+// CHECK: scf.if
+// CHECK-NEXT: vector.store
+// CHECK: vector.shuffle %[[OUT]], %[[OUT]] [4, 5]
+// CHECK: scf.if
+// CHECK-NEXT: vector.store
+// CHECK: vector.shuffle %[[OUT]], %[[OUT]] [6, 7]
+// CHECK: scf.if
+// CHECK-NEXT: vector.store
+// CHECK-NOT: vector.store
+// CHECK: gpu.return
+func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
+                            %k: !tile.view<?x?x?x16xf16>,
+                            %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %x = tile.block_id x
+  %y = tile.block_id y
+  %z = tile.block_id z
+  %n = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %blocks = arith.ceildivui %n, %c16 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %qt = tile.load %q[%z, %y, %x, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %acc = scf.for %j = %c0 to %blocks step %c1 iter_args(%a = %zero)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%z, %y, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %qt, %kt, %a
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  %sh = arith.truncf %acc : tensor<16x16xf32> to tensor<16x16xf16>
+  tile.store %sh, %o[%z, %y, %x, %c0]
+      : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// The generated kernel (4 warps, 64x64 blocks, D = 64)
+//===----------------------------------------------------------------------===//
+
+// Q, K and V buffers of 64 x (64 + 8) f16. K and V are copied together:
+// K's group is waited for with V's still in flight (numGroups = 1), V's
+// only before P·V.
+
+// GEN-LABEL: gpu.func @sdpa_fwd(
+// GEN-SAME: known_block_size = array<i32: 128, 1, 1>
+// GEN-SAME: tile.shared_bytes = 27648 : i64
+// GEN-COUNT-4: nvgpu.device_async_copy
+// GEN: nvgpu.device_async_create_group
+// GEN-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// GEN: scf.for
+// GEN: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
+// GEN-COUNT-4: nvgpu.device_async_copy
+// GEN: %[[KG:.*]] = nvgpu.device_async_create_group
+// GEN: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
+// GEN-COUNT-4: nvgpu.device_async_copy
+// GEN: %[[VG:.*]] = nvgpu.device_async_create_group
+// GEN-NOT: nvgpu.mma.sync
+// GEN: nvgpu.device_async_wait %[[KG]] {numGroups = 1 : i32}
+// GEN-NEXT: gpu.barrier
+// GEN: nvgpu.mma.sync
+// GEN: nvgpu.device_async_wait %[[VG]] {numGroups = 0 : i32}
+// GEN-NEXT: gpu.barrier
+// GEN: nvgpu.mma.sync
+// GEN: scf.yield
+// GEN-COUNT-16: vector.store
+// GEN-NOT: vector.store
+
+// The loops of a causal split run one after the other: their K and V loads
+// reuse the same buffers, so shared memory stays at three buffers.
+
+// SPLIT-LABEL: gpu.func @sdpa_fwd(
+// SPLIT-SAME: tile.shared_bytes = 27648 : i64
+// SPLIT-DAG: %[[C9216:.*]] = arith.constant 9216 : index
+// SPLIT-DAG: %[[C18432:.*]] = arith.constant 18432 : index
+// SPLIT: scf.for
+// SPLIT: memref.view %{{.*}}[%[[C9216]]][]
+// SPLIT: memref.view %{{.*}}[%[[C18432]]][]
+// SPLIT: scf.yield
+// SPLIT: scf.for
+// SPLIT: memref.view %{{.*}}[%[[C9216]]][]
+// SPLIT: memref.view %{{.*}}[%[[C18432]]][]
+// SPLIT: scf.yield

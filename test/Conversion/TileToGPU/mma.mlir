@@ -1,0 +1,175 @@
+// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
+
+// tile.mma: the A operand is in registers, the B operand in shared memory.
+// Each k-step of 16 reads the B fragments of a pair of n-tiles with one
+// ldmatrix.x4 (no transpose for K, stored as rows of K for Kᵀ; transpose
+// for V, stored as is) and issues one mma.sync m16n8k16 per n-tile and
+// m-tile. P goes from the accumulator of S to the A operand in place.
+
+// CHECK-LABEL: gpu.func @qk_pv_f16(
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C768:.*]] = arith.constant 768 : index
+// CHECK-DAG: %[[C1536:.*]] = arith.constant 1536 : index
+// CHECK: %[[QBUF:.*]] = memref.view %{{.*}}[%[[C0]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[QREGS:.*]] = nvgpu.ldmatrix %[[QBUF]]
+// CHECK: %[[KBUF:.*]] = memref.view %{{.*}}[%[[C768]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VBUF:.*]] = memref.view %{{.*}}[%[[C1536]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+
+// S = Q Kᵀ. The K buffer is [n][k]: lane l reads row l % 8 + 8 * (l / 16)
+// (the second n-tile) at column 8 * ((l / 8) % 2) (the second half of k).
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[TID:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[TID]], %[[C32]] : index
+// CHECK-NEXT: %[[L8:.*]] = arith.remui %[[LANE]], %[[C8]] : index
+// CHECK-NEXT: %[[LD8:.*]] = arith.divui %[[LANE]], %[[C8]] : index
+// CHECK-NEXT: %[[LD8M2:.*]] = arith.remui %[[LD8]], %[[C2]] : index
+// CHECK-NEXT: %[[KHALF:.*]] = arith.muli %[[LD8M2]], %[[C8]] : index
+// CHECK-NEXT: %[[LD16:.*]] = arith.divui %[[LANE]], %[[C16]] : index
+// CHECK-NEXT: %[[NHALF:.*]] = arith.muli %[[LD16]], %[[C8]] : index
+// CHECK-NEXT: %[[KROW:.*]] = arith.addi %[[L8]], %[[NHALF]] : index
+// CHECK-NEXT: %[[KB:.*]] = nvgpu.ldmatrix %[[KBUF]][%[[KROW]], %[[KHALF]]] {numTiles = 4 : i32, transpose = false} : memref<16x24xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: nvgpu.mma.sync(%{{.*}}, %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: nvgpu.mma.sync(%{{.*}}, %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// P, truncated in the accumulator's registers, is the A operand as is.
+// CHECK: %[[P:.*]] = arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK-NOT: tile.convert_layout
+
+// O = P V. The V buffer is [k][n]: lane l reads row l % 8 + 8 * ((l / 8) % 2)
+// at column 8 * (l / 16), transposing on the way.
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: %[[TID2:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[LANE2:.*]] = arith.remui %[[TID2]], %[[C32]] : index
+// CHECK-NEXT: %[[L8_2:.*]] = arith.remui %[[LANE2]], %[[C8]] : index
+// CHECK-NEXT: %[[LD8_2:.*]] = arith.divui %[[LANE2]], %[[C8]] : index
+// CHECK-NEXT: %[[LD8M2_2:.*]] = arith.remui %[[LD8_2]], %[[C2]] : index
+// CHECK-NEXT: %[[KHALF2:.*]] = arith.muli %[[LD8M2_2]], %[[C8]] : index
+// CHECK-NEXT: %[[LD16_2:.*]] = arith.divui %[[LANE2]], %[[C16]] : index
+// CHECK-NEXT: %[[NHALF2:.*]] = arith.muli %[[LD16_2]], %[[C8]] : index
+// CHECK-NEXT: %[[VROW:.*]] = arith.addi %[[L8_2]], %[[KHALF2]] : index
+// CHECK-NEXT: %[[VB:.*]] = nvgpu.ldmatrix %[[VBUF]][%[[VROW]], %[[NHALF2]]] {numTiles = 4 : i32, transpose = true} : memref<16x24xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// The A fragment of P: its first 8 registers.
+// CHECK: vector.shuffle %[[P]], %[[P]] [0, 1]
+// CHECK: nvgpu.mma.sync(%{{.*}}, %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]}
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: nvgpu.mma.sync(%{{.*}}, %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]}
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.return
+func.func @qk_pv_f16(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                     %v: !tile.view<?x?x?x16xf16>,
+                     %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %vt = tile.load %v[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  %p = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xf16>
+  %acc = tile.mma %p, %vt, %zero
+      : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  %out = arith.truncf %acc : tensor<16x16xf32> to tensor<16x16xf16>
+  tile.store %out, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+// bf16: nvgpu.mma.sync has no bf16 lowering, so the operands are packed two
+// per 32-bit register for nvvm.mma.sync.
+
+// CHECK-LABEL: gpu.func @qk_pv_bf16(
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<16x24xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: %[[KB:.*]] = nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<16x24xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: %[[A:.*]] = vector.bitcast %{{.*}} : vector<8xbf16> to vector<4xi32>
+// CHECK-DAG: %[[A0:.*]] = vector.extract %[[A]][0] : i32 from vector<4xi32>
+// CHECK-DAG: %[[A1:.*]] = vector.extract %[[A]][1] : i32 from vector<4xi32>
+// CHECK-DAG: %[[A2:.*]] = vector.extract %[[A]][2] : i32 from vector<4xi32>
+// CHECK-DAG: %[[A3:.*]] = vector.extract %[[A]][3] : i32 from vector<4xi32>
+// CHECK-DAG: %[[B0W:.*]] = vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK-DAG: %[[B0:.*]] = vector.extract %[[B0W]][0] : i32 from vector<1xi32>
+// CHECK: %[[D:.*]] = nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]] B[%[[B0]], %{{.*}}] C[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK-SAME: layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>
+// CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK-SAME: : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: llvm.extractvalue %[[D]][0] : !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: nvvm.mma.sync
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true} : memref<16x24xbf16, #gpu.address_space<workgroup>> -> vector<4x2xbf16>
+// CHECK: nvvm.mma.sync
+// CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: gpu.return
+func.func @qk_pv_bf16(%q: !tile.view<?x?x?x16xbf16>,
+                      %k: !tile.view<?x?x?x16xbf16>,
+                      %v: !tile.view<?x?x?x16xbf16>,
+                      %o: !tile.view<?x?x?x16xbf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xbf16> -> tensor<16x16xbf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xbf16> -> tensor<16x16xbf16>
+  %vt = tile.load %v[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xbf16> -> tensor<16x16xbf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<16x16xbf16>, tensor<16x16xbf16> -> tensor<16x16xf32>
+  %p = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xbf16>
+  %acc = tile.mma %p, %vt, %zero
+      : tensor<16x16xbf16>, tensor<16x16xbf16> -> tensor<16x16xf32>
+  %out = arith.truncf %acc : tensor<16x16xf32> to tensor<16x16xbf16>
+  tile.store %out, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xbf16>, !tile.view<?x?x?x16xbf16>
+  return
+}
+
+// -----
+
+// Two m-tiles in one warp share each B fragment: one ldmatrix, then one
+// mma.sync per (n-tile, m-tile).
+
+// CHECK-LABEL: gpu.func @two_m_tiles(
+// CHECK: %[[KBUF:.*]] = memref.view %{{.*}} to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[B:.*]] = nvgpu.ldmatrix %[[KBUF]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: %[[B0:.*]] = vector.insert %{{.*}}, %{{.*}} [1] : vector<2xf16> into vector<2x2xf16>
+// CHECK: %[[B1:.*]] = vector.insert %{{.*}}, %{{.*}} [1] : vector<2xf16> into vector<2x2xf16>
+// CHECK: vector.shuffle %[[QA:.*]], %[[QA]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf16>, vector<16xf16>
+// CHECK: nvgpu.mma.sync(%{{.*}}, %[[B0]], %{{.*}})
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: vector.shuffle %[[QA]], %[[QA]] [8, 9, 10, 11, 12, 13, 14, 15] : vector<16xf16>, vector<16xf16>
+// CHECK: nvgpu.mma.sync(%{{.*}}, %[[B0]], %{{.*}})
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: nvgpu.mma.sync(%{{.*}}, %[[B1]], %{{.*}})
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: nvgpu.mma.sync(%{{.*}}, %[[B1]], %{{.*}})
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: gpu.return
+func.func @two_m_tiles(%q: !tile.view<?x?x?x16xf16>,
+                       %k: !tile.view<?x?x?x16xf16>,
+                       %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<32x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<32x16xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<32x16xf16>, tensor<16x16xf16> -> tensor<32x16xf32>
+  %sh = arith.truncf %s : tensor<32x16xf32> to tensor<32x16xf16>
+  tile.store %sh, %o[%c0, %c0, %c0, %c0]
+      : tensor<32x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}

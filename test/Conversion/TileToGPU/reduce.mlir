@@ -1,0 +1,152 @@
+// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
+
+// Row reductions, broadcasts and masks on accumulators. With g = lane / 4
+// and t = lane % 4, a lane holds, per 16x8 tile, rows g and g + 8 at
+// columns 2t and 2t + 1: a row lives in the four lanes of a quad, so a row
+// reduction combines the lane's own registers, then shuffles xor 1 and 2.
+// Masks compare each register's coordinates.
+
+// CHECK-LABEL: gpu.func @masked_row_stats(
+// CHECK-SAME: %[[X:[^:]*]]: f32, %[[I:[^:]*]]: index, %[[J:[^:]*]]: index, %[[N:[^:]*]]: index, %[[O:[^:]*]]: memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?>>)
+// CHECK-DAG: %[[C1_I32:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[C2_I32:.*]] = arith.constant 2 : i32
+// CHECK-DAG: %[[C32_I32:.*]] = arith.constant 32 : i32
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// Column offsets of the cols layout (2 n-tiles), and of the acc layout.
+// CHECK-DAG: %[[COLS_OFF:.*]] = arith.constant dense<[0, 1, 8, 9]> : vector<4xindex>
+// CHECK-DAG: %[[ACC_COLS:.*]] = arith.constant dense<[0, 1, 0, 1, 8, 9, 8, 9]> : vector<8xindex>
+// CHECK-DAG: %[[ACC_ROWS:.*]] = arith.constant dense<[0, 0, 8, 8, 0, 0, 8, 8]> : vector<8xindex>
+// CHECK-DAG: %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : vector<8xf32>
+// CHECK: %[[S:.*]] = vector.broadcast %[[X]] : f32 to vector<8xf32>
+
+// The bounds mask: column j + 2t + offset < n.
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[TID]], %[[C32]] : index
+// CHECK-NEXT: %[[T:.*]] = arith.remui %[[LANE]], %[[C4]] : index
+// CHECK-NEXT: %[[T2:.*]] = arith.muli %[[T]], %[[C2]] : index
+// CHECK-NEXT: %[[COL0:.*]] = arith.addi %[[J]], %[[T2]] : index
+// CHECK-NEXT: %[[COL0V:.*]] = vector.broadcast %[[COL0]] : index to vector<4xindex>
+// CHECK-NEXT: %[[COLS:.*]] = arith.addi %[[COL0V]], %[[COLS_OFF]] : vector<4xindex>
+// CHECK-NEXT: %[[LIMIT:.*]] = vector.broadcast %[[N]] : index to vector<4xindex>
+// CHECK-NEXT: %[[IN:.*]] = arith.cmpi slt, %[[COLS]], %[[LIMIT]] : vector<4xindex>
+// Broadcast along 0: cols registers to the acc registers of each n-tile.
+// CHECK-NEXT: %[[IN2:.*]] = vector.shuffle %[[IN]], %[[IN]] [0, 1, 0, 1, 2, 3, 2, 3] : vector<4xi1>, vector<4xi1>
+
+// The causal mask: column j + 2t + offset <= row i + 16 warp + g + offset.
+// CHECK: %[[TID2:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[LANE2:.*]] = arith.remui %[[TID2]], %[[C32]] : index
+// CHECK-NEXT: %[[WARP:.*]] = arith.divui %[[TID2]], %[[C32]] : index
+// CHECK-NEXT: %[[G:.*]] = arith.divui %[[LANE2]], %[[C4]] : index
+// CHECK-NEXT: %[[T_2:.*]] = arith.remui %[[LANE2]], %[[C4]] : index
+// CHECK-NEXT: %[[WROW:.*]] = arith.muli %[[WARP]], %[[C16]] : index
+// CHECK-NEXT: %[[WG:.*]] = arith.addi %[[WROW]], %[[G]] : index
+// CHECK-NEXT: %[[ROW0:.*]] = arith.addi %[[I]], %[[WG]] : index
+// CHECK-NEXT: %[[T2_2:.*]] = arith.muli %[[T_2]], %[[C2]] : index
+// CHECK-NEXT: %[[COL0_2:.*]] = arith.addi %[[J]], %[[T2_2]] : index
+// CHECK-NEXT: %[[ROW0V:.*]] = vector.broadcast %[[ROW0]] : index to vector<8xindex>
+// CHECK-NEXT: %[[ROWSV:.*]] = arith.addi %[[ROW0V]], %[[ACC_ROWS]] : vector<8xindex>
+// CHECK-NEXT: %[[COL0V_2:.*]] = vector.broadcast %[[COL0_2]] : index to vector<8xindex>
+// CHECK-NEXT: %[[COLSV:.*]] = arith.addi %[[COL0V_2]], %[[ACC_COLS]] : vector<8xindex>
+// CHECK-NEXT: %[[CAUSAL:.*]] = arith.cmpi sle, %[[COLSV]], %[[ROWSV]] : vector<8xindex>
+// CHECK-NEXT: %[[MASK:.*]] = arith.andi %[[IN2]], %[[CAUSAL]] : vector<8xi1>
+// CHECK-NEXT: %[[SM:.*]] = arith.select %[[MASK]], %[[S]], %[[NEG_INF]] : vector<8xi1>, vector<8xf32>
+
+// Row max of row g: registers 0, 1 (n-tile 0) and 4, 5 (n-tile 1), then the
+// quad.
+// CHECK-NEXT: %[[E0:.*]] = vector.extract %[[SM]][0] : f32 from vector<8xf32>
+// CHECK-NEXT: %[[E1:.*]] = vector.extract %[[SM]][1] : f32 from vector<8xf32>
+// CHECK-NEXT: %[[M01:.*]] = arith.maximumf %[[E0]], %[[E1]] : f32
+// CHECK-NEXT: %[[E4:.*]] = vector.extract %[[SM]][4] : f32 from vector<8xf32>
+// CHECK-NEXT: %[[M014:.*]] = arith.maximumf %[[M01]], %[[E4]] : f32
+// CHECK-NEXT: %[[E5:.*]] = vector.extract %[[SM]][5] : f32 from vector<8xf32>
+// CHECK-NEXT: %[[MLANE:.*]] = arith.maximumf %[[M014]], %[[E5]] : f32
+// CHECK-NEXT: %[[SH1:.*]], %{{.*}} = gpu.shuffle xor %[[MLANE]], %[[C1_I32]], %[[C32_I32]] : f32
+// CHECK-NEXT: %[[MX1:.*]] = arith.maximumf %[[MLANE]], %[[SH1]] : f32
+// CHECK-NEXT: %[[SH2:.*]], %{{.*}} = gpu.shuffle xor %[[MX1]], %[[C2_I32]], %[[C32_I32]] : f32
+// CHECK-NEXT: %[[MAX_G:.*]] = arith.maximumf %[[MX1]], %[[SH2]] : f32
+// Row g + 8: registers 2, 3, 6, 7.
+// CHECK-NEXT: vector.extract %[[SM]][2] : f32 from vector<8xf32>
+// CHECK-NEXT: vector.extract %[[SM]][3] : f32 from vector<8xf32>
+// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: vector.extract %[[SM]][6] : f32 from vector<8xf32>
+// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: vector.extract %[[SM]][7] : f32 from vector<8xf32>
+// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: gpu.shuffle xor %{{.*}}, %[[C1_I32]], %[[C32_I32]] : f32
+// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: gpu.shuffle xor %{{.*}}, %[[C2_I32]], %[[C32_I32]] : f32
+// CHECK-NEXT: %[[MAX_G8:.*]] = arith.maximumf
+// CHECK-NEXT: %[[RMAX:.*]] = vector.from_elements %[[MAX_G]], %[[MAX_G8]] : vector<2xf32>
+
+// Row sum: the same with addf.
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[SS1:.*]], %{{.*}} = gpu.shuffle xor %{{.*}}, %[[C1_I32]], %[[C32_I32]] : f32
+// CHECK-NEXT: arith.addf %{{.*}}, %[[SS1]] : f32
+// CHECK-NEXT: %[[SS2:.*]], %{{.*}} = gpu.shuffle xor %{{.*}}, %[[C2_I32]], %[[C32_I32]] : f32
+// CHECK-NEXT: arith.addf %{{.*}}, %[[SS2]] : f32
+// CHECK: %[[RSUM:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK-NOT: gpu.shuffle
+// A rows value is a vector<2xf32> (rows g and g + 8).
+// CHECK: %[[T:.*]] = arith.addf %[[RMAX]], %[[RSUM]] : vector<2xf32>
+// Broadcast along 1: each row's value to its four registers.
+// CHECK-NEXT: vector.shuffle %[[T]], %[[T]] [0, 0, 1, 1, 0, 0, 1, 1] : vector<2xf32>, vector<2xf32>
+// CHECK: gpu.return
+func.func @masked_row_stats(%x: f32, %i: index, %j: index, %n: index,
+                            %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %ninf = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %s = tensor.splat %x : tensor<16x16xf32>
+  %in = tile.bounds_mask offsets(%j) limits(%n) : tensor<16xi1>
+  %in2 = tile.broadcast %in along 0 : tensor<16xi1> -> tensor<16x16xi1>
+  %cm = tile.causal_mask %i, %j : tensor<16x16xi1>
+  %mask = arith.andi %in2, %cm : tensor<16x16xi1>
+  %sm = arith.select %mask, %s, %ninf : tensor<16x16xi1>, tensor<16x16xf32>
+  %rmax = tile.reduce max %sm along 1 : tensor<16x16xf32> -> tensor<16xf32>
+  %rsum = tile.reduce sum %sm along 1 : tensor<16x16xf32> -> tensor<16xf32>
+  %t = arith.addf %rmax, %rsum : tensor<16xf32>
+  %b = tile.broadcast %t along 1 : tensor<16xf32> -> tensor<16x16xf32>
+  tile.store %b, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}
+
+// -----
+
+// Two m-tiles: rows g, g + 8, g + 16, g + 24; the second m-tile's registers
+// are 8..15.
+
+// CHECK-LABEL: gpu.func @two_m_tiles(
+// CHECK-DAG: arith.constant dense<[0, 1, 0, 1, 8, 9, 8, 9, 0, 1, 0, 1, 8, 9, 8, 9]> : vector<16xindex>
+// CHECK-DAG: arith.constant dense<[0, 0, 8, 8, 0, 0, 8, 8, 16, 16, 24, 24, 16, 16, 24, 24]> : vector<16xindex>
+// CHECK: %[[SM:.*]] = arith.select %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK-COUNT-2: gpu.shuffle xor
+// CHECK-COUNT-2: gpu.shuffle xor
+// CHECK: vector.extract %[[SM]][8] : f32 from vector<16xf32>
+// CHECK-NEXT: vector.extract %[[SM]][9] : f32 from vector<16xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: vector.extract %[[SM]][12] : f32 from vector<16xf32>
+// CHECK-COUNT-2: gpu.shuffle xor
+// CHECK: vector.extract %[[SM]][10] : f32 from vector<16xf32>
+// CHECK-NEXT: vector.extract %[[SM]][11] : f32 from vector<16xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: vector.extract %[[SM]][14] : f32 from vector<16xf32>
+// CHECK-COUNT-2: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: %[[R:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NEXT: vector.shuffle %[[R]], %[[R]] [0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3] : vector<4xf32>, vector<4xf32>
+func.func @two_m_tiles(%x: f32, %i: index, %j: index,
+                       %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %ninf = arith.constant dense<0xFF800000> : tensor<32x16xf32>
+  %s = tensor.splat %x : tensor<32x16xf32>
+  %cm = tile.causal_mask %i, %j : tensor<32x16xi1>
+  %sm = arith.select %cm, %s, %ninf : tensor<32x16xi1>, tensor<32x16xf32>
+  %rsum = tile.reduce sum %sm along 1 : tensor<32x16xf32> -> tensor<32xf32>
+  %b = tile.broadcast %rsum along 1 : tensor<32xf32> -> tensor<32x16xf32>
+  tile.store %b, %o[%c0, %c0, %c0, %c0]
+      : tensor<32x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}

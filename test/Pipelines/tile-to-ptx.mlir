@@ -1,0 +1,53 @@
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16" --tile-schedule --tile-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=BF16
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=128" --tile-schedule --tile-to-ptx="chip=sm_80 warps=8" | FileCheck %s --check-prefix=WARPS8
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 causal=1" --tile-schedule="exp2=1 causal-split=1" --tile-to-ptx="chip=sm_90" | FileCheck %s --check-prefix=SM90
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_120a" | FileCheck %s --check-prefix=SM120A
+
+// The whole pipeline, from a generated kernel to a gpu.binary holding PTX
+// (the input is an empty module). The PTX is one string attribute: newlines
+// and tabs print as \0A and \09.
+
+// SM80-NOT: gpu.module
+// SM80-NOT: tile.
+// SM80: gpu.binary @tiled_attn
+// SM80-SAME: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
+// SM80-SAME: .target sm_80
+// SM80-SAME: .entry sdpa_fwd(
+// SM80-SAME: .maxntid 128, 1, 1
+// Q, K and V: 16-byte asynchronous copies to shared memory.
+// SM80-DAG: cp.async.cg.shared.global
+// SM80-DAG: cp.async.commit_group;
+// K is waited for while V's copy stays in flight.
+// SM80-DAG: cp.async.wait_group \091;
+// A operands (Q) and B operands of Kᵀ: ldmatrix.x4; of V: transposed.
+// SM80-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// SM80-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// SM80-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// Row max and sum over the quad.
+// SM80-DAG: shfl.sync.bfly.b32 \09%r{{[0-9]+}}, %r{{[0-9]+}}, 1, 31, -1;
+// SM80-DAG: shfl.sync.bfly.b32 \09%r{{[0-9]+}}, %r{{[0-9]+}}, 2, 31, -1;
+// exp2 = 1: one ex2.approx per probability.
+// SM80-DAG: ex2.approx.f32
+// SM80-DAG: bar.sync
+// SM80-NOT: ldmatrix.sync.aligned.m8n8.x2
+// SM80-NOT: bf16
+
+// BF16: .target sm_80
+// BF16-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// BF16-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// BF16-NOT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
+// WARPS8: .target sm_80
+// WARPS8-SAME: .maxntid 256, 1, 1
+// WARPS8: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
+// SM90: #nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+// SM90-SAME: .version 8.0
+// SM90-SAME: .target sm_90
+// SM90-SAME: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
+// SM120A: #nvvm.target<O = 3, chip = "sm_120a", features = "+ptx87">
+// SM120A-SAME: .version 8.7
+// SM120A-SAME: .target sm_120a
+// SM120A-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
