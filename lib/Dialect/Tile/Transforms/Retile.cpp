@@ -37,7 +37,9 @@ using namespace tiled_attn::tile;
 
 namespace {
 
-enum class Role { None, M, N };
+/// The dimensions a tile can stand for: the query block, the key block, and
+/// the head dim (which never changes, but must not be confused with them).
+enum class Role { None, M, N, D };
 
 /// One dimension of one tile value.
 using DimKey = std::pair<Value, unsigned>;
@@ -107,8 +109,15 @@ LogicalResult RetileAnalysis::seedAccess(Operation *op, Value view,
   if (blockDim < 0)
     return op->emitError() << "tile-retile: expects the tile to span the "
                               "sequence dimension";
-  int64_t tileDim = transpose ? rank - 1 - blockDim : blockDim;
-  seeds.push_back({{tile, static_cast<unsigned>(tileDim)}, role});
+  auto toTileDim = [&](int64_t blockDimension) {
+    return static_cast<unsigned>(transpose ? rank - 1 - blockDimension
+                                           : blockDimension);
+  };
+  seeds.push_back({{tile, toTileDim(blockDim)}, role});
+  // The head dim (the view's last dimension) is a role of its own, so that a
+  // value that mixes it with a block dimension is caught.
+  if (viewRank - rank <= viewRank - 1 && rank >= 2)
+    seeds.push_back({{tile, toTileDim(rank - 1)}, Role::D});
   Role &indexRole = blockIndices[indices[seqDim]];
   if (indexRole != Role::None && indexRole != role)
     return op->emitError() << "tile-retile: a block index is used for both "
@@ -218,9 +227,9 @@ LogicalResult RetileAnalysis::run() {
   for (auto [key, role] : seeds) {
     Role &r = roles[classes.getLeaderValue(key)];
     if (r != Role::None && r != role)
-      return func.emitError()
-             << "tile-retile: a tile dimension is both a query block "
-                "(BLOCK_M) and a key block (BLOCK_N)";
+      return emitError(key.first.getLoc())
+             << "tile-retile: a tile dimension here stands for two of the "
+                "query block, the key block and the head dim";
     r = role;
   }
   return success();
@@ -252,12 +261,28 @@ void TileRetilePass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // A constant tile used in several places (CSE merges equal splats) carries
+  // no dataflow: give each use its own copy, so that each can take the shape
+  // of its role.
+  func.walk([](Operation *op) {
+    if (!isa<arith::ConstantOp, tensor::SplatOp>(op) ||
+        !isa<RankedTensorType>(op->getResult(0).getType()))
+      return;
+    for (OpOperand &use : llvm::make_early_inc_range(
+             llvm::drop_begin(op->getResult(0).getUses())))
+      {
+        OpBuilder b(op);
+        use.set(b.clone(*op)->getResult(0));
+      }
+  });
+
   RetileAnalysis analysis(func);
   if (failed(analysis.run()))
     return signalPassFailure();
   auto sizeOf = [&](Role role, int64_t old) {
     return role == Role::M ? newM : role == Role::N ? newN : old;
   };
+
   auto oldSizeOf = [&](Role role) { return role == Role::M ? oldM : oldN; };
 
   // 1. Index arithmetic on block indices.

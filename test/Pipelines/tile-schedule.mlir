@@ -1,0 +1,36 @@
+// The tile-schedule pipeline takes every knob in one option string, and the
+// kernel's #tile.sdpa attribute reports the schedule it now carries.
+
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN:   --tile-schedule="block-m=128 block-n=32 causal-split=1 exp2=1 lazy-rescale=8 stages=2" \
+// RUN:   | FileCheck %s --check-prefix=ALL
+// ALL: tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 128, block_n = 32, stages = 2, causal_split = true, exp2 = true, rescale_threshold = 8>
+// Two loops (the causal split), each pipelined (two more tiles carried).
+// ALL-COUNT-2: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>, tensor<64x32xf16>, tensor<32x64xf16>)
+// The online softmax is decomposed, with exp2 and the lazy-rescale guard.
+// ALL-NOT: tile.online_softmax
+// ALL: math.exp2
+// ALL: scf.if
+
+// The defaults change nothing but decompose.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule \
+// RUN:   | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT: tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>
+// DEFAULT-NOT: tile.online_softmax
+// DEFAULT: math.exp
+
+// Without decomposition the first-class op stays for later schedules.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="decompose=0 exp2=1" \
+// RUN:   | FileCheck %s --check-prefix=KEEP
+// KEEP: tile.online_softmax {{.*}} exp2
+
+// Illegal values are reported by the pass that owns the knob.
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="block-m=48" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-M
+// BAD-M: tile-retile: block sizes must be powers of two in [16, 256], got 48
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="stages=7" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-STAGES
+// BAD-STAGES: tile-prefetch: stages must be in [1, 4], got 7
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="lazy-rescale=20" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-LAZY
+// BAD-LAZY: tile-lazy-rescale: threshold must be in [1, 16], got 20
