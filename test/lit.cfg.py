@@ -24,6 +24,11 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%repo", config.tiled_attn_src_root))
 
+# The NVVM target links libdevice (for math.exp2, math.fma, ...) from the CUDA
+# toolkit that these variables name; without it the PTX keeps unresolved
+# __nv_* calls. Tests see the toolkit the user's shell sees.
+llvm_config.with_system_environment(["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"])
+
 # ptxas (from the CUDA toolkit) validates the PTX of every target; the tests
 # that need it say `REQUIRES: ptxas`.
 ptxas = shutil.which("ptxas", path=config.environment.get("PATH", os.environ.get("PATH")))

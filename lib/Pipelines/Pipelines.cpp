@@ -15,6 +15,11 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVM/NVVM/Utils.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -65,8 +70,27 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+/// The serializer links libdevice (for exp2, fma ...) from the CUDA toolkit
+/// it finds through CUDA_ROOT, CUDA_HOME or CUDA_PATH. Where none is set,
+/// point CUDA_HOME at the usual install locations, so that the PTX does not
+/// depend on the caller's environment.
+static void findCudaToolkit() {
+  if (!NVVM::getCUDAToolkitPath().empty())
+    return;
+  for (const char *dir : {"/usr/local/cuda", "/usr/lib/cuda",
+                          "/usr/lib/nvidia-cuda-toolkit"}) {
+    SmallString<128> libdevice(dir);
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice");
+    if (llvm::sys::fs::is_directory(libdevice)) {
+      ::setenv("CUDA_HOME", dir, /*overwrite=*/0);
+      return;
+    }
+  }
+}
+
 void tiled_attn::buildGPUToPTXPipeline(OpPassManager &pm,
                                        const TileToPTXOptions &options) {
+  findCudaToolkit();
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.features.empty()

@@ -13,6 +13,10 @@
 // SM80: gpu.binary @tiled_attn
 // SM80-SAME: #nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 // SM80-SAME: .target sm_80
+// exp2 and fma come from libdevice, linked and inlined: no call is left to
+// resolve (an unresolved __nv_exp2f makes ptxas and the driver reject the
+// PTX). The declarations would sit before the entry.
+// SM80-NOT: .extern .func
 // SM80-SAME: .entry sdpa_fwd(
 // SM80-SAME: .maxntid 128, 1, 1
 // Q, K and V: 16-byte asynchronous copies to shared memory.
@@ -34,6 +38,8 @@
 // SM80-NOT: bf16
 
 // BF16: .target sm_80
+// BF16-NOT: .extern .func
+// BF16-SAME: .entry sdpa_fwd(
 // BF16-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // BF16-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // BF16-NOT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
@@ -45,9 +51,13 @@
 // SM90: #nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
 // SM90-SAME: .version 8.0
 // SM90-SAME: .target sm_90
+// SM90-NOT: .extern .func
+// SM90-SAME: .entry sdpa_fwd(
 // SM90-SAME: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 
 // SM120A: #nvvm.target<O = 3, chip = "sm_120a", features = "+ptx87">
 // SM120A-SAME: .version 8.7
 // SM120A-SAME: .target sm_120a
+// SM120A-NOT: .extern .func
+// SM120A-SAME: .entry sdpa_fwd(
 // SM120A-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

@@ -193,6 +193,10 @@ int main(int argc, char **argv) {
   });
   if (ptx.empty() || sharedBytes < 0)
     return fail("no PTX came out of the pipeline");
+  if (StringRef(ptx).contains(".extern .func"))
+    return fail("the PTX calls functions it does not define: libdevice was "
+                "not linked; set CUDA_HOME to a CUDA toolkit with "
+                "nvvm/libdevice");
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create '" + outDir + "': " + ec.message());

@@ -48,11 +48,22 @@ Value copyBlockToShared(OpBuilder &b, Location loc, Value view,
   Value col0 = arith::MulIOp::create(b, loc, indices[3], cIdx(b, loc, cols));
   Value zero = cIdx(b, loc, 0), full = cIdx(b, loc, vec);
 
-  // Nobody may still be reading the buffer from the previous iteration (one
-  // barrier serves several loads issued together).
+  // Nobody may still be reading the buffer from the previous iteration. A
+  // barrier since the last shared-memory read in this block serves (several
+  // loads issued together need one).
+  bool synced = false;
   Block *block = b.getInsertionBlock();
-  if (b.getInsertionPoint() == block->begin() ||
-      !isa<gpu::BarrierOp>(std::prev(b.getInsertionPoint())))
+  for (auto it = b.getInsertionPoint(); it != block->begin();) {
+    Operation &prev = *--it;
+    if (isa<gpu::BarrierOp>(prev)) {
+      synced = true;
+      break;
+    }
+    if (isa<nvgpu::LdMatrixOp>(prev) || prev.getNumRegions() != 0 ||
+        isa<MmaOp>(prev))
+      break;
+  }
+  if (!synced)
     gpu::BarrierOp::create(b, loc);
   SmallVector<Value> tokens;
   for (int64_t i = 0; i < chunks / threads; ++i) {

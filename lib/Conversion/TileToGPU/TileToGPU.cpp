@@ -46,8 +46,17 @@ FailureOr<int64_t> kernelWarps(func::FuncOp func) {
     }
     return WalkResult::advance();
   });
-  if (walk.wasInterrupted() || warps == 0)
+  if (walk.wasInterrupted())
     return failure();
+  if (warps == 0)
+    return func.emitError() << "convert-tile-to-gpu: '" << func.getName()
+                            << "' has no tiles; nothing tells its launch "
+                               "shape";
+  if (func.getNumResults() != 0)
+    return func.emitError() << "convert-tile-to-gpu: a kernel returns "
+                               "nothing, '"
+                            << func.getName() << "' returns "
+                            << func.getNumResults() << " values";
   return warps;
 }
 

@@ -148,3 +148,11 @@ func.func @negative_bounds_mask_2d(%x: f32, %n: index,
       : tensor<16x16xf32, #acc>, !tile.view<?x?x?x16xf32>
   return
 }
+
+// -----
+
+// CHECK: error: convert-tile-to-gpu: 'negative_no_tiles' has no tiles
+// expected-error @+1 {{convert-tile-to-gpu: 'negative_no_tiles' has no tiles; nothing tells its launch shape}}
+func.func @negative_no_tiles(%x: index) {
+  return
+}

@@ -210,7 +210,7 @@ func.func @negative_rows_not_divisible(%q: !tile.view<?x?x?x16xf16>,
                                        %k: !tile.view<?x?x?x16xf16>,
                                        %o: !tile.view<?x?x?x16xf16>) {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{tile-assign-layouts: a acc tile of shape 'tensor<16x16xf32>' needs rows a multiple of 16 x warps and columns of 8 (16 for an operand)}}
+  // expected-error @+1 {{tile-assign-layouts: a tile of shape 'tensor<16x16xf32>' in the 'acc' layout with 4 warps needs rows a multiple of 16 x warps and columns of 8 (16 for an operand)}}
   %zero = arith.constant dense<0.0> : tensor<16x16xf32>
   %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
       : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
@@ -227,7 +227,7 @@ func.func @negative_rows_not_divisible(%q: !tile.view<?x?x?x16xf16>,
 // -----
 
 // The generated kernel with BLOCK_M = 16 fails the same way.
-// ROWS: error: tile-assign-layouts: a {{.*}} tile of shape 'tensor<16x{{.*}}' needs rows a multiple of 16 x warps
+// ROWS: error: tile-assign-layouts: a tile of shape 'tensor<16x{{.*}}' in the '{{.*}}' layout with 4 warps needs rows a multiple of 16 x warps
 
 // A Q tile that is both an mma operand and stored.
 
@@ -301,3 +301,11 @@ func.func @negative_convert_opa_to_acc(%q: !tile.view<?x?x?x16xf16>,
 // GEN8: tile.mma %[[P]], %[[V]], {{.*}} -> tensor<128x64xf32, #tile.layout<acc, warps = 8>>
 // GEN8: tile.store {{.*}} : tensor<128x64xf16, #tile.layout<acc, warps = 8>>
 // GEN8-NOT: warps = 4
+
+// -----
+
+// A function that passes tiles in or out is not a kernel.
+// expected-error @+1 {{tile-assign-layouts: expects a kernel whose arguments and results are views and scalars, not tiles}}
+func.func @negative_tile_argument(%t: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  return %t : tensor<64x64xf32>
+}

@@ -84,6 +84,24 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
                                 "tile.mma to come from a tile.load, directly "
                                 "or carried by a loop (it is staged in shared "
                                 "memory)";
+    // A loop-carried operand: the loads that refill it must stage it the same
+    // way as the one that starts it.
+    if (auto arg = dyn_cast<BlockArgument>(mma.getRhs())) {
+      auto loop = cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      Value yielded = loop.getYieldedValues()[arg.getArgNumber() - 1];
+      while (auto chained = dyn_cast<BlockArgument>(yielded)) {
+        if (chained.getOwner() != loop.getBody() ||
+            chained.getArgNumber() == 0)
+          break;
+        yielded = loop.getYieldedValues()[chained.getArgNumber() - 1];
+      }
+      auto refill = yielded.getDefiningOp<LoadOp>();
+      if (!refill || refill.getTranspose() != rhs.getTranspose() ||
+          refill.getBlockShape() != rhs.getBlockShape())
+        return op->emitError()
+               << "tile-assign-layouts: the loads that start and refill this "
+                  "loop-carried operand stage it differently";
+    }
     seed(mma.getLhs(), layout(LayoutKind::OperandA));
     seed(mma.getRhs(), layout(LayoutKind::Shared, rhs.getTranspose()));
     seed(mma.getAcc(), layout(LayoutKind::Acc));
@@ -154,8 +172,9 @@ LogicalResult LayoutAssignment::checkShape(Value v, LayoutAttr l) {
   int64_t rowQuantum = 16 * warps;
   auto fail = [&](StringRef what) {
     return emitError(v.getLoc())
-           << "tile-assign-layouts: a " << stringifyLayoutKind(l.getKind())
-           << " tile of shape " << type << " needs " << what;
+           << "tile-assign-layouts: a tile of shape " << type << " in the '"
+           << stringifyLayoutKind(l.getKind()) << "' layout with " << warps
+           << " warps needs " << what;
   };
   switch (l.getKind()) {
   case LayoutKind::Acc:
@@ -271,7 +290,16 @@ struct TileAssignLayoutsPass final
           << int64_t{warps};
       return signalPassFailure();
     }
-    if (failed(LayoutAssignment(getOperation(), warps).run()))
+    func::FuncOp func = getOperation();
+    auto isTile = [](Type t) { return isa<RankedTensorType>(t); };
+    if (llvm::any_of(func.getArgumentTypes(), isTile) ||
+        llvm::any_of(func.getResultTypes(), isTile)) {
+      func.emitError() << "tile-assign-layouts: expects a kernel whose "
+                          "arguments and results are views and scalars, not "
+                          "tiles";
+      return signalPassFailure();
+    }
+    if (failed(LayoutAssignment(func, warps).run()))
       signalPassFailure();
   }
 };

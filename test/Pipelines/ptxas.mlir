@@ -1,0 +1,74 @@
+// REQUIRES: ptxas
+// RUN: rm -rf %t && mkdir -p %t
+
+// ptxas accepts the PTX of every target of the kernel library, in both
+// dtypes, and reports its resources (manifest.json, "ptxas": registers and
+// spill bytes).
+
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/sm_80
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/sm_80
+// RUN: FileCheck %s --input-file=%t/sm_80/manifest.json -DCHIP=sm_80
+// RUN: test -s %t/sm_80/sdpa_fwd_sm_80_f16_d64_top_left.sm_80.cubin
+// RUN: test -s %t/sm_80/sdpa_fwd_sm_80_bf16_d64_none.sm_80.cubin
+
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_89 --cubin=sm_89 --out-dir=%t/sm_89
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_89 --cubin=sm_89 --out-dir=%t/sm_89
+// RUN: FileCheck %s --input-file=%t/sm_89/manifest.json -DCHIP=sm_89
+
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_90 --cubin=sm_90 --out-dir=%t/sm_90
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_90 --cubin=sm_90 --out-dir=%t/sm_90
+// RUN: FileCheck %s --input-file=%t/sm_90/manifest.json -DCHIP=sm_90
+
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_120a --cubin=sm_120a --out-dir=%t/sm_120a
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_120a --cubin=sm_120a --out-dir=%t/sm_120a
+// RUN: FileCheck %s --input-file=%t/sm_120a/manifest.json -DCHIP=sm_120a
+
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_121a --cubin=sm_121a --out-dir=%t/sm_121a
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_121a --cubin=sm_121a --out-dir=%t/sm_121a
+// RUN: FileCheck %s --input-file=%t/sm_121a/manifest.json -DCHIP=sm_121a
+
+// D = 128, causal, f16 on sm_80: the largest kernel of the library.
+// RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT
+// RUN: FileCheck %s --input-file=%t/d128/manifest.json --check-prefix=D128
+
+// PTX assembled for an older chip than its .target is rejected, with
+// ptxas's message.
+// RUN: not tiled-attn-compile --chip=sm_120a --cubin=sm_80 --out-dir=%t/mismatch 2>&1 | FileCheck %s --check-prefix=MISMATCH
+
+// CHECK: "kernels": [
+// CHECK: "arch": "[[CHIP]]",
+// CHECK: "causal": "top_left",
+// CHECK: "cubin": {
+// CHECK-NEXT: "[[CHIP]]": "sdpa_fwd_[[CHIP]]_f16_d64_top_left.[[CHIP]].cubin"
+// CHECK: "dtype": "f16",
+// CHECK: "name": "sdpa_fwd_[[CHIP]]_f16_d64_top_left",
+// CHECK: "ptx": "sdpa_fwd_[[CHIP]]_f16_d64_top_left.ptx",
+// CHECK-NEXT: "ptxas": {
+// CHECK-NEXT: "[[CHIP]]": {
+// CHECK-NEXT: "registers": {{[1-9][0-9]*}},
+// CHECK-NEXT: "spill_load_bytes": {{[0-9]+}},
+// CHECK-NEXT: "spill_store_bytes": {{[0-9]+}},
+// CHECK: "causal_split": true,
+// CHECK: "arch": "[[CHIP]]",
+// CHECK: "causal": "none",
+// CHECK: "cubin": {
+// CHECK-NEXT: "[[CHIP]]": "sdpa_fwd_[[CHIP]]_bf16_d64_none.[[CHIP]].cubin"
+// CHECK: "dtype": "bf16",
+// CHECK: "name": "sdpa_fwd_[[CHIP]]_bf16_d64_none",
+// CHECK: "ptxas": {
+// CHECK-NEXT: "[[CHIP]]": {
+// CHECK-NEXT: "registers": {{[1-9][0-9]*}},
+// CHECK-NEXT: "spill_load_bytes": {{[0-9]+}},
+// CHECK-NEXT: "spill_store_bytes": {{[0-9]+}},
+
+// D128-OUT: sdpa_fwd_sm_80_f16_d128_top_left: {{.*}}sdpa_fwd_sm_80_f16_d128_top_left.ptx (128 threads, {{[0-9]+}} bytes of shared memory)
+// D128: "head_dim": 128,
+// D128: "name": "sdpa_fwd_sm_80_f16_d128_top_left",
+// D128: "ptxas": {
+// D128-NEXT: "sm_80": {
+// D128-NEXT: "registers": {{[1-9][0-9]*}},
+// D128-NEXT: "spill_load_bytes": {{[0-9]+}},
+// D128-NEXT: "spill_store_bytes": {{[0-9]+}},
+
+// MISMATCH: tiled-attn-compile: ptxas -arch=sm_80 rejected the PTX:
+// MISMATCH: ptxas fatal {{.*}}SM version specified by .target is higher than default SM version
