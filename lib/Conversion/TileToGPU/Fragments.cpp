@@ -109,6 +109,20 @@ LaneCoords::LaneCoords(OpBuilder &b, Location loc) {
   t = arith::RemUIOp::create(b, loc, lane, c4);
 }
 
+Value LaneCoords::firstRow(OpBuilder &b, Location loc, const Fragment &frag,
+                           Value origin) const {
+  Value rowsPerWarp = arith::ConstantIndexOp::create(b, loc, frag.rowsPerWarp);
+  Value warpRow = arith::MulIOp::create(b, loc, warp, rowsPerWarp);
+  return arith::AddIOp::create(b, loc, origin,
+                               arith::AddIOp::create(b, loc, warpRow, g));
+}
+
+Value LaneCoords::firstCol(OpBuilder &b, Location loc, Value origin) const {
+  Value two = arith::ConstantIndexOp::create(b, loc, 2);
+  return arith::AddIOp::create(b, loc, origin,
+                               arith::MulIOp::create(b, loc, t, two));
+}
+
 Value tiled_attn::extractRegisters(OpBuilder &b, Location loc, Value vector,
                                    int64_t offset, int64_t size) {
   SmallVector<int64_t> mask;

@@ -250,20 +250,14 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
     ValueRange idx = adaptor.getIndices();
     Value seqLen = memref::DimOp::create(rewriter, loc, view, 2);
     Value colLen = memref::DimOp::create(rewriter, loc, view, 3);
-    Value rowBase = arith::AddIOp::create(
-        rewriter, loc,
-        arith::AddIOp::create(
-            rewriter, loc,
-            arith::MulIOp::create(rewriter, loc, idx[2],
-                                  cIdx(rewriter, loc, type.getDimSize(0))),
-            arith::MulIOp::create(rewriter, loc, lc.warp,
-                                  cIdx(rewriter, loc, frag.rowsPerWarp))),
-        lc.g);
-    Value colBase = arith::AddIOp::create(
+    Value rowBase = lc.firstRow(
+        rewriter, loc, frag,
+        arith::MulIOp::create(rewriter, loc, idx[2],
+                              cIdx(rewriter, loc, type.getDimSize(0))));
+    Value colBase = lc.firstCol(
         rewriter, loc,
         arith::MulIOp::create(rewriter, loc, idx[3],
-                              cIdx(rewriter, loc, type.getDimSize(1))),
-        arith::MulIOp::create(rewriter, loc, lc.t, cIdx(rewriter, loc, 2)));
+                              cIdx(rewriter, loc, type.getDimSize(1))));
     for (int64_t e = 0; e < frag.size(); e += 2) {
       Value row = arith::AddIOp::create(rewriter, loc, rowBase,
                                         cIdx(rewriter, loc, frag.rowOffset[e]));

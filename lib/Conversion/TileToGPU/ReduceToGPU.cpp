@@ -24,10 +24,6 @@ using namespace tiled_attn::tile;
 
 namespace {
 
-Value cIdx(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
 Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
   switch (kind) {
   case ReduceKind::Max:
@@ -123,16 +119,8 @@ struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
     Fragment f = Fragment::get(op.getType());
     LaneCoords lc(rewriter, loc);
     // row = row_offset + warp * rowsPerWarp + g + rowOffset[e]
-    Value rowBase = arith::AddIOp::create(
-        rewriter, loc, adaptor.getRowOffset(),
-        arith::AddIOp::create(
-            rewriter, loc,
-            arith::MulIOp::create(rewriter, loc, lc.warp,
-                                  cIdx(rewriter, loc, f.rowsPerWarp)),
-            lc.g));
-    Value colBase = arith::AddIOp::create(
-        rewriter, loc, adaptor.getColOffset(),
-        arith::MulIOp::create(rewriter, loc, lc.t, cIdx(rewriter, loc, 2)));
+    Value rowBase = lc.firstRow(rewriter, loc, f, adaptor.getRowOffset());
+    Value colBase = lc.firstCol(rewriter, loc, adaptor.getColOffset());
     Value rows = coordinates(rewriter, loc, rowBase, f.rowOffset);
     Value cols = coordinates(rewriter, loc, colBase, f.colOffset);
     rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::sle,
@@ -151,9 +139,7 @@ struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
     if (f.kind != LayoutKind::Cols)
       return op.emitError() << "GPU lowering: bounds masks are over columns";
     LaneCoords lc(rewriter, loc);
-    Value colBase = arith::AddIOp::create(
-        rewriter, loc, adaptor.getOffsets()[0],
-        arith::MulIOp::create(rewriter, loc, lc.t, cIdx(rewriter, loc, 2)));
+    Value colBase = lc.firstCol(rewriter, loc, adaptor.getOffsets()[0]);
     Value cols = coordinates(rewriter, loc, colBase, f.colOffset);
     Value limit = vector::BroadcastOp::create(rewriter, loc, cols.getType(),
                                               adaptor.getLimits()[0]);

@@ -57,6 +57,14 @@ mlir::MemRefType getSharedBufferType(int64_t rows, int64_t cols,
 struct LaneCoords {
   mlir::Value tid, lane, warp, g, t;
   LaneCoords(mlir::OpBuilder &b, mlir::Location loc);
+
+  /// `origin` plus the row of the lane's register 0 in `frag`:
+  /// origin + warp * rowsPerWarp + g.
+  mlir::Value firstRow(mlir::OpBuilder &b, mlir::Location loc,
+                       const Fragment &frag, mlir::Value origin) const;
+  /// `origin` plus the column of the lane's register 0: origin + 2t.
+  mlir::Value firstCol(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value origin) const;
 };
 
 /// Registers [offset, offset + size) of a lane's vector, and the vector with

@@ -137,6 +137,36 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
+  return get(getContext(), getHeadDim(), getElementType(), getCausal(), blockM,
+             blockN, getStages(), getCausalSplit(), getExp2(),
+             getRescaleThreshold());
+}
+
+SdpaAttr SdpaAttr::withStages(int64_t stages) const {
+  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
+             getBlockM(), getBlockN(), stages, getCausalSplit(), getExp2(),
+             getRescaleThreshold());
+}
+
+SdpaAttr SdpaAttr::withCausalSplit() const {
+  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
+             getBlockM(), getBlockN(), getStages(), /*causal_split=*/true,
+             getExp2(), getRescaleThreshold());
+}
+
+SdpaAttr SdpaAttr::withExp2() const {
+  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
+             getBlockM(), getBlockN(), getStages(), getCausalSplit(),
+             /*exp2=*/true, getRescaleThreshold());
+}
+
+SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
+  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
+             getBlockM(), getBlockN(), getStages(), getCausalSplit(), getExp2(),
+             threshold);
+}
+
 /// The kernel ABI that an SDPA attribute promises: (q, k, v, o, scale) with
 /// rank-4 views of the attribute's element type and head dim.
 static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {

@@ -209,11 +209,7 @@ struct TileCausalSplitPass final
       splitLoop(c);
 
     func->setAttr(TileDialect::getSdpaAttrName(),
-                  SdpaAttr::get(func.getContext(), sdpa.getHeadDim(),
-                                sdpa.getElementType(), sdpa.getCausal(),
-                                sdpa.getBlockM(), sdpa.getBlockN(),
-                                sdpa.getStages(), /*causal_split=*/true,
-                                sdpa.getExp2(), sdpa.getRescaleThreshold()));
+                  sdpa.withCausalSplit());
   }
 };
 

@@ -113,11 +113,7 @@ struct TileExp2Pass final
     if (auto sdpa = func->getAttrOfType<SdpaAttr>(
             TileDialect::getSdpaAttrName()))
       func->setAttr(TileDialect::getSdpaAttrName(),
-                    SdpaAttr::get(func.getContext(), sdpa.getHeadDim(),
-                                  sdpa.getElementType(), sdpa.getCausal(),
-                                  sdpa.getBlockM(), sdpa.getBlockN(),
-                                  sdpa.getStages(), sdpa.getCausalSplit(),
-                                  /*exp2=*/true, sdpa.getRescaleThreshold()));
+                    sdpa.withExp2());
   }
 };
 

@@ -98,11 +98,7 @@ struct TileLazyRescalePass final
     if (auto sdpa = func->getAttrOfType<SdpaAttr>(
             TileDialect::getSdpaAttrName()))
       func->setAttr(TileDialect::getSdpaAttrName(),
-                    SdpaAttr::get(func.getContext(), sdpa.getHeadDim(),
-                                  sdpa.getElementType(), sdpa.getCausal(),
-                                  sdpa.getBlockM(), sdpa.getBlockN(),
-                                  sdpa.getStages(), sdpa.getCausalSplit(),
-                                  sdpa.getExp2(), int64_t{threshold}));
+                    sdpa.withRescaleThreshold(threshold));
   }
 };
 

@@ -164,11 +164,7 @@ struct TilePrefetchPass final
     StringRef sdpaName = TileDialect::getSdpaAttrName();
     if (auto sdpa = func->getAttrOfType<SdpaAttr>(sdpaName))
       func->setAttr(sdpaName,
-                    SdpaAttr::get(&getContext(), sdpa.getHeadDim(),
-                                  sdpa.getElementType(), sdpa.getCausal(),
-                                  sdpa.getBlockM(), sdpa.getBlockN(),
-                                  int64_t{stages}, sdpa.getCausalSplit(),
-                                  sdpa.getExp2(), sdpa.getRescaleThreshold()));
+                    sdpa.withStages(stages));
     if (stages == 1)
       return;
 

@@ -364,10 +364,7 @@ void TileRetilePass::runOnOperation() {
     return signalPassFailure();
 
   func->setAttr(TileDialect::getSdpaAttrName(),
-                SdpaAttr::get(func.getContext(), sdpa.getHeadDim(),
-                              sdpa.getElementType(), sdpa.getCausal(), newM,
-                              newN, sdpa.getStages(), sdpa.getCausalSplit(),
-                              sdpa.getExp2(), sdpa.getRescaleThreshold()));
+                sdpa.withBlocks(newM, newN));
 }
 
 } // namespace

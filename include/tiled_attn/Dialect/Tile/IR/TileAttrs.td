@@ -80,6 +80,15 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
 
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The same kernel with one schedule knob changed: what a schedule pass
+    /// records after applying it.
+    SdpaAttr withBlocks(int64_t blockM, int64_t blockN) const;
+    SdpaAttr withStages(int64_t stages) const;
+    SdpaAttr withCausalSplit() const;
+    SdpaAttr withExp2() const;
+    SdpaAttr withRescaleThreshold(int64_t threshold) const;
+  }];
 }
 
 def Tile_LayoutKind : I32EnumAttr<"LayoutKind",
