@@ -151,15 +151,12 @@ public:
 private:
   LogicalResult execute(Operation *op);
   const RtValue &get(Value v) { return env.find(v)->second; }
-  int64_t getInt(Value v) {
-    return static_cast<int64_t>(get(v).scalarValue());
-  }
+  int64_t getInt(Value v) { return static_cast<int64_t>(get(v).scalarValue()); }
   void set(Value v, RtValue r) { env[v] = std::move(r); }
 
   /// Applies `fn` elementwise over the operands, broadcasting scalars, and
   /// rounds to the result's element type.
-  template <typename Fn>
-  LogicalResult elementwise(Operation *op, Fn fn);
+  template <typename Fn> LogicalResult elementwise(Operation *op, Fn fn);
 
   LogicalResult execConstant(arith::ConstantOp op);
   LogicalResult execFor(scf::ForOp op);
@@ -297,9 +294,9 @@ static bool viewOffset(const HostTensor &t, ArrayRef<int64_t> indices,
   size_t rank = t.sizes.size(), lead = rank - blockShape.size();
   offset = 0;
   for (size_t d = 0; d < rank; ++d) {
-    int64_t e = d < lead ? indices[d]
-                         : indices[d] * blockShape[d - lead] +
-                               blockIndex[d - lead];
+    int64_t e = d < lead
+                    ? indices[d]
+                    : indices[d] * blockShape[d - lead] + blockIndex[d - lead];
     if (e < 0 || e >= t.sizes[d])
       return false;
     offset += e * t.strides[d];
@@ -377,8 +374,7 @@ LogicalResult Interpreter::execMma(MmaOp op) {
         row[j] += aik * bRow[j];
     }
     for (int64_t j = 0; j < n; ++j)
-      out.data[i * n + j] =
-          static_cast<float>(out.data[i * n + j] + row[j]);
+      out.data[i * n + j] = static_cast<float>(out.data[i * n + j] + row[j]);
   }
   set(op, std::move(out));
   return success();
@@ -458,8 +454,8 @@ LogicalResult Interpreter::execOnlineSoftmax(OnlineSoftmaxOp op) {
     if (threshold) {
       // Move the max only when P would otherwise exceed 2^threshold.
       double grow = r(newMax - m0.data[i]);
-      bool move = exp2 ? r(grow * c) > r(*threshold)
-                       : grow > r(*threshold * M_LN2);
+      bool move =
+          exp2 ? r(grow * c) > r(*threshold) : grow > r(*threshold * M_LN2);
       if (!move)
         newMax = m0.data[i];
     }
@@ -689,35 +685,41 @@ LogicalResult Interpreter::execute(Operation *op) {
         return elementwise(o, [](A x) { return std::fabs(x[0]); });
       })
       // Conversions: the result rounding does the work.
-      .Case<arith::TruncFOp, arith::ExtFOp, arith::SIToFPOp,
-            arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(
-          [&](Operation *o) {
-            return elementwise(o, [](A x) { return x[0]; });
-          })
+      .Case<arith::TruncFOp, arith::ExtFOp, arith::SIToFPOp, arith::IndexCastOp,
+            arith::ExtSIOp, arith::TruncIOp>([&](Operation *o) {
+        return elementwise(o, [](A x) { return x[0]; });
+      })
       .Case([&](arith::FPToSIOp o) {
         return elementwise(o, [](A x) { return std::trunc(x[0]); });
       })
       // Integer and index arithmetic.
       .Case([&](arith::AddIOp o) {
-        return elementwise(o, [&](A x) { return double(i64(x[0]) + i64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(i64(x[0]) + i64(x[1])); });
       })
       .Case([&](arith::SubIOp o) {
-        return elementwise(o, [&](A x) { return double(i64(x[0]) - i64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(i64(x[0]) - i64(x[1])); });
       })
       .Case([&](arith::MulIOp o) {
-        return elementwise(o, [&](A x) { return double(i64(x[0]) * i64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(i64(x[0]) * i64(x[1])); });
       })
       .Case([&](arith::DivSIOp o) {
-        return elementwise(o, [&](A x) { return double(i64(x[0]) / i64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(i64(x[0]) / i64(x[1])); });
       })
       .Case([&](arith::DivUIOp o) {
-        return elementwise(o, [&](A x) { return double(u64(x[0]) / u64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(u64(x[0]) / u64(x[1])); });
       })
       .Case([&](arith::RemSIOp o) {
-        return elementwise(o, [&](A x) { return double(i64(x[0]) % i64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(i64(x[0]) % i64(x[1])); });
       })
       .Case([&](arith::RemUIOp o) {
-        return elementwise(o, [&](A x) { return double(u64(x[0]) % u64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(u64(x[0]) % u64(x[1])); });
       })
       .Case([&](arith::CeilDivUIOp o) {
         return elementwise(o, [&](A x) {
@@ -737,40 +739,49 @@ LogicalResult Interpreter::execute(Operation *op) {
         });
       })
       .Case([&](arith::MinSIOp o) {
-        return elementwise(o, [&](A x) { return double(std::min(i64(x[0]), i64(x[1]))); });
+        return elementwise(
+            o, [&](A x) { return double(std::min(i64(x[0]), i64(x[1]))); });
       })
       .Case([&](arith::MaxSIOp o) {
-        return elementwise(o, [&](A x) { return double(std::max(i64(x[0]), i64(x[1]))); });
+        return elementwise(
+            o, [&](A x) { return double(std::max(i64(x[0]), i64(x[1]))); });
       })
       .Case([&](arith::MinUIOp o) {
-        return elementwise(o, [&](A x) { return double(std::min(u64(x[0]), u64(x[1]))); });
+        return elementwise(
+            o, [&](A x) { return double(std::min(u64(x[0]), u64(x[1]))); });
       })
       .Case([&](arith::MaxUIOp o) {
-        return elementwise(o, [&](A x) { return double(std::max(u64(x[0]), u64(x[1]))); });
+        return elementwise(
+            o, [&](A x) { return double(std::max(u64(x[0]), u64(x[1]))); });
       })
       .Case([&](arith::AndIOp o) {
-        return elementwise(o, [&](A x) { return double(i64(x[0]) & i64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(i64(x[0]) & i64(x[1])); });
       })
       .Case([&](arith::OrIOp o) {
-        return elementwise(o, [&](A x) { return double(i64(x[0]) | i64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(i64(x[0]) | i64(x[1])); });
       })
       .Case([&](arith::XOrIOp o) {
-        return elementwise(o, [&](A x) { return double(i64(x[0]) ^ i64(x[1])); });
+        return elementwise(o,
+                           [&](A x) { return double(i64(x[0]) ^ i64(x[1])); });
       })
       .Case([&](arith::CmpFOp o) {
         auto pred = o.getPredicate();
-        return elementwise(o, [&](A x) { return double(compareF(pred, x[0], x[1])); });
+        return elementwise(
+            o, [&](A x) { return double(compareF(pred, x[0], x[1])); });
       })
       .Case([&](arith::CmpIOp o) {
         auto pred = o.getPredicate();
-        return elementwise(o, [&](A x) { return double(compareI(pred, x[0], x[1])); });
+        return elementwise(
+            o, [&](A x) { return double(compareI(pred, x[0], x[1])); });
       })
       .Case([&](arith::SelectOp o) {
         return elementwise(o, [](A x) { return x[0] != 0.0 ? x[1] : x[2]; });
       })
       .Default([&](Operation *o) {
-        return o->emitError() << "host execution does not support '"
-                              << o->getName() << "'";
+        return o->emitError()
+               << "host execution does not support '" << o->getName() << "'";
       });
 }
 
@@ -788,9 +799,9 @@ LogicalResult tiled_attn::exec::runKernel(func::FuncOp kernel,
     return kernel.emitError() << "host execution expects a kernel with no "
                                  "results";
   if (type.getNumInputs() != args.size())
-    return kernel.emitError() << "host execution: the kernel takes "
-                              << type.getNumInputs() << " arguments, "
-                              << args.size() << " were given";
+    return kernel.emitError()
+           << "host execution: the kernel takes " << type.getNumInputs()
+           << " arguments, " << args.size() << " were given";
   SmallVector<RtValue> bound;
   for (auto [i, input, arg] : llvm::enumerate(type.getInputs(), args)) {
     if (auto view = dyn_cast<ViewType>(input)) {
@@ -801,9 +812,8 @@ LogicalResult tiled_attn::exec::runKernel(func::FuncOp kernel,
       if (t->elementType != view.getElementType() ||
           static_cast<int64_t>(t->sizes.size()) != view.getRank() ||
           t->strides.size() != t->sizes.size())
-        return kernel.emitError()
-               << "host execution: argument " << i << " does not match "
-               << input;
+        return kernel.emitError() << "host execution: argument " << i
+                                  << " does not match " << input;
       for (auto [size, expected] : llvm::zip_equal(t->sizes, view.getShape()))
         if (!ShapedType::isDynamic(expected) && size != expected)
           return kernel.emitError()
@@ -816,9 +826,9 @@ LogicalResult tiled_attn::exec::runKernel(func::FuncOp kernel,
     }
     if (arg.tensor || !(input.isF32() || input.isIndex() ||
                         input.isInteger(32) || input.isInteger(64)))
-      return kernel.emitError() << "host execution: argument " << i
-                                << " of type " << input
-                                << " cannot be bound to this value";
+      return kernel.emitError()
+             << "host execution: argument " << i << " of type " << input
+             << " cannot be bound to this value";
     bound.push_back(RtValue::scalar(roundToType(arg.scalar, input)));
   }
 

@@ -33,11 +33,11 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                             const SdpaKernelConfig &cfg) {
   MLIRContext *ctx = b.getContext();
   auto emitError = [&]() { return mlir::emitError(loc); };
-  SdpaAttr sdpa =
-      SdpaAttr::getChecked(emitError, ctx, cfg.headDim, cfg.elementType,
-                           cfg.causal, cfg.blockM, cfg.blockN, /*stages=*/int64_t{1},
-                           /*causalSplit=*/false, /*exp2=*/false,
-                           /*rescaleThreshold=*/int64_t{0});
+  SdpaAttr sdpa = SdpaAttr::getChecked(emitError, ctx, cfg.headDim,
+                                       cfg.elementType, cfg.causal, cfg.blockM,
+                                       cfg.blockN, /*stages=*/int64_t{1},
+                                       /*causalSplit=*/false, /*exp2=*/false,
+                                       /*rescaleThreshold=*/int64_t{0});
   if (!sdpa)
     return failure();
 
@@ -113,15 +113,14 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
         Value keep = BroadcastOp::create(
             b, loc, tensorTy({bm, bn}, b.getI1Type()), inBounds, 0);
         if (cfg.causal != CausalMode::None) {
-          Value visible =
-              CausalMaskOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
-                                   rowOffset, colOffset);
+          Value visible = CausalMaskOp::create(
+              b, loc, tensorTy({bm, bn}, b.getI1Type()), rowOffset, colOffset);
           keep = arith::AndIOp::create(b, loc, keep, visible);
         }
         s = arith::SelectOp::create(b, loc, keep, s, maskedScores);
-        auto softmax =
-            OnlineSoftmaxOp::create(b, loc, s, iter[0], iter[1], scale,
-                                    /*exp2=*/false, /*rescale_threshold=*/nullptr);
+        auto softmax = OnlineSoftmaxOp::create(
+            b, loc, s, iter[0], iter[1], scale,
+            /*exp2=*/false, /*rescale_threshold=*/nullptr);
         Value p = arith::TruncFOp::create(b, loc, tensorTy({bm, bn}, elt),
                                           softmax.getProbs());
         Value alpha = BroadcastOp::create(b, loc, tensorTy({bm, d}, f32),
@@ -129,16 +128,15 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
         Value acc = arith::MulFOp::create(b, loc, iter[2], alpha);
         acc = MmaOp::create(b, loc, p, vt, acc);
         scf::YieldOp::create(
-            b, loc,
-            ValueRange{softmax.getNewMax(), softmax.getNewSum(), acc});
+            b, loc, ValueRange{softmax.getNewMax(), softmax.getNewSum(), acc});
       });
 
   // O = acc / l, with 0 for rows that saw no key (l == 0).
-  Value sum = BroadcastOp::create(b, loc, tensorTy({bm, d}, f32),
-                                  loop.getResult(1), 1);
+  Value sum =
+      BroadcastOp::create(b, loc, tensorTy({bm, d}, f32), loop.getResult(1), 1);
   Value out = arith::DivFOp::create(b, loc, loop.getResult(2), sum);
-  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum,
-                                      initAcc);
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, initAcc);
   out = arith::SelectOp::create(b, loc, empty, initAcc, out);
   out = arith::TruncFOp::create(b, loc, tensorTy({bm, d}, elt), out);
   StoreOp::create(b, loc, out, o, ValueRange{batch, head, mBlk, c0},

@@ -19,13 +19,13 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
-#include <cstdlib>
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
+#include <cstdlib>
 
 using namespace mlir;
 using namespace tiled_attn;
@@ -77,8 +77,8 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
 static void findCudaToolkit() {
   if (!NVVM::getCUDAToolkitPath().empty())
     return;
-  for (const char *dir : {"/usr/local/cuda", "/usr/lib/cuda",
-                          "/usr/lib/nvidia-cuda-toolkit"}) {
+  for (const char *dir :
+       {"/usr/local/cuda", "/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit"}) {
     SmallString<128> libdevice(dir);
     llvm::sys::path::append(libdevice, "nvvm", "libdevice");
     if (llvm::sys::fs::is_directory(libdevice)) {

@@ -50,8 +50,7 @@ static cl::opt<bool> causal("causal", cl::desc("Causal (top-left) mask"),
                             cl::init(false));
 static cl::opt<int64_t> blockM("block-m", cl::desc("BLOCK_M"), cl::init(64));
 static cl::opt<int64_t> blockN("block-n", cl::desc("BLOCK_N"), cl::init(64));
-static cl::opt<int64_t> warps("warps", cl::desc("Warps per CTA"),
-                              cl::init(4));
+static cl::opt<int64_t> warps("warps", cl::desc("Warps per CTA"), cl::init(4));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Options of the tile-schedule pipeline, e.g. "
@@ -91,13 +90,13 @@ static std::optional<json::Object> assemble(StringRef ptxas, StringRef ptx,
   SmallString<128> log;
   llvm::sys::fs::createTemporaryFile("ptxas", "log", log);
   std::string archFlag = ("-arch=" + arch).str();
-  SmallVector<StringRef> args = {ptxas, archFlag, "-v", "-O3", ptx, "-o",
-                                 cubin};
+  SmallVector<StringRef> args = {ptxas, archFlag, "-v", "-O3",
+                                 ptx,   "-o",     cubin};
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
                                           StringRef(log)};
   std::string err;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0,
-                                     0, &err);
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &err);
   auto buffer = llvm::MemoryBuffer::getFile(log);
   std::string text = buffer ? (*buffer)->getBuffer().str() : "";
   llvm::sys::fs::remove(log);
@@ -145,10 +144,10 @@ int main(int argc, char **argv) {
     config.elementType = BFloat16Type::get(&ctx);
   else
     return fail("dtype must be f16 or bf16, got '" + dtype + "'");
-  std::string name = ("sdpa_fwd_" + chip + "_" + dtype + "_d" +
-                      Twine(int64_t(headDim)) + "_" +
-                      (causal ? "top_left" : "none"))
-                         .str();
+  std::string name =
+      ("sdpa_fwd_" + chip + "_" + dtype + "_d" + Twine(int64_t(headDim)) + "_" +
+       (causal ? "top_left" : "none"))
+          .str();
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
   OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
@@ -158,15 +157,15 @@ int main(int argc, char **argv) {
   // The schedule, then tile-to-ptx, in two steps so that the lowered
   // kernel's launch facts can be read before it becomes a binary.
   PassManager schedulePm(&ctx);
-  if (failed(parsePassPipeline("tile-schedule{" + schedule + "}",
-                               schedulePm)) ||
+  if (failed(
+          parsePassPipeline("tile-schedule{" + schedule + "}", schedulePm)) ||
       failed(schedulePm.run(*module)))
     return fail("the schedule '" + schedule + "' failed");
   std::string tileIR;
   llvm::raw_string_ostream(tileIR) << *module;
-  auto sdpa = cast<tile::SdpaAttr>(
-      (*module->getOps<func::FuncOp>().begin())
-          ->getAttr(tile::TileDialect::getSdpaAttrName()));
+  auto sdpa =
+      cast<tile::SdpaAttr>((*module->getOps<func::FuncOp>().begin())
+                               ->getAttr(tile::TileDialect::getSdpaAttrName()));
 
   TileToPTXOptions ptxOptions;
   ptxOptions.chip = chip;
@@ -226,14 +225,14 @@ int main(int argc, char **argv) {
       {"shared_bytes", sharedBytes},
       {"abi", "memref-descriptor-v1"},
       {"num_params", 45},
-      {"schedule", json::Object{{"block_m", sdpa.getBlockM()},
-                                {"block_n", sdpa.getBlockN()},
-                                {"warps", int64_t(warps)},
-                                {"stages", sdpa.getStages()},
-                                {"causal_split", sdpa.getCausalSplit()},
-                                {"exp2", sdpa.getExp2()},
-                                {"rescale_threshold",
-                                 sdpa.getRescaleThreshold()}}},
+      {"schedule",
+       json::Object{{"block_m", sdpa.getBlockM()},
+                    {"block_n", sdpa.getBlockN()},
+                    {"warps", int64_t(warps)},
+                    {"stages", sdpa.getStages()},
+                    {"causal_split", sdpa.getCausalSplit()},
+                    {"exp2", sdpa.getExp2()},
+                    {"rescale_threshold", sdpa.getRescaleThreshold()}}},
   };
 
   // Cubins and the ptxas resource report.
@@ -293,7 +292,7 @@ int main(int argc, char **argv) {
   os << llvm::formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
   if (failed(writeFile(manifestFile, text)))
     return fail("cannot write " + manifestFile);
-  llvm::outs() << name << ": " << ptxFile << " (" << threads
-               << " threads, " << sharedBytes << " bytes of shared memory)\n";
+  llvm::outs() << name << ": " << ptxFile << " (" << threads << " threads, "
+               << sharedBytes << " bytes of shared memory)\n";
   return 0;
 }

@@ -32,6 +32,6 @@ int main(int argc, char **argv) {
   mlir::registerLoopInvariantCodeMotionPass();
   mlir::registerSymbolDCEPass();
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "tiled-attn optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tiled-attn optimizer driver\n", registry));
 }

@@ -23,8 +23,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,9 +37,8 @@ using namespace tiled_attn;
 using namespace tiled_attn::exec;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("<kernel .mlir file>"),
-                                      cl::init("-"));
+static cl::opt<std::string>
+    inputFile(cl::Positional, cl::desc("<kernel .mlir file>"), cl::init("-"));
 static cl::opt<std::string>
     kernelName("kernel", cl::desc("Kernel to run (default: the only function "
                                   "with a 'tile.sdpa' attribute)"));
@@ -57,8 +56,7 @@ static cl::opt<std::string>
                        "or bshd (heads interleaved, as a transposed "
                        "PyTorch tensor)"),
               cl::init("bhsd"));
-static cl::opt<unsigned> seedOpt("seed", cl::desc("Random seed"),
-                                 cl::init(0));
+static cl::opt<unsigned> seedOpt("seed", cl::desc("Random seed"), cl::init(0));
 static cl::opt<double> scaleOpt("scale",
                                 cl::desc("Softmax scale (default 1/sqrt(D))"),
                                 cl::init(0.0));
@@ -111,8 +109,7 @@ static FailureOr<SmallVector<Shape>> parseShapes(StringRef text) {
   return shapes;
 }
 
-static FailureOr<func::FuncOp> findKernel(ModuleOp module,
-                                         StringRef fileName) {
+static FailureOr<func::FuncOp> findKernel(ModuleOp module, StringRef fileName) {
   func::FuncOp found;
   for (auto func : module.getOps<func::FuncOp>()) {
     bool isSdpa = func->hasAttr(tile::TileDialect::getSdpaAttrName());
@@ -234,8 +231,8 @@ int main(int argc, char **argv) {
   std::mt19937_64 rng(seedOpt);
   std::normal_distribution<double> normal(0.0, 1.0);
   auto randomTensor = [&](int64_t seq) {
-    HostTensor t = HostTensor::create(
-        elt, {batchOpt, headsOpt, seq, dim}, order);
+    HostTensor t =
+        HostTensor::create(elt, {batchOpt, headsOpt, seq, dim}, order);
     for (double &x : t.data)
       x = roundToType(normal(rng), elt);
     return t;
@@ -250,8 +247,8 @@ int main(int argc, char **argv) {
     // Poison the output, so that an element the kernel never writes shows.
     std::fill(out.data.begin(), out.data.end(),
               std::numeric_limits<double>::quiet_NaN());
-    HostTensor ref = HostTensor::create(
-        Float64Type::get(&context), {batchOpt, headsOpt, shape.seqQ, dim});
+    HostTensor ref = HostTensor::create(Float64Type::get(&context),
+                                        {batchOpt, headsOpt, shape.seqQ, dim});
     sdpaReference(q, k, v, ref, scale, sdpa.getCausal());
 
     // Runs a kernel on (q, k, v) into `dest` on its grid (ceil(S_q /
@@ -268,8 +265,7 @@ int main(int argc, char **argv) {
                             KernelArg::value(scale)},
                            grid)))
         return failure();
-      return llvm::count_if(dest.data,
-                            [](double x) { return std::isnan(x); });
+      return llvm::count_if(dest.data, [](double x) { return std::isnan(x); });
     };
     FailureOr<int64_t> unwritten = launch(*kernel, out);
     if (failed(unwritten))
@@ -296,13 +292,13 @@ int main(int argc, char **argv) {
                  << " H=" << headsOpt << " Sq=" << shape.seqQ
                  << " Sk=" << shape.seqK << " D=" << dim << " " << elt
                  << " causal=" << tile::stringifyCausalMode(sdpa.getCausal())
-                 << " layout=" << layoutOpt << ": rel_l2="
-                 << llvm::format("%.3e", error)
+                 << " layout=" << layoutOpt
+                 << ": rel_l2=" << llvm::format("%.3e", error)
                  << " tol=" << llvm::format("%.1e", tolerance);
     if (difference)
       llvm::outs() << " vs " << (*other).getSymName()
-                   << ": diff=" << llvm::format("%.3e", *difference)
-                   << " (tol " << llvm::format("%.1e", equivalenceTolerance.getValue())
+                   << ": diff=" << llvm::format("%.3e", *difference) << " (tol "
+                   << llvm::format("%.1e", equivalenceTolerance.getValue())
                    << ")";
     if (*unwritten)
       llvm::outs() << " unwritten=" << *unwritten;

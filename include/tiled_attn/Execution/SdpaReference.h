@@ -16,8 +16,8 @@ namespace tiled_attn::exec {
 /// softmax(scale * Q Kᵀ + mask) V in float64 for [B, H, S, D] tensors,
 /// written into `out` (same shape as `q`). A query row that sees no key gets
 /// an output of zero.
-void sdpaReference(HostTensor &q, HostTensor &k, HostTensor &v,
-                   HostTensor &out, double scale, tile::CausalMode causal);
+void sdpaReference(HostTensor &q, HostTensor &k, HostTensor &v, HostTensor &out,
+                   double scale, tile::CausalMode causal);
 
 /// ||a - b|| / ||b|| over all elements (||a - b|| when b is all zero).
 double relativeL2(HostTensor &a, HostTensor &b);

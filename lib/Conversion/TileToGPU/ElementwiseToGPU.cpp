@@ -23,8 +23,7 @@ namespace {
 
 struct ElementwiseToGPU final : ConversionPattern {
   ElementwiseToGPU(TypeConverter &converter, MLIRContext *ctx)
-      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {
-  }
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
   LogicalResult
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
@@ -53,8 +52,8 @@ struct ConstantToGPU final : OpConversionPattern<arith::ConstantOp> {
       return rewriter.notifyMatchFailure(op, "not a register tile constant");
     if (!dense.isSplat())
       return op.emitError() << "GPU lowering: only splat tile constants";
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, type, dense.resizeSplat(type));
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type,
+                                                   dense.resizeSplat(type));
     return success();
   }
 };

@@ -69,8 +69,8 @@ MemRefType tiled_attn::getSharedBufferType(int64_t rows, int64_t cols,
                                            Type elementType) {
   auto space = gpu::AddressSpaceAttr::get(elementType.getContext(),
                                           gpu::AddressSpace::Workgroup);
-  return MemRefType::get({rows, cols + 8}, elementType, MemRefLayoutAttrInterface(),
-                         space);
+  return MemRefType::get({rows, cols + 8}, elementType,
+                         MemRefLayoutAttrInterface(), space);
 }
 
 TileToGPUTypeConverter::TileToGPUTypeConverter() {
@@ -94,8 +94,7 @@ TileToGPUTypeConverter::TileToGPUTypeConverter() {
                  : getSharedBufferType(shape[0], shape[1],
                                        type.getElementType());
     }
-    return VectorType::get({Fragment::get(type).size()},
-                           type.getElementType());
+    return VectorType::get({Fragment::get(type).size()}, type.getElementType());
   });
 }
 

@@ -10,8 +10,8 @@
 // view's end (the load's padding). A tile in the A-operand layout is then
 // read into registers with ldmatrix; a shared tile stays in shared memory
 // for the mma that uses it, and its copy is waited for only just before that
-// use, so that the copies of loads issued together overlap the work between. A store writes each lane's accumulator pairs
-// under the view's bounds.
+// use, so that the copies of loads issued together overlap the work between. A
+// store writes each lane's accumulator pairs under the view's bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,21 +76,21 @@ Value copyBlockToShared(OpBuilder &b, Location loc, Value view,
         full);
     Value seq = arith::AddIOp::create(b, loc, row0, r);
     Value col = arith::AddIOp::create(b, loc, col0, c);
-    Value inRows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                         seq, seqLen);
-    Value inCols = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::sle,
-        arith::AddIOp::create(b, loc, col, full), colLen);
+    Value inRows =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, seq, seqLen);
+    Value inCols =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                              arith::AddIOp::create(b, loc, col, full), colLen);
     Value inBounds = arith::AndIOp::create(b, loc, inRows, inCols);
     // Out of bounds: read nothing (zero fill) from a valid address.
-    Value srcElements =
-        arith::SelectOp::create(b, loc, inBounds, full, zero);
+    Value srcElements = arith::SelectOp::create(b, loc, inBounds, full, zero);
     Value srcSeq = arith::SelectOp::create(b, loc, inBounds, seq, zero);
     Value srcCol = arith::SelectOp::create(b, loc, inBounds, col, zero);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
-        ValueRange{r, c}, view, ValueRange{indices[0], indices[1], srcSeq, srcCol},
-        b.getIndexAttr(vec), srcElements, /*bypassL1=*/b.getUnitAttr()));
+        ValueRange{r, c}, view,
+        ValueRange{indices[0], indices[1], srcSeq, srcCol}, b.getIndexAttr(vec),
+        srcElements, /*bypassL1=*/b.getUnitAttr()));
   }
   return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
@@ -99,8 +99,7 @@ Value copyBlockToShared(OpBuilder &b, Location loc, Value view,
 /// Waits for the copy group `group` of `load` just before the first op of
 /// the block that uses the loaded tile, letting the groups of the shared
 /// loads issued in between stay in flight; then synchronizes the CTA.
-void waitBeforeFirstUse(OpBuilder &b, Location loc, LoadOp load,
-                        Value group) {
+void waitBeforeFirstUse(OpBuilder &b, Location loc, LoadOp load, Value group) {
   // Handing the tile to a loop (as a start value or a yield) reads nothing.
   SmallVector<Operation *> readers;
   for (Operation *user : load->getUsers())
@@ -123,8 +122,7 @@ void waitBeforeFirstUse(OpBuilder &b, Location loc, LoadOp load,
     return;
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(firstUse);
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                   b.getI32IntegerAttr(later));
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(later));
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -134,8 +132,8 @@ void waitBeforeFirstUse(OpBuilder &b, Location loc, LoadOp load,
 Value sharedBuffer(OpBuilder &b, Location loc, Operation *op, Value block,
                    MemRefType type) {
   auto offset = op->getAttrOfType<IntegerAttr>("tile.smem_offset");
-  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
-                                          gpu::AddressSpace::Workgroup);
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto bytesTy = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                                  MemRefLayoutAttrInterface(), space);
   Value base = gpu::DynamicSharedMemoryOp::create(b, loc, bytesTy);
@@ -147,8 +145,7 @@ Value sharedBuffer(OpBuilder &b, Location loc, Operation *op, Value block,
         b, loc, byteOffset,
         arith::MulIOp::create(b, loc, slot, cIdx(b, loc, ring[1])));
   }
-  return memref::ViewOp::create(b, loc, type, base, byteOffset,
-                                ValueRange{});
+  return memref::ViewOp::create(b, loc, type, base, byteOffset, ValueRange{});
 }
 
 struct LoadToGPU final : OpConversionPattern<LoadOp> {
@@ -171,17 +168,16 @@ struct LoadToGPU final : OpConversionPattern<LoadOp> {
     SmallVector<int64_t> block = op.getBlockShape();
     int64_t threads = 32 * layout.getWarps();
     if ((block[0] * block[1] / 8) % threads || block[1] % 8)
-      return op.emitError() << "GPU lowering: a " << block[0] << "x"
-                            << block[1] << " block does not split into "
-                            << threads << " threads' 16-byte copies";
+      return op.emitError() << "GPU lowering: a " << block[0] << "x" << block[1]
+                            << " block does not split into " << threads
+                            << " threads' 16-byte copies";
     MemRefType bufferTy =
         getSharedBufferType(block[0], block[1], type.getElementType());
     Value buffer =
         sharedBuffer(rewriter, loc, op, adaptor.getIndices()[2], bufferTy);
-    Value group =
-        copyBlockToShared(rewriter, loc, adaptor.getView(),
-                          adaptor.getIndices(), buffer, block[0], block[1],
-                          threads);
+    Value group = copyBlockToShared(rewriter, loc, adaptor.getView(),
+                                    adaptor.getIndices(), buffer, block[0],
+                                    block[1], threads);
 
     if (layout.getKind() == LayoutKind::Shared) {
       waitBeforeFirstUse(rewriter, loc, op, group);
@@ -200,10 +196,10 @@ struct LoadToGPU final : OpConversionPattern<LoadOp> {
     LaneCoords lc(rewriter, loc);
     Type elt = type.getElementType();
     auto fragTy = VectorType::get({frag.size()}, elt);
-    Value result = arith::ConstantOp::create(
-        rewriter, loc, fragTy, rewriter.getZeroAttr(fragTy));
-    Value laneRow = arith::RemUIOp::create(rewriter, loc, lc.lane,
-                                           cIdx(rewriter, loc, 16));
+    Value result = arith::ConstantOp::create(rewriter, loc, fragTy,
+                                             rewriter.getZeroAttr(fragTy));
+    Value laneRow =
+        arith::RemUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 16));
     Value laneCol = arith::MulIOp::create(
         rewriter, loc,
         arith::DivUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 16)),
@@ -222,8 +218,8 @@ struct LoadToGPU final : OpConversionPattern<LoadOp> {
             rewriter, loc, VectorType::get({4, 2}, elt), buffer,
             ValueRange{row, col}, rewriter.getBoolAttr(false),
             rewriter.getI32IntegerAttr(4));
-        piece = vector::ShapeCastOp::create(
-            rewriter, loc, VectorType::get({8}, elt), piece);
+        piece = vector::ShapeCastOp::create(rewriter, loc,
+                                            VectorType::get({8}, elt), piece);
         result = insertRegisters(rewriter, loc, piece, result,
                                  (mt * frag.nTiles + kt) * 8);
       }

@@ -30,36 +30,33 @@ namespace {
 
 /// One m16n8k16 bf16 mma.sync. nvgpu.mma.sync has no bf16 lowering, so this
 /// goes to nvvm.mma.sync with the operands packed two per 32-bit register.
-Value mmaSyncBF16(OpBuilder &b, Location loc, Value a8, Value bFrag,
-                  Value c4) {
+Value mmaSyncBF16(OpBuilder &b, Location loc, Value a8, Value bFrag, Value c4) {
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   SmallVector<Value> aRegs, bRegs, cRegs;
-  Value aWords = vector::BitCastOp::create(b, loc, VectorType::get({4}, i32),
-                                           a8);
+  Value aWords =
+      vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), a8);
   for (int64_t i = 0; i < 4; ++i)
     aRegs.push_back(vector::ExtractOp::create(b, loc, aWords, i));
   for (int64_t i = 0; i < 2; ++i) {
     Value pair = vector::ExtractOp::create(b, loc, bFrag, i);
-    Value word = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32),
-                                           pair);
+    Value word =
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair);
     bRegs.push_back(vector::ExtractOp::create(b, loc, word, 0));
   }
   for (int64_t i = 0; i < 4; ++i)
     cRegs.push_back(vector::ExtractOp::create(b, loc, c4, i));
-  auto resultTy = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                   {f32, f32, f32, f32});
+  auto resultTy =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   Value d = NVVM::MmaOp::create(
       b, loc, resultTy, aRegs, bRegs, cRegs, ArrayRef<int64_t>{16, 8, 16},
       std::nullopt, std::nullopt,
-      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                    NVVM::MMATypes::bf16},
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> out;
   for (int64_t i = 0; i < 4; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
-  return vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32),
-                                        out);
+  return vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32), out);
 }
 
 Value cIdx(OpBuilder &b, Location loc, int64_t v) {
@@ -91,16 +88,15 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
       gpu::BarrierOp::create(rewriter, loc);
     }
     LaneCoords lc(rewriter, loc);
-    Value l8 = arith::RemUIOp::create(rewriter, loc, lc.lane,
-                                      cIdx(rewriter, loc, 8));
+    Value l8 =
+        arith::RemUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 8));
     // Lanes 8..15 address the second 8x8 matrix: k + 8.
     Value kHalf = arith::MulIOp::create(
         rewriter, loc,
-        arith::RemUIOp::create(
-            rewriter, loc,
-            arith::DivUIOp::create(rewriter, loc, lc.lane,
-                                   cIdx(rewriter, loc, 8)),
-            cIdx(rewriter, loc, 2)),
+        arith::RemUIOp::create(rewriter, loc,
+                               arith::DivUIOp::create(rewriter, loc, lc.lane,
+                                                      cIdx(rewriter, loc, 8)),
+                               cIdx(rewriter, loc, 2)),
         cIdx(rewriter, loc, 8));
 
     Value acc = adaptor.getAcc();
@@ -145,7 +141,8 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
       SmallVector<Value> out;
       for (int64_t i = 0; i < 2; ++i)
         out.push_back(vector::ShapeCastOp::create(
-            rewriter, loc, bTy, extractRegisters(rewriter, loc, flat, 4 * i, 4)));
+            rewriter, loc, bTy,
+            extractRegisters(rewriter, loc, flat, 4 * i, 4)));
       return out;
     };
     for (int64_t kt = 0; kt < a.nTiles; ++kt)
@@ -194,8 +191,8 @@ struct ConvertLayoutToGPU final : OpConversionPattern<ConvertLayoutOp> {
                                   to.getKind() == LayoutKind::OperandA &&
                                   from.getWarps() == to.getWarps());
     if (!inPlace)
-      return op.emitError() << "GPU lowering: no register move from " << from
-                            << " to " << to;
+      return op.emitError()
+             << "GPU lowering: no register move from " << from << " to " << to;
     rewriter.replaceOp(op, adaptor.getInput());
     return success();
   }

@@ -56,8 +56,8 @@ struct ReduceToGPU final : OpConversionPattern<ReduceOp> {
         for (int64_t nt = 0; nt < in.nTiles; ++nt)
           for (int64_t c = 0; c < 2; ++c) {
             int64_t e = (mt * in.nTiles + nt) * 4 + 2 * h + c;
-            Value x = vector::ExtractOp::create(rewriter, loc,
-                                                adaptor.getInput(), e);
+            Value x =
+                vector::ExtractOp::create(rewriter, loc, adaptor.getInput(), e);
             acc = acc ? combine(rewriter, loc, op.getKind(), acc, x) : x;
           }
         // The other three lanes of the quad hold the rest of the row.
@@ -71,8 +71,9 @@ struct ReduceToGPU final : OpConversionPattern<ReduceOp> {
       }
     (void)out;
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
-        op, VectorType::get({static_cast<int64_t>(rows.size())},
-                            outTy.getElementType()),
+        op,
+        VectorType::get({static_cast<int64_t>(rows.size())},
+                        outTy.getElementType()),
         rows);
     return success();
   }
@@ -102,10 +103,10 @@ struct BroadcastToGPU final : OpConversionPattern<BroadcastOp> {
 /// The vector of each register's row (or column) coordinate plus `base`.
 Value coordinates(OpBuilder &b, Location loc, Value base,
                   ArrayRef<int64_t> offsets) {
-  auto type = VectorType::get({static_cast<int64_t>(offsets.size())},
-                              b.getIndexType());
-  Value offs = arith::ConstantOp::create(
-      b, loc, type, DenseElementsAttr::get(type, offsets));
+  auto type =
+      VectorType::get({static_cast<int64_t>(offsets.size())}, b.getIndexType());
+  Value offs = arith::ConstantOp::create(b, loc, type,
+                                         DenseElementsAttr::get(type, offsets));
   Value splat = vector::BroadcastOp::create(b, loc, type, base);
   return arith::AddIOp::create(b, loc, splat, offs);
 }

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
+#include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,8 +31,8 @@ namespace {
 FailureOr<int64_t> kernelWarps(func::FuncOp func) {
   int64_t warps = 0;
   WalkResult walk = func.walk([&](Operation *op) {
-    for (Type type : llvm::concat<Type>(op->getOperandTypes(),
-                                        op->getResultTypes())) {
+    for (Type type :
+         llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
       auto tensor = dyn_cast<RankedTensorType>(type);
       if (!tensor)
         continue;
@@ -89,8 +89,7 @@ int64_t assignSharedBuffers(func::FuncOp func, int64_t stages) {
           (ring || !llvm::is_contained(stream.users, load->getBlock())))
         shared = &stream;
     int64_t bytes = llvm::alignTo(
-        getSharedBufferType(block[0], block[1],
-                            load.getType().getElementType())
+        getSharedBufferType(block[0], block[1], load.getType().getElementType())
                 .getNumElements() *
             load.getType().getElementTypeBitWidth() / 8,
         128);
@@ -103,8 +102,7 @@ int64_t assignSharedBuffers(func::FuncOp func, int64_t stages) {
     Builder b(func.getContext());
     load->setAttr("tile.smem_offset", b.getIndexAttr(shared->offset));
     if (ring)
-      load->setAttr("tile.smem_ring",
-                    b.getDenseI64ArrayAttr({stages, bytes}));
+      load->setAttr("tile.smem_ring", b.getDenseI64ArrayAttr({stages, bytes}));
   });
   return total;
 }
@@ -130,15 +128,14 @@ void annotatePipelinedWaits(func::FuncOp func, int64_t stages) {
     Value yielded = loop.getYieldedValues()[arg.getArgNumber() - 1];
     while (auto chained = dyn_cast<BlockArgument>(yielded))
       yielded = loop.getYieldedValues()[chained.getArgNumber() - 1];
-    auto it = llvm::find_if(
-        issued, [&](LoadOp l) { return l.getResult() == yielded; });
+    auto it = llvm::find_if(issued,
+                            [&](LoadOp l) { return l.getResult() == yielded; });
     if (it == issued.end())
       return;
     int64_t perIteration = issued.size();
     int64_t position = it - issued.begin();
-    int64_t before = llvm::count_if(issued, [&](LoadOp l) {
-      return l->isBeforeInBlock(mma);
-    });
+    int64_t before = llvm::count_if(
+        issued, [&](LoadOp l) { return l->isBeforeInBlock(mma); });
     int64_t inFlight =
         (perIteration - 1 - position) + (stages - 2) * perIteration + before;
     mma->setAttr("tile.wait_groups",
@@ -183,8 +180,8 @@ void ConvertTileToGPUPass::runOnOperation() {
     if (failed(warps))
       return signalPassFailure();
     int64_t stages = 1;
-    if (auto sdpa = func->getAttrOfType<SdpaAttr>(
-            TileDialect::getSdpaAttrName()))
+    if (auto sdpa =
+            func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName()))
       stages = sdpa.getStages();
     int64_t sharedBytes = assignSharedBuffers(func, stages);
     annotatePipelinedWaits(func, stages);
@@ -206,8 +203,7 @@ void ConvertTileToGPUPass::runOnOperation() {
     // Move the body over and retype its arguments (views become memrefs).
     kernel.getBody().front().erase();
     kernel.getBody().takeBody(func.getBody());
-    for (auto [arg, type] :
-         llvm::zip_equal(kernel.getArguments(), inputs))
+    for (auto [arg, type] : llvm::zip_equal(kernel.getArguments(), inputs))
       arg.setType(type);
     func.erase();
   }

@@ -16,8 +16,8 @@
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/SmallVector.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace tiled_attn {
 

@@ -54,9 +54,8 @@ static bool isPowerOfTwoIn(int64_t value, int64_t lo, int64_t hi) {
   return value >= lo && value <= hi && llvm::isPowerOf2_64(value);
 }
 
-Operation *TileDialect::materializeConstant(OpBuilder &builder,
-                                            Attribute value, Type type,
-                                            Location loc) {
+Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
   // Folds produce index sizes and splat tiles; both are arith constants.
   if (auto typed = dyn_cast<TypedAttr>(value);
       typed && arith::ConstantOp::isBuildableWith(typed, type))
@@ -111,9 +110,8 @@ LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t headDim, Type elementType,
                                CausalMode causal, int64_t blockM,
-                               int64_t blockN, int64_t stages,
-                               bool causalSplit, bool exp2,
-                               int64_t rescaleThreshold) {
+                               int64_t blockN, int64_t stages, bool causalSplit,
+                               bool exp2, int64_t rescaleThreshold) {
   if (!isPowerOfTwoIn(headDim, 16, 256))
     return emitError() << "head_dim must be a power of two in [16, 256], got "
                        << headDim;
@@ -172,9 +170,9 @@ SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
 static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   FunctionType type = func.getFunctionType();
   int64_t dyn = ShapedType::kDynamic;
-  auto expected = ViewType::get(func.getContext(),
-                                {dyn, dyn, dyn, sdpa.getHeadDim()},
-                                sdpa.getElementType());
+  auto expected =
+      ViewType::get(func.getContext(), {dyn, dyn, dyn, sdpa.getHeadDim()},
+                    sdpa.getElementType());
   // Printed through a string: a type streamed into a diagnostic is quoted.
   std::string expectedStr;
   llvm::raw_string_ostream(expectedStr) << expected;

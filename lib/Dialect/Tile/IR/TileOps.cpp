@@ -34,8 +34,8 @@ LogicalResult DimOp::verify() {
   int64_t rank = getView().getType().getRank();
   int64_t index = static_cast<int64_t>(getIndex());
   if (index < 0 || index >= rank)
-    return emitOpError() << "expects a dimension in [0, " << rank
-                         << "), got " << index;
+    return emitOpError() << "expects a dimension in [0, " << rank << "), got "
+                         << index;
   return success();
 }
 
@@ -55,13 +55,13 @@ OpFoldResult DimOp::fold(FoldAdaptor) {
 static LogicalResult verifyTileAccess(Operation *op, ViewType view,
                                       size_t numIndices, ShapedType tile) {
   if (numIndices != static_cast<size_t>(view.getRank()))
-    return op->emitOpError() << "expects " << view.getRank()
-                             << " indices for a rank-" << view.getRank()
-                             << " view, got " << numIndices;
+    return op->emitOpError()
+           << "expects " << view.getRank() << " indices for a rank-"
+           << view.getRank() << " view, got " << numIndices;
   if (tile.getRank() > view.getRank())
-    return op->emitOpError() << "expects a tile of rank at most "
-                             << view.getRank() << " (the view's), got rank "
-                             << tile.getRank();
+    return op->emitOpError()
+           << "expects a tile of rank at most " << view.getRank()
+           << " (the view's), got rank " << tile.getRank();
   if (tile.getElementType() != view.getElementType())
     return op->emitOpError()
            << "expects the tile's element type (" << tile.getElementType()
@@ -91,13 +91,13 @@ LogicalResult StoreOp::verify() {
   if (failed(verifyTileAccess(*this, getView().getType(), getIndices().size(),
                               valueType)))
     return failure();
-  if (getMask() && cast<ShapedType>(getMask().getType()).getShape() !=
-                       valueType.getShape())
-    return emitOpError() << "expects the mask's shape ("
-                         << shapeStr(cast<ShapedType>(getMask().getType())
-                                         .getShape())
-                         << ") to equal the value's ("
-                         << shapeStr(valueType.getShape()) << ")";
+  if (getMask() &&
+      cast<ShapedType>(getMask().getType()).getShape() != valueType.getShape())
+    return emitOpError()
+           << "expects the mask's shape ("
+           << shapeStr(cast<ShapedType>(getMask().getType()).getShape())
+           << ") to equal the value's (" << shapeStr(valueType.getShape())
+           << ")";
   return success();
 }
 
@@ -114,8 +114,7 @@ LogicalResult MmaOp::verify() {
                          << ", rhs " << rhs << ", acc " << acc;
   if (lhs.getDimSize(1) != rhs.getDimSize(0))
     return emitOpError() << "expects lhs columns (" << lhs.getDimSize(1)
-                         << ") to equal rhs rows (" << rhs.getDimSize(0)
-                         << ")";
+                         << ") to equal rhs rows (" << rhs.getDimSize(0) << ")";
   if (acc.getDimSize(0) != lhs.getDimSize(0) ||
       acc.getDimSize(1) != rhs.getDimSize(1))
     return emitOpError() << "expects an accumulator of shape "
@@ -200,8 +199,7 @@ LogicalResult BoundsMaskOp::verify() {
     return emitOpError() << "expects " << rank
                          << " offsets and limits for a rank-" << rank
                          << " mask, got " << getOffsets().size()
-                         << " offsets and " << getLimits().size()
-                         << " limits";
+                         << " offsets and " << getLimits().size() << " limits";
   return success();
 }
 

@@ -90,8 +90,7 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       auto loop = cast<scf::ForOp>(arg.getOwner()->getParentOp());
       Value yielded = loop.getYieldedValues()[arg.getArgNumber() - 1];
       while (auto chained = dyn_cast<BlockArgument>(yielded)) {
-        if (chained.getOwner() != loop.getBody() ||
-            chained.getArgNumber() == 0)
+        if (chained.getOwner() != loop.getBody() || chained.getArgNumber() == 0)
           break;
         yielded = loop.getYieldedValues()[chained.getArgNumber() - 1];
       }
@@ -113,13 +112,13 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       return op->emitError() << "tile-assign-layouts: a reduction to a scalar "
                                 "has no mma.sync layout yet";
     seed(reduce.getInput(), layout(LayoutKind::Acc));
-    seed(reduce.getResult(), layout(reduce.getAxis() == 1 ? LayoutKind::Rows
-                                                          : LayoutKind::Cols));
+    seed(reduce.getResult(),
+         layout(reduce.getAxis() == 1 ? LayoutKind::Rows : LayoutKind::Cols));
     return success();
   }
   if (auto bcast = dyn_cast<BroadcastOp>(op)) {
-    seed(bcast.getInput(), layout(bcast.getAxis() == 1 ? LayoutKind::Rows
-                                                       : LayoutKind::Cols));
+    seed(bcast.getInput(),
+         layout(bcast.getAxis() == 1 ? LayoutKind::Rows : LayoutKind::Cols));
     seed(bcast.getResult(), layout(LayoutKind::Acc));
     return success();
   }
@@ -207,9 +206,8 @@ LogicalResult LayoutAssignment::run() {
     if (mma.getLhs().getDefiningOp<LoadOp>())
       return;
     OpBuilder b(mma);
-    auto convert = ConvertLayoutOp::create(b, mma.getLoc(),
-                                           mma.getLhs().getType(),
-                                           mma.getLhs());
+    auto convert = ConvertLayoutOp::create(
+        b, mma.getLoc(), mma.getLhs().getType(), mma.getLhs());
     mma.getLhsMutable().assign(convert);
   });
 
@@ -225,8 +223,8 @@ LogicalResult LayoutAssignment::run() {
     LayoutAttr &slot = chosen[leader];
     if (slot && slot != l)
       return emitError(value.getLoc())
-             << "tile-assign-layouts: this tile needs both " << slot
-             << " and " << l;
+             << "tile-assign-layouts: this tile needs both " << slot << " and "
+             << l;
     slot = l;
   }
 
@@ -269,8 +267,8 @@ LogicalResult LayoutAssignment::run() {
       bool sameRegs = from == to || (from.getKind() == LayoutKind::Acc &&
                                      to.getKind() == LayoutKind::OperandA);
       if (!sameRegs) {
-        op->emitError() << "tile-assign-layouts: no register move from "
-                        << from << " to " << to << " yet";
+        op->emitError() << "tile-assign-layouts: no register move from " << from
+                        << " to " << to << " yet";
         return WalkResult::interrupt();
       }
     }
@@ -280,8 +278,7 @@ LogicalResult LayoutAssignment::run() {
 }
 
 struct TileAssignLayoutsPass final
-    : tiled_attn::tile::impl::TileAssignLayoutsPassBase<
-          TileAssignLayoutsPass> {
+    : tiled_attn::tile::impl::TileAssignLayoutsPassBase<TileAssignLayoutsPass> {
   using Base::Base;
   void runOnOperation() override {
     if (warps != 1 && warps != 2 && warps != 4 && warps != 8) {

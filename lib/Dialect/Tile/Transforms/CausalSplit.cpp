@@ -208,8 +208,7 @@ struct TileCausalSplitPass final
     for (CausalLoop &c : matched)
       splitLoop(c);
 
-    func->setAttr(TileDialect::getSdpaAttrName(),
-                  sdpa.withCausalSplit());
+    func->setAttr(TileDialect::getSdpaAttrName(), sdpa.withCausalSplit());
   }
 };
 

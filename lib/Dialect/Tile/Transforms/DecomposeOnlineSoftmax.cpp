@@ -64,8 +64,8 @@ struct DecomposeOnlineSoftmax final : OpRewritePattern<OnlineSoftmaxOp> {
                                     rewriter.getF32FloatAttr(M_LOG2E)));
 
     // new_max = max(running_max, rowmax(x))
-    Value blockMax = ReduceOp::create(rewriter, loc, rowsTy, x,
-                                      ReduceKind::Max, 1);
+    Value blockMax =
+        ReduceOp::create(rewriter, loc, rowsTy, x, ReduceKind::Max, 1);
     Value newMax = arith::MaximumFOp::create(rewriter, loc, m0, blockMax);
 
     // Lazy rescale: keep the old max unless P would exceed 2^threshold.
@@ -75,20 +75,18 @@ struct DecomposeOnlineSoftmax final : OpRewritePattern<OnlineSoftmaxOp> {
       Value limit = rowConst(exp2 ? t : t * M_LN2);
       if (exp2)
         grow = arith::MulFOp::create(rewriter, loc, grow, splat(rowsTy, c));
-      Value move = arith::CmpFOp::create(rewriter, loc, rowsMaskTy,
-                                         arith::CmpFPredicate::OGT, grow,
-                                         limit);
+      Value move = arith::CmpFOp::create(
+          rewriter, loc, rowsMaskTy, arith::CmpFPredicate::OGT, grow, limit);
       newMax = arith::SelectOp::create(rewriter, loc, move, newMax, m0);
     }
 
     // A row that has seen only -inf subtracts 0 instead, so that its
     // probabilities and alpha come out 0 rather than NaN.
     Value negInf = rowConst(-std::numeric_limits<double>::infinity());
-    Value noKey = arith::CmpFOp::create(rewriter, loc, rowsMaskTy,
-                                        arith::CmpFPredicate::OEQ, newMax,
-                                        negInf);
-    Value ref = arith::SelectOp::create(rewriter, loc, noKey, rowConst(0.0),
-                                        newMax);
+    Value noKey = arith::CmpFOp::create(
+        rewriter, loc, rowsMaskTy, arith::CmpFPredicate::OEQ, newMax, negInf);
+    Value ref =
+        arith::SelectOp::create(rewriter, loc, noKey, rowConst(0.0), newMax);
 
     Value probs, alpha;
     if (exp2) {
@@ -96,17 +94,17 @@ struct DecomposeOnlineSoftmax final : OpRewritePattern<OnlineSoftmaxOp> {
       Value rowsC = splat(rowsTy, c);
       Value negRefC = arith::NegFOp::create(
           rewriter, loc, arith::MulFOp::create(rewriter, loc, ref, rowsC));
-      probs = math::Exp2Op::create(
-          rewriter, loc,
-          math::FmaOp::create(rewriter, loc, x, splat(scoresTy, c),
-                              toRows(negRefC)));
+      probs = math::Exp2Op::create(rewriter, loc,
+                                   math::FmaOp::create(rewriter, loc, x,
+                                                       splat(scoresTy, c),
+                                                       toRows(negRefC)));
       // alpha = exp2((running_max - ref) * c): exactly 1 when the max did not
       // move, which lazy rescaling relies on.
       alpha = math::Exp2Op::create(
           rewriter, loc,
-          arith::MulFOp::create(
-              rewriter, loc, arith::SubFOp::create(rewriter, loc, m0, ref),
-              rowsC));
+          arith::MulFOp::create(rewriter, loc,
+                                arith::SubFOp::create(rewriter, loc, m0, ref),
+                                rowsC));
     } else {
       // probs = exp(x - ref), alpha = exp(running_max - ref)
       probs = math::ExpOp::create(
@@ -116,8 +114,8 @@ struct DecomposeOnlineSoftmax final : OpRewritePattern<OnlineSoftmaxOp> {
     }
 
     // new_sum = running_sum * alpha + rowsum(probs)
-    Value blockSum = ReduceOp::create(rewriter, loc, rowsTy, probs,
-                                      ReduceKind::Sum, 1);
+    Value blockSum =
+        ReduceOp::create(rewriter, loc, rowsTy, probs, ReduceKind::Sum, 1);
     Value newSum = arith::AddFOp::create(
         rewriter, loc,
         arith::MulFOp::create(rewriter, loc, op.getRunningSum(), alpha),

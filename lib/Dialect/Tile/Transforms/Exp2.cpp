@@ -110,10 +110,9 @@ struct TileExp2Pass final
       return;
     for (OnlineSoftmaxOp op : steps)
       op.setExp2(true);
-    if (auto sdpa = func->getAttrOfType<SdpaAttr>(
-            TileDialect::getSdpaAttrName()))
-      func->setAttr(TileDialect::getSdpaAttrName(),
-                    sdpa.withExp2());
+    if (auto sdpa =
+            func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName()))
+      func->setAttr(TileDialect::getSdpaAttrName(), sdpa.withExp2());
   }
 };
 

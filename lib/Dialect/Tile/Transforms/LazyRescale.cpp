@@ -39,8 +39,8 @@ void guardRescale(arith::MulFOp mul, BroadcastOp scale, Value acc,
   Value minAlpha = ReduceOp::create(b, loc, f32, alpha, ReduceKind::Min, 0);
   Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
   // Unordered, so that a NaN alpha still reaches the accumulator.
-  Value needed = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ULT,
-                                       minAlpha, one);
+  Value needed =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ULT, minAlpha, one);
   auto ifOp = scf::IfOp::create(b, loc, mul.getType(), needed,
                                 /*withElseRegion=*/true);
   mul.getResult().replaceAllUsesWith(ifOp.getResult(0));
@@ -86,8 +86,8 @@ struct TileLazyRescalePass final
           auto mul = dyn_cast<arith::MulFOp>(scaleUser);
           if (!mul)
             continue;
-          Value acc = mul.getLhs() == scale.getResult() ? mul.getRhs()
-                                                        : mul.getLhs();
+          Value acc =
+              mul.getLhs() == scale.getResult() ? mul.getRhs() : mul.getLhs();
           rescales.emplace_back(mul, scale, acc);
         }
       }
@@ -95,8 +95,8 @@ struct TileLazyRescalePass final
         guardRescale(mul, scale, acc, op.getAlpha());
     }
 
-    if (auto sdpa = func->getAttrOfType<SdpaAttr>(
-            TileDialect::getSdpaAttrName()))
+    if (auto sdpa =
+            func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName()))
       func->setAttr(TileDialect::getSdpaAttrName(),
                     sdpa.withRescaleThreshold(threshold));
   }

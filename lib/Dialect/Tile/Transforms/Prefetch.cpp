@@ -163,8 +163,7 @@ struct TilePrefetchPass final
     }
     StringRef sdpaName = TileDialect::getSdpaAttrName();
     if (auto sdpa = func->getAttrOfType<SdpaAttr>(sdpaName))
-      func->setAttr(sdpaName,
-                    sdpa.withStages(stages));
+      func->setAttr(sdpaName, sdpa.withStages(stages));
     if (stages == 1)
       return;
 

@@ -56,9 +56,7 @@ public:
     auto it = roles.find(classes.getLeaderValue({value, dim}));
     return it == roles.end() ? Role::None : it->second;
   }
-  Role blockIndexRole(Value index) const {
-    return blockIndices.lookup(index);
-  }
+  Role blockIndexRole(Value index) const { return blockIndices.lookup(index); }
   const llvm::DenseMap<Value, Role> &getBlockIndices() const {
     return blockIndices;
   }
@@ -100,8 +98,8 @@ LogicalResult RetileAnalysis::seedAccess(Operation *op, Value view,
     return op->emitError() << "tile-retile: expects loads and stores of the "
                               "kernel's q, k, v and o arguments";
   // Q and O are blocked by BLOCK_M along the sequence; K and V by BLOCK_N.
-  Role role = arg.getArgNumber() == 0 || arg.getArgNumber() == 3 ? Role::M
-                                                                 : Role::N;
+  Role role =
+      arg.getArgNumber() == 0 || arg.getArgNumber() == 3 ? Role::M : Role::N;
   auto tileTy = cast<ShapedType>(tile.getType());
   int64_t rank = tileTy.getRank(), viewRank = indices.size();
   const int64_t seqDim = 2;
@@ -140,8 +138,8 @@ LogicalResult RetileAnalysis::visit(Operation *op) {
   if (auto store = dyn_cast<StoreOp>(op)) {
     if (store.getMask())
       unifyAll(store.getValue(), store.getMask());
-    return seedAccess(op, store.getView(), store.getIndices(),
-                      store.getValue(), false);
+    return seedAccess(op, store.getView(), store.getIndices(), store.getValue(),
+                      false);
   }
   if (auto mma = dyn_cast<MmaOp>(op)) {
     unify(mma.getLhs(), 0, mma.getResult(), 0);
@@ -151,9 +149,8 @@ LogicalResult RetileAnalysis::visit(Operation *op) {
     return success();
   }
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
-    unsigned axis = reduce.getAxis(), rank = cast<ShapedType>(
-                                                  reduce.getInput().getType())
-                                                  .getRank();
+    unsigned axis = reduce.getAxis(),
+             rank = cast<ShapedType>(reduce.getInput().getType()).getRank();
     for (unsigned d = 0, r = 0; d < rank; ++d)
       if (d != axis && isa<ShapedType>(reduce.getType()))
         unify(reduce.getInput(), d, reduce.getResult(), r++);
@@ -169,9 +166,9 @@ LogicalResult RetileAnalysis::visit(Operation *op) {
   }
   if (auto softmax = dyn_cast<OnlineSoftmaxOp>(op)) {
     unifyAll(softmax.getScores(), softmax.getProbs());
-    for (Value row : {softmax.getRunningMax(), softmax.getRunningSum(),
-                      softmax.getNewMax(), softmax.getNewSum(),
-                      softmax.getAlpha()})
+    for (Value row :
+         {softmax.getRunningMax(), softmax.getRunningSum(), softmax.getNewMax(),
+          softmax.getNewSum(), softmax.getAlpha()})
       unify(softmax.getScores(), 0, row, 0);
     return success();
   }
@@ -194,8 +191,7 @@ LogicalResult RetileAnalysis::visit(Operation *op) {
     return success();
   }
   if (isa<BlockIdOp, DimOp, IotaOp, BoundsMaskOp, CausalMaskOp,
-          arith::ConstantOp, tensor::SplatOp, scf::YieldOp, func::ReturnOp>(
-          op))
+          arith::ConstantOp, tensor::SplatOp, scf::YieldOp, func::ReturnOp>(op))
     return success();
   if (op->hasTrait<OpTrait::Elementwise>()) {
     Value first;
@@ -209,9 +205,9 @@ LogicalResult RetileAnalysis::visit(Operation *op) {
     }
     return success();
   }
-  bool touchesTiles = llvm::any_of(
-      llvm::concat<Value>(op->getOperands(), op->getResults()),
-      [](Value v) { return isa<ShapedType>(v.getType()); });
+  bool touchesTiles =
+      llvm::any_of(llvm::concat<Value>(op->getOperands(), op->getResults()),
+                   [](Value v) { return isa<ShapedType>(v.getType()); });
   if (touchesTiles)
     return op->emitError() << "tile-retile: does not know how '"
                            << op->getName() << "' relates tile shapes";
@@ -247,7 +243,8 @@ void TileRetilePass::runOnOperation() {
   if (!sdpa)
     return; // Not an SDPA kernel: nothing to retile.
   for (int64_t size : {int64_t(blockM), int64_t(blockN)})
-    if (size != 0 && !(size >= 16 && size <= 256 && llvm::isPowerOf2_64(size))) {
+    if (size != 0 &&
+        !(size >= 16 && size <= 256 && llvm::isPowerOf2_64(size))) {
       func.emitError() << "tile-retile: block sizes must be powers of two in "
                           "[16, 256], got "
                        << size;
@@ -269,11 +266,10 @@ void TileRetilePass::runOnOperation() {
         !isa<RankedTensorType>(op->getResult(0).getType()))
       return;
     for (OpOperand &use : llvm::make_early_inc_range(
-             llvm::drop_begin(op->getResult(0).getUses())))
-      {
-        OpBuilder b(op);
-        use.set(b.clone(*op)->getResult(0));
-      }
+             llvm::drop_begin(op->getResult(0).getUses()))) {
+      OpBuilder b(op);
+      use.set(b.clone(*op)->getResult(0));
+    }
   });
 
   RetileAnalysis analysis(func);
@@ -303,14 +299,14 @@ void TileRetilePass::runOnOperation() {
         return signalPassFailure();
       }
       b.setInsertionPoint(mul);
-      mul->setOperand(1 - use.getOperandNumber(),
-                      arith::ConstantIndexOp::create(b, mul.getLoc(),
-                                                     sizeOf(role, 0)));
+      mul->setOperand(
+          1 - use.getOperandNumber(),
+          arith::ConstantIndexOp::create(b, mul.getLoc(), sizeOf(role, 0)));
     }
     // The K/V loop counts blocks of BLOCK_N: ub = ceildiv(S_k, BLOCK_N).
     auto iv = dyn_cast<BlockArgument>(index);
-    auto loop = iv ? dyn_cast<scf::ForOp>(iv.getOwner()->getParentOp())
-                   : scf::ForOp();
+    auto loop =
+        iv ? dyn_cast<scf::ForOp>(iv.getOwner()->getParentOp()) : scf::ForOp();
     if (!loop)
       continue;
     auto count = loop.getUpperBound().getDefiningOp<arith::CeilDivUIOp>();
@@ -363,8 +359,7 @@ void TileRetilePass::runOnOperation() {
   if (walk.wasInterrupted())
     return signalPassFailure();
 
-  func->setAttr(TileDialect::getSdpaAttrName(),
-                sdpa.withBlocks(newM, newN));
+  func->setAttr(TileDialect::getSdpaAttrName(), sdpa.withBlocks(newM, newN));
 }
 
 } // namespace
