@@ -22,11 +22,11 @@
 namespace tiled_attn {
 
 /// Where the registers of a tile in a register layout (acc, rows, cols, opa)
-/// sit. With g = lane / 4, t = lane % 4 and `warpRow` the first row of the
-/// lane's warp, register `e` of the lane holds element
-///   (warpRow * rowsFromWarp + g * rowsFromG + rowOffset[e],
-///    t * colsFromT + colOffset[e])
-/// where a coordinate that the layout does not have is ignored.
+/// sit. With g = lane / 4 and t = lane % 4, register `e` of a lane in warp
+/// `w` holds element
+///   row = w * rowsPerWarp + g + rowOffset[e],  col = 2t + colOffset[e]
+/// (a rank-1 layout uses only the coordinate it has: rows for `rows`,
+/// columns for `cols`).
 struct Fragment {
   tile::LayoutKind kind;
   int64_t warps;
