@@ -14,6 +14,7 @@
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+#include "tiled_attn/Dialect/Tile/Transforms/RegionTies.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
 
@@ -132,25 +133,11 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       seed(store.getMask(), layout(LayoutKind::Acc));
     return success();
   }
-  if (auto loop = dyn_cast<scf::ForOp>(op)) {
-    for (auto [init, arg, result, yielded] :
-         llvm::zip_equal(loop.getInitArgs(), loop.getRegionIterArgs(),
-                         loop.getResults(), loop.getYieldedValues())) {
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    for (BlockArgument arg : loop.getRegionIterArgs())
       classes.insert(arg);
-      unify(init, arg);
-      unify(arg, result);
-      unify(result, yielded);
-    }
+  if (forEachRegionTie(op, [&](Value a, Value b) { unify(a, b); }))
     return success();
-  }
-  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-    for (auto [i, result] : llvm::enumerate(ifOp.getResults())) {
-      unify(result, ifOp.thenYield().getOperand(i));
-      if (!ifOp.getElseRegion().empty())
-        unify(result, ifOp.elseYield().getOperand(i));
-    }
-    return success();
-  }
   if (op->hasTrait<OpTrait::Elementwise>()) {
     Value first;
     for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {

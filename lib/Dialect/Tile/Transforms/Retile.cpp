@@ -22,6 +22,7 @@
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+#include "tiled_attn/Dialect/Tile/Transforms/RegionTies.h"
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -172,24 +173,8 @@ LogicalResult RetileAnalysis::visit(Operation *op) {
       unify(softmax.getScores(), 0, row, 0);
     return success();
   }
-  if (auto loop = dyn_cast<scf::ForOp>(op)) {
-    for (auto [init, arg, result, yielded] :
-         llvm::zip_equal(loop.getInitArgs(), loop.getRegionIterArgs(),
-                         loop.getResults(), loop.getYieldedValues())) {
-      unifyAll(init, arg);
-      unifyAll(arg, result);
-      unifyAll(result, yielded);
-    }
+  if (forEachRegionTie(op, [&](Value a, Value b) { unifyAll(a, b); }))
     return success();
-  }
-  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-    for (auto [i, result] : llvm::enumerate(ifOp.getResults())) {
-      unifyAll(result, ifOp.thenYield().getOperand(i));
-      if (!ifOp.getElseRegion().empty())
-        unifyAll(result, ifOp.elseYield().getOperand(i));
-    }
-    return success();
-  }
   if (isa<BlockIdOp, DimOp, IotaOp, BoundsMaskOp, CausalMaskOp,
           arith::ConstantOp, tensor::SplatOp, scf::YieldOp, func::ReturnOp>(op))
     return success();
