@@ -3,43 +3,39 @@ correctness on awkward shapes (error within 2x PyTorch SDPA's), then TFLOP/s at
 S=4096 (B*S=16k, H*D=2048). Usage:
     python3 bench/compare_schedules.py perf/st1 perf/st2 perf/st3
 where each folder comes from scripts/build_kernels.sh or tiled-attn-compile."""
-import sys, glob, os, math, torch
-sys.path.insert(0, "python")
-from tiled_attn import sdpa, KernelLibrary
-def bench(fn, reps=20):
-    for _ in range(3): fn()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); torch.cuda.synchronize(); ts.append(a.elapsed_time(b))
-    ts.sort(); return ts[len(ts)//2]
-def ref(q, k, v, causal):
-    s = q.double() @ k.double().transpose(-1, -2) / math.sqrt(q.shape[-1])
-    if causal:
-        s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).tril(), float("-inf"))
-    return torch.softmax(s, -1) @ v.double()
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+from common import median_ms, reference, rel_l2
+from tiled_attn import KernelLibrary, sdpa
+
 libs = {os.path.basename(p.rstrip("/")): KernelLibrary.load(p) for p in sys.argv[1:]}
-# correctness on awkward shapes
 bad = 0
 for name, lib in libs.items():
-  for dt in (torch.float16, torch.bfloat16):
-    for D in (64, 128):
-      for causal in (False, True):
-        for (B, H, S) in ((1, 2, 1), (1, 2, 17), (2, 3, 130), (1, 3, 1000)):
-          q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dt) for _ in range(3))
-          o = sdpa(q, k, v, causal=causal, library=lib)
-          r = ref(q, k, v, causal); t = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-          e = ((o.double()-r).norm()/r.norm()).item(); te = ((t.double()-r).norm()/r.norm()).item()
-          if not (e <= 2*te + 1e-6): bad += 1; print("BAD", name, dt, D, causal, S, e, te)
+    for dt in (torch.float16, torch.bfloat16):
+        for D in (64, 128):
+            for causal in (False, True):
+                for (B, H, S) in ((1, 2, 1), (1, 2, 17), (2, 3, 130), (1, 3, 1000)):
+                    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dt) for _ in range(3))
+                    r = reference(q, k, v, causal)
+                    e = rel_l2(sdpa(q, k, v, causal=causal, library=lib), r)
+                    te = rel_l2(F.scaled_dot_product_attention(q, k, v, is_causal=causal), r)
+                    if not e <= 2 * te + 1e-6:
+                        bad += 1
+                        print("BAD", name, dt, D, causal, S, e, te)
 print("correctness failures:", bad)
 for dt in (torch.float16, torch.bfloat16):
- for D in (64, 128):
-  for causal in (False, True):
-    S = 4096; H = 2048 // D; B = 16384 // S
-    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dt) for _ in range(3))
-    flops = 4 * B * H * S * S * D / (2 if causal else 1)
-    row = [f"{str(dt)[6:]} D={D} c={int(causal)}"]
-    for name, lib in libs.items():
-        t = bench(lambda: sdpa(q, k, v, causal=causal, library=lib))
-        row.append(f"{name}={flops/t/1e9:.0f}")
-    print("  ".join(row))
+    for D in (64, 128):
+        for causal in (False, True):
+            S = 4096; H = 2048 // D; B = 16384 // S
+            q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dt) for _ in range(3))
+            flops = 4 * B * H * S * S * D / (2 if causal else 1)
+            row = [f"{str(dt)[6:]} D={D} c={int(causal)}"]
+            for name, lib in libs.items():
+                t = median_ms(lambda: sdpa(q, k, v, causal=causal, library=lib), 3, 20)
+                row.append(f"{name}={flops/t/1e9:.0f}")
+            print("  ".join(row))
+sys.exit(1 if bad else 0)
