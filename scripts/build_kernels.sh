@@ -19,11 +19,31 @@ TARGETS=(
   "sm_121a:sm_121a"
 )
 
-# The schedule each entry gets (the best measured so far; see bench/).
-schedule_for() { # causal head_dim
+# The schedule each entry gets: the fastest measured on an H200 (see
+# bench/results/schedules_*.md), for the sm_80 PTX that Ampere, Ada and
+# Hopper run: 128-row blocks, one per 4 warps (32 query rows per warp, so
+# each K/V fragment read from shared memory feeds two mma.sync). At D=128
+# the accumulator leaves no registers for Q, which stays in shared memory
+# (smem-lhs); at D=64 Q stays in registers, and each K/V refill is issued
+# right after the last read of the block it replaces.
+# sm_120a/sm_121a (not measured: no such GPU here) keep 64-row blocks, which
+# ptxas assembles without spills for them and which fit their smaller
+# shared memory several times over.
+schedule_for() { # chip causal head_dim
   local s="exp2=1"
-  if [ "$1" = 1 ]; then s="$s causal-split=1"; fi
+  if [ "$2" = 1 ]; then s="$s causal-split=1"; fi
+  if [ "$1" = sm_80 ] && [ "$3" = 64 ]; then
+    s="$s stages=2 refill-after-use=1"
+  fi
   echo "$s"
+}
+layout_flags_for() { # chip head_dim
+  if [ "$1" = sm_80 ]; then
+    echo "--block-m=128"
+    if [ "$2" = 128 ]; then echo "--smem-lhs"; fi
+  else
+    echo "--block-m=64"
+  fi
 }
 
 for target in "${TARGETS[@]}"; do
@@ -33,8 +53,9 @@ for target in "${TARGETS[@]}"; do
     for d in 64 128; do
       for causal in 0 1; do
         flags=(--chip="$chip" --dtype="$dtype" --head-dim="$d"
-               --block-m=64 --block-n=64 --warps=4
-               --schedule="$(schedule_for "$causal" "$d")"
+               --block-n=64 --warps=4
+               --schedule="$(schedule_for "$chip" "$causal" "$d")"
+               $(layout_flags_for "$chip" "$d")
                --cubin="$cubins" --out-dir="$OUT_DIR")
         if [ "$causal" = 1 ]; then flags+=(--causal); fi
         "$COMPILE" "${flags[@]}"

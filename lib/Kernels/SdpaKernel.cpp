@@ -36,6 +36,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   SdpaAttr sdpa = SdpaAttr::getChecked(emitError, ctx, cfg.headDim,
                                        cfg.elementType, cfg.causal, cfg.blockM,
                                        cfg.blockN, /*stages=*/int64_t{1},
+                                       /*refillAfterUse=*/false,
                                        /*causalSplit=*/false, /*exp2=*/false,
                                        /*rescaleThreshold=*/int64_t{0});
   if (!sdpa)

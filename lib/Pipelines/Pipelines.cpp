@@ -16,6 +16,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVM/NVVM/Utils.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -46,7 +47,8 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
     fpm.addPass(tile::createTileLazyRescalePass({options.lazyRescale}));
   fpm.addPass(tile::createTileHoistInvariantsPass());
   if (options.stages != 1)
-    fpm.addPass(tile::createTilePrefetchPass({options.stages}));
+    fpm.addPass(tile::createTilePrefetchPass(
+        {options.stages, options.refillAfterUse}));
   if (options.decompose)
     fpm.addPass(tile::createTileDecomposeOnlineSoftmaxPass());
   fpm.addPass(createCSEPass());
@@ -64,7 +66,7 @@ std::string tiled_attn::defaultPTXFeatures(llvm::StringRef chip) {
 void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   pm.addNestedPass<func::FuncOp>(
-      tile::createTileAssignLayoutsPass({options.warps}));
+      tile::createTileAssignLayoutsPass({options.warps, options.smemLhs}));
   pm.addPass(createConvertTileToGPUPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -88,9 +90,23 @@ static void findCudaToolkit() {
   }
 }
 
+/// Shared-memory pointers are 32 bits wide (NVPTX "short pointers"): every
+/// ldmatrix and cp.async address then takes one register instead of two,
+/// which keeps 128-row tiles at D=128 out of spills. The NVPTX backend reads
+/// this from its command-line option when the serializer creates its target
+/// machine.
+static void useShortSharedPointers() {
+  auto &options =
+      llvm::cl::getRegisteredOptions();
+  auto it = options.find("nvptx-short-ptr");
+  if (it != options.end())
+    static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
+}
+
 void tiled_attn::buildGPUToPTXPipeline(OpPassManager &pm,
                                        const TileToPTXOptions &options) {
   findCudaToolkit();
+  useShortSharedPointers();
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.features.empty()

@@ -31,8 +31,8 @@
 // Row max and sum over the quad.
 // SM80-DAG: shfl.sync.bfly.b32 \09%r{{[0-9]+}}, %r{{[0-9]+}}, 1, 31, -1;
 // SM80-DAG: shfl.sync.bfly.b32 \09%r{{[0-9]+}}, %r{{[0-9]+}}, 2, 31, -1;
-// exp2 = 1: one ex2.approx per probability.
-// SM80-DAG: ex2.approx.f32
+// exp2 = 1: one ex2.approx.ftz per probability (no denormal fix-up).
+// SM80-DAG: ex2.approx.ftz.f32
 // SM80-DAG: bar.sync
 // SM80-NOT: ldmatrix.sync.aligned.m8n8.x2
 // SM80-NOT: bf16

@@ -51,6 +51,11 @@ static cl::opt<bool> causal("causal", cl::desc("Causal (top-left) mask"),
 static cl::opt<int64_t> blockM("block-m", cl::desc("BLOCK_M"), cl::init(64));
 static cl::opt<int64_t> blockN("block-n", cl::desc("BLOCK_N"), cl::init(64));
 static cl::opt<int64_t> warps("warps", cl::desc("Warps per CTA"), cl::init(4));
+static cl::opt<bool>
+    smemLhs("smem-lhs",
+            cl::desc("Read Q from shared memory at every k-step instead of "
+                     "holding it in registers"),
+            cl::init(false));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Options of the tile-schedule pipeline, e.g. "
@@ -170,6 +175,7 @@ int main(int argc, char **argv) {
   TileToPTXOptions ptxOptions;
   ptxOptions.chip = chip;
   ptxOptions.warps = warps;
+  ptxOptions.smemLhs = smemLhs;
   PassManager gpuPm(&ctx), ptxPm(&ctx);
   buildTileToGPUPipeline(gpuPm, ptxOptions);
   buildGPUToPTXPipeline(ptxPm, ptxOptions);
@@ -229,7 +235,9 @@ int main(int argc, char **argv) {
        json::Object{{"block_m", sdpa.getBlockM()},
                     {"block_n", sdpa.getBlockN()},
                     {"warps", int64_t(warps)},
+                    {"smem_lhs", bool(smemLhs)},
                     {"stages", sdpa.getStages()},
+                    {"refill_after_use", sdpa.getRefillAfterUse()},
                     {"causal_split", sdpa.getCausalSplit()},
                     {"exp2", sdpa.getExp2()},
                     {"rescale_threshold", sdpa.getRescaleThreshold()}}},

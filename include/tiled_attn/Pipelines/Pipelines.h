@@ -39,6 +39,12 @@ struct TileScheduleOptions
   Option<int64_t> stages{*this, "stages",
                          llvm::cl::desc("K/V blocks in flight (1: none)"),
                          llvm::cl::init(1)};
+  Option<bool> refillAfterUse{
+      *this, "refill-after-use",
+      llvm::cl::desc("With stages > 1: issue each K/V refill right after the "
+                     "last read of the block it replaces, so that it reuses "
+                     "that block's shared buffer (see tile-prefetch)"),
+      llvm::cl::init(false)};
   Option<bool> decompose{
       *this, "decompose",
       llvm::cl::desc("Decompose the online softmax at the end"),
@@ -59,6 +65,11 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
   Option<int64_t> warps{*this, "warps",
                         llvm::cl::desc("Warps per CTA (they split BLOCK_M)"),
                         llvm::cl::init(4)};
+  Option<bool> smemLhs{
+      *this, "smem-lhs",
+      llvm::cl::desc("Read Q from shared memory at every k-step instead of "
+                     "holding it in registers (see tile-assign-layouts)"),
+      llvm::cl::init(false)};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level"),
                        llvm::cl::init(3)};

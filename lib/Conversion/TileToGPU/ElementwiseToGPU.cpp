@@ -14,6 +14,8 @@
 #include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -36,6 +38,37 @@ struct ElementwiseToGPU final : ConversionPattern {
     OperationState state(op->getLoc(), op->getName(), operands, resultTypes,
                          op->getAttrs());
     rewriter.replaceOp(op, rewriter.create(state)->getResults());
+    return success();
+  }
+};
+
+/// exp2 of an f32 register tile: one ex2.approx.ftz.f32 per register (the
+/// MUFU instruction alone). The default lowering, through libdevice, keeps
+/// denormal results and wraps every MUFU.EX2 in a compare and two
+/// multiplies. Flushing results below 2^-126 to zero cannot show in a
+/// softmax whose probabilities are summed into a total of at least 1 and
+/// rounded to f16 or bf16.
+struct Exp2ToGPU final : OpConversionPattern<math::Exp2Op> {
+  Exp2ToGPU(TypeConverter &converter, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(math::Exp2Op op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(adaptor.getOperand().getType());
+    if (!type || !type.getElementType().isF32() || type.getRank() != 1)
+      return rewriter.notifyMatchFailure(op, "not an f32 register tile");
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    SmallVector<Value> results;
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      Value x = vector::ExtractOp::create(rewriter, loc, adaptor.getOperand(), i);
+      results.push_back(
+          LLVM::CallIntrinsicOp::create(
+              rewriter, loc, f32,
+              rewriter.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), ValueRange{x})
+              .getResult(0));
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, results);
     return success();
   }
 };
@@ -76,6 +109,6 @@ struct SplatToGPU final : OpConversionPattern<tensor::SplatOp> {
 
 void tiled_attn::populateTileElementwiseToGPUPatterns(
     TileToGPUTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<ElementwiseToGPU, ConstantToGPU, SplatToGPU>(
+  patterns.add<ElementwiseToGPU, Exp2ToGPU, ConstantToGPU, SplatToGPU>(
       converter, patterns.getContext());
 }

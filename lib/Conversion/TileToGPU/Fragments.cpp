@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -140,4 +141,28 @@ Value tiled_attn::insertRegisters(OpBuilder &b, Location loc, Value part,
     mask.push_back(i >= offset && i < offset + partSize ? size + i - offset
                                                         : i);
   return vector::ShuffleOp::create(b, loc, vector, part, mask);
+}
+
+Value tiled_attn::loadOperandA(OpBuilder &b, Location loc, Value buffer,
+                               const Fragment &frag, Type elementType,
+                               int64_t mTile, int64_t kStep) {
+  // Lane l addresses row l % 16 and column 8 * (l / 16) of the 16x16 piece
+  // at (warp rows + 16 * mTile, 16 * kStep).
+  LaneCoords lc(b, loc);
+  auto cIdx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value laneRow = arith::RemUIOp::create(b, loc, lc.lane, cIdx(16));
+  Value laneCol = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, lc.lane, cIdx(16)), cIdx(8));
+  Value warpRow = arith::MulIOp::create(b, loc, lc.warp, cIdx(frag.rowsPerWarp));
+  Value row = arith::AddIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, warpRow, laneRow),
+      cIdx(mTile * 16));
+  Value col = arith::AddIOp::create(b, loc, laneCol, cIdx(kStep * 16));
+  Value piece = nvgpu::LdMatrixOp::create(
+      b, loc, VectorType::get({4, 2}, elementType), buffer,
+      ValueRange{row, col}, b.getBoolAttr(false), b.getI32IntegerAttr(4));
+  return vector::ShapeCastOp::create(b, loc, VectorType::get({8}, elementType),
+                                     piece);
 }

@@ -190,39 +190,18 @@ struct LoadToGPU final : OpConversionPattern<LoadOp> {
     if (layout.getKind() != LayoutKind::OperandA || op.getTranspose())
       return op.emitError() << "GPU lowering: loads produce shared tiles or "
                                "untransposed A operands";
-    // A operand: ldmatrix.x4 per (m-tile, k-step); lane l addresses row
-    // l % 16 and column 8 * (l / 16) of the 16x16 piece.
+    // A operand: ldmatrix.x4 per (m-tile, k-step).
     Fragment frag = Fragment::get(type);
-    LaneCoords lc(rewriter, loc);
     Type elt = type.getElementType();
     auto fragTy = VectorType::get({frag.size()}, elt);
     Value result = arith::ConstantOp::create(rewriter, loc, fragTy,
                                              rewriter.getZeroAttr(fragTy));
-    Value laneRow =
-        arith::RemUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 16));
-    Value laneCol = arith::MulIOp::create(
-        rewriter, loc,
-        arith::DivUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 16)),
-        cIdx(rewriter, loc, 8));
-    Value warpRow = arith::MulIOp::create(
-        rewriter, loc, lc.warp, cIdx(rewriter, loc, frag.rowsPerWarp));
     for (int64_t mt = 0; mt < frag.mTiles; ++mt)
-      for (int64_t kt = 0; kt < frag.nTiles; ++kt) {
-        Value row = arith::AddIOp::create(
+      for (int64_t kt = 0; kt < frag.nTiles; ++kt)
+        result = insertRegisters(
             rewriter, loc,
-            arith::AddIOp::create(rewriter, loc, warpRow, laneRow),
-            cIdx(rewriter, loc, mt * 16));
-        Value col = arith::AddIOp::create(rewriter, loc, laneCol,
-                                          cIdx(rewriter, loc, kt * 16));
-        Value piece = nvgpu::LdMatrixOp::create(
-            rewriter, loc, VectorType::get({4, 2}, elt), buffer,
-            ValueRange{row, col}, rewriter.getBoolAttr(false),
-            rewriter.getI32IntegerAttr(4));
-        piece = vector::ShapeCastOp::create(rewriter, loc,
-                                            VectorType::get({8}, elt), piece);
-        result = insertRegisters(rewriter, loc, piece, result,
-                                 (mt * frag.nTiles + kt) * 8);
-      }
+            loadOperandA(rewriter, loc, buffer, frag, elt, mt, kt), result,
+            (mt * frag.nTiles + kt) * 8);
     rewriter.replaceOp(op, result);
     return success();
   }

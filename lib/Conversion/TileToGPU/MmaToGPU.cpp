@@ -75,8 +75,21 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
     auto rhsLayout = dyn_cast_or_null<LayoutAttr>(rhsTy.getEncoding());
     if (!rhsLayout || rhsLayout.getKind() != LayoutKind::Shared)
       return rewriter.notifyMatchFailure(op, "rhs is not in shared memory");
-    Fragment a = Fragment::get(lhsTy), c = Fragment::get(accTy);
+    // A lhs left in shared memory (tile-assign-layouts{smem-lhs}) is read
+    // piece by piece with ldmatrix, as its `opa` fragment would hold it.
+    auto lhsLayout = cast<LayoutAttr>(lhsTy.getEncoding());
+    bool lhsShared = lhsLayout.getKind() == LayoutKind::Shared;
+    if (lhsShared && lhsLayout.getTransposed())
+      return op.emitError() << "GPU lowering: a shared lhs must be stored "
+                               "untransposed";
     Type elt = lhsTy.getElementType();
+    Fragment a = Fragment::get(
+        lhsShared ? RankedTensorType::get(
+                        lhsTy.getShape(), elt,
+                        LayoutAttr::get(op.getContext(), LayoutKind::OperandA,
+                                        lhsLayout.getWarps(), false))
+                  : lhsTy);
+    Fragment c = Fragment::get(accTy);
     Type f32 = rewriter.getF32Type();
     bool rhsStoredTransposed = rhsLayout.getTransposed();
 
@@ -145,7 +158,14 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
             extractRegisters(rewriter, loc, flat, 4 * i, 4)));
       return out;
     };
-    for (int64_t kt = 0; kt < a.nTiles; ++kt)
+    for (int64_t kt = 0; kt < a.nTiles; ++kt) {
+      SmallVector<Value> aPieces;
+      for (int64_t mt = 0; mt < a.mTiles; ++mt)
+        aPieces.push_back(
+            lhsShared
+                ? loadOperandA(rewriter, loc, adaptor.getLhs(), a, elt, mt, kt)
+                : extractRegisters(rewriter, loc, adaptor.getLhs(),
+                                   (mt * a.nTiles + kt) * 8, 8));
       for (int64_t nt0 = 0; nt0 < c.nTiles; nt0 += 2) {
         int64_t tiles = std::min<int64_t>(2, c.nTiles - nt0);
         SmallVector<Value> bFrags = loadB(kt, nt0, tiles);
@@ -153,10 +173,8 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
           int64_t nt = nt0 + i;
           Value bFrag = bFrags[i];
           for (int64_t mt = 0; mt < a.mTiles; ++mt) {
-            int64_t aOff = (mt * a.nTiles + kt) * 8;
             int64_t cOff = (mt * c.nTiles + nt) * 4;
-            Value a8 =
-                extractRegisters(rewriter, loc, adaptor.getLhs(), aOff, 8);
+            Value a8 = aPieces[mt];
             Value c4 = extractRegisters(rewriter, loc, acc, cOff, 4);
             Value d;
             if (elt.isBF16()) {
@@ -173,6 +191,7 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
           }
         }
       }
+    }
     rewriter.replaceOp(op, acc);
     return success();
   }

@@ -76,13 +76,20 @@ int64_t assignSharedBuffers(func::FuncOp func, int64_t stages) {
   };
   SmallVector<Stream> streams;
   int64_t total = 0;
+  // The views a loop streams blocks of (K and V). Their shared loads form
+  // rings, and may repeat in a block when a loop is pipelined (prologue and
+  // steady state); a load of any other view (Q) is alone.
+  llvm::SmallPtrSet<Value, 4> streamed;
+  func.walk([&](LoadOp load) {
+    if (load->getParentOfType<scf::ForOp>())
+      streamed.insert(load.getView());
+  });
   func.walk([&](LoadOp load) {
     SmallVector<int64_t> block = load.getBlockShape();
-    // The Q load is alone; K and V loads may repeat in a block when a loop
-    // is pipelined (prologue and steady state).
     bool ring = load.getType().getEncoding() &&
                 cast<LayoutAttr>(load.getType().getEncoding()).getKind() ==
-                    LayoutKind::Shared;
+                    LayoutKind::Shared &&
+                streamed.contains(load.getView());
     Stream *shared = nullptr;
     for (Stream &stream : streams)
       if (stream.view == load.getView() && stream.shape == block &&
@@ -179,11 +186,16 @@ void ConvertTileToGPUPass::runOnOperation() {
     FailureOr<int64_t> warps = kernelWarps(func);
     if (failed(warps))
       return signalPassFailure();
-    int64_t stages = 1;
+    // A stream keeps `stages` blocks in shared memory; one fewer when each
+    // refill comes after the last read of the block it replaces and may take
+    // its buffer.
+    int64_t stages = 1, slots = 1;
     if (auto sdpa =
-            func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName()))
+            func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName())) {
       stages = sdpa.getStages();
-    int64_t sharedBytes = assignSharedBuffers(func, stages);
+      slots = stages - (sdpa.getRefillAfterUse() ? 1 : 0);
+    }
+    int64_t sharedBytes = assignSharedBuffers(func, slots);
     annotatePipelinedWaits(func, stages);
 
     SmallVector<Type> inputs;

@@ -13,7 +13,9 @@
 // CHECK: %[[MASK:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : vector<8xindex>
 // CHECK-NEXT: %[[SM:.*]] = arith.select %[[MASK]], %[[S]], %[[NEG_INF]] : vector<8xi1>, vector<8xf32>
 // CHECK-NEXT: %[[A:.*]] = arith.mulf %[[SM]], %[[HALF]] : vector<8xf32>
-// CHECK-NEXT: %[[B:.*]] = math.exp2 %[[A]] : vector<8xf32>
+// exp2 is one ex2.approx.ftz per register.
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%{{.*}}) : (f32) -> f32
+// CHECK-NEXT: %[[B:.*]] = vector.from_elements {{.*}} : vector<8xf32>
 // CHECK-NEXT: %[[C:.*]] = math.fma %[[SM]], %[[HALF]], %[[B]] : vector<8xf32>
 // CHECK-NEXT: %[[D:.*]] = arith.negf %[[C]] : vector<8xf32>
 // CHECK-NEXT: %[[E:.*]] = math.exp %[[D]] : vector<8xf32>
@@ -59,7 +61,11 @@ func.func @scores_math(%x: f32, %i: index, %j: index,
 // CHECK-NEXT: %[[M1:.*]] = arith.maximumf %[[M]], %[[RMAX]] : vector<2xf32>
 // CHECK-NEXT: %[[NONE:.*]] = arith.cmpf oeq, %[[M1]], %[[NEG_INF]] : vector<2xf32>
 // CHECK-NEXT: %[[REF:.*]] = arith.select %[[NONE]], %[[ZERO]], %[[M1]] : vector<2xi1>, vector<2xf32>
-// CHECK-NEXT: %[[A:.*]] = math.exp2 %[[REF]] : vector<2xf32>
+// CHECK-NEXT: %[[R0:.*]] = vector.extract %[[REF]][0] : f32 from vector<2xf32>
+// CHECK-NEXT: %[[E0:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[R0]]) : (f32) -> f32
+// CHECK-NEXT: %[[R1:.*]] = vector.extract %[[REF]][1] : f32 from vector<2xf32>
+// CHECK-NEXT: %[[E1:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[R1]]) : (f32) -> f32
+// CHECK-NEXT: %[[A:.*]] = vector.from_elements %[[E0]], %[[E1]] : vector<2xf32>
 // CHECK-NEXT: scf.yield %[[A]] : vector<2xf32>
 // CHECK: vector.shuffle %[[R]], %[[R]] [0, 0, 1, 1, 0, 0, 1, 1] : vector<2xf32>, vector<2xf32>
 func.func @row_math_in_loop(%x: f32, %n: index,

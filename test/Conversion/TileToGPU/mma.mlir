@@ -143,13 +143,15 @@ func.func @qk_pv_bf16(%q: !tile.view<?x?x?x16xbf16>,
 
 // CHECK-LABEL: gpu.func @two_m_tiles(
 // CHECK: %[[KBUF:.*]] = memref.view %{{.*}} to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[A0:.*]] = vector.shuffle %[[QA:.*]], %[[QA]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf16>, vector<16xf16>
+// CHECK: %[[A1:.*]] = vector.shuffle %[[QA]], %[[QA]] [8, 9, 10, 11, 12, 13, 14, 15] : vector<16xf16>, vector<16xf16>
 // CHECK: %[[B:.*]] = nvgpu.ldmatrix %[[KBUF]]{{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK: %[[B0:.*]] = vector.insert %{{.*}}, %{{.*}} [1] : vector<2xf16> into vector<2x2xf16>
 // CHECK: %[[B1:.*]] = vector.insert %{{.*}}, %{{.*}} [1] : vector<2xf16> into vector<2x2xf16>
-// CHECK: vector.shuffle %[[QA:.*]], %[[QA]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xf16>, vector<16xf16>
+// CHECK: vector.shuffle %[[A0]], %[[A0]] [0, 1]
 // CHECK: nvgpu.mma.sync(%{{.*}}, %[[B0]], %{{.*}})
 // CHECK-NOT: nvgpu.ldmatrix
-// CHECK: vector.shuffle %[[QA]], %[[QA]] [8, 9, 10, 11, 12, 13, 14, 15] : vector<16xf16>, vector<16xf16>
+// CHECK: vector.shuffle %[[A1]], %[[A1]] [0, 1]
 // CHECK: nvgpu.mma.sync(%{{.*}}, %[[B0]], %{{.*}})
 // CHECK-NOT: nvgpu.ldmatrix
 // CHECK: nvgpu.mma.sync(%{{.*}}, %[[B1]], %{{.*}})

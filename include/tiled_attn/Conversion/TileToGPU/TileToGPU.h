@@ -67,6 +67,13 @@ struct LaneCoords {
                        mlir::Value origin) const;
 };
 
+/// The lane's eight registers of A-operand piece (mTile, kStep) of `frag`
+/// (an `opa` fragment), read from the untransposed shared `buffer` that holds
+/// the whole tile with one ldmatrix.x4.
+mlir::Value loadOperandA(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value buffer, const Fragment &frag,
+                         mlir::Type elementType, int64_t mTile, int64_t kStep);
+
 /// Registers [offset, offset + size) of a lane's vector, and the vector with
 /// them replaced by `part`; both are vector.shuffle, which every backend
 /// lowers.

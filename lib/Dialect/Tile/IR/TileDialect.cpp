@@ -110,7 +110,8 @@ LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t headDim, Type elementType,
                                CausalMode causal, int64_t blockM,
-                               int64_t blockN, int64_t stages, bool causalSplit,
+                               int64_t blockN, int64_t stages,
+                               bool refillAfterUse, bool causalSplit,
                                bool exp2, int64_t rescaleThreshold) {
   if (!isPowerOfTwoIn(headDim, 16, 256))
     return emitError() << "head_dim must be a power of two in [16, 256], got "
@@ -126,6 +127,8 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << blockN;
   if (stages < 1 || stages > 4)
     return emitError() << "stages must be in [1, 4], got " << stages;
+  if (refillAfterUse && stages < 2)
+    return emitError() << "refill_after_use needs stages >= 2";
   if (causalSplit && causal == CausalMode::None)
     return emitError() << "causal_split needs a causal kernel";
   if (rescaleThreshold < 0 || rescaleThreshold > 16)
@@ -137,31 +140,32 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(), blockM,
-             blockN, getStages(), getCausalSplit(), getExp2(),
+             blockN, getStages(), getRefillAfterUse(), getCausalSplit(), getExp2(),
              getRescaleThreshold());
 }
 
-SdpaAttr SdpaAttr::withStages(int64_t stages) const {
+SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), stages, getCausalSplit(), getExp2(),
+             getBlockM(), getBlockN(), stages, refillAfterUse, getCausalSplit(),
+             getExp2(),
              getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withCausalSplit() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), /*causal_split=*/true,
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), /*causal_split=*/true,
              getExp2(), getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getCausalSplit(),
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), getCausalSplit(),
              /*exp2=*/true, getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getCausalSplit(), getExp2(),
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), getCausalSplit(), getExp2(),
              threshold);
 }
 

@@ -43,8 +43,8 @@ LoadOp stagingLoad(Value value) {
 
 class LayoutAssignment {
 public:
-  LayoutAssignment(func::FuncOp func, int64_t warps)
-      : func(func), warps(warps) {}
+  LayoutAssignment(func::FuncOp func, int64_t warps, bool smemLhs)
+      : func(func), warps(warps), smemLhs(smemLhs) {}
   LogicalResult run();
 
 private:
@@ -65,6 +65,7 @@ private:
 
   func::FuncOp func;
   int64_t warps;
+  bool smemLhs;
   llvm::EquivalenceClasses<Value> classes;
   SmallVector<std::pair<Value, LayoutAttr>> seeds;
 };
@@ -102,7 +103,14 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
                << "tile-assign-layouts: the loads that start and refill this "
                   "loop-carried operand stage it differently";
     }
-    seed(mma.getLhs(), layout(LayoutKind::OperandA));
+    // A lhs straight from memory may stay where its copy put it; ldmatrix
+    // reads it at every k-step (untransposed only: ldmatrix.trans would be
+    // needed otherwise).
+    auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>();
+    if (smemLhs && lhsLoad && !lhsLoad.getTranspose())
+      seed(mma.getLhs(), layout(LayoutKind::Shared));
+    else
+      seed(mma.getLhs(), layout(LayoutKind::OperandA));
     seed(mma.getRhs(), layout(LayoutKind::Shared, rhs.getTranspose()));
     seed(mma.getAcc(), layout(LayoutKind::Acc));
     seed(mma.getResult(), layout(LayoutKind::Acc));
@@ -283,7 +291,7 @@ struct TileAssignLayoutsPass final
                           "tiles";
       return signalPassFailure();
     }
-    if (failed(LayoutAssignment(func, warps).run()))
+    if (failed(LayoutAssignment(func, warps, smemLhs).run()))
       signalPassFailure();
   }
 };

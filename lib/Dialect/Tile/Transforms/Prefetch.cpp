@@ -106,10 +106,43 @@ Value addSteps(OpBuilder &b, Location loc, Value base, Value step, int64_t k) {
   return arith::AddIOp::create(b, loc, base, scaleStep(b, loc, step, k));
 }
 
+/// Moves each refill of the new `loop` to just after the last op of the body
+/// that reads the oldest block of its chain (the block whose buffer it may
+/// reuse). Ops are only moved later, past ops that do not read the block.
+void sinkRefills(scf::ForOp loop, ArrayRef<Value> refills, int64_t depth) {
+  Block *body = loop.getBody();
+  for (Value refill : refills) {
+    auto load = refill.getDefiningOp<LoadOp>();
+    // The oldest block of the chain: yield[arg_0] = arg_1, ...,
+    // yield[arg_{depth-1}] = refill.
+    Value oldest = refill;
+    for (int64_t k = 0; k < depth; ++k) {
+      auto yieldUse = llvm::find_if(oldest.getUses(), [&](OpOperand &use) {
+        return isa<scf::YieldOp>(use.getOwner()) &&
+               use.getOwner()->getParentOp() == loop;
+      });
+      if (yieldUse == oldest.getUses().end())
+        return;
+      oldest = loop.getRegionIterArgs()[yieldUse->getOperandNumber()];
+    }
+    Operation *lastReader = nullptr;
+    for (Operation *user : oldest.getUsers()) {
+      Operation *top = body->findAncestorOpInBlock(*user);
+      if (!top || isa<scf::YieldOp>(top))
+        continue;
+      if (!lastReader || lastReader->isBeforeInBlock(top))
+        lastReader = top;
+    }
+    if (lastReader && load->isBeforeInBlock(lastReader))
+      load->moveAfter(lastReader);
+  }
+}
+
 /// Keeps `stages - 1` blocks of each of `loads` in flight, carried in new
 /// iter_args of `loop` (oldest first, grouped by load).
 LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
-                            ArrayRef<LoadOp> loads, int64_t stages) {
+                            ArrayRef<LoadOp> loads, int64_t stages,
+                            bool refillAfterUse) {
   Location loc = loop.getLoc();
   Value iv = loop.getInductionVar();
   const int64_t depth = stages - 1;
@@ -130,6 +163,7 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
   // Iteration iv uses the oldest block in flight and loads block
   // iv + depth * step where the original load was, to overlap the compute.
   // This runs before the body moves to the new loop, which then remaps `iv`.
+  SmallVector<Value> refills;
   auto shiftBlocks = [&](OpBuilder &, Location,
                          ArrayRef<BlockArgument> carried) {
     rewriter.setInsertionPoint(loads.front());
@@ -143,11 +177,17 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
       rewriter.replaceOp(load, blocks.front());
       llvm::append_range(yielded, blocks.drop_front());
       yielded.push_back(next->getResult(0));
+      refills.push_back(next->getResult(0));
     }
     return yielded;
   };
-  return loop.replaceWithAdditionalYields(
+  FailureOr<LoopLikeOpInterface> pipelined = loop.replaceWithAdditionalYields(
       rewriter, inFlight, /*replaceInitOperandUsesInLoop=*/false, shiftBlocks);
+  if (failed(pipelined))
+    return failure();
+  if (refillAfterUse)
+    sinkRefills(cast<scf::ForOp>(pipelined->getOperation()), refills, depth);
+  return success();
 }
 
 struct TilePrefetchPass final
@@ -163,7 +203,8 @@ struct TilePrefetchPass final
     }
     StringRef sdpaName = TileDialect::getSdpaAttrName();
     if (auto sdpa = func->getAttrOfType<SdpaAttr>(sdpaName))
-      func->setAttr(sdpaName, sdpa.withStages(stages));
+      func->setAttr(sdpaName,
+                    sdpa.withStages(stages, stages > 1 && refillAfterUse));
     if (stages == 1)
       return;
 
@@ -177,7 +218,7 @@ struct TilePrefetchPass final
       SmallVector<LoadOp> loads = findBlockLoads(loop);
       if (loads.empty() || mayWriteMemory(loop))
         continue;
-      if (failed(pipelineLoads(rewriter, loop, loads, stages)))
+      if (failed(pipelineLoads(rewriter, loop, loads, stages, refillAfterUse)))
         return signalPassFailure();
     }
   }

@@ -55,7 +55,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
 
     The schedule knobs after the block sizes are set by the passes that
     apply them and are omitted from the printout while at their defaults:
-    `stages` (K/V blocks in flight, `tile-prefetch`), `causal_split`
+    `stages` and `refill_after_use` (K/V blocks in flight and where their
+    refills go, `tile-prefetch`), `causal_split`
     (`tile-causal-split`), `exp2` (`tile-exp2`) and `rescale_threshold`
     (`tile-lazy-rescale`; 0 means off).
 
@@ -73,6 +74,7 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     "int64_t":$block_m,
     "int64_t":$block_n,
     DefaultValuedParameter<"int64_t", "1">:$stages,
+    DefaultValuedParameter<"bool", "false">:$refill_after_use,
     DefaultValuedParameter<"bool", "false">:$causal_split,
     DefaultValuedParameter<"bool", "false">:$exp2,
     DefaultValuedParameter<"int64_t", "0">:$rescale_threshold
@@ -84,7 +86,7 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     /// The same kernel with one schedule knob changed: what a schedule pass
     /// records after applying it.
     SdpaAttr withBlocks(int64_t blockM, int64_t blockN) const;
-    SdpaAttr withStages(int64_t stages) const;
+    SdpaAttr withStages(int64_t stages, bool refillAfterUse = false) const;
     SdpaAttr withCausalSplit() const;
     SdpaAttr withExp2() const;
     SdpaAttr withRescaleThreshold(int64_t threshold) const;

@@ -30,6 +30,12 @@ def TileAssignLayoutsPass : Pass<"tile-assign-layouts", "::mlir::func::FuncOp"> 
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"4",
            "Warps per CTA; they split the query rows (1, 2, 4 or 8)">,
+    Option<"smemLhs", "smem-lhs", "bool", /*default=*/"false",
+           "Keep an mma lhs that comes straight from a tile.load (Q) in "
+           "shared memory and read it with ldmatrix at every k-step, instead "
+           "of holding it in registers across the loop: trades shared-memory "
+           "reads for registers (FlashAttention-2's choice for 128-row "
+           "blocks)">,
   ];
 }
 
@@ -200,10 +206,21 @@ def TilePrefetchPass : Pass<"tile-prefetch", "::mlir::func::FuncOp"> {
     end read padding and are never used, so loops shorter than the pipeline,
     including empty ones, stay correct. Results are bitwise identical. Sets
     `stages` in `tile.sdpa`.
+
+    With `refill-after-use`, each refill moves to just after the last op
+    of the body that reads the block it replaces (after Q·Kᵀ for K, after
+    P·V for V), so the copy overlaps the rest of the iteration and writes
+    into the buffer the old block leaves free.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Blocks in flight per load (1 = no prefetch; at most 4)">,
+    Option<"refillAfterUse", "refill-after-use", "bool", /*default=*/"false",
+           "Issue each refill right after the last read of the block it "
+           "replaces, instead of where the load was: the refill may then "
+           "reuse that block's shared buffer, so a stream needs stages - 1 "
+           "buffers (stages=2: one K and one V buffer, FlashAttention-2's "
+           "schedule)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
