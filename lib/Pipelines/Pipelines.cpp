@@ -45,6 +45,8 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
     fpm.addPass(tile::createTileExp2Pass());
   if (options.lazyRescale)
     fpm.addPass(tile::createTileLazyRescalePass({options.lazyRescale}));
+  if (options.heavyFirst)
+    fpm.addPass(tile::createTileHeavyFirstPass());
   fpm.addPass(tile::createTileHoistInvariantsPass());
   if (options.stages != 1)
     fpm.addPass(tile::createTilePrefetchPass(

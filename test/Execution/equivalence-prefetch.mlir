@@ -55,6 +55,34 @@
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
 
+// With refill-after-use (each refill issued after the last read of the
+// block it replaces): stages 2 and 3, f16 and bf16, causal masks of both
+// alignments, the online softmax decomposed, and the loops tile-causal-split
+// leaves (each pipelined on its own).
+
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" --tile-prefetch="stages=2 refill-after-use=1" -o %t.after.mlir
+// RUN: FileCheck %s --check-prefix=AFTER2 --input-file=%t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
+
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" --tile-prefetch="stages=3 refill-after-use=1" -o %t.after.mlir
+// RUN: FileCheck %s --check-prefix=AFTER3 --input-file=%t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
+
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64" --tile-decompose-online-softmax -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64" --tile-prefetch="stages=2 refill-after-use=1" --tile-decompose-online-softmax -o %t.after.mlir
+// RUN: FileCheck %s --check-prefix=AFTER2 --input-file=%t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
+
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-n=16" --tile-causal-split --tile-prefetch="stages=3 refill-after-use=1" -o %t.after.mlir
+// RUN: FileCheck %s --check-prefix=SPLIT3 --input-file=%t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
+
 // The K/V loop carries acc, m and l plus (stages - 1) blocks of K and of V.
 // IR2: tile.sdpa = #tile.sdpa<{{.*}}stages = 2>
 // IR2: %{{.*}}:5 = scf.for
@@ -62,6 +90,46 @@
 // IR3: %{{.*}}:7 = scf.for
 // IR4: tile.sdpa = #tile.sdpa<{{.*}}stages = 4>
 // IR4: %{{.*}}:9 = scf.for
+
+// With refill-after-use the loop carries the same blocks, and each refill
+// follows the mma that reads the oldest block of its stream (Q·Kᵀ for K,
+// P·V for V).
+// AFTER2: tile.sdpa = #tile.sdpa<{{.*}}stages = 2, refill_after_use = true>
+// AFTER2: %{{.*}}:5 = scf.for {{.*}} iter_args({{.*}}, %[[K:[^ ]+]] = %{{[^ ]+}}, %[[V:[^ ]+]] = %{{[^ ]+}})
+// AFTER2-NOT: tile.load
+// AFTER2: tile.mma %{{.*}}, %[[K]], %{{.*}}
+// AFTER2-NEXT: tile.load {{.*}} transpose
+// AFTER2-NOT: tile.load
+// AFTER2: tile.mma %{{.*}}, %[[V]], %{{.*}}
+// AFTER2-NEXT: tile.load
+// AFTER2-NEXT: scf.yield
+// AFTER3: tile.sdpa = #tile.sdpa<{{.*}}stages = 3, refill_after_use = true>
+// AFTER3: %{{.*}}:7 = scf.for {{.*}} iter_args({{.*}}, %[[K:[^ ]+]] = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}}, %[[V:[^ ]+]] = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}})
+// AFTER3-NOT: tile.load
+// AFTER3: tile.mma %{{.*}}, %[[K]], %{{.*}}
+// AFTER3-NEXT: tile.load {{.*}} transpose
+// AFTER3-NOT: tile.load
+// AFTER3: tile.mma %{{.*}}, %[[V]], %{{.*}}
+// AFTER3-NEXT: tile.load
+// AFTER3-NEXT: scf.yield
+// After tile-causal-split, in both loops (unmasked, then diagonal).
+// SPLIT3: tile.sdpa = #tile.sdpa<{{.*}}stages = 3, refill_after_use = true, causal_split = true>
+// SPLIT3: %{{.*}}:7 = scf.for {{.*}} iter_args({{.*}}, %[[K:[^ ]+]] = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}}, %[[V:[^ ]+]] = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}})
+// SPLIT3-NOT: tile.load
+// SPLIT3: tile.mma %{{.*}}, %[[K]], %{{.*}}
+// SPLIT3-NEXT: tile.load {{.*}} transpose
+// SPLIT3-NOT: tile.load
+// SPLIT3: tile.mma %{{.*}}, %[[V]], %{{.*}}
+// SPLIT3-NEXT: tile.load
+// SPLIT3-NEXT: scf.yield
+// SPLIT3: %{{.*}}:7 = scf.for {{.*}} iter_args({{.*}}, %[[K:[^ ]+]] = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}}, %[[V:[^ ]+]] = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}})
+// SPLIT3-NOT: tile.load
+// SPLIT3: tile.mma %{{.*}}, %[[K]], %{{.*}}
+// SPLIT3-NEXT: tile.load {{.*}} transpose
+// SPLIT3-NOT: tile.load
+// SPLIT3: tile.mma %{{.*}}, %[[V]], %{{.*}}
+// SPLIT3-NEXT: tile.load
+// SPLIT3-NEXT: scf.yield
 
 // CHECK-NOT: FAIL
 // CHECK: Sq=1 Sk=1 {{.*}} diff=0.000e+00 {{.*}} PASS

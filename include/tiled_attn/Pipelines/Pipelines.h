@@ -36,6 +36,11 @@ struct TileScheduleOptions
       *this, "lazy-rescale",
       llvm::cl::desc("Lazy rescale threshold in log2 units (0: off)"),
       llvm::cl::init(0)};
+  Option<bool> heavyFirst{
+      *this, "heavy-first",
+      llvm::cl::desc("Causal kernels: the query blocks with the most work "
+                     "get the first program ids (tile-heavy-first)"),
+      llvm::cl::init(false)};
   Option<int64_t> stages{*this, "stages",
                          llvm::cl::desc("K/V blocks in flight (1: none)"),
                          llvm::cl::init(1)};

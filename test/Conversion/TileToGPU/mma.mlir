@@ -1,4 +1,5 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1 smem-lhs=1" --convert-tile-to-gpu | FileCheck %s --check-prefix=SMEM
 
 // tile.mma: the A operand is in registers, the B operand in shared memory.
 // Each k-step of 16 reads the B fragments of a pair of n-tiles with one
@@ -170,6 +171,104 @@ func.func @two_m_tiles(%q: !tile.view<?x?x?x16xf16>,
       : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
   %s = tile.mma %qt, %kt, %zero
       : tensor<32x16xf16>, tensor<16x16xf16> -> tensor<32x16xf32>
+  %sh = arith.truncf %s : tensor<32x16xf32> to tensor<32x16xf16>
+  tile.store %sh, %o[%c0, %c0, %c0, %c0]
+      : tensor<32x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+// Q in shared memory (tile-assign-layouts{smem-lhs}), two m-tiles and two
+// k-steps. Q's load is only its copy: no ldmatrix until the mma, which
+// waits for Q's group (K's may stay in flight) and then K's. At each k-step
+// the A fragment of each m-tile is read from Q's buffer with ldmatrix.x4
+// (rows +16 for the second m-tile, columns +16 for the second k-step), then
+// the B fragments; 2 + 1 ldmatrix per k-step, 6 in all.
+
+// SMEM-LABEL: gpu.func @smem_lhs_two_k_steps(
+// SMEM-SAME: tile.shared_bytes = 3840
+// SMEM-DAG: %[[C16:.*]] = arith.constant 16 : index
+// SMEM-DAG: %[[C2560:.*]] = arith.constant 2560 : index
+// SMEM: %[[QBUF:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x40xf16, #gpu.address_space<workgroup>>
+// SMEM-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[QBUF]]
+// SMEM-NEXT: %[[QGROUP:.*]] = nvgpu.device_async_create_group
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: %[[KBUF:.*]] = memref.view %{{.*}}[%[[C2560]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x40xf16, #gpu.address_space<workgroup>>
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: %[[KGROUP:.*]] = nvgpu.device_async_create_group
+// SMEM-NEXT: nvgpu.device_async_wait %[[QGROUP]] {numGroups = 1 : i32}
+// SMEM-NEXT: gpu.barrier
+// SMEM-NEXT: nvgpu.device_async_wait %[[KGROUP]] {numGroups = 0 : i32}
+// SMEM-NEXT: gpu.barrier
+// k-step 0.
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: %[[A00:.*]] = nvgpu.ldmatrix %[[QBUF]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<32x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// SMEM-NEXT: gpu.thread_id x
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: %[[ROW1:.*]] = arith.addi %{{.*}}, %[[C16]] : index
+// SMEM-NEXT: %[[A10:.*]] = nvgpu.ldmatrix %[[QBUF]][%[[ROW1]], %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<32x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.ldmatrix %[[KBUF]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<16x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.mma.sync(%[[A00]], %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]}
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.mma.sync(%[[A10]], %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]}
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.mma.sync(%[[A00]], %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]}
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.mma.sync(%[[A10]], %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]}
+// k-step 1: Q is read again, 16 columns on.
+// SMEM-NOT: nvgpu.mma.sync
+// SMEM: %[[COL01:.*]] = arith.addi %{{.*}}, %[[C16]] : index
+// SMEM-NEXT: %[[A01:.*]] = nvgpu.ldmatrix %[[QBUF]][%{{.*}}, %[[COL01]]] {numTiles = 4 : i32, transpose = false}
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: %[[ROW11:.*]] = arith.addi %{{.*}}, %[[C16]] : index
+// SMEM-NEXT: %[[COL11:.*]] = arith.addi %{{.*}}, %[[C16]] : index
+// SMEM-NEXT: %[[A11:.*]] = nvgpu.ldmatrix %[[QBUF]][%[[ROW11]], %[[COL11]]] {numTiles = 4 : i32, transpose = false}
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.ldmatrix %[[KBUF]]
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.mma.sync(%[[A01]], %{{.*}}, %{{.*}})
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.mma.sync(%[[A11]], %{{.*}}, %{{.*}})
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.mma.sync(%[[A01]], %{{.*}}, %{{.*}})
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM: nvgpu.mma.sync(%[[A11]], %{{.*}}, %{{.*}})
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM-NOT: nvgpu.mma.sync
+// SMEM: gpu.return
+
+// Without smem-lhs, the same kernel reads all of Q into registers right
+// after its copy (one ldmatrix per m-tile and k-step), and the mma reads
+// only K.
+
+// CHECK-LABEL: gpu.func @smem_lhs_two_k_steps(
+// CHECK: %[[QBUF:.*]] = memref.view %{{.*}} to memref<32x40xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-4: nvgpu.ldmatrix %[[QBUF]][
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: %[[KBUF:.*]] = memref.view %{{.*}} to memref<16x40xf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: nvgpu.ldmatrix %[[QBUF]][
+// CHECK: nvgpu.ldmatrix %[[KBUF]][
+// CHECK-NOT: nvgpu.ldmatrix %[[QBUF]][
+// CHECK: nvgpu.ldmatrix %[[KBUF]][
+// CHECK-NOT: nvgpu.ldmatrix
+// CHECK: gpu.return
+func.func @smem_lhs_two_k_steps(%q: !tile.view<?x?x?x32xf16>,
+                                %k: !tile.view<?x?x?x32xf16>,
+                                %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<32x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x32xf16> -> tensor<32x32xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x32xf16> -> tensor<32x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<32x32xf16>, tensor<32x16xf16> -> tensor<32x16xf32>
   %sh = arith.truncf %s : tensor<32x16xf32> to tensor<32x16xf16>
   tile.store %sh, %o[%c0, %c0, %c0, %c0]
       : tensor<32x16xf16>, !tile.view<?x?x?x16xf16>

@@ -43,6 +43,19 @@ func.func private @sdpa_block_n() attributes {tile.sdpa = #tile.sdpa<head_dim = 
 
 // -----
 
+// A refill can only take the buffer of a block it replaces when there is a
+// block in flight (stages >= 2), whether stages is written or left at 1.
+
+// expected-error @+1 {{refill_after_use needs stages >= 2}}
+func.func private @sdpa_refill_after_use_one_stage() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, stages = 1, refill_after_use = true>}
+
+// -----
+
+// expected-error @+1 {{refill_after_use needs stages >= 2}}
+func.func private @sdpa_refill_after_use_default_stages() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, refill_after_use = true>}
+
+// -----
+
 // The attribute promises the kernel ABI (q, k, v, o, scale).
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> ()'}}

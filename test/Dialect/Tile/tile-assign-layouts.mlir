@@ -2,6 +2,11 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1 block-m=128" --tile-schedule="exp2=1" --tile-assign-layouts="warps=8" | FileCheck %s --check-prefix=GEN8
 // RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=16" --tile-schedule --tile-assign-layouts 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS3
+// The smem-lhs cases, alone (the refused cases above would fail differently
+// with Q in shared memory):
+// RUN: rm -rf %t && split-file %s %t
+// RUN: tiled-attn-opt %t/smem-lhs.mlir -split-input-file --tile-assign-layouts="smem-lhs=true" | FileCheck %s --check-prefix=SMEM
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1 block-m=128" --tile-schedule="exp2=1" --tile-assign-layouts="warps=8 smem-lhs=true" | FileCheck %s --check-prefix=GEN8SMEM
 
 // The layouts of the mma.sync family, on a decomposed kernel with the
 // default 4 warps: mma operands and results fix opa, smem and acc, row
@@ -309,3 +314,103 @@ func.func @negative_convert_opa_to_acc(%q: !tile.view<?x?x?x16xf16>,
 func.func @negative_tile_argument(%t: tensor<64x64xf32>) -> tensor<64x64xf32> {
   return %t : tensor<64x64xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// smem-lhs: an mma lhs straight from an untransposed load (Q) stays in
+// shared memory. The sections below are also checked without the option
+// (CHECK), by the first RUN line.
+//===----------------------------------------------------------------------===//
+
+// -----
+
+//--- smem-lhs.mlir
+
+// Q comes straight from its load: with smem-lhs it keeps the smem layout of
+// its copy (not transposed), and the mma reads it from there. P is computed
+// in registers: it still moves from the accumulator to opa. Without the
+// option Q is in opa, as before.
+
+// SMEM-LABEL: func.func @smem_lhs_q_and_p
+// SMEM: %[[Q:.*]] = tile.load {{.*}} pad(0.000000e+00) : <?x?x?x16xf16> -> tensor<64x16xf16, #tile.layout<smem, warps = 4>>
+// SMEM: %[[KT:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>>
+// SMEM: %[[V:.*]] = tile.load {{.*}} : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4>>
+// SMEM-NOT: tile.convert_layout
+// SMEM: %[[S:.*]] = tile.mma %[[Q]], %[[KT]], %{{.*}} : tensor<64x16xf16, #tile.layout<smem, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// SMEM: %[[PH:.*]] = arith.truncf %[[S]] : tensor<64x16xf32, #tile.layout<acc, warps = 4>> to tensor<64x16xf16, #tile.layout<acc, warps = 4>>
+// SMEM: %[[PA:.*]] = tile.convert_layout %[[PH]] : tensor<64x16xf16, #tile.layout<acc, warps = 4>> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// SMEM: tile.mma %[[PA]], %[[V]], %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+
+// CHECK-LABEL: func.func @smem_lhs_q_and_p
+// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.mma %[[Q]], %{{.*}}, %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>>
+// CHECK: %[[PA:.*]] = tile.convert_layout %{{.*}} : tensor<64x16xf16, #tile.layout<acc, warps = 4>> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// CHECK: tile.mma %[[PA]], %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4>>
+func.func @smem_lhs_q_and_p(%q: !tile.view<?x?x?x16xf16>,
+                            %k: !tile.view<?x?x?x16xf16>,
+                            %v: !tile.view<?x?x?x16xf16>,
+                            %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<64x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<64x16xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %vt = tile.load %v[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
+  %p = arith.truncf %s : tensor<64x16xf32> to tensor<64x16xf16>
+  %acc = tile.mma %p, %vt, %zero
+      : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
+  %out = arith.truncf %acc : tensor<64x16xf32> to tensor<64x16xf16>
+  tile.store %out, %o[%c0, %c0, %c0, %c0]
+      : tensor<64x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
+// A lhs loaded transposed would need ldmatrix.trans to be read from shared
+// memory: it goes to registers (opa) with or without smem-lhs.
+
+// SMEM-LABEL: func.func @smem_lhs_transposed_load
+// SMEM: %[[Q:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// SMEM-NOT: tile.convert_layout
+// SMEM: tile.mma %[[Q]], %{{.*}}, %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+
+// CHECK-LABEL: func.func @smem_lhs_transposed_load
+// CHECK: %[[Q:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// CHECK: tile.mma %[[Q]], %{{.*}}, %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>,
+func.func @smem_lhs_transposed_load(%q: !tile.view<?x?x?x64xf16>,
+                                    %k: !tile.view<?x?x?x16xf16>,
+                                    %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<64x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x64xf16> -> tensor<64x16xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
+  %sh = arith.truncf %s : tensor<64x16xf32> to tensor<64x16xf16>
+  tile.store %sh, %o[%c0, %c0, %c0, %c0]
+      : tensor<64x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// The generated kernel with BLOCK_M = 128 and 8 warps, its Q in shared
+// memory: Q·Kᵀ reads both operands from shared memory, P·V still takes P in
+// registers.
+
+// GEN8SMEM-LABEL: func.func @sdpa_fwd
+// GEN8SMEM: %[[Q:.*]] = tile.load {{.*}} : <?x?x?x64xf16> -> tensor<128x64xf16, #tile.layout<smem, warps = 8>>
+// GEN8SMEM: scf.for
+// GEN8SMEM: %[[K:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x64xf16, #tile.layout<smem, warps = 8, transposed = true>>
+// GEN8SMEM: %[[V:.*]] = tile.load {{.*}} : <?x?x?x64xf16> -> tensor<64x64xf16, #tile.layout<smem, warps = 8>>
+// GEN8SMEM-NOT: tile.convert_layout
+// GEN8SMEM: tile.mma %[[Q]], %[[K]], {{.*}} : tensor<128x64xf16, #tile.layout<smem, warps = 8>>, tensor<64x64xf16, #tile.layout<smem, warps = 8, transposed = true>> -> tensor<128x64xf32, #tile.layout<acc, warps = 8>>
+// GEN8SMEM: %[[P:.*]] = tile.convert_layout {{.*}} : tensor<128x64xf16, #tile.layout<acc, warps = 8>> -> tensor<128x64xf16, #tile.layout<opa, warps = 8>>
+// GEN8SMEM: tile.mma %[[P]], %[[V]], {{.*}} : tensor<128x64xf16, #tile.layout<opa, warps = 8>>, tensor<64x64xf16, #tile.layout<smem, warps = 8>> -> tensor<128x64xf32, #tile.layout<acc, warps = 8>>
+// GEN8SMEM-NOT: tile.convert_layout
+// GEN8SMEM-NOT: warps = 4

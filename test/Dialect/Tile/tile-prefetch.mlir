@@ -4,6 +4,10 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-prefetch=stages=1 | FileCheck %s --check-prefix=STAGES1
 // RUN: not tiled-attn-opt %s -split-input-file --tile-prefetch=stages=0 2>&1 | FileCheck %s --check-prefix=STAGES0
 // RUN: not tiled-attn-opt %s -split-input-file --tile-prefetch=stages=5 2>&1 | FileCheck %s --check-prefix=STAGES5
+// RUN: tiled-attn-opt %s -split-input-file --tile-prefetch="stages=2 refill-after-use=1" | FileCheck %s --check-prefix=AFTER2
+// RUN: tiled-attn-opt %s -split-input-file --tile-prefetch="stages=3 refill-after-use=1" | FileCheck %s --check-prefix=AFTER3
+// RUN: tiled-attn-opt %s -split-input-file --tile-prefetch="stages=1 refill-after-use=1" | FileCheck %s --check-prefix=STAGES1
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-prefetch="stages=2 refill-after-use=1" | FileCheck %s --check-prefix=GEN-AFTER2
 
 // The loads of block %j in iteration %j are issued stages - 1 iterations
 // ahead: a prologue loads the first blocks, the loop carries the blocks in
@@ -23,6 +27,13 @@
 // CHECK-NEXT: %[[S:.*]] = tile.mma %[[Q]], %[[KJ]], %[[ACC]]
 // CHECK-NEXT: scf.yield %[[S]], %[[NEXT]] : tensor<16x16xf32>, tensor<16x16xf16>
 // CHECK: return %[[R]]#0
+
+// AFTER2-LABEL: func.func @prefetch_one_load
+// AFTER2: scf.for %[[J:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[KJ:.*]] = %{{.*}})
+// AFTER2-NEXT: %[[J1:.*]] = arith.addi %[[J]], %{{.*}} : index
+// AFTER2-NEXT: %[[S:.*]] = tile.mma %{{.*}}, %[[KJ]], %[[ACC]]
+// AFTER2-NEXT: %[[NEXT:.*]] = tile.load %{{.*}}[%{{.*}}, %[[J1]], %{{.*}}] pad(0.000000e+00) transpose
+// AFTER2-NEXT: scf.yield %[[S]], %[[NEXT]]
 func.func @prefetch_one_load(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
                              %h: index, %n: index) -> tensor<16x16xf32> {
   %c0 = arith.constant 0 : index
@@ -81,6 +92,44 @@ func.func @prefetch_one_load(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
 // STAGES3: %[[V2:.*]] = tile.load %[[V]][%[[C0]], %[[C0]], %[[J2]], %[[C0]]]
 // STAGES3-NEXT: %[[ACC1:.*]] = tile.mma %{{.*}}, %[[V_OLD]], %[[ACC]]
 // STAGES3-NEXT: scf.yield %[[ACC1]], %[[K_NEW]], %[[K2]], %[[V_NEW]], %[[V2]]
+
+// With refill-after-use, each refill moves to just after the last op that
+// reads the block it replaces: K's after Q·Kᵀ, V's after P·V (the index
+// computation stays at the top). tile.sdpa records it.
+
+// AFTER2-LABEL: func.func @prefetch_k_and_v
+// AFTER2-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16>, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16>, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16>,
+// AFTER2-SAME: tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16, stages = 2, refill_after_use = true>
+// AFTER2-DAG: %[[C0:.*]] = arith.constant 0 : index
+// AFTER2-DAG: %[[C1:.*]] = arith.constant 1 : index
+// AFTER2: %[[K0:.*]] = tile.load %[[K]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]] pad(0.000000e+00) transpose
+// AFTER2-NEXT: %[[V0:.*]] = tile.load %[[V]][%[[C0]], %[[C0]], %[[C0]], %[[C0]]] pad(0.000000e+00) :
+// AFTER2-NEXT: %[[R:.*]]:3 = scf.for %[[J:.*]] = %[[C0]] to %{{.*}} step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[KJ:.*]] = %[[K0]], %[[VJ:.*]] = %[[V0]])
+// AFTER2-NEXT: %[[J1:.*]] = arith.addi %[[J]], %[[C1]] : index
+// AFTER2-NEXT: %[[S:.*]] = tile.mma %{{.*}}, %[[KJ]], %{{.*}}
+// AFTER2-NEXT: %[[K1:.*]] = tile.load %[[K]][%[[C0]], %[[C0]], %[[J1]], %[[C0]]] pad(0.000000e+00) transpose
+// AFTER2-NEXT: %[[P:.*]] = arith.truncf %[[S]]
+// AFTER2-NEXT: %[[ACC1:.*]] = tile.mma %[[P]], %[[VJ]], %[[ACC]]
+// AFTER2-NEXT: %[[V1:.*]] = tile.load %[[V]][%[[C0]], %[[C0]], %[[J1]], %[[C0]]] pad(0.000000e+00) :
+// AFTER2-NEXT: scf.yield %[[ACC1]], %[[K1]], %[[V1]]
+// AFTER2: arith.truncf %[[R]]#0
+
+// With three stages the refill replaces the oldest of the two blocks in
+// flight: it follows the mma that reads that one.
+
+// AFTER3-LABEL: func.func @prefetch_k_and_v
+// AFTER3-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16>, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16>, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16>,
+// AFTER3-SAME: tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16, stages = 3, refill_after_use = true>
+// AFTER3-DAG: %[[C0:.*]] = arith.constant 0 : index
+// AFTER3-DAG: %[[C1:.*]] = arith.constant 1 : index
+// AFTER3: scf.for %[[J:.*]] = %[[C0]] to %{{.*}} step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[K_OLD:.*]] = %{{.*}}, %[[K_NEW:.*]] = %{{.*}}, %[[V_OLD:.*]] = %{{.*}}, %[[V_NEW:.*]] = %{{.*}})
+// AFTER3-NEXT: %[[J2:.*]] = arith.addi %[[J]], %{{.*}} : index
+// AFTER3-NEXT: %[[S:.*]] = tile.mma %{{.*}}, %[[K_OLD]], %{{.*}}
+// AFTER3-NEXT: %[[K2:.*]] = tile.load %[[K]][%[[C0]], %[[C0]], %[[J2]], %[[C0]]]
+// AFTER3-NEXT: %[[P:.*]] = arith.truncf %[[S]]
+// AFTER3-NEXT: %[[ACC1:.*]] = tile.mma %[[P]], %[[V_OLD]], %[[ACC]]
+// AFTER3-NEXT: %[[V2:.*]] = tile.load %[[V]][%[[C0]], %[[C0]], %[[J2]], %[[C0]]]
+// AFTER3-NEXT: scf.yield %[[ACC1]], %[[K_NEW]], %[[K2]], %[[V_NEW]], %[[V2]]
 
 // STAGES4-LABEL: func.func @prefetch_k_and_v
 // STAGES4-SAME: stages = 4>
@@ -365,7 +414,59 @@ func.func @negative_loop_stores(%k: !tile.view<?x16xf16>,
 
 // -----
 
-// stages = 1 keeps no block in flight: the IR is unchanged.
+// refill-after-use: the last reader of the carried block may be nested (in
+// an scf.if): the refill goes after the op of the body that holds it, and
+// before the ops that do not read the block.
+
+// AFTER2-LABEL: func.func @refill_after_last_reader
+// AFTER2: scf.for %[[J:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[KJ:.*]] = %{{.*}})
+// AFTER2-NEXT: %[[J1:.*]] = arith.addi %[[J]], %{{.*}} : index
+// AFTER2-NEXT: %[[S:.*]] = tile.mma %{{.*}}, %[[KJ]], %[[ACC]]
+// AFTER2-NEXT: %[[T:.*]] = scf.if
+// AFTER2-NEXT: tile.mma %{{.*}}, %[[KJ]], %[[S]]
+// AFTER2: } else {
+// AFTER2-NEXT: scf.yield %[[S]]
+// AFTER2-NEXT: }
+// AFTER2-NEXT: %[[NEXT:.*]] = tile.load %{{.*}}[%[[J1]], %{{.*}}]
+// AFTER2-NEXT: %[[U:.*]] = arith.addf %[[T]], %[[ACC]]
+// AFTER2-NEXT: scf.yield %[[U]], %[[NEXT]]
+
+// Without the option the refill stays where the load was.
+
+// CHECK-LABEL: func.func @refill_after_last_reader
+// CHECK: scf.for %[[J:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[KJ:.*]] = %{{.*}})
+// CHECK-NEXT: %[[J1:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK-NEXT: %[[NEXT:.*]] = tile.load %{{.*}}[%[[J1]], %{{.*}}]
+// CHECK-NEXT: tile.mma %{{.*}}, %[[KJ]], %[[ACC]]
+func.func @refill_after_last_reader(%k: !tile.view<?x16xf16>,
+                                    %q: tensor<16x16xf16>, %n: index,
+                                    %c: i1) -> tensor<16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf32>) {
+    %kb = tile.load %k[%j, %c0] pad(0.0)
+        : !tile.view<?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kb, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    %t = scf.if %c -> (tensor<16x16xf32>) {
+      %s2 = tile.mma %q, %kb, %s
+          : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+      scf.yield %s2 : tensor<16x16xf32>
+    } else {
+      scf.yield %s : tensor<16x16xf32>
+    }
+    %u = arith.addf %t, %acc : tensor<16x16xf32>
+    scf.yield %u : tensor<16x16xf32>
+  }
+  return %r : tensor<16x16xf32>
+}
+
+// -----
+
+// stages = 1 keeps no block in flight: the IR is unchanged (also with
+// refill-after-use, which then has nothing to move and is not recorded).
 
 // CHECK-LABEL: func.func @negative_stages_1
 // CHECK-SAME: stages = 2>
@@ -406,3 +507,18 @@ func.func @negative_stages_1(%q: !tile.view<?x?x?x16xf16>,
       : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
   return
 }
+
+// A generated kernel: K's refill follows Q·Kᵀ, before the softmax; V's
+// follows P·V, at the end of the body.
+
+// GEN-AFTER2-LABEL: func.func @sdpa_fwd
+// GEN-AFTER2-SAME: tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, stages = 2, refill_after_use = true>
+// GEN-AFTER2: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[KJ:.*]] = %{{.*}}, %[[VJ:.*]] = %{{.*}})
+// GEN-AFTER2-NOT: tile.load
+// GEN-AFTER2: %[[S:.*]] = tile.mma %{{.*}}, %[[KJ]], %{{.*}}
+// GEN-AFTER2-NEXT: %[[K1:.*]] = tile.load %{{.*}} transpose
+// GEN-AFTER2: tile.online_softmax
+// GEN-AFTER2-NOT: tile.load
+// GEN-AFTER2: %[[ACC1:.*]] = tile.mma %{{.*}}, %[[VJ]], %{{.*}}
+// GEN-AFTER2-NEXT: %[[V1:.*]] = tile.load
+// GEN-AFTER2-NEXT: scf.yield %{{.*}}, %{{.*}}, %[[ACC1]], %[[K1]], %[[V1]]

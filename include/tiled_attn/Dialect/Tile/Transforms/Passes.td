@@ -155,6 +155,22 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileHeavyFirstPass : Pass<"tile-heavy-first", "::mlir::func::FuncOp"> {
+  let summary = "Give the causal query blocks with the most work the first "
+                "program ids";
+  let description = [{
+    In a causal SDPA kernel the program for query block m visits about m + 1
+    K/V blocks, and programs start in order of `tile.block_id x`. This pass
+    renumbers the query blocks in reverse, m = ceil(S_q / BLOCK_M) - 1 - x,
+    so that the longest programs start first and the last wave ends with
+    short ones (longest-processing-time-first scheduling). The grid is
+    unchanged: x still ranges over ceil(S_q / BLOCK_M) (the runtime
+    contract), so this is a permutation of the programs. Kernels without a
+    causal mask are left alone.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TileHoistInvariantsPass
     : Pass<"tile-hoist-invariants", "::mlir::func::FuncOp"> {
   let summary = "Hoist loop-invariant tile ops and loads of read-only views";
