@@ -93,8 +93,8 @@ void buildGPUToPTXPipeline(mlir::OpPassManager &pm,
 void buildTileToPTXPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
 
-/// retile -> causal split -> exp2 -> lazy rescale -> hoist -> prefetch ->
-/// decompose, each step only where its knob asks for it.
+/// retile -> causal split -> exp2 -> lazy rescale -> heavy-first -> hoist ->
+/// prefetch -> decompose, each step only where its knob asks for it.
 void buildTileSchedulePipeline(mlir::OpPassManager &pm,
                                const TileScheduleOptions &options);
 
