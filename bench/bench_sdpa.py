@@ -20,9 +20,7 @@ import datetime
 import math
 import re
 import shlex
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
@@ -32,6 +30,9 @@ import torch.nn.functional as F  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 from tiled_attn import KernelLibrary, TiledAttnError, sdpa  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import sleep_cycles_per_ms, time_fn  # noqa: E402
 
 TOKENS, HIDDEN = 16384, 2048
 SEQS_FULL = (512, 1024, 2048, 4096, 8192, 16384)
@@ -74,47 +75,6 @@ def device_slug(name: str) -> str:
 def short_reason(exc: BaseException, limit: int = 240) -> str:
     text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
     return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def sleep_cycles_per_ms() -> float | None:
-    """GPU clock cycles per ms of torch.cuda._sleep, to give the host a head start."""
-    if not hasattr(torch.cuda, "_sleep"):
-        return None
-    torch.cuda._sleep(1000)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    torch.cuda._sleep(10_000_000)
-    end.record()
-    end.synchronize()
-    return 10_000_000 / max(start.elapsed_time(end), 1e-3)
-
-
-def time_fn(fn, sets, warmup: int, iters: int, cycles_per_ms: float | None):
-    """(median, min, max) ms of fn over the rotating input sets, by CUDA events.
-
-    The first call (module load, JIT) is outside the warm-up's host timing; the
-    host cost per call measured there sizes a GPU sleep queued before the timed
-    runs, so that they run back to back and each event pair brackets GPU work only.
-    """
-    fn(*sets[0])
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for i in range(warmup):
-        fn(*sets[i % len(sets)])
-    host_ms = (time.perf_counter() - t0) * 1e3 / warmup
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    if cycles_per_ms:
-        torch.cuda._sleep(int(cycles_per_ms * min(200.0, 1.5 * host_ms * iters + 1.0)))
-    for i in range(iters):
-        q, k, v = sets[i % len(sets)]
-        starts[i].record()
-        fn(q, k, v)
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
-    return statistics.median(times), times[0], times[-1]
 
 
 def reference_f64(q, k, v, causal: bool, chunk: int = 4096):

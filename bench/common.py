@@ -1,30 +1,69 @@
-"""Helpers shared by the quick GPU scripts (smoke_gpu, quick_perf,
+"""Helpers shared by the GPU scripts (bench_sdpa, smoke_gpu, quick_perf,
 compare_schedules): the repository's runtime on sys.path, CUDA-event timing
-and the float64 reference."""
+of back-to-back runs and the float64 reference."""
+from __future__ import annotations
+
 import math
 import os
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 import torch  # noqa: E402
 
 
+def sleep_cycles_per_ms() -> float | None:
+    """GPU clock cycles per ms of torch.cuda._sleep, to give the host a head start."""
+    if not hasattr(torch.cuda, "_sleep"):
+        return None
+    torch.cuda._sleep(1000)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(10_000_000)
+    end.record()
+    end.synchronize()
+    return 10_000_000 / max(start.elapsed_time(end), 1e-3)
+
+
+def time_fn(fn, sets, warmup: int, iters: int, cycles_per_ms: float | None):
+    """(median, min, max) ms of fn over the rotating input sets, by CUDA events.
+
+    The first call (module load, JIT) is outside the warm-up's host timing; the
+    host cost per call measured there sizes a GPU sleep queued before the timed
+    runs, so that they run back to back and each event pair brackets GPU work only.
+    """
+    fn(*sets[0])
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for i in range(warmup):
+        fn(*sets[i % len(sets)])
+    host_ms = (time.perf_counter() - t0) * 1e3 / warmup
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    if cycles_per_ms:
+        torch.cuda._sleep(int(cycles_per_ms * min(200.0, 1.5 * host_ms * iters + 1.0)))
+    for i in range(iters):
+        args = sets[i % len(sets)]
+        starts[i].record()
+        fn(*args)
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return statistics.median(times), times[0], times[-1]
+
+
+_CYCLES_PER_MS = []
+
+
 def median_ms(fn, warmup=5, reps=30):
-    """Median time of fn() in ms, with CUDA events, after warm-up."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+    """Median time of fn() in ms: time_fn on one input set, the GPU sleep
+    calibrated once per process."""
+    if not _CYCLES_PER_MS:
+        _CYCLES_PER_MS.append(sleep_cycles_per_ms())
+    return time_fn(lambda: fn(), [()], warmup, reps, _CYCLES_PER_MS[0])[0]
 
 
 def reference(q, k, v, causal):

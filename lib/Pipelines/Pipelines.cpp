@@ -46,7 +46,7 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
   if (options.lazyRescale)
     fpm.addPass(tile::createTileLazyRescalePass({options.lazyRescale}));
   if (options.heavyFirst)
-    fpm.addPass(tile::createTileHeavyFirstPass());
+    fpm.addPass(tile::createTileHeavyFirstPass({options.heavyFirstHeads}));
   fpm.addPass(tile::createTileHoistInvariantsPass());
   if (options.stages != 1)
     fpm.addPass(tile::createTilePrefetchPass(

@@ -1,24 +1,33 @@
-// tile-heavy-first permutes the programs of a causal kernel (query block
-// m = ceil(S_q / BLOCK_M) - 1 - block_id.x), so the output must be the same
-// bit for bit: each kernel runs before and after the pass on the same random
-// inputs (diff=0; both are also checked against the float64 reference).
-// Shapes: one block, a partial last block, S_q != S_k both ways, and
-// bottom-right alignment with rows that see no key.
+// tile-heavy-first permutes the programs of a causal kernel (query blocks
+// counted downwards, heads innermost, optionally a group of heads at a time),
+// so the output must be the same bit for bit: each kernel runs before and
+// after the pass on the same random inputs (diff=0; both are also checked
+// against the float64 reference). B = 2 and H = 3 make B * H = 6 programs per
+// query block: head groups of 2 divide it, groups of 4 leave a smaller last
+// group, groups of 8 are larger than the grid. Shapes: one block, a partial
+// last block, S_q != S_k both ways, and bottom-right alignment with rows that
+// see no key.
 
 // DEFINE: %{shapes} = 1x1,17x17,100x100,257x257,100x37,37x100,300x5
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=64 block-n=32" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-causal-split --tile-heavy-first -o %t.after.mlir
-// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
+// RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first="head-group=2" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
+// RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first="head-group=4" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
+// RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first="head-group=8" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=32 block-n=64" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first -o %t.after.mlir
-// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+// RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first="head-group=4" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
 
-// The schedule pipeline's knob.
+// The schedule pipeline's knobs.
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-schedule="block-m=128 causal-split=1 exp2=1 heavy-first=1 stages=2 refill-after-use=1" -o %t.after.mlir
-// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 --equivalence-tolerance=1e-3 | FileCheck %s --check-prefix=SCHED
+// RUN: tiled-attn-opt %t.before.mlir --tile-schedule="block-m=128 causal-split=1 exp2=1 heavy-first=1 heavy-first-heads=4 stages=2 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 --equivalence-tolerance=1e-3 | FileCheck %s --check-prefix=SCHED
 
 // CHECK-COUNT-7: diff=0.000e+00 {{.*}}PASS
 // CHECK: {{^}}7 passed, 0 failed

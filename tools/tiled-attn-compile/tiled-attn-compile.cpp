@@ -240,7 +240,8 @@ int main(int argc, char **argv) {
                     {"refill_after_use", sdpa.getRefillAfterUse()},
                     {"causal_split", sdpa.getCausalSplit()},
                     {"exp2", sdpa.getExp2()},
-                    {"rescale_threshold", sdpa.getRescaleThreshold()}}},
+                    {"rescale_threshold", sdpa.getRescaleThreshold()},
+                    {"options", schedule.getValue()}}},
   };
 
   // Cubins and the ptxas resource report.

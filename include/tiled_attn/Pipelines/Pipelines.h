@@ -41,6 +41,10 @@ struct TileScheduleOptions
       llvm::cl::desc("Causal kernels: the query blocks with the most work "
                      "get the first program ids (tile-heavy-first)"),
       llvm::cl::init(false)};
+  Option<int64_t> heavyFirstHeads{
+      *this, "heavy-first-heads",
+      llvm::cl::desc("With heavy-first: heads ordered together (0: all)"),
+      llvm::cl::init(0)};
   Option<int64_t> stages{*this, "stages",
                          llvm::cl::desc("K/V blocks in flight (1: none)"),
                          llvm::cl::init(1)};

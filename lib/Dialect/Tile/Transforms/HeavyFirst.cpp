@@ -5,13 +5,19 @@
 //
 //===----------------------------------------------------------------------===//
 //
-//   %x = tile.block_id x
+// The launch grid is (nq, H, B) with nq = ceil(S_q / BLOCK_M), and the GPU
+// starts programs in the order of the linear id L = x + nq * (y + H * z).
+// In a causal kernel the cost of a program grows with its query block, so
+// the pass renumbers the programs so that L counts query blocks downwards,
+// with the heads innermost:
 //
-// becomes, in a causal SDPA kernel with query view %q and BLOCK_M = bm,
+//   m = nq - 1 - L / (H * B)
+//   h = (L mod (H * B)) mod H
+//   b = (L mod (H * B)) / H
 //
-//   %x0 = tile.block_id x
-//   %sq = tile.dim %q, 2
-//   %x  = ((%sq + bm - 1) / bm - 1) - %x0
+// Every (m, h, b) is reached exactly once. Programs then start in
+// longest-processing-time-first order over the whole grid, and the last
+// wave is made of the shortest programs of every head.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,36 +38,87 @@ namespace {
 
 struct TileHeavyFirstPass final
     : tiled_attn::tile::impl::TileHeavyFirstPassBase<TileHeavyFirstPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
     if (!sdpa || sdpa.getCausal() == CausalMode::None)
       return;
+    if (headGroup < 0) {
+      func.emitError() << "tile-heavy-first: head-group must be >= 0, got "
+                       << static_cast<int64_t>(headGroup);
+      return signalPassFailure();
+    }
     // The SDPA ABI: (q, k, v, o, scale), q a rank-4 view [B, H, S_q, D].
-    if (func.getNumArguments() < 1 || !isa<ViewType>(func.getArgumentTypes()[0])) {
-      func.emitError() << "tile-heavy-first: expects the query view as the "
-                          "first argument of an SDPA kernel";
+    auto qType = func.getNumArguments() < 1
+                     ? ViewType()
+                     : dyn_cast<ViewType>(func.getArgumentTypes()[0]);
+    if (!qType || qType.getRank() != 4) {
+      func.emitError() << "tile-heavy-first: expects the rank-4 query view "
+                          "[B, H, S_q, D] as the first argument of an SDPA "
+                          "kernel";
       return signalPassFailure();
     }
     SmallVector<BlockIdOp> ids;
-    func.walk([&](BlockIdOp id) {
-      if (id.getDim() == Dim::X)
-        ids.push_back(id);
-    });
+    func.walk([&](BlockIdOp id) { ids.push_back(id); });
+    if (ids.empty())
+      return;
+
+    // The new program coordinates, computed once at the function entry.
+    OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+    Location loc = func.getLoc();
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value q = func.getArgument(0);
+    Value x = BlockIdOp::create(b, loc, Dim::X);
+    Value y = BlockIdOp::create(b, loc, Dim::Y);
+    Value z = BlockIdOp::create(b, loc, Dim::Z);
+    Value batch = DimOp::create(b, loc, q, 0);
+    Value heads = DimOp::create(b, loc, q, 1);
+    Value seqQ = DimOp::create(b, loc, q, 2);
+    int64_t bm = sdpa.getBlockM();
+    Value nq = arith::DivUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, seqQ, cst(bm - 1)), cst(bm));
+    // L = x + nq * (y + H * z)
+    Value linear = arith::AddIOp::create(
+        b, loc, x,
+        arith::MulIOp::create(
+            b, loc, nq,
+            arith::AddIOp::create(b, loc, y,
+                                  arith::MulIOp::create(b, loc, heads, z))));
+    // Heads are taken G at a time (the last group may be smaller), so that
+    // the K/V blocks that the running programs read stay few enough for L2.
+    Value programsPerBlock = arith::MulIOp::create(b, loc, heads, batch);
+    Value group = programsPerBlock;
+    Value first, local = linear;
+    if (headGroup > 0) {
+      Value g = cst(headGroup);
+      Value index = arith::DivUIOp::create(
+          b, loc, linear, arith::MulIOp::create(b, loc, nq, g));
+      first = arith::MulIOp::create(b, loc, index, g);
+      local = arith::SubIOp::create(
+          b, loc, linear,
+          arith::MulIOp::create(b, loc, first, nq));
+      group = arith::MinUIOp::create(
+          b, loc, g, arith::SubIOp::create(b, loc, programsPerBlock, first));
+    }
+    Value m = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, nq, cst(1)),
+        arith::DivUIOp::create(b, loc, local, group));
+    Value head = arith::RemUIOp::create(b, loc, local, group);
+    if (headGroup > 0)
+      head = arith::AddIOp::create(b, loc, first, head);
+    Value h = arith::RemUIOp::create(b, loc, head, heads);
+    Value n = arith::DivUIOp::create(b, loc, head, heads);
+
     for (BlockIdOp id : ids) {
-      OpBuilder b(id->getContext());
-      b.setInsertionPointAfter(id);
-      Location loc = id.getLoc();
-      auto cst = [&](int64_t v) {
-        return arith::ConstantIndexOp::create(b, loc, v);
-      };
-      int64_t bm = sdpa.getBlockM();
-      Value seqQ = DimOp::create(b, loc, func.getArgument(0), 2);
-      Value blocks = arith::DivUIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, seqQ, cst(bm - 1)), cst(bm));
-      Value reversed = arith::SubIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, blocks, cst(1)), id);
-      id.getResult().replaceAllUsesExcept(reversed, reversed.getDefiningOp());
+      Value replacement = id.getDim() == Dim::X   ? m
+                          : id.getDim() == Dim::Y ? h
+                                                  : n;
+      id.getResult().replaceAllUsesWith(replacement);
+      id.erase();
     }
   }
 };

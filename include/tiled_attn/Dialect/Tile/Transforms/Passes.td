@@ -156,18 +156,27 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
 }
 
 def TileHeavyFirstPass : Pass<"tile-heavy-first", "::mlir::func::FuncOp"> {
-  let summary = "Give the causal query blocks with the most work the first "
-                "program ids";
+  let summary = "Start the causal programs with the most work first";
   let description = [{
     In a causal SDPA kernel the program for query block m visits about m + 1
-    K/V blocks, and programs start in order of `tile.block_id x`. This pass
-    renumbers the query blocks in reverse, m = ceil(S_q / BLOCK_M) - 1 - x,
-    so that the longest programs start first and the last wave ends with
-    short ones (longest-processing-time-first scheduling). The grid is
-    unchanged: x still ranges over ceil(S_q / BLOCK_M) (the runtime
-    contract), so this is a permutation of the programs. Kernels without a
-    causal mask are left alone.
+    K/V blocks. The GPU starts programs in the order of their linear id
+    L = x + nq * (y + H * z) over the grid (nq, H, B), nq = ceil(S_q /
+    BLOCK_M), so by default the longest programs of the last heads start
+    last and the grid ends on a long tail. This pass renumbers the programs
+    so that L counts the query blocks downwards with the heads innermost
+    (m = nq - 1 - L / (H * B), head L mod (H * B)): longest-processing-time-
+    first order over the whole grid. With `head-group=G > 0` the heads are
+    ordered G at a time (the last group may be smaller), which keeps the K/V
+    that the running programs read small enough for L2.
+
+    The grid is unchanged (the runtime contract), and every (m, h, b) is
+    reached once: a permutation of the programs, bitwise identical. Kernels
+    without a causal mask are left alone.
   }];
+  let options = [
+    Option<"headGroup", "head-group", "int64_t", /*default=*/"0",
+           "Heads (of the B * H) whose programs are ordered together; 0: all">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
