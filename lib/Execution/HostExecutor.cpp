@@ -330,15 +330,24 @@ LogicalResult Interpreter::execLoad(LoadOp op) {
   out.shape = shapeOf(op.getType());
   out.data.resize(numElements(out.shape));
   bool transpose = op.getTranspose();
+  bool outside = false;
   forEachIndex(out.shape, [&](int64_t linear, ArrayRef<int64_t> tileIndex) {
     SmallVector<int64_t, 2> blockIndex(tileIndex);
     if (transpose)
       std::reverse(blockIndex.begin(), blockIndex.end());
     int64_t offset;
-    out.data[linear] = viewOffset(t, indices, blockShape, blockIndex, offset)
-                           ? t.data[offset]
-                           : pad;
+    bool inside = viewOffset(t, indices, blockShape, blockIndex, offset);
+    outside |= !inside;
+    out.data[linear] = inside ? t.data[offset] : pad;
   });
+  if (outside && op.getInBounds()) {
+    std::string where;
+    llvm::raw_string_ostream os(where);
+    llvm::interleaveComma(indices, os);
+    return op.emitError() << "load marked in_bounds reads outside the view, "
+                             "at indices ["
+                          << where << "]";
+  }
   set(op, std::move(out));
   return success();
 }

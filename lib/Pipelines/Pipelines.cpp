@@ -35,12 +35,12 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
                                            const TileScheduleOptions &options) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   // Retiling understands only the generator's canonical form, so it comes
-  // first; the causal split must see the unpipelined loop.
+  // first; the mask split must see the unpipelined loop.
   if (options.blockM || options.blockN)
     fpm.addPass(tile::createTileRetilePass(
         {/*blockM=*/options.blockM, /*blockN=*/options.blockN}));
-  if (options.causalSplit)
-    fpm.addPass(tile::createTileCausalSplitPass());
+  if (options.maskSplit)
+    fpm.addPass(tile::createTileMaskSplitPass({options.inBoundsLoads}));
   if (options.exp2)
     fpm.addPass(tile::createTileExp2Pass());
   if (options.lazyRescale)
@@ -146,7 +146,7 @@ void tiled_attn::registerTilePipelines() {
       buildTileToPTXPipeline);
   PassPipelineRegistration<TileScheduleOptions>(
       "tile-schedule",
-      "Apply an SDPA schedule (block sizes, causal split, exp2, lazy "
+      "Apply an SDPA schedule (block sizes, mask split, exp2, lazy "
       "rescale, K/V prefetch) and decompose the online softmax",
       buildTileSchedulePipeline);
 }

@@ -57,7 +57,7 @@
 
 // With refill-after-use (each refill issued after the last read of the
 // block it replaces): stages 2 and 3, f16 and bf16, causal masks of both
-// alignments, the online softmax decomposed, and the loops tile-causal-split
+// alignments, the online softmax decomposed, and the loops tile-mask-split
 // leaves (each pipelined on its own).
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" -o %t.before.mlir
@@ -78,7 +78,7 @@
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-n=16" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-n=16" --tile-causal-split --tile-prefetch="stages=3 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-n=16" --tile-mask-split --tile-prefetch="stages=3 refill-after-use=1" -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=SPLIT3 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
@@ -112,8 +112,8 @@
 // AFTER3: tile.mma %{{.*}}, %[[V]], %{{.*}}
 // AFTER3-NEXT: tile.load
 // AFTER3-NEXT: scf.yield
-// After tile-causal-split, in both loops (unmasked, then diagonal).
-// SPLIT3: tile.sdpa = #tile.sdpa<{{.*}}stages = 3, refill_after_use = true, causal_split = true>
+// After tile-mask-split, in both loops (unmasked, then diagonal).
+// SPLIT3: tile.sdpa = #tile.sdpa<{{.*}}stages = 3, refill_after_use = true, mask_split = true>
 // SPLIT3: %{{.*}}:7 = scf.for {{.*}} iter_args({{.*}}, %[[K:[^ ]+]] = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}}, %[[V:[^ ]+]] = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}})
 // SPLIT3-NOT: tile.load
 // SPLIT3: tile.mma %{{.*}}, %[[K]], %{{.*}}

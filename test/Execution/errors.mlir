@@ -21,6 +21,13 @@
 // RUN: echo 'func.func @f(' | not tiled-attn-run 2>&1 | FileCheck %s --check-prefix=PARSE
 // PARSE: error:
 
+// A load whose in_bounds promise is false is reported, not padded: the
+// generated kernel's K load, marked in_bounds, with S_k = 5 < BLOCK_N.
+// RUN: tiled-attn-opt %repo/examples/sdpa_fwd.mlir \
+// RUN:   | sed -e 's/pad(0.000000e+00) transpose/pad(0.000000e+00) transpose in_bounds/' \
+// RUN:   | not tiled-attn-run --shapes=4x5 2>&1 | FileCheck %s --check-prefix=IN-BOUNDS
+// IN-BOUNDS: error: load marked in_bounds reads outside the view, at indices [0, 0, 0, 0]
+
 // An op the interpreter does not know is reported on the op.
 // RUN: tiled-attn-opt --tile-decompose-online-softmax %repo/examples/sdpa_fwd.mlir \
 // RUN:   | sed -e 's/math.exp/math.cos/' | not tiled-attn-run --shapes=4x4 2>&1 \

@@ -5,30 +5,30 @@
 // dtypes, and reports its resources (manifest.json, "ptxas": registers and
 // spill bytes).
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/sm_80
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/sm_80
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/sm_80
 // RUN: FileCheck %s --input-file=%t/sm_80/manifest.json -DCHIP=sm_80
 // RUN: test -s %t/sm_80/sdpa_fwd_sm_80_f16_d64_top_left.sm_80.cubin
 // RUN: test -s %t/sm_80/sdpa_fwd_sm_80_bf16_d64_none.sm_80.cubin
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_89 --cubin=sm_89 --out-dir=%t/sm_89
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_89 --cubin=sm_89 --out-dir=%t/sm_89
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_89 --cubin=sm_89 --out-dir=%t/sm_89
 // RUN: FileCheck %s --input-file=%t/sm_89/manifest.json -DCHIP=sm_89
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_90 --cubin=sm_90 --out-dir=%t/sm_90
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_90 --cubin=sm_90 --out-dir=%t/sm_90
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_90 --cubin=sm_90 --out-dir=%t/sm_90
 // RUN: FileCheck %s --input-file=%t/sm_90/manifest.json -DCHIP=sm_90
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_120a --cubin=sm_120a --out-dir=%t/sm_120a
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_120a --cubin=sm_120a --out-dir=%t/sm_120a
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_120a --cubin=sm_120a --out-dir=%t/sm_120a
 // RUN: FileCheck %s --input-file=%t/sm_120a/manifest.json -DCHIP=sm_120a
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_121a --cubin=sm_121a --out-dir=%t/sm_121a
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_121a --cubin=sm_121a --out-dir=%t/sm_121a
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_121a --cubin=sm_121a --out-dir=%t/sm_121a
 // RUN: FileCheck %s --input-file=%t/sm_121a/manifest.json -DCHIP=sm_121a
 
 // D = 128, causal, f16 on sm_80: the largest kernel of the library.
-// RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 causal-split=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT
+// RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT
 // RUN: FileCheck %s --input-file=%t/d128/manifest.json --check-prefix=D128
 
 // PTX assembled for an older chip than its .target is rejected, with
@@ -48,7 +48,7 @@
 // CHECK-NEXT: "registers": {{[1-9][0-9]*}},
 // CHECK-NEXT: "spill_load_bytes": {{[0-9]+}},
 // CHECK-NEXT: "spill_store_bytes": {{[0-9]+}},
-// CHECK: "causal_split": true,
+// CHECK: "mask_split": true,
 // CHECK: "arch": "[[CHIP]]",
 // CHECK: "causal": "none",
 // CHECK: "cubin": {

@@ -2,15 +2,27 @@
 // kernel's #tile.sdpa attribute reports the schedule it now carries.
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 causal=1" \
-// RUN:   --tile-schedule="block-m=128 block-n=32 causal-split=1 exp2=1 lazy-rescale=8 stages=2" \
+// RUN:   --tile-schedule="block-m=128 block-n=32 mask-split=1 exp2=1 lazy-rescale=8 stages=2" \
 // RUN:   | FileCheck %s --check-prefix=ALL
-// ALL: tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 128, block_n = 32, stages = 2, causal_split = true, exp2 = true, rescale_threshold = 8>
-// Two loops (the causal split), each pipelined (two more tiles carried).
+// ALL: tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 128, block_n = 32, stages = 2, mask_split = true, exp2 = true, rescale_threshold = 8>
+// Two loops (the mask split), each pipelined (two more tiles carried).
 // ALL-COUNT-2: scf.for {{.*}} -> (tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>, tensor<64x32xf16>, tensor<32x64xf16>)
 // The online softmax is decomposed, with exp2 and the lazy-rescale guard.
 // ALL-NOT: tile.online_softmax
 // ALL: math.exp2
 // ALL: scf.if
+
+// A mask split marks the unmasked loop's K and V loads in_bounds, unless
+// in-bounds-loads=0.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="mask-split=1" \
+// RUN:   | FileCheck %s --check-prefix=IN-BOUNDS
+// IN-BOUNDS: mask_split = true
+// IN-BOUNDS-COUNT-2: tile.load {{.*}} in_bounds
+// IN-BOUNDS-NOT: in_bounds
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="mask-split=1 in-bounds-loads=0" \
+// RUN:   | FileCheck %s --check-prefix=CHECKED
+// CHECKED: mask_split = true
+// CHECKED-NOT: in_bounds
 
 // The defaults change nothing but decompose.
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule \

@@ -1,7 +1,7 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16" --tile-schedule --tile-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=BF16
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=128" --tile-schedule --tile-to-ptx="chip=sm_80 warps=8" | FileCheck %s --check-prefix=WARPS8
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 causal=1" --tile-schedule="exp2=1 causal-split=1" --tile-to-ptx="chip=sm_90" | FileCheck %s --check-prefix=SM90
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 causal=1" --tile-schedule="exp2=1 mask-split=1" --tile-to-ptx="chip=sm_90" | FileCheck %s --check-prefix=SM90
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_120a" | FileCheck %s --check-prefix=SM120A
 
 // The whole pipeline, from a generated kernel to a gpu.binary holding PTX

@@ -59,7 +59,7 @@ static cl::opt<bool>
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Options of the tile-schedule pipeline, e.g. "
-                      "\"exp2=1 causal-split=1\""),
+                      "\"exp2=1 mask-split=1\""),
              cl::init(""));
 static cl::opt<std::string> chip("chip", cl::desc("PTX target chip"),
                                  cl::init("sm_80"));
@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
                     {"smem_lhs", bool(smemLhs)},
                     {"stages", sdpa.getStages()},
                     {"refill_after_use", sdpa.getRefillAfterUse()},
-                    {"causal_split", sdpa.getCausalSplit()},
+                    {"mask_split", sdpa.getMaskSplit()},
                     {"exp2", sdpa.getExp2()},
                     {"rescale_threshold", sdpa.getRescaleThreshold()},
                     {"options", schedule.getValue()}}},

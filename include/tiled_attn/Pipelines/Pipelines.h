@@ -14,7 +14,7 @@
 namespace tiled_attn {
 
 /// Every schedule knob of an SDPA kernel, as one option string:
-///   tile-schedule{block-m=128 block-n=64 causal-split=1 exp2=1
+///   tile-schedule{block-m=128 block-n=64 mask-split=1 exp2=1
 ///                 lazy-rescale=8 stages=2}
 struct TileScheduleOptions
     : public mlir::PassPipelineOptions<TileScheduleOptions> {
@@ -24,11 +24,16 @@ struct TileScheduleOptions
   Option<int64_t> blockN{*this, "block-n",
                          llvm::cl::desc("BLOCK_N (0 keeps the kernel's)"),
                          llvm::cl::init(0)};
-  Option<bool> causalSplit{
-      *this, "causal-split",
-      llvm::cl::desc("Split causal K/V loops into unmasked and diagonal "
-                     "blocks and skip hidden ones"),
+  Option<bool> maskSplit{
+      *this, "mask-split",
+      llvm::cl::desc("Split K/V loops into unmasked and masked blocks and "
+                     "skip the hidden causal ones (tile-mask-split)"),
       llvm::cl::init(false)};
+  Option<bool> inBoundsLoads{
+      *this, "in-bounds-loads",
+      llvm::cl::desc("With mask-split: the unmasked loop's K/V loads check "
+                     "no bounds (tile-mask-split{in-bounds-loads})"),
+      llvm::cl::init(true)};
   Option<bool> exp2{*this, "exp2",
                     llvm::cl::desc("exp2 with the scale folded into an FMA"),
                     llvm::cl::init(false)};
@@ -97,7 +102,7 @@ void buildGPUToPTXPipeline(mlir::OpPassManager &pm,
 void buildTileToPTXPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
 
-/// retile -> causal split -> exp2 -> lazy rescale -> heavy-first -> hoist ->
+/// retile -> mask split -> exp2 -> lazy rescale -> heavy-first -> hoist ->
 /// prefetch -> decompose, each step only where its knob asks for it.
 void buildTileSchedulePipeline(mlir::OpPassManager &pm,
                                const TileScheduleOptions &options);

@@ -35,10 +35,12 @@ Value cIdx(OpBuilder &b, Location loc, int64_t v) {
 
 /// Issues the copy of the `rows x cols` block of `view` at tile indices
 /// `indices` into `buffer`, all threads together, as one cp.async group;
-/// returns the group's token. Nobody waits here.
+/// returns the group's token. Nobody waits here. Unless the block is known
+/// to be `inBounds`, each 16-byte copy checks its row and columns against
+/// the view's sizes and reads nothing (zero fill) outside.
 Value copyBlockToShared(OpBuilder &b, Location loc, Value view,
                         ValueRange indices, Value buffer, int64_t rows,
-                        int64_t cols, int64_t threads) {
+                        int64_t cols, int64_t threads, bool inBounds) {
   LaneCoords lc(b, loc);
   const int64_t vec = 8; // 16 bytes of f16 or bf16
   int64_t chunksPerRow = cols / vec, chunks = rows * chunksPerRow;
@@ -76,6 +78,14 @@ Value copyBlockToShared(OpBuilder &b, Location loc, Value view,
         full);
     Value seq = arith::AddIOp::create(b, loc, row0, r);
     Value col = arith::AddIOp::create(b, loc, col0, c);
+    if (inBounds) {
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
+          ValueRange{r, c}, view, ValueRange{indices[0], indices[1], seq, col},
+          b.getIndexAttr(vec), /*srcElements=*/Value(),
+          /*bypassL1=*/b.getUnitAttr()));
+      continue;
+    }
     Value inRows =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, seq, seqLen);
     Value inCols =
@@ -177,7 +187,7 @@ struct LoadToGPU final : OpConversionPattern<LoadOp> {
         sharedBuffer(rewriter, loc, op, adaptor.getIndices()[2], bufferTy);
     Value group = copyBlockToShared(rewriter, loc, adaptor.getView(),
                                     adaptor.getIndices(), buffer, block[0],
-                                    block[1], threads);
+                                    block[1], threads, op.getInBounds());
 
     if (layout.getKind() == LayoutKind::Shared) {
       waitBeforeFirstUse(rewriter, loc, op, group);

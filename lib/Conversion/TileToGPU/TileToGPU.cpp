@@ -65,7 +65,7 @@ FailureOr<int64_t> kernelWarps(func::FuncOp func) {
 /// form a stream with a ring of `stages` buffers; block b of the stream goes
 /// to buffer b mod stages, which keeps the blocks a pipelined loop has in
 /// flight apart. Loads of a stream in different blocks (the loops of a
-/// causal split) run one after the other and share the ring; each load waits
+/// mask split) run one after the other and share the ring; each load waits
 /// for the CTA before it overwrites a buffer.
 int64_t assignSharedBuffers(func::FuncOp func, int64_t stages) {
   struct Stream {

@@ -1,6 +1,6 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=GEN
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="causal-split=1" --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=SPLIT
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="mask-split=1" --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=SPLIT
 
 // Loads, stores, block ids and dims. A load is a cooperative cp.async copy
 // into dynamic shared memory (zero fill past the view's end), an A operand
@@ -133,18 +133,28 @@ func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
 // GEN-COUNT-16: vector.store
 // GEN-NOT: vector.store
 
-// The loops of a causal split run one after the other: their K and V loads
+// The loops of a mask split run one after the other: their K and V loads
 // reuse the same buffers, so shared memory stays at three buffers.
 
 // SPLIT-LABEL: gpu.func @sdpa_fwd(
 // SPLIT-SAME: tile.shared_bytes = 27648 : i64
 // SPLIT-DAG: %[[C9216:.*]] = arith.constant 9216 : index
 // SPLIT-DAG: %[[C18432:.*]] = arith.constant 18432 : index
+// The unmasked loop's K and V blocks lie inside their views (in_bounds): all
+// 8 elements of each 16-byte copy are read, with no bounds check. The
+// masked loop's copies read 8 or 0 elements.
 // SPLIT: scf.for
 // SPLIT: memref.view %{{.*}}[%[[C9216]]][]
+// SPLIT-NOT: arith.select
+// SPLIT: nvgpu.device_async_copy {{.*}}], 8 {bypassL1}
 // SPLIT: memref.view %{{.*}}[%[[C18432]]][]
+// SPLIT-NOT: arith.select
+// SPLIT: nvgpu.device_async_copy {{.*}}], 8 {bypassL1}
 // SPLIT: scf.yield
 // SPLIT: scf.for
 // SPLIT: memref.view %{{.*}}[%[[C9216]]][]
+// SPLIT: arith.select
+// SPLIT: nvgpu.device_async_copy {{.*}}], 8, %{{.*}} {bypassL1}
 // SPLIT: memref.view %{{.*}}[%[[C18432]]][]
+// SPLIT: nvgpu.device_async_copy {{.*}}], 8, %{{.*}} {bypassL1}
 // SPLIT: scf.yield

@@ -156,7 +156,7 @@ func.func @already_exp2(%s: tensor<16x16xf32>, %scale: f32) -> tensor<16xf32> {
 
 // -----
 
-// The causal split chains two loops: the second starts from the first one's
+// The mask split chains two loops: the second starts from the first one's
 // running max. Both steps are marked.
 
 // CHECK-LABEL: func.func @chained_loops

@@ -211,7 +211,7 @@ func.func @prefetch_dynamic_bounds(%k: !tile.view<?x16xf16>, %lb: index,
 
 // -----
 
-// Two consecutive loops (as tile-causal-split leaves them): each gets its
+// Two consecutive loops (as tile-mask-split leaves them): each gets its
 // own prologue, starting at its own lower bound.
 
 // CHECK-LABEL: func.func @prefetch_two_loops

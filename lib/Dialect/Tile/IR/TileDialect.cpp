@@ -111,7 +111,7 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t headDim, Type elementType,
                                CausalMode causal, int64_t blockM,
                                int64_t blockN, int64_t stages,
-                               bool refillAfterUse, bool causalSplit,
+                               bool refillAfterUse, bool maskSplit,
                                bool exp2, int64_t rescaleThreshold) {
   if (!isPowerOfTwoIn(headDim, 16, 256))
     return emitError() << "head_dim must be a power of two in [16, 256], got "
@@ -129,8 +129,6 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "stages must be in [1, 4], got " << stages;
   if (refillAfterUse && stages < 2)
     return emitError() << "refill_after_use needs stages >= 2";
-  if (causalSplit && causal == CausalMode::None)
-    return emitError() << "causal_split needs a causal kernel";
   if (rescaleThreshold < 0 || rescaleThreshold > 16)
     return emitError() << "rescale_threshold must be in [0, 16] (0 is off), "
                           "got "
@@ -140,32 +138,32 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(), blockM,
-             blockN, getStages(), getRefillAfterUse(), getCausalSplit(), getExp2(),
+             blockN, getStages(), getRefillAfterUse(), getMaskSplit(), getExp2(),
              getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), stages, refillAfterUse, getCausalSplit(),
+             getBlockM(), getBlockN(), stages, refillAfterUse, getMaskSplit(),
              getExp2(),
              getRescaleThreshold());
 }
 
-SdpaAttr SdpaAttr::withCausalSplit() const {
+SdpaAttr SdpaAttr::withMaskSplit() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), /*causal_split=*/true,
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), /*mask_split=*/true,
              getExp2(), getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), getCausalSplit(),
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), getMaskSplit(),
              /*exp2=*/true, getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), getCausalSplit(), getExp2(),
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), getMaskSplit(), getExp2(),
              threshold);
 }
 

@@ -31,7 +31,7 @@ bool isNegInfSplat(Value value) {
 }
 
 /// True when `value` may start or carry a running max: -inf, or a value that
-/// loops carry from one online-softmax step to the next (the causal split
+/// loops carry from one online-softmax step to the next (the mask split
 /// chains two loops).
 bool isChainedMax(Value value) {
   if (isNegInfSplat(value))

@@ -138,6 +138,17 @@ void sinkRefills(scf::ForOp loop, ArrayRef<Value> refills, int64_t depth) {
   }
 }
 
+/// A copy of `load` for another block (`mapping` moves the induction
+/// variable). The prologue loads blocks that a short loop never reaches and
+/// a refill the block after the last iteration's: past the loop's range, so
+/// the copy drops `in_bounds` and pads again.
+Value cloneOutOfPlace(RewriterBase &rewriter, LoadOp load,
+                      IRMapping &mapping) {
+  auto copy = cast<LoadOp>(rewriter.clone(*load, mapping));
+  copy.setInBounds(false);
+  return copy.getResult();
+}
+
 /// Keeps `stages - 1` blocks of each of `loads` in flight, carried in new
 /// iter_args of `loop` (oldest first, grouped by load).
 LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
@@ -156,7 +167,7 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
     blockK.map(
         iv, addSteps(rewriter, loc, loop.getLowerBound(), loop.getStep(), k));
     for (auto [i, load] : llvm::enumerate(loads))
-      inFlight[i * depth + k] = rewriter.clone(*load, blockK)->getResult(0);
+      inFlight[i * depth + k] = cloneOutOfPlace(rewriter, load, blockK);
   }
   Value distance = scaleStep(rewriter, loc, loop.getStep(), depth);
 
@@ -173,11 +184,11 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
     for (auto [i, load] : llvm::enumerate(loads)) {
       ArrayRef<BlockArgument> blocks = carried.slice(i * depth, depth);
       rewriter.setInsertionPoint(load);
-      Operation *next = rewriter.clone(*load, ahead);
+      Value next = cloneOutOfPlace(rewriter, load, ahead);
       rewriter.replaceOp(load, blocks.front());
       llvm::append_range(yielded, blocks.drop_front());
-      yielded.push_back(next->getResult(0));
-      refills.push_back(next->getResult(0));
+      yielded.push_back(next);
+      refills.push_back(next);
     }
     return yielded;
   };

@@ -237,9 +237,9 @@ void TileRetilePass::runOnOperation() {
     }
   int64_t oldM = sdpa.getBlockM(), oldN = sdpa.getBlockN();
   int64_t newM = blockM ? blockM : oldM, newN = blockN ? blockN : oldN;
-  if (sdpa.getStages() != 1 || sdpa.getCausalSplit()) {
+  if (sdpa.getStages() != 1 || sdpa.getMaskSplit()) {
     func.emitError() << "tile-retile: run it before tile-prefetch and "
-                        "tile-causal-split";
+                        "tile-mask-split";
     return signalPassFailure();
   }
 

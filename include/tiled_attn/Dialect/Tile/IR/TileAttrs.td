@@ -56,8 +56,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     The schedule knobs after the block sizes are set by the passes that
     apply them and are omitted from the printout while at their defaults:
     `stages` and `refill_after_use` (K/V blocks in flight and where their
-    refills go, `tile-prefetch`), `causal_split`
-    (`tile-causal-split`), `exp2` (`tile-exp2`) and `rescale_threshold`
+    refills go, `tile-prefetch`), `mask_split`
+    (`tile-mask-split`), `exp2` (`tile-exp2`) and `rescale_threshold`
     (`tile-lazy-rescale`; 0 means off).
 
     Example:
@@ -75,7 +75,7 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     "int64_t":$block_n,
     DefaultValuedParameter<"int64_t", "1">:$stages,
     DefaultValuedParameter<"bool", "false">:$refill_after_use,
-    DefaultValuedParameter<"bool", "false">:$causal_split,
+    DefaultValuedParameter<"bool", "false">:$mask_split,
     DefaultValuedParameter<"bool", "false">:$exp2,
     DefaultValuedParameter<"int64_t", "0">:$rescale_threshold
   );
@@ -87,7 +87,7 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     /// records after applying it.
     SdpaAttr withBlocks(int64_t blockM, int64_t blockN) const;
     SdpaAttr withStages(int64_t stages, bool refillAfterUse = false) const;
-    SdpaAttr withCausalSplit() const;
+    SdpaAttr withMaskSplit() const;
     SdpaAttr withExp2() const;
     SdpaAttr withRescaleThreshold(int64_t threshold) const;
   }];

@@ -96,6 +96,11 @@ def Tile_LoadOp : Tile_Op<"load"> {
     is transposed on the way in (rank-2 tiles only): a K block of `64x128`
     elements loads as a `128x64` tile of Kᵀ.
 
+    `in_bounds` promises that the whole block lies inside the view's
+    run-time sizes, so nothing is padded and the GPU lowering checks no
+    bounds. The schedule pass that proves it sets it (`tile-mask-split`);
+    the host executor reports a load that breaks the promise as an error.
+
     Example:
 
     ```mlir
@@ -108,12 +113,13 @@ def Tile_LoadOp : Tile_Op<"load"> {
     Arg<Tile_ViewType, "the view to read", [MemRead]>:$view,
     Variadic<Index>:$indices,
     DefaultValuedAttr<F64Attr, "0.0">:$pad,
-    UnitAttr:$transpose
+    UnitAttr:$transpose,
+    UnitAttr:$in_bounds
   );
   let results = (outs Tile_AnyTile:$result);
   let assemblyFormat = [{
     $view `[` $indices `]` `pad` `(` $pad `)` (`transpose` $transpose^)?
-    attr-dict `:` type($view) `->` type($result)
+    (`in_bounds` $in_bounds^)? attr-dict `:` type($view) `->` type($result)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -39,25 +39,34 @@ def TileAssignLayoutsPass : Pass<"tile-assign-layouts", "::mlir::func::FuncOp"> 
   ];
 }
 
-def TileCausalSplitPass : Pass<"tile-causal-split", "::mlir::func::FuncOp"> {
-  let summary = "Split a causal K/V loop into unmasked, diagonal and skipped blocks";
+def TileMaskSplitPass : Pass<"tile-mask-split", "::mlir::func::FuncOp"> {
+  let summary = "Split a K/V loop into unmasked, masked and skipped blocks";
   let description = [{
-    For a causal SDPA kernel (one carrying `tile.sdpa` with a causal mode),
-    splits the K/V loop into:
+    Splits each K/V loop of an SDPA kernel that holds a mask depending on
+    the loop (the keys' bounds mask, and a causal mask) into:
 
-    - blocks every query row of the program sees entirely (and that lie
-      inside S_k): a loop with no mask;
-    - blocks on the diagonal, or past S_k: a loop that keeps the mask;
-    - blocks no query row of the program can see: not visited at all.
+    - blocks that need no mask: inside S_k and, with a causal mask, seen
+      entirely by every query row of the program: a loop with no mask;
+    - blocks on the diagonal or across S_k: a loop that keeps the masks;
+    - with a causal mask, blocks no query row of the program can see: not
+      visited at all.
 
+    Without a causal mask only the last, partial key block stays masked.
     Top-left and bottom-right alignment are both handled (the bound uses the
-    same row offset as the `tile.causal_mask`). Results are bitwise
-    identical. Sets `causal_split = true` in `tile.sdpa`.
+    same row offset as the `tile.causal_mask`). The unmasked loop also stays
+    below floor(S / rows) of every view it loads whole row blocks of at the
+    loop's block index (K and V); with `in-bounds-loads` those loads are
+    marked `in_bounds`, so that the GPU lowering checks no bounds for them.
+    Results are bitwise identical. Sets `mask_split = true` in `tile.sdpa`.
 
-    Before: `scf.for %j = 0 to ceil(S_k / BN)` with the causal mask.
+    Before: `scf.for %j = 0 to ceil(S_k / BN)` with the masks.
     After:  `scf.for %j = 0 to %n_full` (no mask), then
             `scf.for %j = %n_full to %n_visible` (masked).
   }];
+  let options = [
+    Option<"inBoundsLoads", "in-bounds-loads", "bool", /*default=*/"true",
+           "Mark the unmasked loop's K/V loads in_bounds">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
 }

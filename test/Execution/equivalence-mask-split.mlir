@@ -1,6 +1,8 @@
-// tile-causal-split is bitwise neutral: each causal kernel is run before and
-// after the split on the same random inputs, and the two outputs must agree
-// exactly (diff=0; both are also checked against the float64 reference).
+// tile-mask-split is bitwise neutral: each kernel, causal or not, is run
+// before and after the split on the same random inputs, and the two outputs
+// must agree exactly (diff=0; both are also checked against the float64
+// reference). The host executor also fails any load marked in_bounds that
+// reads outside its view, so the unmasked loop's loads are checked too.
 // The shapes put the diagonal inside and across blocks, with S_q != S_k both
 // ways; bottom-right with S_q > S_k has query rows that see no key (their
 // output is 0). Block sizes: BLOCK_M above, equal to and below BLOCK_N.
@@ -8,52 +10,76 @@
 // DEFINE: %{shapes} = 1x1,17x17,64x64,100x100,257x257,100x37,37x100,5x300,300x5
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-causal-split -o %t.after.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=SPLIT --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-causal-split -o %t.after.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=SPLIT --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=128 block-n=64" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-causal-split -o %t.after.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=128 block-n=16" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-causal-split -o %t.after.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=16 block-n=64" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-causal-split -o %t.after.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-m=16 block-n=32" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-causal-split -o %t.after.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=16 block-n=16" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-causal-split -o %t.after.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=64 block-n=16" -o %t.before.mlir
-// RUN: tiled-attn-opt %t.before.mlir --tile-causal-split -o %t.after.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // With the online softmax decomposed afterwards (and in the kernel it is
 // compared with), the split is still exact.
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right block-m=64 block-n=32" -o %t.gen.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-decompose-online-softmax -o %t.before.mlir
-// RUN: tiled-attn-opt %t.gen.mlir --tile-causal-split --tile-decompose-online-softmax -o %t.after.mlir
+// RUN: tiled-attn-opt %t.gen.mlir --tile-mask-split --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=128 block-n=32" -o %t.gen.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-decompose-online-softmax -o %t.before.mlir
-// RUN: tiled-attn-opt %t.gen.mlir --tile-causal-split --tile-decompose-online-softmax -o %t.after.mlir
+// RUN: tiled-attn-opt %t.gen.mlir --tile-mask-split --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// SPLIT: causal_split = true
+// Without a causal mask: only the partial last key block is masked. S_k of 1,
+// 5, 17, 37, 100, 257, 300 leaves a partial block, 64 none; with stages 2 and
+// 3 the prefetched loads run past the unmasked loop.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=64 block-n=32" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
+// RUN: FileCheck %s --check-prefix=SPLIT-NC --input-file=%t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 block-m=128 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split --tile-prefetch="stages=2 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=16 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split --tile-prefetch="stages=3" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+
+// SPLIT-NC: mask_split = true
+// SPLIT-NC: scf.for
+// SPLIT-NC: tile.load {{.*}} transpose in_bounds
+// SPLIT-NC-NOT: tile.bounds_mask
+// SPLIT-NC: tile.load {{.*}} in_bounds
+// SPLIT-NC: scf.for
+// SPLIT-NC: tile.bounds_mask
+
+// SPLIT: mask_split = true
 // SPLIT: scf.for
 // SPLIT-NOT: tile.causal_mask
 // SPLIT: scf.for

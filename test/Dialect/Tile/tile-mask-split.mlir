@@ -1,12 +1,14 @@
-// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-causal-split | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split | FileCheck %s
 
 // Top-left, BLOCK_M = 32, BLOCK_N = 16. With row0 = m * 32:
 //   n_visible = clamp(ceildiv(row0 + 32, 16), 0, ub)
-//   n_full    = clamp(min(floordiv(row0 + 1, 16), floordiv(S_k, 16)), 0, n_visible)
-// The first loop has no mask left; the second is the original body.
+//   n_full    = clamp(min(floordiv(row0 + 1, 16), floordiv(S_k, 16),
+//                         floordiv(rows of K, 16)), 0, n_visible)
+// The first loop has no mask left and loads K in bounds; the second is the
+// original body.
 
 // CHECK-LABEL: func.func @top_left
-// CHECK-SAME:    causal_split = true
+// CHECK-SAME:    mask_split = true
 // CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG:     %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : tensor<32xf32>
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<32xf32>
@@ -25,15 +27,20 @@
 // CHECK:         %[[DIAG:.*]] = arith.floordivsi %[[NEXT]], %[[BN]] : index
 // CHECK:         %[[IN:.*]] = arith.floordivsi %[[SEQ_K]], %[[BN]] : index
 // CHECK:         %[[FULL0:.*]] = arith.minsi %[[DIAG]], %[[IN]] : index
-// CHECK:         %[[FULL1:.*]] = arith.minsi %[[FULL0]], %[[N_VISIBLE]] : index
-// CHECK:         %[[N_FULL:.*]] = arith.maxsi %[[FULL1]], %[[LO]] : index
+// CHECK:         %[[K_ROWS:.*]] = tile.dim %[[K:.*]][2]
+// CHECK:         %[[K_IN:.*]] = arith.floordivsi %[[K_ROWS]], %[[BN]] : index
+// CHECK:         %[[FULL1:.*]] = arith.minsi %[[FULL0]], %[[K_IN]] : index
+// CHECK:         %[[FULL2:.*]] = arith.minsi %[[FULL1]], %[[N_VISIBLE]] : index
+// CHECK:         %[[N_FULL:.*]] = arith.maxsi %[[FULL2]], %[[LO]] : index
 // CHECK:         %[[UNMASKED:.*]]:2 = scf.for %{{.*}} = %[[C0]] to %[[N_FULL]] step %{{.*}} iter_args(%{{.*}} = %[[NEG_INF]], %{{.*}} = %[[ZERO]])
+// CHECK:           tile.load %[[K]][{{.*}}] pad(0.000000e+00) transpose in_bounds
 // CHECK:           %[[S:.*]] = tile.mma
 // CHECK-NOT:       tile.bounds_mask
 // CHECK-NOT:       tile.causal_mask
 // CHECK-NOT:       arith.select
 // CHECK:           tile.online_softmax %[[S]],
 // CHECK:         %[[MASKED:.*]]:2 = scf.for %{{.*}} = %[[N_FULL]] to %[[N_VISIBLE]] step %{{.*}} iter_args(%{{.*}} = %[[UNMASKED]]#0, %{{.*}} = %[[UNMASKED]]#1)
+// CHECK:           tile.load %[[K]][{{.*}}] pad(0.000000e+00) transpose :
 // CHECK:           %[[COL:.*]] = arith.muli
 // CHECK:           tile.bounds_mask offsets(%[[COL]]) limits(%[[SEQ_K]])
 // CHECK:           tile.causal_mask %[[ROW]], %[[COL]]
@@ -88,7 +95,7 @@ func.func @top_left(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
 // the shift S_k - S_q (and may be negative).
 
 // CHECK-LABEL: func.func @bottom_right
-// CHECK-SAME:    causal_split = true
+// CHECK-SAME:    mask_split = true
 // CHECK:         %[[SHIFT:.*]] = arith.subi
 // CHECK:         %[[ROW:.*]] = arith.addi %{{.*}}, %[[SHIFT]] : index
 // CHECK:         arith.addi %[[ROW]], %{{.*}} : index
@@ -139,7 +146,7 @@ func.func @bottom_right(%q: !tile.view<?x?x?x16xbf16>, %k: !tile.view<?x?x?x16xb
 // column offset may be written BN * j.
 
 // CHECK-LABEL: func.func @no_bounds_mask
-// CHECK-SAME:    causal_split = true
+// CHECK-SAME:    mask_split = true
 // CHECK:         %[[DIAG:.*]] = arith.floordivsi
 // CHECK-NOT:     arith.floordivsi
 // CHECK:         %[[FULL:.*]] = arith.minsi %[[DIAG]], %{{.*}} : index
@@ -178,50 +185,91 @@ func.func @no_bounds_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16x
 
 // -----
 
-// A non-causal kernel is left alone, even with a causal mask in it.
+// A non-causal kernel: only the last, partial key block needs the bounds
+// mask. n_visible is the loop's bound; n_full stays below S_k / 16 and below
+// the row blocks of K and V, whose loads in the first loop are in bounds.
+// A load at a block index other than j (Q, at m) is left as it is.
 
-// CHECK-LABEL: func.func @negative_not_causal
-// CHECK-NOT:     causal_split
-// CHECK:         scf.for
-// CHECK:           tile.causal_mask
-// CHECK-NOT:     scf.for
-func.func @negative_not_causal(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                               %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                               %scale: f32)
+// CHECK-LABEL: func.func @non_causal
+// CHECK-SAME:    mask_split = true
+// CHECK:         %[[SEQ_K:.*]] = tile.dim %[[K:.*]][2]
+// CHECK:         %[[UB:.*]] = arith.ceildivui %[[SEQ_K]]
+// CHECK:         %[[IN:.*]] = arith.floordivsi %[[SEQ_K]], %[[BN:.*]] : index
+// CHECK:         %[[FULL0:.*]] = arith.minsi %[[IN]], %{{.*}} : index
+// CHECK:         %[[V_ROWS:.*]] = tile.dim %[[V:.*]][2]
+// CHECK:         %[[V_IN:.*]] = arith.floordivsi %[[V_ROWS]], %[[BN]] : index
+// CHECK:         %[[FULL1:.*]] = arith.minsi %[[FULL0]], %[[V_IN]] : index
+// CHECK:         %[[FULL2:.*]] = arith.minsi %[[FULL1]], %[[UB]] : index
+// CHECK:         %[[N_FULL:.*]] = arith.maxsi %[[FULL2]], %{{.*}} : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[N_FULL]]
+// CHECK:           tile.load %[[K]][{{.*}}] pad(0.000000e+00) transpose in_bounds
+// CHECK-NOT:       tile.bounds_mask
+// CHECK-NOT:       arith.select
+// CHECK:           tile.online_softmax
+// CHECK:           tile.load %[[V]][{{.*}}] pad(0.000000e+00) in_bounds
+// CHECK:           tile.load %{{.*}}[{{.*}}] pad(0.000000e+00) :
+// CHECK:         scf.for %{{.*}} = %[[N_FULL]] to %[[UB]]
+// CHECK:           tile.load %[[K]][{{.*}}] pad(0.000000e+00) transpose :
+// CHECK:           tile.bounds_mask
+// CHECK:           arith.select
+// CHECK:           tile.load %[[V]][{{.*}}] pad(0.000000e+00) :
+func.func @non_causal(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                      %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                      %scale: f32)
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
   %zero = arith.constant dense<0.0> : tensor<16xf32>
   %zero_s = arith.constant dense<0.0> : tensor<16x16xf32>
+  %zero_v = arith.constant dense<0.0> : tensor<16x16xf16>
   %masked = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %m_blk = tile.block_id x
   %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
   %n = arith.ceildivui %seq_k, %c16 : index
-  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %zero, %l = %zero)
-      -> (tensor<16xf32>, tensor<16xf32>) {
+  %r:3 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %zero, %l = %zero, %last = %zero_v)
+      -> (tensor<16xf32>, tensor<16xf32>, tensor<16x16xf16>) {
+    %kt = tile.load %k[%c0, %c0, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %last, %kt, %zero_s
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
     %col = arith.muli %j, %c16 : index
-    %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
-    %x = arith.select %vis, %zero_s, %masked : tensor<16x16xi1>, tensor<16x16xf32>
+    %in = tile.bounds_mask offsets(%col) limits(%seq_k) : tensor<16xi1>
+    %in_b = tile.broadcast %in along 0 : tensor<16xi1> -> tensor<16x16xi1>
+    %x = arith.select %in_b, %s, %masked : tensor<16x16xi1>, tensor<16x16xf32>
     %m1, %l1, %p, %a = tile.online_softmax %x, %m, %l scale(%scale)
         : tensor<16x16xf32>, tensor<16xf32>
-    scf.yield %m1, %l1 : tensor<16xf32>, tensor<16xf32>
+    %vt = tile.load %v[%c0, %c0, %j, %c0] pad(0.0)
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %qt = tile.load %q[%c0, %c0, %m_blk, %c0] pad(0.0)
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %next = arith.addf %vt, %qt : tensor<16x16xf16>
+    scf.yield %m1, %l1, %next : tensor<16xf32>, tensor<16xf32>, tensor<16x16xf16>
   }
+  tile.store %r#2, %o[%c0, %c0, %m_blk, %c0]
+      : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
   return
 }
 
 // -----
 
-// A causal kernel whose loop has no causal mask: nothing to split, and the
-// schedule is not marked as split.
+// A causal kernel whose loop has no causal mask splits at the bounds mask
+// alone, like a non-causal one.
 
-// CHECK-LABEL: func.func @negative_no_causal_mask
-// CHECK-NOT:     causal_split
-// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[N:.*]] step
+// CHECK-LABEL: func.func @bounds_only
+// CHECK-SAME:    mask_split = true
+// CHECK:         %[[SEQ_K:.*]] = tile.dim
+// CHECK:         %[[UB:.*]] = arith.ceildivui %[[SEQ_K]]
+// CHECK:         %[[IN:.*]] = arith.floordivsi %[[SEQ_K]]
+// CHECK:         %[[FULL:.*]] = arith.minsi %[[IN]], %[[UB]] : index
+// CHECK:         %[[N_FULL:.*]] = arith.maxsi %[[FULL]], %{{.*}} : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[N_FULL]]
+// CHECK-NOT:       tile.bounds_mask
+// CHECK:         scf.for %{{.*}} = %[[N_FULL]] to %[[UB]]
 // CHECK:           tile.bounds_mask
-// CHECK-NOT:     scf.for
-func.func @negative_no_causal_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                                   %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                                   %scale: f32)
+func.func @bounds_only(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                       %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                       %scale: f32)
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -246,6 +294,39 @@ func.func @negative_no_causal_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<
 
 // -----
 
+// A loop whose masks do not depend on it has nothing to split.
+
+// CHECK-LABEL: func.func @negative_invariant_mask
+// CHECK-NOT:     mask_split
+// CHECK:         scf.for
+// CHECK:           tile.bounds_mask
+// CHECK-NOT:     scf.for
+func.func @negative_invariant_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                                   %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                       %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant dense<0.0> : tensor<16xf32>
+  %zero_s = arith.constant dense<0.0> : tensor<16x16xf32>
+  %masked = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %n = arith.ceildivui %seq_k, %c16 : index
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %zero, %l = %zero)
+      -> (tensor<16xf32>, tensor<16xf32>) {
+    %in = tile.bounds_mask offsets(%c16) limits(%seq_k) : tensor<16xi1>
+    %in_b = tile.broadcast %in along 0 : tensor<16xi1> -> tensor<16x16xi1>
+    %x = arith.select %in_b, %zero_s, %masked : tensor<16x16xi1>, tensor<16x16xf32>
+    %m1, %l1, %p, %a = tile.online_softmax %x, %m, %l scale(%scale)
+        : tensor<16x16xf32>, tensor<16xf32>
+    scf.yield %m1, %l1 : tensor<16xf32>, tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
 // Already split: the pass does nothing the second time.
 
 // CHECK-LABEL: func.func @negative_already_split
@@ -255,7 +336,7 @@ func.func @negative_no_causal_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<
 func.func @negative_already_split(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
                                   %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
                                   %scale: f32)
-    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16, causal_split = true>} {
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16, mask_split = true>} {
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
   %zero = arith.constant dense<0.0> : tensor<16xf32>
@@ -291,7 +372,7 @@ func.func @row_offset_in_loop(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?
   scf.for %j = %c0 to %n step %c1 {
     %col = arith.muli %j, %c16 : index
     %row = arith.addi %col, %c16 : index
-    // expected-error @+1 {{tile-causal-split: expects the row offset of the causal mask to be defined outside the loop}}
+    // expected-error @+1 {{tile-mask-split: expects the row offset of the causal mask to be defined outside the loop}}
     %vis = tile.causal_mask %row, %col : tensor<16x16xi1>
   }
   return
@@ -309,7 +390,7 @@ func.func @column_not_block(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x1
   %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
   scf.for %j = %c0 to %seq_k step %c1 {
     %col = arith.muli %j, %c32 : index
-    // expected-error @+1 {{tile-causal-split: expects the column offset of the causal mask to be the induction variable times 16}}
+    // expected-error @+1 {{tile-mask-split: expects the column offset of the keys to be the induction variable times 16}}
     %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
   }
   return
@@ -325,7 +406,7 @@ func.func @step_not_one(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf1
   %c2 = arith.constant 2 : index
   %c16 = arith.constant 16 : index
   %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
-  // expected-error @+1 {{tile-causal-split: expects the loop around the causal mask to start at 0 with step 1}}
+  // expected-error @+1 {{tile-mask-split: expects the masked K/V loop to start at 0 with step 1}}
   scf.for %j = %c0 to %seq_k step %c2 {
     %col = arith.muli %j, %c16 : index
     %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
@@ -346,7 +427,7 @@ func.func @two_causal_masks(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x1
   scf.for %j = %c0 to %seq_k step %c1 {
     %col = arith.muli %j, %c16 : index
     %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
-    // expected-error @+1 {{tile-causal-split: expects one causal mask per loop, found a second one}}
+    // expected-error @+1 {{tile-mask-split: expects one causal mask per loop, found a second one}}
     %vis2 = tile.causal_mask %c16, %col : tensor<16x16xi1>
   }
   return
@@ -365,7 +446,7 @@ func.func @bounds_mask_rank_2(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?
   %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
   scf.for %j = %c0 to %seq_k step %c1 {
     %col = arith.muli %j, %c16 : index
-    // expected-error @+1 {{tile-causal-split: expects a bounds mask in the loop to be rank 1 over the 16 keys of the block, at the causal mask's column offset, with a limit defined outside the loop}}
+    // expected-error @+1 {{tile-mask-split: expects a bounds mask in the loop to be rank 1 over the 16 keys of the block, at the keys' column offset, with a limit defined outside the loop}}
     %in = tile.bounds_mask offsets(%c0, %col) limits(%seq_q, %seq_k) : tensor<16x16xi1>
     %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
   }
