@@ -3,8 +3,8 @@
 
     python3 bench/ab_libraries.py LIB_A LIB_B [...]   (env: SS=1024,4096  CAUSAL=1,0  BOTH=1)
 
-For each case (f16, or f16 and bf16 with BOTH=1; causal as in CAUSAL; D 64
-and 128; S in SS), every library is timed in turn, 5 rounds; each timing is
+For each case (f16, or f16 and bf16 with BOTH=1; D 64 and 128; causal as
+in CAUSAL; S in SS), every library is timed in turn, 5 rounds; each timing is
 the median of 30 back-to-back CUDA-event runs after 5 warm-up runs
 (common.time_fn). Prints the median over rounds, the ratio to the first
 library and the spread between rounds. B*S = 16384, H*D = 2048, random
@@ -14,7 +14,7 @@ import os
 import statistics
 import sys
 
-from common import median_ms
+from common import grid_cases, median_ms
 import torch
 from tiled_attn import KernelLibrary, sdpa
 
@@ -28,23 +28,17 @@ def main(paths):
     dtypes = [torch.float16, torch.bfloat16] if os.environ.get("BOTH") else [torch.float16]
     seqs = [int(s) for s in os.environ.get("SS", "1024,4096,8192,16384").split(",")]
     causals = [int(c) for c in os.environ.get("CAUSAL", "1,0").split(",")]
-    for dt in dtypes:
-        for causal in causals:
-            for d in (64, 128):
-                for s in seqs:
-                    h, b = 2048 // d, max(1, 16384 // s)
-                    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dt) for _ in range(3))
-                    flops = 4 * b * h * s * s * d / (2 if causal else 1)
-                    res = {n: [] for n in libs}
-                    for _ in range(5):
-                        for n, lib in libs.items():
-                            ms = median_ms(lambda: sdpa(q, k, v, causal=bool(causal), library=lib), 5, 30)
-                            res[n].append(flops / ms / 1e9)
-                    med = {n: statistics.median(x) for n, x in res.items()}
-                    base = next(iter(med.values()))
-                    print(f"{str(dt)[6:]} D={d} S={s} causal={causal}  " + "  ".join(
-                        f"{n}={m:.0f} ({m / base:.3f}, spread {max(res[n]) - min(res[n]):.0f})"
-                        for n, m in med.items()), flush=True)
+    for dt, d, causal, s, q, k, v, flops in grid_cases(dtypes, (64, 128), causals, seqs):
+        res = {n: [] for n in libs}
+        for _ in range(5):
+            for n, lib in libs.items():
+                ms = median_ms(lambda: sdpa(q, k, v, causal=bool(causal), library=lib), 5, 30)
+                res[n].append(flops / ms / 1e9)
+        med = {n: statistics.median(x) for n, x in res.items()}
+        base = next(iter(med.values()))
+        print(f"{str(dt)[6:]} D={d} S={s} causal={causal}  " + "  ".join(
+            f"{n}={m:.0f} ({m / base:.3f}, spread {max(res[n]) - min(res[n]):.0f})"
+            for n, m in med.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,20 @@ def median_ms(fn, warmup=5, reps=30):
     return time_fn(lambda: fn(), [()], warmup, reps, _CYCLES_PER_MS[0])[0]
 
 
+def grid_cases(dtypes, head_dims, causals, seqs):
+    """The benchmark grid (B*S = 16384 tokens, H*D = 2048): yields
+    (dtype, D, causal, S, q, k, v, flops) on fresh random normal inputs;
+    causal counts half the FLOPs."""
+    for dt in dtypes:
+        for d in head_dims:
+            for causal in causals:
+                for s in seqs:
+                    h, b = 2048 // d, max(1, 16384 // s)
+                    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dt) for _ in range(3))
+                    flops = 4 * b * h * s * s * d / (2 if causal else 1)
+                    yield dt, d, causal, s, q, k, v, flops
+
+
 def reference(q, k, v, causal):
     """softmax(q k^T / sqrt(D) [+ top-left causal mask]) v in float64."""
     s = q.double() @ k.double().transpose(-1, -2) / math.sqrt(q.shape[-1])

@@ -9,7 +9,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from common import median_ms, reference, rel_l2
+from common import grid_cases, median_ms, reference, rel_l2
 from tiled_attn import KernelLibrary, sdpa
 
 libs = {os.path.basename(p.rstrip("/")): KernelLibrary.load(p) for p in sys.argv[1:]}
@@ -27,15 +27,11 @@ for name, lib in libs.items():
                         bad += 1
                         print("BAD", name, dt, D, causal, S, e, te)
 print("correctness failures:", bad)
-for dt in (torch.float16, torch.bfloat16):
-    for D in (64, 128):
-        for causal in (False, True):
-            S = 4096; H = 2048 // D; B = 16384 // S
-            q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dt) for _ in range(3))
-            flops = 4 * B * H * S * S * D / (2 if causal else 1)
-            row = [f"{str(dt)[6:]} D={D} c={int(causal)}"]
-            for name, lib in libs.items():
-                t = median_ms(lambda: sdpa(q, k, v, causal=causal, library=lib), 3, 20)
-                row.append(f"{name}={flops/t/1e9:.0f}")
-            print("  ".join(row))
+for dt, D, causal, S, q, k, v, flops in grid_cases(
+        (torch.float16, torch.bfloat16), (64, 128), (False, True), (4096,)):
+    row = [f"{str(dt)[6:]} D={D} c={int(causal)}"]
+    for name, lib in libs.items():
+        t = median_ms(lambda: sdpa(q, k, v, causal=causal, library=lib), 3, 20)
+        row.append(f"{name}={flops/t/1e9:.0f}")
+    print("  ".join(row))
 sys.exit(1 if bad else 0)

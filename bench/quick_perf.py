@@ -3,17 +3,13 @@ bench_sdpa.py). Median of CUDA-event timings after warm-up."""
 import torch
 import torch.nn.functional as F
 
-from common import median_ms
+from common import grid_cases, median_ms
 from tiled_attn import sdpa
 
 print(torch.cuda.get_device_name())
-for dt in (torch.float16, torch.bfloat16):
-    for D in (64, 128):
-        for causal in (False, True):
-            S = 4096; H = 2048 // D; B = 16384 // S
-            q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dt) for _ in range(3))
-            flops = 4 * B * H * S * S * D / (2 if causal else 1)
-            t1 = median_ms(lambda: sdpa(q, k, v, causal=causal))
-            t2 = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-            print(f"{str(dt)[6:]:8} D={D} causal={int(causal)} S={S}: "
-                  f"tiled-attn {flops/t1/1e9:6.1f} TFLOP/s  torch {flops/t2/1e9:6.1f}")
+for dt, D, causal, S, q, k, v, flops in grid_cases(
+        (torch.float16, torch.bfloat16), (64, 128), (False, True), (4096,)):
+    t1 = median_ms(lambda: sdpa(q, k, v, causal=causal))
+    t2 = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+    print(f"{str(dt)[6:]:8} D={D} causal={int(causal)} S={S}: "
+          f"tiled-attn {flops/t1/1e9:6.1f} TFLOP/s  torch {flops/t2/1e9:6.1f}")
