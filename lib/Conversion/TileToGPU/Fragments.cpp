@@ -17,6 +17,10 @@ using namespace mlir;
 using namespace tiled_attn;
 using namespace tiled_attn::tile;
 
+Value tiled_attn::cIdx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
 Fragment Fragment::get(RankedTensorType type) {
   auto layout = cast<LayoutAttr>(type.getEncoding());
   Fragment f{layout.getKind(), layout.getWarps()};
@@ -149,17 +153,16 @@ Value tiled_attn::loadOperandA(OpBuilder &b, Location loc, Value buffer,
   // Lane l addresses row l % 16 and column 8 * (l / 16) of the 16x16 piece
   // at (warp rows + 16 * mTile, 16 * kStep).
   LaneCoords lc(b, loc);
-  auto cIdx = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  Value laneRow = arith::RemUIOp::create(b, loc, lc.lane, cIdx(16));
+  Value laneRow = arith::RemUIOp::create(b, loc, lc.lane, cIdx(b, loc, 16));
   Value laneCol = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, lc.lane, cIdx(16)), cIdx(8));
-  Value warpRow = arith::MulIOp::create(b, loc, lc.warp, cIdx(frag.rowsPerWarp));
+      b, loc, arith::DivUIOp::create(b, loc, lc.lane, cIdx(b, loc, 16)),
+      cIdx(b, loc, 8));
+  Value warpRow =
+      arith::MulIOp::create(b, loc, lc.warp, cIdx(b, loc, frag.rowsPerWarp));
   Value row = arith::AddIOp::create(
       b, loc, arith::AddIOp::create(b, loc, warpRow, laneRow),
-      cIdx(mTile * 16));
-  Value col = arith::AddIOp::create(b, loc, laneCol, cIdx(kStep * 16));
+      cIdx(b, loc, mTile * 16));
+  Value col = arith::AddIOp::create(b, loc, laneCol, cIdx(b, loc, kStep * 16));
   Value piece = nvgpu::LdMatrixOp::create(
       b, loc, VectorType::get({4, 2}, elementType), buffer,
       ValueRange{row, col}, b.getBoolAttr(false), b.getI32IntegerAttr(4));

@@ -29,10 +29,6 @@ using namespace tiled_attn::tile;
 
 namespace {
 
-Value cIdx(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
 /// Issues the copy of the `rows x cols` block of `view` at tile indices
 /// `indices` into `buffer`, all threads together, as one cp.async group;
 /// returns the group's token. Nobody waits here. Unless the block is known

@@ -59,10 +59,6 @@ Value mmaSyncBF16(OpBuilder &b, Location loc, Value a8, Value bFrag, Value c4) {
   return vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32), out);
 }
 
-Value cIdx(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
 struct MmaToGPU final : OpConversionPattern<MmaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult

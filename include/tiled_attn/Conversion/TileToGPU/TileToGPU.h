@@ -53,6 +53,9 @@ public:
 mlir::MemRefType getSharedBufferType(int64_t rows, int64_t cols,
                                      mlir::Type elementType);
 
+/// An `index` constant (the lowering's shorthand for arith.constant).
+mlir::Value cIdx(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+
 /// Per-lane coordinates, computed where they are needed (CSE merges them).
 struct LaneCoords {
   mlir::Value tid, lane, warp, g, t;
