@@ -33,27 +33,32 @@ TARGETS=(
 # mask only their diagonal blocks, and D=64 non-causal kernels only the last,
 # partial key block (+5% on an H200; at D=128 non-causal it measured 1%
 # slower, and ptxas spills more, so those keep one masked loop).
-# Causal D=128 kernels start their longest programs first, 8 heads at a time
-# (tile-heavy-first): on an H200 that takes 2-5% off at S >= 4k; at D=64 it
-# measured neutral.
+# Causal kernels start their longest programs first (tile-heavy-first), 8
+# heads at a time at D=128 and 16 at D=64 (of 16 and 32 heads at H*D=2048),
+# and their K/V refills go right after the last read of the block they
+# replace (stages=2 refill-after-use). They write O through shared memory in
+# 16-byte row pieces (staged stores); the non-causal kernels, whose main
+# loop ptxas then spills, keep direct stores. Together: D=128 causal +10% at
+# S=4k and +4% at 16k, D=64 causal +3% at 4k (H200, bench/results/
+# schedules_nvidia-h200_2026-11-22.md, section 10).
 schedule_for() { # chip causal head_dim
   local s="exp2=1"
   if [ "$2" = 1 ]; then s="$s mask-split=1"; fi
   if [ "$1" = sm_80 ] && [ "$2" = 0 ] && [ "$3" = 64 ]; then
     s="$s mask-split=1"
   fi
-  if [ "$1" = sm_80 ] && [ "$2" = 1 ] && [ "$3" = 128 ]; then
-    s="$s heavy-first=1 heavy-first-heads=8"
-  fi
-  if [ "$1" = sm_80 ] && [ "$3" = 64 ]; then
+  if [ "$1" = sm_80 ] && [ "$2" = 1 ]; then
+    s="$s heavy-first=1 heavy-first-heads=$((1024 / $3)) stages=2 refill-after-use=1"
+  elif [ "$1" = sm_80 ] && [ "$3" = 64 ]; then
     s="$s stages=2 refill-after-use=1"
   fi
   echo "$s"
 }
-layout_flags_for() { # chip head_dim
+layout_flags_for() { # chip head_dim causal
   if [ "$1" = sm_80 ]; then
     echo "--block-m=128"
     if [ "$2" = 128 ]; then echo "--smem-lhs"; fi
+    if [ "$3" = 0 ]; then echo "--staged-stores=0"; fi
   else
     echo "--block-m=64"
   fi
@@ -68,7 +73,7 @@ for target in "${TARGETS[@]}"; do
         flags=(--chip="$chip" --dtype="$dtype" --head-dim="$d"
                --block-n=64 --warps=4
                --schedule="$(schedule_for "$chip" "$causal" "$d")"
-               $(layout_flags_for "$chip" "$d")
+               $(layout_flags_for "$chip" "$d" "$causal")
                --cubin="$cubins" --out-dir="$OUT_DIR")
         if [ "$causal" = 1 ]; then flags+=(--causal); fi
         "$COMPILE" "${flags[@]}"

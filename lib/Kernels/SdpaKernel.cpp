@@ -132,13 +132,16 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
             b, loc, ValueRange{softmax.getNewMax(), softmax.getNewSum(), acc});
       });
 
-  // O = acc / l, with 0 for rows that saw no key (l == 0).
-  Value sum =
-      BroadcastOp::create(b, loc, tensorTy({bm, d}, f32), loop.getResult(1), 1);
-  Value out = arith::DivFOp::create(b, loc, loop.getResult(2), sum);
+  // O = acc * (1 / l): one division per row, not per element (as
+  // FlashAttention-2 does), with 0 for rows that saw no key (l == 0).
+  Value sum = loop.getResult(1);
+  Value inv = arith::DivFOp::create(b, loc, splat({bm}, 1.0), sum);
   Value empty =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, initAcc);
-  out = arith::SelectOp::create(b, loc, empty, initAcc, out);
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, initSum);
+  inv = arith::SelectOp::create(b, loc, empty, initSum, inv);
+  Value out = arith::MulFOp::create(
+      b, loc, loop.getResult(2),
+      BroadcastOp::create(b, loc, tensorTy({bm, d}, f32), inv, 1));
   out = arith::TruncFOp::create(b, loc, tensorTy({bm, d}, elt), out);
   StoreOp::create(b, loc, out, o, ValueRange{batch, head, mBlk, c0},
                   /*mask=*/Value());

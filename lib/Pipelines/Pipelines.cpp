@@ -69,7 +69,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   pm.addNestedPass<func::FuncOp>(
       tile::createTileAssignLayoutsPass({options.warps, options.smemLhs}));
-  pm.addPass(createConvertTileToGPUPass());
+  pm.addPass(createConvertTileToGPUPass({options.stagedStores}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -53,7 +53,9 @@ DTYPES = ("f16", "bf16")
 CAUSAL_MODES = ("none", "top_left", "bottom_right")
 #: Alignment, in bytes, that a kernel needs of its base pointers and of every
 #: stride other than the unit one, unless its entry says otherwise
-#: (``"align_bytes"``): 16 bytes is one vectorized (``cp.async``) load.
+#: (``"align_bytes"``): 16 bytes is one vectorized load (``cp.async``) or
+#: store (the output leaves in 16-byte row pieces). It holds for the output
+#: that ``sdpa`` allocates.
 DEFAULT_ALIGN_BYTES = 16
 MAX_THREADS_PER_BLOCK = 1024
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional, Tuple
 
 from .abi import Memref, pack_params
 from .driver import get_driver
+from .errors import TiledAttnError
 from .manifest import KernelEntry, KernelLibrary, default_library
 from .validation import SdpaProblem, check_head_dim, copy_reason, validate_inputs
 
@@ -72,6 +73,9 @@ def sdpa(
     cc = torch.cuda.get_device_capability(device)
     entry = library.select(cc, problem.dtype, problem.head_dim, problem.causal_mode, kernel)
     grid = launch_grid(problem, entry)
+    reason = copy_reason(out, problem.itemsize, entry.align_bytes)
+    if reason is not None:  # the kernels write O in aligned 16-byte pieces
+        raise TiledAttnError(f"internal error: the output buffer cannot be written: {reason}")
     with torch.cuda.device(device):
         q, k, v = (_kernel_ready(t, problem, entry) for t in (q, k, v))
         _launch(entry, cc, device.index, grid, (q, k, v, out), problem.scale,

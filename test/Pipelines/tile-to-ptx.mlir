@@ -1,5 +1,6 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16" --tile-schedule --tile-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=BF16
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule --tile-to-ptx="chip=sm_80 staged-stores=0" | FileCheck %s --check-prefix=DIRECT
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=128" --tile-schedule --tile-to-ptx="chip=sm_80 warps=8" | FileCheck %s --check-prefix=WARPS8
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 causal=1" --tile-schedule="exp2=1 mask-split=1" --tile-to-ptx="chip=sm_90" | FileCheck %s --check-prefix=SM90
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_120a" | FileCheck %s --check-prefix=SM120A
@@ -34,6 +35,11 @@
 // exp2 = 1: one ex2.approx.ftz per probability (no denormal fix-up).
 // SM80-DAG: ex2.approx.ftz.f32
 // SM80-DAG: bar.sync
+// The staged store: O leaves in 16-byte pieces; every async copy has landed
+// before its staging buffer (over the loads' buffers) is written.
+// SM80-DAG: cp.async.wait_group \090;
+// SM80-DAG: st.global.v4.b32
+// SM80-NOT: st.global.b16
 // SM80-NOT: ldmatrix.sync.aligned.m8n8.x2
 // SM80-NOT: bf16
 
@@ -43,6 +49,12 @@
 // BF16-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // BF16-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // BF16-NOT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
+// Direct stores: each lane writes its pairs (with no alignment known beyond
+// the element's, as two 16-bit stores).
+// DIRECT: .entry sdpa_fwd(
+// DIRECT: st.global.b16
+// DIRECT-NOT: st.global.v4
 
 // WARPS8: .target sm_80
 // WARPS8-SAME: .maxntid 256, 1, 1

@@ -56,6 +56,11 @@ static cl::opt<bool>
             cl::desc("Read Q from shared memory at every k-step instead of "
                      "holding it in registers"),
             cl::init(false));
+static cl::opt<bool>
+    stagedStores("staged-stores",
+                 cl::desc("Write O through shared memory in 16-byte row "
+                          "pieces (default on)"),
+                 cl::init(true));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Options of the tile-schedule pipeline, e.g. "
@@ -176,6 +181,7 @@ int main(int argc, char **argv) {
   ptxOptions.chip = chip;
   ptxOptions.warps = warps;
   ptxOptions.smemLhs = smemLhs;
+  ptxOptions.stagedStores = stagedStores;
   PassManager gpuPm(&ctx), ptxPm(&ctx);
   buildTileToGPUPipeline(gpuPm, ptxOptions);
   buildGPUToPTXPipeline(ptxPm, ptxOptions);
@@ -236,6 +242,7 @@ int main(int argc, char **argv) {
                     {"block_n", sdpa.getBlockN()},
                     {"warps", int64_t(warps)},
                     {"smem_lhs", bool(smemLhs)},
+                    {"staged_stores", bool(stagedStores)},
                     {"stages", sdpa.getStages()},
                     {"refill_after_use", sdpa.getRefillAfterUse()},
                     {"mask_split", sdpa.getMaskSplit()},

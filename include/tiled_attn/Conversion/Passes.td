@@ -24,11 +24,18 @@ def ConvertTileToGPUPass : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     - `tile.mma` becomes `nvgpu.ldmatrix` of B fragments and
       `nvgpu.mma.sync` m16n8k16;
     - row reductions become quad shuffles (`gpu.shuffle xor`);
-    - stores write each lane's pairs under the view's bounds.
+    - stores go through a shared staging buffer and leave in coalesced
+      16-byte row pieces (`staged-stores`, the default), or write each
+      lane's pairs directly; both under the view's bounds.
 
     The kernel records its block size (`known_block_size`) and its shared
     memory bytes (`tile.shared_bytes`).
   }];
+  let options = [
+    Option<"stagedStores", "staged-stores", "bool", /*default=*/"true",
+           "Stage 16-bit tile stores in shared memory and write them out in "
+           "16-byte row pieces (rows must be 16-byte aligned, as for loads)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",

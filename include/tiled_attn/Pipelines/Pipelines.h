@@ -84,6 +84,11 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("Read Q from shared memory at every k-step instead of "
                      "holding it in registers (see tile-assign-layouts)"),
       llvm::cl::init(false)};
+  Option<bool> stagedStores{
+      *this, "staged-stores",
+      llvm::cl::desc("Write the output through shared memory in 16-byte row "
+                     "pieces (see convert-tile-to-gpu)"),
+      llvm::cl::init(true)};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level"),
                        llvm::cl::init(3)};

@@ -11,7 +11,9 @@
 // read into registers with ldmatrix; a shared tile stays in shared memory
 // for the mma that uses it, and its copy is waited for only just before that
 // use, so that the copies of loads issued together overlap the work between. A
-// store writes each lane's accumulator pairs under the view's bounds.
+// store with a staging buffer goes through shared memory and leaves in 16-byte
+// row pieces; one without writes each lane's accumulator pairs directly. Both
+// check the view's bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,7 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -225,6 +228,8 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
         op.getIndices().size() != 4)
       return op.emitError() << "GPU lowering: stores take an unmasked "
                                "accumulator tile into a rank-4 view";
+    if (op->hasAttr("tile.smem_offset"))
+      return storeThroughShared(op, adaptor, rewriter);
     Fragment frag = Fragment::get(type);
     LaneCoords lc(rewriter, loc);
     Value view = adaptor.getView();
@@ -259,6 +264,97 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
       vector::StoreOp::create(rewriter, loc, pair, view,
                               ValueRange{idx[0], idx[1], row, col});
     }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// The store of a tile that `convert-tile-to-gpu` gave a staging buffer:
+  /// each lane writes its accumulator pairs to shared memory, then the CTA
+  /// copies the tile out row by row in 16-byte vectors (the kernels' 16-byte
+  /// row alignment, as for the cp.async loads), each checked against the
+  /// view's bounds: coalesced 128-bit stores instead of one 32-bit (or, for
+  /// an unknown alignment, two 16-bit) store per pair.
+  LogicalResult
+  storeThroughShared(StoreOp op, OpAdaptor adaptor,
+                     ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    auto layout = cast<LayoutAttr>(type.getEncoding());
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    const int64_t vec = 8; // 16 bytes of f16 or bf16
+    int64_t threads = 32 * layout.getWarps();
+    if (type.getElementTypeBitWidth() != 16 || cols % vec ||
+        (rows * cols / vec) % threads)
+      return op.emitError() << "GPU lowering: a staged store takes a 16-bit "
+                               "tile that splits into the threads' 16-byte "
+                               "copies";
+    MemRefType bufferTy =
+        getSharedBufferType(rows, cols, type.getElementType());
+    Value buffer = sharedBuffer(rewriter, loc, op, Value(), bufferTy);
+    // The buffer may overlap the loads' buffers: let every copy land and
+    // every thread finish reading them.
+    NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
+    gpu::BarrierOp::create(rewriter, loc);
+    Fragment frag = Fragment::get(type);
+    LaneCoords lc(rewriter, loc);
+    Value row0 = lc.firstRow(rewriter, loc, frag, cIdx(rewriter, loc, 0));
+    Value col0 = lc.firstCol(rewriter, loc, cIdx(rewriter, loc, 0));
+    for (int64_t e = 0; e < frag.size(); e += 2) {
+      Value row = arith::AddIOp::create(rewriter, loc, row0,
+                                        cIdx(rewriter, loc, frag.rowOffset[e]));
+      Value col = arith::AddIOp::create(rewriter, loc, col0,
+                                        cIdx(rewriter, loc, frag.colOffset[e]));
+      vector::StoreOp::create(
+          rewriter, loc, extractRegisters(rewriter, loc, adaptor.getValue(), e, 2),
+          buffer, ValueRange{row, col}, /*nontemporal=*/false,
+          llvm::MaybeAlign(4));
+    }
+    gpu::BarrierOp::create(rewriter, loc);
+
+    Value view = adaptor.getView();
+    ValueRange idx = adaptor.getIndices();
+    Value seqLen = memref::DimOp::create(rewriter, loc, view, 2);
+    Value colLen = memref::DimOp::create(rewriter, loc, view, 3);
+    Value seq0 =
+        arith::MulIOp::create(rewriter, loc, idx[2], cIdx(rewriter, loc, rows));
+    Value colOrigin =
+        arith::MulIOp::create(rewriter, loc, idx[3], cIdx(rewriter, loc, cols));
+    int64_t chunksPerRow = cols / vec;
+    auto vecTy = VectorType::get({vec}, type.getElementType());
+    for (int64_t i = 0; i < rows * chunksPerRow / threads; ++i) {
+      Value chunk = arith::AddIOp::create(rewriter, loc, lc.tid,
+                                          cIdx(rewriter, loc, i * threads));
+      Value r = arith::DivUIOp::create(rewriter, loc, chunk,
+                                       cIdx(rewriter, loc, chunksPerRow));
+      Value c = arith::MulIOp::create(
+          rewriter, loc,
+          arith::RemUIOp::create(rewriter, loc, chunk,
+                                 cIdx(rewriter, loc, chunksPerRow)),
+          cIdx(rewriter, loc, vec));
+      Value piece = vector::LoadOp::create(rewriter, loc, vecTy, buffer,
+                                           ValueRange{r, c},
+                                           /*nontemporal=*/false,
+                                           llvm::MaybeAlign(16));
+      Value seq = arith::AddIOp::create(rewriter, loc, seq0, r);
+      Value col = arith::AddIOp::create(rewriter, loc, colOrigin, c);
+      Value inRows = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::slt, seq, seqLen);
+      Value inCols = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sle,
+          arith::AddIOp::create(rewriter, loc, col, cIdx(rewriter, loc, vec)),
+          colLen);
+      auto ifOp = scf::IfOp::create(
+          rewriter, loc, arith::AndIOp::create(rewriter, loc, inRows, inCols),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      vector::StoreOp::create(rewriter, loc, piece, view,
+                              ValueRange{idx[0], idx[1], seq, col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+    // Whatever comes after may reuse the buffer once every thread has read it.
+    if (!op->getNextNode()->hasTrait<OpTrait::IsTerminator>())
+      gpu::BarrierOp::create(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }

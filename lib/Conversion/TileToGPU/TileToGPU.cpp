@@ -114,6 +114,47 @@ int64_t assignSharedBuffers(func::FuncOp func, int64_t stages) {
   return total;
 }
 
+/// Gives each store of a 16-bit accumulator tile a staging buffer in shared
+/// memory (see StoreToGPU), and returns the bytes it needs. The buffer starts
+/// at offset 0, over the loads' buffers (`loadBytes` of them), unless a tile
+/// that lives in shared memory is still read after the store; then it goes
+/// after them.
+int64_t assignStagingBuffers(func::FuncOp func, int64_t loadBytes) {
+  int64_t total = 0;
+  auto isShared = [](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    auto layout =
+        type ? dyn_cast_or_null<LayoutAttr>(type.getEncoding()) : nullptr;
+    return layout && layout.getKind() == LayoutKind::Shared;
+  };
+  func.walk([&](StoreOp store) {
+    auto type = cast<RankedTensorType>(store.getValue().getType());
+    auto layout = dyn_cast_or_null<LayoutAttr>(type.getEncoding());
+    int64_t threads = layout ? 32 * layout.getWarps() : 0;
+    if (!layout || layout.getKind() != LayoutKind::Acc ||
+        type.getElementTypeBitWidth() != 16 || type.getDimSize(1) % 8 ||
+        (type.getDimSize(0) * type.getDimSize(1) / 8) % threads)
+      return;
+    bool sharedLive = false;
+    Block *block = store->getBlock();
+    func.walk([&](Operation *op) {
+      Operation *user = block->findAncestorOpInBlock(*op);
+      if (user && store->isBeforeInBlock(user) &&
+          llvm::any_of(op->getOperands(), isShared))
+        sharedLive = true;
+    });
+    int64_t offset = sharedLive ? loadBytes : 0;
+    int64_t bytes = getSharedBufferType(type.getDimSize(0), type.getDimSize(1),
+                                        type.getElementType())
+                        .getNumElements() *
+                    2;
+    store->setAttr("tile.smem_offset",
+                   Builder(func.getContext()).getIndexAttr(offset));
+    total = std::max(total, offset + bytes);
+  });
+  return total;
+}
+
 /// For an mma whose shared operand a pipelined loop carries, the number of
 /// cp.async groups that may stay in flight when it reads the operand: the
 /// loads of its block issued after it, the blocks in between, and the loads
@@ -162,6 +203,7 @@ struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {
 
 struct ConvertTileToGPUPass final
     : tiled_attn::impl::ConvertTileToGPUPassBase<ConvertTileToGPUPass> {
+  using Base::Base;
   void runOnOperation() override;
 };
 
@@ -196,6 +238,9 @@ void ConvertTileToGPUPass::runOnOperation() {
       slots = stages - (sdpa.getRefillAfterUse() ? 1 : 0);
     }
     int64_t sharedBytes = assignSharedBuffers(func, slots);
+    if (stagedStores)
+      sharedBytes =
+          std::max(sharedBytes, assignStagingBuffers(func, sharedBytes));
     annotatePipelinedWaits(func, stages);
 
     SmallVector<Type> inputs;

@@ -1,12 +1,14 @@
-// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu="staged-stores=0" | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s --check-prefix=STAGED
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=GEN
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="mask-split=1" --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=SPLIT
 
 // Loads, stores, block ids and dims. A load is a cooperative cp.async copy
 // into dynamic shared memory (zero fill past the view's end), an A operand
-// is then read with ldmatrix.x4; a store writes each lane's pairs under the
-// view's bounds. With one warp, a 16x16 f16 block is 32 copies of 16 bytes:
-// one per thread.
+// is then read with ldmatrix.x4. A store (staged-stores=0) writes each
+// lane's pairs under the view's bounds; a staged store (the default) goes
+// through shared memory and leaves in 16-byte row pieces. With one warp, a
+// 16x16 f16 block is 32 copies of 16 bytes: one per thread.
 
 // CHECK: module attributes {gpu.container_module}
 // CHECK: gpu.module @tiled_attn
@@ -73,6 +75,31 @@
 // CHECK-NEXT: vector.store
 // CHECK-NOT: vector.store
 // CHECK: gpu.return
+
+// Staged: the buffer reuses Q's (offset 0; shared memory stays at two
+// buffers). Every copy lands and every thread is done with the loads'
+// buffers before the lanes write their pairs (4-byte aligned); then each
+// thread copies one 16-byte piece of a row out, under the view's bounds.
+// STAGED-LABEL: gpu.func @q_times_k_blocks(
+// STAGED-SAME: %[[O:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>) kernel
+// STAGED-SAME: tile.shared_bytes = 1536 : i64
+// STAGED: scf.yield
+// STAGED: %[[OUT:.*]] = arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// STAGED: %[[BUF:.*]] = memref.view %{{.*}}[%[[C0:.*]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// STAGED-NEXT: nvvm.cp.async.wait.group 0
+// STAGED-NEXT: gpu.barrier
+// STAGED-COUNT-4: vector.store %{{.*}}, %[[BUF]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<16x24xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// STAGED-NEXT: gpu.barrier
+// STAGED: %[[SO:.*]] = memref.dim %[[O]], %{{.*}}
+// STAGED: %[[PIECE:.*]] = vector.load %[[BUF]][%[[R:.*]], %[[C:.*]]] {alignment = 16 : i64} : memref<16x24xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// STAGED: %[[IN_ROWS:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[SO]] : index
+// STAGED: %[[IN:.*]] = arith.andi %[[IN_ROWS]], %{{.*}} : i1
+// STAGED-NEXT: scf.if %[[IN]] {
+// STAGED-NEXT: vector.store %[[PIECE]], %[[O]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xf16>
+// STAGED-NEXT: }
+// STAGED-NOT: vector.store
+// STAGED-NOT: gpu.barrier
+// STAGED: gpu.return
 func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
                             %k: !tile.view<?x?x?x16xf16>,
                             %o: !tile.view<?x?x?x16xf16>) {
@@ -130,7 +157,11 @@ func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
 // GEN-NEXT: gpu.barrier
 // GEN: nvgpu.mma.sync
 // GEN: scf.yield
-// GEN-COUNT-16: vector.store
+// The staged store: 16 pairs per lane into shared memory, then four 16-byte
+// pieces per thread (64 rows x 8 pieces over 128 threads).
+// GEN: nvvm.cp.async.wait.group 0
+// GEN-COUNT-16: vector.store %{{.*}} {alignment = 4 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// GEN-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xf16>
 // GEN-NOT: vector.store
 
 // The loops of a mask split run one after the other: their K and V loads
@@ -158,3 +189,50 @@ func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
 // SPLIT: memref.view %{{.*}}[%[[C18432]]][]
 // SPLIT: nvgpu.device_async_copy {{.*}}], 8, %{{.*}} {bypassL1}
 // SPLIT: scf.yield
+
+// -----
+
+// A tile that lives in shared memory (K, an mma operand) is read again after
+// the first store: that store's buffer goes after the loads' (offset 1536,
+// 2304 bytes in all) and a barrier follows its reads. The last store reuses
+// offset 0 and needs no barrier before the return.
+
+// STAGED-LABEL: gpu.func @shared_tile_read_after_store(
+// STAGED-SAME: tile.shared_bytes = 2304 : i64
+// STAGED: %[[AFTER:.*]] = memref.view %{{.*}}[%c1536][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// STAGED-NEXT: nvvm.cp.async.wait.group 0
+// STAGED: vector.load %[[AFTER]]
+// STAGED: scf.if
+// STAGED-NEXT: vector.store %{{.*}} {alignment = 16 : i64}
+// STAGED-NEXT: }
+// STAGED-NEXT: gpu.barrier
+// STAGED: nvgpu.mma.sync
+// STAGED: %[[AT0:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// STAGED-NEXT: nvvm.cp.async.wait.group 0
+// STAGED: vector.load %[[AT0]]
+// STAGED: scf.if
+// STAGED-NEXT: vector.store %{{.*}} {alignment = 16 : i64}
+// STAGED-NEXT: }
+// STAGED-NEXT: gpu.return
+func.func @shared_tile_read_after_store(%q: !tile.view<?x?x?x16xf16>,
+                                        %k: !tile.view<?x?x?x16xf16>,
+                                        %o: !tile.view<?x?x?x16xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %qt, %kt, %zero
+      : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  %sh = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xf16>
+  tile.store %sh, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
+  %s2 = tile.mma %qt, %kt, %s
+      : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  %sh2 = arith.truncf %s2 : tensor<16x16xf32> to tensor<16x16xf16>
+  tile.store %sh2, %o[%c0, %c0, %c1, %c0]
+      : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}

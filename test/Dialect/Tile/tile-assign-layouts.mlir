@@ -231,8 +231,9 @@ func.func @negative_rows_not_divisible(%q: !tile.view<?x?x?x16xf16>,
 
 // -----
 
-// The generated kernel with BLOCK_M = 16 fails the same way.
-// ROWS: error: tile-assign-layouts: a tile of shape 'tensor<16x{{.*}}' in the '{{.*}}' layout with 4 warps needs rows a multiple of 16 x warps
+// The generated kernel with BLOCK_M = 16 fails the same way (first on one of
+// its 16-row tiles or row vectors).
+// ROWS: error: tile-assign-layouts: a tile of shape 'tensor<16{{.*}}' in the '{{.*}}' layout with 4 warps needs {{.*}}a multiple of 16 x warps
 
 // A Q tile that is both an mma operand and stored.
 
