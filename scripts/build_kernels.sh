@@ -36,11 +36,11 @@ TARGETS=(
 # Causal kernels start their longest programs first (tile-heavy-first), 8
 # heads at a time at D=128 and 16 at D=64 (of 16 and 32 heads at H*D=2048),
 # and their K/V refills go right after the last read of the block they
-# replace (stages=2 refill-after-use). They write O through shared memory in
-# 16-byte row pieces (staged stores); the non-causal kernels, whose main
-# loop ptxas then spills, keep direct stores. Together: D=128 causal +10% at
-# S=4k and +4% at 16k, D=64 causal +3% at 4k (H200, bench/results/
-# schedules_nvidia-h200_2026-11-22.md, section 10).
+# replace (stages=2 refill-after-use). Kernels write O through shared memory
+# in 16-byte row pieces (staged stores), except D=128 non-causal, whose main
+# loop ptxas then spills (-8%). Together, at S=4k: D=128 causal +13%, D=64
+# causal +7% (H200, bench/results/schedules_nvidia-h200_2026-11-22.md,
+# section 10).
 schedule_for() { # chip causal head_dim
   local s="exp2=1"
   if [ "$2" = 1 ]; then s="$s mask-split=1"; fi
@@ -58,7 +58,7 @@ layout_flags_for() { # chip head_dim causal
   if [ "$1" = sm_80 ]; then
     echo "--block-m=128"
     if [ "$2" = 128 ]; then echo "--smem-lhs"; fi
-    if [ "$3" = 0 ]; then echo "--staged-stores=0"; fi
+    if [ "$2" = 128 ] && [ "$3" = 0 ]; then echo "--staged-stores=0"; fi
   else
     echo "--block-m=64"
   fi

@@ -39,6 +39,8 @@
 // before its staging buffer (over the loads' buffers) is written.
 // SM80-DAG: cp.async.wait_group \090;
 // SM80-DAG: st.global.v4.b32
+// Each warp reads back only the rows it staged: a warp barrier.
+// SM80-DAG: bar.warp.sync
 // SM80-NOT: st.global.b16
 // SM80-NOT: ldmatrix.sync.aligned.m8n8.x2
 // SM80-NOT: bf16

@@ -269,25 +269,29 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
   }
 
   /// The store of a tile that `convert-tile-to-gpu` gave a staging buffer:
-  /// each lane writes its accumulator pairs to shared memory, then the CTA
-  /// copies the tile out row by row in 16-byte vectors (the kernels' 16-byte
-  /// row alignment, as for the cp.async loads), each checked against the
-  /// view's bounds: coalesced 128-bit stores instead of one 32-bit (or, for
-  /// an unknown alignment, two 16-bit) store per pair.
+  /// each lane writes its accumulator pairs to shared memory, then each warp
+  /// copies its own rows out in 16-byte vectors (the kernels' 16-byte row
+  /// alignment, as for the cp.async loads), each checked against the view's
+  /// bounds: coalesced 128-bit stores instead of one 32-bit (or, for an
+  /// unknown alignment, two 16-bit) store per pair. A warp reads back only
+  /// what it wrote, so a warp barrier orders the two. (The copy-out is
+  /// indexed by warp and lane, not by thread as the loads' copies are: LLVM
+  /// would otherwise reuse the Q copy's addresses and keep them live through
+  /// the K/V loop.)
   LogicalResult
   storeThroughShared(StoreOp op, OpAdaptor adaptor,
                      ConversionPatternRewriter &rewriter) const {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getValue().getType());
-    auto layout = cast<LayoutAttr>(type.getEncoding());
     int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
     const int64_t vec = 8; // 16 bytes of f16 or bf16
-    int64_t threads = 32 * layout.getWarps();
+    Fragment frag = Fragment::get(type);
+    int64_t chunksPerRow = cols / vec;
     if (type.getElementTypeBitWidth() != 16 || cols % vec ||
-        (rows * cols / vec) % threads)
+        (frag.rowsPerWarp * chunksPerRow) % 32)
       return op.emitError() << "GPU lowering: a staged store takes a 16-bit "
-                               "tile that splits into the threads' 16-byte "
-                               "copies";
+                               "tile whose warps' rows split into 16-byte "
+                               "pieces, a whole number per lane";
     MemRefType bufferTy =
         getSharedBufferType(rows, cols, type.getElementType());
     Value buffer = sharedBuffer(rewriter, loc, op, Value(), bufferTy);
@@ -295,7 +299,6 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
     // every thread finish reading them.
     NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
     gpu::BarrierOp::create(rewriter, loc);
-    Fragment frag = Fragment::get(type);
     LaneCoords lc(rewriter, loc);
     Value row0 = lc.firstRow(rewriter, loc, frag, cIdx(rewriter, loc, 0));
     Value col0 = lc.firstCol(rewriter, loc, cIdx(rewriter, loc, 0));
@@ -309,7 +312,8 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
           buffer, ValueRange{row, col}, /*nontemporal=*/false,
           llvm::MaybeAlign(4));
     }
-    gpu::BarrierOp::create(rewriter, loc);
+    NVVM::SyncWarpOp::create(rewriter, loc,
+                             arith::ConstantIntOp::create(rewriter, loc, -1, 32));
 
     Value view = adaptor.getView();
     ValueRange idx = adaptor.getIndices();
@@ -319,13 +323,16 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
         arith::MulIOp::create(rewriter, loc, idx[2], cIdx(rewriter, loc, rows));
     Value colOrigin =
         arith::MulIOp::create(rewriter, loc, idx[3], cIdx(rewriter, loc, cols));
-    int64_t chunksPerRow = cols / vec;
     auto vecTy = VectorType::get({vec}, type.getElementType());
-    for (int64_t i = 0; i < rows * chunksPerRow / threads; ++i) {
-      Value chunk = arith::AddIOp::create(rewriter, loc, lc.tid,
-                                          cIdx(rewriter, loc, i * threads));
-      Value r = arith::DivUIOp::create(rewriter, loc, chunk,
-                                       cIdx(rewriter, loc, chunksPerRow));
+    Value warpRow0 = arith::MulIOp::create(
+        rewriter, loc, lc.warp, cIdx(rewriter, loc, frag.rowsPerWarp));
+    for (int64_t i = 0; i < frag.rowsPerWarp * chunksPerRow / 32; ++i) {
+      Value chunk = arith::AddIOp::create(rewriter, loc, lc.lane,
+                                          cIdx(rewriter, loc, i * 32));
+      Value r = arith::AddIOp::create(
+          rewriter, loc, warpRow0,
+          arith::DivUIOp::create(rewriter, loc, chunk,
+                                 cIdx(rewriter, loc, chunksPerRow)));
       Value c = arith::MulIOp::create(
           rewriter, loc,
           arith::RemUIOp::create(rewriter, loc, chunk,

@@ -130,10 +130,9 @@ int64_t assignStagingBuffers(func::FuncOp func, int64_t loadBytes) {
   func.walk([&](StoreOp store) {
     auto type = cast<RankedTensorType>(store.getValue().getType());
     auto layout = dyn_cast_or_null<LayoutAttr>(type.getEncoding());
-    int64_t threads = layout ? 32 * layout.getWarps() : 0;
     if (!layout || layout.getKind() != LayoutKind::Acc ||
         type.getElementTypeBitWidth() != 16 || type.getDimSize(1) % 8 ||
-        (type.getDimSize(0) * type.getDimSize(1) / 8) % threads)
+        (Fragment::get(type).rowsPerWarp * type.getDimSize(1) / 8) % 32)
       return;
     bool sharedLive = false;
     Block *block = store->getBlock();

@@ -79,7 +79,8 @@
 // Staged: the buffer reuses Q's (offset 0; shared memory stays at two
 // buffers). Every copy lands and every thread is done with the loads'
 // buffers before the lanes write their pairs (4-byte aligned); then each
-// thread copies one 16-byte piece of a row out, under the view's bounds.
+// warp copies its own rows out (a warp barrier between), here one 16-byte
+// piece per lane, under the view's bounds.
 // STAGED-LABEL: gpu.func @q_times_k_blocks(
 // STAGED-SAME: %[[O:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>) kernel
 // STAGED-SAME: tile.shared_bytes = 1536 : i64
@@ -89,7 +90,7 @@
 // STAGED-NEXT: nvvm.cp.async.wait.group 0
 // STAGED-NEXT: gpu.barrier
 // STAGED-COUNT-4: vector.store %{{.*}}, %[[BUF]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<16x24xf16, #gpu.address_space<workgroup>>, vector<2xf16>
-// STAGED-NEXT: gpu.barrier
+// STAGED-NEXT: nvvm.bar.warp.sync
 // STAGED: %[[SO:.*]] = memref.dim %[[O]], %{{.*}}
 // STAGED: %[[PIECE:.*]] = vector.load %[[BUF]][%[[R:.*]], %[[C:.*]]] {alignment = 16 : i64} : memref<16x24xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // STAGED: %[[IN_ROWS:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[SO]] : index
@@ -158,9 +159,14 @@ func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
 // GEN: nvgpu.mma.sync
 // GEN: scf.yield
 // The staged store: 16 pairs per lane into shared memory, then four 16-byte
-// pieces per thread (64 rows x 8 pieces over 128 threads).
+// pieces per lane (each warp's 16 rows x 8 pieces over its 32 lanes): row
+// warp * 16 + (lane + 32 i) / 8.
 // GEN: nvvm.cp.async.wait.group 0
 // GEN-COUNT-16: vector.store %{{.*}} {alignment = 4 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// GEN-NEXT: nvvm.bar.warp.sync
+// GEN: %[[WROW:.*]] = arith.muli %{{.*}}, %c16 : index
+// GEN: %[[LROW:.*]] = arith.divui %{{.*}}, %c8 : index
+// GEN: arith.addi %[[WROW]], %[[LROW]] : index
 // GEN-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xf16>
 // GEN-NOT: vector.store
 
