@@ -2,6 +2,7 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s --check-prefix=STAGED
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=GEN
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="mask-split=1" --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=SPLIT
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="mask-split=1 stages=2" --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=CHAINED
 
 // Loads, stores, block ids and dims. A load is a cooperative cp.async copy
 // into dynamic shared memory (zero fill past the view's end), an A operand
@@ -242,3 +243,13 @@ func.func @shared_tile_read_after_store(%q: !tile.view<?x?x?x16xf16>,
       : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
   return
 }
+
+// Pipelined loops of a mask split (stages = 2) form one pipeline: the masked
+// loop starts with the shared buffers the unmasked loop leaves in flight,
+// with no copies in between.
+
+// CHAINED-LABEL: gpu.func @sdpa_fwd(
+// CHAINED: %[[FIRST:.*]]:5 = scf.for
+// CHAINED: scf.yield
+// CHAINED-NOT: nvgpu.device_async_copy
+// CHAINED: scf.for %{{.*}} iter_args(%{{.*}} = %[[FIRST]]#0, %{{.*}} = %[[FIRST]]#1, %{{.*}} = %[[FIRST]]#2, %{{.*}} = %[[FIRST]]#3, %{{.*}} = %[[FIRST]]#4) -> (vector<2xf32>, vector<2xf32>, vector<32xf32>, memref<64x72xf16, #gpu.address_space<workgroup>>, memref<64x72xf16, #gpu.address_space<workgroup>>)

@@ -522,3 +522,115 @@ func.func @negative_stages_1(%q: !tile.view<?x?x?x16xf16>,
 // GEN-AFTER2: %[[ACC1:.*]] = tile.mma %{{.*}}, %[[VJ]], %{{.*}}
 // GEN-AFTER2-NEXT: %[[V1:.*]] = tile.load
 // GEN-AFTER2-NEXT: scf.yield %{{.*}}, %{{.*}}, %[[ACC1]], %[[K1]], %[[V1]]
+
+// -----
+
+// Two loops over consecutive blocks (a mask split): the second starts where
+// the first ends, and the first provably ends at or after its start (its
+// bound is max(%m, lb)). The blocks the first leaves in flight start the
+// second: no second prologue, which would load them again.
+
+// CHECK-LABEL: func.func @chain_consecutive_loops
+// CHECK: %[[SPLIT:.*]] = arith.maxsi
+// CHECK: %[[K0:.*]] = tile.load
+// CHECK-NEXT: %[[R1:.*]]:2 = scf.for %{{.*}} = %{{.*}} to %[[SPLIT]] {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[K0]])
+// CHECK: scf.yield
+// CHECK-NOT: tile.load
+// CHECK: %[[R2:.*]]:2 = scf.for %{{.*}} = %[[SPLIT]] to %{{.*}} iter_args(%{{.*}} = %[[R1]]#0, %{{.*}} = %[[R1]]#1)
+
+// STAGES3-LABEL: func.func @chain_consecutive_loops
+// STAGES3: %[[R1:.*]]:3 = scf.for
+// STAGES3: scf.yield
+// STAGES3-NOT: tile.load
+// STAGES3: scf.for %{{.*}} iter_args(%{{.*}} = %[[R1]]#0, %{{.*}} = %[[R1]]#1, %{{.*}} = %[[R1]]#2)
+
+// AFTER2-LABEL: func.func @chain_consecutive_loops
+// AFTER2: %[[R1:.*]]:2 = scf.for
+// AFTER2: scf.yield
+// AFTER2-NOT: tile.load
+// AFTER2: scf.for %{{.*}} iter_args(%{{.*}} = %[[R1]]#0, %{{.*}} = %[[R1]]#1)
+func.func @chain_consecutive_loops(%k: !tile.view<?x?x16xf16>,
+                                   %q: tensor<16x16xf16>, %h: index,
+                                   %m: index, %n: index) -> tensor<16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %split = arith.maxsi %m, %c0 : index
+  %r1 = scf.for %j = %c0 to %split step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%h, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  %r2 = scf.for %j = %split to %n step %c1 iter_args(%acc = %r1)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%h, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  return %r2 : tensor<16x16xf32>
+}
+
+// -----
+
+// Not chained: the first loop may end before it starts (%m < 0 runs no
+// iteration and leaves block 0 in flight, not block %m), and a loop over
+// another head's blocks is another stream. Both second loops keep their
+// prologue.
+
+// CHECK-LABEL: func.func @no_chain
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK: tile.load %{{.*}}[%{{.*}}, %[[M:[^,]*]], %{{.*}}]
+// CHECK-NEXT: scf.for %{{.*}} = %[[M]]
+// CHECK: scf.yield
+// CHECK: tile.load
+// CHECK-NEXT: scf.for
+// CHECK: scf.yield
+// CHECK: tile.load %{{.*}}[%[[H2:[^,]*]], %[[SPLIT:[^,]*]], %{{.*}}]
+// CHECK-NEXT: scf.for %{{.*}} = %[[SPLIT]]
+func.func @no_chain(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
+                    %h: index, %h2: index, %m: index,
+                    %n: index) -> tensor<16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %r1 = scf.for %j = %c0 to %m step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%h, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  %r2 = scf.for %j = %m to %n step %c1 iter_args(%acc = %r1)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%h, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  %split = arith.maxsi %n, %c0 : index
+  %r3 = scf.for %j = %c0 to %split step %c1 iter_args(%acc = %r2)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%h, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  %r4 = scf.for %j = %split to %n step %c1 iter_args(%acc = %r3)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%h2, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  return %r4 : tensor<16x16xf32>
+}

@@ -29,10 +29,14 @@ using namespace tiled_attn::tile;
 namespace {
 
 /// The load that stages `value` in shared memory: its definition, or, for a
-/// value a loop carries (software pipelining), the load that starts it.
+/// value a loop carries (software pipelining) or leaves (to the next loop of
+/// the same pipeline), the load that starts it.
 LoadOp stagingLoad(Value value) {
   if (auto load = value.getDefiningOp<LoadOp>())
     return load;
+  if (auto loop = value.getDefiningOp<scf::ForOp>())
+    return stagingLoad(
+        loop.getInitArgs()[cast<OpResult>(value).getResultNumber()]);
   auto arg = dyn_cast<BlockArgument>(value);
   auto loop =
       arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : nullptr;

@@ -26,6 +26,13 @@
 // guards, and loops shorter than the pipeline (empty ones included) compute
 // the same results, bit for bit.
 //
+// Loops that run one after the other over the same blocks (the two loops of
+// a mask split: the second starts where the first ends) form one pipeline:
+// the blocks the first loop leaves in flight, which are the second loop's
+// first blocks, start the second loop instead of a prologue that would load
+// them again (into the same shared buffers, racing with the copies still in
+// flight).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
@@ -149,8 +156,84 @@ Value cloneOutOfPlace(RewriterBase &rewriter, LoadOp load,
   return copy.getResult();
 }
 
+/// Whether `load` is a copy of `ref` for block `block`: the same view, tile
+/// type, transposition and padding; index `ivPos` is `block`, the others are
+/// `ref`'s.
+/// Whether two index values are the same value or equal constants.
+bool sameIndex(Value a, Value b) { return isEqualConstantIntOrValue(a, b); }
+
+bool isBlockOf(LoadOp load, LoadOp ref, unsigned ivPos, Value block) {
+  if (load.getView() != ref.getView() || load.getType() != ref.getType() ||
+      load.getTranspose() != ref.getTranspose() ||
+      load.getPad() != ref.getPad())
+    return false;
+  for (auto [q, pair] :
+       llvm::enumerate(llvm::zip_equal(load.getIndices(), ref.getIndices())))
+    if (!sameIndex(std::get<0>(pair), q == ivPos ? block : std::get<1>(pair)))
+      return false;
+  return true;
+}
+
+/// The pipelined loop that runs just before `loop` and ends where `loop`
+/// starts, if any: step 1 for both, nothing that writes memory in between,
+/// and an end provably at or after its start (ub = max(x, lb)), so that the
+/// blocks it leaves in flight are blocks ub, ub + 1, ..., even when it runs
+/// no iteration.
+scf::ForOp precedingPipeline(scf::ForOp loop) {
+  if (getConstantIntValue(loop.getStep()) != 1)
+    return nullptr;
+  for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode()) {
+    auto prev = dyn_cast<scf::ForOp>(op);
+    if (!prev) {
+      if (!isMemoryEffectFree(op) && !isa<LoadOp>(op))
+        return nullptr;
+      continue;
+    }
+    Value lb = prev.getLowerBound(), ub = prev.getUpperBound();
+    auto max = ub.getDefiningOp<arith::MaxSIOp>();
+    bool endsAfterStart =
+        sameIndex(ub, lb) ||
+        (max && (sameIndex(max.getLhs(), lb) || sameIndex(max.getRhs(), lb)));
+    if (!sameIndex(ub, loop.getLowerBound()) || !endsAfterStart ||
+        getConstantIntValue(prev.getStep()) != 1)
+      return nullptr;
+    return prev;
+  }
+  return nullptr;
+}
+
+/// The result of `prev` (pipelined with the same depth) that holds block
+/// `prev.ub + k` of `load`'s stream, or null when `prev` carries no such
+/// chain: an iter_arg started with block `prev.lb` of the stream, shifted
+/// through `depth` iter_args and refilled with block `iv + depth`.
+Value carriedBlock(scf::ForOp prev, LoadOp load, unsigned ivPos, int64_t k,
+                   int64_t depth) {
+  auto inits = prev.getInitArgs();
+  auto args = prev.getRegionIterArgs();
+  auto yielded = prev.getYieldedValues();
+  for (int64_t p = 0; p + depth <= static_cast<int64_t>(inits.size()); ++p) {
+    auto first = inits[p].getDefiningOp<LoadOp>();
+    if (!first || !isBlockOf(first, load, ivPos, prev.getLowerBound()))
+      continue;
+    bool chain = true;
+    for (int64_t j = 0; j + 1 < depth; ++j)
+      chain &= yielded[p + j] == args[p + j + 1];
+    auto refill = yielded[p + depth - 1].getDefiningOp<LoadOp>();
+    if (!chain || !refill)
+      continue;
+    auto ahead = refill.getIndices()[ivPos].getDefiningOp<arith::AddIOp>();
+    if (!ahead || ahead.getLhs() != prev.getInductionVar() ||
+        getConstantIntValue(ahead.getRhs()) != depth ||
+        !isBlockOf(refill, load, ivPos, ahead))
+      continue;
+    return prev.getResult(p + k);
+  }
+  return Value();
+}
+
 /// Keeps `stages - 1` blocks of each of `loads` in flight, carried in new
-/// iter_args of `loop` (oldest first, grouped by load).
+/// iter_args of `loop` (oldest first, grouped by load). Blocks that a
+/// preceding pipeline leaves in flight are taken from it.
 LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
                             ArrayRef<LoadOp> loads, int64_t stages,
                             bool refillAfterUse) {
@@ -161,13 +244,21 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
   // Prologue: blocks lb .. lb + (depth - 1) * step, in the order the first
   // iterations use them.
   rewriter.setInsertionPoint(loop);
+  scf::ForOp prev = precedingPipeline(loop);
   SmallVector<Value> inFlight(loads.size() * depth);
   for (int64_t k = 0; k < depth; ++k) {
     IRMapping blockK;
     blockK.map(
         iv, addSteps(rewriter, loc, loop.getLowerBound(), loop.getStep(), k));
-    for (auto [i, load] : llvm::enumerate(loads))
-      inFlight[i * depth + k] = cloneOutOfPlace(rewriter, load, blockK);
+    for (auto [i, constLoad] : llvm::enumerate(loads)) {
+      LoadOp load = constLoad;
+      unsigned ivPos = llvm::find(load.getIndices(), iv) -
+                       load.getIndices().begin();
+      Value carried =
+          prev ? carriedBlock(prev, load, ivPos, k, depth) : Value();
+      inFlight[i * depth + k] =
+          carried ? carried : cloneOutOfPlace(rewriter, load, blockK);
+    }
   }
   Value distance = scaleStep(rewriter, loc, loop.getStep(), depth);
 
