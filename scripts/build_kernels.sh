@@ -81,4 +81,5 @@ for target in "${TARGETS[@]}"; do
     done
   done
 done
+rm -f "$OUT_DIR/manifest.json.lock"
 echo "kernel library: $OUT_DIR ($(ls "$OUT_DIR"/*.ptx | wc -l) kernels)"

@@ -280,9 +280,21 @@ int main(int argc, char **argv) {
     entry["ptxas"] = std::move(reports);
   }
 
-  // Merge into manifest.json, replacing an entry of the same name.
+  // Merge into manifest.json, replacing an entry of the same name. Builds
+  // of several kernels into one library may run at once: each holds an
+  // exclusive lock on manifest.json.lock while it reads and rewrites.
   SmallString<128> manifestFile(outDir);
   llvm::sys::path::append(manifestFile, "manifest.json");
+  std::error_code lockError;
+  llvm::raw_fd_ostream lockFile((manifestFile + ".lock").str(), lockError,
+                                llvm::sys::fs::OF_Append);
+  if (lockError)
+    return fail("cannot open " + manifestFile + ".lock: " +
+                lockError.message());
+  auto locker = lockFile.lock();
+  if (!locker)
+    return fail("cannot lock " + manifestFile + ".lock: " +
+                llvm::toString(locker.takeError()));
   json::Object manifest{{"version", 1},
                         {"generator", "tiled-attn-compile"},
                         {"kernels", json::Array{}}};
