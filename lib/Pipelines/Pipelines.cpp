@@ -40,7 +40,8 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
     fpm.addPass(tile::createTileRetilePass(
         {/*blockM=*/options.blockM, /*blockN=*/options.blockN}));
   if (options.maskSplit)
-    fpm.addPass(tile::createTileMaskSplitPass({options.inBoundsLoads}));
+    fpm.addPass(tile::createTileMaskSplitPass(
+        {options.inBoundsLoads, options.maskGuard}));
   if (options.exp2)
     fpm.addPass(tile::createTileExp2Pass());
   if (options.lazyRescale)

@@ -70,6 +70,17 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=16 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split --tile-prefetch="stages=3" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+// Guard mode (one loop, masks under a branch), causal and not, with and
+// without prefetching.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=guard=1 -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=128 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=guard=1 --tile-prefetch="stages=2 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=64 block-n=32" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=guard=1 --tile-prefetch="stages=3" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 // Causal splits, pipelined as one: the masked loop starts with the blocks
 // the unmasked loop left in flight (tile-prefetch chains them).
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=128 block-n=64" -o %t.before.mlir

@@ -29,6 +29,12 @@ struct TileScheduleOptions
       llvm::cl::desc("Split K/V loops into unmasked and masked blocks and "
                      "skip the hidden causal ones (tile-mask-split)"),
       llvm::cl::init(false)};
+  Option<bool> maskGuard{
+      *this, "mask-guard",
+      llvm::cl::desc("With mask-split: keep one loop and apply the masks "
+                     "under a branch on the block index "
+                     "(tile-mask-split{guard})"),
+      llvm::cl::init(false)};
   Option<bool> inBoundsLoads{
       *this, "in-bounds-loads",
       llvm::cl::desc("With mask-split: the unmasked loop's K/V loads check "

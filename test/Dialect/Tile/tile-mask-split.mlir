@@ -1,4 +1,5 @@
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split=guard=1 | FileCheck %s --check-prefix=GUARD
 
 // Top-left, BLOCK_M = 32, BLOCK_N = 16. With row0 = m * 32:
 //   n_visible = clamp(ceildiv(row0 + 32, 16), 0, ub)
@@ -48,6 +49,31 @@
 // CHECK:           %[[X:.*]] = arith.select
 // CHECK:           tile.online_softmax %[[X]],
 // CHECK:         tile.broadcast %[[MASKED]]#1 along 1
+// Guard: one loop over the visible blocks; the masks and their select run
+// only for j >= n_full, under an scf.if whose else branch passes the scores
+// through. The loads keep their checks.
+// GUARD-LABEL: func.func @top_left
+// GUARD-SAME:    mask_split = true
+// GUARD:         %[[N_VISIBLE:.*]] = arith.maxsi
+// GUARD:         %[[N_FULL:.*]] = arith.maxsi
+// GUARD:         scf.for %[[J:.*]] = %{{.*}} to %[[N_VISIBLE]]
+// GUARD:           tile.load %{{.*}} pad(0.000000e+00) transpose :
+// GUARD:           %[[S:.*]] = tile.mma
+// GUARD:           %[[COL:.*]] = arith.muli %[[J]]
+// GUARD:           %[[PARTIAL:.*]] = arith.cmpi sge, %[[J]], %[[N_FULL]] : index
+// GUARD-NEXT:      %[[X:.*]] = scf.if %[[PARTIAL]] -> (tensor<32x16xf32>) {
+// GUARD-NEXT:        tile.bounds_mask offsets(%[[COL]])
+// GUARD-NEXT:        tile.broadcast
+// GUARD-NEXT:        tile.causal_mask
+// GUARD-NEXT:        arith.andi
+// GUARD-NEXT:        %[[M:.*]] = arith.select
+// GUARD-NEXT:        scf.yield %[[M]] : tensor<32x16xf32>
+// GUARD-NEXT:      } else {
+// GUARD-NEXT:        scf.yield %[[S]] : tensor<32x16xf32>
+// GUARD-NEXT:      }
+// GUARD-NEXT:      tile.online_softmax %[[X]],
+// GUARD-NOT:     scf.for
+// GUARD:         return
 func.func @top_left(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
                     %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
                     %scale: f32)

@@ -21,6 +21,11 @@
 // their views too: n_full also stays below floor(S / rows) of each such
 // view, and those loads are marked `in_bounds`.
 //
+// With `guard`, the loop stays one loop over [0, n_visible), and each
+// select that applies the masks runs only for j >= n_full, under an scf.if
+// (a uniform branch on the GPU); below n_full the scores pass unchanged.
+// The loop's code is not duplicated, but its loads keep their checks.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
@@ -146,9 +151,8 @@ FailureOr<MaskedLoop> matchMaskedLoop(scf::ForOp loop, CausalMaskOp causal) {
   return m;
 }
 
-/// Splits the loop of `m` at n_full and, with a causal mask, stops it at
-/// n_visible; `markInBounds` marks the unmasked loop's K/V loads.
-void splitLoop(MaskedLoop &m, bool markInBounds) {
+/// n_full and n_visible of the loop of `m`, built before the loop.
+std::pair<Value, Value> blockBounds(MaskedLoop &m) {
   scf::ForOp loop = m.loop;
   OpBuilder b(loop);
   Location loc = loop.getLoc();
@@ -186,6 +190,16 @@ void splitLoop(MaskedLoop &m, bool markInBounds) {
   }
   nFull = arith::MinSIOp::create(b, loc, nFull, nVisible);
   nFull = arith::MaxSIOp::create(b, loc, nFull, zero);
+  return {nFull, nVisible};
+}
+
+/// Splits the loop of `m` at n_full and, with a causal mask, stops it at
+/// n_visible; `markInBounds` marks the unmasked loop's K/V loads.
+void splitLoop(MaskedLoop &m, bool markInBounds) {
+  auto [nFull, nVisible] = blockBounds(m);
+  scf::ForOp loop = m.loop;
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
 
   // The unmasked loop: a copy whose masks are all true and whose row-block
   // loads are in bounds.
@@ -224,6 +238,94 @@ void splitLoop(MaskedLoop &m, bool markInBounds) {
   for (Operation *constant : allTrue)
     if (constant->use_empty())
       constant->erase();
+}
+
+/// The ops of `body` that compute the condition `cond` of a masking select
+/// from the masks of `m`, in body order; empty unless the condition is made
+/// of masks, broadcasts and `andi` alone (then it is all true wherever the
+/// masks are, and the select returns its true value).
+SmallVector<Operation *> maskCondition(MaskedLoop &m, Value cond) {
+  Block *body = m.loop.getBody();
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> work{cond};
+  bool sawMask = false;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body || slice.contains(def))
+      continue;
+    if (isa<BoundsMaskOp, CausalMaskOp>(def)) {
+      sawMask |= llvm::is_contained(m.keyBounds, def) ||
+                 def == m.causal.getOperation();
+      slice.insert(def);
+      continue;
+    }
+    if (!isa<BroadcastOp, arith::AndIOp>(def))
+      return {};
+    slice.insert(def);
+    llvm::append_range(work, def->getOperands());
+  }
+  if (!sawMask)
+    return {};
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  return ordered;
+}
+
+/// Keeps the loop of `m` whole, stops it at n_visible, and moves each select
+/// that applies the masks, with the ops that compute its condition, under
+/// `scf.if j >= n_full`; below n_full the if yields the unmasked scores.
+LogicalResult guardMasks(MaskedLoop &m) {
+  auto [nFull, nVisible] = blockBounds(m);
+  scf::ForOp loop = m.loop;
+  SmallVector<std::pair<arith::SelectOp, SmallVector<Operation *>>> guarded;
+  for (auto select : loop.getBody()->getOps<arith::SelectOp>()) {
+    SmallVector<Operation *> cond = maskCondition(m, select.getCondition());
+    if (!cond.empty())
+      guarded.emplace_back(select, std::move(cond));
+  }
+  // Every mask must end in such a select: its ops may have no other user.
+  llvm::SmallPtrSet<Operation *, 8> moved;
+  for (auto &[select, cond] : guarded) {
+    moved.insert(select);
+    moved.insert(cond.begin(), cond.end());
+  }
+  SmallVector<Operation *> masks(m.keyBounds.begin(), m.keyBounds.end());
+  if (m.causal)
+    masks.push_back(m.causal);
+  for (Operation *op : moved)
+    for (Operation *user : op->getUsers())
+      if (!moved.contains(user) && !isa<arith::SelectOp>(op))
+        return user->emitError()
+               << "tile-mask-split{guard}: expects the masks to be used only "
+                  "by selects that apply them";
+  for (Operation *mask : masks)
+    if (!moved.contains(mask))
+      return mask->emitError()
+             << "tile-mask-split{guard}: expects every mask to reach a select "
+                "through broadcasts and andi only";
+
+  loop.setUpperBound(nVisible);
+  for (auto &[select, cond] : guarded) {
+    OpBuilder b(select);
+    Location loc = select.getLoc();
+    Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                          loop.getInductionVar(), nFull);
+    auto ifOp = scf::IfOp::create(b, loc, select.getType(), partial,
+                                  /*withElseRegion=*/true);
+    Value unmasked = select.getTrueValue();
+    select.getResult().replaceAllUsesWith(ifOp.getResult(0));
+    OpBuilder thenB = ifOp.getThenBodyBuilder();
+    auto yield = scf::YieldOp::create(thenB, loc, select.getResult());
+    for (Operation *op : cond)
+      op->moveBefore(yield);
+    select->moveBefore(yield);
+    OpBuilder elseB = ifOp.getElseBodyBuilder();
+    scf::YieldOp::create(elseB, loc, unmasked);
+  }
+  return success();
 }
 
 struct TileMaskSplitPass final
@@ -272,8 +374,14 @@ struct TileMaskSplitPass final
     }
     if (matched.empty())
       return;
-    for (MaskedLoop &m : matched)
-      splitLoop(m, inBoundsLoads);
+    for (MaskedLoop &m : matched) {
+      if (!guard) {
+        splitLoop(m, inBoundsLoads);
+        continue;
+      }
+      if (failed(guardMasks(m)))
+        return signalPassFailure();
+    }
 
     func->setAttr(TileDialect::getSdpaAttrName(), sdpa.withMaskSplit());
   }

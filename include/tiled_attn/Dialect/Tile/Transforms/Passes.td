@@ -62,10 +62,19 @@ def TileMaskSplitPass : Pass<"tile-mask-split", "::mlir::func::FuncOp"> {
     Before: `scf.for %j = 0 to ceil(S_k / BN)` with the masks.
     After:  `scf.for %j = 0 to %n_full` (no mask), then
             `scf.for %j = %n_full to %n_visible` (masked).
+
+    With `guard`, the loop is not split: it runs over [0, %n_visible), and
+    each select that applies the masks (with the masks, broadcasts and
+    `andi`s that compute its condition) moves under
+    `scf.if %j >= %n_full`, whose else branch yields the unmasked scores.
+    The loop body is not duplicated (less code, fewer registers live), but
+    its K/V loads keep their bounds checks.
   }];
   let options = [
     Option<"inBoundsLoads", "in-bounds-loads", "bool", /*default=*/"true",
            "Mark the unmasked loop's K/V loads in_bounds">,
+    Option<"guard", "guard", "bool", /*default=*/"false",
+           "Keep one loop; apply the masks under scf.if j >= n_full">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
