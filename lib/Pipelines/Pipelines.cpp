@@ -45,7 +45,8 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
   if (options.exp2)
     fpm.addPass(tile::createTileExp2Pass());
   if (options.lazyRescale)
-    fpm.addPass(tile::createTileLazyRescalePass({options.lazyRescale}));
+    fpm.addPass(tile::createTileLazyRescalePass(
+        {options.lazyRescale, options.lazyRescaleGuard}));
   if (options.heavyFirst)
     fpm.addPass(tile::createTileHeavyFirstPass({options.heavyFirstHeads}));
   fpm.addPass(tile::createTileHoistInvariantsPass());
@@ -70,7 +71,8 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   pm.addNestedPass<func::FuncOp>(
       tile::createTileAssignLayoutsPass({options.warps, options.smemLhs}));
-  pm.addPass(createConvertTileToGPUPass({options.stagedStores}));
+  pm.addPass(createConvertTileToGPUPass(
+      {options.stagedStores, options.skipUnitRowScales}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

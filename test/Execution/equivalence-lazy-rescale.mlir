@@ -47,6 +47,13 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=1 --tile-exp2 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} --layout=bshd | FileCheck %s
 
+// Without the guard in the IR (the GPU lowering skips per warp instead), the
+// result is the same bit for bit: skipping acc * 1 changes nothing.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=32 block-n=16" --tile-exp2 -o %t.gen.mlir
+// RUN: tiled-attn-opt %t.gen.mlir --tile-lazy-rescale=threshold=4 -o %t.before.mlir
+// RUN: tiled-attn-opt %t.gen.mlir --tile-lazy-rescale="threshold=4 guard=0" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BITWISE
+
 // bf16, T = 1, 4 and 8.
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=1 -o %t.after.mlir
@@ -85,3 +92,6 @@
 // CHECK: Sq=37 Sk=100 {{.*}} PASS
 // CHECK: Sq=257 Sk=257 {{.*}} diff={{[1-9]}}{{.*}} PASS
 // CHECK: {{^}}5 passed, 0 failed
+
+// BITWISE-COUNT-5: diff=0.000e+00 (tol 0.0e+00) PASS
+// BITWISE: {{^}}5 passed, 0 failed

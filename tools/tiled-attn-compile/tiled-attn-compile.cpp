@@ -61,6 +61,10 @@ static cl::opt<bool>
                  cl::desc("Write O through shared memory in 16-byte row "
                           "pieces (default on)"),
                  cl::init(true));
+static cl::opt<bool> skipUnitRowScales(
+    "skip-unit-row-scales",
+    cl::desc("Skip the rescale of O in warps whose row maxima did not move"),
+    cl::init(false));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Options of the tile-schedule pipeline, e.g. "
@@ -182,6 +186,7 @@ int main(int argc, char **argv) {
   ptxOptions.warps = warps;
   ptxOptions.smemLhs = smemLhs;
   ptxOptions.stagedStores = stagedStores;
+  ptxOptions.skipUnitRowScales = skipUnitRowScales;
   PassManager gpuPm(&ctx), ptxPm(&ctx);
   buildTileToGPUPipeline(gpuPm, ptxOptions);
   buildGPUToPTXPipeline(ptxPm, ptxOptions);
@@ -243,6 +248,7 @@ int main(int argc, char **argv) {
                     {"warps", int64_t(warps)},
                     {"smem_lhs", bool(smemLhs)},
                     {"staged_stores", bool(stagedStores)},
+                    {"skip_unit_row_scales", bool(skipUnitRowScales)},
                     {"stages", sdpa.getStages()},
                     {"refill_after_use", sdpa.getRefillAfterUse()},
                     {"mask_split", sdpa.getMaskSplit()},

@@ -24,6 +24,9 @@ def ConvertTileToGPUPass : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     - `tile.mma` becomes `nvgpu.ldmatrix` of B fragments and
       `nvgpu.mma.sync` m16n8k16;
     - row reductions become quad shuffles (`gpu.shuffle xor`);
+    - with `skip-unit-row-scales`, the rescale of an accumulator by a row
+      vector (`acc * broadcast(alpha)`) sits under a warp vote: a warp whose
+      rows all have alpha == 1 skips it;
     - stores go through a shared staging buffer and leave in coalesced
       16-byte row pieces (`staged-stores`, the default), or write each
       lane's pairs directly; both under the view's bounds.
@@ -35,6 +38,10 @@ def ConvertTileToGPUPass : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     Option<"stagedStores", "staged-stores", "bool", /*default=*/"true",
            "Stage 16-bit tile stores in shared memory and write them out in "
            "16-byte row pieces (rows must be 16-byte aligned, as for loads)">,
+    Option<"skipUnitRowScales", "skip-unit-row-scales", "bool",
+           /*default=*/"false",
+           "Branch around `acc * broadcast(alpha)` in warps whose rows all "
+           "have alpha == 1 (exact: x * 1 == x)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

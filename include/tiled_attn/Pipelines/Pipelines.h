@@ -47,6 +47,12 @@ struct TileScheduleOptions
       *this, "lazy-rescale",
       llvm::cl::desc("Lazy rescale threshold in log2 units (0: off)"),
       llvm::cl::init(0)};
+  Option<bool> lazyRescaleGuard{
+      *this, "lazy-rescale-guard",
+      llvm::cl::desc("With lazy-rescale: skip the rescale CTA-wide in the IR "
+                     "(tile-lazy-rescale{guard}); off leaves the skip to the "
+                     "GPU lowering's per-warp vote"),
+      llvm::cl::init(true)};
   Option<bool> heavyFirst{
       *this, "heavy-first",
       llvm::cl::desc("Causal kernels: the query blocks with the most work "
@@ -95,6 +101,11 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("Write the output through shared memory in 16-byte row "
                      "pieces (see convert-tile-to-gpu)"),
       llvm::cl::init(true)};
+  Option<bool> skipUnitRowScales{
+      *this, "skip-unit-row-scales",
+      llvm::cl::desc("Skip the rescale of O in warps whose row maxima did "
+                     "not move (see convert-tile-to-gpu)"),
+      llvm::cl::init(false)};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level"),
                        llvm::cl::init(3)};

@@ -15,6 +15,8 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -73,6 +75,71 @@ struct Exp2ToGPU final : OpConversionPattern<math::Exp2Op> {
   }
 };
 
+/// acc * broadcast(alpha) along rows in a loop, the rescale of the online
+/// softmax's accumulator: a warp skips it when every row it holds has alpha == 1 (the
+/// row max did not move), which `x * 1 == x` makes exact. One compare per
+/// row register, a warp vote and a uniform branch, against a multiply per
+/// accumulator register on the path into the next mma.
+struct SkipUnitRowScale final : OpConversionPattern<arith::MulFOp> {
+  SkipUnitRowScale(TypeConverter &converter, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(arith::MulFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    auto layout =
+        type ? dyn_cast_or_null<tile::LayoutAttr>(type.getEncoding()) : nullptr;
+    if (!layout || layout.getKind() != tile::LayoutKind::Acc ||
+        !type.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not an f32 accumulator");
+    // Only a rescale that repeats (in a loop) is worth a vote.
+    if (!op->getParentOfType<scf::ForOp>())
+      return rewriter.notifyMatchFailure(op, "not in a loop");
+    tile::BroadcastOp scale;
+    Value acc, accRegs, scaleRegs;
+    for (auto [operand, converted, other] :
+         {std::tuple(op.getLhs(), adaptor.getLhs(), adaptor.getRhs()),
+          std::tuple(op.getRhs(), adaptor.getRhs(), adaptor.getLhs())}) {
+      auto bcast = operand.getDefiningOp<tile::BroadcastOp>();
+      if (bcast && bcast.getAxis() == 1 && !scale) {
+        scale = bcast;
+        scaleRegs = converted;
+        accRegs = other;
+      }
+    }
+    if (!scale)
+      return rewriter.notifyMatchFailure(op, "not a scale of rows");
+    Value rows = rewriter.getRemappedValue(scale.getInput());
+    auto rowsTy = dyn_cast_or_null<VectorType>(rows ? rows.getType() : Type());
+    if (!rowsTy)
+      return rewriter.notifyMatchFailure(op, "rows not converted yet");
+    Location loc = op.getLoc();
+    Value one = arith::ConstantOp::create(
+        rewriter, loc, rowsTy, DenseElementsAttr::get(rowsTy, 1.0f));
+    Value moved = arith::CmpFOp::create(rewriter, loc,
+                                        arith::CmpFPredicate::UNE, rows, one);
+    Value any = vector::ReductionOp::create(
+        rewriter, loc, vector::CombiningKind::OR, moved);
+    Value warpAny = NVVM::VoteSyncOp::create(
+        rewriter, loc, rewriter.getI1Type(),
+        arith::ConstantIntOp::create(rewriter, loc, -1, 32), any,
+        NVVM::VoteSyncKindAttr::get(rewriter.getContext(),
+                                    NVVM::VoteSyncKind::any));
+    auto ifOp = scf::IfOp::create(rewriter, loc, accRegs.getType(), warpAny,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      Value product = arith::MulFOp::create(rewriter, loc, accRegs, scaleRegs);
+      scf::YieldOp::create(rewriter, loc, product);
+      rewriter.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(rewriter, loc, accRegs);
+    }
+    rewriter.replaceOp(op, ifOp.getResults());
+    return success();
+  }
+};
+
 struct ConstantToGPU final : OpConversionPattern<arith::ConstantOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -108,7 +175,10 @@ struct SplatToGPU final : OpConversionPattern<tensor::SplatOp> {
 } // namespace
 
 void tiled_attn::populateTileElementwiseToGPUPatterns(
-    TileToGPUTypeConverter &converter, RewritePatternSet &patterns) {
+    TileToGPUTypeConverter &converter, RewritePatternSet &patterns,
+    bool skipUnitRowScales) {
   patterns.add<ElementwiseToGPU, Exp2ToGPU, ConstantToGPU, SplatToGPU>(
       converter, patterns.getContext());
+  if (skipUnitRowScales)
+    patterns.add<SkipUnitRowScale>(converter, patterns.getContext());
 }

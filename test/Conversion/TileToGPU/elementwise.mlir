@@ -1,4 +1,5 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu=skip-unit-row-scales=1 | FileCheck %s --check-prefix=SKIP
 
 // Elementwise arith and math ops apply to each lane's registers: the same op
 // on the vector of the lane's elements (8 for a 16x16 accumulator with one
@@ -90,5 +91,49 @@ func.func @row_math_in_loop(%x: f32, %n: index,
   %b = tile.broadcast %r along 1 : tensor<16xf32> -> tensor<16x16xf32>
   tile.store %b, %o[%c0, %c0, %c0, %c0]
       : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}
+
+// -----
+
+// acc * broadcast(alpha) in a loop: by default a plain multiply; with
+// skip-unit-row-scales a warp whose rows all have alpha == 1 skips it (the
+// lane's rows compared with 1, OR-ed, then a warp vote). Outside a loop the
+// multiply stays plain.
+
+// CHECK-LABEL: gpu.func @rescale_in_loop
+// CHECK-NOT:     nvvm.vote.sync
+// CHECK:         arith.mulf %{{.*}} : vector<8xf32>
+
+// SKIP-LABEL: gpu.func @rescale_in_loop
+// SKIP:         %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<2xf32>
+// SKIP:         scf.for
+// SKIP:           %[[NE:.*]] = arith.cmpf une, %[[ALPHA:.*]], %[[ONE]] : vector<2xf32>
+// SKIP-NEXT:      %[[ANY:.*]] = vector.reduction <or>, %[[NE]] : vector<2xi1> into i1
+// SKIP-NEXT:      %[[VOTE:.*]] = nvvm.vote.sync  any %{{.*}}, %[[ANY]] -> i1
+// SKIP-NEXT:      %[[R:.*]] = scf.if %[[VOTE]] -> (vector<8xf32>) {
+// SKIP-NEXT:        %[[M:.*]] = arith.mulf %[[ACC:.*]], %{{.*}} : vector<8xf32>
+// SKIP-NEXT:        scf.yield %[[M]] : vector<8xf32>
+// SKIP-NEXT:      } else {
+// SKIP-NEXT:        scf.yield %[[ACC]] : vector<8xf32>
+// SKIP-NEXT:      }
+// SKIP:         scf.yield
+// SKIP-NOT:     nvvm.vote.sync
+// SKIP:         arith.mulf %{{.*}} : vector<8xf32>
+// SKIP:         gpu.return
+func.func @rescale_in_loop(%o: !tile.view<?x?x?x16xf16>, %alpha0: f32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant dense<1.0> : tensor<16x16xf32>
+  %a = tensor.splat %alpha0 : tensor<16xf32>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %one) -> (tensor<16x16xf32>) {
+    %b = tile.broadcast %a along 1 : tensor<16xf32> -> tensor<16x16xf32>
+    %scaled = arith.mulf %acc, %b : tensor<16x16xf32>
+    scf.yield %scaled : tensor<16x16xf32>
+  }
+  %b2 = tile.broadcast %a along 1 : tensor<16xf32> -> tensor<16x16xf32>
+  %out = arith.mulf %r, %b2 : tensor<16x16xf32>
+  %h = arith.truncf %out : tensor<16x16xf32> to tensor<16x16xf16>
+  tile.store %h, %o[%c0, %c0, %c0, %c0] : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
   return
 }

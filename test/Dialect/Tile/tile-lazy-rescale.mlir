@@ -1,5 +1,6 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-lazy-rescale | FileCheck %s
 // RUN: tiled-attn-opt %s -split-input-file --tile-lazy-rescale=threshold=4 | FileCheck %s --check-prefix=T4
+// RUN: tiled-attn-opt %s -split-input-file --tile-lazy-rescale=guard=0 | FileCheck %s --check-prefix=NOGUARD
 // RUN: tiled-attn-opt %s -split-input-file --tile-lazy-rescale --tile-decompose-online-softmax | FileCheck %s --check-prefix=DECOMP
 // RUN: tiled-attn-opt %s -split-input-file --tile-exp2 --tile-lazy-rescale=threshold=4 --tile-decompose-online-softmax | FileCheck %s --check-prefix=EXP2
 // RUN: not tiled-attn-opt %s -split-input-file --tile-lazy-rescale=threshold=0 2>&1 | FileCheck %s --check-prefix=ZERO
@@ -30,6 +31,16 @@
 // CHECK-NEXT:      }
 // CHECK:           %[[ACC2:.*]] = arith.addf %[[ACC1]], %[[PV]] : tensor<32x16xf32>
 // CHECK:           scf.yield %[[M1]], %[[L1]], %[[ACC2]]
+
+// guard=0: only the threshold; the multiply stays as it is (the GPU lowering
+// skips it per warp with convert-tile-to-gpu{skip-unit-row-scales}).
+// NOGUARD-LABEL: func.func @guard
+// NOGUARD:         tile.online_softmax {{.*}} lazy_rescale(8.000000e+00)
+// NOGUARD-NOT:     tile.reduce min
+// NOGUARD-NOT:     scf.if
+// NOGUARD:         %[[B:.*]] = tile.broadcast
+// NOGUARD-NEXT:    arith.mulf %{{.*}}, %[[B]] : tensor<32x16xf32>
+// NOGUARD:         return
 
 // T4-LABEL: func.func @guard
 // T4:         tile.online_softmax {{.*}} lazy_rescale(4.000000e+00) : tensor<32x64xf32>, tensor<32xf32>

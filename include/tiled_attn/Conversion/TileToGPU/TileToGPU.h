@@ -93,8 +93,11 @@ void populateTileMmaToGPUPatterns(TileToGPUTypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);
 void populateTileReduceToGPUPatterns(TileToGPUTypeConverter &converter,
                                      mlir::RewritePatternSet &patterns);
+/// With `skipUnitRowScales`, a warp skips `acc * broadcast(rows)` when all
+/// its rows scale by exactly 1.
 void populateTileElementwiseToGPUPatterns(TileToGPUTypeConverter &converter,
-                                          mlir::RewritePatternSet &patterns);
+                                          mlir::RewritePatternSet &patterns,
+                                          bool skipUnitRowScales);
 
 } // namespace tiled_attn
 

@@ -12,7 +12,8 @@
 //    exactly 1 for rows whose max did not move;
 // 2. every `acc * broadcast(alpha)` is wrapped in an scf.if that skips the
 //    multiply when no row's alpha is below 1 (acc * 1 == acc bitwise, so the
-//    skip changes nothing).
+//    skip changes nothing). With `guard=0` this is left to the GPU lowering,
+//    which skips per warp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,8 +92,9 @@ struct TileLazyRescalePass final
           rescales.emplace_back(mul, scale, acc);
         }
       }
-      for (auto [mul, scale, acc] : rescales)
-        guardRescale(mul, scale, acc, op.getAlpha());
+      if (guard)
+        for (auto [mul, scale, acc] : rescales)
+          guardRescale(mul, scale, acc, op.getAlpha());
     }
 
     if (auto sdpa =

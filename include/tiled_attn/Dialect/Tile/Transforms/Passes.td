@@ -221,6 +221,10 @@ def TileLazyRescalePass : Pass<"tile-lazy-rescale", "::mlir::func::FuncOp"> {
     when some row's alpha is below 1. The final `acc / l` is unchanged up to
     rounding. Sets `rescale_threshold` in `tile.sdpa`.
 
+    With `guard=0` the multiply is left alone: the GPU lowering
+    (`convert-tile-to-gpu{skip-unit-row-scales}`) skips it per warp, which
+    needs no CTA-wide reduction.
+
     ```mlir
     // After
     %m1, %l1, %p, %a = tile.online_softmax %s, %m0, %l0 scale(%c)
@@ -234,6 +238,8 @@ def TileLazyRescalePass : Pass<"tile-lazy-rescale", "::mlir::func::FuncOp"> {
   let options = [
     Option<"threshold", "threshold", "int64_t", /*default=*/"8",
            "log2 of the largest factor a probability may reach (1 to 16)">,
+    Option<"guard", "guard", "bool", /*default=*/"true",
+           "Wrap the accumulator rescale in an scf.if on min(alpha) < 1">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
