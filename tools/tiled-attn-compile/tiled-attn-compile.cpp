@@ -295,12 +295,12 @@ int main(int argc, char **argv) {
   llvm::raw_fd_ostream lockFile((manifestFile + ".lock").str(), lockError,
                                 llvm::sys::fs::OF_Append);
   if (lockError)
-    return fail("cannot open " + manifestFile + ".lock: " +
-                lockError.message());
+    return fail("cannot open " + manifestFile +
+                ".lock: " + lockError.message());
   auto locker = lockFile.lock();
   if (!locker)
-    return fail("cannot lock " + manifestFile + ".lock: " +
-                llvm::toString(locker.takeError()));
+    return fail("cannot lock " + manifestFile +
+                ".lock: " + llvm::toString(locker.takeError()));
   json::Object manifest{{"version", 1},
                         {"generator", "tiled-attn-compile"},
                         {"kernels", json::Array{}}};

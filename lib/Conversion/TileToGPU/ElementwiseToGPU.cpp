@@ -16,8 +16,8 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -63,11 +63,13 @@ struct Exp2ToGPU final : OpConversionPattern<math::Exp2Op> {
     Type f32 = rewriter.getF32Type();
     SmallVector<Value> results;
     for (int64_t i = 0; i < type.getNumElements(); ++i) {
-      Value x = vector::ExtractOp::create(rewriter, loc, adaptor.getOperand(), i);
+      Value x =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getOperand(), i);
       results.push_back(
           LLVM::CallIntrinsicOp::create(
               rewriter, loc, f32,
-              rewriter.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"), ValueRange{x})
+              rewriter.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
+              ValueRange{x})
               .getResult(0));
     }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, results);
@@ -76,10 +78,10 @@ struct Exp2ToGPU final : OpConversionPattern<math::Exp2Op> {
 };
 
 /// acc * broadcast(alpha) along rows in a loop, the rescale of the online
-/// softmax's accumulator: a warp skips it when every row it holds has alpha == 1 (the
-/// row max did not move), which `x * 1 == x` makes exact. One compare per
-/// row register, a warp vote and a uniform branch, against a multiply per
-/// accumulator register on the path into the next mma.
+/// softmax's accumulator: a warp skips it when all of its rows have
+/// alpha == 1 (their max did not move), which `x * 1 == x` makes exact. One
+/// compare per row register, a warp vote and a uniform branch, against a
+/// multiply per accumulator register on the path into the next mma.
 struct SkipUnitRowScale final : OpConversionPattern<arith::MulFOp> {
   SkipUnitRowScale(TypeConverter &converter, MLIRContext *ctx)
       : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
@@ -114,12 +116,12 @@ struct SkipUnitRowScale final : OpConversionPattern<arith::MulFOp> {
     if (!rowsTy)
       return rewriter.notifyMatchFailure(op, "rows not converted yet");
     Location loc = op.getLoc();
-    Value one = arith::ConstantOp::create(
-        rewriter, loc, rowsTy, DenseElementsAttr::get(rowsTy, 1.0f));
+    Value one = arith::ConstantOp::create(rewriter, loc, rowsTy,
+                                          DenseElementsAttr::get(rowsTy, 1.0f));
     Value moved = arith::CmpFOp::create(rewriter, loc,
                                         arith::CmpFPredicate::UNE, rows, one);
-    Value any = vector::ReductionOp::create(
-        rewriter, loc, vector::CombiningKind::OR, moved);
+    Value any = vector::ReductionOp::create(rewriter, loc,
+                                            vector::CombiningKind::OR, moved);
     Value warpAny = NVVM::VoteSyncOp::create(
         rewriter, loc, rewriter.getI1Type(),
         arith::ConstantIntOp::create(rewriter, loc, -1, 32), any,

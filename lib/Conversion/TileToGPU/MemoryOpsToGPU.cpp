@@ -278,9 +278,8 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
   /// indexed by warp and lane, not by thread as the loads' copies are: LLVM
   /// would otherwise reuse the Q copy's addresses and keep them live through
   /// the K/V loop.)
-  LogicalResult
-  storeThroughShared(StoreOp op, OpAdaptor adaptor,
-                     ConversionPatternRewriter &rewriter) const {
+  LogicalResult storeThroughShared(StoreOp op, OpAdaptor adaptor,
+                                   ConversionPatternRewriter &rewriter) const {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getValue().getType());
     int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
@@ -308,12 +307,12 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
       Value col = arith::AddIOp::create(rewriter, loc, col0,
                                         cIdx(rewriter, loc, frag.colOffset[e]));
       vector::StoreOp::create(
-          rewriter, loc, extractRegisters(rewriter, loc, adaptor.getValue(), e, 2),
-          buffer, ValueRange{row, col}, /*nontemporal=*/false,
-          llvm::MaybeAlign(4));
+          rewriter, loc,
+          extractRegisters(rewriter, loc, adaptor.getValue(), e, 2), buffer,
+          ValueRange{row, col}, /*nontemporal=*/false, llvm::MaybeAlign(4));
     }
-    NVVM::SyncWarpOp::create(rewriter, loc,
-                             arith::ConstantIntOp::create(rewriter, loc, -1, 32));
+    NVVM::SyncWarpOp::create(
+        rewriter, loc, arith::ConstantIntOp::create(rewriter, loc, -1, 32));
 
     Value view = adaptor.getView();
     ValueRange idx = adaptor.getIndices();
@@ -338,10 +337,9 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
           arith::RemUIOp::create(rewriter, loc, chunk,
                                  cIdx(rewriter, loc, chunksPerRow)),
           cIdx(rewriter, loc, vec));
-      Value piece = vector::LoadOp::create(rewriter, loc, vecTy, buffer,
-                                           ValueRange{r, c},
-                                           /*nontemporal=*/false,
-                                           llvm::MaybeAlign(16));
+      Value piece =
+          vector::LoadOp::create(rewriter, loc, vecTy, buffer, ValueRange{r, c},
+                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
       Value seq = arith::AddIOp::create(rewriter, loc, seq0, r);
       Value col = arith::AddIOp::create(rewriter, loc, colOrigin, c);
       Value inRows = arith::CmpIOp::create(

@@ -268,8 +268,7 @@ void ConvertTileToGPUPass::runOnOperation() {
   populateTileMemoryToGPUPatterns(converter, patterns);
   populateTileMmaToGPUPatterns(converter, patterns);
   populateTileReduceToGPUPatterns(converter, patterns);
-  populateTileElementwiseToGPUPatterns(converter, patterns,
-                                       skipUnitRowScales);
+  populateTileElementwiseToGPUPatterns(converter, patterns, skipUnitRowScales);
   patterns.add<ReturnToGPU>(converter, ctx);
   ConversionTarget target(*ctx);
   target.addIllegalDialect<TileDialect>();

@@ -137,8 +137,8 @@ FailureOr<MaskedLoop> matchMaskedLoop(scf::ForOp loop, CausalMaskOp causal) {
   if (walk.wasInterrupted())
     return failure();
   if (!isIvTimes(col, iv, m.blockN)) {
-    Operation *user = causal ? causal.getOperation()
-                             : m.keyBounds.front().getOperation();
+    Operation *user =
+        causal ? causal.getOperation() : m.keyBounds.front().getOperation();
     return user->emitError()
            << "tile-mask-split: expects the column offset of the keys to be "
               "the induction variable times "
@@ -268,9 +268,8 @@ SmallVector<Operation *> maskCondition(MaskedLoop &m, Value cond) {
   if (!sawMask)
     return {};
   SmallVector<Operation *> ordered(slice.begin(), slice.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return ordered;
 }
 

@@ -149,8 +149,7 @@ void sinkRefills(scf::ForOp loop, ArrayRef<Value> refills, int64_t depth) {
 /// variable). The prologue loads blocks that a short loop never reaches and
 /// a refill the block after the last iteration's: past the loop's range, so
 /// the copy drops `in_bounds` and pads again.
-Value cloneOutOfPlace(RewriterBase &rewriter, LoadOp load,
-                      IRMapping &mapping) {
+Value cloneOutOfPlace(RewriterBase &rewriter, LoadOp load, IRMapping &mapping) {
   auto copy = cast<LoadOp>(rewriter.clone(*load, mapping));
   copy.setInBounds(false);
   return copy.getResult();
@@ -252,8 +251,8 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
         iv, addSteps(rewriter, loc, loop.getLowerBound(), loop.getStep(), k));
     for (auto [i, constLoad] : llvm::enumerate(loads)) {
       LoadOp load = constLoad;
-      unsigned ivPos = llvm::find(load.getIndices(), iv) -
-                       load.getIndices().begin();
+      unsigned ivPos =
+          llvm::find(load.getIndices(), iv) - load.getIndices().begin();
       Value carried =
           prev ? carriedBlock(prev, load, ivPos, k, depth) : Value();
       inFlight[i * depth + k] =
