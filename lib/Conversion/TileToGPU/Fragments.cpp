@@ -70,6 +70,13 @@ Fragment Fragment::get(RankedTensorType type) {
   return f;
 }
 
+bool tiled_attn::canStageStore(RankedTensorType type) {
+  auto layout = dyn_cast_or_null<LayoutAttr>(type.getEncoding());
+  return layout && layout.getKind() == LayoutKind::Acc && type.getRank() == 2 &&
+         type.getElementTypeBitWidth() == 16 && type.getDimSize(1) % 8 == 0 &&
+         (Fragment::get(type).rowsPerWarp * type.getDimSize(1) / 8) % 32 == 0;
+}
+
 MemRefType tiled_attn::getSharedBufferType(int64_t rows, int64_t cols,
                                            Type elementType) {
   auto space = gpu::AddressSpaceAttr::get(elementType.getContext(),

@@ -286,8 +286,7 @@ struct StoreToGPU final : OpConversionPattern<StoreOp> {
     const int64_t vec = 8; // 16 bytes of f16 or bf16
     Fragment frag = Fragment::get(type);
     int64_t chunksPerRow = cols / vec;
-    if (type.getElementTypeBitWidth() != 16 || cols % vec ||
-        (frag.rowsPerWarp * chunksPerRow) % 32)
+    if (!canStageStore(type))
       return op.emitError() << "GPU lowering: a staged store takes a 16-bit "
                                "tile whose warps' rows split into 16-byte "
                                "pieces, a whole number per lane";

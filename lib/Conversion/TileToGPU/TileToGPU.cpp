@@ -129,10 +129,7 @@ int64_t assignStagingBuffers(func::FuncOp func, int64_t loadBytes) {
   };
   func.walk([&](StoreOp store) {
     auto type = cast<RankedTensorType>(store.getValue().getType());
-    auto layout = dyn_cast_or_null<LayoutAttr>(type.getEncoding());
-    if (!layout || layout.getKind() != LayoutKind::Acc ||
-        type.getElementTypeBitWidth() != 16 || type.getDimSize(1) % 8 ||
-        (Fragment::get(type).rowsPerWarp * type.getDimSize(1) / 8) % 32)
+    if (!canStageStore(type))
       return;
     bool sharedLive = false;
     Block *block = store->getBlock();

@@ -53,6 +53,11 @@ public:
 mlir::MemRefType getSharedBufferType(int64_t rows, int64_t cols,
                                      mlir::Type elementType);
 
+/// Whether a store of `type` can go through a staging buffer: a 16-bit
+/// accumulator tile whose warps' rows split into 16-byte pieces, a whole
+/// number per lane (see StoreToGPU and convert-tile-to-gpu's planner).
+bool canStageStore(mlir::RankedTensorType type);
+
 /// An `index` constant (the lowering's shorthand for arith.constant).
 mlir::Value cIdx(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 
