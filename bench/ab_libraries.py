@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Interleaved A/B timing of kernel libraries (TFLOP/s).
 
-    python3 bench/ab_libraries.py LIB_A LIB_B [...]   (env: SS=1024,4096  CAUSAL=1,0  BOTH=1)
+    python3 bench/ab_libraries.py LIB_A LIB_B [...]   (env: SS=1024,4096  CAUSAL=1,0  DS=64,128  BOTH=1)
 
-For each case (f16, or f16 and bf16 with BOTH=1; D 64 and 128; causal as
-in CAUSAL; S in SS), every library is timed in turn, 5 rounds; each timing is
+For each case (f16, or f16 and bf16 with BOTH=1; D as in DS (64 and
+128); causal as in CAUSAL; S in SS), every library is timed in turn, 5 rounds; each timing is
 the median of 30 back-to-back CUDA-event runs after 5 warm-up runs
 (common.time_fn). Prints the median over rounds, the ratio to the first
 library and the spread between rounds. B*S = 16384, H*D = 2048, random
@@ -28,7 +28,8 @@ def main(paths):
     dtypes = [torch.float16, torch.bfloat16] if os.environ.get("BOTH") else [torch.float16]
     seqs = [int(s) for s in os.environ.get("SS", "1024,4096,8192,16384").split(",")]
     causals = [int(c) for c in os.environ.get("CAUSAL", "1,0").split(",")]
-    for dt, d, causal, s, q, k, v, flops in grid_cases(dtypes, (64, 128), causals, seqs):
+    dims = [int(d) for d in os.environ.get("DS", "64,128").split(",")]
+    for dt, d, causal, s, q, k, v, flops in grid_cases(dtypes, dims, causals, seqs):
         res = {n: [] for n in libs}
         for _ in range(5):
             for n, lib in libs.items():

@@ -7,7 +7,9 @@ Grid (DESIGN.md, "How it is measured"): B*S = 16384 tokens, H*D = 2048,
 S in 512..16384, D in {64, 128}, causal and not, fp16 and bf16. Every provider
 runs in this process on the same fresh torch.randn inputs; times are the
 median of CUDA-event timings after a warm-up, rotating input sets when they
-would fit in L2. Prints a table, writes a CSV, one PNG per (dtype, D, causal)
+would fit in L2. The providers take turns over --rounds rounds per
+configuration (so that clock and thermal drift hit all alike), and each
+reports the median of its round medians. Prints a table, writes a CSV, one PNG per (dtype, D, causal)
 and a markdown summary under --out. See bench/README.md.
 """
 
@@ -20,6 +22,7 @@ import datetime
 import math
 import re
 import shlex
+import statistics
 import sys
 from pathlib import Path
 
@@ -61,10 +64,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--library", type=Path, default=None,
                    help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
     p.add_argument("--warmup", type=int, default=10, help="warm-up runs (>= 5)")
-    p.add_argument("--iters", type=int, default=30, help="timed runs (>= 20)")
+    p.add_argument("--iters", type=int, default=30, help="timed runs per round (>= 20)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="rounds in which the providers take turns (>= 1)")
     args = p.parse_args()
-    if args.warmup < 5 or args.iters < 20:
-        p.error("--warmup must be >= 5 and --iters >= 20")
+    if args.warmup < 5 or args.iters < 20 or args.rounds < 1:
+        p.error("--warmup must be >= 5, --iters >= 20 and --rounds >= 1")
     return args
 
 
@@ -95,10 +100,10 @@ def rel_l2(out, ref) -> float:
 
 
 def make_provider(name: str, causal: bool, library, seq: int, dtype, device):
-    """(fn(q, k, v) -> out, context manager to run it in) for one provider."""
+    """(fn(q, k, v) -> out, factory of the context manager to run it in) for one provider."""
     if name == "tiled-attn":
         return (lambda q, k, v: sdpa(q, k, v, causal=causal, library=library)), \
-            contextlib.nullcontext()
+            contextlib.nullcontext
     if name == "eager":
         mask = None
         if causal:
@@ -109,9 +114,19 @@ def make_provider(name: str, causal: bool, library, seq: int, dtype, device):
             if mask is not None:
                 scores = scores + mask
             return torch.softmax(scores, dim=-1) @ v
-        return eager, contextlib.nullcontext()
-    ctx = sdpa_kernel(FORCED[name]) if name in FORCED else contextlib.nullcontext()
+        return eager, contextlib.nullcontext
+    backend = FORCED.get(name)
+    ctx = (lambda: sdpa_kernel(backend)) if backend is not None else contextlib.nullcontext
     return (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal)), ctx
+
+
+def record_failure(row, exc: BaseException) -> None:
+    """Note why a provider could not run (no kernel, unsupported backend, OOM,
+    CUDA error) and leave the GPU usable for the next one."""
+    row["note"] = short_reason(exc)
+    with contextlib.suppress(Exception):
+        torch.cuda.synchronize()
+    torch.cuda.empty_cache()
 
 
 def bench_config(dtype_name, d, causal, seq, library, library_error, args, meta, cycles_per_ms):
@@ -124,7 +139,7 @@ def bench_config(dtype_name, d, causal, seq, library, library_error, args, meta,
             for _ in range(n_sets)]
     ref = reference_f64(*(t[:1, :2] for t in sets[0]), causal)
     flops = 4 * batch * heads * seq * seq * d / (2 if causal else 1)
-    rows = []
+    rows, runnable = [], []
     for name in PROVIDERS:
         row = dict(meta, dtype=dtype_name, head_dim=d, causal=causal, batch=batch, heads=heads,
                    seq=seq, provider=name, median_ms=math.nan, tflops=math.nan,
@@ -136,24 +151,34 @@ def bench_config(dtype_name, d, causal, seq, library, library_error, args, meta,
         if name == "tiled-attn" and library is None:
             row["note"] = f"no kernel library: {library_error}"
             continue
-        try:
+        try:  # build it, run it once, record its error against float64
             fn, ctx = make_provider(name, causal, library, seq, dtype, sets[0][0].device)
-            with ctx:
+            with ctx():
                 out = fn(*sets[0])
                 if name in ERROR_PROVIDERS:
                     row["rel_l2"] = rel_l2(out[:1, :2], ref)
                 del out
-                med, lo, hi = time_fn(fn, sets, args.warmup, args.iters, cycles_per_ms)
-            row.update(median_ms=med, tflops=flops / (med * 1e-3) / 1e12,
-                       note=f"min {lo:.4f} ms, max {hi:.4f} ms, {n_sets} input set(s)")
-        except (TiledAttnError, ValueError) as exc:  # no kernel for it, or a driver error
-            row["note"] = short_reason(exc)
-        except Exception as exc:  # unsupported backend, OOM, CUDA error: record, go on
-            row["note"] = short_reason(exc)
-        finally:
-            with contextlib.suppress(Exception):
-                torch.cuda.synchronize()
-            torch.cuda.empty_cache()
+            runnable.append((row, fn, ctx, []))
+        except Exception as exc:  # noqa: BLE001 (record whatever failed, go on)
+            record_failure(row, exc)
+    for _ in range(args.rounds):  # providers take turns: drift hits all alike
+        for row, fn, ctx, rounds in runnable:
+            if row["note"]:
+                continue  # failed in an earlier round
+            try:
+                with ctx():
+                    rounds.append(time_fn(fn, sets, args.warmup, args.iters, cycles_per_ms))
+            except Exception as exc:  # noqa: BLE001
+                record_failure(row, exc)
+    for row, _, _, rounds in runnable:
+        if row["note"] or not rounds:
+            continue
+        med = statistics.median(r[0] for r in rounds)
+        lo, hi = min(r[1] for r in rounds), max(r[2] for r in rounds)
+        per_round = ", ".join(f"{r[0]:.4f}" for r in rounds)
+        row.update(median_ms=med, tflops=flops / (med * 1e-3) / 1e12,
+                   note=f"round medians {per_round} ms; min {lo:.4f}, max {hi:.4f} ms; "
+                        f"{n_sets} input set(s)")
     del sets, ref
     torch.cuda.empty_cache()
     return rows
@@ -228,13 +253,13 @@ def write_plots(prefix: Path, rows, meta) -> list:
     return paths
 
 
-def write_markdown(path: Path, rows, meta, library_desc: str) -> None:
+def write_markdown(path: Path, rows, meta, library_desc: str, rounds: int) -> None:
     cmd = "python3 " + " ".join(shlex.quote(a) for a in sys.argv)
     lines = [f"# tiled-attn vs PyTorch SDPA: {meta['device']}, {meta['date']}", "",
              f"- torch {meta['torch_version']}, CUDA {meta['cuda_version']}",
              f"- kernel library: {library_desc}", f"- command: `{cmd}`",
              "- B*S = 16384, H*D = 2048; TFLOP/s = 4*B*H*S^2*D / t (half when causal); "
-             "median of CUDA-event timings; err = rel L2 vs float64 on batch 0, heads 0-1", "",
+             f"median of {rounds} rounds' median CUDA-event timings; err = rel L2 vs float64 on batch 0, heads 0-1", "",
              "| dtype | D | causal | S | tiled-attn TFLOP/s | best torch | TFLOP/s | ours/best "
              "| err ours | err torch-auto |",
              "| --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
@@ -288,7 +313,7 @@ def main() -> int:
                     print("\n".join(table_lines(new, header=not rows)), flush=True)
                     rows += new
                     write_csv(Path(f"{prefix}.csv"), rows)  # partial results survive a kill
-    write_markdown(Path(f"{prefix}.md"), rows, meta, library_desc)
+    write_markdown(Path(f"{prefix}.md"), rows, meta, library_desc, args.rounds)
     plots = write_plots(prefix, rows, meta)
     print(f"\nwrote {prefix}.csv, {prefix}.md and {len(plots)} plots\n")
     print("\n".join(table_lines(rows, header=True)))
