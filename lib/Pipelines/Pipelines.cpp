@@ -52,7 +52,7 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
   fpm.addPass(tile::createTileHoistInvariantsPass());
   if (options.stages != 1)
     fpm.addPass(tile::createTilePrefetchPass(
-        {options.stages, options.refillAfterUse}));
+        {options.stages, options.prefetchStreams, options.refillAfterUse}));
   if (options.decompose)
     fpm.addPass(tile::createTileDecomposeOnlineSoftmaxPass());
   fpm.addPass(createCSEPass());
@@ -75,6 +75,8 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
       {options.stagedStores, options.skipUnitRowScales}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (options.mergeBarriers)
+    pm.addPass(createMergeBarriersPass());
 }
 
 /// The serializer links libdevice (for exp2, fma ...) from the CUDA toolkit
@@ -101,8 +103,7 @@ static void findCudaToolkit() {
 /// this from its command-line option when the serializer creates its target
 /// machine.
 static void useShortSharedPointers() {
-  auto &options =
-      llvm::cl::getRegisteredOptions();
+  auto &options = llvm::cl::getRegisteredOptions();
   auto it = options.find("nvptx-short-ptr");
   if (it != options.end())
     static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);

@@ -30,6 +30,11 @@
 // RUN: FileCheck %s --check-prefix=IR4 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 
+// K only (streams=1, FlashAttention-2's schedule), refilled after use:
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" --tile-schedule="mask-split=1" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" --tile-schedule="mask-split=1 stages=2 prefetch-streams=1 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
+
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=16 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=16 block-n=16" --tile-prefetch=stages=2 -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=IR2 --input-file=%t.after.mlir

@@ -4,6 +4,9 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0" --tile-to-ptx="chip=sm_80 skip-unit-row-scales=1" | FileCheck %s --check-prefix=SKIP
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 causal=1" --tile-schedule="block-m=128 mask-split=1 mask-guard=1 exp2=1 stages=2 refill-after-use=1" --tile-to-ptx="chip=sm_80 smem-lhs=1" | FileCheck %s --check-prefix=GUARD
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=128" --tile-schedule --tile-to-ptx="chip=sm_80 warps=8" | FileCheck %s --check-prefix=WARPS8
+// RUN: rm -rf %t && tiled-attn-compile --head-dim=128 --block-m=128 --smem-lhs --merge-barriers --schedule="exp2=1 stages=2 prefetch-streams=1 refill-after-use=1" --chip=sm_80 --out-dir=%t
+// RUN: FileCheck %s --check-prefix=FA2 --input-file=%t/sdpa_fwd_sm_80_f16_d128_none.ptx
+// RUN: FileCheck %s --check-prefix=FA2-MANIFEST --input-file=%t/manifest.json
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 causal=1" --tile-schedule="exp2=1 mask-split=1" --tile-to-ptx="chip=sm_90" | FileCheck %s --check-prefix=SM90
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_120a" | FileCheck %s --check-prefix=SM120A
 
@@ -90,3 +93,13 @@
 // SM120A-NOT: .extern .func
 // SM120A-SAME: .entry sdpa_fwd(
 // SM120A-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+
+// FlashAttention-2's loop (K prefetched, V copied in its iteration, barriers
+// merged): two bar.sync before the loop (before the Q copy, after it
+// lands), two per K/V block in the loop (each right after a
+// cp.async.wait_group 0), one before the staged store; unmerged, the loop
+// has four.
+// FA2-COUNT-5: bar.sync 0;
+// FA2-NOT: bar.sync
+// FA2-MANIFEST: "merge_barriers": true
+// FA2-MANIFEST: "options": "exp2=1 stages=2 prefetch-streams=1 refill-after-use=1"

@@ -65,6 +65,10 @@ static cl::opt<bool> skipUnitRowScales(
     "skip-unit-row-scales",
     cl::desc("Skip the rescale of O in warps whose row maxima did not move"),
     cl::init(false));
+static cl::opt<bool> mergeBarriers(
+    "merge-barriers",
+    cl::desc("Merge CTA barriers that no shared-memory access separates"),
+    cl::init(false));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Options of the tile-schedule pipeline, e.g. "
@@ -187,6 +191,7 @@ int main(int argc, char **argv) {
   ptxOptions.smemLhs = smemLhs;
   ptxOptions.stagedStores = stagedStores;
   ptxOptions.skipUnitRowScales = skipUnitRowScales;
+  ptxOptions.mergeBarriers = mergeBarriers;
   PassManager gpuPm(&ctx), ptxPm(&ctx);
   buildTileToGPUPipeline(gpuPm, ptxOptions);
   buildGPUToPTXPipeline(ptxPm, ptxOptions);
@@ -249,6 +254,7 @@ int main(int argc, char **argv) {
                     {"smem_lhs", bool(smemLhs)},
                     {"staged_stores", bool(stagedStores)},
                     {"skip_unit_row_scales", bool(skipUnitRowScales)},
+                    {"merge_barriers", bool(mergeBarriers)},
                     {"stages", sdpa.getStages()},
                     {"refill_after_use", sdpa.getRefillAfterUse()},
                     {"mask_split", sdpa.getMaskSplit()},

@@ -55,4 +55,32 @@ def ConvertTileToGPUPass : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def MergeBarriersPass : Pass<"merge-barriers"> {
+  let summary = "Merge CTA barriers that no shared-memory access separates";
+  let description = [{
+    Within a block of the GPU-level kernel, a `gpu.barrier` B1 whose
+    previous barrier B0 is separated from it only by async-copy issues
+    (`nvgpu.device_async_copy`, `nvgpu.device_async_create_group`), waits
+    for copy groups and ops without memory effects (warp shuffles and
+    votes included) is merged into B0: the waits move to just before B0,
+    and B1 goes.
+
+    This is sound: no thread touched shared memory between B0 and B1, so
+    B0 orders every access that B1 ordered; a wait moved before B0 lowers
+    its count of groups allowed in flight by the groups committed between
+    its two places, so that it waits for the same copies. A wait for a
+    group committed after B0 cannot move, and then B1 stays.
+
+    This is how FlashAttention-2's loop gets by with two barriers per
+    K/V block: the barrier that frees a buffer for its refill is the one
+    that publishes the other stream's landed copy (`tile-prefetch{streams=1
+    refill-after-use}` then `merge-barriers`).
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+  ];
+}
+
 #endif // TILED_ATTN_CONVERSION_PASSES_TD

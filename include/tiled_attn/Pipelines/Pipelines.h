@@ -71,6 +71,11 @@ struct TileScheduleOptions
                      "last read of the block it replaces, so that it reuses "
                      "that block's shared buffer (see tile-prefetch)"),
       llvm::cl::init(false)};
+  Option<int64_t> prefetchStreams{
+      *this, "prefetch-streams",
+      llvm::cl::desc("With stages > 1: pipeline only the first N block loads "
+                     "(1: K only, FlashAttention-2's schedule; 0: all)"),
+      llvm::cl::init(0)};
   Option<bool> decompose{
       *this, "decompose",
       llvm::cl::desc("Decompose the online softmax at the end"),
@@ -106,6 +111,11 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("Skip the rescale of O in warps whose row maxima did "
                      "not move (see convert-tile-to-gpu)"),
       llvm::cl::init(false)};
+  Option<bool> mergeBarriers{
+      *this, "merge-barriers",
+      llvm::cl::desc("Merge CTA barriers that no shared-memory access "
+                     "separates (see merge-barriers)"),
+      llvm::cl::init(false)};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level"),
                        llvm::cl::init(3)};
@@ -114,7 +124,8 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
 /// The PTX version each supported chip needs; empty for an unknown chip.
 std::string defaultPTXFeatures(llvm::StringRef chip);
 
-/// tile-assign-layouts -> convert-tile-to-gpu -> canonicalize, cse.
+/// tile-assign-layouts -> convert-tile-to-gpu -> canonicalize, cse
+/// [-> merge-barriers].
 void buildTileToGPUPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
 /// The upstream gpu-lower-to-nvvm-pipeline, format isa (PTX).

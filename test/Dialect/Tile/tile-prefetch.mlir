@@ -8,6 +8,9 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-prefetch="stages=3 refill-after-use=1" | FileCheck %s --check-prefix=AFTER3
 // RUN: tiled-attn-opt %s -split-input-file --tile-prefetch="stages=1 refill-after-use=1" | FileCheck %s --check-prefix=STAGES1
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-prefetch="stages=2 refill-after-use=1" | FileCheck %s --check-prefix=GEN-AFTER2
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-prefetch="stages=2 streams=1 refill-after-use=1" | FileCheck %s --check-prefix=GEN-K-ONLY
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-prefetch="stages=2 streams=2" | FileCheck %s --check-prefix=GEN-STREAMS2
+// RUN: not tiled-attn-opt %s -split-input-file --tile-prefetch="streams=-1" 2>&1 | FileCheck %s --check-prefix=STREAMS-NEG
 
 // The loads of block %j in iteration %j are issued stages - 1 iterations
 // ahead: a prologue loads the first blocks, the loop carries the blocks in
@@ -15,6 +18,7 @@
 
 // STAGES0: error: tile-prefetch: stages must be in [1, 4], got 0
 // STAGES5: error: tile-prefetch: stages must be in [1, 4], got 5
+// STREAMS-NEG: error: tile-prefetch: streams must be >= 0, got -1
 
 // CHECK-LABEL: func.func @prefetch_one_load
 // CHECK-SAME: (%[[K:.*]]: !tile.view<?x?x16xf16>, %[[Q:.*]]: tensor<16x16xf16>, %[[H:.*]]: index, %[[N:.*]]: index)
@@ -634,3 +638,25 @@ func.func @no_chain(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
   }
   return %r4 : tensor<16x16xf32>
 }
+
+// streams=1 pipelines only the first block load of the loop, K
+// (FlashAttention-2's schedule): the prologue copies K alone, the loop
+// carries one K block, refills it after Q·Kᵀ, and still loads V in place at
+// the top of its iteration, where its copy overlaps Q·Kᵀ.
+
+// GEN-K-ONLY-LABEL: func.func @sdpa_fwd
+// GEN-K-ONLY-SAME: stages = 2, refill_after_use = true
+// GEN-K-ONLY: %[[K0:.*]] = tile.load %arg1[{{.*}}] pad(0.000000e+00) transpose
+// GEN-K-ONLY-NOT: tile.load
+// GEN-K-ONLY: scf.for %[[J:[^ ]*]] = {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[KJ:.*]] = %[[K0]])
+// GEN-K-ONLY: %[[VJ:.*]] = tile.load %arg2[%{{.*}}, %{{.*}}, %[[J]], %{{.*}}] pad(0.000000e+00) :
+// GEN-K-ONLY-NEXT: %[[S:.*]] = tile.mma %{{.*}}, %[[KJ]], %{{.*}}
+// GEN-K-ONLY-NEXT: %[[K1:.*]] = tile.load %arg1[{{.*}}] pad(0.000000e+00) transpose
+// GEN-K-ONLY: tile.mma %{{.*}}, %[[VJ]], %{{.*}}
+// GEN-K-ONLY-NOT: tile.load
+// GEN-K-ONLY: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %[[K1]] :
+
+// streams at or above the number of block loads pipelines them all.
+
+// GEN-STREAMS2-LABEL: func.func @sdpa_fwd
+// GEN-STREAMS2: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}})

@@ -302,6 +302,11 @@ struct TilePrefetchPass final
                        << int64_t{stages};
       return signalPassFailure();
     }
+    if (streams < 0) {
+      func.emitError() << "tile-prefetch: streams must be >= 0, got "
+                       << int64_t{streams};
+      return signalPassFailure();
+    }
     StringRef sdpaName = TileDialect::getSdpaAttrName();
     if (auto sdpa = func->getAttrOfType<SdpaAttr>(sdpaName))
       func->setAttr(sdpaName,
@@ -317,6 +322,8 @@ struct TilePrefetchPass final
     IRRewriter rewriter(&getContext());
     for (scf::ForOp loop : loops) {
       SmallVector<LoadOp> loads = findBlockLoads(loop);
+      if (streams > 0 && static_cast<int64_t>(loads.size()) > streams)
+        loads.resize(streams);
       if (loads.empty() || mayWriteMemory(loop))
         continue;
       if (failed(pipelineLoads(rewriter, loop, loads, stages, refillAfterUse)))

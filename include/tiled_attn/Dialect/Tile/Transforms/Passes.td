@@ -260,10 +260,19 @@ def TilePrefetchPass : Pass<"tile-prefetch", "::mlir::func::FuncOp"> {
     of the body that reads the block it replaces (after Q·Kᵀ for K, after
     P·V for V), so the copy overlaps the rest of the iteration and writes
     into the buffer the old block leaves free.
+
+    `streams` limits the pipelining to the loop's first loads, in body
+    order (the K block comes first, then V). FlashAttention-2 prefetches K
+    only: with `streams=1 refill-after-use`, V is copied at the top of its
+    iteration, overlapping Q·Kᵀ, and the next K overlapping the softmax and
+    P·V; after `merge-barriers` the loop needs two CTA barriers per block.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Blocks in flight per load (1 = no prefetch; at most 4)">,
+    Option<"streams", "streams", "int64_t", /*default=*/"0",
+           "Pipeline only the first `streams` block loads of a loop, in body "
+           "order (0 = all)">,
     Option<"refillAfterUse", "refill-after-use", "bool", /*default=*/"false",
            "Issue each refill right after the last read of the block it "
            "replaces, instead of where the load was: the refill may then "
