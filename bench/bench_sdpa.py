@@ -36,14 +36,13 @@ from tiled_attn import KernelLibrary, TiledAttnError, sdpa  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import sleep_cycles_per_ms, time_fn  # noqa: E402
+from plots import PROVIDERS, write_plots  # noqa: E402
 
 TOKENS, HIDDEN = 16384, 2048
 SEQS_FULL = (512, 1024, 2048, 4096, 8192, 16384)
 SEQS_QUICK = (1024, 4096, 16384)
 HEAD_DIMS = (64, 128)
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-PROVIDERS = ("tiled-attn", "torch-auto", "torch-flash", "torch-efficient",
-             "torch-cudnn", "torch-math", "eager")
 SHORT = {"tiled-attn": "ours", "torch-auto": "auto", "torch-flash": "flash",
          "torch-efficient": "effic", "torch-cudnn": "cudnn", "torch-math": "math",
          "eager": "eager"}
@@ -217,40 +216,6 @@ def write_csv(path: Path, rows) -> None:
         for r in rows:
             w.writerow(dict(r, median_ms=f"{r['median_ms']:.4f}", tflops=f"{r['tflops']:.2f}",
                             rel_l2="" if r["rel_l2"] is None else f"{r['rel_l2']:.3e}"))
-
-
-def write_plots(prefix: Path, rows, meta) -> list:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    paths = []
-    groups = sorted({(r["dtype"], r["head_dim"], r["causal"]) for r in rows})
-    for dt, d, causal in groups:
-        sel = [r for r in rows if (r["dtype"], r["head_dim"], r["causal"]) == (dt, d, causal)]
-        seqs = sorted({r["seq"] for r in sel})
-        fig, ax = plt.subplots(figsize=(8, 5))
-        for name in PROVIDERS:
-            y = [next((r["tflops"] for r in sel if r["seq"] == s and r["provider"] == name),
-                      math.nan) for s in seqs]
-            if any(math.isfinite(t) for t in y):
-                ax.plot(seqs, y, marker="o", label=name,
-                        linewidth=2.5 if name == "tiled-attn" else 1.5)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(seqs, [str(s) for s in seqs])
-        ax.set_xlabel("sequence length S (B*S = 16384, H*D = 2048)")
-        ax.set_ylabel("TFLOP/s")
-        ax.set_ylim(bottom=0)
-        ax.grid(True, alpha=0.3)
-        mask = "causal" if causal else "non-causal"
-        ax.set_title(f"{meta['device']}, {meta['date']}: {dt}, D={d}, {mask}")
-        ax.legend(fontsize=8)
-        path = Path(f"{prefix}_{dt}_d{d}_{'causal' if causal else 'noncausal'}.png")
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        paths.append(path)
-    return paths
 
 
 def write_markdown(path: Path, rows, meta, library_desc: str, rounds: int) -> None:

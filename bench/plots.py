@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""TFLOP/s against S plots from bench_sdpa.py rows: one PNG per (dtype, D, mask).
+
+    python3 bench/plots.py bench/results/bench_<device>_<date>.csv
+
+re-draws the plots of a CSV (next to it, with the same prefix) without a GPU
+or torch; bench_sdpa.py calls write_plots directly.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import sys
+from pathlib import Path
+
+PROVIDERS = ("tiled-attn", "torch-auto", "torch-flash", "torch-efficient",
+             "torch-cudnn", "torch-math", "eager")
+
+
+def write_plots(prefix: Path, rows, meta) -> list:
+    """One PNG per (dtype, D, causal): `<prefix>_<dtype>_d<D>_<mask>.png`."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    groups = sorted({(r["dtype"], r["head_dim"], r["causal"]) for r in rows})
+    for dt, d, causal in groups:
+        sel = [r for r in rows if (r["dtype"], r["head_dim"], r["causal"]) == (dt, d, causal)]
+        seqs = sorted({r["seq"] for r in sel})
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for name in PROVIDERS:
+            y = [next((r["tflops"] for r in sel if r["seq"] == s and r["provider"] == name),
+                      math.nan) for s in seqs]
+            if any(math.isfinite(t) for t in y):
+                ax.plot(seqs, y, marker="o", label=name,
+                        linewidth=2.5 if name == "tiled-attn" else 1.5)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(seqs, [str(s) for s in seqs])
+        ax.set_xlabel("sequence length S (B*S = 16384, H*D = 2048)")
+        ax.set_ylabel("TFLOP/s")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        mask = "causal" if causal else "non-causal"
+        ax.set_title(f"{meta['device']}, {meta['date']}: {dt}, D={d}, {mask}")
+        ax.legend(fontsize=8)
+        path = Path(f"{prefix}_{dt}_d{d}_{'causal' if causal else 'noncausal'}.png")
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+
+def rows_from_csv(path: Path) -> list:
+    rows = []
+    for r in csv.DictReader(path.open()):
+        rows.append(dict(r, head_dim=int(r["head_dim"]), seq=int(r["seq"]),
+                         causal=r["causal"] == "True", tflops=float(r["tflops"])))
+    return rows
+
+
+def main(path: Path) -> int:
+    rows = rows_from_csv(path)
+    if not rows:
+        print(f"plots: {path} has no rows", file=sys.stderr)
+        return 1
+    meta = {"device": rows[0]["device"], "date": rows[0]["date"]}
+    prefix = path.with_suffix("")
+    for p in write_plots(prefix, rows, meta):
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    sys.exit(main(Path(sys.argv[1])))
