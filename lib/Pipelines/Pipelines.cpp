@@ -10,7 +10,10 @@
 
 #include "tiled_attn/Conversion/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -109,6 +112,42 @@ static void useShortSharedPointers() {
     static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
 }
 
+/// Upstream's gpu-lower-to-nvvm-pipeline with every index 32 bits wide. Its
+/// own `index-bitwidth` reaches only some of its passes: nvgpu ops, func and
+/// arith would still lower with 64-bit indices, and their memref descriptors
+/// would meet the kernel's 32-bit ones in casts that nothing reconciles. The
+/// same passes, in upstream's order, each told the width.
+static void
+buildIndex32LowerToNVVMPipeline(OpPassManager &pm,
+                                const gpu::GPUToNVVMPipelineOptions &nvvm,
+                                int optLevel) {
+  static bool registered = [] {
+    registerConversionPasses();
+    registerGPUPasses();
+    memref::registerMemRefPasses();
+    registerCanonicalizerPass();
+    registerCSEPass();
+    return true;
+  }();
+  (void)registered;
+  pm.addPass(createConvertNVGPUToNVVMWithIndexBitwidthPass({32}));
+  std::string w = "{index-bitwidth=32}";
+  std::string pipeline =
+      "gpu-kernel-outlining,convert-vector-to-scf,convert-scf-to-cf,"
+      "convert-nvvm-to-llvm,convert-func-to-llvm" +
+      w + ",expand-strided-metadata,nvvm-attach-target{O=" +
+      std::to_string(optLevel) + " chip=" + nvvm.cubinChip +
+      " features=" + nvvm.cubinFeatures +
+      "},lower-affine,convert-arith-to-llvm" + w + ",convert-index-to-llvm" +
+      w + ",canonicalize,cse,gpu.module(convert-gpu-to-nvvm" + w +
+      "),gpu.module(canonicalize),gpu.module(cse),"
+      "gpu.module(reconcile-unrealized-casts),gpu-to-llvm,"
+      "gpu-module-to-binary{format=isa},convert-math-to-llvm,canonicalize,"
+      "cse,reconcile-unrealized-casts";
+  if (failed(parsePassPipeline(pipeline, pm)))
+    llvm::report_fatal_error("tile-to-ptx: bad index-bitwidth=32 pipeline");
+}
+
 void tiled_attn::buildGPUToPTXPipeline(OpPassManager &pm,
                                        const TileToPTXOptions &options) {
   findCudaToolkit();
@@ -120,6 +159,12 @@ void tiled_attn::buildGPUToPTXPipeline(OpPassManager &pm,
                            : std::string(options.features);
   nvvm.cubinFormat = "isa";
   nvvm.optLevel = options.optLevel;
+  if (options.indexBitwidth != 32 && options.indexBitwidth != 64)
+    llvm::report_fatal_error("tile-to-ptx: index-bitwidth must be 32 or 64");
+  if (options.indexBitwidth == 32) {
+    buildIndex32LowerToNVVMPipeline(pm, nvvm, options.optLevel);
+    return;
+  }
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
 }
 

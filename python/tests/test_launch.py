@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-from ctypes import POINTER, c_float, c_int64, c_uint64
+from ctypes import POINTER, c_float, c_int32, c_int64, c_uint64
 from pathlib import Path
 from typing import Any, List, Tuple
 
@@ -12,9 +12,9 @@ from fakes import FakeTensor, qkv
 
 from tiled_attn import TiledAttnError
 from tiled_attn import driver as driver_module
-from tiled_attn.abi import NUM_PARAMS, Memref, pack_params
+from tiled_attn.abi import INDEX_BITS, NUM_PARAMS, Memref, pack_params
 from tiled_attn.driver import CudaDriver
-from tiled_attn.manifest import Arch, KernelEntry
+from tiled_attn.manifest import ABI_NUM_PARAMS, Arch, KernelEntry
 from tiled_attn.sdpa import launch_grid
 from tiled_attn.validation import validate_inputs
 
@@ -39,6 +39,34 @@ def test_pack_params_is_four_descriptors_then_scale() -> None:
         strides = [read_param(params, base + 7 + i, c_int64) for i in range(4)]
         assert tuple(sizes) == tensor.shape and tuple(strides) == tensor.stride()
     assert read_param(params, 44, c_float) == 0.125
+
+
+def test_pack_params_index32_packs_32_bit_fields() -> None:
+    q, k, v, o = (FakeTensor((2, 4, 100, 64), pointer=p) for p in (0x1000, 0x2000, 0x3000, 0x4000))
+    params = pack_params([Memref.of(t) for t in (q, k, v, o)], 0.5, index_bits=32)
+    assert len(params) == NUM_PARAMS
+    for index, tensor in enumerate((q, k, v, o)):
+        base = 11 * index
+        assert read_param(params, base, c_uint64) == tensor.data_ptr()
+        assert ctypes.sizeof(params.values[base + 2]) == 4
+        sizes = [read_param(params, base + 3 + i, c_int32) for i in range(4)]
+        strides = [read_param(params, base + 7 + i, c_int32) for i in range(4)]
+        assert tuple(sizes) == tensor.shape and tuple(strides) == tensor.stride()
+    assert read_param(params, 44, c_float) == 0.5
+
+
+def test_pack_params_index32_rejects_offsets_past_2_31() -> None:
+    # 2 * 16 * 65536 * 1024 elements: the last one sits at offset 2^31 - 1.
+    fits = Memref(0x1000, (2, 16, 65536, 1024), (16 * 65536 * 1024, 65536 * 1024, 1024, 1))
+    pack_params([fits] * 4, 1.0, index_bits=32)
+    big = Memref(0x1000, (3, 16, 65536, 1024), fits.strides)
+    with pytest.raises(ValueError, match="largest element offset is 3221225471"):
+        pack_params([big] * 4, 1.0, index_bits=32)
+    pack_params([big] * 4, 1.0)  # 64-bit kernels take it
+
+
+def test_every_manifest_abi_has_an_index_width() -> None:
+    assert set(INDEX_BITS) == set(ABI_NUM_PARAMS)
 
 
 def test_pack_params_rejects_wrong_arity() -> None:

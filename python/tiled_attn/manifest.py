@@ -48,7 +48,8 @@ SUPPORTED_VERSIONS = (1,)
 #: The kernel ABI this runtime can launch: MLIR memref descriptors for q, k,
 #: v, o (11 parameters each), then the f32 scale.
 ABI = "memref-descriptor-v1"
-ABI_NUM_PARAMS = {ABI: 4 * 11 + 1}
+ABI_INDEX32 = "memref-descriptor-v1-index32"
+ABI_NUM_PARAMS = {ABI: 4 * 11 + 1, ABI_INDEX32: 4 * 11 + 1}
 DTYPES = ("f16", "bf16")
 CAUSAL_MODES = ("none", "top_left", "bottom_right")
 #: Alignment, in bytes, that a kernel needs of its base pointers and of every

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Tuple
 
-from .abi import Memref, pack_params
+from .abi import INDEX_BITS, Memref, pack_params
 from .driver import get_driver
 from .errors import TiledAttnError
 from .manifest import KernelEntry, KernelLibrary, default_library
@@ -118,5 +118,5 @@ def _launch(
     path, kind = entry.image_for(cc)
     func = driver.function(ctx, path, kind, entry.symbol)
     driver.set_max_dynamic_shared(func, entry.shared_bytes)
-    params = pack_params([Memref.of(t) for t in tensors], scale)
+    params = pack_params([Memref.of(t) for t in tensors], scale, INDEX_BITS[entry.abi])
     driver.launch(func, grid, entry.block, entry.shared_bytes, stream, params.array)

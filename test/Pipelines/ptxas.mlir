@@ -31,6 +31,20 @@
 // RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT
 // RUN: FileCheck %s --input-file=%t/d128/manifest.json --check-prefix=D128
 
+// 32-bit index arithmetic: ptxas takes it too, and the manifest names its
+// ABI (sizes and strides are 32-bit parameters).
+// RUN: tiled-attn-compile --head-dim=128 --causal --block-m=128 --smem-lhs --index-bitwidth=32 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --chip=sm_80 --cubin=sm_80,sm_90 --out-dir=%t/index32
+// RUN: FileCheck %s --input-file=%t/index32/manifest.json --check-prefix=INDEX32
+// RUN: FileCheck %s --input-file=%t/index32/sdpa_fwd_sm_80_f16_d128_top_left.ptx --check-prefix=INDEX32-PTX
+// RUN: test -s %t/index32/sdpa_fwd_sm_80_f16_d128_top_left.sm_90.cubin
+// RUN: not tiled-attn-compile --index-bitwidth=16 --out-dir=%t/index16 2>&1 | FileCheck %s --check-prefix=INDEX16
+// INDEX32: "abi": "memref-descriptor-v1-index32",
+// INDEX32-PTX: .param .u64 .ptr .align 1 sdpa_fwd_param_1,
+// INDEX32-PTX-NEXT: .param .u32 sdpa_fwd_param_2,
+// INDEX32-PTX: cp.async.cg.shared.global
+// INDEX32-PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// INDEX16: error: index-bitwidth must be 32 or 64, got 16
+
 // PTX assembled for an older chip than its .target is rejected, with
 // ptxas's message.
 // RUN: not tiled-attn-compile --chip=sm_120a --cubin=sm_80 --out-dir=%t/mismatch 2>&1 | FileCheck %s --check-prefix=MISMATCH

@@ -69,6 +69,11 @@ static cl::opt<bool> mergeBarriers(
     "merge-barriers",
     cl::desc("Merge CTA barriers that no shared-memory access separates"),
     cl::init(false));
+static cl::opt<int> indexBitwidth(
+    "index-bitwidth",
+    cl::desc("Index arithmetic, sizes and strides: 64, or 32 (ABI "
+             "memref-descriptor-v1-index32)"),
+    cl::init(64));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Options of the tile-schedule pipeline, e.g. "
@@ -186,12 +191,16 @@ int main(int argc, char **argv) {
                                ->getAttr(tile::TileDialect::getSdpaAttrName()));
 
   TileToPTXOptions ptxOptions;
+  if (indexBitwidth != 32 && indexBitwidth != 64)
+    return fail("index-bitwidth must be 32 or 64, got " +
+                std::to_string(int(indexBitwidth)));
   ptxOptions.chip = chip;
   ptxOptions.warps = warps;
   ptxOptions.smemLhs = smemLhs;
   ptxOptions.stagedStores = stagedStores;
   ptxOptions.skipUnitRowScales = skipUnitRowScales;
   ptxOptions.mergeBarriers = mergeBarriers;
+  ptxOptions.indexBitwidth = indexBitwidth;
   PassManager gpuPm(&ctx), ptxPm(&ctx);
   buildTileToGPUPipeline(gpuPm, ptxOptions);
   buildGPUToPTXPipeline(ptxPm, ptxOptions);
@@ -245,7 +254,8 @@ int main(int argc, char **argv) {
       {"block", json::Array{threads, 1, 1}},
       {"block_m", sdpa.getBlockM()},
       {"shared_bytes", sharedBytes},
-      {"abi", "memref-descriptor-v1"},
+      {"abi", indexBitwidth == 32 ? "memref-descriptor-v1-index32"
+                                  : "memref-descriptor-v1"},
       {"num_params", 45},
       {"schedule",
        json::Object{{"block_m", sdpa.getBlockM()},

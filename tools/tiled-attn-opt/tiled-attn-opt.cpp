@@ -16,6 +16,7 @@
 #include "tiled_attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -31,6 +32,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerLoopInvariantCodeMotionPass();
   mlir::registerSymbolDCEPass();
+  mlir::gpu::registerGPUToNVVMPipeline();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tiled-attn optimizer driver\n", registry));

@@ -83,4 +83,25 @@ def MergeBarriersPass : Pass<"merge-barriers"> {
   ];
 }
 
+def ConvertNVGPUToNVVMWithIndexBitwidthPass
+    : Pass<"convert-nvgpu-to-nvvm-index-bitwidth"> {
+  let summary = "Upstream's nvgpu-to-nvvm patterns with a chosen index bit width";
+  let description = [{
+    Upstream `convert-nvgpu-to-nvvm` converts the memrefs that nvgpu ops
+    read and write with 64-bit indices, whatever `gpu-lower-to-nvvm-pipeline`
+    is asked for; with `index-bitwidth=32` the kernel's memref descriptors
+    then meet in casts that nothing reconciles. This pass applies the same
+    patterns with an LLVM type converter of the given index width, before
+    the upstream pipeline runs (which then finds no nvgpu op left).
+  }];
+  let options = [
+    Option<"indexBitwidth", "index-bitwidth", "unsigned", /*default=*/"64",
+           "Bit width of index values (32 or 64)">,
+  ];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+  ];
+}
+
 #endif // TILED_ATTN_CONVERSION_PASSES_TD

@@ -116,6 +116,13 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("Merge CTA barriers that no shared-memory access "
                      "separates (see merge-barriers)"),
       llvm::cl::init(false)};
+  Option<int> indexBitwidth{
+      *this, "index-bitwidth",
+      llvm::cl::desc("Bit width of index arithmetic and of the kernel's "
+                     "sizes and strides: 64, or 32 (ABI "
+                     "memref-descriptor-v1-index32; every element offset "
+                     "must stay below 2^31)"),
+      llvm::cl::init(64)};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level"),
                        llvm::cl::init(3)};
