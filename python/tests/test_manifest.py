@@ -246,3 +246,31 @@ def test_library_path_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     monkeypatch.delenv("TILED_ATTN_KERNELS")
     repo_root = Path(__file__).resolve().parents[2]
     assert default_library_path() == repo_root / "build" / "kernels"
+
+
+def index32_entry(**overrides: Any) -> Dict[str, Any]:
+    entry = make_entry(**overrides)
+    name = entry["name"] + "_index32"
+    return dict(entry, name=name, ptx=f"{name}.ptx", abi="memref-descriptor-v1-index32")
+
+
+def test_index32_kernel_wins_where_offsets_fit(tmp_path: Path) -> None:
+    library = library_of(tmp_path, make_entry(causal="top_left"),
+                         index32_entry(causal="top_left"), make_entry())
+    chosen = library.select((9, 0), "f16", 64, "top_left")
+    assert chosen.name.endswith("_index32") and chosen.index_bits == 32
+    fallback = library.select((9, 0), "f16", 64, "top_left", index32_ok=False)
+    assert fallback.name == "sdpa_fwd_sm80_f16_d64_top_left" and fallback.index_bits == 64
+    # Where the library has only a 64-bit kernel, it is the choice either way.
+    assert library.select((9, 0), "f16", 64, "none").index_bits == 64
+
+
+def test_index32_only_library_names_the_offset_limit(tmp_path: Path) -> None:
+    library = library_of(tmp_path, index32_entry())
+    with pytest.raises(TiledAttnError, match=r"64-bit indices \(an element offset reaches 2\*\*31\)"):
+        library.select((9, 0), "f16", 64, "none", index32_ok=False)
+
+
+def test_higher_arch_beats_index32(tmp_path: Path) -> None:
+    library = library_of(tmp_path, index32_entry(arch="sm_80"), make_entry(arch="sm_90"))
+    assert str(library.select((9, 0), "f16", 64, "none").arch) == "sm_90"

@@ -136,6 +136,11 @@ class KernelEntry:
     schedule: Mapping[str, Any] = field(default_factory=dict)
     ptxas: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def index_bits(self) -> int:
+        """32 for a kernel of 32-bit index arithmetic (ABI ``-index32``), else 64."""
+        return 32 if self.abi == ABI_INDEX32 else 64
+
     def matches(self, cc: ComputeCapability, dtype: str, head_dim: int, causal: str) -> bool:
         """Whether this kernel computes (dtype, head_dim, causal) on a ``cc`` device."""
         return (
@@ -201,28 +206,38 @@ class KernelLibrary:
         head_dim: int,
         causal: str,
         name: Optional[str] = None,
+        index32_ok: bool = True,
     ) -> KernelEntry:
         """The kernel for a device of compute capability ``cc``.
 
         Among the entries that match (dtype, head_dim, causal) and run on the
         device, the one with the highest arch not above the device's wins;
-        ties go to the one listed first. ``name`` restricts the choice to the
-        entry of that name. Raises :class:`TiledAttnError` listing what the
-        library holds when nothing fits.
+        at equal arch a kernel of 32-bit index arithmetic wins (the library
+        carries one only where it measured faster), unless ``index32_ok`` is
+        false (some element offset reaches 2**31); further ties go to the one
+        listed first. ``name`` restricts the choice to the entry of that
+        name. Raises :class:`TiledAttnError` listing what the library holds
+        when nothing fits.
         """
         candidates = [e for e in self.entries if e.matches(cc, dtype, head_dim, causal)]
         if name is not None:
             candidates = [e for e in candidates if e.name == name]
+        if not index32_ok:
+            candidates = [e for e in candidates if e.index_bits == 64]
         if not candidates:
-            raise TiledAttnError(self._no_kernel_message(cc, dtype, head_dim, causal, name))
-        return max(candidates, key=lambda entry: entry.arch.sort_key())
+            raise TiledAttnError(self._no_kernel_message(cc, dtype, head_dim, causal, name,
+                                                         index32_ok))
+        return max(candidates, key=lambda e: (e.arch.sort_key(), e.index_bits == 32))
 
     def _no_kernel_message(
-        self, cc: ComputeCapability, dtype: str, head_dim: int, causal: str, name: Optional[str]
+        self, cc: ComputeCapability, dtype: str, head_dim: int, causal: str, name: Optional[str],
+        index32_ok: bool = True,
     ) -> str:
         wanted = f"{Arch.of_device(cc)}, {dtype}, D={head_dim}, causal={causal}"
         if name is not None:
             wanted += f", name={name}"
+        if not index32_ok:
+            wanted += ", 64-bit indices (an element offset reaches 2**31)"
         if not self.entries:
             available = "it holds no kernels"
         else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Tuple
 
-from .abi import INDEX_BITS, Memref, pack_params
+from .abi import INDEX_BITS, Memref, max_offset, pack_params
 from .driver import get_driver
 from .errors import TiledAttnError
 from .manifest import KernelEntry, KernelLibrary, default_library
@@ -71,7 +71,10 @@ def sdpa(
     torch.cuda.init()
     device = q.device
     cc = torch.cuda.get_device_capability(device)
-    entry = library.select(cc, problem.dtype, problem.head_dim, problem.causal_mode, kernel)
+    # A copy that _kernel_ready makes has no larger offsets than its original.
+    index32_ok = max(max_offset(Memref.of(t)) for t in (q, k, v, out)) < 2**31
+    entry = library.select(cc, problem.dtype, problem.head_dim, problem.causal_mode, kernel,
+                           index32_ok)
     grid = launch_grid(problem, entry)
     reason = copy_reason(out, problem.itemsize, entry.align_bytes)
     if reason is not None:  # the kernels write O in aligned 16-byte pieces

@@ -35,10 +35,11 @@
 // ABI (sizes and strides are 32-bit parameters).
 // RUN: tiled-attn-compile --head-dim=128 --causal --block-m=128 --smem-lhs --index-bitwidth=32 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --chip=sm_80 --cubin=sm_80,sm_90 --out-dir=%t/index32
 // RUN: FileCheck %s --input-file=%t/index32/manifest.json --check-prefix=INDEX32
-// RUN: FileCheck %s --input-file=%t/index32/sdpa_fwd_sm_80_f16_d128_top_left.ptx --check-prefix=INDEX32-PTX
-// RUN: test -s %t/index32/sdpa_fwd_sm_80_f16_d128_top_left.sm_90.cubin
+// RUN: FileCheck %s --input-file=%t/index32/sdpa_fwd_sm_80_f16_d128_top_left_index32.ptx --check-prefix=INDEX32-PTX
+// RUN: test -s %t/index32/sdpa_fwd_sm_80_f16_d128_top_left_index32.sm_90.cubin
 // RUN: not tiled-attn-compile --index-bitwidth=16 --out-dir=%t/index16 2>&1 | FileCheck %s --check-prefix=INDEX16
-// INDEX32: "abi": "memref-descriptor-v1-index32",
+// INDEX32-DAG: "name": "sdpa_fwd_sm_80_f16_d128_top_left_index32",
+// INDEX32-DAG: "abi": "memref-descriptor-v1-index32",
 // INDEX32-PTX: .param .u64 .ptr .align 1 sdpa_fwd_param_1,
 // INDEX32-PTX-NEXT: .param .u32 sdpa_fwd_param_2,
 // INDEX32-PTX: cp.async.cg.shared.global

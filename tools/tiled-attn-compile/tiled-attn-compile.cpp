@@ -169,7 +169,8 @@ int main(int argc, char **argv) {
     return fail("dtype must be f16 or bf16, got '" + dtype + "'");
   std::string name =
       ("sdpa_fwd_" + chip + "_" + dtype + "_d" + Twine(int64_t(headDim)) + "_" +
-       (causal ? "top_left" : "none"))
+       (causal ? "top_left" : "none") +
+       (indexBitwidth == 32 ? "_index32" : ""))
           .str();
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
