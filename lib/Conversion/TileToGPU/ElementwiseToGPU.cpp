@@ -66,10 +66,9 @@ struct Exp2ToGPU final : OpConversionPattern<math::Exp2Op> {
       Value x =
           vector::ExtractOp::create(rewriter, loc, adaptor.getOperand(), i);
       results.push_back(
-          LLVM::CallIntrinsicOp::create(
-              rewriter, loc, f32,
-              rewriter.getStringAttr("llvm.nvvm.ex2.approx.ftz.f"),
-              ValueRange{x})
+          LLVM::CallIntrinsicOp::create(rewriter, loc, f32,
+                                        rewriter.getStringAttr(kExp2Intrinsic),
+                                        ValueRange{x})
               .getResult(0));
     }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, results);

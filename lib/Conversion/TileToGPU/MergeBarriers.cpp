@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Conversion/Passes.h"
+#include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -47,12 +48,11 @@ bool isWait(Operation *op) {
 }
 
 /// Whether `op` leaves shared (and any other) memory alone. Warp votes
-/// synchronize a warp's lanes but touch no memory; neither do the MUFU
-/// intrinsics that the lowering calls by name.
+/// synchronize a warp's lanes but touch no memory; neither does the MUFU
+/// exp2 that the lowering calls by name.
 bool touchesNoMemory(Operation *op) {
   if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
-    return call.getIntrin().starts_with("llvm.nvvm.ex2.approx") ||
-           call.getIntrin().starts_with("llvm.nvvm.rcp.approx");
+    return call.getIntrin() == tiled_attn::kExp2Intrinsic;
   return isa<NVVM::VoteSyncOp>(op) || isMemoryEffectFree(op);
 }
 
@@ -65,11 +65,9 @@ int64_t groupsInFlight(Operation *wait) {
 }
 
 void setGroupsInFlight(Operation *wait, int64_t n) {
-  Builder b(wait->getContext());
   if (auto w = dyn_cast<NVVM::CpAsyncWaitGroupOp>(wait))
     return w.setN(static_cast<int32_t>(n));
-  cast<nvgpu::DeviceAsyncWaitOp>(wait).setNumGroupsAttr(
-      b.getI32IntegerAttr(static_cast<int32_t>(n)));
+  cast<nvgpu::DeviceAsyncWaitOp>(wait).setNumGroups(static_cast<uint32_t>(n));
 }
 
 /// Merges `second` into the barrier before it in its block, if nothing but

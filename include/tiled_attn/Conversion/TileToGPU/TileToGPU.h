@@ -58,6 +58,11 @@ mlir::MemRefType getSharedBufferType(int64_t rows, int64_t cols,
 /// number per lane (see StoreToGPU and convert-tile-to-gpu's planner).
 bool canStageStore(mlir::RankedTensorType type);
 
+/// The NVVM intrinsic that exp2 of an f32 register tile lowers to (the MUFU
+/// instruction alone); merge-barriers knows it touches no memory.
+inline constexpr llvm::StringLiteral kExp2Intrinsic =
+    "llvm.nvvm.ex2.approx.ftz.f";
+
 /// An `index` constant (the lowering's shorthand for arith.constant).
 mlir::Value cIdx(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 
