@@ -44,7 +44,7 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
         {/*blockM=*/options.blockM, /*blockN=*/options.blockN}));
   if (options.maskSplit)
     fpm.addPass(tile::createTileMaskSplitPass(
-        {options.inBoundsLoads, options.maskGuard}));
+        {options.inBoundsLoads, options.maskGuard, options.maskedFirst}));
   if (options.exp2)
     fpm.addPass(tile::createTileExp2Pass());
   if (options.lazyRescale)

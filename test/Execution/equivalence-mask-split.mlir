@@ -92,6 +92,34 @@
 // RUN: FileCheck %s --check-prefix=CHAINED --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
+// Masked first (tile-mask-split{masked-first}): the masked blocks run before
+// the unmasked loop, so the sums run in another order; the outputs agree to
+// rounding (and exactly when the key blocks are all masked, as at 1x1). The
+// unmasked loop's prefetches are in_bounds (the executor checks that they
+// stay inside their views) and its last refill reloads the last block.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 block-m=128 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=masked-first=1 --tile-prefetch="stages=2 streams=1 refill-after-use=1" -o %t.after.mlir
+// RUN: FileCheck %s --check-prefix=MASKED-FIRST --input-file=%t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --equivalence-tolerance=1e-2 --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s --check-prefix=CLOSE
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=masked-first=1 --tile-prefetch="stages=2 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --equivalence-tolerance=2e-3 --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s --check-prefix=CLOSE
+
+// MASKED-FIRST: mask_split = true
+// MASKED-FIRST: scf.for
+// MASKED-FIRST: tile.bounds_mask
+// MASKED-FIRST: scf.yield
+// MASKED-FIRST: scf.for
+// MASKED-FIRST-NOT: tile.bounds_mask
+// MASKED-FIRST: arith.minsi
+// MASKED-FIRST: tile.load {{.*}} transpose in_bounds
+// MASKED-FIRST: return
+
+// CLOSE-NOT: FAIL
+// CLOSE: Sq=1 Sk=1 {{.*}} diff=0.000e+00 {{.*}}PASS
+// CLOSE-NOT: FAIL
+// CLOSE: {{^}}9 passed, 0 failed
+
 // SPLIT-NC: mask_split = true
 // SPLIT-NC: scf.for
 // SPLIT-NC: tile.load {{.*}} transpose in_bounds

@@ -19,6 +19,19 @@
 // IN-BOUNDS: mask_split = true
 // IN-BOUNDS-COUNT-2: tile.load {{.*}} in_bounds
 // IN-BOUNDS-NOT: in_bounds
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" \
+// RUN:   --tile-schedule="mask-split=1 masked-first=1 stages=2 refill-after-use=1 prefetch-streams=1" \
+// RUN:   | FileCheck %s --check-prefix=MASKED-FIRST
+// masked-first: the masked loop, then the unmasked one, whose K refill stays
+// in bounds (clamped to its last block).
+// MASKED-FIRST: scf.for
+// MASKED-FIRST: tile.bounds_mask
+// MASKED-FIRST: scf.for
+// MASKED-FIRST-NOT: tile.bounds_mask
+// MASKED-FIRST: arith.minsi
+// MASKED-FIRST: tile.load {{.*}} transpose in_bounds
+// MASKED-FIRST-NOT: tile.bounds_mask
+// MASKED-FIRST: return
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="mask-split=1 in-bounds-loads=0" \
 // RUN:   | FileCheck %s --check-prefix=CHECKED
 // CHECKED: mask_split = true

@@ -35,6 +35,12 @@ struct TileScheduleOptions
                      "under a branch on the block index "
                      "(tile-mask-split{guard})"),
       llvm::cl::init(false)};
+  Option<bool> maskedFirst{
+      *this, "masked-first",
+      llvm::cl::desc("With mask-split: run the masked blocks before the "
+                     "unmasked loop, whose prefetches then need no bounds "
+                     "checks (tile-mask-split{masked-first})"),
+      llvm::cl::init(false)};
   Option<bool> inBoundsLoads{
       *this, "in-bounds-loads",
       llvm::cl::desc("With mask-split: the unmasked loop's K/V loads check "

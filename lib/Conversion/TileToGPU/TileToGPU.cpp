@@ -10,6 +10,7 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -187,6 +188,38 @@ void annotatePipelinedWaits(func::FuncOp func, int64_t stages) {
   });
 }
 
+/// A pipelined loop whose blocks in flight nothing takes over (the results
+/// that carry shared tiles are unused) ends with their copies still in
+/// flight. When a load follows, which may reuse those buffers, every thread
+/// first waits for its copies (each thread copies the same pieces of a
+/// stream's buffer in every load).
+void drainUnusedPrefetches(func::FuncOp func) {
+  auto isShared = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    auto layout =
+        tensor ? dyn_cast_or_null<LayoutAttr>(tensor.getEncoding()) : nullptr;
+    return layout && layout.getKind() == LayoutKind::Shared;
+  };
+  func.walk([&](scf::ForOp loop) {
+    bool inFlight = llvm::any_of(loop.getResults(), [&](OpResult r) {
+      return isShared(r.getType()) && r.use_empty();
+    });
+    if (!inFlight)
+      return;
+    bool loadFollows = false;
+    for (Operation *op = loop->getNextNode(); op && !loadFollows;
+         op = op->getNextNode())
+      loadFollows = op->walk([](LoadOp) {
+                        return WalkResult::interrupt();
+                      }).wasInterrupted();
+    if (!loadFollows)
+      return;
+    OpBuilder b(loop->getContext());
+    b.setInsertionPointAfter(loop);
+    NVVM::CpAsyncWaitGroupOp::create(b, loop.getLoc(), 0);
+  });
+}
+
 struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -238,6 +271,7 @@ void ConvertTileToGPUPass::runOnOperation() {
       sharedBytes =
           std::max(sharedBytes, assignStagingBuffers(func, sharedBytes));
     annotatePipelinedWaits(func, stages);
+    drainUnusedPrefetches(func);
 
     SmallVector<Type> inputs;
     if (failed(converter.convertTypes(func.getArgumentTypes(), inputs)))

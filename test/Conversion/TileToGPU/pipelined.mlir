@@ -18,6 +18,24 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
 // RUN:   --tile-schedule="stages=2" --tile-assign-layouts="smem-lhs=1" --convert-tile-to-gpu \
 // RUN:   | FileCheck %s --check-prefix=SMEMQ
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
+// RUN:   --tile-schedule="mask-split=1 masked-first=1 stages=2 refill-after-use=1 prefetch-streams=1" \
+// RUN:   --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=FIRST
+
+// Masked first (K prefetched, V not): the masked loop ends with a padded K
+// refill in flight, and the unmasked loop's prologue copies block 0 into the
+// same buffer; every thread first waits for all its copies. The unmasked
+// loop's K refills read block min(j + 1, n_full - 1) and check no bounds
+// (no source-size operand).
+// FIRST: %[[MASKED:.*]]:4 = scf.for
+// FIRST-NOT: nvvm.cp.async.wait.group 0
+// FIRST: scf.yield {{.*}}, memref<64x72xf16, #gpu.address_space<workgroup>>
+// FIRST-NEXT: }
+// FIRST-NEXT: nvvm.cp.async.wait.group 0
+// FIRST: nvgpu.device_async_create_group
+// FIRST: scf.for %{{.*}} = %c0 to %{{.*}} iter_args(%{{.*}} = %[[MASKED]]#0,
+// FIRST: arith.minsi
+// FIRST: nvgpu.device_async_copy %arg1[{{.*}}], %{{.*}}[{{.*}}], 8 {bypassL1}
 
 // Q (9216 bytes), then K and V with two 9216-byte buffers each.
 // STAGES2: gpu.func @sdpa_fwd

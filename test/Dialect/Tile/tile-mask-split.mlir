@@ -1,5 +1,6 @@
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split | FileCheck %s
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split=guard=1 | FileCheck %s --check-prefix=GUARD
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split=masked-first=1 | FileCheck %s --check-prefix=FIRST
 
 // Top-left, BLOCK_M = 32, BLOCK_N = 16. With row0 = m * 32:
 //   n_visible = clamp(ceildiv(row0 + 32, 16), 0, ub)
@@ -74,6 +75,26 @@
 // GUARD-NEXT:      tile.online_softmax %[[X]],
 // GUARD-NOT:     scf.for
 // GUARD:         return
+// Masked first: the same two loops, the masked one first, from the same
+// start values; the unmasked loop takes its results, and the function's
+// users take the unmasked loop's.
+// FIRST-LABEL: func.func @top_left
+// FIRST-SAME:    mask_split = true
+// FIRST-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// FIRST-DAG:     %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : tensor<32xf32>
+// FIRST-DAG:     %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<32xf32>
+// FIRST:         %[[N_VISIBLE:.*]] = arith.maxsi
+// FIRST:         %[[N_FULL:.*]] = arith.maxsi
+// FIRST:         %[[MASKED:.*]]:2 = scf.for %{{.*}} = %[[N_FULL]] to %[[N_VISIBLE]] step %{{.*}} iter_args(%{{.*}} = %[[NEG_INF]], %{{.*}} = %[[ZERO]])
+// FIRST:           tile.load %[[K:.*]][{{.*}}] pad(0.000000e+00) transpose :
+// FIRST:           tile.causal_mask
+// FIRST:           arith.select
+// FIRST:         %[[UNMASKED:.*]]:2 = scf.for %{{.*}} = %[[C0]] to %[[N_FULL]] step %{{.*}} iter_args(%{{.*}} = %[[MASKED]]#0, %{{.*}} = %[[MASKED]]#1)
+// FIRST:           tile.load %[[K]][{{.*}}] pad(0.000000e+00) transpose in_bounds
+// FIRST-NOT:       tile.causal_mask
+// FIRST-NOT:       arith.select
+// FIRST:           tile.online_softmax
+// FIRST:         tile.broadcast %[[UNMASKED]]#1 along 1
 func.func @top_left(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
                     %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
                     %scale: f32)

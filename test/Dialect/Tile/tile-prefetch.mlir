@@ -660,3 +660,57 @@ func.func @no_chain(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
 
 // GEN-STREAMS2-LABEL: func.func @sdpa_fwd
 // GEN-STREAMS2: scf.for %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}})
+
+// -----
+
+// In-bounds loads (the unmasked loop of a mask split). With stages=2 and
+// refill-after-use, the refill of a loop that no loop continues reads block
+// min(j + 1, ub - 1): a block of the loop, so it keeps `in_bounds`, and the
+// last iteration reloads the last block into the buffer it has just read.
+// The first loop here is continued by the second (a chain), whose first
+// block must be block %split: its refill reads block j + 1 and pads. Other
+// schedules keep the padded refill too.
+
+// AFTER2-LABEL: func.func @in_bounds_refills
+// AFTER2: %[[SPLIT:.*]] = arith.maxsi
+// AFTER2: %[[R1:.*]]:2 = scf.for %[[J:.*]] = %{{.*}} to %[[SPLIT]]
+// AFTER2-NEXT: %[[J1:.*]] = arith.addi %[[J]]
+// AFTER2-NOT: arith.minsi
+// AFTER2: tile.load %{{.*}}[%{{.*}}, %[[J1]], %{{.*}}] pad(0.000000e+00) transpose :
+// AFTER2: %[[LAST:.*]] = arith.subi %[[N:.*]], %c1
+// AFTER2-NEXT: scf.for %[[J:.*]] = %[[SPLIT]] to %[[N]] {{.*}} iter_args(%{{.*}} = %[[R1]]#0, %{{.*}} = %[[R1]]#1)
+// AFTER2-NEXT: %[[J1:.*]] = arith.addi %[[J]]
+// AFTER2-NEXT: %[[NEXT:.*]] = arith.minsi %[[J1]], %[[LAST]]
+// AFTER2: tile.load %{{.*}}[%{{.*}}, %[[NEXT]], %{{.*}}] pad(0.000000e+00) transpose in_bounds
+
+// CHECK-LABEL: func.func @in_bounds_refills
+// CHECK-NOT: arith.minsi
+// CHECK: return
+// STAGES3-LABEL: func.func @in_bounds_refills
+// STAGES3-NOT: arith.minsi
+// STAGES3: return
+func.func @in_bounds_refills(%k: !tile.view<?x?x16xf16>,
+                             %q: tensor<16x16xf16>, %h: index,
+                             %m: index, %n: index) -> tensor<16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %split = arith.maxsi %m, %c0 : index
+  %r1 = scf.for %j = %c0 to %split step %c1 iter_args(%acc = %zero)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%h, %j, %c0] pad(0.0) transpose in_bounds
+        : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  %r2 = scf.for %j = %split to %n step %c1 iter_args(%acc = %r1)
+      -> (tensor<16x16xf32>) {
+    %kt = tile.load %k[%h, %j, %c0] pad(0.0) transpose in_bounds
+        : !tile.view<?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %q, %kt, %acc
+        : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    scf.yield %s : tensor<16x16xf32>
+  }
+  return %r2 : tensor<16x16xf32>
+}

@@ -15,7 +15,10 @@
 // The loop over [0, ub) becomes [0, n_full) without masks, then
 // [n_full, n_visible) with them (n_visible = ub without a causal mask); the
 // blocks past n_visible are all -inf for every row, which leaves the online
-// softmax's state unchanged.
+// softmax's state unchanged. With `masked-first` the two loops swap places:
+// the online softmax may take the blocks in any order, and every block the
+// unmasked loop then prefetches (block j + 1 while it works on block j)
+// still lies below n_full.
 //
 // The blocks the unmasked loop loads at row block j (K and V) lie inside
 // their views too: n_full also stays below floor(S / rows) of each such
@@ -194,8 +197,9 @@ std::pair<Value, Value> blockBounds(MaskedLoop &m) {
 }
 
 /// Splits the loop of `m` at n_full and, with a causal mask, stops it at
-/// n_visible; `markInBounds` marks the unmasked loop's K/V loads.
-void splitLoop(MaskedLoop &m, bool markInBounds) {
+/// n_visible; `markInBounds` marks the unmasked loop's K/V loads, and
+/// `maskedFirst` runs the masked loop before the unmasked one.
+void splitLoop(MaskedLoop &m, bool markInBounds, bool maskedFirst) {
   auto [nFull, nVisible] = blockBounds(m);
   scf::ForOp loop = m.loop;
   OpBuilder b(loop);
@@ -207,6 +211,8 @@ void splitLoop(MaskedLoop &m, bool markInBounds) {
   if (m.causal)
     masks.push_back(m.causal);
   IRMapping mapping;
+  if (maskedFirst)
+    b.setInsertionPointAfter(loop);
   auto unmasked = cast<scf::ForOp>(b.clone(*loop, mapping));
   unmasked.setUpperBound(nFull);
   b.setInsertionPoint(unmasked);
@@ -223,10 +229,18 @@ void splitLoop(MaskedLoop &m, bool markInBounds) {
     for (LoadOp load : m.rowBlockLoads)
       cast<LoadOp>(mapping.lookup(load.getOperation())).setInBounds(true);
 
-  // The masked loop takes over where the unmasked one stops.
+  // The masked loop takes over where the unmasked one stops, or, masked
+  // first, hands its results to the unmasked one.
   loop.setLowerBound(nFull);
   loop.setUpperBound(nVisible);
-  loop.getInitArgsMutable().assign(unmasked.getResults());
+  if (maskedFirst) {
+    loop->replaceUsesWithIf(unmasked.getResults(), [&](OpOperand &use) {
+      return use.getOwner() != unmasked.getOperation();
+    });
+    unmasked.getInitArgsMutable().assign(loop.getResults());
+  } else {
+    loop.getInitArgsMutable().assign(unmasked.getResults());
+  }
 
   // Let the folds remove what the true masks made trivial: broadcasts of
   // splats, `andi` with true and `select` on true. Whether or not it
@@ -336,6 +350,11 @@ struct TileMaskSplitPass final
     auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
     if (!sdpa || sdpa.getMaskSplit())
       return;
+    if (guard && maskedFirst) {
+      func.emitError() << "tile-mask-split: `guard` keeps one loop, so "
+                          "`masked-first` has no loops to order";
+      return signalPassFailure();
+    }
 
     // The loops directly around a mask that depends on them: at most one
     // causal mask a loop.
@@ -375,7 +394,7 @@ struct TileMaskSplitPass final
       return;
     for (MaskedLoop &m : matched) {
       if (!guard) {
-        splitLoop(m, inBoundsLoads);
+        splitLoop(m, inBoundsLoads, maskedFirst);
         continue;
       }
       if (failed(guardMasks(m)))

@@ -24,14 +24,21 @@
 //
 // Blocks past the end read padding and are never used, so there are no
 // guards, and loops shorter than the pipeline (empty ones included) compute
-// the same results, bit for bit.
+// the same results, bit for bit. With stages = 2 and refill-after-use, a
+// load marked `in_bounds` (every block the loop reads lies inside the view)
+// keeps its mark instead: in a step-1 loop its refill reads block
+// min(%j + 1, %ub - 1), a block of the loop, so its copies check no bounds.
+// The last iteration reloads the last block, which nobody uses, into the
+// buffer it has just finished reading. (Not when a loop that continues the
+// pipeline follows, see below: it starts with the block after the end.)
 //
 // Loops that run one after the other over the same blocks (the two loops of
 // a mask split: the second starts where the first ends) form one pipeline:
 // the blocks the first loop leaves in flight, which are the second loop's
 // first blocks, start the second loop instead of a prologue that would load
-// them again (into the same shared buffers, racing with the copies still in
-// flight).
+// them again. Loops that do not chain (the second does not start where
+// the first ends) each get a prologue; the GPU lowering waits for the first
+// loop's copies before the second's prologue overwrites their buffers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -201,6 +208,20 @@ scf::ForOp precedingPipeline(scf::ForOp loop) {
   return nullptr;
 }
 
+/// Whether a loop that `precedingPipeline` chains to `loop` follows it: the
+/// next loop after it, past memory-effect-free ops and loads, starts where
+/// `loop` ends. Its blocks in flight must then be the blocks after the end.
+bool chainsToNextLoop(scf::ForOp loop) {
+  for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
+    auto next = dyn_cast<scf::ForOp>(op);
+    if (next)
+      return precedingPipeline(next) == loop;
+    if (!isMemoryEffectFree(op) && !isa<LoadOp>(op))
+      return false;
+  }
+  return false;
+}
+
 /// The result of `prev` (pipelined with the same depth) that holds block
 /// `prev.ub + k` of `load`'s stream, or null when `prev` carries no such
 /// chain: an iter_arg started with block `prev.lb` of the stream, shifted
@@ -260,6 +281,18 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
     }
   }
   Value distance = scaleStep(rewriter, loc, loop.getStep(), depth);
+  // The last block of a step-1 loop: with one block in flight and refills
+  // after use, an `in_bounds` load's refill reads min(iv + 1, last), inside
+  // the loop's range, and so stays in bounds. The last iteration reloads
+  // the last block, which nobody uses, into the buffer it has just read.
+  // Not when a loop that continues the pipeline follows: that one starts
+  // with the block after the end.
+  Value last;
+  if (depth == 1 && refillAfterUse && !chainsToNextLoop(loop) &&
+      getConstantIntValue(loop.getStep()) == 1 &&
+      llvm::any_of(loads, [](LoadOp l) { return l.getInBounds(); }))
+    last = arith::SubIOp::create(rewriter, loc, loop.getUpperBound(),
+                                 loop.getStep());
 
   // Iteration iv uses the oldest block in flight and loads block
   // iv + depth * step where the original load was, to overlap the compute.
@@ -268,13 +301,19 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
   auto shiftBlocks = [&](OpBuilder &, Location,
                          ArrayRef<BlockArgument> carried) {
     rewriter.setInsertionPoint(loads.front());
-    IRMapping ahead;
-    ahead.map(iv, arith::AddIOp::create(rewriter, loc, iv, distance));
+    IRMapping ahead, clamped;
+    Value aheadIv = arith::AddIOp::create(rewriter, loc, iv, distance);
+    ahead.map(iv, aheadIv);
+    if (last)
+      clamped.map(iv, arith::MinSIOp::create(rewriter, loc, aheadIv, last));
     SmallVector<Value> yielded;
-    for (auto [i, load] : llvm::enumerate(loads)) {
+    for (auto [i, constLoad] : llvm::enumerate(loads)) {
+      LoadOp load = constLoad;
       ArrayRef<BlockArgument> blocks = carried.slice(i * depth, depth);
       rewriter.setInsertionPoint(load);
-      Value next = cloneOutOfPlace(rewriter, load, ahead);
+      Value next = last && load.getInBounds()
+                       ? rewriter.clone(*load, clamped)->getResult(0)
+                       : cloneOutOfPlace(rewriter, load, ahead);
       rewriter.replaceOp(load, blocks.front());
       llvm::append_range(yielded, blocks.drop_front());
       yielded.push_back(next);

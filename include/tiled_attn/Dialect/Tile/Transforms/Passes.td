@@ -63,6 +63,15 @@ def TileMaskSplitPass : Pass<"tile-mask-split", "::mlir::func::FuncOp"> {
     After:  `scf.for %j = 0 to %n_full` (no mask), then
             `scf.for %j = %n_full to %n_visible` (masked).
 
+    With `masked-first`, the masked loop runs first and the unmasked one
+    after it (the online softmax takes key blocks in any order), as
+    FlashAttention-2 does by walking the blocks backwards:
+            `scf.for %j = %n_full to %n_visible` (masked), then
+            `scf.for %j = 0 to %n_full` (no mask).
+    Every block the unmasked loop loads ahead of use (`tile-prefetch`) then
+    lies inside the views too, so its prefetches need no bounds checks
+    either. The results match the default order to rounding.
+
     With `guard`, the loop is not split: it runs over [0, %n_visible), and
     each select that applies the masks (with the masks, broadcasts and
     `andi`s that compute its condition) moves under
@@ -75,6 +84,8 @@ def TileMaskSplitPass : Pass<"tile-mask-split", "::mlir::func::FuncOp"> {
            "Mark the unmasked loop's K/V loads in_bounds">,
     Option<"guard", "guard", "bool", /*default=*/"false",
            "Keep one loop; apply the masks under scf.if j >= n_full">,
+    Option<"maskedFirst", "masked-first", "bool", /*default=*/"false",
+           "Run the masked loop before the unmasked one">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
