@@ -30,17 +30,20 @@ TARGETS=(
 # ptxas assembles without spills for them and which fit their smaller
 # shared memory several times over.
 # The K/V loop is split where masks start (tile-mask-split): causal kernels
-# mask only their diagonal blocks, and D=64 non-causal kernels only the last,
-# partial key block (+5% on an H200; at D=128 non-causal it measured 1%
-# slower, and ptxas spills more, so those keep one masked loop).
+# mask only their diagonal blocks, and non-causal kernels only the last,
+# partial key block (D=64: +5% on an H200).
 # Causal kernels start their longest programs first (tile-heavy-first), 8
 # heads at a time at D=128 and 16 at D=64 (of 16 and 32 heads at H*D=2048),
 # and their K/V refills go right after the last read of the block they
 # replace (stages=2 refill-after-use). Kernels write O through shared memory
-# in 16-byte row pieces (staged stores), except D=128 non-causal, whose main
-# loop ptxas then spills (-8%). Together, at S=4k: D=128 causal +13%, D=64
-# causal +7% (H200, bench/results/schedules_nvidia-h200_2026-11-22.md,
+# in 16-byte row pieces (staged stores). Together, at S=4k: D=128 causal
+# +13%, D=64 causal +7% (H200, bench/results/schedules_nvidia-h200_2026-11-22.md,
 # section 10).
+# D=128 non-causal runs FlashAttention-2's loop: the partial key block first
+# (masked-first), then the unmasked blocks, each prefetching the next K
+# block only (prefetch-streams=1), in bounds, while V is copied at the top
+# of its iteration; merge-barriers leaves two CTA barriers per block
+# (+1-5% on an H100, section 22).
 # The sm_80 kernels keep a row's running max until a probability would pass
 # 2^8 (FlashAttention-4's lazy rescale), and a warp skips the rescale of O
 # when none of its rows' maxima moved (section 14: +1-4% at D=64, 0-2% at
@@ -56,6 +59,8 @@ schedule_for() { # chip causal head_dim
     s="$s heavy-first=1 heavy-first-heads=$((1024 / $3)) stages=2 refill-after-use=1"
   elif [ "$1" = sm_80 ] && [ "$3" = 64 ]; then
     s="$s stages=2 refill-after-use=1"
+  elif [ "$1" = sm_80 ]; then
+    s="$s mask-split=1 masked-first=1 stages=2 refill-after-use=1 prefetch-streams=1"
   fi
   echo "$s"
 }
@@ -63,7 +68,7 @@ layout_flags_for() { # chip head_dim causal
   if [ "$1" = sm_80 ]; then
     echo "--block-m=128"
     if [ "$2" = 128 ]; then echo "--smem-lhs"; fi
-    if [ "$2" = 128 ] && [ "$3" = 0 ]; then echo "--staged-stores=0"; fi
+    if [ "$2" = 128 ] && [ "$3" = 0 ]; then echo "--merge-barriers"; fi
     echo "--skip-unit-row-scales"
   else
     echo "--block-m=64"

@@ -46,6 +46,17 @@
 // INDEX32-PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // INDEX16: error: index-bitwidth must be 32 or 64, got 16
 
+// D = 128 non-causal as the library builds it (FlashAttention-2's loop:
+// the partial key block first, then K prefetched in bounds, merged
+// barriers): ptxas takes it for sm_80 and sm_90, and the unmasked loop's
+// copies carry no source-size operand (no bounds check).
+// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --smem-lhs --merge-barriers --skip-unit-row-scales --schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 masked-first=1 stages=2 refill-after-use=1 prefetch-streams=1" --chip=sm_80 --cubin=sm_80,sm_90 --out-dir=%t/fa2-loop
+// RUN: test -s %t/fa2-loop/sdpa_fwd_sm_80_f16_d128_none.sm_90.cubin
+// RUN: FileCheck %s --input-file=%t/fa2-loop/sdpa_fwd_sm_80_f16_d128_none.ptx --check-prefix=FA2-LOOP
+// FA2-LOOP: cp.async.cg.shared.global [%r{{[0-9]+}}{{(\+[0-9]+)?}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
+// FA2-LOOP: cp.async.cg.shared.global [%r{{[0-9]+}}{{(\+[0-9]+)?}}], [%rd{{[0-9]+}}], 16;
+// FA2-LOOP: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
 // PTX assembled for an older chip than its .target is rejected, with
 // ptxas's message.
 // RUN: not tiled-attn-compile --chip=sm_120a --cubin=sm_80 --out-dir=%t/mismatch 2>&1 | FileCheck %s --check-prefix=MISMATCH
