@@ -12,21 +12,7 @@ S=$1; OUT=$2; shift 2
 mkdir -p "$OUT"
 profile() { # name kernel-regex library-or-fa2
   ncu --set full --import-source no --clock-control none -k "regex:$2" --launch-skip 3 \
-    --launch-count 1 -f -o "$OUT/$1" python3 - "$S" "$3" > "$OUT/$1.log" 2>&1 <<'PY'
-import sys, torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
-from tiled_attn import KernelLibrary, sdpa
-s, lib = int(sys.argv[1]), sys.argv[2]
-q, k, v = (torch.randn(16384 // s, 16, s, 128, device="cuda", dtype=torch.float16) for _ in range(3))
-for _ in range(4):
-    if lib == "fa2":
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            F.scaled_dot_product_attention(q, k, v)
-    else:
-        sdpa(q, k, v, library=KernelLibrary.load(lib))
-torch.cuda.synchronize()
-PY
+    --launch-count 1 -f -o "$OUT/$1" python3 bench/ncu_workload.py "$S" "$3" > "$OUT/$1.log" 2>&1
   ncu -i "$OUT/$1.ncu-rep" --page source --csv --print-source sass > "$OUT/$1.sass.csv"
   echo "== $1 ($3)"
   python3 bench/sass_stalls.py "$OUT/$1.sass.csv" --top 12

@@ -19,22 +19,8 @@ done
 run() { # kernel-regex python-args...
   local regex=$1; shift
   ncu --clock-control none -k "regex:$regex" --launch-skip 3 --launch-count 1 --metrics "$M" \
-    python3 - "$@" <<'PY' 2>&1 | grep -E "^\s+[a-z]" | awk '{print $1, $NF}' \
+    python3 bench/ncu_workload.py "$@" 2>&1 | grep -E "^\s+[a-z]" | awk '{print $1, $NF}' \
     | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
-import sys, torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
-from tiled_attn import KernelLibrary, sdpa
-s, lib = int(sys.argv[1]), sys.argv[2]
-q, k, v = (torch.randn(16384 // s, 16, s, 128, device="cuda", dtype=torch.float16) for _ in range(3))
-for _ in range(4):
-    if lib == "fa2":
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            F.scaled_dot_product_attention(q, k, v)
-    else:
-        sdpa(q, k, v, library=KernelLibrary.load(lib))
-torch.cuda.synchronize()
-PY
 }
 for lib in "$@"; do echo "== $lib"; run sdpa_fwd "$S" "$lib"; done
 echo "== SDPA flash (FA2)"; run flash_fwd "$S" fa2
