@@ -61,6 +61,14 @@ FailureOr<int64_t> kernelWarps(func::FuncOp func) {
   return warps;
 }
 
+/// Whether `type` is a tile that lives in shared memory.
+bool isSharedTile(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  auto layout =
+      tensor ? dyn_cast_or_null<LayoutAttr>(tensor.getEncoding()) : nullptr;
+  return layout && layout.getKind() == LayoutKind::Shared;
+}
+
 /// Gives each load its shared buffer (bytes from the start of dynamic shared
 /// memory) and returns the total. Loads of the same view and block shape
 /// form a stream with a ring of `stages` buffers; block b of the stream goes
@@ -87,10 +95,8 @@ int64_t assignSharedBuffers(func::FuncOp func, int64_t stages) {
   });
   func.walk([&](LoadOp load) {
     SmallVector<int64_t> block = load.getBlockShape();
-    bool ring = load.getType().getEncoding() &&
-                cast<LayoutAttr>(load.getType().getEncoding()).getKind() ==
-                    LayoutKind::Shared &&
-                streamed.contains(load.getView());
+    bool ring =
+        isSharedTile(load.getType()) && streamed.contains(load.getView());
     Stream *shared = nullptr;
     for (Stream &stream : streams)
       if (stream.view == load.getView() && stream.shape == block &&
@@ -122,12 +128,7 @@ int64_t assignSharedBuffers(func::FuncOp func, int64_t stages) {
 /// after them.
 int64_t assignStagingBuffers(func::FuncOp func, int64_t loadBytes) {
   int64_t total = 0;
-  auto isShared = [](Value v) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    auto layout =
-        type ? dyn_cast_or_null<LayoutAttr>(type.getEncoding()) : nullptr;
-    return layout && layout.getKind() == LayoutKind::Shared;
-  };
+  auto isShared = [](Value v) { return isSharedTile(v.getType()); };
   func.walk([&](StoreOp store) {
     auto type = cast<RankedTensorType>(store.getValue().getType());
     if (!canStageStore(type))
@@ -194,15 +195,9 @@ void annotatePipelinedWaits(func::FuncOp func, int64_t stages) {
 /// first waits for its copies (each thread copies the same pieces of a
 /// stream's buffer in every load).
 void drainUnusedPrefetches(func::FuncOp func) {
-  auto isShared = [](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    auto layout =
-        tensor ? dyn_cast_or_null<LayoutAttr>(tensor.getEncoding()) : nullptr;
-    return layout && layout.getKind() == LayoutKind::Shared;
-  };
   func.walk([&](scf::ForOp loop) {
     bool inFlight = llvm::any_of(loop.getResults(), [&](OpResult r) {
-      return isShared(r.getType()) && r.use_empty();
+      return isSharedTile(r.getType()) && r.use_empty();
     });
     if (!inFlight)
       return;
