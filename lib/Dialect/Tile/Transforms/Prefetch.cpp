@@ -208,17 +208,13 @@ scf::ForOp precedingPipeline(scf::ForOp loop) {
   return nullptr;
 }
 
-/// Whether a loop that `precedingPipeline` chains to `loop` follows it: the
-/// next loop after it, past memory-effect-free ops and loads, starts where
-/// `loop` ends. Its blocks in flight must then be the blocks after the end.
+/// Whether the next loop after `loop` continues its pipeline (see
+/// `precedingPipeline`). Its blocks in flight must then be the blocks after
+/// the end.
 bool chainsToNextLoop(scf::ForOp loop) {
-  for (Operation *op = loop->getNextNode(); op; op = op->getNextNode()) {
-    auto next = dyn_cast<scf::ForOp>(op);
-    if (next)
+  for (Operation *op = loop->getNextNode(); op; op = op->getNextNode())
+    if (auto next = dyn_cast<scf::ForOp>(op))
       return precedingPipeline(next) == loop;
-    if (!isMemoryEffectFree(op) && !isa<LoadOp>(op))
-      return false;
-  }
   return false;
 }
 
