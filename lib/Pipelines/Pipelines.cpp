@@ -9,6 +9,8 @@
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
 #include "tiled_attn/Conversion/Passes.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
+#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
@@ -72,14 +74,17 @@ std::string tiled_attn::defaultPTXFeatures(llvm::StringRef chip) {
 
 void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
-  pm.addNestedPass<func::FuncOp>(
-      tile::createTileAssignLayoutsPass({options.warps, options.smemLhs}));
-  pm.addPass(createConvertTileToGPUPass(
-      {options.stagedStores, options.skipUnitRowScales}));
+  pm.addPass(tilegpu::createTileGPUAttachTargetPass({options.chip, ""}));
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createTileGPUAssignLayoutsPass({options.warps, options.smemLhs}));
+  fpm.addPass(createConvertTileToTileGPUPass({options.stagedStores}));
+  fpm.addPass(
+      tilegpu::createTileGPUMergeBarriersPass({options.mergeBarriers}));
+  fpm.addPass(tilegpu::createTileGPUResolveAsyncWaitsPass());
+  fpm.addPass(tilegpu::createTileGPUAllocateMemoryPass());
+  pm.addPass(createConvertTileGPUToNVVMPass({options.skipUnitRowScales}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (options.mergeBarriers)
-    pm.addPass(createMergeBarriersPass());
 }
 
 /// The serializer links libdevice (for exp2, fma ...) from the CUDA toolkit
@@ -175,7 +180,7 @@ void tiled_attn::buildTileToPTXPipeline(OpPassManager &pm,
 }
 
 void tiled_attn::registerTiledAttnDialects(DialectRegistry &registry) {
-  registry.insert<tile::TileDialect>();
+  registry.insert<tile::TileDialect, tilegpu::TileGPUDialect>();
   // The NVVM lowering loads many upstream dialects as it goes, and each
   // brings its conversion interfaces: register them all (no passes).
   registerAllDialects(registry);

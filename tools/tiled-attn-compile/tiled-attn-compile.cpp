@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 #include "tiled_attn/Kernels/SdpaKernel.h"
 #include "tiled_attn/Pipelines/Pipelines.h"
 
@@ -212,7 +213,7 @@ int main(int argc, char **argv) {
   llvm::raw_string_ostream(gpuIR) << *module;
   module->walk([&](gpu::GPUFuncOp f) {
     if (auto b = f->getAttrOfType<IntegerAttr>(
-            tile::TileDialect::getSharedBytesAttrName()))
+            tilegpu::TileGPUDialect::getSharedBytesAttrName()))
       sharedBytes = b.getInt();
   });
   if (failed(ptxPm.run(*module)))

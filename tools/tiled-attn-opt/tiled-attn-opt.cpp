@@ -13,6 +13,7 @@
 #include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
 #include "tiled_attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
   tiled_attn::registerTiledAttnDialects(registry);
 
   tiled_attn::tile::registerTilePasses();
+  tiled_attn::tilegpu::registerTileGPUPasses();
   tiled_attn::registerTilePipelines();
   tiled_attn::registerTiledAttnConversionPasses();
   mlir::registerCanonicalizerPass();

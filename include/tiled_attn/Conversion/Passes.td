@@ -1,4 +1,4 @@
-//===- Passes.td - Conversions out of the tile dialect -----*- tablegen -*-===//
+//===- Passes.td - Conversions between the levels -----*- tablegen -*-===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
@@ -10,34 +10,107 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertTileToGPUPass : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Lower layout-annotated tile kernels to a gpu.module of SIMT code";
+def TileGPUAssignLayoutsPass
+    : Pass<"tilegpu-assign-layouts", "::mlir::func::FuncOp"> {
+  let summary = "Give every tile its register layout or shared encoding, for the target's family";
   let description = [{
-    Each `func.func` whose tiles carry `#tile.layout`s becomes a `gpu.func`
-    kernel in a `gpu.module`, written per thread with upstream dialects:
+    The first step to the GPU level. Every tile value gets a tensor
+    encoding from the module's matrix-unit family (`#tilegpu.target`):
+    for `mma_sync`, `tile.mma` fixes its A operand (`#tilegpu.mma_sync<opa>`,
+    or a shared tile with `smem-lhs`), its B operand (a shared tile,
+    `#tilegpu.shared<pad = 8>`, `transposed` when it is read as Kᵀ) and its
+    accumulator (`acc`); row and column reductions and broadcasts give
+    `rows` and `cols`; elementwise ops and loop-carried values share their
+    operands' encoding. A tile with two encodings, or none, is an error, as
+    is a shape the layout cannot take. Expects a decomposed online softmax.
 
-    - `!tile.view` arguments become strided memrefs (the kernel ABI is the
-      memref descriptor: pointer, pointer, offset, sizes, strides);
-    - register tiles become vectors of a lane's elements;
-    - loads become cooperative `nvgpu.device_async_copy` into dynamic shared
-      memory, then `nvgpu.ldmatrix` for A operands;
-    - `tile.mma` becomes `nvgpu.ldmatrix` of B fragments and
-      `nvgpu.mma.sync` m16n8k16;
-    - row reductions become quad shuffles (`gpu.shuffle xor`);
-    - with `skip-unit-row-scales`, the rescale of an accumulator by a row
-      vector (`acc * broadcast(alpha)`) sits under a warp vote: a warp whose
-      rows all have alpha == 1 skips it;
-    - stores go through a shared staging buffer and leave in coalesced
-      16-byte row pieces (`staged-stores`, the default), or write each
-      lane's pairs directly; both under the view's bounds.
+    ```mlir
+    // After
+    %s = tile.mma %q, %kt, %z : tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        tensor<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+        -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+    ```
+  }];
+  let options = [
+    Option<"warps", "warps", "int64_t", /*default=*/"4",
+           "Warps per CTA; they split the query rows (1, 2, 4 or 8)">,
+    Option<"smemLhs", "smem-lhs", "bool", /*default=*/"false",
+           "Keep an mma lhs that comes straight from a tile.load (Q) in "
+           "shared memory and read it with ldmatrix at every k-step, instead "
+           "of holding it in registers across the loop: trades shared-memory "
+           "reads for registers (FlashAttention-2's choice for 128-row "
+           "blocks)">,
+  ];
+  let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
+}
 
-    The kernel records its block size (`known_block_size`) and its shared
-    memory bytes (`tile.shared_bytes`).
+def ConvertTileToTileGPUPass
+    : Pass<"convert-tile-to-tilegpu", "::mlir::func::FuncOp"> {
+  let summary = "Make shared memory explicit: buffers, asynchronous copies, waits and barriers";
+  let description = [{
+    After `tilegpu-assign-layouts`, tiles that live in shared memory become
+    `!tilegpu.buffer`s:
+
+    - a `tile.load` of a shared tile becomes a `tilegpu.async_copy` into a
+      buffer; the loads of one view and block shape that a loop streams (K,
+      V) share a ring of buffers, as many as the pipelined loops need (the
+      blocks a loop carries, plus the refill unless it is issued after the
+      last read of the block it replaces), block j in slot j mod slots;
+      other loads get a buffer of their own. All `tilegpu.alloc`s go at the
+      top of the kernel;
+    - loop-carried shared tiles become loop-carried buffers with their
+      copies in flight;
+    - the first reader of a buffer in a block is preceded by a
+      `tilegpu.async_wait` and a `gpu.barrier`; every copy by a
+      `gpu.barrier` (nobody may still read the buffer);
+    - a `tile.load` of a register tile becomes copy, wait, barrier and
+      `tilegpu.local_load`; `tile.mma` with a shared operand becomes
+      `tilegpu.mma`;
+    - with `staged-stores`, a store of a 16-bit tile whose layout allows it
+      goes through a staging buffer (`tilegpu.staged_store`), after every
+      copy has landed (`tilegpu.async_wait_all`) and every thread is done
+      with the buffers it may overlap.
+
+    Redundant barriers are left to `tilegpu-merge-barriers`, the counts of
+    the waits to `tilegpu-resolve-async-waits`, offsets to
+    `tilegpu-allocate-memory`.
   }];
   let options = [
     Option<"stagedStores", "staged-stores", "bool", /*default=*/"true",
            "Stage 16-bit tile stores in shared memory and write them out in "
            "16-byte row pieces (rows must be 16-byte aligned, as for loads)">,
+  ];
+  let dependentDialects = [
+    "::tiled_attn::tilegpu::TileGPUDialect",
+    "::mlir::gpu::GPUDialect",
+  ];
+}
+
+def ConvertTileGPUToNVVMPass
+    : Pass<"convert-tilegpu-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lower GPU-level kernels to a gpu.module of per-thread gpu/nvgpu/nvvm code";
+  let description = [{
+    Each kernel `func.func` becomes a `gpu.func` in a `gpu.module`, written
+    per thread with upstream dialects, by the patterns of the module's
+    matrix-unit family plus the family-independent ones:
+
+    - memory (all families): `!tile.view`s become strided memrefs (the
+      kernel ABI is the memref descriptor), buffers views of dynamic shared
+      memory at their offsets, `tilegpu.async_copy` 16-byte
+      `nvgpu.device_async_copy`s (zero fill outside the view), waits
+      `cp.async.wait_group`;
+    - mma.sync: register tiles become vectors of a lane's registers;
+      `tilegpu.local_load` and the B operands of `tilegpu.mma` are
+      `ldmatrix`, the products `mma.sync` m16n8k16; row reductions quad
+      shuffles; staged stores per-warp 16-byte row pieces;
+    - elementwise math on the registers as they are; with
+      `skip-unit-row-scales`, `acc * broadcast(alpha)` in a loop sits under
+      a warp vote, and a warp whose rows all have alpha == 1 skips it.
+
+    The kernel records its block size (`known_block_size`) and keeps its
+    `tilegpu.shared_bytes`.
+  }];
+  let options = [
     Option<"skipUnitRowScales", "skip-unit-row-scales", "bool",
            /*default=*/"false",
            "Branch around `acc * broadcast(alpha)` in warps whose rows all "
@@ -52,34 +125,6 @@ def ConvertTileToGPUPass : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
-  ];
-}
-
-def MergeBarriersPass : Pass<"merge-barriers"> {
-  let summary = "Merge CTA barriers that no shared-memory access separates";
-  let description = [{
-    Within a block of the GPU-level kernel, a `gpu.barrier` B1 whose
-    previous barrier B0 is separated from it only by async-copy issues
-    (`nvgpu.device_async_copy`, `nvgpu.device_async_create_group`), waits
-    for copy groups and ops without memory effects (warp shuffles and
-    votes included) is merged into B0: the waits move to just before B0,
-    and B1 goes.
-
-    This is sound: no thread touched shared memory between B0 and B1, so
-    B0 orders every access that B1 ordered; a wait moved before B0 lowers
-    its count of groups allowed in flight by the groups committed between
-    its two places, so that it waits for the same copies. A wait for a
-    group committed after B0 cannot move, and then B1 stays.
-
-    This is how FlashAttention-2's loop gets by with two barriers per
-    K/V block: the barrier that frees a buffer for its refill is the one
-    that publishes the other stream's landed copy (`tile-prefetch{streams=1
-    refill-after-use}` then `merge-barriers`).
-  }];
-  let dependentDialects = [
-    "::mlir::gpu::GPUDialect",
-    "::mlir::NVVM::NVVMDialect",
-    "::mlir::nvgpu::NVGPUDialect",
   ];
 }
 

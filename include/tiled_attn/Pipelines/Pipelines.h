@@ -105,22 +105,23 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
   Option<bool> smemLhs{
       *this, "smem-lhs",
       llvm::cl::desc("Read Q from shared memory at every k-step instead of "
-                     "holding it in registers (see tile-assign-layouts)"),
+                     "holding it in registers (see tilegpu-assign-layouts)"),
       llvm::cl::init(false)};
   Option<bool> stagedStores{
       *this, "staged-stores",
       llvm::cl::desc("Write the output through shared memory in 16-byte row "
-                     "pieces (see convert-tile-to-gpu)"),
+                     "pieces (see convert-tile-to-tilegpu)"),
       llvm::cl::init(true)};
   Option<bool> skipUnitRowScales{
       *this, "skip-unit-row-scales",
       llvm::cl::desc("Skip the rescale of O in warps whose row maxima did "
-                     "not move (see convert-tile-to-gpu)"),
+                     "not move (see convert-tilegpu-to-nvvm)"),
       llvm::cl::init(false)};
   Option<bool> mergeBarriers{
       *this, "merge-barriers",
-      llvm::cl::desc("Merge CTA barriers that no shared-memory access "
-                     "separates (see merge-barriers)"),
+      llvm::cl::desc("Merge CTA barriers across waits, moving the waits "
+                     "above the earlier barrier (see "
+                     "tilegpu-merge-barriers{hoist-waits})"),
       llvm::cl::init(false)};
   Option<int> indexBitwidth{
       *this, "index-bitwidth",
@@ -137,8 +138,10 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
 /// The PTX version each supported chip needs; empty for an unknown chip.
 std::string defaultPTXFeatures(llvm::StringRef chip);
 
-/// tile-assign-layouts -> convert-tile-to-gpu -> canonicalize, cse
-/// [-> merge-barriers].
+/// The GPU level, one small pass at a time: tilegpu-attach-target ->
+/// tilegpu-assign-layouts -> convert-tile-to-tilegpu ->
+/// tilegpu-merge-barriers -> tilegpu-resolve-async-waits ->
+/// tilegpu-allocate-memory -> convert-tilegpu-to-nvvm -> canonicalize, cse.
 void buildTileToGPUPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
 /// The upstream gpu-lower-to-nvvm-pipeline, format isa (PTX).

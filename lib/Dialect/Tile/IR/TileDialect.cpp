@@ -199,12 +199,6 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
 
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
-  if (attr.getName() == getSharedBytesAttrName()) {
-    if (!isa<IntegerAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
-      return op->emitError() << "'" << getSharedBytesAttrName()
-                             << "' must be an integer on a function";
-    return success();
-  }
   if (attr.getName() != getSdpaAttrName())
     return op->emitError() << "unknown tile dialect attribute '"
                            << attr.getName().getValue() << "'";

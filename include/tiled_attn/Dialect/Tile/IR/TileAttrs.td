@@ -93,49 +93,4 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
   }];
 }
 
-def Tile_LayoutKind : I32EnumAttr<"LayoutKind",
-    "how a tile is spread over the threads of a CTA", [
-    I32EnumAttrCase<"Acc", 0, "acc">,
-    I32EnumAttrCase<"Rows", 1, "rows">,
-    I32EnumAttrCase<"Cols", 2, "cols">,
-    I32EnumAttrCase<"OperandA", 3, "opa">,
-    I32EnumAttrCase<"Shared", 4, "smem">
-  ]> {
-  let genSpecializedAttr = 0;
-  let cppNamespace = "::tiled_attn::tile";
-}
-
-def Tile_LayoutAttr : AttrDef<Tile_Dialect, "Layout"> {
-  let mnemonic = "layout";
-  let summary = "The distribution of a tile over warps, lanes and registers";
-  let description = [{
-    Set on tile types (as the tensor encoding) by `tile-assign-layouts`, for
-    the `mma.sync` family (m16n8k16). `warps` warps split the rows of the
-    CTA's tiles; g = lane / 4 and t = lane % 4.
-
-    - `acc`: an MxN accumulator. Each warp owns M / warps consecutive rows, in
-      m-tiles of 16; each lane holds, per (m-tile, n-tile of 8), the four
-      elements (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
-    - `rows`: an M vector, a row of `acc` reduced: per m-tile, rows g, g+8.
-    - `cols`: an N vector that every warp holds whole: per n-tile, columns
-      2t, 2t+1.
-    - `opa`: an MxK A operand, per (m-tile, k-step of 16) the eight elements
-      of `mma.sync`'s A fragment. Its register order equals `acc`'s over
-      pairs of n-tiles, so P goes from accumulator to operand in place.
-    - `smem`: the tile lives in shared memory, rows padded by 8 elements so
-      that `ldmatrix` reads are free of bank conflicts; `transposed` says the
-      buffer holds the tile's transpose (K for Kᵀ).
-
-    Example:
-
-    ```mlir
-    tensor<64x64xf32, #tile.layout<acc, warps = 4>>
-    ```
-  }];
-  let parameters = (ins EnumParameter<Tile_LayoutKind>:$kind,
-                        "int64_t":$warps,
-                        DefaultValuedParameter<"bool", "false">:$transposed);
-  let assemblyFormat = "`<` $kind `,` struct($warps, $transposed) `>`";
-}
-
 #endif // TILED_ATTN_DIALECT_TILE_IR_TILEATTRS_TD

@@ -41,11 +41,6 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getSdpaAttrName() {
       return "tile.sdpa";
     }
-    /// Name of the attribute that records a lowered kernel's dynamic shared
-    /// memory, in bytes.
-    static constexpr ::llvm::StringLiteral getSharedBytesAttrName() {
-      return "tile.shared_bytes";
-    }
   }];
 }
 

@@ -369,17 +369,19 @@ def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure,
     AllElementTypesMatch<["input", "result"]>]> {
   let summary = "Move a tile to another thread layout";
   let description = [{
-    The same tile, spread over the threads another way (see
-    `#tile.layout`). `tile-assign-layouts` inserts it where a value feeds an
-    op that needs a different layout, such as the probabilities P going from
-    the accumulator of one `mma` to the A operand of the next; lowering turns
-    it into register moves, or nothing when the registers already agree.
+    The same tile, spread over the threads another way (its tensor
+    encoding: a register layout of the GPU level, such as
+    `#tilegpu.mma_sync`). `tilegpu-assign-layouts` inserts it where a value
+    feeds an op that needs a different layout, such as the probabilities P
+    going from the accumulator of one `mma` to the A operand of the next;
+    lowering turns it into register moves, or nothing when the registers
+    already agree.
 
     Example:
 
     ```mlir
-    %pa = tile.convert_layout %p : tensor<64x64xf16, #tile.layout<acc, warps = 4>>
-        -> tensor<64x64xf16, #tile.layout<opa, warps = 4>>
+    %pa = tile.convert_layout %p : tensor<64x64xf16, #tilegpu.mma_sync<acc, warps = 4>>
+        -> tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>>
     ```
   }];
   let arguments = (ins Tile_AnyTile:$input);

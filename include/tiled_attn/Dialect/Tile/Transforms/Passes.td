@@ -10,35 +10,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-def TileAssignLayoutsPass : Pass<"tile-assign-layouts", "::mlir::func::FuncOp"> {
-  let summary = "Give every tile a thread layout for the mma.sync family";
-  let description = [{
-    The first step to the GPU level. Every tile value gets a
-    `#tile.layout` as its tensor encoding: `tile.mma` operands and results
-    fix `opa`, `smem` and `acc`; reductions and broadcasts along rows and
-    columns give `rows` and `cols`; elementwise ops and loop-carried values
-    share their operands' layout. A tile with two layouts, or none, is an
-    error. Expects a decomposed online softmax.
-
-    ```mlir
-    // After
-    %s = tile.mma %q, %kt, %z : tensor<64x64xf16, #tile.layout<opa, warps = 4>>,
-        tensor<64x64xf16, #tile.layout<smem, warps = 4, transposed = true>>
-        -> tensor<64x64xf32, #tile.layout<acc, warps = 4>>
-    ```
-  }];
-  let options = [
-    Option<"warps", "warps", "int64_t", /*default=*/"4",
-           "Warps per CTA; they split the query rows (1, 2, 4 or 8)">,
-    Option<"smemLhs", "smem-lhs", "bool", /*default=*/"false",
-           "Keep an mma lhs that comes straight from a tile.load (Q) in "
-           "shared memory and read it with ldmatrix at every k-step, instead "
-           "of holding it in registers across the loop: trades shared-memory "
-           "reads for registers (FlashAttention-2's choice for 128-row "
-           "blocks)">,
-  ];
-}
-
 def TileMaskSplitPass : Pass<"tile-mask-split", "::mlir::func::FuncOp"> {
   let summary = "Split a K/V loop into unmasked, masked and skipped blocks";
   let description = [{

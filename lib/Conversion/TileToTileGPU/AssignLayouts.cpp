@@ -1,30 +1,36 @@
-//===- AssignLayouts.cpp - Thread layouts for the mma.sync family ---------===//
+//===- AssignLayouts.cpp - Register layouts and shared encodings ----------===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
 //
 //===----------------------------------------------------------------------===//
 //
-// Tiles that must share a layout (the operands and results of an elementwise
-// op, the values a loop carries) form classes; the ops whose layout is fixed
-// by the hardware (mma, row and column reductions and broadcasts, masks,
-// stores) seed them. Every class must end with exactly one layout.
+// Tiles that must share an encoding (the operands and results of an
+// elementwise op, the values a loop carries) form classes; the ops whose
+// encoding the matrix unit fixes (mma, row and column reductions and
+// broadcasts, masks, stores) seed them. Every class must end with exactly one
+// encoding: a register layout of the target's family, or a shared-memory
+// encoding for tiles that stay in shared memory.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
-#include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 #include "tiled_attn/Dialect/Tile/Transforms/RegionTies.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
 
-namespace tiled_attn::tile {
-#define GEN_PASS_DEF_TILEASSIGNLAYOUTSPASS
-#include "tiled_attn/Dialect/Tile/Transforms/Passes.h.inc"
-} // namespace tiled_attn::tile
+namespace tiled_attn {
+#define GEN_PASS_DEF_TILEGPUASSIGNLAYOUTSPASS
+#include "tiled_attn/Conversion/Passes.h.inc"
+} // namespace tiled_attn
 
 using namespace mlir;
 using namespace tiled_attn::tile;
+using tiled_attn::tilegpu::MmaSyncKind;
+using tiled_attn::tilegpu::MmaSyncLayoutAttr;
+using tiled_attn::tilegpu::SharedEncodingAttr;
 
 namespace {
 
@@ -52,26 +58,31 @@ public:
   LogicalResult run();
 
 private:
-  LayoutAttr layout(LayoutKind kind, bool transposed = false) {
-    return LayoutAttr::get(func.getContext(), kind, warps, transposed);
+  Attribute layout(MmaSyncKind kind) {
+    return MmaSyncLayoutAttr::get(func.getContext(), kind, warps);
+  }
+  /// A tile that stays in shared memory, rows padded for ldmatrix.
+  Attribute shared(bool transposed = false) {
+    return SharedEncodingAttr::get(func.getContext(), /*swizzle=*/0,
+                                   /*pad=*/8, transposed);
   }
   void unify(Value a, Value b) {
     if (isa<RankedTensorType>(a.getType()) &&
         isa<RankedTensorType>(b.getType()))
       classes.unionSets(a, b);
   }
-  void seed(Value v, LayoutAttr l) {
+  void seed(Value v, Attribute l) {
     classes.insert(v);
     seeds.emplace_back(v, l);
   }
   LogicalResult visit(Operation *op);
-  LogicalResult checkShape(Value v, LayoutAttr l);
+  LogicalResult checkShape(Value v, Attribute l);
 
   func::FuncOp func;
   int64_t warps;
   bool smemLhs;
   llvm::EquivalenceClasses<Value> classes;
-  SmallVector<std::pair<Value, LayoutAttr>> seeds;
+  SmallVector<std::pair<Value, Attribute>> seeds;
 };
 
 LogicalResult LayoutAssignment::visit(Operation *op) {
@@ -79,14 +90,14 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     if (isa<RankedTensorType>(v.getType()))
       classes.insert(v);
   if (isa<OnlineSoftmaxOp>(op))
-    return op->emitError() << "tile-assign-layouts: decompose the online "
+    return op->emitError() << "tilegpu-assign-layouts: decompose the online "
                               "softmax first (tile-decompose-online-softmax)";
   if (auto convert = dyn_cast<ConvertLayoutOp>(op))
     return success(); // A boundary: each side keeps its own class.
   if (auto mma = dyn_cast<MmaOp>(op)) {
     LoadOp rhs = stagingLoad(mma.getRhs());
     if (!rhs)
-      return op->emitError() << "tile-assign-layouts: expects the rhs of "
+      return op->emitError() << "tilegpu-assign-layouts: expects the rhs of "
                                 "tile.mma to come from a tile.load, directly "
                                 "or carried by a loop (it is staged in shared "
                                 "memory)";
@@ -104,7 +115,7 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       if (!refill || refill.getTranspose() != rhs.getTranspose() ||
           refill.getBlockShape() != rhs.getBlockShape())
         return op->emitError()
-               << "tile-assign-layouts: the loads that start and refill this "
+               << "tilegpu-assign-layouts: the loads that start and refill this "
                   "loop-carried operand stage it differently";
     }
     // A lhs straight from memory may stay where its copy put it; ldmatrix
@@ -112,37 +123,37 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     // needed otherwise).
     auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>();
     if (smemLhs && lhsLoad && !lhsLoad.getTranspose())
-      seed(mma.getLhs(), layout(LayoutKind::Shared));
+      seed(mma.getLhs(), shared());
     else
-      seed(mma.getLhs(), layout(LayoutKind::OperandA));
-    seed(mma.getRhs(), layout(LayoutKind::Shared, rhs.getTranspose()));
-    seed(mma.getAcc(), layout(LayoutKind::Acc));
-    seed(mma.getResult(), layout(LayoutKind::Acc));
+      seed(mma.getLhs(), layout(MmaSyncKind::OperandA));
+    seed(mma.getRhs(), shared(rhs.getTranspose()));
+    seed(mma.getAcc(), layout(MmaSyncKind::Acc));
+    seed(mma.getResult(), layout(MmaSyncKind::Acc));
     return success();
   }
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
     if (!isa<RankedTensorType>(reduce.getType()))
-      return op->emitError() << "tile-assign-layouts: a reduction to a scalar "
+      return op->emitError() << "tilegpu-assign-layouts: a reduction to a scalar "
                                 "has no mma.sync layout yet";
-    seed(reduce.getInput(), layout(LayoutKind::Acc));
+    seed(reduce.getInput(), layout(MmaSyncKind::Acc));
     seed(reduce.getResult(),
-         layout(reduce.getAxis() == 1 ? LayoutKind::Rows : LayoutKind::Cols));
+         layout(reduce.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols));
     return success();
   }
   if (auto bcast = dyn_cast<BroadcastOp>(op)) {
     seed(bcast.getInput(),
-         layout(bcast.getAxis() == 1 ? LayoutKind::Rows : LayoutKind::Cols));
-    seed(bcast.getResult(), layout(LayoutKind::Acc));
+         layout(bcast.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols));
+    seed(bcast.getResult(), layout(MmaSyncKind::Acc));
     return success();
   }
   if (auto mask = dyn_cast<CausalMaskOp>(op)) {
-    seed(mask, layout(LayoutKind::Acc));
+    seed(mask, layout(MmaSyncKind::Acc));
     return success();
   }
   if (auto store = dyn_cast<StoreOp>(op)) {
-    seed(store.getValue(), layout(LayoutKind::Acc));
+    seed(store.getValue(), layout(MmaSyncKind::Acc));
     if (store.getMask())
-      seed(store.getMask(), layout(LayoutKind::Acc));
+      seed(store.getMask(), layout(MmaSyncKind::Acc));
     return success();
   }
   if (auto loop = dyn_cast<scf::ForOp>(op))
@@ -164,38 +175,21 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   return success();
 }
 
-LogicalResult LayoutAssignment::checkShape(Value v, LayoutAttr l) {
+LogicalResult LayoutAssignment::checkShape(Value v, Attribute l) {
   auto type = cast<RankedTensorType>(v.getType());
-  ArrayRef<int64_t> shape = type.getShape();
-  int64_t rowQuantum = 16 * warps;
-  auto fail = [&](StringRef what) {
-    return emitError(v.getLoc())
-           << "tile-assign-layouts: a tile of shape " << type << " in the '"
-           << stringifyLayoutKind(l.getKind()) << "' layout with " << warps
-           << " warps needs " << what;
+  auto emit = [&] {
+    return emitError(v.getLoc()) << "tilegpu-assign-layouts: ";
   };
-  switch (l.getKind()) {
-  case LayoutKind::Acc:
-  case LayoutKind::OperandA:
-    if (shape.size() != 2 || shape[0] % rowQuantum ||
-        shape[1] % (l.getKind() == LayoutKind::Acc ? 8 : 16))
-      return fail("rows a multiple of 16 x warps and columns of 8 (16 for "
-                  "an operand)");
-    return success();
-  case LayoutKind::Rows:
-    if (shape.size() != 1 || shape[0] % rowQuantum)
-      return fail("a length that is a multiple of 16 x warps");
-    return success();
-  case LayoutKind::Cols:
-    if (shape.size() != 1 || shape[0] % 8)
-      return fail("a length that is a multiple of 8");
-    return success();
-  case LayoutKind::Shared:
-    if (shape.size() != 2 || shape[0] % 16 || shape[1] % 16)
-      return fail("both dimensions multiples of 16");
+  if (isa<SharedEncodingAttr>(l)) {
+    if (type.getRank() != 2 || type.getDimSize(0) % 16 ||
+        type.getDimSize(1) % 16)
+      return emit() << "a tile of shape " << type
+                    << " in shared memory needs both dimensions multiples of "
+                       "16";
     return success();
   }
-  return success();
+  return cast<tiled_attn::tilegpu::DistributedLayoutAttrInterface>(l)
+      .verifyTileShape(type.getShape(), emit);
 }
 
 LogicalResult LayoutAssignment::run() {
@@ -216,13 +210,13 @@ LogicalResult LayoutAssignment::run() {
   if (walk.wasInterrupted())
     return failure();
 
-  llvm::DenseMap<Value, LayoutAttr> chosen;
+  llvm::DenseMap<Value, Attribute> chosen;
   for (auto [value, l] : seeds) {
     Value leader = classes.getLeaderValue(value);
-    LayoutAttr &slot = chosen[leader];
+    Attribute &slot = chosen[leader];
     if (slot && slot != l)
       return emitError(value.getLoc())
-             << "tile-assign-layouts: this tile needs both " << slot << " and "
+             << "tilegpu-assign-layouts: this tile needs both " << slot << " and "
              << l;
     slot = l;
   }
@@ -240,10 +234,10 @@ LogicalResult LayoutAssignment::run() {
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type)
       continue;
-    LayoutAttr l = chosen.lookup(classes.getLeaderValue(v));
+    Attribute l = chosen.lookup(classes.getLeaderValue(v));
     if (!l)
       return emitError(v.getLoc())
-             << "tile-assign-layouts: cannot tell how to spread " << type
+             << "tilegpu-assign-layouts: cannot tell how to spread " << type
              << " over the threads";
     if (failed(checkShape(v, l)))
       return failure();
@@ -259,15 +253,18 @@ LogicalResult LayoutAssignment::run() {
       return WalkResult::advance();
     }
     if (isa<ConvertLayoutOp>(op)) {
-      auto from = cast<LayoutAttr>(
+      auto from = dyn_cast<MmaSyncLayoutAttr>(
           cast<RankedTensorType>(op->getOperand(0).getType()).getEncoding());
-      auto to = cast<LayoutAttr>(
+      auto to = dyn_cast<MmaSyncLayoutAttr>(
           cast<RankedTensorType>(op->getResult(0).getType()).getEncoding());
-      bool sameRegs = from == to || (from.getKind() == LayoutKind::Acc &&
-                                     to.getKind() == LayoutKind::OperandA);
+      bool sameRegs =
+          from && to &&
+          (from == to || (from.getKind() == MmaSyncKind::Acc &&
+                          to.getKind() == MmaSyncKind::OperandA));
       if (!sameRegs) {
-        op->emitError() << "tile-assign-layouts: no register move from " << from
-                        << " to " << to << " yet";
+        op->emitError() << "tilegpu-assign-layouts: no register move from "
+                        << op->getOperand(0).getType() << " to "
+                        << op->getResult(0).getType() << " yet";
         return WalkResult::interrupt();
       }
     }
@@ -276,13 +273,29 @@ LogicalResult LayoutAssignment::run() {
   return failure(fix.wasInterrupted());
 }
 
-struct TileAssignLayoutsPass final
-    : tiled_attn::tile::impl::TileAssignLayoutsPassBase<TileAssignLayoutsPass> {
+struct TileGPUAssignLayoutsPass final
+    : tiled_attn::impl::TileGPUAssignLayoutsPassBase<TileGPUAssignLayoutsPass> {
   using Base::Base;
   void runOnOperation() override {
+    // The family's layouts: only mma.sync's exist so far.
+    tiled_attn::tilegpu::TargetAttr target =
+        tiled_attn::tilegpu::getTarget(getOperation());
+    if (!target) {
+      getOperation().emitError() << "tilegpu-assign-layouts: the module has "
+                                    "no #tilegpu.target; run "
+                                    "tilegpu-attach-target first";
+      return signalPassFailure();
+    }
+    if (target.getFamily() != tiled_attn::tilegpu::Family::MmaSync) {
+      getOperation().emitError()
+          << "tilegpu-assign-layouts: no layouts for the "
+          << tiled_attn::tilegpu::stringifyFamily(target.getFamily())
+          << " family yet";
+      return signalPassFailure();
+    }
     if (warps != 1 && warps != 2 && warps != 4 && warps != 8) {
       getOperation().emitError()
-          << "tile-assign-layouts: warps must be 1, 2, 4 or 8, got "
+          << "tilegpu-assign-layouts: warps must be 1, 2, 4 or 8, got "
           << int64_t{warps};
       return signalPassFailure();
     }
@@ -290,13 +303,15 @@ struct TileAssignLayoutsPass final
     auto isTile = [](Type t) { return isa<RankedTensorType>(t); };
     if (llvm::any_of(func.getArgumentTypes(), isTile) ||
         llvm::any_of(func.getResultTypes(), isTile)) {
-      func.emitError() << "tile-assign-layouts: expects a kernel whose "
+      func.emitError() << "tilegpu-assign-layouts: expects a kernel whose "
                           "arguments and results are views and scalars, not "
                           "tiles";
       return signalPassFailure();
     }
     if (failed(LayoutAssignment(func, warps, smemLhs).run()))
-      signalPassFailure();
+      return signalPassFailure();
+    func->setAttr(tiled_attn::tilegpu::TileGPUDialect::getWarpsAttrName(),
+                  Builder(func).getI64IntegerAttr(warps));
   }
 };
 

@@ -1,4 +1,4 @@
-//===- ReduceToGPU.cpp - Reductions, broadcasts and masks -----------------===//
+//===- MmaSyncReduce.cpp - Reductions, broadcasts and masks ---------------===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -21,6 +21,8 @@
 using namespace mlir;
 using namespace tiled_attn;
 using namespace tiled_attn::tile;
+using tiled_attn::tilegpu::MmaSyncKind;
+using tiled_attn::tilegpu::MmaSyncLayoutAttr;
 
 namespace {
 
@@ -44,8 +46,12 @@ struct ReduceToGPU final : OpConversionPattern<ReduceOp> {
     Location loc = op.getLoc();
     auto inTy = cast<RankedTensorType>(op.getInput().getType());
     auto outTy = dyn_cast<RankedTensorType>(op.getType());
+    auto inLayout = dyn_cast<MmaSyncLayoutAttr>(inTy.getEncoding());
+    if (!inLayout)
+      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
     if (!outTy || op.getAxis() != 1 ||
-        cast<LayoutAttr>(outTy.getEncoding()).getKind() != LayoutKind::Rows)
+        cast<MmaSyncLayoutAttr>(outTy.getEncoding()).getKind() !=
+            MmaSyncKind::Rows)
       return op.emitError() << "GPU lowering: only row reductions of an "
                                "accumulator (along 1) are supported";
     Fragment in = Fragment::get(inTy), out = Fragment::get(outTy);
@@ -85,8 +91,10 @@ struct BroadcastToGPU final : OpConversionPattern<BroadcastOp> {
   matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto outTy = cast<RankedTensorType>(op.getType());
+    if (!isa<MmaSyncLayoutAttr>(outTy.getEncoding()))
+      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
     Fragment out = Fragment::get(outTy);
-    if (out.kind != LayoutKind::Acc)
+    if (out.kind != MmaSyncKind::Acc)
       return op.emitError() << "GPU lowering: broadcasts produce accumulators";
     SmallVector<int64_t> mask;
     for (int64_t mt = 0; mt < out.mTiles; ++mt)
@@ -117,6 +125,8 @@ struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
   matchAndRewrite(CausalMaskOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    if (!isa<MmaSyncLayoutAttr>(op.getType().getEncoding()))
+      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
     Fragment f = Fragment::get(op.getType());
     LaneCoords lc(rewriter, loc);
     // row = row_offset + warp * rowsPerWarp + g + rowOffset[e]
@@ -136,8 +146,10 @@ struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
   matchAndRewrite(BoundsMaskOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    if (!isa<MmaSyncLayoutAttr>(op.getType().getEncoding()))
+      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
     Fragment f = Fragment::get(op.getType());
-    if (f.kind != LayoutKind::Cols)
+    if (f.kind != MmaSyncKind::Cols)
       return op.emitError() << "GPU lowering: bounds masks are over columns";
     LaneCoords lc(rewriter, loc);
     Value colBase = lc.firstCol(rewriter, loc, adaptor.getOffsets()[0]);
@@ -152,8 +164,8 @@ struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
 
 } // namespace
 
-void tiled_attn::populateTileReduceToGPUPatterns(
-    TileToGPUTypeConverter &converter, RewritePatternSet &patterns) {
+void tiled_attn::populateMmaSyncReducePatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ReduceToGPU, BroadcastToGPU, CausalMaskToGPU, BoundsMaskToGPU>(
       converter, patterns.getContext());
 }

@@ -1,4 +1,4 @@
-//===- NVGPUToNVVMIndex.cpp - nvgpu to NVVM with a chosen index width ----===//
+//===- NVGPUToNVVMIndexBitwidth.cpp - nvgpu to NVVM, chosen index width --===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.

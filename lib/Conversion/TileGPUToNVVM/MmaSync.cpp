@@ -1,20 +1,21 @@
-//===- MmaToGPU.cpp - tile.mma to ldmatrix and mma.sync -------------------===//
+//===- MmaSync.cpp - tilegpu.mma to ldmatrix and mma.sync -----------------===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
 //
 //===----------------------------------------------------------------------===//
 //
-// `acc += lhs * rhs` with lhs in A-operand registers and rhs in shared
-// memory: for each k-step of 16 and each pair of n-tiles of 8, one
+// `acc += lhs * rhs` with lhs in A-operand registers (or in shared memory,
+// read piece by piece with ldmatrix) and rhs in shared memory: for each k-step of 16 and each pair of n-tiles of 8, one
 // ldmatrix.x4 reads the two B fragments (transposing on the way when the
 // buffer holds rhs itself, as V does; not when it holds rhsᵀ, as K does for
 // Kᵀ), and one mma.sync m16n8k16 per m-tile and n-tile accumulates in f32.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -24,7 +25,7 @@
 
 using namespace mlir;
 using namespace tiled_attn;
-using namespace tiled_attn::tile;
+using namespace tiled_attn::tilegpu;
 
 namespace {
 
@@ -65,37 +66,27 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto lhsTy = cast<RankedTensorType>(op.getLhs().getType());
-    auto rhsTy = cast<RankedTensorType>(op.getRhs().getType());
     auto accTy = cast<RankedTensorType>(op.getAcc().getType());
-    auto rhsLayout = dyn_cast_or_null<LayoutAttr>(rhsTy.getEncoding());
-    if (!rhsLayout || rhsLayout.getKind() != LayoutKind::Shared)
-      return rewriter.notifyMatchFailure(op, "rhs is not in shared memory");
-    // A lhs left in shared memory (tile-assign-layouts{smem-lhs}) is read
+    auto accLayout = dyn_cast<MmaSyncLayoutAttr>(accTy.getEncoding());
+    if (!accLayout)
+      return rewriter.notifyMatchFailure(op, "not an mma.sync accumulator");
+    // A lhs left in shared memory (tilegpu-assign-layouts{smem-lhs}) is read
     // piece by piece with ldmatrix, as its `opa` fragment would hold it.
-    auto lhsLayout = cast<LayoutAttr>(lhsTy.getEncoding());
-    bool lhsShared = lhsLayout.getKind() == LayoutKind::Shared;
-    if (lhsShared && lhsLayout.getTransposed())
-      return op.emitError() << "GPU lowering: a shared lhs must be stored "
-                               "untransposed";
-    Type elt = lhsTy.getElementType();
-    Fragment a = Fragment::get(
-        lhsShared ? RankedTensorType::get(
-                        lhsTy.getShape(), elt,
-                        LayoutAttr::get(op.getContext(), LayoutKind::OperandA,
-                                        lhsLayout.getWarps(), false))
-                  : lhsTy);
+    auto lhsBuffer = dyn_cast<BufferType>(op.getLhs().getType());
+    bool lhsShared = static_cast<bool>(lhsBuffer);
+    Type elt = op.getRhs().getType().getElementType();
+    Fragment a =
+        lhsShared
+            ? Fragment::get(MmaSyncLayoutAttr::get(op.getContext(),
+                                                   MmaSyncKind::OperandA,
+                                                   accLayout.getWarps()),
+                            lhsBuffer.getShape())
+            : Fragment::get(cast<RankedTensorType>(op.getLhs().getType()));
     Fragment c = Fragment::get(accTy);
     Type f32 = rewriter.getF32Type();
-    bool rhsStoredTransposed = rhsLayout.getTransposed();
-
-    // A pipelined loop carried the operand: wait for its copy group, letting
-    // the later ones stay in flight, then make every lane's copy visible.
-    if (auto groups = op->getAttrOfType<IntegerAttr>("tile.wait_groups")) {
-      NVVM::CpAsyncWaitGroupOp::create(
-          rewriter, loc, rewriter.getI32IntegerAttr(groups.getInt()));
-      gpu::BarrierOp::create(rewriter, loc);
-    }
+    bool rhsStoredTransposed =
+        cast<SharedEncodingAttr>(op.getRhs().getType().getEncoding())
+            .getTransposed();
     LaneCoords lc(rewriter, loc);
     Value l8 =
         arith::RemUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 8));
@@ -193,17 +184,53 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
   }
 };
 
-/// acc -> opa keeps the registers as they are: over a pair of n-tiles the
-/// accumulator order is the A operand's order.
-struct ConvertLayoutToGPU final : OpConversionPattern<ConvertLayoutOp> {
+/// An A operand read from shared memory: ldmatrix.x4 per (m-tile, k-step).
+struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+  matchAndRewrite(LocalLoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto from = cast<LayoutAttr>(op.getInput().getType().getEncoding());
-    auto to = cast<LayoutAttr>(op.getType().getEncoding());
-    bool inPlace = from == to || (from.getKind() == LayoutKind::Acc &&
-                                  to.getKind() == LayoutKind::OperandA &&
+    RankedTensorType type = op.getType();
+    auto layout = dyn_cast<MmaSyncLayoutAttr>(type.getEncoding());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+    if (layout.getKind() != MmaSyncKind::OperandA ||
+        cast<SharedEncodingAttr>(op.getBuffer().getType().getEncoding())
+            .getTransposed())
+      return op.emitError() << "GPU lowering: reads untransposed A operands "
+                               "from shared memory only";
+    Location loc = op.getLoc();
+    Fragment frag = Fragment::get(type);
+    Type elt = type.getElementType();
+    auto fragTy = VectorType::get({frag.size()}, elt);
+    Value result = arith::ConstantOp::create(rewriter, loc, fragTy,
+                                             rewriter.getZeroAttr(fragTy));
+    for (int64_t mt = 0; mt < frag.mTiles; ++mt)
+      for (int64_t kt = 0; kt < frag.nTiles; ++kt)
+        result = insertRegisters(rewriter, loc,
+                                 loadOperandA(rewriter, loc,
+                                              adaptor.getBuffer(), frag, elt,
+                                              mt, kt),
+                                 result, (mt * frag.nTiles + kt) * 8);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// acc -> opa keeps the registers as they are: over a pair of n-tiles the
+/// accumulator order is the A operand's order.
+struct ConvertLayoutToGPU final : OpConversionPattern<tile::ConvertLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto from =
+        dyn_cast<MmaSyncLayoutAttr>(op.getInput().getType().getEncoding());
+    auto to = dyn_cast<MmaSyncLayoutAttr>(op.getType().getEncoding());
+    if (!from || !to)
+      return rewriter.notifyMatchFailure(op, "not mma.sync tiles");
+    bool inPlace = from == to || (from.getKind() == MmaSyncKind::Acc &&
+                                  to.getKind() == MmaSyncKind::OperandA &&
                                   from.getWarps() == to.getWarps());
     if (!inPlace)
       return op.emitError()
@@ -215,7 +242,10 @@ struct ConvertLayoutToGPU final : OpConversionPattern<ConvertLayoutOp> {
 
 } // namespace
 
-void tiled_attn::populateTileMmaToGPUPatterns(TileToGPUTypeConverter &converter,
-                                              RewritePatternSet &patterns) {
-  patterns.add<MmaToGPU, ConvertLayoutToGPU>(converter, patterns.getContext());
+void tiled_attn::populateMmaSyncToNVVMPatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<MmaToGPU, LocalLoadToNVVM, ConvertLayoutToGPU>(
+      converter, patterns.getContext());
+  populateMmaSyncReducePatterns(converter, patterns);
+  populateMmaSyncStorePatterns(converter, patterns);
 }

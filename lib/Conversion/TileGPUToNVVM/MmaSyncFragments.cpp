@@ -1,12 +1,13 @@
-//===- Fragments.cpp - Thread-level meaning of tile layouts ---------------===//
+//===- MmaSyncFragments.cpp - Registers of mma.sync layouts, types -------===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -15,18 +16,20 @@
 
 using namespace mlir;
 using namespace tiled_attn;
-using namespace tiled_attn::tile;
+using namespace tiled_attn::tilegpu;
 
 Value tiled_attn::cIdx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
 Fragment Fragment::get(RankedTensorType type) {
-  auto layout = cast<LayoutAttr>(type.getEncoding());
+  return get(cast<MmaSyncLayoutAttr>(type.getEncoding()), type.getShape());
+}
+
+Fragment Fragment::get(MmaSyncLayoutAttr layout, ArrayRef<int64_t> shape) {
   Fragment f{layout.getKind(), layout.getWarps()};
-  ArrayRef<int64_t> shape = type.getShape();
   switch (f.kind) {
-  case LayoutKind::Acc:
+  case MmaSyncKind::Acc:
     // m16n8 accumulators: (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
     f.rowsPerWarp = shape[0] / f.warps;
     f.mTiles = f.rowsPerWarp / 16;
@@ -38,20 +41,20 @@ Fragment Fragment::get(RankedTensorType type) {
           f.colOffset.push_back(nt * 8 + r % 2);
         }
     break;
-  case LayoutKind::Rows:
+  case MmaSyncKind::Rows:
     f.rowsPerWarp = shape[0] / f.warps;
     f.mTiles = f.rowsPerWarp / 16;
     for (int64_t mt = 0; mt < f.mTiles; ++mt)
       for (int64_t h = 0; h < 2; ++h)
         f.rowOffset.push_back(mt * 16 + 8 * h);
     break;
-  case LayoutKind::Cols:
+  case MmaSyncKind::Cols:
     f.nTiles = shape[0] / 8;
     for (int64_t nt = 0; nt < f.nTiles; ++nt)
       for (int64_t c = 0; c < 2; ++c)
         f.colOffset.push_back(nt * 8 + c);
     break;
-  case LayoutKind::OperandA:
+  case MmaSyncKind::OperandA:
     // m16k16 A operands: a0..a7 = (g, 2t..), (g+8, 2t..), (g, 2t+8..),
     // (g+8, 2t+8..).
     f.rowsPerWarp = shape[0] / f.warps;
@@ -64,30 +67,21 @@ Fragment Fragment::get(RankedTensorType type) {
           f.colOffset.push_back(kt * 16 + 8 * (a / 4) + a % 2);
         }
     break;
-  case LayoutKind::Shared:
-    break;
   }
   return f;
 }
 
-bool tiled_attn::canStageStore(RankedTensorType type) {
-  auto layout = dyn_cast_or_null<LayoutAttr>(type.getEncoding());
-  return layout && layout.getKind() == LayoutKind::Acc && type.getRank() == 2 &&
-         type.getElementTypeBitWidth() == 16 && type.getDimSize(1) % 8 == 0 &&
-         (Fragment::get(type).rowsPerWarp * type.getDimSize(1) / 8) % 32 == 0;
+int64_t tiled_attn::kernelWarps(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto warps =
+            op->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName()))
+      return warps.getInt();
+  return 0;
 }
 
-MemRefType tiled_attn::getSharedBufferType(int64_t rows, int64_t cols,
-                                           Type elementType) {
-  auto space = gpu::AddressSpaceAttr::get(elementType.getContext(),
-                                          gpu::AddressSpace::Workgroup);
-  return MemRefType::get({rows, cols + 8}, elementType,
-                         MemRefLayoutAttrInterface(), space);
-}
-
-TileToGPUTypeConverter::TileToGPUTypeConverter() {
+TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
   addConversion([](Type type) { return type; });
-  addConversion([](ViewType view) -> Type {
+  addConversion([](tile::ViewType view) -> Type {
     SmallVector<int64_t> strides(view.getRank(), ShapedType::kDynamic);
     strides.back() = 1;
     auto layout = StridedLayoutAttr::get(view.getContext(),
@@ -95,18 +89,27 @@ TileToGPUTypeConverter::TileToGPUTypeConverter() {
     return MemRefType::get(view.getShape(), view.getElementType(), layout);
   });
   addConversion([](RankedTensorType type) -> std::optional<Type> {
-    auto layout = dyn_cast_or_null<LayoutAttr>(type.getEncoding());
+    DistributedLayoutAttrInterface layout = getDistributedLayout(type);
     if (!layout)
       return std::nullopt;
-    if (layout.getKind() == LayoutKind::Shared) {
-      ArrayRef<int64_t> shape = type.getShape();
-      return layout.getTransposed()
-                 ? getSharedBufferType(shape[1], shape[0],
-                                       type.getElementType())
-                 : getSharedBufferType(shape[0], shape[1],
-                                       type.getElementType());
-    }
-    return VectorType::get({Fragment::get(type).size()}, type.getElementType());
+    return VectorType::get({layout.getRegisterCount(type.getShape())},
+                           type.getElementType());
+  });
+  addConversion([](BufferType type) -> std::optional<Type> {
+    auto shared = dyn_cast<SharedEncodingAttr>(type.getEncoding());
+    if (!shared)
+      return std::nullopt; // tensor memory has no memref form
+    SmallVector<int64_t> shape;
+    if (type.isRing())
+      shape.push_back(type.getShape()[0]);
+    if (type.getShape().size() == 1)
+      shape.push_back(type.getShape()[0]);
+    else
+      llvm::append_range(shape, shared.getStoredShape(type.getTileShape()));
+    auto space = gpu::AddressSpaceAttr::get(type.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    return MemRefType::get(shape, type.getElementType(),
+                           MemRefLayoutAttrInterface(), space);
   });
 }
 

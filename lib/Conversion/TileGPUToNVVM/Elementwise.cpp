@@ -1,4 +1,4 @@
-//===- ElementwiseToGPU.cpp - Elementwise math on register tiles ----------===//
+//===- Elementwise.cpp - Elementwise math on register tiles ---------------===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tiled_attn/Conversion/TileToGPU/TileToGPU.h"
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -89,8 +89,9 @@ struct SkipUnitRowScale final : OpConversionPattern<arith::MulFOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = dyn_cast<RankedTensorType>(op.getType());
     auto layout =
-        type ? dyn_cast_or_null<tile::LayoutAttr>(type.getEncoding()) : nullptr;
-    if (!layout || layout.getKind() != tile::LayoutKind::Acc ||
+        type ? dyn_cast_or_null<tilegpu::MmaSyncLayoutAttr>(type.getEncoding())
+             : nullptr;
+    if (!layout || layout.getKind() != tilegpu::MmaSyncKind::Acc ||
         !type.getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "not an f32 accumulator");
     // Only a rescale that repeats (in a loop) is worth a vote.
@@ -175,8 +176,8 @@ struct SplatToGPU final : OpConversionPattern<tensor::SplatOp> {
 
 } // namespace
 
-void tiled_attn::populateTileElementwiseToGPUPatterns(
-    TileToGPUTypeConverter &converter, RewritePatternSet &patterns,
+void tiled_attn::populateElementwiseToNVVMPatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns,
     bool skipUnitRowScales) {
   patterns.add<ElementwiseToGPU, Exp2ToGPU, ConstantToGPU, SplatToGPU>(
       converter, patterns.getContext());

@@ -1,19 +1,21 @@
-//===- TileToGPU.h - Lower layout-annotated tile IR to GPU ops --*- C++ -*-===//
+//===- TileGPUToNVVM.h - The GPU level to gpu/nvgpu/nvvm -------*- C++ -*-===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
 //
 //===----------------------------------------------------------------------===//
 //
-// The thread-level meaning of each #tile.layout, shared by the patterns of
-// every op family, and the functions that populate those patterns.
+// The type converter of the GPU level, the per-thread helpers of the
+// mma.sync family's patterns, and the functions that populate the patterns:
+// one set for memory (every family), one per matrix-unit family, one for
+// elementwise math on register tiles.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TILED_ATTN_CONVERSION_TILETOGPU_TILETOGPU_H
-#define TILED_ATTN_CONVERSION_TILETOGPU_TILETOGPU_H
+#ifndef TILED_ATTN_CONVERSION_TILEGPUTONVVM_TILEGPUTONVVM_H
+#define TILED_ATTN_CONVERSION_TILEGPUTONVVM_TILEGPUTONVVM_H
 
-#include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -21,14 +23,14 @@
 
 namespace tiled_attn {
 
-/// Where the registers of a tile in a register layout (acc, rows, cols, opa)
+/// Where the registers of a tile in an mma.sync layout (acc, rows, cols, opa)
 /// sit. With g = lane / 4 and t = lane % 4, register `e` of a lane in warp
 /// `w` holds element
 ///   row = w * rowsPerWarp + g + rowOffset[e],  col = 2t + colOffset[e]
 /// (a rank-1 layout uses only the coordinate it has: rows for `rows`,
 /// columns for `cols`).
 struct Fragment {
-  tile::LayoutKind kind;
+  tilegpu::MmaSyncKind kind;
   int64_t warps;
   /// Tiles of the layout: m-tiles, n-tiles (8 wide) or k-steps (16 wide).
   int64_t mTiles = 1, nTiles = 1;
@@ -36,32 +38,30 @@ struct Fragment {
   int64_t rowsPerWarp = 0;
   llvm::SmallVector<int64_t> rowOffset, colOffset;
 
-  /// The fragment of a tile type in a register layout.
+  /// The fragment of a tile type in an mma.sync layout.
   static Fragment get(mlir::RankedTensorType type);
+  /// The fragment of a tile of `shape` in `layout`.
+  static Fragment get(tilegpu::MmaSyncLayoutAttr layout,
+                      llvm::ArrayRef<int64_t> shape);
   int64_t size() const { return std::max(rowOffset.size(), colOffset.size()); }
 };
 
-/// Converts tile types to their per-thread form: a register tile becomes a
-/// vector of the lane's elements, a shared tile a padded workgroup memref,
-/// a view a strided memref.
-class TileToGPUTypeConverter : public mlir::TypeConverter {
+/// Converts GPU-level types to their per-thread form: a register tile (in
+/// any distributed layout) becomes a vector of the thread's registers, a
+/// shared buffer a workgroup memref of its stored shape (padding included;
+/// a ring has the slots first), a view a strided memref.
+class TileGPUToNVVMTypeConverter : public mlir::TypeConverter {
 public:
-  TileToGPUTypeConverter();
+  TileGPUToNVVMTypeConverter();
 };
 
-/// The padded shared-memory buffer type of a tile stored as `rows x cols`.
-mlir::MemRefType getSharedBufferType(int64_t rows, int64_t cols,
-                                     mlir::Type elementType);
-
-/// Whether a store of `type` can go through a staging buffer: a 16-bit
-/// accumulator tile whose warps' rows split into 16-byte pieces, a whole
-/// number per lane (see StoreToGPU and convert-tile-to-gpu's planner).
-bool canStageStore(mlir::RankedTensorType type);
-
 /// The NVVM intrinsic that exp2 of an f32 register tile lowers to (the MUFU
-/// instruction alone); merge-barriers knows it touches no memory.
+/// instruction alone).
 inline constexpr llvm::StringLiteral kExp2Intrinsic =
     "llvm.nvvm.ex2.approx.ftz.f";
+
+/// The warps of the kernel that `op` belongs to (its `tilegpu.warps`).
+int64_t kernelWarps(mlir::Operation *op);
 
 /// An `index` constant (the lowering's shorthand for arith.constant).
 mlir::Value cIdx(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
@@ -96,19 +96,26 @@ mlir::Value insertRegisters(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value part, mlir::Value vector,
                             int64_t offset);
 
-/// Pattern sets, one per op family.
-void populateTileMemoryToGPUPatterns(TileToGPUTypeConverter &converter,
-                                     mlir::RewritePatternSet &patterns);
-void populateTileMmaToGPUPatterns(TileToGPUTypeConverter &converter,
+/// Buffers, asynchronous copies and their waits, block ids and sizes: the
+/// same for every family.
+void populateTileGPUMemoryToNVVMPatterns(
+    TileGPUToNVVMTypeConverter &converter, mlir::RewritePatternSet &patterns);
+/// The mma.sync family: mma, ldmatrix reads, layout moves, reductions,
+/// broadcasts, masks and stores of its fragments.
+void populateMmaSyncToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
+                                   mlir::RewritePatternSet &patterns);
+/// The parts of the mma.sync patterns, one file each.
+void populateMmaSyncReducePatterns(TileGPUToNVVMTypeConverter &converter,
+                                   mlir::RewritePatternSet &patterns);
+void populateMmaSyncStorePatterns(TileGPUToNVVMTypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);
-void populateTileReduceToGPUPatterns(TileToGPUTypeConverter &converter,
-                                     mlir::RewritePatternSet &patterns);
-/// With `skipUnitRowScales`, a warp skips `acc * broadcast(rows)` when all
-/// its rows scale by exactly 1.
-void populateTileElementwiseToGPUPatterns(TileToGPUTypeConverter &converter,
-                                          mlir::RewritePatternSet &patterns,
-                                          bool skipUnitRowScales);
+/// Elementwise math on register tiles of any layout. With
+/// `skipUnitRowScales`, a warp skips `acc * broadcast(rows)` when all its
+/// rows scale by exactly 1.
+void populateElementwiseToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns,
+                                       bool skipUnitRowScales);
 
 } // namespace tiled_attn
 
-#endif // TILED_ATTN_CONVERSION_TILETOGPU_TILETOGPU_H
+#endif // TILED_ATTN_CONVERSION_TILEGPUTONVVM_TILEGPUTONVVM_H

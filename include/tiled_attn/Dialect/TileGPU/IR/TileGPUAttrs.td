@@ -1,0 +1,259 @@
+//===- TileGPUAttrs.td - Attributes of the tilegpu dialect -*- tablegen -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUATTRS_TD
+#define TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUATTRS_TD
+
+include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.td"
+include "tiled_attn/Dialect/TileGPU/IR/TileGPUInterfaces.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class TileGPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<TileGPU_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def TileGPU_MemorySpace : I32EnumAttr<"MemorySpace",
+    "a memory a buffer lives in", [
+    I32EnumAttrCase<"Shared", 0, "shared">,
+    I32EnumAttrCase<"Tensor", 1, "tensor">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tiled_attn::tilegpu";
+}
+
+def TileGPU_Family : I32EnumAttr<"Family", "a matrix-unit family", [
+    I32EnumAttrCase<"MmaSync", 0, "mma_sync">,
+    I32EnumAttrCase<"Wgmma", 1, "wgmma">,
+    I32EnumAttrCase<"Tcgen05", 2, "tcgen05">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tiled_attn::tilegpu";
+}
+
+def TileGPU_MmaSyncKind : I32EnumAttr<"MmaSyncKind",
+    "the role of a tile in mma.sync m16n8k16 code", [
+    I32EnumAttrCase<"Acc", 0, "acc">,
+    I32EnumAttrCase<"Rows", 1, "rows">,
+    I32EnumAttrCase<"Cols", 2, "cols">,
+    I32EnumAttrCase<"OperandA", 3, "opa">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tiled_attn::tilegpu";
+}
+
+def TileGPU_WgmmaKind : I32EnumAttr<"WgmmaKind",
+    "the role of a tile in wgmma m64nNk16 code", [
+    I32EnumAttrCase<"Acc", 0, "acc">,
+    I32EnumAttrCase<"Rows", 1, "rows">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tiled_attn::tilegpu";
+}
+
+//===----------------------------------------------------------------------===//
+// Distributed (register) layouts
+//===----------------------------------------------------------------------===//
+
+def TileGPU_MmaSyncLayoutAttr : TileGPU_Attr<"MmaSyncLayout", "mma_sync", [
+    DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>]> {
+  let summary = "A register tile in mma.sync m16n8k16 fragments";
+  let description = [{
+    `warps` warps split the rows of the CTA's tiles; g = lane / 4 and
+    t = lane % 4.
+
+    - `acc`: an MxN accumulator. Each warp owns M / warps consecutive rows,
+      in m-tiles of 16; per (m-tile, n-tile of 8) a lane holds (g, 2t),
+      (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+    - `rows`: an M vector, a row of `acc` reduced: per m-tile, rows g, g+8.
+    - `cols`: an N vector that every warp holds whole: per n-tile, columns
+      2t, 2t+1.
+    - `opa`: an MxK A operand; per (m-tile, k-step of 16) the eight elements
+      of the A fragment: (g, 2t..2t+1), (g+8, 2t..), (g, 2t+8..),
+      (g+8, 2t+8..). Over a pair of n-tiles its register order is `acc`'s,
+      so P goes from accumulator to operand in place.
+
+    Example:
+
+    ```mlir
+    tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+    ```
+  }];
+  let parameters = (ins EnumParameter<TileGPU_MmaSyncKind>:$kind,
+                        "int64_t":$warps);
+  let assemblyFormat = "`<` $kind `,` struct($warps) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Rows each warp owns (0 for `cols`, which every warp holds whole).
+    int64_t getRowsPerWarp(::llvm::ArrayRef<int64_t> shape) const {
+      return getKind() == MmaSyncKind::Cols ? 0 : shape[0] / getWarps();
+    }
+    /// Whether a store of an `acc` tile of `shape` and `elementType` can go
+    /// through a staging buffer: 16-bit elements, and each warp's rows split
+    /// into 16-byte pieces, a whole number per lane.
+    bool canStageStore(::llvm::ArrayRef<int64_t> shape,
+                       ::mlir::Type elementType) const;
+  }];
+}
+
+def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
+    DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>]> {
+  let summary = "A register tile in wgmma m64nNk16 warpgroup accumulators";
+  let description = [{
+    `warpgroups` warpgroups of four warps split the rows in blocks of 64;
+    within a warpgroup, warp w % 4 owns rows 16 (w % 4) .. +15. With
+    g = lane / 4 and t = lane % 4:
+
+    - `acc`: per n-tile of 8 a lane holds (g, 2t), (g, 2t+1), (g+8, 2t),
+      (g+8, 2t+1), n-tiles in order: the accumulator of one wgmma of width
+      N is N / 2 registers per thread.
+    - `rows`: an M vector, a row of `acc` reduced: rows g and g+8.
+
+    The layout of FlashAttention-3's consumer warpgroups (the Hopper issue
+    lowers to it); the wgmma B operand and a shared A operand stay in
+    shared memory and need no register layout.
+
+    Example:
+
+    ```mlir
+    tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+    ```
+  }];
+  let parameters = (ins EnumParameter<TileGPU_WgmmaKind>:$kind,
+                        "int64_t":$warpgroups);
+  let assemblyFormat = "`<` $kind `,` struct($warpgroups) `>`";
+  let genVerifyDecl = 1;
+}
+
+def TileGPU_TmemLanesLayoutAttr
+    : TileGPU_Attr<"TmemLanesLayout", "tmem_lanes", [
+    DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>]> {
+  let summary = "A register tile read from tensor memory by lane quadrants";
+  let description = [{
+    What `tcgen05.ld .32x32b` gives: a warp reaches only the quadrant of 32
+    tensor-memory lanes (rows) numbered warp % 4, and each lane reads one
+    row, its registers being consecutive columns. `warps` (a multiple of 4)
+    warps cover the 128 rows; with 8 warps the two warps of a quadrant take
+    the left and right halves of the columns.
+
+    Example:
+
+    ```mlir
+    tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$warps);
+  let assemblyFormat = "`<` struct($warps) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory encodings
+//===----------------------------------------------------------------------===//
+
+def TileGPU_SharedEncodingAttr : TileGPU_Attr<"SharedEncoding", "shared", [
+    DeclareAttrInterfaceMethods<TileGPU_MemoryEncodingAttrInterface>]> {
+  let summary = "A tile in shared memory: row padding or a swizzle mode";
+  let description = [{
+    The tile is stored row by row (`transposed`: its transpose is, so that
+    element (i, j) sits in stored row j, column i; K stored as it is in
+    global memory serves Kᵀ). Either each stored row is followed by `pad`
+    elements, so that ldmatrix reads are free of bank conflicts, or the
+    16-byte chunks are permuted by the `swizzle` mode (32, 64 or 128 bytes,
+    the modes of TMA and of wgmma descriptors): byte `a` of the row-major
+    layout moves to `a xor (((a >> 7) & (swizzle / 16 - 1)) << 4)`.
+    Swizzled buffers are aligned to 8 x swizzle bytes (1024 for 128B);
+    padded ones to 128.
+
+    Examples:
+
+    ```mlir
+    !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+    !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128>>
+    !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    ```
+  }];
+  let parameters = (ins DefaultValuedParameter<"int64_t", "0">:$swizzle,
+                        DefaultValuedParameter<"int64_t", "0">:$pad,
+                        DefaultValuedParameter<"bool", "false">:$transposed);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The shape of the stored matrix of a tile of `shape`: rows and
+    /// columns, padding included.
+    ::llvm::SmallVector<int64_t, 2>
+    getStoredShape(::llvm::ArrayRef<int64_t> shape) const;
+  }];
+}
+
+def TileGPU_TensorMemoryEncodingAttr
+    : TileGPU_Attr<"TensorMemoryEncoding", "tensor_memory", [
+    DeclareAttrInterfaceMethods<TileGPU_MemoryEncodingAttrInterface>]> {
+  let summary = "A tile in Blackwell tensor memory: 128 lanes x columns";
+  let description = [{
+    Row i of an M x N tile (M <= 128) is tensor-memory lane i; each 32-bit
+    column holds one f32 element, or `packed` 16-bit elements side by side
+    (P written back over S for P·V). Allocations are in columns, a power of
+    two between 32 and 512.
+
+    Example:
+
+    ```mlir
+    !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    ```
+  }];
+  let parameters = (ins DefaultValuedParameter<"bool", "false">:$packed);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Target and warp roles
+//===----------------------------------------------------------------------===//
+
+def TileGPU_TargetAttr : TileGPU_Attr<"Target", "target"> {
+  let summary = "The chip a module is compiled for and its matrix-unit family";
+  let description = [{
+    Set on the module by `tilegpu-attach-target`. The chip keys the target
+    description (`tiled_attn::TargetInfo`: shared memory per block,
+    registers, PTX features, the families the chip has); `family` is the
+    matrix unit the kernels use, one the chip has. It chooses the layouts
+    `tilegpu-assign-layouts` gives and the patterns that lower them.
+
+    Example:
+
+    ```mlir
+    module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {}
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"the chip, e.g. sm_90a">:$chip,
+                        EnumParameter<TileGPU_Family>:$family);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def TileGPU_RoleAttr : TileGPU_Attr<"Role", "role"> {
+  let summary = "A warp role of a warp-specialized region";
+  let description = [{
+    `warps` consecutive warps run the role's region; `registers` (0: keep
+    the launch's) is the per-thread register budget the role moves to with
+    `setmaxnreg` (24 to 256, a multiple of 8).
+
+    Example:
+
+    ```mlir
+    #tilegpu.role<"producer", warps = 4, registers = 24>
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"the role's name">:$name,
+                        "int64_t":$warps,
+                        DefaultValuedParameter<"int64_t", "0">:$registers);
+  let assemblyFormat = "`<` $name `,` struct($warps, $registers) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUATTRS_TD

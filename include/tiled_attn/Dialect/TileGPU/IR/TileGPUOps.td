@@ -1,0 +1,333 @@
+//===- TileGPUOps.td - Ops of the tilegpu dialect ----------*- tablegen -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUOPS_TD
+#define TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUOPS_TD
+
+include "tiled_attn/Dialect/TileGPU/IR/TileGPUTypes.td"
+include "tiled_attn/Dialect/Tile/IR/TileTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+class TileGPU_Op<string mnemonic, list<Trait> traits = []>
+    : Op<TileGPU_Dialect, mnemonic, traits>;
+
+/// Shared (and tensor) memory, as a resource of side effects: the ops that
+/// read and write buffers say so, and passes that move barriers and waits
+/// ask for these effects.
+def TileGPU_SharedMemory : Resource<"::tiled_attn::tilegpu::SharedMemoryResource">;
+
+def TileGPU_SharedBuffer : Type<
+    CPred<"::llvm::isa<::tiled_attn::tilegpu::BufferType>($_self) && "
+          "::llvm::cast<::tiled_attn::tilegpu::BufferType>($_self)"
+          ".getMemorySpace() == ::tiled_attn::tilegpu::MemorySpace::Shared">,
+    "a buffer in shared memory", "::tiled_attn::tilegpu::BufferType">;
+def TileGPU_AnyBuffer : Type<
+    CPred<"::llvm::isa<::tiled_attn::tilegpu::BufferType>($_self)">,
+    "a buffer", "::tiled_attn::tilegpu::BufferType">;
+def TileGPU_RegisterTile : Type<
+    CPred<"::llvm::isa<::mlir::RankedTensorType>($_self) && "
+          "::llvm::isa_and_nonnull<"
+          "::tiled_attn::tilegpu::DistributedLayoutAttrInterface>("
+          "::llvm::cast<::mlir::RankedTensorType>($_self).getEncoding())">,
+    "a tile in a distributed (register) layout", "::mlir::RankedTensorType">;
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def TileGPU_AllocOp : TileGPU_Op<"alloc",
+    [MemoryEffects<[MemAlloc<TileGPU_SharedMemory>]>]> {
+  let summary = "A buffer in shared or tensor memory";
+  let description = [{
+    Reserves a buffer (a tile, a ring of tiles, or mbarriers) in the memory
+    its type's encoding names. `offset` (bytes of dynamic shared memory, or
+    the first tensor-memory column) is set by `tilegpu-allocate-memory`,
+    which overlaps buffers whose lives do not; the GPU lowering needs it.
+
+    Example:
+
+    ```mlir
+    %ring = tilegpu.alloc offset(9216) : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$offset);
+  let results = (outs TileGPU_AnyBuffer:$buffer);
+  let assemblyFormat = "(`offset` `(` $offset^ `)`)? attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def TileGPU_SlotOp : TileGPU_Op<"slot", [Pure]> {
+  let summary = "One tile of a ring of buffers";
+  let description = [{
+    Slot `index` (0 <= index < slots) of the ring `ring`, which must come
+    straight from a `tilegpu.alloc`: a buffer of one tile at
+    `index * getTileSize()` from the ring's start.
+
+    Example:
+
+    ```mlir
+    %s = tilegpu.slot %ring[%i] : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+        -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+    ```
+  }];
+  let arguments = (ins TileGPU_AnyBuffer:$ring, Index:$index);
+  let results = (outs TileGPU_AnyBuffer:$result);
+  let assemblyFormat = [{
+    $ring `[` $index `]` attr-dict `:` type($ring) `->` type($result)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Value":$ring, "::mlir::Value":$index)>];
+  let hasVerifier = 1;
+}
+
+def TileGPU_AsyncCopyOp : TileGPU_Op<"async_copy", [
+    TypesMatchWith<"the result is the destination buffer", "dst", "result", "$_self">,
+    MemoryEffects<[MemRead, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Copy a block of a view into a shared buffer, asynchronously";
+  let description = [{
+    Every thread of the CTA issues its share of the copy of the block at
+    tile indices `indices` of `view` (the block has the buffer's stored
+    shape: a `transposed` buffer holds the block Kᵀ is read from) into
+    `dst`, as one cp.async group; elements outside the view read as zero,
+    unless `in_bounds` promises that the block lies inside it. Nobody waits
+    here: the result is the buffer with its copy in flight, and readers wait
+    for it with `tilegpu.async_wait`.
+
+    Example:
+
+    ```mlir
+    %k = tilegpu.async_copy %kview[%b, %h, %j, %c0] into %slot in_bounds
+        : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    ```
+  }];
+  let arguments = (ins Tile_ViewType:$view, Variadic<Index>:$indices,
+                       TileGPU_SharedBuffer:$dst, UnitAttr:$in_bounds);
+  let results = (outs TileGPU_SharedBuffer:$result);
+  let assemblyFormat = [{
+    $view `[` $indices `]` `into` $dst (`in_bounds` $in_bounds^)? attr-dict
+    `:` type($view) `,` type($dst)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_AsyncWaitOp : TileGPU_Op<"async_wait", [
+    TypesMatchWith<"the result is the awaited buffer", "copy", "result", "$_self">,
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Wait until this thread's copy into a buffer has landed";
+  let description = [{
+    Waits for this thread's part of the copy that produced `copy` (traced
+    through loops to every `tilegpu.async_copy` it may come from); the
+    result is the same buffer, ready for this thread (a `gpu.barrier` makes
+    every thread's part visible to all). `pending`, set by
+    `tilegpu-resolve-async-waits`, is the number of copy groups issued
+    after that copy which may stay in flight (cp.async.wait_group's
+    operand); the lowering needs it.
+
+    Example:
+
+    ```mlir
+    %kr = tilegpu.async_wait %k pending(1) : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+    ```
+  }];
+  let arguments = (ins TileGPU_SharedBuffer:$copy,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$pending);
+  let results = (outs TileGPU_SharedBuffer:$result);
+  let assemblyFormat = [{
+    $copy (`pending` `(` $pending^ `)`)? attr-dict `:` type($copy)
+  }];
+}
+
+def TileGPU_AsyncWaitAllOp : TileGPU_Op<"async_wait_all", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Wait until every copy this thread issued has landed";
+  let description = [{
+    Before a buffer is reused while copies nobody waits for may still write
+    into it (a pipelined loop's last refills; a staging buffer over the
+    loads' buffers).
+
+    Example:
+
+    ```mlir
+    tilegpu.async_wait_all
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def TileGPU_LocalLoadOp : TileGPU_Op<"local_load",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>]>]> {
+  let summary = "Read a shared tile into registers, in a distributed layout";
+  let description = [{
+    Each thread reads the elements the result's layout gives it (for
+    `#tilegpu.mma_sync<opa>`, ldmatrix.x4 per 16x16 piece).
+
+    Example:
+
+    ```mlir
+    %q = tilegpu.local_load %qbuf : !tilegpu.buffer<128x128xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x128xf16, #tilegpu.mma_sync<opa, warps = 4>>
+    ```
+  }];
+  let arguments = (ins TileGPU_SharedBuffer:$buffer);
+  let results = (outs TileGPU_RegisterTile:$result);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TileGPU_MmaOp : TileGPU_Op<"mma", [AllTypesMatch<["acc", "result"]>,
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>]>]> {
+  let summary = "acc + lhs · rhs on the matrix units, operands in registers or shared memory";
+  let description = [{
+    `lhs` (M x K) is a register tile in the family's A-operand layout or a
+    shared buffer; `rhs` (K x N) is a shared buffer (a `transposed` one
+    holds rhsᵀ, as K does for Kᵀ); `acc` (M x N, f32) is in the family's
+    accumulator layout. The layout of `acc` names the family, whose
+    patterns lower it (mma.sync: ldmatrix of the B fragments and one
+    m16n8k16 per m- and n-tile).
+
+    Example:
+
+    ```mlir
+    %s = tilegpu.mma %q, %k, %zero
+        : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+          !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+          -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[TileGPU_RegisterTile, TileGPU_SharedBuffer]>:$lhs,
+                       TileGPU_SharedBuffer:$rhs, TileGPU_RegisterTile:$acc);
+  let results = (outs TileGPU_RegisterTile:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_StagedStoreOp : TileGPU_Op<"staged_store", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>, MemWrite]>]> {
+  let summary = "Store a register tile through a shared staging buffer";
+  let description = [{
+    Each thread writes its elements of `value` into `staging`, then the
+    threads copy rows out to the block at `indices` of `view` in 16-byte
+    pieces, each within the view's bounds: coalesced 128-bit stores instead
+    of one narrow store per register pair. The value's layout says which
+    threads read back which rows (for mma.sync, each warp its own, so a
+    warp barrier orders the two phases). The caller orders the staging
+    buffer against its other users (`tilegpu.async_wait_all`,
+    `gpu.barrier`).
+
+    Example:
+
+    ```mlir
+    tilegpu.staged_store %o, %oview[%b, %h, %i, %c0] through %stage
+        : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?x?x?x64xf16>,
+          !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+    ```
+  }];
+  let arguments = (ins TileGPU_RegisterTile:$value, Tile_ViewType:$view,
+                       Variadic<Index>:$indices, TileGPU_SharedBuffer:$staging);
+  let assemblyFormat = [{
+    $value `,` $view `[` $indices `]` `through` $staging attr-dict `:`
+    type($value) `,` type($view) `,` type($staging)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// mbarriers (TMA pipelines)
+//===----------------------------------------------------------------------===//
+
+def TileGPU_MBarrierInitOp : TileGPU_Op<"mbarrier_init",
+    [MemoryEffects<[MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Initialize mbarrier `index` of a group to expect `count` arrivals";
+  let description = [{
+    Example:
+
+    ```mlir
+    tilegpu.mbarrier_init %bars[%c0], count(1) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+    ```
+  }];
+  let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$count);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` `count` `(` $count `)` attr-dict `:` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_MBarrierArriveExpectTxOp : TileGPU_Op<"mbarrier_arrive_expect_tx",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Arrive on an mbarrier and expect `bytes` of TMA transactions";
+  let description = [{
+    The phase completes when every expected arrival has come and `bytes`
+    bytes of the asynchronous copies that signal it have landed.
+
+    Example:
+
+    ```mlir
+    tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(16384) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+    ```
+  }];
+  let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$bytes);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` `bytes` `(` $bytes `)` attr-dict `:` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_MBarrierWaitOp : TileGPU_Op<"mbarrier_wait",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Wait until the phase `phase` (0 or 1) of an mbarrier has completed";
+  let description = [{
+    Example:
+
+    ```mlir
+    tilegpu.mbarrier_wait %bars[%s], phase(%p) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+    ```
+  }];
+  let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index, I1:$phase);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` `phase` `(` $phase `)` attr-dict `:` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Warp specialization
+//===----------------------------------------------------------------------===//
+
+def TileGPU_WarpSpecializeOp : TileGPU_Op<"warp_specialize", [
+    RecursiveMemoryEffects, SingleBlock, NoTerminator]> {
+  let summary = "Regions run by disjoint groups of warps, with register budgets";
+  let description = [{
+    The CTA's warps split into `roles`, in order: role i runs region i on
+    its `warps` consecutive warps, first moving to its register budget
+    (`setmaxnreg`, when the role gives one). The roles' warps add up to the
+    kernel's; budgets apply to whole warpgroups, so a role with a budget
+    has a multiple of four warps. The regions communicate through shared
+    memory and mbarriers only.
+
+    Example (FlashAttention-3's roles):
+
+    ```mlir
+    tilegpu.warp_specialize [#tilegpu.role<"producer", warps = 4, registers = 24>,
+                             #tilegpu.role<"consumer", warps = 8, registers = 240>] {
+      ...
+    }, {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins TypedArrayAttrBase<TileGPU_RoleAttr, "warp roles">:$roles);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$bodies);
+  let assemblyFormat = "$roles $bodies attr-dict";
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+#endif // TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUOPS_TD

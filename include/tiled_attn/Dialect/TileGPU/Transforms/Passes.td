@@ -1,0 +1,132 @@
+//===- Passes.td - Transforms at the GPU level -------------*- tablegen -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_DIALECT_TILEGPU_TRANSFORMS_PASSES_TD
+#define TILED_ATTN_DIALECT_TILEGPU_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TileGPUAllocateMemoryPass
+    : Pass<"tilegpu-allocate-memory", "::mlir::func::FuncOp"> {
+  let summary = "Give every buffer its offset, overlapping buffers whose lives do not";
+  let description = [{
+    Each `tilegpu.alloc` without an offset gets one: buffers are placed in
+    program order at the lowest aligned offset that no buffer live at the
+    same time occupies. A buffer lives from its `tilegpu.alloc` to the last
+    op of the kernel's body that uses it, or any value derived from it
+    (slots, copies, waits, the loops that carry them). The kernel records
+    its dynamic shared memory as `tilegpu.shared_bytes`; more than the
+    target's shared memory per block is an error.
+
+    ```mlir
+    // Before
+    %q = tilegpu.alloc : !tilegpu.buffer<128x128xf16, #tilegpu.shared<pad = 8>>
+    %k = tilegpu.alloc : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    // After (func attribute tilegpu.shared_bytes = 52224)
+    %q = tilegpu.alloc offset(0) : ...
+    %k = tilegpu.alloc offset(34816) : ...
+    ```
+  }];
+  let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
+}
+
+def TileGPUAttachTargetPass
+    : Pass<"tilegpu-attach-target", "::mlir::ModuleOp"> {
+  let summary = "Record the target chip and matrix-unit family on the module";
+  let description = [{
+    Looks the chip up in the target description (`TargetInfo`) and sets
+    `tilegpu.target = #tilegpu.target<chip = ..., family = ...>` on the
+    module. The family defaults to the chip's fastest that the compiler
+    lowers (today mma_sync for every chip); naming one the chip lacks, or one
+    not lowered yet, is an error. Every later pass reads the family from
+    the module.
+
+    ```mlir
+    // After --tilegpu-attach-target="chip=sm_80"
+    module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>}
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "Target chip (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, "
+           "sm_120a, sm_121a)">,
+    Option<"family", "family", "std::string", /*default=*/"\"\"",
+           "Matrix-unit family: mma_sync, wgmma or tcgen05 (default: the "
+           "chip's fastest that is implemented)">,
+  ];
+  let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
+}
+
+def TileGPUMergeBarriersPass
+    : Pass<"tilegpu-merge-barriers", "::mlir::func::FuncOp"> {
+  let summary = "Drop CTA barriers that no shared-memory access separates from the previous one";
+  let description = [{
+    The GPU-level conversion places a `gpu.barrier` before every copy into
+    a buffer (nobody may still read it) and after every wait (everyone's
+    part has landed). A barrier B1 whose previous barrier B0 in the same
+    block is separated from it only by copy issues
+    (`tilegpu.async_copy`, `tilegpu.slot`) and ops without memory effects
+    is redundant: nothing touched shared memory between them, so B0 already
+    orders what B1 would. It goes.
+
+    With `hoist-waits`, waits between B0 and B1 no longer block the merge:
+    each moves above B0 (it waits for a copy issued before B0), then B1
+    goes. This gives FlashAttention-2's loop two barriers per K/V block:
+    the barrier that frees a buffer for its refill is the one that
+    publishes the other stream's landed copy. The number of copy groups
+    each wait lets stay in flight is computed afterwards from the final
+    order (`tilegpu-resolve-async-waits`), so this pass counts nothing.
+
+    ```mlir
+    // Before (hoist-waits)
+    gpu.barrier
+    %k1 = tilegpu.async_copy %kv[...] into %ks : ...
+    ... softmax: register math ...
+    %vr = tilegpu.async_wait %v : ...
+    gpu.barrier
+    // After
+    %vr = tilegpu.async_wait %v : ...
+    gpu.barrier
+    %k1 = tilegpu.async_copy %kv[...] into %ks : ...
+    ... softmax ...
+    ```
+  }];
+  let options = [
+    Option<"hoistWaits", "hoist-waits", "bool", /*default=*/"false",
+           "Also merge across waits, moving them above the earlier barrier">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def TileGPUResolveAsyncWaitsPass
+    : Pass<"tilegpu-resolve-async-waits", "::mlir::func::FuncOp"> {
+  let summary = "Count the copy groups each wait may leave in flight";
+  let description = [{
+    Each copy is one cp.async group, and a thread's groups complete in
+    order, so waiting for a copy means waiting until at most N groups are
+    pending, N being the groups issued after it. This pass traces each
+    `tilegpu.async_wait`'s buffer to every copy it may come from (through
+    loop-carried values: the first iteration's copies come from before the
+    loop, the others from the previous iteration) and sets `pending` to the
+    fewest groups issued after any of them on the way to the wait: a lower
+    bound, so never a wait that is too short. Copies inside nested regions
+    are not counted (they may not run). A copy it cannot trace gives 0.
+
+    A loop that ends with copies in flight nobody waits for (a pipelined
+    loop's last refills) is followed, when another copy comes after it, by
+    a `tilegpu.async_wait_all`: the later copy may reuse their buffers.
+
+    ```mlir
+    // A K/V loop with both refills issued first: Q·Kᵀ waits for K_j while
+    // V_j, K_j+1 and V_j+1 may stay in flight.
+    %k = tilegpu.async_wait %kj pending(3) : ...
+    ```
+  }];
+  let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
+}
+
+#endif // TILED_ATTN_DIALECT_TILEGPU_TRANSFORMS_PASSES_TD

@@ -1,0 +1,254 @@
+//===- Memory.cpp - Buffers, async copies, waits, ids and sizes -----------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The memory patterns every family shares. A buffer is a view of dynamic
+// shared memory at the offset tilegpu-allocate-memory gave it; a slot of a
+// ring is the view at offset + slot * tile size. A tilegpu.async_copy is a
+// cooperative copy of a block into a buffer: every thread issues 16-byte
+// cp.async copies, with zero fill for the rows past the view's end, and
+// commits them as one group; a tilegpu.async_wait waits until at most
+// `pending` of the thread's groups are in flight.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+namespace {
+
+/// Issues the copy of the `rows x cols` block of `view` at tile indices
+/// `indices` into `buffer`, all threads together, as one cp.async group.
+/// Nobody waits here. Unless the block is known to be `inBounds`, each
+/// 16-byte copy checks its row and columns against the view's sizes and
+/// reads nothing (zero fill) outside.
+void copyBlockToShared(OpBuilder &b, Location loc, Value view,
+                        ValueRange indices, Value buffer, int64_t rows,
+                        int64_t cols, int64_t threads, bool inBounds) {
+  LaneCoords lc(b, loc);
+  const int64_t vec = 8; // 16 bytes of f16 or bf16
+  int64_t chunksPerRow = cols / vec, chunks = rows * chunksPerRow;
+  Value seqLen = memref::DimOp::create(b, loc, view, 2);
+  Value colLen = memref::DimOp::create(b, loc, view, 3);
+  Value row0 = arith::MulIOp::create(b, loc, indices[2], cIdx(b, loc, rows));
+  Value col0 = arith::MulIOp::create(b, loc, indices[3], cIdx(b, loc, cols));
+  Value zero = cIdx(b, loc, 0), full = cIdx(b, loc, vec);
+
+  SmallVector<Value> tokens;
+  for (int64_t i = 0; i < chunks / threads; ++i) {
+    Value chunk =
+        arith::AddIOp::create(b, loc, lc.tid, cIdx(b, loc, i * threads));
+    Value r = arith::DivUIOp::create(b, loc, chunk, cIdx(b, loc, chunksPerRow));
+    Value c = arith::MulIOp::create(
+        b, loc,
+        arith::RemUIOp::create(b, loc, chunk, cIdx(b, loc, chunksPerRow)),
+        full);
+    Value seq = arith::AddIOp::create(b, loc, row0, r);
+    Value col = arith::AddIOp::create(b, loc, col0, c);
+    if (inBounds) {
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
+          ValueRange{r, c}, view, ValueRange{indices[0], indices[1], seq, col},
+          b.getIndexAttr(vec), /*srcElements=*/Value(),
+          /*bypassL1=*/b.getUnitAttr()));
+      continue;
+    }
+    Value inRows =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, seq, seqLen);
+    Value inCols =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                              arith::AddIOp::create(b, loc, col, full), colLen);
+    Value inBounds = arith::AndIOp::create(b, loc, inRows, inCols);
+    // Out of bounds: read nothing (zero fill) from a valid address.
+    Value srcElements = arith::SelectOp::create(b, loc, inBounds, full, zero);
+    Value srcSeq = arith::SelectOp::create(b, loc, inBounds, seq, zero);
+    Value srcCol = arith::SelectOp::create(b, loc, inBounds, col, zero);
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
+        ValueRange{r, c}, view,
+        ValueRange{indices[0], indices[1], srcSeq, srcCol}, b.getIndexAttr(vec),
+        srcElements, /*bypassL1=*/b.getUnitAttr()));
+  }
+  nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+/// The view of dynamic shared memory at `byteOffset`, of `type`.
+Value sharedView(OpBuilder &b, Location loc, Value byteOffset,
+                 MemRefType type) {
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto bytesTy = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                 MemRefLayoutAttrInterface(), space);
+  Value base = gpu::DynamicSharedMemoryOp::create(b, loc, bytesTy);
+  return memref::ViewOp::create(b, loc, type, base, byteOffset, ValueRange{});
+}
+
+/// The offset tilegpu-allocate-memory gave `alloc`, or a failure naming the
+/// missing pass.
+FailureOr<int64_t> allocOffset(AllocOp alloc,
+                               ConversionPatternRewriter &rewriter) {
+  if (!alloc || !alloc.getOffset())
+    return rewriter.notifyMatchFailure(
+        alloc, "no offset: run tilegpu-allocate-memory first");
+  return *alloc.getOffset();
+}
+
+struct AllocToNVVM final : OpConversionPattern<AllocOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AllocOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast_or_null<MemRefType>(
+        getTypeConverter()->convertType(op.getType()));
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "not a shared buffer");
+    FailureOr<int64_t> offset = allocOffset(op, rewriter);
+    if (failed(offset))
+      return failure();
+    rewriter.replaceOp(op, sharedView(rewriter, op.getLoc(),
+                                      cIdx(rewriter, op.getLoc(), *offset),
+                                      type));
+    return success();
+  }
+};
+
+/// Slot i of a ring: the view at the ring's offset + i * tile size.
+struct SlotToNVVM final : OpConversionPattern<SlotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SlotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast_or_null<MemRefType>(
+        getTypeConverter()->convertType(op.getType()));
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "not a shared buffer");
+    FailureOr<int64_t> offset =
+        allocOffset(op.getRing().getDefiningOp<AllocOp>(), rewriter);
+    if (failed(offset))
+      return failure();
+    Location loc = op.getLoc();
+    Value byteOffset = arith::AddIOp::create(
+        rewriter, loc, cIdx(rewriter, loc, *offset),
+        arith::MulIOp::create(
+            rewriter, loc, adaptor.getIndex(),
+            cIdx(rewriter, loc, op.getRing().getType().getTileSize())));
+    rewriter.replaceOp(op, sharedView(rewriter, loc, byteOffset, type));
+    return success();
+  }
+};
+
+struct AsyncCopyToNVVM final : OpConversionPattern<AsyncCopyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AsyncCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    BufferType type = op.getDst().getType();
+    auto encoding = cast<SharedEncodingAttr>(type.getEncoding());
+    if (encoding.getSwizzle())
+      return rewriter.notifyMatchFailure(op, "swizzled buffers are TMA's");
+    if (op.getIndices().size() != 4)
+      return op.emitError() << "GPU lowering: copies blocks of rank-4 views";
+    SmallVector<int64_t, 2> stored =
+        encoding.getStoredShape(type.getTileShape());
+    int64_t rows = stored[0], cols = stored[1] - encoding.getPad();
+    int64_t threads = 32 * kernelWarps(op);
+    if (threads == 0)
+      return op.emitError() << "GPU lowering: the kernel has no "
+                               "tilegpu.warps";
+    if ((rows * cols / 8) % threads || cols % 8)
+      return op.emitError() << "GPU lowering: a " << rows << "x" << cols
+                            << " block does not split into " << threads
+                            << " threads' 16-byte copies";
+    copyBlockToShared(rewriter, op.getLoc(), adaptor.getView(),
+                      adaptor.getIndices(), adaptor.getDst(), rows, cols,
+                      threads, op.getInBounds());
+    rewriter.replaceOp(op, adaptor.getDst());
+    return success();
+  }
+};
+
+struct AsyncWaitToNVVM final : OpConversionPattern<AsyncWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AsyncWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::optional<int64_t> pending = op.getPending();
+    if (!pending)
+      return op.emitError() << "GPU lowering: the wait has no count of "
+                               "groups in flight; run "
+                               "tilegpu-resolve-async-waits first";
+    NVVM::CpAsyncWaitGroupOp::create(rewriter, op.getLoc(),
+                                     static_cast<int32_t>(*pending));
+    rewriter.replaceOp(op, adaptor.getCopy());
+    return success();
+  }
+};
+
+struct AsyncWaitAllToNVVM final : OpConversionPattern<AsyncWaitAllOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AsyncWaitAllOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<NVVM::CpAsyncWaitGroupOp>(op, 0);
+    return success();
+  }
+};
+
+struct BlockIdToGPU final : OpConversionPattern<tile::BlockIdOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::BlockIdOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    gpu::Dimension dim = op.getDim() == tile::Dim::X   ? gpu::Dimension::x
+                         : op.getDim() == tile::Dim::Y ? gpu::Dimension::y
+                                                 : gpu::Dimension::z;
+    rewriter.replaceOpWithNewOp<gpu::BlockIdOp>(op, dim);
+    return success();
+  }
+};
+
+struct DimToGPU final : OpConversionPattern<tile::DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<memref::DimOp>(op, adaptor.getView(),
+                                               op.getIndex());
+    return success();
+  }
+};
+
+struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(func::ReturnOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<gpu::ReturnOp>(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateTileGPUMemoryToNVVMPatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<AllocToNVVM, SlotToNVVM, AsyncCopyToNVVM, AsyncWaitToNVVM,
+               AsyncWaitAllToNVVM, BlockIdToGPU, DimToGPU, ReturnToGPU>(
+      converter, patterns.getContext());
+}

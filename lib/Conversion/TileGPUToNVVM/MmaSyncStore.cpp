@@ -1,0 +1,182 @@
+//===- MmaSyncStore.cpp - Stores of mma.sync accumulators -----------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A staged store goes through shared memory and leaves in 16-byte row
+// pieces; a direct one writes each lane's accumulator pairs. Both check the
+// view's bounds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+namespace {
+
+/// Each lane writes its accumulator pairs directly, each within the view's
+/// bounds.
+struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    auto layout = dyn_cast_or_null<MmaSyncLayoutAttr>(type.getEncoding());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+    if (layout.getKind() != MmaSyncKind::Acc || op.getMask() ||
+        op.getIndices().size() != 4)
+      return op.emitError() << "GPU lowering: stores take an unmasked "
+                               "accumulator tile into a rank-4 view";
+    Fragment frag = Fragment::get(type);
+    LaneCoords lc(rewriter, loc);
+    Value view = adaptor.getView();
+    ValueRange idx = adaptor.getIndices();
+    Value seqLen = memref::DimOp::create(rewriter, loc, view, 2);
+    Value colLen = memref::DimOp::create(rewriter, loc, view, 3);
+    Value rowBase = lc.firstRow(
+        rewriter, loc, frag,
+        arith::MulIOp::create(rewriter, loc, idx[2],
+                              cIdx(rewriter, loc, type.getDimSize(0))));
+    Value colBase = lc.firstCol(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, idx[3],
+                              cIdx(rewriter, loc, type.getDimSize(1))));
+    for (int64_t e = 0; e < frag.size(); e += 2) {
+      Value row = arith::AddIOp::create(rewriter, loc, rowBase,
+                                        cIdx(rewriter, loc, frag.rowOffset[e]));
+      Value col = arith::AddIOp::create(rewriter, loc, colBase,
+                                        cIdx(rewriter, loc, frag.colOffset[e]));
+      Value inRows = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::slt, row, seqLen);
+      Value inCols = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sle,
+          arith::AddIOp::create(rewriter, loc, col, cIdx(rewriter, loc, 2)),
+          colLen);
+      Value inBounds = arith::AndIOp::create(rewriter, loc, inRows, inCols);
+      Value pair = extractRegisters(rewriter, loc, adaptor.getValue(), e, 2);
+      auto ifOp = scf::IfOp::create(rewriter, loc, inBounds,
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      vector::StoreOp::create(rewriter, loc, pair, view,
+                              ValueRange{idx[0], idx[1], row, col});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The store of a tile through a staging buffer: each lane writes its accumulator pairs to shared memory, then each warp
+  /// copies its own rows out in 16-byte vectors (the kernels' 16-byte row
+  /// alignment, as for the cp.async loads), each checked against the view's
+  /// bounds: coalesced 128-bit stores instead of one 32-bit (or, for an
+  /// unknown alignment, two 16-bit) store per pair. A warp reads back only
+  /// what it wrote, so a warp barrier orders the two. (The copy-out is
+  /// indexed by warp and lane, not by thread as the loads' copies are: LLVM
+  /// would otherwise reuse the Q copy's addresses and keep them live through
+  /// the K/V loop.)
+struct StagedStoreToNVVM final : OpConversionPattern<StagedStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StagedStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    const int64_t vec = 8; // 16 bytes of f16 or bf16
+    Fragment frag = Fragment::get(type);
+    int64_t chunksPerRow = cols / vec;
+    auto layout = dyn_cast<MmaSyncLayoutAttr>(type.getEncoding());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+    if (!layout.canStageStore(type.getShape(), type.getElementType()))
+      return op.emitError() << "GPU lowering: a staged store takes a 16-bit "
+                               "tile whose warps' rows split into 16-byte "
+                               "pieces, a whole number per lane";
+    Value buffer = adaptor.getStaging();
+    LaneCoords lc(rewriter, loc);
+    Value row0 = lc.firstRow(rewriter, loc, frag, cIdx(rewriter, loc, 0));
+    Value col0 = lc.firstCol(rewriter, loc, cIdx(rewriter, loc, 0));
+    for (int64_t e = 0; e < frag.size(); e += 2) {
+      Value row = arith::AddIOp::create(rewriter, loc, row0,
+                                        cIdx(rewriter, loc, frag.rowOffset[e]));
+      Value col = arith::AddIOp::create(rewriter, loc, col0,
+                                        cIdx(rewriter, loc, frag.colOffset[e]));
+      vector::StoreOp::create(
+          rewriter, loc,
+          extractRegisters(rewriter, loc, adaptor.getValue(), e, 2), buffer,
+          ValueRange{row, col}, /*nontemporal=*/false, llvm::MaybeAlign(4));
+    }
+    NVVM::SyncWarpOp::create(
+        rewriter, loc, arith::ConstantIntOp::create(rewriter, loc, -1, 32));
+
+    Value view = adaptor.getView();
+    ValueRange idx = adaptor.getIndices();
+    Value seqLen = memref::DimOp::create(rewriter, loc, view, 2);
+    Value colLen = memref::DimOp::create(rewriter, loc, view, 3);
+    Value seq0 =
+        arith::MulIOp::create(rewriter, loc, idx[2], cIdx(rewriter, loc, rows));
+    Value colOrigin =
+        arith::MulIOp::create(rewriter, loc, idx[3], cIdx(rewriter, loc, cols));
+    auto vecTy = VectorType::get({vec}, type.getElementType());
+    Value warpRow0 = arith::MulIOp::create(
+        rewriter, loc, lc.warp, cIdx(rewriter, loc, frag.rowsPerWarp));
+    for (int64_t i = 0; i < frag.rowsPerWarp * chunksPerRow / 32; ++i) {
+      Value chunk = arith::AddIOp::create(rewriter, loc, lc.lane,
+                                          cIdx(rewriter, loc, i * 32));
+      Value r = arith::AddIOp::create(
+          rewriter, loc, warpRow0,
+          arith::DivUIOp::create(rewriter, loc, chunk,
+                                 cIdx(rewriter, loc, chunksPerRow)));
+      Value c = arith::MulIOp::create(
+          rewriter, loc,
+          arith::RemUIOp::create(rewriter, loc, chunk,
+                                 cIdx(rewriter, loc, chunksPerRow)),
+          cIdx(rewriter, loc, vec));
+      Value piece =
+          vector::LoadOp::create(rewriter, loc, vecTy, buffer, ValueRange{r, c},
+                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
+      Value seq = arith::AddIOp::create(rewriter, loc, seq0, r);
+      Value col = arith::AddIOp::create(rewriter, loc, colOrigin, c);
+      Value inRows = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::slt, seq, seqLen);
+      Value inCols = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sle,
+          arith::AddIOp::create(rewriter, loc, col, cIdx(rewriter, loc, vec)),
+          colLen);
+      auto ifOp = scf::IfOp::create(
+          rewriter, loc, arith::AndIOp::create(rewriter, loc, inRows, inCols),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      vector::StoreOp::create(rewriter, loc, piece, view,
+                              ValueRange{idx[0], idx[1], seq, col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateMmaSyncStorePatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<StoreToNVVM, StagedStoreToNVVM>(converter,
+                                               patterns.getContext());
+}

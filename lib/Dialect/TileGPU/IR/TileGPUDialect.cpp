@@ -1,0 +1,428 @@
+//===- TileGPUDialect.cpp - The tilegpu dialect ---------------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The dialect, its types, and the attributes with their verifiers and the
+// layout and memory interfaces they implement.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+#include "tiled_attn/Target/TargetInfo.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUAttrInterfaces.cpp.inc"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.cpp.inc"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUTypes.cpp.inc"
+
+void TileGPUDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUAttrs.cpp.inc"
+      >();
+}
+
+TargetAttr tiled_attn::tilegpu::getTarget(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto target =
+            op->getAttrOfType<TargetAttr>(TileGPUDialect::getTargetAttrName()))
+      return target;
+  return nullptr;
+}
+
+LogicalResult TileGPUDialect::verifyOperationAttribute(Operation *op,
+                                                       NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == getTargetAttrName()) {
+    if (!isa<TargetAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "'" << name
+                             << "' must be a #tilegpu.target on a module";
+    return success();
+  }
+  if (name == getSharedBytesAttrName() || name == getWarpsAttrName()) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() < 0)
+      return op->emitError() << "'" << name
+                             << "' must be a non-negative integer";
+    return success();
+  }
+  return op->emitError() << "unknown tilegpu attribute '" << name << "'";
+}
+
+//===----------------------------------------------------------------------===//
+// Distributed layouts
+//===----------------------------------------------------------------------===//
+
+static bool isValidWarpCount(int64_t warps) {
+  return warps >= 1 && warps <= 32 && llvm::isPowerOf2_64(warps);
+}
+
+LogicalResult
+MmaSyncLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          MmaSyncKind kind, int64_t warps) {
+  if (!isValidWarpCount(warps))
+    return emitError() << "warps must be a power of two in [1, 32], got "
+                       << warps;
+  return success();
+}
+
+int64_t MmaSyncLayoutAttr::getWarpCount() const { return getWarps(); }
+
+LogicalResult MmaSyncLayoutAttr::verifyTileShape(
+    ArrayRef<int64_t> shape,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  int64_t rowQuantum = 16 * getWarps();
+  auto fail = [&](StringRef what) {
+    InFlightDiagnostic diag = emitError();
+    diag << "a tile of shape " << shape.size() << "-d [";
+    llvm::interleaveComma(shape, diag);
+    diag << "] in " << *this << " needs " << what;
+    return diag;
+  };
+  switch (getKind()) {
+  case MmaSyncKind::Acc:
+  case MmaSyncKind::OperandA:
+    if (shape.size() != 2 || shape[0] % rowQuantum ||
+        shape[1] % (getKind() == MmaSyncKind::Acc ? 8 : 16))
+      return fail("rank 2, rows a multiple of 16 x warps and columns of 8 "
+                  "(16 for an A operand)");
+    return success();
+  case MmaSyncKind::Rows:
+    if (shape.size() != 1 || shape[0] % rowQuantum)
+      return fail("rank 1 and a length that is a multiple of 16 x warps");
+    return success();
+  case MmaSyncKind::Cols:
+    if (shape.size() != 1 || shape[0] % 8)
+      return fail("rank 1 and a length that is a multiple of 8");
+    return success();
+  }
+  return success();
+}
+
+int64_t MmaSyncLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
+  int64_t rowsPerWarp = shape[0] / getWarps();
+  switch (getKind()) {
+  case MmaSyncKind::Acc:
+    return rowsPerWarp / 16 * shape[1] / 8 * 4;
+  case MmaSyncKind::Rows:
+    return rowsPerWarp / 16 * 2;
+  case MmaSyncKind::Cols:
+    return shape[0] / 8 * 2;
+  case MmaSyncKind::OperandA:
+    return rowsPerWarp / 16 * shape[1] / 16 * 8;
+  }
+  return 0;
+}
+
+SmallVector<int64_t>
+MmaSyncLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape, int64_t warp,
+                                         int64_t lane, int64_t reg) const {
+  int64_t g = lane / 4, t = lane % 4;
+  int64_t rowBase = warp * (shape[0] / getWarps()) + g;
+  switch (getKind()) {
+  case MmaSyncKind::Acc: {
+    // Per (m-tile, n-tile of 8): (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+    int64_t nTiles = shape[1] / 8, piece = reg / 4, r = reg % 4;
+    int64_t mt = piece / nTiles, nt = piece % nTiles;
+    return {rowBase + mt * 16 + 8 * (r / 2), nt * 8 + 2 * t + r % 2};
+  }
+  case MmaSyncKind::Rows:
+    return {rowBase + (reg / 2) * 16 + 8 * (reg % 2)};
+  case MmaSyncKind::Cols:
+    return {(reg / 2) * 8 + 2 * t + reg % 2};
+  case MmaSyncKind::OperandA: {
+    // Per (m-tile, k-step of 16): a0..a7 = (g, 2t..), (g+8, 2t..),
+    // (g, 2t+8..), (g+8, 2t+8..).
+    int64_t kSteps = shape[1] / 16, piece = reg / 8, a = reg % 8;
+    int64_t mt = piece / kSteps, kt = piece % kSteps;
+    return {rowBase + mt * 16 + 8 * ((a / 2) % 2),
+            kt * 16 + 8 * (a / 4) + 2 * t + a % 2};
+  }
+  }
+  return {};
+}
+
+bool MmaSyncLayoutAttr::canStageStore(ArrayRef<int64_t> shape,
+                                      Type elementType) const {
+  return getKind() == MmaSyncKind::Acc && shape.size() == 2 &&
+         elementType.getIntOrFloatBitWidth() == 16 && shape[1] % 8 == 0 &&
+         (getRowsPerWarp(shape) * shape[1] / 8) % 32 == 0;
+}
+
+LogicalResult WgmmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                      WgmmaKind kind, int64_t warpgroups) {
+  if (warpgroups < 1 || warpgroups > 4)
+    return emitError() << "warpgroups must be in [1, 4], got " << warpgroups;
+  return success();
+}
+
+int64_t WgmmaLayoutAttr::getWarpCount() const { return 4 * getWarpgroups(); }
+
+LogicalResult WgmmaLayoutAttr::verifyTileShape(
+    ArrayRef<int64_t> shape,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  int64_t rows = 64 * getWarpgroups();
+  bool ok = getKind() == WgmmaKind::Acc
+                ? shape.size() == 2 && shape[0] == rows && shape[1] % 8 == 0 &&
+                      shape[1] >= 8 && shape[1] <= 256
+                : shape.size() == 1 && shape[0] == rows;
+  if (!ok)
+    return emitError() << *this << " needs " << rows
+                       << " rows (64 per warpgroup)"
+                       << (getKind() == WgmmaKind::Acc
+                               ? " and N a multiple of 8 up to 256"
+                               : "");
+  return success();
+}
+
+int64_t WgmmaLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
+  return getKind() == WgmmaKind::Acc ? shape[1] / 2 : 2;
+}
+
+SmallVector<int64_t>
+WgmmaLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape, int64_t warp,
+                                       int64_t lane, int64_t reg) const {
+  int64_t row = 64 * (warp / 4) + 16 * (warp % 4) + lane / 4;
+  if (getKind() == WgmmaKind::Rows)
+    return {row + 8 * reg};
+  int64_t nt = reg / 4, r = reg % 4;
+  return {row + 8 * (r / 2), nt * 8 + 2 * (lane % 4) + r % 2};
+}
+
+LogicalResult
+TmemLanesLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t warps) {
+  if (warps != 4 && warps != 8 && warps != 16)
+    return emitError() << "warps must be 4, 8 or 16 (whole quadrants), got "
+                       << warps;
+  return success();
+}
+
+int64_t TmemLanesLayoutAttr::getWarpCount() const { return getWarps(); }
+
+LogicalResult TmemLanesLayoutAttr::verifyTileShape(
+    ArrayRef<int64_t> shape,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  int64_t groups = getWarps() / 4;
+  if (shape.size() != 2 || shape[0] != 128 || shape[1] % groups)
+    return emitError() << *this << " needs a 128-row tile whose columns split "
+                       << "into " << groups << " equal parts";
+  return success();
+}
+
+int64_t TmemLanesLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
+  return shape[1] / (getWarps() / 4);
+}
+
+SmallVector<int64_t>
+TmemLanesLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape,
+                                           int64_t warp, int64_t lane,
+                                           int64_t reg) const {
+  int64_t columns = shape[1] / (getWarps() / 4);
+  return {32 * (warp % 4) + lane, (warp / 4) * columns + reg};
+}
+
+//===----------------------------------------------------------------------===//
+// Memory encodings
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+SharedEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           int64_t swizzle, int64_t pad, bool transposed) {
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "swizzle must be 0 (none), 32, 64 or 128 bytes, got "
+                       << swizzle;
+  if (pad < 0)
+    return emitError() << "pad must be non-negative, got " << pad;
+  if (swizzle && pad)
+    return emitError() << "a swizzled buffer has no padding (swizzle = "
+                       << swizzle << ", pad = " << pad << ")";
+  return success();
+}
+
+SmallVector<int64_t, 2>
+SharedEncodingAttr::getStoredShape(ArrayRef<int64_t> shape) const {
+  if (shape.size() != 2)
+    return {shape.begin(), shape.end()};
+  int64_t rows = getTransposed() ? shape[1] : shape[0];
+  int64_t cols = getTransposed() ? shape[0] : shape[1];
+  return {rows, cols + getPad()};
+}
+
+MemorySpace SharedEncodingAttr::getMemorySpace() const {
+  return MemorySpace::Shared;
+}
+
+int64_t SharedEncodingAttr::getAlignment() const {
+  return getSwizzle() ? 8 * getSwizzle() : 128;
+}
+
+int64_t SharedEncodingAttr::getTileSize(ArrayRef<int64_t> shape,
+                                        Type elementType) const {
+  int64_t elements = 1;
+  for (int64_t d : getStoredShape(shape))
+    elements *= d;
+  int64_t bytes = elements * llvm::divideCeil(
+                                 elementType.getIntOrFloatBitWidth(), 8);
+  return llvm::alignTo(bytes, getAlignment());
+}
+
+LogicalResult SharedEncodingAttr::verifyTileShape(
+    ArrayRef<int64_t> shape, Type elementType,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (!elementType.isIntOrFloat())
+    return emitError() << "a shared buffer holds integers or floats, not "
+                       << elementType;
+  if (shape.size() == 1) {
+    if (getSwizzle() || getPad() || getTransposed())
+      return emitError() << "a rank-1 shared buffer (mbarriers) takes the "
+                            "plain #tilegpu.shared<> encoding";
+    return success();
+  }
+  if (!getSwizzle())
+    return success();
+  int64_t rowBytes =
+      getStoredShape(shape)[1] * elementType.getIntOrFloatBitWidth() / 8;
+  if (rowBytes % getSwizzle())
+    return emitError() << "a " << getSwizzle()
+                       << "-byte swizzle needs stored rows of a multiple of "
+                       << getSwizzle() << " bytes, got " << rowBytes;
+  return success();
+}
+
+MemorySpace TensorMemoryEncodingAttr::getMemorySpace() const {
+  return MemorySpace::Tensor;
+}
+
+int64_t TensorMemoryEncodingAttr::getAlignment() const { return 32; }
+
+int64_t TensorMemoryEncodingAttr::getTileSize(ArrayRef<int64_t> shape,
+                                              Type elementType) const {
+  int64_t perColumn = getPacked() ? 32 / elementType.getIntOrFloatBitWidth() : 1;
+  return llvm::divideCeil(shape.back(), perColumn);
+}
+
+LogicalResult TensorMemoryEncodingAttr::verifyTileShape(
+    ArrayRef<int64_t> shape, Type elementType,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != 2 || shape[0] > 128)
+    return emitError() << "a tensor-memory tile has rank 2 and at most 128 "
+                          "rows (lanes)";
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  if (width != 32 && !(getPacked() && width == 16))
+    return emitError() << "tensor memory holds 32-bit elements, or packed "
+                          "16-bit ones, not "
+                       << elementType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Target and roles
+//===----------------------------------------------------------------------===//
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef chip, Family family) {
+  std::optional<TargetInfo> info = TargetInfo::lookup(chip);
+  if (!info)
+    return emitError() << "unknown chip '" << chip << "' (known: "
+                       << TargetInfo::knownChips() << ")";
+  if (!info->hasFamily(family))
+    return emitError() << "chip '" << chip << "' has no "
+                       << stringifyFamily(family) << " matrix units";
+  return success();
+}
+
+LogicalResult RoleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               StringRef name, int64_t warps,
+                               int64_t registers) {
+  if (warps < 1)
+    return emitError() << "role '" << name << "' needs at least one warp";
+  if (registers != 0 &&
+      (registers < 24 || registers > 256 || registers % 8 != 0))
+    return emitError() << "role '" << name
+                       << "': a register budget is a multiple of 8 in [24, "
+                          "256], got "
+                       << registers;
+  if (registers != 0 && warps % 4 != 0)
+    return emitError() << "role '" << name
+                       << "': a register budget applies to whole warpgroups, "
+                          "but it has "
+                       << warps << " warps";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BufferType
+//===----------------------------------------------------------------------===//
+
+Type BufferType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  Attribute encoding;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseAttribute(encoding) || parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), shape, elementType, encoding);
+}
+
+void BufferType::print(AsmPrinter &printer) const {
+  printer << "<";
+  printer.printDimensionList(getShape());
+  printer << "x" << getElementType() << ", " << getEncoding() << ">";
+}
+
+LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> shape, Type elementType,
+                                 Attribute encoding) {
+  auto memory = dyn_cast<MemoryEncodingAttrInterface>(encoding);
+  if (!memory)
+    return emitError() << "a buffer's encoding must say where it lives "
+                          "(#tilegpu.shared or #tilegpu.tensor_memory), got "
+                       << encoding;
+  if (shape.empty() || shape.size() > 3 ||
+      llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
+    return emitError() << "a buffer has 1 to 3 positive static dimensions "
+                          "(slots x rows x columns)";
+  return memory.verifyTileShape(shape.size() == 3 ? shape.drop_front() : shape,
+                                elementType, emitError);
+}
+
+int64_t BufferType::getTileSize() const {
+  return getMemoryEncoding().getTileSize(
+      getShape().size() == 3 ? getShape().drop_front() : getShape(),
+      getElementType());
+}
+
+int64_t BufferType::getAllocationSize() const {
+  return (isRing() ? getShape()[0] : 1) * getTileSize();
+}

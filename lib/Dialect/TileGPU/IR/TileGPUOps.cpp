@@ -1,0 +1,226 @@
+//===- TileGPUOps.cpp - Operations of the tilegpu dialect -----------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Verifiers check local invariants only: shapes, element types, memory
+// spaces and the family of the layouts an op mixes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+#define GET_OP_CLASSES
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.cpp.inc"
+
+/// "64x64" for diagnostics.
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+/// Checks that a register tile's layout takes its shape.
+static LogicalResult verifyRegisterTile(Operation *op, Value value,
+                                        StringRef name) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return getDistributedLayout(type).verifyTileShape(type.getShape(), [&] {
+    return op->emitOpError() << name << ": ";
+  });
+}
+
+LogicalResult AllocOp::verify() {
+  BufferType type = getBuffer().getType();
+  std::optional<int64_t> offset = getOffset();
+  int64_t align = type.getMemoryEncoding().getAlignment();
+  if (offset && *offset % align)
+    return emitOpError() << "offset " << *offset << " is not a multiple of "
+                         << align << ", the alignment of " << type;
+  return success();
+}
+
+void SlotOp::build(OpBuilder &b, OperationState &state, Value ring,
+                   Value index) {
+  auto type = cast<BufferType>(ring.getType());
+  build(b, state,
+        BufferType::get(b.getContext(), type.getTileShape(),
+                        type.getElementType(), type.getEncoding()),
+        ring, index);
+}
+
+LogicalResult SlotOp::verify() {
+  BufferType ring = getRing().getType(), slot = getResult().getType();
+  if (!ring.isRing())
+    return emitOpError() << "expects a ring (slots x rows x columns), got "
+                         << ring;
+  if (slot.getShape() != ring.getTileShape() ||
+      slot.getElementType() != ring.getElementType() ||
+      slot.getEncoding() != ring.getEncoding())
+    return emitOpError() << "result " << slot << " must be one tile of "
+                         << ring;
+  if (!getRing().getDefiningOp<AllocOp>())
+    return emitOpError() << "expects the ring to come from a tilegpu.alloc";
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  auto view = cast<tile::ViewType>(getView().getType());
+  BufferType dst = getDst().getType();
+  if (static_cast<int64_t>(getIndices().size()) != view.getRank())
+    return emitOpError() << "expects " << view.getRank()
+                         << " tile indices for " << view << ", got "
+                         << getIndices().size();
+  if (view.getRank() < 2)
+    return emitOpError() << "copies a 2-d block of the last two dimensions "
+                            "of a view of rank 2 or more";
+  if (dst.isRing() || dst.getShape().size() != 2)
+    return emitOpError() << "copies into one tile, not " << dst
+                         << " (take a tilegpu.slot of a ring)";
+  if (dst.getElementType() != view.getElementType())
+    return emitOpError() << "element types differ: " << view << " and "
+                         << dst;
+  auto encoding = cast<SharedEncodingAttr>(dst.getEncoding());
+  int64_t storedCols = encoding.getTransposed() ? dst.getShape()[0]
+                                                : dst.getShape()[1];
+  int64_t viewCols = view.getShape().back();
+  if (!ShapedType::isDynamic(viewCols) && viewCols != storedCols)
+    return emitOpError() << "a " << shapeString(dst.getShape())
+                         << (encoding.getTransposed() ? " transposed" : "")
+                         << " tile stores rows of " << storedCols
+                         << " elements, but the view's rows have " << viewCols;
+  return success();
+}
+
+LogicalResult LocalLoadOp::verify() {
+  BufferType buffer = getBuffer().getType();
+  RankedTensorType result = getResult().getType();
+  if (buffer.getShape() != result.getShape() ||
+      buffer.getElementType() != result.getElementType())
+    return emitOpError() << "reads " << buffer << " into a different tile, "
+                         << result;
+  return verifyRegisterTile(*this, getResult(), "result");
+}
+
+LogicalResult MmaOp::verify() {
+  Type lhsType = getLhs().getType();
+  BufferType rhs = getRhs().getType();
+  auto acc = cast<RankedTensorType>(getAcc().getType());
+  ArrayRef<int64_t> lhsShape =
+      isa<BufferType>(lhsType) ? cast<BufferType>(lhsType).getShape()
+                               : cast<RankedTensorType>(lhsType).getShape();
+  Type lhsElement = isa<BufferType>(lhsType)
+                        ? cast<BufferType>(lhsType).getElementType()
+                        : cast<RankedTensorType>(lhsType).getElementType();
+  if (lhsShape.size() != 2 || rhs.getShape().size() != 2 ||
+      acc.getRank() != 2)
+    return emitOpError() << "expects rank-2 operands";
+  if (lhsShape[1] != rhs.getShape()[0])
+    return emitOpError() << "expects lhs columns (" << lhsShape[1]
+                         << ") to equal rhs rows (" << rhs.getShape()[0]
+                         << ")";
+  if (acc.getShape()[0] != lhsShape[0] || acc.getShape()[1] != rhs.getShape()[1])
+    return emitOpError() << "expects a " << lhsShape[0] << "x"
+                         << rhs.getShape()[1] << " accumulator, got "
+                         << shapeString(acc.getShape());
+  if (lhsElement != rhs.getElementType() ||
+      !(lhsElement.isF16() || lhsElement.isBF16()))
+    return emitOpError() << "expects f16 or bf16 operands of one type, got "
+                         << lhsElement << " and " << rhs.getElementType();
+  if (!acc.getElementType().isF32())
+    return emitOpError() << "accumulates in f32, not " << acc.getElementType();
+  if (auto lhsBuffer = dyn_cast<BufferType>(lhsType);
+      lhsBuffer && cast<SharedEncodingAttr>(lhsBuffer.getEncoding())
+                       .getTransposed())
+    return emitOpError() << "a shared lhs is stored untransposed";
+  if (auto lhsTile = dyn_cast<RankedTensorType>(lhsType);
+      lhsTile && lhsTile.getEncoding().getTypeID() !=
+                     acc.getEncoding().getTypeID())
+    return emitOpError() << "mixes layout families: " << lhsTile.getEncoding()
+                         << " and " << acc.getEncoding();
+  if (isa<RankedTensorType>(lhsType) &&
+      failed(verifyRegisterTile(*this, getLhs(), "lhs")))
+    return failure();
+  return verifyRegisterTile(*this, getAcc(), "acc");
+}
+
+LogicalResult StagedStoreOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  auto view = cast<tile::ViewType>(getView().getType());
+  BufferType staging = getStaging().getType();
+  if (staging.getShape() != value.getShape() ||
+      staging.getElementType() != value.getElementType())
+    return emitOpError() << "stages " << value << " through a different tile, "
+                         << staging;
+  if (view.getElementType() != value.getElementType())
+    return emitOpError() << "stores " << value.getElementType()
+                         << " into a view of " << view.getElementType();
+  if (static_cast<int64_t>(getIndices().size()) != view.getRank())
+    return emitOpError() << "expects " << view.getRank()
+                         << " tile indices for " << view << ", got "
+                         << getIndices().size();
+  return verifyRegisterTile(*this, getValue(), "value");
+}
+
+/// The barriers of an mbarrier op: a rank-1 shared buffer of i64.
+static LogicalResult verifyBarriers(Operation *op, BufferType barriers) {
+  if (barriers.getShape().size() != 1 ||
+      !barriers.getElementType().isInteger(64))
+    return op->emitOpError() << "expects mbarriers, a rank-1 shared buffer "
+                                "of i64, got "
+                             << barriers;
+  return success();
+}
+
+LogicalResult MBarrierInitOp::verify() {
+  return verifyBarriers(*this, getBarriers().getType());
+}
+
+LogicalResult MBarrierArriveExpectTxOp::verify() {
+  if (failed(verifyBarriers(*this, getBarriers().getType())))
+    return failure();
+  // mbarrier's transaction count is 20 bits wide.
+  if (getBytes() >= (int64_t{1} << 20))
+    return emitOpError() << "expects fewer than 2^20 transaction bytes, got "
+                         << getBytes();
+  return success();
+}
+
+LogicalResult MBarrierWaitOp::verify() {
+  return verifyBarriers(*this, getBarriers().getType());
+}
+
+LogicalResult WarpSpecializeOp::verify() {
+  if (getRoles().empty())
+    return emitOpError() << "expects at least one role";
+  if (getRoles().size() != getBodies().size())
+    return emitOpError() << "expects one region per role: "
+                         << getRoles().size() << " roles, "
+                         << getBodies().size() << " regions";
+  llvm::StringSet<> names;
+  for (Attribute a : getRoles())
+    if (!names.insert(cast<RoleAttr>(a).getName()).second)
+      return emitOpError() << "role '" << cast<RoleAttr>(a).getName()
+                           << "' appears twice";
+  return success();
+}
+
+LogicalResult WarpSpecializeOp::verifyRegions() {
+  // Warps of one role cannot take another role's values: each region only
+  // reads values defined above the op.
+  for (Region &body : getBodies())
+    for (Block &block : body)
+      if (block.getNumArguments() != 0)
+        return emitOpError() << "role regions take no arguments";
+  return success();
+}

@@ -1,0 +1,134 @@
+//===- AllocateMemory.cpp - Offsets for shared and tensor memory ----------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A buffer lives from its tilegpu.alloc to the last op of the kernel's body
+// that uses it or a value derived from it (its slots, the copies into it,
+// the waits for them, the loops that carry them). Buffers are placed in
+// program order, each at the lowest aligned offset that no buffer live at
+// the same time occupies (first fit), in its own memory space.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
+#include "tiled_attn/Target/TargetInfo.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace tiled_attn::tilegpu {
+#define GEN_PASS_DEF_TILEGPUALLOCATEMEMORYPASS
+#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h.inc"
+} // namespace tiled_attn::tilegpu
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+namespace {
+
+struct Placed {
+  int64_t begin, end; // live range: indices of ops of the kernel's body
+  int64_t offset, size;
+};
+
+/// The last op of `body` that uses `alloc`'s buffer or a value derived
+/// from it.
+Operation *lastUser(AllocOp alloc, Block &body) {
+  SmallVector<Value> worklist = {alloc.getBuffer()};
+  llvm::SmallPtrSet<Value, 8> seen;
+  Operation *last = alloc;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (top && last->isBeforeInBlock(top))
+        last = top;
+      if (isa<SlotOp, AsyncCopyOp, AsyncWaitOp>(user))
+        worklist.push_back(user->getResult(0));
+      if (auto loop = dyn_cast<scf::ForOp>(user)) {
+        unsigned i = use.getOperandNumber() - loop.getNumControlOperands();
+        worklist.push_back(loop.getRegionIterArgs()[i]);
+        worklist.push_back(loop.getResult(i));
+      }
+      if (auto yield = dyn_cast<scf::YieldOp>(user))
+        if (auto loop = dyn_cast<scf::ForOp>(yield->getParentOp())) {
+          worklist.push_back(loop.getRegionIterArgs()[use.getOperandNumber()]);
+          worklist.push_back(loop.getResult(use.getOperandNumber()));
+        }
+    }
+  }
+  return last;
+}
+
+struct TileGPUAllocateMemoryPass final
+    : tiled_attn::tilegpu::impl::TileGPUAllocateMemoryPassBase<TileGPUAllocateMemoryPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    Block &body = func.getBody().front();
+    DenseMap<Operation *, int64_t> index;
+    for (auto [i, op] : llvm::enumerate(body))
+      index[&op] = i;
+
+    std::map<MemorySpace, SmallVector<Placed>> placed;
+    int64_t sharedBytes = 0;
+    WalkResult walk = func.walk([&](AllocOp alloc) {
+      if (alloc->getBlock() != &body) {
+        alloc.emitOpError() << "tilegpu-allocate-memory: allocations belong "
+                               "at the top level of the kernel";
+        return WalkResult::interrupt();
+      }
+      BufferType type = alloc.getBuffer().getType();
+      Placed p{index[alloc], index[lastUser(alloc, body)], 0,
+               type.getAllocationSize()};
+      int64_t align = type.getMemoryEncoding().getAlignment();
+      SmallVector<Placed> &space = placed[type.getMemorySpace()];
+      // First fit: try 0 and the end of every live buffer, lowest first.
+      SmallVector<int64_t> candidates = {0};
+      for (const Placed &q : space)
+        if (q.begin <= p.end && p.begin <= q.end)
+          candidates.push_back(llvm::alignTo(q.offset + q.size, align));
+      llvm::sort(candidates);
+      for (int64_t c : candidates) {
+        bool clash = llvm::any_of(space, [&](const Placed &q) {
+          return q.begin <= p.end && p.begin <= q.end &&
+                 c < q.offset + q.size && q.offset < c + p.size;
+        });
+        if (!clash) {
+          p.offset = c;
+          break;
+        }
+      }
+      space.push_back(p);
+      alloc.setOffset(p.offset);
+      if (type.getMemorySpace() == MemorySpace::Shared)
+        sharedBytes = std::max(sharedBytes, p.offset + p.size);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    func->setAttr(TileGPUDialect::getSharedBytesAttrName(),
+                  Builder(func).getI64IntegerAttr(sharedBytes));
+    if (TargetAttr target = getTarget(func)) {
+      std::optional<TargetInfo> info = TargetInfo::lookup(target.getChip());
+      if (info && sharedBytes > info->sharedBytesPerBlock) {
+        func.emitError() << "tilegpu-allocate-memory: the kernel needs "
+                         << sharedBytes << " bytes of shared memory, more "
+                         << "than the " << info->sharedBytesPerBlock
+                         << " a block of " << target.getChip() << " has";
+        return signalPassFailure();
+      }
+    }
+  }
+};
+
+} // namespace
