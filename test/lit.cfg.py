@@ -11,7 +11,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "TILED_ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tiled_attn_obj_root, "test")
@@ -40,10 +40,10 @@ if ptxas:
 else:
     lit_config.note("ptxas not found: PTX validation tests are skipped (install the CUDA toolkit or put ptxas on PATH)")
 
-# Our tools first, then FileCheck, not and count from LLVM.
+# Our tools first, then FileCheck, not, count and split-file from LLVM.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.tiled_attn_tools_dir, append_path=True)
 
 tool_dirs = [config.tiled_attn_tools_dir, config.llvm_tools_dir]
-tools = ["tiled-attn-opt", "tiled-attn-run", "tiled-attn-compile", "FileCheck", "not", "count"]
+tools = ["tiled-attn-opt", "tiled-attn-run", "tiled-attn-compile", "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -64,6 +64,17 @@ def test_valid_manifest(tmp_path: Path) -> None:
     assert "2 kernels" in repr(library)
 
 
+def test_entry_as_tiled_attn_compile_writes_it(tmp_path: Path) -> None:
+    """The schedule's and lowering's option strings and the compile times load."""
+    entry = make_entry(
+        schedule={"block_m": 128, "options": "exp2=1 mask-split=1",
+                  "lowering": "chip=sm_80 warps=4 smem-lhs=1"},
+        compile_seconds={"to_ptx": 4.881, "to_cubin": {"sm_80": 0.707}})
+    first = KernelLibrary.load(write_library(tmp_path, [entry])).entries[0]
+    assert first.schedule["options"] == "exp2=1 mask-split=1"
+    assert first.schedule["lowering"] == "chip=sm_80 warps=4 smem-lhs=1"
+
+
 def test_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(TiledAttnError, match="does not exist.*TILED_ATTN_KERNELS"):
         KernelLibrary.load(tmp_path / "nowhere")

@@ -22,7 +22,7 @@ __all__ = ["INDEX_BITS", "KernelParams", "Memref", "pack_params", "NUM_PARAMS"]
 
 #: The index width of each kernel ABI: memref-descriptor-v1 passes offset,
 #: sizes and strides as i64; its -index32 variant (kernels built with
-#: ``tiled-attn-compile --index-bitwidth=32``) as i32, and then every element
+#: ``tile-to-ptx{index-bitwidth=32}``) as i32, and then every element
 #: offset of every view must stay below 2**31.
 INDEX_BITS = {"memref-descriptor-v1": 64, "memref-descriptor-v1-index32": 32}
 

@@ -5,52 +5,52 @@
 // dtypes, and reports its resources (manifest.json, "ptxas": registers and
 // spill bytes).
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/sm_80
-// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/sm_80
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/sm_80
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/sm_80
 // RUN: FileCheck %s --input-file=%t/sm_80/manifest.json -DCHIP=sm_80
 // RUN: test -s %t/sm_80/sdpa_fwd_sm_80_f16_d64_top_left.sm_80.cubin
 // RUN: test -s %t/sm_80/sdpa_fwd_sm_80_bf16_d64_none.sm_80.cubin
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_89 --cubin=sm_89 --out-dir=%t/sm_89
-// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_89 --cubin=sm_89 --out-dir=%t/sm_89
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_89" --cubin=sm_89 --out-dir=%t/sm_89
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_89" --cubin=sm_89 --out-dir=%t/sm_89
 // RUN: FileCheck %s --input-file=%t/sm_89/manifest.json -DCHIP=sm_89
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_90 --cubin=sm_90 --out-dir=%t/sm_90
-// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_90 --cubin=sm_90 --out-dir=%t/sm_90
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_90" --cubin=sm_90 --out-dir=%t/sm_90
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_90" --cubin=sm_90 --out-dir=%t/sm_90
 // RUN: FileCheck %s --input-file=%t/sm_90/manifest.json -DCHIP=sm_90
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_120a --cubin=sm_120a --out-dir=%t/sm_120a
-// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_120a --cubin=sm_120a --out-dir=%t/sm_120a
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_120a" --cubin=sm_120a --out-dir=%t/sm_120a
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_120a" --cubin=sm_120a --out-dir=%t/sm_120a
 // RUN: FileCheck %s --input-file=%t/sm_120a/manifest.json -DCHIP=sm_120a
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_121a --cubin=sm_121a --out-dir=%t/sm_121a
-// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --chip=sm_121a --cubin=sm_121a --out-dir=%t/sm_121a
+// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_121a" --cubin=sm_121a --out-dir=%t/sm_121a
+// RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_121a" --cubin=sm_121a --out-dir=%t/sm_121a
 // RUN: FileCheck %s --input-file=%t/sm_121a/manifest.json -DCHIP=sm_121a
 
 // D = 128, causal, f16 on sm_80: the largest kernel of the library.
-// RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --chip=sm_80 --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT
+// RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT
 // RUN: FileCheck %s --input-file=%t/d128/manifest.json --check-prefix=D128
 
 // 32-bit index arithmetic: ptxas takes it too, and the manifest names its
 // ABI (sizes and strides are 32-bit parameters).
-// RUN: tiled-attn-compile --head-dim=128 --causal --block-m=128 --smem-lhs --index-bitwidth=32 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --chip=sm_80 --cubin=sm_80,sm_90 --out-dir=%t/index32
+// RUN: tiled-attn-compile --head-dim=128 --causal --block-m=128 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --lowering="chip=sm_80 smem-lhs=1 index-bitwidth=32" --cubin=sm_80,sm_90 --out-dir=%t/index32
 // RUN: FileCheck %s --input-file=%t/index32/manifest.json --check-prefix=INDEX32
 // RUN: FileCheck %s --input-file=%t/index32/sdpa_fwd_sm_80_f16_d128_top_left_index32.ptx --check-prefix=INDEX32-PTX
 // RUN: test -s %t/index32/sdpa_fwd_sm_80_f16_d128_top_left_index32.sm_90.cubin
-// RUN: not tiled-attn-compile --index-bitwidth=16 --out-dir=%t/index16 2>&1 | FileCheck %s --check-prefix=INDEX16
+// RUN: not tiled-attn-compile --lowering="index-bitwidth=16" --out-dir=%t/index16 2>&1 | FileCheck %s --check-prefix=INDEX16
 // INDEX32-DAG: "name": "sdpa_fwd_sm_80_f16_d128_top_left_index32",
 // INDEX32-DAG: "abi": "memref-descriptor-v1-index32",
 // INDEX32-PTX: .param .u64 .ptr .align 1 sdpa_fwd_param_1,
 // INDEX32-PTX-NEXT: .param .u32 sdpa_fwd_param_2,
 // INDEX32-PTX: cp.async.cg.shared.global
 // INDEX32-PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// INDEX16: error: index-bitwidth must be 32 or 64, got 16
+// INDEX16: error: the command line: lowering "index-bitwidth=16": index-bitwidth must be 32 or 64, got 16
 
 // D = 128 non-causal as the library builds it (FlashAttention-2's loop:
 // the partial key block first, then K prefetched in bounds, merged
 // barriers): ptxas takes it for sm_80 and sm_90, and the unmasked loop's
 // copies carry no source-size operand (no bounds check).
-// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --smem-lhs --merge-barriers --skip-unit-row-scales --schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 masked-first=1 stages=2 refill-after-use=1 prefetch-streams=1" --chip=sm_80 --cubin=sm_80,sm_90 --out-dir=%t/fa2-loop
+// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 masked-first=1 stages=2 refill-after-use=1 prefetch-streams=1" --lowering="chip=sm_80 smem-lhs=1 merge-barriers=1 skip-unit-row-scales=1" --cubin=sm_80,sm_90 --out-dir=%t/fa2-loop
 // RUN: test -s %t/fa2-loop/sdpa_fwd_sm_80_f16_d128_none.sm_90.cubin
 // RUN: FileCheck %s --input-file=%t/fa2-loop/sdpa_fwd_sm_80_f16_d128_none.ptx --check-prefix=FA2-LOOP
 // FA2-LOOP: cp.async.cg.shared.global [%r{{[0-9]+}}{{(\+[0-9]+)?}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
@@ -59,7 +59,7 @@
 
 // PTX assembled for an older chip than its .target is rejected, with
 // ptxas's message.
-// RUN: not tiled-attn-compile --chip=sm_120a --cubin=sm_80 --out-dir=%t/mismatch 2>&1 | FileCheck %s --check-prefix=MISMATCH
+// RUN: not tiled-attn-compile --lowering="chip=sm_120a" --cubin=sm_80 --out-dir=%t/mismatch 2>&1 | FileCheck %s --check-prefix=MISMATCH
 
 // CHECK: "kernels": [
 // CHECK: "arch": "[[CHIP]]",

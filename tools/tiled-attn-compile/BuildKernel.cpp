@@ -1,0 +1,333 @@
+//===- BuildKernel.cpp - One kernel of the library to PTX and cubins ------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Everything in the PTX comes out of the compiler: the generator's tile IR,
+// the tile-schedule passes, then tile-to-ptx in its two halves, so that the
+// lowered kernel's launch facts can be read from the gpu.func before it
+// becomes a binary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BuildKernel.h"
+
+#include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
+#include "tiled_attn/Kernels/SdpaKernel.h"
+#include "tiled_attn/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+using namespace tiled_attn;
+namespace json = llvm::json;
+
+using Clock = std::chrono::steady_clock;
+
+static double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Seconds for the manifest, to the millisecond.
+static double roundedSeconds(double seconds) {
+  return std::round(seconds * 1000) / 1000;
+}
+
+static LogicalResult fail(const KernelSpec &kernel, const Twine &message) {
+  llvm::errs() << "tiled-attn-compile: error: " << kernel.name << " ("
+               << kernel.origin << "): " << message << "\n";
+  return failure();
+}
+
+static LogicalResult writeFile(StringRef path, StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return failure();
+  os << text;
+  return success();
+}
+
+static std::string libraryFile(StringRef outDir, const Twine &fileName) {
+  SmallString<128> path(outDir);
+  llvm::sys::path::append(path, fileName);
+  return path.str().str();
+}
+
+std::string tiled_attn::findPtxas(StringRef given) {
+  if (!given.empty())
+    return given.str();
+  if (auto found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return "/usr/local/cuda/bin/ptxas";
+  return "";
+}
+
+namespace {
+/// What the lowering leaves: the PTX and the facts the manifest records.
+struct LoweredKernel {
+  std::string ptx;
+  int64_t sharedBytes = -1;
+  tile::SdpaAttr sdpa;
+  std::string tileIR, gpuIR;
+  /// Wall-clock seconds from the generator's tile IR to the PTX string.
+  double toPTXSeconds = 0;
+};
+} // namespace
+
+/// Generates the kernel and lowers it to PTX, timing the schedule, the GPU
+/// lowering and the PTX pipeline (not the generator nor any IR printing).
+static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
+                                bool keepIR, LoweredKernel &out) {
+  SdpaKernelConfig config;
+  config.headDim = kernel.headDim;
+  config.blockM = kernel.blockM;
+  config.blockN = kernel.blockN;
+  config.causal =
+      kernel.causal ? tile::CausalMode::TopLeft : tile::CausalMode::None;
+  config.elementType = kernel.dtype == "bf16" ? Type(BFloat16Type::get(&ctx))
+                                              : Type(Float16Type::get(&ctx));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
+  OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
+  if (failed(buildSdpaKernel(builder, module->getLoc(), config)))
+    return fail(kernel, "the generator rejected the configuration");
+
+  Clock::time_point start = Clock::now();
+  PassManager schedulePm(&ctx);
+  buildTileSchedulePipeline(schedulePm, *kernel.scheduleOptions);
+  if (failed(schedulePm.run(*module)))
+    return fail(kernel, "the schedule \"" + kernel.schedule + "\" failed");
+  out.toPTXSeconds += secondsSince(start);
+  if (keepIR)
+    llvm::raw_string_ostream(out.tileIR) << *module;
+  out.sdpa =
+      cast<tile::SdpaAttr>((*module->getOps<func::FuncOp>().begin())
+                               ->getAttr(tile::TileDialect::getSdpaAttrName()));
+
+  start = Clock::now();
+  PassManager gpuPm(&ctx), ptxPm(&ctx);
+  buildTileToGPUPipeline(gpuPm, *kernel.loweringOptions);
+  buildGPUToPTXPipeline(ptxPm, *kernel.loweringOptions);
+  if (failed(gpuPm.run(*module)))
+    return fail(kernel, "lowering to the GPU level failed");
+  module->walk([&](gpu::GPUFuncOp f) {
+    if (auto b = f->getAttrOfType<IntegerAttr>(
+            tilegpu::TileGPUDialect::getSharedBytesAttrName()))
+      out.sharedBytes = b.getInt();
+  });
+  out.toPTXSeconds += secondsSince(start);
+  if (keepIR)
+    llvm::raw_string_ostream(out.gpuIR) << *module;
+
+  start = Clock::now();
+  if (failed(ptxPm.run(*module)))
+    return fail(kernel, "lowering to PTX failed");
+  module->walk([&](gpu::BinaryOp binary) {
+    for (Attribute object : binary.getObjects())
+      out.ptx = cast<gpu::ObjectAttr>(object).getObject().str();
+  });
+  out.toPTXSeconds += secondsSince(start);
+  if (out.ptx.empty() || out.sharedBytes < 0)
+    return fail(kernel, "no PTX came out of the pipeline");
+  if (StringRef(out.ptx).contains(".extern .func"))
+    return fail(kernel, "the PTX calls functions it does not define: "
+                        "libdevice was not linked; set CUDA_HOME to a CUDA "
+                        "toolkit with nvvm/libdevice");
+  return success();
+}
+
+/// Runs ptxas -v on `ptx` for `arch`; returns the resource report as JSON.
+static std::optional<json::Object> assemble(StringRef ptxas, StringRef ptx,
+                                            StringRef arch, StringRef cubin) {
+  SmallString<128> log;
+  llvm::sys::fs::createTemporaryFile("ptxas", "log", log);
+  std::string archFlag = ("-arch=" + arch).str();
+  SmallVector<StringRef> args = {ptxas, archFlag, "-v", "-O3",
+                                 ptx,   "-o",     cubin};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &err);
+  auto buffer = llvm::MemoryBuffer::getFile(log);
+  std::string text = buffer ? (*buffer)->getBuffer().str() : "";
+  llvm::sys::fs::remove(log);
+  if (rc != 0) {
+    llvm::errs() << "tiled-attn-compile: ptxas -arch=" << arch
+                 << " rejected the PTX:\n"
+                 << text << err << "\n";
+    return std::nullopt;
+  }
+  json::Object report;
+  SmallVector<StringRef> m;
+  if (llvm::Regex("Used ([0-9]+) registers").match(text, &m))
+    report["registers"] = std::stoll(m[1].str());
+  if (llvm::Regex("([0-9]+) bytes spill stores").match(text, &m))
+    report["spill_store_bytes"] = std::stoll(m[1].str());
+  if (llvm::Regex("([0-9]+) bytes spill loads").match(text, &m))
+    report["spill_load_bytes"] = std::stoll(m[1].str());
+  if (llvm::Regex("([0-9]+) bytes stack frame").match(text, &m))
+    report["stack_frame_bytes"] = std::stoll(m[1].str());
+  return report;
+}
+
+/// The manifest entry of a kernel lowered to PTX (no cubins yet).
+static json::Object manifestEntry(const KernelSpec &kernel,
+                                  const LoweredKernel &lowered) {
+  const TileToPTXOptions &lowering = *kernel.loweringOptions;
+  tile::SdpaAttr sdpa = lowered.sdpa;
+  int64_t threads = 32 * lowering.warps;
+  return json::Object{
+      {"name", kernel.name},
+      {"arch", std::string(lowering.chip)},
+      {"dtype", kernel.dtype},
+      {"head_dim", kernel.headDim},
+      {"causal", kernel.causal ? "top_left" : "none"},
+      {"symbol", "sdpa_fwd"},
+      {"ptx", (kernel.name + ".ptx")},
+      {"block", json::Array{threads, 1, 1}},
+      {"block_m", sdpa.getBlockM()},
+      {"shared_bytes", lowered.sharedBytes},
+      {"abi", lowering.indexBitwidth == 32 ? "memref-descriptor-v1-index32"
+                                           : "memref-descriptor-v1"},
+      {"num_params", 45},
+      {"schedule",
+       json::Object{{"block_m", sdpa.getBlockM()},
+                    {"block_n", sdpa.getBlockN()},
+                    {"warps", int64_t(lowering.warps)},
+                    {"smem_lhs", bool(lowering.smemLhs)},
+                    {"staged_stores", bool(lowering.stagedStores)},
+                    {"skip_unit_row_scales", bool(lowering.skipUnitRowScales)},
+                    {"merge_barriers", bool(lowering.mergeBarriers)},
+                    {"stages", sdpa.getStages()},
+                    {"refill_after_use", sdpa.getRefillAfterUse()},
+                    {"mask_split", sdpa.getMaskSplit()},
+                    {"exp2", sdpa.getExp2()},
+                    {"rescale_threshold", sdpa.getRescaleThreshold()},
+                    {"options", kernel.schedule},
+                    {"lowering", kernel.lowering}}},
+  };
+}
+
+/// Merges `entry` into <outDir>/manifest.json, replacing an entry of the
+/// same name. Builds into one library may run at once: each holds an
+/// exclusive lock on manifest.json.lock while it reads and rewrites.
+static LogicalResult recordInManifest(const KernelSpec &kernel,
+                                      StringRef outDir, json::Object entry) {
+  std::string manifestFile = libraryFile(outDir, "manifest.json");
+  std::error_code lockError;
+  llvm::raw_fd_ostream lockFile(manifestFile + ".lock", lockError,
+                                llvm::sys::fs::OF_Append);
+  if (lockError)
+    return fail(kernel, "cannot open " + manifestFile +
+                            ".lock: " + lockError.message());
+  auto locker = lockFile.lock();
+  if (!locker)
+    return fail(kernel, "cannot lock " + manifestFile +
+                            ".lock: " + llvm::toString(locker.takeError()));
+  json::Object manifest{{"version", 1},
+                        {"generator", "tiled-attn-compile"},
+                        {"kernels", json::Array{}}};
+  if (auto buffer = llvm::MemoryBuffer::getFile(manifestFile)) {
+    auto parsed = json::parse((*buffer)->getBuffer());
+    if (!parsed)
+      return fail(kernel, "malformed " + manifestFile + ": " +
+                              llvm::toString(parsed.takeError()));
+    if (auto *object = parsed->getAsObject())
+      manifest = std::move(*object);
+  }
+  json::Array *kernels = manifest.getArray("kernels");
+  if (!kernels)
+    return fail(kernel, manifestFile + " has no 'kernels' array");
+  json::Array updated;
+  for (json::Value &k : *kernels)
+    if (auto *o = k.getAsObject(); !o || o->getString("name") != kernel.name)
+      updated.push_back(std::move(k));
+  updated.push_back(std::move(entry));
+  manifest["kernels"] = std::move(updated);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
+  if (failed(writeFile(manifestFile, text)))
+    return fail(kernel, "cannot write " + manifestFile);
+  return success();
+}
+
+LogicalResult tiled_attn::buildKernel(const DialectRegistry &registry,
+                                      const KernelSpec &kernel,
+                                      const BuildSettings &settings) {
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  LoweredKernel lowered;
+  if (failed(lowerToPTX(ctx, kernel, settings.keepIR, lowered)))
+    return failure();
+
+  StringRef outDir = settings.outDir;
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return fail(kernel, "cannot create '" + outDir + "': " + ec.message());
+  std::string ptxFile = libraryFile(outDir, kernel.name + ".ptx");
+  if (failed(writeFile(ptxFile, lowered.ptx)))
+    return fail(kernel, "cannot write " + ptxFile);
+  if (settings.keepIR) {
+    (void)writeFile(libraryFile(outDir, kernel.name + ".tile.mlir"),
+                    lowered.tileIR);
+    (void)writeFile(libraryFile(outDir, kernel.name + ".gpu.mlir"),
+                    lowered.gpuIR);
+  }
+  json::Object entry = manifestEntry(kernel, lowered);
+
+  // Cubins, the ptxas resource report and the time of each ptxas run.
+  json::Object cubinFiles, reports, toCubinSeconds;
+  double cubinSeconds = 0;
+  for (const std::string &arch : kernel.cubins) {
+    if (settings.ptxas.empty())
+      break;
+    std::string cubinName = kernel.name + "." + arch + ".cubin";
+    Clock::time_point start = Clock::now();
+    auto report =
+        assemble(settings.ptxas, ptxFile, arch, libraryFile(outDir, cubinName));
+    if (!report)
+      return failure();
+    double seconds = secondsSince(start);
+    cubinSeconds += seconds;
+    toCubinSeconds[arch] = roundedSeconds(seconds);
+    cubinFiles[arch] = cubinName;
+    reports[arch] = std::move(*report);
+  }
+  if (!cubinFiles.empty()) {
+    entry["cubin"] = std::move(cubinFiles);
+    entry["ptxas"] = std::move(reports);
+  }
+  entry["compile_seconds"] =
+      json::Object{{"to_ptx", roundedSeconds(lowered.toPTXSeconds)},
+                   {"to_cubin", std::move(toCubinSeconds)}};
+  if (failed(recordInManifest(kernel, outDir, std::move(entry))))
+    return failure();
+
+  llvm::outs() << kernel.name << ": " << ptxFile << " ("
+               << 32 * kernel.loweringOptions->warps << " threads, "
+               << lowered.sharedBytes << " bytes of shared memory), "
+               << llvm::formatv("{0:f1}", lowered.toPTXSeconds) << " s to PTX";
+  if (!kernel.cubins.empty() && !settings.ptxas.empty())
+    llvm::outs() << llvm::formatv(", {0:f1} s to cubins", cubinSeconds);
+  llvm::outs() << "\n";
+  return success();
+}

@@ -1,0 +1,76 @@
+//===- LibrarySpec.h - The kernels of the library, as data ------*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A kernel of the library is what it computes (the generator's
+// configuration), how (the option strings of the `tile-schedule` and
+// `tile-to-ptx` pipelines) and the chips to assemble cubins for. The
+// library's spec, kernels/library.json, lists them:
+//
+//   {"version": 1, "about": "...",
+//    "kernels": [{"dtypes": ["f16", "bf16"], "head_dims": [128],
+//                 "causal": true, "block_m": 128, "block_n": 64,
+//                 "schedule": "exp2=1 mask-split=1",
+//                 "lowering": "chip=sm_80 warps=4 smem-lhs=1",
+//                 "cubins": ["sm_80", "sm_90"], "why": "..."}]}
+//
+// Each entry gives one kernel per dtype and head dim. The lowering names the
+// chip of the PTX; a kernel's name follows from its configuration and
+// lowering: sdpa_fwd_<chip>_<dtype>_d<D>_<none|top_left>[_index32].
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_TOOLS_TILED_ATTN_COMPILE_LIBRARYSPEC_H
+#define TILED_ATTN_TOOLS_TILED_ATTN_COMPILE_LIBRARYSPEC_H
+
+#include "tiled_attn/Pipelines/Pipelines.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tiled_attn {
+
+/// One kernel of the library.
+struct KernelSpec {
+  /// Where it was described, for messages: "kernels/library.json:
+  /// kernels[3]" or "the command line".
+  std::string origin;
+  /// sdpa_fwd_<chip>_<dtype>_d<D>_<none|top_left>[_index32], set by
+  /// finalizeKernelSpec.
+  std::string name;
+  /// The generator's configuration.
+  std::string dtype = "f16";
+  int64_t headDim = 64;
+  bool causal = false;
+  int64_t blockM = 64;
+  int64_t blockN = 64;
+  /// Options of tile-schedule and of tile-to-ptx, as written.
+  std::string schedule;
+  std::string lowering;
+  /// Chips to assemble cubins for from the PTX.
+  std::vector<std::string> cubins;
+  /// `schedule` and `lowering`, parsed by finalizeKernelSpec.
+  std::unique_ptr<TileScheduleOptions> scheduleOptions;
+  std::unique_ptr<TileToPTXOptions> loweringOptions;
+};
+
+/// Parses the option strings of `kernel`, checks its configuration, chip,
+/// index width and cubin chips, and names it. The error names
+/// `kernel.origin` and the problem.
+llvm::Error finalizeKernelSpec(KernelSpec &kernel);
+
+/// Reads a library spec and expands its entries into finalized kernels.
+/// The error names the file, the entry and the problem: malformed JSON, an
+/// unknown or missing key, a value of the wrong type, a bad option string,
+/// an unsupported chip, two entries giving one kernel.
+llvm::Expected<std::vector<KernelSpec>> readLibrarySpec(llvm::StringRef path);
+
+} // namespace tiled_attn
+
+#endif // TILED_ATTN_TOOLS_TILED_ATTN_COMPILE_LIBRARYSPEC_H
