@@ -145,6 +145,13 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
             extractRegisters(rewriter, loc, flat, 4 * i, 4)));
       return out;
     };
+    // The accumulator's pieces of four registers, one per (m-tile, n-tile),
+    // updated in place and put back together once at the end (inserting each
+    // piece into the whole vector would take a full-width shuffle per
+    // mma.sync).
+    SmallVector<Value> cPieces;
+    for (int64_t i = 0; i < c.mTiles * c.nTiles; ++i)
+      cPieces.push_back(extractRegisters(rewriter, loc, acc, 4 * i, 4));
     for (int64_t kt = 0; kt < a.nTiles; ++kt) {
       SmallVector<Value> aPieces;
       for (int64_t mt = 0; mt < a.mTiles; ++mt)
@@ -160,9 +167,8 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
           int64_t nt = nt0 + i;
           Value bFrag = bFrags[i];
           for (int64_t mt = 0; mt < a.mTiles; ++mt) {
-            int64_t cOff = (mt * c.nTiles + nt) * 4;
+            Value &c4 = cPieces[mt * c.nTiles + nt];
             Value a8 = aPieces[mt];
-            Value c4 = extractRegisters(rewriter, loc, acc, cOff, 4);
             Value d;
             if (elt.isBF16()) {
               d = mmaSyncBF16(rewriter, loc, a8, bFrag, c4);
@@ -174,12 +180,12 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
               d = vector::ShapeCastOp::create(rewriter, loc,
                                               VectorType::get({4}, f32), d);
             }
-            acc = insertRegisters(rewriter, loc, d, acc, cOff);
+            c4 = d;
           }
         }
       }
     }
-    rewriter.replaceOp(op, acc);
+    rewriter.replaceOp(op, concatRegisters(rewriter, loc, cPieces));
     return success();
   }
 };
@@ -203,16 +209,12 @@ struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
     Fragment frag = Fragment::get(type);
     Type elt = type.getElementType();
     auto fragTy = VectorType::get({frag.size()}, elt);
-    Value result = arith::ConstantOp::create(rewriter, loc, fragTy,
-                                             rewriter.getZeroAttr(fragTy));
+    SmallVector<Value> pieces;
     for (int64_t mt = 0; mt < frag.mTiles; ++mt)
       for (int64_t kt = 0; kt < frag.nTiles; ++kt)
-        result = insertRegisters(rewriter, loc,
-                                 loadOperandA(rewriter, loc,
-                                              adaptor.getBuffer(), frag, elt,
-                                              mt, kt),
-                                 result, (mt * frag.nTiles + kt) * 8);
-    rewriter.replaceOp(op, result);
+        pieces.push_back(loadOperandA(rewriter, loc, adaptor.getBuffer(), frag,
+                                      elt, mt, kt));
+    rewriter.replaceOp(op, concatRegisters(rewriter, loc, pieces));
     return success();
   }
 };

@@ -145,6 +145,26 @@ Value tiled_attn::extractRegisters(OpBuilder &b, Location loc, Value vector,
   return vector::ShuffleOp::create(b, loc, vector, vector, mask);
 }
 
+Value tiled_attn::concatRegisters(OpBuilder &b, Location loc,
+                                  ArrayRef<Value> pieces) {
+  // Pairwise, so that the masks add up to n log n entries, not n^2.
+  SmallVector<Value> level(pieces.begin(), pieces.end());
+  while (level.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) {
+      int64_t n = cast<VectorType>(level[i].getType()).getNumElements() +
+                  cast<VectorType>(level[i + 1].getType()).getNumElements();
+      next.push_back(vector::ShuffleOp::create(
+          b, loc, level[i], level[i + 1],
+          llvm::to_vector(llvm::seq<int64_t>(0, n))));
+    }
+    if (level.size() % 2)
+      next.push_back(level.back());
+    level = std::move(next);
+  }
+  return level.front();
+}
+
 Value tiled_attn::insertRegisters(OpBuilder &b, Location loc, Value part,
                                   Value vector, int64_t offset) {
   int64_t size = cast<VectorType>(vector.getType()).getNumElements();

@@ -92,6 +92,9 @@ mlir::Value loadOperandA(mlir::OpBuilder &b, mlir::Location loc,
 /// lowers.
 mlir::Value extractRegisters(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value vector, int64_t offset, int64_t size);
+/// The registers of `pieces`, one after the other, in one vector.
+mlir::Value concatRegisters(mlir::OpBuilder &b, mlir::Location loc,
+                            llvm::ArrayRef<mlir::Value> pieces);
 mlir::Value insertRegisters(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value part, mlir::Value vector,
                             int64_t offset);
