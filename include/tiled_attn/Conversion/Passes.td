@@ -56,8 +56,9 @@ def ConvertTileToTileGPUPass
       V) share a ring of buffers, as many as the pipelined loops need (the
       blocks a loop carries, plus the refill unless it is issued after the
       last read of the block it replaces), block j in slot j mod slots;
-      other loads get a buffer of their own. All `tilegpu.alloc`s go at the
-      top of the kernel;
+      other loads get a buffer of their own. These `tilegpu.alloc`s go at
+      the top of the kernel, a staging buffer's just before its store (so
+      that `tilegpu-allocate-memory` may overlap it with the others);
     - loop-carried shared tiles become loop-carried buffers with their
       copies in flight;
     - the first reader of a buffer in a block is preceded by a

@@ -290,13 +290,23 @@ LogicalResult SharedMemoryMaterializer::run() {
   });
   SmallVector<tile::LoadOp> loads;
   func.walk([&](tile::LoadOp load) { loads.push_back(load); });
-  for (tile::LoadOp load : loads)
-    if (!getSharedEncoding(load.getType()) &&
-        (!getDistributedLayout(load.getType()) || load.getTranspose()))
+  for (tile::LoadOp load : loads) {
+    // cp.async fills what lies outside the view with zeros.
+    if (!load.getPad().isZero())
+      return load.emitError() << "convert-tile-to-tilegpu: loads pad with "
+                                 "zero only (cp.async zero-fills), not "
+                              << load.getPad().convertToDouble();
+    if (getSharedEncoding(load.getType()))
+      continue;
+    auto layout = dyn_cast_or_null<MmaSyncLayoutAttr>(
+        load.getType().getEncoding());
+    if (!layout || layout.getKind() != MmaSyncKind::OperandA ||
+        load.getTranspose())
       return load.emitError()
              << "convert-tile-to-tilegpu: a load gives a shared tile or an "
-                "untransposed register tile, not "
-             << load.getType();
+                "untransposed A operand, not "
+             << load.getType() << (load.getTranspose() ? " transposed" : "");
+  }
   for (tile::LoadOp load : loads)
     streamOf(load, /*create=*/true);
   countSlots();

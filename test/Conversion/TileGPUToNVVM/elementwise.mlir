@@ -1,5 +1,12 @@
-// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
-// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu=skip-unit-row-scales=1 | FileCheck %s --check-prefix=SKIP
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm="skip-unit-row-scales=1" \
+// RUN:   | FileCheck %s --check-prefix=SKIP
 
 // Elementwise arith and math ops apply to each lane's registers: the same op
 // on the vector of the lane's elements (8 for a 16x16 accumulator with one

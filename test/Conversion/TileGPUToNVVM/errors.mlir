@@ -1,158 +1,328 @@
-// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --convert-tile-to-gpu
-// RUN: not tiled-attn-opt %s -split-input-file --convert-tile-to-gpu 2>&1 | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --convert-tilegpu-to-nvvm
 
-// What convert-tile-to-gpu refuses. The layouts are written out, as
-// tile-assign-layouts would (or, for the cases it never produces, would
-// not) set them. Each pattern's error is followed by the conversion's own.
+// What convert-tilegpu-to-nvvm refuses. The kernels are written at the GPU
+// level, as tilegpu-assign-layouts, convert-tile-to-tilegpu,
+// tilegpu-resolve-async-waits and tilegpu-allocate-memory would leave them
+// (or, for the cases they never produce, would not). A pattern's error is
+// followed by the conversion's own.
 
-// CHECK: error: convert-tile-to-gpu: 'tensor<16x16xf16>' has no layout; run tile-assign-layouts first
-func.func @negative_no_layout(%q: !tile.view<?x?x?x16xf16>) {
-  %c0 = arith.constant 0 : index
-  // expected-error @+1 {{convert-tile-to-gpu: 'tensor<16x16xf16>' has no layout; run tile-assign-layouts first}}
-  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
-      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
-  return
+//===----------------------------------------------------------------------===//
+// The kernel and its module
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{convert-tilegpu-to-nvvm: the module has no #tilegpu.target; run tilegpu-attach-target first}}
+module {
+  func.func @negative_no_target(%o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    return
+  }
 }
 
 // -----
 
-// cp.async zero-fills: a load can only pad with zero.
-
-// CHECK: error: GPU lowering: loads pad with zero only
-// CHECK: error: failed to legalize operation 'tile.load'
-#opa = #tile.layout<opa, warps = 1>
-func.func @negative_pad(%q: !tile.view<?x?x?x16xf16>) {
-  %c0 = arith.constant 0 : index
-  // expected-error @+2 {{GPU lowering: loads pad with zero only}}
-  // expected-error @+1 {{failed to legalize operation 'tile.load'}}
-  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0xFFF0000000000000)
-      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16, #opa>
-  return
+// expected-error @+1 {{convert-tilegpu-to-nvvm: no patterns for the wgmma family yet}}
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
+  func.func @negative_wgmma_family(%o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 4 : i64} {
+    return
+  }
 }
 
 // -----
 
-// CHECK: error: GPU lowering: stores take an unmasked accumulator tile into a rank-4 view
-#acc = #tile.layout<acc, warps = 1>
-func.func @negative_masked_store(%x: f16, %o: !tile.view<?x?x?x16xf16>,
-                                 %n: index) {
-  %c0 = arith.constant 0 : index
-  %s = tensor.splat %x : tensor<16x16xf16, #acc>
-  %m = tile.causal_mask %c0, %n : tensor<16x16xi1, #acc>
-  // expected-error @+2 {{GPU lowering: stores take an unmasked accumulator tile into a rank-4 view}}
-  // expected-error @+1 {{failed to legalize operation 'tile.store'}}
-  tile.store %s, %o[%c0, %c0, %c0, %c0] mask(%m : tensor<16x16xi1, #acc>)
-      : tensor<16x16xf16, #acc>, !tile.view<?x?x?x16xf16>
-  return
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  // expected-error @+1 {{convert-tilegpu-to-nvvm: 'negative_no_warps' has no tilegpu.warps; run tilegpu-assign-layouts first}}
+  func.func @negative_no_warps(%x: index) attributes {tilegpu.shared_bytes = 0 : i64} {
+    return
+  }
+}
+
+// -----
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  // expected-error @+1 {{convert-tilegpu-to-nvvm: 'negative_no_shared_bytes' has no tilegpu.shared_bytes; run tilegpu-allocate-memory first}}
+  func.func @negative_no_shared_bytes(%x: index) attributes {tilegpu.warps = 1 : i64} {
+    return
+  }
+}
+
+// -----
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  // expected-error @+1 {{convert-tilegpu-to-nvvm: a kernel returns nothing, 'negative_returns' returns 1 values}}
+  func.func @negative_returns(%x: index) -> index
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    return %x : index
+  }
+}
+
+// -----
+
+// A tile without a register layout (tilegpu-assign-layouts not run).
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_not_in_registers(%x: f32)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    // expected-error @+1 {{convert-tilegpu-to-nvvm: 'tensor<16x16xf32>' is not in registers; run tilegpu-assign-layouts and convert-tile-to-tilegpu first}}
+    %s = tensor.splat %x : tensor<16x16xf32>
+    return
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A buffer needs its offset (tilegpu-allocate-memory not run): the alloc
+// has no lowering.
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_alloc_without_offset(%k: !tile.view<?x?x?x16xf16>)
+      attributes {tilegpu.shared_bytes = 768 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.alloc'}}
+    %buf = tilegpu.alloc : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    %cp = tilegpu.async_copy %k[%c0, %c0, %c0, %c0] into %buf
+        : !tile.view<?x?x?x16xf16>, !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    %r = tilegpu.async_wait %cp pending(0)
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    return
+  }
+}
+
+// -----
+
+// A wait needs its count of groups in flight (tilegpu-resolve-async-waits
+// not run).
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_wait_without_pending(%k: !tile.view<?x?x?x16xf16>)
+      attributes {tilegpu.shared_bytes = 768 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %buf = tilegpu.alloc offset(0) : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    %cp = tilegpu.async_copy %k[%c0, %c0, %c0, %c0] into %buf
+        : !tile.view<?x?x?x16xf16>, !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    // expected-error @+2 {{GPU lowering: the wait has no count of groups in flight; run tilegpu-resolve-async-waits first}}
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.async_wait'}}
+    %r = tilegpu.async_wait %cp
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    return
+  }
 }
 
 // -----
 
 // 4 warps are 128 threads; a 16x16 f16 block is 32 copies of 16 bytes.
 
-// CHECK: error: GPU lowering: a 16x16 block does not split into 128 threads' 16-byte copies
-#smem = #tile.layout<smem, warps = 4, transposed = true>
-func.func @negative_copy_split(%k: !tile.view<?x?x?x16xf16>) {
-  %c0 = arith.constant 0 : index
-  // expected-error @+2 {{GPU lowering: a 16x16 block does not split into 128 threads' 16-byte copies}}
-  // expected-error @+1 {{failed to legalize operation 'tile.load'}}
-  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
-      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16, #smem>
-  return
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_copy_split(%k: !tile.view<?x?x?x16xf16>)
+      attributes {tilegpu.shared_bytes = 768 : i64, tilegpu.warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %buf = tilegpu.alloc offset(0)
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    // expected-error @+2 {{GPU lowering: a 16x16 block does not split into 128 threads' 16-byte copies}}
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.async_copy'}}
+    %cp = tilegpu.async_copy %k[%c0, %c0, %c0, %c0] into %buf
+        : !tile.view<?x?x?x16xf16>, !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    return
+  }
 }
 
 // -----
 
-// CHECK: error: GPU lowering: only splat tile constants
-#rows = #tile.layout<rows, warps = 1>
-func.func @negative_dense_constant() {
-  // expected-error @+2 {{GPU lowering: only splat tile constants}}
-  // expected-error @+1 {{failed to legalize operation 'arith.constant'}}
-  %cst = arith.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]> : tensor<16xf32, #rows>
-  return
+// The kernel ABI has rank-4 views (batch, heads, sequence, head dim).
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_copy_rank3(%k: !tile.view<?x?x16xf16>)
+      attributes {tilegpu.shared_bytes = 768 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %buf = tilegpu.alloc offset(0) : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    // expected-error @+2 {{GPU lowering: copies blocks of rank-4 views}}
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.async_copy'}}
+    %cp = tilegpu.async_copy %k[%c0, %c0, %c0] into %buf
+        : !tile.view<?x?x16xf16>, !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    return
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// mma.sync
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// ldmatrix (without .trans) reads an A operand from an untransposed buffer
+// only.
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_local_load_transposed(%q: !tile.view<?x?x?x16xf16>)
+      attributes {tilegpu.shared_bytes = 768 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %buf = tilegpu.alloc offset(0)
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    %cp = tilegpu.async_copy %q[%c0, %c0, %c0, %c0] into %buf
+        : !tile.view<?x?x?x16xf16>, !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    %r = tilegpu.async_wait %cp pending(0)
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    gpu.barrier
+    // expected-error @+2 {{GPU lowering: reads untransposed A operands from shared memory only}}
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.local_load'}}
+    %qa = tilegpu.local_load %r
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+        -> tensor<16x16xf16, #tilegpu.mma_sync<opa, warps = 1>>
+    return
+  }
 }
 
 // -----
 
-// A column reduction (which tile-assign-layouts accepts, giving cols) has
-// no lowering yet.
+// A register tile read from shared memory is an A operand, not an
+// accumulator.
 
-// CHECK: error: GPU lowering: only row reductions of an accumulator (along 1) are supported
-#acc = #tile.layout<acc, warps = 1>
-#cols = #tile.layout<cols, warps = 1>
-func.func @negative_column_reduction(%x: f32, %o: !tile.view<?x?x?x16xf32>) {
-  %c0 = arith.constant 0 : index
-  %s = tensor.splat %x : tensor<16x16xf32, #acc>
-  // expected-error @+2 {{GPU lowering: only row reductions of an accumulator (along 1) are supported}}
-  // expected-error @+1 {{failed to legalize operation 'tile.reduce'}}
-  %r = tile.reduce max %s along 0
-      : tensor<16x16xf32, #acc> -> tensor<16xf32, #cols>
-  %b = tile.broadcast %r along 0
-      : tensor<16xf32, #cols> -> tensor<16x16xf32, #acc>
-  tile.store %b, %o[%c0, %c0, %c0, %c0]
-      : tensor<16x16xf32, #acc>, !tile.view<?x?x?x16xf32>
-  return
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_local_load_to_acc(%q: !tile.view<?x?x?x16xf16>)
+      attributes {tilegpu.shared_bytes = 768 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %buf = tilegpu.alloc offset(0) : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    %cp = tilegpu.async_copy %q[%c0, %c0, %c0, %c0] into %buf
+        : !tile.view<?x?x?x16xf16>, !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    %r = tilegpu.async_wait %cp pending(0)
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    gpu.barrier
+    // expected-error @+2 {{GPU lowering: reads untransposed A operands from shared memory only}}
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.local_load'}}
+    %qa = tilegpu.local_load %r
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<16x16xf16, #tilegpu.mma_sync<acc, warps = 1>>
+    return
+  }
 }
 
 // -----
 
-// CHECK: error: GPU lowering: loads produce shared tiles or untransposed A operands
-#acc = #tile.layout<acc, warps = 1>
-func.func @negative_load_to_acc(%q: !tile.view<?x?x?x16xf16>,
-                                %o: !tile.view<?x?x?x16xf16>) {
-  %c0 = arith.constant 0 : index
-  // expected-error @+2 {{GPU lowering: loads produce shared tiles or untransposed A operands}}
-  // expected-error @+1 {{failed to legalize operation 'tile.load'}}
-  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
-      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16, #acc>
-  tile.store %qt, %o[%c0, %c0, %c0, %c0]
-      : tensor<16x16xf16, #acc>, !tile.view<?x?x?x16xf16>
-  return
+#acc = #tilegpu.mma_sync<acc, warps = 1>
+#opa = #tilegpu.mma_sync<opa, warps = 1>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_convert_opa_to_acc(%x: f16, %o: !tile.view<?x?x?x16xf16>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %q = tensor.splat %x : tensor<16x16xf16, #opa>
+    // expected-error @+2 {{GPU lowering: no register move from #tilegpu.mma_sync<opa, warps = 1> to #tilegpu.mma_sync<acc, warps = 1>}}
+    // expected-error @+1 {{failed to legalize operation 'tile.convert_layout'}}
+    %qa = tile.convert_layout %q : tensor<16x16xf16, #opa> -> tensor<16x16xf16, #acc>
+    tile.store %qa, %o[%c0, %c0, %c0, %c0]
+        : tensor<16x16xf16, #acc>, !tile.view<?x?x?x16xf16>
+    return
+  }
 }
 
 // -----
 
-// CHECK: error: GPU lowering: no register move from #tile.layout<opa, warps = 1> to #tile.layout<acc, warps = 1>
-#acc = #tile.layout<acc, warps = 1>
-#opa = #tile.layout<opa, warps = 1>
-func.func @negative_convert_opa_to_acc(%q: !tile.view<?x?x?x16xf16>,
-                                       %o: !tile.view<?x?x?x16xf16>) {
-  %c0 = arith.constant 0 : index
-  %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
-      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16, #opa>
-  // expected-error @+2 {{GPU lowering: no register move from #tile.layout<opa, warps = 1> to #tile.layout<acc, warps = 1>}}
-  // expected-error @+1 {{failed to legalize operation 'tile.convert_layout'}}
-  %qa = tile.convert_layout %qt
-      : tensor<16x16xf16, #opa> -> tensor<16x16xf16, #acc>
-  tile.store %qa, %o[%c0, %c0, %c0, %c0]
-      : tensor<16x16xf16, #acc>, !tile.view<?x?x?x16xf16>
-  return
+// A column reduction (which tilegpu-assign-layouts accepts, giving cols)
+// has no lowering yet.
+
+#acc = #tilegpu.mma_sync<acc, warps = 1>
+#cols = #tilegpu.mma_sync<cols, warps = 1>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_column_reduction(%x: f32, %o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %s = tensor.splat %x : tensor<16x16xf32, #acc>
+    // expected-error @+2 {{GPU lowering: only row reductions of an accumulator (along 1) are supported}}
+    // expected-error @+1 {{failed to legalize operation 'tile.reduce'}}
+    %r = tile.reduce max %s along 0 : tensor<16x16xf32, #acc> -> tensor<16xf32, #cols>
+    %b = tile.broadcast %r along 0 : tensor<16xf32, #cols> -> tensor<16x16xf32, #acc>
+    tile.store %b, %o[%c0, %c0, %c0, %c0]
+        : tensor<16x16xf32, #acc>, !tile.view<?x?x?x16xf32>
+    return
+  }
 }
 
 // -----
 
-// CHECK: error: GPU lowering: bounds masks are over columns
-#acc = #tile.layout<acc, warps = 1>
-func.func @negative_bounds_mask_2d(%x: f32, %n: index,
-                                   %o: !tile.view<?x?x?x16xf32>) {
-  %c0 = arith.constant 0 : index
-  %ninf = arith.constant dense<0xFF800000> : tensor<16x16xf32, #acc>
-  %s = tensor.splat %x : tensor<16x16xf32, #acc>
-  // expected-error @+2 {{GPU lowering: bounds masks are over columns}}
-  // expected-error @+1 {{failed to legalize operation 'tile.bounds_mask'}}
-  %m = tile.bounds_mask offsets(%c0, %c0) limits(%n, %n)
-      : tensor<16x16xi1, #acc>
-  %sm = arith.select %m, %s, %ninf
-      : tensor<16x16xi1, #acc>, tensor<16x16xf32, #acc>
-  tile.store %sm, %o[%c0, %c0, %c0, %c0]
-      : tensor<16x16xf32, #acc>, !tile.view<?x?x?x16xf32>
-  return
+#opa = #tilegpu.mma_sync<opa, warps = 1>
+#rows = #tilegpu.mma_sync<rows, warps = 1>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_broadcast_to_opa(%x: f16)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    %r = tensor.splat %x : tensor<16xf16, #rows>
+    // expected-error @+2 {{GPU lowering: broadcasts produce accumulators}}
+    // expected-error @+1 {{failed to legalize operation 'tile.broadcast'}}
+    %b = tile.broadcast %r along 1 : tensor<16xf16, #rows> -> tensor<16x16xf16, #opa>
+    return
+  }
 }
 
 // -----
 
-// CHECK: error: convert-tile-to-gpu: 'negative_no_tiles' has no tiles
-// expected-error @+1 {{convert-tile-to-gpu: 'negative_no_tiles' has no tiles; nothing tells its launch shape}}
-func.func @negative_no_tiles(%x: index) {
-  return
+#acc = #tilegpu.mma_sync<acc, warps = 1>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_bounds_mask_2d(%x: f32, %n: index, %o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %ninf = arith.constant dense<0xFF800000> : tensor<16x16xf32, #acc>
+    %s = tensor.splat %x : tensor<16x16xf32, #acc>
+    // expected-error @+2 {{GPU lowering: bounds masks are over columns}}
+    // expected-error @+1 {{failed to legalize operation 'tile.bounds_mask'}}
+    %m = tile.bounds_mask offsets(%c0, %c0) limits(%n, %n) : tensor<16x16xi1, #acc>
+    %sm = arith.select %m, %s, %ninf : tensor<16x16xi1, #acc>, tensor<16x16xf32, #acc>
+    tile.store %sm, %o[%c0, %c0, %c0, %c0]
+        : tensor<16x16xf32, #acc>, !tile.view<?x?x?x16xf32>
+    return
+  }
+}
+
+// -----
+
+#acc = #tilegpu.mma_sync<acc, warps = 1>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_masked_store(%x: f16, %o: !tile.view<?x?x?x16xf16>, %n: index)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %s = tensor.splat %x : tensor<16x16xf16, #acc>
+    %m = tile.causal_mask %c0, %n : tensor<16x16xi1, #acc>
+    // expected-error @+2 {{GPU lowering: stores take an unmasked accumulator tile into a rank-4 view}}
+    // expected-error @+1 {{failed to legalize operation 'tile.store'}}
+    tile.store %s, %o[%c0, %c0, %c0, %c0] mask(%m : tensor<16x16xi1, #acc>)
+        : tensor<16x16xf16, #acc>, !tile.view<?x?x?x16xf16>
+    return
+  }
+}
+
+// -----
+
+// A staged store writes 16-byte pieces of 16-bit elements (the verifier
+// says so before the lowering runs).
+
+#acc = #tilegpu.mma_sync<acc, warps = 1>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_staged_store_f32(%x: f32, %o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 1536 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %s = tensor.splat %x : tensor<16x16xf32, #acc>
+    %buf = tilegpu.alloc offset(0) : !tilegpu.buffer<16x16xf32, #tilegpu.shared<pad = 8>>
+    // expected-error @+1 {{'tilegpu.staged_store' op cannot stage 'tensor<16x16xf32, #tilegpu.mma_sync<acc, warps = 1>>': it takes a 16-bit 'acc' tile whose warps' rows split into 16-byte pieces, a whole number per lane}}
+    tilegpu.staged_store %s, %o[%c0, %c0, %c0, %c0] through %buf
+        : tensor<16x16xf32, #acc>, !tile.view<?x?x?x16xf32>, !tilegpu.buffer<16x16xf32, #tilegpu.shared<pad = 8>>
+    return
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// -----
+
+#rows = #tilegpu.mma_sync<rows, warps = 1>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_dense_constant()
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    // expected-error @+2 {{GPU lowering: only splat tile constants}}
+    // expected-error @+1 {{failed to legalize operation 'arith.constant'}}
+    %cst = arith.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]> : tensor<16xf32, #rows>
+    return
+  }
 }

@@ -1,8 +1,31 @@
-// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu="staged-stores=0" | FileCheck %s
-// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s --check-prefix=STAGED
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=GEN
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="mask-split=1" --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=SPLIT
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="mask-split=1 stages=2" --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=CHAINED
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu="staged-stores=0" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu="staged-stores=1" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=STAGED
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN:   --tile-schedule --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts \
+// RUN:   --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=GEN
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN:   --tile-schedule="mask-split=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=SPLIT
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN:   --tile-schedule="mask-split=1 stages=2" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=CHAINED
 
 // Loads, stores, block ids and dims. A load is a cooperative cp.async copy
 // into dynamic shared memory (zero fill past the view's end), an A operand
@@ -11,16 +34,23 @@
 // through shared memory and leaves in 16-byte row pieces. With one warp, a
 // 16x16 f16 block is 32 copies of 16 bytes: one per thread.
 
-// CHECK: module attributes {gpu.container_module}
+// CHECK: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>}
 // CHECK: gpu.module @tiled_attn
 // CHECK-LABEL: gpu.func @q_times_k_blocks(
 // CHECK-SAME: %[[Q:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[K:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[O:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>) kernel
 // CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
 // Two 16 x (16 + 8) f16 buffers.
-// CHECK-SAME: tile.shared_bytes = 1536 : i64
+// CHECK-SAME: tilegpu.shared_bytes = 1536 : i64
+// CHECK-SAME: tilegpu.warps = 1 : i64
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C768:.*]] = arith.constant 768 : index
+// The buffers, first thing in the kernel: views of dynamic shared memory at
+// the offsets tilegpu-allocate-memory gave them.
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[QBUF:.*]] = memref.view %[[SMEM]][%[[C0]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[SMEM2:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[KBUF:.*]] = memref.view %[[SMEM2]][%[[C768]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[BX:.*]] = gpu.block_id x
 // CHECK: %[[BY:.*]] = gpu.block_id y
 // CHECK: %[[BZ:.*]] = gpu.block_id z
@@ -28,10 +58,8 @@
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[SK]], %{{.*}} : index
 
 // Q: copy, wait for the group, then ldmatrix.x4.
-// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
-// CHECK: %[[QBUF:.*]] = memref.view %[[SMEM]][%[[C0]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[SQ:.*]] = memref.dim %[[Q]], %{{.*}}
 // CHECK: gpu.barrier
+// CHECK: %[[SQ:.*]] = memref.dim %[[Q]], %{{.*}}
 // CHECK: %[[IN_ROWS:.*]] = arith.cmpi slt, %{{.*}}, %[[SQ]] : index
 // CHECK: %[[IN:.*]] = arith.andi %[[IN_ROWS]], %{{.*}} : i1
 // Past the end: read 0 elements (zero fill) from row 0.
@@ -41,17 +69,16 @@
 // CHECK: %[[CP:.*]] = nvgpu.device_async_copy %[[Q]][%[[BZ]], %[[BY]], %[[ROW]], %[[COL]]], %[[QBUF]][%{{.*}}, %{{.*}}], 8, %[[NSRC]] {bypassL1} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<16x24xf16, #gpu.address_space<workgroup>>
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: %[[G:.*]] = nvgpu.device_async_create_group %[[CP]]
-// CHECK-NEXT: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvgpu.ldmatrix %[[QBUF]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<16x24xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 
 // K, in the loop: its own buffer, a barrier before the copy overwrites it.
 // CHECK: %[[ACC:.*]] = scf.for %[[J:.*]] = %[[C0]] to %[[BLOCKS]] {{.*}} -> (vector<8xf32>) {
-// CHECK: %[[KBUF:.*]] = memref.view %{{.*}}[%[[C768]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
-// CHECK: gpu.barrier
+// CHECK-NEXT: gpu.barrier
 // CHECK: %[[KCP:.*]] = nvgpu.device_async_copy %[[K]][%[[BZ]], %[[BY]], %{{.*}}, %{{.*}}], %[[KBUF]]
-// CHECK: %[[KG:.*]] = nvgpu.device_async_create_group %[[KCP]]
-// CHECK-NEXT: nvgpu.device_async_wait %[[KG]] {numGroups = 0 : i32}
+// CHECK: nvgpu.device_async_create_group %[[KCP]]
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvgpu.mma.sync
 // CHECK: scf.yield %{{.*}} : vector<8xf32>
@@ -84,7 +111,7 @@
 // piece per lane, under the view's bounds.
 // STAGED-LABEL: gpu.func @q_times_k_blocks(
 // STAGED-SAME: %[[O:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>) kernel
-// STAGED-SAME: tile.shared_bytes = 1536 : i64
+// STAGED-SAME: tilegpu.shared_bytes = 1536 : i64
 // STAGED: scf.yield
 // STAGED: %[[OUT:.*]] = arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
 // STAGED: %[[BUF:.*]] = memref.view %{{.*}}[%[[C0:.*]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
@@ -135,27 +162,29 @@ func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
 //===----------------------------------------------------------------------===//
 
 // Q, K and V buffers of 64 x (64 + 8) f16. K and V are copied together:
-// K's group is waited for with V's still in flight (numGroups = 1), V's
+// K's group is waited for with V's still in flight (cp.async.wait.group 1), V's
 // only before P·V.
 
 // GEN-LABEL: gpu.func @sdpa_fwd(
 // GEN-SAME: known_block_size = array<i32: 128, 1, 1>
-// GEN-SAME: tile.shared_bytes = 27648 : i64
-// GEN-COUNT-4: nvgpu.device_async_copy
+// GEN-SAME: tilegpu.shared_bytes = 27648 : i64
+// GEN-SAME: tilegpu.warps = 4 : i64
+// GEN: %[[QBUF:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
+// GEN: %[[KBUF:.*]] = memref.view %{{.*}}[%c9216][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
+// GEN: %[[VBUF:.*]] = memref.view %{{.*}}[%c18432][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
+// GEN-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[QBUF]][
 // GEN: nvgpu.device_async_create_group
-// GEN-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// GEN-NEXT: nvvm.cp.async.wait.group 0
 // GEN: scf.for
-// GEN: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
-// GEN-COUNT-4: nvgpu.device_async_copy
-// GEN: %[[KG:.*]] = nvgpu.device_async_create_group
-// GEN: memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf16, #gpu.address_space<workgroup>>
-// GEN-COUNT-4: nvgpu.device_async_copy
-// GEN: %[[VG:.*]] = nvgpu.device_async_create_group
+// GEN-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[KBUF]][
+// GEN: nvgpu.device_async_create_group
+// GEN-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[VBUF]][
+// GEN: nvgpu.device_async_create_group
 // GEN-NOT: nvgpu.mma.sync
-// GEN: nvgpu.device_async_wait %[[KG]] {numGroups = 1 : i32}
+// GEN: nvvm.cp.async.wait.group 1
 // GEN-NEXT: gpu.barrier
 // GEN: nvgpu.mma.sync
-// GEN: nvgpu.device_async_wait %[[VG]] {numGroups = 0 : i32}
+// GEN: nvvm.cp.async.wait.group 0
 // GEN-NEXT: gpu.barrier
 // GEN: nvgpu.mma.sync
 // GEN: scf.yield
@@ -175,48 +204,52 @@ func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
 // reuse the same buffers, so shared memory stays at three buffers.
 
 // SPLIT-LABEL: gpu.func @sdpa_fwd(
-// SPLIT-SAME: tile.shared_bytes = 27648 : i64
-// SPLIT-DAG: %[[C9216:.*]] = arith.constant 9216 : index
-// SPLIT-DAG: %[[C18432:.*]] = arith.constant 18432 : index
+// SPLIT-SAME: tilegpu.shared_bytes = 27648 : i64
+// SPLIT: %[[KBUF:.*]] = memref.view %{{.*}}[%c9216][]
+// SPLIT: %[[VBUF:.*]] = memref.view %{{.*}}[%c18432][]
 // The unmasked loop's K and V blocks lie inside their views (in_bounds): all
 // 8 elements of each 16-byte copy are read, with no bounds check. The
 // masked loop's copies read 8 or 0 elements.
 // SPLIT: scf.for
-// SPLIT: memref.view %{{.*}}[%[[C9216]]][]
 // SPLIT-NOT: arith.select
-// SPLIT: nvgpu.device_async_copy {{.*}}], 8 {bypassL1}
-// SPLIT: memref.view %{{.*}}[%[[C18432]]][]
+// SPLIT: nvgpu.device_async_copy {{.*}}, %[[KBUF]][{{.*}}], 8 {bypassL1}
 // SPLIT-NOT: arith.select
-// SPLIT: nvgpu.device_async_copy {{.*}}], 8 {bypassL1}
+// SPLIT: nvgpu.device_async_copy {{.*}}, %[[VBUF]][{{.*}}], 8 {bypassL1}
 // SPLIT: scf.yield
 // SPLIT: scf.for
-// SPLIT: memref.view %{{.*}}[%[[C9216]]][]
 // SPLIT: arith.select
-// SPLIT: nvgpu.device_async_copy {{.*}}], 8, %{{.*}} {bypassL1}
-// SPLIT: memref.view %{{.*}}[%[[C18432]]][]
-// SPLIT: nvgpu.device_async_copy {{.*}}], 8, %{{.*}} {bypassL1}
+// SPLIT: nvgpu.device_async_copy {{.*}}, %[[KBUF]][{{.*}}], 8, %{{.*}} {bypassL1}
+// SPLIT: nvgpu.device_async_copy {{.*}}, %[[VBUF]][{{.*}}], 8, %{{.*}} {bypassL1}
 // SPLIT: scf.yield
 
 // -----
 
 // A tile that lives in shared memory (K, an mma operand) is read again after
-// the first store: that store's buffer goes after the loads' (offset 1536,
-// 2304 bytes in all) and a barrier follows its reads. The last store reuses
-// offset 0 and needs no barrier before the return.
+// the first store: that store's buffer must not overlap K's (offset 768).
+// Q is in registers since its ldmatrix, so its buffer is free: both staging
+// buffers reuse offset 0, and shared memory stays at 1536 bytes. A barrier
+// follows the first store's reads (K's reader comes next); the last store
+// needs none before the return.
 
 // STAGED-LABEL: gpu.func @shared_tile_read_after_store(
-// STAGED-SAME: tile.shared_bytes = 2304 : i64
-// STAGED: %[[AFTER:.*]] = memref.view %{{.*}}[%c1536][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// STAGED-SAME: tilegpu.shared_bytes = 1536 : i64
+// STAGED: %[[KBUF:.*]] = memref.view %{{.*}}[%c768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// STAGED: nvgpu.ldmatrix %[[KBUF]]
+// STAGED: nvgpu.mma.sync
+// STAGED: %[[FIRST:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
 // STAGED-NEXT: nvvm.cp.async.wait.group 0
-// STAGED: vector.load %[[AFTER]]
+// STAGED-NEXT: gpu.barrier
+// STAGED: vector.load %[[FIRST]]
 // STAGED: scf.if
 // STAGED-NEXT: vector.store %{{.*}} {alignment = 16 : i64}
 // STAGED-NEXT: }
 // STAGED-NEXT: gpu.barrier
+// STAGED: nvgpu.ldmatrix %[[KBUF]]
 // STAGED: nvgpu.mma.sync
-// STAGED: %[[AT0:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// STAGED: %[[SECOND:.*]] = memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
 // STAGED-NEXT: nvvm.cp.async.wait.group 0
-// STAGED: vector.load %[[AT0]]
+// STAGED-NEXT: gpu.barrier
+// STAGED: vector.load %[[SECOND]]
 // STAGED: scf.if
 // STAGED-NEXT: vector.store %{{.*}} {alignment = 16 : i64}
 // STAGED-NEXT: }

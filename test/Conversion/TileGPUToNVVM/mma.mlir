@@ -1,5 +1,11 @@
-// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
-// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1 smem-lhs=1" --convert-tile-to-gpu | FileCheck %s --check-prefix=SMEM
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=1 smem-lhs=1" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s --check-prefix=SMEM
 
 // tile.mma: the A operand is in registers, the B operand in shared memory.
 // Each k-step of 16 reads the B fragments of a pair of n-tiles with one
@@ -15,14 +21,20 @@
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG: %[[C768:.*]] = arith.constant 768 : index
 // CHECK-DAG: %[[C1536:.*]] = arith.constant 1536 : index
+// The buffers are views of dynamic shared memory at their offsets, all at
+// the top of the kernel, in the order of the loads.
 // CHECK: %[[QBUF:.*]] = memref.view %{{.*}}[%[[C0]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[QREGS:.*]] = nvgpu.ldmatrix %[[QBUF]]
 // CHECK: %[[KBUF:.*]] = memref.view %{{.*}}[%[[C768]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[VBUF:.*]] = memref.view %{{.*}}[%[[C1536]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// Q: its copy, a wait for it, then ldmatrix.x4 into registers.
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[QBUF]][
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[QREGS:.*]] = nvgpu.ldmatrix %[[QBUF]]
 
 // S = Q Kᵀ. The K buffer is [n][k]: lane l reads row l % 8 + 8 * (l / 16)
 // (the second n-tile) at column 8 * ((l / 8) % 2) (the second half of k).
-// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK: nvvm.cp.async.wait.group 1
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: %[[TID:.*]] = gpu.thread_id x
 // CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[TID]], %[[C32]] : index
@@ -44,7 +56,7 @@
 
 // O = P V. The V buffer is [k][n]: lane l reads row l % 8 + 8 * ((l / 8) % 2)
 // at column 8 * (l / 16), transposing on the way.
-// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: %[[TID2:.*]] = gpu.thread_id x
 // CHECK-NEXT: %[[LANE2:.*]] = arith.remui %[[TID2]], %[[C32]] : index
@@ -179,7 +191,7 @@ func.func @two_m_tiles(%q: !tile.view<?x?x?x16xf16>,
 
 // -----
 
-// Q in shared memory (tile-assign-layouts{smem-lhs}), two m-tiles and two
+// Q in shared memory (tilegpu-assign-layouts{smem-lhs}), two m-tiles and two
 // k-steps. Q's load is only its copy: no ldmatrix until the mma, which
 // waits for Q's group (K's may stay in flight) and then K's. At each k-step
 // the A fragment of each m-tile is read from Q's buffer with ldmatrix.x4
@@ -187,19 +199,21 @@ func.func @two_m_tiles(%q: !tile.view<?x?x?x16xf16>,
 // the B fragments; 2 + 1 ldmatrix per k-step, 6 in all.
 
 // SMEM-LABEL: gpu.func @smem_lhs_two_k_steps(
-// SMEM-SAME: tile.shared_bytes = 3840
+// SMEM-SAME: tilegpu.shared_bytes = 3840
 // SMEM-DAG: %[[C16:.*]] = arith.constant 16 : index
 // SMEM-DAG: %[[C2560:.*]] = arith.constant 2560 : index
 // SMEM: %[[QBUF:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x40xf16, #gpu.address_space<workgroup>>
-// SMEM-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[QBUF]]
-// SMEM-NEXT: %[[QGROUP:.*]] = nvgpu.device_async_create_group
-// SMEM-NOT: nvgpu.ldmatrix
 // SMEM: %[[KBUF:.*]] = memref.view %{{.*}}[%[[C2560]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x40xf16, #gpu.address_space<workgroup>>
 // SMEM-NOT: nvgpu.ldmatrix
-// SMEM: %[[KGROUP:.*]] = nvgpu.device_async_create_group
-// SMEM-NEXT: nvgpu.device_async_wait %[[QGROUP]] {numGroups = 1 : i32}
+// SMEM-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[QBUF]][
+// SMEM-NEXT: nvgpu.device_async_create_group
+// SMEM-NOT: nvgpu.ldmatrix
+// SMEM-COUNT-2: nvgpu.device_async_copy %{{.*}}, %[[KBUF]][
+// SMEM-NEXT: nvgpu.device_async_create_group
+// Q's group, with K's (issued after it) left in flight, then K's.
+// SMEM-NEXT: nvvm.cp.async.wait.group 1
 // SMEM-NEXT: gpu.barrier
-// SMEM-NEXT: nvgpu.device_async_wait %[[KGROUP]] {numGroups = 0 : i32}
+// SMEM-NEXT: nvvm.cp.async.wait.group 0
 // SMEM-NEXT: gpu.barrier
 // k-step 0.
 // SMEM-NOT: nvgpu.ldmatrix
@@ -246,12 +260,13 @@ func.func @two_m_tiles(%q: !tile.view<?x?x?x16xf16>,
 
 // CHECK-LABEL: gpu.func @smem_lhs_two_k_steps(
 // CHECK: %[[QBUF:.*]] = memref.view %{{.*}} to memref<32x40xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KBUF:.*]] = memref.view %{{.*}} to memref<16x40xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
-// CHECK-NEXT: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK-COUNT-4: nvgpu.ldmatrix %[[QBUF]][
 // CHECK-NOT: nvgpu.ldmatrix
-// CHECK: %[[KBUF:.*]] = memref.view %{{.*}} to memref<16x40xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[KBUF]][
 // CHECK-NOT: nvgpu.ldmatrix %[[QBUF]][
 // CHECK: nvgpu.ldmatrix %[[KBUF]][
 // CHECK-NOT: nvgpu.ldmatrix %[[QBUF]][

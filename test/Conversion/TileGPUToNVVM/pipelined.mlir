@@ -4,23 +4,41 @@
 // flight.
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
-// RUN:   --tile-schedule="stages=2" --tile-assign-layouts --convert-tile-to-gpu \
+// RUN:   --tile-schedule="stages=2" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=STAGES2
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
-// RUN:   --tile-schedule="stages=3" --tile-assign-layouts --convert-tile-to-gpu \
+// RUN:   --tile-schedule="stages=3" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=STAGES3
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
-// RUN:   --tile-schedule="stages=2 refill-after-use=1" --tile-assign-layouts --convert-tile-to-gpu \
+// RUN:   --tile-schedule="stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=AFTER2
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
-// RUN:   --tile-schedule="stages=3 refill-after-use=1" --tile-assign-layouts --convert-tile-to-gpu \
+// RUN:   --tile-schedule="stages=3 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=AFTER3
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
-// RUN:   --tile-schedule="stages=2" --tile-assign-layouts="smem-lhs=1" --convert-tile-to-gpu \
+// RUN:   --tile-schedule="stages=2" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="smem-lhs=1" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=SMEMQ
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
-// RUN:   --tile-schedule="mask-split=1 masked-first=1 stages=2 refill-after-use=1 prefetch-streams=1" \
-// RUN:   --tile-assign-layouts --convert-tile-to-gpu | FileCheck %s --check-prefix=FIRST
+// RUN:   --tile-schedule="mask-split=1 masked-first=1 stages=2 refill-after-use=1 prefetch-streams=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=FIRST
 
 // Masked first (K prefetched, V not): the masked loop ends with a padded K
 // refill in flight, and the unmasked loop's prologue copies block 0 into the
@@ -39,21 +57,21 @@
 
 // Q (9216 bytes), then K and V with two 9216-byte buffers each.
 // STAGES2: gpu.func @sdpa_fwd
-// STAGES2-SAME: tile.shared_bytes = 46080
+// STAGES2-SAME: tilegpu.shared_bytes = 46080
 // Prologue: blocks 0 of K and V into slot 0 of their rings (the K ring
 // starts at byte 9216, the V ring at 27648); nobody waits for them here.
 // STAGES2: memref.view %{{.*}}[%c9216][]
 // STAGES2: nvgpu.device_async_create_group
 // STAGES2: memref.view %{{.*}}[%c27648][]
 // STAGES2: nvgpu.device_async_create_group
-// STAGES2-NOT: nvgpu.device_async_wait
+// STAGES2-NOT: nvvm.cp.async.wait.group
 // STAGES2: scf.for
 // Steady state: block j+1 of K and V goes to slot (j+1) mod 2, issued first...
 // STAGES2: %[[SLOT:.*]] = arith.remui %{{.*}}, %c2
 // STAGES2: arith.muli %[[SLOT]], %c9216
 // STAGES2: nvgpu.device_async_create_group
 // STAGES2: nvgpu.device_async_create_group
-// STAGES2-NOT: nvgpu.device_async_wait
+// STAGES2-NOT: nvvm.cp.async.wait.group
 // ...then Q·Kᵀ waits for block j of K (V_j, K_j+1, V_j+1 may be in flight)
 // STAGES2: nvvm.cp.async.wait.group 3
 // STAGES2-NEXT: gpu.barrier
@@ -64,7 +82,7 @@
 // STAGES2: scf.yield
 
 // With three stages two more groups per stream may be in flight.
-// STAGES3: tile.shared_bytes = 64512
+// STAGES3: tilegpu.shared_bytes = 64512
 // STAGES3: scf.for
 // STAGES3: nvvm.cp.async.wait.group 5
 // STAGES3: nvvm.cp.async.wait.group 4
@@ -74,14 +92,17 @@
 // stages. Q (9216 bytes), K at 9216, V at 18432.
 // AFTER2: gpu.func @sdpa_fwd
 // AFTER2-SAME: tile.sdpa = #tile.sdpa<{{.*}}stages = 2, refill_after_use = true>
-// AFTER2-SAME: tile.shared_bytes = 27648
+// AFTER2-SAME: tilegpu.shared_bytes = 27648
+// The buffers are views at fixed offsets, made once at the top.
+// AFTER2: %[[KBUF:.*]] = memref.view %{{.*}}[%c9216][]
+// AFTER2: %[[VBUF:.*]] = memref.view %{{.*}}[%c18432][]
 // Prologue: blocks 0 of K and V, nobody waits for them here.
-// AFTER2: memref.view %{{.*}}[%c9216][]
+// AFTER2: nvgpu.device_async_copy {{.*}}, %[[KBUF]][
 // AFTER2: nvgpu.device_async_create_group
-// AFTER2: memref.view %{{.*}}[%c18432][]
+// AFTER2: nvgpu.device_async_copy {{.*}}, %[[VBUF]][
 // AFTER2: nvgpu.device_async_create_group
-// AFTER2-NOT: nvgpu.device_async_wait
-// AFTER2: scf.for
+// AFTER2-NOT: nvvm.cp.async.wait.group
+// AFTER2: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[KBUF]], %{{.*}} = %[[VBUF]])
 // Q·Kᵀ waits for K_j first: only V_j, issued after it, may stay in flight.
 // AFTER2: nvvm.cp.async.wait.group 1
 // AFTER2-NEXT: gpu.barrier
@@ -90,9 +111,9 @@
 // AFTER2-NOT: nvvm.cp.async.wait.group
 // Then K_j+1 goes into K_j's buffer (a fixed offset: no ring), once every
 // warp is past reading it...
-// AFTER2: memref.view %{{.*}}[%c9216][]
 // AFTER2: gpu.barrier
-// AFTER2: nvgpu.device_async_copy
+// AFTER2-NOT: nvvm.cp.async.wait.group
+// AFTER2: nvgpu.device_async_copy {{.*}}, %[[KBUF]][
 // AFTER2: nvgpu.device_async_create_group
 // ...P·V waits for V_j while K_j+1 may stay in flight...
 // AFTER2-NOT: nvgpu.device_async_create_group
@@ -101,8 +122,9 @@
 // AFTER2: nvgpu.mma.sync
 // AFTER2-NOT: nvvm.cp.async.wait.group
 // ...and V_j+1 goes into V_j's buffer at the end of the body.
-// AFTER2: memref.view %{{.*}}[%c18432][]
 // AFTER2: gpu.barrier
+// AFTER2-NOT: nvvm.cp.async.wait.group
+// AFTER2: nvgpu.device_async_copy {{.*}}, %[[VBUF]][
 // AFTER2: nvgpu.device_async_create_group
 // AFTER2-NOT: nvgpu.mma.sync
 // AFTER2: scf.yield
@@ -112,12 +134,12 @@
 // slot (j+2) mod 2, the one block j leaves; at Q·Kᵀ V_j, K_j+1 and V_j+1 may
 // be in flight, at P·V K_j+1, V_j+1 and K_j+2.
 // AFTER3: gpu.func @sdpa_fwd
-// AFTER3-SAME: tile.shared_bytes = 46080
+// AFTER3-SAME: tilegpu.shared_bytes = 46080
 // AFTER3: memref.view %{{.*}}[%c9216][]
 // AFTER3: memref.view %{{.*}}[%c27648][]
 // AFTER3: memref.view %{{.*}}[%c18432][]
 // AFTER3: memref.view %{{.*}}[%c36864][]
-// AFTER3-NOT: nvgpu.device_async_wait
+// AFTER3-NOT: nvvm.cp.async.wait.group
 // AFTER3: scf.for
 // AFTER3-NEXT: %[[J2:.*]] = arith.addi %{{.*}}, %c2 : index
 // AFTER3-NEXT: nvvm.cp.async.wait.group 3
@@ -127,6 +149,7 @@
 // AFTER3: %[[KSLOT:.*]] = arith.remui %[[J2]], %c2 : index
 // AFTER3-NEXT: %[[KOFF:.*]] = arith.muli %[[KSLOT]], %c9216 : index
 // AFTER3-NEXT: %[[KBASE:.*]] = arith.addi %[[KOFF]], %c9216 : index
+// AFTER3-NEXT: gpu.dynamic_shared_memory
 // AFTER3-NEXT: memref.view %{{.*}}[%[[KBASE]]][]
 // AFTER3: nvgpu.device_async_create_group
 // AFTER3-NOT: nvgpu.device_async_create_group
@@ -137,25 +160,26 @@
 // AFTER3: %[[VSLOT:.*]] = arith.remui %[[J2]], %c2 : index
 // AFTER3-NEXT: %[[VOFF:.*]] = arith.muli %[[VSLOT]], %c9216 : index
 // AFTER3-NEXT: %[[VBASE:.*]] = arith.addi %[[VOFF]], %c27648 : index
+// AFTER3-NEXT: gpu.dynamic_shared_memory
 // AFTER3-NEXT: memref.view %{{.*}}[%[[VBASE]]][]
 // AFTER3: nvgpu.device_async_create_group
 // AFTER3-NOT: nvgpu.mma.sync
 // AFTER3: scf.yield
 
-// Q in shared memory (tile-assign-layouts{smem-lhs}) is loaded once, before
+// Q in shared memory (tilegpu-assign-layouts{smem-lhs}) is loaded once, before
 // the loop: one buffer, not a ring of `stages` (the same 46080 bytes as with
 // Q in registers). The loop waits for it with K_0 and V_0 in flight, and
 // Q·Kᵀ reads it with one ldmatrix per k-step (64 / 16 = 4), each before the
 // four B-fragment loads of that k-step.
 // SMEMQ: gpu.func @sdpa_fwd
-// SMEMQ-SAME: tile.shared_bytes = 46080
+// SMEMQ-SAME: tilegpu.shared_bytes = 46080
 // SMEMQ: %[[QBUF:.*]] = memref.view %{{.*}}[%c0][]
-// SMEMQ: %[[QGROUP:.*]] = nvgpu.device_async_create_group
+// SMEMQ: nvgpu.device_async_create_group
 // SMEMQ-NOT: nvgpu.ldmatrix
 // SMEMQ: memref.view %{{.*}}[%c9216][]
 // SMEMQ: memref.view %{{.*}}[%c27648][]
 // SMEMQ: nvgpu.device_async_create_group
-// SMEMQ-NEXT: nvgpu.device_async_wait %[[QGROUP]] {numGroups = 2 : i32}
+// SMEMQ-NEXT: nvvm.cp.async.wait.group 2
 // SMEMQ-NEXT: gpu.barrier
 // SMEMQ-NEXT: scf.for
 // SMEMQ-NOT: nvgpu.ldmatrix

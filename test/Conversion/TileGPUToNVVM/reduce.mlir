@@ -1,4 +1,7 @@
-// RUN: tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=1" --convert-tile-to-gpu | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s
 
 // Row reductions, broadcasts and masks on accumulators. With g = lane / 4
 // and t = lane % 4, a lane holds, per 16x8 tile, rows g and g + 8 at

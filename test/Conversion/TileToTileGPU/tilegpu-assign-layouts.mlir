@@ -1,47 +1,62 @@
-// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-assign-layouts | FileCheck %s
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1 block-m=128" --tile-schedule="exp2=1" --tile-assign-layouts="warps=8" | FileCheck %s --check-prefix=GEN8
-// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=16" --tile-schedule --tile-assign-layouts 2>&1 | FileCheck %s --check-prefix=ROWS
-// RUN: not tiled-attn-opt %s -split-input-file --tile-assign-layouts="warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS3
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts | FileCheck %s
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1 block-m=128" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=8" \
+// RUN:   | FileCheck %s --check-prefix=GEN8
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=16" --tile-schedule \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS3
 // The smem-lhs cases, alone (the refused cases above would fail differently
 // with Q in shared memory):
-// RUN: rm -rf %t && split-file %s %t
-// RUN: tiled-attn-opt %t/smem-lhs.mlir -split-input-file --tile-assign-layouts="smem-lhs=true" | FileCheck %s --check-prefix=SMEM
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1 block-m=128" --tile-schedule="exp2=1" --tile-assign-layouts="warps=8 smem-lhs=true" | FileCheck %s --check-prefix=GEN8SMEM
+// RUN: rm -rf %t && split-file --leading-lines %s %t
+// RUN: tiled-attn-opt %t/smem-lhs.mlir -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="smem-lhs=true" | FileCheck %s --check-prefix=SMEM
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1 block-m=128" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=8 smem-lhs=true" | FileCheck %s --check-prefix=GEN8SMEM
+// Modules the pass cannot give layouts to, without tilegpu-attach-target
+// (which would set an mma_sync target on them):
+// RUN: not tiled-attn-opt %t/targets.mlir -split-input-file --tilegpu-assign-layouts 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TARGET
 
 // The layouts of the mma.sync family, on a decomposed kernel with the
-// default 4 warps: mma operands and results fix opa, smem and acc, row
+// default 4 warps: mma operands and results fix opa, a shared encoding
+// (#tilegpu.shared, rows padded by 8; transposed for Kᵀ) and acc, row
 // reductions give rows, the rank-1 bounds mask gives cols, and everything
 // else follows through elementwise ops and loop-carried values. The cases
-// the pass refuses are at the end of the file.
+// the pass refuses are at the end of the file. The kernel records its warps
+// for the lowering (its block size).
 
 // CHECK-LABEL: func.func @attention_step
-// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK-DAG: %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK-DAG: %[[M0:.*]] = arith.constant dense<0xFF800000> : tensor<64xf32, #tile.layout<rows, warps = 4>>
-// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
-// CHECK: scf.for {{.*}} iter_args(%[[M:.*]] = %[[M0]], %[[ACC:.*]] = %[[ZERO]]) -> (tensor<64xf32, #tile.layout<rows, warps = 4>>, tensor<64x16xf32, #tile.layout<acc, warps = 4>>)
-// CHECK: %[[KT:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>>
-// CHECK: %[[V:.*]] = tile.load {{.*}} pad(0.000000e+00) : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4>>
+// CHECK-SAME: attributes {tilegpu.warps = 4 : i64}
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK-DAG: %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK-DAG: %[[M0:.*]] = arith.constant dense<0xFF800000> : tensor<64xf32, #tilegpu.mma_sync<rows, warps = 4>>
+// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>
+// CHECK: scf.for {{.*}} iter_args(%[[M:.*]] = %[[M0]], %[[ACC:.*]] = %[[ZERO]]) -> (tensor<64xf32, #tilegpu.mma_sync<rows, warps = 4>>, tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>)
+// CHECK: %[[KT:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// CHECK: %[[V:.*]] = tile.load {{.*}} pad(0.000000e+00) : <?x?x?x16xf16> -> tensor<16x16xf16, #tilegpu.shared<pad = 8>>
 // The Q operand comes straight from its load: no conversion.
 // CHECK-NOT: tile.convert_layout
-// CHECK: %[[S:.*]] = tile.mma %[[Q]], %[[KT]], %[[ZERO]] : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK: %[[IN:.*]] = tile.bounds_mask {{.*}} : tensor<16xi1, #tile.layout<cols, warps = 4>>
-// CHECK: %[[IN2:.*]] = tile.broadcast %[[IN]] along 0 : tensor<16xi1, #tile.layout<cols, warps = 4>> -> tensor<64x16xi1, #tile.layout<acc, warps = 4>>
-// CHECK: %[[CAUSAL:.*]] = tile.causal_mask {{.*}} : tensor<64x16xi1, #tile.layout<acc, warps = 4>>
-// CHECK: %[[MASK:.*]] = arith.andi %[[IN2]], %[[CAUSAL]] : tensor<64x16xi1, #tile.layout<acc, warps = 4>>
-// CHECK: %[[SM:.*]] = arith.select %[[MASK]], %[[S]], %[[NEG_INF]] : tensor<64x16xi1, #tile.layout<acc, warps = 4>>, tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK: %[[RMAX:.*]] = tile.reduce max %[[SM]] along 1 : tensor<64x16xf32, #tile.layout<acc, warps = 4>> -> tensor<64xf32, #tile.layout<rows, warps = 4>>
-// CHECK: %[[M1:.*]] = arith.maximumf %[[M]], %[[RMAX]] : tensor<64xf32, #tile.layout<rows, warps = 4>>
-// CHECK: %[[MB:.*]] = tile.broadcast %[[M1]] along 1 : tensor<64xf32, #tile.layout<rows, warps = 4>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK: %[[X:.*]] = arith.subf %[[SM]], %[[MB]] : tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK: %[[P:.*]] = math.exp %[[X]] : tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK: %[[PH:.*]] = arith.truncf %[[P]] : tensor<64x16xf32, #tile.layout<acc, warps = 4>> to tensor<64x16xf16, #tile.layout<acc, warps = 4>>
+// CHECK: %[[S:.*]] = tile.mma %[[Q]], %[[KT]], %[[ZERO]] : tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>> -> tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[IN:.*]] = tile.bounds_mask {{.*}} : tensor<16xi1, #tilegpu.mma_sync<cols, warps = 4>>
+// CHECK: %[[IN2:.*]] = tile.broadcast %[[IN]] along 0 : tensor<16xi1, #tilegpu.mma_sync<cols, warps = 4>> -> tensor<64x16xi1, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[CAUSAL:.*]] = tile.causal_mask {{.*}} : tensor<64x16xi1, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[MASK:.*]] = arith.andi %[[IN2]], %[[CAUSAL]] : tensor<64x16xi1, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[SM:.*]] = arith.select %[[MASK]], %[[S]], %[[NEG_INF]] : tensor<64x16xi1, #tilegpu.mma_sync<acc, warps = 4>>, tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[RMAX:.*]] = tile.reduce max %[[SM]] along 1 : tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>> -> tensor<64xf32, #tilegpu.mma_sync<rows, warps = 4>>
+// CHECK: %[[M1:.*]] = arith.maximumf %[[M]], %[[RMAX]] : tensor<64xf32, #tilegpu.mma_sync<rows, warps = 4>>
+// CHECK: %[[MB:.*]] = tile.broadcast %[[M1]] along 1 : tensor<64xf32, #tilegpu.mma_sync<rows, warps = 4>> -> tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[X:.*]] = arith.subf %[[SM]], %[[MB]] : tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[P:.*]] = math.exp %[[X]] : tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[PH:.*]] = arith.truncf %[[P]] : tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>> to tensor<64x16xf16, #tilegpu.mma_sync<acc, warps = 4>>
 // P leaves the accumulator of one mma for the A operand of the next.
-// CHECK: %[[PA:.*]] = tile.convert_layout %[[PH]] : tensor<64x16xf16, #tile.layout<acc, warps = 4>> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
-// CHECK: %[[ACC1:.*]] = tile.mma %[[PA]], %[[V]], %[[ACC]] : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK: scf.yield %[[M1]], %[[ACC1]] : tensor<64xf32, #tile.layout<rows, warps = 4>>, tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK: %[[OUT:.*]] = arith.truncf {{.*}} to tensor<64x16xf16, #tile.layout<acc, warps = 4>>
-// CHECK: tile.store %[[OUT]], {{.*}} : tensor<64x16xf16, #tile.layout<acc, warps = 4>>, <?x?x?x16xf16>
+// CHECK: %[[PA:.*]] = tile.convert_layout %[[PH]] : tensor<64x16xf16, #tilegpu.mma_sync<acc, warps = 4>> -> tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>
+// CHECK: %[[ACC1:.*]] = tile.mma %[[PA]], %[[V]], %[[ACC]] : tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<16x16xf16, #tilegpu.shared<pad = 8>> -> tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: scf.yield %[[M1]], %[[ACC1]] : tensor<64xf32, #tilegpu.mma_sync<rows, warps = 4>>, tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[OUT:.*]] = arith.truncf {{.*}} to tensor<64x16xf16, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: tile.store %[[OUT]], {{.*}} : tensor<64x16xf16, #tilegpu.mma_sync<acc, warps = 4>>, <?x?x?x16xf16>
 func.func @attention_step(%q: !tile.view<?x?x?x16xf16>,
                           %k: !tile.view<?x?x?x16xf16>,
                           %v: !tile.view<?x?x?x16xf16>,
@@ -88,16 +103,16 @@ func.func @attention_step(%q: !tile.view<?x?x?x16xf16>,
 // layout; a store mask is an accumulator like the value it guards.
 
 // CHECK-LABEL: func.func @cols_if_and_store_mask
-// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
-// CHECK: %[[S:.*]] = tile.mma %[[Q]], {{.*}} -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK: %[[CMAX:.*]] = tile.reduce max %[[S]] along 0 : tensor<64x16xf32, #tile.layout<acc, warps = 4>> -> tensor<16xf32, #tile.layout<cols, warps = 4>>
-// CHECK: %[[SEL:.*]] = scf.if %{{.*}} -> (tensor<16xf32, #tile.layout<cols, warps = 4>>)
-// CHECK: scf.yield %[[CMAX]] : tensor<16xf32, #tile.layout<cols, warps = 4>>
+// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>
+// CHECK: %[[S:.*]] = tile.mma %[[Q]], {{.*}} -> tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[CMAX:.*]] = tile.reduce max %[[S]] along 0 : tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>> -> tensor<16xf32, #tilegpu.mma_sync<cols, warps = 4>>
+// CHECK: %[[SEL:.*]] = scf.if %{{.*}} -> (tensor<16xf32, #tilegpu.mma_sync<cols, warps = 4>>)
+// CHECK: scf.yield %[[CMAX]] : tensor<16xf32, #tilegpu.mma_sync<cols, warps = 4>>
 // CHECK: } else {
-// CHECK: scf.yield %{{.*}} : tensor<16xf32, #tile.layout<cols, warps = 4>>
-// CHECK: %[[B:.*]] = tile.broadcast %[[SEL]] along 0 : tensor<16xf32, #tile.layout<cols, warps = 4>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// CHECK: %[[MASK:.*]] = tile.causal_mask {{.*}} : tensor<64x16xi1, #tile.layout<acc, warps = 4>>
-// CHECK: tile.store {{.*}} mask(%[[MASK]] : tensor<64x16xi1, #tile.layout<acc, warps = 4>>) : tensor<64x16xf16, #tile.layout<acc, warps = 4>>, <?x?x?x16xf16>
+// CHECK: scf.yield %{{.*}} : tensor<16xf32, #tilegpu.mma_sync<cols, warps = 4>>
+// CHECK: %[[B:.*]] = tile.broadcast %[[SEL]] along 0 : tensor<16xf32, #tilegpu.mma_sync<cols, warps = 4>> -> tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: %[[MASK:.*]] = tile.causal_mask {{.*}} : tensor<64x16xi1, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK: tile.store {{.*}} mask(%[[MASK]] : tensor<64x16xi1, #tilegpu.mma_sync<acc, warps = 4>>) : tensor<64x16xf16, #tilegpu.mma_sync<acc, warps = 4>>, <?x?x?x16xf16>
 func.func @cols_if_and_store_mask(%q: !tile.view<?x?x?x16xf16>,
                                   %k: !tile.view<?x?x?x16xf16>,
                                   %o: !tile.view<?x?x?x16xf16>, %c: i1) {
@@ -130,10 +145,10 @@ func.func @cols_if_and_store_mask(%q: !tile.view<?x?x?x16xf16>,
 // whose start value and next value come from loads, all in shared memory.
 
 // CHECK-LABEL: func.func @pipelined_rhs
-// CHECK: %[[K0:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>>
-// CHECK: scf.for {{.*}} iter_args(%[[KT:.*]] = %[[K0]], %{{.*}} = %{{.*}}) -> (tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>>, tensor<64x16xf32, #tile.layout<acc, warps = 4>>)
-// CHECK: %[[NEXT:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>>
-// CHECK: %[[S:.*]] = tile.mma %{{.*}}, %[[KT]], %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// CHECK: %[[K0:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// CHECK: scf.for {{.*}} iter_args(%[[KT:.*]] = %[[K0]], %{{.*}} = %{{.*}}) -> (tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>, tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>)
+// CHECK: %[[NEXT:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// CHECK: %[[S:.*]] = tile.mma %{{.*}}, %[[KT]], %{{.*}} : tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>> -> tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
 // CHECK: scf.yield %[[NEXT]], %[[S]]
 func.func @pipelined_rhs(%q: !tile.view<?x?x?x16xf16>,
                          %k: !tile.view<?x?x?x16xf16>,
@@ -166,13 +181,13 @@ func.func @pipelined_rhs(%q: !tile.view<?x?x?x16xf16>,
 // Refused
 //===----------------------------------------------------------------------===//
 
-// WARPS3: error: tile-assign-layouts: warps must be 1, 2, 4 or 8, got 3
+// WARPS3: error: tilegpu-assign-layouts: warps must be 1, 2, 4 or 8, got 3
 
 func.func @negative_online_softmax(%s: !tile.view<?x?x?x16xf16>, %scale: f32) {
   %m0 = arith.constant dense<0xFF800000> : tensor<64xf32>
   %l0 = arith.constant dense<0.0> : tensor<64xf32>
   %x = arith.constant dense<0.0> : tensor<64x16xf32>
-  // expected-error @+1 {{tile-assign-layouts: decompose the online softmax first (tile-decompose-online-softmax)}}
+  // expected-error @+1 {{tilegpu-assign-layouts: decompose the online softmax first (tile-decompose-online-softmax)}}
   %m1, %l1, %p, %alpha = tile.online_softmax %x, %m0, %l0 scale(%scale)
       : tensor<64x16xf32>, tensor<64xf32>
   return
@@ -192,7 +207,7 @@ func.func @negative_mma_rhs_not_loaded(%q: !tile.view<?x?x?x16xf16>,
   %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
       : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
   %nk = arith.negf %kt : tensor<16x16xf16>
-  // expected-error @+1 {{tile-assign-layouts: expects the rhs of tile.mma to come from a tile.load, directly or carried by a loop (it is staged in shared memory)}}
+  // expected-error @+1 {{tilegpu-assign-layouts: expects the rhs of tile.mma to come from a tile.load, directly or carried by a loop (it is staged in shared memory)}}
   %s = tile.mma %qt, %nk, %zero
       : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
   return
@@ -202,7 +217,7 @@ func.func @negative_mma_rhs_not_loaded(%q: !tile.view<?x?x?x16xf16>,
 
 func.func @negative_scalar_reduction(%o: !tile.view<?x?x?x16xf16>) {
   %m = arith.constant dense<1.0> : tensor<64xf32>
-  // expected-error @+1 {{tile-assign-layouts: a reduction to a scalar has no mma.sync layout yet}}
+  // expected-error @+1 {{tilegpu-assign-layouts: a reduction to a scalar has no mma.sync layout yet}}
   %min = tile.reduce min %m along 0 : tensor<64xf32> -> f32
   return
 }
@@ -215,7 +230,7 @@ func.func @negative_rows_not_divisible(%q: !tile.view<?x?x?x16xf16>,
                                        %k: !tile.view<?x?x?x16xf16>,
                                        %o: !tile.view<?x?x?x16xf16>) {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{tile-assign-layouts: a tile of shape 'tensor<16x16xf32>' in the 'acc' layout with 4 warps needs rows a multiple of 16 x warps and columns of 8 (16 for an operand)}}
+  // expected-error @+1 {{tilegpu-assign-layouts: a tile of shape 2-d [16, 16] in #tilegpu.mma_sync<acc, warps = 4> needs rank 2, rows a multiple of 16 x warps and columns of 8 (16 for an A operand)}}
   %zero = arith.constant dense<0.0> : tensor<16x16xf32>
   %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
       : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
@@ -233,7 +248,7 @@ func.func @negative_rows_not_divisible(%q: !tile.view<?x?x?x16xf16>,
 
 // The generated kernel with BLOCK_M = 16 fails the same way (first on one of
 // its 16-row tiles or row vectors).
-// ROWS: error: tile-assign-layouts: a tile of shape 'tensor<16{{.*}}' in the '{{.*}}' layout with 4 warps needs {{.*}}a multiple of 16 x warps
+// ROWS: error: tilegpu-assign-layouts: a tile of shape {{[12]}}-d [16{{.*}}] in #tilegpu.mma_sync<{{.*}}, warps = 4> needs {{.*}}a multiple of 16 x warps
 
 // A Q tile that is both an mma operand and stored.
 
@@ -243,7 +258,7 @@ func.func @negative_two_layouts(%q: !tile.view<?x?x?x16xf16>,
   %c0 = arith.constant 0 : index
   %zero = arith.constant dense<0.0> : tensor<64x16xf32>
   // The error is reported at the tile's definition.
-  // expected-error @+1 {{tile-assign-layouts: this tile needs both #tile.layout<opa, warps = 4> and #tile.layout<acc, warps = 4>}}
+  // expected-error @+1 {{tilegpu-assign-layouts: this tile needs both #tilegpu.mma_sync<opa, warps = 4> and #tilegpu.mma_sync<acc, warps = 4>}}
   %qt = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0)
       : !tile.view<?x?x?x16xf16> -> tensor<64x16xf16>
   %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
@@ -260,7 +275,7 @@ func.func @negative_two_layouts(%q: !tile.view<?x?x?x16xf16>,
 // Nothing says how an unused iota is spread.
 
 func.func @negative_no_layout() {
-  // expected-error @+1 {{tile-assign-layouts: cannot tell how to spread 'tensor<64xi32>' over the threads}}
+  // expected-error @+1 {{tilegpu-assign-layouts: cannot tell how to spread 'tensor<64xi32>' over the threads}}
   %i = tile.iota : tensor<64xi32>
   return
 }
@@ -280,7 +295,7 @@ func.func @negative_convert_opa_to_acc(%q: !tile.view<?x?x?x16xf16>,
       : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
   %s = tile.mma %qt, %kt, %zero
       : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
-  // expected-error @+1 {{tile-assign-layouts: no register move from #tile.layout<opa, warps = 4> to #tile.layout<acc, warps = 4> yet}}
+  // expected-error @+1 {{tilegpu-assign-layouts: no register move from 'tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>' to 'tensor<64x16xf16, #tilegpu.mma_sync<acc, warps = 4>>' yet}}
   %qa = tile.convert_layout %qt : tensor<64x16xf16> -> tensor<64x16xf16>
   tile.store %qa, %o[%c0, %c0, %c0, %c0]
       : tensor<64x16xf16>, !tile.view<?x?x?x16xf16>
@@ -292,26 +307,27 @@ func.func @negative_convert_opa_to_acc(%q: !tile.view<?x?x?x16xf16>,
 //===----------------------------------------------------------------------===//
 
 // GEN8-LABEL: func.func @sdpa_fwd
-// GEN8: %[[Q:.*]] = tile.load {{.*}} -> tensor<128x64xf16, #tile.layout<opa, warps = 8>>
+// GEN8-SAME: tilegpu.warps = 8 : i64
+// GEN8: %[[Q:.*]] = tile.load {{.*}} -> tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>
 // GEN8: scf.for
-// GEN8: %[[K:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x64xf16, #tile.layout<smem, warps = 8, transposed = true>>
-// GEN8: %[[V:.*]] = tile.load {{.*}} pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16, #tile.layout<smem, warps = 8>>
+// GEN8: %[[K:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// GEN8: %[[V:.*]] = tile.load {{.*}} pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16, #tilegpu.shared<pad = 8>>
 // GEN8-NOT: tile.convert_layout
-// GEN8: tile.mma %[[Q]], %[[K]], {{.*}} -> tensor<128x64xf32, #tile.layout<acc, warps = 8>>
-// GEN8: tile.bounds_mask {{.*}} : tensor<64xi1, #tile.layout<cols, warps = 8>>
-// GEN8: tile.causal_mask {{.*}} : tensor<128x64xi1, #tile.layout<acc, warps = 8>>
-// GEN8: tile.reduce max {{.*}} -> tensor<128xf32, #tile.layout<rows, warps = 8>>
-// GEN8: math.exp2 {{.*}} : tensor<128x64xf32, #tile.layout<acc, warps = 8>>
-// GEN8: tile.reduce sum {{.*}} -> tensor<128xf32, #tile.layout<rows, warps = 8>>
-// GEN8: %[[P:.*]] = tile.convert_layout {{.*}} : tensor<128x64xf16, #tile.layout<acc, warps = 8>> -> tensor<128x64xf16, #tile.layout<opa, warps = 8>>
-// GEN8: tile.mma %[[P]], %[[V]], {{.*}} -> tensor<128x64xf32, #tile.layout<acc, warps = 8>>
-// GEN8: tile.store {{.*}} : tensor<128x64xf16, #tile.layout<acc, warps = 8>>
+// GEN8: tile.mma %[[Q]], %[[K]], {{.*}} -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 8>>
+// GEN8: tile.bounds_mask {{.*}} : tensor<64xi1, #tilegpu.mma_sync<cols, warps = 8>>
+// GEN8: tile.causal_mask {{.*}} : tensor<128x64xi1, #tilegpu.mma_sync<acc, warps = 8>>
+// GEN8: tile.reduce max {{.*}} -> tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>
+// GEN8: math.exp2 {{.*}} : tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 8>>
+// GEN8: tile.reduce sum {{.*}} -> tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>
+// GEN8: %[[P:.*]] = tile.convert_layout {{.*}} : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 8>> -> tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>
+// GEN8: tile.mma %[[P]], %[[V]], {{.*}} -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 8>>
+// GEN8: tile.store {{.*}} : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 8>>
 // GEN8-NOT: warps = 4
 
 // -----
 
 // A function that passes tiles in or out is not a kernel.
-// expected-error @+1 {{tile-assign-layouts: expects a kernel whose arguments and results are views and scalars, not tiles}}
+// expected-error @+1 {{tilegpu-assign-layouts: expects a kernel whose arguments and results are views and scalars, not tiles}}
 func.func @negative_tile_argument(%t: tensor<64x64xf32>) -> tensor<64x64xf32> {
   return %t : tensor<64x64xf32>
 }
@@ -326,27 +342,27 @@ func.func @negative_tile_argument(%t: tensor<64x64xf32>) -> tensor<64x64xf32> {
 
 //--- smem-lhs.mlir
 
-// Q comes straight from its load: with smem-lhs it keeps the smem layout of
+// Q comes straight from its load: with smem-lhs it keeps the shared encoding of
 // its copy (not transposed), and the mma reads it from there. P is computed
 // in registers: it still moves from the accumulator to opa. Without the
 // option Q is in opa, as before.
 
 // SMEM-LABEL: func.func @smem_lhs_q_and_p
-// SMEM: %[[Q:.*]] = tile.load {{.*}} pad(0.000000e+00) : <?x?x?x16xf16> -> tensor<64x16xf16, #tile.layout<smem, warps = 4>>
-// SMEM: %[[KT:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>>
-// SMEM: %[[V:.*]] = tile.load {{.*}} : <?x?x?x16xf16> -> tensor<16x16xf16, #tile.layout<smem, warps = 4>>
+// SMEM: %[[Q:.*]] = tile.load {{.*}} pad(0.000000e+00) : <?x?x?x16xf16> -> tensor<64x16xf16, #tilegpu.shared<pad = 8>>
+// SMEM: %[[KT:.*]] = tile.load {{.*}} transpose : <?x?x?x16xf16> -> tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// SMEM: %[[V:.*]] = tile.load {{.*}} : <?x?x?x16xf16> -> tensor<16x16xf16, #tilegpu.shared<pad = 8>>
 // SMEM-NOT: tile.convert_layout
-// SMEM: %[[S:.*]] = tile.mma %[[Q]], %[[KT]], %{{.*}} : tensor<64x16xf16, #tile.layout<smem, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
-// SMEM: %[[PH:.*]] = arith.truncf %[[S]] : tensor<64x16xf32, #tile.layout<acc, warps = 4>> to tensor<64x16xf16, #tile.layout<acc, warps = 4>>
-// SMEM: %[[PA:.*]] = tile.convert_layout %[[PH]] : tensor<64x16xf16, #tile.layout<acc, warps = 4>> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
-// SMEM: tile.mma %[[PA]], %[[V]], %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// SMEM: %[[S:.*]] = tile.mma %[[Q]], %[[KT]], %{{.*}} : tensor<64x16xf16, #tilegpu.shared<pad = 8>>, tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>> -> tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// SMEM: %[[PH:.*]] = arith.truncf %[[S]] : tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>> to tensor<64x16xf16, #tilegpu.mma_sync<acc, warps = 4>>
+// SMEM: %[[PA:.*]] = tile.convert_layout %[[PH]] : tensor<64x16xf16, #tilegpu.mma_sync<acc, warps = 4>> -> tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>
+// SMEM: tile.mma %[[PA]], %[[V]], %{{.*}} : tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<16x16xf16, #tilegpu.shared<pad = 8>> -> tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
 
 // CHECK-LABEL: func.func @smem_lhs_q_and_p
-// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// CHECK: %[[Q:.*]] = tile.load {{.*}} -> tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>
 // CHECK-NOT: tile.convert_layout
-// CHECK: tile.mma %[[Q]], %{{.*}}, %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>>
-// CHECK: %[[PA:.*]] = tile.convert_layout %{{.*}} : tensor<64x16xf16, #tile.layout<acc, warps = 4>> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
-// CHECK: tile.mma %[[PA]], %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4>>
+// CHECK: tile.mma %[[Q]], %{{.*}}, %{{.*}} : tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// CHECK: %[[PA:.*]] = tile.convert_layout %{{.*}} : tensor<64x16xf16, #tilegpu.mma_sync<acc, warps = 4>> -> tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>
+// CHECK: tile.mma %[[PA]], %{{.*}} : tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<16x16xf16, #tilegpu.shared<pad = 8>>
 func.func @smem_lhs_q_and_p(%q: !tile.view<?x?x?x16xf16>,
                             %k: !tile.view<?x?x?x16xf16>,
                             %v: !tile.view<?x?x?x16xf16>,
@@ -376,13 +392,13 @@ func.func @smem_lhs_q_and_p(%q: !tile.view<?x?x?x16xf16>,
 // memory: it goes to registers (opa) with or without smem-lhs.
 
 // SMEM-LABEL: func.func @smem_lhs_transposed_load
-// SMEM: %[[Q:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
+// SMEM: %[[Q:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>
 // SMEM-NOT: tile.convert_layout
-// SMEM: tile.mma %[[Q]], %{{.*}}, %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>, tensor<16x16xf16, #tile.layout<smem, warps = 4, transposed = true>> -> tensor<64x16xf32, #tile.layout<acc, warps = 4>>
+// SMEM: tile.mma %[[Q]], %{{.*}}, %{{.*}} : tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>> -> tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
 
 // CHECK-LABEL: func.func @smem_lhs_transposed_load
-// CHECK: %[[Q:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x16xf16, #tile.layout<opa, warps = 4>>
-// CHECK: tile.mma %[[Q]], %{{.*}}, %{{.*}} : tensor<64x16xf16, #tile.layout<opa, warps = 4>>,
+// CHECK: %[[Q:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>
+// CHECK: tile.mma %[[Q]], %{{.*}}, %{{.*}} : tensor<64x16xf16, #tilegpu.mma_sync<opa, warps = 4>>,
 func.func @smem_lhs_transposed_load(%q: !tile.view<?x?x?x64xf16>,
                                     %k: !tile.view<?x?x?x16xf16>,
                                     %o: !tile.view<?x?x?x16xf16>) {
@@ -405,13 +421,39 @@ func.func @smem_lhs_transposed_load(%q: !tile.view<?x?x?x64xf16>,
 // registers.
 
 // GEN8SMEM-LABEL: func.func @sdpa_fwd
-// GEN8SMEM: %[[Q:.*]] = tile.load {{.*}} : <?x?x?x64xf16> -> tensor<128x64xf16, #tile.layout<smem, warps = 8>>
+// GEN8SMEM: %[[Q:.*]] = tile.load {{.*}} : <?x?x?x64xf16> -> tensor<128x64xf16, #tilegpu.shared<pad = 8>>
 // GEN8SMEM: scf.for
-// GEN8SMEM: %[[K:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x64xf16, #tile.layout<smem, warps = 8, transposed = true>>
-// GEN8SMEM: %[[V:.*]] = tile.load {{.*}} : <?x?x?x64xf16> -> tensor<64x64xf16, #tile.layout<smem, warps = 8>>
+// GEN8SMEM: %[[K:.*]] = tile.load {{.*}} transpose : <?x?x?x64xf16> -> tensor<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// GEN8SMEM: %[[V:.*]] = tile.load {{.*}} : <?x?x?x64xf16> -> tensor<64x64xf16, #tilegpu.shared<pad = 8>>
 // GEN8SMEM-NOT: tile.convert_layout
-// GEN8SMEM: tile.mma %[[Q]], %[[K]], {{.*}} : tensor<128x64xf16, #tile.layout<smem, warps = 8>>, tensor<64x64xf16, #tile.layout<smem, warps = 8, transposed = true>> -> tensor<128x64xf32, #tile.layout<acc, warps = 8>>
-// GEN8SMEM: %[[P:.*]] = tile.convert_layout {{.*}} : tensor<128x64xf16, #tile.layout<acc, warps = 8>> -> tensor<128x64xf16, #tile.layout<opa, warps = 8>>
-// GEN8SMEM: tile.mma %[[P]], %[[V]], {{.*}} : tensor<128x64xf16, #tile.layout<opa, warps = 8>>, tensor<64x64xf16, #tile.layout<smem, warps = 8>> -> tensor<128x64xf32, #tile.layout<acc, warps = 8>>
+// GEN8SMEM: tile.mma %[[Q]], %[[K]], {{.*}} : tensor<128x64xf16, #tilegpu.shared<pad = 8>>, tensor<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>> -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 8>>
+// GEN8SMEM: %[[P:.*]] = tile.convert_layout {{.*}} : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 8>> -> tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>
+// GEN8SMEM: tile.mma %[[P]], %[[V]], {{.*}} : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>, tensor<64x64xf16, #tilegpu.shared<pad = 8>> -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 8>>
 // GEN8SMEM-NOT: tile.convert_layout
 // GEN8SMEM-NOT: warps = 4
+
+// -----
+
+//--- targets.mlir
+
+//===----------------------------------------------------------------------===//
+// The target's family chooses the layouts (these cases run without
+// tilegpu-attach-target; the first RUN line gives them an mma_sync target)
+//===----------------------------------------------------------------------===//
+
+// TARGET: targets.mlir:[[@LINE+1]]:1: error: tilegpu-assign-layouts: the module has no #tilegpu.target; run tilegpu-attach-target first
+func.func @negative_no_target(%o: !tile.view<?x?x?x16xf16>) {
+  return
+}
+
+// -----
+
+// Only mma.sync has layouts so far. tilegpu-attach-target refuses the
+// families that are not lowered yet, so the target is written out here.
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
+  // TARGET: targets.mlir:[[@LINE+1]]:3: error: tilegpu-assign-layouts: no layouts for the wgmma family yet
+  func.func @negative_wgmma_family(%o: !tile.view<?x?x?x16xf16>) {
+    return
+  }
+}

@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -68,9 +69,14 @@ LogicalResult TileGPUDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getSharedBytesAttrName() || name == getWarpsAttrName()) {
     auto value = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!value || value.getInt() < 0)
-      return op->emitError() << "'" << name
-                             << "' must be a non-negative integer";
+    int64_t least = name == getWarpsAttrName() ? 1 : 0;
+    if (!value || value.getType().getIntOrFloatBitWidth() > 64 ||
+        value.getInt() < least)
+      return op->emitError() << "'" << name << "' must be an integer of at "
+                             << "least " << least;
+    if (!isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name << "' belongs on a kernel "
+                             << "function";
     return success();
   }
   return op->emitError() << "unknown tilegpu attribute '" << name << "'";
@@ -231,9 +237,13 @@ LogicalResult TmemLanesLayoutAttr::verifyTileShape(
     ArrayRef<int64_t> shape,
     function_ref<InFlightDiagnostic()> emitError) const {
   int64_t groups = getWarps() / 4;
-  if (shape.size() != 2 || shape[0] != 128 || shape[1] % groups)
-    return emitError() << *this << " needs a 128-row tile whose columns split "
-                       << "into " << groups << " equal parts";
+  if (shape.size() != 2 || shape[0] != 128)
+    return emitError() << *this << " needs a 128-row tile (one row per "
+                                   "tensor-memory lane)";
+  if (shape[1] % groups)
+    return emitError() << *this << " splits the columns between " << groups
+                       << " warps per quadrant; " << shape[1]
+                       << " columns do not split evenly";
   return success();
 }
 
@@ -249,9 +259,46 @@ TmemLanesLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape,
   return {32 * (warp % 4) + lane, (warp / 4) * columns + reg};
 }
 
+/// A tensor in a register layout must have a shape the layout takes.
+template <typename Layout>
+static LogicalResult
+verifyLayoutEncoding(Layout layout, ArrayRef<int64_t> shape,
+                     function_ref<InFlightDiagnostic()> emitError) {
+  return layout.verifyTileShape(shape, emitError);
+}
+
+LogicalResult MmaSyncLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  return verifyLayoutEncoding(*this, shape, emitError);
+}
+
+LogicalResult WgmmaLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  return verifyLayoutEncoding(*this, shape, emitError);
+}
+
+LogicalResult TmemLanesLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  return verifyLayoutEncoding(*this, shape, emitError);
+}
+
 //===----------------------------------------------------------------------===//
 // Memory encodings
 //===----------------------------------------------------------------------===//
+
+/// A tensor with a shared encoding is a tile (rank 2) that lives in shared
+/// memory, before convert-tile-to-tilegpu makes it a buffer.
+LogicalResult SharedEncodingAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type elementType,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != 2)
+    return emitError() << "a tile in shared memory has rank 2, not "
+                       << shape.size();
+  return verifyTileShape(shape, elementType, emitError);
+}
 
 LogicalResult
 SharedEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -325,7 +372,10 @@ int64_t TensorMemoryEncodingAttr::getAlignment() const { return 32; }
 
 int64_t TensorMemoryEncodingAttr::getTileSize(ArrayRef<int64_t> shape,
                                               Type elementType) const {
-  int64_t perColumn = getPacked() ? 32 / elementType.getIntOrFloatBitWidth() : 1;
+  int64_t perColumn =
+      getPacked() && elementType.isIntOrFloat()
+          ? std::max<int64_t>(1, 32 / elementType.getIntOrFloatBitWidth())
+          : 1;
   return llvm::divideCeil(shape.back(), perColumn);
 }
 
@@ -335,6 +385,9 @@ LogicalResult TensorMemoryEncodingAttr::verifyTileShape(
   if (shape.size() != 2 || shape[0] > 128)
     return emitError() << "a tensor-memory tile has rank 2 and at most 128 "
                           "rows (lanes)";
+  if (!elementType.isIntOrFloat())
+    return emitError() << "tensor memory holds integers or floats, not "
+                       << elementType;
   unsigned width = elementType.getIntOrFloatBitWidth();
   if (width != 32 && !(getPacked() && width == 16))
     return emitError() << "tensor memory holds 32-bit elements, or packed "
@@ -413,8 +466,19 @@ LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
       llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
     return emitError() << "a buffer has 1 to 3 positive static dimensions "
                           "(slots x rows x columns)";
-  return memory.verifyTileShape(shape.size() == 3 ? shape.drop_front() : shape,
-                                elementType, emitError);
+  if (failed(memory.verifyTileShape(
+          shape.size() == 3 ? shape.drop_front() : shape, elementType,
+          emitError)))
+    return failure();
+  // Tensor memory has 512 columns per CTA.
+  if (memory.getMemorySpace() == MemorySpace::Tensor) {
+    int64_t columns = (shape.size() == 3 ? shape[0] : 1) *
+                      memory.getTileSize(shape.take_back(2), elementType);
+    if (columns > 512)
+      return emitError() << "a tensor-memory buffer of " << columns
+                         << " columns is more than the 512 there are";
+  }
+  return success();
 }
 
 int64_t BufferType::getTileSize() const {

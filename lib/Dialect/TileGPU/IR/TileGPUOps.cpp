@@ -47,6 +47,11 @@ LogicalResult AllocOp::verify() {
   if (offset && *offset % align)
     return emitOpError() << "offset " << *offset << " is not a multiple of "
                          << align << ", the alignment of " << type;
+  if (offset && type.getMemorySpace() == MemorySpace::Tensor &&
+      *offset + type.getAllocationSize() > 512)
+    return emitOpError() << "columns " << *offset << " to "
+                         << *offset + type.getAllocationSize()
+                         << " run past tensor memory's 512";
   return success();
 }
 
@@ -84,9 +89,11 @@ LogicalResult AsyncCopyOp::verify() {
   if (view.getRank() < 2)
     return emitOpError() << "copies a 2-d block of the last two dimensions "
                             "of a view of rank 2 or more";
-  if (dst.isRing() || dst.getShape().size() != 2)
-    return emitOpError() << "copies into one tile, not " << dst
-                         << " (take a tilegpu.slot of a ring)";
+  if (dst.isRing())
+    return emitOpError() << "copies into one tile, not the ring " << dst
+                         << " (take a tilegpu.slot of it)";
+  if (dst.getShape().size() != 2)
+    return emitOpError() << "copies into a rank-2 tile, not " << dst;
   if (dst.getElementType() != view.getElementType())
     return emitOpError() << "element types differ: " << view << " and "
                          << dst;
@@ -151,6 +158,34 @@ LogicalResult MmaOp::verify() {
   if (isa<RankedTensorType>(lhsType) &&
       failed(verifyRegisterTile(*this, getLhs(), "lhs")))
     return failure();
+  // The family's roles: mma.sync takes an `opa` lhs and an `acc` of the same
+  // warps; wgmma an `acc`; tcgen05 accumulates in tensor memory, not here.
+  Attribute accLayout = acc.getEncoding();
+  if (auto mma = dyn_cast<MmaSyncLayoutAttr>(accLayout)) {
+    if (mma.getKind() != MmaSyncKind::Acc)
+      return emitOpError() << "expects the accumulator in the 'acc' layout, "
+                              "not "
+                           << accLayout;
+    auto lhsLayout = isa<RankedTensorType>(lhsType)
+                         ? cast<MmaSyncLayoutAttr>(
+                               cast<RankedTensorType>(lhsType).getEncoding())
+                         : nullptr;
+    if (lhsLayout && (lhsLayout.getKind() != MmaSyncKind::OperandA ||
+                      lhsLayout.getWarps() != mma.getWarps()))
+      return emitOpError() << "expects a register lhs in "
+                           << MmaSyncLayoutAttr::get(getContext(),
+                                                     MmaSyncKind::OperandA,
+                                                     mma.getWarps())
+                           << ", not " << lhsLayout;
+  } else if (auto wgmma = dyn_cast<WgmmaLayoutAttr>(accLayout)) {
+    if (wgmma.getKind() != WgmmaKind::Acc)
+      return emitOpError() << "expects the accumulator in the 'acc' layout, "
+                              "not "
+                           << accLayout;
+  } else {
+    return emitOpError() << "has no register accumulator in " << accLayout
+                         << " (tcgen05 accumulates in tensor memory)";
+  }
   return verifyRegisterTile(*this, getAcc(), "acc");
 }
 
@@ -169,6 +204,21 @@ LogicalResult StagedStoreOp::verify() {
     return emitOpError() << "expects " << view.getRank()
                          << " tile indices for " << view << ", got "
                          << getIndices().size();
+  if (view.getRank() < 2)
+    return emitOpError() << "stores a 2-d block of the last two dimensions "
+                            "of a view of rank 2 or more";
+  auto encoding = cast<SharedEncodingAttr>(staging.getEncoding());
+  if (encoding.getTransposed() || encoding.getSwizzle())
+    return emitOpError() << "stages through an untransposed, unswizzled "
+                            "buffer, not "
+                         << staging;
+  if (auto mma = dyn_cast<MmaSyncLayoutAttr>(value.getEncoding());
+      mma &&
+      !mma.canStageStore(value.getShape(), value.getElementType()))
+    return emitOpError() << "cannot stage " << value
+                         << ": it takes a 16-bit 'acc' tile whose warps' "
+                            "rows split into 16-byte pieces, a whole number "
+                            "per lane";
   return verifyRegisterTile(*this, getValue(), "value");
 }
 

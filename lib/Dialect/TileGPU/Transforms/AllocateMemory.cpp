@@ -58,11 +58,14 @@ Operation *lastUser(AllocOp alloc, Block &body) {
         worklist.push_back(loop.getRegionIterArgs()[i]);
         worklist.push_back(loop.getResult(i));
       }
-      if (auto yield = dyn_cast<scf::YieldOp>(user))
-        if (auto loop = dyn_cast<scf::ForOp>(yield->getParentOp())) {
+      // A yielded buffer lives on in its parent's results (scf.if, scf.for)
+      // and, for a loop, in the next iteration.
+      if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+        Operation *parent = yield->getParentOp();
+        worklist.push_back(parent->getResult(use.getOperandNumber()));
+        if (auto loop = dyn_cast<scf::ForOp>(parent))
           worklist.push_back(loop.getRegionIterArgs()[use.getOperandNumber()]);
-          worklist.push_back(loop.getResult(use.getOperandNumber()));
-        }
+      }
     }
   }
   return last;
@@ -118,6 +121,15 @@ struct TileGPUAllocateMemoryPass final
       return signalPassFailure();
     func->setAttr(TileGPUDialect::getSharedBytesAttrName(),
                   Builder(func).getI64IntegerAttr(sharedBytes));
+    int64_t columns = 0;
+    for (const Placed &p : placed[MemorySpace::Tensor])
+      columns = std::max(columns, p.offset + p.size);
+    if (columns > 512) {
+      func.emitError() << "tilegpu-allocate-memory: the kernel needs "
+                       << columns << " columns of tensor memory, more than "
+                       << "the 512 there are";
+      return signalPassFailure();
+    }
     if (TargetAttr target = getTarget(func)) {
       std::optional<TargetInfo> info = TargetInfo::lookup(target.getChip());
       if (info && sharedBytes > info->sharedBytesPerBlock) {

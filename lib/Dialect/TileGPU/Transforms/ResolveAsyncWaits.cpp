@@ -18,7 +18,9 @@
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 #include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace tiled_attn::tilegpu {
@@ -108,12 +110,22 @@ void drainUnusedPrefetches(Operation *root) {
     });
     if (!inFlight)
       return;
+    // A copy may come later in any enclosing block, or in the next
+    // iteration of an enclosing loop.
+    auto hasCopy = [](Operation *op) {
+      return op->walk([](AsyncCopyOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+    };
     bool copyFollows = false;
-    for (Operation *op = loop->getNextNode(); op && !copyFollows;
-         op = op->getNextNode())
-      copyFollows = op->walk([](AsyncCopyOp) {
-                        return WalkResult::interrupt();
-                      }).wasInterrupted();
+    for (Operation *at = loop; at && !copyFollows && !isa<func::FuncOp>(at);
+         at = at->getParentOp()) {
+      for (Operation *op = at->getNextNode(); op && !copyFollows;
+           op = op->getNextNode())
+        copyFollows = hasCopy(op);
+      Operation *parent = at->getParentOp();
+      if (!copyFollows && parent && isa<LoopLikeOpInterface>(parent))
+        copyFollows = hasCopy(parent);
+    }
     if (!copyFollows)
       return;
     OpBuilder b(loop->getContext());

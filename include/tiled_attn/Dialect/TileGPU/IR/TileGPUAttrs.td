@@ -11,6 +11,7 @@
 include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.td"
 include "tiled_attn/Dialect/TileGPU/IR/TileGPUInterfaces.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/TensorEncoding.td"
 include "mlir/IR/EnumAttr.td"
 
 class TileGPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
@@ -61,7 +62,8 @@ def TileGPU_WgmmaKind : I32EnumAttr<"WgmmaKind",
 //===----------------------------------------------------------------------===//
 
 def TileGPU_MmaSyncLayoutAttr : TileGPU_Attr<"MmaSyncLayout", "mma_sync", [
-    DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>]> {
+    DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>,
+    DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "A register tile in mma.sync m16n8k16 fragments";
   let description = [{
     `warps` warps split the rows of the CTA's tiles; g = lane / 4 and
@@ -102,7 +104,8 @@ def TileGPU_MmaSyncLayoutAttr : TileGPU_Attr<"MmaSyncLayout", "mma_sync", [
 }
 
 def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
-    DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>]> {
+    DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>,
+    DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "A register tile in wgmma m64nNk16 warpgroup accumulators";
   let description = [{
     `warpgroups` warpgroups of four warps split the rows in blocks of 64;
@@ -132,7 +135,8 @@ def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
 
 def TileGPU_TmemLanesLayoutAttr
     : TileGPU_Attr<"TmemLanesLayout", "tmem_lanes", [
-    DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>]> {
+    DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>,
+    DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "A register tile read from tensor memory by lane quadrants";
   let description = [{
     What `tcgen05.ld .32x32b` gives: a warp reaches only the quadrant of 32
@@ -157,7 +161,8 @@ def TileGPU_TmemLanesLayoutAttr
 //===----------------------------------------------------------------------===//
 
 def TileGPU_SharedEncodingAttr : TileGPU_Attr<"SharedEncoding", "shared", [
-    DeclareAttrInterfaceMethods<TileGPU_MemoryEncodingAttrInterface>]> {
+    DeclareAttrInterfaceMethods<TileGPU_MemoryEncodingAttrInterface>,
+    DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "A tile in shared memory: row padding or a swizzle mode";
   let description = [{
     The tile is stored row by row (`transposed`: its transpose is, so that

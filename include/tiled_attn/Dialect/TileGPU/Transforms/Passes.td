@@ -25,7 +25,7 @@ def TileGPUAllocateMemoryPass
     ```mlir
     // Before
     %q = tilegpu.alloc : !tilegpu.buffer<128x128xf16, #tilegpu.shared<pad = 8>>
-    %k = tilegpu.alloc : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    %k = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
     // After (func attribute tilegpu.shared_bytes = 52224)
     %q = tilegpu.alloc offset(0) : ...
     %k = tilegpu.alloc offset(34816) : ...

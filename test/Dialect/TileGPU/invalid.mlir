@@ -1,0 +1,1088 @@
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics
+
+// One case per diagnostic of the tilegpu verifiers (TileGPUDialect.cpp,
+// TileGPUOps.cpp) and per ODS constraint of TileGPUOps.td that can fire.
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes: tilegpu.target, tilegpu.shared_bytes, tilegpu.warps
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'tilegpu.target' must be a #tilegpu.target on a module}}
+module attributes {tilegpu.target = "sm_80"} {}
+
+// -----
+
+// expected-error @+1 {{'tilegpu.target' must be a #tilegpu.target on a module}}
+func.func private @negative_target_on_func() attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>}
+
+// -----
+
+// expected-error @+1 {{'tilegpu.shared_bytes' must be an integer of at least 0}}
+func.func private @negative_shared_bytes() attributes {tilegpu.shared_bytes = -16 : i64}
+
+// -----
+
+// expected-error @+1 {{'tilegpu.warps' must be an integer of at least 1}}
+func.func private @negative_warps_not_integer() attributes {tilegpu.warps = "four"}
+
+// -----
+
+// expected-error @+1 {{unknown tilegpu attribute 'tilegpu.shared'}}
+func.func private @negative_unknown_attribute() attributes {tilegpu.shared = 1024 : i64}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #tilegpu.target
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{unknown chip 'sm_70' (known: }}
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_70", family = mma_sync>} {}
+
+// -----
+
+// expected-error @+1 {{chip 'sm_80' has no wgmma matrix units}}
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = wgmma>} {}
+
+// -----
+
+// wgmma needs the architecture-specific features of sm_90a.
+
+// expected-error @+1 {{chip 'sm_90' has no wgmma matrix units}}
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90", family = wgmma>} {}
+
+// -----
+
+// expected-error @+1 {{chip 'sm_90a' has no tcgen05 matrix units}}
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = tcgen05>} {}
+
+// -----
+
+// expected-error @+2 {{failed to parse TileGPU_TargetAttr parameter 'family'}}
+// expected-error @+1 {{expected ::tiled_attn::tilegpu::Family to be one of: mma_sync, wgmma, tcgen05}}
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = hmma>} {}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Distributed layouts: the attributes
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{warps must be a power of two in [1, 32], got 3}}
+func.func private @negative_mma_sync_warps(tensor<96x64xf32, #tilegpu.mma_sync<acc, warps = 3>>)
+
+// -----
+
+// expected-error @+1 {{warps must be a power of two in [1, 32], got 64}}
+func.func private @negative_mma_sync_warps_large(tensor<1024xf32, #tilegpu.mma_sync<rows, warps = 64>>)
+
+// -----
+
+// expected-error @+1 {{warps must be a power of two in [1, 32], got 0}}
+func.func private @negative_mma_sync_warps_zero(tensor<64xf32, #tilegpu.mma_sync<cols, warps = 0>>)
+
+// -----
+
+// expected-error @+1 {{warpgroups must be in [1, 4], got 0}}
+func.func private @negative_wgmma_warpgroups_zero(tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 0>>)
+
+// -----
+
+// expected-error @+1 {{warpgroups must be in [1, 4], got 5}}
+func.func private @negative_wgmma_warpgroups_large(tensor<320xf32, #tilegpu.wgmma<rows, warpgroups = 5>>)
+
+// -----
+
+// expected-error @+1 {{warps must be 4, 8 or 16 (whole quadrants), got 2}}
+func.func private @negative_tmem_lanes_warps(tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 2>>)
+
+// -----
+
+// expected-error @+1 {{warps must be 4, 8 or 16 (whole quadrants), got 32}}
+func.func private @negative_tmem_lanes_warps_large(tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 32>>)
+
+// -----
+
+// wgmma has no A-operand layout: a register A operand is in `acc`'s.
+
+// expected-error @+2 {{failed to parse TileGPU_WgmmaLayoutAttr parameter 'kind'}}
+// expected-error @+1 {{expected ::tiled_attn::tilegpu::WgmmaKind to be one of: acc, rows}}
+func.func private @negative_wgmma_opa(tensor<64x64xf16, #tilegpu.wgmma<opa, warpgroups = 1>>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #tilegpu.role
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{role 'producer' needs at least one warp}}
+func.func private @negative_role_no_warps() attributes {role = #tilegpu.role<"producer", warps = 0>}
+
+// -----
+
+// expected-error @+1 {{role 'producer': a register budget is a multiple of 8 in [24, 256], got 16}}
+func.func private @negative_role_registers_small() attributes {role = #tilegpu.role<"producer", warps = 4, registers = 16>}
+
+// -----
+
+// expected-error @+1 {{role 'consumer': a register budget is a multiple of 8 in [24, 256], got 264}}
+func.func private @negative_role_registers_large() attributes {role = #tilegpu.role<"consumer", warps = 8, registers = 264>}
+
+// -----
+
+// expected-error @+1 {{role 'consumer': a register budget is a multiple of 8 in [24, 256], got 100}}
+func.func private @negative_role_registers_not_multiple_of_8() attributes {role = #tilegpu.role<"consumer", warps = 8, registers = 100>}
+
+// -----
+
+// expected-error @+1 {{role 'producer': a register budget applies to whole warpgroups, but it has 2 warps}}
+func.func private @negative_role_budget_partial_warpgroup() attributes {role = #tilegpu.role<"producer", warps = 2, registers = 24>}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// #tilegpu.shared, #tilegpu.tensor_memory and !tilegpu.buffer
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{swizzle must be 0 (none), 32, 64 or 128 bytes, got 16}}
+func.func private @negative_swizzle_mode(!tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 16>>)
+
+// -----
+
+// expected-error @+1 {{pad must be non-negative, got -8}}
+func.func private @negative_pad(!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = -8>>)
+
+// -----
+
+// expected-error @+1 {{a swizzled buffer has no padding (swizzle = 128, pad = 8)}}
+func.func private @negative_swizzle_and_pad(!tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, pad = 8>>)
+
+// -----
+
+// expected-error @+1 {{a buffer's encoding must say where it lives (#tilegpu.shared or #tilegpu.tensor_memory), got #tilegpu.mma_sync<acc, warps = 4>}}
+func.func private @negative_buffer_register_layout(!tilegpu.buffer<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>)
+
+// -----
+
+// expected-error @+1 {{a buffer's encoding must say where it lives (#tilegpu.shared or #tilegpu.tensor_memory), got 3 : i64}}
+func.func private @negative_buffer_encoding_integer(!tilegpu.buffer<64x64xf16, 3 : i64>)
+
+// -----
+
+// expected-error @+1 {{a buffer has 1 to 3 positive static dimensions (slots x rows x columns)}}
+func.func private @negative_buffer_rank_4(!tilegpu.buffer<2x2x64x64xf16, #tilegpu.shared<>>)
+
+// -----
+
+// expected-error @+1 {{a buffer has 1 to 3 positive static dimensions (slots x rows x columns)}}
+func.func private @negative_buffer_rank_0(!tilegpu.buffer<f16, #tilegpu.shared<>>)
+
+// -----
+
+// expected-error @+1 {{a buffer has 1 to 3 positive static dimensions (slots x rows x columns)}}
+func.func private @negative_buffer_empty_ring(!tilegpu.buffer<0x64x64xf16, #tilegpu.shared<>>)
+
+// -----
+
+// expected-error @+1 {{a shared buffer holds integers or floats, not 'index'}}
+func.func private @negative_shared_index(!tilegpu.buffer<64x64xindex, #tilegpu.shared<>>)
+
+// -----
+
+// expected-error @+1 {{a rank-1 shared buffer (mbarriers) takes the plain #tilegpu.shared<> encoding}}
+func.func private @negative_mbarriers_padded(!tilegpu.buffer<2xi64, #tilegpu.shared<pad = 8>>)
+
+// -----
+
+// expected-error @+1 {{a 128-byte swizzle needs stored rows of a multiple of 128 bytes, got 64}}
+func.func private @negative_swizzle_short_rows(!tilegpu.buffer<128x32xf16, #tilegpu.shared<swizzle = 128>>)
+
+// -----
+
+// A transposed tile's stored rows are its columns: 32 f16 here.
+
+// expected-error @+1 {{a 128-byte swizzle needs stored rows of a multiple of 128 bytes, got 64}}
+func.func private @negative_swizzle_transposed_short_rows(!tilegpu.buffer<32x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>)
+
+// -----
+
+// expected-error @+1 {{a 32-byte swizzle needs stored rows of a multiple of 32 bytes, got 16}}
+func.func private @negative_swizzle_32_short_rows(!tilegpu.buffer<3x64x8xf16, #tilegpu.shared<swizzle = 32>>)
+
+// -----
+
+// expected-error @+1 {{a tensor-memory tile has rank 2 and at most 128 rows (lanes)}}
+func.func private @negative_tmem_rows(!tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>>)
+
+// -----
+
+// expected-error @+1 {{a tensor-memory tile has rank 2 and at most 128 rows (lanes)}}
+func.func private @negative_tmem_ring_rows(!tilegpu.buffer<2x192x64xf32, #tilegpu.tensor_memory<>>)
+
+// -----
+
+// expected-error @+1 {{a tensor-memory tile has rank 2 and at most 128 rows (lanes)}}
+func.func private @negative_tmem_rank_1(!tilegpu.buffer<128xf32, #tilegpu.tensor_memory<>>)
+
+// -----
+
+// expected-error @+1 {{tensor memory holds 32-bit elements, or packed 16-bit ones, not 'f16'}}
+func.func private @negative_tmem_f16_unpacked(!tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<>>)
+
+// -----
+
+// expected-error @+1 {{tensor memory holds 32-bit elements, or packed 16-bit ones, not 'i8'}}
+func.func private @negative_tmem_i8_packed(!tilegpu.buffer<128x64xi8, #tilegpu.tensor_memory<packed = true>>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.alloc
+//===----------------------------------------------------------------------===//
+
+func.func @negative_alloc_offset() {
+  // expected-error @+1 {{'tilegpu.alloc' op attribute 'offset' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %b = tilegpu.alloc offset(-128) : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_alloc_padded_alignment() {
+  // expected-error @+1 {{'tilegpu.alloc' op offset 64 is not a multiple of 128, the alignment of '!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>'}}
+  %b = tilegpu.alloc offset(64) : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+// A 128-byte swizzle repeats every 8 rows of 128 bytes: 1024-byte alignment.
+
+func.func @negative_alloc_swizzled_alignment() {
+  // expected-error @+1 {{'tilegpu.alloc' op offset 512 is not a multiple of 1024, the alignment of '!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<swizzle = 128>>'}}
+  %b = tilegpu.alloc offset(512) : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<swizzle = 128>>
+  return
+}
+
+// -----
+
+func.func @negative_alloc_tmem_alignment() {
+  // expected-error @+1 {{'tilegpu.alloc' op offset 16 is not a multiple of 32, the alignment of '!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>'}}
+  %b = tilegpu.alloc offset(16) : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+// The custom form only parses a !tilegpu.buffer; the generic form reaches
+// the ODS constraints (also in the cases below that use it).
+
+func.func @negative_alloc_memref() {
+  // expected-error @+1 {{'tilegpu.alloc' op result #0 must be a buffer, but got 'memref<64x64xf16, 3>'}}
+  %b = "tilegpu.alloc"() : () -> memref<64x64xf16, 3>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.slot
+//===----------------------------------------------------------------------===//
+
+func.func @negative_slot_of_tile(%i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.slot' op expects a ring (slots x rows x columns), got '!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>'}}
+  %s = tilegpu.slot %b[%i] : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_slot_shape(%i: index) {
+  %ring = tilegpu.alloc : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.slot' op result '!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>' must be one tile of '!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>'}}
+  %s = tilegpu.slot %ring[%i] : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_slot_element_type(%i: index) {
+  %ring = tilegpu.alloc : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.slot' op result '!tilegpu.buffer<64x64xbf16, #tilegpu.shared<pad = 8>>' must be one tile of '!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>'}}
+  %s = tilegpu.slot %ring[%i] : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<64x64xbf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_slot_encoding(%i: index) {
+  %ring = tilegpu.alloc : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.slot' op result '!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>' must be one tile of '!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>'}}
+  %s = tilegpu.slot %ring[%i] : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_slot_ring_argument(%ring: !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>, %i: index) {
+  // expected-error @+1 {{'tilegpu.slot' op expects the ring to come from a tilegpu.alloc}}
+  %s = tilegpu.slot %ring[%i] : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_slot_index_type(%i: i32) {
+  %ring = tilegpu.alloc : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.slot' op operand #1 must be index, but got 'i32'}}
+  %s = "tilegpu.slot"(%ring, %i) : (!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>, i32)
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.async_copy
+//===----------------------------------------------------------------------===//
+
+func.func @negative_async_copy_index_count(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.async_copy' op expects 4 tile indices for '!tile.view<?x?x?x64xf16>', got 3}}
+  %c = tilegpu.async_copy %v[%i, %i, %i] into %b
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_view_rank_1(%v: !tile.view<64xf16>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.async_copy' op copies a 2-d block of the last two dimensions of a view of rank 2 or more}}
+  %c = tilegpu.async_copy %v[%i] into %b
+      : !tile.view<64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_into_ring(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  %ring = tilegpu.alloc : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.async_copy' op copies into one tile, not the ring '!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>' (take a tilegpu.slot of it)}}
+  %c = tilegpu.async_copy %v[%i, %i, %i, %i] into %ring
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_into_rank_1(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<64xf16, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.async_copy' op copies into a rank-2 tile, not '!tilegpu.buffer<64xf16, #tilegpu.shared<>>'}}
+  %c = tilegpu.async_copy %v[%i, %i, %i, %i] into %b
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64xf16, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_element_type(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<64x64xbf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.async_copy' op element types differ: '!tile.view<?x?x?x64xf16>' and '!tilegpu.buffer<64x64xbf16, #tilegpu.shared<pad = 8>>'}}
+  %c = tilegpu.async_copy %v[%i, %i, %i, %i] into %b
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xbf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_row_width(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.async_copy' op a 64x128 tile stores rows of 128 elements, but the view's rows have 64}}
+  %c = tilegpu.async_copy %v[%i, %i, %i, %i] into %b
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+// K is copied as it is in global memory; the buffer holds Kᵀ, so its rows
+// (not its columns) are the view's.
+
+func.func @negative_async_copy_transposed_row_width(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  // expected-error @+1 {{'tilegpu.async_copy' op a 128x64 transposed tile stores rows of 128 elements, but the view's rows have 64}}
+  %c = tilegpu.async_copy %v[%i, %i, %i, %i] into %b
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_into_tmem(%v: !tile.view<?x?x?x64xf32>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  // expected-error @+1 {{custom op 'tilegpu.async_copy' 'dst' must be a buffer in shared memory, but got '!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>'}}
+  %c = tilegpu.async_copy %v[%i, %i, %i, %i] into %b
+      : !tile.view<?x?x?x64xf32>, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_into_tmem_generic(%v: !tile.view<?x?x?x64xf32>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  // expected-error @+1 {{'tilegpu.async_copy' op operand #5 must be a buffer in shared memory, but got '!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>'}}
+  %c = "tilegpu.async_copy"(%v, %i, %i, %i, %i, %b)
+      : (!tile.view<?x?x?x64xf32>, index, index, index, index,
+         !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>)
+      -> !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_from_memref(%v: memref<?x64xf16>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.async_copy' op operand #0 must be}}
+  %c = "tilegpu.async_copy"(%v, %i, %i, %b)
+      : (memref<?x64xf16>, index, index, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>)
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_result_type(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.async_copy' op failed to verify that the result is the destination buffer}}
+  %c = "tilegpu.async_copy"(%v, %i, %i, %i, %i, %b)
+      : (!tile.view<?x?x?x64xf16>, index, index, index, index,
+         !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>)
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 16>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.async_wait
+//===----------------------------------------------------------------------===//
+
+func.func @negative_async_wait_pending(%b: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>) {
+  // expected-error @+1 {{'tilegpu.async_wait' op attribute 'pending' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %w = tilegpu.async_wait %b pending(-1) : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_async_wait_tmem(%b: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{'tilegpu.async_wait' op operand #0 must be a buffer in shared memory, but got '!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>'}}
+  %w = "tilegpu.async_wait"(%b) : (!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>)
+      -> !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_async_wait_result_type(%b: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>) {
+  // expected-error @+1 {{'tilegpu.async_wait' op failed to verify that the result is the awaited buffer}}
+  %w = "tilegpu.async_wait"(%b) : (!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>)
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.local_load and the shapes the layouts take
+//===----------------------------------------------------------------------===//
+
+func.func @negative_local_load_shape(%b: !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>) {
+  // expected-error @+1 {{'tilegpu.local_load' op reads '!tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>' into a different tile, 'tensor<128x128xf16, #tilegpu.mma_sync<opa, warps = 4>>'}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+      -> tensor<128x128xf16, #tilegpu.mma_sync<opa, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_local_load_element_type(%b: !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>) {
+  // expected-error @+1 {{'tilegpu.local_load' op reads '!tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>' into a different tile, 'tensor<128x64xbf16, #tilegpu.mma_sync<opa, warps = 4>>'}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+      -> tensor<128x64xbf16, #tilegpu.mma_sync<opa, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_local_load_no_layout(%b: !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>) {
+  // expected-error @+1 {{'tilegpu.local_load' op result #0 must be a tile in a distributed (register) layout, but got 'tensor<128x64xf16>'}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>> -> tensor<128x64xf16>
+  return
+}
+
+// -----
+
+func.func @negative_local_load_tmem(%b: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{'tilegpu.local_load' op operand #0 must be a buffer in shared memory, but got '!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>'}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+      -> tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>
+  return
+}
+
+// -----
+
+// 8 warps of 16 rows each need 128 rows.
+
+func.func @negative_mma_sync_acc_rows(%b: !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{a tile of shape 2-d [64, 64] in #tilegpu.mma_sync<acc, warps = 8> needs rank 2, rows a multiple of 16 x warps and columns of 8 (16 for an A operand)}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>
+      -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_sync_acc_cols(%b: !tilegpu.buffer<64x12xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{a tile of shape 2-d [64, 12] in #tilegpu.mma_sync<acc, warps = 4> needs rank 2, rows a multiple of 16 x warps and columns of 8 (16 for an A operand)}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<64x12xf32, #tilegpu.shared<>>
+      -> tensor<64x12xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_sync_acc_rank(%b: !tilegpu.buffer<128xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{a tile of shape 1-d [128] in #tilegpu.mma_sync<acc, warps = 4> needs rank 2, rows a multiple of 16 x warps and columns of 8 (16 for an A operand)}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<128xf32, #tilegpu.shared<>>
+      -> tensor<128xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+// An A operand's columns are k-steps of 16.
+
+func.func @negative_mma_sync_opa_cols(%b: !tilegpu.buffer<64x24xf16, #tilegpu.shared<>>) {
+  // expected-error @+2 {{a tile of shape 2-d [64, 24] in #tilegpu.mma_sync<opa, warps = 4> needs rank 2, rows a multiple of 16 x warps and columns of 8 (16 for an A operand)}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<64x24xf16, #tilegpu.shared<>>
+      -> tensor<64x24xf16, #tilegpu.mma_sync<opa, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_sync_rows_length(%b: !tilegpu.buffer<96xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{a tile of shape 1-d [96] in #tilegpu.mma_sync<rows, warps = 4> needs rank 1 and a length that is a multiple of 16 x warps}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<96xf32, #tilegpu.shared<>>
+      -> tensor<96xf32, #tilegpu.mma_sync<rows, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_sync_rows_rank(%b: !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{a tile of shape 2-d [128, 64] in #tilegpu.mma_sync<rows, warps = 4> needs rank 1 and a length that is a multiple of 16 x warps}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>
+      -> tensor<128x64xf32, #tilegpu.mma_sync<rows, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_sync_cols_length(%b: !tilegpu.buffer<60xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{a tile of shape 1-d [60] in #tilegpu.mma_sync<cols, warps = 4> needs rank 1 and a length that is a multiple of 8}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<60xf32, #tilegpu.shared<>>
+      -> tensor<60xf32, #tilegpu.mma_sync<cols, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_wgmma_acc_rows(%b: !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{#tilegpu.wgmma<acc, warpgroups = 2> needs 128 rows (64 per warpgroup) and N a multiple of 8 up to 256}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>
+      -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}
+
+// -----
+
+func.func @negative_wgmma_acc_wide(%b: !tilegpu.buffer<64x512xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{#tilegpu.wgmma<acc, warpgroups = 1> needs 64 rows (64 per warpgroup) and N a multiple of 8 up to 256}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<64x512xf32, #tilegpu.shared<>>
+      -> tensor<64x512xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
+  return
+}
+
+// -----
+
+func.func @negative_wgmma_rows(%b: !tilegpu.buffer<128xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{#tilegpu.wgmma<rows, warpgroups = 1> needs 64 rows (64 per warpgroup)}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<128xf32, #tilegpu.shared<>>
+      -> tensor<128xf32, #tilegpu.wgmma<rows, warpgroups = 1>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_lanes_rows(%b: !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{#tilegpu.tmem_lanes<warps = 4> needs a 128-row tile (one row per tensor-memory lane)}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>
+      -> tensor<64x64xf32, #tilegpu.tmem_lanes<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_lanes_cols(%b: !tilegpu.buffer<128x6xf32, #tilegpu.shared<>>) {
+  // expected-error @+2 {{#tilegpu.tmem_lanes<warps = 16> splits the columns between 4 warps per quadrant; 6 columns do not split evenly}}
+  %t = tilegpu.local_load %b : !tilegpu.buffer<128x6xf32, #tilegpu.shared<>>
+      -> tensor<128x6xf32, #tilegpu.tmem_lanes<warps = 16>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.mma
+//===----------------------------------------------------------------------===//
+
+func.func @negative_mma_rhs_ring(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op expects rank-2 operands}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_inner_dim(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<32x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op expects lhs columns (64) to equal rhs rows (32)}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<32x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_acc_shape(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op expects a 128x128 accumulator, got 128x64}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_mixed_elements(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<64x64xbf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op expects f16 or bf16 operands of one type, got 'f16' and 'bf16'}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<64x64xbf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_f32_operands(
+    %q: !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>,
+    %k: !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>,
+    %acc: tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
+  // expected-error @+1 {{'tilegpu.mma' op expects f16 or bf16 operands of one type, got 'f32' and 'f32'}}
+  %o = tilegpu.mma %q, %k, %acc
+      : !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>,
+        !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>
+        -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_f16_accumulator(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op accumulates in f32, not 'f16'}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_transposed_shared_lhs(
+    %q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+    %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+    %acc: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
+  // expected-error @+1 {{'tilegpu.mma' op a shared lhs is stored untransposed}}
+  %o = tilegpu.mma %q, %k, %acc
+      : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+        !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+        -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_mixed_families(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
+  // expected-error @+1 {{'tilegpu.mma' op mixes layout families: #tilegpu.mma_sync<opa, warps = 8> and #tilegpu.wgmma<acc, warpgroups = 2>}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_lhs_layout_shape(
+    // expected-error @+1 {{a tile of shape 2-d [64, 64] in #tilegpu.mma_sync<opa, warps = 8> needs rank 2, rows a multiple of 16 x warps and columns of 8 (16 for an A operand)}}
+    %p: tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 8>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 8>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_acc_layout_shape(
+    %q: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+    %k: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+    // expected-error @+1 {{#tilegpu.wgmma<acc, warpgroups = 2> needs 128 rows (64 per warpgroup) and N a multiple of 8 up to 256}}
+    %acc: tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
+  %o = tilegpu.mma %q, %k, %acc
+      : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+        -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_lhs_tmem(
+    %q: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+    %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+    %acc: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
+  // expected-error @+1 {{'tilegpu.mma' op operand #0 must be a tile in a distributed (register) layout or a buffer in shared memory, but got '!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>'}}
+  %o = tilegpu.mma %q, %k, %acc
+      : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+        !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+        -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_rhs_register(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op operand #1 must be a buffer in shared memory, but got 'tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>>'}}
+  %o = "tilegpu.mma"(%p, %v, %acc)
+      : (tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+         tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+         tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>)
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_acc_no_layout(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32>) {
+  // expected-error @+1 {{'tilegpu.mma' op operand #2 must be a tile in a distributed (register) layout, but got 'tensor<128x64xf32>'}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32>
+  return
+}
+
+// -----
+
+func.func @negative_mma_result_type(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op failed to verify that all of {acc, result} have same type}}
+  %o = "tilegpu.mma"(%p, %v, %acc)
+      : (tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+         !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+         tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>)
+      -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 8>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.staged_store
+//===----------------------------------------------------------------------===//
+
+func.func @negative_staged_store_staging_shape(
+    %o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+    %ov: !tile.view<?x?x?x64xf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.staged_store' op stages 'tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>' through a different tile, '!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>'}}
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?x?x?x64xf16>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_staged_store_staging_element_type(
+    %o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+    %ov: !tile.view<?x?x?x64xf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.staged_store' op stages 'tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>' through a different tile, '!tilegpu.buffer<128x64xf32, #tilegpu.shared<>>'}}
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?x?x?x64xf16>,
+        !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_staged_store_view_element_type(
+    %o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+    %ov: !tile.view<?x?x?x64xbf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.staged_store' op stores 'f16' into a view of 'bf16'}}
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?x?x?x64xbf16>,
+        !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_staged_store_index_count(
+    %o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+    %ov: !tile.view<?x?x?x64xf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.staged_store' op expects 4 tile indices for '!tile.view<?x?x?x64xf16>', got 2}}
+  tilegpu.staged_store %o, %ov[%i, %i] through %stage
+      : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?x?x?x64xf16>,
+        !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_staged_store_value_layout_shape(
+    // expected-error @+1 {{a tile of shape 2-d [64, 64] in #tilegpu.mma_sync<acc, warps = 8> needs rank 2, rows a multiple of 16 x warps and columns of 8 (16 for an A operand)}}
+    %o: tensor<64x64xf16, #tilegpu.mma_sync<acc, warps = 8>>,
+    %ov: !tile.view<?x?x?x64xf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<64x64xf16, #tilegpu.mma_sync<acc, warps = 8>>, !tile.view<?x?x?x64xf16>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_staged_store_no_layout(
+    %o: tensor<128x64xf16>, %ov: !tile.view<?x?x?x64xf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.staged_store' op operand #0 must be a tile in a distributed (register) layout, but got 'tensor<128x64xf16>'}}
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<128x64xf16>, !tile.view<?x?x?x64xf16>,
+        !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mbarriers
+//===----------------------------------------------------------------------===//
+
+func.func @negative_mbarrier_init_element_type(%s: index) {
+  %bars = tilegpu.alloc : !tilegpu.buffer<2xi32, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.mbarrier_init' op expects mbarriers, a rank-1 shared buffer of i64, got '!tilegpu.buffer<2xi32, #tilegpu.shared<>>'}}
+  tilegpu.mbarrier_init %bars[%s], count(1) : !tilegpu.buffer<2xi32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_mbarrier_init_count(%s: index) {
+  %bars = tilegpu.alloc : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.mbarrier_init' op attribute 'count' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  tilegpu.mbarrier_init %bars[%s], count(0) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_mbarrier_arrive_rank_2(%s: index) {
+  %bars = tilegpu.alloc : !tilegpu.buffer<2x2xi64, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.mbarrier_arrive_expect_tx' op expects mbarriers, a rank-1 shared buffer of i64, got '!tilegpu.buffer<2x2xi64, #tilegpu.shared<>>'}}
+  tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(16384) : !tilegpu.buffer<2x2xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+// The transaction count of an mbarrier is 20 bits wide.
+
+func.func @negative_mbarrier_arrive_bytes(%s: index) {
+  %bars = tilegpu.alloc : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.mbarrier_arrive_expect_tx' op expects fewer than 2^20 transaction bytes, got 1048576}}
+  tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(1048576) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_mbarrier_arrive_zero_bytes(%s: index) {
+  %bars = tilegpu.alloc : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.mbarrier_arrive_expect_tx' op attribute 'bytes' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(0) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_mbarrier_wait_element_type(%s: index, %p: i1) {
+  %bars = tilegpu.alloc : !tilegpu.buffer<2xf32, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.mbarrier_wait' op expects mbarriers, a rank-1 shared buffer of i64, got '!tilegpu.buffer<2xf32, #tilegpu.shared<>>'}}
+  tilegpu.mbarrier_wait %bars[%s], phase(%p) : !tilegpu.buffer<2xf32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_mbarrier_wait_phase_type(%s: index, %p: i32) {
+  %bars = tilegpu.alloc : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.mbarrier_wait' op operand #2 must be 1-bit signless integer, but got 'i32'}}
+  "tilegpu.mbarrier_wait"(%bars, %s, %p) : (!tilegpu.buffer<2xi64, #tilegpu.shared<>>, index, i32) -> ()
+  return
+}
+
+// -----
+
+func.func @negative_mbarrier_tmem(%s: index) {
+  %bars = tilegpu.alloc : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>
+  // expected-error @+1 {{'tilegpu.mbarrier_init' op operand #0 must be a buffer in shared memory, but got '!tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>'}}
+  tilegpu.mbarrier_init %bars[%s], count(1) : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.warp_specialize
+//===----------------------------------------------------------------------===//
+
+func.func @negative_warp_specialize_no_roles() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op expects at least one role}}
+  tilegpu.warp_specialize []
+  return
+}
+
+// -----
+
+func.func @negative_warp_specialize_region_count() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op expects one region per role: 2 roles, 1 regions}}
+  tilegpu.warp_specialize [#tilegpu.role<"producer", warps = 4, registers = 24>,
+                           #tilegpu.role<"consumer", warps = 8, registers = 240>] {
+    tilegpu.async_wait_all
+  }
+  return
+}
+
+// -----
+
+func.func @negative_warp_specialize_duplicate_role() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op role 'consumer' appears twice}}
+  tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 4>,
+                           #tilegpu.role<"consumer", warps = 4>] {
+    tilegpu.async_wait_all
+  }, {
+    tilegpu.async_wait_all
+  }
+  return
+}
+
+// -----
+
+func.func @negative_warp_specialize_not_roles() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op attribute 'roles' failed to satisfy constraint: warp roles}}
+  tilegpu.warp_specialize [4 : i64] {
+    tilegpu.async_wait_all
+  }
+  return
+}
+
+// -----
+
+func.func @negative_warp_specialize_region_arguments() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op role regions take no arguments}}
+  tilegpu.warp_specialize [#tilegpu.role<"producer", warps = 4>] {
+  ^bb0(%x: index):
+    tilegpu.async_wait_all
+  }
+  return
+}
+
+// -----
+
+func.func @negative_warp_specialize_empty_regions() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op region #0 ('bodies') failed to verify constraint: region with 1 blocks}}
+  "tilegpu.warp_specialize"() ({}, {}) {roles = [#tilegpu.role<"a", warps = 4>, #tilegpu.role<"b", warps = 4>]} : () -> ()
+  return
+}
+
+// -----
+
+func.func @negative_warp_specialize_two_blocks() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op expects region #0 to have 0 or 1 blocks}}
+  tilegpu.warp_specialize [#tilegpu.role<"producer", warps = 4>] {
+    cf.br ^bb1
+  ^bb1:
+    tilegpu.async_wait_all
+  }
+  return
+}

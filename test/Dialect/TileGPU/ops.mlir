@@ -1,0 +1,349 @@
+// RUN: tiled-attn-opt %s -split-input-file | tiled-attn-opt -split-input-file | FileCheck %s
+// RUN: tiled-attn-opt %s -split-input-file --mlir-print-op-generic \
+// RUN:   | tiled-attn-opt -split-input-file | FileCheck %s
+
+// Round trip of every op, type and attribute of the tilegpu dialect, in the
+// custom form and through the generic form. The ops are placed as the GPU
+// lowering places them (see convert-tile-to-tilegpu), but only their syntax
+// is checked here.
+
+//===----------------------------------------------------------------------===//
+// #tilegpu.target and the kernel attributes
+//===----------------------------------------------------------------------===//
+
+// CHECK: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>}
+// CHECK-LABEL: func.func @kernel_attributes
+// CHECK-SAME: attributes {tilegpu.shared_bytes = 36864 : i64, tilegpu.warps = 4 : i64}
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @kernel_attributes() attributes {tilegpu.shared_bytes = 36864 : i64, tilegpu.warps = 4 : i64} {
+    return
+  }
+}
+
+// -----
+
+// CHECK: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>}
+// CHECK-LABEL: func.func @target_sm_90a
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
+  func.func @target_sm_90a() attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 12 : i64} {
+    return
+  }
+}
+
+// -----
+
+// CHECK: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>}
+// CHECK-LABEL: func.func @target_sm_100a
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @target_sm_100a() {
+    return
+  }
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Distributed layouts
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @layouts
+// CHECK-SAME: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// CHECK-SAME: tensor<128xf32, #tilegpu.mma_sync<rows, warps = 4>>
+// CHECK-SAME: tensor<64xi1, #tilegpu.mma_sync<cols, warps = 4>>
+// CHECK-SAME: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>
+// CHECK-SAME: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+// CHECK-SAME: tensor<64xf32, #tilegpu.wgmma<rows, warpgroups = 1>>
+// CHECK-SAME: tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+// CHECK-SAME: tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 16>>
+func.func @layouts(%acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>,
+                   %rows: tensor<128xf32, #tilegpu.mma_sync<rows, warps = 4>>,
+                   %cols: tensor<64xi1, #tilegpu.mma_sync<cols, warps = 4>>,
+                   %opa: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>,
+                   %wacc: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>,
+                   %wrows: tensor<64xf32, #tilegpu.wgmma<rows, warpgroups = 1>>,
+                   %tmem: tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>,
+                   %tmem16: tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 16>>) {
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// !tilegpu.buffer, #tilegpu.shared, #tilegpu.tensor_memory, tilegpu.alloc
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func private @buffer_types
+// CHECK-SAME: !tilegpu.buffer<64x64xf16, #tilegpu.shared<>>
+// CHECK-SAME: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+// CHECK-SAME: !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// CHECK-SAME: !tilegpu.buffer<64x16xf16, #tilegpu.shared<swizzle = 32>>
+// CHECK-SAME: !tilegpu.buffer<64x32xbf16, #tilegpu.shared<swizzle = 64>>
+// CHECK-SAME: !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128>>
+// CHECK-SAME: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// CHECK-SAME: !tilegpu.buffer<3x64x64xf16, #tilegpu.shared<swizzle = 128>>
+// CHECK-SAME: !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+// CHECK-SAME: !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+// CHECK-SAME: !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+// CHECK-SAME: !tilegpu.buffer<2x64x64xf32, #tilegpu.tensor_memory<>>
+func.func private @buffer_types(
+    !tilegpu.buffer<64x64xf16, #tilegpu.shared<>>,
+    !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>,
+    !tilegpu.buffer<64x16xf16, #tilegpu.shared<swizzle = 32>>,
+    !tilegpu.buffer<64x32xbf16, #tilegpu.shared<swizzle = 64>>,
+    !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128>>,
+    !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+    !tilegpu.buffer<3x64x64xf16, #tilegpu.shared<swizzle = 128>>,
+    !tilegpu.buffer<2xi64, #tilegpu.shared<>>,
+    !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>,
+    !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>,
+    !tilegpu.buffer<2x64x64xf32, #tilegpu.tensor_memory<>>)
+
+// -----
+
+// Default-valued parameters are left out when printed.
+
+// CHECK-LABEL: func.func private @encoding_defaults
+// CHECK-SAME: !tilegpu.buffer<64x64xf16, #tilegpu.shared<>>
+// CHECK-SAME: !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+func.func private @encoding_defaults(
+    !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 0, pad = 0, transposed = false>>,
+    !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<packed = false>>)
+
+// -----
+
+// CHECK-LABEL: func.func @alloc
+func.func @alloc() {
+  // CHECK: tilegpu.alloc : <128x64xf16, #tilegpu.shared<pad = 8>>
+  %q = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  // CHECK: tilegpu.alloc offset(18432) : <2x64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  %k = tilegpu.alloc offset(18432) : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  // CHECK: tilegpu.alloc offset(1024) : <2x128x64xbf16, #tilegpu.shared<swizzle = 128>>
+  %v = tilegpu.alloc offset(1024) : !tilegpu.buffer<2x128x64xbf16, #tilegpu.shared<swizzle = 128>>
+  // CHECK: tilegpu.alloc offset(0) : <2xi64, #tilegpu.shared<>>
+  %bars = tilegpu.alloc offset(0) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // CHECK: tilegpu.alloc offset(0) : <128x128xf32, #tilegpu.tensor_memory<>>
+  %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  // CHECK: tilegpu.alloc offset(128) : <128x128xf16, #tilegpu.tensor_memory<packed = true>>
+  %p = tilegpu.alloc offset(128) : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slot
+// CHECK-SAME: (%[[I:.*]]: index)
+func.func @slot(%i: index)
+    -> (!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+        !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
+  // CHECK: %[[RING:.*]] = tilegpu.alloc offset(0) : <2x64x64xf16, #tilegpu.shared<pad = 8>>
+  %ring = tilegpu.alloc offset(0) : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+  // CHECK: %[[S:.*]] = tilegpu.slot %[[RING]][%[[I]]] : <2x64x64xf16, #tilegpu.shared<pad = 8>> -> <64x64xf16, #tilegpu.shared<pad = 8>>
+  %s = tilegpu.slot %ring[%i]
+      : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  // CHECK: %[[TRING:.*]] = tilegpu.alloc : <2x128x64xf32, #tilegpu.tensor_memory<>>
+  %tring = tilegpu.alloc : !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>
+  // CHECK: %[[T:.*]] = tilegpu.slot %[[TRING]][%[[I]]] : <2x128x64xf32, #tilegpu.tensor_memory<>> -> <128x64xf32, #tilegpu.tensor_memory<>>
+  %t = tilegpu.slot %tring[%i]
+      : !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>
+      -> !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  // CHECK: return %[[S]], %[[T]]
+  return %s, %t : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+                  !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Asynchronous copies and their waits
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @async_copy
+// CHECK-SAME: (%[[Q:.*]]: !tile.view<?x?x?x64xf16>, %[[K:.*]]: !tile.view<?x?x?x64xf16>, %[[V:.*]]: !tile.view<?x?x?x64xbf16>, %[[I:.*]]: index)
+func.func @async_copy(%qv: !tile.view<?x?x?x64xf16>, %kv: !tile.view<?x?x?x64xf16>,
+                      %vv: !tile.view<?x?x?x64xbf16>, %i: index) {
+  %qbuf = tilegpu.alloc offset(0) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  // CHECK: %[[QC:.*]] = tilegpu.async_copy %[[Q]][%[[I]], %[[I]], %[[I]], %[[I]]] into %{{.*}} : <?x?x?x64xf16>, <128x64xf16, #tilegpu.shared<pad = 8>>
+  %q = tilegpu.async_copy %qv[%i, %i, %i, %i] into %qbuf
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  // A transposed 64x128 tile stores rows of 64 elements: the view's rows.
+  %kbuf = tilegpu.alloc offset(18432) : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  // CHECK: %[[KC:.*]] = tilegpu.async_copy %[[K]][%[[I]], %[[I]], %[[I]], %[[I]]] into %{{.*}} in_bounds : <?x?x?x64xf16>, <64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  %k = tilegpu.async_copy %kv[%i, %i, %i, %i] into %kbuf in_bounds
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  %vring = tilegpu.alloc offset(36864) : !tilegpu.buffer<2x64x64xbf16, #tilegpu.shared<swizzle = 128>>
+  // CHECK: %[[VS:.*]] = tilegpu.slot
+  %vslot = tilegpu.slot %vring[%i]
+      : !tilegpu.buffer<2x64x64xbf16, #tilegpu.shared<swizzle = 128>>
+      -> !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>
+  // CHECK: %[[VC:.*]] = tilegpu.async_copy %[[V]][%[[I]], %[[I]], %[[I]], %[[I]]] into %[[VS]] in_bounds : <?x?x?x64xbf16>, <64x64xbf16, #tilegpu.shared<swizzle = 128>>
+  %v = tilegpu.async_copy %vv[%i, %i, %i, %i] into %vslot in_bounds
+      : !tile.view<?x?x?x64xbf16>, !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>
+  // CHECK: tilegpu.async_wait %[[QC]] pending(2) : <128x64xf16, #tilegpu.shared<pad = 8>>
+  %qr = tilegpu.async_wait %q pending(2) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  // CHECK: tilegpu.async_wait %[[KC]] pending(0) : <64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  %kr = tilegpu.async_wait %k pending(0) : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  // Before tilegpu-resolve-async-waits: no count yet.
+  // CHECK: tilegpu.async_wait %[[VC]] : <64x64xbf16, #tilegpu.shared<swizzle = 128>>
+  %vr = tilegpu.async_wait %v : !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>
+  // CHECK: tilegpu.async_wait_all
+  tilegpu.async_wait_all
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Registers: local_load, mma, staged_store
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @local_load
+func.func @local_load(%qbuf: !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>,
+                      %sbuf: !tilegpu.buffer<128x128xf32, #tilegpu.shared<>>,
+                      %mbuf: !tilegpu.buffer<128xf32, #tilegpu.shared<>>) {
+  // CHECK: tilegpu.local_load %{{.*}} : <128x64xf16, #tilegpu.shared<pad = 8>> -> tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>
+  %q = tilegpu.local_load %qbuf : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+      -> tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>
+  // CHECK: tilegpu.local_load %{{.*}} : <128x128xf32, #tilegpu.shared<>> -> tensor<128x128xf32, #tilegpu.mma_sync<acc, warps = 8>>
+  %a = tilegpu.local_load %sbuf : !tilegpu.buffer<128x128xf32, #tilegpu.shared<>>
+      -> tensor<128x128xf32, #tilegpu.mma_sync<acc, warps = 8>>
+  // CHECK: tilegpu.local_load %{{.*}} : <128x128xf32, #tilegpu.shared<>> -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  %w = tilegpu.local_load %sbuf : !tilegpu.buffer<128x128xf32, #tilegpu.shared<>>
+      -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  // CHECK: tilegpu.local_load %{{.*}} : <128xf32, #tilegpu.shared<>> -> tensor<128xf32, #tilegpu.mma_sync<rows, warps = 4>>
+  %m = tilegpu.local_load %mbuf : !tilegpu.buffer<128xf32, #tilegpu.shared<>>
+      -> tensor<128xf32, #tilegpu.mma_sync<rows, warps = 4>>
+  return
+}
+
+// -----
+
+// mma.sync: P in registers (the A-operand layout), V in shared memory.
+
+// CHECK-LABEL: func.func @mma_register_lhs
+// CHECK-SAME: (%[[P:.*]]: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>, %[[V:.*]]: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>, %[[K:.*]]: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>, %[[ACC:.*]]: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>)
+func.func @mma_register_lhs(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %k: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>)
+    -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>> {
+  // CHECK: %[[O:.*]] = tilegpu.mma %[[P]], %[[V]], %[[ACC]] : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>, <64x64xf16, #tilegpu.shared<pad = 8>> -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  // A transposed rhs holds rhsᵀ (K for Kᵀ).
+  // CHECK: %[[S:.*]] = tilegpu.mma %[[P]], %[[K]], %[[O]] : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>, <64x64xf16, #tilegpu.shared<pad = 8, transposed = true>> -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  %s = tilegpu.mma %p, %k, %o
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  // CHECK: return %[[S]]
+  return %s : tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+}
+
+// -----
+
+// wgmma: Q and Kᵀ both in swizzled shared memory.
+
+// CHECK-LABEL: func.func @mma_shared_lhs
+// CHECK-SAME: (%[[Q:.*]]: !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128>>, %[[K:.*]]: !tilegpu.buffer<64x128xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>, %[[ACC:.*]]: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>)
+func.func @mma_shared_lhs(
+    %q: !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128>>,
+    %k: !tilegpu.buffer<64x128xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+    %acc: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>)
+    -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>> {
+  // The lhs, one of two types, is printed with its dialect prefix.
+  // CHECK: %[[S:.*]] = tilegpu.mma %[[Q]], %[[K]], %[[ACC]] : !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128>>, <64x128xbf16, #tilegpu.shared<swizzle = 128, transposed = true>> -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  %s = tilegpu.mma %q, %k, %acc
+      : !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128>>,
+        !tilegpu.buffer<64x128xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+        -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  // CHECK: return %[[S]]
+  return %s : tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @staged_store
+// CHECK-SAME: (%[[O:.*]]: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, %[[OV:.*]]: !tile.view<?x?x?x64xf16>, %[[I:.*]]: index)
+func.func @staged_store(%o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+                        %ov: !tile.view<?x?x?x64xf16>, %i: index) {
+  // CHECK: %[[STAGE:.*]] = tilegpu.alloc offset(0) : <128x64xf16, #tilegpu.shared<pad = 8>>
+  %stage = tilegpu.alloc offset(0) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  // CHECK: tilegpu.async_wait_all
+  tilegpu.async_wait_all
+  // CHECK: tilegpu.staged_store %[[O]], %[[OV]][%[[I]], %[[I]], %[[I]], %[[I]]] through %[[STAGE]] : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, <?x?x?x64xf16>, <128x64xf16, #tilegpu.shared<pad = 8>>
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?x?x?x64xf16>,
+        !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// mbarriers
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @mbarriers
+// CHECK-SAME: (%[[S:.*]]: index, %[[P:.*]]: i1)
+func.func @mbarriers(%s: index, %p: i1) {
+  // CHECK: %[[BARS:.*]] = tilegpu.alloc offset(0) : <2xi64, #tilegpu.shared<>>
+  %bars = tilegpu.alloc offset(0) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // CHECK: tilegpu.mbarrier_init %[[BARS]][%[[S]]], count(1) : <2xi64, #tilegpu.shared<>>
+  tilegpu.mbarrier_init %bars[%s], count(1) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // CHECK: tilegpu.mbarrier_arrive_expect_tx %[[BARS]][%[[S]]], bytes(16384) : <2xi64, #tilegpu.shared<>>
+  tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(16384) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // The largest transaction count an mbarrier holds: 2^20 - 1.
+  // CHECK: tilegpu.mbarrier_arrive_expect_tx %[[BARS]][%[[S]]], bytes(1048575) : <2xi64, #tilegpu.shared<>>
+  tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(1048575) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // CHECK: tilegpu.mbarrier_wait %[[BARS]][%[[S]]], phase(%[[P]]) : <2xi64, #tilegpu.shared<>>
+  tilegpu.mbarrier_wait %bars[%s], phase(%p) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Warp specialization
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @warp_specialize
+// CHECK-SAME: (%[[S:.*]]: index, %[[P:.*]]: i1)
+func.func @warp_specialize(%s: index, %p: i1) attributes {tilegpu.warps = 12 : i64} {
+  %bars = tilegpu.alloc offset(0) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // CHECK: tilegpu.warp_specialize [#tilegpu.role<"producer", warps = 4, registers = 24>, #tilegpu.role<"consumer", warps = 8, registers = 240>] {
+  // CHECK-NEXT: tilegpu.mbarrier_arrive_expect_tx %{{.*}}[%[[S]]], bytes(16384)
+  // CHECK-NEXT: }, {
+  // CHECK-NEXT: tilegpu.mbarrier_wait %{{.*}}[%[[S]]], phase(%[[P]])
+  // CHECK-NEXT: }
+  tilegpu.warp_specialize [#tilegpu.role<"producer", warps = 4, registers = 24>,
+                           #tilegpu.role<"consumer", warps = 8, registers = 240>] {
+    tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(16384) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  }, {
+    tilegpu.mbarrier_wait %bars[%s], phase(%p) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  }
+  return
+}
+
+// -----
+
+// A role without a register budget keeps the launch's (registers = 0, left
+// out when printed); such a role may have any number of warps.
+
+// CHECK-LABEL: func.func @warp_specialize_no_budget
+// CHECK: tilegpu.warp_specialize [#tilegpu.role<"load", warps = 1>, #tilegpu.role<"compute", warps = 4, registers = 256>] {
+// CHECK: }, {
+// CHECK: }
+func.func @warp_specialize_no_budget() {
+  tilegpu.warp_specialize [#tilegpu.role<"load", warps = 1, registers = 0>,
+                           #tilegpu.role<"compute", warps = 4, registers = 256>] {
+    tilegpu.async_wait_all
+  }, {
+    tilegpu.async_wait_all
+  }
+  return
+}
