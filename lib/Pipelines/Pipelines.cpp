@@ -11,13 +11,28 @@
 #include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 #include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
+#include "tiled_attn/Target/TargetInfo.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVM/NVVM/Utils.h"
@@ -30,7 +45,6 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/ADT/StringSwitch.h"
 #include <cstdlib>
 
 using namespace mlir;
@@ -64,12 +78,8 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
 }
 
 std::string tiled_attn::defaultPTXFeatures(llvm::StringRef chip) {
-  return llvm::StringSwitch<std::string>(chip)
-      .Cases({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}, "+ptx80")
-      .Case("sm_100a", "+ptx86")
-      .Case("sm_120a", "+ptx87")
-      .Case("sm_121a", "+ptx88")
-      .Default("");
+  std::optional<TargetInfo> info = TargetInfo::lookup(chip);
+  return info ? info->ptxFeatures.str() : "";
 }
 
 void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
@@ -117,6 +127,11 @@ static void useShortSharedPointers() {
     static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
 }
 
+void tiled_attn::initializeNVPTXToolchain() {
+  findCudaToolkit();
+  useShortSharedPointers();
+}
+
 /// Upstream's gpu-lower-to-nvvm-pipeline with every index 32 bits wide. Its
 /// own `index-bitwidth` reaches only some of its passes: nvgpu ops, func and
 /// arith would still lower with 64-bit indices, and their memref descriptors
@@ -124,39 +139,50 @@ static void useShortSharedPointers() {
 /// same passes, in upstream's order, each told the width.
 static void
 buildIndex32LowerToNVVMPipeline(OpPassManager &pm,
-                                const gpu::GPUToNVVMPipelineOptions &nvvm,
-                                int optLevel) {
-  static bool registered = [] {
-    registerConversionPasses();
-    registerGPUPasses();
-    memref::registerMemRefPasses();
-    registerCanonicalizerPass();
-    registerCSEPass();
-    return true;
-  }();
-  (void)registered;
-  pm.addPass(createConvertNVGPUToNVVMWithIndexBitwidthPass({32}));
-  std::string w = "{index-bitwidth=32}";
-  std::string pipeline =
-      "gpu-kernel-outlining,convert-vector-to-scf,convert-scf-to-cf,"
-      "convert-nvvm-to-llvm,convert-func-to-llvm" +
-      w + ",expand-strided-metadata,nvvm-attach-target{O=" +
-      std::to_string(optLevel) + " chip=" + nvvm.cubinChip +
-      " features=" + nvvm.cubinFeatures +
-      "},lower-affine,convert-arith-to-llvm" + w + ",convert-index-to-llvm" +
-      w + ",canonicalize,cse,gpu.module(convert-gpu-to-nvvm" + w +
-      "),gpu.module(canonicalize),gpu.module(cse),"
-      "gpu.module(reconcile-unrealized-casts),gpu-to-llvm,"
-      "gpu-module-to-binary{format=isa},convert-math-to-llvm,canonicalize,"
-      "cse,reconcile-unrealized-casts";
-  if (failed(parsePassPipeline(pipeline, pm)))
-    llvm::report_fatal_error("tile-to-ptx: bad index-bitwidth=32 pipeline");
+                                const gpu::GPUToNVVMPipelineOptions &nvvm) {
+  constexpr unsigned kWidth = 32;
+  pm.addPass(createConvertNVGPUToNVVMWithIndexBitwidthPass({kWidth}));
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  ConvertFuncToLLVMPassOptions func;
+  func.indexBitwidth = kWidth;
+  pm.addPass(createConvertFuncToLLVMPass(func));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = nvvm.cubinChip;
+  target.features = nvvm.cubinFeatures;
+  target.optLevel = nvvm.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  ArithToLLVMConversionPassOptions arith;
+  arith.indexBitwidth = kWidth;
+  pm.addPass(createArithToLLVMConversionPass(arith));
+  ConvertIndexToLLVMPassOptions index;
+  index.indexBitwidth = kWidth;
+  pm.addPass(createConvertIndexToLLVMPass(index));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  ConvertGpuOpsToNVVMOpsOptions gpuToNVVM;
+  gpuToNVVM.indexBitwidth = kWidth;
+  OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
+  gpm.addPass(createConvertGpuOpsToNVVMOps(gpuToNVVM));
+  gpm.addPass(createCanonicalizerPass());
+  gpm.addPass(createCSEPass());
+  gpm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void tiled_attn::buildGPUToPTXPipeline(OpPassManager &pm,
                                        const TileToPTXOptions &options) {
-  findCudaToolkit();
-  useShortSharedPointers();
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.features.empty()
@@ -167,7 +193,7 @@ void tiled_attn::buildGPUToPTXPipeline(OpPassManager &pm,
   if (options.indexBitwidth != 32 && options.indexBitwidth != 64)
     llvm::report_fatal_error("tile-to-ptx: index-bitwidth must be 32 or 64");
   if (options.indexBitwidth == 32) {
-    buildIndex32LowerToNVVMPipeline(pm, nvvm, options.optLevel);
+    buildIndex32LowerToNVVMPipeline(pm, nvvm);
     return;
   }
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
@@ -180,11 +206,28 @@ void tiled_attn::buildTileToPTXPipeline(OpPassManager &pm,
 }
 
 void tiled_attn::registerTiledAttnDialects(DialectRegistry &registry) {
-  registry.insert<tile::TileDialect, tilegpu::TileGPUDialect>();
-  // The NVVM lowering loads many upstream dialects as it goes, and each
-  // brings its conversion interfaces: register them all (no passes).
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
+  // What the IR holds from tile IR to the gpu.binary; the passes' own
+  // dependent dialects are added by the pass manager.
+  registry.insert<tile::TileDialect, tilegpu::TileGPUDialect,
+                  affine::AffineDialect, arith::ArithDialect,
+                  cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
+                  index::IndexDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, nvgpu::NVGPUDialect,
+                  NVVM::NVVMDialect, scf::SCFDialect, tensor::TensorDialect,
+                  ub::UBDialect, vector::VectorDialect>();
+  // The to-LLVM patterns that convert-gpu-to-nvvm takes from each dialect.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  gpu::registerConvertGpuToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
+  // gpu-module-to-binary: the NVVM target and the LLVM IR translations.
   registerBuiltinDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);

@@ -183,6 +183,7 @@ int main(int argc, char **argv) {
                     "library ships PTX only\n";
   DialectRegistry registry;
   registerTiledAttnDialects(registry);
+  initializeNVPTXToolchain();
   for (const KernelSpec &kernel : *kernels)
     if (failed(buildKernel(registry, kernel, settings)))
       return 1;

@@ -25,6 +25,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tiled_attn::registerTiledAttnDialects(registry);
+  tiled_attn::initializeNVPTXToolchain();
 
   tiled_attn::tile::registerTilePasses();
   tiled_attn::tilegpu::registerTileGPUPasses();

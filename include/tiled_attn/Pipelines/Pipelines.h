@@ -156,6 +156,12 @@ void buildTileToPTXPipeline(mlir::OpPassManager &pm,
 void buildTileSchedulePipeline(mlir::OpPassManager &pm,
                                const TileScheduleOptions &options);
 
+/// The process-wide set-up for lowering to PTX, done once by a tool's main
+/// before it builds a pipeline: CUDA_HOME (where libdevice is) when the
+/// environment names no toolkit, and the NVPTX backend's 32-bit shared
+/// pointers (a global LLVM option).
+void initializeNVPTXToolchain();
+
 /// Everything a tool needs to parse tile IR and take it to PTX: our
 /// dialects, the upstream dialects and interfaces the pipelines load, the
 /// LLVM IR translations and the NVVM target.

@@ -17,12 +17,12 @@ func.func private @negative_target_on_func() attributes {tilegpu.target = #tileg
 
 // -----
 
-// expected-error @+1 {{'tilegpu.shared_bytes' must be an integer of at least 0}}
+// expected-error @+1 {{'tilegpu.shared_bytes' must be an i64 of at least 0}}
 func.func private @negative_shared_bytes() attributes {tilegpu.shared_bytes = -16 : i64}
 
 // -----
 
-// expected-error @+1 {{'tilegpu.warps' must be an integer of at least 1}}
+// expected-error @+1 {{'tilegpu.warps' must be an i64 of at least 1}}
 func.func private @negative_warps_not_integer() attributes {tilegpu.warps = "four"}
 
 // -----
@@ -1086,3 +1086,193 @@ func.func @negative_warp_specialize_two_blocks() {
   }
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.mma: the layout each operand plays
+//===----------------------------------------------------------------------===//
+
+// mma.sync takes its register lhs in the A-operand layout.
+
+func.func @negative_mma_sync_lhs_acc_kind(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op expects a register lhs in #tilegpu.mma_sync<opa, warps = 4>, not #tilegpu.mma_sync<acc, warps = 4>}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+// 128 rows split over 8 warps or over 4: both tiles are valid on their
+// own, but lhs and accumulator must be split by the same warps.
+
+func.func @negative_mma_sync_warps_differ(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op expects a register lhs in #tilegpu.mma_sync<opa, warps = 4>, not #tilegpu.mma_sync<opa, warps = 8>}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_sync_acc_opa_kind(
+    %p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<opa, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op expects the accumulator in the 'acc' layout, not #tilegpu.mma_sync<opa, warps = 4>}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<opa, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_tmem_lanes_acc(
+    %q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+    %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+    %acc: tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op has no register accumulator in #tilegpu.tmem_lanes<warps = 4> (tcgen05 accumulates in tensor memory)}}
+  %o = tilegpu.mma %q, %k, %acc
+      : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+        !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+        -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tilegpu.staged_store: what it can stage
+//===----------------------------------------------------------------------===//
+
+// The 16-byte pieces are 8 halves: an f32 tile cannot be staged.
+
+func.func @negative_staged_store_f32(
+    %o: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>,
+    %ov: !tile.view<?x?x?x64xf32>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.staged_store' op cannot stage 'tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>': it takes a 16-bit 'acc' tile whose warps' rows split into 16-byte pieces, a whole number per lane}}
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?x?x?x64xf32>,
+        !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_staged_store_transposed_staging(
+    %o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+    %ov: !tile.view<?x?x?x64xf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  // expected-error @+1 {{'tilegpu.staged_store' op stages through an untransposed, unswizzled buffer, not '!tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8, transposed = true>>'}}
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?x?x?x64xf16>,
+        !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_staged_store_swizzled_staging(
+    %o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+    %ov: !tile.view<?x?x?x64xf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>
+  // expected-error @+1 {{'tilegpu.staged_store' op stages through an untransposed, unswizzled buffer, not '!tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>'}}
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?x?x?x64xf16>,
+        !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>
+  return
+}
+
+// -----
+
+func.func @negative_staged_store_rank1_view(
+    %o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
+    %ov: !tile.view<?xf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.staged_store' op stores a 2-d block of the last two dimensions of a view of rank 2 or more}}
+  tilegpu.staged_store %o, %ov[%i] through %stage
+      : tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>, !tile.view<?xf16>,
+        !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Tensor memory: 512 columns, scalar elements
+//===----------------------------------------------------------------------===//
+
+// Three slots of 256 f32 columns.
+
+// expected-error @+1 {{a tensor-memory buffer of 768 columns is more than the 512 there are}}
+func.func private @negative_tmem_buffer_columns(!tilegpu.buffer<3x128x256xf32, #tilegpu.tensor_memory<>>)
+
+// -----
+
+func.func @negative_alloc_tmem_past_end() {
+  // expected-error @+1 {{'tilegpu.alloc' op columns 384 to 640 run past tensor memory's 512}}
+  %b = tilegpu.alloc offset(384) : !tilegpu.buffer<128x256xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tensor memory holds integers or floats, not 'index'}}
+func.func private @negative_tmem_index(!tilegpu.buffer<128x64xindex, #tilegpu.tensor_memory<>>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes: values and owners
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'tilegpu.warps' must be an i64 of at least 1}}
+func.func private @negative_warps_zero() attributes {tilegpu.warps = 0}
+
+// -----
+
+func.func @negative_shared_bytes_not_on_function() {
+  // expected-error @+1 {{'tilegpu.shared_bytes' belongs on a kernel function}}
+  %c = arith.constant {tilegpu.shared_bytes = 16 : i64} 0 : index
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Encodings verify the tensors that carry them
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{#tilegpu.tmem_lanes<warps = 4> needs a 128-row tile (one row per tensor-memory lane)}}
+func.func private @negative_tmem_lanes_type_rows(tensor<64x64xf32, #tilegpu.tmem_lanes<warps = 4>>)
+
+// -----
+
+// 8 warps: two per quadrant, each taking half of the columns.
+
+// expected-error @+1 {{#tilegpu.tmem_lanes<warps = 8> splits the columns between 2 warps per quadrant; 63 columns do not split evenly}}
+func.func private @negative_tmem_lanes_type_cols(tensor<128x63xf32, #tilegpu.tmem_lanes<warps = 8>>)
+
+// -----
+
+// expected-error @+1 {{a tile of shape 2-d [64, 64] in #tilegpu.mma_sync<acc, warps = 8> needs rank 2, rows a multiple of 16 x warps and columns of 8 (16 for an A operand)}}
+func.func private @negative_mma_sync_type_shape(tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 8>>)
+
+// -----
+
+// expected-error @+1 {{a tile in shared memory has rank 2, not 1}}
+func.func private @negative_shared_tensor_rank1(tensor<64xf16, #tilegpu.shared<>>)

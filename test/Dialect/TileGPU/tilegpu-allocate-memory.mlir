@@ -310,3 +310,51 @@ func.func @negative_alloc_in_loop(%n: index) {
   }
   return
 }
+
+// -----
+
+// A buffer yielded by an scf.if lives on in the if's result: %a, waited
+// for and read through %r after %b's allocation, keeps its bytes, and %b
+// goes after it.
+
+// CHECK-LABEL: func.func @live_through_if_result
+// CHECK-SAME: tilegpu.shared_bytes = 18432 : i64
+// CHECK: %[[A:.*]] = tilegpu.alloc offset(0) : <64x64xf16, #tilegpu.shared<pad = 8>>
+// CHECK: scf.if
+// CHECK: tilegpu.async_copy %{{.*}} into %[[A]]
+// CHECK: %[[B:.*]] = tilegpu.alloc offset(9216) : <64x64xf16, #tilegpu.shared<pad = 8>>
+// CHECK: tilegpu.async_copy %{{.*}} into %[[B]]
+func.func @live_through_if_result(%v: !tile.view<?x?x?x64xf16>, %p: i1) -> tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>> {
+  %c0 = arith.constant 0 : index
+  %a = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  %r = scf.if %p -> (!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>) {
+    %c = tilegpu.async_copy %v[%c0, %c0, %c0, %c0] into %a : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+    scf.yield %c : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  } else {
+    scf.yield %a : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  }
+  %b = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  %bc = tilegpu.async_copy %v[%c0, %c0, %c0, %c0] into %b : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  %w = tilegpu.async_wait %r : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  %l = tilegpu.local_load %w : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>> -> tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>>
+  return %l : tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>>
+}
+
+// -----
+
+// Tensor memory has 512 columns per CTA. Each ring of two 128-column f32
+// tiles takes 256 (the buffer type accepts it); three of them live
+// together need 768.
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  // expected-error @+1 {{tilegpu-allocate-memory: the kernel needs 768 columns of tensor memory, more than the 512 there are}}
+  func.func @negative_over_tensor_memory(%i: index) {
+    %s = tilegpu.alloc : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>>
+    %o = tilegpu.alloc : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>>
+    %p = tilegpu.alloc : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>>
+    %s0 = tilegpu.slot %s[%i] : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    %o0 = tilegpu.slot %o[%i] : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    %p0 = tilegpu.slot %p[%i] : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    return
+  }
+}

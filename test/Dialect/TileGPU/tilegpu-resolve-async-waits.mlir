@@ -464,3 +464,90 @@ func.func @negative_drain_result_used(%v: !tile.view<?x?x?x64xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// The loop sits in an scf.if and the copy that reuses its buffer comes
+// after the if: the search for a later copy goes on past the loop's block,
+// and the drain goes right after the loop, inside the if.
+
+// CHECK-LABEL: func.func @drain_loop_in_if
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tilegpu.async_wait_all
+// CHECK-NEXT: }
+// CHECK-NEXT: tilegpu.async_copy
+// CHECK-NOT: tilegpu.async_wait_all
+// CHECK: return
+func.func @drain_loop_in_if(%v: !tile.view<?x?x?x64xf16>, %n: index, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  %a0 = tilegpu.async_copy %v[%c0, %c0, %c0, %c0] into %a : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  scf.if %p {
+    %r = scf.for %j = %c0 to %n step %c1 iter_args(%cur = %a0) -> (!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>) {
+      %w = tilegpu.async_wait %cur : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+      %next = tilegpu.async_copy %v[%c0, %c0, %j, %c0] into %a : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+      scf.yield %next : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+    }
+  }
+  %b0 = tilegpu.async_copy %v[%c0, %c0, %c0, %c0] into %a : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  %wb = tilegpu.async_wait %b0 : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+// The loop sits in an scf.if and no copy follows, in the if or after it:
+// nothing to drain.
+
+// CHECK-LABEL: func.func @negative_drain_loop_in_if
+// CHECK-NOT: tilegpu.async_wait_all
+// CHECK: return
+func.func @negative_drain_loop_in_if(%v: !tile.view<?x?x?x64xf16>, %n: index, %p: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  %a0 = tilegpu.async_copy %v[%c0, %c0, %c0, %c0] into %a : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  scf.if %p {
+    %r = scf.for %j = %c0 to %n step %c1 iter_args(%cur = %a0) -> (!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>) {
+      %w = tilegpu.async_wait %cur : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+      %next = tilegpu.async_copy %v[%c0, %c0, %j, %c0] into %a : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+      scf.yield %next : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+    }
+  }
+  gpu.barrier
+  return
+}
+
+// -----
+
+// The loop sits in an outer loop: nothing follows it in the outer body,
+// but the next outer iteration's copy reuses its buffer. The drain goes
+// right after the inner loop, at the end of the outer body.
+
+// CHECK-LABEL: func.func @drain_loop_in_loop
+// CHECK: scf.for
+// CHECK: tilegpu.async_copy
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tilegpu.async_wait_all
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @drain_loop_in_loop(%v: !tile.view<?x?x?x64xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  scf.for %i = %c0 to %n step %c1 {
+    %a0 = tilegpu.async_copy %v[%c0, %c0, %i, %c0] into %a : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+    %r = scf.for %j = %c0 to %n step %c1 iter_args(%cur = %a0) -> (!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>) {
+      %w = tilegpu.async_wait %cur : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+      %next = tilegpu.async_copy %v[%c0, %c0, %j, %c0] into %a : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+      scf.yield %next : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+    }
+  }
+  return
+}

@@ -50,6 +50,10 @@ void TileGPUDialect::initialize() {
       >();
 }
 
+static bool isValidWarpCount(int64_t warps) {
+  return warps >= 1 && warps <= 32 && llvm::isPowerOf2_64(warps);
+}
+
 TargetAttr tiled_attn::tilegpu::getTarget(Operation *op) {
   for (; op; op = op->getParentOp())
     if (auto target =
@@ -70,10 +74,15 @@ LogicalResult TileGPUDialect::verifyOperationAttribute(Operation *op,
   if (name == getSharedBytesAttrName() || name == getWarpsAttrName()) {
     auto value = dyn_cast<IntegerAttr>(attr.getValue());
     int64_t least = name == getWarpsAttrName() ? 1 : 0;
-    if (!value || value.getType().getIntOrFloatBitWidth() > 64 ||
-        value.getInt() < least)
-      return op->emitError() << "'" << name << "' must be an integer of at "
+    bool isI64 = value && value.getType().isSignlessInteger(64);
+    if (!isI64 || value.getInt() < least)
+      return op->emitError() << "'" << name << "' must be an i64 of at "
                              << "least " << least;
+    // A CTA has at most 32 warps (a warp-specialized one need not have a
+    // power of two: FlashAttention-3 runs 12).
+    if (name == getWarpsAttrName() && value.getInt() > 32)
+      return op->emitError() << "'" << name << "' must be at most 32, got "
+                             << value.getInt();
     if (!isa<FunctionOpInterface>(op))
       return op->emitError() << "'" << name << "' belongs on a kernel "
                              << "function";
@@ -85,10 +94,6 @@ LogicalResult TileGPUDialect::verifyOperationAttribute(Operation *op,
 //===----------------------------------------------------------------------===//
 // Distributed layouts
 //===----------------------------------------------------------------------===//
-
-static bool isValidWarpCount(int64_t warps) {
-  return warps >= 1 && warps <= 32 && llvm::isPowerOf2_64(warps);
-}
 
 LogicalResult
 MmaSyncLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
