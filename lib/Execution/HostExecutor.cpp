@@ -150,6 +150,8 @@ public:
 
 private:
   LogicalResult execute(Operation *op);
+  LogicalResult executeFloatMath(Operation *op);
+  LogicalResult executeIntegerMath(Operation *op);
   const RtValue &get(Value v) { return env.find(v)->second; }
   int64_t getInt(Value v) { return static_cast<int64_t>(get(v).scalarValue()); }
   void set(Value v, RtValue r) { env[v] = std::move(r); }
@@ -566,10 +568,6 @@ static bool compareI(arith::CmpIPredicate pred, double x, double y) {
 
 LogicalResult Interpreter::execute(Operation *op) {
   using A = std::array<double, 3>;
-  auto i64 = [](double v) { return static_cast<int64_t>(v); };
-  auto u64 = [](double v) {
-    return static_cast<uint64_t>(static_cast<int64_t>(v));
-  };
   // Integer divisions check their divisor first.
   auto divisorIsZero = [&](Operation *op) {
     const RtValue &d = get(op->getOperand(1));
@@ -641,7 +639,13 @@ LogicalResult Interpreter::execute(Operation *op) {
       .Case([&](tensor::SplatOp splat) {
         return elementwise(splat, [](A x) { return x[0]; });
       })
-      // Floating-point arithmetic.
+      .Default([&](Operation *o) { return executeFloatMath(o); });
+}
+
+/// Floating-point arithmetic and math, rounded to the result's type.
+LogicalResult Interpreter::executeFloatMath(Operation *op) {
+  using A = std::array<double, 3>;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::AddFOp o) {
         return elementwise(o, [](A x) { return x[0] + x[1]; });
       })
@@ -701,7 +705,17 @@ LogicalResult Interpreter::execute(Operation *op) {
       .Case([&](arith::FPToSIOp o) {
         return elementwise(o, [](A x) { return std::trunc(x[0]); });
       })
-      // Integer and index arithmetic.
+      .Default([&](Operation *o) { return executeIntegerMath(o); });
+}
+
+/// Integer and index arithmetic, comparisons and selects.
+LogicalResult Interpreter::executeIntegerMath(Operation *op) {
+  using A = std::array<double, 3>;
+  auto i64 = [](double v) { return static_cast<int64_t>(v); };
+  auto u64 = [](double v) {
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::AddIOp o) {
         return elementwise(o,
                            [&](A x) { return double(i64(x[0]) + i64(x[1])); });

@@ -13,10 +13,6 @@
 #include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
 #include "tiled_attn/Target/TargetInfo.h"
 
-#include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/GPU/Pipelines/Passes.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -26,12 +22,16 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -88,8 +88,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   fpm.addPass(createTileGPUAssignLayoutsPass({options.warps, options.smemLhs}));
   fpm.addPass(createConvertTileToTileGPUPass({options.stagedStores}));
-  fpm.addPass(
-      tilegpu::createTileGPUMergeBarriersPass({options.mergeBarriers}));
+  fpm.addPass(tilegpu::createTileGPUMergeBarriersPass({options.mergeBarriers}));
   fpm.addPass(tilegpu::createTileGPUResolveAsyncWaitsPass());
   fpm.addPass(tilegpu::createTileGPUAllocateMemoryPass());
   pm.addPass(createConvertTileGPUToNVVMPass({options.skipUnitRowScales}));
@@ -208,13 +207,13 @@ void tiled_attn::buildTileToPTXPipeline(OpPassManager &pm,
 void tiled_attn::registerTiledAttnDialects(DialectRegistry &registry) {
   // What the IR holds from tile IR to the gpu.binary; the passes' own
   // dependent dialects are added by the pass manager.
-  registry.insert<tile::TileDialect, tilegpu::TileGPUDialect,
-                  affine::AffineDialect, arith::ArithDialect,
-                  cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
-                  index::IndexDialect, LLVM::LLVMDialect, math::MathDialect,
-                  memref::MemRefDialect, nvgpu::NVGPUDialect,
-                  NVVM::NVVMDialect, scf::SCFDialect, tensor::TensorDialect,
-                  ub::UBDialect, vector::VectorDialect>();
+  registry
+      .insert<tile::TileDialect, tilegpu::TileGPUDialect, affine::AffineDialect,
+              arith::ArithDialect, cf::ControlFlowDialect, func::FuncDialect,
+              gpu::GPUDialect, index::IndexDialect, LLVM::LLVMDialect,
+              math::MathDialect, memref::MemRefDialect, nvgpu::NVGPUDialect,
+              NVVM::NVVMDialect, scf::SCFDialect, tensor::TensorDialect,
+              ub::UBDialect, vector::VectorDialect>();
   // The to-LLVM patterns that convert-gpu-to-nvvm takes from each dialect.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);

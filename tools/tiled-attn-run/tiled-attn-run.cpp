@@ -145,36 +145,15 @@ static FailureOr<func::FuncOp> findKernel(ModuleOp module, StringRef fileName) {
   return found;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "tiled-attn-run: run an SDPA tile kernel on the host and compare it "
-      "with a float64 reference\n");
+/// The kernels read from files, with what keeps their diagnostics
+/// pointing into the right file (the parser reads a source manager's main
+/// buffer, so one manager per file).
+class KernelFiles {
+public:
+  explicit KernelFiles(MLIRContext &context) : context(context) {}
 
-  if (layoutOpt != "bhsd" && layoutOpt != "bshd") {
-    llvm::errs() << "error: --layout must be bhsd or bshd, got '" << layoutOpt
-                 << "'\n";
-    return 2;
-  }
-  if (batchOpt < 1 || headsOpt < 1) {
-    llvm::errs() << "error: --batch and --heads must be at least 1\n";
-    return 2;
-  }
-  auto shapes = parseShapes(shapesOpt);
-  if (failed(shapes))
-    return 2;
-
-  DialectRegistry registry;
-  registry.insert<tile::TileDialect, arith::ArithDialect, func::FuncDialect,
-                  math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  // One source manager per file: the parser reads a manager's main buffer.
-  SmallVector<std::unique_ptr<llvm::SourceMgr>> sourceMgrs;
-  SmallVector<std::unique_ptr<SourceMgrDiagnosticHandler>> diagHandlers;
-  SmallVector<OwningOpRef<ModuleOp>> modules;
-  auto loadKernel = [&](StringRef fileName) -> FailureOr<func::FuncOp> {
+  /// The kernel of `fileName`, parsed and checked to be runnable.
+  FailureOr<func::FuncOp> load(StringRef fileName) {
     std::string errorMessage;
     auto file = openInputFile(fileName, &errorMessage);
     if (!file) {
@@ -196,29 +175,22 @@ int main(int argc, char **argv) {
       return failure();
     }
     return kernel;
-  };
-  auto kernel = loadKernel(inputFile);
-  if (failed(kernel))
-    return 2;
-  auto sdpa = cast<tile::SdpaAttr>(
-      (*kernel)->getAttr(tile::TileDialect::getSdpaAttrName()));
-  FailureOr<func::FuncOp> other = failure();
-  if (!compareWith.empty()) {
-    other = loadKernel(compareWith);
-    if (failed(other))
-      return 2;
-    auto otherSdpa = cast<tile::SdpaAttr>(
-        (*other)->getAttr(tile::TileDialect::getSdpaAttrName()));
-    if (otherSdpa.getHeadDim() != sdpa.getHeadDim() ||
-        otherSdpa.getElementType() != sdpa.getElementType() ||
-        otherSdpa.getCausal() != sdpa.getCausal()) {
-      other->emitError() << "computes something else than the kernel it is "
-                            "compared with: "
-                         << otherSdpa << " vs " << sdpa;
-      return 2;
-    }
   }
 
+private:
+  MLIRContext &context;
+  SmallVector<std::unique_ptr<llvm::SourceMgr>> sourceMgrs;
+  SmallVector<std::unique_ptr<SourceMgrDiagnosticHandler>> diagHandlers;
+  SmallVector<OwningOpRef<ModuleOp>> modules;
+};
+
+/// Runs `kernel` (and `other`, when given) on random inputs of each shape
+/// and compares with the float64 reference; prints a line per shape.
+/// Returns the exit code: 0 when every shape passes.
+static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
+                     ArrayRef<Shape> shapes, MLIRContext &context) {
+  auto sdpa = cast<tile::SdpaAttr>(
+      kernel->getAttr(tile::TileDialect::getSdpaAttrName()));
   Type elt = sdpa.getElementType();
   int64_t dim = sdpa.getHeadDim();
   double scale = scaleOpt != 0.0 ? scaleOpt.getValue() : 1.0 / std::sqrt(dim);
@@ -239,7 +211,7 @@ int main(int argc, char **argv) {
   };
 
   int passed = 0, failedCount = 0;
-  for (Shape shape : *shapes) {
+  for (Shape shape : shapes) {
     HostTensor q = randomTensor(shape.seqQ), k = randomTensor(shape.seqK),
                v = randomTensor(shape.seqK);
     HostTensor out =
@@ -267,7 +239,7 @@ int main(int argc, char **argv) {
         return failure();
       return llvm::count_if(dest.data, [](double x) { return std::isnan(x); });
     };
-    FailureOr<int64_t> unwritten = launch(*kernel, out);
+    FailureOr<int64_t> unwritten = launch(kernel, out);
     if (failed(unwritten))
       return 1;
     double error = relativeL2(out, ref);
@@ -288,7 +260,7 @@ int main(int argc, char **argv) {
            relativeL2(out2, ref) <= tolerance;
     }
     (ok ? passed : failedCount)++;
-    llvm::outs() << kernel->getSymName() << " B=" << batchOpt
+    llvm::outs() << kernel.getSymName() << " B=" << batchOpt
                  << " H=" << headsOpt << " Sq=" << shape.seqQ
                  << " Sk=" << shape.seqK << " D=" << dim << " " << elt
                  << " causal=" << tile::stringifyCausalMode(sdpa.getCausal())
@@ -306,4 +278,55 @@ int main(int argc, char **argv) {
   }
   llvm::outs() << passed << " passed, " << failedCount << " failed\n";
   return failedCount == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "tiled-attn-run: run an SDPA tile kernel on the host and compare it "
+      "with a float64 reference\n");
+
+  if (layoutOpt != "bhsd" && layoutOpt != "bshd") {
+    llvm::errs() << "error: --layout must be bhsd or bshd, got '" << layoutOpt
+                 << "'\n";
+    return 2;
+  }
+  if (batchOpt < 1 || headsOpt < 1) {
+    llvm::errs() << "error: --batch and --heads must be at least 1\n";
+    return 2;
+  }
+  auto shapes = parseShapes(shapesOpt);
+  if (failed(shapes))
+    return 2;
+
+  DialectRegistry registry;
+  registry.insert<tile::TileDialect, arith::ArithDialect, func::FuncDialect,
+                  math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  KernelFiles files(context);
+  auto kernel = files.load(inputFile);
+  if (failed(kernel))
+    return 2;
+  auto sdpa = cast<tile::SdpaAttr>(
+      (*kernel)->getAttr(tile::TileDialect::getSdpaAttrName()));
+  FailureOr<func::FuncOp> other = failure();
+  if (!compareWith.empty()) {
+    other = files.load(compareWith);
+    if (failed(other))
+      return 2;
+    auto otherSdpa = cast<tile::SdpaAttr>(
+        (*other)->getAttr(tile::TileDialect::getSdpaAttrName()));
+    if (otherSdpa.getHeadDim() != sdpa.getHeadDim() ||
+        otherSdpa.getElementType() != sdpa.getElementType() ||
+        otherSdpa.getCausal() != sdpa.getCausal()) {
+      other->emitError() << "computes something else than the kernel it is "
+                            "compared with: "
+                         << otherSdpa << " vs " << sdpa;
+      return 2;
+    }
+  }
+
+  return runShapes(*kernel, other, *shapes, context);
 }

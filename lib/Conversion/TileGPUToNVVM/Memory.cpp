@@ -38,8 +38,8 @@ namespace {
 /// 16-byte copy checks its row and columns against the view's sizes and
 /// reads nothing (zero fill) outside.
 void copyBlockToShared(OpBuilder &b, Location loc, Value view,
-                        ValueRange indices, Value buffer, int64_t rows,
-                        int64_t cols, int64_t threads, bool inBounds) {
+                       ValueRange indices, Value buffer, int64_t rows,
+                       int64_t cols, int64_t threads, bool inBounds) {
   LaneCoords lc(b, loc);
   const int64_t vec = 8; // 16 bytes of f16 or bf16
   int64_t chunksPerRow = cols / vec, chunks = rows * chunksPerRow;
@@ -68,12 +68,7 @@ void copyBlockToShared(OpBuilder &b, Location loc, Value view,
           /*bypassL1=*/b.getUnitAttr()));
       continue;
     }
-    Value inRows =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, seq, seqLen);
-    Value inCols =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                              arith::AddIOp::create(b, loc, col, full), colLen);
-    Value inBounds = arith::AndIOp::create(b, loc, inRows, inCols);
+    Value inBounds = pieceInBounds(b, loc, seq, seqLen, col, vec, colLen);
     // Out of bounds: read nothing (zero fill) from a valid address.
     Value srcElements = arith::SelectOp::create(b, loc, inBounds, full, zero);
     Value srcSeq = arith::SelectOp::create(b, loc, inBounds, seq, zero);
@@ -121,9 +116,9 @@ struct AllocToNVVM final : OpConversionPattern<AllocOp> {
     FailureOr<int64_t> offset = allocOffset(op, rewriter);
     if (failed(offset))
       return failure();
-    rewriter.replaceOp(op, sharedView(rewriter, op.getLoc(),
-                                      cIdx(rewriter, op.getLoc(), *offset),
-                                      type));
+    rewriter.replaceOp(op,
+                       sharedView(rewriter, op.getLoc(),
+                                  cIdx(rewriter, op.getLoc(), *offset), type));
     return success();
   }
 };
@@ -217,7 +212,7 @@ struct BlockIdToGPU final : OpConversionPattern<tile::BlockIdOp> {
                   ConversionPatternRewriter &rewriter) const override {
     gpu::Dimension dim = op.getDim() == tile::Dim::X   ? gpu::Dimension::x
                          : op.getDim() == tile::Dim::Y ? gpu::Dimension::y
-                                                 : gpu::Dimension::z;
+                                                       : gpu::Dimension::z;
     rewriter.replaceOpWithNewOp<gpu::BlockIdOp>(op, dim);
     return success();
   }

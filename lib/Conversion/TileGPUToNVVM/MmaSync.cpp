@@ -6,10 +6,11 @@
 //===----------------------------------------------------------------------===//
 //
 // `acc += lhs * rhs` with lhs in A-operand registers (or in shared memory,
-// read piece by piece with ldmatrix) and rhs in shared memory: for each k-step of 16 and each pair of n-tiles of 8, one
-// ldmatrix.x4 reads the two B fragments (transposing on the way when the
-// buffer holds rhs itself, as V does; not when it holds rhsᵀ, as K does for
-// Kᵀ), and one mma.sync m16n8k16 per m-tile and n-tile accumulates in f32.
+// read piece by piece with ldmatrix) and rhs in shared memory: for each k-step
+// of 16 and each pair of n-tiles of 8, one ldmatrix.x4 reads the two B
+// fragments (transposing on the way when the buffer holds rhs itself, as V
+// does; not when it holds rhsᵀ, as K does for Kᵀ), and one mma.sync m16n8k16
+// per m-tile and n-tile accumulates in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -208,7 +209,6 @@ struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
     Location loc = op.getLoc();
     Fragment frag = Fragment::get(type);
     Type elt = type.getElementType();
-    auto fragTy = VectorType::get({frag.size()}, elt);
     SmallVector<Value> pieces;
     for (int64_t mt = 0; mt < frag.mTiles; ++mt)
       for (int64_t kt = 0; kt < frag.nTiles; ++kt)

@@ -71,6 +71,17 @@ Fragment Fragment::get(MmaSyncLayoutAttr layout, ArrayRef<int64_t> shape) {
   return f;
 }
 
+Value tiled_attn::pieceInBounds(OpBuilder &b, Location loc, Value row,
+                                Value rows, Value col, int64_t width,
+                                Value cols) {
+  Value inRows =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
+  Value inCols = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sle,
+      arith::AddIOp::create(b, loc, col, cIdx(b, loc, width)), cols);
+  return arith::AndIOp::create(b, loc, inRows, inCols);
+}
+
 int64_t tiled_attn::kernelWarps(Operation *op) {
   for (; op; op = op->getParentOp())
     if (auto warps =
@@ -154,9 +165,9 @@ Value tiled_attn::concatRegisters(OpBuilder &b, Location loc,
     for (size_t i = 0; i + 1 < level.size(); i += 2) {
       int64_t n = cast<VectorType>(level[i].getType()).getNumElements() +
                   cast<VectorType>(level[i + 1].getType()).getNumElements();
-      next.push_back(vector::ShuffleOp::create(
-          b, loc, level[i], level[i + 1],
-          llvm::to_vector(llvm::seq<int64_t>(0, n))));
+      next.push_back(
+          vector::ShuffleOp::create(b, loc, level[i], level[i + 1],
+                                    llvm::to_vector(llvm::seq<int64_t>(0, n))));
     }
     if (level.size() % 2)
       next.push_back(level.back());

@@ -61,13 +61,8 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
                                         cIdx(rewriter, loc, frag.rowOffset[e]));
       Value col = arith::AddIOp::create(rewriter, loc, colBase,
                                         cIdx(rewriter, loc, frag.colOffset[e]));
-      Value inRows = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::slt, row, seqLen);
-      Value inCols = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::sle,
-          arith::AddIOp::create(rewriter, loc, col, cIdx(rewriter, loc, 2)),
-          colLen);
-      Value inBounds = arith::AndIOp::create(rewriter, loc, inRows, inCols);
+      Value inBounds =
+          pieceInBounds(rewriter, loc, row, seqLen, col, 2, colLen);
       Value pair = extractRegisters(rewriter, loc, adaptor.getValue(), e, 2);
       auto ifOp = scf::IfOp::create(rewriter, loc, inBounds,
                                     /*withElseRegion=*/false);
@@ -81,15 +76,15 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
   }
 };
 
-/// The store of a tile through a staging buffer: each lane writes its accumulator pairs to shared memory, then each warp
-  /// copies its own rows out in 16-byte vectors (the kernels' 16-byte row
-  /// alignment, as for the cp.async loads), each checked against the view's
-  /// bounds: coalesced 128-bit stores instead of one 32-bit (or, for an
-  /// unknown alignment, two 16-bit) store per pair. A warp reads back only
-  /// what it wrote, so a warp barrier orders the two. (The copy-out is
-  /// indexed by warp and lane, not by thread as the loads' copies are: LLVM
-  /// would otherwise reuse the Q copy's addresses and keep them live through
-  /// the K/V loop.)
+/// The store of a tile through a staging buffer: each lane writes its
+/// accumulator pairs to shared memory, then each warp copies its own rows out
+/// in 16-byte vectors (the kernels' 16-byte row alignment, as for the cp.async
+/// loads), each checked against the view's bounds: coalesced 128-bit stores
+/// instead of one 32-bit (or, for an unknown alignment, two 16-bit) store per
+/// pair. A warp reads back only what it wrote, so a warp barrier orders the
+/// two. (The copy-out is indexed by warp and lane, not by thread as the loads'
+/// copies are: LLVM would otherwise reuse the Q copy's addresses and keep them
+/// live through the K/V loop.)
 struct StagedStoreToNVVM final : OpConversionPattern<StagedStoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -153,14 +148,9 @@ struct StagedStoreToNVVM final : OpConversionPattern<StagedStoreOp> {
                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
       Value seq = arith::AddIOp::create(rewriter, loc, seq0, r);
       Value col = arith::AddIOp::create(rewriter, loc, colOrigin, c);
-      Value inRows = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::slt, seq, seqLen);
-      Value inCols = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::sle,
-          arith::AddIOp::create(rewriter, loc, col, cIdx(rewriter, loc, vec)),
-          colLen);
       auto ifOp = scf::IfOp::create(
-          rewriter, loc, arith::AndIOp::create(rewriter, loc, inRows, inCols),
+          rewriter, loc,
+          pieceInBounds(rewriter, loc, seq, seqLen, col, vec, colLen),
           /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(ifOp.thenBlock());

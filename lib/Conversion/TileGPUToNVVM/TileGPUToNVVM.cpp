@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
+#include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 
@@ -131,8 +131,7 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
   case Family::Wgmma:
   case Family::Tcgen05:
     module.emitError() << "convert-tilegpu-to-nvvm: no patterns for the "
-                       << stringifyFamily(target.getFamily())
-                       << " family yet";
+                       << stringifyFamily(target.getFamily()) << " family yet";
     return signalPassFailure();
   }
   populateElementwiseToNVVMPatterns(converter, patterns, skipUnitRowScales);

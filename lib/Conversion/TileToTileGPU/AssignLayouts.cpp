@@ -114,9 +114,9 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       auto refill = yielded.getDefiningOp<LoadOp>();
       if (!refill || refill.getTranspose() != rhs.getTranspose() ||
           refill.getBlockShape() != rhs.getBlockShape())
-        return op->emitError()
-               << "tilegpu-assign-layouts: the loads that start and refill this "
-                  "loop-carried operand stage it differently";
+        return op->emitError() << "tilegpu-assign-layouts: the loads that "
+                                  "start and refill this "
+                                  "loop-carried operand stage it differently";
     }
     // A lhs straight from memory may stay where its copy put it; ldmatrix
     // reads it at every k-step (untransposed only: ldmatrix.trans would be
@@ -133,8 +133,9 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   }
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
     if (!isa<RankedTensorType>(reduce.getType()))
-      return op->emitError() << "tilegpu-assign-layouts: a reduction to a scalar "
-                                "has no mma.sync layout yet";
+      return op->emitError()
+             << "tilegpu-assign-layouts: a reduction to a scalar "
+                "has no mma.sync layout yet";
     seed(reduce.getInput(), layout(MmaSyncKind::Acc));
     seed(reduce.getResult(),
          layout(reduce.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols));
@@ -216,8 +217,8 @@ LogicalResult LayoutAssignment::run() {
     Attribute &slot = chosen[leader];
     if (slot && slot != l)
       return emitError(value.getLoc())
-             << "tilegpu-assign-layouts: this tile needs both " << slot << " and "
-             << l;
+             << "tilegpu-assign-layouts: this tile needs both " << slot
+             << " and " << l;
     slot = l;
   }
 
@@ -257,10 +258,9 @@ LogicalResult LayoutAssignment::run() {
           cast<RankedTensorType>(op->getOperand(0).getType()).getEncoding());
       auto to = dyn_cast<MmaSyncLayoutAttr>(
           cast<RankedTensorType>(op->getResult(0).getType()).getEncoding());
-      bool sameRegs =
-          from && to &&
-          (from == to || (from.getKind() == MmaSyncKind::Acc &&
-                          to.getKind() == MmaSyncKind::OperandA));
+      bool sameRegs = from && to &&
+                      (from == to || (from.getKind() == MmaSyncKind::Acc &&
+                                      to.getKind() == MmaSyncKind::OperandA));
       if (!sameRegs) {
         op->emitError() << "tilegpu-assign-layouts: no register move from "
                         << op->getOperand(0).getType() << " to "

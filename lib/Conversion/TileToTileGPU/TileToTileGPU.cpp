@@ -162,10 +162,9 @@ void SharedMemoryMaterializer::allocate() {
   func.walk([&](tile::LoadOp load) {
     if (Stream *stream = streamOf(load)) {
       if (!stream->buffer)
-        stream->buffer =
-            AllocOp::create(b, load.getLoc(),
-                            bufferTypeOf(stream->type, stream->slots),
-                            IntegerAttr());
+        stream->buffer = AllocOp::create(
+            b, load.getLoc(), bufferTypeOf(stream->type, stream->slots),
+            IntegerAttr());
       return;
     }
     auto type = load.getType();
@@ -269,9 +268,9 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
     return;
   OpBuilder b(store);
   Location loc = store.getLoc();
-  auto bufferType = BufferType::get(
-      b.getContext(), type.getShape(), type.getElementType(),
-      SharedEncodingAttr::get(b.getContext(), 0, 8, false));
+  auto bufferType =
+      BufferType::get(b.getContext(), type.getShape(), type.getElementType(),
+                      SharedEncodingAttr::get(b.getContext(), 0, 8, false));
   Value staging = AllocOp::create(b, loc, bufferType, IntegerAttr());
   AsyncWaitAllOp::create(b, loc);
   gpu::BarrierOp::create(b, loc);
@@ -298,8 +297,8 @@ LogicalResult SharedMemoryMaterializer::run() {
                               << load.getPad().convertToDouble();
     if (getSharedEncoding(load.getType()))
       continue;
-    auto layout = dyn_cast_or_null<MmaSyncLayoutAttr>(
-        load.getType().getEncoding());
+    auto layout =
+        dyn_cast_or_null<MmaSyncLayoutAttr>(load.getType().getEncoding());
     if (!layout || layout.getKind() != MmaSyncKind::OperandA ||
         load.getTranspose())
       return load.emitError()

@@ -127,7 +127,7 @@ func.func @tile_dynamic_shape(%s: tensor<16x?xf32>) -> tensor<16xf32> {
 // -----
 
 func.func @iota_not_power_of_two() -> tensor<48xi32> {
-  // expected-error @+1 {{'tile.iota' op result #0 must be i32 or i64 tile (static power-of-two shape), but got 'tensor<48xi32>'}}
+  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static power-of-two shape), but got 'tensor<48xi32>'}}
   %0 = tile.iota : tensor<48xi32>
   return %0 : tensor<48xi32>
 }
@@ -147,7 +147,7 @@ func.func @dim_out_of_range(%v: !tile.view<?x?x?x64xf16>) -> index {
 // -----
 
 func.func @dim_negative(%v: !tile.view<?x64xf16>) -> index {
-  // expected-error @+1 {{'tile.dim' op expects a dimension in [0, 2), got -1}}
+  // expected-error @+1 {{'tile.dim' op attribute 'index' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
   %0 = tile.dim %v[-1] : !tile.view<?x64xf16>
   return %0 : index
 }
@@ -235,7 +235,7 @@ func.func @mma_element_types(%a: tensor<16x16xf16>, %b: tensor<16x16xbf16>, %c: 
 // -----
 
 func.func @mma_f32_inputs(%a: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  // expected-error @+1 {{'tile.mma' op operand #0 must be f16 or bf16 tile (static power-of-two shape), but got 'tensor<16x16xf32>'}}
+  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static power-of-two shape), but got 'tensor<16x16xf32>'}}
   %0 = tile.mma %a, %a, %c : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
@@ -243,7 +243,7 @@ func.func @mma_f32_inputs(%a: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tenso
 // -----
 
 func.func @mma_f16_acc(%a: tensor<16x16xf16>, %c: tensor<16x16xf16>) -> tensor<16x16xf16> {
-  // expected-error @+1 {{'tile.mma' op operand #2 must be f32 tile (static power-of-two shape), but got 'tensor<16x16xf16>'}}
+  // expected-error @+1 {{'tile.mma' op operand #2 must be rank-2 f32 tile (static power-of-two shape), but got 'tensor<16x16xf16>'}}
   %0 = tile.mma %a, %a, %c : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf16>
   return %0 : tensor<16x16xf16>
 }
@@ -251,7 +251,7 @@ func.func @mma_f16_acc(%a: tensor<16x16xf16>, %c: tensor<16x16xf16>) -> tensor<1
 // -----
 
 func.func @mma_rank(%a: tensor<16xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  // expected-error @+1 {{'tile.mma' op expects rank-2 operands, got lhs 'tensor<16xf16>', rhs 'tensor<16x16xf16>', acc 'tensor<16x16xf32>'}}
+  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static power-of-two shape), but got 'tensor<16xf16>'}}
   %0 = tile.mma %a, %b, %c : tensor<16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
@@ -339,7 +339,7 @@ func.func @broadcast_shape(%r: tensor<16xf32>) -> tensor<16x32xf32> {
 //===----------------------------------------------------------------------===//
 
 func.func @iota_rank() -> tensor<16x16xi32> {
-  // expected-error @+1 {{'tile.iota' op expects a rank-1 result, got rank 2}}
+  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static power-of-two shape), but got 'tensor<16x16xi32>'}}
   %0 = tile.iota : tensor<16x16xi32>
   return %0 : tensor<16x16xi32>
 }

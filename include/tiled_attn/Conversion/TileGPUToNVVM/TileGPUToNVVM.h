@@ -63,6 +63,13 @@ inline constexpr llvm::StringLiteral kExp2Intrinsic =
 /// The warps of the kernel that `op` belongs to (its `tilegpu.warps`).
 int64_t kernelWarps(mlir::Operation *op);
 
+/// Whether the `width` elements of row `row` from column `col` lie inside a
+/// view of `rows` x `cols`: row < rows and col + width <= cols. Every
+/// bounds-checked copy and store asks this.
+mlir::Value pieceInBounds(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value row, mlir::Value rows, mlir::Value col,
+                          int64_t width, mlir::Value cols);
+
 /// An `index` constant (the lowering's shorthand for arith.constant).
 mlir::Value cIdx(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 
@@ -101,8 +108,8 @@ mlir::Value insertRegisters(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Buffers, asynchronous copies and their waits, block ids and sizes: the
 /// same for every family.
-void populateTileGPUMemoryToNVVMPatterns(
-    TileGPUToNVVMTypeConverter &converter, mlir::RewritePatternSet &patterns);
+void populateTileGPUMemoryToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
+                                         mlir::RewritePatternSet &patterns);
 /// The mma.sync family: mma, ldmatrix reads, layout moves, reductions,
 /// broadcasts, masks and stores of its fragments.
 void populateMmaSyncToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,

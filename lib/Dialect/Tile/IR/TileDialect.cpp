@@ -111,8 +111,8 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t headDim, Type elementType,
                                CausalMode causal, int64_t blockM,
                                int64_t blockN, int64_t stages,
-                               bool refillAfterUse, bool maskSplit,
-                               bool exp2, int64_t rescaleThreshold) {
+                               bool refillAfterUse, bool maskSplit, bool exp2,
+                               int64_t rescaleThreshold) {
   if (!isPowerOfTwoIn(headDim, 16, 256))
     return emitError() << "head_dim must be a power of two in [16, 256], got "
                        << headDim;
@@ -138,33 +138,33 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(), blockM,
-             blockN, getStages(), getRefillAfterUse(), getMaskSplit(), getExp2(),
-             getRescaleThreshold());
+             blockN, getStages(), getRefillAfterUse(), getMaskSplit(),
+             getExp2(), getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), stages, refillAfterUse, getMaskSplit(),
-             getExp2(),
-             getRescaleThreshold());
+             getExp2(), getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withMaskSplit() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), /*mask_split=*/true,
-             getExp2(), getRescaleThreshold());
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
+             /*mask_split=*/true, getExp2(), getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), getMaskSplit(),
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
+             getMaskSplit(),
              /*exp2=*/true, getRescaleThreshold());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(), getMaskSplit(), getExp2(),
-             threshold);
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
+             getMaskSplit(), getExp2(), threshold);
 }
 
 /// The kernel ABI that an SDPA attribute promises: (q, k, v, o, scale) with

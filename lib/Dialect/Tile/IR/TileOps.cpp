@@ -109,9 +109,6 @@ LogicalResult MmaOp::verify() {
   auto lhs = cast<ShapedType>(getLhs().getType());
   auto rhs = cast<ShapedType>(getRhs().getType());
   auto acc = cast<ShapedType>(getAcc().getType());
-  if (lhs.getRank() != 2 || rhs.getRank() != 2 || acc.getRank() != 2)
-    return emitOpError() << "expects rank-2 operands, got lhs " << lhs
-                         << ", rhs " << rhs << ", acc " << acc;
   if (lhs.getDimSize(1) != rhs.getDimSize(0))
     return emitOpError() << "expects lhs columns (" << lhs.getDimSize(1)
                          << ") to equal rhs rows (" << rhs.getDimSize(0) << ")";
@@ -184,13 +181,6 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 // IotaOp and masks
 //===----------------------------------------------------------------------===//
-
-LogicalResult IotaOp::verify() {
-  if (getType().getRank() != 1)
-    return emitOpError() << "expects a rank-1 result, got rank "
-                         << getType().getRank();
-  return success();
-}
 
 LogicalResult BoundsMaskOp::verify() {
   int64_t rank = getType().getRank();

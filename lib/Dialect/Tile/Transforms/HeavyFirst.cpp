@@ -98,15 +98,14 @@ struct TileHeavyFirstPass final
       Value index = arith::DivUIOp::create(
           b, loc, linear, arith::MulIOp::create(b, loc, nq, g));
       first = arith::MulIOp::create(b, loc, index, g);
-      local = arith::SubIOp::create(
-          b, loc, linear,
-          arith::MulIOp::create(b, loc, first, nq));
+      local = arith::SubIOp::create(b, loc, linear,
+                                    arith::MulIOp::create(b, loc, first, nq));
       group = arith::MinUIOp::create(
           b, loc, g, arith::SubIOp::create(b, loc, programsPerBlock, first));
     }
-    Value m = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, nq, cst(1)),
-        arith::DivUIOp::create(b, loc, local, group));
+    Value m =
+        arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, nq, cst(1)),
+                              arith::DivUIOp::create(b, loc, local, group));
     Value head = arith::RemUIOp::create(b, loc, local, group);
     if (headGroup > 0)
       head = arith::AddIOp::create(b, loc, first, head);

@@ -67,8 +67,8 @@ LogicalResult TileGPUDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == getTargetAttrName()) {
     if (!isa<TargetAttr>(attr.getValue()) || !isa<ModuleOp>(op))
-      return op->emitError() << "'" << name
-                             << "' must be a #tilegpu.target on a module";
+      return op->emitError()
+             << "'" << name << "' must be a #tilegpu.target on a module";
     return success();
   }
   if (name == getSharedBytesAttrName() || name == getWarpsAttrName()) {
@@ -81,8 +81,8 @@ LogicalResult TileGPUDialect::verifyOperationAttribute(Operation *op,
     // A CTA has at most 32 warps (a warp-specialized one need not have a
     // power of two: FlashAttention-3 runs 12).
     if (name == getWarpsAttrName() && value.getInt() > 32)
-      return op->emitError() << "'" << name << "' must be at most 32, got "
-                             << value.getInt();
+      return op->emitError()
+             << "'" << name << "' must be at most 32, got " << value.getInt();
     if (!isa<FunctionOpInterface>(op))
       return op->emitError() << "'" << name << "' belongs on a kernel "
                              << "function";
@@ -187,8 +187,9 @@ bool MmaSyncLayoutAttr::canStageStore(ArrayRef<int64_t> shape,
          (getRowsPerWarp(shape) * shape[1] / 8) % 32 == 0;
 }
 
-LogicalResult WgmmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                      WgmmaKind kind, int64_t warpgroups) {
+LogicalResult
+WgmmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        WgmmaKind kind, int64_t warpgroups) {
   if (warpgroups < 1 || warpgroups > 4)
     return emitError() << "warpgroups must be in [1, 4], got " << warpgroups;
   return success();
@@ -243,8 +244,9 @@ LogicalResult TmemLanesLayoutAttr::verifyTileShape(
     function_ref<InFlightDiagnostic()> emitError) const {
   int64_t groups = getWarps() / 4;
   if (shape.size() != 2 || shape[0] != 128)
-    return emitError() << *this << " needs a 128-row tile (one row per "
-                                   "tensor-memory lane)";
+    return emitError() << *this
+                       << " needs a 128-row tile (one row per "
+                          "tensor-memory lane)";
   if (shape[1] % groups)
     return emitError() << *this << " splits the columns between " << groups
                        << " warps per quadrant; " << shape[1]
@@ -256,10 +258,8 @@ int64_t TmemLanesLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
   return shape[1] / (getWarps() / 4);
 }
 
-SmallVector<int64_t>
-TmemLanesLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape,
-                                           int64_t warp, int64_t lane,
-                                           int64_t reg) const {
+SmallVector<int64_t> TmemLanesLayoutAttr::getElementCoordinates(
+    ArrayRef<int64_t> shape, int64_t warp, int64_t lane, int64_t reg) const {
   int64_t columns = shape[1] / (getWarps() / 4);
   return {32 * (warp % 4) + lane, (warp / 4) * columns + reg};
 }
@@ -341,8 +341,8 @@ int64_t SharedEncodingAttr::getTileSize(ArrayRef<int64_t> shape,
   int64_t elements = 1;
   for (int64_t d : getStoredShape(shape))
     elements *= d;
-  int64_t bytes = elements * llvm::divideCeil(
-                                 elementType.getIntOrFloatBitWidth(), 8);
+  int64_t bytes =
+      elements * llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
   return llvm::alignTo(bytes, getAlignment());
 }
 
@@ -409,8 +409,8 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef chip, Family family) {
   std::optional<TargetInfo> info = TargetInfo::lookup(chip);
   if (!info)
-    return emitError() << "unknown chip '" << chip << "' (known: "
-                       << TargetInfo::knownChips() << ")";
+    return emitError() << "unknown chip '" << chip
+                       << "' (known: " << TargetInfo::knownChips() << ")";
   if (!info->hasFamily(family))
     return emitError() << "chip '" << chip << "' has no "
                        << stringifyFamily(family) << " matrix units";
@@ -471,9 +471,9 @@ LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
       llvm::any_of(shape, [](int64_t d) { return d <= 0; }))
     return emitError() << "a buffer has 1 to 3 positive static dimensions "
                           "(slots x rows x columns)";
-  if (failed(memory.verifyTileShape(
-          shape.size() == 3 ? shape.drop_front() : shape, elementType,
-          emitError)))
+  if (failed(
+          memory.verifyTileShape(shape.size() == 3 ? shape.drop_front() : shape,
+                                 elementType, emitError)))
     return failure();
   // Tensor memory has 512 columns per CTA.
   if (memory.getMemorySpace() == MemorySpace::Tensor) {

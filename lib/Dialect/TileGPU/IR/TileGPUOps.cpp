@@ -35,9 +35,8 @@ static std::string shapeString(ArrayRef<int64_t> shape) {
 static LogicalResult verifyRegisterTile(Operation *op, Value value,
                                         StringRef name) {
   auto type = cast<RankedTensorType>(value.getType());
-  return getDistributedLayout(type).verifyTileShape(type.getShape(), [&] {
-    return op->emitOpError() << name << ": ";
-  });
+  return getDistributedLayout(type).verifyTileShape(
+      type.getShape(), [&] { return op->emitOpError() << name << ": "; });
 }
 
 LogicalResult AllocOp::verify() {
@@ -83,9 +82,8 @@ LogicalResult AsyncCopyOp::verify() {
   auto view = cast<tile::ViewType>(getView().getType());
   BufferType dst = getDst().getType();
   if (static_cast<int64_t>(getIndices().size()) != view.getRank())
-    return emitOpError() << "expects " << view.getRank()
-                         << " tile indices for " << view << ", got "
-                         << getIndices().size();
+    return emitOpError() << "expects " << view.getRank() << " tile indices for "
+                         << view << ", got " << getIndices().size();
   if (view.getRank() < 2)
     return emitOpError() << "copies a 2-d block of the last two dimensions "
                             "of a view of rank 2 or more";
@@ -95,11 +93,10 @@ LogicalResult AsyncCopyOp::verify() {
   if (dst.getShape().size() != 2)
     return emitOpError() << "copies into a rank-2 tile, not " << dst;
   if (dst.getElementType() != view.getElementType())
-    return emitOpError() << "element types differ: " << view << " and "
-                         << dst;
+    return emitOpError() << "element types differ: " << view << " and " << dst;
   auto encoding = cast<SharedEncodingAttr>(dst.getEncoding());
-  int64_t storedCols = encoding.getTransposed() ? dst.getShape()[0]
-                                                : dst.getShape()[1];
+  int64_t storedCols =
+      encoding.getTransposed() ? dst.getShape()[0] : dst.getShape()[1];
   int64_t viewCols = view.getShape().back();
   if (!ShapedType::isDynamic(viewCols) && viewCols != storedCols)
     return emitOpError() << "a " << shapeString(dst.getShape())
@@ -123,20 +120,19 @@ LogicalResult MmaOp::verify() {
   Type lhsType = getLhs().getType();
   BufferType rhs = getRhs().getType();
   auto acc = cast<RankedTensorType>(getAcc().getType());
-  ArrayRef<int64_t> lhsShape =
-      isa<BufferType>(lhsType) ? cast<BufferType>(lhsType).getShape()
-                               : cast<RankedTensorType>(lhsType).getShape();
+  ArrayRef<int64_t> lhsShape = isa<BufferType>(lhsType)
+                                   ? cast<BufferType>(lhsType).getShape()
+                                   : cast<RankedTensorType>(lhsType).getShape();
   Type lhsElement = isa<BufferType>(lhsType)
                         ? cast<BufferType>(lhsType).getElementType()
                         : cast<RankedTensorType>(lhsType).getElementType();
-  if (lhsShape.size() != 2 || rhs.getShape().size() != 2 ||
-      acc.getRank() != 2)
+  if (lhsShape.size() != 2 || rhs.getShape().size() != 2 || acc.getRank() != 2)
     return emitOpError() << "expects rank-2 operands";
   if (lhsShape[1] != rhs.getShape()[0])
     return emitOpError() << "expects lhs columns (" << lhsShape[1]
-                         << ") to equal rhs rows (" << rhs.getShape()[0]
-                         << ")";
-  if (acc.getShape()[0] != lhsShape[0] || acc.getShape()[1] != rhs.getShape()[1])
+                         << ") to equal rhs rows (" << rhs.getShape()[0] << ")";
+  if (acc.getShape()[0] != lhsShape[0] ||
+      acc.getShape()[1] != rhs.getShape()[1])
     return emitOpError() << "expects a " << lhsShape[0] << "x"
                          << rhs.getShape()[1] << " accumulator, got "
                          << shapeString(acc.getShape());
@@ -147,12 +143,12 @@ LogicalResult MmaOp::verify() {
   if (!acc.getElementType().isF32())
     return emitOpError() << "accumulates in f32, not " << acc.getElementType();
   if (auto lhsBuffer = dyn_cast<BufferType>(lhsType);
-      lhsBuffer && cast<SharedEncodingAttr>(lhsBuffer.getEncoding())
-                       .getTransposed())
+      lhsBuffer &&
+      cast<SharedEncodingAttr>(lhsBuffer.getEncoding()).getTransposed())
     return emitOpError() << "a shared lhs is stored untransposed";
   if (auto lhsTile = dyn_cast<RankedTensorType>(lhsType);
-      lhsTile && lhsTile.getEncoding().getTypeID() !=
-                     acc.getEncoding().getTypeID())
+      lhsTile &&
+      lhsTile.getEncoding().getTypeID() != acc.getEncoding().getTypeID())
     return emitOpError() << "mixes layout families: " << lhsTile.getEncoding()
                          << " and " << acc.getEncoding();
   if (isa<RankedTensorType>(lhsType) &&
@@ -201,9 +197,8 @@ LogicalResult StagedStoreOp::verify() {
     return emitOpError() << "stores " << value.getElementType()
                          << " into a view of " << view.getElementType();
   if (static_cast<int64_t>(getIndices().size()) != view.getRank())
-    return emitOpError() << "expects " << view.getRank()
-                         << " tile indices for " << view << ", got "
-                         << getIndices().size();
+    return emitOpError() << "expects " << view.getRank() << " tile indices for "
+                         << view << ", got " << getIndices().size();
   if (view.getRank() < 2)
     return emitOpError() << "stores a 2-d block of the last two dimensions "
                             "of a view of rank 2 or more";
@@ -213,8 +208,7 @@ LogicalResult StagedStoreOp::verify() {
                             "buffer, not "
                          << staging;
   if (auto mma = dyn_cast<MmaSyncLayoutAttr>(value.getEncoding());
-      mma &&
-      !mma.canStageStore(value.getShape(), value.getElementType()))
+      mma && !mma.canStageStore(value.getShape(), value.getElementType()))
     return emitOpError() << "cannot stage " << value
                          << ": it takes a 16-bit 'acc' tile whose warps' "
                             "rows split into 16-byte pieces, a whole number "
@@ -254,9 +248,8 @@ LogicalResult WarpSpecializeOp::verify() {
   if (getRoles().empty())
     return emitOpError() << "expects at least one role";
   if (getRoles().size() != getBodies().size())
-    return emitOpError() << "expects one region per role: "
-                         << getRoles().size() << " roles, "
-                         << getBodies().size() << " regions";
+    return emitOpError() << "expects one region per role: " << getRoles().size()
+                         << " roles, " << getBodies().size() << " regions";
   llvm::StringSet<> names;
   for (Attribute a : getRoles())
     if (!names.insert(cast<RoleAttr>(a).getName()).second)

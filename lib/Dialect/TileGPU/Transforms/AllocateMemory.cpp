@@ -72,7 +72,8 @@ Operation *lastUser(AllocOp alloc, Block &body) {
 }
 
 struct TileGPUAllocateMemoryPass final
-    : tiled_attn::tilegpu::impl::TileGPUAllocateMemoryPassBase<TileGPUAllocateMemoryPass> {
+    : tiled_attn::tilegpu::impl::TileGPUAllocateMemoryPassBase<
+          TileGPUAllocateMemoryPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())

@@ -21,7 +21,8 @@ using namespace tiled_attn::tilegpu;
 namespace {
 
 struct TileGPUAttachTargetPass final
-    : tiled_attn::tilegpu::impl::TileGPUAttachTargetPassBase<TileGPUAttachTargetPass> {
+    : tiled_attn::tilegpu::impl::TileGPUAttachTargetPassBase<
+          TileGPUAttachTargetPass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();

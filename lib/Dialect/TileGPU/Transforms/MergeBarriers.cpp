@@ -72,7 +72,8 @@ bool mergeIntoPrevious(gpu::BarrierOp second, bool hoistWaits) {
 }
 
 struct TileGPUMergeBarriersPass final
-    : tiled_attn::tilegpu::impl::TileGPUMergeBarriersPassBase<TileGPUMergeBarriersPass> {
+    : tiled_attn::tilegpu::impl::TileGPUMergeBarriersPassBase<
+          TileGPUMergeBarriersPass> {
   using Base::Base;
   void runOnOperation() override {
     SmallVector<gpu::BarrierOp> barriers;

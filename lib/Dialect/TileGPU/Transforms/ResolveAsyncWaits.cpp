@@ -91,9 +91,9 @@ int64_t GroupCounter::viaLoopArg(BlockArgument arg, scf::ForOp loop,
 int64_t GroupCounter::viaLoopResult(OpResult result, scf::ForOp loop,
                                     Operation *at) {
   Operation *end = loop->getBlock()->findAncestorOpInBlock(*at);
-  int64_t after = end ? copiesBetween(std::next(loop->getIterator()),
-                                      end->getIterator())
-                      : 0;
+  int64_t after =
+      end ? copiesBetween(std::next(loop->getIterator()), end->getIterator())
+          : 0;
   unsigned i = result.getResultNumber();
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   int64_t noTrip = groupsAfter(loop.getInitArgs()[i], loop);
@@ -135,7 +135,8 @@ void drainUnusedPrefetches(Operation *root) {
 }
 
 struct TileGPUResolveAsyncWaitsPass final
-    : tiled_attn::tilegpu::impl::TileGPUResolveAsyncWaitsPassBase<TileGPUResolveAsyncWaitsPass> {
+    : tiled_attn::tilegpu::impl::TileGPUResolveAsyncWaitsPassBase<
+          TileGPUResolveAsyncWaitsPass> {
   void runOnOperation() override {
     GroupCounter counter;
     getOperation()->walk([&](AsyncWaitOp wait) {

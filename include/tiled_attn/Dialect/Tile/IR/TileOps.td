@@ -28,12 +28,22 @@ class Tile_TileOf<list<Type> allowedTypes, string what>
            what # " tile (static power-of-two shape)",
            "::mlir::RankedTensorType">;
 
+/// A tile of one rank: the rank is part of the operand's type constraint.
+class Tile_RankedTileOf<list<Type> allowedTypes, int rank, string what>
+    : Type<And<[Tile_TileOf<allowedTypes, what>.predicate,
+                HasAnyRankOfPred<[rank]>]>,
+           "rank-" # rank # " " # what # " tile (static power-of-two shape)",
+           "::mlir::RankedTensorType">;
+
 def Tile_AnyTile : Tile_TileOf<[AnyType], "any">;
 def Tile_FloatTile : Tile_TileOf<[F16, BF16, F32], "f16, bf16 or f32">;
 def Tile_MmaInputTile : Tile_TileOf<[F16, BF16], "f16 or bf16">;
 def Tile_F32Tile : Tile_TileOf<[F32], "f32">;
 def Tile_MaskTile : Tile_TileOf<[I1], "i1">;
 def Tile_IntTile : Tile_TileOf<[I32, I64], "i32 or i64">;
+def Tile_MmaInputTile2D : Tile_RankedTileOf<[F16, BF16], 2, "f16 or bf16">;
+def Tile_F32Tile2D : Tile_RankedTileOf<[F32], 2, "f32">;
+def Tile_IntTile1D : Tile_RankedTileOf<[I32, I64], 1, "i32 or i64">;
 
 //===----------------------------------------------------------------------===//
 // Base class
@@ -72,7 +82,8 @@ def Tile_DimOp : Tile_Op<"dim", [Pure]> {
     %seq_q = tile.dim %q[2] : !tile.view<?x?x?x64xf16>
     ```
   }];
-  let arguments = (ins Tile_ViewType:$view, I64Attr:$index);
+  let arguments = (ins Tile_ViewType:$view,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$index);
   let results = (outs Index:$result);
   let assemblyFormat = "$view `[` $index `]` attr-dict `:` type($view)";
   let hasVerifier = 1;
@@ -175,9 +186,9 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>,
         : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
     ```
   }];
-  let arguments = (ins Tile_MmaInputTile:$lhs, Tile_MmaInputTile:$rhs,
-                       Tile_F32Tile:$acc);
-  let results = (outs Tile_F32Tile:$result);
+  let arguments = (ins Tile_MmaInputTile2D:$lhs, Tile_MmaInputTile2D:$rhs,
+                       Tile_F32Tile2D:$acc);
+  let results = (outs Tile_F32Tile2D:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `->`
     type($result)
@@ -205,7 +216,7 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure,
     ```
   }];
   let arguments = (ins Tile_FloatTile:$input, Tile_ReduceKind:$kind,
-                       I64Attr:$axis);
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
   let results = (outs AnyTypeOf<[Tile_FloatTile, F16, BF16, F32]>:$result);
   let assemblyFormat = [{
     $kind $input `along` $axis attr-dict `:` type($input) `->` type($result)
@@ -228,7 +239,8 @@ def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure,
         : tensor<128xf32> -> tensor<128x64xf32>
     ```
   }];
-  let arguments = (ins Tile_AnyTile:$input, I64Attr:$axis);
+  let arguments = (ins Tile_AnyTile:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
   let results = (outs Tile_AnyTile:$result);
   let assemblyFormat = [{
     $input `along` $axis attr-dict `:` type($input) `->` type($result)
@@ -246,9 +258,8 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
     %cols = tile.iota : tensor<64xi32>
     ```
   }];
-  let results = (outs Tile_IntTile:$result);
+  let results = (outs Tile_IntTile1D:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -16,9 +16,9 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/TensorEncoding.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/TensorEncoding.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h.inc"
