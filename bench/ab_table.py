@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""ab_libraries.py output -> CSV (and a plot of the ratios, with matplotlib).
+
+    python3 bench/ab_table.py RESULT.txt [--plot]
+
+Reads the lines `ab_libraries.py` prints (one per case: each library's
+TFLOP/s, its ratio to the first library and the spread between rounds),
+under optional `## <title>` headers that name the runs of one file, and
+writes RESULT.csv next to it: run, dtype, D, S, causal, library, tflops,
+ratio_to_first, spread. With --plot, RESULT.png shows each case's ratio of
+the other libraries to the first, per run. Standard library only, except
+matplotlib for the plot.
+"""
+import csv
+import re
+import sys
+from pathlib import Path
+
+LINE = re.compile(r"^(\w+) D=(\d+) S=(\d+) causal=(\d)\s+(.*)$")
+ENTRY = re.compile(r"(\S+)=(\d+) \(([\d.]+), spread (\d+)\)")
+
+
+def parse(path):
+    rows, run = [], "run"
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("## "):
+            run = line[3:].strip()
+            continue
+        m = LINE.match(line)
+        if not m:
+            continue
+        dtype, d, s, causal, rest = m.groups()
+        for lib, tflops, ratio, spread in ENTRY.findall(rest):
+            rows.append({"run": run, "dtype": dtype, "D": int(d), "S": int(s),
+                         "causal": int(causal), "library": lib,
+                         "tflops": int(tflops), "ratio_to_first": float(ratio),
+                         "spread": int(spread)})
+    return rows
+
+
+def plot(rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    fig, axes = plt.subplots(len(runs), 1, figsize=(12, 3.2 * len(runs)),
+                             squeeze=False)
+    for ax, run in zip(axes[:, 0], runs):
+        firsts = {}
+        for r in rows:
+            if r["run"] == run:
+                firsts.setdefault((r["dtype"], r["D"], r["S"], r["causal"]),
+                                  r["library"])
+        others = [r for r in rows if r["run"] == run and
+                  r["library"] != firsts[(r["dtype"], r["D"], r["S"], r["causal"])]]
+        short = {"float16": "f16", "bfloat16": "bf16"}
+        labels = [f"{short.get(r['dtype'], r['dtype'])} D{r['D']} {'c' if r['causal'] else 'nc'} {r['S'] // 1024}k"
+                  for r in others]
+        ax.bar(range(len(others)), [r["ratio_to_first"] for r in others])
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.axhline(0.98, color="red", linewidth=0.8, linestyle="--")
+        ax.set_ylim(0.9, 1.1)
+        ax.set_xticks(range(len(others)))
+        ax.set_xticklabels(labels, rotation=90, fontsize=7)
+        name = others[0]["library"] if others else "?"
+        ax.set_title(f"{run}: {name} / first library (TFLOP/s ratio)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def main(argv):
+    if not argv:
+        sys.exit(__doc__)
+    path = Path(argv[0])
+    rows = parse(path)
+    if not rows:
+        sys.exit(f"no ab_libraries.py lines in {path}")
+    out = path.with_suffix(".csv")
+    with out.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {out} ({len(rows)} rows)")
+    if "--plot" in argv[1:]:
+        plot(rows, path.with_suffix(".png"))
+        print(f"wrote {path.with_suffix('.png')}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
