@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Conversion/Passes.h"
+#include "tiled_attn/Conversion/TileToTileGPU/TileToTileGPU.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/Tile/Transforms/RegionTies.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
@@ -32,12 +33,7 @@ using tiled_attn::tilegpu::MmaSyncKind;
 using tiled_attn::tilegpu::MmaSyncLayoutAttr;
 using tiled_attn::tilegpu::SharedEncodingAttr;
 
-namespace {
-
-/// The load that stages `value` in shared memory: its definition, or, for a
-/// value a loop carries (software pipelining) or leaves (to the next loop of
-/// the same pipeline), the load that starts it.
-LoadOp stagingLoad(Value value) {
+LoadOp tiled_attn::stagingLoad(Value value) {
   if (auto load = value.getDefiningOp<LoadOp>())
     return load;
   if (auto loop = value.getDefiningOp<scf::ForOp>())
@@ -50,6 +46,8 @@ LoadOp stagingLoad(Value value) {
     return nullptr;
   return stagingLoad(loop.getInitArgs()[arg.getArgNumber() - 1]);
 }
+
+namespace {
 
 class LayoutAssignment {
 public:
@@ -95,7 +93,7 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   if (auto convert = dyn_cast<ConvertLayoutOp>(op))
     return success(); // A boundary: each side keeps its own class.
   if (auto mma = dyn_cast<MmaOp>(op)) {
-    LoadOp rhs = stagingLoad(mma.getRhs());
+    LoadOp rhs = tiled_attn::stagingLoad(mma.getRhs());
     if (!rhs)
       return op->emitError() << "tilegpu-assign-layouts: expects the rhs of "
                                 "tile.mma to come from a tile.load, directly "

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tiled_attn/Conversion/TileToTileGPU/TileToTileGPU.h"
 #include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
@@ -45,22 +46,6 @@ BufferType bufferTypeOf(RankedTensorType tile, int64_t slots = 1) {
   llvm::append_range(shape, tile.getShape());
   return BufferType::get(tile.getContext(), shape, tile.getElementType(),
                          tile.getEncoding());
-}
-
-/// The load that starts `value`, a shared tile: its definition, or through
-/// the loops that carry it, the load of its first block.
-tile::LoadOp sourceLoad(Value value) {
-  if (auto load = value.getDefiningOp<tile::LoadOp>())
-    return load;
-  if (auto loop = value.getDefiningOp<scf::ForOp>())
-    return sourceLoad(
-        loop.getInitArgs()[cast<OpResult>(value).getResultNumber()]);
-  auto arg = dyn_cast<BlockArgument>(value);
-  auto loop =
-      arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : nullptr;
-  if (!loop || arg.getArgNumber() == 0)
-    return nullptr;
-  return sourceLoad(loop.getInitArgs()[arg.getArgNumber() - 1]);
 }
 
 /// Uses that read a shared tile (not handing it on to a loop).
@@ -137,7 +122,7 @@ void SharedMemoryMaterializer::countSlots() {
       int64_t carried = 0;
       bool readBeforeRefill = true;
       for (BlockArgument arg : loop.getRegionIterArgs()) {
-        tile::LoadOp start = sourceLoad(arg);
+        tile::LoadOp start = stagingLoad(arg);
         if (!start || streamOf(start) != stream)
           continue;
         ++carried;

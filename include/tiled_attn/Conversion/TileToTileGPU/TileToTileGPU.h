@@ -1,0 +1,27 @@
+//===- TileToTileGPU.h - From tile IR to the GPU level ----------*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What tilegpu-assign-layouts and convert-tile-to-tilegpu both need to know
+// of tile IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_CONVERSION_TILETOTILEGPU_TILETOTILEGPU_H
+#define TILED_ATTN_CONVERSION_TILETOTILEGPU_TILETOTILEGPU_H
+
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+namespace tiled_attn {
+
+/// The load that stages `value` in shared memory: its definition, or, for a
+/// value a loop carries (software pipelining) or leaves (to the next loop of
+/// the same pipeline), the load that starts it; null for anything else.
+tile::LoadOp stagingLoad(mlir::Value value);
+
+} // namespace tiled_attn
+
+#endif // TILED_ATTN_CONVERSION_TILETOTILEGPU_TILETOTILEGPU_H
