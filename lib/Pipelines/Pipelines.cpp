@@ -55,23 +55,40 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   // Retiling understands only the generator's canonical form, so it comes
   // first; the mask split must see the unpipelined loop.
-  if (options.blockM || options.blockN)
-    fpm.addPass(tile::createTileRetilePass(
-        {/*blockM=*/options.blockM, /*blockN=*/options.blockN}));
-  if (options.maskSplit)
-    fpm.addPass(tile::createTileMaskSplitPass(
-        {options.inBoundsLoads, options.maskGuard, options.maskedFirst}));
+  if (options.blockM || options.blockN) {
+    tile::TileRetilePassOptions retile;
+    retile.blockM = options.blockM;
+    retile.blockN = options.blockN;
+    fpm.addPass(tile::createTileRetilePass(retile));
+  }
+  if (options.maskSplit) {
+    tile::TileMaskSplitPassOptions split;
+    split.inBoundsLoads = options.inBoundsLoads;
+    split.guard = options.maskGuard;
+    split.maskedFirst = options.maskedFirst;
+    fpm.addPass(tile::createTileMaskSplitPass(split));
+  }
   if (options.exp2)
     fpm.addPass(tile::createTileExp2Pass());
-  if (options.lazyRescale)
-    fpm.addPass(tile::createTileLazyRescalePass(
-        {options.lazyRescale, options.lazyRescaleGuard}));
-  if (options.heavyFirst)
-    fpm.addPass(tile::createTileHeavyFirstPass({options.heavyFirstHeads}));
+  if (options.lazyRescale) {
+    tile::TileLazyRescalePassOptions lazy;
+    lazy.threshold = options.lazyRescale;
+    lazy.guard = options.lazyRescaleGuard;
+    fpm.addPass(tile::createTileLazyRescalePass(lazy));
+  }
+  if (options.heavyFirst) {
+    tile::TileHeavyFirstPassOptions heavy;
+    heavy.headGroup = options.heavyFirstHeads;
+    fpm.addPass(tile::createTileHeavyFirstPass(heavy));
+  }
   fpm.addPass(tile::createTileHoistInvariantsPass());
-  if (options.stages != 1)
-    fpm.addPass(tile::createTilePrefetchPass(
-        {options.stages, options.prefetchStreams, options.refillAfterUse}));
+  if (options.stages != 1) {
+    tile::TilePrefetchPassOptions prefetch;
+    prefetch.stages = options.stages;
+    prefetch.streams = options.prefetchStreams;
+    prefetch.refillAfterUse = options.refillAfterUse;
+    fpm.addPass(tile::createTilePrefetchPass(prefetch));
+  }
   if (options.decompose)
     fpm.addPass(tile::createTileDecomposeOnlineSoftmaxPass());
   fpm.addPass(createCSEPass());
@@ -84,14 +101,25 @@ std::string tiled_attn::defaultPTXFeatures(llvm::StringRef chip) {
 
 void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
-  pm.addPass(tilegpu::createTileGPUAttachTargetPass({options.chip, ""}));
+  tilegpu::TileGPUAttachTargetPassOptions target;
+  target.chip = options.chip;
+  pm.addPass(tilegpu::createTileGPUAttachTargetPass(target));
   OpPassManager &fpm = pm.nest<func::FuncOp>();
-  fpm.addPass(createTileGPUAssignLayoutsPass({options.warps, options.smemLhs}));
-  fpm.addPass(createConvertTileToTileGPUPass({options.stagedStores}));
-  fpm.addPass(tilegpu::createTileGPUMergeBarriersPass({options.mergeBarriers}));
+  TileGPUAssignLayoutsPassOptions layouts;
+  layouts.warps = options.warps;
+  layouts.smemLhs = options.smemLhs;
+  fpm.addPass(createTileGPUAssignLayoutsPass(layouts));
+  ConvertTileToTileGPUPassOptions shared;
+  shared.stagedStores = options.stagedStores;
+  fpm.addPass(createConvertTileToTileGPUPass(shared));
+  tilegpu::TileGPUMergeBarriersPassOptions barriers;
+  barriers.hoistWaits = options.mergeBarriers;
+  fpm.addPass(tilegpu::createTileGPUMergeBarriersPass(barriers));
   fpm.addPass(tilegpu::createTileGPUResolveAsyncWaitsPass());
   fpm.addPass(tilegpu::createTileGPUAllocateMemoryPass());
-  pm.addPass(createConvertTileGPUToNVVMPass({options.skipUnitRowScales}));
+  ConvertTileGPUToNVVMPassOptions nvvm;
+  nvvm.skipUnitRowScales = options.skipUnitRowScales;
+  pm.addPass(createConvertTileGPUToNVVMPass(nvvm));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -140,7 +168,9 @@ static void
 buildIndex32LowerToNVVMPipeline(OpPassManager &pm,
                                 const gpu::GPUToNVVMPipelineOptions &nvvm) {
   constexpr unsigned kWidth = 32;
-  pm.addPass(createConvertNVGPUToNVVMWithIndexBitwidthPass({kWidth}));
+  ConvertNVGPUToNVVMWithIndexBitwidthPassOptions nvgpu;
+  nvgpu.indexBitwidth = kWidth;
+  pm.addPass(createConvertNVGPUToNVVMWithIndexBitwidthPass(nvgpu));
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
