@@ -33,7 +33,7 @@
 // CHECK:           scf.yield %[[M1]], %[[L1]], %[[ACC2]]
 
 // guard=0: only the threshold; the multiply stays as it is (the GPU lowering
-// skips it per warp with convert-tile-to-gpu{skip-unit-row-scales}).
+// skips it per warp with convert-tilegpu-to-nvvm{skip-unit-row-scales}).
 // NOGUARD-LABEL: func.func @guard
 // NOGUARD:         tile.online_softmax {{.*}} lazy_rescale(8.000000e+00)
 // NOGUARD-NOT:     tile.reduce min

@@ -204,7 +204,7 @@ def TileLazyRescalePass : Pass<"tile-lazy-rescale", "::mlir::func::FuncOp"> {
     rounding. Sets `rescale_threshold` in `tile.sdpa`.
 
     With `guard=0` the multiply is left alone: the GPU lowering
-    (`convert-tile-to-gpu{skip-unit-row-scales}`) skips it per warp, which
+    (`convert-tilegpu-to-nvvm{skip-unit-row-scales}`) skips it per warp, which
     needs no CTA-wide reduction.
 
     ```mlir
