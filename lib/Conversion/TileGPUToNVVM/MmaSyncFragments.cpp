@@ -1,4 +1,4 @@
-//===- MmaSyncFragments.cpp - Registers of mma.sync layouts, types -------===//
+//===- MmaSyncFragments.cpp - Registers of mma.sync layouts --------------===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
@@ -17,10 +17,6 @@
 using namespace mlir;
 using namespace tiled_attn;
 using namespace tiled_attn::tilegpu;
-
-Value tiled_attn::cIdx(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
 
 Fragment Fragment::get(RankedTensorType type) {
   return get(cast<MmaSyncLayoutAttr>(type.getEncoding()), type.getShape());
@@ -69,59 +65,6 @@ Fragment Fragment::get(MmaSyncLayoutAttr layout, ArrayRef<int64_t> shape) {
     break;
   }
   return f;
-}
-
-Value tiled_attn::pieceInBounds(OpBuilder &b, Location loc, Value row,
-                                Value rows, Value col, int64_t width,
-                                Value cols) {
-  Value inRows =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
-  Value inCols = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::sle,
-      arith::AddIOp::create(b, loc, col, cIdx(b, loc, width)), cols);
-  return arith::AndIOp::create(b, loc, inRows, inCols);
-}
-
-int64_t tiled_attn::kernelWarps(Operation *op) {
-  for (; op; op = op->getParentOp())
-    if (auto warps =
-            op->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName()))
-      return warps.getInt();
-  return 0;
-}
-
-TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
-  addConversion([](Type type) { return type; });
-  addConversion([](tile::ViewType view) -> Type {
-    SmallVector<int64_t> strides(view.getRank(), ShapedType::kDynamic);
-    strides.back() = 1;
-    auto layout = StridedLayoutAttr::get(view.getContext(),
-                                         ShapedType::kDynamic, strides);
-    return MemRefType::get(view.getShape(), view.getElementType(), layout);
-  });
-  addConversion([](RankedTensorType type) -> std::optional<Type> {
-    DistributedLayoutAttrInterface layout = getDistributedLayout(type);
-    if (!layout)
-      return std::nullopt;
-    return VectorType::get({layout.getRegisterCount(type.getShape())},
-                           type.getElementType());
-  });
-  addConversion([](BufferType type) -> std::optional<Type> {
-    auto shared = dyn_cast<SharedEncodingAttr>(type.getEncoding());
-    if (!shared)
-      return std::nullopt; // tensor memory has no memref form
-    SmallVector<int64_t> shape;
-    if (type.isRing())
-      shape.push_back(type.getShape()[0]);
-    if (type.getShape().size() == 1)
-      shape.push_back(type.getShape()[0]);
-    else
-      llvm::append_range(shape, shared.getStoredShape(type.getTileShape()));
-    auto space = gpu::AddressSpaceAttr::get(type.getContext(),
-                                            gpu::AddressSpace::Workgroup);
-    return MemRefType::get(shape, type.getElementType(),
-                           MemRefLayoutAttrInterface(), space);
-  });
 }
 
 LaneCoords::LaneCoords(OpBuilder &b, Location loc) {
@@ -174,18 +117,6 @@ Value tiled_attn::concatRegisters(OpBuilder &b, Location loc,
     level = std::move(next);
   }
   return level.front();
-}
-
-Value tiled_attn::insertRegisters(OpBuilder &b, Location loc, Value part,
-                                  Value vector, int64_t offset) {
-  int64_t size = cast<VectorType>(vector.getType()).getNumElements();
-  int64_t partSize = cast<VectorType>(part.getType()).getNumElements();
-  // Indices past `size` select from `part`.
-  SmallVector<int64_t> mask;
-  for (int64_t i = 0; i < size; ++i)
-    mask.push_back(i >= offset && i < offset + partSize ? size + i - offset
-                                                        : i);
-  return vector::ShuffleOp::create(b, loc, vector, part, mask);
 }
 
 Value tiled_attn::loadOperandA(OpBuilder &b, Location loc, Value buffer,

@@ -33,6 +33,11 @@ using tiled_attn::tilegpu::MmaSyncKind;
 using tiled_attn::tilegpu::MmaSyncLayoutAttr;
 using tiled_attn::tilegpu::SharedEncodingAttr;
 
+SharedEncodingAttr tiled_attn::mmaSyncSharedEncoding(MLIRContext *ctx,
+                                                     bool transposed) {
+  return SharedEncodingAttr::get(ctx, /*swizzle=*/0, /*pad=*/8, transposed);
+}
+
 LoadOp tiled_attn::stagingLoad(Value value) {
   if (auto load = value.getDefiningOp<LoadOp>())
     return load;
@@ -61,8 +66,7 @@ private:
   }
   /// A tile that stays in shared memory, rows padded for ldmatrix.
   Attribute shared(bool transposed = false) {
-    return SharedEncodingAttr::get(func.getContext(), /*swizzle=*/0,
-                                   /*pad=*/8, transposed);
+    return tiled_attn::mmaSyncSharedEncoding(func.getContext(), transposed);
   }
   void unify(Value a, Value b) {
     if (isa<RankedTensorType>(a.getType()) &&

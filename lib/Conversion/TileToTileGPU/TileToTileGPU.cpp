@@ -155,7 +155,7 @@ void SharedMemoryMaterializer::allocate() {
     auto type = load.getType();
     Attribute encoding = getSharedEncoding(type);
     if (!encoding) // A register tile: staged in an untransposed buffer.
-      encoding = SharedEncodingAttr::get(b.getContext(), 0, 8, false);
+      encoding = mmaSyncSharedEncoding(b.getContext());
     auto bufferType = BufferType::get(b.getContext(), type.getShape(),
                                       type.getElementType(), encoding);
     ownBuffers[load] =
@@ -255,7 +255,7 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
   Location loc = store.getLoc();
   auto bufferType =
       BufferType::get(b.getContext(), type.getShape(), type.getElementType(),
-                      SharedEncodingAttr::get(b.getContext(), 0, 8, false));
+                      mmaSyncSharedEncoding(b.getContext()));
   Value staging = AllocOp::create(b, loc, bufferType, IntegerAttr());
   AsyncWaitAllOp::create(b, loc);
   gpu::BarrierOp::create(b, loc);

@@ -94,17 +94,13 @@ mlir::Value loadOperandA(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value buffer, const Fragment &frag,
                          mlir::Type elementType, int64_t mTile, int64_t kStep);
 
-/// Registers [offset, offset + size) of a lane's vector, and the vector with
-/// them replaced by `part`; both are vector.shuffle, which every backend
-/// lowers.
+/// Registers [offset, offset + size) of a lane's vector (a vector.shuffle,
+/// which every backend lowers).
 mlir::Value extractRegisters(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value vector, int64_t offset, int64_t size);
 /// The registers of `pieces`, one after the other, in one vector.
 mlir::Value concatRegisters(mlir::OpBuilder &b, mlir::Location loc,
                             llvm::ArrayRef<mlir::Value> pieces);
-mlir::Value insertRegisters(mlir::OpBuilder &b, mlir::Location loc,
-                            mlir::Value part, mlir::Value vector,
-                            int64_t offset);
 
 /// Buffers, asynchronous copies and their waits, block ids and sizes: the
 /// same for every family.

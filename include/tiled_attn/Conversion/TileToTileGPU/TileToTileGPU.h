@@ -14,6 +14,7 @@
 #define TILED_ATTN_CONVERSION_TILETOTILEGPU_TILETOTILEGPU_H
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 
 namespace tiled_attn {
 
@@ -21,6 +22,11 @@ namespace tiled_attn {
 /// value a loop carries (software pipelining) or leaves (to the next loop of
 /// the same pipeline), the load that starts it; null for anything else.
 tile::LoadOp stagingLoad(mlir::Value value);
+
+/// How the mma.sync family keeps a tile in shared memory: rows padded by 8
+/// elements, so that ldmatrix reads are free of bank conflicts.
+tilegpu::SharedEncodingAttr mmaSyncSharedEncoding(mlir::MLIRContext *ctx,
+                                                  bool transposed = false);
 
 } // namespace tiled_attn
 

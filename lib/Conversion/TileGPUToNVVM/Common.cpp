@@ -1,0 +1,81 @@
+//===- Common.cpp - GPU-level types and family-independent helpers -------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What every family's patterns share: the type converter (register tiles
+// through the distributed-layout interface, buffers through their memory
+// encoding, views as strided memrefs) and small builders.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+Value tiled_attn::cIdx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value tiled_attn::pieceInBounds(OpBuilder &b, Location loc, Value row,
+                                Value rows, Value col, int64_t width,
+                                Value cols) {
+  Value inRows =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, rows);
+  Value inCols = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sle,
+      arith::AddIOp::create(b, loc, col, cIdx(b, loc, width)), cols);
+  return arith::AndIOp::create(b, loc, inRows, inCols);
+}
+
+int64_t tiled_attn::kernelWarps(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto warps =
+            op->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName()))
+      return warps.getInt();
+  return 0;
+}
+
+TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
+  addConversion([](Type type) { return type; });
+  addConversion([](tile::ViewType view) -> Type {
+    SmallVector<int64_t> strides(view.getRank(), ShapedType::kDynamic);
+    strides.back() = 1;
+    auto layout = StridedLayoutAttr::get(view.getContext(),
+                                         ShapedType::kDynamic, strides);
+    return MemRefType::get(view.getShape(), view.getElementType(), layout);
+  });
+  addConversion([](RankedTensorType type) -> std::optional<Type> {
+    DistributedLayoutAttrInterface layout = getDistributedLayout(type);
+    if (!layout)
+      return std::nullopt;
+    return VectorType::get({layout.getRegisterCount(type.getShape())},
+                           type.getElementType());
+  });
+  addConversion([](BufferType type) -> std::optional<Type> {
+    auto shared = dyn_cast<SharedEncodingAttr>(type.getEncoding());
+    if (!shared)
+      return std::nullopt; // tensor memory has no memref form
+    SmallVector<int64_t> shape;
+    if (type.isRing())
+      shape.push_back(type.getShape()[0]);
+    if (type.getShape().size() == 1)
+      shape.push_back(type.getShape()[0]);
+    else
+      llvm::append_range(shape, shared.getStoredShape(type.getTileShape()));
+    auto space = gpu::AddressSpaceAttr::get(type.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    return MemRefType::get(shape, type.getElementType(),
+                           MemRefLayoutAttrInterface(), space);
+  });
+}
