@@ -1,0 +1,209 @@
+/*===- TiledAttn.h - The tiled-attn runtime's C API --------------*- C -*-===*\
+|*                                                                            *|
+|* Part of the tiled-attn project, under the Apache License v2.0 with LLVM    *|
+|* Exceptions.                                                                *|
+|*                                                                            *|
+|*===----------------------------------------------------------------------===*|
+|*                                                                            *|
+|* Attention with the kernels of a prebuilt library (a folder holding         *|
+|* manifest.json and the PTX/cubin files it names), launched through the      *|
+|* CUDA driver API. libcuda is opened at run time (dlopen), so a program      *|
+|* linked against this library starts on machines without a GPU; the first   *|
+|* call that needs the driver reports its absence as TA_ERROR_DRIVER.         *|
+|*                                                                            *|
+|* Every function returns a ta_status; on failure ta_last_error() gives a     *|
+|* message naming the problem (the argument and its value, or the driver      *|
+|* call, the error's name and the driver's description of it). A library     *|
+|* handle may be used from several threads at once.                           *|
+|*                                                                            *|
+|* Example (error checks left out):                                           *|
+|*                                                                            *|
+|*   ta_library *lib;                                                         *|
+|*   ta_library_open("/opt/tiled-attn/kernels", &lib);                        *|
+|*   ta_sdpa_args args = {0};                                                 *|
+|*   args.q = (ta_tensor){q_ptr, {B, H, Sq, D}, {H*Sq*D, Sq*D, D, 1}};        *|
+|*   ... k, v, and o (the output, written by the kernel) likewise ...         *|
+|*   args.dtype = TA_DTYPE_BF16; args.mask = TA_MASK_CAUSAL_TOP_LEFT;         *|
+|*   args.scale = 0.125f;                                                     *|
+|*   if (ta_sdpa(lib, &args, device, stream) != TA_OK)                        *|
+|*     fprintf(stderr, "%s\n", ta_last_error());                              *|
+|*   ta_library_close(lib);                                                   *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef TILED_ATTN_RUNTIME_TILEDATTN_H
+#define TILED_ATTN_RUNTIME_TILEDATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef __cplusplus
+#define TA_ALIGNAS(n) alignas(n)
+#else
+#define TA_ALIGNAS(n) _Alignas(n)
+#endif
+
+#if defined(_WIN32)
+#define TA_API
+#else
+#define TA_API __attribute__((visibility("default")))
+#endif
+
+/** The version of this API; ta_api_version() returns the library's. */
+#define TA_API_VERSION 2
+
+typedef enum ta_status {
+  TA_OK = 0,
+  /** A bad argument: shapes that disagree, a stride the kernels cannot take,
+      a scale that is not a finite positive float32, a null pointer. */
+  TA_ERROR_INVALID_ARGUMENT = 1,
+  /** The library holds no kernel for this problem on this device (dtype,
+      head dim, mask, architecture, kernel name). The message lists what it
+      holds. */
+  TA_ERROR_NO_KERNEL = 2,
+  /** The kernel library cannot be read: no folder, no manifest, malformed
+      JSON, a missing field or file, an unknown ABI. */
+  TA_ERROR_LIBRARY = 3,
+  /** libcuda cannot be loaded, or a driver call failed. */
+  TA_ERROR_DRIVER = 4,
+} ta_status;
+
+typedef enum ta_dtype {
+  TA_DTYPE_F16 = 0,
+  TA_DTYPE_BF16 = 1,
+} ta_dtype;
+
+typedef enum ta_mask {
+  TA_MASK_NONE = 0,
+  /** Query i sees keys j <= i (PyTorch's is_causal). */
+  TA_MASK_CAUSAL_TOP_LEFT = 1,
+  /** Query i sees keys j <= i + S_k - S_q (FlashAttention's causal). */
+  TA_MASK_CAUSAL_BOTTOM_RIGHT = 2,
+} ta_mask;
+
+/** A rank-4 [B, H, S, D] view of device memory. */
+typedef struct ta_tensor {
+  /** Device address of element [0, 0, 0, 0]. */
+  uint64_t data;
+  int64_t sizes[4];
+  /** In elements, not bytes. */
+  int64_t strides[4];
+} ta_tensor;
+
+/** One attention call: O = softmax(scale * Q K^T + mask) V. */
+typedef struct ta_sdpa_args {
+  ta_tensor q; /**< [B, H, S_q, D] */
+  ta_tensor k; /**< [B, H, S_k, D], S_k >= 1 */
+  ta_tensor v; /**< [B, H, S_k, D] */
+  ta_tensor o; /**< [B, H, S_q, D], written */
+  ta_dtype dtype;
+  ta_mask mask;
+  /** A finite positive float; usually 1/sqrt(D). */
+  float scale;
+  /** The name of a manifest entry to run, or NULL for the best fit. */
+  const char *kernel;
+} ta_sdpa_args;
+
+/** One kernel of the library, as its manifest entry describes it. The
+    strings live as long as the library. */
+typedef struct ta_kernel_info {
+  const char *name;
+  /** The target it was compiled for: "sm_80", "sm_90a", ... */
+  const char *arch;
+  /** "f16" or "bf16". */
+  const char *dtype;
+  /** "none", "top_left" or "bottom_right". */
+  const char *mask;
+  /** The manifest's "schedule.options" string (the tile-schedule options). */
+  const char *schedule;
+  int32_t head_dim;
+  int32_t block_m;
+  int32_t block_n;
+  int32_t threads;
+  int32_t shared_bytes;
+  /** 32 or 64: the width of the kernel's index arithmetic. A 32-bit kernel
+      needs every element offset of every view below 2^31. */
+  int32_t index_bits;
+  /** Alignment in bytes the kernel needs of base pointers and of every
+      stride but the unit one. */
+  int32_t align_bytes;
+  /** The number of kernel parameters (from the manifest's "params"). */
+  int32_t num_params;
+} ta_kernel_info;
+
+/** The most parameters, and parameter bytes, a launch plan holds. */
+#define TA_MAX_PARAMS 64
+#define TA_MAX_PARAM_BYTES 4096
+
+/** What ta_sdpa would launch: the kernel, the grid and the packed
+    parameters. Filled by ta_sdpa_plan, which needs no GPU unless a
+    parameter is a TMA descriptor (built by the driver). */
+typedef struct ta_launch_plan {
+  /** Index of the kernel in the library (see ta_library_kernel). */
+  int32_t kernel;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_bytes;
+  int32_t num_params;
+  /** Parameter i is param_sizes[i] bytes at param_data + param_offsets[i],
+      each at its natural alignment. */
+  uint32_t param_offsets[TA_MAX_PARAMS];
+  uint32_t param_sizes[TA_MAX_PARAMS];
+  TA_ALIGNAS(64) unsigned char param_data[TA_MAX_PARAM_BYTES];
+} ta_launch_plan;
+
+typedef struct ta_library ta_library;
+
+/** The TA_API_VERSION the library was built with. */
+TA_API int ta_api_version(void);
+
+/** The message of the last failed call on this thread ("" if none). The
+    pointer stays valid until the next failing call on this thread. */
+TA_API const char *ta_last_error(void);
+
+/** Opens the kernel library in folder `dir` and checks its manifest and
+    files. A null or empty `dir` means $TILED_ATTN_KERNELS. Opening needs no
+    GPU; modules are loaded on first use. */
+TA_API ta_status ta_library_open(const char *dir, ta_library **library);
+
+/** Unloads the library's modules and frees it. Null is allowed. No call may
+    be running on it. */
+TA_API void ta_library_close(ta_library *library);
+
+/** The folder the library was opened from. */
+TA_API const char *ta_library_path(const ta_library *library);
+
+/** The number of kernels in the library. */
+TA_API int32_t ta_library_kernel_count(const ta_library *library);
+
+/** Describes kernel `index` (0 <= index < ta_library_kernel_count). */
+TA_API ta_status ta_library_kernel(const ta_library *library, int32_t index,
+                                   ta_kernel_info *info);
+
+/** The kernel ta_sdpa would run for `args` on a device of compute capability
+    cc_major.cc_minor, the grid, and the parameters packed as the kernel's
+    manifest entry lists them. Checks the arguments as ta_sdpa does. */
+TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
+                              int32_t cc_major, int32_t cc_minor,
+                              ta_launch_plan *plan);
+
+/** Checks the arguments, chooses the kernel for `device` (a CUDA device
+    ordinal), loads its module in the calling thread's current CUDA context
+    (the device's primary context if none is current on this device) once
+    per context, and launches it on `stream` (a CUstream; null is the
+    legacy default stream). Asynchronous: returns once the kernel is queued.
+    Does not synchronize nor allocate device memory, so it can be captured
+    in a CUDA graph once the module is loaded. An empty output (B, H or S_q
+    of zero) launches nothing. */
+TA_API ta_status ta_sdpa(ta_library *library, const ta_sdpa_args *args,
+                         int32_t device, void *stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TILED_ATTN_RUNTIME_TILEDATTN_H */
