@@ -6,7 +6,11 @@ set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$REPO_ROOT/build}"
 LLVM_PREFIX=/usr/lib/llvm-22
-APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools ninja-build cmake g++ python3)
+# nlohmann-json3-dev and libgtest-dev: the runtime library (lib/Runtime) and
+# its unit tests; the runtime also needs the CUDA toolkit's cuda.h, and is
+# left out (with a warning) where there is none.
+APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools ninja-build cmake g++ python3
+              nlohmann-json3-dev libgtest-dev)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

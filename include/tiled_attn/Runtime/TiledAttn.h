@@ -10,6 +10,7 @@
 |* CUDA driver API. libcuda is opened at run time (dlopen), so a program      *|
 |* linked against this library starts on machines without a GPU; the first   *|
 |* call that needs the driver reports its absence as TA_ERROR_DRIVER.         *|
+|* $TILED_ATTN_LIBCUDA, if set, names the file to open instead (for tests).   *|
 |*                                                                            *|
 |* Every function returns a ta_status; on failure ta_last_error() gives a     *|
 |* message naming the problem (the argument and its value, or the driver      *|
@@ -141,7 +142,9 @@ typedef struct ta_kernel_info {
 
 /** What ta_sdpa would launch: the kernel, the grid and the packed
     parameters. Filled by ta_sdpa_plan, which needs no GPU unless a
-    parameter is a TMA descriptor (built by the driver). */
+    parameter is a TMA descriptor (built by the driver, which needs a CUDA
+    context: the calling thread's current one, else device 0's primary
+    context). */
 typedef struct ta_launch_plan {
   /** Index of the kernel in the library (see ta_library_kernel). */
   int32_t kernel;
@@ -186,7 +189,9 @@ TA_API ta_status ta_library_kernel(const ta_library *library, int32_t index,
 
 /** The kernel ta_sdpa would run for `args` on a device of compute capability
     cc_major.cc_minor, the grid, and the parameters packed as the kernel's
-    manifest entry lists them. Checks the arguments as ta_sdpa does. */
+    manifest entry lists them. Checks the arguments as ta_sdpa does. For an
+    empty output (B, H or S_q of zero), which ta_sdpa launches nothing for,
+    the plan has kernel -1, a zero grid and block, and no parameters. */
 TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
                               int32_t cc_major, int32_t cc_minor,
                               ta_launch_plan *plan);

@@ -1,0 +1,161 @@
+//===- Args.cpp - Checking the arguments of an attention call -------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The checks of the Python runtime's validation.py, on ta_sdpa_args: the
+// shapes agree across q, k, v and o, the head dim is one the library has,
+// the scale is a finite positive float32, the enums are known, and every
+// tensor with elements has a device address. Each message names the
+// argument and its value. The strides are checked later, against the chosen
+// kernel's alignment (Params.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Library.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace tiled_attn::runtime;
+
+namespace {
+
+/// "[2, 3, 77, 64]".
+std::string shapeText(const ta_tensor &t) {
+  return concat("[", t.sizes[0], ", ", t.sizes[1], ", ", t.sizes[2], ", ",
+                t.sizes[3], "]");
+}
+
+Status checkEnums(const ta_sdpa_args &args) {
+  if (args.dtype != TA_DTYPE_F16 && args.dtype != TA_DTYPE_BF16)
+    return invalidArgument("dtype must be TA_DTYPE_F16 (0) or TA_DTYPE_BF16 ",
+                           "(1), got ", static_cast<int>(args.dtype));
+  if (args.mask != TA_MASK_NONE && args.mask != TA_MASK_CAUSAL_TOP_LEFT &&
+      args.mask != TA_MASK_CAUSAL_BOTTOM_RIGHT)
+    return invalidArgument(
+        "mask must be TA_MASK_NONE (0), ", "TA_MASK_CAUSAL_TOP_LEFT (1) or ",
+        "TA_MASK_CAUSAL_BOTTOM_RIGHT (2), got ", static_cast<int>(args.mask));
+  return Status();
+}
+
+/// No negative sizes; a null address only for a tensor without elements.
+Status checkTensor(const char *name, const ta_tensor &t) {
+  bool hasElements = true;
+  for (int dim = 0; dim < 4; ++dim) {
+    if (t.sizes[dim] < 0)
+      return invalidArgument(name, " has a negative size along dimension ", dim,
+                             ": ", t.sizes[dim], " (", name, " ", shapeText(t),
+                             ")");
+    hasElements &= t.sizes[dim] > 0;
+  }
+  if (hasElements && t.data == 0)
+    return invalidArgument(name, " has a null data pointer (", name, " ",
+                           shapeText(t), ")");
+  return Status();
+}
+
+/// Batch, heads and D agree across q, k, v; k and v agree on S; o has q's
+/// shape; S_k >= 1.
+Status checkShapes(const ta_sdpa_args &args) {
+  const ta_tensor &q = args.q;
+  static const char *const what[4] = {"batch size", "head count",
+                                      "sequence length", "head dim"};
+  const ta_tensor *kv[2] = {&args.k, &args.v};
+  for (int i = 0; i < 2; ++i) {
+    const char *name = i == 0 ? "k" : "v";
+    for (int dim : {0, 1, 3})
+      if (kv[i]->sizes[dim] != q.sizes[dim])
+        return invalidArgument(name, " has ", what[dim], " ", kv[i]->sizes[dim],
+                               " but q has ", q.sizes[dim], " (q ",
+                               shapeText(q), ", ", name, " ", shapeText(*kv[i]),
+                               ")");
+  }
+  if (args.v.sizes[2] != args.k.sizes[2])
+    return invalidArgument("v has sequence length ", args.v.sizes[2],
+                           " but k has ", args.k.sizes[2], " (k ",
+                           shapeText(args.k), ", v ", shapeText(args.v), ")");
+  for (int dim = 0; dim < 4; ++dim)
+    if (args.o.sizes[dim] != q.sizes[dim])
+      return invalidArgument("o has shape ", shapeText(args.o), " but q has ",
+                             shapeText(q), "; the output must have q's shape");
+  if (args.k.sizes[2] < 1)
+    return invalidArgument("k has sequence length ", args.k.sizes[2],
+                           "; tiled-attn needs at least one key");
+  return Status();
+}
+
+Status checkHeadDim(const ta_library &library, int64_t headDim) {
+  for (int32_t have : library.headDims)
+    if (have == headDim)
+      return Status();
+  std::string have;
+  for (int32_t d : library.headDims)
+    have += concat(have.empty() ? "" : ", ", d);
+  return invalidArgument("head dim D=", headDim,
+                         " is not supported; the kernel library has head dims ",
+                         have.empty() ? "none" : have);
+}
+
+Status checkScale(float scale) {
+  if (std::isfinite(scale) && scale > 0.0f)
+    return Status();
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", static_cast<double>(scale));
+  return invalidArgument("scale must be a finite positive float32 value, got ",
+                         text);
+}
+
+/// The largest element offset of `t`, sum of (size - 1) * |stride|,
+/// saturated at INT64_MAX; 0 for a view without elements.
+int64_t maxOffset(const ta_tensor &t) {
+  for (int dim = 0; dim < 4; ++dim)
+    if (t.sizes[dim] == 0)
+      return 0;
+  int64_t total = 0;
+  for (int dim = 0; dim < 4; ++dim) {
+    int64_t stride = t.strides[dim];
+    uint64_t magnitude = stride < 0 ? 0 - static_cast<uint64_t>(stride)
+                                    : static_cast<uint64_t>(stride);
+    int64_t term = 0;
+    if (magnitude > static_cast<uint64_t>(INT64_MAX) ||
+        __builtin_mul_overflow(t.sizes[dim] - 1,
+                               static_cast<int64_t>(magnitude), &term) ||
+        __builtin_add_overflow(total, term, &total))
+      return INT64_MAX;
+  }
+  return total;
+}
+
+} // namespace
+
+Status tiled_attn::runtime::checkArgs(const ta_library &library,
+                                      const ta_sdpa_args *args,
+                                      Problem &problem) {
+  if (!args)
+    return invalidArgument("args is null");
+  problem.args = args;
+  problem.tensors[kQ] = &args->q;
+  problem.tensors[kK] = &args->k;
+  problem.tensors[kV] = &args->v;
+  problem.tensors[kO] = &args->o;
+  TA_RETURN_IF_ERROR(checkEnums(*args));
+  for (int t = 0; t < 4; ++t)
+    TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));
+  TA_RETURN_IF_ERROR(checkShapes(*args));
+  TA_RETURN_IF_ERROR(checkScale(args->scale));
+  TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3]));
+  problem.batch = args->q.sizes[0];
+  problem.heads = args->q.sizes[1];
+  problem.seqQ = args->q.sizes[2];
+  problem.seqK = args->k.sizes[2];
+  problem.headDim = args->q.sizes[3];
+  problem.itemSize = itemSize(args->dtype);
+  problem.empty = problem.batch == 0 || problem.heads == 0 || problem.seqQ == 0;
+  problem.index32Ok = true;
+  for (const ta_tensor *t : problem.tensors)
+    problem.index32Ok &= maxOffset(*t) < (int64_t(1) << 31);
+  return Status();
+}

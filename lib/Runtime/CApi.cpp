@@ -1,0 +1,153 @@
+//===- CApi.cpp - The C functions of the runtime --------------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The C API of TiledAttn.h over the C++ of this folder. Nothing thrown
+// crosses it: each function turns a failed Status (or an exception, such as
+// std::bad_alloc) into its ta_status and the thread's last error message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Library.h"
+
+#include <cstdlib>
+#include <exception>
+#include <new>
+
+using namespace tiled_attn::runtime;
+
+namespace {
+
+/// The message ta_last_error() returns; kept until the next failure.
+thread_local std::string lastError;
+
+ta_status record(const Status &status) {
+  lastError = status.message();
+  return status.code();
+}
+
+/// Runs `body` (returning a Status), catching what it throws.
+template <typename Body> ta_status guarded(const char *function, Body body) {
+  try {
+    Status status = body();
+    if (__builtin_expect(status.ok(), 1))
+      return TA_OK;
+    return record(status);
+  } catch (const std::bad_alloc &) {
+    lastError = concat(function, ": out of host memory");
+  } catch (const std::exception &error) {
+    lastError = concat(function, ": internal error: ", error.what());
+  } catch (...) {
+    lastError = concat(function, ": internal error");
+  }
+  return TA_ERROR_LIBRARY;
+}
+
+Status openLibrary(const char *dir, ta_library **library) {
+  if (!library)
+    return invalidArgument("ta_library_open: library is null");
+  *library = nullptr;
+  std::string root = dir ? dir : "";
+  if (root.empty()) {
+    const char *env = std::getenv(kKernelsEnv);
+    if (!env || !*env)
+      return libraryError("no kernel library given: the folder is null or "
+                          "empty and $",
+                          kKernelsEnv, " is not set");
+    root = env;
+  }
+  Manifest manifest;
+  TA_RETURN_IF_ERROR(readManifest(root, manifest));
+  *library = new ta_library(std::move(manifest));
+  return Status();
+}
+
+Status describeKernel(const ta_library *library, int32_t index,
+                      ta_kernel_info *info) {
+  if (!library || !info)
+    return invalidArgument("ta_library_kernel: ", library ? "info" : "library",
+                           " is null");
+  int32_t count = static_cast<int32_t>(library->manifest.kernels.size());
+  if (index < 0 || index >= count)
+    return invalidArgument("kernel index ", index,
+                           " is out of range: the library holds ", count,
+                           " kernel", count == 1 ? "" : "s");
+  const KernelEntry &k = library->manifest.kernels[index];
+  info->name = k.name.c_str();
+  info->arch = k.archText.c_str();
+  info->dtype = k.dtypeText.c_str();
+  info->mask = k.maskText.c_str();
+  info->schedule = k.schedule.c_str();
+  info->head_dim = k.headDim;
+  info->block_m = k.blockM;
+  info->block_n = k.blockN;
+  info->threads = static_cast<int32_t>(k.block[0] * k.block[1] * k.block[2]);
+  info->shared_bytes = k.sharedBytes;
+  info->index_bits = k.indexBits;
+  info->align_bytes = k.alignBytes;
+  info->num_params = static_cast<int32_t>(k.params.size());
+  return Status();
+}
+
+} // namespace
+
+extern "C" {
+
+TA_API int ta_api_version(void) { return TA_API_VERSION; }
+
+TA_API const char *ta_last_error(void) { return lastError.c_str(); }
+
+TA_API ta_status ta_library_open(const char *dir, ta_library **library) {
+  return guarded("ta_library_open", [&] { return openLibrary(dir, library); });
+}
+
+TA_API void ta_library_close(ta_library *library) {
+  if (!library)
+    return;
+  try {
+    if (const Driver *driver = library->loadedDriver.load())
+      library->modules.unloadAll(*driver);
+  } catch (...) {
+    // Best effort: the library is freed regardless.
+  }
+  delete library;
+}
+
+TA_API const char *ta_library_path(const ta_library *library) {
+  return library ? library->manifest.root.c_str() : nullptr;
+}
+
+TA_API int32_t ta_library_kernel_count(const ta_library *library) {
+  return library ? static_cast<int32_t>(library->manifest.kernels.size()) : 0;
+}
+
+TA_API ta_status ta_library_kernel(const ta_library *library, int32_t index,
+                                   ta_kernel_info *info) {
+  return guarded("ta_library_kernel",
+                 [&] { return describeKernel(library, index, info); });
+}
+
+TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
+                              int32_t cc_major, int32_t cc_minor,
+                              ta_launch_plan *plan) {
+  return guarded("ta_sdpa_plan", [&] {
+    if (!library || !plan)
+      return invalidArgument("ta_sdpa_plan: ", library ? "plan" : "library",
+                             " is null");
+    return planLaunch(*library, args, cc_major, cc_minor, *plan);
+  });
+}
+
+TA_API ta_status ta_sdpa(ta_library *library, const ta_sdpa_args *args,
+                         int32_t device, void *stream) {
+  return guarded("ta_sdpa", [&] {
+    if (__builtin_expect(!library, 0))
+      return invalidArgument("ta_sdpa: library is null");
+    return launch(*library, args, device, stream);
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,49 @@
+//===- Library.cpp - An open kernel library -------------------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Library.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace tiled_attn::runtime;
+
+ta_library::ta_library(Manifest manifestIn)
+    : manifest(std::move(manifestIn)), modules(manifest.kernels.size()) {
+  std::set<int32_t> dims;
+  const std::vector<KernelEntry> &kernels = manifest.kernels;
+  for (int32_t i = 0; i < static_cast<int32_t>(kernels.size()); ++i) {
+    const KernelEntry &k = kernels[i];
+    dims.insert(k.headDim);
+    byName.emplace(k.name, i);
+    auto group = std::find_if(groups.begin(), groups.end(), [&](auto &g) {
+      return g.dtype == k.dtype && g.mask == k.mask && g.headDim == k.headDim;
+    });
+    if (group == groups.end())
+      group = groups.insert(groups.end(),
+                            SelectionGroup{k.dtype, k.mask, k.headDim, {}});
+    group->kernels.push_back(i);
+  }
+  headDims.assign(dims.begin(), dims.end());
+  for (SelectionGroup &group : groups)
+    std::stable_sort(group.kernels.begin(), group.kernels.end(),
+                     [&](int32_t a, int32_t b) {
+                       const KernelEntry &x = kernels[a], &y = kernels[b];
+                       if (x.arch.sortKey() != y.arch.sortKey())
+                         return x.arch.sortKey() > y.arch.sortKey();
+                       return x.indexBits < y.indexBits;
+                     });
+}
+
+Status ta_library::driver(const Driver *&out) {
+  out = loadedDriver.load(std::memory_order_acquire);
+  if (__builtin_expect(out != nullptr, 1))
+    return Status();
+  TA_RETURN_IF_ERROR(Driver::get(out));
+  loadedDriver.store(out, std::memory_order_release);
+  return Status();
+}

@@ -1,0 +1,99 @@
+//===- Library.h - An open kernel library -----------------------*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// ta_library: the checked manifest, the indexes that make choosing a kernel
+// a short scan, the driver (resolved on first need) and the modules loaded
+// so far. And the steps of one attention call, from the C arguments to the
+// packed launch: checkArgs, selectKernel, buildPlan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_LIB_RUNTIME_LIBRARY_H
+#define TILED_ATTN_LIB_RUNTIME_LIBRARY_H
+
+#include "Driver.h"
+#include "Manifest.h"
+#include "ModuleCache.h"
+
+#include <atomic>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace tiled_attn::runtime {
+
+/// The kernels computing one (dtype, mask, head dim), best first: by arch
+/// (sortKey) descending, a 32-bit-index kernel before a 64-bit one, then in
+/// manifest order. The first that runs on the device wins.
+struct SelectionGroup {
+  ta_dtype dtype;
+  ta_mask mask;
+  int32_t headDim;
+  std::vector<int32_t> kernels;
+};
+
+/// The checked sizes of one attention call.
+struct Problem {
+  const ta_sdpa_args *args = nullptr;
+  /// q, k, v, o.
+  const ta_tensor *tensors[4] = {};
+  int64_t batch = 0, heads = 0, seqQ = 0, seqK = 0, headDim = 0;
+  uint32_t itemSize = 2;
+  /// The output has no elements: nothing to launch.
+  bool empty = false;
+  /// Every element offset of every view is below 2^31.
+  bool index32Ok = true;
+};
+
+} // namespace tiled_attn::runtime
+
+struct ta_library {
+  explicit ta_library(tiled_attn::runtime::Manifest manifest);
+
+  tiled_attn::runtime::Manifest manifest;
+  /// The head dims some kernel handles, sorted.
+  std::vector<int32_t> headDims;
+  std::vector<tiled_attn::runtime::SelectionGroup> groups;
+  std::unordered_map<std::string_view, int32_t> byName;
+  /// Resolved on first need (see driver()).
+  std::atomic<const tiled_attn::runtime::Driver *> loadedDriver{nullptr};
+  tiled_attn::runtime::ModuleCache modules;
+
+  /// The CUDA driver, loaded on the first call that needs it.
+  tiled_attn::runtime::Status driver(const tiled_attn::runtime::Driver *&out);
+};
+
+namespace tiled_attn::runtime {
+
+/// Checks `args` as ta_sdpa does before it chooses a kernel: pointers,
+/// enums, shapes, head dim, scale.
+Status checkArgs(const ta_library &library, const ta_sdpa_args *args,
+                 Problem &problem);
+
+/// The kernel for `problem` on a device of capability `cc`, or
+/// TA_ERROR_NO_KERNEL listing the library's kernels.
+Status selectKernel(const ta_library &library, const Problem &problem,
+                    int ccMajor, int ccMinor, int32_t &kernel);
+
+/// Checks the strides against the kernel's needs and fills `plan`: grid,
+/// block, shared bytes and the packed parameters. `driver` builds TMA
+/// descriptors; it may be null for a kernel that takes none.
+Status buildPlan(const KernelEntry &kernel, int32_t index,
+                 const Problem &problem, const Driver *driver,
+                 ta_launch_plan &plan);
+
+/// ta_sdpa_plan: what ta_sdpa would launch on a device of capability `cc`.
+Status planLaunch(ta_library &library, const ta_sdpa_args *args, int ccMajor,
+                  int ccMinor, ta_launch_plan &plan);
+
+/// ta_sdpa: checks, chooses, loads (once per context) and launches.
+Status launch(ta_library &library, const ta_sdpa_args *args, int device,
+              void *stream);
+
+} // namespace tiled_attn::runtime
+
+#endif // TILED_ATTN_LIB_RUNTIME_LIBRARY_H

@@ -1,0 +1,274 @@
+//===- Manifest.cpp - Reading and checking manifest.json ------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestReader.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+
+using namespace tiled_attn::runtime;
+
+namespace {
+
+bool isDirectory(const std::string &path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+bool isFile(const std::string &path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+/// The canonical absolute path of an existing file or folder, or "".
+std::string realPath(const std::string &path) {
+  char *resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved)
+    return "";
+  std::string result(resolved);
+  std::free(resolved);
+  return result;
+}
+
+std::string howToBuild() {
+  return concat("build the kernels or set ", kKernelsEnv,
+                " to a folder holding ", kManifestName);
+}
+
+/// The manifest's top-level object.
+Status readJson(const Manifest &manifest, Json &data) {
+  if (!isDirectory(manifest.root))
+    return libraryError("no kernel library at ", manifest.root,
+                        ": the folder does not exist; ", howToBuild());
+  if (!isFile(manifest.path))
+    return libraryError("no kernel library at ", manifest.root, ": ",
+                        kManifestName, " is missing; ", howToBuild());
+  std::ifstream file(manifest.path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  if (!file)
+    return libraryError("cannot read ", manifest.path, ": ",
+                        std::strerror(errno));
+  try {
+    data = Json::parse(text.str());
+  } catch (const Json::exception &error) {
+    // "[json.exception.parse_error.101] parse error at line 3, ...".
+    std::string what = error.what();
+    size_t bracket = what.find("] ");
+    if (what.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
+      what = what.substr(bracket + 2);
+    return libraryError(manifest.path, " is not valid JSON: ", what);
+  }
+  if (!data.is_object())
+    return libraryError(manifest.path, ": expected a JSON object at the top, ",
+                        "got ", data.type_name());
+  return Status();
+}
+
+Status readVersion(const Manifest &manifest, const Json &data) {
+  auto version = data.find("version");
+  int64_t number = 0;
+  if (version != data.end() && readInteger(*version, 1, 1, number))
+    return libraryError(
+        manifest.path, ": manifest version 1 (kernel ABI ",
+        "memref-descriptor-v1) is no longer supported; this runtime reads ",
+        "version ", kManifestVersion, " (ABI ", kAbi,
+        "): rebuild the kernel library with this version of ",
+        "tiled-attn-compile (scripts/build_kernels.sh)");
+  if (version == data.end() ||
+      !readInteger(*version, kManifestVersion, kManifestVersion, number))
+    return libraryError(manifest.path, ": unsupported manifest version ",
+                        version == data.end() ? std::string("(missing)")
+                                              : showJson(*version),
+                        " (this runtime reads ", kManifestVersion, ")");
+  return Status();
+}
+
+/// `root/fileName`, which must stay inside `root` and be a file.
+Status libraryFile(const FieldReader &r, const std::string &key,
+                   const std::string &fileName, const std::string &root,
+                   const std::string &realRoot, std::string &path) {
+  if (fileName.empty() || fileName[0] == '/')
+    return r.fail(key, "a file name inside the library folder", fileName);
+  path = root + "/" + fileName;
+  std::string resolved = realPath(path);
+  if (resolved.empty() || !isFile(resolved))
+    return libraryError(r.where(), ": field '", r.field(key), "' names ",
+                        fileName, ", which is missing from ", root);
+  if (resolved.compare(0, realRoot.size() + 1, realRoot + "/") != 0)
+    return r.fail(key, "a file name inside the library folder", fileName);
+  return Status();
+}
+
+Status readArch(const FieldReader &r, const std::string &key,
+                const std::string &text, Arch &arch) {
+  if (!Arch::parse(text, arch))
+    return r.fail(key, "an arch like 'sm_80' or 'sm_90a'", text);
+  return Status();
+}
+
+Status readAbi(const FieldReader &r, KernelEntry &kernel) {
+  std::string abi;
+  TA_RETURN_IF_ERROR(r.string("abi", abi));
+  if (abi.rfind("memref-descriptor-v1", 0) == 0)
+    return libraryError(r.where(), ": kernel ABI ", abi,
+                        " (manifest version 1) is no longer supported; this ",
+                        "runtime launches ABI ", kAbi,
+                        ": rebuild the kernel library with this version of ",
+                        "tiled-attn-compile (scripts/build_kernels.sh)");
+  if (abi != kAbi)
+    return r.fail("abi", concat("'", kAbi, "'"), abi);
+  const Json *indexBits = r.find("index_bits");
+  if (!indexBits)
+    return r.missing("index_bits");
+  int64_t bits = 0;
+  if (!readInteger(*indexBits, 32, 64, bits) || (bits != 32 && bits != 64))
+    return r.fail("index_bits", "32 or 64", *indexBits);
+  kernel.indexBits = static_cast<int32_t>(bits);
+  return Status();
+}
+
+Status readLaunchShape(const FieldReader &r, KernelEntry &kernel) {
+  const Json *block = r.find("block");
+  if (!block)
+    return r.missing("block");
+  int64_t dims[3];
+  bool good = block->is_array() && block->size() == 3;
+  for (size_t i = 0; good && i < 3; ++i)
+    good = readInteger((*block)[i], 1, kMaxThreadsPerBlock, dims[i]);
+  if (!good)
+    return r.fail("block", "a list of 3 positive integers", *block);
+  if (dims[0] * dims[1] * dims[2] > kMaxThreadsPerBlock)
+    return r.fail("block", concat("at most ", kMaxThreadsPerBlock, " threads"),
+                  *block);
+  for (int i = 0; i < 3; ++i)
+    kernel.block[i] = static_cast<uint32_t>(dims[i]);
+  int64_t value = 0;
+  TA_RETURN_IF_ERROR(r.integer("block_m", 1, INT32_MAX, value));
+  kernel.blockM = static_cast<int32_t>(value);
+  TA_RETURN_IF_ERROR(r.integer("shared_bytes", 0, INT32_MAX, value));
+  kernel.sharedBytes = static_cast<int32_t>(value);
+  const int64_t defaultAlign = kDefaultAlignBytes;
+  TA_RETURN_IF_ERROR(
+      r.integer("align_bytes", 1, 1 << 30, value, &defaultAlign));
+  if (value & (value - 1))
+    return r.fail("align_bytes", "a power of two", value);
+  kernel.alignBytes = static_cast<int32_t>(value);
+  return Status();
+}
+
+/// "schedule": {"block_n": 64, "options": "...", ...}; optional.
+Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
+  const Json *schedule = r.find("schedule");
+  if (!schedule)
+    return Status();
+  if (!schedule->is_object())
+    return r.fail("schedule", "an object", *schedule);
+  FieldReader s(*schedule, r.where(), "schedule.");
+  const int64_t none = 0;
+  int64_t blockN = 0;
+  TA_RETURN_IF_ERROR(s.integer("block_n", 1, INT32_MAX, blockN, &none));
+  kernel.blockN = static_cast<int32_t>(blockN);
+  if (s.find("options"))
+    TA_RETURN_IF_ERROR(s.string("options", kernel.schedule));
+  return Status();
+}
+
+Status readImages(const FieldReader &r, const std::string &root,
+                  const std::string &realRoot, KernelEntry &kernel) {
+  std::string ptx;
+  TA_RETURN_IF_ERROR(r.string("ptx", ptx));
+  TA_RETURN_IF_ERROR(
+      libraryFile(r, "ptx", ptx, root, realRoot, kernel.ptxPath));
+  const Json *cubins = r.find("cubin");
+  if (!cubins)
+    return Status();
+  if (!cubins->is_object())
+    return r.fail("cubin", "an object mapping archs to file names", *cubins);
+  for (const auto &[archText, file] : cubins->items()) {
+    std::string key = "cubin." + archText;
+    Arch arch;
+    TA_RETURN_IF_ERROR(readArch(r, "cubin", archText, arch));
+    if (!file.is_string() || file.get<std::string>().empty())
+      return r.fail(key, "a file name", file);
+    std::string path;
+    TA_RETURN_IF_ERROR(
+        libraryFile(r, key, file.get<std::string>(), root, realRoot, path));
+    kernel.cubins.emplace_back(arch, std::move(path));
+  }
+  return Status();
+}
+
+Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
+                 const std::string &realRoot, KernelEntry &kernel) {
+  std::string where = concat(manifest.path, ": kernel #", index);
+  if (!raw.is_object())
+    return libraryError(where, ": expected an object, got ", showJson(raw));
+  auto name = raw.find("name");
+  if (name != raw.end() && name->is_string() &&
+      !name->get_ref<const std::string &>().empty())
+    where += concat(" (", name->get<std::string>(), ")");
+  FieldReader r(raw, where);
+  TA_RETURN_IF_ERROR(r.string("name", kernel.name));
+  TA_RETURN_IF_ERROR(r.string("arch", kernel.archText));
+  TA_RETURN_IF_ERROR(readArch(r, "arch", kernel.archText, kernel.arch));
+  TA_RETURN_IF_ERROR(readAbi(r, kernel));
+  int choice = 0;
+  TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
+  kernel.dtype = static_cast<ta_dtype>(choice);
+  kernel.dtypeText = choice == 0 ? "f16" : "bf16";
+  TA_RETURN_IF_ERROR(
+      r.choice("causal", {"none", "top_left", "bottom_right"}, choice));
+  kernel.mask = static_cast<ta_mask>(choice);
+  kernel.maskText = raw["causal"].get<std::string>();
+  int64_t headDim = 0;
+  TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
+  kernel.headDim = static_cast<int32_t>(headDim);
+  TA_RETURN_IF_ERROR(r.string("symbol", kernel.symbol));
+  TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
+  TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));
+  TA_RETURN_IF_ERROR(readSchedule(r, kernel));
+  return readParams(r, kernel);
+}
+
+} // namespace
+
+Status tiled_attn::runtime::readManifest(const std::string &root,
+                                         Manifest &manifest) {
+  manifest.root = root;
+  while (manifest.root.size() > 1 && manifest.root.back() == '/')
+    manifest.root.pop_back();
+  manifest.path = manifest.root + "/" + kManifestName;
+  Json data;
+  TA_RETURN_IF_ERROR(readJson(manifest, data));
+  TA_RETURN_IF_ERROR(readVersion(manifest, data));
+  auto generator = data.find("generator");
+  if (generator != data.end() && generator->is_string())
+    manifest.generator = generator->get<std::string>();
+  auto kernels = data.find("kernels");
+  if (kernels == data.end() || !kernels->is_array())
+    return libraryError(manifest.path, ": field 'kernels' must be a list, got ",
+                        kernels == data.end() ? std::string("nothing")
+                                              : showJson(*kernels));
+  std::string realRoot = realPath(manifest.root);
+  std::set<std::string> names;
+  manifest.kernels.resize(kernels->size());
+  for (size_t i = 0; i < kernels->size(); ++i) {
+    KernelEntry &kernel = manifest.kernels[i];
+    TA_RETURN_IF_ERROR(readEntry((*kernels)[i], i, manifest, realRoot, kernel));
+    if (!names.insert(kernel.name).second)
+      return libraryError(manifest.path, ": kernel #", i, ": kernel name '",
+                          kernel.name, "' appears twice");
+  }
+  return Status();
+}

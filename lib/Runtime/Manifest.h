@@ -1,0 +1,140 @@
+//===- Manifest.h - The kernel library's manifest ---------------*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A kernel library is a folder holding manifest.json and the PTX and cubin
+// files it names. The manifest (version 2) lists the kernels; each entry
+// gives what the kernel computes (dtype, head dim, causal mask), where it
+// runs (arch), how to launch it (block, block_m, dynamic shared bytes) and
+// its parameter list in ABI "tiled-attn-v2":
+//
+//   {"name": "q", "kind": "base", "type": "ptr"}         q's device address
+//   {"name": "q", "kind": "size", "dim": 2, "type": "i32"}   sizes[2] of q
+//   {"name": "q", "kind": "stride", "dim": 0, "type": "i64"} strides[0] of q
+//   {"name": "scale", "kind": "scalar", "type": "f32"}   the softmax scale
+//   {"name": "k", "kind": "tensor_map", "type": "tensor_map",
+//    "box": [rows, cols], "swizzle": 128}               a TMA descriptor of k
+//
+// Reading checks everything that can be checked without a GPU, so that a
+// bad library fails at ta_library_open with the manifest path, the kernel
+// and the field, not at the first launch. The parameters' offsets in the
+// launch buffer are computed here once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_LIB_RUNTIME_MANIFEST_H
+#define TILED_ATTN_LIB_RUNTIME_MANIFEST_H
+
+#include "Status.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tiled_attn::runtime {
+
+/// The environment variable naming the default kernel library folder.
+constexpr const char *kKernelsEnv = "TILED_ATTN_KERNELS";
+constexpr const char *kManifestName = "manifest.json";
+constexpr int kManifestVersion = 2;
+constexpr const char *kAbi = "tiled-attn-v2";
+/// Alignment a kernel needs of base pointers and non-unit strides unless its
+/// entry says otherwise: one 16-byte vector load or store.
+constexpr int kDefaultAlignBytes = 16;
+constexpr int kMaxThreadsPerBlock = 1024;
+
+/// A target such as sm_80, sm_90a (arch-specific) or sm_100f (family).
+struct Arch {
+  int major = 0;
+  int minor = 0;
+  /// 0 for plain code, 'a' or 'f'.
+  char suffix = 0;
+
+  /// Parses sm_<major><minor>[a|f]; false on anything else.
+  static bool parse(const std::string &text, Arch &arch);
+
+  /// Whether code for this arch runs on a device of capability `cc`: plain
+  /// code (PTX the driver JIT-compiles) on any later device, arch-specific
+  /// code on its own capability only, family code on the same major and an
+  /// equal or later minor.
+  bool runsOn(int ccMajor, int ccMinor) const;
+
+  /// Orders by capability, then by how specific the code is (a > f > plain).
+  int sortKey() const;
+
+  std::string str() const;
+};
+
+/// The tensors a parameter may name, in ta_sdpa_args order.
+enum TensorId : uint8_t { kQ = 0, kK = 1, kV = 2, kO = 3 };
+constexpr const char *kTensorNames[4] = {"q", "k", "v", "o"};
+
+enum class ParamKind : uint8_t { Base, Size, Stride, Scale, TensorMap };
+enum class ParamType : uint8_t { Ptr, I32, I64, F32, TensorMap };
+
+/// The byte size of a CUtensorMap and the alignment the driver needs of it.
+constexpr uint32_t kTensorMapBytes = 128;
+constexpr uint32_t kTensorMapAlign = 64;
+
+/// One kernel parameter, with its place in the packed parameter buffer.
+struct Param {
+  ParamKind kind = ParamKind::Base;
+  ParamType type = ParamType::Ptr;
+  uint8_t tensor = 0;                ///< A TensorId (not used by Scale).
+  uint8_t dim = 0;                   ///< For Size and Stride.
+  uint16_t boxRows = 0, boxCols = 0; ///< For TensorMap.
+  uint16_t swizzle = 0;              ///< For TensorMap: 0, 32, 64 or 128.
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+
+/// One kernel of the library, as its manifest entry describes it.
+struct KernelEntry {
+  std::string name, archText, dtypeText, maskText, symbol, schedule;
+  Arch arch;
+  ta_dtype dtype = TA_DTYPE_F16;
+  ta_mask mask = TA_MASK_NONE;
+  int32_t headDim = 0, blockM = 0, blockN = 0, sharedBytes = 0;
+  int32_t indexBits = 64, alignBytes = kDefaultAlignBytes;
+  uint32_t block[3] = {1, 1, 1};
+  /// Paths of the image files: the PTX, and cubins by arch (manifest order).
+  std::string ptxPath;
+  std::vector<std::pair<Arch, std::string>> cubins;
+  std::vector<Param> params;
+  /// The packed parameters' extent in bytes.
+  uint32_t paramBytes = 0;
+  /// Whether a parameter is a TMA descriptor (built by the driver).
+  bool hasTensorMap = false;
+
+  /// The image to load on a device of capability `cc`: a cubin built for
+  /// exactly that capability (the entry's own arch first), else the PTX.
+  /// `isCubin` says which.
+  const std::string &imageFor(int ccMajor, int ccMinor, bool &isCubin) const;
+
+  /// "name (arch, dtype, D=64, causal=none)", for messages.
+  std::string describe() const;
+};
+
+/// The checked contents of a kernel library folder.
+struct Manifest {
+  std::string root;
+  std::string path;
+  std::string generator;
+  std::vector<KernelEntry> kernels;
+};
+
+/// Reads and checks `<root>/manifest.json` and the files it names. Every
+/// failure is a TA_ERROR_LIBRARY naming the manifest, the kernel and the
+/// field.
+Status readManifest(const std::string &root, Manifest &manifest);
+
+/// Bytes per element of a ta_dtype (both are 16-bit floats).
+inline uint32_t itemSize(ta_dtype /*dtype*/) { return 2; }
+
+} // namespace tiled_attn::runtime
+
+#endif // TILED_ATTN_LIB_RUNTIME_MANIFEST_H

@@ -1,0 +1,259 @@
+//===- ManifestFields.cpp - Manifest fields and kernel parameters ---------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The checked readers of manifest fields, and the "params" list: each
+// parameter's kind, tensor, dim and type, and its offset in the packed
+// buffer (natural alignment, manifest order; a TMA descriptor 64-byte
+// aligned).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestReader.h"
+
+#include <climits>
+
+using namespace tiled_attn::runtime;
+
+std::string tiled_attn::runtime::showJson(const Json &value) {
+  std::string text = value.dump();
+  if (text.size() > 80)
+    text = text.substr(0, 77) + "...";
+  return text;
+}
+
+bool tiled_attn::runtime::readInteger(const Json &value, int64_t minimum,
+                                      int64_t maximum, int64_t &out) {
+  if (value.is_number_unsigned()) {
+    uint64_t number = value.get<uint64_t>();
+    if (number > static_cast<uint64_t>(INT64_MAX))
+      return false;
+    out = static_cast<int64_t>(number);
+  } else if (value.is_number_integer()) {
+    out = value.get<int64_t>();
+  } else {
+    return false;
+  }
+  return out >= minimum && out <= maximum;
+}
+
+Status FieldReader::fail(const std::string &key, const std::string &expected,
+                         const Json &value) const {
+  return libraryError(where_, ": field '", field(key), "' must be ", expected,
+                      ", got ", showJson(value));
+}
+
+Status FieldReader::missing(const std::string &key) const {
+  return libraryError(where_, ": missing field '", field(key), "'");
+}
+
+const Json *FieldReader::find(const std::string &key) const {
+  auto it = object_.find(key);
+  return it == object_.end() ? nullptr : &*it;
+}
+
+Status FieldReader::string(const std::string &key, std::string &out) const {
+  const Json *value = find(key);
+  if (!value)
+    return missing(key);
+  if (!value->is_string() || value->get<std::string>().empty())
+    return fail(key, "a non-empty string", *value);
+  out = value->get<std::string>();
+  return Status();
+}
+
+Status FieldReader::choice(const std::string &key,
+                           std::initializer_list<const char *> choices,
+                           int &index) const {
+  const Json *value = find(key);
+  if (!value)
+    return missing(key);
+  index = 0;
+  for (const char *choice : choices) {
+    if (value->is_string() && value->get<std::string>() == choice)
+      return Status();
+    ++index;
+  }
+  std::string expected = "one of ";
+  for (const char *choice : choices)
+    expected += concat(choice == *choices.begin() ? "'" : ", '", choice, "'");
+  return fail(key, expected, *value);
+}
+
+Status FieldReader::integer(const std::string &key, int64_t minimum,
+                            int64_t maximum, int64_t &out,
+                            const int64_t *fallback) const {
+  const Json *value = find(key);
+  if (!value) {
+    if (!fallback)
+      return missing(key);
+    out = *fallback;
+    return Status();
+  }
+  if (readInteger(*value, minimum, maximum, out))
+    return Status();
+  if (maximum == INT32_MAX || maximum == INT64_MAX)
+    return fail(key, concat("an integer >= ", minimum), *value);
+  return fail(key, concat("an integer from ", minimum, " to ", maximum),
+              *value);
+}
+
+namespace {
+
+constexpr const char *kKinds[] = {"base", "size", "stride", "scalar",
+                                  "tensor_map"};
+
+/// The byte size, and alignment, of a parameter of type `type`.
+uint32_t paramSize(ParamType type) {
+  switch (type) {
+  case ParamType::Ptr:
+  case ParamType::I64:
+    return 8;
+  case ParamType::I32:
+  case ParamType::F32:
+    return 4;
+  case ParamType::TensorMap:
+    return kTensorMapBytes;
+  }
+  return 0;
+}
+
+/// The tensor the parameter names ("scale" for a scalar).
+Status readParamName(const FieldReader &p, Param &param) {
+  std::string name;
+  TA_RETURN_IF_ERROR(p.string("name", name));
+  if (param.kind == ParamKind::Scale) {
+    if (name != "scale")
+      return p.fail("name", "'scale' for kind 'scalar'", name);
+    return Status();
+  }
+  for (uint8_t tensor = 0; tensor < 4; ++tensor)
+    if (name == kTensorNames[tensor]) {
+      param.tensor = tensor;
+      return Status();
+    }
+  return p.fail("name", "one of 'q', 'k', 'v', 'o'", name);
+}
+
+Status readParamType(const FieldReader &p, Param &param) {
+  std::string type;
+  TA_RETURN_IF_ERROR(p.string("type", type));
+  switch (param.kind) {
+  case ParamKind::Base:
+    param.type = ParamType::Ptr;
+    return type == "ptr" ? Status()
+                         : p.fail("type", "'ptr' for kind 'base'", type);
+  case ParamKind::Size:
+  case ParamKind::Stride:
+    param.type = type == "i64" ? ParamType::I64 : ParamType::I32;
+    if (type == "i32" || type == "i64")
+      return Status();
+    return p.fail("type",
+                  concat("'i32' or 'i64' for kind '",
+                         kKinds[static_cast<int>(param.kind)], "'"),
+                  type);
+  case ParamKind::Scale:
+    param.type = ParamType::F32;
+    return type == "f32" ? Status()
+                         : p.fail("type", "'f32' for kind 'scalar'", type);
+  case ParamKind::TensorMap:
+    param.type = ParamType::TensorMap;
+    return type == "tensor_map"
+               ? Status()
+               : p.fail("type", "'tensor_map' for kind 'tensor_map'", type);
+  }
+  return Status();
+}
+
+/// "box": [rows, cols] and "swizzle" of a TMA descriptor parameter.
+Status readTensorMapBox(const FieldReader &p, const KernelEntry &kernel,
+                        Param &param) {
+  const Json *box = p.find("box");
+  if (!box)
+    return p.missing("box");
+  int64_t rows = 0, cols = 0;
+  if (!box->is_array() || box->size() != 2 ||
+      !readInteger((*box)[0], 1, 256, rows) ||
+      !readInteger((*box)[1], 1, 256, cols))
+    return p.fail("box", "[rows, cols], each from 1 to 256", *box);
+  const int64_t noSwizzle = 0;
+  int64_t swizzle = 0;
+  TA_RETURN_IF_ERROR(p.integer("swizzle", 0, 128, swizzle, &noSwizzle));
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return p.fail("swizzle", "0, 32, 64 or 128 (bytes)", swizzle);
+  int64_t rowBytes = cols * itemSize(kernel.dtype);
+  if (rowBytes % 16)
+    return p.fail("box",
+                  concat("a box whose rows are a multiple of 16 bytes (", cols,
+                         " ", kernel.dtypeText, " elements are ", rowBytes,
+                         " bytes)"),
+                  *box);
+  if (swizzle && rowBytes > swizzle)
+    return p.fail("box",
+                  concat("a box whose rows fit the ", swizzle,
+                         "-byte swizzle (", cols, " ", kernel.dtypeText,
+                         " elements are ", rowBytes, " bytes)"),
+                  *box);
+  param.boxRows = static_cast<uint16_t>(rows);
+  param.boxCols = static_cast<uint16_t>(cols);
+  param.swizzle = static_cast<uint16_t>(swizzle);
+  return Status();
+}
+
+Status readParam(const FieldReader &p, const KernelEntry &kernel,
+                 Param &param) {
+  int kind = 0;
+  TA_RETURN_IF_ERROR(p.choice(
+      "kind", {"base", "size", "stride", "scalar", "tensor_map"}, kind));
+  param.kind = static_cast<ParamKind>(kind);
+  TA_RETURN_IF_ERROR(readParamName(p, param));
+  TA_RETURN_IF_ERROR(readParamType(p, param));
+  if (param.kind == ParamKind::Size || param.kind == ParamKind::Stride) {
+    int64_t dim = 0;
+    TA_RETURN_IF_ERROR(p.integer("dim", 0, 3, dim));
+    param.dim = static_cast<uint8_t>(dim);
+  }
+  if (param.kind == ParamKind::TensorMap)
+    TA_RETURN_IF_ERROR(readTensorMapBox(p, kernel, param));
+  return Status();
+}
+
+} // namespace
+
+Status tiled_attn::runtime::readParams(const FieldReader &entry,
+                                       KernelEntry &kernel) {
+  const Json *params = entry.find("params");
+  if (!params)
+    return entry.missing("params");
+  if (!params->is_array())
+    return entry.fail("params", "a list of parameters", *params);
+  if (params->size() > TA_MAX_PARAMS)
+    return libraryError(entry.where(), ": field 'params' must hold at most ",
+                        TA_MAX_PARAMS, " parameters, got ", params->size());
+  uint32_t offset = 0;
+  for (size_t i = 0; i < params->size(); ++i) {
+    const Json &raw = (*params)[i];
+    std::string prefix = concat("params[", i, "].");
+    if (!raw.is_object())
+      return entry.fail(concat("params[", i, "]"), "an object", raw);
+    Param param;
+    TA_RETURN_IF_ERROR(
+        readParam(FieldReader(raw, entry.where(), prefix), kernel, param));
+    param.size = paramSize(param.type);
+    uint32_t align =
+        param.type == ParamType::TensorMap ? kTensorMapAlign : param.size;
+    param.offset = (offset + align - 1) / align * align;
+    offset = param.offset + param.size;
+    if (offset > TA_MAX_PARAM_BYTES)
+      return libraryError(entry.where(), ": field 'params' must pack into ",
+                          TA_MAX_PARAM_BYTES, " bytes, but params[", i,
+                          "] ends at byte ", offset);
+    kernel.hasTensorMap |= param.type == ParamType::TensorMap;
+    kernel.params.push_back(param);
+  }
+  kernel.paramBytes = offset;
+  return Status();
+}

@@ -1,0 +1,166 @@
+//===- Params.cpp - Grid, stride checks and parameter packing -------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// From a checked problem and the chosen kernel to the launch plan: the grid
+// (ceil(S_q / block_m), H, B), the strides the kernel can take (a unit last
+// dimension; a data pointer and every other stride of a dimension longer
+// than 1 a multiple of the kernel's align_bytes), and the parameters packed
+// as the manifest lists them. TMA descriptors are built by the driver
+// (TensorMap.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Library.h"
+#include "TensorMap.h"
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+using namespace tiled_attn::runtime;
+
+namespace {
+
+/// The largest grid extent along y (heads) and z (batch).
+constexpr int64_t kMaxGridYZ = 65535;
+
+Status checkGrid(const Problem &problem, const KernelEntry &kernel,
+                 uint32_t grid[3]) {
+  const int64_t sizes[2] = {problem.heads, problem.batch};
+  const char *what[2] = {"head count", "batch size"};
+  for (int i = 0; i < 2; ++i)
+    if (sizes[i] > kMaxGridYZ)
+      return invalidArgument("q has ", what[i], " ", sizes[i],
+                             "; tiled-attn launches one block row per head ",
+                             "and batch entry, at most ", kMaxGridYZ);
+  int64_t blocks = problem.seqQ / kernel.blockM +
+                   (problem.seqQ % kernel.blockM != 0 ? 1 : 0);
+  if (blocks > INT32_MAX)
+    return invalidArgument("q has sequence length ", problem.seqQ, "; kernel ",
+                           kernel.name, " (block_m ", kernel.blockM,
+                           ") would need ", blocks, " blocks along x, at most ",
+                           INT32_MAX);
+  grid[0] = static_cast<uint32_t>(blocks);
+  grid[1] = static_cast<uint32_t>(problem.heads);
+  grid[2] = static_cast<uint32_t>(problem.batch);
+  return Status();
+}
+
+/// Why `t` cannot be passed to `kernel` as it is; empty when it can.
+std::string strideProblem(const ta_tensor &t, uint32_t itemSize,
+                          uint64_t align) {
+  if (t.strides[3] != 1)
+    return concat("its last-dimension stride is ", t.strides[3], ", not 1");
+  if (t.data % align) {
+    char pointer[24];
+    std::snprintf(pointer, sizeof(pointer), "%#llx",
+                  static_cast<unsigned long long>(t.data));
+    return concat("its data pointer ", pointer, " is not ", align,
+                  "-byte aligned");
+  }
+  // Modulo 2^64 is exact here: `align` is a power of two.
+  for (int dim = 0; dim < 3; ++dim)
+    if (t.sizes[dim] > 1 &&
+        (static_cast<uint64_t>(t.strides[dim]) * itemSize) % align)
+      return concat("its stride along dimension ", dim, " (", t.strides[dim],
+                    " elements) is not a multiple of ", align, " bytes");
+  return "";
+}
+
+Status checkStrides(const Problem &problem, const KernelEntry &kernel) {
+  uint64_t align = static_cast<uint64_t>(kernel.alignBytes);
+  for (int t = 0; t < 4; ++t) {
+    const ta_tensor &tensor = *problem.tensors[t];
+    // The common case first, without building a message.
+    if (tensor.strides[3] == 1 && tensor.data % align == 0) {
+      bool aligned = true;
+      for (int dim = 0; dim < 3; ++dim)
+        aligned &=
+            tensor.sizes[dim] <= 1 ||
+            (static_cast<uint64_t>(tensor.strides[dim]) * problem.itemSize) %
+                    align ==
+                0;
+      if (aligned)
+        continue;
+    }
+    const char *name = kTensorNames[t];
+    return invalidArgument(
+        name, " cannot be passed to kernel ", kernel.name,
+        " as it is: ", strideProblem(tensor, problem.itemSize, align),
+        " (the kernels need a last-dimension stride of 1, and a data pointer ",
+        "and strides of the other dimensions longer than 1 that are ",
+        "multiples of ", align, " bytes: copy ", name,
+        " into a contiguous buffer first)");
+  }
+  return Status();
+}
+
+/// Stores sizes[dim] or strides[dim] of a tensor as an i32 or i64.
+Status packIndex(const Param &param, size_t index, const KernelEntry &kernel,
+                 const ta_tensor &t, unsigned char *out) {
+  bool isSize = param.kind == ParamKind::Size;
+  int64_t value = isSize ? t.sizes[param.dim] : t.strides[param.dim];
+  if (param.type == ParamType::I64) {
+    std::memcpy(out, &value, sizeof(value));
+    return Status();
+  }
+  if (value < INT32_MIN || value > INT32_MAX) {
+    // A dimension of size 1 is only ever indexed at 0: its stride is
+    // unused, and one that does not fit is passed as 0.
+    if (!isSize && t.sizes[param.dim] <= 1)
+      value = 0;
+    else
+      return invalidArgument(kTensorNames[param.tensor], "'s ",
+                             isSize ? "size" : "stride", " along dimension ",
+                             static_cast<int>(param.dim), " is ", value,
+                             ", which does not fit the i32 parameter params[",
+                             index, "] of kernel ", kernel.name);
+  }
+  int32_t narrow = static_cast<int32_t>(value);
+  std::memcpy(out, &narrow, sizeof(narrow));
+  return Status();
+}
+
+} // namespace
+
+Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
+                                      const Problem &problem,
+                                      const Driver *driver,
+                                      ta_launch_plan &plan) {
+  TA_RETURN_IF_ERROR(checkGrid(problem, kernel, plan.grid));
+  TA_RETURN_IF_ERROR(checkStrides(problem, kernel));
+  plan.kernel = index;
+  for (int i = 0; i < 3; ++i)
+    plan.block[i] = kernel.block[i];
+  plan.shared_bytes = static_cast<uint32_t>(kernel.sharedBytes);
+  plan.num_params = static_cast<int32_t>(kernel.params.size());
+  std::memset(plan.param_data, 0, kernel.paramBytes);
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    const Param &param = kernel.params[i];
+    plan.param_offsets[i] = param.offset;
+    plan.param_sizes[i] = param.size;
+    unsigned char *out = plan.param_data + param.offset;
+    const ta_tensor &t = *problem.tensors[param.tensor];
+    switch (param.kind) {
+    case ParamKind::Base:
+      std::memcpy(out, &t.data, sizeof(t.data));
+      break;
+    case ParamKind::Size:
+    case ParamKind::Stride:
+      TA_RETURN_IF_ERROR(packIndex(param, i, kernel, t, out));
+      break;
+    case ParamKind::Scale:
+      std::memcpy(out, &problem.args->scale, sizeof(float));
+      break;
+    case ParamKind::TensorMap:
+      TA_RETURN_IF_ERROR(
+          encodeTensorMap(driver, kernel, param, t, problem.args->dtype, out));
+      break;
+    }
+  }
+  return Status();
+}

@@ -1,0 +1,138 @@
+//===- TensorMap.cpp - TMA descriptors of kernel parameters ---------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A kernel that loads a tensor with the Tensor Memory Accelerator takes a
+// CUtensorMap by value (a __grid_constant__ parameter). The map describes
+// the whole [B, H, S, D] view to the hardware, innermost dimension first:
+//
+//   globalDim     = {D, S, H, B}
+//   globalStrides = {stride_S, stride_H, stride_B} * itemsize   (bytes)
+//   boxDim        = {cols, rows, 1, 1}
+//
+// so that one copy brings a rows x cols tile of one (batch, head) slice.
+// The driver wants the address 16-byte aligned and each byte stride a
+// multiple of 16 below 2^40. A dimension of size 1 is only indexed at 0, so
+// its stride is free: it is replaced by the contiguous one (rounded up to
+// 16 bytes), which lets through the arbitrary strides frameworks give such
+// dimensions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorMap.h"
+
+#include <cstdio>
+
+using namespace tiled_attn::runtime;
+
+namespace {
+
+constexpr uint64_t kMaxStrideBytes = uint64_t(1) << 40;
+constexpr uint64_t kMaxGlobalDim = uint64_t(1) << 32;
+
+CUtensorMapSwizzle swizzleMode(uint16_t bytes) {
+  switch (bytes) {
+  case 32:
+    return CU_TENSOR_MAP_SWIZZLE_32B;
+  case 64:
+    return CU_TENSOR_MAP_SWIZZLE_64B;
+  case 128:
+    return CU_TENSOR_MAP_SWIZZLE_128B;
+  default:
+    return CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+
+/// The byte strides of dims S, H, B (TMA dims 1, 2, 3).
+Status byteStrides(const KernelEntry &kernel, const char *name,
+                   const ta_tensor &t, uint64_t itemSize,
+                   const cuuint64_t dims[4], cuuint64_t strides[3]) {
+  cuuint64_t contiguous = dims[0] * itemSize;
+  for (int i = 0; i < 3; ++i) {
+    int dim = 2 - i; // S, H, B in ta_tensor order.
+    int64_t stride = t.strides[dim];
+    if (t.sizes[dim] <= 1) {
+      strides[i] = (contiguous + 15) / 16 * 16;
+    } else if (stride < 0 ||
+               static_cast<uint64_t>(stride) >= kMaxStrideBytes / itemSize) {
+      return invalidArgument(name, "'s stride along dimension ", dim, " (",
+                             stride, " elements) must be positive and below ",
+                             "2^40 bytes for the TMA descriptor of kernel ",
+                             kernel.name);
+    } else if ((static_cast<uint64_t>(stride) * itemSize) % 16) {
+      return invalidArgument(
+          name, "'s stride along dimension ", dim, " (", stride, " elements, ",
+          stride * itemSize, " bytes) is not a multiple of 16 bytes, which ",
+          "the TMA descriptor of kernel ", kernel.name, " needs");
+    } else {
+      strides[i] = static_cast<uint64_t>(stride) * itemSize;
+    }
+    if (strides[i] >= kMaxStrideBytes)
+      return invalidArgument(name, " is too large for the TMA descriptor of ",
+                             "kernel ", kernel.name);
+    // Saturates: a later dimension of size 1 then reports the tensor as
+    // too large.
+    if (__builtin_mul_overflow(strides[i], dims[i + 1], &contiguous))
+      contiguous = kMaxStrideBytes;
+  }
+  return Status();
+}
+
+} // namespace
+
+Status tiled_attn::runtime::encodeTensorMap(const Driver *driver,
+                                            const KernelEntry &kernel,
+                                            const Param &param,
+                                            const ta_tensor &t, ta_dtype dtype,
+                                            unsigned char *out) {
+  const char *name = kTensorNames[param.tensor];
+  if (!driver || !driver->api().tensorMapEncodeTiled)
+    return driverError(
+        "kernel ", kernel.name, " takes a TMA descriptor of ", name,
+        ", which needs cuTensorMapEncodeTiled (CUDA 12.0 or later); the ",
+        "CUDA driver", driver ? " " + driver->path() : std::string(),
+        driver ? " lacks it" : " is not loaded");
+  if (t.data % 16) {
+    char pointer[24];
+    std::snprintf(pointer, sizeof(pointer), "%#llx",
+                  static_cast<unsigned long long>(t.data));
+    return invalidArgument(name, "'s data pointer ", pointer,
+                           " is not 16-byte aligned, which the TMA ",
+                           "descriptor of kernel ", kernel.name, " needs");
+  }
+  uint64_t item = itemSize(dtype);
+  cuuint64_t dims[4];
+  for (int i = 0; i < 4; ++i) {
+    int64_t size = t.sizes[3 - i];
+    if (size < 1 || static_cast<uint64_t>(size) > kMaxGlobalDim)
+      return invalidArgument(name, "'s size along dimension ", 3 - i, " (",
+                             size, ") must be from 1 to 2^32 for the TMA ",
+                             "descriptor of kernel ", kernel.name);
+    dims[i] = static_cast<cuuint64_t>(size);
+  }
+  cuuint64_t strides[3];
+  TA_RETURN_IF_ERROR(byteStrides(kernel, name, t, item, dims, strides));
+  cuuint32_t box[4] = {param.boxCols, param.boxRows, 1, 1};
+  cuuint32_t elementStrides[4] = {1, 1, 1, 1};
+  CUtensorMapDataType type = dtype == TA_DTYPE_BF16
+                                 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  CUresult result = driver->api().tensorMapEncodeTiled(
+      reinterpret_cast<CUtensorMap *>(out), type, 4,
+      reinterpret_cast<void *>(static_cast<uintptr_t>(t.data)), dims, strides,
+      box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      swizzleMode(param.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (__builtin_expect(result == CUDA_SUCCESS, 1))
+    return Status();
+  return driver->failure(
+      result,
+      concat("cuTensorMapEncodeTiled(", name, " of kernel ", kernel.name, ")"),
+      concat("dims {", dims[0], ", ", dims[1], ", ", dims[2], ", ", dims[3],
+             "}, byte strides {", strides[0], ", ", strides[1], ", ",
+             strides[2], "}, box {", box[0], ", ", box[1], ", 1, 1}, swizzle ",
+             param.swizzle));
+}
