@@ -47,3 +47,23 @@ llvm_config.with_environment("PATH", config.tiled_attn_tools_dir, append_path=Tr
 tool_dirs = [config.tiled_attn_tools_dir, config.llvm_tools_dir]
 tools = ["tiled-attn-opt", "tiled-attn-run", "tiled-attn-compile", "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The runtime library (lib/Runtime): its unit tests on the fake libcuda, and
+# the C++ example built against the installed CMake package. Present when
+# the build has them (TILED_ATTN_BUILD_RUNTIME, GoogleTest).
+runtime_lib = os.path.join(config.tiled_attn_libs_dir, "libtiled_attn_runtime.so")
+fake_cuda = os.path.join(config.tiled_attn_libs_dir, "libfakecuda.so")
+runtime_tests = os.path.join(config.tiled_attn_tools_dir, "tiled-attn-runtime-tests")
+if os.path.exists(runtime_tests):
+    config.available_features.add("runtime-tests")
+    config.substitutions.append(("%runtime_tests", runtime_tests))
+if os.path.exists(runtime_lib) and os.path.exists(fake_cuda):
+    config.available_features.add("runtime")
+    cuda_root = os.path.dirname(config.tiled_attn_cuda_include_dir)
+    config.substitutions.append(("%tiled_attn_obj_root", config.tiled_attn_obj_root))
+    config.substitutions.append(("%fake_cuda", fake_cuda))
+    config.substitutions.append(("%cuda_root", cuda_root))
+    config.substitutions.append(("%cmake_generator", '"%s"' % config.cmake_generator))
+    config.substitutions.append(("%cmake", config.cmake_command))
+    if os.path.exists(os.path.join(cuda_root, "lib64", "stubs", "libcuda.so")):
+        config.available_features.add("cuda-stub")
