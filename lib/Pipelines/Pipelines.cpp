@@ -159,48 +159,58 @@ void tiled_attn::initializeNVPTXToolchain() {
   useShortSharedPointers();
 }
 
-/// Upstream's gpu-lower-to-nvvm-pipeline with every index 32 bits wide. Its
-/// own `index-bitwidth` reaches only some of its passes: nvgpu ops, func and
-/// arith would still lower with 64-bit indices, and their memref descriptors
-/// would meet the kernel's 32-bit ones in casts that nothing reconciles. The
-/// same passes, in upstream's order, each told the width.
-static void
-buildIndex32LowerToNVVMPipeline(OpPassManager &pm,
-                                const gpu::GPUToNVVMPipelineOptions &nvvm) {
-  constexpr unsigned kWidth = 32;
+void tiled_attn::buildGPUToNVVMPipeline(OpPassManager &pm,
+                                        const TileToPTXOptions &options) {
+  // Upstream's gpu-lower-to-nvvm-pipeline, pass by pass: its own
+  // `index-bitwidth` reaches only some of its passes (nvgpu, func and arith
+  // would still lower with 64-bit indices, and their values would meet the
+  // kernel's 32-bit ones in casts that nothing reconciles), so each pass is
+  // told the width here.
+  if (options.indexBitwidth != 32 && options.indexBitwidth != 64)
+    llvm::report_fatal_error("tile-to-ptx: index-bitwidth must be 32 or 64");
+  unsigned width = options.indexBitwidth;
   ConvertNVGPUToNVVMWithIndexBitwidthPassOptions nvgpu;
-  nvgpu.indexBitwidth = kWidth;
+  nvgpu.indexBitwidth = width;
   pm.addPass(createConvertNVGPUToNVVMWithIndexBitwidthPass(nvgpu));
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertNVVMToLLVMPass());
   ConvertFuncToLLVMPassOptions func;
-  func.indexBitwidth = kWidth;
+  func.indexBitwidth = width;
   pm.addPass(createConvertFuncToLLVMPass(func));
   pm.addPass(memref::createExpandStridedMetadataPass());
   GpuNVVMAttachTargetOptions target;
-  target.chip = nvvm.cubinChip;
-  target.features = nvvm.cubinFeatures;
-  target.optLevel = nvvm.optLevel;
+  target.chip = options.chip;
+  target.features = options.features.empty() ? defaultPTXFeatures(options.chip)
+                                             : std::string(options.features);
+  target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addPass(createLowerAffinePass());
   ArithToLLVMConversionPassOptions arith;
-  arith.indexBitwidth = kWidth;
+  arith.indexBitwidth = width;
   pm.addPass(createArithToLLVMConversionPass(arith));
   ConvertIndexToLLVMPassOptions index;
-  index.indexBitwidth = kWidth;
+  index.indexBitwidth = width;
   pm.addPass(createConvertIndexToLLVMPass(index));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   ConvertGpuOpsToNVVMOpsOptions gpuToNVVM;
-  gpuToNVVM.indexBitwidth = kWidth;
+  gpuToNVVM.indexBitwidth = width;
+  // The kernel ABI: a rank-0 memref parameter (a view's base) is one
+  // pointer, not a memref descriptor.
+  gpuToNVVM.useBarePtrCallConv = true;
   OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
   gpm.addPass(createConvertGpuOpsToNVVMOps(gpuToNVVM));
   gpm.addPass(createCanonicalizerPass());
   gpm.addPass(createCSEPass());
   gpm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createGpuToLLVMConversionPass());
+}
+
+void tiled_attn::buildNVVMToPTXPipeline(OpPassManager &pm) {
+  GpuToLLVMConversionPassOptions host;
+  host.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(host));
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   pm.addPass(createGpuModuleToBinaryPass(binary));
@@ -212,20 +222,8 @@ buildIndex32LowerToNVVMPipeline(OpPassManager &pm,
 
 void tiled_attn::buildGPUToPTXPipeline(OpPassManager &pm,
                                        const TileToPTXOptions &options) {
-  gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = options.chip;
-  nvvm.cubinFeatures = options.features.empty()
-                           ? defaultPTXFeatures(options.chip)
-                           : std::string(options.features);
-  nvvm.cubinFormat = "isa";
-  nvvm.optLevel = options.optLevel;
-  if (options.indexBitwidth != 32 && options.indexBitwidth != 64)
-    llvm::report_fatal_error("tile-to-ptx: index-bitwidth must be 32 or 64");
-  if (options.indexBitwidth == 32) {
-    buildIndex32LowerToNVVMPipeline(pm, nvvm);
-    return;
-  }
-  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  buildGPUToNVVMPipeline(pm, options);
+  buildNVVMToPTXPipeline(pm);
 }
 
 void tiled_attn::buildTileToPTXPipeline(OpPassManager &pm,

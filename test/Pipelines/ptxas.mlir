@@ -35,13 +35,33 @@
 // ABI (sizes and strides are 32-bit parameters).
 // RUN: tiled-attn-compile --head-dim=128 --causal --block-m=128 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --lowering="chip=sm_80 smem-lhs=1 index-bitwidth=32" --cubin=sm_80,sm_90 --out-dir=%t/index32
 // RUN: FileCheck %s --input-file=%t/index32/manifest.json --check-prefix=INDEX32
+// RUN: FileCheck %s --input-file=%t/index32/manifest.json --check-prefix=INDEX32-PARAMS
 // RUN: FileCheck %s --input-file=%t/index32/sdpa_fwd_sm_80_f16_d128_top_left_index32.ptx --check-prefix=INDEX32-PTX
 // RUN: test -s %t/index32/sdpa_fwd_sm_80_f16_d128_top_left_index32.sm_90.cubin
 // RUN: not tiled-attn-compile --lowering="index-bitwidth=16" --out-dir=%t/index16 2>&1 | FileCheck %s --check-prefix=INDEX16
 // INDEX32-DAG: "name": "sdpa_fwd_sm_80_f16_d128_top_left_index32",
-// INDEX32-DAG: "abi": "memref-descriptor-v1-index32",
-// INDEX32-PTX: .param .u64 .ptr .align 1 sdpa_fwd_param_1,
-// INDEX32-PTX-NEXT: .param .u32 sdpa_fwd_param_2,
+// INDEX32-DAG: "abi": "tiled-attn-v2",
+// INDEX32-DAG: "index_bits": 32,
+// The manifest lists the kernel's parameters as the compiler lowered them:
+// the runtime packs the launch from this list.
+// INDEX32-PARAMS: "params": [
+// INDEX32-PARAMS-NEXT: {
+// INDEX32-PARAMS-NEXT: "kind": "base",
+// INDEX32-PARAMS-NEXT: "name": "q",
+// INDEX32-PARAMS-NEXT: "type": "ptr"
+// INDEX32-PARAMS-NEXT: },
+// INDEX32-PARAMS-NEXT: {
+// INDEX32-PARAMS-NEXT: "dim": 0,
+// INDEX32-PARAMS-NEXT: "kind": "size",
+// INDEX32-PARAMS-NEXT: "name": "q",
+// INDEX32-PARAMS-NEXT: "type": "i32"
+// INDEX32-PARAMS: "kind": "scalar",
+// INDEX32-PARAMS-NEXT: "name": "scale",
+// INDEX32-PARAMS-NEXT: "type": "f32"
+// INDEX32-PARAMS-NEXT: }
+// INDEX32-PARAMS-NEXT: ],
+// INDEX32-PTX: .param .u64 .ptr .align 1 sdpa_fwd_param_0,
+// INDEX32-PTX-NEXT: .param .u32 sdpa_fwd_param_1,
 // INDEX32-PTX: cp.async.cg.shared.global
 // INDEX32-PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // INDEX16: error: the command line: lowering "index-bitwidth=16": index-bitwidth must be 32 or 64, got 16

@@ -105,7 +105,7 @@
 // FA2-MANIFEST: "merge_barriers": true
 // FA2-MANIFEST: "options": "exp2=1 stages=2 prefetch-streams=1 refill-after-use=1"
 
-// 32-bit index arithmetic: offset, sizes and strides are 32-bit parameters.
-// INDEX32: .param .u64 .ptr .align 1 sdpa_fwd_param_1,\0A\09.param .u32 sdpa_fwd_param_2,
+// 32-bit index arithmetic: sizes and strides are 32-bit parameters.
+// INDEX32: .param .u64 .ptr .align 1 sdpa_fwd_param_0,\0A\09.param .u32 sdpa_fwd_param_1,
 // INDEX32: mul.lo.s32
 // INDEX32: cp.async.cg.shared.global

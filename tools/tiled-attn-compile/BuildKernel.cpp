@@ -20,6 +20,8 @@
 #include "tiled_attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -40,6 +42,10 @@ using namespace tiled_attn;
 namespace json = llvm::json;
 
 using Clock = std::chrono::steady_clock;
+
+/// The manifest version written: 2 has the kernel ABI tiled-attn-v2, whose
+/// parameters each entry lists under "params".
+static constexpr int64_t kManifestVersion = 2;
 
 static double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -87,11 +93,62 @@ struct LoweredKernel {
   std::string ptx;
   int64_t sharedBytes = -1;
   tile::SdpaAttr sdpa;
+  /// The kernel's parameters, in order: the manifest's "params".
+  json::Array params;
   std::string tileIR, gpuIR;
   /// Wall-clock seconds from the generator's tile IR to the PTX string.
   double toPTXSeconds = 0;
 };
 } // namespace
+
+/// The manifest's name of an LLVM parameter type, or "" for one the runtime
+/// cannot pack.
+static std::string paramTypeName(Type type) {
+  if (isa<LLVM::LLVMPointerType>(type))
+    return "ptr";
+  if (type.isInteger(32))
+    return "i32";
+  if (type.isInteger(64))
+    return "i64";
+  if (type.isF32())
+    return "f32";
+  return "";
+}
+
+/// The manifest's "params": each parameter of the lowered kernel (its
+/// llvm.func, one per `#tilegpu.param` of the gpu.func it came from, in
+/// order) with its kind, name, dimension and LLVM type.
+static LogicalResult recordParams(const KernelSpec &kernel, ModuleOp module,
+                                  ArrayRef<tilegpu::KernelParamAttr> params,
+                                  json::Array &out) {
+  SmallVector<LLVM::LLVMFuncOp> funcs;
+  module->walk([&](LLVM::LLVMFuncOp f) {
+    if (f->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
+      funcs.push_back(f);
+  });
+  if (funcs.size() != 1)
+    return fail(kernel,
+                "expected one lowered kernel, found " + Twine(funcs.size()));
+  ArrayRef<Type> types = funcs[0].getFunctionType().getParams();
+  if (types.size() != params.size())
+    return fail(kernel, "the lowered kernel has " + Twine(types.size()) +
+                            " parameters but its gpu.func declared " +
+                            Twine(params.size()) + " #tilegpu.param");
+  for (auto [index, param, type] : llvm::enumerate(params, types)) {
+    std::string typeName = paramTypeName(type);
+    if (!param || typeName.empty())
+      return fail(kernel, "kernel parameter #" + Twine(index) +
+                              " has no #tilegpu.param or a type the "
+                              "runtime cannot pack");
+    json::Object entry{{"name", param.getName()},
+                       {"kind", tilegpu::stringifyParamKind(param.getKind())},
+                       {"type", typeName}};
+    if (param.getDim() >= 0)
+      entry["dim"] = param.getDim();
+    out.push_back(std::move(entry));
+  }
+  return success();
+}
 
 /// Generates the kernel and lowers it to PTX, timing the schedule, the GPU
 /// lowering and the PTX pipeline (not the generator nor any IR printing).
@@ -123,21 +180,30 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
                                ->getAttr(tile::TileDialect::getSdpaAttrName()));
 
   start = Clock::now();
-  PassManager gpuPm(&ctx), ptxPm(&ctx);
+  PassManager gpuPm(&ctx), nvvmPm(&ctx), ptxPm(&ctx);
   buildTileToGPUPipeline(gpuPm, *kernel.loweringOptions);
-  buildGPUToPTXPipeline(ptxPm, *kernel.loweringOptions);
+  buildGPUToNVVMPipeline(nvvmPm, *kernel.loweringOptions);
+  buildNVVMToPTXPipeline(ptxPm);
   if (failed(gpuPm.run(*module)))
     return fail(kernel, "lowering to the GPU level failed");
+  SmallVector<tilegpu::KernelParamAttr> params;
   module->walk([&](gpu::GPUFuncOp f) {
     if (auto b = f->getAttrOfType<IntegerAttr>(
             tilegpu::TileGPUDialect::getSharedBytesAttrName()))
       out.sharedBytes = b.getInt();
+    for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
+      params.push_back(f.getArgAttrOfType<tilegpu::KernelParamAttr>(
+          i, tilegpu::TileGPUDialect::getParamAttrName()));
   });
   out.toPTXSeconds += secondsSince(start);
   if (keepIR)
     llvm::raw_string_ostream(out.gpuIR) << *module;
 
   start = Clock::now();
+  if (failed(nvvmPm.run(*module)))
+    return fail(kernel, "lowering to NVVM failed");
+  if (failed(recordParams(kernel, *module, params, out.params)))
+    return failure();
   if (failed(ptxPm.run(*module)))
     return fail(kernel, "lowering to PTX failed");
   module->walk([&](gpu::BinaryOp binary) {
@@ -206,9 +272,9 @@ static json::Object manifestEntry(const KernelSpec &kernel,
       {"block", json::Array{threads, 1, 1}},
       {"block_m", sdpa.getBlockM()},
       {"shared_bytes", lowered.sharedBytes},
-      {"abi", lowering.indexBitwidth == 32 ? "memref-descriptor-v1-index32"
-                                           : "memref-descriptor-v1"},
-      {"num_params", 45},
+      {"abi", "tiled-attn-v2"},
+      {"index_bits", int64_t(lowering.indexBitwidth)},
+      {"params", json::Array(lowered.params)},
       {"schedule",
        json::Object{{"block_m", sdpa.getBlockM()},
                     {"block_n", sdpa.getBlockN()},
@@ -243,7 +309,7 @@ static LogicalResult recordInManifest(const KernelSpec &kernel,
   if (!locker)
     return fail(kernel, "cannot lock " + manifestFile +
                             ".lock: " + llvm::toString(locker.takeError()));
-  json::Object manifest{{"version", 1},
+  json::Object manifest{{"version", kManifestVersion},
                         {"generator", "tiled-attn-compile"},
                         {"kernels", json::Array{}}};
   if (auto buffer = llvm::MemoryBuffer::getFile(manifestFile)) {
@@ -251,7 +317,10 @@ static LogicalResult recordInManifest(const KernelSpec &kernel,
     if (!parsed)
       return fail(kernel, "malformed " + manifestFile + ": " +
                               llvm::toString(parsed.takeError()));
-    if (auto *object = parsed->getAsObject())
+    // Entries of an older manifest version describe kernels of another
+    // ABI: the library is rebuilt from scratch rather than mixed.
+    if (auto *object = parsed->getAsObject();
+        object && object->getInteger("version") == kManifestVersion)
       manifest = std::move(*object);
   }
   json::Array *kernels = manifest.getArray("kernels");

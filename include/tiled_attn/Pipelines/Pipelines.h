@@ -126,9 +126,8 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
   Option<int> indexBitwidth{
       *this, "index-bitwidth",
       llvm::cl::desc("Bit width of index arithmetic and of the kernel's "
-                     "sizes and strides: 64, or 32 (ABI "
-                     "memref-descriptor-v1-index32; every element offset "
-                     "must stay below 2^31)"),
+                     "size and stride parameters: 64, or 32 (every element "
+                     "offset must then stay below 2^31)"),
       llvm::cl::init(64)};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level"),
@@ -144,7 +143,15 @@ std::string defaultPTXFeatures(llvm::StringRef chip);
 /// tilegpu-allocate-memory -> convert-tilegpu-to-nvvm -> canonicalize, cse.
 void buildTileToGPUPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
-/// The upstream gpu-lower-to-nvvm-pipeline, format isa (PTX).
+/// Upstream's gpu-lower-to-nvvm-pipeline up to the NVVM/LLVM dialects in
+/// the gpu.module, with the target attached: every pass told the index
+/// width, kernels lowered with the bare-pointer calling convention (the
+/// kernel ABI: one parameter per `#tilegpu.param`).
+void buildGPUToNVVMPipeline(mlir::OpPassManager &pm,
+                            const TileToPTXOptions &options);
+/// gpu-module-to-binary (format isa: PTX) and the host-side clean-up.
+void buildNVVMToPTXPipeline(mlir::OpPassManager &pm);
+/// Both of the above.
 void buildGPUToPTXPipeline(mlir::OpPassManager &pm,
                            const TileToPTXOptions &options);
 /// Both of the above.

@@ -51,8 +51,9 @@ TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
   addConversion([](tile::ViewType view) -> Type {
     SmallVector<int64_t> strides(view.getRank(), ShapedType::kDynamic);
     strides.back() = 1;
-    auto layout = StridedLayoutAttr::get(view.getContext(),
-                                         ShapedType::kDynamic, strides);
+    // A view starts at its base pointer (the kernel ABI passes no offset).
+    auto layout =
+        StridedLayoutAttr::get(view.getContext(), /*offset=*/0, strides);
     return MemRefType::get(view.getShape(), view.getElementType(), layout);
   });
   addConversion([](RankedTensorType type) -> std::optional<Type> {

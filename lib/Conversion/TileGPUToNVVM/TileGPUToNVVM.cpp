@@ -100,25 +100,20 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
     FailureOr<int64_t> warps = checkKernel(func);
     if (failed(warps))
       return signalPassFailure();
-    SmallVector<Type> inputs;
-    if (failed(converter.convertTypes(func.getArgumentTypes(), inputs)))
-      return signalPassFailure();
     b.setInsertionPointToEnd(gpuModule.getBody());
-    auto kernel = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
-                                         b.getFunctionType(inputs, {}));
-    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    kernel.setKnownBlockSizeAttr(
+    FailureOr<gpu::GPUFuncOp> kernel =
+        createKernelWithExplicitParams(b, func, converter);
+    if (failed(kernel))
+      return signalPassFailure();
+    (*kernel)->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                       b.getUnitAttr());
+    kernel->setKnownBlockSizeAttr(
         b.getDenseI32ArrayAttr({static_cast<int32_t>(32 * *warps), 1, 1}));
     for (StringRef name : {TileGPUDialect::getSharedBytesAttrName(),
                            TileGPUDialect::getWarpsAttrName(),
                            tile::TileDialect::getSdpaAttrName()})
       if (Attribute attr = func->getAttr(name))
-        kernel->setAttr(name, attr);
-    // Move the body over and retype its arguments (views become memrefs).
-    kernel.getBody().front().erase();
-    kernel.getBody().takeBody(func.getBody());
-    for (auto [arg, type] : llvm::zip_equal(kernel.getArguments(), inputs))
-      arg.setType(type);
+        (*kernel)->setAttr(name, attr);
     func.erase();
   }
 

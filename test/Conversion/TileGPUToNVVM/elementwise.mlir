@@ -14,7 +14,7 @@
 // a scalar vector.broadcast; loops carry the vectors.
 
 // CHECK-LABEL: gpu.func @scores_math(
-// CHECK-SAME: %[[X:[^:]*]]: f32, %{{[^:]*}}: index, %{{[^:]*}}: index
+// CHECK-SAME: %[[X:[^:]*]]: f32 {tilegpu.param = #tilegpu.param<scalar, "arg0">}, %{{[^:]*}}: index {tilegpu.param = #tilegpu.param<scalar, "arg1">}
 // CHECK-DAG: %[[HALF:.*]] = arith.constant dense<5.000000e-01> : vector<8xf32>
 // CHECK-DAG: %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : vector<8xf32>
 // CHECK: %[[S:.*]] = vector.broadcast %[[X]] : f32 to vector<8xf32>

@@ -31,6 +31,16 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wg
 // -----
 
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  // expected-error @+1 {{convert-tilegpu-to-nvvm: kernel argument #0 has type 'memref<4xf32>'; a kernel takes views and integer or float scalars}}
+  func.func @negative_memref_argument(%m: memref<4xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    return
+  }
+}
+
+// -----
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
   // expected-error @+1 {{convert-tilegpu-to-nvvm: 'negative_no_warps' has no tilegpu.warps; run tilegpu-assign-layouts first}}
   func.func @negative_no_warps(%x: index) attributes {tilegpu.shared_bytes = 0 : i64} {
     return

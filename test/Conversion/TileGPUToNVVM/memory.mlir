@@ -37,7 +37,12 @@
 // CHECK: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>}
 // CHECK: gpu.module @tiled_attn
 // CHECK-LABEL: gpu.func @q_times_k_blocks(
-// CHECK-SAME: %[[Q:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[K:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, %[[O:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>) kernel
+// The views arrive as explicit parameters (the kernel ABI): a base pointer,
+// three sizes and three strides each.
+// CHECK-SAME: %[[QP:[^:]*]]: memref<f16> {tilegpu.param = #tilegpu.param<base, "arg0">}
+// CHECK-SAME: %[[KP:[^:]*]]: memref<f16> {tilegpu.param = #tilegpu.param<base, "arg1">}
+// CHECK-SAME: %[[OP:[^:]*]]: memref<f16> {tilegpu.param = #tilegpu.param<base, "arg2">}
+// CHECK-SAME: kernel
 // CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
 // Two 16 x (16 + 8) f16 buffers.
 // CHECK-SAME: tilegpu.shared_bytes = 1536 : i64
@@ -45,6 +50,10 @@
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C768:.*]] = arith.constant 768 : index
+// The views, rebuilt from their parameters.
+// CHECK: %[[Q:.*]] = memref.reinterpret_cast %[[QP]] to offset: [0], sizes: [%{{.*}}, %{{.*}}, %{{.*}}, 16], strides: [%{{.*}}, %{{.*}}, %{{.*}}, 1] : memref<f16> to memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>>
+// CHECK: %[[K:.*]] = memref.reinterpret_cast %[[KP]]
+// CHECK: %[[O:.*]] = memref.reinterpret_cast %[[OP]]
 // The buffers, first thing in the kernel: views of dynamic shared memory at
 // the offsets tilegpu-allocate-memory gave them.
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
@@ -54,7 +63,7 @@
 // CHECK: %[[BX:.*]] = gpu.block_id x
 // CHECK: %[[BY:.*]] = gpu.block_id y
 // CHECK: %[[BZ:.*]] = gpu.block_id z
-// CHECK: %[[SK:.*]] = memref.dim %[[K]], %{{.*}} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: %[[SK:.*]] = memref.dim %[[K]], %{{.*}} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>>
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[SK]], %{{.*}} : index
 
 // Q: copy, wait for the group, then ldmatrix.x4.
@@ -66,7 +75,7 @@
 // CHECK: %[[NSRC:.*]] = arith.select %[[IN]], %[[C8]], %[[C0]] : index
 // CHECK: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %[[C0]] : index
 // CHECK: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %[[C0]] : index
-// CHECK: %[[CP:.*]] = nvgpu.device_async_copy %[[Q]][%[[BZ]], %[[BY]], %[[ROW]], %[[COL]]], %[[QBUF]][%{{.*}}, %{{.*}}], 8, %[[NSRC]] {bypassL1} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[CP:.*]] = nvgpu.device_async_copy %[[Q]][%[[BZ]], %[[BY]], %[[ROW]], %[[COL]]], %[[QBUF]][%{{.*}}, %{{.*}}], 8, %[[NSRC]] {bypassL1} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>> to memref<16x24xf16, #gpu.address_space<workgroup>>
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: %[[G:.*]] = nvgpu.device_async_create_group %[[CP]]
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
@@ -91,7 +100,7 @@
 // CHECK: %[[IN_BOTH:.*]] = arith.andi %[[IN_O]], %[[IN_COLS]] : i1
 // CHECK: %[[PAIR:.*]] = vector.shuffle %[[OUT]], %[[OUT]] [0, 1] : vector<8xf16>, vector<8xf16>
 // CHECK: scf.if %[[IN_BOTH]] {
-// CHECK-NEXT: vector.store %[[PAIR]], %[[O]][%[[BZ]], %[[BY]], %[[OROW]], %[[OCOL:.*]]] : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<2xf16>
+// CHECK-NEXT: vector.store %[[PAIR]], %[[O]][%[[BZ]], %[[BY]], %[[OROW]], %[[OCOL:.*]]] : memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>>, vector<2xf16>
 // CHECK: vector.shuffle %[[OUT]], %[[OUT]] [2, 3]
 // CHECK: scf.if
 // CHECK-NEXT: vector.store
@@ -110,8 +119,10 @@
 // warp copies its own rows out (a warp barrier between), here one 16-byte
 // piece per lane, under the view's bounds.
 // STAGED-LABEL: gpu.func @q_times_k_blocks(
-// STAGED-SAME: %[[O:[^:]*]]: memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>) kernel
+// STAGED-SAME: %[[OP:[^:]*]]: memref<f16> {tilegpu.param = #tilegpu.param<base, "arg2">}
+// STAGED-SAME: kernel
 // STAGED-SAME: tilegpu.shared_bytes = 1536 : i64
+// STAGED: %[[O:.*]] = memref.reinterpret_cast %[[OP]]
 // STAGED: scf.yield
 // STAGED: %[[OUT:.*]] = arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
 // STAGED: %[[BUF:.*]] = memref.view %{{.*}}[%[[C0:.*]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
@@ -124,7 +135,7 @@
 // STAGED: %[[IN_ROWS:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[SO]] : index
 // STAGED: %[[IN:.*]] = arith.andi %[[IN_ROWS]], %{{.*}} : i1
 // STAGED-NEXT: scf.if %[[IN]] {
-// STAGED-NEXT: vector.store %[[PIECE]], %[[O]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xf16>
+// STAGED-NEXT: vector.store %[[PIECE]], %[[O]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>>, vector<8xf16>
 // STAGED-NEXT: }
 // STAGED-NOT: vector.store
 // STAGED-NOT: gpu.barrier
@@ -197,7 +208,7 @@ func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
 // GEN: %[[WROW:.*]] = arith.muli %{{.*}}, %c16 : index
 // GEN: %[[LROW:.*]] = arith.divui %{{.*}}, %c8 : index
 // GEN: arith.addi %[[WROW]], %[[LROW]] : index
-// GEN-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xf16>
+// GEN-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>>, vector<8xf16>
 // GEN-NOT: vector.store
 
 // The loops of a mask split run one after the other: their K and V loads

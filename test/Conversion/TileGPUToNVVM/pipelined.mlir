@@ -45,6 +45,8 @@
 // same buffer; every thread first waits for all its copies. The unmasked
 // loop's K refills read block min(j + 1, n_full - 1) and check no bounds
 // (no source-size operand).
+// FIRST: memref.reinterpret_cast %{{.*}} to offset: [0]
+// FIRST-NEXT: %[[K:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0]
 // FIRST: %[[MASKED:.*]]:4 = scf.for
 // FIRST-NOT: nvvm.cp.async.wait.group 0
 // FIRST: scf.yield {{.*}}, memref<64x72xf16, #gpu.address_space<workgroup>>
@@ -53,7 +55,7 @@
 // FIRST: nvgpu.device_async_create_group
 // FIRST: scf.for %{{.*}} = %c0 to %{{.*}} iter_args(%{{.*}} = %[[MASKED]]#0,
 // FIRST: arith.minsi
-// FIRST: nvgpu.device_async_copy %arg1[{{.*}}], %{{.*}}[{{.*}}], 8 {bypassL1}
+// FIRST: nvgpu.device_async_copy %[[K]][{{.*}}], %{{.*}}[{{.*}}], 8 {bypassL1}
 
 // Q (9216 bytes), then K and V with two 9216-byte buffers each.
 // STAGES2: gpu.func @sdpa_fwd
@@ -187,19 +189,19 @@
 // SMEMQ-NOT: nvgpu.ldmatrix
 // SMEMQ: nvgpu.ldmatrix %[[QBUF]][
 // SMEMQ-NOT: nvgpu.ldmatrix %[[QBUF]][
-// SMEMQ-COUNT-4: nvgpu.ldmatrix %arg9[
+// SMEMQ-COUNT-4: nvgpu.ldmatrix %[[KB:arg[0-9]+]][
 // SMEMQ-NOT: nvgpu.ldmatrix
 // SMEMQ: nvgpu.ldmatrix %[[QBUF]][
 // SMEMQ-NOT: nvgpu.ldmatrix %[[QBUF]][
-// SMEMQ-COUNT-4: nvgpu.ldmatrix %arg9[
+// SMEMQ-COUNT-4: nvgpu.ldmatrix %[[KB]][
 // SMEMQ-NOT: nvgpu.ldmatrix
 // SMEMQ: nvgpu.ldmatrix %[[QBUF]][
 // SMEMQ-NOT: nvgpu.ldmatrix %[[QBUF]][
-// SMEMQ-COUNT-4: nvgpu.ldmatrix %arg9[
+// SMEMQ-COUNT-4: nvgpu.ldmatrix %[[KB]][
 // SMEMQ-NOT: nvgpu.ldmatrix
 // SMEMQ: nvgpu.ldmatrix %[[QBUF]][
 // SMEMQ-NOT: nvgpu.ldmatrix %[[QBUF]][
-// SMEMQ-COUNT-4: nvgpu.ldmatrix %arg9[
+// SMEMQ-COUNT-4: nvgpu.ldmatrix %[[KB]][
 // SMEMQ-NOT: nvgpu.ldmatrix %[[QBUF]][
 // SMEMQ: nvvm.cp.async.wait.group 2
 // SMEMQ-NOT: nvgpu.ldmatrix %[[QBUF]][

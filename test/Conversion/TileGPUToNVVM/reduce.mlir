@@ -10,7 +10,11 @@
 // Masks compare each register's coordinates.
 
 // CHECK-LABEL: gpu.func @masked_row_stats(
-// CHECK-SAME: %[[X:[^:]*]]: f32, %[[I:[^:]*]]: index, %[[J:[^:]*]]: index, %[[N:[^:]*]]: index, %[[O:[^:]*]]: memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?>>)
+// CHECK-SAME: %[[X:[^:]*]]: f32 {tilegpu.param = #tilegpu.param<scalar, "arg0">}
+// CHECK-SAME: %[[I:[^:]*]]: index {tilegpu.param = #tilegpu.param<scalar, "arg1">}
+// CHECK-SAME: %[[J:[^:]*]]: index {tilegpu.param = #tilegpu.param<scalar, "arg2">}
+// CHECK-SAME: %[[N:[^:]*]]: index {tilegpu.param = #tilegpu.param<scalar, "arg3">}
+// CHECK-SAME: %{{[^:]*}}: memref<f32> {tilegpu.param = #tilegpu.param<base, "arg4">}
 // CHECK-DAG: %[[C1_I32:.*]] = arith.constant 1 : i32
 // CHECK-DAG: %[[C2_I32:.*]] = arith.constant 2 : i32
 // CHECK-DAG: %[[C32_I32:.*]] = arith.constant 32 : i32

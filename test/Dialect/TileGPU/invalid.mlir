@@ -1276,3 +1276,47 @@ func.func private @negative_mma_sync_type_shape(tensor<64x64xf32, #tilegpu.mma_s
 
 // expected-error @+1 {{a tile in shared memory has rank 2, not 1}}
 func.func private @negative_shared_tensor_rank1(tensor<64xf16, #tilegpu.shared<>>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Kernel parameters (#tilegpu.param on a kernel's arguments)
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{argument #0 is a base parameter, so it must be a rank-0 memref, got 'memref<?xf16>'}}
+func.func private @negative_param_base_rank(memref<?xf16> {tilegpu.param = #tilegpu.param<base, "q">})
+
+// -----
+
+// expected-error @+1 {{argument #0 is a size parameter, so it must be an integer or index, got 'f32'}}
+func.func private @negative_param_size_type(f32 {tilegpu.param = #tilegpu.param<size, "q", dim = 2>})
+
+// -----
+
+// expected-error @+1 {{argument #1 is a scalar parameter, so it must be an integer or a float, got 'memref<f32>'}}
+func.func private @negative_param_scalar_type(index {tilegpu.param = #tilegpu.param<scalar, "n">}, memref<f32> {tilegpu.param = #tilegpu.param<scalar, "scale">})
+
+// -----
+
+// expected-error @+1 {{a stride parameter needs a dim >= 0}}
+func.func private @negative_param_stride_no_dim(index {tilegpu.param = #tilegpu.param<stride, "q">})
+
+// -----
+
+// expected-error @+1 {{a base parameter has no dim, got 1}}
+func.func private @negative_param_base_dim(memref<f16> {tilegpu.param = #tilegpu.param<base, "q", dim = 1>})
+
+// -----
+
+// expected-error @+1 {{a kernel parameter needs a name}}
+func.func private @negative_param_no_name(memref<f16> {tilegpu.param = #tilegpu.param<base, "">})
+
+// -----
+
+// expected-error @+1 {{'tilegpu.param' must be a #tilegpu.param on a kernel argument}}
+func.func private @negative_param_not_param(index {tilegpu.param = 3 : i64})
+
+// -----
+
+// expected-error @+1 {{unknown tilegpu argument attribute 'tilegpu.warps'}}
+func.func private @negative_param_unknown(index {tilegpu.warps = 3 : i64})

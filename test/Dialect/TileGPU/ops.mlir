@@ -347,3 +347,17 @@ func.func @warp_specialize_no_budget() {
   }
   return
 }
+
+// -----
+
+// The kernel ABI: each argument of a lowered kernel says what it carries.
+// CHECK-LABEL: func.func private @kernel_params(
+// CHECK-SAME: memref<bf16> {tilegpu.param = #tilegpu.param<base, "q">}
+// CHECK-SAME: index {tilegpu.param = #tilegpu.param<size, "q", dim = 2>}
+// CHECK-SAME: i32 {tilegpu.param = #tilegpu.param<stride, "q", dim = 0>}
+// CHECK-SAME: f32 {tilegpu.param = #tilegpu.param<scalar, "scale">}
+func.func private @kernel_params(
+    memref<bf16> {tilegpu.param = #tilegpu.param<base, "q">},
+    index {tilegpu.param = #tilegpu.param<size, "q", dim = 2>},
+    i32 {tilegpu.param = #tilegpu.param<stride, "q", dim = 0>},
+    f32 {tilegpu.param = #tilegpu.param<scalar, "scale">})

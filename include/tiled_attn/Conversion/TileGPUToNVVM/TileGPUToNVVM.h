@@ -17,6 +17,8 @@
 
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/SmallVector.h"
@@ -59,6 +61,15 @@ public:
 /// instruction alone).
 inline constexpr llvm::StringLiteral kExp2Intrinsic =
     "llvm.nvvm.ex2.approx.ftz.f";
+
+/// Creates, at `b`'s insertion point, the gpu.func of GPU-level kernel
+/// `func` with the kernel ABI's explicit parameters (each tagged with its
+/// `#tilegpu.param`), and moves `func`'s body into it. Views become a base
+/// pointer (a rank-0 memref), sizes and strides, rebuilt into the strided
+/// memref `converter` gives them at the kernel's start.
+mlir::FailureOr<mlir::gpu::GPUFuncOp>
+createKernelWithExplicitParams(mlir::OpBuilder &b, mlir::func::FuncOp func,
+                               const mlir::TypeConverter &converter);
 
 /// The warps of the kernel that `op` belongs to (its `tilegpu.warps`).
 int64_t kernelWarps(mlir::Operation *op);

@@ -167,6 +167,11 @@ SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
              getMaskSplit(), getExp2(), threshold);
 }
 
+ArrayRef<StringLiteral> SdpaAttr::getArgumentNames() {
+  static constexpr StringLiteral names[] = {"q", "k", "v", "o", "scale"};
+  return names;
+}
+
 /// The kernel ABI that an SDPA attribute promises: (q, k, v, o, scale) with
 /// rank-4 views of the attribute's element type and head dim.
 static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {

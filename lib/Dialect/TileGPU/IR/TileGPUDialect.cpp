@@ -91,6 +91,61 @@ LogicalResult TileGPUDialect::verifyOperationAttribute(Operation *op,
   return op->emitError() << "unknown tilegpu attribute '" << name << "'";
 }
 
+LogicalResult TileGPUDialect::verifyRegionArgAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned argIndex,
+                                                       NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != getParamAttrName())
+    return op->emitError() << "unknown tilegpu argument attribute '" << name
+                           << "'";
+  auto param = dyn_cast<KernelParamAttr>(attr.getValue());
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!param || !func || regionIndex != 0)
+    return op->emitError() << "'" << name
+                           << "' must be a #tilegpu.param on a kernel "
+                              "argument";
+  // From the signature: a declaration has no entry block.
+  Type type = func.getArgumentTypes()[argIndex];
+  auto fail = [&](StringRef expected) {
+    return op->emitError() << "argument #" << argIndex << " is a "
+                           << stringifyParamKind(param.getKind())
+                           << " parameter, so it must be " << expected
+                           << ", got " << type;
+  };
+  switch (param.getKind()) {
+  case ParamKind::Base:
+    if (auto memref = dyn_cast<MemRefType>(type); !memref || memref.getRank())
+      return fail("a rank-0 memref");
+    return success();
+  case ParamKind::Size:
+  case ParamKind::Stride:
+    if (!type.isIntOrIndex())
+      return fail("an integer or index");
+    return success();
+  case ParamKind::Scalar:
+    if (!type.isIntOrIndexOrFloat())
+      return fail("an integer or a float");
+    return success();
+  }
+  llvm_unreachable("unknown ParamKind");
+}
+
+LogicalResult
+KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        ParamKind kind, StringRef name, int64_t dim) {
+  if (name.empty())
+    return emitError() << "a kernel parameter needs a name";
+  bool takesDim = kind == ParamKind::Size || kind == ParamKind::Stride;
+  if (takesDim && dim < 0)
+    return emitError() << "a " << stringifyParamKind(kind)
+                       << " parameter needs a dim >= 0";
+  if (!takesDim && dim != -1)
+    return emitError() << "a " << stringifyParamKind(kind)
+                       << " parameter has no dim, got " << dim;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Distributed layouts
 //===----------------------------------------------------------------------===//

@@ -90,6 +90,9 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     SdpaAttr withMaskSplit() const;
     SdpaAttr withExp2() const;
     SdpaAttr withRescaleThreshold(int64_t threshold) const;
+    /// The names of the kernel's arguments, in order: q, k, v, o, scale.
+    /// The kernel ABI and the runtime know the arguments by these names.
+    static ::llvm::ArrayRef<::llvm::StringLiteral> getArgumentNames();
   }];
 }
 

@@ -57,6 +57,17 @@ def TileGPU_WgmmaKind : I32EnumAttr<"WgmmaKind",
   let cppNamespace = "::tiled_attn::tilegpu";
 }
 
+def TileGPU_ParamKind : I32EnumAttr<"ParamKind",
+    "what one kernel parameter carries", [
+    I32EnumAttrCase<"Base", 0, "base">,
+    I32EnumAttrCase<"Size", 1, "size">,
+    I32EnumAttrCase<"Stride", 2, "stride">,
+    I32EnumAttrCase<"Scalar", 3, "scalar">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tiled_attn::tilegpu";
+}
+
 //===----------------------------------------------------------------------===//
 // Distributed (register) layouts
 //===----------------------------------------------------------------------===//
@@ -258,6 +269,36 @@ def TileGPU_RoleAttr : TileGPU_Attr<"Role", "role"> {
                         "int64_t":$warps,
                         DefaultValuedParameter<"int64_t", "0">:$registers);
   let assemblyFormat = "`<` $name `,` struct($warps, $registers) `>`";
+  let genVerifyDecl = 1;
+}
+
+def TileGPU_KernelParamAttr : TileGPU_Attr<"KernelParam", "param"> {
+  let summary = "What one kernel parameter carries: the kernel ABI";
+  let description = [{
+    Set by `convert-tilegpu-to-nvvm` on each argument of a kernel, under the
+    name `tilegpu.param`, when it spells a view out as explicit parameters:
+    the base address (a rank-0 memref, passed as a bare pointer), the size
+    of each dynamic dimension and the stride, in elements, of each dimension
+    whose stride is dynamic, all of `index` type (as wide as the kernel's
+    index arithmetic). `name` is the argument's role in the kernel's
+    `#tile.sdpa` signature (`q`, `k`, `v`, `o`, `scale`); `dim` is the
+    dimension of a size or stride. The compiler writes this list into the
+    library's manifest and the runtime packs the launch from it, so no
+    parameter list is written by hand anywhere.
+
+    Example:
+
+    ```mlir
+    gpu.func @sdpa_fwd(%q: memref<f16> {tilegpu.param = #tilegpu.param<base, "q">},
+                       %q_s0: index {tilegpu.param = #tilegpu.param<size, "q", dim = 0>},
+                       ...,
+                       %scale: f32 {tilegpu.param = #tilegpu.param<scalar, "scale">}) kernel
+    ```
+  }];
+  let parameters = (ins EnumParameter<TileGPU_ParamKind>:$kind,
+                        StringRefParameter<"the argument's role">:$name,
+                        DefaultValuedParameter<"int64_t", "-1">:$dim);
+  let assemblyFormat = "`<` $kind `,` $name (`,` `dim` `=` $dim^)? `>`";
   let genVerifyDecl = 1;
 }
 

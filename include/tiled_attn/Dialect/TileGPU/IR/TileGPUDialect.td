@@ -42,6 +42,7 @@ def TileGPU_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Module attribute: the `#tilegpu.target` the module is compiled for.
     static constexpr ::llvm::StringLiteral getTargetAttrName() {
@@ -55,6 +56,10 @@ def TileGPU_Dialect : Dialect {
     /// Kernel attribute: the number of warps its layouts are spread over.
     static constexpr ::llvm::StringLiteral getWarpsAttrName() {
       return "tilegpu.warps";
+    }
+    /// Kernel argument attribute: the `#tilegpu.param` the argument carries.
+    static constexpr ::llvm::StringLiteral getParamAttrName() {
+      return "tilegpu.param";
     }
   }];
 }
