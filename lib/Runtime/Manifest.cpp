@@ -179,8 +179,11 @@ Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
   int64_t blockN = 0;
   TA_RETURN_IF_ERROR(s.integer("block_n", 1, INT32_MAX, blockN, &none));
   kernel.blockN = static_cast<int32_t>(blockN);
-  if (s.find("options"))
-    TA_RETURN_IF_ERROR(s.string("options", kernel.schedule));
+  if (const Json *options = s.find("options")) {
+    if (!options->is_string())
+      return s.fail("options", "a string", *options);
+    kernel.schedule = options->get<std::string>();
+  }
   return Status();
 }
 

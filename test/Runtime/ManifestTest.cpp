@@ -238,7 +238,14 @@ TEST(Manifest, ScheduleFields) {
   expectOpenError(oneKernel([](Json &e) { e["schedule"]["block_n"] = 0; }),
                   {"field 'schedule.block_n' must be an integer >= 1"});
   expectOpenError(oneKernel([](Json &e) { e["schedule"]["options"] = 1; }),
-                  {"field 'schedule.options' must be a non-empty string"});
+                  {"field 'schedule.options' must be a string, got 1"});
+  // The default schedule's options are empty; other keys are ignored.
+  TempDir dir;
+  Json entry = kernelEntry("k0");
+  entry["schedule"] = {{"options", ""}, {"warps", 4}, {"exp2", true}};
+  writeLibrary(dir, manifestOf({entry}));
+  Library library;
+  EXPECT_EQ(library.open(dir.path()), TA_OK) << lastError();
 }
 
 TEST(Manifest, Files) {
