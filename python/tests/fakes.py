@@ -1,8 +1,12 @@
-"""Stand-ins for torch tensors, enough for the runtime's torch-free checks."""
+"""Stand-ins for torch tensors, enough for the runtime's torch-free checks,
+and small kernel libraries for the C++ runtime to open."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 class FakeDevice:
@@ -17,6 +21,12 @@ class FakeDevice:
     def __str__(self) -> str:
         return self._spec
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FakeDevice) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
 
 class FakeDtype:
     """``torch.dtype``: only its ``str()`` is read."""
@@ -26,6 +36,12 @@ class FakeDtype:
 
     def __str__(self) -> str:
         return f"torch.{self.name}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FakeDtype) and self.name == other.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
 
 def contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
@@ -69,3 +85,88 @@ def qkv(
     """A valid (q, k, v) triple."""
     return (FakeTensor((b, h, s_q, d), **kwargs), FakeTensor((b, h, s_k, d), **kwargs),
             FakeTensor((b, h, s_k, d), **kwargs))
+
+
+# ---------------------------------------------------------------- kernel libraries
+#
+# Small v2 kernel libraries for the runtime's tests, as test/Runtime/TestLibrary
+# writes them for the C++ tests: a manifest, and for each kernel a PTX-like file
+# whose ".entry" declares the parameters of its manifest entry (the fake
+# libcuda reads their sizes from it, as the real driver does from a module).
+
+TENSORS = ("q", "k", "v", "o")
+
+
+def standard_params(index_type: str = "i64") -> List[Dict[str, Any]]:
+    """ABI tiled-attn-v2's usual list: for q, k, v, o the base pointer,
+    sizes[0..3] and strides[0..3] (``index_type``), then the scale."""
+    params: List[Dict[str, Any]] = []
+    for name in TENSORS:
+        params.append({"name": name, "kind": "base", "type": "ptr"})
+        for kind in ("size", "stride"):
+            for dim in range(4):
+                params.append({"name": name, "kind": kind, "dim": dim, "type": index_type})
+    params.append({"name": "scale", "kind": "scalar", "type": "f32"})
+    return params
+
+
+def kernel_entry(name: str, **fields: Any) -> Dict[str, Any]:
+    """A valid manifest entry (sm_80, f16, D=64, no mask, 64-bit indices, the
+    standard parameters, block 128, block_m 64, 16 KiB of shared memory), with
+    ``fields`` replacing or adding fields; a field given as None is removed."""
+    entry: Dict[str, Any] = {
+        "name": name,
+        "arch": "sm_80",
+        "dtype": "f16",
+        "head_dim": 64,
+        "causal": "none",
+        "symbol": "sdpa_fwd",
+        "ptx": f"{name}.ptx",
+        "block": [128, 1, 1],
+        "block_m": 64,
+        "shared_bytes": 16384,
+        "abi": "tiled-attn-v2",
+        "index_bits": 64,
+        "params": standard_params(),
+        "schedule": {"block_n": 32, "options": "block-m=64"},
+    }
+    entry.update(fields)
+    return {key: value for key, value in entry.items() if value is not None}
+
+
+def fake_ptx(symbol: str, params: Sequence[Dict[str, Any]], marker: str = "ptx") -> str:
+    """The PTX-like text of a kernel taking ``params``, as the fake driver parses it."""
+    lines = [f"// {marker}", f".visible .entry {symbol}("]
+    for i, param in enumerate(params):
+        kind = param.get("type")
+        if kind == "tensor_map":
+            lines.append(f"  .param .align 64 .b8 p{i}[128],")
+        elif kind in ("i32", "f32"):
+            lines.append(f"  .param .u32 p{i},")
+        else:
+            lines.append(f"  .param .u64 p{i},")
+    return "\n".join(lines) + "\n)\n{\n  ret;\n}\n"
+
+
+def write_library(
+    folder: "str | os.PathLike[str]",
+    entries: Sequence[Dict[str, Any]],
+    *,
+    version: Any = 2,
+    images: bool = True,
+) -> Path:
+    """Writes a manifest of ``entries`` into ``folder`` (created) and, unless
+    ``images`` is False, each entry's fake PTX and cubins; returns the folder."""
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {"version": version, "generator": "test", "kernels": list(entries)}
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    if images:
+        for entry in entries:
+            symbol = entry.get("symbol", "sdpa_fwd")
+            params = entry.get("params", [])
+            if isinstance(entry.get("ptx"), str):
+                (root / entry["ptx"]).write_text(fake_ptx(symbol, params))
+            for arch, file in (entry.get("cubin") or {}).items():
+                (root / file).write_text(fake_ptx(symbol, params, f"cubin {arch}"))
+    return root

@@ -1,8 +1,15 @@
-"""Argument checks and the strides policy of sdpa, without torch or a GPU."""
+"""The torch-level checks of sdpa (tiled_attn.validation), without torch or a GPU.
+
+``check_inputs`` checks what only Python can tell (tensors, CUDA, one device,
+dtype, rank, the types of causal and scale); the sizes are the runtime's to
+check (test_runtime.py). ``copy_reason`` says which inputs sdpa copies.
+"""
 
 from __future__ import annotations
 
+import fractions
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,161 +17,255 @@ from pathlib import Path
 import pytest
 from fakes import FakeTensor, qkv
 
-from tiled_attn.validation import check_head_dim, copy_reason, validate_inputs
+from tiled_attn.validation import TORCH_DTYPES, check_inputs, copy_reason
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+SUPPORTED = "tiled_attn.sdpa supports torch.float16 and torch.bfloat16"
+
+
+def replace(triple, index, tensor):
+    """``triple`` with element ``index`` (0: q, 1: k, 2: v) replaced."""
+    items = list(triple)
+    items[index] = tensor
+    return tuple(items)
 
 
 # ---------------------------------------------------------------- accepted
 
 
-def test_valid_inputs_give_the_problem_and_default_scale() -> None:
-    problem = validate_inputs(*qkv(b=2, h=4, s_q=100, s_k=77, d=64))
-    assert (problem.batch, problem.heads, problem.seq_q, problem.seq_k) == (2, 4, 100, 77)
-    assert problem.head_dim == 64 and problem.dtype == "f16"
-    assert problem.scale == pytest.approx(1 / 8)
-    assert problem.causal is False and problem.causal_mode == "none"
-    assert not problem.is_empty
+def test_valid_inputs_give_the_dtype_name() -> None:
+    assert check_inputs(*qkv()) == "f16"
+    assert check_inputs(*qkv(dtype="bfloat16"), causal=True, scale=0.5) == "bf16"
+    assert TORCH_DTYPES == {"torch.float16": "f16", "torch.bfloat16": "bf16"}
 
 
-def test_bf16_causal_and_explicit_scale() -> None:
-    problem = validate_inputs(*qkv(d=128, dtype="bfloat16"), causal=True, scale=2)
-    assert problem.dtype == "bf16" and problem.head_dim == 128
-    assert problem.causal_mode == "top_left"
-    assert problem.scale == 2.0 and isinstance(problem.scale, float)
+@pytest.mark.parametrize("scale", [None, 0.125, 2, fractions.Fraction(1, 8)])
+def test_real_scales_are_accepted(scale) -> None:
+    assert check_inputs(*qkv(), scale=scale) == "f16"
 
 
-def test_empty_query_is_accepted() -> None:
-    assert validate_inputs(*qkv(s_q=0)).is_empty
+@pytest.mark.parametrize("scale", [0.0, -1.0, math.nan, math.inf, 1e39])
+def test_scale_values_are_left_to_the_runtime(scale) -> None:
+    # A real number of a bad value is the runtime's to reject (ValueError).
+    assert check_inputs(*qkv(), scale=scale) == "f16"
 
 
-# ---------------------------------------------------------------- rejected
+def test_sizes_are_left_to_the_runtime() -> None:
+    # Disagreeing shapes, an empty key sequence, any head dim: rank 4 is enough here.
+    q = FakeTensor((2, 4, 100, 96))
+    assert check_inputs(q, FakeTensor((3, 1, 0, 7)), FakeTensor((5, 5, 5, 5))) == "f16"
+    assert check_inputs(*qkv(b=0, s_q=0)) == "f16"
 
 
-def test_cpu_tensor() -> None:
+def test_causal_false_and_true() -> None:
+    assert check_inputs(*qkv(), causal=False) == "f16"
+    assert check_inputs(*qkv(), causal=True) == "f16"
+
+
+# ---------------------------------------------------------------- not tensors
+
+
+@pytest.mark.parametrize("index, name", [(0, "q"), (1, "k"), (2, "v")])
+@pytest.mark.parametrize("value, type_name", [([[1.0]], "list"), (None, "NoneType"), (3, "int")])
+def test_not_a_tensor(index, name, value, type_name) -> None:
+    with pytest.raises(TypeError, match=rf"^{name} must be a torch.Tensor, got {type_name}$"):
+        check_inputs(*replace(qkv(), index, value))
+
+
+def test_an_object_with_a_shape_only_is_not_a_tensor() -> None:
+    class ShapeOnly:
+        shape = (2, 4, 100, 64)
+
+    with pytest.raises(TypeError, match="^k must be a torch.Tensor, got ShapeOnly$"):
+        check_inputs(qkv()[0], ShapeOnly(), qkv()[2])
+
+
+# ---------------------------------------------------------------- devices
+
+
+def test_cpu_q() -> None:
+    with pytest.raises(ValueError, match="^q is on cpu; tiled_attn.sdpa needs CUDA tensors$"):
+        check_inputs(*qkv(device="cpu"))
+
+
+@pytest.mark.parametrize("index, name", [(1, "k"), (2, "v")])
+def test_cpu_k_or_v(index, name) -> None:
     q, k, v = qkv()
-    with pytest.raises(ValueError, match="q is on cpu; tiled_attn.sdpa needs CUDA tensors"):
-        validate_inputs(FakeTensor(q.shape, device="cpu"), k, v)
-    with pytest.raises(ValueError, match="k is on cpu"):
-        validate_inputs(q, FakeTensor(k.shape, device="cpu"), v)
+    other = FakeTensor((2, 4, 77, 64), device="cpu")
+    with pytest.raises(ValueError,
+                       match=rf"^{name} is on cpu; tiled_attn.sdpa needs CUDA tensors$"):
+        check_inputs(*replace((q, k, v), index, other))
 
 
-def test_mixed_devices() -> None:
-    q, k, v = qkv()
-    with pytest.raises(ValueError, match="v is on cuda:1 but q is on cuda:0"):
-        validate_inputs(q, k, FakeTensor(v.shape, device="cuda:1"))
+@pytest.mark.parametrize("index, name", [(1, "k"), (2, "v")])
+def test_different_cuda_devices(index, name) -> None:
+    other = FakeTensor((2, 4, 77, 64), device="cuda:1")
+    with pytest.raises(ValueError, match=rf"^{name} is on cuda:1 but q is on cuda:0; "
+                                         "q, k and v must be on the same device$"):
+        check_inputs(*replace(qkv(), index, other))
 
 
-def test_not_a_tensor() -> None:
-    _, k, v = qkv()
-    with pytest.raises(TypeError, match="q must be a torch.Tensor, got list"):
-        validate_inputs([[1.0]], k, v)
+def test_all_on_another_device_is_fine() -> None:
+    assert check_inputs(*qkv(device="cuda:3")) == "f16"
 
 
-def test_float32() -> None:
-    with pytest.raises(TypeError, match=r"q has dtype torch.float32; .*torch.float16"):
-        validate_inputs(*qkv(dtype="float32"))
+def test_device_is_checked_before_dtype() -> None:
+    with pytest.raises(ValueError, match="q is on cpu"):
+        check_inputs(*qkv(device="cpu", dtype="float32"))
 
 
-def test_mixed_dtypes() -> None:
-    q, k, v = qkv()
-    with pytest.raises(TypeError, match="k has dtype torch.bfloat16 but q has torch.float16"):
-        validate_inputs(q, FakeTensor(k.shape, dtype="bfloat16"), v)
+# ---------------------------------------------------------------- dtypes
 
 
-def test_rank_3() -> None:
-    q, k, v = qkv()
-    with pytest.raises(ValueError, match=r"q must have rank 4 \[B, H, S, D\], got rank 3"):
-        validate_inputs(FakeTensor((4, 100, 64)), k, v)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "float8_e4m3fn"])
+def test_unsupported_q_dtype(dtype) -> None:
+    with pytest.raises(TypeError, match=rf"^q has dtype torch.{dtype}; {SUPPORTED}$"):
+        check_inputs(*qkv(dtype=dtype))
 
 
-@pytest.mark.parametrize(
-    "k_shape, message",
-    [
-        ((3, 4, 77, 64), "k has batch size 3 but q has 2"),
-        ((2, 8, 77, 64), "k has head count 8 but q has 4"),
-        ((2, 4, 77, 128), "k has head dim 128 but q has 64"),
-    ],
-)
-def test_mismatched_batch_heads_head_dim(k_shape, message) -> None:
-    q, _, _ = qkv()
-    k = FakeTensor(k_shape)
-    with pytest.raises(ValueError, match=message):
-        validate_inputs(q, k, FakeTensor(k_shape))
+@pytest.mark.parametrize("index, name", [(1, "k"), (2, "v")])
+def test_unsupported_k_or_v_dtype(index, name) -> None:
+    other = FakeTensor((2, 4, 77, 64), dtype="float32")
+    with pytest.raises(TypeError, match=rf"^{name} has dtype torch.float32; {SUPPORTED}$"):
+        check_inputs(*replace(qkv(), index, other))
 
 
-def test_k_v_length_mismatch() -> None:
-    q, k, _ = qkv(s_k=128)
-    with pytest.raises(ValueError, match="v has sequence length 100 but k has 128"):
-        validate_inputs(q, k, FakeTensor((2, 4, 100, 64)))
+@pytest.mark.parametrize("index, name", [(1, "k"), (2, "v")])
+def test_mixed_dtypes(index, name) -> None:
+    other = FakeTensor((2, 4, 77, 64), dtype="bfloat16")
+    with pytest.raises(TypeError, match=rf"^{name} has dtype torch.bfloat16 but q has "
+                                        r"torch.float16; q, k and v must have the same dtype$"):
+        check_inputs(*replace(qkv(), index, other))
 
 
-def test_no_keys() -> None:
-    with pytest.raises(ValueError, match="k has sequence length 0"):
-        validate_inputs(*qkv(s_k=0))
+def test_mixed_dtypes_bf16_q() -> None:
+    q, k, v = qkv(dtype="bfloat16")
+    with pytest.raises(TypeError, match="v has dtype torch.float16 but q has torch.bfloat16"):
+        check_inputs(q, k, FakeTensor(v.shape))
 
 
-def test_unsupported_head_dim() -> None:
-    with pytest.raises(ValueError, match=r"head dim D=96 is not supported; .* 64, 128"):
-        validate_inputs(*qkv(d=96))
+# ---------------------------------------------------------------- ranks
 
 
-def test_head_dim_check_follows_the_library() -> None:
-    assert validate_inputs(*qkv(d=96), head_dims=None).head_dim == 96
-    check_head_dim(96, (64, 96))
-    with pytest.raises(ValueError, match="has head dims none"):
-        check_head_dim(64, ())
+@pytest.mark.parametrize("index, name", [(0, "q"), (1, "k"), (2, "v")])
+@pytest.mark.parametrize("shape", [(4, 100, 64), (1, 2, 4, 100, 64), (64,), ()])
+def test_rank_not_4(index, name, shape) -> None:
+    expected = (rf"^{name} must have rank 4 \[B, H, S, D\], got rank {len(shape)} "
+                rf"with shape {re.escape(repr(tuple(shape)))}$")
+    with pytest.raises(ValueError, match=expected):
+        check_inputs(*replace(qkv(), index, FakeTensor(shape)))
 
 
-@pytest.mark.parametrize("scale", [0, 0.0, -1.0, math.inf, math.nan, 1e300, 1e-50])
-def test_bad_scale_value(scale) -> None:
-    with pytest.raises(ValueError, match="scale must be a finite positive"):
-        validate_inputs(*qkv(), scale=scale)
+# ---------------------------------------------------------------- causal and scale
 
 
-@pytest.mark.parametrize("scale", ["0.125", True, [0.1]])
-def test_bad_scale_type(scale) -> None:
-    with pytest.raises(TypeError, match="scale must be a float or None"):
-        validate_inputs(*qkv(), scale=scale)
+@pytest.mark.parametrize("causal, shown", [(1, "int 1"), (0, "int 0"), ("yes", "str 'yes'"),
+                                           (None, "NoneType None"), (1.0, "float 1.0")])
+def test_causal_not_a_bool(causal, shown) -> None:
+    with pytest.raises(TypeError, match=rf"^causal must be a bool, got {shown}$"):
+        check_inputs(*qkv(), causal=causal)
 
 
-@pytest.mark.parametrize("causal", [1, 0, "yes", None])
-def test_non_bool_causal(causal) -> None:
-    with pytest.raises(TypeError, match=r"causal must be a bool, got"):
-        validate_inputs(*qkv(), causal=causal)
+@pytest.mark.parametrize("scale, shown", [
+    ("0.125", "str '0.125'"),
+    (True, "bool True"),
+    (False, "bool False"),
+    ([0.1], r"list \[0.1\]"),
+    (1j, r"complex 1j"),
+])
+def test_scale_of_the_wrong_type(scale, shown) -> None:
+    with pytest.raises(TypeError, match=rf"^scale must be a float or None, got {shown}$"):
+        check_inputs(*qkv(), scale=scale)
 
 
-# ---------------------------------------------------------------- strides
+# ---------------------------------------------------------------- copy_reason
 
 
 def test_contiguous_needs_no_copy() -> None:
-    assert copy_reason(FakeTensor((2, 4, 100, 64)), 2, 16) is None
+    assert copy_reason(FakeTensor((2, 4, 100, 64)), 16) is None
 
 
 def test_transposed_layout_is_taken_as_is() -> None:
     # A [B, S, H, D] tensor viewed as [B, H, S, D].
     bshd = FakeTensor((2, 4, 100, 64), strides=(100 * 4 * 64, 64, 4 * 64, 1))
-    assert copy_reason(bshd, 2, 16) is None
+    assert copy_reason(bshd, 16) is None
+
+
+def test_last_dim_stride_not_one() -> None:
+    every_other = FakeTensor((2, 4, 100, 64), strides=(2 * 4 * 100 * 64, 2 * 100 * 64, 128, 2))
+    assert copy_reason(every_other, 16) == "its last-dimension stride is 2, not 1"
+    # Whatever the alignment, and even with a last dimension of size 1.
+    assert copy_reason(every_other, 1) == "its last-dimension stride is 2, not 1"
+    column = FakeTensor((2, 4, 100, 1), strides=(400, 100, 1, 0))
+    assert copy_reason(column, 2) == "its last-dimension stride is 0, not 1"
+
+
+@pytest.mark.parametrize("pointer, align, reason", [
+    (0x7F0000000002, 16, "its data pointer 0x7f0000000002 is not 16-byte aligned"),
+    (0x7F0000000008, 16, "its data pointer 0x7f0000000008 is not 16-byte aligned"),
+    (0x7F0000000010, 32, "its data pointer 0x7f0000000010 is not 32-byte aligned"),
+    (0x7F0000000010, 16, None),
+    (0x7F0000000002, 2, None),
+    (0, 16, None),
+])
+def test_pointer_alignment(pointer, align, reason) -> None:
+    assert copy_reason(FakeTensor((2, 4, 100, 64), pointer=pointer), align) == reason
+
+
+def test_the_last_stride_is_checked_before_the_pointer() -> None:
+    t = FakeTensor((2, 4, 100, 64), strides=(1, 1, 1, 3), pointer=0x7F0000000001)
+    assert "last-dimension stride is 3" in copy_reason(t, 16)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_a_misaligned_stride_along_a_dim_longer_than_1(dim) -> None:
+    strides = [4 * 100 * 64, 100 * 64, 64, 1]
+    strides[dim] = 65
+    t = FakeTensor((2, 4, 100, 64), strides=strides)
+    assert copy_reason(t, 16) == (f"its stride along dimension {dim} (65 elements) is not a "
+                                  "multiple of 16 bytes")
+    # 65 elements of 2 bytes: a multiple of 2 bytes, not of 4.
+    assert copy_reason(t, 2) is None
+    assert "not a multiple of 4 bytes" in copy_reason(t, 4)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_strides_along_dims_of_size_1_are_free(dim) -> None:
+    shape = [2, 4, 100, 64]
+    shape[dim] = 1
+    strides = [4 * 100 * 64, 100 * 64, 64, 1]
+    strides[dim] = 65
+    assert copy_reason(FakeTensor(shape, strides=strides), 16) is None
+    # Size 0 too: nothing is indexed along it.
+    shape[dim] = 0
+    assert copy_reason(FakeTensor(shape, strides=strides), 16) is None
 
 
 def test_broadcast_and_unit_dims_are_taken_as_is() -> None:
     expanded = FakeTensor((2, 4, 100, 64), strides=(0, 0, 64, 1))
-    assert copy_reason(expanded, 2, 16) is None
+    assert copy_reason(expanded, 16) is None
     odd_unit = FakeTensor((1, 1, 100, 64), strides=(3, 7, 64, 1))
-    assert copy_reason(odd_unit, 2, 16) is None
+    assert copy_reason(odd_unit, 16) is None
 
 
-def test_last_dim_stride_not_one_is_copied() -> None:
-    t = FakeTensor((2, 4, 100, 64), strides=(2 * 4 * 100 * 64, 2 * 100 * 64, 2 * 64, 2))
-    assert "last-dimension stride is 2" in copy_reason(t, 2, 16)
+def test_stride_alignment_is_in_bytes() -> None:
+    # 8 elements are 16 bytes: enough for 16-byte alignment, not for 32.
+    t = FakeTensor((2, 4, 100, 8), strides=(4 * 100 * 8, 100 * 8, 8, 1))
+    assert copy_reason(t, 16) is None
+    assert copy_reason(t, 32) == ("its stride along dimension 2 (8 elements) is not a "
+                                  "multiple of 32 bytes")
 
 
-def test_misaligned_pointer_or_stride_is_copied() -> None:
-    shifted = FakeTensor((2, 4, 100, 64), pointer=0x7F0000000002)
-    assert "not 16-byte aligned" in copy_reason(shifted, 2, 16)
-    odd_row = FakeTensor((2, 4, 100, 64), strides=(4 * 6400, 6400, 65, 1))
-    assert "dimension 2 (65 elements)" in copy_reason(odd_row, 2, 16)
-    assert copy_reason(odd_row, 2, 2) is None
+def test_the_first_misaligned_dim_is_named() -> None:
+    t = FakeTensor((2, 4, 100, 64), strides=(33, 65, 64, 1))
+    assert "dimension 0 (33 elements)" in copy_reason(t, 16)
+
+
+def test_negative_strides_are_checked_by_magnitude() -> None:
+    flipped = FakeTensor((2, 4, 100, 64), strides=(4 * 100 * 64, 100 * 64, -64, 1))
+    assert copy_reason(flipped, 16) is None
+    odd = FakeTensor((2, 4, 100, 64), strides=(4 * 100 * 64, 100 * 64, -65, 1))
+    assert "dimension 2 (-65 elements)" in copy_reason(odd, 16)
 
 
 # ---------------------------------------------------------------- imports
@@ -172,8 +273,8 @@ def test_misaligned_pointer_or_stride_is_copied() -> None:
 
 def test_package_import_does_not_import_torch() -> None:
     code = (
-        "import sys, tiled_attn, tiled_attn.driver, tiled_attn.validation;"
-        "from tiled_attn import sdpa, KernelLibrary, TiledAttnError;"
+        "import sys, tiled_attn, tiled_attn.runtime, tiled_attn.validation;"
+        "from tiled_attn import sdpa, KernelLibrary, TiledAttnError, default_library;"
         "assert issubclass(TiledAttnError, RuntimeError);"
         "assert 'torch' not in sys.modules, 'torch imported'"
     )

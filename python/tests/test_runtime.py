@@ -1,0 +1,858 @@
+"""tiled_attn.runtime over the real libtiled_attn_runtime.so, without torch or a GPU.
+
+Kernel libraries are small v2 manifests written into tmp_path with PTX-like
+files the fake driver (libfakecuda.so, through $TILED_ATTN_LIBCUDA, set by
+conftest.py) parses; tensors are fakes.FakeTensor stand-ins at made-up
+device addresses. The fake driver has two devices: 0 of compute capability
+9.0 and 1 of 8.0.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import pytest
+from conftest import FAKE_DEVICES, LIBCUDA_ENV_VAR
+from fakes import FakeTensor, kernel_entry, standard_params
+
+from tiled_attn import runtime
+from tiled_attn.errors import TiledAttnError
+from tiled_attn.runtime import (DTYPES, MASKS, KernelInfo, KernelLibrary, LaunchPlan, TaSdpaArgs,
+                                default_library, default_library_path, runtime_path, set_tensor)
+from tiled_attn.validation import copy_reason
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+
+#: Made-up device addresses, 256-byte aligned.
+Q, K, V, O = 0x100000000, 0x200000000, 0x300000000, 0x400000000
+HOW_TO_BUILD = "build the kernels or set TILED_ATTN_KERNELS to a folder holding manifest.json"
+#: struct formats of the manifest's parameter types (little-endian).
+FORMATS = {"ptr": "<Q", "i32": "<i", "i64": "<q", "f32": "<f"}
+
+
+def tensors(b: int = 2, h: int = 3, s_q: int = 77, s_k: int = 131, d: int = 64):
+    """Contiguous q, k, v, o at distinct addresses."""
+    return (FakeTensor((b, h, s_q, d), pointer=Q), FakeTensor((b, h, s_k, d), pointer=K),
+            FakeTensor((b, h, s_k, d), pointer=V), FakeTensor((b, h, s_q, d), pointer=O))
+
+
+def make_args(q: Any, k: Any, v: Any, o: Any, dtype: str = "f16", mask: str = "none",
+              scale: float = 0.125, kernel: Optional[str] = None) -> TaSdpaArgs:
+    args = TaSdpaArgs()
+    for slot, t in ((args.q, q), (args.k, k), (args.v, v), (args.o, o)):
+        set_tensor(slot, t)
+    args.dtype = DTYPES[dtype]
+    args.mask = MASKS[mask]
+    args.scale = scale
+    if kernel is not None:
+        args.kernel = kernel.encode()
+    return args
+
+
+def problem(b: int = 2, h: int = 3, s_q: int = 77, s_k: int = 131, d: int = 64,
+            **kwargs: Any) -> TaSdpaArgs:
+    """The arguments of a contiguous problem (f16, no mask, scale 1/8 by default)."""
+    return make_args(*tensors(b, h, s_q, s_k, d), **kwargs)
+
+
+def chosen(library: KernelLibrary, args: TaSdpaArgs, capability=(9, 0)) -> str:
+    return library.kernels[library.plan(args, capability).kernel].name
+
+
+def decode(params: Sequence[dict], packed: Sequence[bytes]) -> list:
+    """Each packed parameter read as its manifest type says."""
+    assert len(packed) == len(params)
+    values = []
+    for param, raw in zip(params, packed):
+        fmt = FORMATS[param["type"]]
+        assert len(raw) == struct.calcsize(fmt), param
+        values.append(struct.unpack(fmt, raw)[0])
+    return values
+
+
+def expected_values(params: Sequence[dict], args: TaSdpaArgs) -> list:
+    """What each parameter should hold, from the arguments."""
+    values = []
+    for param in params:
+        if param["kind"] == "scalar":
+            values.append(ctypes.c_float(args.scale).value)
+            continue
+        t = getattr(args, param["name"])
+        values.append({"base": t.data, "size": t.sizes[param.get("dim", 0)],
+                       "stride": t.strides[param.get("dim", 0)]}[param["kind"]])
+    return values
+
+
+def error_of(kind: type, call, *args: Any) -> str:
+    """The message of the exception ``call(*args)`` raises, which must be exactly ``kind``."""
+    with pytest.raises(kind) as info:
+        call(*args)
+    assert type(info.value) is kind, f"{type(info.value).__name__}: {info.value}"
+    return str(info.value)
+
+
+# ================================================================ finding the files
+
+
+def test_runtime_path_env_var_comes_first(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("TILED_ATTN_RUNTIME", str(tmp_path / "elsewhere.so"))
+    # Taken as it is, existing or not: loading it says what is wrong.
+    assert runtime_path() == tmp_path / "elsewhere.so"
+
+
+def test_runtime_path_search_order(monkeypatch, tmp_path) -> None:
+    package, build = tmp_path / "pkg", tmp_path / "repo" / "build"
+    monkeypatch.setattr(runtime, "_PACKAGE", package)
+    monkeypatch.setattr(runtime, "_REPO_BUILD", build)
+    monkeypatch.setenv("TILED_ATTN_RUNTIME", "")  # empty: as if unset
+    for folder in (package / "lib", build / "lib"):
+        folder.mkdir(parents=True)
+        (folder / "libtiled_attn_runtime.so").write_bytes(b"")
+    assert runtime_path() == package / "lib" / "libtiled_attn_runtime.so"
+    (package / "lib" / "libtiled_attn_runtime.so").unlink()
+    assert runtime_path() == build / "lib" / "libtiled_attn_runtime.so"
+    (build / "lib" / "libtiled_attn_runtime.so").unlink()
+    # A folder of that name is not the library.
+    (build / "lib" / "libtiled_attn_runtime.so").mkdir()
+    message = error_of(TiledAttnError, runtime_path)
+    assert message == (
+        f"cannot find libtiled_attn_runtime.so: not in the package ({package / 'lib'}) nor in "
+        f"the source tree's build ({build / 'lib'}); build it (scripts/setup.sh) or set "
+        "TILED_ATTN_RUNTIME to its path")
+
+
+def test_runtime_path_of_this_checkout(monkeypatch) -> None:
+    monkeypatch.delenv("TILED_ATTN_RUNTIME", raising=False)
+    if (runtime._PACKAGE / "lib" / "libtiled_attn_runtime.so").is_file():
+        pytest.skip("an installed package with its own runtime")  # pragma: no cover
+    assert runtime_path() == PACKAGE_ROOT.parent / "build" / "lib" / "libtiled_attn_runtime.so"
+
+
+def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
+    # The runtime is loaded once per process: a fresh one tries the bad paths.
+    missing = tmp_path / "missing.so"
+    not_elf = tmp_path / "not-a-library.so"
+    not_elf.write_text("this is not a shared library\n" * 10)
+    code = (
+        "import os, sys\n"
+        "from tiled_attn import KernelLibrary, TiledAttnError\n"
+        "for path in sys.argv[1:]:\n"
+        "    os.environ['TILED_ATTN_RUNTIME'] = path\n"
+        "    try:\n"
+        "        KernelLibrary('/nowhere')\n"
+        "    except TiledAttnError as error:\n"
+        "        print(error)\n"
+        "    else:\n"
+        "        print('no error')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(missing), str(not_elf)],
+                            cwd=PACKAGE_ROOT, check=True, capture_output=True, text=True)
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2, result.stdout
+    assert lines[0].startswith(f"cannot load the runtime library {missing}: ")
+    assert "No such file or directory" in lines[0]
+    assert lines[1].startswith(f"cannot load the runtime library {not_elf}: ")
+    assert "invalid ELF header" in lines[1]
+
+
+def test_the_loaded_runtime_is_this_checkouts() -> None:
+    lib = runtime.runtime()
+    assert lib is runtime.runtime()
+    assert lib.ta_api_version() == runtime.API_VERSION == 2
+
+
+def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
+    package, build = tmp_path / "pkg", tmp_path / "repo" / "build"
+    monkeypatch.setattr(runtime, "_PACKAGE", package)
+    monkeypatch.setattr(runtime, "_REPO_BUILD", build)
+    monkeypatch.setenv("TILED_ATTN_KERNELS", str(tmp_path / "mine"))
+    assert default_library_path() == tmp_path / "mine"
+    monkeypatch.setenv("TILED_ATTN_KERNELS", "")
+    # No packaged kernels (a folder without a manifest does not count): the build's.
+    (package / "kernels").mkdir(parents=True)
+    assert default_library_path() == build / "kernels"
+    monkeypatch.delenv("TILED_ATTN_KERNELS")
+    assert default_library_path() == build / "kernels"
+    (package / "kernels" / "manifest.json").write_text("{}")
+    assert default_library_path() == package / "kernels"
+
+
+def test_default_library_is_opened_once_per_path(monkeypatch, make_library) -> None:
+    monkeypatch.setattr(runtime, "_LIBRARIES", {})
+    root = make_library([kernel_entry("a")])
+    first = default_library(str(root))
+    assert isinstance(first, KernelLibrary) and first.path == root
+    assert default_library(str(root)) is first
+    monkeypatch.setenv("TILED_ATTN_KERNELS", str(root))
+    assert default_library() is first
+    other = make_library([kernel_entry("b")], name="other")
+    monkeypatch.setenv("TILED_ATTN_KERNELS", str(other))
+    assert [k.name for k in default_library().kernels] == ["b"]
+
+
+def test_load_defaults_to_the_default_path(monkeypatch, make_library) -> None:
+    root = make_library([kernel_entry("a")])
+    monkeypatch.setenv("TILED_ATTN_KERNELS", str(root))
+    assert KernelLibrary.load().path == root
+    assert KernelLibrary.load(root).path == root
+
+
+def test_an_empty_path_means_the_env_var(monkeypatch, make_library) -> None:
+    # The runtime's own fallback (ta_library_open with an empty folder).
+    monkeypatch.delenv("TILED_ATTN_KERNELS", raising=False)
+    assert error_of(TiledAttnError, KernelLibrary, "") == (
+        "no kernel library given: the folder is null or empty and $TILED_ATTN_KERNELS is not set")
+    root = make_library([kernel_entry("a")])
+    monkeypatch.setenv("TILED_ATTN_KERNELS", str(root))
+    assert KernelLibrary("").path == root
+
+
+# ================================================================ opening a library
+
+
+def test_missing_folder(tmp_path) -> None:
+    root = tmp_path / "nowhere"
+    assert error_of(TiledAttnError, KernelLibrary, root) == (
+        f"no kernel library at {root}: the folder does not exist; {HOW_TO_BUILD}")
+
+
+def test_missing_manifest(tmp_path) -> None:
+    assert error_of(TiledAttnError, KernelLibrary, tmp_path) == (
+        f"no kernel library at {tmp_path}: manifest.json is missing; {HOW_TO_BUILD}")
+
+
+@pytest.mark.parametrize("text, detail", [
+    ('{"version": 2, "kernels": [', "parse error at line 1, column 28"),
+    ("", "parse error at line 1, column 1"),
+    ('{"version": 2}\n{}', "parse error at line 2, column 1"),
+])
+def test_malformed_json(tmp_path, text, detail) -> None:
+    (tmp_path / "manifest.json").write_text(text)
+    message = error_of(TiledAttnError, KernelLibrary, tmp_path)
+    assert message.startswith(f"{tmp_path}/manifest.json is not valid JSON: {detail}")
+    assert "[json.exception" not in message
+
+
+def test_json_that_is_not_an_object(tmp_path) -> None:
+    (tmp_path / "manifest.json").write_text("[1, 2]")
+    assert error_of(TiledAttnError, KernelLibrary, tmp_path) == (
+        f"{tmp_path}/manifest.json: expected a JSON object at the top, got array")
+
+
+def test_version_1_manifest_says_to_rebuild(make_library) -> None:
+    root = make_library([kernel_entry("a")], version=1)
+    assert error_of(TiledAttnError, KernelLibrary, root) == (
+        f"{root}/manifest.json: manifest version 1 (kernel ABI memref-descriptor-v1) is no "
+        "longer supported; this runtime reads version 2 (ABI tiled-attn-v2): rebuild the "
+        "kernel library with this version of tiled-attn-compile (scripts/build_kernels.sh)")
+
+
+@pytest.mark.parametrize("version, shown", [(3, "3"), ("2", '"2"'), (None, "(missing)")])
+def test_unsupported_version(make_library, version, shown) -> None:
+    root = make_library([kernel_entry("a")], version=version)
+    if version is None:
+        manifest = (root / "manifest.json").read_text().replace('"version": null,', "")
+        (root / "manifest.json").write_text(manifest)
+    assert error_of(TiledAttnError, KernelLibrary, root) == (
+        f"{root}/manifest.json: unsupported manifest version {shown} (this runtime reads 2)")
+
+
+def test_entry_of_abi_v1_says_to_rebuild(make_library) -> None:
+    root = make_library([kernel_entry("a", abi="memref-descriptor-v1")])
+    message = error_of(TiledAttnError, KernelLibrary, root)
+    assert message.startswith(f"{root}/manifest.json: kernel #0 (a): kernel ABI "
+                              "memref-descriptor-v1 (manifest version 1) is no longer supported")
+    assert "rebuild the kernel library" in message
+
+
+def test_missing_kernel_file(make_library) -> None:
+    root = make_library([kernel_entry("a"), kernel_entry("b")], images=False)
+    (root / "a.ptx").write_text("// ptx\n")
+    assert error_of(TiledAttnError, KernelLibrary, root) == (
+        f"{root}/manifest.json: kernel #1 (b): field 'ptx' names b.ptx, which is missing "
+        f"from {root}")
+
+
+def test_missing_cubin_file(make_library) -> None:
+    root = make_library([kernel_entry("a", cubin={"sm_80": "a.sm_80.cubin"})])
+    (root / "a.sm_80.cubin").unlink()
+    assert error_of(TiledAttnError, KernelLibrary, root) == (
+        f"{root}/manifest.json: kernel #0 (a): field 'cubin.sm_80' names a.sm_80.cubin, "
+        f"which is missing from {root}")
+
+
+@pytest.mark.parametrize("fields, detail", [
+    ({"params": None}, "missing field 'params'"),
+    ({"dtype": "f32"}, "field 'dtype' must be one of 'f16', 'bf16', got \"f32\""),
+    ({"arch": "ampere"}, "field 'arch' must be an arch like 'sm_80' or 'sm_90a', got \"ampere\""),
+    ({"index_bits": 16}, "field 'index_bits' must be 32 or 64, got 16"),
+    ({"align_bytes": 24}, "field 'align_bytes' must be a power of two, got 24"),
+    ({"block": [2048, 1, 1]}, "field 'block' must be a list of 3 positive integers, got "
+                              "[2048,1,1]"),
+    ({"ptx": "../a.ptx"}, "field 'ptx' must be a file name inside the library folder, got "
+                          "\"../a.ptx\""),
+    ({"params": [{"name": "q", "kind": "size", "dim": 4, "type": "i32"}]},
+     "field 'params[0].dim' must be an integer from 0 to 3, got 4"),
+])
+def test_bad_entry_fields(make_library, tmp_path, fields, detail) -> None:
+    (tmp_path / "a.ptx").write_text("// outside the library\n")
+    root = make_library([kernel_entry("a", **fields)])
+    assert error_of(TiledAttnError, KernelLibrary, root) == (
+        f"{root}/manifest.json: kernel #0 (a): {detail}")
+
+
+def test_duplicate_kernel_names(make_library) -> None:
+    root = make_library([kernel_entry("a"), kernel_entry("a", head_dim=128)])
+    assert error_of(TiledAttnError, KernelLibrary, root) == (
+        f"{root}/manifest.json: kernel #1: kernel name 'a' appears twice")
+
+
+# ================================================================ what a library holds
+
+
+def test_kernels_head_dims_and_align_bytes(open_library) -> None:
+    library = open_library([
+        kernel_entry("a"),
+        kernel_entry("b", arch="sm_90a", dtype="bf16", head_dim=128, causal="top_left",
+                     index_bits=32, align_bytes=32, block=[64, 2, 1], block_m=128,
+                     shared_bytes=100000, schedule={"block_n": 64, "options": ""},
+                     params=standard_params("i32")),
+        kernel_entry("c", head_dim=128, causal="bottom_right", schedule=None),
+    ])
+    assert library.kernels == (
+        KernelInfo(index=0, name="a", arch="sm_80", dtype="f16", mask="none",
+                   schedule="block-m=64", head_dim=64, block_m=64, block_n=32, threads=128,
+                   shared_bytes=16384, index_bits=64, align_bytes=16, num_params=37),
+        KernelInfo(index=1, name="b", arch="sm_90a", dtype="bf16", mask="top_left",
+                   schedule="", head_dim=128, block_m=128, block_n=64, threads=128,
+                   shared_bytes=100000, index_bits=32, align_bytes=32, num_params=37),
+        KernelInfo(index=2, name="c", arch="sm_80", dtype="f16", mask="bottom_right",
+                   schedule="", head_dim=128, block_m=64, block_n=0, threads=128,
+                   shared_bytes=16384, index_bits=64, align_bytes=16, num_params=37),
+    )
+    assert library.head_dims == (64, 128)
+    assert library.align_bytes == 32
+    assert library.kernels[1].describe() == "b (sm_90a, bf16, D=128, mask=top_left)"
+    assert repr(library) == f"KernelLibrary({str(library.path)!r}, 3 kernels)"
+
+
+def test_path_is_the_folder_as_given(make_library) -> None:
+    root = make_library([kernel_entry("a")])
+    assert KernelLibrary(f"{root}//").path == root
+    assert KernelLibrary(root).path == root
+
+
+def test_an_empty_library(open_library) -> None:
+    library = open_library([])
+    assert library.kernels == () and library.head_dims == ()
+    assert library.align_bytes == 16
+    # With no head dim at all, any problem's head dim is unsupported.
+    assert error_of(ValueError, library.plan, problem(), (9, 0)) == (
+        "head dim D=64 is not supported; the kernel library has head dims none")
+
+
+# ================================================================ plan: which kernel
+
+
+def test_highest_arch_not_above_the_device(open_library) -> None:
+    library = open_library([kernel_entry("a80", arch="sm_80"), kernel_entry("a90", arch="sm_90"),
+                            kernel_entry("a86", arch="sm_86"),
+                            kernel_entry("a120", arch="sm_120")])
+    args = problem()
+    for capability, name in [((8, 0), "a80"), ((8, 6), "a86"), ((8, 9), "a86"),
+                             ((9, 0), "a90"), ((10, 0), "a90"), ((12, 1), "a120")]:
+        assert chosen(library, args, capability) == name, capability
+    message = error_of(TiledAttnError, library.plan, args, (7, 5))
+    assert message.startswith("no kernel in the library for sm_75, f16, D=64, causal=none")
+
+
+def test_arch_specific_and_family_code(open_library) -> None:
+    library = open_library([kernel_entry("plain90", arch="sm_90"),
+                            kernel_entry("a90", arch="sm_90a"),
+                            kernel_entry("f100", arch="sm_100f"),
+                            kernel_entry("a100", arch="sm_100a")])
+    args = problem()
+    # "a" code runs on its own capability only, and wins there; "f" code on
+    # the same major and an equal or later minor.
+    for capability, name in [((9, 0), "a90"), ((10, 0), "a100"), ((10, 3), "f100"),
+                             ((11, 0), "plain90"), ((12, 0), "plain90")]:
+        assert chosen(library, args, capability) == name, capability
+
+
+def test_dtype_head_dim_and_mask(open_library) -> None:
+    library = open_library([
+        kernel_entry("f16"),
+        kernel_entry("bf16", dtype="bf16"),
+        kernel_entry("d128", head_dim=128),
+        kernel_entry("top_left", causal="top_left"),
+        kernel_entry("bottom_right", causal="bottom_right"),
+        kernel_entry("bf16_128_causal", dtype="bf16", head_dim=128, causal="top_left"),
+    ])
+    assert chosen(library, problem()) == "f16"
+    assert chosen(library, problem(dtype="bf16")) == "bf16"
+    assert chosen(library, problem(d=128)) == "d128"
+    assert chosen(library, problem(mask="top_left")) == "top_left"
+    assert chosen(library, problem(mask="bottom_right")) == "bottom_right"
+    assert chosen(library, problem(d=128, dtype="bf16", mask="top_left")) == "bf16_128_causal"
+    message = error_of(TiledAttnError, library.plan, problem(d=128, mask="bottom_right"), (9, 0))
+    assert message.startswith("no kernel in the library for sm_90, f16, D=128, "
+                              "causal=bottom_right (library ")
+
+
+def test_ties_go_to_manifest_order(open_library) -> None:
+    library = open_library([kernel_entry("first"), kernel_entry("second")])
+    assert chosen(library, problem()) == "first"
+
+
+def test_named_kernel(open_library) -> None:
+    library = open_library([kernel_entry("first"), kernel_entry("second"),
+                            kernel_entry("a90", arch="sm_90a")])
+    assert chosen(library, problem()) == "a90"
+    assert chosen(library, problem(kernel="second")) == "second"
+    assert chosen(library, problem(kernel="first"), (8, 0)) == "first"
+    # A name restricts the choice to that entry, which must fit.
+    message = error_of(TiledAttnError, library.plan, problem(kernel="a90"), (8, 0))
+    assert message.startswith("no kernel in the library for sm_80, f16, D=64, causal=none, "
+                              "name=a90 (library ")
+    message = error_of(TiledAttnError, library.plan, problem(kernel="nope"), (9, 0))
+    assert "name=nope" in message
+    message = error_of(TiledAttnError, library.plan,
+                       problem(kernel="first", mask="top_left"), (9, 0))
+    assert "causal=top_left, name=first" in message
+
+
+def test_index32_wins_unless_an_offset_reaches_2_to_31(open_library) -> None:
+    # align_bytes 2: any stride, so that an offset can be exactly 2**31.
+    library = open_library([kernel_entry("wide", align_bytes=2),
+                            kernel_entry("narrow", index_bits=32, align_bytes=2),
+                            kernel_entry("wide90", arch="sm_90", align_bytes=2)])
+    assert chosen(library, problem(), (8, 0)) == "narrow"
+    # A higher arch beats the index width.
+    assert chosen(library, problem(), (9, 0)) == "wide90"
+    q, k, v, o = tensors()
+    # A tensor's largest element offset is stride0 + the rest (sizes - 1 times strides).
+    for name in ("q", "k", "v", "o"):
+        for offset, kernel in [(2**31 - 1, "narrow"), (2**31, "wide"), (2**40, "wide")]:
+            four = dict(q=q, k=k, v=v, o=o)
+            t = four[name]
+            rest = sum((size - 1) * stride for size, stride in zip(t.shape[1:], t.stride()[1:]))
+            four[name] = FakeTensor(t.shape, strides=(offset - rest,) + t.stride()[1:],
+                                    pointer=t.data_ptr())
+            assert chosen(library, make_args(**four), (8, 0)) == kernel, (name, offset)
+    # A negative stride counts by its magnitude.
+    o_flipped = FakeTensor(o.shape, strides=(-(2**31),) + o.stride()[1:], pointer=O)
+    assert chosen(library, make_args(q, k, v, o_flipped), (8, 0)) == "wide"
+
+
+def test_only_narrow_kernels_and_a_large_offset(open_library) -> None:
+    library = open_library([kernel_entry("narrow", index_bits=32)])
+    q, k, v, o = tensors()
+    k_far = FakeTensor(k.shape, strides=(k.stride()[0], 2**31, 64, 1), pointer=K)
+    assert error_of(TiledAttnError, library.plan, make_args(q, k_far, v, o), (8, 0)) == (
+        "no kernel in the library for sm_80, f16, D=64, causal=none, 64-bit indices (an "
+        f"element offset reaches 2**31) (library {library.path}: available: narrow (sm_80, f16, "
+        "D=64, causal=none))")
+
+
+def test_no_kernel_lists_the_library(open_library) -> None:
+    library = open_library([kernel_entry("a"),
+                            kernel_entry("b", arch="sm_90a", head_dim=128, causal="top_left")])
+    assert error_of(TiledAttnError, library.plan, problem(dtype="bf16"), (8, 0)) == (
+        f"no kernel in the library for sm_80, bf16, D=64, causal=none (library {library.path}: "
+        "available: a (sm_80, f16, D=64, causal=none); b (sm_90a, f16, D=128, "
+        "causal=top_left))")
+
+
+# ================================================================ plan: grid and parameters
+
+
+@pytest.mark.parametrize("s_q, block_m, blocks", [
+    (1, 64, 1), (63, 64, 1), (64, 64, 1), (65, 64, 2), (77, 64, 2), (128, 64, 2), (129, 64, 3),
+    (1000, 128, 8), (1025, 128, 9), (5, 1, 5),
+])
+def test_grid(open_library, s_q, block_m, blocks) -> None:
+    library = open_library([kernel_entry("a", block_m=block_m, block=[128, 2, 1],
+                                         shared_bytes=100000)])
+    plan = library.plan(problem(b=5, h=7, s_q=s_q), (8, 0))
+    assert isinstance(plan, LaunchPlan)
+    assert plan.kernel == 0
+    assert plan.grid == (blocks, 7, 5)
+    assert plan.block == (128, 2, 1)
+    assert plan.shared_bytes == 100000
+
+
+@pytest.mark.parametrize("index_type", ["i64", "i32"])
+def test_standard_parameters(open_library, index_type) -> None:
+    params = standard_params(index_type)
+    library = open_library([kernel_entry("a", params=params)])
+    q, k, v, o = tensors(b=2, h=3, s_q=77, s_k=131, d=64)
+    # Some non-contiguous layouts, so that no two strides agree by chance.
+    k = FakeTensor(k.shape, strides=(131 * 3 * 64, 64, 3 * 64, 1), pointer=K)
+    v = FakeTensor(v.shape, strides=(0, 131 * 64 * 2, -64, 1), pointer=V + 130 * 128)
+    args = make_args(q, k, v, o, scale=0.1)
+    plan = library.plan(args, (8, 0))
+    values = decode(params, plan.params)
+    assert values == expected_values(params, args)
+    # Spelled out for q and v, and the scale (float32 of 0.1).
+    assert values[:9] == [Q, 2, 3, 77, 64, 3 * 77 * 64, 77 * 64, 64, 1]
+    assert values[18:27] == [V + 130 * 128, 2, 3, 131, 64, 0, 131 * 128, -64, 1]
+    assert values[36] == struct.unpack("<f", struct.pack("<f", 0.1))[0] != 0.1
+    assert [len(raw) for raw in plan.params] == [8 if p["type"] in ("ptr", "i64") else 4
+                                                 for p in params]
+
+
+def test_parameters_in_manifest_order(open_library) -> None:
+    params = [
+        {"name": "scale", "kind": "scalar", "type": "f32"},
+        {"name": "v", "kind": "base", "type": "ptr"},
+        {"name": "k", "kind": "size", "dim": 2, "type": "i32"},
+        {"name": "q", "kind": "stride", "dim": 1, "type": "i64"},
+        {"name": "o", "kind": "size", "dim": 3, "type": "i32"},
+        {"name": "o", "kind": "size", "dim": 0, "type": "i32"},
+        {"name": "q", "kind": "base", "type": "ptr"},
+        {"name": "k", "kind": "stride", "dim": 2, "type": "i64"},
+    ]
+    library = open_library([kernel_entry("a", params=params)])
+    args = problem(scale=0.125)
+    plan = library.plan(args, (8, 0))
+    assert library.kernels[0].num_params == len(plan.params) == 8
+    assert decode(params, plan.params) == [0.125, V, 131, 77 * 64, 64, 2, Q, 64]
+
+
+def test_an_unused_stride_that_does_not_fit_i32_is_passed_as_0(open_library) -> None:
+    library = open_library([kernel_entry("a", params=standard_params("i32"))])
+    q, k, v, o = tensors(b=1)
+    q_far = FakeTensor(q.shape, strides=(2**40, 77 * 64, 64, 1), pointer=Q)
+    values = decode(standard_params("i32"), library.plan(make_args(q_far, k, v, o), (8, 0)).params)
+    assert values[5:9] == [0, 77 * 64, 64, 1]
+
+
+@pytest.mark.parametrize("change, message", [
+    # A size: S_q = 2**31 (the grid still fits with block_m 64).
+    (dict(s_q=2**31), "q's size along dimension 2 is 2147483648, which does not fit the i32 "
+                      "parameter params[3] of kernel a"),
+    # A stride along a dimension longer than 1.
+    (dict(k_stride0=2**31), "k's stride along dimension 0 is 2147483648, which does not fit "
+                            "the i32 parameter params[14] of kernel a"),
+    (dict(k_stride0=-(2**31) - 8), "k's stride along dimension 0 is -2147483656, which does "
+                                   "not fit the i32 parameter params[14] of kernel a"),
+])
+def test_a_size_or_stride_that_does_not_fit_i32(open_library, change, message) -> None:
+    # 64-bit indices (the offsets do reach 2**31), i32 parameters.
+    library = open_library([kernel_entry("a", params=standard_params("i32"))])
+    q, k, v, o = tensors(s_q=change.get("s_q", 77))
+    if "k_stride0" in change:
+        k = FakeTensor(k.shape, strides=(change["k_stride0"],) + k.stride()[1:], pointer=K)
+    assert error_of(ValueError, library.plan, make_args(q, k, v, o), (8, 0)) == message
+
+
+def test_i32_values_at_the_limits_fit(open_library) -> None:
+    library = open_library([kernel_entry("a", params=standard_params("i32"))])
+    q, k, v, o = tensors()
+    k = FakeTensor(k.shape, strides=(2**31 - 8, 64, 3 * 64, 1), pointer=K)
+    v = FakeTensor(v.shape, strides=(-(2**31), 131 * 64, 64, 1), pointer=V)
+    values = decode(standard_params("i32"), library.plan(make_args(q, k, v, o), (8, 0)).params)
+    assert values[14] == 2**31 - 8 and values[23] == -(2**31)
+
+
+def test_tensor_map_parameter(open_library, fake_cuda) -> None:
+    # A TMA descriptor is built by the driver (the fake writes q's address and
+    # its dims, innermost first, into the descriptor's first words).
+    params = [{"name": "q", "kind": "tensor_map", "type": "tensor_map", "box": [64, 64],
+               "swizzle": 128},
+              {"name": "o", "kind": "base", "type": "ptr"},
+              {"name": "scale", "kind": "scalar", "type": "f32"}]
+    library = open_library([kernel_entry("tma", arch="sm_90a", params=params)])
+    before = fake_cuda.count("tensorMapCalls")
+    plan = library.plan(problem(b=2, h=3, s_q=77), (9, 0))
+    assert fake_cuda.count("tensorMapCalls") == before + 1
+    assert [len(raw) for raw in plan.params] == [128, 8, 4]
+    assert struct.unpack("<5Q", plan.params[0][:40]) == (Q, 64, 77, 3, 2)
+    assert struct.unpack("<Q", plan.params[1]) == (O,)
+    assert struct.unpack("<f", plan.params[2]) == (0.125,)
+
+
+# ================================================================ plan: empty problems
+
+
+@pytest.mark.parametrize("sizes", [dict(b=0), dict(h=0), dict(s_q=0), dict(b=0, h=0, s_q=0)])
+def test_empty_output_plans_nothing(open_library, sizes) -> None:
+    library = open_library([kernel_entry("a")])
+    empty = LaunchPlan(kernel=-1, grid=(0, 0, 0), block=(0, 0, 0), shared_bytes=0, params=())
+    assert library.plan(problem(**sizes), (8, 0)) == empty
+    # Not even a kernel is chosen: a device without one is fine.
+    assert library.plan(problem(**sizes), (7, 5)) == empty
+    # Null pointers are allowed for tensors without elements.
+    q, k, v, o = tensors(**sizes)
+    nulls = [FakeTensor(t.shape, pointer=0) for t in (q, o)]
+    if 0 in (sizes.get("b", 2), sizes.get("h", 3)):
+        k, v = (FakeTensor(t.shape, pointer=0) for t in (k, v))
+    assert library.plan(make_args(nulls[0], k, v, nulls[1]), (8, 0)) == empty
+
+
+# ================================================================ plan: bad arguments
+
+
+def shapes(**overrides) -> TaSdpaArgs:
+    """The standard problem's args with some tensors' shapes replaced."""
+    four = dict(zip("qkvo", tensors()))
+    for name, shape in overrides.items():
+        four[name] = FakeTensor(shape, pointer=four[name].data_ptr())
+    return make_args(**four)
+
+
+@pytest.mark.parametrize("args, message", [
+    (lambda: problem(d=96),
+     "head dim D=96 is not supported; the kernel library has head dims 64, 128"),
+    (lambda: shapes(k=(3, 3, 131, 64)),
+     "k has batch size 3 but q has 2 (q [2, 3, 77, 64], k [3, 3, 131, 64])"),
+    (lambda: shapes(k=(2, 1, 131, 64)),
+     "k has head count 1 but q has 3 (q [2, 3, 77, 64], k [2, 1, 131, 64])"),
+    (lambda: shapes(k=(2, 3, 131, 128)),
+     "k has head dim 128 but q has 64 (q [2, 3, 77, 64], k [2, 3, 131, 128])"),
+    (lambda: shapes(v=(1, 3, 131, 64)),
+     "v has batch size 1 but q has 2 (q [2, 3, 77, 64], v [1, 3, 131, 64])"),
+    (lambda: shapes(v=(2, 6, 131, 64)),
+     "v has head count 6 but q has 3 (q [2, 3, 77, 64], v [2, 6, 131, 64])"),
+    (lambda: shapes(v=(2, 3, 131, 32)),
+     "v has head dim 32 but q has 64 (q [2, 3, 77, 64], v [2, 3, 131, 32])"),
+    (lambda: shapes(v=(2, 3, 130, 64)),
+     "v has sequence length 130 but k has 131 (k [2, 3, 131, 64], v [2, 3, 130, 64])"),
+    (lambda: shapes(o=(2, 3, 76, 64)),
+     "o has shape [2, 3, 76, 64] but q has [2, 3, 77, 64]; the output must have q's shape"),
+    (lambda: problem(s_k=0), "k has sequence length 0; tiled-attn needs at least one key"),
+    (lambda: problem(s_q=0, s_k=0), "k has sequence length 0; tiled-attn needs at least one key"),
+    (lambda: shapes(q=(2, 3, -1, 64), o=(2, 3, -1, 64)),
+     "q has a negative size along dimension 2: -1 (q [2, 3, -1, 64])"),
+    (lambda: make_args(FakeTensor((2, 3, 77, 64), pointer=0), *tensors()[1:]),
+     "q has a null data pointer (q [2, 3, 77, 64])"),
+    (lambda: problem(h=65536), "q has head count 65536; tiled-attn launches one block row per "
+                               "head and batch entry, at most 65535"),
+    (lambda: problem(b=65536, h=1),
+     "q has batch size 65536; tiled-attn launches one block row per head and batch entry, "
+     "at most 65535"),
+])
+def test_bad_shapes(open_library, args, message) -> None:
+    library = open_library([kernel_entry("a"), kernel_entry("b", head_dim=128)])
+    assert error_of(ValueError, library.plan, args(), (8, 0)) == message
+
+
+@pytest.mark.parametrize("scale, shown", [
+    (math.nan, "nan"), (0.0, "0"), (-0.0, "-0"), (-1.0, "-1"), (math.inf, "inf"),
+    (-math.inf, "-inf"),
+    # Beyond float32: 1e39 becomes inf, 1e-50 becomes 0.
+    (1e39, "inf"), (1e-50, "0"),
+])
+def test_bad_scale(open_library, scale, shown) -> None:
+    library = open_library([kernel_entry("a")])
+    assert error_of(ValueError, library.plan, problem(scale=scale), (8, 0)) == (
+        f"scale must be a finite positive float32 value, got {shown}")
+
+
+@pytest.mark.parametrize("scale", [1e-45, 3.4e38, 1.0, 1e-3])
+def test_extreme_float32_scales_are_accepted(open_library, scale) -> None:
+    library = open_library([kernel_entry("a")])
+    plan = library.plan(problem(scale=scale), (8, 0))
+    assert struct.unpack("<f", plan.params[-1])[0] == ctypes.c_float(scale).value > 0
+
+
+def test_bad_enums_and_capability(open_library) -> None:
+    library = open_library([kernel_entry("a")])
+    args = problem()
+    args.dtype = 7
+    assert error_of(ValueError, library.plan, args, (8, 0)) == (
+        "dtype must be TA_DTYPE_F16 (0) or TA_DTYPE_BF16 (1), got 7")
+    args = problem()
+    args.mask = 3
+    assert error_of(ValueError, library.plan, args, (8, 0)) == (
+        "mask must be TA_MASK_NONE (0), TA_MASK_CAUSAL_TOP_LEFT (1) or "
+        "TA_MASK_CAUSAL_BOTTOM_RIGHT (2), got 3")
+    for capability in [(0, 0), (8, 10), (8, -1)]:
+        assert error_of(ValueError, library.plan, problem(), capability) == (
+            f"compute capability {capability[0]}.{capability[1]} is not one of a CUDA device")
+
+
+def test_too_many_blocks_along_x(open_library) -> None:
+    library = open_library([kernel_entry("a", block_m=1)])
+    assert error_of(ValueError, library.plan, problem(b=1, h=1, s_q=2**31), (8, 0)) == (
+        "q has sequence length 2147483648; kernel a (block_m 1) would need 2147483648 blocks "
+        "along x, at most 2147483647")
+
+
+@pytest.mark.parametrize("layout", [
+    dict(strides=(3 * 77 * 64 * 2, 77 * 64 * 2, 128, 2)),        # every other element
+    dict(pointer=Q + 2),                                           # misaligned pointer
+    dict(pointer=Q + 8),
+    dict(strides=(3 * 77 * 65, 77 * 65, 65, 1)),                   # padded rows of 65
+    dict(strides=(3 * 77 * 64 + 4, 77 * 64, 64, 1)),               # dim 0 misaligned
+    dict(strides=(3 * 77 * 64, 64, 3 * 64, 1)),                    # BSHD: fine
+    dict(strides=(0, 0, 64, 1)),                                   # broadcast: fine
+])
+@pytest.mark.parametrize("name", ["q", "k", "o"])
+def test_strides_the_kernel_cannot_take(open_library, layout, name) -> None:
+    """The runtime's stride rule is copy_reason's, with the same words."""
+    library = open_library([kernel_entry("a")])
+    four = dict(zip("qkvo", tensors(s_k=77)))
+    t = four[name]
+    four[name] = FakeTensor(t.shape, strides=layout.get("strides"),
+                            pointer=layout.get("pointer", t.data_ptr()))
+    reason = copy_reason(four[name], library.align_bytes)
+    if reason is None:
+        assert library.plan(make_args(**four), (8, 0)).kernel == 0
+        return
+    assert error_of(ValueError, library.plan, make_args(**four), (8, 0)) == (
+        f"{name} cannot be passed to kernel a as it is: {reason} (the kernels need a "
+        "last-dimension stride of 1, and a data pointer and strides of the other dimensions "
+        "longer than 1 that are multiples of 16 bytes: copy "
+        f"{name} into a contiguous buffer first)")
+
+
+def test_alignment_is_the_chosen_kernels(open_library) -> None:
+    library = open_library([kernel_entry("a", align_bytes=4)])
+    q, k, v, o = tensors()
+    q = FakeTensor(q.shape, strides=(3 * 77 * 66, 77 * 66, 66, 1), pointer=Q + 4)
+    assert library.plan(make_args(q, k, v, o), (8, 0)).kernel == 0
+    q = FakeTensor(q.shape, pointer=Q + 2)
+    assert "its data pointer 0x100000002 is not 4-byte aligned" in error_of(
+        ValueError, library.plan, make_args(q, k, v, o), (8, 0))
+
+
+# ================================================================ launch
+
+
+def test_launch(open_library, fake_cuda) -> None:
+    library = open_library([kernel_entry("a")])
+    before = fake_cuda.counts()
+    assert library.launch(problem(), 0, 0) is None
+    after = fake_cuda.counts()
+    assert after["launches"] == before["launches"] + 1
+    assert after["moduleLoads"] == before["moduleLoads"] + 1
+    # The module stays loaded in device 0's context; device 1 has its own.
+    library.launch(problem(), 0, 0x1234)
+    assert fake_cuda.count("moduleLoads") == before["moduleLoads"] + 1
+    library.launch(problem(b=1, s_q=1000), 1, 0)
+    assert fake_cuda.count("moduleLoads") == before["moduleLoads"] + 2
+    assert fake_cuda.count("launches") == before["launches"] + 3
+
+
+def test_launch_opts_into_large_shared_memory(open_library, fake_cuda) -> None:
+    library = open_library([kernel_entry("a", shared_bytes=100 * 1024)])
+    calls = fake_cuda.count("funcSetAttributeCalls")
+    library.launch(problem(), 0, 0)
+    library.launch(problem(), 0, 0)
+    assert fake_cuda.count("funcSetAttributeCalls") == calls + 1
+    assert fake_cuda.count("maxDynamicShared") == 100 * 1024
+
+
+@pytest.mark.parametrize("sizes", [dict(b=0), dict(s_q=0), dict(h=0)])
+def test_an_empty_launch_launches_nothing(open_library, fake_cuda, sizes) -> None:
+    library = open_library([kernel_entry("a")])
+    before = fake_cuda.count("launches")
+    assert library.launch(problem(**sizes), 0, 0) is None
+    assert fake_cuda.count("launches") == before
+
+
+def test_an_empty_launch_needs_no_driver(open_library, monkeypatch, tmp_path) -> None:
+    library = open_library([kernel_entry("a")])
+    monkeypatch.setenv(LIBCUDA_ENV_VAR, str(tmp_path / "no-libcuda.so"))
+    library.launch(problem(b=0), 0, 0)
+    library.launch(problem(s_q=0), 5, 0)
+
+
+def test_the_device_chooses_the_kernel(open_library, fake_cuda) -> None:
+    # Device 0 (9.0) runs a90; device 1 (8.0) the sm_80 kernel, whose PTX the
+    # fake's JIT rejects: the error names the driver call and the file.
+    library = open_library([kernel_entry("bad80"), kernel_entry("a90", arch="sm_90a")])
+    with open(library.path / "bad80.ptx", "a") as ptx:
+        ptx.write("// FAKE_JIT_ERROR\n")
+    before = fake_cuda.count("launches")
+    library.launch(problem(), 0, 0)
+    assert fake_cuda.count("launches") == before + 1
+    assert error_of(TiledAttnError, library.launch, problem(), 1, 0) == (
+        "cuModuleLoadDataEx(bad80.ptx, ptx) failed: CUDA_ERROR_INVALID_PTX (218): a PTX JIT "
+        "compilation failed\nJIT log: ptxas fatal   : fake JIT error in line 1")
+    assert fake_cuda.count("launches") == before + 1
+
+
+def test_cubin_of_the_device_else_ptx(open_library) -> None:
+    library = open_library([kernel_entry("a", cubin={"sm_80": "a.sm_80.cubin"})])
+    with open(library.path / "a.ptx", "a") as ptx:
+        ptx.write("// FAKE_JIT_ERROR\n")
+    library.launch(problem(), 1, 0)  # 8.0: the cubin
+    message = error_of(TiledAttnError, library.launch, problem(), 0, 0)  # 9.0: the PTX
+    assert message.startswith("cuModuleLoadDataEx(a.ptx, ptx) failed: CUDA_ERROR_INVALID_PTX")
+
+
+def test_a_symbol_missing_from_the_module(open_library) -> None:
+    library = open_library([kernel_entry("a", symbol="attention")])
+    text = (library.path / "a.ptx").read_text().replace(".entry attention(", ".entry other(")
+    (library.path / "a.ptx").write_text(text)
+    assert error_of(TiledAttnError, library.launch, problem(), 0, 0) == (
+        "cuModuleGetFunction('attention' in kernel a) failed: CUDA_ERROR_NOT_FOUND (500): "
+        "named symbol not found")
+
+
+@pytest.mark.parametrize("device", [2, 7, -1])
+def test_a_device_the_driver_does_not_have(open_library, device) -> None:
+    library = open_library([kernel_entry("a")])
+    # A bad argument (ValueError), not a driver failure: the runtime checks the
+    # ordinal against cuDeviceGetCount's answer before calling cuDeviceGet.
+    assert error_of(ValueError, library.launch, problem(), device, 0) == (
+        f"device {device} does not exist: the CUDA driver sees {len(FAKE_DEVICES)} devices")
+
+
+def test_no_kernel_for_the_device(open_library) -> None:
+    library = open_library([kernel_entry("a90", arch="sm_90")])
+    library.launch(problem(), 0, 0)
+    message = error_of(TiledAttnError, library.launch, problem(), 1, 0)
+    assert message.startswith("no kernel in the library for sm_80, f16, D=64, causal=none "
+                              f"(library {library.path}: available: a90 (sm_90, f16, D=64, ")
+
+
+def test_launch_checks_the_arguments(open_library) -> None:
+    library = open_library([kernel_entry("a")])
+    assert error_of(ValueError, library.launch, problem(s_k=0), 0, 0) == (
+        "k has sequence length 0; tiled-attn needs at least one key")
+    assert error_of(ValueError, library.launch, problem(scale=-1.0), 0, 0) == (
+        "scale must be a finite positive float32 value, got -1")
+    q, k, v, o = tensors()
+    q = FakeTensor(q.shape, pointer=Q + 2)
+    assert "q cannot be passed to kernel a as it is: its data pointer 0x100000002" in error_of(
+        ValueError, library.launch, make_args(q, k, v, o), 0, 0)
+
+
+def test_a_missing_driver(open_library, monkeypatch, tmp_path) -> None:
+    # $TILED_ATTN_LIBCUDA is read when a library first needs the driver; this
+    # library has not needed it yet.
+    library = open_library([kernel_entry("a")])
+    missing = tmp_path / "no-libcuda.so"
+    monkeypatch.setenv(LIBCUDA_ENV_VAR, str(missing))
+    message = error_of(TiledAttnError, library.launch, problem(), 0, 0)
+    assert message.startswith(f"cannot load the CUDA driver ({missing}, from "
+                              "$TILED_ATTN_LIBCUDA): ")
+    assert message.endswith("; tiled-attn needs an NVIDIA GPU and its driver")
+    # A plan without TMA descriptors needs no driver.
+    assert library.plan(problem(), (8, 0)).kernel == 0
+
+
+def test_a_library_that_is_not_a_driver(open_library, monkeypatch) -> None:
+    library = open_library([kernel_entry("a")])
+    not_a_driver = runtime_path().resolve()
+    monkeypatch.setenv(LIBCUDA_ENV_VAR, str(not_a_driver))
+    assert error_of(TiledAttnError, library.launch, problem(), 0, 0) == (
+        f"the CUDA driver {not_a_driver} lacks cuInit; it is too old or not a CUDA driver")
+
+
+def test_a_loaded_driver_stays_with_its_library(open_library, monkeypatch, tmp_path) -> None:
+    library = open_library([kernel_entry("a")])
+    library.launch(problem(), 0, 0)
+    monkeypatch.setenv(LIBCUDA_ENV_VAR, str(tmp_path / "no-libcuda.so"))
+    library.launch(problem(), 0, 0)
+    fresh = KernelLibrary(library.path)
+    assert "cannot load the CUDA driver" in error_of(TiledAttnError, fresh.launch, problem(), 0, 0)
