@@ -255,7 +255,7 @@ def main() -> int:
     library, library_error = None, ""
     try:
         library = KernelLibrary.load(args.library)
-        library_desc = f"{library.root} ({len(library.entries)} kernels, {library.generator})"
+        library_desc = f"{library.path} ({len(library.kernels)} kernels)"
     except TiledAttnError as exc:
         library_error = short_reason(exc)
         library_desc = f"not loaded: {library_error}"

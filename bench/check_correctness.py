@@ -166,12 +166,12 @@ def main() -> int:
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
     takes_out = "out" in inspect.signature(sdpa).parameters
-    print(f"# {device} (sm_{cc[0]}{cc[1]}), torch {torch.__version__}, library {library.root} "
-          f"({len(library.entries)} entries), seed {args.seed}, poison via "
+    print(f"# {device} (sm_{cc[0]}{cc[1]}), torch {torch.__version__}, library {library.path} "
+          f"({len(library.kernels)} kernels), seed {args.seed}, poison via "
           f"{'out=' if takes_out else 'the caching allocator'}", flush=True)
     rows, passed, failed, skipped = [], 0, 0, 0
     for entry in library.entries:
-        if not entry.arch.runs_on(cc):
+        if not library.runs_on(entry, cc):
             print(f"SKIP {entry.name}: {entry.arch} does not run on sm_{cc[0]}{cc[1]}")
             skipped += 1
             continue

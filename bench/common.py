@@ -4,6 +4,7 @@ of back-to-back runs and the float64 reference."""
 from __future__ import annotations
 
 import math
+import re
 import os
 import statistics
 import sys
@@ -91,3 +92,7 @@ def reference(q, k, v, causal):
 
 def rel_l2(out, ref):
     return ((out.double() - ref).norm() / ref.norm()).item()
+
+
+def device_slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")

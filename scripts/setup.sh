@@ -47,4 +47,4 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
   fi
 fi
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check pytest
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check pytest wheel

@@ -33,7 +33,7 @@ from transformers import AutoModelForCausalLM, LlamaConfig  # noqa: E402
 import tiled_attn  # noqa: E402
 import tiled_attn.integrations.transformers as ta_tf  # noqa: E402
 from tiled_attn import TiledAttnError  # noqa: E402
-from tiled_attn.manifest import default_library  # noqa: E402
+from tiled_attn import default_library  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

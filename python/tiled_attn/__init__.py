@@ -3,13 +3,15 @@
     >>> from tiled_attn import sdpa
     >>> out = sdpa(q, k, v, causal=True)   # q, k, v: [B, H, S, D] fp16/bf16 CUDA
 
-The runtime needs the CUDA driver and torch, not MLIR nor a compiler. See
-README.md for the kernel library's manifest and the errors raised.
+Under it is the C++ runtime (``libtiled_attn_runtime.so``, through ctypes):
+it needs the CUDA driver and torch, not MLIR nor a compiler. ``import
+tiled_attn.ops`` registers the ``torch.library`` op ``tiled_attn::sdpa``
+(``tiled_attn.sdpa`` does so itself under ``torch.compile``).
 """
 
 from .errors import TiledAttnError
-from .manifest import KernelLibrary
+from .runtime import KernelLibrary, default_library
 from .sdpa import sdpa
 
-__all__ = ["KernelLibrary", "TiledAttnError", "sdpa"]
-__version__ = "0.1.0"
+__all__ = ["KernelLibrary", "TiledAttnError", "default_library", "sdpa"]
+__version__ = "0.2.0"

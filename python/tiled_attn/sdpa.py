@@ -1,26 +1,33 @@
 """``sdpa(q, k, v, causal=False, scale=None)``: attention with a library kernel.
 
-torch is imported inside :func:`sdpa` only, so that the rest of the package
-(and its unit tests) works without it.
+One call is: the torch-level checks (:mod:`.validation`), the output
+allocation, a copy of any input whose layout the kernels cannot take, and
+one call into the C++ runtime, which checks the shapes, chooses the kernel,
+packs its parameters and launches it on the current stream.
+
+``sdpa`` is also the ``torch.library`` custom op ``tiled_attn::sdpa``
+(:mod:`.ops`): under ``torch.compile`` it becomes that op, which has a fake
+(meta) implementation, so a compiled graph holds it without a break. In
+eager mode the same work runs without the dispatcher's round trip.
+
+torch is imported inside the functions only, so that the rest of the
+package (and its unit tests) works without it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Tuple
+import math
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-from .abi import INDEX_BITS, Memref, max_offset, pack_params
-from .driver import get_driver
-from .errors import TiledAttnError
-from .manifest import KernelEntry, KernelLibrary, default_library
-from .validation import SdpaProblem, check_head_dim, copy_reason, validate_inputs
+from .runtime import DTYPES, MASKS, KernelLibrary, TaSdpaArgs, default_library, set_tensor
+from .validation import check_inputs, copy_reason
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["sdpa", "launch_grid"]
+__all__ = ["sdpa", "sdpa_eager"]
 
-#: The largest grid extent along y (heads) and z (batch).
-MAX_GRID_YZ = 65535
+LibraryArg = Union[None, str, "KernelLibrary"]
 
 
 def sdpa(
@@ -30,7 +37,7 @@ def sdpa(
     causal: bool = False,
     scale: Optional[float] = None,
     *,
-    library: Optional[KernelLibrary] = None,
+    library: LibraryArg = None,
     kernel: Optional[str] = None,
 ) -> "torch.Tensor":
     """Scaled dot-product attention, ``softmax(scale * q @ k^T [+ mask]) @ v``.
@@ -41,8 +48,8 @@ def sdpa(
         causal: PyTorch's ``is_causal``: query ``i`` sees keys ``j <= i``
             (top-left alignment).
         scale: the softmax scale, a finite positive float; ``1/sqrt(D)`` when None.
-        library: the kernel library; the default one (``$TILED_ATTN_KERNELS``
-            or ``<repo>/build/kernels``) when None.
+        library: the kernel library (a :class:`KernelLibrary` or a folder);
+            the default one when None (see :mod:`tiled_attn.runtime`).
         kernel: the name of the manifest entry to use, for comparing
             schedules; the best fit for the device when None.
 
@@ -62,64 +69,57 @@ def sdpa(
     """
     import torch
 
-    problem = validate_inputs(q, k, v, causal=causal, scale=scale, head_dims=None)
-    library = library if library is not None else default_library()
-    check_head_dim(problem.head_dim, library.head_dims)
-    out = torch.empty_like(q, memory_format=torch.contiguous_format)
-    if problem.is_empty:
-        return out
-    torch.cuda.init()
-    device = q.device
-    cc = torch.cuda.get_device_capability(device)
-    # A copy that _kernel_ready makes has no larger offsets than its original.
-    index32_ok = max(max_offset(Memref.of(t)) for t in (q, k, v, out)) < 2**31
-    entry = library.select(cc, problem.dtype, problem.head_dim, problem.causal_mode, kernel,
-                           index32_ok)
-    grid = launch_grid(problem, entry)
-    reason = copy_reason(out, problem.itemsize, entry.align_bytes)
-    if reason is not None:  # the kernels write O in aligned 16-byte pieces
-        raise TiledAttnError(f"internal error: the output buffer cannot be written: {reason}")
-    with torch.cuda.device(device):
-        q, k, v = (_kernel_ready(t, problem, entry) for t in (q, k, v))
-        _launch(entry, cc, device.index, grid, (q, k, v, out), problem.scale,
-                torch.cuda.current_stream(device).cuda_stream)
+    if torch.compiler.is_compiling():
+        from . import ops  # noqa: F401  (registers tiled_attn::sdpa)
+
+        path = str(library.path) if isinstance(library, KernelLibrary) else library
+        return torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path)
+    return sdpa_eager(q, k, v, causal, scale, library, kernel)
+
+
+def sdpa_eager(
+    q: "torch.Tensor",
+    k: "torch.Tensor",
+    v: "torch.Tensor",
+    causal: bool = False,
+    scale: Optional[float] = None,
+    library: LibraryArg = None,
+    kernel: Optional[str] = None,
+) -> "torch.Tensor":
+    """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``."""
+    import torch
+
+    dtype = check_inputs(q, k, v, causal, scale)
+    if not isinstance(library, KernelLibrary):
+        library = default_library(library)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    align = library.align_bytes
+    if copy_reason(q, align) is not None:
+        q = q.clone(memory_format=torch.contiguous_format)
+    if copy_reason(k, align) is not None:
+        k = k.clone(memory_format=torch.contiguous_format)
+    if copy_reason(v, align) is not None:
+        v = v.clone(memory_format=torch.contiguous_format)
+    args = TaSdpaArgs()
+    set_tensor(args.q, q)
+    set_tensor(args.k, k)
+    set_tensor(args.v, v)
+    set_tensor(args.o, out)
+    args.dtype = DTYPES[dtype]
+    args.mask = MASKS["top_left"] if causal else MASKS["none"]
+    args.scale = scale
+    if kernel is not None:
+        args.kernel = kernel.encode()
+    device = q.device.index
+    library.launch(args, device, _current_stream(torch, device))
     return out
 
 
-def launch_grid(problem: SdpaProblem, entry: KernelEntry) -> Tuple[int, int, int]:
-    """``(ceil(S_q / block_m), H, B)``; ValueError when H or B exceed the grid."""
-    for what, size in (("head count", problem.heads), ("batch size", problem.batch)):
-        if size > MAX_GRID_YZ:
-            raise ValueError(
-                f"q has {what} {size}; tiled_attn.sdpa launches one block row per "
-                f"head and batch entry, at most {MAX_GRID_YZ}"
-            )
-    return (-(-problem.seq_q // entry.block_m), problem.heads, problem.batch)
-
-
-def _kernel_ready(t: "torch.Tensor", problem: SdpaProblem, entry: KernelEntry) -> "torch.Tensor":
-    """``t``, or a contiguous copy when :func:`copy_reason` says the kernel cannot take it."""
-    import torch
-
-    if copy_reason(t, problem.itemsize, entry.align_bytes) is None:
-        return t
-    return t.clone(memory_format=torch.contiguous_format)
-
-
-def _launch(
-    entry: KernelEntry,
-    cc: Tuple[int, int],
-    ordinal: int,
-    grid: Tuple[int, int, int],
-    tensors: Tuple[Any, Any, Any, Any],
-    scale: float,
-    stream: int,
-) -> None:
-    """Load ``entry``'s module in the current context and launch it on ``stream``."""
-    driver = get_driver()
-    ctx = driver.current_context(ordinal)
-    path, kind = entry.image_for(cc)
-    func = driver.function(ctx, path, kind, entry.symbol)
-    driver.set_max_dynamic_shared(func, entry.shared_bytes)
-    params = pack_params([Memref.of(t) for t in tensors], scale, INDEX_BITS[entry.abi])
-    driver.launch(func, grid, entry.block, entry.shared_bytes, stream, params.array)
+def _current_stream(torch: Any, device: int) -> int:
+    """The raw handle of the current torch stream on ``device``."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device)
+    return torch.cuda.current_stream(device).cuda_stream  # pragma: no cover

@@ -1,0 +1,144 @@
+"""tiled_attn.sdpa under PyTorch on a GPU: the custom op, torch.compile,
+CUDA graphs, streams and the torch-level errors.
+
+Needs torch, a CUDA GPU and a kernel library for it (skipped otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():  # pragma: no cover
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+import torch.nn.functional as F  # noqa: E402
+
+import tiled_attn  # noqa: E402
+import tiled_attn.ops  # noqa: E402,F401  (registers tiled_attn::sdpa)
+from tiled_attn import TiledAttnError  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+try:
+    tiled_attn.default_library()
+except TiledAttnError as exc:  # pragma: no cover
+    pytest.skip(f"no kernel library: {exc}", allow_module_level=True)
+
+
+def qkv(b=2, h=3, sq=77, sk=131, d=64, dtype=torch.float16, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return tuple(torch.randn(b, h, s, d, dtype=dtype, device="cuda", generator=g)
+                 for s in (sq, sk, sk))
+
+
+def reference(q, k, v, causal):
+    q, k, v = q.double(), k.double(), v.double()
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~mask, -math.inf)
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def rel_l2(out, ref):
+    return (torch.linalg.vector_norm(out.double() - ref) / torch.linalg.vector_norm(ref)).item()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_sdpa_and_the_op_agree_with_float64(dtype, causal, d):
+    q, k, v = qkv(d=d, dtype=dtype, sq=131 if causal else 77)
+    ref = reference(q, k, v, causal)
+    out = tiled_attn.sdpa(q, k, v, causal=causal)
+    assert out.is_contiguous() and out.shape == q.shape and out.dtype == dtype
+    assert rel_l2(out, ref) < 1e-2
+    op = torch.ops.tiled_attn.sdpa(q, k, v, causal)
+    assert torch.equal(op, out)
+
+
+def test_strided_and_misaligned_inputs():
+    q, k, v = qkv(sq=100, sk=100)
+    # [B, S, H, D] memory seen as [B, H, S, D] (what transformers passes).
+    qt = q.transpose(1, 2).contiguous().transpose(1, 2)
+    # A view that starts 2 bytes into its storage: copied first.
+    storage = torch.randn(k.numel() + 1, dtype=k.dtype, device="cuda")
+    km = storage[1:].view(k.shape).copy_(k)
+    out = tiled_attn.sdpa(qt, km, v, causal=True)
+    assert rel_l2(out, reference(q, k, v, True)) < 1e-2
+
+
+def test_compile_fullgraph_has_no_graph_break():
+    q, k, v = qkv()
+
+    def f(q, k, v):
+        return tiled_attn.sdpa(q * 1.0, k, v, causal=True, scale=0.1) + 1.0
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    expected = f(q, k, v)
+    assert torch.allclose(compiled(q, k, v), expected, atol=1e-3, rtol=1e-3)
+    explanation = torch._dynamo.explain(f)(q, k, v)
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+
+
+def test_cuda_graph_capture_and_replay():
+    q, k, v = qkv(b=1, h=4, sq=200, sk=200, d=128, dtype=torch.bfloat16)
+    static = [t.clone() for t in (q, k, v)]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up: loads the module before capture
+        tiled_attn.sdpa(*static, causal=True)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tiled_attn.sdpa(*static, causal=True)
+    for seed in (1, 2):
+        fresh = qkv(b=1, h=4, sq=200, sk=200, d=128, dtype=torch.bfloat16, seed=seed)
+        for dst, src in zip(static, fresh):
+            dst.copy_(src)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel_l2(out, reference(*fresh, True)) < 1e-2
+
+
+def test_runs_on_the_current_stream():
+    q, k, v = qkv(b=4, h=8, sq=1024, sk=1024)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        # A long kernel first on this stream: ours must queue behind it.
+        torch.cuda._sleep(50_000_000)
+        out = tiled_attn.sdpa(q, k, v)
+        done = torch.cuda.Event()
+        done.record(stream)
+    assert not done.query()  # still queued behind the sleep on `stream`
+    stream.synchronize()
+    assert rel_l2(out, reference(q, k, v, False)) < 1e-2
+
+
+def test_empty_problem_and_torch_level_errors():
+    q, k, v = qkv(sq=0)
+    assert tiled_attn.sdpa(q, k, v).shape == q.shape
+    q, k, v = qkv()
+    with pytest.raises(TypeError, match="dtype torch.float32"):
+        tiled_attn.sdpa(q.float(), k.float(), v.float())
+    with pytest.raises(ValueError, match="needs CUDA tensors"):
+        tiled_attn.sdpa(q.cpu(), k, v)
+    with pytest.raises(ValueError, match="head dim 64 but q has 80"):
+        tiled_attn.sdpa(torch.randn(2, 3, 77, 80, dtype=q.dtype, device="cuda"), k, v)
+    with pytest.raises(ValueError, match="head dim D=96 is not supported"):
+        d96 = torch.randn(2, 3, 77, 96, dtype=q.dtype, device="cuda")
+        tiled_attn.sdpa(d96, d96, d96)
+    with pytest.raises(TiledAttnError, match="no kernel"):
+        tiled_attn.sdpa(q, k, v, kernel="no_such_kernel")
+
+
+def test_matches_pytorch_sdpa_at_model_shapes():
+    q, k, v = qkv(b=2, h=16, sq=1024, sk=1024, d=128, dtype=torch.bfloat16)
+    ours = tiled_attn.sdpa(q, k, v, causal=True)
+    theirs = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert rel_l2(ours, theirs.double()) < 2e-2

@@ -1,0 +1,65 @@
+"""``tiled_attn::sdpa``: :func:`tiled_attn.sdpa` as a ``torch.library`` custom op.
+
+Importing this module registers the op (it needs torch)::
+
+    sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None,
+         str? kernel_name=None, str? library_path=None) -> Tensor
+
+- CUDA implementation: :func:`tiled_attn.sdpa.sdpa_eager`, which launches on
+  the current stream, synchronizes nothing and allocates only through
+  PyTorch's allocator, so it can be captured in a CUDA graph (once its
+  module is loaded: run it once before capturing).
+- Fake (meta) implementation: a new contiguous tensor of q's shape, dtype
+  and device, so that ``torch.compile(fullgraph=True)`` traces through it.
+
+``library_path`` is a kernel library folder (None: the default one);
+``kernel_name`` the name of a manifest entry (None: the best fit). The op is forward only.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from .sdpa import sdpa_eager
+
+__all__ = ["SCHEMA"]
+
+# The kernel's and the library's arguments are not called `kernel` and
+# `library`: Inductor's fallback-kernel path takes keyword arguments of its
+# own by those names.
+SCHEMA = ("sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
+          "str? kernel_name=None, str? library_path=None) -> Tensor")
+
+_LIB = torch.library.Library("tiled_attn", "DEF")
+_LIB.define(SCHEMA)
+
+
+def _sdpa_cuda(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = False,
+    scale: Optional[float] = None,
+    kernel_name: Optional[str] = None,
+    library_path: Optional[str] = None,
+) -> torch.Tensor:
+    return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name)
+
+
+def _sdpa_fake(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = False,
+    scale: Optional[float] = None,
+    kernel_name: Optional[str] = None,
+    library_path: Optional[str] = None,
+) -> torch.Tensor:
+    torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
+    return torch.empty(q.shape, dtype=q.dtype, device=q.device)
+
+
+_LIB.impl("sdpa", _sdpa_cuda, "CUDA")
+torch.library.register_fake("tiled_attn::sdpa", _sdpa_fake, lib=_LIB)

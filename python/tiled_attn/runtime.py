@@ -1,0 +1,341 @@
+"""The C++ runtime (``libtiled_attn_runtime.so``) through its C API, by ctypes.
+
+Everything below the torch layer lives in the runtime: the manifest, kernel
+choice, argument checks, parameter packing from the manifest's record of
+each kernel's parameters, TMA descriptors, the per-context module cache and
+the launch through the CUDA driver API. This module only finds the library
+files, declares the C types of ``include/tiled_attn/Runtime/TiledAttn.h``
+and turns a failed call into the exception its status stands for. It needs
+neither torch nor a GPU.
+
+Where things are found, first match wins:
+
+- the runtime library: ``$TILED_ATTN_RUNTIME`` (a file), the package's own
+  ``tiled_attn/lib/libtiled_attn_runtime.so`` (an installed wheel), the
+  repository's ``build/lib/`` (a source checkout);
+- the kernel library: the ``library`` argument, ``$TILED_ATTN_KERNELS``, the
+  package's ``tiled_attn/kernels/`` (an installed wheel), the repository's
+  ``build/kernels/``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from ctypes import (POINTER, Structure, byref, c_char_p, c_float, c_int, c_int32, c_int64,
+                    c_uint32, c_uint64, c_ubyte, c_void_p)
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+from .errors import TiledAttnError
+
+__all__ = [
+    "KERNELS_ENV_VAR",
+    "RUNTIME_ENV_VAR",
+    "KernelInfo",
+    "KernelLibrary",
+    "LaunchPlan",
+    "default_library",
+    "default_library_path",
+    "runtime_path",
+]
+
+RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
+KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
+RUNTIME_NAME = "libtiled_attn_runtime.so"
+#: TA_API_VERSION of the header this binding was written against.
+API_VERSION = 2
+
+_PACKAGE = Path(__file__).resolve().parent
+_REPO_BUILD = _PACKAGE.parents[1] / "build"
+
+# ta_status
+TA_OK = 0
+TA_ERROR_INVALID_ARGUMENT = 1
+TA_ERROR_NO_KERNEL = 2
+TA_ERROR_LIBRARY = 3
+TA_ERROR_DRIVER = 4
+
+#: Manifest dtype name -> ta_dtype; mask name -> ta_mask.
+DTYPES = {"f16": 0, "bf16": 1}
+MASKS = {"none": 0, "top_left": 1, "bottom_right": 2}
+
+TA_MAX_PARAMS = 64
+TA_MAX_PARAM_BYTES = 4096
+
+
+class TaTensor(Structure):
+    _fields_ = [("data", c_uint64), ("sizes", c_int64 * 4), ("strides", c_int64 * 4)]
+
+
+class TaSdpaArgs(Structure):
+    _fields_ = [("q", TaTensor), ("k", TaTensor), ("v", TaTensor), ("o", TaTensor),
+                ("dtype", c_int), ("mask", c_int), ("scale", c_float), ("kernel", c_char_p)]
+
+
+class TaKernelInfo(Structure):
+    _fields_ = [("name", c_char_p), ("arch", c_char_p), ("dtype", c_char_p),
+                ("mask", c_char_p), ("schedule", c_char_p), ("head_dim", c_int32),
+                ("block_m", c_int32), ("block_n", c_int32), ("threads", c_int32),
+                ("shared_bytes", c_int32), ("index_bits", c_int32), ("align_bytes", c_int32),
+                ("num_params", c_int32)]
+
+
+class TaLaunchPlan(Structure):
+    _fields_ = [("kernel", c_int32), ("grid", c_uint32 * 3), ("block", c_uint32 * 3),
+                ("shared_bytes", c_uint32), ("num_params", c_int32),
+                ("param_offsets", c_uint32 * TA_MAX_PARAMS),
+                ("param_sizes", c_uint32 * TA_MAX_PARAMS),
+                # param_data is 64-byte aligned in C (TA_ALIGNAS(64)): it
+                # starts at offset 576, after 28 bytes of padding.
+                ("_padding", c_ubyte * 28),
+                ("param_data", c_ubyte * TA_MAX_PARAM_BYTES)]
+
+
+assert TaLaunchPlan.param_data.offset == 576 and ctypes.sizeof(TaLaunchPlan) % 64 == 0
+
+
+def _aligned_plan() -> Tuple[TaLaunchPlan, Any]:
+    """A zeroed TaLaunchPlan at a 64-byte aligned address (as C declares it),
+    and the buffer that holds it (keep it alive)."""
+    buffer = ctypes.create_string_buffer(ctypes.sizeof(TaLaunchPlan) + 64)
+    offset = -ctypes.addressof(buffer) % 64
+    return TaLaunchPlan.from_buffer(buffer, offset), buffer
+
+
+_SIGNATURES: Dict[str, Tuple[Any, Sequence[Any]]] = {
+    "ta_api_version": (c_int, []),
+    "ta_last_error": (c_char_p, []),
+    "ta_library_open": (c_int, [c_char_p, POINTER(c_void_p)]),
+    "ta_library_close": (None, [c_void_p]),
+    "ta_library_path": (c_char_p, [c_void_p]),
+    "ta_library_kernel_count": (c_int32, [c_void_p]),
+    "ta_library_kernel": (c_int, [c_void_p, c_int32, POINTER(TaKernelInfo)]),
+    "ta_sdpa_plan": (c_int, [c_void_p, POINTER(TaSdpaArgs), c_int32, c_int32,
+                             POINTER(TaLaunchPlan)]),
+    "ta_sdpa": (c_int, [c_void_p, POINTER(TaSdpaArgs), c_int32, c_void_p]),
+}
+
+
+def runtime_path() -> Path:
+    """The runtime library to load (see the module's search order)."""
+    env = os.environ.get(RUNTIME_ENV_VAR)
+    if env:
+        return Path(env)
+    for candidate in (_PACKAGE / "lib" / RUNTIME_NAME, _REPO_BUILD / "lib" / RUNTIME_NAME):
+        if candidate.is_file():
+            return candidate
+    raise TiledAttnError(
+        f"cannot find {RUNTIME_NAME}: not in the package ({_PACKAGE / 'lib'}) nor in the "
+        f"source tree's build ({_REPO_BUILD / 'lib'}); build it (scripts/setup.sh) or set "
+        f"{RUNTIME_ENV_VAR} to its path"
+    )
+
+
+_RUNTIME: Optional[Any] = None
+_RUNTIME_LOCK = threading.Lock()
+
+
+def runtime() -> Any:
+    """The loaded runtime library, its functions declared (loaded once)."""
+    global _RUNTIME
+    if _RUNTIME is not None:
+        return _RUNTIME
+    with _RUNTIME_LOCK:
+        if _RUNTIME is None:
+            path = runtime_path()
+            try:
+                lib = ctypes.CDLL(str(path))
+            except OSError as exc:
+                raise TiledAttnError(f"cannot load the runtime library {path}: {exc}") from None
+            for name, (restype, argtypes) in _SIGNATURES.items():
+                function = getattr(lib, name)
+                function.restype = restype
+                function.argtypes = list(argtypes)
+            version = lib.ta_api_version()
+            if version != API_VERSION:
+                raise TiledAttnError(
+                    f"{path} implements runtime API version {version}, this package "
+                    f"needs {API_VERSION}; rebuild it or reinstall the package"
+                )
+            _RUNTIME = lib
+    return _RUNTIME
+
+
+def raise_for(status: int) -> None:
+    """Raise the exception for a failed call: ValueError for a bad argument,
+    TiledAttnError for the rest (no kernel, the library, the driver)."""
+    message = (runtime().ta_last_error() or b"").decode("utf-8", "replace")
+    if status == TA_ERROR_INVALID_ARGUMENT:
+        raise ValueError(message)
+    raise TiledAttnError(message)
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """One kernel of the library, as its manifest entry describes it."""
+
+    index: int
+    name: str
+    arch: str
+    dtype: str
+    mask: str
+    schedule: str
+    head_dim: int
+    block_m: int
+    block_n: int
+    threads: int
+    shared_bytes: int
+    index_bits: int
+    align_bytes: int
+    num_params: int
+
+    @property
+    def causal(self) -> str:
+        """The mask's name (also :attr:`mask`): none, top_left, bottom_right."""
+        return self.mask
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.arch}, {self.dtype}, D={self.head_dim}, mask={self.mask})"
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What a launch would be: the kernel, the grid, the packed parameters."""
+
+    kernel: int
+    grid: Tuple[int, int, int]
+    block: Tuple[int, int, int]
+    shared_bytes: int
+    params: Tuple[bytes, ...]
+
+
+class KernelLibrary:
+    """A kernel library opened by the runtime (manifest checked, files found).
+
+    Thread-safe; modules are loaded on first use, once per CUDA context.
+    """
+
+    def __init__(self, path: "str | os.PathLike[str]") -> None:
+        lib = runtime()
+        handle = c_void_p()
+        status = lib.ta_library_open(os.fsencode(str(path)), byref(handle))
+        if status != TA_OK:
+            raise_for(status)
+        self._lib = lib
+        self.handle = handle
+        self.path = Path(lib.ta_library_path(handle).decode())
+        self.kernels: Tuple[KernelInfo, ...] = tuple(
+            self._kernel(i) for i in range(lib.ta_library_kernel_count(handle)))
+        self.head_dims: Tuple[int, ...] = tuple(sorted({k.head_dim for k in self.kernels}))
+        #: The strictest alignment any kernel needs; the torch layer copies
+        #: inputs that miss it.
+        self.align_bytes = max((k.align_bytes for k in self.kernels), default=16)
+
+    @classmethod
+    def load(cls, root: "str | os.PathLike[str] | None" = None) -> "KernelLibrary":
+        """The library at ``root``, default :func:`default_library_path`."""
+        return cls(root if root is not None else default_library_path())
+
+    def _kernel(self, index: int) -> KernelInfo:
+        info = TaKernelInfo()
+        status = self._lib.ta_library_kernel(self.handle, index, byref(info))
+        if status != TA_OK:
+            raise_for(status)
+        text = {name: getattr(info, name).decode()
+                for name in ("name", "arch", "dtype", "mask", "schedule")}
+        numbers = {name: getattr(info, name)
+                   for name in ("head_dim", "block_m", "block_n", "threads", "shared_bytes",
+                                "index_bits", "align_bytes", "num_params")}
+        return KernelInfo(index=index, **text, **numbers)
+
+    def plan(self, args: TaSdpaArgs, capability: Tuple[int, int]) -> LaunchPlan:
+        """The launch ``sdpa`` would make for ``args`` on a device of ``capability``."""
+        plan, _buffer = _aligned_plan()
+        status = self._lib.ta_sdpa_plan(self.handle, byref(args), capability[0],
+                                        capability[1], byref(plan))
+        if status != TA_OK:
+            raise_for(status)
+        raw = bytes(plan.param_data)
+        params = tuple(raw[plan.param_offsets[i]:plan.param_offsets[i] + plan.param_sizes[i]]
+                       for i in range(plan.num_params))
+        return LaunchPlan(plan.kernel, tuple(plan.grid), tuple(plan.block),
+                          plan.shared_bytes, params)
+
+    @property
+    def root(self) -> Path:
+        """The library's folder (also :attr:`path`)."""
+        return self.path
+
+    @property
+    def entries(self) -> Tuple[KernelInfo, ...]:
+        """The kernels (also :attr:`kernels`)."""
+        return self.kernels
+
+    def runs_on(self, kernel: KernelInfo, capability: Tuple[int, int]) -> bool:
+        """Whether the runtime would launch ``kernel`` (asked for by name) on a
+        device of ``capability``: the runtime's own architecture rules."""
+        args = TaSdpaArgs()
+        shape, strides = (1, 1, 1, kernel.head_dim), (kernel.head_dim,) * 3 + (1,)
+        for slot in (args.q, args.k, args.v, args.o):
+            slot.data = 1 << 20
+            slot.sizes[:] = shape
+            slot.strides[:] = strides
+        args.dtype, args.mask, args.scale = DTYPES[kernel.dtype], MASKS[kernel.mask], 1.0
+        args.kernel = kernel.name.encode()
+        try:
+            self.plan(args, capability)
+        except TiledAttnError:
+            return False
+        return True
+
+    def launch(self, args: TaSdpaArgs, device: int, stream: int) -> None:
+        """Check, choose, pack and launch on ``stream`` of CUDA device ``device``."""
+        status = self._lib.ta_sdpa(self.handle, byref(args), device, stream)
+        if status != TA_OK:
+            raise_for(status)
+
+    def __del__(self) -> None:
+        handle = getattr(self, "handle", None)
+        if handle:
+            self._lib.ta_library_close(handle)
+            self.handle = None
+
+    def __repr__(self) -> str:
+        return f"KernelLibrary({str(self.path)!r}, {len(self.kernels)} kernels)"
+
+
+def set_tensor(slot: TaTensor, t: Any) -> None:
+    """Fill ``slot`` from a tensor-like (``data_ptr()``, ``shape``, ``stride()``) of rank 4."""
+    slot.data = t.data_ptr()
+    slot.sizes[:] = t.shape
+    slot.strides[:] = t.stride()
+
+
+def default_library_path() -> Path:
+    """``$TILED_ATTN_KERNELS``, else the package's kernels, else ``build/kernels``."""
+    env = os.environ.get(KERNELS_ENV_VAR)
+    if env:
+        return Path(env)
+    packaged = _PACKAGE / "kernels"
+    if (packaged / "manifest.json").is_file():
+        return packaged
+    return _REPO_BUILD / "kernels"
+
+
+_LIBRARIES: Dict[str, KernelLibrary] = {}
+_LIBRARIES_LOCK = threading.Lock()
+
+
+def default_library(path: "str | os.PathLike[str] | None" = None) -> KernelLibrary:
+    """The library at ``path`` (default :func:`default_library_path`), opened once per path."""
+    key = str(path) if path is not None else str(default_library_path())
+    library = _LIBRARIES.get(key)
+    if library is None:
+        with _LIBRARIES_LOCK:
+            library = _LIBRARIES.get(key)
+            if library is None:
+                library = _LIBRARIES[key] = KernelLibrary(key)
+    return library
