@@ -115,7 +115,7 @@ _SIGNATURES: Dict[str, Tuple[Any, Sequence[Any]]] = {
     "ta_library_kernel": (c_int, [c_void_p, c_int32, POINTER(TaKernelInfo)]),
     "ta_sdpa_plan": (c_int, [c_void_p, POINTER(TaSdpaArgs), c_int32, c_int32,
                              POINTER(TaLaunchPlan)]),
-    "ta_sdpa": (c_int, [c_void_p, POINTER(TaSdpaArgs), c_int32, c_void_p]),
+    "ta_sdpa": (c_int, [c_void_p, c_void_p, c_int32, c_void_p]),
 }
 
 
@@ -226,6 +226,8 @@ class KernelLibrary:
             raise_for(status)
         self._lib = lib
         self.handle = handle
+        self._handle_value = handle.value
+        self._ta_sdpa = lib.ta_sdpa
         self.path = Path(lib.ta_library_path(handle).decode())
         self.kernels: Tuple[KernelInfo, ...] = tuple(
             self._kernel(i) for i in range(lib.ta_library_kernel_count(handle)))
@@ -293,7 +295,11 @@ class KernelLibrary:
 
     def launch(self, args: TaSdpaArgs, device: int, stream: int) -> None:
         """Check, choose, pack and launch on ``stream`` of CUDA device ``device``."""
-        status = self._lib.ta_sdpa(self.handle, byref(args), device, stream)
+        self.launch_packed(ctypes.addressof(args), device, stream)
+
+    def launch_packed(self, args_address: int, device: int, stream: int) -> None:
+        """:meth:`launch` with the ta_sdpa_args at ``args_address`` (the hot path)."""
+        status = self._ta_sdpa(self._handle_value, args_address, device, stream)
         if status != TA_OK:
             raise_for(status)
 
@@ -325,12 +331,16 @@ def default_library_path() -> Path:
     return _REPO_BUILD / "kernels"
 
 
-_LIBRARIES: Dict[str, KernelLibrary] = {}
+_LIBRARIES: Dict[Optional[str], KernelLibrary] = {}
 _LIBRARIES_LOCK = threading.Lock()
 
 
 def default_library(path: "str | os.PathLike[str] | None" = None) -> KernelLibrary:
-    """The library at ``path`` (default :func:`default_library_path`), opened once per path."""
+    """The library at ``path`` (default :func:`default_library_path`), opened once per path.
+
+    It is also remembered under the key ``sdpa`` looks up first: ``path``
+    itself, or for None the value of ``$TILED_ATTN_KERNELS`` (None when unset).
+    """
     key = str(path) if path is not None else str(default_library_path())
     library = _LIBRARIES.get(key)
     if library is None:
@@ -338,4 +348,7 @@ def default_library(path: "str | os.PathLike[str] | None" = None) -> KernelLibra
             library = _LIBRARIES.get(key)
             if library is None:
                 library = _LIBRARIES[key] = KernelLibrary(key)
+    fast_key = path if path is not None else os.environ.get(KERNELS_ENV_VAR)
+    if isinstance(fast_key, (str, type(None))):
+        _LIBRARIES.setdefault(fast_key, library)  # type: ignore[arg-type]
     return library

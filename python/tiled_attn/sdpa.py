@@ -16,11 +16,17 @@ package (and its unit tests) works without it.
 
 from __future__ import annotations
 
+import ctypes
 import math
-from typing import TYPE_CHECKING, Any, Optional, Union
+import os
+import struct
+import threading
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
-from .runtime import DTYPES, MASKS, KernelLibrary, TaSdpaArgs, default_library, set_tensor
-from .validation import check_inputs, copy_reason
+from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
+                      default_library)
+from .validation import ITEMSIZE, check_inputs, copy_reason
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -86,35 +92,90 @@ def sdpa_eager(
     library: LibraryArg = None,
     kernel: Optional[str] = None,
 ) -> "torch.Tensor":
-    """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``."""
+    """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``.
+
+    The common case (valid inputs the kernels take as they are) runs a fast
+    path: a few attribute reads, one ``torch.empty``, the arguments packed
+    with one ``struct.pack_into`` and one call into the runtime. Anything
+    unusual falls back to :func:`check_inputs` (which raises the precise
+    error) and to copies of inputs the kernels cannot take.
+    """
     import torch
 
-    dtype = check_inputs(q, k, v, causal, scale)
+    if not _DTYPES:
+        _init_dtypes()
+    device = q.device
+    dtype = _DTYPES.get(q.dtype)
+    if (dtype is None or k.dtype is not q.dtype or v.dtype is not q.dtype
+            or device.type != "cuda" or k.device != device or v.device != device
+            or q.dim() != 4 or k.dim() != 4 or v.dim() != 4
+            or (causal is not True and causal is not False)
+            or (scale is not None and type(scale) is not float)):
+        dtype = DTYPES[check_inputs(q, k, v, causal, scale)]
     if not isinstance(library, KernelLibrary):
-        library = default_library(library)
+        key = os.environ.get(KERNELS_ENV_VAR) if library is None else library
+        library = _LIBRARIES.get(key) or default_library(library)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    out = torch.empty(q.shape, dtype=q.dtype, device=device)
     align = library.align_bytes
-    if copy_reason(q, align) is not None:
+    amask, smask = align - 1, align // ITEMSIZE - 1
+    qs, ks, vs = q.stride(), k.stride(), v.stride()
+    qp, kp, vp = q.data_ptr(), k.data_ptr(), v.data_ptr()
+    # A fast, stricter test of the kernels' layout rule (every stride
+    # aligned); copy_reason has the exact one (size-1 dimensions exempt).
+    if (qs[3] != 1 or qp & amask or (qs[0] | qs[1] | qs[2]) & smask) and copy_reason(q, align):
         q = q.clone(memory_format=torch.contiguous_format)
-    if copy_reason(k, align) is not None:
+        qs, qp = q.stride(), q.data_ptr()
+    if (ks[3] != 1 or kp & amask or (ks[0] | ks[1] | ks[2]) & smask) and copy_reason(k, align):
         k = k.clone(memory_format=torch.contiguous_format)
-    if copy_reason(v, align) is not None:
+        ks, kp = k.stride(), k.data_ptr()
+    if (vs[3] != 1 or vp & amask or (vs[0] | vs[1] | vs[2]) & smask) and copy_reason(v, align):
         v = v.clone(memory_format=torch.contiguous_format)
-    args = TaSdpaArgs()
-    set_tensor(args.q, q)
-    set_tensor(args.k, k)
-    set_tensor(args.v, v)
-    set_tensor(args.o, out)
-    args.dtype = DTYPES[dtype]
-    args.mask = MASKS["top_left"] if causal else MASKS["none"]
-    args.scale = scale
-    if kernel is not None:
-        args.kernel = kernel.encode()
-    device = q.device.index
-    library.launch(args, device, _current_stream(torch, device))
+        vs, vp = v.stride(), v.data_ptr()
+    args = _thread_args()
+    _ARGS_LAYOUT.pack_into(
+        args.buffer, 0,
+        qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
+        out.data_ptr(), *out.shape, *out.stride(),
+        dtype, _CAUSAL if causal else _NO_MASK, scale,
+        0 if kernel is None else _kernel_name_address(kernel))
+    index = device.index
+    library.launch_packed(args.address, index, _current_stream(torch, index))
     return out
+
+
+#: ta_sdpa_args as packed bytes: four ta_tensor (data, sizes[4], strides[4]),
+#: dtype, mask, scale, padding, the kernel name's address.
+_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ")
+assert _ARGS_LAYOUT.size == ctypes.sizeof(TaSdpaArgs)
+_NO_MASK, _CAUSAL = MASKS["none"], MASKS["top_left"]
+_DTYPES: Dict[Any, int] = {}
+_THREAD = threading.local()
+_KERNEL_NAMES: Dict[str, Any] = {}
+
+
+def _thread_args() -> Any:
+    """This thread's ta_sdpa_args buffer (a call fills it, then the runtime reads it)."""
+    args = getattr(_THREAD, "args", None)
+    if args is None:
+        buffer = ctypes.create_string_buffer(_ARGS_LAYOUT.size)
+        args = _THREAD.args = SimpleNamespace(buffer=buffer, address=ctypes.addressof(buffer))
+    return args
+
+
+def _kernel_name_address(name: str) -> int:
+    """The address of a NUL-terminated copy of ``name``, kept for the process."""
+    entry = _KERNEL_NAMES.get(name)
+    if entry is None:
+        entry = _KERNEL_NAMES[name] = ctypes.create_string_buffer(name.encode())
+    return ctypes.addressof(entry)
+
+
+def _init_dtypes() -> None:
+    import torch
+
+    _DTYPES.update({torch.float16: DTYPES["f16"], torch.bfloat16: DTYPES["bf16"]})
 
 
 def _current_stream(torch: Any, device: int) -> int:

@@ -237,7 +237,8 @@ def tiled_attn_attention_forward(
     _check_options(module, query, key, value, dropout, kwargs)
     s_q = query.shape[2]
     causal, align, keys = _resolve_mask(module, attention_mask, s_q, key.shape[2], kwargs)
-    key, value = key[:, :, :keys], value[:, :, :keys]
+    if keys != key.shape[2]:
+        key, value = key[:, :, :keys], value[:, :, :keys]
     out = _grouped_sdpa(query, key, value, causal, align, scaling)
     return out.transpose(1, 2).contiguous(), None
 
