@@ -142,3 +142,13 @@ def test_matches_pytorch_sdpa_at_model_shapes():
     ours = tiled_attn.sdpa(q, k, v, causal=True)
     theirs = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert rel_l2(ours, theirs.double()) < 2e-2
+
+
+def test_out_in_another_layout():
+    q, k, v = qkv(b=2, h=4, sq=100, sk=100, d=128, dtype=torch.bfloat16)
+    o = torch.full((2, 100, 4, 128), math.nan, dtype=q.dtype, device="cuda")
+    result = tiled_attn.sdpa(q, k, v, causal=True, out=o.transpose(1, 2))
+    assert result.data_ptr() == o.data_ptr()
+    assert rel_l2(o.transpose(1, 2), reference(q, k, v, True)) < 1e-2
+    with pytest.raises(ValueError, match="out must be a 4-d tensor of q's dtype"):
+        tiled_attn.sdpa(q, k, v, out=o.float().transpose(1, 2))

@@ -45,6 +45,7 @@ def sdpa(
     *,
     library: LibraryArg = None,
     kernel: Optional[str] = None,
+    out: Optional["torch.Tensor"] = None,
 ) -> "torch.Tensor":
     """Scaled dot-product attention, ``softmax(scale * q @ k^T [+ mask]) @ v``.
 
@@ -58,10 +59,15 @@ def sdpa(
             the default one when None (see :mod:`tiled_attn.runtime`).
         kernel: the name of the manifest entry to use, for comparing
             schedules; the best fit for the device when None.
+        out: where to write the result, a ``[B, H, S_q, D]`` tensor of q's
+            dtype and device with any 16-byte aligned strides and a unit
+            last one (for example ``o.transpose(1, 2)`` of an ``o`` of shape
+            ``[B, S_q, H, D]``, which saves a copy where the caller wants
+            that layout); a new contiguous tensor when None.
 
     Returns:
-        A new contiguous ``[B, H, S_q, D]`` tensor, computed on the current
-        torch stream. It does not track gradients (forward only).
+        ``out``, or a new contiguous ``[B, H, S_q, D]`` tensor, computed on
+        the current torch stream. It does not track gradients (forward only).
 
     Any strides are taken as they are if the last dimension's is 1 and the
     data pointer and the other strides are multiples of the kernel's
@@ -79,8 +85,9 @@ def sdpa(
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa)
 
         path = str(library.path) if isinstance(library, KernelLibrary) else library
-        return torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path)
-    return sdpa_eager(q, k, v, causal, scale, library, kernel)
+        result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path)
+        return result if out is None else out.copy_(result)
+    return sdpa_eager(q, k, v, causal, scale, library, kernel, out)
 
 
 def sdpa_eager(
@@ -91,6 +98,7 @@ def sdpa_eager(
     scale: Optional[float] = None,
     library: LibraryArg = None,
     kernel: Optional[str] = None,
+    out: Optional["torch.Tensor"] = None,
 ) -> "torch.Tensor":
     """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``.
 
@@ -117,7 +125,12 @@ def sdpa_eager(
         library = _LIBRARIES.get(key) or default_library(library)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    out = torch.empty(q.shape, dtype=q.dtype, device=device)
+    if out is None:
+        out = torch.empty(q.shape, dtype=q.dtype, device=device)
+    elif out.dtype is not q.dtype or out.device != device or out.dim() != 4:
+        raise ValueError(f"out must be a 4-d tensor of q's dtype ({q.dtype}) and device "
+                         f"({device}), got {out.dtype} on {out.device} of shape "
+                         f"{tuple(out.shape)}")
     align = library.align_bytes
     amask, smask = align - 1, align // ITEMSIZE - 1
     qs, ks, vs = q.stride(), k.stride(), v.stride()

@@ -240,7 +240,7 @@ def tiled_attn_attention_forward(
     if keys != key.shape[2]:
         key, value = key[:, :, :keys], value[:, :, :keys]
     out = _grouped_sdpa(query, key, value, causal, align, scaling)
-    return out.transpose(1, 2).contiguous(), None
+    return out, None
 
 
 def _check_options(
@@ -301,7 +301,9 @@ def _grouped_sdpa(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, causal: bool, align: str,
     scale: Optional[float],
 ) -> torch.Tensor:
-    """tiled_attn.sdpa on ``[B, H, S_q, D]`` queries and ``[B, H_kv, S_k, D]`` keys."""
+    """tiled_attn.sdpa on ``[B, H, S_q, D]`` queries and ``[B, H_kv, S_k, D]`` keys,
+    into a new contiguous ``[B, S_q, H, D]`` tensor (the kernel writes that
+    layout through ``out``'s strides, so no transpose copy follows)."""
     sdpa = tiled_attn.sdpa
     keywords = _keywords(sdpa)
     extra = {}
@@ -316,8 +318,13 @@ def _grouped_sdpa(
         extra["causal_align"] = "bottom_right"
     batch, heads, s_q, dim = query.shape
     kv_heads = key.shape[1]
+    # The result in transformers' [B, S_q, H, D] layout, written there by the
+    # kernel (its output strides are parameters): no transpose copy after.
+    result = torch.empty(batch, s_q, heads, dim, dtype=query.dtype, device=query.device)
+    extra["out"] = result.transpose(1, 2)
     if heads == kv_heads:
-        return sdpa(query, key, value, causal=causal, scale=scale, **extra)
+        sdpa(query, key, value, causal=causal, scale=scale, **extra)
+        return result
     if kv_heads == 0 or heads % kv_heads:
         raise ValueError(
             f"{_PREFIX}: query has {heads} heads and key {kv_heads}; grouped attention needs the "
@@ -325,13 +332,16 @@ def _grouped_sdpa(
         )
     groups = heads // kv_heads
     if "enable_gqa" in keywords:
-        return sdpa(query, key, value, causal=causal, scale=scale, enable_gqa=True, **extra)
+        sdpa(query, key, value, causal=causal, scale=scale, enable_gqa=True, **extra)
+        return result
     if s_q == 1 and not causal:  # the heads of a group become the query rows
         packed = query.reshape(batch, kv_heads, groups, dim)
-        out = sdpa(packed, key, value, causal=False, scale=scale, **extra)
-        return out.reshape(batch, heads, 1, dim)
+        extra["out"] = result.view(batch, kv_heads, groups, dim)
+        sdpa(packed, key, value, causal=False, scale=scale, **extra)
+        return result
     key, value = (t.repeat_interleave(groups, dim=1) for t in (key, value))
-    return sdpa(query, key, value, causal=causal, scale=scale, **extra)
+    sdpa(query, key, value, causal=causal, scale=scale, **extra)
+    return result
 
 
 @functools.lru_cache(maxsize=8)
