@@ -35,7 +35,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 from tiled_attn import KernelLibrary, TiledAttnError, sdpa  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import sleep_cycles_per_ms, time_fn  # noqa: E402
+from common import device_slug, short_reason, sleep_cycles_per_ms, time_fn  # noqa: E402
 from plots import PROVIDERS, write_plots  # noqa: E402
 
 TOKENS, HIDDEN = 16384, 2048
@@ -72,13 +72,6 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def device_slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-
-
-def short_reason(exc: BaseException, limit: int = 240) -> str:
-    text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def reference_f64(q, k, v, causal: bool, chunk: int = 4096):

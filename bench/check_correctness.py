@@ -19,11 +19,11 @@ import csv
 import datetime
 import inspect
 import math
-import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import device_slug  # noqa: E402  (puts python/ on sys.path)
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -49,9 +49,6 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="torch.manual_seed at start")
     return p.parse_args()
 
-
-def device_slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def cases_for(entry, sanitize_one: bool):

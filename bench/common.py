@@ -96,3 +96,8 @@ def rel_l2(out, ref):
 
 def device_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def short_reason(exc: BaseException, limit: int = 240) -> str:
+    text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."

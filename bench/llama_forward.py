@@ -39,14 +39,13 @@ import csv
 import datetime
 import math
 import os
-import re
 import shlex
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import sleep_cycles_per_ms, time_fn  # noqa: E402  (puts python/ on sys.path)
+from common import device_slug, short_reason, sleep_cycles_per_ms, time_fn  # noqa: E402  (puts python/ on sys.path)
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
@@ -87,13 +86,6 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def device_slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-
-
-def short_reason(exc: BaseException, limit: int = 240) -> str:
-    text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def build_model(kv_heads: int):
