@@ -202,6 +202,7 @@ void tiled_attn::buildGPUToNVVMPipeline(OpPassManager &pm,
   gpuToNVVM.useBarePtrCallConv = true;
   OpPassManager &gpm = pm.nest<gpu::GPUModuleOp>();
   gpm.addPass(createConvertGpuOpsToNVVMOps(gpuToNVVM));
+  gpm.addPass(createTileGPUTensorMapParamsPass());
   gpm.addPass(createCanonicalizerPass());
   gpm.addPass(createCSEPass());
   gpm.addPass(createReconcileUnrealizedCastsPass());

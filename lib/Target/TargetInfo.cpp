@@ -58,7 +58,7 @@ std::string TargetInfo::knownChips() {
 }
 
 bool tiled_attn::isFamilyImplemented(Family family) {
-  return family == Family::MmaSync;
+  return family == Family::MmaSync || family == Family::Wgmma;
 }
 
 Family TargetInfo::defaultFamily() const {

@@ -27,6 +27,34 @@
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_121a" --cubin=sm_121a --out-dir=%t/sm_121a
 // RUN: FileCheck %s --input-file=%t/sm_121a/manifest.json -DCHIP=sm_121a
 
+// sm_90a: the wgmma family (TMA, mbarriers, wgmma with A in shared memory
+// or registers), both dtypes and head dims, no spills; the tensor maps are
+// 128-byte grid-constant parameters whose box and swizzle the manifest
+// records for the runtime.
+// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2" --lowering="chip=sm_90a warps=8" --cubin=sm_90a --out-dir=%t/sm_90a
+// RUN: tiled-attn-compile --head-dim=64 --block-m=128 --block-n=128 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2" --lowering="chip=sm_90a warps=8" --cubin=sm_90a --out-dir=%t/sm_90a
+// RUN: FileCheck %s --input-file=%t/sm_90a/manifest.json --check-prefix=SM90A
+// RUN: FileCheck %s --input-file=%t/sm_90a/sdpa_fwd_sm_90a_f16_d128_top_left.ptx --check-prefix=SM90A-PTX
+// RUN: test -s %t/sm_90a/sdpa_fwd_sm_90a_f16_d128_top_left.sm_90a.cubin
+// RUN: test -s %t/sm_90a/sdpa_fwd_sm_90a_bf16_d64_none.sm_90a.cubin
+// SM90A-DAG: "name": "sdpa_fwd_sm_90a_f16_d128_top_left"
+// SM90A-DAG: "name": "sdpa_fwd_sm_90a_bf16_d64_none"
+// SM90A-DAG: "block": [{{[[:space:]]*}}256,
+// SM90A-DAG: "spill_store_bytes": 0
+// SM90A-NOT: "spill_store_bytes": {{[1-9]}}
+// SM90A-DAG: "kind": "tensor_map",
+// SM90A-DAG: "box": [{{[[:space:]]*}}128,{{[[:space:]]*}}64{{[[:space:]]*}}],
+// SM90A-DAG: "swizzle": 128,
+// SM90A-DAG: "type": "tensor_map"
+// SM90A-PTX: .target sm_90a
+// SM90A-PTX: .param .align 64 .b8 sdpa_fwd_param_29[128],
+// SM90A-PTX: .param .align 64 .b8 sdpa_fwd_param_30[128],
+// SM90A-PTX: .param .align 64 .b8 sdpa_fwd_param_31[128]
+// SM90A-PTX: mbarrier.init.shared.b64
+// SM90A-PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// SM90A-PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// SM90A-PTX: wgmma.commit_group.sync.aligned
+
 // D = 128, causal, f16 on sm_80: the largest kernel of the library.
 // RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT
 // RUN: FileCheck %s --input-file=%t/d128/manifest.json --check-prefix=D128

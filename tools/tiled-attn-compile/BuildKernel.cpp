@@ -145,6 +145,13 @@ static LogicalResult recordParams(const KernelSpec &kernel, ModuleOp module,
                        {"type", typeName}};
     if (param.getDim() >= 0)
       entry["dim"] = param.getDim();
+    // The runtime encodes a tensor map with the box and swizzle of its type
+    // and passes its 128 bytes by value.
+    if (auto map = dyn_cast_or_null<tilegpu::TensorMapType>(param.getMap())) {
+      entry["type"] = "tensor_map";
+      entry["box"] = json::Array{map.getRows(), map.getCols()};
+      entry["swizzle"] = map.getSwizzle();
+    }
     out.push_back(std::move(entry));
   }
   return success();

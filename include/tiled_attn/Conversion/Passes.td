@@ -129,6 +129,31 @@ def ConvertTileGPUToNVVMPass
   ];
 }
 
+def TileGPUTensorMapParamsPass
+    : Pass<"tilegpu-tensor-map-params", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass tensor maps by value, as grid-constant kernel parameters";
+  let description = [{
+    After `convert-gpu-to-nvvm`, each kernel parameter that the kernel's
+    `tilegpu.params` list (set by `convert-tilegpu-to-nvvm`, one
+    `#tilegpu.param` per parameter) calls a `tensor_map` (an `!llvm.ptr`)
+    becomes the 128-byte
+    CUDA tensor map itself, passed by value: `llvm.byval =
+    !llvm.array<128 x i8>`, `llvm.align = 64` and `nvvm.grid_constant`, so
+    that the PTX parameter is `.param .align 64 .b8 [128]` and TMA reads the
+    descriptor at its address in parameter space. (`nvvm.grid_constant` is
+    refused on a `gpu.func`, so this waits for the `llvm.func`.)
+
+    ```mlir
+    llvm.func @k(%map: !llvm.ptr) attributes {nvvm.kernel,
+        tilegpu.params = [#tilegpu.param<tensor_map, "k" : !tilegpu.tensor_map<128x64xf16, swizzle = 128>>]}
+    // becomes
+    llvm.func @k(%map: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>,
+                                  nvvm.grid_constant}) attributes {...}
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
+}
+
 def ConvertNVGPUToNVVMWithIndexBitwidthPass
     : Pass<"convert-nvgpu-to-nvvm-index-bitwidth"> {
   let summary = "Upstream's nvgpu-to-nvvm patterns with a chosen index bit width";

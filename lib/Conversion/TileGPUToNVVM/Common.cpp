@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -55,6 +56,11 @@ TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
     auto layout =
         StridedLayoutAttr::get(view.getContext(), /*offset=*/0, strides);
     return MemRefType::get(view.getShape(), view.getElementType(), layout);
+  });
+  // A tensor map is passed by value as a grid constant; the kernel sees its
+  // address (see the kernel ABI, KernelABI.cpp).
+  addConversion([](TensorMapType type) -> Type {
+    return LLVM::LLVMPointerType::get(type.getContext());
   });
   addConversion([](RankedTensorType type) -> std::optional<Type> {
     DistributedLayoutAttrInterface layout = getDistributedLayout(type);

@@ -89,8 +89,7 @@ struct SkipUnitRowScale final : OpConversionPattern<arith::MulFOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = dyn_cast<RankedTensorType>(op.getType());
     auto layout =
-        type ? dyn_cast_or_null<tilegpu::MmaSyncLayoutAttr>(type.getEncoding())
-             : nullptr;
+        type ? tilegpu::getQuadFragmentLayout(type.getEncoding()) : nullptr;
     if (!layout || layout.getKind() != tilegpu::MmaSyncKind::Acc ||
         !type.getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "not an f32 accumulator");

@@ -25,6 +25,11 @@
 //   memref.reinterpret_cast %q to offset: [0], sizes: [%s0, %s1, %s2, 64],
 //       strides: [%t0, %t1, %t2, 1]
 //
+// A tensor map argument (a wgmma kernel's TMA copies read through it)
+// becomes one pointer: the runtime passes the 128-byte CUtensorMap by value
+// as a grid constant (tilegpu-tensor-map-params marks the lowered llvm.func
+// parameter so) and the kernel reads it at that address.
+//
 // The GPU-to-NVVM pipeline lowers with the bare-pointer calling convention,
 // so the rank-0 memref is one pointer and every other parameter one
 // register-wide value: the PTX entry takes exactly this list, which the
@@ -61,10 +66,11 @@ struct ParamList {
   SmallVector<Type> types;
   SmallVector<DictionaryAttr> attrs;
 
-  void add(Type type, ParamKind kind, StringRef name, int64_t dim = -1) {
+  void add(Type type, ParamKind kind, StringRef name, int64_t dim = -1,
+           Type map = Type()) {
     MLIRContext *ctx = type.getContext();
     types.push_back(type);
-    auto param = KernelParamAttr::get(ctx, kind, name, dim);
+    auto param = KernelParamAttr::get(ctx, kind, name, dim, map);
     attrs.push_back(DictionaryAttr::get(
         ctx, {NamedAttribute(TileGPUDialect::getParamAttrName(), param)}));
   }
@@ -112,6 +118,21 @@ tiled_attn::createKernelWithExplicitParams(OpBuilder &b, func::FuncOp func,
   ParamList params;
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
     std::string name = argumentName(func, index);
+    // A tensor map (convert-tile-to-tilegpu made it, and named it after its
+    // view): one pointer, the address of the grid-constant CUtensorMap.
+    if (auto map = dyn_cast<TensorMapType>(type)) {
+      auto param = func.getArgAttrOfType<KernelParamAttr>(
+          index, TileGPUDialect::getParamAttrName());
+      if (!param || param.getKind() != ParamKind::TensorMap)
+        return func.emitError() << "convert-tilegpu-to-nvvm: tensor map "
+                                   "argument #"
+                                << index
+                                << " has no #tilegpu.param"
+                                   "<tensor_map, ...>";
+      params.add(converter.convertType(map), ParamKind::TensorMap,
+                 param.getName(), /*dim=*/-1, map);
+      continue;
+    }
     if (auto view = dyn_cast<tile::ViewType>(type)) {
       addViewParams(ctx, view, name, params);
       continue;

@@ -246,4 +246,5 @@ void tiled_attn::populateTileGPUMemoryToNVVMPatterns(
   patterns.add<AllocToNVVM, SlotToNVVM, AsyncCopyToNVVM, AsyncWaitToNVVM,
                AsyncWaitAllToNVVM, BlockIdToGPU, DimToGPU, ReturnToGPU>(
       converter, patterns.getContext());
+  populateTmaToNVVMPatterns(converter, patterns);
 }

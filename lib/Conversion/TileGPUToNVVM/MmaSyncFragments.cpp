@@ -19,7 +19,8 @@ using namespace tiled_attn;
 using namespace tiled_attn::tilegpu;
 
 Fragment Fragment::get(RankedTensorType type) {
-  return get(cast<MmaSyncLayoutAttr>(type.getEncoding()), type.getShape());
+  // wgmma's layouts hold mma.sync's registers (getQuadFragmentLayout).
+  return get(getQuadFragmentLayout(type.getEncoding()), type.getShape());
 }
 
 Fragment Fragment::get(MmaSyncLayoutAttr layout, ArrayRef<int64_t> shape) {

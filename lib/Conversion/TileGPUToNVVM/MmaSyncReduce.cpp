@@ -46,11 +46,12 @@ struct ReduceToGPU final : OpConversionPattern<ReduceOp> {
     Location loc = op.getLoc();
     auto inTy = cast<RankedTensorType>(op.getInput().getType());
     auto outTy = dyn_cast<RankedTensorType>(op.getType());
-    auto inLayout = dyn_cast<MmaSyncLayoutAttr>(inTy.getEncoding());
+    auto inLayout = tilegpu::getQuadFragmentLayout(inTy.getEncoding());
     if (!inLayout)
-      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+      return rewriter.notifyMatchFailure(
+          op, "not in quad fragments (mma.sync, wgmma)");
     if (!outTy || op.getAxis() != 1 ||
-        cast<MmaSyncLayoutAttr>(outTy.getEncoding()).getKind() !=
+        tilegpu::getQuadFragmentLayout(outTy.getEncoding()).getKind() !=
             MmaSyncKind::Rows)
       return op.emitError() << "GPU lowering: only row reductions of an "
                                "accumulator (along 1) are supported";
@@ -91,8 +92,9 @@ struct BroadcastToGPU final : OpConversionPattern<BroadcastOp> {
   matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto outTy = cast<RankedTensorType>(op.getType());
-    if (!isa<MmaSyncLayoutAttr>(outTy.getEncoding()))
-      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+    if (!tilegpu::getQuadFragmentLayout(outTy.getEncoding()))
+      return rewriter.notifyMatchFailure(
+          op, "not in quad fragments (mma.sync, wgmma)");
     Fragment out = Fragment::get(outTy);
     if (out.kind != MmaSyncKind::Acc)
       return op.emitError() << "GPU lowering: broadcasts produce accumulators";
@@ -125,8 +127,9 @@ struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
   matchAndRewrite(CausalMaskOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (!isa<MmaSyncLayoutAttr>(op.getType().getEncoding()))
-      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+    if (!tilegpu::getQuadFragmentLayout(op.getType().getEncoding()))
+      return rewriter.notifyMatchFailure(
+          op, "not in quad fragments (mma.sync, wgmma)");
     Fragment f = Fragment::get(op.getType());
     LaneCoords lc(rewriter, loc);
     // row = row_offset + warp * rowsPerWarp + g + rowOffset[e]
@@ -146,8 +149,9 @@ struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
   matchAndRewrite(BoundsMaskOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (!isa<MmaSyncLayoutAttr>(op.getType().getEncoding()))
-      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+    if (!tilegpu::getQuadFragmentLayout(op.getType().getEncoding()))
+      return rewriter.notifyMatchFailure(
+          op, "not in quad fragments (mma.sync, wgmma)");
     Fragment f = Fragment::get(op.getType());
     if (f.kind != MmaSyncKind::Cols)
       return op.emitError() << "GPU lowering: bounds masks are over columns";

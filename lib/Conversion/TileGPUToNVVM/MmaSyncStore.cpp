@@ -35,9 +35,10 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getValue().getType());
-    auto layout = dyn_cast_or_null<MmaSyncLayoutAttr>(type.getEncoding());
+    auto layout = tilegpu::getQuadFragmentLayout(type.getEncoding());
     if (!layout)
-      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+      return rewriter.notifyMatchFailure(
+          op, "not in quad fragments (mma.sync, wgmma)");
     if (layout.getKind() != MmaSyncKind::Acc || op.getMask() ||
         op.getIndices().size() != 4)
       return op.emitError() << "GPU lowering: stores take an unmasked "
@@ -96,9 +97,10 @@ struct StagedStoreToNVVM final : OpConversionPattern<StagedStoreOp> {
     const int64_t vec = 8; // 16 bytes of f16 or bf16
     Fragment frag = Fragment::get(type);
     int64_t chunksPerRow = cols / vec;
-    auto layout = dyn_cast<MmaSyncLayoutAttr>(type.getEncoding());
+    auto layout = tilegpu::getQuadFragmentLayout(type.getEncoding());
     if (!layout)
-      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+      return rewriter.notifyMatchFailure(
+          op, "not in quad fragments (mma.sync, wgmma)");
     if (!layout.canStageStore(type.getShape(), type.getElementType()))
       return op.emitError() << "GPU lowering: a staged store takes a 16-bit "
                                "tile whose warps' rows split into 16-byte "

@@ -107,6 +107,14 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
       return signalPassFailure();
     (*kernel)->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                        b.getUnitAttr());
+    // The parameter list again as a function attribute, which outlives the
+    // lowering to llvm.func (argument attributes do not).
+    SmallVector<Attribute> params;
+    for (unsigned i = 0, e = kernel->getNumArguments(); i < e; ++i)
+      params.push_back(
+          kernel->getArgAttr(i, TileGPUDialect::getParamAttrName()));
+    (*kernel)->setAttr(TileGPUDialect::getParamsAttrName(),
+                       b.getArrayAttr(params));
     kernel->setKnownBlockSizeAttr(
         b.getDenseI32ArrayAttr({static_cast<int32_t>(32 * *warps), 1, 1}));
     for (StringRef name : {TileGPUDialect::getSharedBytesAttrName(),
@@ -124,6 +132,8 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
     populateMmaSyncToNVVMPatterns(converter, patterns);
     break;
   case Family::Wgmma:
+    populateWgmmaToNVVMPatterns(converter, patterns);
+    break;
   case Family::Tcgen05:
     module.emitError() << "convert-tilegpu-to-nvvm: no patterns for the "
                        << stringifyFamily(target.getFamily()) << " family yet";

@@ -29,13 +29,21 @@ namespace tiled_attn {
 
 using namespace mlir;
 using namespace tiled_attn::tile;
+using tiled_attn::tilegpu::Family;
 using tiled_attn::tilegpu::MmaSyncKind;
 using tiled_attn::tilegpu::MmaSyncLayoutAttr;
 using tiled_attn::tilegpu::SharedEncodingAttr;
+using tiled_attn::tilegpu::WgmmaKind;
+using tiled_attn::tilegpu::WgmmaLayoutAttr;
 
 SharedEncodingAttr tiled_attn::mmaSyncSharedEncoding(MLIRContext *ctx,
                                                      bool transposed) {
   return SharedEncodingAttr::get(ctx, /*swizzle=*/0, /*pad=*/8, transposed);
+}
+
+SharedEncodingAttr tiled_attn::wgmmaSharedEncoding(MLIRContext *ctx,
+                                                   bool transposed) {
+  return SharedEncodingAttr::get(ctx, /*swizzle=*/128, /*pad=*/0, transposed);
 }
 
 LoadOp tiled_attn::stagingLoad(Value value) {
@@ -54,19 +62,42 @@ LoadOp tiled_attn::stagingLoad(Value value) {
 
 namespace {
 
+/// The encodings a matrix-unit family gives: register layouts by role (the
+/// roles of mma.sync's kinds: acc, rows, cols, opa) and the shared encoding
+/// of tiles its mma reads from shared memory.
+struct FamilyLayouts {
+  MLIRContext *ctx;
+  Family family;
+  int64_t warps;
+
+  Attribute reg(MmaSyncKind kind) const {
+    if (family == Family::MmaSync)
+      return MmaSyncLayoutAttr::get(ctx, kind, warps);
+    WgmmaKind wgmma = kind == MmaSyncKind::Acc    ? WgmmaKind::Acc
+                      : kind == MmaSyncKind::Rows ? WgmmaKind::Rows
+                      : kind == MmaSyncKind::Cols ? WgmmaKind::Cols
+                                                  : WgmmaKind::OperandA;
+    return WgmmaLayoutAttr::get(ctx, wgmma, warps / 4);
+  }
+  /// mma.sync: rows padded for ldmatrix. wgmma: 128-byte swizzled panels,
+  /// what TMA writes and wgmma descriptors read.
+  Attribute shared(bool transposed) const {
+    return family == Family::MmaSync
+               ? tiled_attn::mmaSyncSharedEncoding(ctx, transposed)
+               : tiled_attn::wgmmaSharedEncoding(ctx, transposed);
+  }
+};
+
 class LayoutAssignment {
 public:
-  LayoutAssignment(func::FuncOp func, int64_t warps, bool smemLhs)
-      : func(func), warps(warps), smemLhs(smemLhs) {}
+  LayoutAssignment(func::FuncOp func, FamilyLayouts family, bool smemLhs)
+      : func(func), family(family), smemLhs(smemLhs) {}
   LogicalResult run();
 
 private:
-  Attribute layout(MmaSyncKind kind) {
-    return MmaSyncLayoutAttr::get(func.getContext(), kind, warps);
-  }
-  /// A tile that stays in shared memory, rows padded for ldmatrix.
+  Attribute layout(MmaSyncKind kind) { return family.reg(kind); }
   Attribute shared(bool transposed = false) {
-    return tiled_attn::mmaSyncSharedEncoding(func.getContext(), transposed);
+    return family.shared(transposed);
   }
   void unify(Value a, Value b) {
     if (isa<RankedTensorType>(a.getType()) &&
@@ -81,7 +112,7 @@ private:
   LogicalResult checkShape(Value v, Attribute l);
 
   func::FuncOp func;
-  int64_t warps;
+  FamilyLayouts family;
   bool smemLhs;
   llvm::EquivalenceClasses<Value> classes;
   SmallVector<std::pair<Value, Attribute>> seeds;
@@ -122,9 +153,11 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     }
     // A lhs straight from memory may stay where its copy put it; ldmatrix
     // reads it at every k-step (untransposed only: ldmatrix.trans would be
-    // needed otherwise).
+    // needed otherwise). wgmma always reads such a lhs (Q) from shared
+    // memory.
     auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>();
-    if (smemLhs && lhsLoad && !lhsLoad.getTranspose())
+    bool lhsShared = smemLhs || family.family == Family::Wgmma;
+    if (lhsShared && lhsLoad && !lhsLoad.getTranspose())
       seed(mma.getLhs(), shared());
     else
       seed(mma.getLhs(), layout(MmaSyncKind::OperandA));
@@ -256,11 +289,16 @@ LogicalResult LayoutAssignment::run() {
       return WalkResult::advance();
     }
     if (isa<ConvertLayoutOp>(op)) {
-      auto from = dyn_cast<MmaSyncLayoutAttr>(
-          cast<RankedTensorType>(op->getOperand(0).getType()).getEncoding());
-      auto to = dyn_cast<MmaSyncLayoutAttr>(
-          cast<RankedTensorType>(op->getResult(0).getType()).getEncoding());
+      Attribute fromLayout =
+          cast<RankedTensorType>(op->getOperand(0).getType()).getEncoding();
+      Attribute toLayout =
+          cast<RankedTensorType>(op->getResult(0).getType()).getEncoding();
+      MmaSyncLayoutAttr from =
+          tiled_attn::tilegpu::getQuadFragmentLayout(fromLayout);
+      MmaSyncLayoutAttr to =
+          tiled_attn::tilegpu::getQuadFragmentLayout(toLayout);
       bool sameRegs = from && to &&
+                      fromLayout.getTypeID() == toLayout.getTypeID() &&
                       (from == to || (from.getKind() == MmaSyncKind::Acc &&
                                       to.getKind() == MmaSyncKind::OperandA));
       if (!sameRegs) {
@@ -279,7 +317,7 @@ struct TileGPUAssignLayoutsPass final
     : tiled_attn::impl::TileGPUAssignLayoutsPassBase<TileGPUAssignLayoutsPass> {
   using Base::Base;
   void runOnOperation() override {
-    // The family's layouts: only mma.sync's exist so far.
+    // The family's layouts: mma.sync's and wgmma's.
     tiled_attn::tilegpu::TargetAttr target =
         tiled_attn::tilegpu::getTarget(getOperation());
     if (!target) {
@@ -288,16 +326,25 @@ struct TileGPUAssignLayoutsPass final
                                     "tilegpu-attach-target first";
       return signalPassFailure();
     }
-    if (target.getFamily() != tiled_attn::tilegpu::Family::MmaSync) {
+    Family familyKind = target.getFamily();
+    if (familyKind == Family::Tcgen05) {
       getOperation().emitError()
           << "tilegpu-assign-layouts: no layouts for the "
-          << tiled_attn::tilegpu::stringifyFamily(target.getFamily())
-          << " family yet";
+          << tiled_attn::tilegpu::stringifyFamily(familyKind) << " family yet";
       return signalPassFailure();
     }
-    if (warps != 1 && warps != 2 && warps != 4 && warps != 8) {
+    if (familyKind == Family::MmaSync && warps != 1 && warps != 2 &&
+        warps != 4 && warps != 8) {
       getOperation().emitError()
           << "tilegpu-assign-layouts: warps must be 1, 2, 4 or 8, got "
+          << int64_t{warps};
+      return signalPassFailure();
+    }
+    if (familyKind == Family::Wgmma && warps != 4 && warps != 8 &&
+        warps != 12 && warps != 16) {
+      getOperation().emitError()
+          << "tilegpu-assign-layouts: wgmma runs on 1 to 4 warpgroups of 4 "
+             "warps (warps 4, 8, 12 or 16), got "
           << int64_t{warps};
       return signalPassFailure();
     }
@@ -310,7 +357,8 @@ struct TileGPUAssignLayoutsPass final
                           "tiles";
       return signalPassFailure();
     }
-    if (failed(LayoutAssignment(func, warps, smemLhs).run()))
+    FamilyLayouts layouts{func.getContext(), familyKind, warps};
+    if (failed(LayoutAssignment(func, layouts, smemLhs).run()))
       return signalPassFailure();
     func->setAttr(tiled_attn::tilegpu::TileGPUDialect::getWarpsAttrName(),
                   Builder(func).getI64IntegerAttr(warps));

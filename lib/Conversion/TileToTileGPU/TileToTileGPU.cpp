@@ -17,6 +17,15 @@
 // Block j of the stream goes to slot j mod slots, which keeps the blocks in
 // flight apart.
 //
+// The wgmma family's tiles live in 128-byte swizzled panels, which TMA
+// writes: such a load becomes a tilegpu.tma_load through a tensor map (a
+// new kernel argument, tagged with the kernel parameter it is) that signals
+// an mbarrier of its stream, one per slot. A stream counts its loads in
+// issue order (an index that loops carry): load n goes to slot n mod slots
+// and completes phase (n / slots) mod 2 of that slot's mbarrier, and every
+// buffer a loop carries travels with the count of the load that fills it,
+// so that its readers wait on the right mbarrier and phase.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Conversion/TileToTileGPU/TileToTileGPU.h"
@@ -25,6 +34,7 @@
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace tiled_attn {
@@ -63,10 +73,25 @@ struct Stream {
   Value view;
   RankedTensorType type;
   int64_t slots = 1;
-  Value buffer; // the tilegpu.alloc
+  Value buffer;   // the tilegpu.alloc
+  Value barriers; // TMA streams: one mbarrier per slot
   bool operator==(const Stream &o) const {
     return view == o.view && type == o.type;
   }
+};
+
+/// Whether a load is TMA's: its tile lives in swizzled panels.
+bool isTmaLoad(tile::LoadOp load) {
+  SharedEncodingAttr encoding = getSharedEncoding(load.getType());
+  return encoding && encoding.getSwizzle();
+}
+
+/// What a reader of a buffer filled by TMA waits for: the count of the load
+/// that fills it in its stream, and that stream's mbarriers.
+struct Ticket {
+  Value count;
+  Value barriers;
+  int64_t slots = 1;
 };
 
 class SharedMemoryMaterializer {
@@ -87,13 +112,27 @@ private:
   void insertWaits(Value pending);
   LogicalResult rewriteMma(tile::MmaOp mma);
   void rewriteStore(tile::StoreOp store);
+  // TMA.
+  LogicalResult materializeTma();
+  Value tensorMapFor(Value view, BufferType buffer, Location loc);
+  void rewriteTmaLoads(Block &block, llvm::DenseMap<Value, Value> &counts);
+  void insertTmaWait(Value pending, const Ticket &ticket);
+  void drainTma(OpBuilder &b, Location loc);
 
   func::FuncOp func;
   bool stagedStores;
   SmallVector<Stream> streams;
   /// Loads of views no loop streams (Q): a buffer each.
   llvm::MapVector<Operation *, Value> ownBuffers;
+  llvm::DenseMap<Operation *, Value> ownBarriers;
   llvm::SmallPtrSet<Value, 4> streamedViews;
+  // TMA: each load's stream key (the view and tile type, a stream of its
+  // own for a load no loop streams), the tensor maps made so far, the
+  // tickets of buffers with a copy in flight and each stream's final count.
+  llvm::MapVector<std::pair<Value, Type>, Value> tensorMaps;
+  llvm::MapVector<Value, Ticket> tickets;
+  bool drained = false;
+  llvm::MapVector<Value, Ticket> finalCounts; // by the stream's barriers
 };
 
 Stream *SharedMemoryMaterializer::streamOf(tile::LoadOp load, bool create) {
@@ -145,11 +184,21 @@ void SharedMemoryMaterializer::countSlots() {
 void SharedMemoryMaterializer::allocate() {
   OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
   func.walk([&](tile::LoadOp load) {
+    auto barriersOf = [&](int64_t slots) -> Value {
+      if (!isTmaLoad(load))
+        return nullptr;
+      auto type =
+          BufferType::get(b.getContext(), {slots}, b.getI64Type(),
+                          SharedEncodingAttr::get(b.getContext(), 0, 0, false));
+      return AllocOp::create(b, load.getLoc(), type, IntegerAttr());
+    };
     if (Stream *stream = streamOf(load)) {
-      if (!stream->buffer)
+      if (!stream->buffer) {
         stream->buffer = AllocOp::create(
             b, load.getLoc(), bufferTypeOf(stream->type, stream->slots),
             IntegerAttr());
+        stream->barriers = barriersOf(stream->slots);
+      }
       return;
     }
     auto type = load.getType();
@@ -160,11 +209,15 @@ void SharedMemoryMaterializer::allocate() {
                                       type.getElementType(), encoding);
     ownBuffers[load] =
         AllocOp::create(b, load.getLoc(), bufferType, IntegerAttr());
+    if (Value barriers = barriersOf(1))
+      ownBarriers[load] = barriers;
   });
 }
 
 /// The buffer for `load`'s block: its own, or its stream's slot.
 void SharedMemoryMaterializer::rewriteLoad(tile::LoadOp load) {
+  if (isTmaLoad(load))
+    return; // materializeTma's
   OpBuilder b(load);
   Location loc = load.getLoc();
   Value buffer = ownBuffers.lookup(load);
@@ -247,7 +300,7 @@ LogicalResult SharedMemoryMaterializer::rewriteMma(tile::MmaOp mma) {
 /// every thread be done reading them first.
 void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
   auto type = cast<RankedTensorType>(store.getValue().getType());
-  auto layout = dyn_cast_or_null<MmaSyncLayoutAttr>(type.getEncoding());
+  MmaSyncLayoutAttr layout = getQuadFragmentLayout(type.getEncoding());
   if (!stagedStores || store.getMask() || !layout ||
       !layout.canStageStore(type.getShape(), type.getElementType()))
     return;
@@ -258,6 +311,7 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
                       mmaSyncSharedEncoding(b.getContext()));
   Value staging = AllocOp::create(b, loc, bufferType, IntegerAttr());
   AsyncWaitAllOp::create(b, loc);
+  drainTma(b, loc);
   gpu::BarrierOp::create(b, loc);
   StagedStoreOp::create(b, loc, store.getValue(), store.getView(),
                         store.getIndices(), staging);
@@ -265,6 +319,271 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
   if (!store->getNextNode()->hasTrait<OpTrait::IsTerminator>())
     gpu::BarrierOp::create(b, loc);
   store.erase();
+}
+
+//===----------------------------------------------------------------------===//
+// TMA
+//===----------------------------------------------------------------------===//
+
+/// The tensor map (a kernel argument, made on first use) that copies the
+/// panels of `buffer` out of `view`.
+Value SharedMemoryMaterializer::tensorMapFor(Value view, BufferType buffer,
+                                             Location loc) {
+  auto encoding = cast<SharedEncodingAttr>(buffer.getEncoding());
+  Type elt = buffer.getElementType();
+  int64_t rows = encoding.getStoredShape(buffer.getTileShape())[0];
+  auto type = TensorMapType::get(buffer.getContext(),
+                                 {rows, encoding.getPanelColumns(elt)}, elt,
+                                 encoding.getSwizzle());
+  Value &map = tensorMaps[{view, type}];
+  if (map)
+    return map;
+  // Named after the view it describes, as the kernel ABI names parameters.
+  auto arg = cast<BlockArgument>(view);
+  std::string name = "arg" + std::to_string(arg.getArgNumber());
+  ArrayRef<StringLiteral> names = tile::SdpaAttr::getArgumentNames();
+  if (func->hasAttr(tile::TileDialect::getSdpaAttrName()) &&
+      arg.getArgNumber() < names.size())
+    name = names[arg.getArgNumber()].str();
+  MLIRContext *ctx = buffer.getContext();
+  auto attrs = DictionaryAttr::get(
+      ctx, {NamedAttribute(TileGPUDialect::getParamAttrName(),
+                           KernelParamAttr::get(ctx, ParamKind::TensorMap, name,
+                                                -1, type))});
+  unsigned index = func.getNumArguments();
+  (void)func.insertArgument(index, type, attrs, loc);
+  map = func.getArgument(index);
+  return map;
+}
+
+/// Rewrites the TMA loads of `block` in program order, `counts` holding each
+/// stream's count of loads issued so far (keyed by the stream's mbarriers);
+/// a loop that loads gets the counts of the streams it loads, and the
+/// tickets of the buffers it carries, as iteration arguments.
+void SharedMemoryMaterializer::rewriteTmaLoads(
+    Block &block, llvm::DenseMap<Value, Value> &counts) {
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (auto load = dyn_cast<tile::LoadOp>(op)) {
+      if (!isTmaLoad(load))
+        continue;
+      OpBuilder b(load);
+      Location loc = load.getLoc();
+      Value buffer = ownBuffers.lookup(load), barriers;
+      int64_t slots = 1;
+      if (Stream *stream = streamOf(load)) {
+        buffer = stream->buffer;
+        barriers = stream->barriers;
+        slots = stream->slots;
+      } else {
+        barriers = ownBarriers.lookup(load);
+      }
+      Value count = counts.lookup(barriers);
+      if (!count)
+        count = arith::ConstantIndexOp::create(b, loc, 0);
+      Value slot = arith::RemUIOp::create(
+          b, loc, count, arith::ConstantIndexOp::create(b, loc, slots));
+      if (slots > 1)
+        buffer = SlotOp::create(b, loc, buffer, slot);
+      auto type = cast<BufferType>(buffer.getType());
+      Value map = tensorMapFor(load.getView(), type, loc);
+      // Nobody may still be reading the slot.
+      gpu::BarrierOp::create(b, loc);
+      Value copy = TmaLoadOp::create(b, loc, type, map, load.getIndices(),
+                                     buffer, barriers, slot);
+      tickets[copy] = Ticket{count, barriers, slots};
+      counts[barriers] = arith::AddIOp::create(
+          b, loc, count, arith::ConstantIndexOp::create(b, loc, 1));
+      finalCounts[barriers] = Ticket{counts[barriers], barriers, slots};
+      load.getResult().replaceAllUsesWith(copy);
+      load.erase();
+      continue;
+    }
+    auto loop = dyn_cast<scf::ForOp>(op);
+    if (!loop)
+      continue;
+    // The streams this loop loads, in a fixed order.
+    llvm::SetVector<Value> streamsHere;
+    loop.walk([&](tile::LoadOp load) {
+      if (!isTmaLoad(load))
+        return;
+      Stream *stream = streamOf(load);
+      streamsHere.insert(stream ? stream->barriers : ownBarriers.lookup(load));
+    });
+    if (streamsHere.empty())
+      continue;
+    // Buffers the loop carries whose copy is in flight.
+    SmallVector<unsigned> carried;
+    for (auto [i, init] : llvm::enumerate(loop.getInitArgs()))
+      if (tickets.count(init))
+        carried.push_back(i);
+    SmallVector<Value> inits;
+    OpBuilder b(loop);
+    for (Value barriers : streamsHere) {
+      Value count = counts.lookup(barriers);
+      if (!count)
+        count = arith::ConstantIndexOp::create(b, loop.getLoc(), 0);
+      inits.push_back(count);
+    }
+    SmallVector<Ticket> carriedTickets;
+    for (unsigned i : carried) {
+      carriedTickets.push_back(tickets.lookup(loop.getInitArgs()[i]));
+      inits.push_back(carriedTickets.back().count);
+    }
+    unsigned numStreams = streamsHere.size();
+    unsigned numOld = loop.getNumRegionIterArgs();
+    // The body gets the new iteration arguments first, is rewritten with
+    // them, and then moves into a loop that carries them.
+    Block *body = loop.getBody();
+    SmallVector<Value> newArgs;
+    for (Value init : inits)
+      newArgs.push_back(body->addArgument(init.getType(), loop.getLoc()));
+    llvm::DenseMap<Value, Value> inner = counts;
+    for (auto [i, barriers] : llvm::enumerate(streamsHere))
+      inner[barriers] = newArgs[i];
+    // Block argument 0 is the induction variable.
+    for (auto [k, i] : llvm::enumerate(carried)) {
+      Ticket t = carriedTickets[k];
+      t.count = newArgs[numStreams + k];
+      tickets[body->getArgument(1 + i)] = t;
+    }
+    rewriteTmaLoads(*body, inner);
+    SmallVector<Value> yields;
+    for (Value barriers : streamsHere)
+      yields.push_back(inner[barriers]);
+    Operation *yield = body->getTerminator();
+    for (auto [k, i] : llvm::enumerate(carried)) {
+      Value count = tickets.lookup(yield->getOperand(i)).count;
+      // A buffer that comes back unchanged keeps the count it came with.
+      yields.push_back(count ? count : newArgs[numStreams + k]);
+    }
+    yield->insertOperands(yield->getNumOperands(), yields);
+    SmallVector<Value> allInits(loop.getInitArgs());
+    llvm::append_range(allInits, inits);
+    auto newLoop =
+        scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
+                           loop.getUpperBound(), loop.getStep(), allInits);
+    newLoop.getRegion().takeBody(loop.getRegion());
+    loop.replaceAllUsesWith(newLoop.getResults().take_front(numOld));
+    loop.erase();
+    for (auto [i, barriers] : llvm::enumerate(streamsHere))
+      counts[barriers] = newLoop.getResult(numOld + i);
+    for (auto [k, i] : llvm::enumerate(carried)) {
+      Ticket t = carriedTickets[k];
+      t.count = newLoop.getResult(numOld + numStreams + k);
+      tickets[newLoop.getResult(i)] = t;
+    }
+    for (Value barriers : streamsHere) {
+      Ticket &t = finalCounts[barriers];
+      t.count = counts[barriers];
+    }
+  }
+}
+
+LogicalResult SharedMemoryMaterializer::materializeTma() {
+  bool any = false;
+  WalkResult walk = func.walk([&](tile::LoadOp load) {
+    if (!isTmaLoad(load))
+      return WalkResult::advance();
+    any = true;
+    Operation *parent = load->getParentOp();
+    if (parent != func && !isa<scf::ForOp>(parent)) {
+      load.emitError() << "convert-tile-to-tilegpu: a TMA load sits in the "
+                          "kernel or in a loop, not in "
+                       << parent->getName();
+      return WalkResult::interrupt();
+    }
+    if (!isa<BlockArgument>(load.getView()) ||
+        cast<BlockArgument>(load.getView()).getOwner() != &func.front()) {
+      load.emitError() << "convert-tile-to-tilegpu: TMA loads from a kernel "
+                          "argument (its tensor map is another)";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!any)
+    return success();
+  // Every mbarrier starts expecting one arrival (the thread that issues the
+  // copies); the CTA waits until they are initialized.
+  OpBuilder b = OpBuilder::atBlockBegin(&func.front());
+  Operation *lastAlloc = nullptr;
+  for (Operation &op : func.front())
+    if (isa<AllocOp>(op))
+      lastAlloc = &op;
+  if (lastAlloc)
+    b.setInsertionPointAfter(lastAlloc);
+  Location loc = func.getLoc();
+  SmallVector<Value> allBarriers;
+  for (Stream &stream : streams)
+    if (stream.barriers)
+      allBarriers.push_back(stream.barriers);
+  for (auto &[load, barriers] : ownBarriers)
+    allBarriers.push_back(barriers);
+  for (Value barriers : allBarriers) {
+    auto type = cast<BufferType>(barriers.getType());
+    for (int64_t i = 0; i < type.getShape()[0]; ++i)
+      MBarrierInitOp::create(b, loc, barriers,
+                             arith::ConstantIndexOp::create(b, loc, i),
+                             b.getI64IntegerAttr(1));
+  }
+  gpu::BarrierOp::create(b, loc);
+  llvm::DenseMap<Value, Value> counts;
+  rewriteTmaLoads(func.front(), counts);
+  return success();
+}
+
+/// Readers of a buffer filled by TMA wait on the mbarrier of its slot, for
+/// the phase of its load, just before the first op (in the buffer's block)
+/// that reads it.
+void SharedMemoryMaterializer::insertTmaWait(Value pending,
+                                             const Ticket &ticket) {
+  SmallVector<OpOperand *> uses = readers(pending);
+  if (uses.empty())
+    return;
+  Block *block = isa<BlockArgument>(pending)
+                     ? cast<BlockArgument>(pending).getOwner()
+                     : pending.getDefiningOp()->getBlock();
+  Operation *first = nullptr;
+  for (OpOperand *use : uses) {
+    Operation *reader = block->findAncestorOpInBlock(*use->getOwner());
+    if (!first || reader->isBeforeInBlock(first))
+      first = reader;
+  }
+  OpBuilder b(first);
+  Location loc = pending.getLoc();
+  Value slots = arith::ConstantIndexOp::create(b, loc, ticket.slots);
+  Value slot = arith::RemUIOp::create(b, loc, ticket.count, slots);
+  Value round = arith::DivUIOp::create(b, loc, ticket.count, slots);
+  Value phase = arith::TruncIOp::create(
+      b, loc, b.getI1Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
+  MBarrierWaitOp::create(b, loc, ticket.barriers, slot, phase);
+}
+
+/// Waits for every TMA copy that may still be in flight (the last `slots`
+/// loads of each stream; no slot is reused among them), before a buffer
+/// over the streams' slots is written or the kernel ends.
+void SharedMemoryMaterializer::drainTma(OpBuilder &b, Location loc) {
+  drained = true;
+  for (auto &[barriers, last] : finalCounts) {
+    for (int64_t back = 1; back <= last.slots; ++back) {
+      Value c = arith::ConstantIndexOp::create(b, loc, back);
+      Value issued = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                           last.count, c);
+      auto guard = scf::IfOp::create(b, loc, issued, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(guard.thenBlock());
+      Value count = arith::SubIOp::create(b, loc, last.count, c);
+      Value slots = arith::ConstantIndexOp::create(b, loc, last.slots);
+      Value slot = arith::RemUIOp::create(b, loc, count, slots);
+      Value round = arith::DivUIOp::create(b, loc, count, slots);
+      Value phase = arith::TruncIOp::create(
+          b, loc, b.getI1Type(),
+          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
+      MBarrierWaitOp::create(b, loc, barriers, slot, phase);
+    }
+  }
 }
 
 LogicalResult SharedMemoryMaterializer::run() {
@@ -280,8 +599,16 @@ LogicalResult SharedMemoryMaterializer::run() {
       return load.emitError() << "convert-tile-to-tilegpu: loads pad with "
                                  "zero only (cp.async zero-fills), not "
                               << load.getPad().convertToDouble();
-    if (getSharedEncoding(load.getType()))
+    if (getSharedEncoding(load.getType())) {
+      if (isTmaLoad(load) &&
+          load.getTranspose() !=
+              getSharedEncoding(load.getType()).getTransposed())
+        return load.emitError() << "convert-tile-to-tilegpu: TMA copies a "
+                                   "block as it lies in memory; this load's "
+                                   "transpose flag and its tile's encoding "
+                                   "disagree";
       continue;
+    }
     auto layout =
         dyn_cast_or_null<MmaSyncLayoutAttr>(load.getType().getEncoding());
     if (!layout || layout.getKind() != MmaSyncKind::OperandA ||
@@ -297,6 +624,8 @@ LogicalResult SharedMemoryMaterializer::run() {
   allocate();
   for (tile::LoadOp load : loads)
     rewriteLoad(load);
+  if (failed(materializeTma()))
+    return failure();
   retypeLoops();
 
   // Every buffer with a copy in flight: copies, and the loop-carried
@@ -308,13 +637,15 @@ LogicalResult SharedMemoryMaterializer::run() {
     if (auto loop = dyn_cast<scf::ForOp>(op))
       for (auto [arg, result] :
            llvm::zip_equal(loop.getRegionIterArgs(), loop.getResults()))
-        if (isa<BufferType>(arg.getType())) {
+        if (isa<BufferType>(arg.getType()) && !tickets.count(arg)) {
           pending.push_back(arg);
           pending.push_back(result);
         }
   });
   for (Value value : pending)
     insertWaits(value);
+  for (auto &[value, ticket] : tickets)
+    insertTmaWait(value, ticket);
 
   SmallVector<tile::MmaOp> mmas;
   func.walk([&](tile::MmaOp mma) { mmas.push_back(mma); });
@@ -325,6 +656,10 @@ LogicalResult SharedMemoryMaterializer::run() {
   func.walk([&](tile::StoreOp store) { stores.push_back(store); });
   for (tile::StoreOp store : stores)
     rewriteStore(store);
+  if (!drained && !finalCounts.empty()) {
+    OpBuilder b(func.front().getTerminator());
+    drainTma(b, func.getLoc());
+  }
   return success();
 }
 

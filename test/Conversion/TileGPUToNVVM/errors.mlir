@@ -20,9 +20,9 @@ module {
 
 // -----
 
-// expected-error @+1 {{convert-tilegpu-to-nvvm: no patterns for the wgmma family yet}}
-module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
-  func.func @negative_wgmma_family(%o: !tile.view<?x?x?x16xf32>)
+// expected-error @+1 {{convert-tilegpu-to-nvvm: no patterns for the tcgen05 family yet}}
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @negative_tcgen05_family(%o: !tile.view<?x?x?x16xf32>)
       attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 4 : i64} {
     return
   }

@@ -448,12 +448,13 @@ func.func @negative_no_target(%o: !tile.view<?x?x?x16xf16>) {
 
 // -----
 
-// Only mma.sync has layouts so far. tilegpu-attach-target refuses the
-// families that are not lowered yet, so the target is written out here.
+// mma.sync and wgmma have layouts; tcgen05 not yet. tilegpu-attach-target
+// refuses the families that are not lowered yet, so the target is written
+// out here.
 
-module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
-  // TARGET: targets.mlir:[[@LINE+1]]:3: error: tilegpu-assign-layouts: no layouts for the wgmma family yet
-  func.func @negative_wgmma_family(%o: !tile.view<?x?x?x16xf16>) {
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  // TARGET: targets.mlir:[[@LINE+1]]:3: error: tilegpu-assign-layouts: no layouts for the tcgen05 family yet
+  func.func @negative_tcgen05_family(%o: !tile.view<?x?x?x16xf16>) {
     return
   }
 }

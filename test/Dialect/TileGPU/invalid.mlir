@@ -68,17 +68,17 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = hmm
 // Distributed layouts: the attributes
 //===----------------------------------------------------------------------===//
 
-// expected-error @+1 {{warps must be a power of two in [1, 32], got 3}}
+// expected-error @+1 {{warps must be a power of two in [1, 32], or 12, got 3}}
 func.func private @negative_mma_sync_warps(tensor<96x64xf32, #tilegpu.mma_sync<acc, warps = 3>>)
 
 // -----
 
-// expected-error @+1 {{warps must be a power of two in [1, 32], got 64}}
+// expected-error @+1 {{warps must be a power of two in [1, 32], or 12, got 64}}
 func.func private @negative_mma_sync_warps_large(tensor<1024xf32, #tilegpu.mma_sync<rows, warps = 64>>)
 
 // -----
 
-// expected-error @+1 {{warps must be a power of two in [1, 32], got 0}}
+// expected-error @+1 {{warps must be a power of two in [1, 32], or 12, got 0}}
 func.func private @negative_mma_sync_warps_zero(tensor<64xf32, #tilegpu.mma_sync<cols, warps = 0>>)
 
 // -----
@@ -103,11 +103,71 @@ func.func private @negative_tmem_lanes_warps_large(tensor<128x64xf32, #tilegpu.t
 
 // -----
 
-// wgmma has no A-operand layout: a register A operand is in `acc`'s.
+// wgmma's kinds are acc, rows, cols and opa.
 
 // expected-error @+2 {{failed to parse TileGPU_WgmmaLayoutAttr parameter 'kind'}}
-// expected-error @+1 {{expected ::tiled_attn::tilegpu::WgmmaKind to be one of: acc, rows}}
-func.func private @negative_wgmma_opa(tensor<64x64xf16, #tilegpu.wgmma<opa, warpgroups = 1>>)
+// expected-error @+1 {{expected ::tiled_attn::tilegpu::WgmmaKind to be one of: acc, rows, cols, opa}}
+func.func private @negative_wgmma_kind(tensor<64x64xf16, #tilegpu.wgmma<opb, warpgroups = 1>>)
+
+// -----
+
+// expected-error @+1 {{#tilegpu.wgmma<opa, warpgroups = 2> needs 128 rows (64 per warpgroup) and K a multiple of 16}}
+func.func private @negative_wgmma_opa_rows(tensor<64x64xf16, #tilegpu.wgmma<opa, warpgroups = 2>>)
+
+// -----
+
+// expected-error @+1 {{a box row of 256 bytes: TMA copies rows of a multiple of 16 bytes, and a swizzled box row spans exactly the swizzle (128 bytes)}}
+func.func private @negative_tensor_map_box(!tilegpu.tensor_map<64x128xf16, swizzle = 128>)
+
+// -----
+
+// expected-error @+1 {{a tensor map's box is rows x cols, each in [1, 256]}}
+func.func private @negative_tensor_map_rows(!tilegpu.tensor_map<512x64xf16, swizzle = 128>)
+
+// -----
+
+// expected-error @+1 {{a tensor map of f16 or bf16, not 'f32'}}
+func.func private @negative_tensor_map_type(!tilegpu.tensor_map<64x32xf32, swizzle = 128>)
+
+// -----
+
+// expected-error @+1 {{a tensor_map parameter, and only it, gives its !tilegpu.tensor_map type (after a colon)}}
+func.func private @negative_param_map_missing(!llvm.ptr {tilegpu.param = #tilegpu.param<tensor_map, "k">})
+
+// -----
+
+// expected-error @+1 {{a tensor_map parameter, and only it, gives its !tilegpu.tensor_map type (after a colon)}}
+func.func private @negative_param_map_on_base(memref<f16> {tilegpu.param = #tilegpu.param<base, "k" : !tilegpu.tensor_map<64x64xf16, swizzle = 128>>})
+
+// -----
+
+func.func @negative_tma_box(%map: !tilegpu.tensor_map<64x64xf16, swizzle = 128>, %i: index) {
+  %buf = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>
+  %bars = tilegpu.alloc : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+  // expected-error @+1 {{copies panels of '!tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>' with '!tilegpu.tensor_map<64x64xf16, swizzle = 128>': the box must be one panel}}
+  %r = tilegpu.tma_load %map[%i, %i, %i, %i] into %buf, %bars[%i] : !tilegpu.tensor_map<64x64xf16, swizzle = 128>, !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_tma_barriers(%map: !tilegpu.tensor_map<128x64xf16, swizzle = 128>, %i: index) {
+  %buf = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>
+  %bars = tilegpu.alloc : !tilegpu.buffer<2xi32, #tilegpu.shared<>>
+  // expected-error @+1 {{expects mbarriers, a rank-1 shared buffer of i64}}
+  %r = tilegpu.tma_load %map[%i, %i, %i, %i] into %buf, %bars[%i] : !tilegpu.tensor_map<128x64xf16, swizzle = 128>, !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<2xi32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_wgmma_padded_rhs(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                     %k: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>,
+                                     %acc: tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
+  // expected-error @+1 {{wgmma reads shared operands in 128-byte swizzled panels}}
+  %s = tilegpu.mma %q, %k, %acc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>> -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}
 
 // -----
 

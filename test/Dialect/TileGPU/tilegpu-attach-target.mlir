@@ -4,7 +4,7 @@
 // RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   | FileCheck %s --check-prefix=SM90A
 // RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_90a family=mma_sync" \
-// RUN:   | FileCheck %s --check-prefix=SM90A
+// RUN:   | FileCheck %s --check-prefix=SM90A-MMA
 // RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_100a" \
 // RUN:   | FileCheck %s --check-prefix=SM100A
 // RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_100a family=mma_sync" \
@@ -20,8 +20,6 @@
 // RUN:   | FileCheck %s --check-prefix=LACKS
 // RUN: echo 'module {}' | not tiled-attn-opt --tilegpu-attach-target="chip=sm_90a family=tcgen05" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=LACKS-TCGEN05
-// RUN: echo 'module {}' | not tiled-attn-opt --tilegpu-attach-target="chip=sm_90a family=wgmma" 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=NOT-IMPLEMENTED
 // RUN: echo 'module {}' | not tiled-attn-opt --tilegpu-attach-target="chip=sm_100a family=tcgen05" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NOT-IMPLEMENTED-TCGEN05
 
@@ -29,25 +27,33 @@
 // layouts assigned after it are mma.sync's.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128" \
 // RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" \
-// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-attach-target="chip=sm_90a family=mma_sync" --tilegpu-assign-layouts --convert-tile-to-tilegpu \
 // RUN:   | FileCheck %s --check-prefix=KERNEL
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128" \
+// RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2" \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu \
+// RUN:   | FileCheck %s --check-prefix=WGMMA
 
 // KERNEL: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mma_sync>}
 // KERNEL-LABEL: func.func @sdpa_fwd
 // KERNEL: tilegpu.mma {{.*}} -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
 // KERNEL-NOT: #tilegpu.wgmma
+// WGMMA: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>}
+// WGMMA: tilegpu.mma {{.*}} -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
 
 // The pass records the chip and its family on the module; the default chip
 // is sm_80, and the default family is the chip's fastest that the compiler
-// lowers: mma_sync everywhere today, even on sm_90a (which has wgmma) and
-// sm_100a (tcgen05). Naming mma_sync on those chips gives the same.
+// lowers: wgmma on sm_90a, mma_sync everywhere else today, even on sm_100a
+// (tcgen05). Naming mma_sync on sm_100a gives the same.
 
 // CHECK: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>}
 // CHECK-LABEL: func.func @kernel
 // SM86: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_86", family = mma_sync>}
 // SM86-LABEL: func.func @kernel
-// SM90A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mma_sync>}
+// SM90A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>}
 // SM90A-LABEL: func.func @kernel
+// SM90A-MMA: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mma_sync>}
+// SM90A-MMA-LABEL: func.func @kernel
 // SM100A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
 // SM100A-LABEL: func.func @kernel
 
@@ -56,7 +62,6 @@
 // FAMILY: error: tilegpu-attach-target: unknown family 'hmma' (mma_sync, wgmma, tcgen05)
 // LACKS: error: tilegpu-attach-target: sm_80 has no wgmma matrix units
 // LACKS-TCGEN05: error: tilegpu-attach-target: sm_90a has no tcgen05 matrix units
-// NOT-IMPLEMENTED: error: tilegpu-attach-target: the wgmma family is not implemented yet
 // NOT-IMPLEMENTED-TCGEN05: error: tilegpu-attach-target: the tcgen05 family is not implemented yet
 module {
   func.func @kernel(%q: !tile.view<?x?x?x64xf16>) {
@@ -73,8 +78,10 @@ module {
 // CHECK-LABEL: func.func @retarget
 // SM86: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_86", family = mma_sync>}
 // SM86-LABEL: func.func @retarget
-// SM90A: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mma_sync>}
+// SM90A: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>}
 // SM90A-LABEL: func.func @retarget
+// SM90A-MMA: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mma_sync>}
+// SM90A-MMA-LABEL: func.func @retarget
 // SM100A: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
 // SM100A-LABEL: func.func @retarget
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_89", family = mma_sync>, gpu.container_module} {
@@ -91,7 +98,7 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_89", family = mma
 // CHECK-LABEL: func.func private @declared
 // SM86: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_86", family = mma_sync>}
 // SM86-LABEL: func.func private @declared
-// SM90A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mma_sync>}
+// SM90A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>}
 // SM90A-LABEL: func.func private @declared
 // SM100A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
 // SM100A-LABEL: func.func private @declared

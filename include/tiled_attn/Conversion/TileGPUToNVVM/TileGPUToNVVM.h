@@ -113,10 +113,32 @@ mlir::Value extractRegisters(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value concatRegisters(mlir::OpBuilder &b, mlir::Location loc,
                             llvm::ArrayRef<mlir::Value> pieces);
 
+/// The shared-memory address (an `!llvm.ptr<3>`) of shared `memref`, plus
+/// `byteOffset` (an index) when given.
+mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value memref,
+                          mlir::Value byteOffset = mlir::Value());
+/// Whether this thread is thread 0 of the CTA (the one that initializes
+/// mbarriers and issues TMA copies).
+mlir::Value isThreadZero(mlir::OpBuilder &b, mlir::Location loc);
+/// The constant bits of a wgmma shared-memory descriptor of a 128-byte
+/// swizzled operand: leading and stride byte offsets (>> 4, bits 16-29 and
+/// 32-45) and the swizzle mode (128B: 1 in bits 62-63). The start address
+/// (>> 4) goes in bits 0-13.
+uint64_t wgmmaDescriptorBits(int64_t leadingBytes, int64_t strideBytes);
+
 /// Buffers, asynchronous copies and their waits, block ids and sizes: the
 /// same for every family.
 void populateTileGPUMemoryToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
+/// TMA copies and mbarriers (the Hopper and Blackwell families).
+void populateTmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
+                               mlir::RewritePatternSet &patterns);
+/// The wgmma family: wgmma (shared or register A), its layout moves, and the
+/// quad-fragment reductions, broadcasts, masks and stores it shares with
+/// mma.sync.
+void populateWgmmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
+                                 mlir::RewritePatternSet &patterns);
 /// The mma.sync family: mma, ldmatrix reads, layout moves, reductions,
 /// broadcasts, masks and stores of its fragments.
 void populateMmaSyncToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,

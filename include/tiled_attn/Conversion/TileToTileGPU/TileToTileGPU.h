@@ -28,6 +28,11 @@ tile::LoadOp stagingLoad(mlir::Value value);
 tilegpu::SharedEncodingAttr mmaSyncSharedEncoding(mlir::MLIRContext *ctx,
                                                   bool transposed = false);
 
+/// How the wgmma family keeps a tile in shared memory: 128-byte swizzled
+/// panels, as TMA writes them and wgmma descriptors read them.
+tilegpu::SharedEncodingAttr wgmmaSharedEncoding(mlir::MLIRContext *ctx,
+                                                bool transposed = false);
+
 } // namespace tiled_attn
 
 #endif // TILED_ATTN_CONVERSION_TILETOTILEGPU_TILETOTILEGPU_H

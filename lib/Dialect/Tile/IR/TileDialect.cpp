@@ -188,8 +188,13 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
            << "with 'tile.sdpa' expects arguments (q, k, v, o: " << expectedStr
            << ", scale: f32) and no results, got " << type;
   };
-  if (type.getNumInputs() != 5 || type.getNumResults() != 0)
+  // Arguments after these are parameters a lowering added, each tagged with
+  // its kernel parameter (the GPU level's tensor maps).
+  if (type.getNumInputs() < 5 || type.getNumResults() != 0)
     return fail();
+  for (unsigned i = 5; i < type.getNumInputs(); ++i)
+    if (!func.getArgAttr(i, "tilegpu.param"))
+      return fail();
   for (Type input : type.getInputs().take_front(4)) {
     auto view = dyn_cast<ViewType>(input);
     if (!view || view.getRank() != 4 ||

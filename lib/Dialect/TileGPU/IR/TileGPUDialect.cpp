@@ -14,6 +14,7 @@
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 #include "tiled_attn/Target/TargetInfo.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -88,6 +89,17 @@ LogicalResult TileGPUDialect::verifyOperationAttribute(Operation *op,
                              << "function";
     return success();
   }
+  if (name == getParamsAttrName()) {
+    auto params = dyn_cast<ArrayAttr>(attr.getValue());
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!params || !func ||
+        !llvm::all_of(params, llvm::IsaPred<KernelParamAttr>) ||
+        params.size() != func.getNumArguments())
+      return op->emitError() << "'" << name
+                             << "' must be an array of one #tilegpu.param "
+                                "per argument of a kernel function";
+    return success();
+  }
   return op->emitError() << "unknown tilegpu attribute '" << name << "'";
 }
 
@@ -127,13 +139,22 @@ LogicalResult TileGPUDialect::verifyRegionArgAttribute(Operation *op,
     if (!type.isIntOrIndexOrFloat())
       return fail("an integer or a float");
     return success();
+  case ParamKind::TensorMap:
+    // A tensor map before the lowering, its byval pointer after it.
+    if (!isa<TensorMapType, LLVM::LLVMPointerType>(type))
+      return fail("a !tilegpu.tensor_map or a pointer to one");
+    return success();
   }
   llvm_unreachable("unknown ParamKind");
 }
 
 LogicalResult
 KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        ParamKind kind, StringRef name, int64_t dim) {
+                        ParamKind kind, StringRef name, int64_t dim, Type map) {
+  if ((kind == ParamKind::TensorMap) != static_cast<bool>(map) ||
+      (map && !isa<TensorMapType>(map)))
+    return emitError() << "a tensor_map parameter, and only it, gives its "
+                          "!tilegpu.tensor_map type (after a colon)";
   if (name.empty())
     return emitError() << "a kernel parameter needs a name";
   bool takesDim = kind == ParamKind::Size || kind == ParamKind::Stride;
@@ -153,8 +174,11 @@ KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 MmaSyncLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           MmaSyncKind kind, int64_t warps) {
-  if (!isValidWarpCount(warps))
-    return emitError() << "warps must be a power of two in [1, 32], got "
+  // A power of two for the mma.sync kernels; wgmma's quad fragments on 3
+  // warpgroups (FlashAttention-3's 192 rows) take 12.
+  if (!isValidWarpCount(warps) && warps != 12)
+    return emitError() << "warps must be a power of two in [1, 32], or 12, "
+                          "got "
                        << warps;
   return success();
 }
@@ -256,31 +280,71 @@ LogicalResult WgmmaLayoutAttr::verifyTileShape(
     ArrayRef<int64_t> shape,
     function_ref<InFlightDiagnostic()> emitError) const {
   int64_t rows = 64 * getWarpgroups();
-  bool ok = getKind() == WgmmaKind::Acc
-                ? shape.size() == 2 && shape[0] == rows && shape[1] % 8 == 0 &&
-                      shape[1] >= 8 && shape[1] <= 256
-                : shape.size() == 1 && shape[0] == rows;
+  bool ok = false;
+  StringRef needs;
+  switch (getKind()) {
+  case WgmmaKind::Acc:
+    ok = shape.size() == 2 && shape[0] == rows && shape[1] % 8 == 0 &&
+         shape[1] >= 8 && shape[1] <= 256;
+    needs = " and N a multiple of 8 up to 256";
+    break;
+  case WgmmaKind::OperandA:
+    ok = shape.size() == 2 && shape[0] == rows && shape[1] % 16 == 0;
+    needs = " and K a multiple of 16";
+    break;
+  case WgmmaKind::Rows:
+    ok = shape.size() == 1 && shape[0] == rows;
+    break;
+  case WgmmaKind::Cols:
+    ok = shape.size() == 1 && shape[0] % 8 == 0;
+    if (!ok)
+      return emitError() << *this
+                         << " needs a vector of a multiple of 8 "
+                            "columns";
+    return success();
+  }
   if (!ok)
     return emitError() << *this << " needs " << rows
-                       << " rows (64 per warpgroup)"
-                       << (getKind() == WgmmaKind::Acc
-                               ? " and N a multiple of 8 up to 256"
-                               : "");
+                       << " rows (64 per warpgroup)" << needs;
   return success();
 }
 
+MmaSyncLayoutAttr WgmmaLayoutAttr::getQuadFragmentLayout() const {
+  MmaSyncKind kind = MmaSyncKind::Acc;
+  switch (getKind()) {
+  case WgmmaKind::Acc:
+    kind = MmaSyncKind::Acc;
+    break;
+  case WgmmaKind::Rows:
+    kind = MmaSyncKind::Rows;
+    break;
+  case WgmmaKind::Cols:
+    kind = MmaSyncKind::Cols;
+    break;
+  case WgmmaKind::OperandA:
+    kind = MmaSyncKind::OperandA;
+    break;
+  }
+  return MmaSyncLayoutAttr::get(getContext(), kind, 4 * getWarpgroups());
+}
+
+MmaSyncLayoutAttr tiled_attn::tilegpu::getQuadFragmentLayout(Attribute layout) {
+  if (auto mma = dyn_cast_or_null<MmaSyncLayoutAttr>(layout))
+    return mma;
+  if (auto wgmma = dyn_cast_or_null<WgmmaLayoutAttr>(layout))
+    return wgmma.getQuadFragmentLayout();
+  return nullptr;
+}
+
+// On 64 rows per warpgroup, 16 per warp, the registers are mma.sync's.
 int64_t WgmmaLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
-  return getKind() == WgmmaKind::Acc ? shape[1] / 2 : 2;
+  return getQuadFragmentLayout().getRegisterCount(shape);
 }
 
 SmallVector<int64_t>
 WgmmaLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape, int64_t warp,
                                        int64_t lane, int64_t reg) const {
-  int64_t row = 64 * (warp / 4) + 16 * (warp % 4) + lane / 4;
-  if (getKind() == WgmmaKind::Rows)
-    return {row + 8 * reg};
-  int64_t nt = reg / 4, r = reg % 4;
-  return {row + 8 * (r / 2), nt * 8 + 2 * (lane % 4) + r % 2};
+  return getQuadFragmentLayout().getElementCoordinates(shape, warp, lane, reg);
 }
 
 LogicalResult
@@ -549,4 +613,53 @@ int64_t BufferType::getTileSize() const {
 
 int64_t BufferType::getAllocationSize() const {
   return (isRing() ? getShape()[0] : 1) * getTileSize();
+}
+
+//===----------------------------------------------------------------------===//
+// TensorMapType
+//===----------------------------------------------------------------------===//
+
+Type TensorMapType::parse(AsmParser &parser) {
+  SmallVector<int64_t> box;
+  Type elementType;
+  int64_t swizzle = 0;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(box, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseKeyword("swizzle") || parser.parseEqual() ||
+      parser.parseInteger(swizzle) || parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                    parser.getContext(), box, elementType, swizzle);
+}
+
+void TensorMapType::print(AsmPrinter &printer) const {
+  printer << "<";
+  printer.printDimensionList(getBox());
+  printer << "x" << getElementType() << ", swizzle = " << getSwizzle() << ">";
+}
+
+LogicalResult
+TensorMapType::verify(function_ref<InFlightDiagnostic()> emitError,
+                      ArrayRef<int64_t> box, Type elementType,
+                      int64_t swizzle) {
+  if (!elementType.isF16() && !elementType.isBF16())
+    return emitError() << "a tensor map of f16 or bf16, not " << elementType;
+  // cuTensorMapEncodeTiled: each box dimension in [1, 256]; a swizzled
+  // box's inner dimension spans at most the swizzle's bytes.
+  if (box.size() != 2 ||
+      llvm::any_of(box, [](int64_t d) { return d < 1 || d > 256; }))
+    return emitError() << "a tensor map's box is rows x cols, each in "
+                          "[1, 256]";
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitError() << "swizzle must be 0, 32, 64 or 128 bytes, got "
+                       << swizzle;
+  int64_t rowBytes = box[1] * elementType.getIntOrFloatBitWidth() / 8;
+  if (rowBytes % 16 || (swizzle && rowBytes != swizzle))
+    return emitError() << "a box row of " << rowBytes
+                       << " bytes: TMA copies rows of a multiple of 16 "
+                          "bytes, and a swizzled box row spans exactly the "
+                          "swizzle ("
+                       << swizzle << " bytes)";
+  return success();
 }

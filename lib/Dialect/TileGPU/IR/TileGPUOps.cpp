@@ -178,6 +178,26 @@ LogicalResult MmaOp::verify() {
       return emitOpError() << "expects the accumulator in the 'acc' layout, "
                               "not "
                            << accLayout;
+    auto lhsLayout = isa<RankedTensorType>(lhsType)
+                         ? cast<WgmmaLayoutAttr>(
+                               cast<RankedTensorType>(lhsType).getEncoding())
+                         : nullptr;
+    if (lhsLayout && (lhsLayout.getKind() != WgmmaKind::OperandA ||
+                      lhsLayout.getWarpgroups() != wgmma.getWarpgroups()))
+      return emitOpError() << "expects a register lhs in "
+                           << WgmmaLayoutAttr::get(getContext(),
+                                                   WgmmaKind::OperandA,
+                                                   wgmma.getWarpgroups())
+                           << ", not " << lhsLayout;
+    // wgmma reads shared operands through descriptors of 128-byte
+    // swizzled panels.
+    for (Type operand : {lhsType, Type(rhs)})
+      if (auto buffer = dyn_cast<BufferType>(operand);
+          buffer &&
+          cast<SharedEncodingAttr>(buffer.getEncoding()).getSwizzle() != 128)
+        return emitOpError() << "wgmma reads shared operands in 128-byte "
+                                "swizzled panels, not "
+                             << buffer;
   } else {
     return emitOpError() << "has no register accumulator in " << accLayout
                          << " (tcgen05 accumulates in tensor memory)";
@@ -207,8 +227,10 @@ LogicalResult StagedStoreOp::verify() {
     return emitOpError() << "stages through an untransposed, unswizzled "
                             "buffer, not "
                          << staging;
-  if (auto mma = dyn_cast<MmaSyncLayoutAttr>(value.getEncoding());
-      mma && !mma.canStageStore(value.getShape(), value.getElementType()))
+  auto mma = dyn_cast<MmaSyncLayoutAttr>(value.getEncoding());
+  if (auto wgmma = dyn_cast<WgmmaLayoutAttr>(value.getEncoding()))
+    mma = wgmma.getQuadFragmentLayout();
+  if (mma && !mma.canStageStore(value.getShape(), value.getElementType()))
     return emitOpError() << "cannot stage " << value
                          << ": it takes a 16-bit 'acc' tile whose warps' "
                             "rows split into 16-byte pieces, a whole number "
@@ -223,6 +245,30 @@ static LogicalResult verifyBarriers(Operation *op, BufferType barriers) {
     return op->emitOpError() << "expects mbarriers, a rank-1 shared buffer "
                                 "of i64, got "
                              << barriers;
+  return success();
+}
+
+LogicalResult TmaLoadOp::verify() {
+  TensorMapType map = getMap().getType();
+  BufferType dst = getDst().getType();
+  if (failed(verifyBarriers(*this, getBarriers().getType())))
+    return failure();
+  if (dst.isRing() || dst.getShape().size() != 2)
+    return emitOpError() << "copies into one tile, not " << dst;
+  if (getIndices().size() != 4)
+    return emitOpError() << "expects 4 tile indices (a rank-4 view), got "
+                         << getIndices().size();
+  auto encoding = cast<SharedEncodingAttr>(dst.getEncoding());
+  Type elt = dst.getElementType();
+  SmallVector<int64_t, 2> stored = encoding.getStoredShape(dst.getShape());
+  if (!encoding.getSwizzle() || encoding.getSwizzle() != map.getSwizzle() ||
+      map.getElementType() != elt || map.getRows() != stored[0] ||
+      map.getCols() != encoding.getPanelColumns(elt) ||
+      stored[1] % map.getCols())
+    return emitOpError() << "copies panels of " << dst << " with " << map
+                         << ": the box must be one panel (all stored rows, "
+                            "the swizzle's bytes of columns) of the same "
+                            "element type and swizzle";
   return success();
 }
 

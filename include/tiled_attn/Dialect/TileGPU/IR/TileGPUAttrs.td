@@ -51,7 +51,9 @@ def TileGPU_MmaSyncKind : I32EnumAttr<"MmaSyncKind",
 def TileGPU_WgmmaKind : I32EnumAttr<"WgmmaKind",
     "the role of a tile in wgmma m64nNk16 code", [
     I32EnumAttrCase<"Acc", 0, "acc">,
-    I32EnumAttrCase<"Rows", 1, "rows">
+    I32EnumAttrCase<"Rows", 1, "rows">,
+    I32EnumAttrCase<"Cols", 2, "cols">,
+    I32EnumAttrCase<"OperandA", 3, "opa">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::tiled_attn::tilegpu";
@@ -62,7 +64,8 @@ def TileGPU_ParamKind : I32EnumAttr<"ParamKind",
     I32EnumAttrCase<"Base", 0, "base">,
     I32EnumAttrCase<"Size", 1, "size">,
     I32EnumAttrCase<"Stride", 2, "stride">,
-    I32EnumAttrCase<"Scalar", 3, "scalar">
+    I32EnumAttrCase<"Scalar", 3, "scalar">,
+    I32EnumAttrCase<"TensorMap", 4, "tensor_map">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::tiled_attn::tilegpu";
@@ -127,10 +130,21 @@ def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
       (g+8, 2t+1), n-tiles in order: the accumulator of one wgmma of width
       N is N / 2 registers per thread.
     - `rows`: an M vector, a row of `acc` reduced: rows g and g+8.
+    - `cols`: an N vector that every warp holds whole: per n-tile, columns
+      2t and 2t+1.
+    - `opa`: an M x K A operand in registers (wgmma's register-A form, P in
+      P·V): per k-step of 16 the eight elements (g, 2t..2t+1),
+      (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..). Over a pair of n-tiles its
+      register order is `acc`'s, so P goes from accumulator to operand in
+      place.
 
-    The layout of FlashAttention-3's consumer warpgroups (the Hopper issue
-    lowers to it); the wgmma B operand and a shared A operand stay in
-    shared memory and need no register layout.
+    Per warp these are exactly the registers of `#tilegpu.mma_sync` with
+    4 x `warpgroups` warps on 16 rows each (`getQuadFragmentLayout`), so the
+    per-thread code of reductions, broadcasts, masks and stores is shared;
+    what differs is the mma itself (a warpgroup-wide wgmma reading its B
+    operand, and a shared A, through descriptors) and how operands reach
+    shared memory (TMA). The layout of FlashAttention-3's consumer
+    warpgroups.
 
     Example:
 
@@ -142,6 +156,11 @@ def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
                         "int64_t":$warpgroups);
   let assemblyFormat = "`<` $kind `,` struct($warpgroups) `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The mma.sync layout that puts the same elements in the same
+    /// registers: kind for kind, on 4 x warpgroups warps.
+    MmaSyncLayoutAttr getQuadFragmentLayout() const;
+  }];
 }
 
 def TileGPU_TmemLanesLayoutAttr
@@ -180,11 +199,14 @@ def TileGPU_SharedEncodingAttr : TileGPU_Attr<"SharedEncoding", "shared", [
     element (i, j) sits in stored row j, column i; K stored as it is in
     global memory serves Kᵀ). Either each stored row is followed by `pad`
     elements, so that ldmatrix reads are free of bank conflicts, or the
-    16-byte chunks are permuted by the `swizzle` mode (32, 64 or 128 bytes,
-    the modes of TMA and of wgmma descriptors): byte `a` of the row-major
-    layout moves to `a xor (((a >> 7) & (swizzle / 16 - 1)) << 4)`.
-    Swizzled buffers are aligned to 8 x swizzle bytes (1024 for 128B);
-    padded ones to 128.
+    tile is swizzled in the layout of TMA and of wgmma descriptors: the
+    stored columns split into panels `swizzle` bytes wide (32, 64 or 128),
+    panel after panel, each holding every stored row in `swizzle` bytes;
+    within a panel the 16-byte chunk c of row r moves to chunk
+    c xor (r mod (swizzle / 16)). One TMA box of `swizzle` bytes' width
+    fills one panel; 8 rows of a panel are one swizzle atom of a wgmma
+    descriptor. Swizzled buffers are aligned to 8 x swizzle bytes (1024 for
+    128B); padded ones to 128.
 
     Examples:
 
@@ -204,6 +226,15 @@ def TileGPU_SharedEncodingAttr : TileGPU_Attr<"SharedEncoding", "shared", [
     /// columns, padding included.
     ::llvm::SmallVector<int64_t, 2>
     getStoredShape(::llvm::ArrayRef<int64_t> shape) const;
+    /// A swizzled tile's panels: the stored columns one panel holds, and
+    /// the bytes from one panel to the next (every stored row, `swizzle`
+    /// bytes each).
+    int64_t getPanelColumns(::mlir::Type elementType) const {
+      return getSwizzle() * 8 / elementType.getIntOrFloatBitWidth();
+    }
+    int64_t getPanelBytes(::llvm::ArrayRef<int64_t> shape) const {
+      return getStoredShape(shape)[0] * getSwizzle();
+    }
   }];
 }
 
@@ -282,7 +313,11 @@ def TileGPU_KernelParamAttr : TileGPU_Attr<"KernelParam", "param"> {
     whose stride is dynamic, all of `index` type (as wide as the kernel's
     index arithmetic). `name` is the argument's role in the kernel's
     `#tile.sdpa` signature (`q`, `k`, `v`, `o`, `scale`); `dim` is the
-    dimension of a size or stride. The compiler writes this list into the
+    dimension of a size or stride. A `tensor_map` parameter (wgmma kernels'
+    TMA copies) is the 128-byte CUDA tensor map of the view `name`, passed
+    by value as a grid constant; its `!tilegpu.tensor_map` type (after a
+    colon: `#tilegpu.param<tensor_map, "k" : !tilegpu.tensor_map<...>>`)
+    gives the box and swizzle the runtime encodes it with. The compiler writes this list into the
     library's manifest and the runtime packs the launch from it, so no
     parameter list is written by hand anywhere.
 
@@ -297,8 +332,10 @@ def TileGPU_KernelParamAttr : TileGPU_Attr<"KernelParam", "param"> {
   }];
   let parameters = (ins EnumParameter<TileGPU_ParamKind>:$kind,
                         StringRefParameter<"the argument's role">:$name,
-                        DefaultValuedParameter<"int64_t", "-1">:$dim);
-  let assemblyFormat = "`<` $kind `,` $name (`,` `dim` `=` $dim^)? `>`";
+                        DefaultValuedParameter<"int64_t", "-1">:$dim,
+                        OptionalParameter<"::mlir::Type">:$map);
+  let assemblyFormat =
+      "`<` $kind `,` $name (`,` `dim` `=` $dim^)? (`:` $map^)? `>`";
   let genVerifyDecl = 1;
 }
 

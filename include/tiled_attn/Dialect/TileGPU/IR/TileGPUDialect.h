@@ -58,6 +58,11 @@ inline SharedEncodingAttr getSharedEncoding(mlir::Type type) {
   return nullptr;
 }
 
+/// The mma.sync layout whose registers a register layout has: mma.sync's
+/// own, or wgmma's (the same quad fragments on 16 rows per warp); null for
+/// any other layout.
+MmaSyncLayoutAttr getQuadFragmentLayout(mlir::Attribute layout);
+
 /// The module's target, or null.
 TargetAttr getTarget(mlir::Operation *op);
 

@@ -61,6 +61,11 @@ def TileGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return "tilegpu.param";
     }
+    /// On a lowered kernel: its parameters' #tilegpu.param, in order (the
+    /// lowering to llvm.func keeps function attributes, not argument ones).
+    static constexpr ::llvm::StringLiteral getParamsAttrName() {
+      return ::llvm::StringLiteral("tilegpu.params");
+    }
   }];
 }
 

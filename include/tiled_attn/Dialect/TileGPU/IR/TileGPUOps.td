@@ -297,6 +297,40 @@ def TileGPU_MBarrierWaitOp : TileGPU_Op<"mbarrier_wait",
   let hasVerifier = 1;
 }
 
+def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [
+    TypesMatchWith<"the result is the destination buffer", "dst", "result", "$_self">,
+    MemoryEffects<[MemRead, MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Copy a block of a view into a swizzled shared buffer with TMA";
+  let description = [{
+    One thread of the CTA arrives on mbarrier `index` of `barriers`,
+    expecting the bytes of the whole tile, and issues one TMA copy per
+    panel of `dst` through the tensor map `map`: the block at tile indices
+    `indices` of the view the map describes (indices of a rank-4 view
+    [B, H, S, D]; the last two count blocks of the tile's stored rows and
+    columns). The copies complete the mbarrier's phase when their bytes
+    have landed; what lies outside the view reads as zero. Nobody waits
+    here: readers wait with `tilegpu.mbarrier_wait` on the same mbarrier.
+
+    Example:
+
+    ```mlir
+    %k = tilegpu.tma_load %kmap[%b, %h, %j, %c0] into %slot, %bars[%s]
+        : !tilegpu.tensor_map<128x64xf16, swizzle = 128>,
+          !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+          !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+    ```
+  }];
+  let arguments = (ins TileGPU_TensorMapType:$map, Variadic<Index>:$indices,
+                       TileGPU_SharedBuffer:$dst, TileGPU_SharedBuffer:$barriers,
+                       Index:$index);
+  let results = (outs TileGPU_SharedBuffer:$result);
+  let assemblyFormat = [{
+    $map `[` $indices `]` `into` $dst `,` $barriers `[` $index `]` attr-dict
+    `:` type($map) `,` type($dst) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Warp specialization
 //===----------------------------------------------------------------------===//

@@ -54,4 +54,38 @@ def TileGPU_BufferType : TypeDef<TileGPU_Dialect, "Buffer"> {
   }];
 }
 
+def TileGPU_TensorMapType : TypeDef<TileGPU_Dialect, "TensorMap"> {
+  let mnemonic = "tensor_map";
+  let summary = "A TMA descriptor of a view: the box it copies, its swizzle";
+  let description = [{
+    A CUDA tensor map (the 128-byte `CUtensorMap`) over a rank-4 view
+    [B, H, S, D], which the runtime builds on the host
+    (`cuTensorMapEncodeTiled`) and passes as a grid-constant kernel
+    parameter. One copy moves a box of `rows x cols` elements of the last
+    two dimensions, at one (batch, head), into shared memory in the
+    `swizzle` mode (0, 32, 64 or 128 bytes; the box is one panel of a
+    `#tilegpu.shared<swizzle = ...>` tile, so `cols` elements span
+    `swizzle` bytes); what lies outside the view reads as zero.
+
+    Example:
+
+    ```mlir
+    !tilegpu.tensor_map<128x64xf16, swizzle = 128>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$box,
+                        "::mlir::Type":$elementType,
+                        "int64_t":$swizzle);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getRows() const { return getBox()[0]; }
+    int64_t getCols() const { return getBox()[1]; }
+    /// The bytes one copy moves.
+    int64_t getBoxBytes() const {
+      return getRows() * getCols() * getElementType().getIntOrFloatBitWidth() / 8;
+    }
+  }];
+}
+
 #endif // TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUTYPES_TD

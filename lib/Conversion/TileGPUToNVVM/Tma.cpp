@@ -1,0 +1,178 @@
+//===- Tma.cpp - TMA copies and mbarriers ---------------------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The asynchronous copies of the Hopper and Blackwell families and the
+// mbarriers that pace them:
+//
+// - tilegpu.mbarrier_init: thread 0 initializes the mbarrier (the CTA
+//   barrier that convert-tile-to-tilegpu puts after the inits publishes it);
+// - tilegpu.tma_load: thread 0 arrives on the mbarrier expecting the tile's
+//   bytes, then issues one cp.async.bulk.tensor per 128-byte panel of the
+//   destination, coordinates innermost first (column, row, head, batch);
+// - tilegpu.mbarrier_wait: every thread spins on mbarrier.try_wait.parity
+//   (the intrinsic in an scf.while: upstream's inline-asm loop made ptxas
+//   spill in kernels of this size, see the toolchain notes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+Value tiled_attn::sharedPointer(OpBuilder &b, Location loc, Value memref,
+                                Value byteOffset) {
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  if (byteOffset)
+    address = arith::AddIOp::create(b, loc, address, byteOffset);
+  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*shared=*/3), i64);
+}
+
+Value tiled_attn::isThreadZero(OpBuilder &b, Location loc) {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                               cIdx(b, loc, 0));
+}
+
+namespace {
+
+/// The address of mbarrier `index` of `barriers` (8 bytes each).
+Value barrierPointer(OpBuilder &b, Location loc, Value barriers, Value index) {
+  return sharedPointer(b, loc, barriers,
+                       arith::MulIOp::create(b, loc, index, cIdx(b, loc, 8)));
+}
+
+Value toI32(OpBuilder &b, Location loc, Value index) {
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+}
+
+struct MBarrierInitToNVVM final : OpConversionPattern<MBarrierInitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MBarrierInitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto guard = scf::IfOp::create(rewriter, loc, isThreadZero(rewriter, loc),
+                                   /*withElse=*/false);
+    OpBuilder::InsertionGuard g(rewriter);
+    rewriter.setInsertionPointToStart(guard.thenBlock());
+    Value count = arith::ConstantIntOp::create(
+        rewriter, loc, rewriter.getI32Type(), op.getCount());
+    NVVM::MBarrierInitOp::create(rewriter, loc,
+                                 barrierPointer(rewriter, loc,
+                                                adaptor.getBarriers(),
+                                                adaptor.getIndex()),
+                                 count, /*predicate=*/Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierWaitToNVVM final : OpConversionPattern<MBarrierWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MBarrierWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value bar = barrierPointer(rewriter, loc, adaptor.getBarriers(),
+                               adaptor.getIndex());
+    Value parity = arith::ExtUIOp::create(rewriter, loc, rewriter.getI32Type(),
+                                          adaptor.getPhase());
+    // while (!try_wait.parity(bar, parity)) {}
+    auto loop = scf::WhileOp::create(rewriter, loc, TypeRange{}, ValueRange{});
+    Block *before = rewriter.createBlock(&loop.getBefore());
+    Value done = NVVM::MBarrierTryWaitOp::create(
+        rewriter, loc, rewriter.getI1Type(), bar, parity, /*ticks=*/Value());
+    Value notDone = arith::XOrIOp::create(
+        rewriter, loc, done,
+        arith::ConstantIntOp::create(rewriter, loc, rewriter.getI1Type(), 1));
+    scf::ConditionOp::create(rewriter, loc, notDone, ValueRange{});
+    rewriter.createBlock(&loop.getAfter());
+    scf::YieldOp::create(rewriter, loc);
+    rewriter.setInsertionPointAfter(loop);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TmaLoadToNVVM final : OpConversionPattern<TmaLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmaLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    // The box is one panel of the destination (the verifier saw to it; the
+    // map itself is by now the kernel parameter's pointer).
+    BufferType dst = op.getDst().getType();
+    auto encoding = cast<SharedEncodingAttr>(dst.getEncoding());
+    SmallVector<int64_t, 2> stored = encoding.getStoredShape(dst.getShape());
+    int64_t panelCols = encoding.getPanelColumns(dst.getElementType());
+    int64_t panels = stored[1] / panelCols;
+    int64_t bytes = panels * encoding.getPanelBytes(dst.getShape());
+    ValueRange idx = adaptor.getIndices();
+    Value row = arith::MulIOp::create(rewriter, loc, idx[2],
+                                      cIdx(rewriter, loc, stored[0]));
+    Value col0 = arith::MulIOp::create(rewriter, loc, idx[3],
+                                       cIdx(rewriter, loc, stored[1]));
+    auto guard = scf::IfOp::create(rewriter, loc, isThreadZero(rewriter, loc),
+                                   /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard g(rewriter);
+      rewriter.setInsertionPointToStart(guard.thenBlock());
+      Value bar = barrierPointer(rewriter, loc, adaptor.getBarriers(),
+                                 adaptor.getIndex());
+      NVVM::MBarrierArriveExpectTxOp::create(
+          rewriter, loc, /*resultTypes=*/TypeRange{}, bar,
+          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(),
+                                       bytes),
+          NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
+      for (int64_t p = 0; p < panels; ++p) {
+        Value col = arith::AddIOp::create(rewriter, loc, col0,
+                                          cIdx(rewriter, loc, p * panelCols));
+        Value panel = sharedPointer(
+            rewriter, loc, adaptor.getDst(),
+            cIdx(rewriter, loc, p * encoding.getPanelBytes(dst.getShape())));
+        // The copy writes shared::cluster; this CTA's shared window is
+        // part of it.
+        panel = LLVM::AddrSpaceCastOp::create(
+            rewriter, loc,
+            LLVM::LLVMPointerType::get(rewriter.getContext(),
+                                       /*shared::cluster=*/7),
+            panel);
+        SmallVector<Value> coords = {
+            toI32(rewriter, loc, col), toI32(rewriter, loc, row),
+            toI32(rewriter, loc, idx[1]), toI32(rewriter, loc, idx[0])};
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            rewriter, loc, panel, adaptor.getMap(), coords, bar,
+            /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
+            /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+            /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+      }
+    }
+    rewriter.replaceOp(op, adaptor.getDst());
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateTmaToNVVMPatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<MBarrierInitToNVVM, MBarrierWaitToNVVM, TmaLoadToNVVM>(
+      converter, patterns.getContext());
+}

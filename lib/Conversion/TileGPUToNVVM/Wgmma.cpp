@@ -1,0 +1,263 @@
+//===- Wgmma.cpp - tilegpu.mma to wgmma -----------------------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// `acc += lhs * rhs` on Hopper's warpgroup matrix units. Warpgroup w owns
+// rows 64w .. 64w + 63 of the accumulator and issues, per k-step of 16, one
+// wgmma.mma_async m64nNk16 (N the accumulator's width):
+//
+// - rhs in shared memory, read through a descriptor: stored transposed (K,
+//   which holds Kᵀ) it is K-major; stored as it is (V) it is N-major, the
+//   descriptor's transpose bit set;
+// - lhs in shared memory (Q), K-major through a descriptor; or in registers
+//   (P) in the `opa` layout: the register-A form of wgmma, which NVVM in
+//   LLVM 22 lacks (llvm-project issue 133733), so it is one inline-asm
+//   instruction.
+//
+// Shared operands are 128-byte swizzled panels (#tilegpu.shared<swizzle =
+// 128>). A descriptor holds the start address, the leading and stride byte
+// offsets (all >> 4) and the swizzle mode (1 = 128B, bits 62-63):
+//
+// - K-major: 8-row atoms of 1024 bytes one after the other (SBO = 1024;
+//   LBO unused); k-step k starts 32k bytes into its panel.
+// - N-major: rows are k, 64 columns of N per panel: SBO = 1024 (8 k-rows),
+//   LBO = the panel size (the next 64 columns of N); k-step k starts at
+//   row 16k.
+//
+// The warpgroup fences its registers, issues every k-step, commits and
+// waits for the group before the accumulator is read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+uint64_t tiled_attn::wgmmaDescriptorBits(int64_t leadingBytes,
+                                         int64_t strideBytes) {
+  return (static_cast<uint64_t>((leadingBytes >> 4) & 0x3fff) << 16) |
+         (static_cast<uint64_t>((strideBytes >> 4) & 0x3fff) << 32) |
+         (uint64_t{1} << 62);
+}
+
+namespace {
+
+/// The descriptor of the operand at `byteOffset` into shared `buffer`: the
+/// start address >> 4 in bits 0-13 over `bits`.
+Value descriptor(OpBuilder &b, Location loc, Value buffer, Value byteOffset,
+                 uint64_t bits) {
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  address = arith::AddIOp::create(b, loc, address, byteOffset);
+  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
+  Value start = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(
+          b, loc, i64, arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)),
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0x3fff));
+  return arith::OrIOp::create(
+      b, loc, start,
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                   static_cast<int64_t>(bits)));
+}
+
+/// The per-thread accumulator as the struct of N / 2 f32 that wgmma takes,
+/// and back.
+Value toStruct(OpBuilder &b, Location loc, Value vector) {
+  int64_t n = cast<VectorType>(vector.getType()).getNumElements();
+  Type f32 = b.getF32Type();
+  auto type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(n, f32));
+  Value s = LLVM::UndefOp::create(b, loc, type);
+  for (int64_t i = 0; i < n; ++i)
+    s = LLVM::InsertValueOp::create(
+        b, loc, s, vector::ExtractOp::create(b, loc, vector, i), i);
+  return s;
+}
+
+Value fromStruct(OpBuilder &b, Location loc, Value s, int64_t n) {
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < n; ++i)
+    regs.push_back(LLVM::ExtractValueOp::create(b, loc, s, i));
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({n}, b.getF32Type()), regs);
+}
+
+/// One wgmma m64nNk16 with A from registers (four 32-bit registers of two
+/// 16-bit elements each): the one instruction NVVM lacks, as inline asm.
+Value wgmmaRegisterA(OpBuilder &b, Location loc, Value acc, Value a8,
+                     Value descB, Type elt, int64_t n, bool transB) {
+  int64_t regs = n / 2;
+  std::string type = elt.isBF16() ? "bf16" : "f16";
+  std::string asmStr =
+      "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(regs + 5) +
+      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+      "k16.f32." + type + "." + type + " {";
+  for (int64_t i = 0; i < regs; ++i)
+    asmStr += (i ? ", $" : "$") + std::to_string(i);
+  asmStr += "}, {";
+  for (int64_t i = 0; i < 4; ++i)
+    asmStr += (i ? ", $" : "$") + std::to_string(regs + i);
+  asmStr += "}, $" + std::to_string(regs + 4) + ", p, 1, 1, " +
+            (transB ? "1" : "0") + ";\n}";
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "=f,";
+  constraints += "r,r,r,r,l,r";
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "," + std::to_string(i);
+
+  Type i32 = b.getI32Type();
+  SmallVector<Value> operands;
+  Value words =
+      vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), a8);
+  for (int64_t i = 0; i < 4; ++i)
+    operands.push_back(vector::ExtractOp::create(b, loc, words, i));
+  operands.push_back(descB);
+  operands.push_back(arith::ConstantIntOp::create(b, loc, i32, 1));
+  for (int64_t i = 0; i < regs; ++i)
+    operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, acc.getType(), operands, asmStr, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return asmOp.getResult(0);
+}
+
+struct MmaToWgmma final : OpConversionPattern<MmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto accTy = cast<RankedTensorType>(op.getAcc().getType());
+    auto layout = dyn_cast<WgmmaLayoutAttr>(accTy.getEncoding());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "not a wgmma accumulator");
+    int64_t n = accTy.getDimSize(1);
+    BufferType rhsTy = op.getRhs().getType();
+    auto rhsEnc = cast<SharedEncodingAttr>(rhsTy.getEncoding());
+    Type elt = rhsTy.getElementType();
+    // K is the rhs's rows (a K x N tile) whichever way it is stored.
+    int64_t k = rhsTy.getTileShape()[0];
+    int64_t panelCols = rhsEnc.getPanelColumns(elt);
+    int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+    if (n % 8 || n > 256 || k % 16)
+      return op.emitError() << "GPU lowering: wgmma takes N a multiple of 8 "
+                               "up to 256 and K a multiple of 16, got N = "
+                            << n << ", K = " << k;
+    bool transB = !rhsEnc.getTransposed();
+    if (transB && n > panelCols && n % panelCols)
+      return op.emitError() << "GPU lowering: an N-major rhs spans whole "
+                               "panels of "
+                            << panelCols << " columns";
+
+    // Warpgroup of this thread, and its first row.
+    Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+    Value wg =
+        arith::DivUIOp::create(rewriter, loc, tid, cIdx(rewriter, loc, 128));
+
+    auto lhsBuffer = dyn_cast<BufferType>(op.getLhs().getType());
+    uint64_t kMajorBits = wgmmaDescriptorBits(16, 1024);
+    uint64_t rhsBits =
+        transB ? wgmmaDescriptorBits(rhsEnc.getPanelBytes(rhsTy.getTileShape()),
+                                     1024)
+               : kMajorBits;
+    auto kMajorOffset = [&](int64_t kk, int64_t panelBytes) {
+      int64_t col = kk * 16;
+      return (col / panelCols) * panelBytes + (col % panelCols) * eltBytes;
+    };
+
+    Value acc = toStruct(rewriter, loc, adaptor.getAcc());
+    NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+    auto shape = NVVM::MMAShapeAttr::get(rewriter.getContext(), 64, n, 16);
+    NVVM::WGMMATypes wt =
+        elt.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    for (int64_t kk = 0; kk < k / 16; ++kk) {
+      int64_t rhsOffset =
+          transB ? kk * 16 * rhsEnc.getSwizzle()
+                 : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getTileShape()));
+      Value descB = descriptor(rewriter, loc, adaptor.getRhs(),
+                               cIdx(rewriter, loc, rhsOffset), rhsBits);
+      if (lhsBuffer) {
+        auto lhsEnc = cast<SharedEncodingAttr>(lhsBuffer.getEncoding());
+        // This warpgroup's 64 rows start 64 x 128 bytes into each panel.
+        Value lhsOffset = arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(
+                rewriter, loc, wg,
+                cIdx(rewriter, loc, 64 * lhsEnc.getSwizzle())),
+            cIdx(rewriter, loc,
+                 kMajorOffset(kk, lhsEnc.getPanelBytes(lhsBuffer.getShape()))));
+        Value descA =
+            descriptor(rewriter, loc, adaptor.getLhs(), lhsOffset, kMajorBits);
+        acc = NVVM::WgmmaMmaAsyncOp::create(
+            rewriter, loc, acc.getType(), acc, descA, descB, shape, wt, wt,
+            NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+            NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+            NVVM::MMALayout::row,
+            transB ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+            /*satfinite=*/nullptr);
+      } else {
+        // The opa fragment: eight registers per k-step.
+        Value a8 = extractRegisters(rewriter, loc, adaptor.getLhs(), kk * 8, 8);
+        acc = wgmmaRegisterA(rewriter, loc, acc, a8, descB, elt, n, transB);
+      }
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+    rewriter.replaceOp(op, fromStruct(rewriter, loc, acc, n / 2));
+    return success();
+  }
+};
+
+/// acc -> opa keeps the registers as they are, as for mma.sync.
+struct ConvertLayoutToWgmma final : OpConversionPattern<tile::ConvertLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto from =
+        dyn_cast<WgmmaLayoutAttr>(op.getInput().getType().getEncoding());
+    auto to = dyn_cast<WgmmaLayoutAttr>(op.getType().getEncoding());
+    if (!from || !to)
+      return rewriter.notifyMatchFailure(op, "not wgmma tiles");
+    bool inPlace = from == to || (from.getKind() == WgmmaKind::Acc &&
+                                  to.getKind() == WgmmaKind::OperandA &&
+                                  from.getWarpgroups() == to.getWarpgroups());
+    if (!inPlace)
+      return op.emitError()
+             << "GPU lowering: no register move from " << from << " to " << to;
+    rewriter.replaceOp(op, adaptor.getInput());
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateWgmmaToNVVMPatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<MmaToWgmma, ConvertLayoutToWgmma>(converter,
+                                                 patterns.getContext());
+  // Reductions, broadcasts, masks and stores of the accumulator: wgmma's
+  // registers are mma.sync's quad fragments.
+  populateMmaSyncReducePatterns(converter, patterns);
+  populateMmaSyncStorePatterns(converter, patterns);
+}

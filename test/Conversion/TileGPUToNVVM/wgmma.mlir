@@ -1,0 +1,35 @@
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-allocate-memory \
+// RUN:   --convert-tilegpu-to-nvvm | FileCheck %s
+
+// The wgmma family's lowering, on a D=64 kernel of two consumer warpgroups
+// (BLOCK_M 128) and 64-key blocks:
+// - the tensor maps are pointer parameters, listed in tilegpu.params (which
+//   survives the lowering to llvm.func; argument attributes do not);
+// - thread 0 initializes the five mbarriers (Q's, K's two, V's two) and, for
+//   every copy, arrives expecting the tile's bytes and issues the TMA copy
+//   (one 128-byte panel: D = 64 f16);
+// - every thread waits with mbarrier.try_wait in a loop;
+// - S = Q.K^T: four m64n64k16 wgmma per k-step of 16 over D = 64, both
+//   operands through descriptors (A K-major "row", B K-major "col");
+// - O += P.V: P from registers, the register-A wgmma as one inline-asm
+//   instruction (NVVM lacks it), V N-major (transpose bit 1);
+// - each product fences, commits and waits for its group.
+
+// CHECK-LABEL: gpu.func @sdpa_fwd
+// CHECK-SAME: %{{.*}}: !llvm.ptr {tilegpu.param = #tilegpu.param<tensor_map, "q" : !tilegpu.tensor_map<128x64xf16, swizzle = 128>>}
+// CHECK-SAME: tilegpu.params = [#tilegpu.param<base, "q">,
+// CHECK-COUNT-5: nvvm.mbarrier.init
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[
+// CHECK: scf.while
+// CHECK: nvvm.mbarrier.try_wait
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $37, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;\0A}"
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0

@@ -1,0 +1,51 @@
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu | FileCheck %s
+
+// The wgmma family's loads are TMA's: each view that is loaded gets a tensor
+// map (a new kernel argument tagged with its parameter), each stream a ring
+// of 128-byte swizzled slots and one mbarrier per slot, initialized to one
+// arrival before anything is loaded.
+
+// CHECK-LABEL: func.func @sdpa_fwd
+// CHECK-SAME: %[[QMAP:[a-z0-9]+]]: !tilegpu.tensor_map<128x64xf16, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "q" : !tilegpu.tensor_map<128x64xf16, swizzle = 128>>}
+// CHECK-SAME: %[[KMAP:[a-z0-9]+]]: !tilegpu.tensor_map<128x64xf16, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "k"
+// CHECK-SAME: %[[VMAP:[a-z0-9]+]]: !tilegpu.tensor_map<128x64xf16, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "v"
+// CHECK: %[[Q:.*]] = tilegpu.alloc : <128x128xf16, #tilegpu.shared<swizzle = 128>>
+// CHECK: %[[QBAR:.*]] = tilegpu.alloc : <1xi64, #tilegpu.shared<>>
+// CHECK: %[[KRING:.*]] = tilegpu.alloc : <2x128x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// CHECK: %[[KBAR:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// CHECK: %[[VRING:.*]] = tilegpu.alloc : <2x128x128xf16, #tilegpu.shared<swizzle = 128>>
+// CHECK: %[[VBAR:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// CHECK-COUNT-5: tilegpu.mbarrier_init {{.*}} count(1)
+// CHECK: gpu.barrier
+
+// Q: its own buffer, count 0 of its barrier; K and V: slot (count mod 2).
+// CHECK: tilegpu.tma_load %[[QMAP]][{{.*}}] into %[[Q]], %[[QBAR]][
+// CHECK: %[[K0:.*]] = tilegpu.tma_load %[[KMAP]][{{.*}}] into {{.*}}, %[[KBAR]][
+// CHECK: %[[V0:.*]] = tilegpu.tma_load %[[VMAP]][{{.*}}] into {{.*}}, %[[VBAR]][
+
+// Readers wait on their slot's mbarrier for the phase (count / 2) mod 2.
+// CHECK: tilegpu.mbarrier_wait %[[QBAR]][{{.*}}], phase(
+
+// The loop carries each stream's count of loads and, with each buffer, the
+// count of the load that fills it.
+// CHECK: scf.for {{.*}} iter_args({{.*}}%[[KBUF:[a-z0-9]+]] = %[[K0]], %[[VBUF:[a-z0-9]+]] = %[[V0]], %[[KCOUNT:[a-z0-9]+]] = %{{.*}}, %[[VCOUNT:[a-z0-9]+]] = %{{.*}}, %[[KTICKET:[a-z0-9]+]] = %{{.*}}, %[[VTICKET:[a-z0-9]+]] = %{{.*}})
+// CHECK: %[[KSLOT:.*]] = arith.remui %[[KCOUNT]], %{{.*}} : index
+// CHECK: gpu.barrier
+// CHECK: tilegpu.tma_load %[[KMAP]][{{.*}}] into {{.*}}, %[[KBAR]][%[[KSLOT]]]
+// CHECK: %[[KWAITSLOT:.*]] = arith.remui %[[KTICKET]], %{{.*}} : index
+// CHECK: %[[KROUND:.*]] = arith.divui %[[KTICKET]], %{{.*}} : index
+// CHECK: tilegpu.mbarrier_wait %[[KBAR]][%[[KWAITSLOT]]], phase(
+// CHECK-NEXT: tilegpu.mma %{{.*}}, %[[KBUF]], {{.*}} -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+// CHECK: tilegpu.mbarrier_wait %[[VBAR]][
+// CHECK-NEXT: tilegpu.mma %{{.*}}, %[[VBUF]], {{.*}} : tensor<128x128xf16, #tilegpu.wgmma<opa, warpgroups = 2>>
+// CHECK: scf.yield {{.*}}, %[[KCOUNT]], %[[VCOUNT]] :
+
+// Before the staging buffer of the output, which may overlap the rings, the
+// copies still in flight (the last two of each stream) land.
+// CHECK: tilegpu.alloc : <128x128xf16, #tilegpu.shared<pad = 8>>
+// CHECK: scf.if
+// CHECK: tilegpu.mbarrier_wait %[[KBAR]]
+// CHECK: tilegpu.mbarrier_wait %[[VBAR]]
+// CHECK: tilegpu.staged_store {{.*}} : tensor<128x128xf16, #tilegpu.wgmma<acc, warpgroups = 2>>
