@@ -221,22 +221,25 @@ struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
 
 /// acc -> opa keeps the registers as they are: over a pair of n-tiles the
 /// accumulator order is the A operand's order.
-struct ConvertLayoutToGPU final : OpConversionPattern<tile::ConvertLayoutOp> {
+/// acc -> opa keeps the registers as they are, on mma.sync's fragments and
+/// on wgmma's (the same quad fragments).
+struct ConvertLayoutInPlace final : OpConversionPattern<tile::ConvertLayoutOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(tile::ConvertLayoutOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto from =
-        dyn_cast<MmaSyncLayoutAttr>(op.getInput().getType().getEncoding());
-    auto to = dyn_cast<MmaSyncLayoutAttr>(op.getType().getEncoding());
-    if (!from || !to)
-      return rewriter.notifyMatchFailure(op, "not mma.sync tiles");
+    Attribute fromAttr = op.getInput().getType().getEncoding();
+    Attribute toAttr = op.getType().getEncoding();
+    MmaSyncLayoutAttr from = getQuadFragmentLayout(fromAttr);
+    MmaSyncLayoutAttr to = getQuadFragmentLayout(toAttr);
+    if (!from || !to || fromAttr.getTypeID() != toAttr.getTypeID())
+      return rewriter.notifyMatchFailure(op, "not quad-fragment tiles");
     bool inPlace = from == to || (from.getKind() == MmaSyncKind::Acc &&
                                   to.getKind() == MmaSyncKind::OperandA &&
                                   from.getWarps() == to.getWarps());
     if (!inPlace)
-      return op.emitError()
-             << "GPU lowering: no register move from " << from << " to " << to;
+      return op.emitError() << "GPU lowering: no register move from "
+                            << fromAttr << " to " << toAttr;
     rewriter.replaceOp(op, adaptor.getInput());
     return success();
   }
@@ -246,8 +249,13 @@ struct ConvertLayoutToGPU final : OpConversionPattern<tile::ConvertLayoutOp> {
 
 void tiled_attn::populateMmaSyncToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<MmaToGPU, LocalLoadToNVVM, ConvertLayoutToGPU>(
-      converter, patterns.getContext());
+  patterns.add<MmaToGPU, LocalLoadToNVVM>(converter, patterns.getContext());
+  populateQuadFragmentPatterns(converter, patterns);
+}
+
+void tiled_attn::populateQuadFragmentPatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<ConvertLayoutInPlace>(converter, patterns.getContext());
   populateMmaSyncReducePatterns(converter, patterns);
   populateMmaSyncStorePatterns(converter, patterns);
 }

@@ -95,7 +95,7 @@ struct MBarrierWaitToNVVM final : OpConversionPattern<MBarrierWaitOp> {
                                           adaptor.getPhase());
     // while (!try_wait.parity(bar, parity)) {}
     auto loop = scf::WhileOp::create(rewriter, loc, TypeRange{}, ValueRange{});
-    Block *before = rewriter.createBlock(&loop.getBefore());
+    rewriter.createBlock(&loop.getBefore());
     Value done = NVVM::MBarrierTryWaitOp::create(
         rewriter, loc, rewriter.getI1Type(), bar, parity, /*ticks=*/Value());
     Value notDone = arith::XOrIOp::create(

@@ -228,36 +228,12 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
   }
 };
 
-/// acc -> opa keeps the registers as they are, as for mma.sync.
-struct ConvertLayoutToWgmma final : OpConversionPattern<tile::ConvertLayoutOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(tile::ConvertLayoutOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto from =
-        dyn_cast<WgmmaLayoutAttr>(op.getInput().getType().getEncoding());
-    auto to = dyn_cast<WgmmaLayoutAttr>(op.getType().getEncoding());
-    if (!from || !to)
-      return rewriter.notifyMatchFailure(op, "not wgmma tiles");
-    bool inPlace = from == to || (from.getKind() == WgmmaKind::Acc &&
-                                  to.getKind() == WgmmaKind::OperandA &&
-                                  from.getWarpgroups() == to.getWarpgroups());
-    if (!inPlace)
-      return op.emitError()
-             << "GPU lowering: no register move from " << from << " to " << to;
-    rewriter.replaceOp(op, adaptor.getInput());
-    return success();
-  }
-};
-
 } // namespace
 
 void tiled_attn::populateWgmmaToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<MmaToWgmma, ConvertLayoutToWgmma>(converter,
-                                                 patterns.getContext());
-  // Reductions, broadcasts, masks and stores of the accumulator: wgmma's
-  // registers are mma.sync's quad fragments.
-  populateMmaSyncReducePatterns(converter, patterns);
-  populateMmaSyncStorePatterns(converter, patterns);
+  patterns.add<MmaToWgmma>(converter, patterns.getContext());
+  // Layout moves, reductions, broadcasts, masks and stores of the
+  // accumulator: wgmma's registers are mma.sync's quad fragments.
+  populateQuadFragmentPatterns(converter, patterns);
 }

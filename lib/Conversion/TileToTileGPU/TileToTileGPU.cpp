@@ -48,6 +48,21 @@ using namespace tiled_attn::tilegpu;
 
 namespace {
 
+/// The first op, in the block that defines `value`, that holds one of
+/// `uses` (all of them in that block or nested in its ops).
+Operation *firstReader(Value value, ArrayRef<OpOperand *> uses) {
+  Block *block = isa<BlockArgument>(value)
+                     ? cast<BlockArgument>(value).getOwner()
+                     : value.getDefiningOp()->getBlock();
+  Operation *first = nullptr;
+  for (OpOperand *use : uses) {
+    Operation *reader = block->findAncestorOpInBlock(*use->getOwner());
+    if (!first || reader->isBeforeInBlock(first))
+      first = reader;
+  }
+  return first;
+}
+
 /// The buffer type of a tile with a shared encoding.
 BufferType bufferTypeOf(RankedTensorType tile, int64_t slots = 1) {
   SmallVector<int64_t> shape;
@@ -265,16 +280,7 @@ void SharedMemoryMaterializer::insertWaits(Value pending) {
   SmallVector<OpOperand *> uses = readers(pending);
   if (uses.empty())
     return;
-  Block *block = isa<BlockArgument>(pending)
-                     ? cast<BlockArgument>(pending).getOwner()
-                     : pending.getDefiningOp()->getBlock();
-  Operation *first = nullptr;
-  for (OpOperand *use : uses) {
-    Operation *reader = block->findAncestorOpInBlock(*use->getOwner());
-    if (!first || reader->isBeforeInBlock(first))
-      first = reader;
-  }
-  OpBuilder b(first);
+  OpBuilder b(firstReader(pending, uses));
   Value ready = AsyncWaitOp::create(b, pending.getLoc(), pending.getType(),
                                     pending, IntegerAttr());
   gpu::BarrierOp::create(b, pending.getLoc());
@@ -541,16 +547,7 @@ void SharedMemoryMaterializer::insertTmaWait(Value pending,
   SmallVector<OpOperand *> uses = readers(pending);
   if (uses.empty())
     return;
-  Block *block = isa<BlockArgument>(pending)
-                     ? cast<BlockArgument>(pending).getOwner()
-                     : pending.getDefiningOp()->getBlock();
-  Operation *first = nullptr;
-  for (OpOperand *use : uses) {
-    Operation *reader = block->findAncestorOpInBlock(*use->getOwner());
-    if (!first || reader->isBeforeInBlock(first))
-      first = reader;
-  }
-  OpBuilder b(first);
+  OpBuilder b(firstReader(pending, uses));
   Location loc = pending.getLoc();
   Value slots = arith::ConstantIndexOp::create(b, loc, ticket.slots);
   Value slot = arith::RemUIOp::create(b, loc, ticket.count, slots);

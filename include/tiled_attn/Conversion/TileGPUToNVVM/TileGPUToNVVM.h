@@ -143,7 +143,11 @@ void populateWgmmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
 /// broadcasts, masks and stores of its fragments.
 void populateMmaSyncToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                    mlir::RewritePatternSet &patterns);
-/// The parts of the mma.sync patterns, one file each.
+/// What mma.sync's and wgmma's quad fragments share: in-place layout moves
+/// (acc -> opa), reductions, broadcasts, masks and stores.
+void populateQuadFragmentPatterns(TileGPUToNVVMTypeConverter &converter,
+                                  mlir::RewritePatternSet &patterns);
+/// The parts of the quad-fragment patterns, one file each.
 void populateMmaSyncReducePatterns(TileGPUToNVVMTypeConverter &converter,
                                    mlir::RewritePatternSet &patterns);
 void populateMmaSyncStorePatterns(TileGPUToNVVMTypeConverter &converter,
