@@ -38,7 +38,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                                        cfg.blockN, /*stages=*/int64_t{1},
                                        /*refillAfterUse=*/false,
                                        /*causalSplit=*/false, /*exp2=*/false,
-                                       /*rescaleThreshold=*/int64_t{0});
+                                       /*rescaleThreshold=*/int64_t{0},
+                                       /*deferPv=*/false);
   if (!sdpa)
     return failure();
 

@@ -89,6 +89,10 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
     prefetch.refillAfterUse = options.refillAfterUse;
     fpm.addPass(tile::createTilePrefetchPass(prefetch));
   }
+  // After the prefetch, whose K/V iteration arguments the rotation carries
+  // one block further.
+  if (options.deferPv)
+    fpm.addPass(tile::createTileDeferPvPass());
   if (options.decompose)
     fpm.addPass(tile::createTileDecomposeOnlineSoftmaxPass());
   fpm.addPass(createCSEPass());
@@ -272,6 +276,7 @@ void tiled_attn::registerTilePipelines() {
   PassPipelineRegistration<TileScheduleOptions>(
       "tile-schedule",
       "Apply an SDPA schedule (block sizes, mask split, exp2, lazy "
-      "rescale, K/V prefetch) and decompose the online softmax",
+      "rescale, K/V prefetch, deferred P.V) and decompose the online "
+      "softmax",
       buildTileSchedulePipeline);
 }

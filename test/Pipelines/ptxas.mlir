@@ -31,8 +31,10 @@
 // or registers), both dtypes and head dims, no spills; the tensor maps are
 // 128-byte grid-constant parameters whose box and swizzle the manifest
 // records for the runtime.
-// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2" --lowering="chip=sm_90a warps=8" --cubin=sm_90a --out-dir=%t/sm_90a
-// RUN: tiled-attn-compile --head-dim=64 --block-m=128 --block-n=128 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2" --lowering="chip=sm_90a warps=8" --cubin=sm_90a --out-dir=%t/sm_90a
+// The library's configurations: D=128 on two warpgroups, D=64 on one, P.V
+// deferred (one wgmma group left in flight at the softmax's wait).
+// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=8" --cubin=sm_90a --out-dir=%t/sm_90a
+// RUN: tiled-attn-compile --head-dim=64 --block-m=64 --block-n=128 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=4" --cubin=sm_90a --out-dir=%t/sm_90a
 // RUN: FileCheck %s --input-file=%t/sm_90a/manifest.json --check-prefix=SM90A
 // RUN: FileCheck %s --input-file=%t/sm_90a/sdpa_fwd_sm_90a_f16_d128_top_left.ptx --check-prefix=SM90A-PTX
 // RUN: test -s %t/sm_90a/sdpa_fwd_sm_90a_f16_d128_top_left.sm_90a.cubin
@@ -40,6 +42,8 @@
 // SM90A-DAG: "name": "sdpa_fwd_sm_90a_f16_d128_top_left"
 // SM90A-DAG: "name": "sdpa_fwd_sm_90a_bf16_d64_none"
 // SM90A-DAG: "block": [{{[[:space:]]*}}256,
+// SM90A-DAG: "block": [{{[[:space:]]*}}128,
+// SM90A-DAG: "defer_pv": true
 // SM90A-DAG: "spill_store_bytes": 0
 // SM90A-NOT: "spill_store_bytes": {{[1-9]}}
 // SM90A-DAG: "kind": "tensor_map",
@@ -54,6 +58,8 @@
 // SM90A-PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // SM90A-PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // SM90A-PTX: wgmma.commit_group.sync.aligned
+// SM90A-PTX: wgmma.wait_group.sync.aligned 1
+// SM90A-PTX: wgmma.wait_group.sync.aligned 0
 
 // D = 128, causal, f16 on sm_80: the largest kernel of the library.
 // RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT

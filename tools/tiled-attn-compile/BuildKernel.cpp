@@ -295,6 +295,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
                     {"mask_split", sdpa.getMaskSplit()},
                     {"exp2", sdpa.getExp2()},
                     {"rescale_threshold", sdpa.getRescaleThreshold()},
+                    {"defer_pv", sdpa.getDeferPv()},
                     {"options", kernel.schedule},
                     {"lowering", kernel.lowering}}},
   };

@@ -82,6 +82,13 @@ struct TileScheduleOptions
       llvm::cl::desc("With stages > 1: pipeline only the first N block loads "
                      "(1: K only, FlashAttention-2's schedule; 0: all)"),
       llvm::cl::init(0)};
+  Option<bool> deferPv{
+      *this, "defer-pv",
+      llvm::cl::desc("Run each block's P.V one iteration later, right after "
+                     "the next block's Q.K^T, so that on wgmma the softmax "
+                     "overlaps it (FlashAttention-3's intra-warpgroup "
+                     "overlap, tile-defer-pv)"),
+      llvm::cl::init(false)};
   Option<bool> decompose{
       *this, "decompose",
       llvm::cl::desc("Decompose the online softmax at the end"),

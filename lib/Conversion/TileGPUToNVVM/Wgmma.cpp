@@ -27,8 +27,9 @@
 //   LBO = the panel size (the next 64 columns of N); k-step k starts at
 //   row 16k.
 //
-// The warpgroup fences its registers, issues every k-step, commits and
-// waits for the group before the accumulator is read.
+// The warpgroup fences its registers, issues every k-step and commits them
+// as one group; tilegpu.mma_wait (wgmma.wait_group N) lets the accumulator
+// be read, N groups after it still in flight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -222,8 +223,22 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
     rewriter.replaceOp(op, fromStruct(rewriter, loc, acc, n / 2));
+    return success();
+  }
+};
+
+struct MmaWaitToNVVM final : OpConversionPattern<MmaWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MmaWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::optional<uint64_t> pending = op.getPending();
+    if (!pending)
+      return op.emitError() << "GPU lowering: the wait has no pending count "
+                               "(run tilegpu-resolve-async-waits)";
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, op.getLoc(), *pending);
+    rewriter.replaceOp(op, adaptor.getAcc());
     return success();
   }
 };
@@ -232,7 +247,7 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
 
 void tiled_attn::populateWgmmaToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<MmaToWgmma>(converter, patterns.getContext());
+  patterns.add<MmaToWgmma, MmaWaitToNVVM>(converter, patterns.getContext());
   // Layout moves, reductions, broadcasts, masks and stores of the
   // accumulator: wgmma's registers are mma.sync's quad fragments.
   populateQuadFragmentPatterns(converter, patterns);

@@ -52,6 +52,11 @@ LoadOp tiled_attn::stagingLoad(Value value) {
   if (auto loop = value.getDefiningOp<scf::ForOp>())
     return stagingLoad(
         loop.getInitArgs()[cast<OpResult>(value).getResultNumber()]);
+  // Both sides of a branch hand on blocks of the same stream (layout
+  // assignment ties them).
+  if (auto branch = value.getDefiningOp<scf::IfOp>())
+    return stagingLoad(
+        branch.thenYield().getOperand(cast<OpResult>(value).getResultNumber()));
   auto arg = dyn_cast<BlockArgument>(value);
   auto loop =
       arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : nullptr;

@@ -95,6 +95,13 @@ struct Stream {
   }
 };
 
+/// Whether an mma runs asynchronously (wgmma): its operands stay in use
+/// after it is issued, until its tilegpu.mma_wait.
+bool isAsyncMma(Operation *mma) {
+  auto type = dyn_cast<RankedTensorType>(mma->getResult(0).getType());
+  return type && isa<WgmmaLayoutAttr>(type.getEncoding());
+}
+
 /// Whether a load is TMA's: its tile lives in swizzled panels.
 bool isTmaLoad(tile::LoadOp load) {
   SharedEncodingAttr encoding = getSharedEncoding(load.getType());
@@ -126,11 +133,15 @@ private:
   void retypeLoops();
   void insertWaits(Value pending);
   LogicalResult rewriteMma(tile::MmaOp mma);
+  void insertMmaWait(MmaOp mma);
   void rewriteStore(tile::StoreOp store);
   // TMA.
   LogicalResult materializeTma();
   Value tensorMapFor(Value view, BufferType buffer, Location loc);
-  void rewriteTmaLoads(Block &block, llvm::DenseMap<Value, Value> &counts);
+  LogicalResult rewriteTmaLoads(Block &block,
+                                llvm::DenseMap<Value, Value> &counts);
+  LogicalResult rewriteTmaBranch(scf::IfOp branch,
+                                 llvm::DenseMap<Value, Value> &counts);
   void insertTmaWait(Value pending, const Ticket &ticket);
   void drainTma(OpBuilder &b, Location loc);
 
@@ -183,7 +194,10 @@ void SharedMemoryMaterializer::countSlots() {
         for (OpOperand *use : readers(arg)) {
           Operation *reader =
               loop.getBody()->findAncestorOpInBlock(*use->getOwner());
-          if (!reader || !reader->isBeforeInBlock(refill))
+          // An asynchronous mma may still read after the refill is issued.
+          if (!reader || !reader->isBeforeInBlock(refill) ||
+              (isa<tile::MmaOp>(use->getOwner()) &&
+               isAsyncMma(use->getOwner())))
             readBeforeRefill = false;
         }
       }
@@ -261,15 +275,24 @@ void SharedMemoryMaterializer::rewriteLoad(tile::LoadOp load) {
   load.erase();
 }
 
-/// Loops that carry shared tiles now carry their buffers.
+/// Loops and branches that carry shared tiles now carry their buffers (in
+/// program order, so that a branch's result is a buffer before a later loop
+/// starts from it).
 void SharedMemoryMaterializer::retypeLoops() {
-  func.walk([&](scf::ForOp loop) {
-    for (auto [init, arg, result] : llvm::zip_equal(
-             loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults()))
-      if (isa<BufferType>(init.getType())) {
-        arg.setType(init.getType());
-        result.setType(init.getType());
-      }
+  func.walk([&](Operation *op) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      for (auto [init, arg, result] : llvm::zip_equal(
+               loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults()))
+        if (isa<BufferType>(init.getType())) {
+          arg.setType(init.getType());
+          result.setType(init.getType());
+        }
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(op))
+      for (auto [yielded, result] : llvm::zip_equal(
+               branch.thenYield().getOperands(), branch.getResults()))
+        if (isa<BufferType>(yielded.getType()))
+          result.setType(yielded.getType());
   });
 }
 
@@ -294,11 +317,44 @@ LogicalResult SharedMemoryMaterializer::rewriteMma(tile::MmaOp mma) {
                               "tile.mma in shared memory (run "
                               "tilegpu-assign-layouts first)";
   OpBuilder b(mma);
-  Value result = MmaOp::create(b, mma.getLoc(), mma.getType(), mma.getLhs(),
-                               mma.getRhs(), mma.getAcc());
-  mma.replaceAllUsesWith(result);
+  auto result = MmaOp::create(b, mma.getLoc(), mma.getType(), mma.getLhs(),
+                              mma.getRhs(), mma.getAcc());
+  mma.replaceAllUsesWith(result.getResult());
   mma.erase();
+  if (isAsyncMma(result))
+    insertMmaWait(result);
   return success();
+}
+
+/// The wait goes before the first op that reads the result (a yield
+/// included), and before any op that defines the value a register operand
+/// of the mma is replaced with on the loop's back edge: LLVM may give that
+/// value the operand's registers, which wgmma still reads.
+void SharedMemoryMaterializer::insertMmaWait(MmaOp mma) {
+  Block *block = mma->getBlock();
+  Value result = mma.getResult();
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : result.getUses())
+    uses.push_back(&use);
+  Operation *at =
+      uses.empty() ? block->getTerminator() : firstReader(result, uses);
+  auto loop = dyn_cast<scf::ForOp>(block->getParentOp());
+  for (Value operand : {Value(mma.getLhs()), Value(mma.getAcc())}) {
+    while (auto convert = operand.getDefiningOp<tile::ConvertLayoutOp>())
+      operand = convert.getInput();
+    auto arg = dyn_cast<BlockArgument>(operand);
+    if (!loop || !arg || arg.getOwner() != block || arg.getArgNumber() == 0)
+      continue;
+    Value next = loop.getYieldedValues()[arg.getArgNumber() - 1];
+    Operation *def = next.getDefiningOp();
+    Operation *top = def ? block->findAncestorOpInBlock(*def) : nullptr;
+    if (top && mma->isBeforeInBlock(top) && top->isBeforeInBlock(at))
+      at = top;
+  }
+  OpBuilder b(at);
+  auto wait = MmaWaitOp::create(b, mma.getLoc(), result.getType(), result,
+                                IntegerAttr());
+  result.replaceAllUsesExcept(wait.getResult(), wait);
 }
 
 /// A store of a tile its layout can stage goes through a staging buffer,
@@ -366,7 +422,7 @@ Value SharedMemoryMaterializer::tensorMapFor(Value view, BufferType buffer,
 /// stream's count of loads issued so far (keyed by the stream's mbarriers);
 /// a loop that loads gets the counts of the streams it loads, and the
 /// tickets of the buffers it carries, as iteration arguments.
-void SharedMemoryMaterializer::rewriteTmaLoads(
+LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
     Block &block, llvm::DenseMap<Value, Value> &counts) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (auto load = dyn_cast<tile::LoadOp>(op)) {
@@ -402,6 +458,11 @@ void SharedMemoryMaterializer::rewriteTmaLoads(
       finalCounts[barriers] = Ticket{counts[barriers], barriers, slots};
       load.getResult().replaceAllUsesWith(copy);
       load.erase();
+      continue;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      if (failed(rewriteTmaBranch(branch, counts)))
+        return failure();
       continue;
     }
     auto loop = dyn_cast<scf::ForOp>(op);
@@ -452,7 +513,8 @@ void SharedMemoryMaterializer::rewriteTmaLoads(
       t.count = newArgs[numStreams + k];
       tickets[body->getArgument(1 + i)] = t;
     }
-    rewriteTmaLoads(*body, inner);
+    if (failed(rewriteTmaLoads(*body, inner)))
+      return failure();
     SmallVector<Value> yields;
     for (Value barriers : streamsHere)
       yields.push_back(inner[barriers]);
@@ -483,6 +545,92 @@ void SharedMemoryMaterializer::rewriteTmaLoads(
       t.count = counts[barriers];
     }
   }
+  return success();
+}
+
+/// A branch: each side starts from the counts before it, and the branch
+/// returns the count of each stream it loads and of each buffer in flight
+/// it returns (a buffer a side hands on from before the branch keeps its
+/// count).
+LogicalResult SharedMemoryMaterializer::rewriteTmaBranch(
+    scf::IfOp branch, llvm::DenseMap<Value, Value> &counts) {
+  llvm::SetVector<Value> streamsHere;
+  branch.walk([&](tile::LoadOp load) {
+    if (!isTmaLoad(load))
+      return;
+    Stream *stream = streamOf(load);
+    streamsHere.insert(stream ? stream->barriers : ownBarriers.lookup(load));
+  });
+  OpBuilder b(branch);
+  Location loc = branch.getLoc();
+  llvm::DenseMap<Value, Value> before = counts;
+  for (Value barriers : streamsHere)
+    if (!before.lookup(barriers))
+      before[barriers] = arith::ConstantIndexOp::create(b, loc, 0);
+  llvm::DenseMap<Value, Value> thenCounts = before, elseCounts = before;
+  if (failed(rewriteTmaLoads(*branch.thenBlock(), thenCounts)))
+    return failure();
+  if (branch.elseBlock() &&
+      failed(rewriteTmaLoads(*branch.elseBlock(), elseCounts)))
+    return failure();
+  // Results that are buffers in flight: both sides give one of the same
+  // stream.
+  SmallVector<unsigned> inFlight;
+  for (unsigned i = 0; i < branch.getNumResults(); ++i) {
+    Value fromThen = branch.thenYield().getOperand(i);
+    Value fromElse = branch.elseYield().getOperand(i);
+    bool thenFlies = tickets.count(fromThen),
+         elseFlies = tickets.count(fromElse);
+    if (!thenFlies && !elseFlies)
+      continue;
+    if (!thenFlies || !elseFlies ||
+        tickets.lookup(fromThen).barriers != tickets.lookup(fromElse).barriers)
+      return branch.emitError()
+             << "convert-tile-to-tilegpu: result " << i
+             << " of this branch is a TMA buffer in flight on one side and "
+                "not the same stream's on the other";
+    inFlight.push_back(i);
+  }
+  if (streamsHere.empty() && inFlight.empty())
+    return success();
+
+  unsigned numOld = branch.getNumResults();
+  SmallVector<Type> types(branch.getResultTypes());
+  types.append(streamsHere.size() + inFlight.size(), b.getIndexType());
+  auto newBranch = scf::IfOp::create(b, loc, types, branch.getCondition(),
+                                     /*addThenBlock=*/false,
+                                     /*addElseBlock=*/false);
+  newBranch.getThenRegion().takeBody(branch.getThenRegion());
+  if (branch.getElseRegion().empty()) {
+    OpBuilder eb(b.getContext());
+    eb.createBlock(&newBranch.getElseRegion());
+    scf::YieldOp::create(eb, loc);
+  } else {
+    newBranch.getElseRegion().takeBody(branch.getElseRegion());
+  }
+  for (auto [side, sideCounts] :
+       {std::make_pair(newBranch.thenBlock(), &thenCounts),
+        std::make_pair(newBranch.elseBlock(), &elseCounts)}) {
+    Operation *yield = side->getTerminator();
+    SmallVector<Value> extra;
+    for (Value barriers : streamsHere)
+      extra.push_back(sideCounts->lookup(barriers));
+    for (unsigned i : inFlight)
+      extra.push_back(tickets.lookup(yield->getOperand(i)).count);
+    yield->insertOperands(yield->getNumOperands(), extra);
+  }
+  branch.replaceAllUsesWith(newBranch.getResults().take_front(numOld));
+  branch.erase();
+  for (auto [k, barriers] : llvm::enumerate(streamsHere)) {
+    counts[barriers] = newBranch.getResult(numOld + k);
+    finalCounts[barriers].count = counts[barriers];
+  }
+  for (auto [k, i] : llvm::enumerate(inFlight)) {
+    Ticket t = tickets.lookup(newBranch.thenYield().getOperand(i));
+    t.count = newBranch.getResult(numOld + streamsHere.size() + k);
+    tickets[newBranch.getResult(i)] = t;
+  }
+  return success();
 }
 
 LogicalResult SharedMemoryMaterializer::materializeTma() {
@@ -492,9 +640,9 @@ LogicalResult SharedMemoryMaterializer::materializeTma() {
       return WalkResult::advance();
     any = true;
     Operation *parent = load->getParentOp();
-    if (parent != func && !isa<scf::ForOp>(parent)) {
+    if (parent != func && !isa<scf::ForOp, scf::IfOp>(parent)) {
       load.emitError() << "convert-tile-to-tilegpu: a TMA load sits in the "
-                          "kernel or in a loop, not in "
+                          "kernel, a loop or a branch, not in "
                        << parent->getName();
       return WalkResult::interrupt();
     }
@@ -535,8 +683,7 @@ LogicalResult SharedMemoryMaterializer::materializeTma() {
   }
   gpu::BarrierOp::create(b, loc);
   llvm::DenseMap<Value, Value> counts;
-  rewriteTmaLoads(func.front(), counts);
-  return success();
+  return rewriteTmaLoads(func.front(), counts);
 }
 
 /// Readers of a buffer filled by TMA wait on the mbarrier of its slot, for

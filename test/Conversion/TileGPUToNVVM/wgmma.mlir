@@ -1,6 +1,7 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
-// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-allocate-memory \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory \
 // RUN:   --convert-tilegpu-to-nvvm | FileCheck %s
 
 // The wgmma family's lowering, on a D=64 kernel of two consumer warpgroups
@@ -15,7 +16,10 @@
 //   operands through descriptors (A K-major "row", B K-major "col");
 // - O += P.V: P from registers, the register-A wgmma as one inline-asm
 //   instruction (NVVM lacks it), V N-major (transpose bit 1);
-// - each product fences, commits and waits for its group.
+// - each product fences and commits its group; tilegpu.mma_wait becomes
+//   wgmma.wait_group with its pending count (0 here: nothing is issued
+//   between a product and its first reader), the P.V wait right before
+//   the loop's yield.
 
 // CHECK-LABEL: gpu.func @sdpa_fwd
 // CHECK-SAME: %{{.*}}: !llvm.ptr {tilegpu.param = #tilegpu.param<tensor_map, "q" : !tilegpu.tensor_map<128x64xf16, swizzle = 128>>}
@@ -28,8 +32,28 @@
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $37, 0;\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;\0A}"
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: llvm.inline_asm
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: scf.yield
+
+// With tile-defer-pv, block j's Q.K^T and block j-1's P.V are both in
+// flight: the softmax waits for the first with one group still pending.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2 defer-pv=1" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s --check-prefix=DEFER
+// DEFER: scf.for
+// DEFER: nvvm.wgmma.mma_async
+// DEFER: nvvm.wgmma.commit.group.sync.aligned
+// DEFER-NOT: nvvm.wgmma.wait.group.sync.aligned
+// DEFER: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// DEFER: nvvm.wgmma.commit.group.sync.aligned
+// DEFER-NOT: wgmma.mma_async
+// DEFER: nvvm.wgmma.wait.group.sync.aligned 1
+// DEFER: nvvm.wgmma.wait.group.sync.aligned 0
+// DEFER: scf.yield

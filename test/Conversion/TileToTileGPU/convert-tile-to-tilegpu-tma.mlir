@@ -49,3 +49,37 @@
 // CHECK: tilegpu.mbarrier_wait %[[KBAR]]
 // CHECK: tilegpu.mbarrier_wait %[[VBAR]]
 // CHECK: tilegpu.staged_store {{.*}} : tensor<128x128xf16, #tilegpu.wgmma<acc, warpgroups = 2>>
+
+// wgmma is asynchronous: each product gets a tilegpu.mma_wait before its
+// first reader. With tile-defer-pv (block j's Q.K^T, then block j-1's P.V
+// in flight together):
+// - V, read one iteration after its refill is issued, gets three slots;
+// - the wait for Q.K^T comes after the P.V is issued; the wait for P.V
+//   comes before the new P is computed (it takes the place of the P that
+//   wgmma still reads, on the back edge) and before the yield;
+// - the branch around prologue, loop and epilogue returns each stream's
+//   count and the counts of the buffers in flight it hands on.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2 defer-pv=1" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=DEFER
+// DEFER: tilegpu.alloc : <2x64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// DEFER: tilegpu.alloc : <3x64x64xf16, #tilegpu.shared<swizzle = 128>>
+// DEFER: %[[BR:.*]]:9 = scf.if
+// DEFER: %[[S0:.*]] = tilegpu.mma
+// DEFER-NOT: tilegpu.mma
+// DEFER: tilegpu.mma_wait %[[S0]] :
+// DEFER-NEXT: arith.select
+// DEFER: scf.for {{.*}} iter_args(
+// DEFER: %[[S:.*]] = tilegpu.mma %{{.*}}, %{{.*}}, %{{.*}} : !tilegpu.buffer<128x64xf16
+// DEFER: %[[PA:.*]] = tile.convert_layout %[[P:arg[0-9]+]] :
+// DEFER: %[[O:.*]] = tilegpu.mma %[[PA]], %{{.*}}, %{{.*}} : tensor<128x64xf16, #tilegpu.wgmma<opa, warpgroups = 2>>
+// DEFER-NOT: tilegpu.mma
+// DEFER: tilegpu.mma_wait %[[S]] :
+// DEFER: %[[OW:.*]] = tilegpu.mma_wait %[[O]] :
+// DEFER-NEXT: %[[PN:.*]] = arith.truncf
+// DEFER-NEXT: scf.yield %{{.*}}, %{{.*}}, %[[OW]], {{.*}}, %[[PN]],
+// DEFER: tilegpu.mma
+// DEFER-NEXT: tilegpu.mma_wait
+// DEFER-NEXT: scf.yield {{.*}} : {{.*}}, index, index, index, index
+// DEFER: } else {
+// DEFER-NEXT: scf.yield {{.*}} : {{.*}}, index, index, index, index

@@ -1380,3 +1380,26 @@ func.func private @negative_param_not_param(index {tilegpu.param = 3 : i64})
 
 // expected-error @+1 {{unknown tilegpu argument attribute 'tilegpu.warps'}}
 func.func private @negative_param_unknown(index {tilegpu.warps = 3 : i64})
+
+// -----
+
+// Only a wgmma product is asynchronous: the wait takes its result.
+func.func @mma_wait_not_an_mma(%acc: tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
+  // expected-error @+1 {{'tilegpu.mma_wait' op waits for the result of a wgmma tilegpu.mma (the only asynchronous one)}}
+  %r = tilegpu.mma_wait %acc : tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}
+
+// -----
+
+func.func @mma_wait_sync_family(%p: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+    %v: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+    %acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>) {
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  // expected-error @+1 {{'tilegpu.mma_wait' op waits for the result of a wgmma tilegpu.mma}}
+  %r = tilegpu.mma_wait %o : tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}

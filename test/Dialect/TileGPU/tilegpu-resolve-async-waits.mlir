@@ -551,3 +551,32 @@ func.func @drain_loop_in_loop(%v: !tile.view<?x?x?x64xf16>, %n: index) {
   }
   return
 }
+
+// -----
+
+// wgmma waits: the products issued after the awaited one, before the wait,
+// in its block (nested ones are not counted; a product of a synchronous
+// family is not a group).
+// CHECK-LABEL: func.func @mma_waits
+// CHECK: %[[A:.*]] = tilegpu.mma
+// CHECK: %[[B:.*]] = tilegpu.mma
+// CHECK: %[[C:.*]] = tilegpu.mma
+// CHECK: scf.if
+// CHECK: tilegpu.mma_wait %[[A]] pending(2)
+// CHECK: tilegpu.mma_wait %[[B]] pending(1)
+// CHECK: tilegpu.mma_wait %[[C]] pending(0)
+func.func @mma_waits(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                     %k: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+                     %acc: tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>, %c: i1) {
+  %a = tilegpu.mma %q, %k, %acc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>> -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  %b = tilegpu.mma %q, %k, %acc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>> -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  %d = tilegpu.mma %q, %k, %acc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>> -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  scf.if %c {
+    %e = tilegpu.mma %q, %k, %acc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>> -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+    %ew = tilegpu.mma_wait %e : tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  }
+  %aw = tilegpu.mma_wait %a : tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  %bw = tilegpu.mma_wait %b : tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  %dw = tilegpu.mma_wait %d : tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}

@@ -20,7 +20,8 @@ namespace tiled_attn {
 
 /// The load that stages `value` in shared memory: its definition, or, for a
 /// value a loop carries (software pipelining) or leaves (to the next loop of
-/// the same pipeline), the load that starts it; null for anything else.
+/// the same pipeline), the load that starts it, and for a branch's result
+/// that of its then side; null for anything else.
 tile::LoadOp stagingLoad(mlir::Value value);
 
 /// How the mma.sync family keeps a tile in shared memory: rows padded by 8

@@ -112,7 +112,7 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                CausalMode causal, int64_t blockM,
                                int64_t blockN, int64_t stages,
                                bool refillAfterUse, bool maskSplit, bool exp2,
-                               int64_t rescaleThreshold) {
+                               int64_t rescaleThreshold, bool deferPv) {
   if (!isPowerOfTwoIn(headDim, 16, 256))
     return emitError() << "head_dim must be a power of two in [16, 256], got "
                        << headDim;
@@ -139,32 +139,40 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(), blockM,
              blockN, getStages(), getRefillAfterUse(), getMaskSplit(),
-             getExp2(), getRescaleThreshold());
+             getExp2(), getRescaleThreshold(), getDeferPv());
 }
 
 SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), stages, refillAfterUse, getMaskSplit(),
-             getExp2(), getRescaleThreshold());
+             getExp2(), getRescaleThreshold(), getDeferPv());
 }
 
 SdpaAttr SdpaAttr::withMaskSplit() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
-             /*mask_split=*/true, getExp2(), getRescaleThreshold());
+             /*mask_split=*/true, getExp2(), getRescaleThreshold(),
+             getDeferPv());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              getMaskSplit(),
-             /*exp2=*/true, getRescaleThreshold());
+             /*exp2=*/true, getRescaleThreshold(), getDeferPv());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
-             getMaskSplit(), getExp2(), threshold);
+             getMaskSplit(), getExp2(), threshold, getDeferPv());
+}
+
+SdpaAttr SdpaAttr::withDeferPv() const {
+  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
+             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
+             getMaskSplit(), getExp2(), getRescaleThreshold(),
+             /*defer_pv=*/true);
 }
 
 ArrayRef<StringLiteral> SdpaAttr::getArgumentNames() {

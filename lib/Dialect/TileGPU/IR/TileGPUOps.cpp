@@ -116,6 +116,14 @@ LogicalResult LocalLoadOp::verify() {
   return verifyRegisterTile(*this, getResult(), "result");
 }
 
+LogicalResult MmaWaitOp::verify() {
+  auto mma = getAcc().getDefiningOp<MmaOp>();
+  if (!mma || !isa<WgmmaLayoutAttr>(mma.getType().getEncoding()))
+    return emitOpError() << "waits for the result of a wgmma tilegpu.mma "
+                            "(the only asynchronous one)";
+  return success();
+}
+
 LogicalResult MmaOp::verify() {
   Type lhsType = getLhs().getType();
   BufferType rhs = getRhs().getType();

@@ -13,6 +13,11 @@
 // count is the minimum over every such path, and copies in nested regions
 // are not counted: a lower bound, so a wait is never too short.
 //
+// wgmma groups complete in order too: a tilegpu.mma_wait is
+// `wgmma.wait_group N` with N the wgmma products issued after its mma and
+// before it in the same block (its mma's block; nested ones are not
+// counted, and a wait elsewhere leaves none in flight).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
@@ -134,6 +139,18 @@ void drainUnusedPrefetches(Operation *root) {
   });
 }
 
+/// wgmma products issued after `wait`'s mma and before `wait`.
+int64_t mmaGroupsBefore(MmaWaitOp wait) {
+  auto mma = wait.getAcc().getDefiningOp<MmaOp>();
+  if (!mma || mma->getBlock() != wait->getBlock())
+    return 0;
+  int64_t n = 0;
+  for (Operation *op = mma->getNextNode(); op != wait; op = op->getNextNode())
+    if (auto other = dyn_cast<MmaOp>(op))
+      n += isa<WgmmaLayoutAttr>(other.getType().getEncoding());
+  return n;
+}
+
 struct TileGPUResolveAsyncWaitsPass final
     : tiled_attn::tilegpu::impl::TileGPUResolveAsyncWaitsPassBase<
           TileGPUResolveAsyncWaitsPass> {
@@ -145,6 +162,8 @@ struct TileGPUResolveAsyncWaitsPass final
         n = 0;
       wait.setPending(n);
     });
+    getOperation()->walk(
+        [&](MmaWaitOp wait) { wait.setPending(mmaGroupsBefore(wait)); });
     drainUnusedPrefetches(getOperation());
   }
 };

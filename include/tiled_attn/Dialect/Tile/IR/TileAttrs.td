@@ -57,8 +57,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     apply them and are omitted from the printout while at their defaults:
     `stages` and `refill_after_use` (K/V blocks in flight and where their
     refills go, `tile-prefetch`), `mask_split`
-    (`tile-mask-split`), `exp2` (`tile-exp2`) and `rescale_threshold`
-    (`tile-lazy-rescale`; 0 means off).
+    (`tile-mask-split`), `exp2` (`tile-exp2`), `rescale_threshold`
+    (`tile-lazy-rescale`; 0 means off) and `defer_pv` (`tile-defer-pv`).
 
     Example:
 
@@ -77,7 +77,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     DefaultValuedParameter<"bool", "false">:$refill_after_use,
     DefaultValuedParameter<"bool", "false">:$mask_split,
     DefaultValuedParameter<"bool", "false">:$exp2,
-    DefaultValuedParameter<"int64_t", "0">:$rescale_threshold
+    DefaultValuedParameter<"int64_t", "0">:$rescale_threshold,
+    DefaultValuedParameter<"bool", "false">:$defer_pv
   );
 
   let assemblyFormat = "`<` struct(params) `>`";
@@ -90,6 +91,7 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     SdpaAttr withMaskSplit() const;
     SdpaAttr withExp2() const;
     SdpaAttr withRescaleThreshold(int64_t threshold) const;
+    SdpaAttr withDeferPv() const;
     /// The names of the kernel's arguments, in order: q, k, v, o, scale.
     /// The kernel ABI and the runtime know the arguments by these names.
     static ::llvm::ArrayRef<::llvm::StringLiteral> getArgumentNames();

@@ -266,6 +266,52 @@ def TilePrefetchPass : Pass<"tile-prefetch", "::mlir::func::FuncOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileDeferPvPass : Pass<"tile-defer-pv", "::mlir::func::FuncOp"> {
+  let summary = "Run each K/V block's P.V one iteration later, after the next block's Q.K^T";
+  let description = [{
+    FlashAttention-3's intra-warpgroup overlap. In each innermost loop that
+    yields `O = mma(P, V, O * alpha)`, the chain from the O iteration
+    argument to that mma (the rescale and P.V, with any broadcast only it
+    reads) moves to the next iteration, right after its first other mma
+    (Q.K^T). The loop carries P, V and alpha one iteration; a prologue runs
+    the first block without the chain and an epilogue runs the last chain,
+    all under an `scf.if` on the loop running at all.
+
+    On the wgmma family the softmax of block j then overlaps the tensor
+    cores' P_{j-1}.V_{j-1}: `convert-tile-to-tilegpu` waits for each mma
+    only where its result is first read. The arithmetic is unchanged, op
+    for op, so the output is bitwise the same. Sets `defer_pv` in
+    `tile.sdpa` when a loop was rotated.
+
+    ```mlir
+    // Before
+    scf.for %j = %lb to %ub step %c1 iter_args(%m = .., %l = .., %o = ..) {
+      %s = tile.mma %q, %k, %zero ...
+      ... softmax: %p, %alpha ...
+      %a = tile.broadcast %alpha along 1 ...
+      %o1 = arith.mulf %o, %a ...
+      %o2 = tile.mma %p, %v, %o1 ...
+      scf.yield %m1, %l1, %o2
+    }
+    // After
+    scf.if %lb < %ub {
+      ... block %lb without the P.V chain ...
+      %r:6 = scf.for %j = %lb + 1 to %ub ... iter_args(.., %o = .., %pp = %p0, %vp = %v0, %ap = %alpha0) {
+        %s = tile.mma %q, %k, %zero ...
+        %a = tile.broadcast %ap along 1 ...
+        %o1 = arith.mulf %o, %a ...
+        %o2 = tile.mma %pp, %vp, %o1 ...
+        ... softmax: %p, %alpha ...
+        scf.yield %m1, %l1, %o2, %p, %v, %alpha
+      }
+      ... the P.V chain on %r#3, %r#4, %r#5 ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileRetilePass : Pass<"tile-retile", "::mlir::func::FuncOp"> {
   let summary = "Change the block sizes (BLOCK_M, BLOCK_N) of an SDPA kernel";
   let description = [{

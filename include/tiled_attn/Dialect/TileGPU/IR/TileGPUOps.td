@@ -189,6 +189,10 @@ def TileGPU_MmaOp : TileGPU_Op<"mma", [AllTypesMatch<["acc", "result"]>,
     patterns lower it (mma.sync: ldmatrix of the B fragments and one
     m16n8k16 per m- and n-tile).
 
+    On the wgmma family the product is asynchronous: the op issues it and
+    commits it as one group, and its result may be read only through a
+    `tilegpu.mma_wait`.
+
     Example:
 
     ```mlir
@@ -203,6 +207,38 @@ def TileGPU_MmaOp : TileGPU_Op<"mma", [AllTypesMatch<["acc", "result"]>,
   let results = (outs TileGPU_RegisterTile:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $acc attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_MmaWaitOp : TileGPU_Op<"mma_wait", [
+    AllTypesMatch<["acc", "result"]>,
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Wait until an asynchronous mma has finished";
+  let description = [{
+    A wgmma `tilegpu.mma` runs while the threads go on: its accumulator,
+    the registers of a register A operand and its shared operands stay in
+    use until this op, whose result is the finished accumulator.
+    `convert-tile-to-tilegpu` places it before the first op that reads the
+    result, or earlier where a value that takes an operand's place on the
+    loop's back edge is defined. `pending`, set by
+    `tilegpu-resolve-async-waits`, is the number of mma groups issued after
+    this one that may stay in flight (`wgmma.wait_group`'s operand); the
+    lowering needs it.
+
+    Example:
+
+    ```mlir
+    %s = tilegpu.mma %q, %k, %zero : ... -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+    %o = tilegpu.mma %p, %v, %o0 : ... -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+    %sr = tilegpu.mma_wait %s pending(1) : tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+    ```
+  }];
+  let arguments = (ins TileGPU_RegisterTile:$acc,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$pending);
+  let results = (outs TileGPU_RegisterTile:$result);
+  let assemblyFormat = [{
+    $acc (`pending` `(` $pending^ `)`)? attr-dict `:` type($acc)
   }];
   let hasVerifier = 1;
 }
