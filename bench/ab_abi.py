@@ -16,14 +16,13 @@ against each other (relative L2).
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import importlib.util
 import statistics
 import sys
 from pathlib import Path
 
-from common import device_slug, sleep_cycles_per_ms, time_fn  # (puts python/ on sys.path)
+from common import sleep_cycles_per_ms, time_fn, write_csv  # (puts python/ on sys.path)
 
 import torch  # noqa: E402
 
@@ -86,13 +85,7 @@ def main() -> int:
                              "speed_v2_over_v1": f"{m1 / m2:.3f}", "rel_l2_v1_v2": f"{rel:.2e}"})
     geo = statistics.geometric_mean(ratios)
     print(f"geometric mean of v2/v1 speed: {geo:.3f}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"ab_abi_v1_v2_{device_slug(device)}_{date}.csv"
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {path}")
+    write_csv(args.out, "ab_abi_v1_v2", device, date, rows)
     return 0
 
 

@@ -3,6 +3,7 @@ compare_schedules): the repository's runtime on sys.path, CUDA-event timing
 of back-to-back runs and the float64 reference."""
 from __future__ import annotations
 
+import csv
 import math
 import re
 import os
@@ -96,6 +97,19 @@ def rel_l2(out, ref):
 
 def device_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def write_csv(out_dir, stem: str, device: str, date: str, rows: list[dict]):
+    """Writes `rows` to <out_dir>/<stem>_<device slug>_<date>.csv, the header
+    from the first row's keys, and returns the path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{stem}_{device_slug(device)}_{date}.csv"
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {path}")
+    return path
 
 
 def short_reason(exc: BaseException, limit: int = 240) -> str:

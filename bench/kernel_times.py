@@ -12,11 +12,10 @@ kernel_times_<device>_<date>.csv with every round's median.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 from pathlib import Path
 
-from common import device_slug, sleep_cycles_per_ms, time_fn  # (puts python/ on sys.path)
+from common import sleep_cycles_per_ms, time_fn, write_csv  # (puts python/ on sys.path)
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -54,13 +53,7 @@ def main() -> int:
                              "seq": s, "head_dim": 128, "dtype": "bf16", "causal": True,
                              "path": name, "round": r, "median_us": f"{med * 1e3:.1f}",
                              "min_us": f"{lo * 1e3:.1f}", "max_us": f"{hi * 1e3:.1f}"})
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"kernel_times_{device_slug(device)}_{date}.csv"
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {path}")
+    write_csv(args.out, "kernel_times", device, date, rows)
     return 0
 
 

@@ -25,13 +25,12 @@ the figure is the host's; at a larger ``--shape`` it becomes the GPU's
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import statistics
 import time
 from pathlib import Path
 
-from common import device_slug  # (puts python/ on sys.path)
+from common import write_csv  # (puts python/ on sys.path)
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -105,13 +104,7 @@ def main() -> int:
                      "calls": args.calls, "rounds": args.rounds,
                      "gpu_drain_us": f"{statistics.median(drain[name]):.0f}",
                      "gpu_bound": statistics.median(drain[name]) > 0.1 * med * args.calls})
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"launch_overhead_{device_slug(device)}_{date}.csv"
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {path}")
+    write_csv(args.out, "launch_overhead", device, date, rows)
     return 0
 
 

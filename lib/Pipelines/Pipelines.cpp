@@ -271,7 +271,7 @@ void tiled_attn::registerTilePipelines() {
   PassPipelineRegistration<TileToPTXOptions>(
       "tile-to-ptx",
       "Lower a scheduled tile kernel to PTX through gpu, nvgpu, nvvm and "
-      "llvm (mma.sync family)",
+      "llvm (mma.sync family; wgmma on sm_90a)",
       buildTileToPTXPipeline);
   PassPipelineRegistration<TileScheduleOptions>(
       "tile-schedule",

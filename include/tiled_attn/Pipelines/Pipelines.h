@@ -100,7 +100,7 @@ struct TileScheduleOptions
 struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
   Option<std::string> chip{
       *this, "chip",
-      llvm::cl::desc("Target: sm_80, sm_89, sm_90, sm_120a or sm_121a"),
+      llvm::cl::desc("Target: sm_80, sm_89, sm_90, sm_90a, sm_120a or sm_121a"),
       llvm::cl::init("sm_80")};
   Option<std::string> features{
       *this, "features",

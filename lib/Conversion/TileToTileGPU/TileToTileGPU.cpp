@@ -98,8 +98,7 @@ struct Stream {
 /// Whether an mma runs asynchronously (wgmma): its operands stay in use
 /// after it is issued, until its tilegpu.mma_wait.
 bool isAsyncMma(Operation *mma) {
-  auto type = dyn_cast<RankedTensorType>(mma->getResult(0).getType());
-  return type && isa<WgmmaLayoutAttr>(type.getEncoding());
+  return isAsyncMmaResult(mma->getResult(0).getType());
 }
 
 /// Whether a load is TMA's: its tile lives in swizzled panels.
@@ -140,6 +139,7 @@ private:
   Value tensorMapFor(Value view, BufferType buffer, Location loc);
   LogicalResult rewriteTmaLoads(Block &block,
                                 llvm::DenseMap<Value, Value> &counts);
+  llvm::SetVector<Value> tmaStreamsIn(Operation *op);
   LogicalResult rewriteTmaBranch(scf::IfOp branch,
                                  llvm::DenseMap<Value, Value> &counts);
   void insertTmaWait(Value pending, const Ticket &ticket);
@@ -468,14 +468,7 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
     auto loop = dyn_cast<scf::ForOp>(op);
     if (!loop)
       continue;
-    // The streams this loop loads, in a fixed order.
-    llvm::SetVector<Value> streamsHere;
-    loop.walk([&](tile::LoadOp load) {
-      if (!isTmaLoad(load))
-        return;
-      Stream *stream = streamOf(load);
-      streamsHere.insert(stream ? stream->barriers : ownBarriers.lookup(load));
-    });
+    llvm::SetVector<Value> streamsHere = tmaStreamsIn(loop);
     if (streamsHere.empty())
       continue;
     // Buffers the loop carries whose copy is in flight.
@@ -548,19 +541,25 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
   return success();
 }
 
+/// The TMA streams `op` loads (by their mbarriers), in a fixed order.
+llvm::SetVector<Value> SharedMemoryMaterializer::tmaStreamsIn(Operation *op) {
+  llvm::SetVector<Value> streamsHere;
+  op->walk([&](tile::LoadOp load) {
+    if (!isTmaLoad(load))
+      return;
+    Stream *stream = streamOf(load);
+    streamsHere.insert(stream ? stream->barriers : ownBarriers.lookup(load));
+  });
+  return streamsHere;
+}
+
 /// A branch: each side starts from the counts before it, and the branch
 /// returns the count of each stream it loads and of each buffer in flight
 /// it returns (a buffer a side hands on from before the branch keeps its
 /// count).
 LogicalResult SharedMemoryMaterializer::rewriteTmaBranch(
     scf::IfOp branch, llvm::DenseMap<Value, Value> &counts) {
-  llvm::SetVector<Value> streamsHere;
-  branch.walk([&](tile::LoadOp load) {
-    if (!isTmaLoad(load))
-      return;
-    Stream *stream = streamOf(load);
-    streamsHere.insert(stream ? stream->barriers : ownBarriers.lookup(load));
-  });
+  llvm::SetVector<Value> streamsHere = tmaStreamsIn(branch);
   OpBuilder b(branch);
   Location loc = branch.getLoc();
   llvm::DenseMap<Value, Value> before = counts;

@@ -336,6 +336,11 @@ MmaSyncLayoutAttr tiled_attn::tilegpu::getQuadFragmentLayout(Attribute layout) {
   return nullptr;
 }
 
+bool tiled_attn::tilegpu::isAsyncMmaResult(Type type) {
+  auto tile = dyn_cast<RankedTensorType>(type);
+  return tile && isa<WgmmaLayoutAttr>(tile.getEncoding());
+}
+
 // On 64 rows per warpgroup, 16 per warp, the registers are mma.sync's.
 int64_t WgmmaLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
   return getQuadFragmentLayout().getRegisterCount(shape);

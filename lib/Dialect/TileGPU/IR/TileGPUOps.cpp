@@ -118,7 +118,7 @@ LogicalResult LocalLoadOp::verify() {
 
 LogicalResult MmaWaitOp::verify() {
   auto mma = getAcc().getDefiningOp<MmaOp>();
-  if (!mma || !isa<WgmmaLayoutAttr>(mma.getType().getEncoding()))
+  if (!mma || !isAsyncMmaResult(mma.getType()))
     return emitOpError() << "waits for the result of a wgmma tilegpu.mma "
                             "(the only asynchronous one)";
   return success();

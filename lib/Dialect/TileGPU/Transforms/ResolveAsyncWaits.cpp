@@ -147,7 +147,7 @@ int64_t mmaGroupsBefore(MmaWaitOp wait) {
   int64_t n = 0;
   for (Operation *op = mma->getNextNode(); op != wait; op = op->getNextNode())
     if (auto other = dyn_cast<MmaOp>(op))
-      n += isa<WgmmaLayoutAttr>(other.getType().getEncoding());
+      n += isAsyncMmaResult(other.getType());
   return n;
 }
 

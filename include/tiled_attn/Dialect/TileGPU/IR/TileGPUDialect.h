@@ -63,6 +63,10 @@ inline SharedEncodingAttr getSharedEncoding(mlir::Type type) {
 /// any other layout.
 MmaSyncLayoutAttr getQuadFragmentLayout(mlir::Attribute layout);
 
+/// Whether an mma producing `type` runs asynchronously (wgmma's
+/// accumulators): its result is read through tilegpu.mma_wait.
+bool isAsyncMmaResult(mlir::Type type);
+
 /// The module's target, or null.
 TargetAttr getTarget(mlir::Operation *op);
 
