@@ -8,7 +8,7 @@ TFLOP/s, its ratio to the first library and the spread between rounds),
 under optional `## <title>` headers that name the runs of one file, and
 writes RESULT.csv next to it: run, dtype, D, S, causal, library, tflops,
 ratio_to_first, spread. With --plot, RESULT.png shows each case's ratio of
-the other libraries to the first, per run. Standard library only, except
+the other libraries to the first (one bar per library), per run. Standard library only, except
 matplotlib for the plot.
 """
 import csv
@@ -53,17 +53,27 @@ def plot(rows, out):
                                   r["library"])
         others = [r for r in rows if r["run"] == run and
                   r["library"] != firsts[(r["dtype"], r["D"], r["S"], r["causal"])]]
+        cases = list(dict.fromkeys((r["dtype"], r["D"], r["S"], r["causal"]) for r in others))
+        libs = list(dict.fromkeys(r["library"] for r in others))
+        width = 0.8 / max(len(libs), 1)
+        for k, lib in enumerate(libs):
+            ratio = {(r["dtype"], r["D"], r["S"], r["causal"]): r["ratio_to_first"]
+                     for r in others if r["library"] == lib}
+            xs = [i + (k - (len(libs) - 1) / 2) * width for i, c in enumerate(cases) if c in ratio]
+            ax.bar(xs, [ratio[c] for c in cases if c in ratio], width, label=lib)
         short = {"float16": "f16", "bfloat16": "bf16"}
-        labels = [f"{short.get(r['dtype'], r['dtype'])} D{r['D']} {'c' if r['causal'] else 'nc'} {r['S'] // 1024}k"
-                  for r in others]
-        ax.bar(range(len(others)), [r["ratio_to_first"] for r in others])
+        labels = [f"{short.get(dt, dt)} D{d} {'c' if causal else 'nc'} {s // 1024}k"
+                  for dt, d, s, causal in cases]
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.axhline(0.98, color="red", linewidth=0.8, linestyle="--")
-        ax.set_ylim(0.9, 1.1)
-        ax.set_xticks(range(len(others)))
+        values = [r["ratio_to_first"] for r in others] or [1.0]
+        ax.set_ylim(min(0.9, min(values) - 0.02), max(1.1, max(values) + 0.02))
+        ax.set_xticks(range(len(cases)))
         ax.set_xticklabels(labels, rotation=90, fontsize=7)
-        name = others[0]["library"] if others else "?"
-        ax.set_title(f"{run}: {name} / first library (TFLOP/s ratio)")
+        first = next(iter(firsts.values()), "?")
+        ax.set_title(f"{run}: TFLOP/s ratio to {first}")
+        if len(libs) > 1:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 

@@ -57,3 +57,11 @@
 // DEFER: nvvm.wgmma.wait.group.sync.aligned 1
 // DEFER: nvvm.wgmma.wait.group.sync.aligned 0
 // DEFER: scf.yield
+
+// Without tilegpu-resolve-async-waits a wait has no count of groups to leave
+// in flight: the lowering says so instead of guessing.
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-allocate-memory \
+// RUN:   --convert-tilegpu-to-nvvm 2>&1 | FileCheck %s --check-prefix=NOPENDING
+// NOPENDING: error: GPU lowering: the wait has no pending count (run tilegpu-resolve-async-waits)
