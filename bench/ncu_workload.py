@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """The workload the Nsight Compute scripts profile: f16 D=128 non-causal SDPA.
 
-    python3 bench/ncu_workload.py S LIB|fa2
+    python3 bench/ncu_workload.py S LIB|fa2|cudnn [--names]
 
 Four launches at B*S = 16384, H = 16 on random normal inputs: of the
-library's kernel (sdpa(..., library=LIB)) or of SDPA's FlashAttention-2
-backend ("fa2"). The scripts profile the 4th (--launch-skip 3).
+library's kernel (sdpa(..., library=LIB)) or of one of PyTorch's SDPA
+backends (FlashAttention-2, "fa2", or cuDNN, "cudnn"). The scripts profile
+the 4th (--launch-skip 3). With --names, one call runs under
+torch.profiler and the names of the kernels it launched are printed, one
+per line (for the scripts' kernel filters).
 """
 import sys
 
@@ -15,21 +18,37 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from tiled_attn import KernelLibrary, sdpa
 
+BACKENDS = {"fa2": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
 
-def main(s, lib):
+
+def main(s, lib, names=False):
     q, k, v = (torch.randn(16384 // s, 16, s, 128, device="cuda", dtype=torch.float16)
                for _ in range(3))
-    library = None if lib == "fa2" else KernelLibrary.load(lib)
-    for _ in range(4):
+    library = None if lib in BACKENDS else KernelLibrary.load(lib)
+
+    def call():
         if library is None:
-            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            with sdpa_kernel(BACKENDS[lib]):
                 F.scaled_dot_product_attention(q, k, v)
         else:
             sdpa(q, k, v, library=library)
+
+    if names:
+        call()
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            call()
+            torch.cuda.synchronize()
+        for name in sorted({e.name for e in prof.events() if e.device_type.name == "CUDA"}):
+            print(name)
+        return
+    for _ in range(4):
+        call()
     torch.cuda.synchronize()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    args = [a for a in sys.argv[1:] if a != "--names"]
+    if len(args) != 2:
         sys.exit(__doc__)
-    main(int(sys.argv[1]), sys.argv[2])
+    main(int(args[0]), args[1], names="--names" in sys.argv)

@@ -115,12 +115,19 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   fpm.addPass(createTileGPUAssignLayoutsPass(layouts));
   ConvertTileToTileGPUPassOptions shared;
   shared.stagedStores = options.stagedStores;
+  shared.emptyBarriers = options.warpSpecialize;
   fpm.addPass(createConvertTileToTileGPUPass(shared));
   tilegpu::TileGPUMergeBarriersPassOptions barriers;
   barriers.hoistWaits = options.mergeBarriers;
   fpm.addPass(tilegpu::createTileGPUMergeBarriersPass(barriers));
   fpm.addPass(tilegpu::createTileGPUResolveAsyncWaitsPass());
   fpm.addPass(tilegpu::createTileGPUAllocateMemoryPass());
+  if (options.warpSpecialize) {
+    tilegpu::TileGPUWarpSpecializePassOptions roles;
+    roles.producerRegisters = options.producerRegisters;
+    roles.consumerRegisters = options.consumerRegisters;
+    fpm.addPass(tilegpu::createTileGPUWarpSpecializePass(roles));
+  }
   ConvertTileGPUToNVVMPassOptions nvvm;
   nvvm.skipUnitRowScales = options.skipUnitRowScales;
   pm.addPass(createConvertTileGPUToNVVMPass(nvvm));

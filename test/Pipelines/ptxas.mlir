@@ -31,9 +31,11 @@
 // or registers), both dtypes and head dims, no spills; the tensor maps are
 // 128-byte grid-constant parameters whose box and swizzle the manifest
 // records for the runtime.
-// The library's configurations: D=128 on two warpgroups, D=64 on one, P.V
-// deferred (one wgmma group left in flight at the softmax's wait).
-// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=8" --cubin=sm_90a --out-dir=%t/sm_90a
+// The library's configurations: D=128 on two consumer warpgroups and a
+// producer warpgroup (384 threads, setmaxnreg 240 / 24, ptxas sizes the
+// launch for 168 registers), D=64 on one warpgroup, P.V deferred (one
+// wgmma group left in flight at the softmax's wait).
+// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=8 warp-specialize=1 producer-registers=24 consumer-registers=240" --cubin=sm_90a --out-dir=%t/sm_90a
 // RUN: tiled-attn-compile --head-dim=64 --block-m=64 --block-n=128 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=4" --cubin=sm_90a --out-dir=%t/sm_90a
 // RUN: FileCheck %s --input-file=%t/sm_90a/manifest.json --check-prefix=SM90A
 // RUN: FileCheck %s --input-file=%t/sm_90a/sdpa_fwd_sm_90a_f16_d128_top_left.ptx --check-prefix=SM90A-PTX
@@ -41,7 +43,10 @@
 // RUN: test -s %t/sm_90a/sdpa_fwd_sm_90a_bf16_d64_none.sm_90a.cubin
 // SM90A-DAG: "name": "sdpa_fwd_sm_90a_f16_d128_top_left"
 // SM90A-DAG: "name": "sdpa_fwd_sm_90a_bf16_d64_none"
-// SM90A-DAG: "block": [{{[[:space:]]*}}256,
+// SM90A-DAG: "block": [{{[[:space:]]*}}384,
+// SM90A-DAG: "registers": 168,
+// SM90A-DAG: "warp_specialize": true
+// SM90A-DAG: "consumer_registers": 240
 // SM90A-DAG: "block": [{{[[:space:]]*}}128,
 // SM90A-DAG: "defer_pv": true
 // SM90A-DAG: "spill_store_bytes": 0
@@ -54,12 +59,18 @@
 // SM90A-PTX: .param .align 64 .b8 sdpa_fwd_param_29[128],
 // SM90A-PTX: .param .align 64 .b8 sdpa_fwd_param_30[128],
 // SM90A-PTX: .param .align 64 .b8 sdpa_fwd_param_31[128]
+// SM90A-PTX: .maxntid 384, 1, 1
+// SM90A-PTX: .minnctapersm 1
 // SM90A-PTX: mbarrier.init.shared.b64
-// SM90A-PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// SM90A-PTX: setmaxnreg.inc.sync.aligned.u32 240;
 // SM90A-PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // SM90A-PTX: wgmma.commit_group.sync.aligned
 // SM90A-PTX: wgmma.wait_group.sync.aligned 1
+// SM90A-PTX: mbarrier.arrive.shared.b64
 // SM90A-PTX: wgmma.wait_group.sync.aligned 0
+// SM90A-PTX: bar.sync 1, 256;
+// SM90A-PTX: setmaxnreg.dec.sync.aligned.u32 24;
+// SM90A-PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 
 // D = 128, causal, f16 on sm_80: the largest kernel of the library.
 // RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT

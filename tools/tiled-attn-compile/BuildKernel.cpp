@@ -92,6 +92,9 @@ namespace {
 struct LoweredKernel {
   std::string ptx;
   int64_t sharedBytes = -1;
+  /// Threads per CTA: the lowering's warps, plus a producer's when the
+  /// kernel is warp-specialized (the gpu.func's known block size).
+  int64_t threads = 0;
   tile::SdpaAttr sdpa;
   /// The kernel's parameters, in order: the manifest's "params".
   json::Array params;
@@ -198,6 +201,8 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     if (auto b = f->getAttrOfType<IntegerAttr>(
             tilegpu::TileGPUDialect::getSharedBytesAttrName()))
       out.sharedBytes = b.getInt();
+    if (std::optional<ArrayRef<int32_t>> block = f.getKnownBlockSize())
+      out.threads = (*block)[0];
     for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
       params.push_back(f.getArgAttrOfType<tilegpu::KernelParamAttr>(
           i, tilegpu::TileGPUDialect::getParamAttrName()));
@@ -218,7 +223,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
       out.ptx = cast<gpu::ObjectAttr>(object).getObject().str();
   });
   out.toPTXSeconds += secondsSince(start);
-  if (out.ptx.empty() || out.sharedBytes < 0)
+  if (out.ptx.empty() || out.sharedBytes < 0 || out.threads <= 0)
     return fail(kernel, "no PTX came out of the pipeline");
   if (StringRef(out.ptx).contains(".extern .func"))
     return fail(kernel, "the PTX calls functions it does not define: "
@@ -267,7 +272,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
                                   const LoweredKernel &lowered) {
   const TileToPTXOptions &lowering = *kernel.loweringOptions;
   tile::SdpaAttr sdpa = lowered.sdpa;
-  int64_t threads = 32 * lowering.warps;
+  int64_t threads = lowered.threads;
   return json::Object{
       {"name", kernel.name},
       {"arch", std::string(lowering.chip)},
@@ -290,6 +295,9 @@ static json::Object manifestEntry(const KernelSpec &kernel,
                     {"staged_stores", bool(lowering.stagedStores)},
                     {"skip_unit_row_scales", bool(lowering.skipUnitRowScales)},
                     {"merge_barriers", bool(lowering.mergeBarriers)},
+                    {"warp_specialize", bool(lowering.warpSpecialize)},
+                    {"producer_registers", int64_t(lowering.producerRegisters)},
+                    {"consumer_registers", int64_t(lowering.consumerRegisters)},
                     {"stages", sdpa.getStages()},
                     {"refill_after_use", sdpa.getRefillAfterUse()},
                     {"mask_split", sdpa.getMaskSplit()},
@@ -399,9 +407,9 @@ LogicalResult tiled_attn::buildKernel(const DialectRegistry &registry,
   if (failed(recordInManifest(kernel, outDir, std::move(entry))))
     return failure();
 
-  llvm::outs() << kernel.name << ": " << ptxFile << " ("
-               << 32 * kernel.loweringOptions->warps << " threads, "
-               << lowered.sharedBytes << " bytes of shared memory), "
+  llvm::outs() << kernel.name << ": " << ptxFile << " (" << lowered.threads
+               << " threads, " << lowered.sharedBytes
+               << " bytes of shared memory), "
                << llvm::formatv("{0:f1}", lowered.toPTXSeconds) << " s to PTX";
   if (!kernel.cubins.empty() && !settings.ptxas.empty())
     llvm::outs() << llvm::formatv(", {0:f1} s to cubins", cubinSeconds);

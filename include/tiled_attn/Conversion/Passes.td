@@ -72,6 +72,15 @@ def ConvertTileToTileGPUPass
       copy has landed (`tilegpu.async_wait_all`) and every thread is done
       with the buffers it may overlap.
 
+    Tiles in 128-byte swizzled panels (the wgmma family's) arrive by TMA
+    instead (`tilegpu.tma_load`), each signalling its slot's mbarrier, and
+    readers wait on that mbarrier's phase. With `empty-barriers`, each slot
+    of a TMA ring also gets an "empty" mbarrier: the readers of a block
+    release its slot (`tilegpu.mbarrier_arrive`, after the wait of an
+    asynchronous reader) and each refill waits for that release instead of
+    a CTA barrier, which is what `tilegpu-warp-specialize` needs to hand
+    the refills to a producer warp.
+
     Redundant barriers are left to `tilegpu-merge-barriers`, the counts of
     the waits to `tilegpu-resolve-async-waits`, offsets to
     `tilegpu-allocate-memory`.
@@ -80,6 +89,10 @@ def ConvertTileToTileGPUPass
     Option<"stagedStores", "staged-stores", "bool", /*default=*/"true",
            "Stage 16-bit tile stores in shared memory and write them out in "
            "16-byte row pieces (rows must be 16-byte aligned, as for loads)">,
+    Option<"emptyBarriers", "empty-barriers", "bool", /*default=*/"false",
+           "Pace TMA refills with one 'empty' mbarrier per ring slot, which "
+           "the slot's readers release, instead of a CTA barrier before "
+           "each refill">,
   ];
   let dependentDialects = [
     "::tiled_attn::tilegpu::TileGPUDialect",

@@ -124,6 +124,21 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("Skip the rescale of O in warps whose row maxima did "
                      "not move (see convert-tilegpu-to-nvvm)"),
       llvm::cl::init(false)};
+  Option<bool> warpSpecialize{
+      *this, "warp-specialize",
+      llvm::cl::desc("Hand the TMA refills to a producer warpgroup, paced "
+                     "by empty mbarriers (see tilegpu-warp-specialize)"),
+      llvm::cl::init(false)};
+  Option<int64_t> producerRegisters{
+      *this, "producer-registers",
+      llvm::cl::desc("With warp-specialize: the producer's register budget "
+                     "per thread (0: the launch's)"),
+      llvm::cl::init(0)};
+  Option<int64_t> consumerRegisters{
+      *this, "consumer-registers",
+      llvm::cl::desc("With warp-specialize: the consumers' register budget "
+                     "per thread (0: the launch's)"),
+      llvm::cl::init(0)};
   Option<bool> mergeBarriers{
       *this, "merge-barriers",
       llvm::cl::desc("Merge CTA barriers across waits, moving the waits "
@@ -147,7 +162,8 @@ std::string defaultPTXFeatures(llvm::StringRef chip);
 /// The GPU level, one small pass at a time: tilegpu-attach-target ->
 /// tilegpu-assign-layouts -> convert-tile-to-tilegpu ->
 /// tilegpu-merge-barriers -> tilegpu-resolve-async-waits ->
-/// tilegpu-allocate-memory -> convert-tilegpu-to-nvvm -> canonicalize, cse.
+/// tilegpu-allocate-memory -> [tilegpu-warp-specialize] ->
+/// convert-tilegpu-to-nvvm -> canonicalize, cse.
 void buildTileToGPUPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
 /// Upstream's gpu-lower-to-nvvm-pipeline up to the NVVM/LLVM dialects in

@@ -39,12 +39,43 @@ Value tiled_attn::pieceInBounds(OpBuilder &b, Location loc, Value row,
   return arith::AndIOp::create(b, loc, inRows, inCols);
 }
 
+namespace {
+/// The role whose region holds `region` (or a region nested in it), and the
+/// role's first warp.
+std::optional<std::pair<RoleAttr, int64_t>> enclosingRole(Region *region) {
+  for (; region; region = region->getParentRegion()) {
+    auto specialized = dyn_cast<WarpSpecializeOp>(region->getParentOp());
+    if (!specialized)
+      continue;
+    int64_t first = 0;
+    for (auto [i, attr] : llvm::enumerate(specialized.getRoles())) {
+      auto role = cast<RoleAttr>(attr);
+      if (i == region->getRegionNumber())
+        return std::make_pair(role, first);
+      first += role.getWarps();
+    }
+  }
+  return std::nullopt;
+}
+} // namespace
+
 int64_t tiled_attn::kernelWarps(Operation *op) {
+  if (auto role = enclosingRole(op->getParentRegion()))
+    return role->first.getActive() ? role->first.getActive()
+                                   : role->first.getWarps();
   for (; op; op = op->getParentOp())
     if (auto warps =
             op->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName()))
       return warps.getInt();
   return 0;
+}
+
+Value tiled_attn::threadIdInRole(OpBuilder &b, Location loc) {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  auto role = enclosingRole(b.getInsertionBlock()->getParent());
+  if (role && role->second != 0)
+    tid = arith::SubIOp::create(b, loc, tid, cIdx(b, loc, 32 * role->second));
+  return tid;
 }
 
 TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {

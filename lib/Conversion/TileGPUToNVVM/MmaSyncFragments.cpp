@@ -69,7 +69,7 @@ Fragment Fragment::get(MmaSyncLayoutAttr layout, ArrayRef<int64_t> shape) {
 }
 
 LaneCoords::LaneCoords(OpBuilder &b, Location loc) {
-  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  tid = threadIdInRole(b, loc);
   Value c32 = arith::ConstantIndexOp::create(b, loc, 32);
   Value c4 = arith::ConstantIndexOp::create(b, loc, 4);
   lane = arith::RemUIOp::create(b, loc, tid, c32);

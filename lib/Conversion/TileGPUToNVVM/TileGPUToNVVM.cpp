@@ -142,6 +142,8 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
   populateElementwiseToNVVMPatterns(converter, patterns, skipUnitRowScales);
   ConversionTarget legality(*ctx);
   legality.addIllegalDialect<tile::TileDialect, TileGPUDialect>();
+  // Converted in place first, lowered after (lowerWarpSpecialize).
+  legality.addLegalOp<WarpSpecializeOp>();
   legality.addIllegalOp<func::ReturnOp>();
   legality.addLegalOp<gpu::GPUModuleOp, gpu::GPUFuncOp>();
   legality.markUnknownOpDynamicallyLegal(
@@ -150,6 +152,9 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
                                                        legality);
   if (failed(applyPartialConversion(gpuModule, legality, std::move(patterns))))
     return signalPassFailure();
+  for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>())
+    if (failed(lowerWarpSpecialize(kernel, kernelWarps(kernel))))
+      return signalPassFailure();
 
   // The mma.sync operands are 2-D vectors (vector<4x2xf16>); lower the shape
   // casts to and from the 1-D register vectors into element moves, which

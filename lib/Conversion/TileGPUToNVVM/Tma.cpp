@@ -13,6 +13,8 @@
 // - tilegpu.tma_load: thread 0 arrives on the mbarrier expecting the tile's
 //   bytes, then issues one cp.async.bulk.tensor per 128-byte panel of the
 //   destination, coordinates innermost first (column, row, head, batch);
+// - tilegpu.mbarrier_arrive: the first lane of each warp arrives, after
+//   the warp has synchronized;
 // - tilegpu.mbarrier_wait: every thread spins on mbarrier.try_wait.parity
 //   (the intrinsic in an scf.while: upstream's inline-asm loop made ptxas
 //   spill in kernels of this size, see the toolchain notes).
@@ -44,7 +46,7 @@ Value tiled_attn::sharedPointer(OpBuilder &b, Location loc, Value memref,
 }
 
 Value tiled_attn::isThreadZero(OpBuilder &b, Location loc) {
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value tid = threadIdInRole(b, loc);
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                cIdx(b, loc, 0));
 }
@@ -105,6 +107,33 @@ struct MBarrierWaitToNVVM final : OpConversionPattern<MBarrierWaitOp> {
     rewriter.createBlock(&loop.getAfter());
     scf::YieldOp::create(rewriter, loc);
     rewriter.setInsertionPointAfter(loop);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// __syncwarp orders the reads of the warp's lanes before its first lane's
+/// arrive (release semantics, CTA scope).
+struct MBarrierArriveToNVVM final : OpConversionPattern<MBarrierArriveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MBarrierArriveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::SyncWarpOp::create(
+        rewriter, loc, arith::ConstantIntOp::create(rewriter, loc, -1, 32));
+    Value lane = arith::RemUIOp::create(
+        rewriter, loc, threadIdInRole(rewriter, loc), cIdx(rewriter, loc, 32));
+    Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                        lane, cIdx(rewriter, loc, 0));
+    auto guard = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
+    OpBuilder::InsertionGuard g(rewriter);
+    rewriter.setInsertionPointToStart(guard.thenBlock());
+    NVVM::MBarrierArriveOp::create(rewriter, loc, /*res=*/Type(),
+                                   barrierPointer(rewriter, loc,
+                                                  adaptor.getBarriers(),
+                                                  adaptor.getIndex()),
+                                   /*count=*/Value());
     rewriter.eraseOp(op);
     return success();
   }
@@ -173,6 +202,6 @@ struct TmaLoadToNVVM final : OpConversionPattern<TmaLoadOp> {
 
 void tiled_attn::populateTmaToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<MBarrierInitToNVVM, MBarrierWaitToNVVM, TmaLoadToNVVM>(
-      converter, patterns.getContext());
+  patterns.add<MBarrierInitToNVVM, MBarrierArriveToNVVM, MBarrierWaitToNVVM,
+               TmaLoadToNVVM>(converter, patterns.getContext());
 }

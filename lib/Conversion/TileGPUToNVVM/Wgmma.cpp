@@ -171,7 +171,7 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
                             << panelCols << " columns";
 
     // Warpgroup of this thread, and its first row.
-    Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+    Value tid = threadIdInRole(rewriter, loc);
     Value wg =
         arith::DivUIOp::create(rewriter, loc, tid, cIdx(rewriter, loc, 128));
 

@@ -89,7 +89,8 @@ struct Stream {
   RankedTensorType type;
   int64_t slots = 1;
   Value buffer;   // the tilegpu.alloc
-  Value barriers; // TMA streams: one mbarrier per slot
+  Value barriers; // TMA streams: one mbarrier per slot ("full")
+  Value empty;    // with empty-barriers: one per slot, released by readers
   bool operator==(const Stream &o) const {
     return view == o.view && type == o.type;
   }
@@ -113,12 +114,14 @@ struct Ticket {
   Value count;
   Value barriers;
   int64_t slots = 1;
+  Value empty; // the stream's "empty" mbarriers, if its readers release
 };
 
 class SharedMemoryMaterializer {
 public:
-  SharedMemoryMaterializer(func::FuncOp func, bool stagedStores)
-      : func(func), stagedStores(stagedStores) {}
+  SharedMemoryMaterializer(func::FuncOp func, bool stagedStores,
+                           bool emptyBarriers)
+      : func(func), stagedStores(stagedStores), emptyBarriers(emptyBarriers) {}
   LogicalResult run();
 
 private:
@@ -143,10 +146,13 @@ private:
   LogicalResult rewriteTmaBranch(scf::IfOp branch,
                                  llvm::DenseMap<Value, Value> &counts);
   void insertTmaWait(Value pending, const Ticket &ticket);
+  LogicalResult insertReleases();
+  LogicalResult releaseIn(Value value, const Ticket &ticket, Block *block);
   void drainTma(OpBuilder &b, Location loc);
 
   func::FuncOp func;
   bool stagedStores;
+  bool emptyBarriers;
   SmallVector<Stream> streams;
   /// Loads of views no loop streams (Q): a buffer each.
   llvm::MapVector<Operation *, Value> ownBuffers;
@@ -227,6 +233,8 @@ void SharedMemoryMaterializer::allocate() {
             b, load.getLoc(), bufferTypeOf(stream->type, stream->slots),
             IntegerAttr());
         stream->barriers = barriersOf(stream->slots);
+        if (emptyBarriers)
+          stream->empty = barriersOf(stream->slots);
       }
       return;
     }
@@ -430,11 +438,12 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
         continue;
       OpBuilder b(load);
       Location loc = load.getLoc();
-      Value buffer = ownBuffers.lookup(load), barriers;
+      Value buffer = ownBuffers.lookup(load), barriers, empty;
       int64_t slots = 1;
       if (Stream *stream = streamOf(load)) {
         buffer = stream->buffer;
         barriers = stream->barriers;
+        empty = stream->empty;
         slots = stream->slots;
       } else {
         barriers = ownBarriers.lookup(load);
@@ -448,11 +457,26 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
         buffer = SlotOp::create(b, loc, buffer, slot);
       auto type = cast<BufferType>(buffer.getType());
       Value map = tensorMapFor(load.getView(), type, loc);
-      // Nobody may still be reading the slot.
-      gpu::BarrierOp::create(b, loc);
+      // Nobody may still be reading the slot: with empty barriers, the
+      // readers of the load `slots` before this one have released it (the
+      // wait for the phase before the first passes at once); a buffer of
+      // its own is loaded once.
+      if (empty) {
+        Value round = arith::DivUIOp::create(
+            b, loc, count, arith::ConstantIndexOp::create(b, loc, slots));
+        Value parity = arith::TruncIOp::create(
+            b, loc, b.getI1Type(),
+            arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
+        Value previous = arith::XOrIOp::create(
+            b, loc, parity,
+            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+        MBarrierWaitOp::create(b, loc, empty, slot, previous);
+      } else if (!emptyBarriers) {
+        gpu::BarrierOp::create(b, loc);
+      }
       Value copy = TmaLoadOp::create(b, loc, type, map, load.getIndices(),
                                      buffer, barriers, slot);
-      tickets[copy] = Ticket{count, barriers, slots};
+      tickets[copy] = Ticket{count, barriers, slots, empty};
       counts[barriers] = arith::AddIOp::create(
           b, loc, count, arith::ConstantIndexOp::create(b, loc, 1));
       finalCounts[barriers] = Ticket{counts[barriers], barriers, slots};
@@ -667,18 +691,26 @@ LogicalResult SharedMemoryMaterializer::materializeTma() {
   if (lastAlloc)
     b.setInsertionPointAfter(lastAlloc);
   Location loc = func.getLoc();
-  SmallVector<Value> allBarriers;
+  // An "empty" mbarrier expects one arrival per warp that reads its slot.
+  SmallVector<std::pair<Value, int64_t>> allBarriers;
+  int64_t warps = 1;
+  if (auto attr =
+          func->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName()))
+    warps = attr.getInt();
   for (Stream &stream : streams)
     if (stream.barriers)
-      allBarriers.push_back(stream.barriers);
+      allBarriers.push_back({stream.barriers, 1});
   for (auto &[load, barriers] : ownBarriers)
-    allBarriers.push_back(barriers);
-  for (Value barriers : allBarriers) {
+    allBarriers.push_back({barriers, 1});
+  for (Stream &stream : streams)
+    if (stream.empty)
+      allBarriers.push_back({stream.empty, warps});
+  for (auto [barriers, arrivals] : allBarriers) {
     auto type = cast<BufferType>(barriers.getType());
     for (int64_t i = 0; i < type.getShape()[0]; ++i)
       MBarrierInitOp::create(b, loc, barriers,
                              arith::ConstantIndexOp::create(b, loc, i),
-                             b.getI64IntegerAttr(1));
+                             b.getI64IntegerAttr(arrivals));
   }
   gpu::BarrierOp::create(b, loc);
   llvm::DenseMap<Value, Value> counts;
@@ -702,6 +734,99 @@ void SharedMemoryMaterializer::insertTmaWait(Value pending,
       b, loc, b.getI1Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
   MBarrierWaitOp::create(b, loc, ticket.barriers, slot, phase);
+}
+
+/// With empty barriers, the readers of each buffer of a ring release its
+/// slot: every warp arrives on the slot's "empty" mbarrier once the buffer's
+/// last reader is done (see releaseIn).
+LogicalResult SharedMemoryMaterializer::insertReleases() {
+  for (auto &[value, ticket] : tickets) {
+    if (!ticket.empty)
+      continue;
+    Block *block = isa<BlockArgument>(value)
+                       ? cast<BlockArgument>(value).getOwner()
+                       : value.getDefiningOp()->getBlock();
+    if (failed(releaseIn(value, ticket, block)))
+      return failure();
+  }
+  return success();
+}
+
+/// Releases `value`'s slot on the paths through `block`:
+/// - handed on (yielded, or a loop's initial value): released where the
+///   value it becomes is read;
+/// - read: after the last op that reads it, or after that op's wait when it
+///   is an asynchronous mma;
+/// - used only inside one branch: on each side of it;
+/// - not used at all (a prefetch nobody reads): its copy lands and the slot
+///   is released at once, so that the ring's next refill of it may go.
+LogicalResult SharedMemoryMaterializer::releaseIn(Value value,
+                                                  const Ticket &ticket,
+                                                  Block *block) {
+  llvm::SetVector<Operation *> users;
+  bool handedOn = false, read = false;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+    if (!user)
+      continue;
+    users.insert(user);
+    bool passes = use.getOwner() == user &&
+                  (isa<scf::YieldOp>(user) ||
+                   (isa<scf::ForOp>(user) &&
+                    use.getOperandNumber() >= 3)); // an initial value
+    (passes ? handedOn : read) = true;
+  }
+  Location loc = value.getLoc();
+  if (handedOn && read)
+    return emitError(loc) << "convert-tile-to-tilegpu: a TMA buffer that is "
+                             "both read and handed on on one path cannot be "
+                             "released (empty-barriers)";
+  if (handedOn)
+    return success();
+  OpBuilder b(func.getContext());
+  if (users.size() == 1 && isa<scf::IfOp>(users.front())) {
+    auto branch = cast<scf::IfOp>(users.front());
+    if (!branch.elseBlock())
+      return branch.emitError() << "convert-tile-to-tilegpu: a TMA buffer "
+                                   "read only when a branch without an else "
+                                   "is taken cannot be released "
+                                   "(empty-barriers)";
+    if (failed(releaseIn(value, ticket, branch.thenBlock())))
+      return failure();
+    return releaseIn(value, ticket, branch.elseBlock());
+  }
+  if (users.empty()) {
+    Operation *def = value.getDefiningOp();
+    if (def && def->getBlock() == block)
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(block);
+  } else {
+    Operation *last = users.front();
+    for (Operation *user : users)
+      if (last->isBeforeInBlock(user))
+        last = user;
+    if (auto mma = dyn_cast<MmaOp>(last); mma && isAsyncMma(mma)) {
+      auto waits = llvm::make_filter_range(
+          mma->getUsers(), [](Operation *u) { return isa<MmaWaitOp>(u); });
+      if (waits.empty())
+        return mma.emitError() << "convert-tile-to-tilegpu: an asynchronous "
+                                  "mma without its wait";
+      last = *waits.begin();
+    }
+    b.setInsertionPointAfter(last);
+  }
+  Value slots = arith::ConstantIndexOp::create(b, loc, ticket.slots);
+  Value slot = arith::RemUIOp::create(b, loc, ticket.count, slots);
+  if (users.empty()) {
+    Value round = arith::DivUIOp::create(b, loc, ticket.count, slots);
+    Value phase = arith::TruncIOp::create(
+        b, loc, b.getI1Type(),
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
+    MBarrierWaitOp::create(b, loc, ticket.barriers, slot, phase);
+  }
+  MBarrierArriveOp::create(b, loc, ticket.empty, slot);
+  return success();
 }
 
 /// Waits for every TMA copy that may still be in flight (the last `slots`
@@ -795,6 +920,8 @@ LogicalResult SharedMemoryMaterializer::run() {
   for (tile::MmaOp mma : mmas)
     if (failed(rewriteMma(mma)))
       return failure();
+  if (failed(insertReleases()))
+    return failure();
   SmallVector<tile::StoreOp> stores;
   func.walk([&](tile::StoreOp store) { stores.push_back(store); });
   for (tile::StoreOp store : stores)
@@ -810,7 +937,9 @@ struct ConvertTileToTileGPUPass final
     : tiled_attn::impl::ConvertTileToTileGPUPassBase<ConvertTileToTileGPUPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (failed(SharedMemoryMaterializer(getOperation(), stagedStores).run()))
+    if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
+                                        emptyBarriers)
+                   .run()))
       signalPassFailure();
   }
 };

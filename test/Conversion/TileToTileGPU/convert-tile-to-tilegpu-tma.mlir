@@ -83,3 +83,52 @@
 // DEFER-NEXT: scf.yield {{.*}} : {{.*}}, index, index, index, index
 // DEFER: } else {
 // DEFER-NEXT: scf.yield {{.*}} : {{.*}}, index, index, index, index
+
+// With empty-barriers each ring slot also gets an "empty" mbarrier that
+// expects one arrival per warp (8 here), and no CTA barrier paces the
+// refills any more:
+// - a refill of slot s waits on empty[s] for the phase before its own
+//   round (count / slots, flipped: the first round passes at once);
+// - the reader of a block releases its slot after the wait of the
+//   asynchronous mma that reads it (K after Q.K^T's wait, V after P.V's);
+// - a prefetch that nobody reads (the last one of each stream) waits for
+//   its copy and is released at once.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2 defer-pv=1" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="empty-barriers=1" \
+// RUN:   | FileCheck %s --check-prefix=EMPTY
+// EMPTY: %[[KBAR:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// EMPTY-NEXT: %[[KEMPTY:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// EMPTY-NEXT: tilegpu.alloc : <3x64x64xf16
+// EMPTY-NEXT: %[[VBAR:.*]] = tilegpu.alloc : <3xi64, #tilegpu.shared<>>
+// EMPTY-NEXT: %[[VEMPTY:.*]] = tilegpu.alloc : <3xi64, #tilegpu.shared<>>
+// EMPTY-COUNT-6: tilegpu.mbarrier_init {{.*}} count(1)
+// EMPTY-COUNT-2: tilegpu.mbarrier_init %[[KEMPTY]]{{.*}} count(8)
+// EMPTY-COUNT-3: tilegpu.mbarrier_init %[[VEMPTY]]{{.*}} count(8)
+// EMPTY-NEXT: gpu.barrier
+// EMPTY-NOT: gpu.barrier
+// EMPTY: %[[ROUND:.*]] = arith.divui %{{.*}}, %[[TWO:.*]] : index
+// EMPTY: %[[PAR:.*]] = arith.trunci
+// EMPTY: %[[PREV:.*]] = arith.xori %[[PAR]], %{{.*}} : i1
+// EMPTY-NEXT: tilegpu.mbarrier_wait %[[KEMPTY]][%[[SLOT:.*]]], phase(%[[PREV]])
+// EMPTY-NEXT: tilegpu.tma_load {{.*}}, %[[KBAR]][%[[SLOT]]]
+// EMPTY: scf.for
+// EMPTY: tilegpu.mbarrier_wait %[[VEMPTY]]
+// EMPTY-NEXT: tilegpu.tma_load
+// EMPTY: %[[S:.*]] = tilegpu.mma %{{.*}}, %{{.*}}, %{{.*}} : !tilegpu.buffer<128x64xf16
+// EMPTY: %[[O:.*]] = tilegpu.mma %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x64xf16
+// EMPTY: tilegpu.mma_wait %[[S]] :
+// EMPTY-NEXT: arith.constant 2 : index
+// EMPTY-NEXT: %[[KS:.*]] = arith.remui
+// EMPTY-NEXT: tilegpu.mbarrier_arrive %[[KEMPTY]][%[[KS]]]
+// EMPTY: tilegpu.mma_wait %[[O]] :
+// EMPTY-NEXT: arith.constant 3 : index
+// EMPTY-NEXT: %[[VS:.*]] = arith.remui
+// EMPTY-NEXT: tilegpu.mbarrier_arrive %[[VEMPTY]][%[[VS]]]
+// EMPTY: } else {
+// EMPTY: tilegpu.mbarrier_wait %[[VBAR]][%[[DV:.*]]], phase(
+// EMPTY-NEXT: tilegpu.mbarrier_arrive %[[VEMPTY]][%[[DV]]]
+// EMPTY: tilegpu.mbarrier_wait %[[KBAR]][%[[DK:.*]]], phase(
+// EMPTY-NEXT: tilegpu.mbarrier_arrive %[[KEMPTY]][%[[DK]]]
+// EMPTY: gpu.barrier
+// EMPTY-NEXT: tilegpu.staged_store

@@ -200,6 +200,16 @@ func.func private @negative_role_budget_partial_warpgroup() attributes {role = #
 
 // -----
 
+// expected-error @+1 {{role 'producer': 5 active warps, but it has 4}}
+func.func private @negative_role_active_too_many() attributes {role = #tilegpu.role<"producer", warps = 4, active = 5>}
+
+// -----
+
+// expected-error @+1 {{role 'producer': -1 active warps, but it has 4}}
+func.func private @negative_role_active_negative() attributes {role = #tilegpu.role<"producer", warps = 4, active = -1>}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // #tilegpu.shared, #tilegpu.tensor_memory and !tilegpu.buffer
 //===----------------------------------------------------------------------===//
@@ -1040,6 +1050,15 @@ func.func @negative_mbarrier_arrive_zero_bytes(%s: index) {
   %bars = tilegpu.alloc : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
   // expected-error @+1 {{'tilegpu.mbarrier_arrive_expect_tx' op attribute 'bytes' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(0) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_mbarrier_arrive_element_type(%s: index) {
+  %bars = tilegpu.alloc : !tilegpu.buffer<2xi32, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.mbarrier_arrive' op expects mbarriers, a rank-1 shared buffer of i64, got '!tilegpu.buffer<2xi32, #tilegpu.shared<>>'}}
+  tilegpu.mbarrier_arrive %bars[%s] : !tilegpu.buffer<2xi32, #tilegpu.shared<>>
   return
 }
 

@@ -302,6 +302,8 @@ func.func @mbarriers(%s: index, %p: i1) {
   tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(1048575) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
   // CHECK: tilegpu.mbarrier_wait %[[BARS]][%[[S]]], phase(%[[P]]) : <2xi64, #tilegpu.shared<>>
   tilegpu.mbarrier_wait %bars[%s], phase(%p) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // CHECK: tilegpu.mbarrier_arrive %[[BARS]][%[[S]]] : <2xi64, #tilegpu.shared<>>
+  tilegpu.mbarrier_arrive %bars[%s] : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
   return
 }
 
@@ -325,6 +327,19 @@ func.func @warp_specialize(%s: index, %p: i1) attributes {tilegpu.warps = 12 : i
     tilegpu.mbarrier_arrive_expect_tx %bars[%s], bytes(16384) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
   }, {
     tilegpu.mbarrier_wait %bars[%s], phase(%p) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  }
+  return
+}
+
+// -----
+
+// A producer warpgroup that gives its registers away and runs on one warp.
+// CHECK-LABEL: func.func @warp_specialize_active
+// CHECK: tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 240>, #tilegpu.role<"producer", warps = 4, registers = 24, active = 1>] {
+func.func @warp_specialize_active() {
+  tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 240>,
+                           #tilegpu.role<"producer", warps = 4, registers = 24, active = 1>] {
+  }, {
   }
   return
 }

@@ -71,8 +71,23 @@ mlir::FailureOr<mlir::gpu::GPUFuncOp>
 createKernelWithExplicitParams(mlir::OpBuilder &b, mlir::func::FuncOp func,
                                const mlir::TypeConverter &converter);
 
-/// The warps of the kernel that `op` belongs to (its `tilegpu.warps`).
+/// The warps that run `op`: those of its role when it sits in a
+/// `tilegpu.warp_specialize` region (the role's active warps), else the
+/// kernel's (its `tilegpu.warps`).
 int64_t kernelWarps(mlir::Operation *op);
+
+/// The thread's index among the threads that run the code at `b`'s
+/// insertion point: gpu.thread_id x, less the first thread of the enclosing
+/// warp role, if any. Register layouts and thread elections use it.
+mlir::Value threadIdInRole(mlir::OpBuilder &b, mlir::Location loc);
+
+/// Replaces each `tilegpu.warp_specialize` of `kernel` (its regions already
+/// converted) by one branch per role on the thread's warp: `setmaxnreg` to
+/// the role's budget, its region on the role's active warps, CTA barriers
+/// inside it as named barriers of those warps. Marks the kernel for
+/// `setmaxnreg` (nvvm.minctasm) when a role has a budget.
+mlir::LogicalResult lowerWarpSpecialize(mlir::gpu::GPUFuncOp kernel,
+                                        int64_t warps);
 
 /// Whether the `width` elements of row `row` from column `col` lie inside a
 /// view of `rows` x `cols`: row < rows and col + width <= cols. Every
@@ -118,8 +133,8 @@ mlir::Value concatRegisters(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value memref,
                           mlir::Value byteOffset = mlir::Value());
-/// Whether this thread is thread 0 of the CTA (the one that initializes
-/// mbarriers and issues TMA copies).
+/// Whether this thread is the first of the CTA, or of its warp role (the
+/// one that initializes mbarriers and issues TMA copies).
 mlir::Value isThreadZero(mlir::OpBuilder &b, mlir::Location loc);
 /// The constant bits of a wgmma shared-memory descriptor of a 128-byte
 /// swizzled operand: leading and stride byte offsets (>> 4, bits 16-29 and

@@ -542,10 +542,13 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult RoleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               StringRef name, int64_t warps,
-                               int64_t registers) {
+                               StringRef name, int64_t warps, int64_t registers,
+                               int64_t active) {
   if (warps < 1)
     return emitError() << "role '" << name << "' needs at least one warp";
+  if (active < 0 || active > warps)
+    return emitError() << "role '" << name << "': " << active
+                       << " active warps, but it has " << warps;
   if (registers != 0 &&
       (registers < 24 || registers > 256 || registers % 8 != 0))
     return emitError() << "role '" << name

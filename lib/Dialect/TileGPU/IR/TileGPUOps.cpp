@@ -294,6 +294,10 @@ LogicalResult MBarrierArriveExpectTxOp::verify() {
   return success();
 }
 
+LogicalResult MBarrierArriveOp::verify() {
+  return verifyBarriers(*this, getBarriers().getType());
+}
+
 LogicalResult MBarrierWaitOp::verify() {
   return verifyBarriers(*this, getBarriers().getType());
 }

@@ -286,20 +286,24 @@ def TileGPU_TargetAttr : TileGPU_Attr<"Target", "target"> {
 def TileGPU_RoleAttr : TileGPU_Attr<"Role", "role"> {
   let summary = "A warp role of a warp-specialized region";
   let description = [{
-    `warps` consecutive warps run the role's region; `registers` (0: keep
-    the launch's) is the per-thread register budget the role moves to with
-    `setmaxnreg` (24 to 256, a multiple of 8).
+    `warps` consecutive warps hold the role; `registers` (0: keep the
+    launch's) is the per-thread register budget they move to with
+    `setmaxnreg` (24 to 256, a multiple of 8); the first `active` of them
+    (0: all) then run the role's region, and the others exit. A TMA
+    producer holds a whole warpgroup, so that it can give its registers
+    away, and runs on one warp.
 
     Example:
 
     ```mlir
-    #tilegpu.role<"producer", warps = 4, registers = 24>
+    #tilegpu.role<"producer", warps = 4, registers = 24, active = 1>
     ```
   }];
   let parameters = (ins StringRefParameter<"the role's name">:$name,
                         "int64_t":$warps,
-                        DefaultValuedParameter<"int64_t", "0">:$registers);
-  let assemblyFormat = "`<` $name `,` struct($warps, $registers) `>`";
+                        DefaultValuedParameter<"int64_t", "0">:$registers,
+                        DefaultValuedParameter<"int64_t", "0">:$active);
+  let assemblyFormat = "`<` $name `,` struct($warps, $registers, $active) `>`";
   let genVerifyDecl = 1;
 }
 

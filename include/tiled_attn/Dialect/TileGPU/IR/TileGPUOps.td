@@ -333,6 +333,31 @@ def TileGPU_MBarrierWaitOp : TileGPU_Op<"mbarrier_wait",
   let hasVerifier = 1;
 }
 
+def TileGPU_MBarrierArriveOp : TileGPU_Op<"mbarrier_arrive",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Each warp arrives once on an mbarrier: it is done with a buffer";
+  let description = [{
+    Releases a buffer the warps have read: each warp, once its threads are
+    all here, arrives once on mbarrier `index` of `barriers` (with release
+    semantics, so that its reads are ordered before whatever the waiter
+    does next). Asynchronous readers must have been waited for first (a
+    wgmma's `tilegpu.mma_wait`). The "empty" mbarrier of a TMA ring's slot
+    expects one arrival per warp that reads the slot; the producer waits on
+    it before refilling the slot.
+
+    Example:
+
+    ```mlir
+    tilegpu.mbarrier_arrive %empty[%s] : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+    ```
+  }];
+  let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` attr-dict `:` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
 def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [
     TypesMatchWith<"the result is the destination buffer", "dst", "result", "$_self">,
     MemoryEffects<[MemRead, MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {

@@ -129,6 +129,58 @@ def TileGPUResolveAsyncWaitsPass
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }
 
+def TileGPUWarpSpecializePass
+    : Pass<"tilegpu-warp-specialize", "::mlir::func::FuncOp"> {
+  let summary = "Hand a kernel's TMA refills to a producer warp: FlashAttention-3's warp roles";
+  let description = [{
+    Takes a kernel whose TMA rings are paced by "empty" mbarriers
+    (`convert-tile-to-tilegpu` with `empty-barriers`) and splits what
+    follows the mbarriers' initialization into a `tilegpu.warp_specialize`
+    of two roles:
+
+    - `consumer`: the kernel's warps, first (their thread ids and layouts
+      stay as they were), running everything but the TMA loads and the
+      waits for empty slots; they wait for full slots, compute, release
+      slots and store;
+    - `producer`: `producer-warps` more warps (a warpgroup, so that it can
+      give registers away), of which one runs the slice of the kernel that
+      the TMA loads need: the same loops and branches, their bounds and the
+      stream counts, with each refill after the wait for its empty slot.
+
+    Both run the same loop structure, so they agree on every load's slot
+    and phase without talking. With register budgets the roles move to
+    them with `setmaxnreg` (FlashAttention-3: 24 and 240). The kernel's
+    `tilegpu.warps` becomes the sum of the roles'. A kernel without TMA
+    loads is left as it is.
+
+    It runs after `tilegpu-allocate-memory`: the buffers keep the offsets
+    that the single-role kernel's lifetimes gave them, which stay right
+    because the consumers wait for every TMA copy (the drain before the
+    staged store) before they write a buffer that overlaps a ring, and the
+    producer touches no shared memory after its last copy.
+
+    ```mlir
+    tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 240>,
+                             #tilegpu.role<"producer", warps = 4, registers = 24, active = 1>] {
+      ... // waits on full slots, wgmma, softmax, releases, the store
+    }, {
+      ... // waits on empty slots, tilegpu.tma_load
+    }
+    ```
+  }];
+  let options = [
+    Option<"producerWarps", "producer-warps", "int64_t", /*default=*/"4",
+           "Warps of the producer role (one of them issues the loads)">,
+    Option<"producerRegisters", "producer-registers", "int64_t",
+           /*default=*/"0",
+           "Register budget of the producer's threads (0: the launch's)">,
+    Option<"consumerRegisters", "consumer-registers", "int64_t",
+           /*default=*/"0",
+           "Register budget of the consumers' threads (0: the launch's)">,
+  ];
+  let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
+}
+
 def TestTileGPULayoutsPass
     : Pass<"test-tilegpu-layouts", "::mlir::func::FuncOp"> {
   let summary = "Print and check the thread map of every distributed layout in a function's signature";

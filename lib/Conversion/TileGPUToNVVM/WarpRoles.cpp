@@ -1,0 +1,115 @@
+//===- WarpRoles.cpp - Warp-specialized regions ---------------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A tilegpu.warp_specialize stays in place while its regions are converted
+// (their thread ids counted from the role's first thread, see
+// threadIdInRole), then becomes one branch per role on the thread's warp:
+//
+//   if (first <= warp < first + warps) {
+//     setmaxnreg.{inc,dec} registers      // whole warpgroups, aligned
+//     if (warp < first + active) { region }  // the others exit
+//   }
+//
+// A CTA barrier inside a role would wait for warps that never reach it: it
+// becomes named barrier (role + 1) of the role's active threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+/// The registers per thread that a launch of `threads` threads leaves each
+/// of them when one CTA fills the register file (what ptxas assumes under
+/// nvvm.minctasm = 1).
+static int64_t launchRegisters(int64_t threads) {
+  return std::min<int64_t>(255, 65536 / threads) / 8 * 8;
+}
+
+LogicalResult tiled_attn::lowerWarpSpecialize(gpu::GPUFuncOp kernel,
+                                              int64_t warps) {
+  SmallVector<WarpSpecializeOp> specialized;
+  kernel.walk([&](WarpSpecializeOp op) { specialized.push_back(op); });
+  bool budgets = false;
+  for (WarpSpecializeOp op : specialized) {
+    int64_t total = 0;
+    for (Attribute attr : op.getRoles())
+      total += cast<RoleAttr>(attr).getWarps();
+    if (total != warps)
+      return op.emitError() << "GPU lowering: the roles hold " << total
+                            << " warps, the kernel " << warps;
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+    auto inWarps = [&](OpBuilder &ob, int64_t from, int64_t to) {
+      Value below = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult,
+                                          warp, cIdx(ob, loc, to));
+      if (from == 0)
+        return below;
+      Value above = arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::uge,
+                                          warp, cIdx(ob, loc, from));
+      return arith::AndIOp::create(ob, loc, above, below).getResult();
+    };
+    int64_t first = 0;
+    for (auto [i, attr] : llvm::enumerate(op.getRoles())) {
+      auto role = cast<RoleAttr>(attr);
+      int64_t active = role.getActive() ? role.getActive() : role.getWarps();
+      auto branch =
+          scf::IfOp::create(b, loc, inWarps(b, first, first + role.getWarps()),
+                            /*withElse=*/false);
+      OpBuilder inner = OpBuilder::atBlockBegin(branch.thenBlock());
+      if (int64_t registers = role.getRegisters()) {
+        budgets = true;
+        NVVM::SetMaxRegisterOp::create(
+            inner, loc, registers,
+            registers > launchRegisters(32 * warps)
+                ? NVVM::SetMaxRegisterAction::increase
+                : NVVM::SetMaxRegisterAction::decrease);
+      }
+      Block *target = branch.thenBlock();
+      if (active < role.getWarps()) {
+        auto activeBranch =
+            scf::IfOp::create(inner, loc, inWarps(inner, first, first + active),
+                              /*withElse=*/false);
+        target = activeBranch.thenBlock();
+      }
+      Block &body = op.getBodies()[i].front();
+      target->getOperations().splice(target->getTerminator()->getIterator(),
+                                     body.getOperations());
+      if (active != warps) {
+        SmallVector<gpu::BarrierOp> barriers;
+        target->walk(
+            [&](gpu::BarrierOp barrier) { barriers.push_back(barrier); });
+        for (gpu::BarrierOp barrier : barriers) {
+          OpBuilder bb(barrier);
+          auto i32 = [&](int64_t v) {
+            return arith::ConstantIntOp::create(bb, loc, bb.getI32Type(), v);
+          };
+          NVVM::BarrierOp::create(bb, barrier.getLoc(), TypeRange{}, i32(i + 1),
+                                  i32(32 * active),
+                                  /*reductionOp=*/nullptr,
+                                  /*reductionPredicate=*/Value());
+          barrier.erase();
+        }
+      }
+      first += role.getWarps();
+    }
+    op.erase();
+  }
+  if (budgets)
+    kernel->setAttr("nvvm.minctasm", OpBuilder(kernel).getI32IntegerAttr(1));
+  return success();
+}

@@ -1,0 +1,319 @@
+//===- WarpSpecialize.cpp - A producer warp for the TMA refills -----------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// FlashAttention-3's warp roles, from a kernel whose TMA rings are already
+// paced by "full" and "empty" mbarriers: everything after the mbarriers'
+// initialization is copied into two regions of a tilegpu.warp_specialize.
+//
+// - The consumers keep all of it but the TMA loads (a load's result is its
+//   destination slot) and the waits for empty slots.
+// - The producer keeps only what the TMA loads and those waits need: the
+//   backward slice of their operands and of the loops and branches around
+//   them. A loop or branch keeps the iteration arguments and results that
+//   the slice reads (the stream counts, the block indices); the softmax,
+//   the products and the accumulators are gone.
+//
+// Both roles run the same loop bounds and branch conditions, so the
+// producer's n-th load of a stream is the consumers' n-th, in the same slot
+// and phase, and the mbarriers are all they share.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace tiled_attn::tilegpu {
+#define GEN_PASS_DEF_TILEGPUWARPSPECIALIZEPASS
+#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h.inc"
+} // namespace tiled_attn::tilegpu
+
+using namespace mlir;
+using namespace tiled_attn::tilegpu;
+
+namespace {
+
+/// The ops of `region` (nested ones included) that `roots` need, and of its
+/// loops and branches the results (iteration arguments) they need.
+class Slice {
+public:
+  explicit Slice(Region &region) : region(region) {}
+
+  void keepOp(Operation *op) {
+    if (!region.isAncestor(op->getParentRegion()) || !ops.insert(op).second)
+      return;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      keepValue(loop.getLowerBound());
+      keepValue(loop.getUpperBound());
+      keepValue(loop.getStep());
+    } else if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      keepValue(branch.getCondition());
+    } else {
+      for (Value operand : op->getOperands())
+        keepValue(operand);
+    }
+    if (Operation *parent = op->getParentOp())
+      keepOp(parent);
+  }
+
+  /// Whether `op` stays, and which of its results (a loop's or branch's).
+  bool keeps(Operation *op) const { return ops.contains(op); }
+  SmallVector<unsigned> keptResults(Operation *op) const {
+    SmallVector<unsigned> kept;
+    auto it = results.find(op);
+    if (it != results.end())
+      kept.assign(it->second.begin(), it->second.end());
+    llvm::sort(kept);
+    return kept;
+  }
+
+private:
+  void keepValue(Value value) {
+    if (auto result = dyn_cast<OpResult>(value)) {
+      Operation *def = result.getOwner();
+      if (isa<scf::ForOp, scf::IfOp>(def))
+        keepResult(def, result.getResultNumber());
+      else
+        keepOp(def);
+      return;
+    }
+    auto arg = cast<BlockArgument>(value);
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (!loop || !region.isAncestor(loop->getParentRegion()))
+      return; // defined above the region
+    if (arg.getArgNumber() == 0)
+      keepOp(loop);
+    else
+      keepResult(loop, arg.getArgNumber() - 1);
+  }
+
+  void keepResult(Operation *op, unsigned i) {
+    keepOp(op);
+    if (!results[op].insert(i).second)
+      return;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      keepValue(loop.getInitArgs()[i]);
+      keepValue(loop.getYieldedValues()[i]);
+      return;
+    }
+    auto branch = cast<scf::IfOp>(op);
+    keepValue(branch.thenYield().getOperand(i));
+    keepValue(branch.elseYield().getOperand(i));
+  }
+
+  Region &region;
+  llvm::DenseSet<Operation *> ops;
+  llvm::DenseMap<Operation *, llvm::SmallDenseSet<unsigned, 4>> results;
+};
+
+/// Keeps in `region` only what `slice` keeps: other ops go, and loops and
+/// branches lose the results the slice does not read.
+void prune(Region &region, const Slice &slice) {
+  SmallVector<Operation *> gone;
+  region.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<scf::YieldOp>(op) || slice.keeps(op))
+      return WalkResult::advance();
+    gone.push_back(op);
+    return WalkResult::skip();
+  });
+  // Users go before what they use; a kept loop's yield may still name a
+  // value that goes, at a position that goes with it below.
+  for (Operation *op : llvm::reverse(gone)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  SmallVector<Operation *> structured;
+  region.walk([&](Operation *op) {
+    if (isa<scf::ForOp, scf::IfOp>(op))
+      structured.push_back(op);
+  });
+  for (Operation *op : structured) {
+    SmallVector<unsigned> kept = slice.keptResults(op);
+    if (kept.size() == op->getNumResults())
+      continue;
+    auto trimYield = [&](Block *block) {
+      Operation *yield = block->getTerminator();
+      SmallVector<Value> operands;
+      for (unsigned i : kept)
+        operands.push_back(yield->getOperand(i));
+      yield->setOperands(operands);
+    };
+    OpBuilder b(op);
+    Operation *replacement;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      Block *body = loop.getBody();
+      trimYield(body);
+      llvm::BitVector erase(body->getNumArguments(), true);
+      erase.reset(0);
+      SmallVector<Value> inits;
+      for (unsigned i : kept) {
+        erase.reset(i + 1);
+        inits.push_back(loop.getInitArgs()[i]);
+      }
+      body->eraseArguments(erase);
+      auto newLoop =
+          scf::ForOp::create(b, loop.getLoc(), loop.getLowerBound(),
+                             loop.getUpperBound(), loop.getStep(), inits);
+      newLoop.getRegion().takeBody(loop.getRegion());
+      replacement = newLoop;
+    } else {
+      auto branch = cast<scf::IfOp>(op);
+      trimYield(branch.thenBlock());
+      if (branch.elseBlock())
+        trimYield(branch.elseBlock());
+      SmallVector<Type> types;
+      for (unsigned i : kept)
+        types.push_back(branch.getResult(i).getType());
+      auto newBranch =
+          scf::IfOp::create(b, branch.getLoc(), types, branch.getCondition(),
+                            /*addThenBlock=*/false, /*addElseBlock=*/false);
+      newBranch.getThenRegion().takeBody(branch.getThenRegion());
+      newBranch.getElseRegion().takeBody(branch.getElseRegion());
+      replacement = newBranch;
+    }
+    for (auto [k, i] : llvm::enumerate(kept))
+      op->getResult(i).replaceAllUsesWith(replacement->getResult(k));
+    op->dropAllUses();
+    op->erase();
+  }
+}
+
+struct TileGPUWarpSpecializePass final
+    : tiled_attn::tilegpu::impl::TileGPUWarpSpecializePassBase<
+          TileGPUWarpSpecializePass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+void TileGPUWarpSpecializePass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  if (func.isExternal())
+    return;
+  bool hasTma = false, specializedAlready = false;
+  llvm::SetVector<Value> emptyBarriers;
+  func.walk([&](Operation *op) {
+    hasTma |= isa<TmaLoadOp>(op);
+    specializedAlready |= isa<WarpSpecializeOp>(op);
+    if (auto arrive = dyn_cast<MBarrierArriveOp>(op))
+      emptyBarriers.insert(arrive.getBarriers());
+  });
+  if (!hasTma || specializedAlready)
+    return;
+  auto fail = [&](const Twine &message) {
+    func.emitError() << "tilegpu-warp-specialize: " << message;
+    signalPassFailure();
+  };
+  auto warpsAttr =
+      func->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName());
+  if (!warpsAttr)
+    return fail("the kernel has no tilegpu.warps; run tilegpu-assign-layouts "
+                "first");
+  if (emptyBarriers.empty())
+    return fail("the TMA rings have no empty mbarriers; run "
+                "convert-tile-to-tilegpu with empty-barriers=1");
+  if (producerWarps < 1)
+    return fail("producer-warps must be positive, got " +
+                Twine(int64_t(producerWarps)));
+  int64_t consumerWarps = warpsAttr.getInt();
+  Block &entry = func.front();
+  // The split starts after the CTA barrier that publishes the mbarriers'
+  // initialization: both roles wait on them.
+  Operation *lastInit = nullptr;
+  for (Operation &op : entry)
+    if (isa<MBarrierInitOp>(op))
+      lastInit = &op;
+  if (!lastInit)
+    return fail("no mbarrier initialization at the top of the kernel");
+  Operation *start = lastInit->getNextNode();
+  while (start && !isa<gpu::BarrierOp>(start))
+    start = start->getNextNode();
+  if (!start || start == entry.getTerminator())
+    return fail("no CTA barrier after the mbarriers' initialization");
+  for (Operation &op : entry) {
+    if (&op == start)
+      break;
+    if (llvm::any_of(op.getRegions(), [](Region &r) { return !r.empty(); }) ||
+        isa<TmaLoadOp>(op))
+      return fail("the kernel loads or branches before its mbarriers are "
+                  "initialized");
+  }
+  for (auto init : entry.getOps<MBarrierInitOp>())
+    if (emptyBarriers.contains(init.getBarriers()) &&
+        static_cast<int64_t>(init.getCount()) != consumerWarps)
+      return fail("an empty mbarrier expects " + Twine(init.getCount()) +
+                  " arrivals, not one per consumer warp (" +
+                  Twine(consumerWarps) + ")");
+
+  // Every access to a TMA destination or mbarrier goes through one of
+  // these ops; what else the producer's slice needs has no effects.
+  auto isProducerOp = [&](Operation *op) {
+    if (isa<TmaLoadOp>(op))
+      return true;
+    auto wait = dyn_cast<MBarrierWaitOp>(op);
+    return wait && emptyBarriers.contains(wait.getBarriers());
+  };
+
+  MLIRContext *ctx = func.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(start);
+  auto roles = b.getArrayAttr(
+      {RoleAttr::get(ctx, "consumer", consumerWarps, consumerRegisters, 0),
+       RoleAttr::get(ctx, "producer", producerWarps, producerRegisters, 1)});
+  auto specialized = WarpSpecializeOp::create(b, func.getLoc(), roles, 2);
+  SmallVector<Operation *> body;
+  for (Operation *op = specialized->getNextNode(); op != entry.getTerminator();
+       op = op->getNextNode())
+    body.push_back(op);
+  for (Region &region : specialized.getBodies()) {
+    Block *block = b.createBlock(&region);
+    b.setInsertionPointToEnd(block);
+    IRMapping mapping;
+    for (Operation *op : body)
+      b.clone(*op, mapping);
+  }
+  for (Operation *op : llvm::reverse(body)) {
+    op->dropAllUses();
+    op->erase();
+  }
+
+  // Consumers: no loads (a load's result is the slot it fills) and no waits
+  // for empty slots.
+  Region &consumer = specialized.getBodies()[0];
+  SmallVector<Operation *> producerOps;
+  consumer.walk([&](Operation *op) {
+    if (isProducerOp(op))
+      producerOps.push_back(op);
+  });
+  for (Operation *op : producerOps) {
+    if (auto load = dyn_cast<TmaLoadOp>(op))
+      load.getResult().replaceAllUsesWith(load.getDst());
+    op->erase();
+  }
+
+  // Producer: the slice of its loads and waits.
+  Region &producer = specialized.getBodies()[1];
+  Slice slice(producer);
+  producer.walk([&](Operation *op) {
+    if (isProducerOp(op))
+      slice.keepOp(op);
+  });
+  prune(producer, slice);
+
+  func->setAttr(TileGPUDialect::getWarpsAttrName(),
+                b.getI64IntegerAttr(consumerWarps + producerWarps));
+  if (failed(mlir::verify(specialized)))
+    signalPassFailure();
+}
+
+} // namespace
