@@ -122,6 +122,8 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   fpm.addPass(tilegpu::createTileGPUMergeBarriersPass(barriers));
   fpm.addPass(tilegpu::createTileGPUResolveAsyncWaitsPass());
   fpm.addPass(tilegpu::createTileGPUAllocateMemoryPass());
+  if (options.pingpong)
+    fpm.addPass(tilegpu::createTileGPUPingPongPass());
   if (options.warpSpecialize) {
     tilegpu::TileGPUWarpSpecializePassOptions roles;
     roles.producerRegisters = options.producerRegisters;

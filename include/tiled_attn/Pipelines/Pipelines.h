@@ -129,6 +129,11 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("Hand the TMA refills to a producer warpgroup, paced "
                      "by empty mbarriers (see tilegpu-warp-specialize)"),
       llvm::cl::init(false)};
+  Option<bool> pingpong{
+      *this, "pingpong",
+      llvm::cl::desc("Warpgroups take turns issuing their wgmma products "
+                     "(see tilegpu-pingpong)"),
+      llvm::cl::init(false)};
   Option<int64_t> producerRegisters{
       *this, "producer-registers",
       llvm::cl::desc("With warp-specialize: the producer's register budget "
@@ -162,8 +167,8 @@ std::string defaultPTXFeatures(llvm::StringRef chip);
 /// The GPU level, one small pass at a time: tilegpu-attach-target ->
 /// tilegpu-assign-layouts -> convert-tile-to-tilegpu ->
 /// tilegpu-merge-barriers -> tilegpu-resolve-async-waits ->
-/// tilegpu-allocate-memory -> [tilegpu-warp-specialize] ->
-/// convert-tilegpu-to-nvvm -> canonicalize, cse.
+/// tilegpu-allocate-memory -> [tilegpu-pingpong] -> [tilegpu-warp-specialize]
+/// -> convert-tilegpu-to-nvvm -> canonicalize, cse.
 void buildTileToGPUPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
 /// Upstream's gpu-lower-to-nvvm-pipeline up to the NVVM/LLVM dialects in

@@ -70,6 +70,14 @@ int64_t tiled_attn::kernelWarps(Operation *op) {
   return 0;
 }
 
+int64_t tiled_attn::firstFreeNamedBarrier(Operation *op) {
+  for (Region *region = op->getParentRegion(); region;
+       region = region->getParentRegion())
+    if (auto specialized = dyn_cast<WarpSpecializeOp>(region->getParentOp()))
+      return 1 + static_cast<int64_t>(specialized.getRoles().size());
+  return 1;
+}
+
 Value tiled_attn::threadIdInRole(OpBuilder &b, Location loc) {
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   auto role = enclosingRole(b.getInsertionBlock()->getParent());

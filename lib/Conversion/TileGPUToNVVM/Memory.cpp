@@ -247,4 +247,5 @@ void tiled_attn::populateTileGPUMemoryToNVVMPatterns(
                AsyncWaitAllToNVVM, BlockIdToGPU, DimToGPU, ReturnToGPU>(
       converter, patterns.getContext());
   populateTmaToNVVMPatterns(converter, patterns);
+  populateTurnToNVVMPatterns(converter, patterns);
 }

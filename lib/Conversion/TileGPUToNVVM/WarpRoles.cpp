@@ -17,6 +17,10 @@
 // A CTA barrier inside a role would wait for warps that never reach it: it
 // becomes named barrier (role + 1) of the role's active threads.
 //
+// Warpgroups take turns (tilegpu.turn_*) through one named barrier per
+// warpgroup after the roles': warpgroup i waits on barrier i for the
+// arrival of warpgroup i - 1 (mod N), so each barrier counts 256 threads.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
@@ -26,6 +30,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
 using namespace tiled_attn;
@@ -112,4 +117,76 @@ LogicalResult tiled_attn::lowerWarpSpecialize(gpu::GPUFuncOp kernel,
   if (budgets)
     kernel->setAttr("nvvm.minctasm", OpBuilder(kernel).getI32IntegerAttr(1));
   return success();
+}
+
+namespace {
+
+/// The named barrier warpgroup `wg` waits on for its turn, and the count of
+/// threads each such barrier expects (its waiter's and its predecessor's).
+Value turnBarrier(OpBuilder &b, Location loc, Operation *op, Value wg) {
+  Value id = arith::AddIOp::create(b, loc, wg,
+                                   cIdx(b, loc, firstFreeNamedBarrier(op)));
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), id);
+}
+
+Value turnThreads(OpBuilder &b, Location loc) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), 256);
+}
+
+/// Lowers one turn op, given this thread's warpgroup (among the threads
+/// that run it) and their number N > 1.
+template <typename Op> struct TurnToNVVM final : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t warps = kernelWarps(op);
+    if (warps % 4)
+      return op.emitError() << "GPU lowering: warpgroups take turns, but "
+                               "the op runs on "
+                            << warps << " warps";
+    int64_t n = warps / 4;
+    if (n > 1) {
+      Value wg =
+          arith::DivUIOp::create(rewriter, loc, threadIdInRole(rewriter, loc),
+                                 cIdx(rewriter, loc, 128));
+      if (isa<TurnTakeOp>(op)) {
+        NVVM::BarrierOp::create(rewriter, loc, TypeRange{},
+                                turnBarrier(rewriter, loc, op, wg),
+                                turnThreads(rewriter, loc),
+                                /*reductionOp=*/nullptr,
+                                /*reductionPredicate=*/Value());
+      } else if (isa<TurnPassOp>(op)) {
+        Value next = arith::RemUIOp::create(
+            rewriter, loc,
+            arith::AddIOp::create(rewriter, loc, wg, cIdx(rewriter, loc, 1)),
+            cIdx(rewriter, loc, n));
+        NVVM::BarrierArriveOp::create(rewriter, loc,
+                                      turnBarrier(rewriter, loc, op, next),
+                                      turnThreads(rewriter, loc));
+      } else {
+        Value last =
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, wg,
+                                  cIdx(rewriter, loc, n - 1));
+        auto guard = scf::IfOp::create(rewriter, loc, last, /*withElse=*/false);
+        OpBuilder::InsertionGuard g(rewriter);
+        rewriter.setInsertionPointToStart(guard.thenBlock());
+        NVVM::BarrierArriveOp::create(
+            rewriter, loc,
+            turnBarrier(rewriter, loc, op, cIdx(rewriter, loc, 0)),
+            turnThreads(rewriter, loc));
+      }
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateTurnToNVVMPatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<TurnToNVVM<TurnStartOp>, TurnToNVVM<TurnTakeOp>,
+               TurnToNVVM<TurnPassOp>>(converter, patterns.getContext());
 }

@@ -117,6 +117,27 @@ struct Ticket {
   Value empty; // the stream's "empty" mbarriers, if its readers release
 };
 
+/// Waits for load `count` of a TMA stream of `slots` slots: on its slot's
+/// mbarrier in `barriers`, for the parity of its round (count / slots), or
+/// with `previous` of the round before (an empty mbarrier's phase that
+/// frees the slot; before the first round it has passed already). Returns
+/// the slot (count mod slots, unless the caller has it already).
+Value waitForLoad(OpBuilder &b, Location loc, Value barriers, Value count,
+                  int64_t slots, bool previous = false, Value slot = {}) {
+  Value n = arith::ConstantIndexOp::create(b, loc, slots);
+  if (!slot)
+    slot = arith::RemUIOp::create(b, loc, count, n);
+  Value round = arith::DivUIOp::create(b, loc, count, n);
+  Value phase = arith::TruncIOp::create(
+      b, loc, b.getI1Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
+  if (previous)
+    phase = arith::XOrIOp::create(
+        b, loc, phase, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  MBarrierWaitOp::create(b, loc, barriers, slot, phase);
+  return slot;
+}
+
 class SharedMemoryMaterializer {
 public:
   SharedMemoryMaterializer(func::FuncOp func, bool stagedStores,
@@ -461,19 +482,10 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
       // readers of the load `slots` before this one have released it (the
       // wait for the phase before the first passes at once); a buffer of
       // its own is loaded once.
-      if (empty) {
-        Value round = arith::DivUIOp::create(
-            b, loc, count, arith::ConstantIndexOp::create(b, loc, slots));
-        Value parity = arith::TruncIOp::create(
-            b, loc, b.getI1Type(),
-            arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
-        Value previous = arith::XOrIOp::create(
-            b, loc, parity,
-            arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-        MBarrierWaitOp::create(b, loc, empty, slot, previous);
-      } else if (!emptyBarriers) {
+      if (empty)
+        waitForLoad(b, loc, empty, count, slots, /*previous=*/true, slot);
+      else if (!emptyBarriers)
         gpu::BarrierOp::create(b, loc);
-      }
       Value copy = TmaLoadOp::create(b, loc, type, map, load.getIndices(),
                                      buffer, barriers, slot);
       tickets[copy] = Ticket{count, barriers, slots, empty};
@@ -726,14 +738,7 @@ void SharedMemoryMaterializer::insertTmaWait(Value pending,
   if (uses.empty())
     return;
   OpBuilder b(firstReader(pending, uses));
-  Location loc = pending.getLoc();
-  Value slots = arith::ConstantIndexOp::create(b, loc, ticket.slots);
-  Value slot = arith::RemUIOp::create(b, loc, ticket.count, slots);
-  Value round = arith::DivUIOp::create(b, loc, ticket.count, slots);
-  Value phase = arith::TruncIOp::create(
-      b, loc, b.getI1Type(),
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
-  MBarrierWaitOp::create(b, loc, ticket.barriers, slot, phase);
+  waitForLoad(b, pending.getLoc(), ticket.barriers, ticket.count, ticket.slots);
 }
 
 /// With empty barriers, the readers of each buffer of a ring release its
@@ -816,15 +821,12 @@ LogicalResult SharedMemoryMaterializer::releaseIn(Value value,
     }
     b.setInsertionPointAfter(last);
   }
-  Value slots = arith::ConstantIndexOp::create(b, loc, ticket.slots);
-  Value slot = arith::RemUIOp::create(b, loc, ticket.count, slots);
-  if (users.empty()) {
-    Value round = arith::DivUIOp::create(b, loc, ticket.count, slots);
-    Value phase = arith::TruncIOp::create(
-        b, loc, b.getI1Type(),
-        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
-    MBarrierWaitOp::create(b, loc, ticket.barriers, slot, phase);
-  }
+  Value slot =
+      users.empty()
+          ? waitForLoad(b, loc, ticket.barriers, ticket.count, ticket.slots)
+          : arith::RemUIOp::create(
+                b, loc, ticket.count,
+                arith::ConstantIndexOp::create(b, loc, ticket.slots));
   MBarrierArriveOp::create(b, loc, ticket.empty, slot);
   return success();
 }
@@ -843,13 +845,7 @@ void SharedMemoryMaterializer::drainTma(OpBuilder &b, Location loc) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(guard.thenBlock());
       Value count = arith::SubIOp::create(b, loc, last.count, c);
-      Value slots = arith::ConstantIndexOp::create(b, loc, last.slots);
-      Value slot = arith::RemUIOp::create(b, loc, count, slots);
-      Value round = arith::DivUIOp::create(b, loc, count, slots);
-      Value phase = arith::TruncIOp::create(
-          b, loc, b.getI1Type(),
-          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), round));
-      MBarrierWaitOp::create(b, loc, barriers, slot, phase);
+      waitForLoad(b, loc, barriers, count, last.slots);
     }
   }
 }

@@ -50,3 +50,31 @@
 // CHECK-NOT: nvvm.wgmma
 // CHECK-NOT: nvvm.barrier
 // CHECK: gpu.return
+
+// Ping-pong: the consumers' two warpgroups take turns through named
+// barriers 3 and 4 (after the roles' 1 and 2), 256 threads each: warpgroup
+// 1 lets warpgroup 0 go first, each waits on 3 + its index before its
+// products and arrives on the other's after them.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2 defer-pv=1" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="empty-barriers=1" \
+// RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory --tilegpu-pingpong \
+// RUN:   --tilegpu-warp-specialize --convert-tilegpu-to-nvvm | FileCheck %s --check-prefix=PINGPONG
+// PINGPONG: %[[CONSUMER:.*]] = arith.cmpi ult, %{{.*}}, %c8
+// PINGPONG-NEXT: scf.if %[[CONSUMER]] {
+// PINGPONG-NEXT: %[[T:.*]] = gpu.thread_id x
+// PINGPONG-NEXT: %[[WG:.*]] = arith.divui %[[T]], %c128
+// PINGPONG-NEXT: %[[LAST:.*]] = arith.cmpi eq, %[[WG]], %c1
+// PINGPONG-NEXT: scf.if %[[LAST]] {
+// PINGPONG-NEXT: nvvm.barrier.arrive id = %c3_i32 number_of_threads = %c256_i32
+// PINGPONG: %[[T2:.*]] = gpu.thread_id x
+// PINGPONG-NEXT: %[[WG2:.*]] = arith.divui %[[T2]], %c128
+// PINGPONG-NEXT: %[[ID:.*]] = arith.addi %[[WG2]], %c3
+// PINGPONG-NEXT: %[[ID32:.*]] = arith.index_cast %[[ID]] : index to i32
+// PINGPONG-NEXT: nvvm.barrier id = %[[ID32]] number_of_threads = %c256_i32
+// PINGPONG: nvvm.wgmma.mma_async
+// PINGPONG: %[[NEXT:.*]] = arith.remui %{{.*}}, %c2
+// PINGPONG-NEXT: %[[NID:.*]] = arith.addi %[[NEXT]], %c3
+// PINGPONG-NEXT: %[[NID32:.*]] = arith.index_cast %[[NID]] : index to i32
+// PINGPONG-NEXT: nvvm.barrier.arrive id = %[[NID32]] number_of_threads = %c256_i32
+// PINGPONG: nvvm.wgmma.wait.group.sync.aligned

@@ -333,6 +333,19 @@ func.func @warp_specialize(%s: index, %p: i1) attributes {tilegpu.warps = 12 : i
 
 // -----
 
+// CHECK-LABEL: func.func @turns
+// CHECK: tilegpu.turn_start
+// CHECK-NEXT: tilegpu.turn_take
+// CHECK-NEXT: tilegpu.turn_pass
+func.func @turns() {
+  tilegpu.turn_start
+  tilegpu.turn_take
+  tilegpu.turn_pass
+  return
+}
+
+// -----
+
 // A producer warpgroup that gives its registers away and runs on one warp.
 // CHECK-LABEL: func.func @warp_specialize_active
 // CHECK: tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 240>, #tilegpu.role<"producer", warps = 4, registers = 24, active = 1>] {

@@ -81,6 +81,10 @@ int64_t kernelWarps(mlir::Operation *op);
 /// warp role, if any. Register layouts and thread elections use it.
 mlir::Value threadIdInRole(mlir::OpBuilder &b, mlir::Location loc);
 
+/// The first named barrier (1 to 15) that neither `bar.sync 0` nor the warp
+/// roles around `op` use: 1 plus the number of roles, if any.
+int64_t firstFreeNamedBarrier(mlir::Operation *op);
+
 /// Replaces each `tilegpu.warp_specialize` of `kernel` (its regions already
 /// converted) by one branch per role on the thread's warp: `setmaxnreg` to
 /// the role's budget, its region on the role's active warps, CTA barriers
@@ -149,6 +153,11 @@ void populateTileGPUMemoryToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
 /// TMA copies and mbarriers (the Hopper and Blackwell families).
 void populateTmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                mlir::RewritePatternSet &patterns);
+
+/// Warpgroups taking turns (tilegpu.turn_start/take/pass): named barriers,
+/// one per warpgroup after the warp roles' (see WarpRoles.cpp).
+void populateTurnToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
+                                mlir::RewritePatternSet &patterns);
 /// The wgmma family: wgmma (shared or register A), its layout moves, and the
 /// quad-fragment reductions, broadcasts, masks and stores it shares with
 /// mma.sync.

@@ -425,4 +425,48 @@ def TileGPU_WarpSpecializeOp : TileGPU_Op<"warp_specialize", [
   let hasRegionVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Warpgroups taking turns (ping-pong)
+//===----------------------------------------------------------------------===//
+
+class TileGPU_TurnOp<string mnemonic, string summaryText, string descriptionText>
+    : TileGPU_Op<mnemonic, [MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                                           MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = summaryText;
+  let description = descriptionText # [{
+
+    The warpgroups of the threads that run the op (those of its warp role,
+    or the kernel's) take turns in a cycle, 0, 1, ..., N-1, 0, ...:
+    FlashAttention-3's ping-pong, where one warpgroup's wgmma products run
+    while the other's softmax does. `tilegpu.turn_start` lets warpgroup 0
+    take the first turn, `tilegpu.turn_take` waits for this warpgroup's
+    turn and `tilegpu.turn_pass` hands the turn on. Every warpgroup must
+    take and pass as often as the others. With one warpgroup they do
+    nothing. The lowering uses named barriers (one per warpgroup, after
+    those of the warp roles).
+
+    Example:
+
+    ```mlir
+    tilegpu.turn_start
+    ...
+    tilegpu.turn_take
+    %s = tilegpu.mma %q, %k, %zero : ...
+    %o = tilegpu.mma %p, %v, %acc : ...
+    tilegpu.turn_pass
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def TileGPU_TurnStartOp : TileGPU_TurnOp<"turn_start",
+    "Let the first warpgroup take the first turn",
+    "The last warpgroup passes the turn once, to the first.">;
+def TileGPU_TurnTakeOp : TileGPU_TurnOp<"turn_take",
+    "Wait for this warpgroup's turn",
+    "Waits until the previous warpgroup in the cycle has passed the turn.">;
+def TileGPU_TurnPassOp : TileGPU_TurnOp<"turn_pass",
+    "Hand the turn to the next warpgroup",
+    "Signals the next warpgroup in the cycle, without waiting.">;
+
 #endif // TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUOPS_TD

@@ -181,6 +181,32 @@ def TileGPUWarpSpecializePass
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }
 
+def TileGPUPingPongPass
+    : Pass<"tilegpu-pingpong", "::mlir::func::FuncOp"> {
+  let summary = "Warpgroups take turns issuing their wgmma products (FlashAttention-3's ping-pong)";
+  let description = [{
+    In each block, a run of asynchronous (wgmma) `tilegpu.mma`s up to the
+    first `tilegpu.mma_wait` after them is one turn: `tilegpu.turn_take`
+    before its first mma (after the waits for its operands that precede
+    it), `tilegpu.turn_pass` after its last. `tilegpu.turn_start` goes at
+    the top of the kernel, after the CTA barrier that publishes the
+    mbarriers, if there is one. The warpgroups then issue their products
+    one after the other, and while one's run on the tensor cores the other
+    computes its softmax. Every warpgroup runs the same loops and branches
+    (they share the K/V blocks), so they take equally many turns.
+
+    ```mlir
+    tilegpu.turn_take
+    %s = tilegpu.mma %q, %k, %zero : ...
+    tilegpu.mbarrier_wait %vbar[%i], phase(%p) : ...
+    %o = tilegpu.mma %p, %v, %acc : ...
+    tilegpu.turn_pass
+    %sr = tilegpu.mma_wait %s pending(1) : ...
+    ```
+  }];
+  let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
+}
+
 def TestTileGPULayoutsPass
     : Pass<"test-tilegpu-layouts", "::mlir::func::FuncOp"> {
   let summary = "Print and check the thread map of every distributed layout in a function's signature";
