@@ -116,6 +116,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   ConvertTileToTileGPUPassOptions shared;
   shared.stagedStores = options.stagedStores;
   shared.emptyBarriers = options.warpSpecialize;
+  shared.ringSlots = options.warpSpecialize ? options.ringSlots : 0;
   fpm.addPass(createConvertTileToTileGPUPass(shared));
   tilegpu::TileGPUMergeBarriersPassOptions barriers;
   barriers.hoistWaits = options.mergeBarriers;

@@ -33,9 +33,10 @@
 // records for the runtime.
 // The library's configurations: D=128 on two consumer warpgroups and a
 // producer warpgroup (384 threads, setmaxnreg 240 / 24, ptxas sizes the
-// launch for 168 registers), D=64 on one warpgroup, P.V deferred (one
-// wgmma group left in flight at the softmax's wait).
-// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=8 warp-specialize=1 producer-registers=24 consumer-registers=240" --cubin=sm_90a --out-dir=%t/sm_90a
+// launch for 168 registers), two slots per ring, causal with ping-pong
+// (named barriers 3 and 4 by register); D=64 on one warpgroup; P.V
+// deferred (one wgmma group left in flight at the softmax's wait).
+// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=8 warp-specialize=1 ring-slots=2 pingpong=1 producer-registers=24 consumer-registers=240" --cubin=sm_90a --out-dir=%t/sm_90a
 // RUN: tiled-attn-compile --head-dim=64 --block-m=64 --block-n=128 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=4" --cubin=sm_90a --out-dir=%t/sm_90a
 // RUN: FileCheck %s --input-file=%t/sm_90a/manifest.json --check-prefix=SM90A
 // RUN: FileCheck %s --input-file=%t/sm_90a/sdpa_fwd_sm_90a_f16_d128_top_left.ptx --check-prefix=SM90A-PTX
@@ -47,6 +48,8 @@
 // SM90A-DAG: "registers": 168,
 // SM90A-DAG: "warp_specialize": true
 // SM90A-DAG: "consumer_registers": 240
+// SM90A-DAG: "ring_slots": 2
+// SM90A-DAG: "pingpong": true
 // SM90A-DAG: "block": [{{[[:space:]]*}}128,
 // SM90A-DAG: "defer_pv": true
 // SM90A-DAG: "spill_store_bytes": 0
@@ -63,8 +66,10 @@
 // SM90A-PTX: .minnctapersm 1
 // SM90A-PTX: mbarrier.init.shared.b64
 // SM90A-PTX: setmaxnreg.inc.sync.aligned.u32 240;
+// SM90A-PTX: bar.sync %r{{[0-9]+}}, 256;
 // SM90A-PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // SM90A-PTX: wgmma.commit_group.sync.aligned
+// SM90A-PTX: bar.arrive %r{{[0-9]+}}, %r{{[0-9]+}};
 // SM90A-PTX: wgmma.wait_group.sync.aligned 1
 // SM90A-PTX: mbarrier.arrive.shared.b64
 // SM90A-PTX: wgmma.wait_group.sync.aligned 0

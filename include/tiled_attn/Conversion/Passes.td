@@ -93,6 +93,13 @@ def ConvertTileToTileGPUPass
            "Pace TMA refills with one 'empty' mbarrier per ring slot, which "
            "the slot's readers release, instead of a CTA barrier before "
            "each refill">,
+    Option<"ringSlots", "ring-slots", "int64_t", /*default=*/"0",
+           "With empty-barriers: slots per TMA ring (0: as many as the "
+           "pipelined loops need when every warp runs them). Fewer than "
+           "that is only for a kernel whose refills tilegpu-warp-specialize "
+           "then hands to a producer warp, which waits for free slots on "
+           "its own; the warps that read would otherwise wait on a refill "
+           "that waits on them">,
   ];
   let dependentDialects = [
     "::tiled_attn::tilegpu::TileGPUDialect",

@@ -134,6 +134,11 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("Warpgroups take turns issuing their wgmma products "
                      "(see tilegpu-pingpong)"),
       llvm::cl::init(false)};
+  Option<int64_t> ringSlots{
+      *this, "ring-slots",
+      llvm::cl::desc("With warp-specialize: slots per TMA ring (0: as the "
+                     "pipelined loops need; see convert-tile-to-tilegpu)"),
+      llvm::cl::init(0)};
   Option<int64_t> producerRegisters{
       *this, "producer-registers",
       llvm::cl::desc("With warp-specialize: the producer's register budget "

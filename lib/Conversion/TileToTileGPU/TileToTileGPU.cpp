@@ -141,8 +141,9 @@ Value waitForLoad(OpBuilder &b, Location loc, Value barriers, Value count,
 class SharedMemoryMaterializer {
 public:
   SharedMemoryMaterializer(func::FuncOp func, bool stagedStores,
-                           bool emptyBarriers)
-      : func(func), stagedStores(stagedStores), emptyBarriers(emptyBarriers) {}
+                           bool emptyBarriers, int64_t ringSlots)
+      : func(func), stagedStores(stagedStores), emptyBarriers(emptyBarriers),
+        ringSlots(ringSlots) {}
   LogicalResult run();
 
 private:
@@ -174,6 +175,7 @@ private:
   func::FuncOp func;
   bool stagedStores;
   bool emptyBarriers;
+  int64_t ringSlots;
   SmallVector<Stream> streams;
   /// Loads of views no loop streams (Q): a buffer each.
   llvm::MapVector<Operation *, Value> ownBuffers;
@@ -885,6 +887,12 @@ LogicalResult SharedMemoryMaterializer::run() {
   for (tile::LoadOp load : loads)
     streamOf(load, /*create=*/true);
   countSlots();
+  // A producer warp refills a slot as soon as its readers release it, so
+  // its rings need no more slots than the loads it runs ahead by.
+  if (ringSlots > 0)
+    for (tile::LoadOp load : loads)
+      if (Stream *stream = streamOf(load); stream && isTmaLoad(load))
+        stream->slots = ringSlots;
   allocate();
   for (tile::LoadOp load : loads)
     rewriteLoad(load);
@@ -933,8 +941,14 @@ struct ConvertTileToTileGPUPass final
     : tiled_attn::impl::ConvertTileToTileGPUPassBase<ConvertTileToTileGPUPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (ringSlots != 0 && (ringSlots < 1 || !emptyBarriers)) {
+      getOperation().emitError()
+          << "convert-tile-to-tilegpu: ring-slots (" << int64_t(ringSlots)
+          << ") needs empty-barriers and at least one slot";
+      return signalPassFailure();
+    }
     if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
-                                        emptyBarriers)
+                                        emptyBarriers, ringSlots)
                    .run()))
       signalPassFailure();
   }

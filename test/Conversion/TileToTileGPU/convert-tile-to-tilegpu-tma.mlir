@@ -132,3 +132,19 @@
 // EMPTY-NEXT: tilegpu.mbarrier_arrive %[[KEMPTY]][%[[DK]]]
 // EMPTY: gpu.barrier
 // EMPTY-NEXT: tilegpu.staged_store
+
+// ring-slots sets every TMA ring's slots (here 2 for V, which the deferred
+// P.V would otherwise keep at 3); it needs empty-barriers.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2 defer-pv=1" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" \
+// RUN:   | FileCheck %s --check-prefix=SLOTS
+// SLOTS: tilegpu.alloc : <2x64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// SLOTS: tilegpu.alloc : <2x64x64xf16, #tilegpu.shared<swizzle = 128>>
+// SLOTS-NEXT: tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// SLOTS-NEXT: tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="ring-slots=2" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=SLOTS-ERR
+// SLOTS-ERR: error: convert-tile-to-tilegpu: ring-slots (2) needs empty-barriers and at least one slot
