@@ -43,6 +43,16 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
+// Blocks that do not divide each other (192 rows over 176 or 80 keys): the
+// diagonal crosses key blocks at a different column in every row block.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=192 block-n=176" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=48 block-n=80" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
+
 // With the online softmax decomposed afterwards (and in the kernel it is
 // compared with), the split is still exact.
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right block-m=64 block-n=32" -o %t.gen.mlir

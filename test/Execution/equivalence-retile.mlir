@@ -9,6 +9,8 @@
 // RUN: tiled-attn-run %t.f16.mlir --compare-with=%t.f16.r1.mlir --equivalence-tolerance=2e-3 --batch=1 --heads=2 --shapes=1x1,17x17,100x37,37x100,257x257 | FileCheck %s
 // RUN: tiled-attn-opt %t.f16.mlir --tile-retile="block-m=16 block-n=16" -o %t.f16.r2.mlir
 // RUN: tiled-attn-run %t.f16.mlir --compare-with=%t.f16.r2.mlir --equivalence-tolerance=2e-3 --batch=1 --heads=2 --shapes=1x1,17x17,100x37,37x100,257x257 | FileCheck %s
+// RUN: tiled-attn-opt %t.f16.mlir --tile-retile="block-m=192 block-n=176" -o %t.f16.r4.mlir
+// RUN: tiled-attn-run %t.f16.mlir --compare-with=%t.f16.r4.mlir --equivalence-tolerance=2e-3 --batch=1 --heads=2 --shapes=1x1,17x17,100x37,37x100,257x257 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 dtype=bf16 causal=1 causal-align=bottom-right block-m=32 block-n=32" -o %t.bf16.mlir
 // RUN: tiled-attn-opt %t.bf16.mlir --tile-retile="block-m=64 block-n=128" -o %t.bf16.r.mlir

@@ -10,6 +10,12 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 block-m=128 block-n=64" | tiled-attn-run | FileCheck %s
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" | tiled-attn-run | FileCheck %s
 
+// Blocks that are multiples of 16 but not powers of two (FlashAttention-3's
+// 192-row and 176-key blocks, and blocks no length here is a multiple of).
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=48 block-n=80" | tiled-attn-run | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=192 block-n=128" | tiled-attn-run | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=128 block-n=176" | tiled-attn-run | FileCheck %s
+
 // The decomposed online softmax computes the same thing.
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" --tile-decompose-online-softmax | tiled-attn-run | FileCheck %s
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right" --tile-decompose-online-softmax | tiled-attn-run | FileCheck %s

@@ -34,14 +34,21 @@
 // The library's configurations: D=128 on two consumer warpgroups and a
 // producer warpgroup (384 threads, setmaxnreg 240 / 24, ptxas sizes the
 // launch for 168 registers), two slots per ring, causal with ping-pong
-// (named barriers 3 and 4 by register); D=64 on one warpgroup; P.V
-// deferred (one wgmma group left in flight at the softmax's wait).
+// (named barriers 3 and 4 by register); D=64 non-causal on three consumer
+// warpgroups of a 192-row tile (512 threads, setmaxnreg 160 / 24, 128 at
+// launch, the consumers' barrier 1 counts 384 threads), D=64 causal on one
+// warpgroup; P.V deferred (one wgmma group left in flight at the softmax's
+// wait).
+// RUN: tiled-attn-compile --head-dim=64 --block-m=64 --block-n=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=4" --cubin=sm_90a --out-dir=%t/sm_90a
 // RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=8 warp-specialize=1 ring-slots=2 pingpong=1 producer-registers=24 consumer-registers=240" --cubin=sm_90a --out-dir=%t/sm_90a
-// RUN: tiled-attn-compile --head-dim=64 --block-m=64 --block-n=128 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=4" --cubin=sm_90a --out-dir=%t/sm_90a
+// RUN: tiled-attn-compile --head-dim=64 --block-m=192 --block-n=128 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=12 warp-specialize=1 ring-slots=2 producer-registers=24 consumer-registers=160" --cubin=sm_90a --out-dir=%t/sm_90a
+// RUN: FileCheck %s --input-file=%t/sm_90a/sdpa_fwd_sm_90a_bf16_d64_none.ptx --check-prefix=SM90A-THREE
 // RUN: FileCheck %s --input-file=%t/sm_90a/manifest.json --check-prefix=SM90A
+// RUN: FileCheck %s --input-file=%t/sm_90a/manifest.json --check-prefix=SM90A-SPILLS
 // RUN: FileCheck %s --input-file=%t/sm_90a/sdpa_fwd_sm_90a_f16_d128_top_left.ptx --check-prefix=SM90A-PTX
 // RUN: test -s %t/sm_90a/sdpa_fwd_sm_90a_f16_d128_top_left.sm_90a.cubin
 // RUN: test -s %t/sm_90a/sdpa_fwd_sm_90a_bf16_d64_none.sm_90a.cubin
+// RUN: test -s %t/sm_90a/sdpa_fwd_sm_90a_f16_d64_top_left.sm_90a.cubin
 // SM90A-DAG: "name": "sdpa_fwd_sm_90a_f16_d128_top_left"
 // SM90A-DAG: "name": "sdpa_fwd_sm_90a_bf16_d64_none"
 // SM90A-DAG: "block": [{{[[:space:]]*}}384,
@@ -50,10 +57,14 @@
 // SM90A-DAG: "consumer_registers": 240
 // SM90A-DAG: "ring_slots": 2
 // SM90A-DAG: "pingpong": true
+// SM90A-DAG: "block": [{{[[:space:]]*}}512,
+// SM90A-DAG: "registers": 128,
+// SM90A-DAG: "consumer_registers": 160
+// SM90A-DAG: "block_m": 192
 // SM90A-DAG: "block": [{{[[:space:]]*}}128,
 // SM90A-DAG: "defer_pv": true
 // SM90A-DAG: "spill_store_bytes": 0
-// SM90A-NOT: "spill_store_bytes": {{[1-9]}}
+// SM90A-SPILLS-NOT: "spill_{{store|load}}_bytes": {{[1-9]}}
 // SM90A-DAG: "kind": "tensor_map",
 // SM90A-DAG: "box": [{{[[:space:]]*}}128,{{[[:space:]]*}}64{{[[:space:]]*}}],
 // SM90A-DAG: "swizzle": 128,
@@ -76,6 +87,14 @@
 // SM90A-PTX: bar.sync 1, 256;
 // SM90A-PTX: setmaxnreg.dec.sync.aligned.u32 24;
 // SM90A-PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// SM90A-THREE: .target sm_90a
+// SM90A-THREE: .maxntid 512, 1, 1
+// SM90A-THREE: setmaxnreg.inc.sync.aligned.u32 160;
+// SM90A-THREE: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// SM90A-THREE: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// SM90A-THREE: bar.sync 1, 384;
+// SM90A-THREE: setmaxnreg.dec.sync.aligned.u32 24;
+// SM90A-THREE: cp.async.bulk.tensor.4d
 
 // D = 128, causal, f16 on sm_80: the largest kernel of the library.
 // RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT

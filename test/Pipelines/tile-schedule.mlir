@@ -50,9 +50,9 @@
 // KEEP: tile.online_softmax {{.*}} exp2
 
 // Illegal values are reported by the pass that owns the knob.
-// RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="block-m=48" 2>&1 \
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="block-m=24" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-M
-// BAD-M: tile-retile: block sizes must be powers of two in [16, 256], got 48
+// BAD-M: tile-retile: block sizes must be multiples of 16 in [16, 256], got 24
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="stages=7" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-STAGES
 // BAD-STAGES: tile-prefetch: stages must be in [1, 4], got 7

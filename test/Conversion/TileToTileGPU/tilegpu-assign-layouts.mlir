@@ -250,6 +250,22 @@ func.func @negative_rows_not_divisible(%q: !tile.view<?x?x?x16xf16>,
 // its 16-row tiles or row vectors).
 // ROWS: error: tilegpu-assign-layouts: a tile of shape {{[12]}}-d [16{{.*}}] in #tilegpu.mma_sync<{{.*}}, warps = 4> needs {{.*}}a multiple of 16 x warps
 
+// Blocks that are multiples of 16 but not powers of two: 48 rows do not
+// split over 4 warps of 16-row mma.sync tiles, but do on one warp; 192 rows
+// are three warpgroups of wgmma's 64, not two.
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=48 block-n=80" --tile-schedule \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts 2>&1 | FileCheck %s --check-prefix=ROWS48
+// ROWS48: error: tilegpu-assign-layouts: a tile of shape 1-d [48] in #tilegpu.mma_sync<rows, warps = 4> needs rank 1 and a length that is a multiple of 16 x warps
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=48 block-n=80" --tile-schedule \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=1" | FileCheck %s --check-prefix=ONE-WARP
+// ONE-WARP: tile.mma {{.*}} : tensor<48x64xf16, #tilegpu.mma_sync<opa, warps = 1>>, tensor<64x80xf16, {{.*}}> -> tensor<48x80xf32, #tilegpu.mma_sync<acc, warps = 1>>
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=192" --tile-schedule \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=8" 2>&1 | FileCheck %s --check-prefix=WG192
+// WG192: error: tilegpu-assign-layouts: #tilegpu.wgmma<rows, warpgroups = 2> needs 128 rows (64 per warpgroup)
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=192 block-n=176" --tile-schedule \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=12" | FileCheck %s --check-prefix=THREE-WG
+// THREE-WG: tile.mma {{.*}} -> tensor<192x176xf32, #tilegpu.wgmma<acc, warpgroups = 3>>
+
 // A Q tile that is both an mma operand and stored.
 
 func.func @negative_two_layouts(%q: !tile.view<?x?x?x16xf16>,

@@ -33,12 +33,12 @@ func.func private @sdpa_element_type() attributes {tile.sdpa = #tile.sdpa<head_d
 
 // -----
 
-// expected-error @+1 {{block_m must be a power of two in [16, 256], got 48}}
-func.func private @sdpa_block_m() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 48, block_n = 64>}
+// expected-error @+1 {{block_m must be a multiple of 16 in [16, 256], got 40}}
+func.func private @sdpa_block_m() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 40, block_n = 64>}
 
 // -----
 
-// expected-error @+1 {{block_n must be a power of two in [16, 256], got 8}}
+// expected-error @+1 {{block_n must be a multiple of 16 in [16, 256], got 8}}
 func.func private @sdpa_block_n() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = bf16, causal = top_left, block_m = 64, block_n = 8>}
 
 // -----
@@ -110,26 +110,26 @@ module @not_a_func attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_typ
 // Tile types (declarative)
 //===----------------------------------------------------------------------===//
 
-func.func @tile_not_power_of_two(%s: tensor<16x48xf32>) -> tensor<16xf32> {
-  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static power-of-two shape), but got 'tensor<16x48xf32>'}}
-  %0 = tile.reduce max %s along 1 : tensor<16x48xf32> -> tensor<16xf32>
+func.func @tile_not_a_tile_size(%s: tensor<16x40xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x40xf32>'}}
+  %0 = tile.reduce max %s along 1 : tensor<16x40xf32> -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }
 
 // -----
 
 func.func @tile_dynamic_shape(%s: tensor<16x?xf32>) -> tensor<16xf32> {
-  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static power-of-two shape), but got 'tensor<16x?xf32>'}}
+  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x?xf32>'}}
   %0 = tile.reduce sum %s along 1 : tensor<16x?xf32> -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }
 
 // -----
 
-func.func @iota_not_power_of_two() -> tensor<48xi32> {
-  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static power-of-two shape), but got 'tensor<48xi32>'}}
-  %0 = tile.iota : tensor<48xi32>
-  return %0 : tensor<48xi32>
+func.func @iota_not_a_tile_size() -> tensor<24xi32> {
+  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static shape of 2^k or 16k sizes), but got 'tensor<24xi32>'}}
+  %0 = tile.iota : tensor<24xi32>
+  return %0 : tensor<24xi32>
 }
 
 // -----
@@ -235,7 +235,7 @@ func.func @mma_element_types(%a: tensor<16x16xf16>, %b: tensor<16x16xbf16>, %c: 
 // -----
 
 func.func @mma_f32_inputs(%a: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static power-of-two shape), but got 'tensor<16x16xf32>'}}
+  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x16xf32>'}}
   %0 = tile.mma %a, %a, %c : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
@@ -243,7 +243,7 @@ func.func @mma_f32_inputs(%a: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tenso
 // -----
 
 func.func @mma_f16_acc(%a: tensor<16x16xf16>, %c: tensor<16x16xf16>) -> tensor<16x16xf16> {
-  // expected-error @+1 {{'tile.mma' op operand #2 must be rank-2 f32 tile (static power-of-two shape), but got 'tensor<16x16xf16>'}}
+  // expected-error @+1 {{'tile.mma' op operand #2 must be rank-2 f32 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x16xf16>'}}
   %0 = tile.mma %a, %a, %c : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf16>
   return %0 : tensor<16x16xf16>
 }
@@ -251,7 +251,7 @@ func.func @mma_f16_acc(%a: tensor<16x16xf16>, %c: tensor<16x16xf16>) -> tensor<1
 // -----
 
 func.func @mma_rank(%a: tensor<16xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static power-of-two shape), but got 'tensor<16xf16>'}}
+  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static shape of 2^k or 16k sizes), but got 'tensor<16xf16>'}}
   %0 = tile.mma %a, %b, %c : tensor<16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
@@ -339,7 +339,7 @@ func.func @broadcast_shape(%r: tensor<16xf32>) -> tensor<16x32xf32> {
 //===----------------------------------------------------------------------===//
 
 func.func @iota_rank() -> tensor<16x16xi32> {
-  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static power-of-two shape), but got 'tensor<16x16xi32>'}}
+  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x16xi32>'}}
   %0 = tile.iota : tensor<16x16xi32>
   return %0 : tensor<16x16xi32>
 }

@@ -112,8 +112,8 @@
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa=dtype=f32 2>&1 | FileCheck %s --check-prefix=ERR-DTYPE
 // ERR-DTYPE: error: tile-generate-sdpa: dtype must be f16 or bf16, got 'f32'
 
-// RUN: not tiled-attn-opt %s --tile-generate-sdpa=block-m=48 2>&1 | FileCheck %s --check-prefix=ERR-BLOCK-M
-// ERR-BLOCK-M: error: block_m must be a power of two in [16, 256], got 48
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa=block-m=40 2>&1 | FileCheck %s --check-prefix=ERR-BLOCK-M
+// ERR-BLOCK-M: error: block_m must be a multiple of 16 in [16, 256], got 40
 
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="causal=1 causal-align=diagonal" 2>&1 | FileCheck %s --check-prefix=ERR-ALIGN
 // ERR-ALIGN: error: tile-generate-sdpa: causal-align must be top-left or bottom-right, got 'diagonal'

@@ -1,11 +1,11 @@
 // RUN: tiled-attn-opt %s --split-input-file --verify-diagnostics --tile-retile="block-m=128 block-n=32" | FileCheck %s
 // RUN: tiled-attn-opt %s --split-input-file --verify-diagnostics --tile-retile="block-n=16" | FileCheck %s --check-prefix=ONLY-N
 // RUN: tiled-attn-opt %s --split-input-file --tile-retile="block-m=128" --verify-diagnostics -o /dev/null
-// RUN: not tiled-attn-opt %s --split-input-file --tile-retile="block-m=48" 2>&1 | FileCheck %s --check-prefix=BAD-M
+// RUN: not tiled-attn-opt %s --split-input-file --tile-retile="block-m=40" 2>&1 | FileCheck %s --check-prefix=BAD-M
 // RUN: not tiled-attn-opt %s --split-input-file --tile-retile="block-n=512" 2>&1 | FileCheck %s --check-prefix=BAD-N
 
-// BAD-M: tile-retile: block sizes must be powers of two in [16, 256], got 48
-// BAD-N: tile-retile: block sizes must be powers of two in [16, 256], got 512
+// BAD-M: tile-retile: block sizes must be multiples of 16 in [16, 256], got 40
+// BAD-N: tile-retile: block sizes must be multiples of 16 in [16, 256], got 512
 
 // A kernel whose BLOCK_M, BLOCK_N and D are all 64: only the analysis of
 // which dimension is which tells them apart.

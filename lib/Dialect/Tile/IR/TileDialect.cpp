@@ -45,13 +45,21 @@ void TileDialect::initialize() {
 bool tiled_attn::tile::isTileShape(ShapedType type) {
   if (!type.hasStaticShape() || type.getRank() == 0)
     return false;
+  // Powers of two cover the small vectors (row statistics of one warp, a
+  // rank-1 iota); multiples of 16 cover the blocks that are not powers of
+  // two (FlashAttention-3's 176 keys or 192 rows): 16 is the k-step and the
+  // row quantum of every matrix instruction the targets have.
   return llvm::all_of(type.getShape(), [](int64_t size) {
-    return size > 0 && llvm::isPowerOf2_64(size);
+    return size > 0 && (llvm::isPowerOf2_64(size) || size % 16 == 0);
   });
 }
 
 static bool isPowerOfTwoIn(int64_t value, int64_t lo, int64_t hi) {
   return value >= lo && value <= hi && llvm::isPowerOf2_64(value);
+}
+
+static bool isMultipleOf16In(int64_t value, int64_t lo, int64_t hi) {
+  return value >= lo && value <= hi && value % 16 == 0;
 }
 
 Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
@@ -119,11 +127,11 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!elementType.isF16() && !elementType.isBF16())
     return emitError() << "element_type must be f16 or bf16, got "
                        << elementType;
-  if (!isPowerOfTwoIn(blockM, 16, 256))
-    return emitError() << "block_m must be a power of two in [16, 256], got "
+  if (!isMultipleOf16In(blockM, 16, 256))
+    return emitError() << "block_m must be a multiple of 16 in [16, 256], got "
                        << blockM;
-  if (!isPowerOfTwoIn(blockN, 16, 256))
-    return emitError() << "block_n must be a power of two in [16, 256], got "
+  if (!isMultipleOf16In(blockN, 16, 256))
+    return emitError() << "block_n must be a multiple of 16 in [16, 256], got "
                        << blockN;
   if (stages < 1 || stages > 4)
     return emitError() << "stages must be in [1, 4], got " << stages;

@@ -229,9 +229,9 @@ void TileRetilePass::runOnOperation() {
     return; // Not an SDPA kernel: nothing to retile.
   for (int64_t size : {int64_t(blockM), int64_t(blockN)})
     if (size != 0 &&
-        !(size >= 16 && size <= 256 && llvm::isPowerOf2_64(size))) {
-      func.emitError() << "tile-retile: block sizes must be powers of two in "
-                          "[16, 256], got "
+        !(size >= 16 && size <= 256 && size % 16 == 0)) {
+      func.emitError() << "tile-retile: block sizes must be multiples of 16 "
+                          "in [16, 256], got "
                        << size;
       return signalPassFailure();
     }

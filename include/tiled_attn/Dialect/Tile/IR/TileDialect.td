@@ -20,7 +20,8 @@ def Tile_Dialect : Dialect {
     multiplies them on the matrix units (`tile.mma`), reduces and broadcasts
     them, and stores a tile back under a bounds mask.
 
-    Tiles are builtin ranked tensors with a static, power-of-two shape, so
+    Tiles are builtin ranked tensors with a static shape whose sizes are
+    powers of two or multiples of 16 (FlashAttention-3's 176-key blocks), so
     that upstream `arith` and `math` ops apply elementwise to them. Global
     memory is reached only through `!tile.view` values, whose sizes and
     strides are known at run time.

@@ -19,20 +19,20 @@ include "mlir/IR/OpBase.td"
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-/// A tile: a ranked tensor whose shape is static and a power of two in every
-/// dimension.
+/// A tile: a ranked tensor whose shape is static, every size a power of two
+/// or a multiple of 16.
 class Tile_TileOf<list<Type> allowedTypes, string what>
     : Type<And<[TensorOf<allowedTypes>.predicate,
                 CPred<"::tiled_attn::tile::isTileShape("
                       "::llvm::cast<::mlir::ShapedType>($_self))">]>,
-           what # " tile (static power-of-two shape)",
+           what # " tile (static shape of 2^k or 16k sizes)",
            "::mlir::RankedTensorType">;
 
 /// A tile of one rank: the rank is part of the operand's type constraint.
 class Tile_RankedTileOf<list<Type> allowedTypes, int rank, string what>
     : Type<And<[Tile_TileOf<allowedTypes, what>.predicate,
                 HasAnyRankOfPred<[rank]>]>,
-           "rank-" # rank # " " # what # " tile (static power-of-two shape)",
+           "rank-" # rank # " " # what # " tile (static shape of 2^k or 16k sizes)",
            "::mlir::RankedTensorType">;
 
 def Tile_AnyTile : Tile_TileOf<[AnyType], "any">;

@@ -139,9 +139,9 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
            /*default=*/"\"top-left\"",
            "Causal alignment: top-left (PyTorch is_causal) or bottom-right">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
-           "Query rows per program (power of two in [16, 256])">,
+           "Query rows per program (multiple of 16 in [16, 256])">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
-           "Keys per inner-loop step (power of two in [16, 256])">,
+           "Keys per inner-loop step (multiple of 16 in [16, 256])">,
     Option<"kernelName", "name", "std::string", /*default=*/"\"sdpa_fwd\"",
            "Symbol name of the generated kernel">,
   ];
@@ -326,9 +326,9 @@ def TileRetilePass : Pass<"tile-retile", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", /*default=*/"0",
-           "New BLOCK_M (a power of two in [16, 256]; 0 keeps it)">,
+           "New BLOCK_M (a multiple of 16 in [16, 256]; 0 keeps it)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "New BLOCK_N (a power of two in [16, 256]; 0 keeps it)">,
+           "New BLOCK_N (a multiple of 16 in [16, 256]; 0 keeps it)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
