@@ -48,6 +48,12 @@ tool_dirs = [config.tiled_attn_tools_dir, config.llvm_tools_dir]
 tools = ["tiled-attn-opt", "tiled-attn-run", "tiled-attn-compile", "FileCheck", "not", "count", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# The encodings' unit tests (test/Target), built when GoogleTest is there.
+target_tests = os.path.join(config.tiled_attn_tools_dir, "tiled-attn-target-tests")
+if os.path.exists(target_tests):
+    config.available_features.add("target-tests")
+    config.substitutions.append(("%target_tests", target_tests))
+
 # The runtime library (lib/Runtime): its unit tests on the fake libcuda, and
 # the C++ example built against the installed CMake package. Present when
 # the build has them (TILED_ATTN_BUILD_RUNTIME, GoogleTest).

@@ -385,6 +385,46 @@ def test_arch_specific_and_family_code(open_library) -> None:
         assert chosen(library, args, capability) == name, capability
 
 
+#: The arch of the kernel the library spec (kernels/library.json) gives each
+#: compute capability, for every dtype, head dim and mask it holds. Datacenter
+#: Blackwell (10.x) runs the sm_80 PTX until the library has tcgen05 kernels.
+SPEC_ARCH_BY_CAPABILITY = {(8, 0): "sm_80", (8, 6): "sm_80", (8, 9): "sm_80", (9, 0): "sm_90a",
+                           (10, 0): "sm_80", (10, 3): "sm_80", (12, 0): "sm_120a",
+                           (12, 1): "sm_121a"}
+
+
+def spec_entries() -> list:
+    """One fake manifest entry per kernel of kernels/library.json (its chip,
+    dtype, head dim, mask and index width), named after them."""
+    import json
+    spec = json.loads((PACKAGE_ROOT.parent / "kernels" / "library.json").read_text())
+    entries = []
+    for kernel in spec["kernels"]:
+        options = dict(opt.split("=", 1) for opt in kernel["lowering"].split())
+        bits = int(options.get("index-bitwidth", 64))
+        for dtype in kernel["dtypes"]:
+            for d in kernel["head_dims"]:
+                causal = "top_left" if kernel["causal"] else "none"
+                name = f"{options['chip']}_{dtype}_d{d}_{causal}_{bits}"
+                entries.append(kernel_entry(name, arch=options["chip"], dtype=dtype, head_dim=d,
+                                            causal=causal, index_bits=bits))
+    return entries
+
+
+def test_library_spec_choice_per_capability(open_library) -> None:
+    entries = spec_entries()
+    library = open_library(entries)
+    groups = {(e["dtype"], e["head_dim"], e["causal"]) for e in entries}
+    assert len(groups) == 8  # f16/bf16 x D 64/128 x causal or not
+    for dtype, d, causal in sorted(groups):
+        args = problem(d=d, dtype=dtype, mask=causal)
+        for capability, arch in SPEC_ARCH_BY_CAPABILITY.items():
+            name = chosen(library, args, capability)
+            assert name.startswith(f"{arch}_{dtype}_d{d}_{causal}_"), (capability, name)
+        message = error_of(TiledAttnError, library.plan, args, (7, 5))
+        assert message.startswith(f"no kernel in the library for sm_75, {dtype}, D={d}"), message
+
+
 def test_dtype_head_dim_and_mask(open_library) -> None:
     library = open_library([
         kernel_entry("f16"),

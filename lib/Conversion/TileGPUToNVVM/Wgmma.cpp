@@ -36,6 +36,7 @@
 #include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+#include "tiled_attn/Target/Encodings.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -49,14 +50,25 @@ using namespace mlir;
 using namespace tiled_attn;
 using namespace tiled_attn::tilegpu;
 
-uint64_t tiled_attn::wgmmaDescriptorBits(int64_t leadingBytes,
-                                         int64_t strideBytes) {
-  return (static_cast<uint64_t>((leadingBytes >> 4) & 0x3fff) << 16) |
-         (static_cast<uint64_t>((strideBytes >> 4) & 0x3fff) << 32) |
-         (uint64_t{1} << 62);
-}
-
 namespace {
+
+/// The bits of the descriptor of a 128-byte swizzled operand at address 0
+/// (encoding::encodeWgmmaDescriptor); the start address is added at run
+/// time.
+FailureOr<uint64_t> descriptorBits(Operation *op, int64_t leadingBytes,
+                                   int64_t strideBytes) {
+  encoding::SharedMatrix matrix;
+  matrix.leadingByteOffset = leadingBytes;
+  matrix.strideByteOffset = strideBytes;
+  matrix.swizzle = encoding::Swizzle::Bytes128;
+  llvm::Expected<uint64_t> bits = encoding::encodeWgmmaDescriptor(matrix);
+  if (!bits) {
+    op->emitError() << "GPU lowering: wgmma descriptor: "
+                    << llvm::toString(bits.takeError());
+    return failure();
+  }
+  return *bits;
+}
 
 /// The descriptor of the operand at `byteOffset` into shared `buffer`: the
 /// start address >> 4 in bits 0-13 over `bits`.
@@ -176,11 +188,16 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
         arith::DivUIOp::create(rewriter, loc, tid, cIdx(rewriter, loc, 128));
 
     auto lhsBuffer = dyn_cast<BufferType>(op.getLhs().getType());
-    uint64_t kMajorBits = wgmmaDescriptorBits(16, 1024);
-    uint64_t rhsBits =
-        transB ? wgmmaDescriptorBits(rhsEnc.getPanelBytes(rhsTy.getTileShape()),
-                                     1024)
+    // The offsets below (SBO = 8 rows of 128 bytes, k-steps of 32 bytes)
+    // are those of 128-byte swizzled panels, which the op's verifier
+    // requires of wgmma's shared operands.
+    FailureOr<uint64_t> kMajorBits = descriptorBits(op, 16, 1024);
+    FailureOr<uint64_t> rhsBits =
+        transB ? descriptorBits(op, rhsEnc.getPanelBytes(rhsTy.getTileShape()),
+                                1024)
                : kMajorBits;
+    if (failed(kMajorBits) || failed(rhsBits))
+      return failure();
     auto kMajorOffset = [&](int64_t kk, int64_t panelBytes) {
       int64_t col = kk * 16;
       return (col / panelCols) * panelBytes + (col % panelCols) * eltBytes;
@@ -196,7 +213,7 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
           transB ? kk * 16 * rhsEnc.getSwizzle()
                  : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getTileShape()));
       Value descB = descriptor(rewriter, loc, adaptor.getRhs(),
-                               cIdx(rewriter, loc, rhsOffset), rhsBits);
+                               cIdx(rewriter, loc, rhsOffset), *rhsBits);
       if (lhsBuffer) {
         auto lhsEnc = cast<SharedEncodingAttr>(lhsBuffer.getEncoding());
         // This warpgroup's 64 rows start 64 x 128 bytes into each panel.
@@ -208,7 +225,7 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
             cIdx(rewriter, loc,
                  kMajorOffset(kk, lhsEnc.getPanelBytes(lhsBuffer.getShape()))));
         Value descA =
-            descriptor(rewriter, loc, adaptor.getLhs(), lhsOffset, kMajorBits);
+            descriptor(rewriter, loc, adaptor.getLhs(), lhsOffset, *kMajorBits);
         acc = NVVM::WgmmaMmaAsyncOp::create(
             rewriter, loc, acc.getType(), acc, descA, descB, shape, wt, wt,
             NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,

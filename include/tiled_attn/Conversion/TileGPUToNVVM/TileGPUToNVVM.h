@@ -140,11 +140,6 @@ mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,
 /// Whether this thread is the first of the CTA, or of its warp role (the
 /// one that initializes mbarriers and issues TMA copies).
 mlir::Value isThreadZero(mlir::OpBuilder &b, mlir::Location loc);
-/// The constant bits of a wgmma shared-memory descriptor of a 128-byte
-/// swizzled operand: leading and stride byte offsets (>> 4, bits 16-29 and
-/// 32-45) and the swizzle mode (128B: 1 in bits 62-63). The start address
-/// (>> 4) goes in bits 0-13.
-uint64_t wgmmaDescriptorBits(int64_t leadingBytes, int64_t strideBytes);
 
 /// Buffers, asynchronous copies and their waits, block ids and sizes: the
 /// same for every family.
