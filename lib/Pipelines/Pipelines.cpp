@@ -107,11 +107,13 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   tilegpu::TileGPUAttachTargetPassOptions target;
   target.chip = options.chip;
+  target.family = options.family;
   pm.addPass(tilegpu::createTileGPUAttachTargetPass(target));
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   TileGPUAssignLayoutsPassOptions layouts;
   layouts.warps = options.warps;
   layouts.smemLhs = options.smemLhs;
+  layouts.tma = options.tma;
   fpm.addPass(createTileGPUAssignLayoutsPass(layouts));
   ConvertTileToTileGPUPassOptions shared;
   shared.stagedStores = options.stagedStores;

@@ -27,6 +27,30 @@
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_121a" --cubin=sm_121a --out-dir=%t/sm_121a
 // RUN: FileCheck %s --input-file=%t/sm_121a/manifest.json -DCHIP=sm_121a
 
+// Consumer Blackwell as the library builds it (tma=1): K and V arrive by
+// TMA into 128-byte swizzled panels paced by mbarriers and feed mma.sync
+// through ldmatrix (plain and .trans); no wgmma; no spills; 50 KB of shared
+// memory at D=128, within the chip's 99 KB.
+// RUN: tiled-attn-compile --head-dim=128 --causal --block-m=64 --block-n=64 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --lowering="chip=sm_120a warps=4 tma=1" --cubin=sm_120a --out-dir=%t/sm_120a_tma
+// RUN: tiled-attn-compile --head-dim=64 --block-m=64 --block-n=64 --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --lowering="chip=sm_121a warps=4 tma=1" --cubin=sm_121a --out-dir=%t/sm_121a_tma
+// RUN: FileCheck %s --input-file=%t/sm_120a_tma/manifest.json --check-prefix=SM120-TMA
+// RUN: FileCheck %s --input-file=%t/sm_120a_tma/manifest.json --check-prefix=SM90A-SPILLS
+// RUN: FileCheck %s --input-file=%t/sm_121a_tma/manifest.json --check-prefix=SM90A-SPILLS
+// RUN: FileCheck %s --input-file=%t/sm_120a_tma/sdpa_fwd_sm_120a_bf16_d128_top_left.ptx --check-prefix=SM120-TMA-PTX -DCHIP=sm_120a -DT=bf16
+// RUN: FileCheck %s --input-file=%t/sm_121a_tma/sdpa_fwd_sm_121a_f16_d64_none.ptx --check-prefix=SM120-TMA-PTX -DCHIP=sm_121a -DT=f16
+// RUN: FileCheck %s --input-file=%t/sm_120a_tma/sdpa_fwd_sm_120a_bf16_d128_top_left.ptx --check-prefix=SM120-NO-WGMMA
+// RUN: test -s %t/sm_121a_tma/sdpa_fwd_sm_121a_f16_d64_none.sm_121a.cubin
+// SM120-TMA-DAG: "shared_bytes": 51200
+// SM120-TMA-DAG: "tma": true
+// SM120-TMA-DAG: "kind": "tensor_map"
+// SM120-TMA-PTX: .target [[CHIP]]
+// SM120-NO-WGMMA-NOT: wgmma
+// SM120-TMA-PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// SM120-TMA-PTX: mbarrier.try_wait.parity.shared.b64
+// SM120-TMA-PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// SM120-TMA-PTX: mma.sync.aligned.m16n8k16.row.col.f32.[[T]].[[T]].f32
+// SM120-TMA-PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+
 // sm_90a: the wgmma family (TMA, mbarriers, wgmma with A in shared memory
 // or registers), both dtypes and head dims, no spills; the tensor maps are
 // 128-byte grid-constant parameters whose box and swizzle the manifest

@@ -10,6 +10,17 @@
 // RUN: FileCheck %s --check-prefix=FA2-MANIFEST --input-file=%t/manifest.json
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 causal=1" --tile-schedule="exp2=1 mask-split=1" --tile-to-ptx="chip=sm_90" | FileCheck %s --check-prefix=SM90
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_120a" | FileCheck %s --check-prefix=SM120A
+// tile-to-ptx{family tma}: Hopper keeps its mma.sync path when asked, here
+// fed by TMA (what the sm_120a kernels run, on a chip this project can run).
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="exp2=1 stages=2" --tile-to-ptx="chip=sm_90a family=mma_sync tma=1" | FileCheck %s --check-prefix=HOPPER-MMA-SYNC
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule --tile-to-ptx="chip=sm_90a family=tcgen05" 2>&1 | FileCheck %s --check-prefix=BAD-FAMILY
+// HOPPER-MMA-SYNC: .target sm_90a
+// HOPPER-MMA-SYNC-NOT: wgmma
+// HOPPER-MMA-SYNC: cp.async.bulk.tensor
+// HOPPER-MMA-SYNC: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// HOPPER-MMA-SYNC: mma.sync.aligned.m16n8k16
+// HOPPER-MMA-SYNC-NOT: wgmma
+// BAD-FAMILY: error: tilegpu-attach-target: sm_90a has no tcgen05 matrix units
 
 // The whole pipeline, from a generated kernel to a gpu.binary holding PTX
 // (the input is an empty module). The PTX is one string attribute: newlines

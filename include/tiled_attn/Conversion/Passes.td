@@ -40,6 +40,13 @@ def TileGPUAssignLayoutsPass
            "of holding it in registers across the loop: trades shared-memory "
            "reads for registers (FlashAttention-2's choice for 128-row "
            "blocks)">,
+    Option<"tma", "tma", "bool", /*default=*/"false",
+           "mma_sync family: keep the tiles the mma reads from shared memory "
+           "(K, V, and Q with smem-lhs) in 128-byte swizzled panels, which "
+           "convert-tile-to-tilegpu then loads by TMA through mbarriers and "
+           "ldmatrix reads with the swizzle undone in its addresses "
+           "(FlashAttention-4's and Triton's recipe on consumer Blackwell; "
+           "needs a chip with TMA). The wgmma family always does this">,
   ];
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }

@@ -102,6 +102,12 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       *this, "chip",
       llvm::cl::desc("Target: sm_80, sm_89, sm_90, sm_90a, sm_120a or sm_121a"),
       llvm::cl::init("sm_80")};
+  Option<std::string> family{
+      *this, "family",
+      llvm::cl::desc("Matrix-unit family: mma_sync or wgmma (default: the "
+                     "chip's fastest that is lowered; see "
+                     "tilegpu-attach-target)"),
+      llvm::cl::init("")};
   Option<std::string> features{
       *this, "features",
       llvm::cl::desc("PTX features (default: the chip's, e.g. +ptx80)"),
@@ -113,6 +119,12 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       *this, "smem-lhs",
       llvm::cl::desc("Read Q from shared memory at every k-step instead of "
                      "holding it in registers (see tilegpu-assign-layouts)"),
+      llvm::cl::init(false)};
+  Option<bool> tma{
+      *this, "tma",
+      llvm::cl::desc("mma_sync family: load what the mma reads from shared "
+                     "memory by TMA into 128-byte swizzled panels (see "
+                     "tilegpu-assign-layouts; the wgmma family always does)"),
       llvm::cl::init(false)};
   Option<bool> stagedStores{
       *this, "staged-stores",

@@ -61,6 +61,13 @@ Value mmaSyncBF16(OpBuilder &b, Location loc, Value a8, Value bFrag, Value c4) {
   return vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32), out);
 }
 
+/// Whether ldmatrix() reads `buffer`: padded rows, or 128-byte swizzled
+/// panels.
+bool readsWithLdmatrix(BufferType buffer) {
+  int64_t swizzle = cast<SharedEncodingAttr>(buffer.getEncoding()).getSwizzle();
+  return swizzle == 0 || swizzle == 128;
+}
+
 struct MmaToGPU final : OpConversionPattern<MmaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -75,6 +82,11 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
     // piece by piece with ldmatrix, as its `opa` fragment would hold it.
     auto lhsBuffer = dyn_cast<BufferType>(op.getLhs().getType());
     bool lhsShared = static_cast<bool>(lhsBuffer);
+    for (BufferType buffer : {op.getRhs().getType(), lhsBuffer})
+      if (buffer && !readsWithLdmatrix(buffer))
+        return op.emitError() << "GPU lowering: mma.sync reads padded rows "
+                                 "or 128-byte swizzled panels, got "
+                              << buffer;
     Type elt = op.getRhs().getType().getElementType();
     Fragment a =
         lhsShared
@@ -131,10 +143,9 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
         col = arith::AddIOp::create(rewriter, loc, nOff,
                                     cIdx(rewriter, loc, nt * 8));
       }
-      Value frags = nvgpu::LdMatrixOp::create(
-          rewriter, loc, VectorType::get({2 * tiles, 2}, elt), adaptor.getRhs(),
-          ValueRange{row, col}, rewriter.getBoolAttr(!rhsStoredTransposed),
-          rewriter.getI32IntegerAttr(2 * tiles));
+      Value frags =
+          ldmatrix(rewriter, loc, adaptor.getRhs(), op.getRhs().getType(), row,
+                   col, 2 * tiles, /*transpose=*/!rhsStoredTransposed);
       if (tiles == 1)
         return SmallVector<Value>{frags};
       Value flat = vector::ShapeCastOp::create(
@@ -157,10 +168,10 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
       SmallVector<Value> aPieces;
       for (int64_t mt = 0; mt < a.mTiles; ++mt)
         aPieces.push_back(
-            lhsShared
-                ? loadOperandA(rewriter, loc, adaptor.getLhs(), a, elt, mt, kt)
-                : extractRegisters(rewriter, loc, adaptor.getLhs(),
-                                   (mt * a.nTiles + kt) * 8, 8));
+            lhsShared ? loadOperandA(rewriter, loc, adaptor.getLhs(), lhsBuffer,
+                                     a, mt, kt)
+                      : extractRegisters(rewriter, loc, adaptor.getLhs(),
+                                         (mt * a.nTiles + kt) * 8, 8));
       for (int64_t nt0 = 0; nt0 < c.nTiles; nt0 += 2) {
         int64_t tiles = std::min<int64_t>(2, c.nTiles - nt0);
         SmallVector<Value> bFrags = loadB(kt, nt0, tiles);
@@ -206,14 +217,17 @@ struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
             .getTransposed())
       return op.emitError() << "GPU lowering: reads untransposed A operands "
                                "from shared memory only";
+    if (!readsWithLdmatrix(op.getBuffer().getType()))
+      return op.emitError() << "GPU lowering: mma.sync reads padded rows or "
+                               "128-byte swizzled panels, got "
+                            << op.getBuffer().getType();
     Location loc = op.getLoc();
     Fragment frag = Fragment::get(type);
-    Type elt = type.getElementType();
     SmallVector<Value> pieces;
     for (int64_t mt = 0; mt < frag.mTiles; ++mt)
       for (int64_t kt = 0; kt < frag.nTiles; ++kt)
-        pieces.push_back(loadOperandA(rewriter, loc, adaptor.getBuffer(), frag,
-                                      elt, mt, kt));
+        pieces.push_back(loadOperandA(rewriter, loc, adaptor.getBuffer(),
+                                      op.getBuffer().getType(), frag, mt, kt));
     rewriter.replaceOp(op, concatRegisters(rewriter, loc, pieces));
     return success();
   }

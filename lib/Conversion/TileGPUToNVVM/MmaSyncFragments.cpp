@@ -120,9 +120,45 @@ Value tiled_attn::concatRegisters(OpBuilder &b, Location loc,
   return level.front();
 }
 
+Value tiled_attn::ldmatrix(OpBuilder &b, Location loc, Value buffer,
+                           BufferType bufferType, Value row, Value col,
+                           int64_t matrices, bool transpose) {
+  Type elementType = bufferType.getElementType();
+  auto result = VectorType::get({matrices, 2}, elementType);
+  auto encoding = cast<SharedEncodingAttr>(bufferType.getEncoding());
+  if (!encoding.getSwizzle())
+    return nvgpu::LdMatrixOp::create(
+        b, loc, result, buffer, ValueRange{row, col}, b.getBoolAttr(transpose),
+        b.getI32IntegerAttr(matrices));
+  if (encoding.getSwizzle() != 128)
+    return nullptr;
+  int64_t panelCols = 128 / (elementType.getIntOrFloatBitWidth() / 8);
+  int64_t rows = encoding.getStoredShape(bufferType.getTileShape())[0];
+  auto c = [&](int64_t v) { return cIdx(b, loc, v); };
+  Value panel = arith::DivUIOp::create(b, loc, col, c(panelCols));
+  Value inPanel = arith::RemUIOp::create(b, loc, col, c(panelCols));
+  Value chunk = arith::DivUIOp::create(b, loc, inPanel, c(8));
+  Value swizzled = arith::XOrIOp::create(
+      b, loc, chunk, arith::RemUIOp::create(b, loc, row, c(8)));
+  Value index = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, panel, c(rows * panelCols)),
+          arith::MulIOp::create(b, loc, row, c(panelCols))),
+      arith::AddIOp::create(b, loc,
+                            arith::MulIOp::create(b, loc, swizzled, c(8)),
+                            arith::RemUIOp::create(b, loc, inPanel, c(8))));
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+  return nvgpu::LdMatrixOp::create(b, loc, result, flat, ValueRange{index},
+                                   b.getBoolAttr(transpose),
+                                   b.getI32IntegerAttr(matrices));
+}
+
 Value tiled_attn::loadOperandA(OpBuilder &b, Location loc, Value buffer,
-                               const Fragment &frag, Type elementType,
+                               BufferType bufferType, const Fragment &frag,
                                int64_t mTile, int64_t kStep) {
+  Type elementType = bufferType.getElementType();
   // Lane l addresses row l % 16 and column 8 * (l / 16) of the 16x16 piece
   // at (warp rows + 16 * mTile, 16 * kStep).
   LaneCoords lc(b, loc);
@@ -136,9 +172,10 @@ Value tiled_attn::loadOperandA(OpBuilder &b, Location loc, Value buffer,
       b, loc, arith::AddIOp::create(b, loc, warpRow, laneRow),
       cIdx(b, loc, mTile * 16));
   Value col = arith::AddIOp::create(b, loc, laneCol, cIdx(b, loc, kStep * 16));
-  Value piece = nvgpu::LdMatrixOp::create(
-      b, loc, VectorType::get({4, 2}, elementType), buffer,
-      ValueRange{row, col}, b.getBoolAttr(false), b.getI32IntegerAttr(4));
+  Value piece = ldmatrix(b, loc, buffer, bufferType, row, col, 4,
+                         /*transpose=*/false);
+  if (!piece)
+    return nullptr;
   return vector::ShapeCastOp::create(b, loc, VectorType::get({8}, elementType),
                                      piece);
 }

@@ -19,6 +19,7 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/Tile/Transforms/RegionTies.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
+#include "tiled_attn/Target/TargetInfo.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
 
@@ -41,8 +42,8 @@ SharedEncodingAttr tiled_attn::mmaSyncSharedEncoding(MLIRContext *ctx,
   return SharedEncodingAttr::get(ctx, /*swizzle=*/0, /*pad=*/8, transposed);
 }
 
-SharedEncodingAttr tiled_attn::wgmmaSharedEncoding(MLIRContext *ctx,
-                                                   bool transposed) {
+SharedEncodingAttr tiled_attn::tmaSharedEncoding(MLIRContext *ctx,
+                                                 bool transposed) {
   return SharedEncodingAttr::get(ctx, /*swizzle=*/128, /*pad=*/0, transposed);
 }
 
@@ -74,6 +75,8 @@ struct FamilyLayouts {
   MLIRContext *ctx;
   Family family;
   int64_t warps;
+  /// mma.sync: tiles it reads from shared memory arrive by TMA.
+  bool tma;
 
   Attribute reg(MmaSyncKind kind) const {
     if (family == Family::MmaSync)
@@ -84,12 +87,14 @@ struct FamilyLayouts {
                                                   : WgmmaKind::OperandA;
     return WgmmaLayoutAttr::get(ctx, wgmma, warps / 4);
   }
-  /// mma.sync: rows padded for ldmatrix. wgmma: 128-byte swizzled panels,
-  /// what TMA writes and wgmma descriptors read.
+  /// mma.sync: rows padded for ldmatrix, or with `tma` the 128-byte
+  /// swizzled panels TMA writes (ldmatrix reads them with the swizzle
+  /// undone in its addresses). wgmma: always the panels, which its
+  /// descriptors read.
   Attribute shared(bool transposed) const {
-    return family == Family::MmaSync
+    return family == Family::MmaSync && !tma
                ? tiled_attn::mmaSyncSharedEncoding(ctx, transposed)
-               : tiled_attn::wgmmaSharedEncoding(ctx, transposed);
+               : tiled_attn::tmaSharedEncoding(ctx, transposed);
   }
 };
 
@@ -353,6 +358,15 @@ struct TileGPUAssignLayoutsPass final
           << int64_t{warps};
       return signalPassFailure();
     }
+    std::optional<tiled_attn::TargetInfo> info =
+        tiled_attn::TargetInfo::lookup(target.getChip());
+    if (tma && (!info || !info->hasTMA)) {
+      getOperation().emitError()
+          << "tilegpu-assign-layouts: tma=1 needs a chip with TMA (sm_90 "
+             "and later), got "
+          << target.getChip();
+      return signalPassFailure();
+    }
     func::FuncOp func = getOperation();
     auto isTile = [](Type t) { return isa<RankedTensorType>(t); };
     if (llvm::any_of(func.getArgumentTypes(), isTile) ||
@@ -362,7 +376,7 @@ struct TileGPUAssignLayoutsPass final
                           "tiles";
       return signalPassFailure();
     }
-    FamilyLayouts layouts{func.getContext(), familyKind, warps};
+    FamilyLayouts layouts{func.getContext(), familyKind, warps, tma};
     if (failed(LayoutAssignment(func, layouts, smemLhs).run()))
       return signalPassFailure();
     func->setAttr(tiled_attn::tilegpu::TileGPUDialect::getWarpsAttrName(),

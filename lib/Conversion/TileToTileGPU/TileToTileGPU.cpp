@@ -34,6 +34,7 @@
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -484,10 +485,21 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
       // readers of the load `slots` before this one have released it (the
       // wait for the phase before the first passes at once); a buffer of
       // its own is loaded once.
-      if (empty)
+      if (empty) {
         waitForLoad(b, loc, empty, count, slots, /*previous=*/true, slot);
-      else if (!emptyBarriers)
+      } else if (!emptyBarriers) {
+        // Without empty barriers a refill inside a loop follows the wait of
+        // every reader of the load it replaces. Outside loops, the load
+        // before it in the slot may be a prefetch no loop read (the last
+        // refill of a loop whose successor starts from another block, as
+        // with masked-first): its phase must complete before the slot's
+        // mbarrier is armed again and its buffer rewritten.
+        if (!load->getParentOfType<scf::ForOp>() &&
+            !matchPattern(count, m_Zero()))
+          waitForLoad(b, loc, barriers, count, slots, /*previous=*/true,
+                      slot);
         gpu::BarrierOp::create(b, loc);
+      }
       Value copy = TmaLoadOp::create(b, loc, type, map, load.getIndices(),
                                      buffer, barriers, slot);
       tickets[copy] = Ticket{count, barriers, slots, empty};

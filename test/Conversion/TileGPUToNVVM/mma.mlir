@@ -7,6 +7,28 @@
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s --check-prefix=SMEM
 
+// With tma=1 (consumer Blackwell's recipe) K and V arrive by TMA into
+// 128-byte swizzled panels, and ldmatrix reads them through the buffer's
+// flat form, the 16-byte chunk index XORed with the row mod 8; Q is staged
+// by cp.async into padded rows as before.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_120a" \
+// RUN:   --tilegpu-assign-layouts="tma=1" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s --check-prefix=TMA
+// TMA: nvgpu.device_async_copy {{.*}} to memref<64x72xf16, #gpu.address_space<workgroup>>
+// TMA: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<64x72xf16, #gpu.address_space<workgroup>>
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA: scf.for
+// TMA: nvvm.mbarrier.try_wait
+// TMA: %[[INPANEL:.*]] = arith.remui %{{.*}}, %c64 : index
+// TMA-NEXT: %[[CHUNK:.*]] = arith.divui %[[INPANEL]], %c8 : index
+// TMA-NEXT: %[[ROW8:.*]] = arith.remui %{{.*}}, %c8 : index
+// TMA-NEXT: arith.xori %[[CHUNK]], %[[ROW8]] : index
+// TMA: %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<64x64xf16, #gpu.address_space<workgroup>> into memref<4096xf16, #gpu.address_space<workgroup>>
+// TMA: nvgpu.ldmatrix %[[FLAT]][%{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<4096xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// TMA: nvgpu.mma.sync
+// TMA: nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true} : memref<4096xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+
 // tile.mma: the A operand is in registers, the B operand in shared memory.
 // Each k-step of 16 reads the B fragments of a pair of n-tiles with one
 // ldmatrix.x4 (no transpose for K, stored as rows of K for Kᵀ; transpose

@@ -148,3 +148,28 @@
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="ring-slots=2" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=SLOTS-ERR
 // SLOTS-ERR: error: convert-tile-to-tilegpu: ring-slots (2) needs empty-barriers and at least one slot
+
+// The mma.sync family with tma=1 (consumer Blackwell) takes the same path.
+// With masked-first, the masked loop's last refills are prefetches that no
+// loop reads (the unmasked loop starts again from block 0): before a load
+// outside a loop arms its slot's mbarrier again, every thread waits for the
+// slot's previous phase (at once when it was read), then the CTA barrier;
+// a stream's first load (count 0) needs no such wait.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 mask-split=1 masked-first=1 stages=2" --tilegpu-attach-target="chip=sm_120a" \
+// RUN:   --tilegpu-assign-layouts="tma=1" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=MASKED-FIRST
+// MASKED-FIRST: tilegpu.mbarrier_init
+// MASKED-FIRST-NOT: tilegpu.mbarrier_wait
+// MASKED-FIRST: tilegpu.tma_load %{{.*}} into %{{.*}}, %[[KBARS:[0-9]+]][%{{.*}}] : <64x64xf16, swizzle = 128>, <64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// MASKED-FIRST-NOT: tilegpu.mbarrier_wait
+// MASKED-FIRST: tilegpu.tma_load %{{.*}} into %{{.*}}, %[[VBARS:[0-9]+]][%{{.*}}] : <64x64xf16, swizzle = 128>, <64x64xf16, #tilegpu.shared<swizzle = 128>>
+// MASKED-FIRST: scf.for
+// MASKED-FIRST: scf.yield
+// MASKED-FIRST-NEXT: }
+// MASKED-FIRST: tilegpu.mbarrier_wait %[[KBARS]][%[[KSLOT:[0-9]+]]], phase(%{{.*}})
+// MASKED-FIRST-NEXT: gpu.barrier
+// MASKED-FIRST-NEXT: tilegpu.tma_load %{{.*}} into %{{.*}}, %[[KBARS]][%[[KSLOT]]]
+// MASKED-FIRST: tilegpu.mbarrier_wait %[[VBARS]][%[[VSLOT:[0-9]+]]], phase(%{{.*}})
+// MASKED-FIRST-NEXT: gpu.barrier
+// MASKED-FIRST-NEXT: tilegpu.tma_load %{{.*}} into %{{.*}}, %[[VBARS]][%[[VSLOT]]]
+// MASKED-FIRST: scf.for

@@ -266,6 +266,16 @@ func.func @negative_rows_not_divisible(%q: !tile.view<?x?x?x16xf16>,
 // RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=12" | FileCheck %s --check-prefix=THREE-WG
 // THREE-WG: tile.mma {{.*}} -> tensor<192x176xf32, #tilegpu.wgmma<acc, warpgroups = 3>>
 
+// tma=1 keeps the mma.sync family's shared operands in 128-byte swizzled
+// panels (what TMA writes), on a chip with TMA; Q stays in registers.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-schedule \
+// RUN:   --tilegpu-attach-target="chip=sm_120a" --tilegpu-assign-layouts="tma=1" | FileCheck %s --check-prefix=TMA
+// TMA: tile.mma {{.*}} : tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>> -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// TMA: tile.mma {{.*}} : tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<64x64xf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-schedule \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="tma=1" 2>&1 | FileCheck %s --check-prefix=NO-TMA
+// NO-TMA: error: tilegpu-assign-layouts: tma=1 needs a chip with TMA (sm_90 and later), got sm_80
+
 // A Q tile that is both an mma operand and stored.
 
 func.func @negative_two_layouts(%q: !tile.view<?x?x?x16xf16>,

@@ -121,8 +121,21 @@ struct LaneCoords {
 /// (an `opa` fragment), read from the untransposed shared `buffer` that holds
 /// the whole tile with one ldmatrix.x4.
 mlir::Value loadOperandA(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Value buffer, const Fragment &frag,
-                         mlir::Type elementType, int64_t mTile, int64_t kStep);
+                         mlir::Value buffer, tilegpu::BufferType bufferType,
+                         const Fragment &frag, int64_t mTile, int64_t kStep);
+
+/// One ldmatrix (`matrices` 8x8 matrices, `transpose`d or not) over the
+/// converted shared `buffer` of type `bufferType`, each lane addressing the
+/// 16-byte row piece at (row, col) of the stored tile. Rows padded for
+/// ldmatrix are indexed as they are. 128-byte swizzled panels, as TMA
+/// writes them, are indexed through the buffer's flat form with the
+/// swizzle undone: column col lies in panel col / P (P columns of 128
+/// bytes), row r of a panel 128 bytes after row r - 1, and the panel row's
+/// 16-byte chunks are permuted, chunk c stored at c ^ (r % 8). Other
+/// swizzles are refused (null).
+mlir::Value ldmatrix(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
+                     tilegpu::BufferType bufferType, mlir::Value row,
+                     mlir::Value col, int64_t matrices, bool transpose);
 
 /// Registers [offset, offset + size) of a lane's vector (a vector.shuffle,
 /// which every backend lowers).

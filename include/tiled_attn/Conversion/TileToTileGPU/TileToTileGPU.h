@@ -29,10 +29,11 @@ tile::LoadOp stagingLoad(mlir::Value value);
 tilegpu::SharedEncodingAttr mmaSyncSharedEncoding(mlir::MLIRContext *ctx,
                                                   bool transposed = false);
 
-/// How the wgmma family keeps a tile in shared memory: 128-byte swizzled
-/// panels, as TMA writes them and wgmma descriptors read them.
-tilegpu::SharedEncodingAttr wgmmaSharedEncoding(mlir::MLIRContext *ctx,
-                                                bool transposed = false);
+/// How a tile that TMA loads is kept in shared memory: 128-byte swizzled
+/// panels, as TMA writes them and wgmma descriptors read them (and the
+/// mma.sync family's ldmatrix, with `tma`).
+tilegpu::SharedEncodingAttr tmaSharedEncoding(mlir::MLIRContext *ctx,
+                                              bool transposed = false);
 
 } // namespace tiled_attn
 
