@@ -1,5 +1,4 @@
-//===- Encodings.h - Bit layouts of Hopper and Blackwell operands -*- C++
-//-*-===//
+//===- Encodings.h - Descriptors of Hopper and Blackwell -------*- C++ -*-===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.

@@ -40,20 +40,28 @@ Value tiled_attn::pieceInBounds(OpBuilder &b, Location loc, Value row,
 }
 
 namespace {
+/// The role region of a tilegpu.warp_specialize that holds `region` (or is
+/// it), or null.
+Region *enclosingRoleRegion(Region *region) {
+  for (; region; region = region->getParentRegion())
+    if (isa<WarpSpecializeOp>(region->getParentOp()))
+      return region;
+  return nullptr;
+}
+
 /// The role whose region holds `region` (or a region nested in it), and the
 /// role's first warp.
 std::optional<std::pair<RoleAttr, int64_t>> enclosingRole(Region *region) {
-  for (; region; region = region->getParentRegion()) {
-    auto specialized = dyn_cast<WarpSpecializeOp>(region->getParentOp());
-    if (!specialized)
-      continue;
-    int64_t first = 0;
-    for (auto [i, attr] : llvm::enumerate(specialized.getRoles())) {
-      auto role = cast<RoleAttr>(attr);
-      if (i == region->getRegionNumber())
-        return std::make_pair(role, first);
-      first += role.getWarps();
-    }
+  Region *roleRegion = enclosingRoleRegion(region);
+  if (!roleRegion)
+    return std::nullopt;
+  auto specialized = cast<WarpSpecializeOp>(roleRegion->getParentOp());
+  int64_t first = 0;
+  for (auto [i, attr] : llvm::enumerate(specialized.getRoles())) {
+    auto role = cast<RoleAttr>(attr);
+    if (i == roleRegion->getRegionNumber())
+      return std::make_pair(role, first);
+    first += role.getWarps();
   }
   return std::nullopt;
 }
@@ -71,11 +79,13 @@ int64_t tiled_attn::kernelWarps(Operation *op) {
 }
 
 int64_t tiled_attn::firstFreeNamedBarrier(Operation *op) {
-  for (Region *region = op->getParentRegion(); region;
-       region = region->getParentRegion())
-    if (auto specialized = dyn_cast<WarpSpecializeOp>(region->getParentOp()))
-      return 1 + static_cast<int64_t>(specialized.getRoles().size());
-  return 1;
+  Region *roleRegion = enclosingRoleRegion(op->getParentRegion());
+  if (!roleRegion)
+    return 1;
+  return 1 +
+         static_cast<int64_t>(cast<WarpSpecializeOp>(roleRegion->getParentOp())
+                                  .getRoles()
+                                  .size());
 }
 
 Value tiled_attn::threadIdInRole(OpBuilder &b, Location loc) {

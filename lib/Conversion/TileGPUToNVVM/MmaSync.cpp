@@ -61,13 +61,6 @@ Value mmaSyncBF16(OpBuilder &b, Location loc, Value a8, Value bFrag, Value c4) {
   return vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32), out);
 }
 
-/// Whether ldmatrix() reads `buffer`: padded rows, or 128-byte swizzled
-/// panels.
-bool readsWithLdmatrix(BufferType buffer) {
-  int64_t swizzle = cast<SharedEncodingAttr>(buffer.getEncoding()).getSwizzle();
-  return swizzle == 0 || swizzle == 128;
-}
-
 struct MmaToGPU final : OpConversionPattern<MmaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult

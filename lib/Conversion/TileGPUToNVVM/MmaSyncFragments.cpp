@@ -120,6 +120,11 @@ Value tiled_attn::concatRegisters(OpBuilder &b, Location loc,
   return level.front();
 }
 
+bool tiled_attn::readsWithLdmatrix(BufferType buffer) {
+  int64_t swizzle = cast<SharedEncodingAttr>(buffer.getEncoding()).getSwizzle();
+  return swizzle == 0 || swizzle == 128;
+}
+
 Value tiled_attn::ldmatrix(OpBuilder &b, Location loc, Value buffer,
                            BufferType bufferType, Value row, Value col,
                            int64_t matrices, bool transpose) {
@@ -130,8 +135,7 @@ Value tiled_attn::ldmatrix(OpBuilder &b, Location loc, Value buffer,
     return nvgpu::LdMatrixOp::create(
         b, loc, result, buffer, ValueRange{row, col}, b.getBoolAttr(transpose),
         b.getI32IntegerAttr(matrices));
-  if (encoding.getSwizzle() != 128)
-    return nullptr;
+  assert(readsWithLdmatrix(bufferType) && "a swizzle ldmatrix cannot undo");
   int64_t panelCols = 128 / (elementType.getIntOrFloatBitWidth() / 8);
   int64_t rows = encoding.getStoredShape(bufferType.getTileShape())[0];
   auto c = [&](int64_t v) { return cIdx(b, loc, v); };
@@ -174,8 +178,6 @@ Value tiled_attn::loadOperandA(OpBuilder &b, Location loc, Value buffer,
   Value col = arith::AddIOp::create(b, loc, laneCol, cIdx(b, loc, kStep * 16));
   Value piece = ldmatrix(b, loc, buffer, bufferType, row, col, 4,
                          /*transpose=*/false);
-  if (!piece)
-    return nullptr;
   return vector::ShapeCastOp::create(b, loc, VectorType::get({8}, elementType),
                                      piece);
 }

@@ -120,6 +120,10 @@ struct LaneCoords {
 /// The lane's eight registers of A-operand piece (mTile, kStep) of `frag`
 /// (an `opa` fragment), read from the untransposed shared `buffer` that holds
 /// the whole tile with one ldmatrix.x4.
+/// Whether ldmatrix() reads `buffer`: padded rows, or 128-byte swizzled
+/// panels.
+bool readsWithLdmatrix(tilegpu::BufferType buffer);
+
 mlir::Value loadOperandA(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value buffer, tilegpu::BufferType bufferType,
                          const Fragment &frag, int64_t mTile, int64_t kStep);
@@ -131,8 +135,8 @@ mlir::Value loadOperandA(mlir::OpBuilder &b, mlir::Location loc,
 /// writes them, are indexed through the buffer's flat form with the
 /// swizzle undone: column col lies in panel col / P (P columns of 128
 /// bytes), row r of a panel 128 bytes after row r - 1, and the panel row's
-/// 16-byte chunks are permuted, chunk c stored at c ^ (r % 8). Other
-/// swizzles are refused (null).
+/// 16-byte chunks are permuted, chunk c stored at c ^ (r % 8). The buffer
+/// must be one readsWithLdmatrix accepts.
 mlir::Value ldmatrix(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
                      tilegpu::BufferType bufferType, mlir::Value row,
                      mlir::Value col, int64_t matrices, bool transpose);
