@@ -103,6 +103,16 @@ std::string tiled_attn::defaultPTXFeatures(llvm::StringRef chip) {
   return info ? info->ptxFeatures.str() : "";
 }
 
+/// The GPU-level kernel to gpu/nvgpu/nvvm code in a gpu.module.
+static void addTileGPUToNVVM(OpPassManager &pm,
+                             const TileToPTXOptions &options) {
+  ConvertTileGPUToNVVMPassOptions nvvm;
+  nvvm.skipUnitRowScales = options.skipUnitRowScales;
+  pm.addPass(createConvertTileGPUToNVVMPass(nvvm));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
                                         const TileToPTXOptions &options) {
   tilegpu::TileGPUAttachTargetPassOptions target;
@@ -133,11 +143,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
     roles.consumerRegisters = options.consumerRegisters;
     fpm.addPass(tilegpu::createTileGPUWarpSpecializePass(roles));
   }
-  ConvertTileGPUToNVVMPassOptions nvvm;
-  nvvm.skipUnitRowScales = options.skipUnitRowScales;
-  pm.addPass(createConvertTileGPUToNVVMPass(nvvm));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  addTileGPUToNVVM(pm, options);
 }
 
 /// The serializer links libdevice (for exp2, fma ...) from the CUDA toolkit
@@ -285,6 +291,15 @@ void tiled_attn::registerTilePipelines() {
       "Lower a scheduled tile kernel to PTX through gpu, nvgpu, nvvm and "
       "llvm (mma.sync family; wgmma on sm_90a)",
       buildTileToPTXPipeline);
+  PassPipelineRegistration<TileToPTXOptions>(
+      "tilegpu-to-ptx",
+      "Lower a GPU-level (tilegpu) kernel, with its layouts, buffers and "
+      "offsets in the IR, to PTX: tile-to-ptx without the passes that "
+      "choose them (for kernels written at the GPU level)",
+      [](OpPassManager &pm, const TileToPTXOptions &options) {
+        addTileGPUToNVVM(pm, options);
+        buildGPUToPTXPipeline(pm, options);
+      });
   PassPipelineRegistration<TileScheduleOptions>(
       "tile-schedule",
       "Apply an SDPA schedule (block sizes, mask split, exp2, lazy "

@@ -119,9 +119,13 @@ TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
                            type.getElementType());
   });
   addConversion([](BufferType type) -> std::optional<Type> {
+    // A tensor-memory buffer is the 32-bit TMEM address of its first
+    // column (Tcgen05.cpp).
+    if (type.getMemorySpace() == MemorySpace::Tensor)
+      return IntegerType::get(type.getContext(), 32);
     auto shared = dyn_cast<SharedEncodingAttr>(type.getEncoding());
     if (!shared)
-      return std::nullopt; // tensor memory has no memref form
+      return std::nullopt;
     SmallVector<int64_t> shape;
     if (type.isRing())
       shape.push_back(type.getShape()[0]);

@@ -123,6 +123,8 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
       if (Attribute attr = func->getAttr(name))
         (*kernel)->setAttr(name, attr);
     func.erase();
+    if (failed(setUpTensorMemory(*kernel, gpuModule)))
+      return signalPassFailure();
   }
 
   RewritePatternSet patterns(ctx);
@@ -135,9 +137,8 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
     populateWgmmaToNVVMPatterns(converter, patterns);
     break;
   case Family::Tcgen05:
-    module.emitError() << "convert-tilegpu-to-nvvm: no patterns for the "
-                       << stringifyFamily(target.getFamily()) << " family yet";
-    return signalPassFailure();
+    populateTcgen05ToNVVMPatterns(converter, patterns);
+    break;
   }
   populateElementwiseToNVVMPatterns(converter, patterns, skipUnitRowScales);
   ConversionTarget legality(*ctx);

@@ -51,13 +51,14 @@ Value tiled_attn::isThreadZero(OpBuilder &b, Location loc) {
                                cIdx(b, loc, 0));
 }
 
-namespace {
-
-/// The address of mbarrier `index` of `barriers` (8 bytes each).
-Value barrierPointer(OpBuilder &b, Location loc, Value barriers, Value index) {
+/// 8 bytes each.
+Value tiled_attn::barrierPointer(OpBuilder &b, Location loc, Value barriers,
+                                 Value index) {
   return sharedPointer(b, loc, barriers,
                        arith::MulIOp::create(b, loc, index, cIdx(b, loc, 8)));
 }
+
+namespace {
 
 Value toI32(OpBuilder &b, Location loc, Value index) {
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);

@@ -27,6 +27,16 @@ func.func private @negative_warps_not_integer() attributes {tilegpu.warps = "fou
 
 // -----
 
+// expected-error @+1 {{'tilegpu.tmem_columns' must be an i64 power of two in [32, 512] on a kernel function}}
+func.func private @negative_tmem_columns() attributes {tilegpu.tmem_columns = 48 : i64}
+
+// -----
+
+// expected-error @+1 {{'tilegpu.tmem_columns' must be an i64 power of two in [32, 512] on a kernel function}}
+module attributes {tilegpu.tmem_columns = 64 : i64} {}
+
+// -----
+
 // expected-error @+1 {{unknown tilegpu attribute 'tilegpu.shared'}}
 func.func private @negative_unknown_attribute() attributes {tilegpu.shared = 1024 : i64}
 
@@ -1420,5 +1430,170 @@ func.func @mma_wait_sync_family(%p: tensor<128x64xf16, #tilegpu.mma_sync<opa, wa
         -> tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
   // expected-error @+1 {{'tilegpu.mma_wait' op waits for the result of a wgmma tilegpu.mma}}
   %r = tilegpu.mma_wait %o : tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Tensor memory and tcgen05
+//===----------------------------------------------------------------------===//
+
+func.func @negative_tmem_mma_shapes(%a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                    %b: !tilegpu.buffer<32x128xf16, #tilegpu.shared<pad = 8, transposed = true>>,
+                                    %d: !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op expects (M x K) · (K x N) into M x N, got 128x64 · 32x128 into 128x128}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<32x128xf16, #tilegpu.shared<pad = 8, transposed = true>>, !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_rows(%a: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                  %b: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+                                  %d: !tilegpu.buffer<64x128xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op takes M = 128 (one row per tensor-memory lane), got 64}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, !tilegpu.buffer<64x128xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_n(%a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                               %b: !tilegpu.buffer<64x24xf16, #tilegpu.shared<pad = 8>>,
+                               %d: !tilegpu.buffer<128x24xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op takes N a multiple of 16 in [16, 256], got 24}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x24xf16, #tilegpu.shared<pad = 8>>, !tilegpu.buffer<128x24xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_k(%a: !tilegpu.buffer<128x8xf32, #tilegpu.tensor_memory<>>,
+                               %b: !tilegpu.buffer<8x64xf16, #tilegpu.shared<pad = 8>>,
+                               %d: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op takes K a multiple of 16, got 8}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x8xf32, #tilegpu.tensor_memory<>>, !tilegpu.buffer<8x64xf16, #tilegpu.shared<pad = 8>>, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_element(%a: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+                                     %b: !tilegpu.buffer<64x64xf32, #tilegpu.shared<swizzle = 128>>,
+                                     %d: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op multiplies f16 or bf16 (.kind::f16), not 'f32'}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, !tilegpu.buffer<64x64xf32, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_mixed(%a: !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128>>,
+                                   %b: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                   %d: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op multiplies operands of one type, got 'bf16' and 'f16'}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_packed_acc(%a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                        %b: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                        %d: !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op accumulates in unpacked f32, not '!tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>'}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_transposed_lhs(%a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+                                            %b: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                            %d: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op a shared lhs is stored untransposed (K-major)}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_padded(%a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                    %b: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
+                                    %d: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op reads shared operands in 128-byte swizzled panels, not '!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>'}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_ring(%a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                  %b: !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                  %d: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op rhs must be one 2-D tile, not '!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<swizzle = 128>>'}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_shared_acc(%a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                        %b: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                        %d: !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op operand #2 must be a buffer in tensor memory}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_commit(%bars: !tilegpu.buffer<2xi32, #tilegpu.shared<>>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tilegpu.mma_commit' op expects mbarriers, a rank-1 shared buffer of i64, got '!tilegpu.buffer<2xi32, #tilegpu.shared<>>'}}
+  tilegpu.mma_commit %bars[%c0] : !tilegpu.buffer<2xi32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_load_layout(%s: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{'tilegpu.tmem_load' op moves tiles in #tilegpu.tmem_lanes, not #tilegpu.wgmma<acc, warpgroups = 2>}}
+  %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_load_shape(%s: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{'tilegpu.tmem_load' op moves a 128x128 tile to or from a buffer of 128x64}}
+  %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_load_packed(%p: !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>) {
+  // expected-error @+1 {{'tilegpu.tmem_load' op reads unpacked 32-bit tiles, not '!tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>'}}
+  %r = tilegpu.tmem_load %p : !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>> -> tensor<128x64xf16, #tilegpu.tmem_lanes<warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_store_element(%v: tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>,
+                                       %p: !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>) {
+  // expected-error @+1 {{'tilegpu.tmem_store' op moves 'f32' to or from a buffer of 'f16'}}
+  tilegpu.tmem_store %v, %p : tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>, !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_store_ring(%v: tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>,
+                                    %r: !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{'tilegpu.tmem_store' op moves a 128x64 tile to or from a buffer of 2x128x64}}
+  tilegpu.tmem_store %v, %r : tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>, !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>
   return
 }

@@ -389,3 +389,40 @@ func.func private @kernel_params(
     index {tilegpu.param = #tilegpu.param<size, "q", dim = 2>},
     i32 {tilegpu.param = #tilegpu.param<stride, "q", dim = 0>},
     f32 {tilegpu.param = #tilegpu.param<scalar, "scale">})
+
+// -----
+
+// Tensor memory and tcgen05: a product into tensor memory from shared
+// operands (S = Q.K^T) and from a packed tensor-memory lhs (O += P.V), the
+// commit to an mbarrier, and the moves between tensor memory and registers.
+// CHECK-LABEL: func.func @tcgen05_ops
+// CHECK: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%{{.*}}) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, <64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, <128x128xf32, #tilegpu.tensor_memory<>>
+// CHECK: tilegpu.mma_commit %{{.*}}[%{{.*}}] : <1xi64, #tilegpu.shared<>>
+// CHECK: tilegpu.tmem_load %{{.*}} : <128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+// CHECK: tilegpu.tmem_store %{{.*}}, %{{.*}} : tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>, <128x128xf16, #tilegpu.tensor_memory<packed = true>>
+// CHECK: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%{{.*}}) : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>, <128x64xf16, #tilegpu.shared<swizzle = 128>>, <128x64xf32, #tilegpu.tensor_memory<>>
+func.func @tcgen05_ops(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                       %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+                       %v: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                       %bars: !tilegpu.buffer<1xi64, #tilegpu.shared<>>,
+                       %p16: tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>,
+                       %flag: i1) {
+  %c0 = arith.constant 0 : index
+  %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  %p = tilegpu.alloc offset(0) : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+  %o = tilegpu.alloc offset(128) : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  tilegpu.tmem_mma %q, %k, %s, accumulate(%flag)
+      : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+        !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+        !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  tilegpu.mma_commit %bars[%c0] : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+  %sr = tilegpu.tmem_load %s : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+      -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+  tilegpu.tmem_store %p16, %p : tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>,
+      !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+  tilegpu.tmem_mma %p, %v, %o, accumulate(%flag)
+      : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>,
+        !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+        !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}

@@ -157,6 +157,15 @@ mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,
 /// Whether this thread is the first of the CTA, or of its warp role (the
 /// one that initializes mbarriers and issues TMA copies).
 mlir::Value isThreadZero(mlir::OpBuilder &b, mlir::Location loc);
+/// The address of mbarrier `index` of the shared buffer `barriers`.
+mlir::Value barrierPointer(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value barriers, mlir::Value index);
+
+/// Allocates the kernel's tensor memory at its entry and deallocates it at
+/// the end of its users (Tcgen05.cpp); records the columns on the kernel.
+/// Nothing to do for a kernel without tensor-memory buffers.
+mlir::LogicalResult setUpTensorMemory(mlir::gpu::GPUFuncOp kernel,
+                                      mlir::gpu::GPUModuleOp gpuModule);
 
 /// Buffers, asynchronous copies and their waits, block ids and sizes: the
 /// same for every family.
@@ -173,6 +182,8 @@ void populateTurnToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
 /// The wgmma family: wgmma (shared or register A), its layout moves, and the
 /// quad-fragment reductions, broadcasts, masks and stores it shares with
 /// mma.sync.
+void populateTcgen05ToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
+                                   mlir::RewritePatternSet &patterns);
 void populateWgmmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 /// The mma.sync family: mma, ldmatrix reads, layout moves, reductions,

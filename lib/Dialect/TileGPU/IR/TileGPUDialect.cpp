@@ -89,6 +89,16 @@ LogicalResult TileGPUDialect::verifyOperationAttribute(Operation *op,
                              << "function";
     return success();
   }
+  if (name == getTmemColumnsAttrName()) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || !value.getType().isSignlessInteger(64) ||
+        value.getInt() < 32 || value.getInt() > 512 ||
+        !llvm::isPowerOf2_64(value.getInt()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name
+                             << "' must be an i64 power of two in [32, 512] "
+                                "on a kernel function";
+    return success();
+  }
   if (name == getParamsAttrName()) {
     auto params = dyn_cast<ArrayAttr>(attr.getValue());
     auto func = dyn_cast<FunctionOpInterface>(op);

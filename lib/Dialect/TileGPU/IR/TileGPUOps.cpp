@@ -302,6 +302,106 @@ LogicalResult MBarrierWaitOp::verify() {
   return verifyBarriers(*this, getBarriers().getType());
 }
 
+//===----------------------------------------------------------------------===//
+// Tensor memory and tcgen05
+//===----------------------------------------------------------------------===//
+
+/// Whether `type` is a buffer (not a ring) whose tiles are in `packed`
+/// tensor memory.
+static bool isPackedTensorMemory(BufferType type) {
+  auto tmem = dyn_cast<TensorMemoryEncodingAttr>(type.getEncoding());
+  return tmem && tmem.getPacked();
+}
+
+LogicalResult TmemMmaOp::verify() {
+  auto lhs = cast<BufferType>(getLhs().getType());
+  BufferType rhs = getRhs().getType(), acc = getAcc().getType();
+  for (auto [name, type] : {std::pair<StringRef, BufferType>{"lhs", lhs},
+                            {"rhs", rhs},
+                            {"acc", acc}})
+    if (type.isRing() || type.getShape().size() != 2)
+      return emitOpError() << name << " must be one 2-D tile, not " << type;
+  ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape(), d = acc.getShape();
+  if (a[1] != b[0] || a[0] != d[0] || b[1] != d[1])
+    return emitOpError() << "expects (M x K) · (K x N) into M x N, got "
+                         << shapeString(a) << " · " << shapeString(b)
+                         << " into " << shapeString(d);
+  if (d[0] != 128)
+    return emitOpError() << "takes M = 128 (one row per tensor-memory lane), "
+                            "got "
+                         << d[0];
+  if (d[1] < 16 || d[1] > 256 || d[1] % 16)
+    return emitOpError() << "takes N a multiple of 16 in [16, 256], got "
+                         << d[1];
+  if (a[1] % 16)
+    return emitOpError() << "takes K a multiple of 16, got " << a[1];
+  Type element = rhs.getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return emitOpError() << "multiplies f16 or bf16 (.kind::f16), not "
+                         << element;
+  if (lhs.getElementType() != element)
+    return emitOpError() << "multiplies operands of one type, got "
+                         << lhs.getElementType() << " and " << element;
+  if (!acc.getElementType().isF32() || isPackedTensorMemory(acc))
+    return emitOpError() << "accumulates in unpacked f32, not " << acc;
+  if (lhs.getMemorySpace() == MemorySpace::Tensor && !isPackedTensorMemory(lhs))
+    return emitOpError() << "reads a tensor-memory lhs packed, two 16-bit "
+                            "elements per column, not "
+                         << lhs;
+  if (auto shared = dyn_cast<SharedEncodingAttr>(lhs.getEncoding());
+      shared && shared.getTransposed())
+    return emitOpError() << "a shared lhs is stored untransposed (K-major)";
+  // Descriptors describe 128-byte swizzled panels.
+  for (BufferType operand : {lhs, rhs})
+    if (auto shared = dyn_cast<SharedEncodingAttr>(operand.getEncoding());
+        shared && shared.getSwizzle() != 128)
+      return emitOpError() << "reads shared operands in 128-byte swizzled "
+                              "panels, not "
+                           << operand;
+  return success();
+}
+
+LogicalResult MmaCommitOp::verify() {
+  return verifyBarriers(*this, getBarriers().getType());
+}
+
+/// A register tile in `#tilegpu.tmem_lanes` of a tensor-memory buffer's
+/// shape: the checks tmem_load and tmem_store share.
+static LogicalResult verifyTmemTransfer(Operation *op, Value value,
+                                        BufferType buffer) {
+  auto tile = cast<RankedTensorType>(value.getType());
+  if (!isa<TmemLanesLayoutAttr>(tile.getEncoding()))
+    return op->emitOpError()
+           << "moves tiles in #tilegpu.tmem_lanes, not " << tile.getEncoding();
+  if (buffer.isRing() || tile.getShape() != buffer.getShape())
+    return op->emitOpError()
+           << "moves a " << shapeString(tile.getShape())
+           << " tile to or from a buffer of " << shapeString(buffer.getShape());
+  if (tile.getElementType() != buffer.getElementType())
+    return op->emitOpError()
+           << "moves " << tile.getElementType() << " to or from a buffer of "
+           << buffer.getElementType();
+  if (failed(verifyRegisterTile(op, value, "tile")))
+    return failure();
+  // Each 32x32b access moves whole 32-bit columns of a thread's row.
+  auto layout = cast<TmemLanesLayoutAttr>(tile.getEncoding());
+  int64_t perColumn = isPackedTensorMemory(buffer) ? 2 : 1;
+  if (layout.getRegisterCount(tile.getShape()) % perColumn)
+    return op->emitOpError() << "splits a packed column between threads";
+  return success();
+}
+
+LogicalResult TmemLoadOp::verify() {
+  BufferType buffer = getBuffer().getType();
+  if (isPackedTensorMemory(buffer))
+    return emitOpError() << "reads unpacked 32-bit tiles, not " << buffer;
+  return verifyTmemTransfer(*this, getResult(), buffer);
+}
+
+LogicalResult TmemStoreOp::verify() {
+  return verifyTmemTransfer(*this, getValue(), getBuffer().getType());
+}
+
 LogicalResult WarpSpecializeOp::verify() {
   if (getRoles().empty())
     return emitOpError() << "expects at least one role";

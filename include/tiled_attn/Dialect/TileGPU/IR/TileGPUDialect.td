@@ -53,6 +53,11 @@ def TileGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getSharedBytesAttrName() {
       return "tilegpu.shared_bytes";
     }
+    /// Kernel attribute: the tensor-memory columns a lowered kernel
+    /// allocates (tcgen05.alloc), set by `convert-tilegpu-to-nvvm`.
+    static constexpr ::llvm::StringLiteral getTmemColumnsAttrName() {
+      return "tilegpu.tmem_columns";
+    }
     /// Kernel attribute: the number of warps its layouts are spread over.
     static constexpr ::llvm::StringLiteral getWarpsAttrName() {
       return "tilegpu.warps";

@@ -29,6 +29,11 @@ def TileGPU_SharedBuffer : Type<
 def TileGPU_AnyBuffer : Type<
     CPred<"::llvm::isa<::tiled_attn::tilegpu::BufferType>($_self)">,
     "a buffer", "::tiled_attn::tilegpu::BufferType">;
+def TileGPU_TensorMemoryBuffer : Type<
+    CPred<"::llvm::isa<::tiled_attn::tilegpu::BufferType>($_self) && "
+          "::llvm::cast<::tiled_attn::tilegpu::BufferType>($_self)"
+          ".getMemorySpace() == ::tiled_attn::tilegpu::MemorySpace::Tensor">,
+    "a buffer in tensor memory", "::tiled_attn::tilegpu::BufferType">;
 def TileGPU_RegisterTile : Type<
     CPred<"::llvm::isa<::mlir::RankedTensorType>($_self) && "
           "::llvm::isa_and_nonnull<"
@@ -389,6 +394,124 @@ def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [
     $map `[` $indices `]` `into` $dst `,` $barriers `[` $index `]` attr-dict
     `:` type($map) `,` type($dst) `,` type($barriers)
   }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor memory and tcgen05 (datacenter Blackwell)
+//===----------------------------------------------------------------------===//
+
+def TileGPU_TmemMmaOp : TileGPU_Op<"tmem_mma",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "acc (in tensor memory) = lhs · rhs (+ acc), issued by one thread";
+  let description = [{
+    One tcgen05.mma .kind::f16 per k-step of 16: `lhs` (M x K, f16 or bf16)
+    is a shared buffer in 128-byte swizzled panels, stored as it is, or a
+    `packed` tensor-memory buffer (P written back over S, FlashAttention-4's
+    P·V); `rhs` (K x N) is a shared buffer in 128-byte swizzled panels (a
+    `transposed` one holds rhsᵀ, as K does for Kᵀ: K-major; otherwise it is
+    N-major, as V); `acc` (M x N, f32) is a tensor-memory buffer. The first
+    k-step adds to `acc` when `accumulate` is true and overwrites it
+    otherwise. M is 128 (one row per tensor-memory lane), N a multiple of 16
+    in [16, 256], K a multiple of 16.
+
+    The first thread of the threads that run the op (of its warp role, or
+    of the kernel) issues it, after a `tcgen05.fence::after_thread_sync`
+    that orders it after what the threads synchronized with before (an
+    mbarrier wait, a CTA barrier). The product runs asynchronously: nobody
+    may read `acc`, or write the operands, until a `tilegpu.mma_commit`
+    issued after it has completed its mbarrier's phase.
+
+    Example:
+
+    ```mlir
+    tilegpu.tmem_mma %q, %k, %s, accumulate(%false)
+        : !tilegpu.buffer<128x128xf16, #tilegpu.shared<swizzle = 128>>,
+          !tilegpu.buffer<128x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+          !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[TileGPU_SharedBuffer, TileGPU_TensorMemoryBuffer]>:$lhs,
+                       TileGPU_SharedBuffer:$rhs, TileGPU_TensorMemoryBuffer:$acc,
+                       I1:$accumulate);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $acc `,` `accumulate` `(` $accumulate `)` attr-dict `:`
+    type($lhs) `,` type($rhs) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_MmaCommitOp : TileGPU_Op<"mma_commit",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Make an mbarrier track the completion of the issued tcgen05 products";
+  let description = [{
+    The thread that issues `tilegpu.tmem_mma` (the first of the threads that
+    run this op) commits every tcgen05 product it issued before: when they
+    have all completed, they arrive once on mbarrier `index` of `barriers`
+    (tcgen05.commit), which should expect that one arrival. Readers of the
+    accumulators wait on it with `tilegpu.mbarrier_wait`; a producer that
+    refills the operands' buffers waits on it too.
+
+    Example:
+
+    ```mlir
+    tilegpu.mma_commit %done[%c0] : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+    ```
+  }];
+  let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` attr-dict `:` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_TmemLoadOp : TileGPU_Op<"tmem_load",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>]>]> {
+  let summary = "Read a tensor-memory tile into registers, one row per thread";
+  let description = [{
+    Each warp reads its quadrant of lanes (`#tilegpu.tmem_lanes`: row
+    32 x (warp mod 4) + lane) with tcgen05.ld .32x32b, 32 columns at a
+    time, and waits for its loads (tcgen05.wait::ld) before the op ends, so
+    that a later write of the buffer, once the threads have synchronized,
+    cannot overtake them. It starts with a tcgen05.fence::after_thread_sync,
+    which orders it after the mbarrier wait or barrier that made the
+    buffer's contents visible. The result has the buffer's shape and
+    element type (f32, not packed).
+
+    Example:
+
+    ```mlir
+    %s = tilegpu.tmem_load %sbuf : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+        -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+    ```
+  }];
+  let arguments = (ins TileGPU_TensorMemoryBuffer:$buffer);
+  let results = (outs TileGPU_RegisterTile:$result);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TileGPU_TmemStoreOp : TileGPU_Op<"tmem_store",
+    [MemoryEffects<[MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Write a register tile into tensor memory, one row per thread";
+  let description = [{
+    The inverse of `tilegpu.tmem_load` (tcgen05.st .32x32b), for a tile in
+    `#tilegpu.tmem_lanes`: f32 into an unpacked buffer, or 16-bit elements
+    two to a column into a `packed` one (P over S). The op waits for its
+    stores (tcgen05.wait::st) and ends with a
+    tcgen05.fence::before_thread_sync, so that an mbarrier arrival or a
+    barrier after it publishes the data to the thread that issues the next
+    `tilegpu.tmem_mma`.
+
+    Example:
+
+    ```mlir
+    tilegpu.tmem_store %p, %pbuf : tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>,
+        !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+    ```
+  }];
+  let arguments = (ins TileGPU_RegisterTile:$value, TileGPU_TensorMemoryBuffer:$buffer);
+  let assemblyFormat = "$value `,` $buffer attr-dict `:` type($value) `,` type($buffer)";
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,527 @@
+//===- Tcgen05.cpp - Tensor memory and tcgen05 ----------------------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// Datacenter Blackwell's matrix units (sm_100a): products accumulate in
+// tensor memory (TMEM), 128 lanes x 512 columns of 32 bits per SM.
+//
+// - The kernel's tensor memory: tilegpu-allocate-memory gave each
+//   tensor-memory buffer its first column; the kernel allocates the columns
+//   they span (rounded up to a power of two of at least 32) once, at entry:
+//   warp 0 runs tcgen05.alloc, which writes the base address into a 4-byte
+//   shared variable, and gives up its permit to allocate more
+//   (tcgen05.relinquish_alloc_permit); a CTA barrier between the two tcgen05
+//   fences publishes the address. The threads that use tensor memory (the
+//   kernel's, or its first warp role's) deallocate it at their end: fence,
+//   barrier (the role's named barrier after lowerWarpSpecialize), warp 0
+//   runs tcgen05.dealloc. A buffer is the 32-bit TMEM address of its first
+//   column, lane 0.
+// - tilegpu.tmem_mma: the first thread of the threads that run it issues
+//   one tcgen05.mma .cta_group::1 .kind::f16 per k-step of 16. Shared
+//   operands are 128-byte swizzled panels read through tcgen05 descriptors
+//   (encoding::encodeTcgen05Descriptor), with the offsets of the wgmma
+//   lowering: K-major (Q; K, stored transposed) SBO = 1024, k-step k at
+//   32k bytes into its panel; N-major (V) SBO = 1024, LBO = the panel's
+//   bytes, k-step k at row 16k. A packed tensor-memory lhs (P) advances 8
+//   columns per k-step. The instruction descriptor comes from
+//   encoding::encodeTcgen05F16Mma.
+// - tilegpu.mma_commit: the same thread's tcgen05.commit to the mbarrier.
+// - tilegpu.tmem_load / tmem_store: tcgen05.ld/st .32x32b, each warp on
+//   its quadrant of lanes (lane bits 16-31 of the address: 32 x (warp mod
+//   4)), 32 columns per instruction at most, then tcgen05.wait::ld/st. The
+//   PTX ISA orders a use of a loaded register after the load by the
+//   register scoreboard; the wait orders the load's reads of tensor memory
+//   before what the thread does after it (a later tcgen05.mma may overwrite
+//   the buffer once the threads synchronize), which is why it ends the op.
+//   The fences: after_thread_sync before a load or an mma (ordering them
+//   after the wait or barrier that synchronized with the writer),
+//   before_thread_sync after a load's or store's wait (so that the next
+//   barrier or arrival publishes them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+#include "tiled_attn/Target/Encodings.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+/// The shared variable tcgen05.alloc writes the kernel's TMEM base into.
+static constexpr StringLiteral kTmemBaseSymbol = "tiled_attn_tmem_base";
+
+static Value i32Const(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+}
+
+static Value tmemPointer(OpBuilder &b, Location loc, Value address) {
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*tensor=*/6),
+      address);
+}
+
+static Value tmemBaseSlot(OpBuilder &b, Location loc) {
+  return LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*shared=*/3),
+      kTmemBaseSymbol);
+}
+
+static void fence(OpBuilder &b, Location loc, NVVM::Tcgen05FenceKind kind) {
+  NVVM::Tcgen05FenceOp::create(b, loc, kind);
+}
+
+/// Whether this thread is warp `w` of the CTA (not of its role: the kernel's
+/// TMEM is allocated before the roles split).
+static Value isCtaWarp(OpBuilder &b, Location loc, int64_t w) {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp,
+                               cIdx(b, loc, w));
+}
+
+LogicalResult tiled_attn::setUpTensorMemory(gpu::GPUFuncOp kernel,
+                                            gpu::GPUModuleOp gpuModule) {
+  // The columns the buffers span.
+  int64_t columns = 0;
+  SmallVector<AllocOp> allocs;
+  kernel.walk([&](AllocOp alloc) {
+    BufferType type = alloc.getType();
+    if (type.getMemorySpace() != MemorySpace::Tensor)
+      return;
+    allocs.push_back(alloc);
+    columns =
+        std::max(columns, static_cast<int64_t>(alloc.getOffset().value_or(0) +
+                                               type.getAllocationSize()));
+  });
+  if (allocs.empty())
+    return success();
+  for (AllocOp alloc : allocs)
+    if (!alloc.getOffset())
+      return alloc.emitError() << "GPU lowering: the tensor-memory buffer has "
+                                  "no offset; run tilegpu-allocate-memory";
+  int64_t allocated = std::max<int64_t>(32, llvm::PowerOf2Ceil(columns));
+  if (llvm::Error err = encoding::checkTmemAllocColumns(allocated))
+    return kernel.emitError()
+           << "GPU lowering: the kernel's tensor-memory buffers span "
+           << columns << " columns: " << llvm::toString(std::move(err));
+
+  // Tensor memory is the first role's: its end is where nobody uses it
+  // any more.
+  Region *users = &kernel.getBody();
+  WarpSpecializeOp specialized;
+  kernel.walk([&](WarpSpecializeOp op) { specialized = op; });
+  if (specialized)
+    users = &specialized.getBodies().front();
+  WalkResult outside = kernel.walk([&](Operation *op) {
+    if (!isa<TmemMmaOp, MmaCommitOp, TmemLoadOp, TmemStoreOp>(op))
+      return WalkResult::advance();
+    if (!users->isAncestor(op->getParentRegion())) {
+      op->emitError() << "GPU lowering: tensor memory is used outside the "
+                         "first warp role, which deallocates it at its end";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (outside.wasInterrupted())
+    return failure();
+
+  Location loc = kernel.getLoc();
+  OpBuilder b(gpuModule.getContext());
+  if (!gpuModule.lookupSymbol(kTmemBaseSymbol)) {
+    b.setInsertionPointToStart(gpuModule.getBody());
+    LLVM::GlobalOp::create(b, loc, b.getI32Type(), /*isConstant=*/false,
+                           LLVM::Linkage::Internal, kTmemBaseSymbol,
+                           Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+  }
+
+  // At entry: warp 0 allocates; everyone learns the address after the
+  // barrier (the buffers read it where they are defined).
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  auto first = scf::IfOp::create(b, loc, isCtaWarp(b, loc, 0),
+                                 /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    NVVM::Tcgen05AllocOp::create(b, loc, tmemBaseSlot(b, loc),
+                                 i32Const(b, loc, allocated));
+    NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
+  }
+  fence(b, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  gpu::BarrierOp::create(b, loc);
+  fence(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+
+  // At the users' end: every access has completed (loads and stores wait
+  // for themselves; products are waited for through their mbarriers).
+  Block &last = users->back();
+  if (!last.empty() && last.back().hasTrait<OpTrait::IsTerminator>())
+    b.setInsertionPoint(&last.back());
+  else
+    b.setInsertionPointToEnd(&last);
+  fence(b, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+  gpu::BarrierOp::create(b, loc);
+  auto dealloc = scf::IfOp::create(b, loc, isCtaWarp(b, loc, 0),
+                                   /*withElse=*/false);
+  b.setInsertionPointToStart(dealloc.thenBlock());
+  fence(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+  Value base =
+      LLVM::LoadOp::create(b, loc, b.getI32Type(), tmemBaseSlot(b, loc));
+  NVVM::Tcgen05DeallocOp::create(b, loc, tmemPointer(b, loc, base),
+                                 i32Const(b, loc, allocated));
+  kernel->setAttr(TileGPUDialect::getTmemColumnsAttrName(),
+                  b.getI64IntegerAttr(allocated));
+  return success();
+}
+
+namespace {
+
+/// A tensor-memory buffer: the kernel's base (written by tcgen05.alloc)
+/// plus its first column.
+struct TmemAllocToNVVM final : OpConversionPattern<AllocOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AllocOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getType().getMemorySpace() != MemorySpace::Tensor)
+      return rewriter.notifyMatchFailure(op, "not in tensor memory");
+    if (!op.getOffset())
+      return op.emitError() << "GPU lowering: the tensor-memory buffer has no "
+                               "offset; run tilegpu-allocate-memory";
+    Location loc = op.getLoc();
+    Value base = LLVM::LoadOp::create(rewriter, loc, rewriter.getI32Type(),
+                                      tmemBaseSlot(rewriter, loc));
+    rewriter.replaceOp(
+        op, arith::AddIOp::create(rewriter, loc, base,
+                                  i32Const(rewriter, loc, *op.getOffset())));
+    return success();
+  }
+};
+
+/// Slot `index` of a tensor-memory ring: `index` x the tile's columns
+/// further on.
+struct TmemSlotToNVVM final : OpConversionPattern<SlotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SlotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getRing().getType().getMemorySpace() != MemorySpace::Tensor)
+      return rewriter.notifyMatchFailure(op, "not in tensor memory");
+    Location loc = op.getLoc();
+    Value index = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getI32Type(), adaptor.getIndex());
+    Value columns = arith::MulIOp::create(
+        rewriter, loc, index,
+        i32Const(rewriter, loc, op.getRing().getType().getTileSize()));
+    rewriter.replaceOp(
+        op, arith::AddIOp::create(rewriter, loc, adaptor.getRing(), columns));
+    return success();
+  }
+};
+
+/// The tcgen05 descriptor bits of a 128-byte swizzled operand at address 0;
+/// the start address is added at run time.
+FailureOr<uint64_t> descriptorBits(Operation *op, int64_t leadingBytes,
+                                   int64_t strideBytes) {
+  encoding::SharedMatrix matrix;
+  matrix.leadingByteOffset = leadingBytes;
+  matrix.strideByteOffset = strideBytes;
+  matrix.swizzle = encoding::Swizzle::Bytes128;
+  llvm::Expected<uint64_t> bits = encoding::encodeTcgen05Descriptor(matrix);
+  if (!bits) {
+    op->emitError() << "GPU lowering: tcgen05 descriptor: "
+                    << llvm::toString(bits.takeError());
+    return failure();
+  }
+  return *bits;
+}
+
+/// The descriptor of the operand `byteOffset` bytes into shared `buffer`.
+Value descriptor(OpBuilder &b, Location loc, Value buffer, int64_t byteOffset,
+                 uint64_t bits) {
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  address = arith::AddIOp::create(b, loc, address, cIdx(b, loc, byteOffset));
+  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
+  Value start = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(
+          b, loc, i64, arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)),
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0x3fff));
+  return arith::OrIOp::create(
+      b, loc, start,
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                   static_cast<int64_t>(bits)));
+}
+
+struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmemMmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto lhsTy = cast<BufferType>(op.getLhs().getType());
+    BufferType rhsTy = op.getRhs().getType(), accTy = op.getAcc().getType();
+    auto rhsEnc = cast<SharedEncodingAttr>(rhsTy.getEncoding());
+    Type elt = rhsTy.getElementType();
+    int64_t m = accTy.getShape()[0], n = accTy.getShape()[1];
+    int64_t k = rhsTy.getShape()[0];
+    int64_t panelCols = rhsEnc.getPanelColumns(elt);
+    int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+    bool nMajorB = !rhsEnc.getTransposed();
+    if (nMajorB && n > panelCols && n % panelCols)
+      return op.emitError() << "GPU lowering: an N-major rhs spans whole "
+                               "panels of "
+                            << panelCols << " columns";
+
+    encoding::Tcgen05F16Mma shape;
+    shape.m = m;
+    shape.n = n;
+    shape.a = shape.b = elt.isBF16() ? encoding::Tcgen05Input::BF16
+                                     : encoding::Tcgen05Input::F16;
+    shape.transposeB = nMajorB;
+    llvm::Expected<uint32_t> idescBits = encoding::encodeTcgen05F16Mma(shape);
+    if (!idescBits)
+      return op.emitError() << "GPU lowering: tcgen05 instruction descriptor: "
+                            << llvm::toString(idescBits.takeError());
+    FailureOr<uint64_t> kMajorBits = descriptorBits(op, 16, 1024);
+    FailureOr<uint64_t> rhsBits =
+        nMajorB
+            ? descriptorBits(op, rhsEnc.getPanelBytes(rhsTy.getShape()), 1024)
+            : kMajorBits;
+    if (failed(kMajorBits) || failed(rhsBits))
+      return failure();
+    auto kMajorOffset = [&](int64_t kk, int64_t panelBytes) {
+      int64_t col = kk * 16;
+      return (col / panelCols) * panelBytes + (col % panelCols) * eltBytes;
+    };
+
+    auto issuer = scf::IfOp::create(rewriter, loc, isThreadZero(rewriter, loc),
+                                    /*withElse=*/false);
+    OpBuilder::InsertionGuard g(rewriter);
+    rewriter.setInsertionPointToStart(issuer.thenBlock());
+    fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    Value idesc = i32Const(rewriter, loc, static_cast<int32_t>(*idescBits));
+    Value d = tmemPointer(rewriter, loc, adaptor.getAcc());
+    Value yes = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+    for (int64_t kk = 0; kk < k / 16; ++kk) {
+      int64_t rhsOffset =
+          nMajorB ? kk * 16 * rhsEnc.getSwizzle()
+                  : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getShape()));
+      Value descB =
+          descriptor(rewriter, loc, adaptor.getRhs(), rhsOffset, *rhsBits);
+      Value a;
+      if (lhsTy.getMemorySpace() == MemorySpace::Tensor) {
+        // Packed 16-bit elements: 16 of a k-step are 8 columns.
+        a = tmemPointer(rewriter, loc,
+                        arith::AddIOp::create(rewriter, loc, adaptor.getLhs(),
+                                              i32Const(rewriter, loc, 8 * kk)));
+      } else {
+        auto lhsEnc = cast<SharedEncodingAttr>(lhsTy.getEncoding());
+        a = descriptor(rewriter, loc, adaptor.getLhs(),
+                       kMajorOffset(kk, lhsEnc.getPanelBytes(lhsTy.getShape())),
+                       *kMajorBits);
+      }
+      Value enable = kk == 0 ? adaptor.getAccumulate() : yes;
+      NVVM::Tcgen05MMAOp::create(
+          rewriter, loc, NVVM::Tcgen05MMAKind::F16, NVVM::CTAGroupKind::CTA_1,
+          NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false, d, a, descB,
+          idesc, enable, /*scaleInputD=*/Value(),
+          /*disableOutputLane=*/Value());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MmaCommitToNVVM final : OpConversionPattern<MmaCommitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto issuer = scf::IfOp::create(rewriter, loc, isThreadZero(rewriter, loc),
+                                    /*withElse=*/false);
+    OpBuilder::InsertionGuard g(rewriter);
+    rewriter.setInsertionPointToStart(issuer.thenBlock());
+    NVVM::Tcgen05CommitOp::create(rewriter, loc,
+                                  barrierPointer(rewriter, loc,
+                                                 adaptor.getBarriers(),
+                                                 adaptor.getIndex()),
+                                  /*multicastMask=*/Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// This thread's row of a tile in `layout` (the lane bits of its warp's
+/// quadrant) plus its first column, of `columns` 32-bit columns, as a TMEM
+/// address offset. checkQuadrants makes the role's warp ids mod 4 the
+/// CTA's, which the hardware's quadrants follow.
+Value rowAndColumnOffset(OpBuilder &b, Location loc, TmemLanesLayoutAttr layout,
+                         int64_t columns) {
+  Value warp =
+      arith::DivUIOp::create(b, loc, threadIdInRole(b, loc), cIdx(b, loc, 32));
+  Value quadrant = arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+  Value half = arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+  int64_t perThread = columns / (layout.getWarps() / 4);
+  // (32 x quadrant) << 16 + half x perThread.
+  Value laneBits = arith::ShLIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, quadrant, cIdx(b, loc, 32)),
+      cIdx(b, loc, 16));
+  Value colBits = arith::MulIOp::create(b, loc, half, cIdx(b, loc, perThread));
+  Value offset = arith::AddIOp::create(b, loc, laneBits, colBits);
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
+}
+
+/// The pieces of `total` 32-bit columns a thread moves: 32 at a time, then
+/// powers of two.
+SmallVector<int64_t> columnChunks(int64_t total) {
+  SmallVector<int64_t> chunks;
+  while (total >= 32) {
+    chunks.push_back(32);
+    total -= 32;
+  }
+  for (int64_t c = 16; c >= 1; c /= 2)
+    if (total >= c) {
+      chunks.push_back(c);
+      total -= c;
+    }
+  return chunks;
+}
+
+/// Checks that the threads of `op` start on a warpgroup of the CTA, so that
+/// their warp ids mod 4 are the CTA's.
+LogicalResult checkQuadrants(Operation *op) {
+  for (Region *region = op->getParentRegion(); region;
+       region = region->getParentRegion()) {
+    auto specialized = dyn_cast<WarpSpecializeOp>(region->getParentOp());
+    if (!specialized)
+      continue;
+    int64_t first = 0;
+    for (auto [i, attr] : llvm::enumerate(specialized.getRoles())) {
+      if (i == region->getRegionNumber())
+        break;
+      first += cast<RoleAttr>(attr).getWarps();
+    }
+    if (first % 4)
+      return op->emitError() << "GPU lowering: tensor memory is read and "
+                                "written by warp quadrants, but the role "
+                                "starts at warp "
+                             << first << ", not on a warpgroup";
+    return success();
+  }
+  return success();
+}
+
+struct TmemLoadToNVVM final : OpConversionPattern<TmemLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmemLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkQuadrants(op)))
+      return failure();
+    Location loc = op.getLoc();
+    auto tile = cast<RankedTensorType>(op.getType());
+    auto layout = cast<TmemLanesLayoutAttr>(tile.getEncoding());
+    int64_t regs = layout.getRegisterCount(tile.getShape());
+    fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    Value address = arith::AddIOp::create(
+        rewriter, loc, adaptor.getBuffer(),
+        rowAndColumnOffset(rewriter, loc, layout, tile.getDimSize(1)));
+    Type i32 = rewriter.getI32Type();
+    SmallVector<Value> pieces;
+    int64_t column = 0;
+    for (int64_t chunk : columnChunks(regs)) {
+      Value at =
+          tmemPointer(rewriter, loc,
+                      arith::AddIOp::create(rewriter, loc, address,
+                                            i32Const(rewriter, loc, column)));
+      Type type = chunk == 1 ? i32 : Type(VectorType::get({chunk}, i32));
+      Value words = NVVM::Tcgen05LdOp::create(
+          rewriter, loc, type, /*pack=*/false,
+          NVVM::Tcgen05LdStShape::SHAPE_32X32B, at, /*offset=*/Value());
+      pieces.push_back(words);
+      column += chunk;
+    }
+    // The registers are used only after the wait, in the IR's order.
+    NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::LOAD);
+    fence(rewriter, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+    for (Value &piece : pieces) {
+      if (!isa<VectorType>(piece.getType()))
+        piece = vector::FromElementsOp::create(
+            rewriter, loc, VectorType::get({1}, i32), piece);
+      int64_t n = cast<VectorType>(piece.getType()).getNumElements();
+      piece = vector::BitCastOp::create(
+          rewriter, loc, VectorType::get({n}, tile.getElementType()), piece);
+    }
+    rewriter.replaceOp(op, concatRegisters(rewriter, loc, pieces));
+    return success();
+  }
+};
+
+struct TmemStoreToNVVM final : OpConversionPattern<TmemStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmemStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkQuadrants(op)))
+      return failure();
+    Location loc = op.getLoc();
+    auto tile = cast<RankedTensorType>(op.getValue().getType());
+    auto layout = cast<TmemLanesLayoutAttr>(tile.getEncoding());
+    int64_t regs = layout.getRegisterCount(tile.getShape());
+    int64_t perColumn = 32 / tile.getElementType().getIntOrFloatBitWidth();
+    int64_t words = regs / perColumn;
+    // A thread's first column: its element column / perColumn.
+    Value address = arith::AddIOp::create(
+        rewriter, loc, adaptor.getBuffer(),
+        rowAndColumnOffset(rewriter, loc, layout,
+                           tile.getDimSize(1) / perColumn));
+    Type i32 = rewriter.getI32Type();
+    Value all = vector::BitCastOp::create(
+        rewriter, loc, VectorType::get({words}, i32), adaptor.getValue());
+    int64_t column = 0;
+    for (int64_t chunk : columnChunks(words)) {
+      Value at =
+          tmemPointer(rewriter, loc,
+                      arith::AddIOp::create(rewriter, loc, address,
+                                            i32Const(rewriter, loc, column)));
+      Value piece =
+          chunk == 1
+              ? Value(vector::ExtractOp::create(rewriter, loc, all, column))
+              : extractRegisters(rewriter, loc, all, column, chunk);
+      NVVM::Tcgen05StOp::create(rewriter, loc, /*unpack=*/false,
+                                NVVM::Tcgen05LdStShape::SHAPE_32X32B, at, piece,
+                                /*offset=*/Value());
+      column += chunk;
+    }
+    NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::STORE);
+    fence(rewriter, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateTcgen05ToNVVMPatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+  // Before the shared-memory patterns of alloc and slot.
+  patterns.add<TmemAllocToNVVM, TmemSlotToNVVM>(converter,
+                                                patterns.getContext(),
+                                                /*benefit=*/2);
+  patterns.add<TmemMmaToNVVM, MmaCommitToNVVM, TmemLoadToNVVM, TmemStoreToNVVM>(
+      converter, patterns.getContext());
+}
