@@ -524,4 +524,6 @@ void tiled_attn::populateTcgen05ToNVVMPatterns(
                                                 /*benefit=*/2);
   patterns.add<TmemMmaToNVVM, MmaCommitToNVVM, TmemLoadToNVVM, TmemStoreToNVVM>(
       converter, patterns.getContext());
+  // Reductions, broadcasts and masks of its register tiles.
+  populateTmemLanesPatterns(converter, patterns);
 }

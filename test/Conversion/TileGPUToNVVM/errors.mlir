@@ -30,7 +30,7 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
       tilegpu.async_wait_all
     }, {
       // expected-error @+1 {{GPU lowering: tensor memory is used outside the first warp role, which deallocates it at its end}}
-      %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>> -> tensor<128x32xf32, #tilegpu.tmem_lanes<warps = 4>>
+      %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>> -> tensor<128x32xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
     }
     return
   }
@@ -374,6 +374,46 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mm
     // expected-error @+2 {{GPU lowering: mma.sync reads padded rows or 128-byte swizzled panels, got '!tilegpu.buffer<32x32xf16, #tilegpu.shared<swizzle = 64, transposed = true>>'}}
     // expected-error @+1 {{failed to legalize operation 'tilegpu.mma' that was explicitly marked illegal}}
     %s = tilegpu.mma %q, %k, %zero : tensor<16x32xf16, #opa>, !tilegpu.buffer<32x32xf16, #tilegpu.shared<swizzle = 64, transposed = true>> -> tensor<16x32xf32, #acc>
+    return
+  }
+}
+
+// -----
+
+// A row reduction in tmem_lanes stays in one thread; with 8 warps a row's
+// columns are split between two warps.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @negative_tmem_lanes_reduce_split_row(%o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 8 : i64} {
+    %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+    %x = tilegpu.tmem_load %s : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+        -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 8>>
+    // expected-error @+2 {{GPU lowering: a row reduction in #tilegpu.tmem_lanes<acc, warps = 8> would combine the column groups of 2 warps; it takes 4 warps (a warp per row)}}
+    // expected-error @+1 {{failed to legalize operation 'tile.reduce' that was explicitly marked illegal}}
+    %m = tile.reduce max %x along 1 : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 8>>
+        -> tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 8>>
+    return
+  }
+}
+
+// -----
+
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @negative_tmem_lanes_broadcast_kind(%o: !tile.view<?x?x?x16xf32>, %n: index)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+    %x = tilegpu.tmem_load %s : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+        -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %in = tile.bounds_mask offsets(%c0) limits(%n) : tensor<128xi1, #tilegpu.tmem_lanes<cols, warps = 4>>
+    // expected-error @+2 {{GPU lowering: a broadcast in tmem_lanes takes a rows (along 1) or cols (along 0) vector of the accumulator's warps}}
+    // expected-error @+1 {{failed to legalize operation 'tile.broadcast' that was explicitly marked illegal}}
+    %b = tile.broadcast %in along 1 : tensor<128xi1, #tilegpu.tmem_lanes<cols, warps = 4>>
+        -> tensor<128x64xi1, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %y = arith.select %b, %x, %x : tensor<128x64xi1, #tilegpu.tmem_lanes<acc, warps = 4>>,
+        tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    tilegpu.tmem_store %y, %s : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>,
+        !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
     return
   }
 }

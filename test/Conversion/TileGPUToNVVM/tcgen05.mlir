@@ -84,6 +84,26 @@
 // CHECK: nvvm.tcgen05.dealloc %{{.*}}, %{{.*}} : !llvm.ptr<6>, i32
 // CHECK: gpu.return
 
+// The softmax kernel: this thread's row is 32 x (warp mod 4) + lane plus
+// the query offset, its columns the key offset plus 0..127; the causal mask
+// compares them register by register, the bounds mask its columns against
+// S_k; the row max and sum combine the thread's 128 registers with no
+// shuffle; the broadcasts repeat the one row element.
+// CHECK-LABEL: gpu.func @tcgen05_softmax
+// CHECK-SAME: tilegpu.tmem_columns = 128 : i64
+// CHECK: nvvm.tcgen05.wait <load>
+// CHECK: arith.cmpi sle, %{{.*}}, %{{.*}} : vector<128xindex>
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<128xindex>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<128xi1>, vector<128xf32>
+// CHECK-COUNT-127: arith.maximumf
+// CHECK-NOT: gpu.shuffle
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<128xf32>
+// CHECK: arith.subf %{{.*}}, %{{.*}} : vector<128xf32>
+// CHECK-COUNT-127: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: gpu.shuffle
+// CHECK: nvvm.tcgen05.st
+// CHECK: nvvm.tcgen05.dealloc
+
 // In the PTX, one thread issues, the k-steps after the first accumulate
 // (predicate), A of P.V is a tensor-memory address; ptxas takes it for
 // sm_100a without spills.
@@ -99,7 +119,10 @@
 // PTX: tcgen05.wait::st.sync.aligned
 // PTX-COUNT-8: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r{{[0-9]+}}], [%r{{[0-9]+}}], %rd{{[0-9]+}}, %r{{[0-9]+}}, %p{{[0-9]+}};
 // PTX: tcgen05.dealloc.cta_group::1.sync.aligned.b32
-// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTX-LABEL: .entry tcgen05_softmax(
+// PTX-NOT: shfl.sync
+// PTX: tcgen05.dealloc.cta_group::1.sync.aligned.b32
+// PTXAS-COUNT-2: 0 bytes spill stores, 0 bytes spill loads
 
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
   func.func @tcgen05_block(%o: !tile.view<?x?x?x64xf32>, %scale: f32)
@@ -123,10 +146,10 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     tilegpu.mma_commit %bars[%c0] : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
     tilegpu.mbarrier_wait %bars[%c0], phase(%false) : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
     %sr = tilegpu.tmem_load %s : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
-        -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
-    %pr = arith.truncf %sr : tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
-        to tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>
-    tilegpu.tmem_store %pr, %p : tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>,
+        -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %pr = arith.truncf %sr : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+        to tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>
+    tilegpu.tmem_store %pr, %p : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>,
         !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
     gpu.barrier
     tilegpu.tmem_mma %p, %v, %acc, accumulate(%false)
@@ -136,11 +159,46 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     tilegpu.mma_commit %bars[%c0] : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
     tilegpu.mbarrier_wait %bars[%c0], phase(%true) : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
     %or = tilegpu.tmem_load %acc : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
-        -> tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>
-    %alpha = tensor.splat %scale : tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>
-    %scaled = arith.mulf %or, %alpha : tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>
-    tilegpu.tmem_store %scaled, %acc : tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>,
+        -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %alpha = tensor.splat %scale : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %scaled = arith.mulf %or, %alpha : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    tilegpu.tmem_store %scaled, %acc : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>,
         !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+    return
+  }
+
+  // The softmax of a block of S, one row per thread: masks from each
+  // register's coordinates, row reductions without shuffles, broadcasts
+  // from the thread's own registers.
+  func.func @tcgen05_softmax(%o: !tile.view<?x?x?x64xf32>, %q0: index, %k0: index, %seq: index)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 4 : i64} {
+    %ninf = arith.constant dense<0xFF800000> : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    %p = tilegpu.alloc offset(0) : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+    %sr = tilegpu.tmem_load %s : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+        -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %causal = tile.causal_mask %q0, %k0 : tensor<128x128xi1, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %inside = tile.bounds_mask offsets(%k0) limits(%seq) : tensor<128xi1, #tilegpu.tmem_lanes<cols, warps = 4>>
+    %inside2 = tile.broadcast %inside along 0 : tensor<128xi1, #tilegpu.tmem_lanes<cols, warps = 4>>
+        -> tensor<128x128xi1, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %visible = arith.andi %causal, %inside2 : tensor<128x128xi1, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %masked = arith.select %visible, %sr, %ninf : tensor<128x128xi1, #tilegpu.tmem_lanes<acc, warps = 4>>,
+        tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %m = tile.reduce max %masked along 1 : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+        -> tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+    %mb = tile.broadcast %m along 1 : tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+        -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %d = arith.subf %masked, %mb : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %e = math.exp2 %d : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %l = tile.reduce sum %e along 1 : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+        -> tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+    %lb = tile.broadcast %l along 1 : tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+        -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %n = arith.divf %e, %lb : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %ph = arith.truncf %n : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+        to tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>
+    tilegpu.tmem_store %ph, %p : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>,
+        !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
     return
   }
 }

@@ -104,12 +104,12 @@ func.func private @negative_wgmma_warpgroups_large(tensor<320xf32, #tilegpu.wgmm
 // -----
 
 // expected-error @+1 {{warps must be 4, 8 or 16 (whole quadrants), got 2}}
-func.func private @negative_tmem_lanes_warps(tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 2>>)
+func.func private @negative_tmem_lanes_warps(tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 2>>)
 
 // -----
 
 // expected-error @+1 {{warps must be 4, 8 or 16 (whole quadrants), got 32}}
-func.func private @negative_tmem_lanes_warps_large(tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 32>>)
+func.func private @negative_tmem_lanes_warps_large(tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 32>>)
 
 // -----
 
@@ -613,7 +613,7 @@ func.func @negative_local_load_no_layout(%b: !tilegpu.buffer<128x64xf16, #tilegp
 func.func @negative_local_load_tmem(%b: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
   // expected-error @+1 {{'tilegpu.local_load' op operand #0 must be a buffer in shared memory, but got '!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>'}}
   %t = tilegpu.local_load %b : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
-      -> tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>
+      -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
   return
 }
 
@@ -714,20 +714,35 @@ func.func @negative_wgmma_rows(%b: !tilegpu.buffer<128xf32, #tilegpu.shared<>>) 
 // -----
 
 func.func @negative_tmem_lanes_rows(%b: !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>) {
-  // expected-error @+2 {{#tilegpu.tmem_lanes<warps = 4> needs a 128-row tile (one row per tensor-memory lane)}}
+  // expected-error @+2 {{#tilegpu.tmem_lanes<acc, warps = 4> needs 128 rows (one row per tensor-memory lane)}}
   %t = tilegpu.local_load %b : !tilegpu.buffer<64x64xf32, #tilegpu.shared<>>
-      -> tensor<64x64xf32, #tilegpu.tmem_lanes<warps = 4>>
+      -> tensor<64x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
   return
 }
 
 // -----
 
 func.func @negative_tmem_lanes_cols(%b: !tilegpu.buffer<128x6xf32, #tilegpu.shared<>>) {
-  // expected-error @+2 {{#tilegpu.tmem_lanes<warps = 16> splits the columns between 4 warps per quadrant; 6 columns do not split evenly}}
+  // expected-error @+2 {{#tilegpu.tmem_lanes<acc, warps = 16> splits the columns between 4 warps per quadrant; 6 columns do not split evenly}}
   %t = tilegpu.local_load %b : !tilegpu.buffer<128x6xf32, #tilegpu.shared<>>
-      -> tensor<128x6xf32, #tilegpu.tmem_lanes<warps = 16>>
+      -> tensor<128x6xf32, #tilegpu.tmem_lanes<acc, warps = 16>>
   return
 }
+
+// -----
+
+// expected-error @+1 {{#tilegpu.tmem_lanes<rows, warps = 4> takes rank-1 tiles}}
+func.func private @negative_tmem_lanes_rows_rank(tensor<128x2xf32, #tilegpu.tmem_lanes<rows, warps = 4>>)
+
+// -----
+
+// expected-error @+1 {{#tilegpu.tmem_lanes<rows, warps = 4> needs 128 rows (one row per tensor-memory lane)}}
+func.func private @negative_tmem_lanes_rows_count(tensor<64xf32, #tilegpu.tmem_lanes<rows, warps = 4>>)
+
+// -----
+
+// expected-error @+1 {{#tilegpu.tmem_lanes<cols, warps = 8> splits the columns between 2 warps per quadrant; 5 columns do not split evenly}}
+func.func private @negative_tmem_lanes_cols_split(tensor<5xf32, #tilegpu.tmem_lanes<cols, warps = 8>>)
 
 // -----
 
@@ -1232,12 +1247,12 @@ func.func @negative_mma_sync_acc_opa_kind(
 func.func @negative_mma_tmem_lanes_acc(
     %q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
     %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
-    %acc: tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>) {
-  // expected-error @+1 {{'tilegpu.mma' op has no register accumulator in #tilegpu.tmem_lanes<warps = 4> (tcgen05 accumulates in tensor memory)}}
+    %acc: tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.mma' op has no register accumulator in #tilegpu.tmem_lanes<acc, warps = 4> (tcgen05 accumulates in tensor memory)}}
   %o = tilegpu.mma %q, %k, %acc
       : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
         !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
-        -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+        -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
   return
 }
 
@@ -1346,15 +1361,15 @@ func.func @negative_shared_bytes_not_on_function() {
 // Encodings verify the tensors that carry them
 //===----------------------------------------------------------------------===//
 
-// expected-error @+1 {{#tilegpu.tmem_lanes<warps = 4> needs a 128-row tile (one row per tensor-memory lane)}}
-func.func private @negative_tmem_lanes_type_rows(tensor<64x64xf32, #tilegpu.tmem_lanes<warps = 4>>)
+// expected-error @+1 {{#tilegpu.tmem_lanes<acc, warps = 4> needs 128 rows (one row per tensor-memory lane)}}
+func.func private @negative_tmem_lanes_type_rows(tensor<64x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>)
 
 // -----
 
 // 8 warps: two per quadrant, each taking half of the columns.
 
-// expected-error @+1 {{#tilegpu.tmem_lanes<warps = 8> splits the columns between 2 warps per quadrant; 63 columns do not split evenly}}
-func.func private @negative_tmem_lanes_type_cols(tensor<128x63xf32, #tilegpu.tmem_lanes<warps = 8>>)
+// expected-error @+1 {{#tilegpu.tmem_lanes<acc, warps = 8> splits the columns between 2 warps per quadrant; 63 columns do not split evenly}}
+func.func private @negative_tmem_lanes_type_cols(tensor<128x63xf32, #tilegpu.tmem_lanes<acc, warps = 8>>)
 
 // -----
 
@@ -1559,7 +1574,7 @@ func.func @negative_mma_commit(%bars: !tilegpu.buffer<2xi32, #tilegpu.shared<>>)
 // -----
 
 func.func @negative_tmem_load_layout(%s: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
-  // expected-error @+1 {{'tilegpu.tmem_load' op moves tiles in #tilegpu.tmem_lanes, not #tilegpu.wgmma<acc, warpgroups = 2>}}
+  // expected-error @+1 {{'tilegpu.tmem_load' op moves tiles in #tilegpu.tmem_lanes<acc>, not #tilegpu.wgmma<acc, warpgroups = 2>}}
   %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
   return
 }
@@ -1568,7 +1583,7 @@ func.func @negative_tmem_load_layout(%s: !tilegpu.buffer<128x64xf32, #tilegpu.te
 
 func.func @negative_tmem_load_shape(%s: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
   // expected-error @+1 {{'tilegpu.tmem_load' op moves a 128x128 tile to or from a buffer of 128x64}}
-  %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+  %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
   return
 }
 
@@ -1576,24 +1591,24 @@ func.func @negative_tmem_load_shape(%s: !tilegpu.buffer<128x64xf32, #tilegpu.ten
 
 func.func @negative_tmem_load_packed(%p: !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>) {
   // expected-error @+1 {{'tilegpu.tmem_load' op reads unpacked 32-bit tiles, not '!tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>'}}
-  %r = tilegpu.tmem_load %p : !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>> -> tensor<128x64xf16, #tilegpu.tmem_lanes<warps = 4>>
+  %r = tilegpu.tmem_load %p : !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>> -> tensor<128x64xf16, #tilegpu.tmem_lanes<acc, warps = 4>>
   return
 }
 
 // -----
 
-func.func @negative_tmem_store_element(%v: tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>,
+func.func @negative_tmem_store_element(%v: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>,
                                        %p: !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>) {
   // expected-error @+1 {{'tilegpu.tmem_store' op moves 'f32' to or from a buffer of 'f16'}}
-  tilegpu.tmem_store %v, %p : tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>, !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>
+  tilegpu.tmem_store %v, %p : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>, !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>
   return
 }
 
 // -----
 
-func.func @negative_tmem_store_ring(%v: tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>,
+func.func @negative_tmem_store_ring(%v: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>,
                                     %r: !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>) {
   // expected-error @+1 {{'tilegpu.tmem_store' op moves a 128x64 tile to or from a buffer of 2x128x64}}
-  tilegpu.tmem_store %v, %r : tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 4>>, !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>
+  tilegpu.tmem_store %v, %r : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>, !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>
   return
 }

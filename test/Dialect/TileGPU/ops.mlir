@@ -53,16 +53,16 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
 // CHECK-SAME: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>
 // CHECK-SAME: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
 // CHECK-SAME: tensor<64xf32, #tilegpu.wgmma<rows, warpgroups = 1>>
-// CHECK-SAME: tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
-// CHECK-SAME: tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 16>>
+// CHECK-SAME: tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+// CHECK-SAME: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 16>>
 func.func @layouts(%acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>,
                    %rows: tensor<128xf32, #tilegpu.mma_sync<rows, warps = 4>>,
                    %cols: tensor<64xi1, #tilegpu.mma_sync<cols, warps = 4>>,
                    %opa: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>,
                    %wacc: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>,
                    %wrows: tensor<64xf32, #tilegpu.wgmma<rows, warpgroups = 1>>,
-                   %tmem: tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>,
-                   %tmem16: tensor<128x64xf32, #tilegpu.tmem_lanes<warps = 16>>) {
+                   %tmem: tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>,
+                   %tmem16: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 16>>) {
   return
 }
 
@@ -398,14 +398,14 @@ func.func private @kernel_params(
 // CHECK-LABEL: func.func @tcgen05_ops
 // CHECK: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%{{.*}}) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, <64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, <128x128xf32, #tilegpu.tensor_memory<>>
 // CHECK: tilegpu.mma_commit %{{.*}}[%{{.*}}] : <1xi64, #tilegpu.shared<>>
-// CHECK: tilegpu.tmem_load %{{.*}} : <128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
-// CHECK: tilegpu.tmem_store %{{.*}}, %{{.*}} : tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>, <128x128xf16, #tilegpu.tensor_memory<packed = true>>
+// CHECK: tilegpu.tmem_load %{{.*}} : <128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+// CHECK: tilegpu.tmem_store %{{.*}}, %{{.*}} : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>, <128x128xf16, #tilegpu.tensor_memory<packed = true>>
 // CHECK: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%{{.*}}) : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>, <128x64xf16, #tilegpu.shared<swizzle = 128>>, <128x64xf32, #tilegpu.tensor_memory<>>
 func.func @tcgen05_ops(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
                        %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
                        %v: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
                        %bars: !tilegpu.buffer<1xi64, #tilegpu.shared<>>,
-                       %p16: tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>,
+                       %p16: tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>,
                        %flag: i1) {
   %c0 = arith.constant 0 : index
   %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
@@ -417,8 +417,8 @@ func.func @tcgen05_ops(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle =
         !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
   tilegpu.mma_commit %bars[%c0] : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
   %sr = tilegpu.tmem_load %s : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
-      -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
-  tilegpu.tmem_store %p16, %p : tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>,
+      -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+  tilegpu.tmem_store %p16, %p : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>,
       !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
   tilegpu.tmem_mma %p, %v, %o, accumulate(%flag)
       : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>,

@@ -30,9 +30,17 @@ func.func private @wgmma(tensor<128x16xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
 
 // tcgen05.ld 32x32b: one row per lane, consecutive columns per register;
 // with 8 warps the two warps of a quadrant split the columns.
-// CHECK: tensor<128x8xf32, #tilegpu.tmem_lanes<warps = 4>>: 128 threads x 8 registers, each element held 1 time(s)
+// CHECK: tensor<128x8xf32, #tilegpu.tmem_lanes<acc, warps = 4>>: 128 threads x 8 registers, each element held 1 time(s)
 // CHECK-NEXT: warp 0 lane 0: (0, 0) (0, 1) (0, 2) (0, 3) (0, 4) (0, 5) (0, 6) (0, 7)
-// CHECK: tensor<128x8xf32, #tilegpu.tmem_lanes<warps = 8>>: 256 threads x 4 registers, each element held 1 time(s)
+// CHECK: tensor<128x8xf32, #tilegpu.tmem_lanes<acc, warps = 8>>: 256 threads x 4 registers, each element held 1 time(s)
 // CHECK-NEXT: warp 0 lane 0: (0, 0) (0, 1) (0, 2) (0, 3)
-func.func private @tmem(tensor<128x8xf32, #tilegpu.tmem_lanes<warps = 4>>,
-                        tensor<128x8xf32, #tilegpu.tmem_lanes<warps = 8>>)
+// Its vectors: a row's element in each thread of the row (twice with 8
+// warps), the columns of a thread's half in every lane.
+// CHECK: tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 8>>: 256 threads x 1 registers, each element held 2 time(s)
+// CHECK-NEXT: warp 0 lane 0: (0)
+// CHECK: tensor<8xf32, #tilegpu.tmem_lanes<cols, warps = 8>>: 256 threads x 4 registers, each element held 128 time(s)
+// CHECK-NEXT: warp 0 lane 0: (0) (1) (2) (3)
+func.func private @tmem(tensor<128x8xf32, #tilegpu.tmem_lanes<acc, warps = 4>>,
+                        tensor<128x8xf32, #tilegpu.tmem_lanes<acc, warps = 8>>,
+                        tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 8>>,
+                        tensor<8xf32, #tilegpu.tmem_lanes<cols, warps = 8>>)

@@ -184,6 +184,8 @@ void populateTurnToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
 /// mma.sync.
 void populateTcgen05ToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                    mlir::RewritePatternSet &patterns);
+void populateTmemLanesPatterns(TileGPUToNVVMTypeConverter &converter,
+                               mlir::RewritePatternSet &patterns);
 void populateWgmmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 /// The mma.sync family: mma, ldmatrix reads, layout moves, reductions,

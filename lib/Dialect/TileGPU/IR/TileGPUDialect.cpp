@@ -364,7 +364,7 @@ WgmmaLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape, int64_t warp,
 
 LogicalResult
 TmemLanesLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                            int64_t warps) {
+                            TmemLanesKind kind, int64_t warps) {
   if (warps != 4 && warps != 8 && warps != 16)
     return emitError() << "warps must be 4, 8 or 16 (whole quadrants), got "
                        << warps;
@@ -377,25 +377,36 @@ LogicalResult TmemLanesLayoutAttr::verifyTileShape(
     ArrayRef<int64_t> shape,
     function_ref<InFlightDiagnostic()> emitError) const {
   int64_t groups = getWarps() / 4;
-  if (shape.size() != 2 || shape[0] != 128)
+  TmemLanesKind kind = getKind();
+  size_t rank = kind == TmemLanesKind::Acc ? 2 : 1;
+  if (shape.size() != rank)
+    return emitError() << *this << " takes rank-" << rank << " tiles";
+  if (kind != TmemLanesKind::Cols && shape[0] != 128)
     return emitError() << *this
-                       << " needs a 128-row tile (one row per "
-                          "tensor-memory lane)";
-  if (shape[1] % groups)
+                       << " needs 128 rows (one row per tensor-memory lane)";
+  int64_t columns = shape.back();
+  if (kind != TmemLanesKind::Rows && columns % groups)
     return emitError() << *this << " splits the columns between " << groups
-                       << " warps per quadrant; " << shape[1]
+                       << " warps per quadrant; " << columns
                        << " columns do not split evenly";
   return success();
 }
 
 int64_t TmemLanesLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
-  return shape[1] / (getWarps() / 4);
+  if (getKind() == TmemLanesKind::Rows)
+    return 1;
+  return shape.back() / (getWarps() / 4);
 }
 
 SmallVector<int64_t> TmemLanesLayoutAttr::getElementCoordinates(
     ArrayRef<int64_t> shape, int64_t warp, int64_t lane, int64_t reg) const {
-  int64_t columns = shape[1] / (getWarps() / 4);
-  return {32 * (warp % 4) + lane, (warp / 4) * columns + reg};
+  int64_t row = 32 * (warp % 4) + lane;
+  if (getKind() == TmemLanesKind::Rows)
+    return {row};
+  int64_t column = (warp / 4) * (shape.back() / (getWarps() / 4)) + reg;
+  if (getKind() == TmemLanesKind::Cols)
+    return {column};
+  return {row, column};
 }
 
 /// A tensor in a register layout must have a shape the layout takes.

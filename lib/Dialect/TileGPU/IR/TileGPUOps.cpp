@@ -370,9 +370,10 @@ LogicalResult MmaCommitOp::verify() {
 static LogicalResult verifyTmemTransfer(Operation *op, Value value,
                                         BufferType buffer) {
   auto tile = cast<RankedTensorType>(value.getType());
-  if (!isa<TmemLanesLayoutAttr>(tile.getEncoding()))
-    return op->emitOpError()
-           << "moves tiles in #tilegpu.tmem_lanes, not " << tile.getEncoding();
+  auto lanes = dyn_cast<TmemLanesLayoutAttr>(tile.getEncoding());
+  if (!lanes || lanes.getKind() != TmemLanesKind::Acc)
+    return op->emitOpError() << "moves tiles in #tilegpu.tmem_lanes<acc>, not "
+                             << tile.getEncoding();
   if (buffer.isRing() || tile.getShape() != buffer.getShape())
     return op->emitOpError()
            << "moves a " << shapeString(tile.getShape())

@@ -163,26 +163,41 @@ def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
   }];
 }
 
+def TileGPU_TmemLanesKind : I32EnumAttr<"TmemLanesKind",
+    "the role of a tile in tcgen05 code, one row per thread", [
+    I32EnumAttrCase<"Acc", 0, "acc">,
+    I32EnumAttrCase<"Rows", 1, "rows">,
+    I32EnumAttrCase<"Cols", 2, "cols">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tiled_attn::tilegpu";
+}
+
 def TileGPU_TmemLanesLayoutAttr
     : TileGPU_Attr<"TmemLanesLayout", "tmem_lanes", [
     DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutAttrInterface>,
     DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let summary = "A register tile read from tensor memory by lane quadrants";
   let description = [{
-    What `tcgen05.ld .32x32b` gives: a warp reaches only the quadrant of 32
-    tensor-memory lanes (rows) numbered warp % 4, and each lane reads one
-    row, its registers being consecutive columns. `warps` (a multiple of 4)
-    warps cover the 128 rows; with 8 warps the two warps of a quadrant take
-    the left and right halves of the columns.
+    What `tcgen05.ld .32x32b` gives (`acc`, a 128 x N tile): a warp reaches
+    only the quadrant of 32 tensor-memory lanes (rows) numbered warp % 4,
+    and each lane reads one row, its registers being consecutive columns.
+    `warps` (4, 8 or 16) warps cover the 128 rows; with 8 or 16 the warps of
+    a quadrant split the columns evenly, in warp order. `rows` is a vector
+    over the 128 rows: each thread holds its row's one element (the warps of
+    a quadrant each hold it); `cols` is a vector over the columns: each
+    thread holds the elements of its columns, the same in every lane.
 
     Example:
 
     ```mlir
-    tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+    tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
     ```
   }];
-  let parameters = (ins "int64_t":$warps);
-  let assemblyFormat = "`<` struct($warps) `>`";
+  let parameters = (ins EnumParameter<TileGPU_TmemLanesKind>:$kind,
+                        "int64_t":$warps);
+  let assemblyFormat = "`<` $kind `,` struct($warps) `>`";
   let genVerifyDecl = 1;
 }
 

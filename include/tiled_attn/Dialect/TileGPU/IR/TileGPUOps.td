@@ -482,7 +482,7 @@ def TileGPU_TmemLoadOp : TileGPU_Op<"tmem_load",
 
     ```mlir
     %s = tilegpu.tmem_load %sbuf : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
-        -> tensor<128x128xf32, #tilegpu.tmem_lanes<warps = 4>>
+        -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
     ```
   }];
   let arguments = (ins TileGPU_TensorMemoryBuffer:$buffer);
@@ -506,7 +506,7 @@ def TileGPU_TmemStoreOp : TileGPU_Op<"tmem_store",
     Example:
 
     ```mlir
-    tilegpu.tmem_store %p, %pbuf : tensor<128x128xf16, #tilegpu.tmem_lanes<warps = 4>>,
+    tilegpu.tmem_store %p, %pbuf : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>,
         !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
     ```
   }];

@@ -1,0 +1,207 @@
+//===- TmemLanes.cpp - Reductions, broadcasts and masks, a row per thread -===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The tcgen05 family's register tiles (#tilegpu.tmem_lanes): each thread
+// holds one row of an accumulator (row 32 x (warp mod 4) + lane), its
+// registers consecutive columns, the warps of a quadrant splitting the
+// columns. A row reduction is then the thread's own registers, with no
+// shuffle at all, where one warp holds the whole row (4 warps); a
+// broadcast along the row repeats the thread's one element, along the
+// columns it is the thread's registers as they are; masks compare each
+// register's coordinates.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tile;
+using tiled_attn::tilegpu::TmemLanesKind;
+using tiled_attn::tilegpu::TmemLanesLayoutAttr;
+
+namespace {
+
+TmemLanesLayoutAttr lanesOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? dyn_cast_or_null<TmemLanesLayoutAttr>(tensor.getEncoding())
+                : nullptr;
+}
+
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
+  switch (kind) {
+  case ReduceKind::Max:
+    return arith::MaximumFOp::create(b, loc, x, y);
+  case ReduceKind::Min:
+    return arith::MinimumFOp::create(b, loc, x, y);
+  case ReduceKind::Sum:
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+  return {};
+}
+
+/// This thread's row (an index) and the first of its columns, plus the
+/// tile's offsets.
+struct RowAndColumn {
+  Value row, column;
+  RowAndColumn(OpBuilder &b, Location loc, TmemLanesLayoutAttr layout,
+               int64_t columns, Value rowOffset, Value colOffset) {
+    Value tid = threadIdInRole(b, loc);
+    Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+    Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+    Value quadrant = arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+    row = arith::AddIOp::create(
+        b, loc, rowOffset,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, quadrant, cIdx(b, loc, 32)),
+            lane));
+    Value group = arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+    column = arith::AddIOp::create(
+        b, loc, colOffset,
+        arith::MulIOp::create(b, loc, group,
+                              cIdx(b, loc, columns / (layout.getWarps() / 4))));
+  }
+};
+
+/// base + (0, 1, ..., n - 1), one index per register.
+Value consecutive(OpBuilder &b, Location loc, Value base, int64_t n) {
+  auto type = VectorType::get({n}, b.getIndexType());
+  SmallVector<int64_t> steps(n);
+  for (int64_t i = 0; i < n; ++i)
+    steps[i] = i;
+  Value offs = arith::ConstantOp::create(
+      b, loc, type, DenseElementsAttr::get(type, ArrayRef<int64_t>(steps)));
+  return arith::AddIOp::create(
+      b, loc, vector::BroadcastOp::create(b, loc, type, base), offs);
+}
+
+struct ReduceToTmemLanes final : OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TmemLanesLayoutAttr in = lanesOf(op.getInput().getType());
+    if (!in)
+      return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    TmemLanesLayoutAttr out = lanesOf(op.getType());
+    if (op.getAxis() != 1 || !out || out.getKind() != TmemLanesKind::Rows)
+      return op.emitError() << "GPU lowering: only row reductions of a "
+                               "tmem_lanes accumulator (along 1) are "
+                               "supported";
+    if (in.getWarps() != 4)
+      return op.emitError()
+             << "GPU lowering: a row reduction in " << in
+             << " would combine the column groups of " << in.getWarps() / 4
+             << " warps; it takes 4 warps (a warp per row)";
+    Location loc = op.getLoc();
+    auto inTy = cast<RankedTensorType>(op.getInput().getType());
+    int64_t regs = in.getRegisterCount(inTy.getShape());
+    // A balanced tree over the thread's registers.
+    SmallVector<Value> values;
+    for (int64_t r = 0; r < regs; ++r)
+      values.push_back(
+          vector::ExtractOp::create(rewriter, loc, adaptor.getInput(), r));
+    while (values.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < values.size(); i += 2)
+        next.push_back(
+            combine(rewriter, loc, op.getKind(), values[i], values[i + 1]));
+      if (values.size() % 2)
+        next.push_back(values.back());
+      values = std::move(next);
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
+        op, VectorType::get({1}, inTy.getElementType()), values);
+    return success();
+  }
+};
+
+struct BroadcastToTmemLanes final : OpConversionPattern<BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TmemLanesLayoutAttr out = lanesOf(op.getType());
+    if (!out)
+      return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    TmemLanesLayoutAttr in = lanesOf(op.getInput().getType());
+    TmemLanesKind expected =
+        op.getAxis() == 1 ? TmemLanesKind::Rows : TmemLanesKind::Cols;
+    if (out.getKind() != TmemLanesKind::Acc || !in ||
+        in.getKind() != expected || in.getWarps() != out.getWarps())
+      return op.emitError() << "GPU lowering: a broadcast in tmem_lanes "
+                               "takes a rows (along 1) or cols (along 0) "
+                               "vector of the accumulator's warps";
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    Value input = adaptor.getInput();
+    if (op.getAxis() == 1)
+      rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
+          op, type, vector::ExtractOp::create(rewriter, op.getLoc(), input, 0));
+    else
+      rewriter.replaceOp(op, input); // the thread's columns, as they are
+    return success();
+  }
+};
+
+struct CausalMaskToTmemLanes final : OpConversionPattern<CausalMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CausalMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TmemLanesLayoutAttr layout = lanesOf(op.getType());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    Location loc = op.getLoc();
+    int64_t columns = op.getType().getDimSize(1);
+    int64_t regs = layout.getRegisterCount(op.getType().getShape());
+    RowAndColumn at(rewriter, loc, layout, columns, adaptor.getRowOffset(),
+                    adaptor.getColOffset());
+    Value cols = consecutive(rewriter, loc, at.column, regs);
+    Value rows =
+        vector::BroadcastOp::create(rewriter, loc, cols.getType(), at.row);
+    rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::sle,
+                                               cols, rows);
+    return success();
+  }
+};
+
+struct BoundsMaskToTmemLanes final : OpConversionPattern<BoundsMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BoundsMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TmemLanesLayoutAttr layout = lanesOf(op.getType());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    if (layout.getKind() != TmemLanesKind::Cols)
+      return op.emitError() << "GPU lowering: bounds masks are over columns";
+    Location loc = op.getLoc();
+    int64_t columns = op.getType().getDimSize(0);
+    int64_t regs = layout.getRegisterCount(op.getType().getShape());
+    RowAndColumn at(rewriter, loc, layout, columns, cIdx(rewriter, loc, 0),
+                    adaptor.getOffsets()[0]);
+    Value cols = consecutive(rewriter, loc, at.column, regs);
+    Value limit = vector::BroadcastOp::create(rewriter, loc, cols.getType(),
+                                              adaptor.getLimits()[0]);
+    rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::slt,
+                                               cols, limit);
+    return success();
+  }
+};
+
+} // namespace
+
+void tiled_attn::populateTmemLanesPatterns(
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<ReduceToTmemLanes, BroadcastToTmemLanes, CausalMaskToTmemLanes,
+               BoundsMaskToTmemLanes>(converter, patterns.getContext());
+}
