@@ -56,14 +56,3 @@ std::string TargetInfo::knownChips() {
     s += (s.empty() ? "" : ", ") + t.chip.str();
   return s;
 }
-
-bool tiled_attn::isFamilyImplemented(Family family) {
-  return family == Family::MmaSync || family == Family::Wgmma;
-}
-
-Family TargetInfo::defaultFamily() const {
-  for (Family f : families)
-    if (isFamilyImplemented(f))
-      return f;
-  return families.front();
-}

@@ -48,13 +48,9 @@ struct TargetInfo {
   bool hasFamily(tilegpu::Family family) const {
     return llvm::is_contained(families, family);
   }
-  /// The fastest family of the chip that the compiler lowers today.
-  tilegpu::Family defaultFamily() const;
+  /// The chip's fastest family (the first of `families`).
+  tilegpu::Family defaultFamily() const { return families.front(); }
 };
-
-/// Whether the compiler has the lowering (layouts and patterns) of
-/// `family` yet.
-bool isFamilyImplemented(tilegpu::Family family);
 
 } // namespace tiled_attn
 

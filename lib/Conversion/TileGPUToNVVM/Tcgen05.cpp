@@ -31,7 +31,7 @@
 // - tilegpu.mma_commit: the same thread's tcgen05.commit to the mbarrier.
 // - tilegpu.tmem_load / tmem_store: tcgen05.ld/st .32x32b, each warp on
 //   its quadrant of lanes (lane bits 16-31 of the address: 32 x (warp mod
-//   4)), 32 columns per instruction at most, then tcgen05.wait::ld/st. The
+//   4)), 16 columns per instruction at most, then tcgen05.wait::ld/st. The
 //   PTX ISA orders a use of a loaded register after the load by the
 //   register scoreboard; the wait orders the load's reads of tensor memory
 //   before what the thread does after it (a later tcgen05.mma may overwrite
@@ -385,15 +385,17 @@ Value rowAndColumnOffset(OpBuilder &b, Location loc, TmemLanesLayoutAttr layout,
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
 }
 
-/// The pieces of `total` 32-bit columns a thread moves: 32 at a time, then
-/// powers of two.
+/// The pieces of `total` 32-bit columns a thread moves: 16 at a time, then
+/// powers of two. (Each .x32 instruction takes 32 registers in one aligned
+/// group: on a whole attention block ptxas then spilled at 168 registers
+/// used, D = 64, BLOCK_N = 64; with .x16 it needs 143 and spills nothing.)
 SmallVector<int64_t> columnChunks(int64_t total) {
   SmallVector<int64_t> chunks;
-  while (total >= 32) {
-    chunks.push_back(32);
-    total -= 32;
+  while (total >= 16) {
+    chunks.push_back(16);
+    total -= 16;
   }
-  for (int64_t c = 16; c >= 1; c /= 2)
+  for (int64_t c = 8; c >= 1; c /= 2)
     if (total >= c) {
       chunks.push_back(c);
       total -= c;

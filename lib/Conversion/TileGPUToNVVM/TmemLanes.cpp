@@ -12,7 +12,8 @@
 // shuffle at all, where one warp holds the whole row (4 warps); a
 // broadcast along the row repeats the thread's one element, along the
 // columns it is the thread's registers as they are; masks compare each
-// register's coordinates.
+// register's coordinates; a store writes the thread's row in 16-byte
+// pieces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -198,10 +201,59 @@ struct BoundsMaskToTmemLanes final : OpConversionPattern<BoundsMaskOp> {
   }
 };
 
+/// Each thread writes its row's registers in 16-byte pieces, each within
+/// the view's bounds.
+struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TmemLanesLayoutAttr layout = lanesOf(op.getValue().getType());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    if (layout.getKind() != TmemLanesKind::Acc || op.getMask() ||
+        op.getIndices().size() != 4)
+      return op.emitError() << "GPU lowering: stores take an unmasked "
+                               "accumulator tile into a rank-4 view";
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    int64_t regs = layout.getRegisterCount(type.getShape());
+    int64_t width = std::min<int64_t>(
+        regs, 128 / type.getElementType().getIntOrFloatBitWidth());
+    Value view = adaptor.getView();
+    ValueRange idx = adaptor.getIndices();
+    RowAndColumn at(
+        rewriter, loc, layout, type.getDimSize(1),
+        arith::MulIOp::create(rewriter, loc, idx[2],
+                              cIdx(rewriter, loc, type.getDimSize(0))),
+        arith::MulIOp::create(rewriter, loc, idx[3],
+                              cIdx(rewriter, loc, type.getDimSize(1))));
+    Value seqLen = memref::DimOp::create(rewriter, loc, view, 2);
+    Value colLen = memref::DimOp::create(rewriter, loc, view, 3);
+    for (int64_t r = 0; r < regs; r += width) {
+      Value col = arith::AddIOp::create(rewriter, loc, at.column,
+                                        cIdx(rewriter, loc, r));
+      Value inBounds =
+          pieceInBounds(rewriter, loc, at.row, seqLen, col, width, colLen);
+      Value piece =
+          extractRegisters(rewriter, loc, adaptor.getValue(), r, width);
+      auto ifOp = scf::IfOp::create(rewriter, loc, inBounds,
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      vector::StoreOp::create(rewriter, loc, piece, view,
+                              ValueRange{idx[0], idx[1], at.row, col});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void tiled_attn::populateTmemLanesPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ReduceToTmemLanes, BroadcastToTmemLanes, CausalMaskToTmemLanes,
-               BoundsMaskToTmemLanes>(converter, patterns.getContext());
+               BoundsMaskToTmemLanes, StoreFromTmemLanes>(
+      converter, patterns.getContext());
 }

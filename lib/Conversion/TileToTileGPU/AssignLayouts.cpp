@@ -9,8 +9,18 @@
 // elementwise op, the values a loop carries) form classes; the ops whose
 // encoding the matrix unit fixes (mma, row and column reductions and
 // broadcasts, masks, stores) seed them. Every class must end with exactly one
-// encoding: a register layout of the target's family, or a shared-memory
-// encoding for tiles that stay in shared memory.
+// encoding: a register layout of the target's family, a shared-memory
+// encoding for tiles that stay in shared memory, or (tcgen05) tensor memory.
+//
+// The tcgen05 family accumulates in tensor memory, where an accumulator
+// stays: the tiles that live there are the mma's accumulator and result,
+// what loops and branches carry of them, and, where an accumulator is
+// scaled by a row broadcast on its way to the next mma (the correction of
+// O), the tile scaled and the product. Where such a tile meets a register
+// op (S read by the softmax, O by the correction and the epilogue) a
+// tile.convert_layout marks the move (tcgen05.ld); so it does where a tile
+// computed in registers goes there (the corrected O; P, which the mma reads
+// from tensor memory packed two to a column: tcgen05.st).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +44,9 @@ using tiled_attn::tilegpu::Family;
 using tiled_attn::tilegpu::MmaSyncKind;
 using tiled_attn::tilegpu::MmaSyncLayoutAttr;
 using tiled_attn::tilegpu::SharedEncodingAttr;
+using tiled_attn::tilegpu::TensorMemoryEncodingAttr;
+using tiled_attn::tilegpu::TmemLanesKind;
+using tiled_attn::tilegpu::TmemLanesLayoutAttr;
 using tiled_attn::tilegpu::WgmmaKind;
 using tiled_attn::tilegpu::WgmmaLayoutAttr;
 
@@ -81,6 +94,15 @@ struct FamilyLayouts {
   Attribute reg(MmaSyncKind kind) const {
     if (family == Family::MmaSync)
       return MmaSyncLayoutAttr::get(ctx, kind, warps);
+    if (family == Family::Tcgen05) {
+      // An mma operand never sits in tcgen05's registers; P moves to tensor
+      // memory.
+      assert(kind != MmaSyncKind::OperandA && "tcgen05 reads A from memory");
+      TmemLanesKind lanes = kind == MmaSyncKind::Rows   ? TmemLanesKind::Rows
+                            : kind == MmaSyncKind::Cols ? TmemLanesKind::Cols
+                                                        : TmemLanesKind::Acc;
+      return TmemLanesLayoutAttr::get(ctx, lanes, warps);
+    }
     WgmmaKind wgmma = kind == MmaSyncKind::Acc    ? WgmmaKind::Acc
                       : kind == MmaSyncKind::Rows ? WgmmaKind::Rows
                       : kind == MmaSyncKind::Cols ? WgmmaKind::Cols
@@ -96,7 +118,117 @@ struct FamilyLayouts {
                ? tiled_attn::mmaSyncSharedEncoding(ctx, transposed)
                : tiled_attn::tmaSharedEncoding(ctx, transposed);
   }
+  /// tcgen05: a tile in tensor memory (`packed`: 16-bit, two to a column).
+  Attribute tensorMemory(bool packed = false) const {
+    return TensorMemoryEncodingAttr::get(ctx, packed);
+  }
 };
+
+bool isRowBroadcast(Value v) {
+  auto bcast = v.getDefiningOp<BroadcastOp>();
+  return bcast && bcast.getAxis() == 1;
+}
+
+/// The tiles of a tcgen05 kernel that live in tensor memory, with the moves
+/// to and from registers made explicit (see the file header).
+class TensorMemoryPlacement {
+public:
+  explicit TensorMemoryPlacement(func::FuncOp func) : func(func) {}
+  LogicalResult run();
+  bool contains(Value v) const { return resident.contains(v); }
+
+private:
+  bool isResidentUse(OpOperand &use) const;
+  func::FuncOp func;
+  llvm::SetVector<Value> resident;
+};
+
+/// Whether `use` of a resident tile keeps it in tensor memory: as an mma's
+/// accumulator, or handed on by a loop or a branch.
+bool TensorMemoryPlacement::isResidentUse(OpOperand &use) const {
+  Operation *user = use.getOwner();
+  if (auto mma = dyn_cast<MmaOp>(user))
+    return &use == &mma.getAccMutable();
+  if (isa<scf::YieldOp>(user))
+    return isa<scf::ForOp, scf::IfOp>(user->getParentOp());
+  if (auto loop = dyn_cast<scf::ForOp>(user))
+    return use.getOperandNumber() >= loop.getNumControlOperands();
+  return false;
+}
+
+LogicalResult TensorMemoryPlacement::run() {
+  // A constant accumulator gets a copy of its own: its encoding is tensor
+  // memory, whatever else reads the same constant.
+  func.walk([&](MmaOp mma) {
+    auto cst = mma.getAcc().getDefiningOp<arith::ConstantOp>();
+    if (cst && !cst->hasOneUse()) {
+      OpBuilder b(mma);
+      mma.getAccMutable().assign(b.clone(*cst)->getResult(0));
+    }
+  });
+  func.walk([&](MmaOp mma) {
+    resident.insert(mma.getAcc());
+    resident.insert(mma.getResult());
+  });
+  // What loops and branches tie to a resident tile, and the tile a
+  // correction that gives one scales, reside too.
+  for (bool changed = true; changed;) {
+    changed = false;
+    func.walk([&](Operation *op) {
+      forEachRegionTie(op, [&](Value a, Value b) {
+        if (contains(a) != contains(b)) {
+          resident.insert(a);
+          resident.insert(b);
+          changed = true;
+        }
+      });
+      auto mul = dyn_cast<arith::MulFOp>(op);
+      if (!mul || !contains(mul.getResult()))
+        return;
+      Value lhs = mul.getLhs(), rhs = mul.getRhs();
+      Value scaled = isRowBroadcast(rhs)   ? lhs
+                     : isRowBroadcast(lhs) ? rhs
+                                           : Value();
+      if (scaled)
+        changed |= resident.insert(scaled);
+    });
+  }
+  // A resident tile defined by a register op moves there after it.
+  for (Value v : llvm::to_vector(resident)) {
+    Operation *def = v.getDefiningOp();
+    if (!def || isa<MmaOp, arith::ConstantOp, scf::ForOp, scf::IfOp>(def))
+      continue;
+    OpBuilder b(def->getContext());
+    b.setInsertionPointAfter(def);
+    auto move = ConvertLayoutOp::create(b, def->getLoc(), v.getType(), v);
+    v.replaceAllUsesExcept(move, move);
+    resident.remove(v);
+    resident.insert(move);
+  }
+  // Register ops read one through a move (tcgen05.ld), one per tile, just
+  // before the first of them in the tile's block.
+  for (Value v : llvm::to_vector(resident)) {
+    SmallVector<OpOperand *> reads;
+    for (OpOperand &use : v.getUses())
+      if (!isResidentUse(use) && !isa<ConvertLayoutOp>(use.getOwner()))
+        reads.push_back(&use);
+    if (reads.empty())
+      continue;
+    Block *block = isa<BlockArgument>(v) ? cast<BlockArgument>(v).getOwner()
+                                         : v.getDefiningOp()->getBlock();
+    Operation *first = nullptr;
+    for (OpOperand *use : reads) {
+      Operation *reader = block->findAncestorOpInBlock(*use->getOwner());
+      if (!first || reader->isBeforeInBlock(first))
+        first = reader;
+    }
+    OpBuilder b(first);
+    Value move = ConvertLayoutOp::create(b, v.getLoc(), v.getType(), v);
+    for (OpOperand *use : reads)
+      use->set(move);
+  }
+  return success();
+}
 
 class LayoutAssignment {
 public:
@@ -119,11 +251,14 @@ private:
     seeds.emplace_back(v, l);
   }
   LogicalResult visit(Operation *op);
+  LogicalResult visitTcgen05Mma(MmaOp mma);
   LogicalResult checkShape(Value v, Attribute l);
+  bool isTcgen05() const { return family.family == Family::Tcgen05; }
 
   func::FuncOp func;
   FamilyLayouts family;
   bool smemLhs;
+  std::optional<TensorMemoryPlacement> tensorMemory;
   llvm::EquivalenceClasses<Value> classes;
   SmallVector<std::pair<Value, Attribute>> seeds;
 };
@@ -165,6 +300,8 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     // reads it at every k-step (untransposed only: ldmatrix.trans would be
     // needed otherwise). wgmma always reads such a lhs (Q) from shared
     // memory.
+    if (isTcgen05())
+      return visitTcgen05Mma(mma);
     auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>();
     bool lhsShared = smemLhs || family.family == Family::Wgmma;
     if (lhsShared && lhsLoad && !lhsLoad.getTranspose())
@@ -221,6 +358,27 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   return success();
 }
 
+/// tcgen05 reads A from shared memory (Q, as TMA loads it) or from tensor
+/// memory (P, packed), B from shared memory, and accumulates in tensor
+/// memory.
+LogicalResult LayoutAssignment::visitTcgen05Mma(MmaOp mma) {
+  if (auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>()) {
+    if (lhsLoad.getTranspose())
+      return mma.emitError() << "tilegpu-assign-layouts: tcgen05 reads its "
+                                "lhs from an untransposed shared tile or "
+                                "from tensor memory, not from a transposed "
+                                "load";
+    seed(mma.getLhs(), shared());
+  } else {
+    seed(mma.getLhs(), family.tensorMemory(/*packed=*/true));
+  }
+  seed(mma.getRhs(),
+       shared(tiled_attn::stagingLoad(mma.getRhs()).getTranspose()));
+  seed(mma.getAcc(), family.tensorMemory());
+  seed(mma.getResult(), family.tensorMemory());
+  return success();
+}
+
 LogicalResult LayoutAssignment::checkShape(Value v, Attribute l) {
   auto type = cast<RankedTensorType>(v.getType());
   auto emit = [&] {
@@ -232,6 +390,17 @@ LogicalResult LayoutAssignment::checkShape(Value v, Attribute l) {
       return emit() << "a tile of shape " << type
                     << " in shared memory needs both dimensions multiples of "
                        "16";
+    return success();
+  }
+  if (auto tmem = dyn_cast<TensorMemoryEncodingAttr>(l)) {
+    int64_t columns = type.getRank() == 2
+                          ? type.getDimSize(1) / (tmem.getPacked() ? 2 : 1)
+                          : 0;
+    if (type.getRank() != 2 || type.getDimSize(0) != 128 || columns < 16 ||
+        columns > 512)
+      return emit() << "a tile of shape " << type
+                    << " in tensor memory needs 128 rows (the lanes) and "
+                       "16 to 512 columns";
     return success();
   }
   return cast<tiled_attn::tilegpu::DistributedLayoutAttrInterface>(l)
@@ -250,11 +419,27 @@ LogicalResult LayoutAssignment::run() {
     mma.getLhsMutable().assign(convert);
   });
 
+  if (isTcgen05()) {
+    tensorMemory.emplace(func);
+    if (failed(tensorMemory->run()))
+      return failure();
+  }
   WalkResult walk = func.walk([&](Operation *op) {
     return failed(visit(op)) ? WalkResult::interrupt() : WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return failure();
+  if (tensorMemory)
+    func.walk([&](Operation *op) {
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            if (tensorMemory->contains(arg))
+              seed(arg, family.tensorMemory());
+      for (Value result : op->getResults())
+        if (tensorMemory->contains(result))
+          seed(result, family.tensorMemory());
+    });
 
   llvm::DenseMap<Value, Attribute> chosen;
   for (auto [value, l] : seeds) {
@@ -307,6 +492,14 @@ LogicalResult LayoutAssignment::run() {
           tiled_attn::tilegpu::getQuadFragmentLayout(fromLayout);
       MmaSyncLayoutAttr to =
           tiled_attn::tilegpu::getQuadFragmentLayout(toLayout);
+      // tcgen05: an accumulator to or from tensor memory (tcgen05.ld/st).
+      auto lanes = [](Attribute l) {
+        auto attr = dyn_cast<TmemLanesLayoutAttr>(l);
+        return attr && attr.getKind() == TmemLanesKind::Acc;
+      };
+      if ((isa<TensorMemoryEncodingAttr>(fromLayout) && lanes(toLayout)) ||
+          (lanes(fromLayout) && isa<TensorMemoryEncodingAttr>(toLayout)))
+        return WalkResult::advance();
       bool sameRegs = from && to &&
                       fromLayout.getTypeID() == toLayout.getTypeID() &&
                       (from == to || (from.getKind() == MmaSyncKind::Acc &&
@@ -337,10 +530,11 @@ struct TileGPUAssignLayoutsPass final
       return signalPassFailure();
     }
     Family familyKind = target.getFamily();
-    if (familyKind == Family::Tcgen05) {
+    if (familyKind == Family::Tcgen05 && warps != 4) {
       getOperation().emitError()
-          << "tilegpu-assign-layouts: no layouts for the "
-          << tiled_attn::tilegpu::stringifyFamily(familyKind) << " family yet";
+          << "tilegpu-assign-layouts: tcgen05 kernels run on 4 warps (a "
+             "thread per row of the 128 tensor-memory lanes), got "
+          << int64_t{warps};
       return signalPassFailure();
     }
     if (familyKind == Family::MmaSync && warps != 1 && warps != 2 &&

@@ -496,8 +496,7 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
         // mbarrier is armed again and its buffer rewritten.
         if (!load->getParentOfType<scf::ForOp>() &&
             !matchPattern(count, m_Zero()))
-          waitForLoad(b, loc, barriers, count, slots, /*previous=*/true,
-                      slot);
+          waitForLoad(b, loc, barriers, count, slots, /*previous=*/true, slot);
         gpu::BarrierOp::create(b, loc);
       }
       Value copy = TmaLoadOp::create(b, loc, type, map, load.getIndices(),
@@ -931,8 +930,13 @@ LogicalResult SharedMemoryMaterializer::run() {
   for (auto &[value, ticket] : tickets)
     insertTmaWait(value, ticket);
 
+  // (tcgen05's mma, which accumulates in tensor memory, is
+  // materializeTensorMemory's.)
   SmallVector<tile::MmaOp> mmas;
-  func.walk([&](tile::MmaOp mma) { mmas.push_back(mma); });
+  func.walk([&](tile::MmaOp mma) {
+    if (!isa<TensorMemoryEncodingAttr>(mma.getType().getEncoding()))
+      mmas.push_back(mma);
+  });
   for (tile::MmaOp mma : mmas)
     if (failed(rewriteMma(mma)))
       return failure();
@@ -946,7 +950,9 @@ LogicalResult SharedMemoryMaterializer::run() {
     OpBuilder b(func.front().getTerminator());
     drainTma(b, func.getLoc());
   }
-  return success();
+  // tcgen05: the accumulators and P move to tensor memory, and the mma
+  // with them (last: it rebuilds the loops that carry the mma's count).
+  return materializeTensorMemory(func);
 }
 
 struct ConvertTileToTileGPUPass final

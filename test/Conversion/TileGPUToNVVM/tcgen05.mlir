@@ -48,16 +48,17 @@
 // CHECK-COUNT-4: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %[[IDESC_S]], %{{.*}} {ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.tcgen05_mma_kind<f16>} : (!llvm.ptr<6>, i64, i64, i32, i1)
 // CHECK: nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
 
-// S read by each warp's quadrant: 128 columns, four loads of 32, one wait.
+// S read by each warp's quadrant: 128 columns, eight loads of 16, one
+// wait.
 // CHECK: nvvm.tcgen05.fence <after>
-// CHECK-COUNT-4: nvvm.tcgen05.ld %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<32xi32>
+// CHECK-COUNT-8: nvvm.tcgen05.ld %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<16xi32>
 // CHECK-NEXT: nvvm.tcgen05.wait <load>
 // CHECK-NEXT: nvvm.tcgen05.fence <before>
 
-// P, 128 f16 per row packed into 64 columns: two stores of 32.
+// P, 128 f16 per row packed into 64 columns: four stores of 16.
 // CHECK: arith.truncf %{{.*}} : vector<128xf32> to vector<128xf16>
 // CHECK: vector.bitcast %{{.*}} : vector<128xf16> to vector<64xi32>
-// CHECK-COUNT-2: nvvm.tcgen05.st %{{.*}}, %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<32xi32>
+// CHECK-COUNT-4: nvvm.tcgen05.st %{{.*}}, %{{.*}} {shape = #nvvm.tcgen05_ldst_shape<shape_32x32b>} : vector<16xi32>
 // CHECK-NEXT: nvvm.tcgen05.wait <store>
 // CHECK-NEXT: nvvm.tcgen05.fence <before>
 
@@ -68,10 +69,10 @@
 // CHECK: nvvm.tcgen05.commit
 
 // The correction: O loaded (64 columns), scaled, stored back.
-// CHECK-COUNT-2: nvvm.tcgen05.ld %{{.*}} : vector<32xi32>
+// CHECK-COUNT-4: nvvm.tcgen05.ld %{{.*}} : vector<16xi32>
 // CHECK: nvvm.tcgen05.wait <load>
 // CHECK: arith.mulf %{{.*}} : vector<64xf32>
-// CHECK-COUNT-2: nvvm.tcgen05.st
+// CHECK-COUNT-4: nvvm.tcgen05.st
 // CHECK: nvvm.tcgen05.wait <store>
 
 // At the end (after the store's own fence): fence, barrier, warp 0
@@ -113,9 +114,9 @@
 // PTX-COUNT-4: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r{{[0-9]+}}], %rd{{[0-9]+}}, %rd{{[0-9]+}}, %r{{[0-9]+}}, %p{{[0-9]+}};
 // PTX-NEXT: tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64
 // PTX: mbarrier.try_wait.parity.shared.b64
-// PTX-COUNT-4: tcgen05.ld.sync.aligned.32x32b.x32.b32
+// PTX-COUNT-8: tcgen05.ld.sync.aligned.32x32b.x16.b32
 // PTX: tcgen05.wait::ld.sync.aligned
-// PTX-COUNT-2: tcgen05.st.sync.aligned.32x32b.x32.b32
+// PTX-COUNT-4: tcgen05.st.sync.aligned.32x32b.x16.b32
 // PTX: tcgen05.wait::st.sync.aligned
 // PTX-COUNT-8: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r{{[0-9]+}}], [%r{{[0-9]+}}], %rd{{[0-9]+}}, %r{{[0-9]+}}, %p{{[0-9]+}};
 // PTX: tcgen05.dealloc.cta_group::1.sync.aligned.b32

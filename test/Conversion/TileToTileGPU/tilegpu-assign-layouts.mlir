@@ -471,16 +471,3 @@ func.func @smem_lhs_transposed_load(%q: !tile.view<?x?x?x64xf16>,
 func.func @negative_no_target(%o: !tile.view<?x?x?x16xf16>) {
   return
 }
-
-// -----
-
-// mma.sync and wgmma have layouts; tcgen05 not yet. tilegpu-attach-target
-// refuses the families that are not lowered yet, so the target is written
-// out here.
-
-module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
-  // TARGET: targets.mlir:[[@LINE+1]]:3: error: tilegpu-assign-layouts: no layouts for the tcgen05 family yet
-  func.func @negative_tcgen05_family(%o: !tile.view<?x?x?x16xf16>) {
-    return
-  }
-}

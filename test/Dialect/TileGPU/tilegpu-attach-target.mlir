@@ -8,10 +8,9 @@
 // RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_100a" \
 // RUN:   | FileCheck %s --check-prefix=SM100A
 // RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_100a family=mma_sync" \
-// RUN:   | FileCheck %s --check-prefix=SM100A
+// RUN:   | FileCheck %s --check-prefix=SM100A-MMA
 
-// Errors: an unknown chip, an unknown family, a family the chip lacks, and
-// one the chip has but the compiler does not lower yet.
+// Errors: an unknown chip, an unknown family, a family the chip lacks.
 // RUN: echo 'module {}' | not tiled-attn-opt --tilegpu-attach-target="chip=sm_70" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CHIP
 // RUN: echo 'module {}' | not tiled-attn-opt --tilegpu-attach-target="chip=sm_90a family=hmma" 2>&1 \
@@ -20,8 +19,6 @@
 // RUN:   | FileCheck %s --check-prefix=LACKS
 // RUN: echo 'module {}' | not tiled-attn-opt --tilegpu-attach-target="chip=sm_90a family=tcgen05" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=LACKS-TCGEN05
-// RUN: echo 'module {}' | not tiled-attn-opt --tilegpu-attach-target="chip=sm_100a family=tcgen05" 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=NOT-IMPLEMENTED-TCGEN05
 
 // On the generated kernel: the chosen target reaches the module, and the
 // layouts assigned after it are mma.sync's.
@@ -42,9 +39,9 @@
 // WGMMA: tilegpu.mma {{.*}} -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
 
 // The pass records the chip and its family on the module; the default chip
-// is sm_80, and the default family is the chip's fastest that the compiler
-// lowers: wgmma on sm_90a, mma_sync everywhere else today, even on sm_100a
-// (tcgen05). Naming mma_sync on sm_100a gives the same.
+// is sm_80, and the default family is the chip's fastest: wgmma on sm_90a,
+// tcgen05 on sm_100a, mma_sync everywhere else. A chip's other family may
+// be named (mma_sync on sm_90a and sm_100a).
 
 // CHECK: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>}
 // CHECK-LABEL: func.func @kernel
@@ -54,15 +51,16 @@
 // SM90A-LABEL: func.func @kernel
 // SM90A-MMA: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mma_sync>}
 // SM90A-MMA-LABEL: func.func @kernel
-// SM100A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
+// SM100A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>}
 // SM100A-LABEL: func.func @kernel
+// SM100A-MMA: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
+// SM100A-MMA-LABEL: func.func @kernel
 
 // The errors (on an empty module).
 // CHIP: error: tilegpu-attach-target: unknown chip 'sm_70' (known: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a, sm_121a)
 // FAMILY: error: tilegpu-attach-target: unknown family 'hmma' (mma_sync, wgmma, tcgen05)
 // LACKS: error: tilegpu-attach-target: sm_80 has no wgmma matrix units
 // LACKS-TCGEN05: error: tilegpu-attach-target: sm_90a has no tcgen05 matrix units
-// NOT-IMPLEMENTED-TCGEN05: error: tilegpu-attach-target: the tcgen05 family is not implemented yet
 module {
   func.func @kernel(%q: !tile.view<?x?x?x64xf16>) {
     return
@@ -82,8 +80,10 @@ module {
 // SM90A-LABEL: func.func @retarget
 // SM90A-MMA: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mma_sync>}
 // SM90A-MMA-LABEL: func.func @retarget
-// SM100A: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
+// SM100A: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>}
 // SM100A-LABEL: func.func @retarget
+// SM100A-MMA: module attributes {gpu.container_module, tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
+// SM100A-MMA-LABEL: func.func @retarget
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_89", family = mma_sync>, gpu.container_module} {
   func.func @retarget(%q: !tile.view<?x?x?x64xf16>) {
     return
@@ -100,8 +100,10 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_89", family = mma
 // SM86-LABEL: func.func private @declared
 // SM90A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>}
 // SM90A-LABEL: func.func private @declared
-// SM100A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
+// SM100A: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>}
 // SM100A-LABEL: func.func private @declared
+// SM100A-MMA: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
+// SM100A-MMA-LABEL: func.func private @declared
 module {
   func.func private @declared(!tile.view<?x?x?x64xf16>)
 }

@@ -16,6 +16,8 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 namespace tiled_attn {
 
 /// The load that stages `value` in shared memory: its definition, or, for a
@@ -34,6 +36,13 @@ tilegpu::SharedEncodingAttr mmaSyncSharedEncoding(mlir::MLIRContext *ctx,
 /// mma.sync family's ldmatrix, with `tma`).
 tilegpu::SharedEncodingAttr tmaSharedEncoding(mlir::MLIRContext *ctx,
                                               bool transposed = false);
+
+/// The tcgen05 family: tiles with a #tilegpu.tensor_memory encoding become
+/// tensor-memory buffers, tile.mma a tilegpu.tmem_mma with its commit and
+/// wait, the moves to and from registers tilegpu.tmem_load/tmem_store (see
+/// TensorMemory.cpp). The operands the mma reads from shared memory must be
+/// buffers already.
+mlir::LogicalResult materializeTensorMemory(mlir::func::FuncOp func);
 
 } // namespace tiled_attn
 

@@ -47,12 +47,6 @@ struct TileGPUAttachTargetPass final
                          << stringifyFamily(chosen) << " matrix units";
       return signalPassFailure();
     }
-    if (!isFamilyImplemented(chosen)) {
-      module.emitError() << "tilegpu-attach-target: the "
-                         << stringifyFamily(chosen)
-                         << " family is not implemented yet";
-      return signalPassFailure();
-    }
     module->setAttr(TileGPUDialect::getTargetAttrName(),
                     TargetAttr::get(&getContext(), chip, chosen));
   }

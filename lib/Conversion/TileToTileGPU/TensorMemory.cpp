@@ -1,0 +1,339 @@
+//===- TensorMemory.cpp - Tensor memory for the tcgen05 family ------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// After tilegpu-assign-layouts a tcgen05 kernel's accumulators are tiles
+// with a #tilegpu.tensor_memory encoding. Here each becomes a buffer in
+// tensor memory:
+// - the tiles one accumulator is over time (what a loop carries or a branch
+//   returns, the mma's accumulator and result) share one buffer: a move of
+//   the corrected O back to tensor memory rewrites the buffer the
+//   uncorrected one was read from;
+// - tile.mma becomes tilegpu.tmem_mma into that buffer, after a CTA barrier
+//   (every thread's tensor-memory stores, and its reads of what the mma
+//   overwrites, come first), then tilegpu.mma_commit to the kernel's mma
+//   mbarrier and a wait on it: the mma completes before the threads go on
+//   (overlapping it with the softmax is the job of warp roles);
+// - a zero accumulator is the mma's accumulate(false); any other constant
+//   is stored into the buffer where it is defined;
+// - a move to registers is a tilegpu.tmem_load; a move from registers (P,
+//   the corrected O) a tilegpu.tmem_store, placed right after the value is
+//   computed, so that its registers are free before the mma.
+// The k-th commit completes phase k mod 2 of the mbarrier: the count of
+// commits is carried through loops and branches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Conversion/TileToTileGPU/TileToTileGPU.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/Tile/Transforms/RegionTies.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+namespace {
+
+TensorMemoryEncodingAttr tensorMemoryOf(Type type) {
+  auto tile = dyn_cast<RankedTensorType>(type);
+  return tile ? dyn_cast_or_null<TensorMemoryEncodingAttr>(tile.getEncoding())
+              : nullptr;
+}
+
+/// The register tile that tcgen05.ld gives for a tile in tensor memory.
+RankedTensorType registerType(RankedTensorType tile) {
+  return RankedTensorType::get(tile.getShape(), tile.getElementType(),
+                               TmemLanesLayoutAttr::get(tile.getContext(),
+                                                        TmemLanesKind::Acc,
+                                                        /*warps=*/4));
+}
+
+bool isZero(Value v) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  auto dense = cst ? dyn_cast<DenseElementsAttr>(cst.getValue()) : nullptr;
+  return dense && dense.isSplat() && dense.getSplatValue<APFloat>().isPosZero();
+}
+
+class TensorMemoryMaterializer {
+public:
+  explicit TensorMemoryMaterializer(func::FuncOp func) : func(func) {}
+  LogicalResult run();
+
+private:
+  /// The buffer of a tile in tensor memory (null for a zero that only
+  /// starts an mma).
+  Value bufferOf(Value tile) const { return bufferFor.lookup(tile); }
+  void collect();
+  void allocate();
+  LogicalResult rewrite(Operation *op);
+  void retype();
+  LogicalResult insertWaits(Block &block, Value &count);
+
+  func::FuncOp func;
+  llvm::EquivalenceClasses<Value> classes;
+  /// Each tile in tensor memory (of the IR before the rewrite) and its
+  /// buffer.
+  llvm::DenseMap<Value, Value> bufferFor;
+  Value barrier; // the mma mbarrier
+};
+
+/// The tiles in tensor memory and the accumulators they are.
+void TensorMemoryMaterializer::collect() {
+  auto unify = [&](Value a, Value b) {
+    if (tensorMemoryOf(a.getType()) && tensorMemoryOf(b.getType()))
+      classes.unionSets(a, b);
+  };
+  func.walk([&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (tensorMemoryOf(arg.getType()))
+            classes.insert(arg);
+    for (Value result : op->getResults())
+      if (tensorMemoryOf(result.getType()))
+        classes.insert(result);
+    tile::forEachRegionTie(op, unify);
+    if (auto mma = dyn_cast<tile::MmaOp>(op); mma && !isZero(mma.getAcc()))
+      unify(mma.getAcc(), mma.getResult());
+  });
+}
+
+/// One buffer per accumulator, at the top of the kernel, and the mma
+/// mbarrier.
+void TensorMemoryMaterializer::allocate() {
+  OpBuilder b = OpBuilder::atBlockBegin(&func.front());
+  Location loc = func.getLoc();
+  for (auto it = classes.begin(); it != classes.end(); ++it) {
+    if (!(*it)->isLeader())
+      continue;
+    Value leader = (*it)->getData();
+    auto tile = cast<RankedTensorType>(leader.getType());
+    // A zero that only starts an mma needs no buffer.
+    if (isZero(leader) &&
+        std::next(classes.member_begin(**it)) == classes.member_end() &&
+        llvm::all_of(leader.getUsers(),
+                     [](Operation *u) { return isa<tile::MmaOp>(u); }))
+      continue;
+    auto type = BufferType::get(b.getContext(), tile.getShape(),
+                                tile.getElementType(), tile.getEncoding());
+    Value buffer = AllocOp::create(b, loc, type, IntegerAttr());
+    for (auto member = classes.member_begin(**it);
+         member != classes.member_end(); ++member)
+      bufferFor[*member] = buffer;
+  }
+  auto barrierType =
+      BufferType::get(b.getContext(), {1}, b.getI64Type(),
+                      SharedEncodingAttr::get(b.getContext(), 0, 0, false));
+  barrier = AllocOp::create(b, loc, barrierType, IntegerAttr());
+  MBarrierInitOp::create(b, loc, barrier,
+                         arith::ConstantIndexOp::create(b, loc, 0),
+                         b.getI64IntegerAttr(1));
+  gpu::BarrierOp::create(b, loc);
+}
+
+LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
+  Location loc = op->getLoc();
+  OpBuilder b(op);
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    Value buffer = bufferOf(cst);
+    if (!buffer)
+      return success(); // a register constant, or accumulate(false)
+    b.setInsertionPointAfter(cst);
+    auto type = registerType(cast<RankedTensorType>(cst.getType()));
+    auto value = arith::ConstantOp::create(
+        b, loc, type, cast<DenseElementsAttr>(cst.getValue()).reshape(type));
+    TmemStoreOp::create(b, loc, value, buffer);
+    return success();
+  }
+  if (auto mma = dyn_cast<tile::MmaOp>(op)) {
+    Value acc = bufferOf(mma.getResult());
+    Value lhs = mma.getLhs();
+    if (tensorMemoryOf(lhs.getType()))
+      lhs = bufferOf(lhs);
+    if (!isa<BufferType>(lhs.getType()) ||
+        !isa<BufferType>(mma.getRhs().getType()))
+      return mma.emitError() << "convert-tile-to-tilegpu: tcgen05 reads the "
+                                "operands of tile.mma from shared or tensor "
+                                "memory (run tilegpu-assign-layouts first)";
+    Value accumulate = arith::ConstantIntOp::create(
+        b, loc, b.getI1Type(), isZero(mma.getAcc()) ? 0 : 1);
+    gpu::BarrierOp::create(b, loc);
+    TmemMmaOp::create(b, loc, lhs, mma.getRhs(), acc, accumulate);
+    MmaCommitOp::create(b, loc, barrier,
+                        arith::ConstantIndexOp::create(b, loc, 0));
+    // Loops and branches hand the buffer on (retype gives them its type).
+    mma.getResult().replaceAllUsesWith(acc);
+    mma.erase();
+    return success();
+  }
+  auto move = dyn_cast<tile::ConvertLayoutOp>(op);
+  if (!move)
+    return success();
+  if (!tensorMemoryOf(move.getType())) {
+    // The tile's buffer, or the buffer an mma before it was rewritten to.
+    Value buffer = move.getInput();
+    if (!isa<BufferType>(buffer.getType()))
+      buffer = bufferOf(buffer);
+    Value loaded = TmemLoadOp::create(b, loc, move.getType(), buffer);
+    move.replaceAllUsesWith(loaded);
+    move.erase();
+    return success();
+  }
+  // To tensor memory, as soon as the value is computed in the same block.
+  Operation *def = move.getInput().getDefiningOp();
+  if (def && def->getBlock() == move->getBlock())
+    b.setInsertionPointAfter(def);
+  Value buffer = bufferOf(move.getResult());
+  TmemStoreOp::create(b, loc, move.getInput(), buffer);
+  move.getResult().replaceAllUsesWith(buffer);
+  move.erase();
+  return success();
+}
+
+/// Loops and branches that carried tiles in tensor memory carry their
+/// buffers: every use now names the buffer itself.
+void TensorMemoryMaterializer::retype() {
+  func.walk([&](Operation *op) {
+    auto swap = [&](Value v) {
+      if (!tensorMemoryOf(v.getType()))
+        return;
+      Value buffer = bufferOf(v);
+      v.setType(buffer.getType());
+      v.replaceAllUsesWith(buffer);
+    };
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          swap(arg);
+    if (isa<scf::ForOp, scf::IfOp>(op))
+      for (Value result : op->getResults())
+        swap(result);
+  });
+  // Constants that started an accumulator are stored; the tiles are gone.
+  SmallVector<arith::ConstantOp> constants;
+  func.walk([&](arith::ConstantOp cst) {
+    if (tensorMemoryOf(cst.getType()))
+      constants.push_back(cst);
+  });
+  for (arith::ConstantOp cst : constants) {
+    if (Value buffer = bufferOf(cst))
+      cst.replaceAllUsesWith(buffer);
+    cst.erase();
+  }
+}
+
+/// After each mma commit, a wait for its phase of the mbarrier: `count`
+/// commits came before it. Loops and branches that commit carry the count.
+LogicalResult TensorMemoryMaterializer::insertWaits(Block &block,
+                                                    Value &count) {
+  auto commits = [](Operation *op) {
+    return op->walk([](MmaCommitOp) { return WalkResult::interrupt(); })
+        .wasInterrupted();
+  };
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    Location loc = op.getLoc();
+    if (isa<MmaCommitOp>(op)) {
+      OpBuilder b(op.getContext());
+      b.setInsertionPointAfter(&op);
+      Value phase = arith::TruncIOp::create(
+          b, loc, b.getI1Type(),
+          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+      MBarrierWaitOp::create(b, loc, barrier,
+                             arith::ConstantIndexOp::create(b, loc, 0), phase);
+      count = arith::AddIOp::create(b, loc, count,
+                                    arith::ConstantIndexOp::create(b, loc, 1));
+      continue;
+    }
+    if (op.getNumRegions() == 0 || !commits(&op))
+      continue;
+    OpBuilder b(&op);
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      // The body gets the count as a new iteration argument, is rewritten
+      // with it, and moves into a loop that carries it.
+      Block *body = loop.getBody();
+      Value inner = body->addArgument(b.getIndexType(), loc);
+      if (failed(insertWaits(*body, inner)))
+        return failure();
+      Operation *yield = body->getTerminator();
+      yield->insertOperands(yield->getNumOperands(), inner);
+      SmallVector<Value> inits(loop.getInitArgs());
+      inits.push_back(count);
+      auto carried =
+          scf::ForOp::create(b, loc, loop.getLowerBound(), loop.getUpperBound(),
+                             loop.getStep(), inits);
+      carried.getRegion().takeBody(loop.getRegion());
+      unsigned old = loop.getNumResults();
+      loop.replaceAllUsesWith(carried.getResults().take_front(old));
+      loop.erase();
+      count = carried.getResult(old);
+      continue;
+    }
+    auto branch = dyn_cast<scf::IfOp>(op);
+    if (!branch)
+      return op.emitError()
+             << "convert-tile-to-tilegpu: an mma of tensor "
+                "memory inside "
+             << op.getName() << "; only loops and branches may hold them";
+    Value thenCount = count, elseCount = count;
+    if (failed(insertWaits(*branch.thenBlock(), thenCount)))
+      return failure();
+    if (branch.elseBlock() &&
+        failed(insertWaits(*branch.elseBlock(), elseCount)))
+      return failure();
+    SmallVector<Type> types(branch.getResultTypes());
+    types.push_back(b.getIndexType());
+    auto counted = scf::IfOp::create(b, loc, types, branch.getCondition(),
+                                     /*addThenBlock=*/false,
+                                     /*addElseBlock=*/false);
+    counted.getThenRegion().takeBody(branch.getThenRegion());
+    if (branch.getElseRegion().empty()) {
+      OpBuilder eb(b.getContext());
+      eb.createBlock(&counted.getElseRegion());
+      scf::YieldOp::create(eb, loc);
+    } else {
+      counted.getElseRegion().takeBody(branch.getElseRegion());
+    }
+    counted.thenYield()->insertOperands(counted.thenYield()->getNumOperands(),
+                                        thenCount);
+    counted.elseYield()->insertOperands(counted.elseYield()->getNumOperands(),
+                                        elseCount);
+    unsigned old = branch.getNumResults();
+    branch.replaceAllUsesWith(counted.getResults().take_front(old));
+    branch.erase();
+    count = counted.getResult(old);
+  }
+  return success();
+}
+
+LogicalResult TensorMemoryMaterializer::run() {
+  collect();
+  if (classes.empty())
+    return success();
+  allocate();
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<arith::ConstantOp, tile::MmaOp, tile::ConvertLayoutOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops)
+    if (failed(rewrite(op)))
+      return failure();
+  retype();
+  OpBuilder b = OpBuilder::atBlockBegin(&func.front());
+  Value count = arith::ConstantIndexOp::create(b, func.getLoc(), 0);
+  return insertWaits(func.front(), count);
+}
+
+} // namespace
+
+LogicalResult tiled_attn::materializeTensorMemory(func::FuncOp func) {
+  return TensorMemoryMaterializer(func).run();
+}
