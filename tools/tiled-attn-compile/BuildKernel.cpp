@@ -92,6 +92,8 @@ namespace {
 struct LoweredKernel {
   std::string ptx;
   int64_t sharedBytes = -1;
+  /// Tensor-memory columns the kernel allocates (tcgen05; 0 otherwise).
+  int64_t tensorMemoryColumns = 0;
   /// Threads per CTA: the lowering's warps, plus a producer's when the
   /// kernel is warp-specialized (the gpu.func's known block size).
   int64_t threads = 0;
@@ -201,6 +203,9 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     if (auto b = f->getAttrOfType<IntegerAttr>(
             tilegpu::TileGPUDialect::getSharedBytesAttrName()))
       out.sharedBytes = b.getInt();
+    if (auto c = f->getAttrOfType<IntegerAttr>(
+            tilegpu::TileGPUDialect::getTmemColumnsAttrName()))
+      out.tensorMemoryColumns = c.getInt();
     if (std::optional<ArrayRef<int32_t>> block = f.getKnownBlockSize())
       out.threads = (*block)[0];
     for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i)
@@ -284,6 +289,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
       {"block", json::Array{threads, 1, 1}},
       {"block_m", sdpa.getBlockM()},
       {"shared_bytes", lowered.sharedBytes},
+      {"tensor_memory_columns", lowered.tensorMemoryColumns},
       {"abi", "tiled-attn-v2"},
       {"index_bits", int64_t(lowering.indexBitwidth)},
       {"params", json::Array(lowered.params)},

@@ -240,6 +240,34 @@ func.func @tensor_memory_apart(%i: index) {
   %s0 = tilegpu.slot %s[%i] : !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
   %b0 = tilegpu.slot %b[%i] : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>> -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
   %p0 = tilegpu.slot %p[%i] : !tilegpu.buffer<2x128x32xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>
+  %s1 = tilegpu.slot %s[%i] : !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+// A tensor-memory buffer lives from its first use (a shared one from its
+// alloc): the accumulators of two loops that run one after the other share
+// their columns.
+
+// CHECK-LABEL: func.func @tensor_memory_from_first_use
+// CHECK: tilegpu.alloc offset(0) : <128x128xf32, #tilegpu.tensor_memory<>>
+// CHECK: tilegpu.alloc offset(0) : <128x128xf32, #tilegpu.tensor_memory<>>
+// CHECK: tilegpu.alloc offset(128) : <128x64xf32, #tilegpu.tensor_memory<>>
+func.func @tensor_memory_from_first_use(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s1 = tilegpu.alloc : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  %s2 = tilegpu.alloc : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  %o = tilegpu.alloc : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  %r1 = scf.for %k = %c0 to %n step %c1 iter_args(%a = %o) -> (!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
+    %t = tilegpu.tmem_load %s1 : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    scf.yield %a : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  }
+  %r2 = scf.for %k = %c0 to %n step %c1 iter_args(%a = %r1) -> (!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
+    %t = tilegpu.tmem_load %s2 : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    scf.yield %a : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  }
   return
 }
 
@@ -355,6 +383,8 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     %s0 = tilegpu.slot %s[%i] : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
     %o0 = tilegpu.slot %o[%i] : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
     %p0 = tilegpu.slot %p[%i] : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    %s1 = tilegpu.slot %s[%i] : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    %o1 = tilegpu.slot %o[%i] : !tilegpu.buffer<2x128x128xf32, #tilegpu.tensor_memory<>> -> !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
     return
   }
 }

@@ -5,11 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A buffer lives from its tilegpu.alloc to the last op of the kernel's body
-// that uses it or a value derived from it (its slots, the copies into it,
-// the waits for them, the loops that carry them). Buffers are placed in
-// program order, each at the lowest aligned offset that no buffer live at
-// the same time occupies (first fit), in its own memory space.
+// A buffer lives until the last op of the kernel's body that uses it or a
+// value derived from it (its slots, the copies into it, the waits for them,
+// the loops that carry them); a shared buffer from its tilegpu.alloc, a
+// tensor-memory buffer from its first use (what it holds before is
+// nobody's). Buffers are placed in program order, each at the lowest aligned
+// offset that no buffer live at the same time occupies (first fit), in its own
+// memory space.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,12 +38,12 @@ struct Placed {
   int64_t offset, size;
 };
 
-/// The last op of `body` that uses `alloc`'s buffer or a value derived
-/// from it.
-Operation *lastUser(AllocOp alloc, Block &body) {
+/// The first and the last op of `body` that use `alloc`'s buffer or a
+/// value derived from it (the alloc itself if none does).
+std::pair<Operation *, Operation *> userRange(AllocOp alloc, Block &body) {
   SmallVector<Value> worklist = {alloc.getBuffer()};
   llvm::SmallPtrSet<Value, 8> seen;
-  Operation *last = alloc;
+  Operation *first = nullptr, *last = alloc;
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     if (!seen.insert(v).second)
@@ -51,6 +53,8 @@ Operation *lastUser(AllocOp alloc, Block &body) {
       Operation *top = body.findAncestorOpInBlock(*user);
       if (top && last->isBeforeInBlock(top))
         last = top;
+      if (top && (!first || top->isBeforeInBlock(first)))
+        first = top;
       if (isa<SlotOp, AsyncCopyOp, AsyncWaitOp>(user))
         worklist.push_back(user->getResult(0));
       if (auto loop = dyn_cast<scf::ForOp>(user)) {
@@ -68,7 +72,7 @@ Operation *lastUser(AllocOp alloc, Block &body) {
       }
     }
   }
-  return last;
+  return {first ? first : alloc.getOperation(), last};
 }
 
 struct TileGPUAllocateMemoryPass final
@@ -92,8 +96,14 @@ struct TileGPUAllocateMemoryPass final
         return WalkResult::interrupt();
       }
       BufferType type = alloc.getBuffer().getType();
-      Placed p{index[alloc], index[lastUser(alloc, body)], 0,
-               type.getAllocationSize()};
+      auto [first, last] = userRange(alloc, body);
+      // Shared buffers are taken from their alloc on (the placements the
+      // Hopper and Ampere kernels were measured with); a buffer in tensor
+      // memory from its first use, so that the accumulators of loops that
+      // run one after the other (the mask split's S and P) share columns.
+      if (type.getMemorySpace() != MemorySpace::Tensor)
+        first = alloc;
+      Placed p{index[first], index[last], 0, type.getAllocationSize()};
       int64_t align = type.getMemoryEncoding().getAlignment();
       SmallVector<Placed> &space = placed[type.getMemorySpace()];
       // First fit: try 0 and the end of every live buffer, lowest first.

@@ -1,0 +1,73 @@
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts \
+// RUN:   --convert-tile-to-tilegpu | FileCheck %s
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=64 causal=1" \
+// RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2" --tilegpu-attach-target="chip=sm_100a" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu | FileCheck %s --check-prefix=SPLIT
+
+// The tcgen05 family's tensor memory, on the generated kernel with K/V
+// prefetched one block ahead:
+// - one buffer per accumulator (O, S) and one for P, packed; the mma
+//   mbarrier, initialized before the TMA ones;
+// - O starts as zeros stored into its buffer; the loop carries the buffer;
+// - S = Q.K^T overwrites S (accumulate false) after a CTA barrier, then the
+//   commit and a wait on the mma mbarrier for the parity of the count of
+//   commits so far, which the loop carries (its last iteration argument);
+// - S is read once; P is stored as soon as it is computed; O is read,
+//   corrected and stored back before the P.V mma accumulates into it;
+// - the epilogue reads O and stores the thread's rows.
+
+// CHECK-LABEL: func.func @sdpa_fwd
+// CHECK-DAG: %[[O:.*]] = tilegpu.alloc : <128x64xf32, #tilegpu.tensor_memory<>>
+// CHECK-DAG: %[[S:.*]] = tilegpu.alloc : <128x64xf32, #tilegpu.tensor_memory<>>
+// CHECK-DAG: %[[P:.*]] = tilegpu.alloc : <128x64xf16, #tilegpu.tensor_memory<packed = true>>
+// CHECK: %[[BAR:.*]] = tilegpu.alloc : <1xi64, #tilegpu.shared<>>
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: tilegpu.mbarrier_init %[[BAR]][%{{.*}}], count(1)
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+// CHECK-NEXT: tilegpu.tmem_store %[[ZERO]], %[[O]]
+// CHECK: %[[Q:.*]] = tilegpu.tma_load
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[O]], {{.*}}, %[[N:.*]] = %{{.*}}) -> ({{.*}}, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, {{.*}}, index)
+// CHECK: tilegpu.mbarrier_wait %{{.*}} : <2xi64, #tilegpu.shared<>>
+// CHECK-NEXT: %false = arith.constant false
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tilegpu.tmem_mma %[[Q]], %{{.*}}, %[[S]], accumulate(%false)
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: tilegpu.mma_commit %[[BAR]]
+// CHECK-NEXT: %[[N64:.*]] = arith.index_castui %[[N]] : index to i64
+// CHECK-NEXT: %[[PHASE:.*]] = arith.trunci %[[N64]] : i64 to i1
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: tilegpu.mbarrier_wait %[[BAR]][%{{.*}}], phase(%[[PHASE]])
+// CHECK: %[[N1:.*]] = arith.addi %[[N]], %{{.*}} : index
+// CHECK: tilegpu.tmem_load %[[S]] : <128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+// CHECK-NOT: tilegpu.tmem_load %[[S]]
+// CHECK: %[[PR:.*]] = arith.truncf
+// CHECK-NEXT: tilegpu.tmem_store %[[PR]], %[[P]]
+// CHECK: %[[OR:.*]] = tilegpu.tmem_load %[[O]]
+// CHECK-NEXT: %[[OS:.*]] = arith.mulf %[[OR]], %{{.*}} : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+// CHECK-NEXT: tilegpu.tmem_store %[[OS]], %[[O]]
+// CHECK: tilegpu.mbarrier_wait %{{.*}} : <2xi64, #tilegpu.shared<>>
+// CHECK-NEXT: %true = arith.constant true
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tilegpu.tmem_mma %[[P]], %{{.*}}, %[[O]], accumulate(%true)
+// CHECK: tilegpu.mma_commit %[[BAR]]
+// CHECK: tilegpu.mbarrier_wait %[[BAR]]
+// CHECK: %[[N2:.*]] = arith.addi %[[N1]], %{{.*}} : index
+// CHECK: scf.yield {{.*}}, %[[O]], {{.*}}, %[[N2]]
+// CHECK: %[[OF:.*]] = tilegpu.tmem_load %[[O]]
+// CHECK: tile.store %{{.*}} : tensor<128x64xf16, #tilegpu.tmem_lanes<acc, warps = 4>>
+// CHECK-NOT: tile.mma
+// CHECK-NOT: tile.convert_layout
+
+// With the mask split, the two loops hand O and the commit count on: the
+// second starts from the first's count.
+// SPLIT: %[[O:.*]] = tilegpu.alloc : <128x128xf32, #tilegpu.tensor_memory<>>
+// SPLIT: %[[FIRST:.*]]:{{[0-9]+}} = scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[O]], {{.*}}) -> ({{.*}}, !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>, {{.*}}, index)
+// SPLIT-COUNT-2: tilegpu.mma_commit
+// SPLIT: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[O]], {{.*}}, %{{.*}} = %[[FIRST]]#{{[0-9]+}}) -> ({{.*}}, index)
+// SPLIT: tilegpu.mma_commit
+// SPLIT: tile.causal_mask {{.*}} : tensor<128x64xi1, #tilegpu.tmem_lanes<acc, warps = 4>>
+// SPLIT: tilegpu.mma_commit
+// SPLIT: tilegpu.tmem_load %[[O]] : <128x128xf32, #tilegpu.tensor_memory<>>
+// SPLIT-NOT: tilegpu.tmem_mma
