@@ -203,7 +203,8 @@ void tiled_attn::buildGPUToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass(func));
   pm.addPass(memref::createExpandStridedMetadataPass());
   GpuNVVMAttachTargetOptions target;
-  target.chip = options.chip;
+  std::optional<TargetInfo> info = TargetInfo::lookup(options.chip);
+  target.chip = info ? info->nvvmChip().str() : std::string(options.chip);
   target.features = options.features.empty() ? defaultPTXFeatures(options.chip)
                                              : std::string(options.features);
   target.optLevel = options.optLevel;
@@ -230,7 +231,19 @@ void tiled_attn::buildGPUToNVVMPipeline(OpPassManager &pm,
   gpm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void tiled_attn::buildNVVMToPTXPipeline(OpPassManager &pm) {
+void tiled_attn::buildNVVMToPTXPipeline(OpPassManager &pm,
+                                        const TileToPTXOptions &options) {
+  // A family target: emitted for its chip, verified for another.
+  std::optional<TargetInfo> info = TargetInfo::lookup(options.chip);
+  if (info && !info->verifiedAs.empty()) {
+    TileGPURetargetFamilyPassOptions family;
+    family.chip = options.chip;
+    family.features = options.features.empty()
+                          ? defaultPTXFeatures(options.chip)
+                          : std::string(options.features);
+    family.verifiedAs = info->verifiedAs.str();
+    pm.addNestedPass<gpu::GPUModuleOp>(createTileGPURetargetFamilyPass(family));
+  }
   GpuToLLVMConversionPassOptions host;
   host.kernelBarePtrCallConv = true;
   pm.addPass(createGpuToLLVMConversionPass(host));
@@ -246,7 +259,7 @@ void tiled_attn::buildNVVMToPTXPipeline(OpPassManager &pm) {
 void tiled_attn::buildGPUToPTXPipeline(OpPassManager &pm,
                                        const TileToPTXOptions &options) {
   buildGPUToNVVMPipeline(pm, options);
-  buildNVVMToPTXPipeline(pm);
+  buildNVVMToPTXPipeline(pm, options);
 }
 
 void tiled_attn::buildTileToPTXPipeline(OpPassManager &pm,

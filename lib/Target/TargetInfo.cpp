@@ -37,6 +37,16 @@ const TargetInfo kTargets[] = {
      255,
      true,
      true},
+    // B200 and B300 (10.0 and 10.3) both run sm_100f code.
+    {"sm_100f",
+     {Family::Tcgen05, Family::MmaSync},
+     "+ptx88",
+     227 * 1024,
+     65536,
+     255,
+     true,
+     true,
+     "sm_100a"},
     {"sm_120a", {Family::MmaSync}, "+ptx87", 99 * 1024, 65536, 255, true},
     {"sm_121a", {Family::MmaSync}, "+ptx88", 99 * 1024, 65536, 255, true},
 };

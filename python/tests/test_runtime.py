@@ -387,10 +387,9 @@ def test_arch_specific_and_family_code(open_library) -> None:
 
 #: The arch of the kernel the library spec (kernels/library.json) gives each
 #: compute capability, for every dtype, head dim and mask it holds. B200 (10.0)
-#: runs the tcgen05 kernels; B300 (10.3) the sm_80 PTX, until the library has
-#: family (sm_100f) kernels.
+#: runs the tcgen05 kernels of its own arch, B300 (10.3) their family twins.
 SPEC_ARCH_BY_CAPABILITY = {(8, 0): "sm_80", (8, 6): "sm_80", (8, 9): "sm_80", (9, 0): "sm_90a",
-                           (10, 0): "sm_100a", (10, 3): "sm_80", (12, 0): "sm_120a",
+                           (10, 0): "sm_100a", (10, 3): "sm_100f", (12, 0): "sm_120a",
                            (12, 1): "sm_121a"}
 
 

@@ -195,7 +195,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   PassManager gpuPm(&ctx), nvvmPm(&ctx), ptxPm(&ctx);
   buildTileToGPUPipeline(gpuPm, *kernel.loweringOptions);
   buildGPUToNVVMPipeline(nvvmPm, *kernel.loweringOptions);
-  buildNVVMToPTXPipeline(ptxPm);
+  buildNVVMToPTXPipeline(ptxPm, *kernel.loweringOptions);
   if (failed(gpuPm.run(*module)))
     return fail(kernel, "lowering to the GPU level failed");
   SmallVector<tilegpu::KernelParamAttr> params;

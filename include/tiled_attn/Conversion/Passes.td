@@ -181,6 +181,37 @@ def TileGPUTensorMapParamsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
 }
 
+def TileGPURetargetFamilyPass
+    : Pass<"tilegpu-retarget-family", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Emit a module verified for an arch-specific chip for its family target";
+  let description = [{
+    LLVM 22's NVVM dialect accepts tcgen05 ops under an `sm_100a` target
+    only, while its NVPTX backend also selects them for the family target
+    `sm_100f` (PTX that runs on compute capability 10.0 and 10.3, B200 and
+    B300). A module for `sm_100f` is therefore lowered and verified as
+    `sm_100a`; just before `gpu-module-to-binary`, this pass replaces the
+    chip and the PTX features of the module's `#nvvm.target` with `chip`
+    and `features`, with the SM check of its ops off (`verifyTarget =
+    false`): they were checked under `verified-as`, which the module's
+    target must name.
+
+    ```mlir
+    gpu.module @k [#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx88">]
+    // becomes
+    gpu.module @k [#nvvm.target<O = 3, chip = "sm_100f", features = "+ptx88", verifyTarget = false>]
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "The family target to emit PTX for (e.g. sm_100f)">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "Its PTX features (e.g. +ptx88)">,
+    Option<"verifiedAs", "verified-as", "std::string", /*default=*/"\"\"",
+           "The chip the module was lowered and verified for (e.g. sm_100a)">,
+  ];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def ConvertNVGPUToNVVMWithIndexBitwidthPass
     : Pass<"convert-nvgpu-to-nvvm-index-bitwidth"> {
   let summary = "Upstream's nvgpu-to-nvvm patterns with a chosen index bit width";

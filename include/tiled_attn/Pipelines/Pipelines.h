@@ -194,8 +194,10 @@ void buildTileToGPUPipeline(mlir::OpPassManager &pm,
 /// kernel ABI: one parameter per `#tilegpu.param`).
 void buildGPUToNVVMPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
-/// gpu-module-to-binary (format isa: PTX) and the host-side clean-up.
-void buildNVVMToPTXPipeline(mlir::OpPassManager &pm);
+/// gpu-module-to-binary (format isa: PTX) and the host-side clean-up; for
+/// a family target (sm_100f), tilegpu-retarget-family first.
+void buildNVVMToPTXPipeline(mlir::OpPassManager &pm,
+                            const TileToPTXOptions &options);
 /// Both of the above.
 void buildGPUToPTXPipeline(mlir::OpPassManager &pm,
                            const TileToPTXOptions &options);

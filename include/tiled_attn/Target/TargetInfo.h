@@ -38,6 +38,17 @@ struct TargetInfo {
   int64_t registersPerSM = 65536, registersPerThread = 255;
   bool hasTMA = false;
   bool hasSetMaxNReg = false;
+  /// A family target (sm_100f) whose ops MLIR's NVVM verifier knows only
+  /// under an arch-specific chip: the module is lowered and verified for
+  /// that chip (sm_100a) and emitted for this one (tilegpu-retarget-family).
+  /// Empty for the chips the verifier knows.
+  llvm::StringRef verifiedAs = {};
+
+  /// The chip the NVVM target of the lowered module names: verifiedAs, or
+  /// the chip itself.
+  llvm::StringRef nvvmChip() const {
+    return verifiedAs.empty() ? chip : verifiedAs;
+  }
 
   /// The description of `chip`, or none for a chip the compiler does not
   /// know.

@@ -9,6 +9,8 @@
 // RUN:   | FileCheck %s --check-prefix=SM100A
 // RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_100a family=mma_sync" \
 // RUN:   | FileCheck %s --check-prefix=SM100A-MMA
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_100f" \
+// RUN:   | FileCheck %s --check-prefix=SM100F
 
 // Errors: an unknown chip, an unknown family, a family the chip lacks.
 // RUN: echo 'module {}' | not tiled-attn-opt --tilegpu-attach-target="chip=sm_70" 2>&1 \
@@ -40,7 +42,8 @@
 
 // The pass records the chip and its family on the module; the default chip
 // is sm_80, and the default family is the chip's fastest: wgmma on sm_90a,
-// tcgen05 on sm_100a, mma_sync everywhere else. A chip's other family may
+// tcgen05 on sm_100a and on its family target sm_100f (B200 and B300),
+// mma_sync everywhere else. A chip's other family may
 // be named (mma_sync on sm_90a and sm_100a).
 
 // CHECK: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>}
@@ -55,9 +58,11 @@
 // SM100A-LABEL: func.func @kernel
 // SM100A-MMA: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = mma_sync>}
 // SM100A-MMA-LABEL: func.func @kernel
+// SM100F: module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100f", family = tcgen05>}
+// SM100F-LABEL: func.func @kernel
 
 // The errors (on an empty module).
-// CHIP: error: tilegpu-attach-target: unknown chip 'sm_70' (known: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_120a, sm_121a)
+// CHIP: error: tilegpu-attach-target: unknown chip 'sm_70' (known: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_100f, sm_120a, sm_121a)
 // FAMILY: error: tilegpu-attach-target: unknown family 'hmma' (mma_sync, wgmma, tcgen05)
 // LACKS: error: tilegpu-attach-target: sm_80 has no wgmma matrix units
 // LACKS-TCGEN05: error: tilegpu-attach-target: sm_90a has no tcgen05 matrix units
