@@ -14,10 +14,12 @@
 #include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+#include "tiled_attn/Target/Encodings.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -138,4 +140,58 @@ TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
     return MemRefType::get(shape, type.getElementType(),
                            MemRefLayoutAttrInterface(), space);
   });
+}
+
+FailureOr<uint64_t> tiled_attn::swizzledDescriptorBits(
+    Operation *op, StringRef unit,
+    llvm::Expected<uint64_t> (*encode)(const encoding::SharedMatrix &),
+    int64_t leadingBytes, int64_t strideBytes) {
+  encoding::SharedMatrix matrix;
+  matrix.leadingByteOffset = leadingBytes;
+  matrix.strideByteOffset = strideBytes;
+  matrix.swizzle = encoding::Swizzle::Bytes128;
+  llvm::Expected<uint64_t> bits = encode(matrix);
+  if (!bits) {
+    op->emitError() << "GPU lowering: " << unit
+                    << " descriptor: " << llvm::toString(bits.takeError());
+    return failure();
+  }
+  return *bits;
+}
+
+Value tiled_attn::sharedDescriptor(OpBuilder &b, Location loc, Value buffer,
+                                   Value byteOffset, uint64_t bits) {
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  address = arith::AddIOp::create(b, loc, address, byteOffset);
+  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
+  Value start = arith::AndIOp::create(
+      b, loc,
+      arith::ShRUIOp::create(
+          b, loc, i64, arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)),
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0x3fff));
+  return arith::OrIOp::create(
+      b, loc, start,
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                   static_cast<int64_t>(bits)));
+}
+
+int64_t tiled_attn::kMajorStepOffset(int64_t kStep, int64_t panelColumns,
+                                     int64_t panelBytes, int64_t elementBytes) {
+  int64_t col = kStep * 16;
+  return (col / panelColumns) * panelBytes +
+         (col % panelColumns) * elementBytes;
+}
+
+Value tiled_attn::combineReduction(OpBuilder &b, Location loc,
+                                   tile::ReduceKind kind, Value x, Value y) {
+  switch (kind) {
+  case tile::ReduceKind::Max:
+    return arith::MaximumFOp::create(b, loc, x, y);
+  case tile::ReduceKind::Min:
+    return arith::MinimumFOp::create(b, loc, x, y);
+  case tile::ReduceKind::Sum:
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+  llvm_unreachable("a reduction kind the lowering does not know");
 }

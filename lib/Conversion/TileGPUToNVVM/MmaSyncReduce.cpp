@@ -26,18 +26,6 @@ using tiled_attn::tilegpu::MmaSyncLayoutAttr;
 
 namespace {
 
-Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
-  switch (kind) {
-  case ReduceKind::Max:
-    return arith::MaximumFOp::create(b, loc, x, y);
-  case ReduceKind::Min:
-    return arith::MinimumFOp::create(b, loc, x, y);
-  case ReduceKind::Sum:
-    return arith::AddFOp::create(b, loc, x, y);
-  }
-  return {};
-}
-
 struct ReduceToGPU final : OpConversionPattern<ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -65,14 +53,15 @@ struct ReduceToGPU final : OpConversionPattern<ReduceOp> {
             int64_t e = (mt * in.nTiles + nt) * 4 + 2 * h + c;
             Value x =
                 vector::ExtractOp::create(rewriter, loc, adaptor.getInput(), e);
-            acc = acc ? combine(rewriter, loc, op.getKind(), acc, x) : x;
+            acc =
+                acc ? combineReduction(rewriter, loc, op.getKind(), acc, x) : x;
           }
         // The other three lanes of the quad hold the rest of the row.
         for (int64_t mask : {1, 2}) {
           Value other = gpu::ShuffleOp::create(rewriter, loc, acc, mask, 32,
                                                gpu::ShuffleMode::XOR)
                             .getShuffleResult();
-          acc = combine(rewriter, loc, op.getKind(), acc, other);
+          acc = combineReduction(rewriter, loc, op.getKind(), acc, other);
         }
         rows.push_back(acc);
       }

@@ -230,41 +230,6 @@ struct TmemSlotToNVVM final : OpConversionPattern<SlotOp> {
   }
 };
 
-/// The tcgen05 descriptor bits of a 128-byte swizzled operand at address 0;
-/// the start address is added at run time.
-FailureOr<uint64_t> descriptorBits(Operation *op, int64_t leadingBytes,
-                                   int64_t strideBytes) {
-  encoding::SharedMatrix matrix;
-  matrix.leadingByteOffset = leadingBytes;
-  matrix.strideByteOffset = strideBytes;
-  matrix.swizzle = encoding::Swizzle::Bytes128;
-  llvm::Expected<uint64_t> bits = encoding::encodeTcgen05Descriptor(matrix);
-  if (!bits) {
-    op->emitError() << "GPU lowering: tcgen05 descriptor: "
-                    << llvm::toString(bits.takeError());
-    return failure();
-  }
-  return *bits;
-}
-
-/// The descriptor of the operand `byteOffset` bytes into shared `buffer`.
-Value descriptor(OpBuilder &b, Location loc, Value buffer, int64_t byteOffset,
-                 uint64_t bits) {
-  Value address =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  address = arith::AddIOp::create(b, loc, address, cIdx(b, loc, byteOffset));
-  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
-  Value start = arith::AndIOp::create(
-      b, loc,
-      arith::ShRUIOp::create(
-          b, loc, i64, arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)),
-      arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0x3fff));
-  return arith::OrIOp::create(
-      b, loc, start,
-      arith::ConstantIntOp::create(b, loc, b.getI64Type(),
-                                   static_cast<int64_t>(bits)));
-}
-
 struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -295,22 +260,22 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
     if (!idescBits)
       return op.emitError() << "GPU lowering: tcgen05 instruction descriptor: "
                             << llvm::toString(idescBits.takeError());
-    FailureOr<uint64_t> kMajorBits = descriptorBits(op, 16, 1024);
+    auto bits = [&](int64_t leadingBytes) {
+      return swizzledDescriptorBits(op, "tcgen05",
+                                    encoding::encodeTcgen05Descriptor,
+                                    leadingBytes, /*strideBytes=*/1024);
+    };
+    FailureOr<uint64_t> kMajorBits = bits(16);
     FailureOr<uint64_t> rhsBits =
-        nMajorB
-            ? descriptorBits(op, rhsEnc.getPanelBytes(rhsTy.getShape()), 1024)
-            : kMajorBits;
+        nMajorB ? bits(rhsEnc.getPanelBytes(rhsTy.getShape())) : kMajorBits;
     if (failed(kMajorBits) || failed(rhsBits))
       return failure();
     auto kMajorOffset = [&](int64_t kk, int64_t panelBytes) {
-      int64_t col = kk * 16;
-      return (col / panelCols) * panelBytes + (col % panelCols) * eltBytes;
+      return kMajorStepOffset(kk, panelCols, panelBytes, eltBytes);
     };
 
-    auto issuer = scf::IfOp::create(rewriter, loc, isThreadZero(rewriter, loc),
-                                    /*withElse=*/false);
     OpBuilder::InsertionGuard g(rewriter);
-    rewriter.setInsertionPointToStart(issuer.thenBlock());
+    enterFirstThread(rewriter, loc);
     fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     Value idesc = i32Const(rewriter, loc, static_cast<int32_t>(*idescBits));
     Value d = tmemPointer(rewriter, loc, adaptor.getAcc());
@@ -319,8 +284,8 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
       int64_t rhsOffset =
           nMajorB ? kk * 16 * rhsEnc.getSwizzle()
                   : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getShape()));
-      Value descB =
-          descriptor(rewriter, loc, adaptor.getRhs(), rhsOffset, *rhsBits);
+      Value descB = sharedDescriptor(rewriter, loc, adaptor.getRhs(),
+                                     cIdx(rewriter, loc, rhsOffset), *rhsBits);
       Value a;
       if (lhsTy.getMemorySpace() == MemorySpace::Tensor) {
         // Packed 16-bit elements: 16 of a k-step are 8 columns.
@@ -329,9 +294,10 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
                                               i32Const(rewriter, loc, 8 * kk)));
       } else {
         auto lhsEnc = cast<SharedEncodingAttr>(lhsTy.getEncoding());
-        a = descriptor(rewriter, loc, adaptor.getLhs(),
-                       kMajorOffset(kk, lhsEnc.getPanelBytes(lhsTy.getShape())),
-                       *kMajorBits);
+        int64_t lhsOffset =
+            kMajorOffset(kk, lhsEnc.getPanelBytes(lhsTy.getShape()));
+        a = sharedDescriptor(rewriter, loc, adaptor.getLhs(),
+                             cIdx(rewriter, loc, lhsOffset), *kMajorBits);
       }
       Value enable = kk == 0 ? adaptor.getAccumulate() : yes;
       NVVM::Tcgen05MMAOp::create(
@@ -351,10 +317,8 @@ struct MmaCommitToNVVM final : OpConversionPattern<MmaCommitOp> {
   matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto issuer = scf::IfOp::create(rewriter, loc, isThreadZero(rewriter, loc),
-                                    /*withElse=*/false);
     OpBuilder::InsertionGuard g(rewriter);
-    rewriter.setInsertionPointToStart(issuer.thenBlock());
+    enterFirstThread(rewriter, loc);
     NVVM::Tcgen05CommitOp::create(rewriter, loc,
                                   barrierPointer(rewriter, loc,
                                                  adaptor.getBarriers(),
@@ -427,6 +391,31 @@ LogicalResult checkQuadrants(Operation *op) {
   return success();
 }
 
+/// A thread's piece of a tile in tensor memory: its address (a tcgen05
+/// pointer) and its width in 32-bit columns, from column `column` of the
+/// thread's first.
+struct TmemPiece {
+  Value address;
+  int64_t column, width;
+};
+
+/// The pieces of the thread's `words` columns of a tile `columns` 32-bit
+/// columns wide in `buffer`, as tcgen05.ld/st move them.
+SmallVector<TmemPiece> threadPieces(OpBuilder &b, Location loc, Value buffer,
+                                    TmemLanesLayoutAttr layout, int64_t columns,
+                                    int64_t words) {
+  Value first = arith::AddIOp::create(
+      b, loc, buffer, rowAndColumnOffset(b, loc, layout, columns));
+  SmallVector<TmemPiece> pieces;
+  int64_t column = 0;
+  for (int64_t width : columnChunks(words)) {
+    Value at = arith::AddIOp::create(b, loc, first, i32Const(b, loc, column));
+    pieces.push_back({tmemPointer(b, loc, at), column, width});
+    column += width;
+  }
+  return pieces;
+}
+
 struct TmemLoadToNVVM final : OpConversionPattern<TmemLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -439,23 +428,16 @@ struct TmemLoadToNVVM final : OpConversionPattern<TmemLoadOp> {
     auto layout = cast<TmemLanesLayoutAttr>(tile.getEncoding());
     int64_t regs = layout.getRegisterCount(tile.getShape());
     fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-    Value address = arith::AddIOp::create(
-        rewriter, loc, adaptor.getBuffer(),
-        rowAndColumnOffset(rewriter, loc, layout, tile.getDimSize(1)));
     Type i32 = rewriter.getI32Type();
     SmallVector<Value> pieces;
-    int64_t column = 0;
-    for (int64_t chunk : columnChunks(regs)) {
-      Value at =
-          tmemPointer(rewriter, loc,
-                      arith::AddIOp::create(rewriter, loc, address,
-                                            i32Const(rewriter, loc, column)));
-      Type type = chunk == 1 ? i32 : Type(VectorType::get({chunk}, i32));
-      Value words = NVVM::Tcgen05LdOp::create(
+    for (TmemPiece piece : threadPieces(rewriter, loc, adaptor.getBuffer(),
+                                        layout, tile.getDimSize(1), regs)) {
+      Type type =
+          piece.width == 1 ? i32 : Type(VectorType::get({piece.width}, i32));
+      pieces.push_back(NVVM::Tcgen05LdOp::create(
           rewriter, loc, type, /*pack=*/false,
-          NVVM::Tcgen05LdStShape::SHAPE_32X32B, at, /*offset=*/Value());
-      pieces.push_back(words);
-      column += chunk;
+          NVVM::Tcgen05LdStShape::SHAPE_32X32B, piece.address,
+          /*offset=*/Value()));
     }
     // The registers are used only after the wait, in the IR's order.
     NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::LOAD);
@@ -486,28 +468,21 @@ struct TmemStoreToNVVM final : OpConversionPattern<TmemStoreOp> {
     int64_t regs = layout.getRegisterCount(tile.getShape());
     int64_t perColumn = 32 / tile.getElementType().getIntOrFloatBitWidth();
     int64_t words = regs / perColumn;
-    // A thread's first column: its element column / perColumn.
-    Value address = arith::AddIOp::create(
-        rewriter, loc, adaptor.getBuffer(),
-        rowAndColumnOffset(rewriter, loc, layout,
-                           tile.getDimSize(1) / perColumn));
     Type i32 = rewriter.getI32Type();
     Value all = vector::BitCastOp::create(
         rewriter, loc, VectorType::get({words}, i32), adaptor.getValue());
-    int64_t column = 0;
-    for (int64_t chunk : columnChunks(words)) {
-      Value at =
-          tmemPointer(rewriter, loc,
-                      arith::AddIOp::create(rewriter, loc, address,
-                                            i32Const(rewriter, loc, column)));
-      Value piece =
-          chunk == 1
-              ? Value(vector::ExtractOp::create(rewriter, loc, all, column))
-              : extractRegisters(rewriter, loc, all, column, chunk);
+    // perColumn 16-bit elements to a column when packed.
+    for (TmemPiece piece :
+         threadPieces(rewriter, loc, adaptor.getBuffer(), layout,
+                      tile.getDimSize(1) / perColumn, words)) {
+      Value value =
+          piece.width == 1
+              ? Value(
+                    vector::ExtractOp::create(rewriter, loc, all, piece.column))
+              : extractRegisters(rewriter, loc, all, piece.column, piece.width);
       NVVM::Tcgen05StOp::create(rewriter, loc, /*unpack=*/false,
-                                NVVM::Tcgen05LdStShape::SHAPE_32X32B, at, piece,
-                                /*offset=*/Value());
-      column += chunk;
+                                NVVM::Tcgen05LdStShape::SHAPE_32X32B,
+                                piece.address, value, /*offset=*/Value());
     }
     NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::STORE);
     fence(rewriter, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);

@@ -51,6 +51,12 @@ Value tiled_attn::isThreadZero(OpBuilder &b, Location loc) {
                                cIdx(b, loc, 0));
 }
 
+void tiled_attn::enterFirstThread(OpBuilder &b, Location loc) {
+  auto guard =
+      scf::IfOp::create(b, loc, isThreadZero(b, loc), /*withElse=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
+}
+
 /// 8 bytes each.
 Value tiled_attn::barrierPointer(OpBuilder &b, Location loc, Value barriers,
                                  Value index) {
@@ -70,10 +76,8 @@ struct MBarrierInitToNVVM final : OpConversionPattern<MBarrierInitOp> {
   matchAndRewrite(MBarrierInitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto guard = scf::IfOp::create(rewriter, loc, isThreadZero(rewriter, loc),
-                                   /*withElse=*/false);
     OpBuilder::InsertionGuard g(rewriter);
-    rewriter.setInsertionPointToStart(guard.thenBlock());
+    enterFirstThread(rewriter, loc);
     Value count = arith::ConstantIntOp::create(
         rewriter, loc, rewriter.getI32Type(), op.getCount());
     NVVM::MBarrierInitOp::create(rewriter, loc,
@@ -159,11 +163,9 @@ struct TmaLoadToNVVM final : OpConversionPattern<TmaLoadOp> {
                                       cIdx(rewriter, loc, stored[0]));
     Value col0 = arith::MulIOp::create(rewriter, loc, idx[3],
                                        cIdx(rewriter, loc, stored[1]));
-    auto guard = scf::IfOp::create(rewriter, loc, isThreadZero(rewriter, loc),
-                                   /*withElse=*/false);
     {
       OpBuilder::InsertionGuard g(rewriter);
-      rewriter.setInsertionPointToStart(guard.thenBlock());
+      enterFirstThread(rewriter, loc);
       Value bar = barrierPointer(rewriter, loc, adaptor.getBarriers(),
                                  adaptor.getIndex());
       NVVM::MBarrierArriveExpectTxOp::create(

@@ -40,18 +40,6 @@ TmemLanesLayoutAttr lanesOf(Type type) {
                 : nullptr;
 }
 
-Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
-  switch (kind) {
-  case ReduceKind::Max:
-    return arith::MaximumFOp::create(b, loc, x, y);
-  case ReduceKind::Min:
-    return arith::MinimumFOp::create(b, loc, x, y);
-  case ReduceKind::Sum:
-    return arith::AddFOp::create(b, loc, x, y);
-  }
-  return {};
-}
-
 /// This thread's row (an index) and the first of its columns, plus the
 /// tile's offsets.
 struct RowAndColumn {
@@ -116,8 +104,8 @@ struct ReduceToTmemLanes final : OpConversionPattern<ReduceOp> {
     while (values.size() > 1) {
       SmallVector<Value> next;
       for (size_t i = 0; i + 1 < values.size(); i += 2)
-        next.push_back(
-            combine(rewriter, loc, op.getKind(), values[i], values[i + 1]));
+        next.push_back(combineReduction(rewriter, loc, op.getKind(), values[i],
+                                        values[i + 1]));
       if (values.size() % 2)
         next.push_back(values.back());
       values = std::move(next);

@@ -52,43 +52,6 @@ using namespace tiled_attn::tilegpu;
 
 namespace {
 
-/// The bits of the descriptor of a 128-byte swizzled operand at address 0
-/// (encoding::encodeWgmmaDescriptor); the start address is added at run
-/// time.
-FailureOr<uint64_t> descriptorBits(Operation *op, int64_t leadingBytes,
-                                   int64_t strideBytes) {
-  encoding::SharedMatrix matrix;
-  matrix.leadingByteOffset = leadingBytes;
-  matrix.strideByteOffset = strideBytes;
-  matrix.swizzle = encoding::Swizzle::Bytes128;
-  llvm::Expected<uint64_t> bits = encoding::encodeWgmmaDescriptor(matrix);
-  if (!bits) {
-    op->emitError() << "GPU lowering: wgmma descriptor: "
-                    << llvm::toString(bits.takeError());
-    return failure();
-  }
-  return *bits;
-}
-
-/// The descriptor of the operand at `byteOffset` into shared `buffer`: the
-/// start address >> 4 in bits 0-13 over `bits`.
-Value descriptor(OpBuilder &b, Location loc, Value buffer, Value byteOffset,
-                 uint64_t bits) {
-  Value address =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  address = arith::AddIOp::create(b, loc, address, byteOffset);
-  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
-  Value start = arith::AndIOp::create(
-      b, loc,
-      arith::ShRUIOp::create(
-          b, loc, i64, arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)),
-      arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0x3fff));
-  return arith::OrIOp::create(
-      b, loc, start,
-      arith::ConstantIntOp::create(b, loc, b.getI64Type(),
-                                   static_cast<int64_t>(bits)));
-}
-
 /// The per-thread accumulator as the struct of N / 2 f32 that wgmma takes,
 /// and back.
 Value toStruct(OpBuilder &b, Location loc, Value vector) {
@@ -191,16 +154,18 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
     // The offsets below (SBO = 8 rows of 128 bytes, k-steps of 32 bytes)
     // are those of 128-byte swizzled panels, which the op's verifier
     // requires of wgmma's shared operands.
-    FailureOr<uint64_t> kMajorBits = descriptorBits(op, 16, 1024);
+    auto bits = [&](int64_t leadingBytes) {
+      return swizzledDescriptorBits(op, "wgmma",
+                                    encoding::encodeWgmmaDescriptor,
+                                    leadingBytes, /*strideBytes=*/1024);
+    };
+    FailureOr<uint64_t> kMajorBits = bits(16);
     FailureOr<uint64_t> rhsBits =
-        transB ? descriptorBits(op, rhsEnc.getPanelBytes(rhsTy.getTileShape()),
-                                1024)
-               : kMajorBits;
+        transB ? bits(rhsEnc.getPanelBytes(rhsTy.getTileShape())) : kMajorBits;
     if (failed(kMajorBits) || failed(rhsBits))
       return failure();
     auto kMajorOffset = [&](int64_t kk, int64_t panelBytes) {
-      int64_t col = kk * 16;
-      return (col / panelCols) * panelBytes + (col % panelCols) * eltBytes;
+      return kMajorStepOffset(kk, panelCols, panelBytes, eltBytes);
     };
 
     Value acc = toStruct(rewriter, loc, adaptor.getAcc());
@@ -212,8 +177,8 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
       int64_t rhsOffset =
           transB ? kk * 16 * rhsEnc.getSwizzle()
                  : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getTileShape()));
-      Value descB = descriptor(rewriter, loc, adaptor.getRhs(),
-                               cIdx(rewriter, loc, rhsOffset), *rhsBits);
+      Value descB = sharedDescriptor(rewriter, loc, adaptor.getRhs(),
+                                     cIdx(rewriter, loc, rhsOffset), *rhsBits);
       if (lhsBuffer) {
         auto lhsEnc = cast<SharedEncodingAttr>(lhsBuffer.getEncoding());
         // This warpgroup's 64 rows start 64 x 128 bytes into each panel.
@@ -224,8 +189,8 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
                 cIdx(rewriter, loc, 64 * lhsEnc.getSwizzle())),
             cIdx(rewriter, loc,
                  kMajorOffset(kk, lhsEnc.getPanelBytes(lhsBuffer.getShape()))));
-        Value descA =
-            descriptor(rewriter, loc, adaptor.getLhs(), lhsOffset, *kMajorBits);
+        Value descA = sharedDescriptor(rewriter, loc, adaptor.getLhs(),
+                                       lhsOffset, *kMajorBits);
         acc = NVVM::WgmmaMmaAsyncOp::create(
             rewriter, loc, acc.getType(), acc, descA, descB, shape, wt, wt,
             NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,

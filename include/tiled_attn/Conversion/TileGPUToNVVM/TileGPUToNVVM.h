@@ -15,6 +15,7 @@
 #ifndef TILED_ATTN_CONVERSION_TILEGPUTONVVM_TILEGPUTONVVM_H
 #define TILED_ATTN_CONVERSION_TILEGPUTONVVM_TILEGPUTONVVM_H
 
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,6 +25,9 @@
 #include "llvm/ADT/SmallVector.h"
 
 namespace tiled_attn {
+namespace encoding {
+struct SharedMatrix;
+} // namespace encoding
 
 /// Where the registers of a tile in an mma.sync layout (acc, rows, cols, opa)
 /// sit. With g = lane / 4 and t = lane % 4, register `e` of a lane in warp
@@ -151,12 +155,38 @@ mlir::Value concatRegisters(mlir::OpBuilder &b, mlir::Location loc,
 
 /// The shared-memory address (an `!llvm.ptr<3>`) of shared `memref`, plus
 /// `byteOffset` (an index) when given.
+/// The constant bits of the descriptor (`encode`: wgmma's or tcgen05's;
+/// `unit` names it in the error) of a 128-byte swizzled operand at address
+/// 0; the start address is or'ed in at run time (sharedDescriptor).
+mlir::FailureOr<uint64_t> swizzledDescriptorBits(
+    mlir::Operation *op, llvm::StringRef unit,
+    llvm::Expected<uint64_t> (*encode)(const encoding::SharedMatrix &),
+    int64_t leadingBytes, int64_t strideBytes);
+/// The descriptor of the operand `byteOffset` bytes into shared `buffer`:
+/// the start address >> 4 in bits 0-13 over `bits`.
+mlir::Value sharedDescriptor(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value buffer, mlir::Value byteOffset,
+                             uint64_t bits);
+/// The byte offset of k-step `kStep` (16 elements) of a K-major operand in
+/// swizzled panels of `panelColumns` elements and `panelBytes` bytes.
+int64_t kMajorStepOffset(int64_t kStep, int64_t panelColumns,
+                         int64_t panelBytes, int64_t elementBytes);
+
+/// One step of a reduction of `kind`: max, min or sum of `x` and `y`.
+mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc,
+                             tile::ReduceKind kind, mlir::Value x,
+                             mlir::Value y);
+
 mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value memref,
                           mlir::Value byteOffset = mlir::Value());
 /// Whether this thread is the first of the CTA, or of its warp role (the
 /// one that initializes mbarriers and issues TMA copies).
 mlir::Value isThreadZero(mlir::OpBuilder &b, mlir::Location loc);
+/// Creates `scf.if` on isThreadZero and moves `b` into its body: what is
+/// built next, the first thread alone runs (hold an InsertionGuard to come
+/// back after it).
+void enterFirstThread(mlir::OpBuilder &b, mlir::Location loc);
 /// The address of mbarrier `index` of the shared buffer `barriers`.
 mlir::Value barrierPointer(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value barriers, mlir::Value index);
