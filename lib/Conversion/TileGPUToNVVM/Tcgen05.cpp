@@ -29,6 +29,9 @@
 //   columns per k-step. The instruction descriptor comes from
 //   encoding::encodeTcgen05F16Mma.
 // - tilegpu.mma_commit: the same thread's tcgen05.commit to the mbarrier.
+// - tilegpu.tmem_scale_rows: the correction, tcgen05.ld/st a piece at a
+//   time with the multiply in between (skipped by a warp whose scales are
+//   all 1, with skip-unit-row-scales).
 // - tilegpu.tmem_load / tmem_store: tcgen05.ld/st .32x32b, each warp on
 //   its quadrant of lanes (lane bits 16-31 of the address: 32 x (warp mod
 //   4)), 16 columns per instruction at most, then tcgen05.wait::ld/st. The
@@ -491,10 +494,86 @@ struct TmemStoreToNVVM final : OpConversionPattern<TmemStoreOp> {
   }
 };
 
+/// The correction, a piece at a time: load 16 columns of the thread's row,
+/// wait, scale, store; then wait for the stores. With skip-unit-row-scales
+/// a warp whose scales are all exactly 1 skips it (tcgen05.ld/st are
+/// warp-collective, so the branch is the warp's: vote.any).
+struct TmemScaleRowsToNVVM final : OpConversionPattern<TmemScaleRowsOp> {
+  TmemScaleRowsToNVVM(const TypeConverter &converter, MLIRContext *ctx,
+                      bool skipUnitRowScales)
+      : OpConversionPattern(converter, ctx),
+        skipUnitRowScales(skipUnitRowScales) {}
+  LogicalResult
+  matchAndRewrite(TmemScaleRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkQuadrants(op)))
+      return failure();
+    Location loc = op.getLoc();
+    BufferType buffer = op.getBuffer().getType();
+    int64_t columns = buffer.getShape()[1];
+    auto layout = TmemLanesLayoutAttr::get(rewriter.getContext(),
+                                           TmemLanesKind::Acc, /*warps=*/4);
+    // The thread's row holds one scale.
+    Value scale =
+        vector::ExtractOp::create(rewriter, loc, adaptor.getScale(), 0);
+    OpBuilder::InsertionGuard g(rewriter);
+    if (skipUnitRowScales) {
+      Value one = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getF32FloatAttr(1.0f));
+      Value moved = arith::CmpFOp::create(
+          rewriter, loc, arith::CmpFPredicate::UNE, scale, one);
+      Value warpAny = NVVM::VoteSyncOp::create(
+          rewriter, loc, rewriter.getI1Type(),
+          arith::ConstantIntOp::create(rewriter, loc, -1, 32), moved,
+          NVVM::VoteSyncKindAttr::get(rewriter.getContext(),
+                                      NVVM::VoteSyncKind::any));
+      auto ifOp = scf::IfOp::create(rewriter, loc, warpAny,
+                                    /*withElseRegion=*/false);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+    for (TmemPiece piece : threadPieces(rewriter, loc, adaptor.getBuffer(),
+                                        layout, columns, columns)) {
+      Type words =
+          piece.width == 1 ? i32 : Type(VectorType::get({piece.width}, i32));
+      Value loaded = NVVM::Tcgen05LdOp::create(
+          rewriter, loc, words, /*pack=*/false,
+          NVVM::Tcgen05LdStShape::SHAPE_32X32B, piece.address,
+          /*offset=*/Value());
+      NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::LOAD);
+      auto floats = VectorType::get({piece.width}, f32);
+      auto ints = VectorType::get({piece.width}, i32);
+      if (piece.width == 1)
+        loaded = vector::FromElementsOp::create(rewriter, loc, ints, loaded);
+      Value scaled = arith::MulFOp::create(
+          rewriter, loc,
+          vector::BitCastOp::create(rewriter, loc, floats, loaded),
+          vector::BroadcastOp::create(rewriter, loc, floats, scale));
+      Value back = vector::BitCastOp::create(rewriter, loc, ints, scaled);
+      if (piece.width == 1)
+        back = vector::ExtractOp::create(rewriter, loc, back, 0);
+      NVVM::Tcgen05StOp::create(rewriter, loc, /*unpack=*/false,
+                                NVVM::Tcgen05LdStShape::SHAPE_32X32B,
+                                piece.address, back, /*offset=*/Value());
+    }
+    NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::STORE);
+    fence(rewriter, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+private:
+  bool skipUnitRowScales;
+};
+
 } // namespace
 
 void tiled_attn::populateTcgen05ToNVVMPatterns(
-    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns,
+    bool skipUnitRowScales) {
+  patterns.add<TmemScaleRowsToNVVM>(converter, patterns.getContext(),
+                                    skipUnitRowScales);
   // Before the shared-memory patterns of alloc and slot.
   patterns.add<TmemAllocToNVVM, TmemSlotToNVVM>(converter,
                                                 patterns.getContext(),

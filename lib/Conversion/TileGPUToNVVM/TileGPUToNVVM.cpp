@@ -137,7 +137,7 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
     populateWgmmaToNVVMPatterns(converter, patterns);
     break;
   case Family::Tcgen05:
-    populateTcgen05ToNVVMPatterns(converter, patterns);
+    populateTcgen05ToNVVMPatterns(converter, patterns, skipUnitRowScales);
     break;
   }
   populateElementwiseToNVVMPatterns(converter, patterns, skipUnitRowScales);

@@ -19,8 +19,10 @@
 //   (overlapping it with the softmax is the job of warp roles);
 // - a zero accumulator is the mma's accumulate(false); any other constant
 //   is stored into the buffer where it is defined;
-// - a move to registers is a tilegpu.tmem_load; a move from registers (P,
-//   the corrected O) a tilegpu.tmem_store, placed right after the value is
+// - the correction of O (moved to registers, scaled by a row broadcast,
+//   moved back) is tilegpu.tmem_scale_rows, in place, a piece at a time;
+// - any other move to registers is a tilegpu.tmem_load; a move from
+//   registers (P) a tilegpu.tmem_store, placed right after the value is
 //   computed, so that its registers are free before the mma.
 // The k-th commit completes phase k mod 2 of the mbarrier: the count of
 // commits is carried through loops and branches.
@@ -73,6 +75,7 @@ private:
   Value bufferOf(Value tile) const { return bufferFor.lookup(tile); }
   void collect();
   void allocate();
+  void fuseCorrections();
   LogicalResult rewrite(Operation *op);
   void retype();
   LogicalResult insertWaits(Block &block, Value &count);
@@ -137,6 +140,44 @@ void TensorMemoryMaterializer::allocate() {
                          arith::ConstantIndexOp::create(b, loc, 0),
                          b.getI64IntegerAttr(1));
   gpu::BarrierOp::create(b, loc);
+}
+
+/// An accumulator moved to registers, scaled by a row broadcast and moved
+/// back into its own buffer (the correction of O) is scaled in place, a
+/// piece at a time: tilegpu.tmem_scale_rows.
+void TensorMemoryMaterializer::fuseCorrections() {
+  SmallVector<tile::ConvertLayoutOp> moves;
+  func.walk([&](tile::ConvertLayoutOp move) {
+    if (tensorMemoryOf(move.getType()))
+      moves.push_back(move);
+  });
+  for (tile::ConvertLayoutOp store : moves) {
+    auto mul = store.getInput().getDefiningOp<arith::MulFOp>();
+    if (!mul || !mul->hasOneUse() ||
+        !getElementTypeOrSelf(mul.getType()).isF32())
+      continue;
+    for (auto [tile, factor] : {std::pair(mul.getLhs(), mul.getRhs()),
+                                std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto load = tile.getDefiningOp<tile::ConvertLayoutOp>();
+      auto bcast = factor.getDefiningOp<tile::BroadcastOp>();
+      if (!load || !load->hasOneUse() ||
+          !tensorMemoryOf(load.getInput().getType()) || !bcast ||
+          bcast.getAxis() != 1)
+        continue;
+      Value buffer = bufferOf(load.getInput());
+      if (!buffer || buffer != bufferOf(store.getResult()))
+        continue;
+      OpBuilder b(store);
+      TmemScaleRowsOp::create(b, store.getLoc(), buffer, bcast.getInput());
+      store.getResult().replaceAllUsesWith(buffer);
+      store.erase();
+      mul.erase();
+      load.erase();
+      if (bcast->use_empty())
+        bcast.erase();
+      break;
+    }
+  }
 }
 
 LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
@@ -318,6 +359,7 @@ LogicalResult TensorMemoryMaterializer::run() {
   if (classes.empty())
     return success();
   allocate();
+  fuseCorrections();
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     if (isa<arith::ConstantOp, tile::MmaOp, tile::ConvertLayoutOp>(op))

@@ -4,6 +4,8 @@
 // RUN:   | sed -n 's/.*assembly = "\([^"]*\)".*/\1/p' | sed -e 's/\\0A/\n/g' -e 's/\\09/\t/g' > %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX --input-file=%t.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_100a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// The correction with skip-unit-row-scales:
+// RUN: tiled-attn-opt %s --convert-tilegpu-to-nvvm="skip-unit-row-scales=1" | FileCheck %s --check-prefix=SKIP
 
 // The tcgen05 family's lowering on one block of attention written at the
 // GPU level (what convert-tile-to-tilegpu and tilegpu-allocate-memory would
@@ -105,6 +107,28 @@
 // CHECK: nvvm.tcgen05.st
 // CHECK: nvvm.tcgen05.dealloc
 
+// The correction in place, 16 columns at a time: load, wait, multiply by
+// the row's scale, store; then the stores' wait and fence. With
+// skip-unit-row-scales a warp whose rows all scale by 1 skips it (a warp
+// vote: the tcgen05.ld/st are warp-collective).
+// CHECK-LABEL: gpu.func @tcgen05_correction
+// CHECK-NOT: nvvm.vote.sync
+// CHECK: nvvm.tcgen05.fence <after>
+// CHECK: nvvm.tcgen05.ld {{.*}} : vector<16xi32>
+// CHECK-NEXT: nvvm.tcgen05.wait <load>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: nvvm.tcgen05.st
+// CHECK-COUNT-3: nvvm.tcgen05.st
+// CHECK-NOT: nvvm.tcgen05.st
+// CHECK: nvvm.tcgen05.wait <store>
+// CHECK-NEXT: nvvm.tcgen05.fence <before>
+// SKIP-LABEL: gpu.func @tcgen05_correction
+// SKIP: arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// SKIP: nvvm.vote.sync any
+// SKIP: scf.if
+// SKIP: nvvm.tcgen05.fence <after>
+// SKIP-COUNT-4: nvvm.tcgen05.st
+
 // In the PTX, one thread issues, the k-steps after the first accumulate
 // (predicate), A of P.V is a tensor-memory address; ptxas takes it for
 // sm_100a without spills.
@@ -123,7 +147,7 @@
 // PTX-LABEL: .entry tcgen05_softmax(
 // PTX-NOT: shfl.sync
 // PTX: tcgen05.dealloc.cta_group::1.sync.aligned.b32
-// PTXAS-COUNT-2: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-COUNT-3: 0 bytes spill stores, 0 bytes spill loads
 
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
   func.func @tcgen05_block(%o: !tile.view<?x?x?x64xf32>, %scale: f32)
@@ -200,6 +224,16 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
         to tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>
     tilegpu.tmem_store %ph, %p : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>,
         !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+    return
+  }
+
+  // The correction of O (64 columns) by the rows' scales, in place.
+  func.func @tcgen05_correction(%o: !tile.view<?x?x?x64xf32>, %m: f32)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 4 : i64} {
+    %acc = tilegpu.alloc offset(0) : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+    %alpha = tensor.splat %m : tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+    tilegpu.tmem_scale_rows %acc, %alpha : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+        tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
     return
   }
 }

@@ -13,8 +13,9 @@
 // - S = Q.K^T overwrites S (accumulate false) after a CTA barrier, then the
 //   commit and a wait on the mma mbarrier for the parity of the count of
 //   commits so far, which the loop carries (its last iteration argument);
-// - S is read once; P is stored as soon as it is computed; O is read,
-//   corrected and stored back before the P.V mma accumulates into it;
+// - S is read once; P is stored as soon as it is computed; O is corrected
+//   in place (tilegpu.tmem_scale_rows by the rows' factors) before the P.V
+//   mma accumulates into it;
 // - the epilogue reads O and stores the thread's rows.
 
 // CHECK-LABEL: func.func @sdpa_fwd
@@ -44,9 +45,9 @@
 // CHECK-NOT: tilegpu.tmem_load %[[S]]
 // CHECK: %[[PR:.*]] = arith.truncf
 // CHECK-NEXT: tilegpu.tmem_store %[[PR]], %[[P]]
-// CHECK: %[[OR:.*]] = tilegpu.tmem_load %[[O]]
-// CHECK-NEXT: %[[OS:.*]] = arith.mulf %[[OR]], %{{.*}} : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
-// CHECK-NEXT: tilegpu.tmem_store %[[OS]], %[[O]]
+// CHECK-NOT: tilegpu.tmem_load %[[O]]
+// CHECK: tilegpu.tmem_scale_rows %[[O]], %{{.*}} : <128x64xf32, #tilegpu.tensor_memory<>>, tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+// CHECK-NOT: tilegpu.tmem_store %{{.*}}, %[[O]]
 // CHECK: tilegpu.mbarrier_wait %{{.*}} : <2xi64, #tilegpu.shared<>>
 // CHECK-NEXT: %true = arith.constant true
 // CHECK-NEXT: gpu.barrier

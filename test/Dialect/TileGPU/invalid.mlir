@@ -1612,3 +1612,30 @@ func.func @negative_tmem_store_ring(%v: tensor<128x64xf32, #tilegpu.tmem_lanes<a
   tilegpu.tmem_store %v, %r : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>, !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>
   return
 }
+
+// -----
+
+func.func @negative_tmem_scale_rows_packed(%p: !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>,
+                                           %alpha: tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.tmem_scale_rows' op scales an unpacked 128-row f32 accumulator, not '!tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>'}}
+  tilegpu.tmem_scale_rows %p, %alpha : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>, tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_scale_rows_columns(%o: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+                                            %alpha: tensor<64xf32, #tilegpu.tmem_lanes<cols, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.tmem_scale_rows' op takes the scales as tensor<128xf32, #tilegpu.tmem_lanes<rows, ...>>, not 'tensor<64xf32, #tilegpu.tmem_lanes<cols, warps = 4>>'}}
+  tilegpu.tmem_scale_rows %o, %alpha : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, tensor<64xf32, #tilegpu.tmem_lanes<cols, warps = 4>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_scale_rows_warps(%o: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+                                          %alpha: tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 8>>) {
+  // expected-error @+1 {{'tilegpu.tmem_scale_rows' op runs on 4 warps (a warp per quadrant of rows), not 8}}
+  tilegpu.tmem_scale_rows %o, %alpha : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 8>>
+  return
+}

@@ -401,11 +401,13 @@ func.func private @kernel_params(
 // CHECK: tilegpu.tmem_load %{{.*}} : <128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
 // CHECK: tilegpu.tmem_store %{{.*}}, %{{.*}} : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>, <128x128xf16, #tilegpu.tensor_memory<packed = true>>
 // CHECK: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%{{.*}}) : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>, <128x64xf16, #tilegpu.shared<swizzle = 128>>, <128x64xf32, #tilegpu.tensor_memory<>>
+// CHECK: tilegpu.tmem_scale_rows %{{.*}}, %{{.*}} : <128x64xf32, #tilegpu.tensor_memory<>>, tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
 func.func @tcgen05_ops(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
                        %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
                        %v: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
                        %bars: !tilegpu.buffer<1xi64, #tilegpu.shared<>>,
                        %p16: tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 4>>,
+                       %alpha: tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>,
                        %flag: i1) {
   %c0 = arith.constant 0 : index
   %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
@@ -424,5 +426,7 @@ func.func @tcgen05_ops(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle =
       : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>,
         !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
         !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  tilegpu.tmem_scale_rows %o, %alpha : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+      tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
   return
 }

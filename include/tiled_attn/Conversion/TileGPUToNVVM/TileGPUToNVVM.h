@@ -209,11 +209,13 @@ void populateTmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
 /// one per warpgroup after the warp roles' (see WarpRoles.cpp).
 void populateTurnToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                 mlir::RewritePatternSet &patterns);
-/// The wgmma family: wgmma (shared or register A), its layout moves, and the
-/// quad-fragment reductions, broadcasts, masks and stores it shares with
-/// mma.sync.
+/// The tcgen05 family: tensor-memory allocation, tcgen05.mma and its
+/// commit, tcgen05.ld/st, the correction (`skipUnitRowScales`: a warp skips
+/// tilegpu.tmem_scale_rows when all its scales are 1), and the tmem_lanes
+/// reductions, broadcasts, masks and stores.
 void populateTcgen05ToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
-                                   mlir::RewritePatternSet &patterns);
+                                   mlir::RewritePatternSet &patterns,
+                                   bool skipUnitRowScales);
 void populateTmemLanesPatterns(TileGPUToNVVMTypeConverter &converter,
                                mlir::RewritePatternSet &patterns);
 void populateWgmmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,

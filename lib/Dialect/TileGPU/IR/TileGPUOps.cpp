@@ -403,6 +403,28 @@ LogicalResult TmemStoreOp::verify() {
   return verifyTmemTransfer(*this, getValue(), getBuffer().getType());
 }
 
+LogicalResult TmemScaleRowsOp::verify() {
+  BufferType buffer = getBuffer().getType();
+  if (isPackedTensorMemory(buffer) || buffer.isRing() ||
+      buffer.getShape().size() != 2 || buffer.getShape()[0] != 128 ||
+      !buffer.getElementType().isF32())
+    return emitOpError() << "scales an unpacked 128-row f32 accumulator, not "
+                         << buffer;
+  auto scale = cast<RankedTensorType>(getScale().getType());
+  auto lanes = dyn_cast<TmemLanesLayoutAttr>(scale.getEncoding());
+  if (!lanes || lanes.getKind() != TmemLanesKind::Rows ||
+      scale.getShape() != ArrayRef<int64_t>{128} ||
+      !scale.getElementType().isF32())
+    return emitOpError() << "takes the scales as tensor<128xf32, "
+                            "#tilegpu.tmem_lanes<rows, ...>>, not "
+                         << scale;
+  if (lanes.getWarps() != 4)
+    return emitOpError() << "runs on 4 warps (a warp per quadrant of "
+                            "rows), not "
+                         << lanes.getWarps();
+  return success();
+}
+
 LogicalResult WarpSpecializeOp::verify() {
   if (getRoles().empty())
     return emitOpError() << "expects at least one role";

@@ -470,7 +470,7 @@ def TileGPU_TmemLoadOp : TileGPU_Op<"tmem_load",
   let summary = "Read a tensor-memory tile into registers, one row per thread";
   let description = [{
     Each warp reads its quadrant of lanes (`#tilegpu.tmem_lanes`: row
-    32 x (warp mod 4) + lane) with tcgen05.ld .32x32b, 32 columns at a
+    32 x (warp mod 4) + lane) with tcgen05.ld .32x32b, 16 columns at a
     time, and waits for its loads (tcgen05.wait::ld) before the op ends, so
     that a later write of the buffer, once the threads have synchronized,
     cannot overtake them. It starts with a tcgen05.fence::after_thread_sync,
@@ -512,6 +512,33 @@ def TileGPU_TmemStoreOp : TileGPU_Op<"tmem_store",
   }];
   let arguments = (ins TileGPU_RegisterTile:$value, TileGPU_TensorMemoryBuffer:$buffer);
   let assemblyFormat = "$value `,` $buffer attr-dict `:` type($value) `,` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def TileGPU_TmemScaleRowsOp : TileGPU_Op<"tmem_scale_rows",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                    MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Scale the rows of a tensor-memory accumulator in place";
+  let description = [{
+    The correction of FlashAttention-4: row r of the buffer is multiplied
+    by `scale[r]`, which the thread of row r holds (`#tilegpu.tmem_lanes`
+    `<rows>`). Each warp reads its quadrant's rows a piece of 16 columns at
+    a time (tcgen05.ld), multiplies and writes them back (tcgen05.st), so
+    that a piece's registers are all the op keeps live; it ends as
+    `tilegpu.tmem_store` does (tcgen05.wait::st, then
+    tcgen05.fence::before_thread_sync). With `convert-tilegpu-to-nvvm`'s
+    `skip-unit-row-scales`, a warp whose rows all scale by exactly 1 (the
+    lazy rescale's common case) skips the op: its rows are unchanged.
+
+    Example:
+
+    ```mlir
+    tilegpu.tmem_scale_rows %o, %alpha : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>,
+        tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+    ```
+  }];
+  let arguments = (ins TileGPU_TensorMemoryBuffer:$buffer, TileGPU_RegisterTile:$scale);
+  let assemblyFormat = "$buffer `,` $scale attr-dict `:` type($buffer) `,` type($scale)";
   let hasVerifier = 1;
 }
 
