@@ -76,6 +76,7 @@ private:
   void collect();
   void allocate();
   void fuseCorrections();
+  LogicalResult checkInPlace();
   LogicalResult rewrite(Operation *op);
   void retype();
   LogicalResult insertWaits(Block &block, Value &count);
@@ -178,6 +179,51 @@ void TensorMemoryMaterializer::fuseCorrections() {
       break;
     }
   }
+}
+
+/// A buffer holds one tile of its accumulator at a time: a tile may be read
+/// (moved to registers) only before an op that writes its buffer again (an
+/// mma into it, a move into it) after the tile was made. Tile IR whose SSA
+/// values keep an older accumulator alive is refused, not miscompiled.
+LogicalResult TensorMemoryMaterializer::checkInPlace() {
+  SmallVector<Operation *> writes;
+  func.walk([&](Operation *op) {
+    if (isa<tile::MmaOp>(op) || (isa<tile::ConvertLayoutOp>(op) &&
+                                 tensorMemoryOf(op->getResult(0).getType())))
+      if (bufferOf(op->getResult(0)))
+        writes.push_back(op);
+  });
+  WalkResult walk = func.walk([&](tile::ConvertLayoutOp read) {
+    Value tile = read.getInput();
+    if (!tensorMemoryOf(tile.getType()) || !bufferOf(tile))
+      return WalkResult::advance();
+    Block *block = read->getBlock();
+    Operation *def = tile.getDefiningOp();
+    Operation *defHere = def ? block->findAncestorOpInBlock(*def) : nullptr;
+    for (Operation *write : writes) {
+      if (bufferOf(write->getResult(0)) != bufferOf(tile))
+        continue;
+      Operation *writeHere = block->findAncestorOpInBlock(*write);
+      if (!writeHere || writeHere == defHere ||
+          !writeHere->isBeforeInBlock(read))
+        continue;
+      // A write before the tile is made is of an older tile.
+      if (defHere && !defHere->isBeforeInBlock(writeHere))
+        continue;
+      // Named at the op that reads it (the move is at the tile's place).
+      Operation *reader =
+          read->use_empty() ? read.getOperation() : *read->user_begin();
+      InFlightDiagnostic diag =
+          reader->emitError() << "convert-tile-to-tilegpu: reads a tile in "
+                                 "tensor memory after its buffer was written "
+                                 "again (an accumulator is kept in place; keep "
+                                 "no older value of it alive)";
+      diag.attachNote(write->getLoc()) << "written again here";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
@@ -359,6 +405,8 @@ LogicalResult TensorMemoryMaterializer::run() {
   if (classes.empty())
     return success();
   allocate();
+  if (failed(checkInPlace()))
+    return failure();
   fuseCorrections();
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {

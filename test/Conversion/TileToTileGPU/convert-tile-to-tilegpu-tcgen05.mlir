@@ -72,3 +72,23 @@
 // SPLIT: tilegpu.mma_commit
 // SPLIT: tilegpu.tmem_load %[[O]] : <128x128xf32, #tilegpu.tensor_memory<>>
 // SPLIT-NOT: tilegpu.tmem_mma
+
+// An accumulator stays in its buffer: a tile program that still reads S
+// after an mma accumulated into it again is refused, not miscompiled.
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tilegpu-assign-layouts --convert-tile-to-tilegpu
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @older_accumulator(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>) {
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+    %qb = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<128x64xf16>
+    %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+    %s0 = tile.mma %qb, %kt, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    // expected-note @+1 {{written again here}}
+    %s1 = tile.mma %qb, %kt, %s0 : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    // expected-error @+1 {{convert-tile-to-tilegpu: reads a tile in tensor memory after its buffer was written again (an accumulator is kept in place; keep no older value of it alive)}}
+    %d = arith.subf %s1, %s0 : tensor<128x64xf32>
+    %h = arith.truncf %d : tensor<128x64xf32> to tensor<128x64xf16>
+    tile.store %h, %o[%c0, %c0, %c0, %c0] : tensor<128x64xf16>, !tile.view<?x?x?x64xf16>
+    return
+  }
+}
