@@ -108,6 +108,7 @@ static void addTileGPUToNVVM(OpPassManager &pm,
                              const TileToPTXOptions &options) {
   ConvertTileGPUToNVVMPassOptions nvvm;
   nvvm.skipUnitRowScales = options.skipUnitRowScales;
+  nvvm.exp2PolyEvery = options.exp2PolyEvery;
   pm.addPass(createConvertTileGPUToNVVMPass(nvvm));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

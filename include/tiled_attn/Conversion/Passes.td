@@ -133,7 +133,12 @@ def ConvertTileGPUToNVVMPass
       shuffles; staged stores per-warp 16-byte row pieces;
     - elementwise math on the registers as they are; with
       `skip-unit-row-scales`, `acc * broadcast(alpha)` in a loop sits under
-      a warp vote, and a warp whose rows all have alpha == 1 skips it.
+      a warp vote, and a warp whose rows all have alpha == 1 skips it;
+      exp2 is one `ex2.approx.ftz.f32` per register (the MUFU unit), or,
+      with `exp2-poly-every=N`, for every N-th register of a thread a
+      polynomial on the FMA units (FlashAttention-4's exp2 emulation):
+      2^x = 2^floor(x) * p(x - floor(x)), p of degree 3 (relative error
+      below 9e-5; results below 2^-126 flushed to zero, as ftz does).
 
     The kernel records its block size (`known_block_size`) and keeps its
     `tilegpu.shared_bytes`.
@@ -143,6 +148,9 @@ def ConvertTileGPUToNVVMPass
            /*default=*/"false",
            "Branch around `acc * broadcast(alpha)` in warps whose rows all "
            "have alpha == 1 (exact: x * 1 == x)">,
+    Option<"exp2PolyEvery", "exp2-poly-every", "int64_t", /*default=*/"0",
+           "Compute exp2 of every N-th register of a thread by a polynomial "
+           "on the FMA units instead of the MUFU unit (0: none; 1: all)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -136,6 +136,12 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("Skip the rescale of O in warps whose row maxima did "
                      "not move (see convert-tilegpu-to-nvvm)"),
       llvm::cl::init(false)};
+  Option<int64_t> exp2PolyEvery{
+      *this, "exp2-poly-every",
+      llvm::cl::desc("exp2 of every N-th register by a polynomial on the FMA "
+                     "units, FlashAttention-4's emulation (0: none; see "
+                     "convert-tilegpu-to-nvvm)"),
+      llvm::cl::init(0)};
   Option<bool> warpSpecialize{
       *this, "warp-specialize",
       llvm::cl::desc("Hand the TMA refills to a producer warpgroup, paced "

@@ -7,7 +7,8 @@
 //
 // Elementwise arith and math ops apply to each lane's registers as they are:
 // the same op on the converted vector types. Constants and splats become
-// vector constants and broadcasts.
+// vector constants and broadcasts; exp2 is the MUFU instruction, or, for
+// some registers, a polynomial on the FMA units.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,15 +45,48 @@ struct ElementwiseToGPU final : ConversionPattern {
   }
 };
 
+/// 2^x on the FMA units (FlashAttention-4's exp2 emulation, for registers
+/// the MUFU unit would otherwise queue up): with x clamped to [-127, 127],
+/// j = floor(x) and f = x - j in [0, 1), 2^f is the degree-3 polynomial
+/// 1 + f (c1 + f (c2 + f c3)) (coefficients fitted here for the least
+/// maximum relative error over [0, 1), 8.7e-5), and 2^j is added to its
+/// exponent field as an integer. Results below 2^-126 are flushed to zero,
+/// as ex2.approx.ftz does; -inf gives 0.
+Value exp2Polynomial(OpBuilder &b, Location loc, Value x) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto cst = [&](float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  Value clamped = arith::MinimumFOp::create(
+      b, loc, arith::MaximumFOp::create(b, loc, x, cst(-127.0f)), cst(127.0f));
+  Value j = math::FloorOp::create(b, loc, clamped);
+  Value f = arith::SubFOp::create(b, loc, clamped, j);
+  Value p =
+      math::FmaOp::create(b, loc, cst(0.07704833499f), f, cst(0.2276653398f));
+  p = math::FmaOp::create(b, loc, p, f, cst(0.6951123327f));
+  p = math::FmaOp::create(b, loc, p, f, cst(1.0f));
+  Value exponent =
+      arith::ShLIOp::create(b, loc, arith::FPToSIOp::create(b, loc, i32, j),
+                            arith::ConstantIntOp::create(b, loc, i32, 23));
+  Value bits = arith::AddIOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, i32, p), exponent);
+  Value result = arith::BitcastOp::create(b, loc, f32, bits);
+  Value tiny =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, cst(-126.0f));
+  return arith::SelectOp::create(b, loc, tiny, cst(0.0f), result);
+}
+
 /// exp2 of an f32 register tile: one ex2.approx.ftz.f32 per register (the
-/// MUFU instruction alone). The default lowering, through libdevice, keeps
+/// MUFU instruction alone), or with `polyEvery` = N, the polynomial for
+/// every N-th register. The default lowering, through libdevice, keeps
 /// denormal results and wraps every MUFU.EX2 in a compare and two
 /// multiplies. Flushing results below 2^-126 to zero cannot show in a
 /// softmax whose probabilities are summed into a total of at least 1 and
 /// rounded to f16 or bf16.
 struct Exp2ToGPU final : OpConversionPattern<math::Exp2Op> {
-  Exp2ToGPU(TypeConverter &converter, MLIRContext *ctx)
-      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
+  Exp2ToGPU(TypeConverter &converter, MLIRContext *ctx, int64_t polyEvery)
+      : OpConversionPattern(converter, ctx, /*benefit=*/2),
+        polyEvery(polyEvery) {}
   LogicalResult
   matchAndRewrite(math::Exp2Op op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -65,6 +99,10 @@ struct Exp2ToGPU final : OpConversionPattern<math::Exp2Op> {
     for (int64_t i = 0; i < type.getNumElements(); ++i) {
       Value x =
           vector::ExtractOp::create(rewriter, loc, adaptor.getOperand(), i);
+      if (polyEvery > 0 && i % polyEvery == polyEvery - 1) {
+        results.push_back(exp2Polynomial(rewriter, loc, x));
+        continue;
+      }
       results.push_back(
           LLVM::CallIntrinsicOp::create(rewriter, loc, f32,
                                         rewriter.getStringAttr(kExp2Intrinsic),
@@ -74,6 +112,9 @@ struct Exp2ToGPU final : OpConversionPattern<math::Exp2Op> {
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, results);
     return success();
   }
+
+private:
+  int64_t polyEvery;
 };
 
 /// acc * broadcast(alpha) along rows in a loop, the rescale of the online
@@ -177,9 +218,10 @@ struct SplatToGPU final : OpConversionPattern<tensor::SplatOp> {
 
 void tiled_attn::populateElementwiseToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns,
-    bool skipUnitRowScales) {
-  patterns.add<ElementwiseToGPU, Exp2ToGPU, ConstantToGPU, SplatToGPU>(
+    bool skipUnitRowScales, int64_t exp2PolyEvery) {
+  patterns.add<ElementwiseToGPU, ConstantToGPU, SplatToGPU>(
       converter, patterns.getContext());
+  patterns.add<Exp2ToGPU>(converter, patterns.getContext(), exp2PolyEvery);
   if (skipUnitRowScales)
     patterns.add<SkipUnitRowScale>(converter, patterns.getContext());
 }

@@ -81,6 +81,12 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
       kernels.push_back(func);
+  if (exp2PolyEvery < 0) {
+    module.emitError() << "convert-tilegpu-to-nvvm: exp2-poly-every must be "
+                          "0 (off) or a positive register stride, got "
+                       << int64_t{exp2PolyEvery};
+    return signalPassFailure();
+  }
   if (kernels.empty())
     return;
   TargetAttr target = getTarget(module);
@@ -140,7 +146,8 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
     populateTcgen05ToNVVMPatterns(converter, patterns, skipUnitRowScales);
     break;
   }
-  populateElementwiseToNVVMPatterns(converter, patterns, skipUnitRowScales);
+  populateElementwiseToNVVMPatterns(converter, patterns, skipUnitRowScales,
+                                    exp2PolyEvery);
   ConversionTarget legality(*ctx);
   legality.addIllegalDialect<tile::TileDialect, TileGPUDialect>();
   // Converted in place first, lowered after (lowerWarpSpecialize).

@@ -7,6 +7,14 @@
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm="skip-unit-row-scales=1" \
 // RUN:   | FileCheck %s --check-prefix=SKIP
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm="exp2-poly-every=4" \
+// RUN:   | FileCheck %s --check-prefix=POLY
+// RUN: echo 'module {}' | not tiled-attn-opt --convert-tilegpu-to-nvvm="exp2-poly-every=-1" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=POLY-NEGATIVE
+// POLY-NEGATIVE: error: convert-tilegpu-to-nvvm: exp2-poly-every must be 0 (off) or a positive register stride, got -1
 
 // Elementwise arith and math ops apply to each lane's registers: the same op
 // on the vector of the lane's elements (8 for a 16x16 accumulator with one
@@ -24,6 +32,31 @@
 // exp2 is one ex2.approx.ftz per register.
 // CHECK-COUNT-8: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%{{.*}}) : (f32) -> f32
 // CHECK-NEXT: %[[B:.*]] = vector.from_elements {{.*}} : vector<8xf32>
+// With exp2-poly-every=4, registers 3 and 7 of the 8 take the polynomial
+// (FlashAttention-4's emulation on the FMA units): x clamped to [-127,
+// 127], j = floor(x), 2^(x - j) by three FMAs, j added to the exponent
+// field, results below 2^-126 flushed to zero.
+// POLY-LABEL: gpu.func @scores_math(
+// POLY-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// POLY-NEXT: vector.extract %{{.*}}[3] : f32 from vector<8xf32>
+// POLY-NEXT: %[[LO:.*]] = arith.maximumf %{{.*}}, %{{.*}} : f32
+// POLY-NEXT: %[[CL:.*]] = arith.minimumf %[[LO]], %{{.*}} : f32
+// POLY-NEXT: %[[J:.*]] = math.floor %[[CL]] : f32
+// POLY-NEXT: %[[F:.*]] = arith.subf %[[CL]], %[[J]] : f32
+// POLY-NEXT: %[[P1:.*]] = math.fma %{{.*}}, %[[F]], %{{.*}} : f32
+// POLY-NEXT: %[[P2:.*]] = math.fma %[[P1]], %[[F]], %{{.*}} : f32
+// POLY-NEXT: %[[P3:.*]] = math.fma %[[P2]], %[[F]], %{{.*}} : f32
+// POLY-NEXT: %[[JI:.*]] = arith.fptosi %[[J]] : f32 to i32
+// POLY-NEXT: %[[EXP:.*]] = arith.shli %[[JI]], %{{.*}} : i32
+// POLY-NEXT: %[[PB:.*]] = arith.bitcast %[[P3]] : f32 to i32
+// POLY-NEXT: %[[SUM:.*]] = arith.addi %[[PB]], %[[EXP]] : i32
+// POLY-NEXT: %[[R:.*]] = arith.bitcast %[[SUM]] : i32 to f32
+// POLY-NEXT: %[[TINY:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
+// POLY-NEXT: arith.select %[[TINY]], %{{.*}}, %[[R]] : f32
+// POLY-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// POLY-COUNT-3: math.fma %{{.*}} : f32
+// POLY-NOT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// POLY: vector.from_elements {{.*}} : vector<8xf32>
 // CHECK-NEXT: %[[C:.*]] = math.fma %[[SM]], %[[HALF]], %[[B]] : vector<8xf32>
 // CHECK-NEXT: %[[D:.*]] = arith.negf %[[C]] : vector<8xf32>
 // CHECK-NEXT: %[[E:.*]] = math.exp %[[D]] : vector<8xf32>

@@ -235,10 +235,12 @@ void populateMmaSyncStorePatterns(TileGPUToNVVMTypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);
 /// Elementwise math on register tiles of any layout. With
 /// `skipUnitRowScales`, a warp skips `acc * broadcast(rows)` when all its
-/// rows scale by exactly 1.
+/// rows scale by exactly 1; with `exp2PolyEvery` = N > 0, exp2 of every
+/// N-th register is a polynomial on the FMA units.
 void populateElementwiseToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                        mlir::RewritePatternSet &patterns,
-                                       bool skipUnitRowScales);
+                                       bool skipUnitRowScales,
+                                       int64_t exp2PolyEvery);
 
 } // namespace tiled_attn
 
