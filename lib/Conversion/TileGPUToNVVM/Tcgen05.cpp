@@ -419,6 +419,21 @@ SmallVector<TmemPiece> threadPieces(OpBuilder &b, Location loc, Value buffer,
   return pieces;
 }
 
+/// tcgen05.st of `value` (32-bit words) into a thread's piece.
+void storePiece(OpBuilder &b, Location loc, const TmemPiece &piece,
+                Value value) {
+  NVVM::Tcgen05StOp::create(b, loc, /*unpack=*/false,
+                            NVVM::Tcgen05LdStShape::SHAPE_32X32B, piece.address,
+                            value, /*offset=*/Value());
+}
+
+/// After a thread's tcgen05.st: wait for them, and order them before the
+/// barrier or mbarrier arrival that publishes them to the mma's thread.
+void finishStores(OpBuilder &b, Location loc) {
+  NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::STORE);
+  fence(b, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+}
+
 struct TmemLoadToNVVM final : OpConversionPattern<TmemLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -483,12 +498,9 @@ struct TmemStoreToNVVM final : OpConversionPattern<TmemStoreOp> {
               ? Value(
                     vector::ExtractOp::create(rewriter, loc, all, piece.column))
               : extractRegisters(rewriter, loc, all, piece.column, piece.width);
-      NVVM::Tcgen05StOp::create(rewriter, loc, /*unpack=*/false,
-                                NVVM::Tcgen05LdStShape::SHAPE_32X32B,
-                                piece.address, value, /*offset=*/Value());
+      storePiece(rewriter, loc, piece, value);
     }
-    NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::STORE);
-    fence(rewriter, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+    finishStores(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }
@@ -553,12 +565,9 @@ struct TmemScaleRowsToNVVM final : OpConversionPattern<TmemScaleRowsOp> {
       Value back = vector::BitCastOp::create(rewriter, loc, ints, scaled);
       if (piece.width == 1)
         back = vector::ExtractOp::create(rewriter, loc, back, 0);
-      NVVM::Tcgen05StOp::create(rewriter, loc, /*unpack=*/false,
-                                NVVM::Tcgen05LdStShape::SHAPE_32X32B,
-                                piece.address, back, /*offset=*/Value());
+      storePiece(rewriter, loc, piece, back);
     }
-    NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::STORE);
-    fence(rewriter, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+    finishStores(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }

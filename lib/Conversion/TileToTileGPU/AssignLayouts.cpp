@@ -50,6 +50,19 @@ using tiled_attn::tilegpu::TmemLanesLayoutAttr;
 using tiled_attn::tilegpu::WgmmaKind;
 using tiled_attn::tilegpu::WgmmaLayoutAttr;
 
+Operation *tiled_attn::firstReader(Value value, ArrayRef<OpOperand *> uses) {
+  Block *block = isa<BlockArgument>(value)
+                     ? cast<BlockArgument>(value).getOwner()
+                     : value.getDefiningOp()->getBlock();
+  Operation *first = nullptr;
+  for (OpOperand *use : uses) {
+    Operation *reader = block->findAncestorOpInBlock(*use->getOwner());
+    if (!first || reader->isBeforeInBlock(first))
+      first = reader;
+  }
+  return first;
+}
+
 SharedEncodingAttr tiled_attn::mmaSyncSharedEncoding(MLIRContext *ctx,
                                                      bool transposed) {
   return SharedEncodingAttr::get(ctx, /*swizzle=*/0, /*pad=*/8, transposed);
@@ -214,15 +227,7 @@ LogicalResult TensorMemoryPlacement::run() {
         reads.push_back(&use);
     if (reads.empty())
       continue;
-    Block *block = isa<BlockArgument>(v) ? cast<BlockArgument>(v).getOwner()
-                                         : v.getDefiningOp()->getBlock();
-    Operation *first = nullptr;
-    for (OpOperand *use : reads) {
-      Operation *reader = block->findAncestorOpInBlock(*use->getOwner());
-      if (!first || reader->isBeforeInBlock(first))
-        first = reader;
-    }
-    OpBuilder b(first);
+    OpBuilder b(tiled_attn::firstReader(v, reads));
     Value move = ConvertLayoutOp::create(b, v.getLoc(), v.getType(), v);
     for (OpOperand *use : reads)
       use->set(move);

@@ -49,21 +49,6 @@ using namespace tiled_attn::tilegpu;
 
 namespace {
 
-/// The first op, in the block that defines `value`, that holds one of
-/// `uses` (all of them in that block or nested in its ops).
-Operation *firstReader(Value value, ArrayRef<OpOperand *> uses) {
-  Block *block = isa<BlockArgument>(value)
-                     ? cast<BlockArgument>(value).getOwner()
-                     : value.getDefiningOp()->getBlock();
-  Operation *first = nullptr;
-  for (OpOperand *use : uses) {
-    Operation *reader = block->findAncestorOpInBlock(*use->getOwner());
-    if (!first || reader->isBeforeInBlock(first))
-      first = reader;
-  }
-  return first;
-}
-
 /// The buffer type of a tile with a shared encoding.
 BufferType bufferTypeOf(RankedTensorType tile, int64_t slots = 1) {
   SmallVector<int64_t> shape;

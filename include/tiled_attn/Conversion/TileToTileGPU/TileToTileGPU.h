@@ -26,6 +26,11 @@ namespace tiled_attn {
 /// that of its then side; null for anything else.
 tile::LoadOp stagingLoad(mlir::Value value);
 
+/// The first op, in the block that defines `value`, that holds one of
+/// `uses` (all of them in that block or nested in its ops).
+mlir::Operation *firstReader(mlir::Value value,
+                             llvm::ArrayRef<mlir::OpOperand *> uses);
+
 /// How the mma.sync family keeps a tile in shared memory: rows padded by 8
 /// elements, so that ldmatrix reads are free of bank conflicts.
 tilegpu::SharedEncodingAttr mmaSyncSharedEncoding(mlir::MLIRContext *ctx,
