@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -194,4 +195,11 @@ Value tiled_attn::combineReduction(OpBuilder &b, Location loc,
     return arith::AddFOp::create(b, loc, x, y);
   }
   llvm_unreachable("a reduction kind the lowering does not know");
+}
+
+Value tiled_attn::warpVoteAny(OpBuilder &b, Location loc, Value predicate) {
+  return NVVM::VoteSyncOp::create(
+      b, loc, b.getI1Type(), arith::ConstantIntOp::create(b, loc, -1, 32),
+      predicate,
+      NVVM::VoteSyncKindAttr::get(b.getContext(), NVVM::VoteSyncKind::any));
 }

@@ -162,11 +162,7 @@ struct SkipUnitRowScale final : OpConversionPattern<arith::MulFOp> {
                                         arith::CmpFPredicate::UNE, rows, one);
     Value any = vector::ReductionOp::create(rewriter, loc,
                                             vector::CombiningKind::OR, moved);
-    Value warpAny = NVVM::VoteSyncOp::create(
-        rewriter, loc, rewriter.getI1Type(),
-        arith::ConstantIntOp::create(rewriter, loc, -1, 32), any,
-        NVVM::VoteSyncKindAttr::get(rewriter.getContext(),
-                                    NVVM::VoteSyncKind::any));
+    Value warpAny = warpVoteAny(rewriter, loc, any);
     auto ifOp = scf::IfOp::create(rewriter, loc, accRegs.getType(), warpAny,
                                   /*withElseRegion=*/true);
     {

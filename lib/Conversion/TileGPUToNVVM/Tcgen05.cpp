@@ -419,12 +419,26 @@ SmallVector<TmemPiece> threadPieces(OpBuilder &b, Location loc, Value buffer,
   return pieces;
 }
 
-/// tcgen05.st of `value` (32-bit words) into a thread's piece.
+/// tcgen05.ld of a thread's piece: vector<width x i32>.
+Value loadPiece(OpBuilder &b, Location loc, const TmemPiece &piece) {
+  Type i32 = b.getI32Type();
+  auto words = VectorType::get({piece.width}, i32);
+  Value loaded = NVVM::Tcgen05LdOp::create(
+      b, loc, piece.width == 1 ? i32 : Type(words), /*pack=*/false,
+      NVVM::Tcgen05LdStShape::SHAPE_32X32B, piece.address, /*offset=*/Value());
+  if (piece.width == 1)
+    loaded = vector::FromElementsOp::create(b, loc, words, loaded);
+  return loaded;
+}
+
+/// tcgen05.st of `words` (vector<width x i32>) into a thread's piece.
 void storePiece(OpBuilder &b, Location loc, const TmemPiece &piece,
-                Value value) {
+                Value words) {
+  if (piece.width == 1)
+    words = vector::ExtractOp::create(b, loc, words, 0);
   NVVM::Tcgen05StOp::create(b, loc, /*unpack=*/false,
                             NVVM::Tcgen05LdStShape::SHAPE_32X32B, piece.address,
-                            value, /*offset=*/Value());
+                            words, /*offset=*/Value());
 }
 
 /// After a thread's tcgen05.st: wait for them, and order them before the
@@ -446,24 +460,14 @@ struct TmemLoadToNVVM final : OpConversionPattern<TmemLoadOp> {
     auto layout = cast<TmemLanesLayoutAttr>(tile.getEncoding());
     int64_t regs = layout.getRegisterCount(tile.getShape());
     fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-    Type i32 = rewriter.getI32Type();
     SmallVector<Value> pieces;
     for (TmemPiece piece : threadPieces(rewriter, loc, adaptor.getBuffer(),
-                                        layout, tile.getDimSize(1), regs)) {
-      Type type =
-          piece.width == 1 ? i32 : Type(VectorType::get({piece.width}, i32));
-      pieces.push_back(NVVM::Tcgen05LdOp::create(
-          rewriter, loc, type, /*pack=*/false,
-          NVVM::Tcgen05LdStShape::SHAPE_32X32B, piece.address,
-          /*offset=*/Value()));
-    }
+                                        layout, tile.getDimSize(1), regs))
+      pieces.push_back(loadPiece(rewriter, loc, piece));
     // The registers are used only after the wait, in the IR's order.
     NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::LOAD);
     fence(rewriter, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
     for (Value &piece : pieces) {
-      if (!isa<VectorType>(piece.getType()))
-        piece = vector::FromElementsOp::create(
-            rewriter, loc, VectorType::get({1}, i32), piece);
       int64_t n = cast<VectorType>(piece.getType()).getNumElements();
       piece = vector::BitCastOp::create(
           rewriter, loc, VectorType::get({n}, tile.getElementType()), piece);
@@ -492,14 +496,10 @@ struct TmemStoreToNVVM final : OpConversionPattern<TmemStoreOp> {
     // perColumn 16-bit elements to a column when packed.
     for (TmemPiece piece :
          threadPieces(rewriter, loc, adaptor.getBuffer(), layout,
-                      tile.getDimSize(1) / perColumn, words)) {
-      Value value =
-          piece.width == 1
-              ? Value(
-                    vector::ExtractOp::create(rewriter, loc, all, piece.column))
-              : extractRegisters(rewriter, loc, all, piece.column, piece.width);
-      storePiece(rewriter, loc, piece, value);
-    }
+                      tile.getDimSize(1) / perColumn, words))
+      storePiece(
+          rewriter, loc, piece,
+          extractRegisters(rewriter, loc, all, piece.column, piece.width));
     finishStores(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
@@ -534,37 +534,24 @@ struct TmemScaleRowsToNVVM final : OpConversionPattern<TmemScaleRowsOp> {
                                             rewriter.getF32FloatAttr(1.0f));
       Value moved = arith::CmpFOp::create(
           rewriter, loc, arith::CmpFPredicate::UNE, scale, one);
-      Value warpAny = NVVM::VoteSyncOp::create(
-          rewriter, loc, rewriter.getI1Type(),
-          arith::ConstantIntOp::create(rewriter, loc, -1, 32), moved,
-          NVVM::VoteSyncKindAttr::get(rewriter.getContext(),
-                                      NVVM::VoteSyncKind::any));
-      auto ifOp = scf::IfOp::create(rewriter, loc, warpAny,
-                                    /*withElseRegion=*/false);
+      auto ifOp =
+          scf::IfOp::create(rewriter, loc, warpVoteAny(rewriter, loc, moved),
+                            /*withElseRegion=*/false);
       rewriter.setInsertionPointToStart(ifOp.thenBlock());
     }
     fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
     for (TmemPiece piece : threadPieces(rewriter, loc, adaptor.getBuffer(),
                                         layout, columns, columns)) {
-      Type words =
-          piece.width == 1 ? i32 : Type(VectorType::get({piece.width}, i32));
-      Value loaded = NVVM::Tcgen05LdOp::create(
-          rewriter, loc, words, /*pack=*/false,
-          NVVM::Tcgen05LdStShape::SHAPE_32X32B, piece.address,
-          /*offset=*/Value());
+      Value loaded = loadPiece(rewriter, loc, piece);
       NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::LOAD);
       auto floats = VectorType::get({piece.width}, f32);
       auto ints = VectorType::get({piece.width}, i32);
-      if (piece.width == 1)
-        loaded = vector::FromElementsOp::create(rewriter, loc, ints, loaded);
       Value scaled = arith::MulFOp::create(
           rewriter, loc,
           vector::BitCastOp::create(rewriter, loc, floats, loaded),
           vector::BroadcastOp::create(rewriter, loc, floats, scale));
       Value back = vector::BitCastOp::create(rewriter, loc, ints, scaled);
-      if (piece.width == 1)
-        back = vector::ExtractOp::create(rewriter, loc, back, 0);
       storePiece(rewriter, loc, piece, back);
     }
     finishStores(rewriter, loc);

@@ -172,6 +172,10 @@ mlir::Value sharedDescriptor(mlir::OpBuilder &b, mlir::Location loc,
 int64_t kMajorStepOffset(int64_t kStep, int64_t panelColumns,
                          int64_t panelBytes, int64_t elementBytes);
 
+/// Whether `predicate` holds in any lane of the warp (vote.sync.any over
+/// the full mask): a warp-uniform condition.
+mlir::Value warpVoteAny(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value predicate);
 /// One step of a reduction of `kind`: max, min or sum of `x` and `y`.
 mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc,
                              tile::ReduceKind kind, mlir::Value x,
