@@ -20,7 +20,11 @@
 //   runs tcgen05.dealloc. A buffer is the 32-bit TMEM address of its first
 //   column, lane 0.
 // - tilegpu.tmem_mma: the first thread of the threads that run it issues
-//   one tcgen05.mma .cta_group::1 .kind::f16 per k-step of 16. Shared
+//   one tcgen05.mma .cta_group::1 .kind::f16 per k-step of 16 (with R row
+//   blocks, the first thread of each group of threads issues its block's:
+//   lhs rows 128 r on, 128 r x 128 bytes into each panel of a shared lhs or
+//   r x its block's columns into a tensor-memory one, into the acc's r-th
+//   block of columns). Shared
 //   operands are 128-byte swizzled panels read through tcgen05 descriptors
 //   (encoding::encodeTcgen05Descriptor), with the offsets of the wgmma
 //   lowering: K-major (Q; K, stored transposed) SBO = 1024, k-step k at
@@ -28,7 +32,8 @@
 //   bytes, k-step k at row 16k. A packed tensor-memory lhs (P) advances 8
 //   columns per k-step. The instruction descriptor comes from
 //   encoding::encodeTcgen05F16Mma.
-// - tilegpu.mma_commit: the same thread's tcgen05.commit to the mbarrier.
+// - tilegpu.mma_commit: the same thread's tcgen05.commit to the mbarrier
+//   (with groups, each group's first thread to the group's mbarrier).
 // - tilegpu.tmem_scale_rows: the correction, tcgen05.ld/st a piece at a
 //   time with the multiply in between (skipped by a warp whose scales are
 //   all 1, with skip-unit-row-scales).
@@ -93,6 +98,30 @@ static Value isCtaWarp(OpBuilder &b, Location loc, int64_t w) {
   Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp,
                                cIdx(b, loc, w));
+}
+
+/// The threads of each of `groups` groups of consecutive warps of the
+/// threads that run `op` (whole warpgroups, so that each group's warps
+/// cover the four lane quadrants).
+static FailureOr<int64_t> threadsPerGroup(Operation *op, int64_t groups) {
+  int64_t warps = kernelWarps(op);
+  if (groups == 1)
+    return 32 * warps;
+  if (warps % groups || (warps / groups) % 4)
+    return op->emitError() << "GPU lowering: " << warps
+                           << " warps do not split into " << groups
+                           << " groups of whole warpgroups";
+  return 32 * warps / groups;
+}
+
+/// Continues inside a branch that thread `thread` (of the role, or of the
+/// kernel) alone takes.
+static void enterThread(OpBuilder &b, Location loc, int64_t thread) {
+  Value here =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                            threadIdInRole(b, loc), cIdx(b, loc, thread));
+  auto guard = scf::IfOp::create(b, loc, here, /*withElse=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
 }
 
 LogicalResult tiled_attn::setUpTensorMemory(gpu::GPUFuncOp kernel,
@@ -252,6 +281,12 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
       return op.emitError() << "GPU lowering: an N-major rhs spans whole "
                                "panels of "
                             << panelCols << " columns";
+    if (m > 128 && lhsTy.getMemorySpace() == MemorySpace::Shared &&
+        cast<SharedEncodingAttr>(lhsTy.getEncoding()).getSwizzle() != 128)
+      return op.emitError() << "GPU lowering: row blocks of a shared lhs are "
+                               "found in 128-byte swizzled panels";
+    int64_t rowBlocks = m / 128;
+    m = std::min<int64_t>(m, 128); // one row block's product
 
     encoding::Tcgen05F16Mma shape;
     shape.m = m;
@@ -277,37 +312,60 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
       return kMajorStepOffset(kk, panelCols, panelBytes, eltBytes);
     };
 
-    OpBuilder::InsertionGuard g(rewriter);
-    enterFirstThread(rewriter, loc);
-    fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-    Value idesc = i32Const(rewriter, loc, static_cast<int32_t>(*idescBits));
-    Value d = tmemPointer(rewriter, loc, adaptor.getAcc());
-    Value yes = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
-    for (int64_t kk = 0; kk < k / 16; ++kk) {
-      int64_t rhsOffset =
-          nMajorB ? kk * 16 * rhsEnc.getSwizzle()
-                  : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getShape()));
-      Value descB = sharedDescriptor(rewriter, loc, adaptor.getRhs(),
-                                     cIdx(rewriter, loc, rhsOffset), *rhsBits);
-      Value a;
-      if (lhsTy.getMemorySpace() == MemorySpace::Tensor) {
-        // Packed 16-bit elements: 16 of a k-step are 8 columns.
-        a = tmemPointer(rewriter, loc,
-                        arith::AddIOp::create(rewriter, loc, adaptor.getLhs(),
-                                              i32Const(rewriter, loc, 8 * kk)));
-      } else {
-        auto lhsEnc = cast<SharedEncodingAttr>(lhsTy.getEncoding());
-        int64_t lhsOffset =
-            kMajorOffset(kk, lhsEnc.getPanelBytes(lhsTy.getShape()));
-        a = sharedDescriptor(rewriter, loc, adaptor.getLhs(),
-                             cIdx(rewriter, loc, lhsOffset), *kMajorBits);
+    FailureOr<int64_t> groupThreads = threadsPerGroup(op, rowBlocks);
+    if (failed(groupThreads))
+      return failure();
+    bool tmemLhs = lhsTy.getMemorySpace() == MemorySpace::Tensor;
+    // Row block r: 128 r rows into each panel of a shared lhs (128-byte
+    // rows), r blocks of columns on in tensor memory.
+    int64_t lhsBlockStep =
+        tmemLhs ? lhsTy.getTileSize() / rowBlocks : 128 * 128;
+    int64_t accBlockStep = accTy.getTileSize() / rowBlocks;
+    for (int64_t r = 0; r < rowBlocks; ++r) {
+      OpBuilder::InsertionGuard g(rewriter);
+      if (rowBlocks == 1)
+        enterFirstThread(rewriter, loc);
+      else
+        enterThread(rewriter, loc, r * *groupThreads);
+      fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+      Value idesc = i32Const(rewriter, loc, static_cast<int32_t>(*idescBits));
+      Value acc = adaptor.getAcc();
+      if (r)
+        acc = arith::AddIOp::create(rewriter, loc, acc,
+                                    i32Const(rewriter, loc, r * accBlockStep));
+      Value d = tmemPointer(rewriter, loc, acc);
+      Value yes = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+      for (int64_t kk = 0; kk < k / 16; ++kk) {
+        int64_t rhsOffset =
+            nMajorB ? kk * 16 * rhsEnc.getSwizzle()
+                    : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getShape()));
+        Value descB =
+            sharedDescriptor(rewriter, loc, adaptor.getRhs(),
+                             cIdx(rewriter, loc, rhsOffset), *rhsBits);
+        Value a;
+        if (tmemLhs) {
+          // Packed 16-bit elements: 16 of a k-step are 8 columns.
+          a = tmemPointer(
+              rewriter, loc,
+              arith::AddIOp::create(
+                  rewriter, loc, adaptor.getLhs(),
+                  i32Const(rewriter, loc, r * lhsBlockStep + 8 * kk)));
+        } else {
+          auto lhsEnc = cast<SharedEncodingAttr>(lhsTy.getEncoding());
+          int64_t lhsOffset =
+              r * lhsBlockStep +
+              kMajorOffset(kk, lhsEnc.getPanelBytes(lhsTy.getShape()));
+          a = sharedDescriptor(rewriter, loc, adaptor.getLhs(),
+                               cIdx(rewriter, loc, lhsOffset), *kMajorBits);
+        }
+        Value enable = kk == 0 ? adaptor.getAccumulate() : yes;
+        NVVM::Tcgen05MMAOp::create(rewriter, loc, NVVM::Tcgen05MMAKind::F16,
+                                   NVVM::CTAGroupKind::CTA_1,
+                                   NVVM::Tcgen05MMACollectorOp::DISCARD,
+                                   /*aShift=*/false, d, a, descB, idesc, enable,
+                                   /*scaleInputD=*/Value(),
+                                   /*disableOutputLane=*/Value());
       }
-      Value enable = kk == 0 ? adaptor.getAccumulate() : yes;
-      NVVM::Tcgen05MMAOp::create(
-          rewriter, loc, NVVM::Tcgen05MMAKind::F16, NVVM::CTAGroupKind::CTA_1,
-          NVVM::Tcgen05MMACollectorOp::DISCARD, /*aShift=*/false, d, a, descB,
-          idesc, enable, /*scaleInputD=*/Value(),
-          /*disableOutputLane=*/Value());
     }
     rewriter.eraseOp(op);
     return success();
@@ -320,13 +378,25 @@ struct MmaCommitToNVVM final : OpConversionPattern<MmaCommitOp> {
   matchAndRewrite(MmaCommitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    OpBuilder::InsertionGuard g(rewriter);
-    enterFirstThread(rewriter, loc);
-    NVVM::Tcgen05CommitOp::create(rewriter, loc,
-                                  barrierPointer(rewriter, loc,
-                                                 adaptor.getBarriers(),
-                                                 adaptor.getIndex()),
-                                  /*multicastMask=*/Value());
+    int64_t groups = op.getGroups();
+    FailureOr<int64_t> groupThreads = threadsPerGroup(op, groups);
+    if (failed(groupThreads))
+      return failure();
+    for (int64_t g = 0; g < groups; ++g) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      if (groups == 1)
+        enterFirstThread(rewriter, loc);
+      else
+        enterThread(rewriter, loc, g * *groupThreads);
+      Value index = adaptor.getIndex();
+      if (g)
+        index =
+            arith::AddIOp::create(rewriter, loc, index, cIdx(rewriter, loc, g));
+      NVVM::Tcgen05CommitOp::create(
+          rewriter, loc,
+          barrierPointer(rewriter, loc, adaptor.getBarriers(), index),
+          /*multicastMask=*/Value());
+    }
     rewriter.eraseOp(op);
     return success();
   }
@@ -341,14 +411,26 @@ Value rowAndColumnOffset(OpBuilder &b, Location loc, TmemLanesLayoutAttr layout,
   Value warp =
       arith::DivUIOp::create(b, loc, threadIdInRole(b, loc), cIdx(b, loc, 32));
   Value quadrant = arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+  // The row block's columns come first (block x columns), then the
+  // thread's column group within it.
+  Value blockBits;
+  if (layout.getRowBlocks() > 1) {
+    Value perBlock = cIdx(b, loc, layout.getWarpsPerRowBlock());
+    blockBits = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, warp, perBlock),
+        cIdx(b, loc, columns));
+    warp = arith::RemUIOp::create(b, loc, warp, perBlock);
+  }
   Value half = arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, 4));
-  int64_t perThread = columns / (layout.getWarps() / 4);
+  int64_t perThread = columns / layout.getColumnGroups();
   // (32 x quadrant) << 16 + half x perThread.
   Value laneBits = arith::ShLIOp::create(
       b, loc, arith::MulIOp::create(b, loc, quadrant, cIdx(b, loc, 32)),
       cIdx(b, loc, 16));
   Value colBits = arith::MulIOp::create(b, loc, half, cIdx(b, loc, perThread));
   Value offset = arith::AddIOp::create(b, loc, laneBits, colBits);
+  if (blockBits)
+    offset = arith::AddIOp::create(b, loc, offset, blockBits);
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), offset);
 }
 
@@ -523,8 +605,11 @@ struct TmemScaleRowsToNVVM final : OpConversionPattern<TmemScaleRowsOp> {
     Location loc = op.getLoc();
     BufferType buffer = op.getBuffer().getType();
     int64_t columns = buffer.getShape()[1];
-    auto layout = TmemLanesLayoutAttr::get(rewriter.getContext(),
-                                           TmemLanesKind::Acc, /*warps=*/4);
+    auto scales = cast<TmemLanesLayoutAttr>(
+        cast<RankedTensorType>(op.getScale().getType()).getEncoding());
+    auto layout =
+        TmemLanesLayoutAttr::get(rewriter.getContext(), TmemLanesKind::Acc,
+                                 scales.getWarps(), scales.getRowBlocks());
     // The thread's row holds one scale.
     Value scale =
         vector::ExtractOp::create(rewriter, loc, adaptor.getScale(), 0);

@@ -51,6 +51,24 @@ FailureOr<int64_t> checkKernel(func::FuncOp func) {
     return func.emitError() << "convert-tilegpu-to-nvvm: '" << func.getName()
                             << "' has no tilegpu.shared_bytes; run "
                                "tilegpu-allocate-memory first";
+  // Turns and group barriers both take the named barriers after the
+  // roles'.
+  Operation *turn = nullptr, *groupBarrier = nullptr;
+  func.walk([&](Operation *op) {
+    if (isa<TurnStartOp, TurnTakeOp, TurnPassOp>(op))
+      turn = op;
+    if (auto barrier = dyn_cast<GroupBarrierOp>(op);
+        barrier && barrier.getGroups() > 1)
+      groupBarrier = op;
+  });
+  if (turn && groupBarrier) {
+    InFlightDiagnostic diag =
+        groupBarrier->emitError()
+        << "convert-tilegpu-to-nvvm: group barriers and warpgroup turns "
+           "(ping-pong) in one kernel would share named barriers";
+    diag.attachNote(turn->getLoc()) << "a turn";
+    return diag;
+  }
   WalkResult walk = func.walk([&](Operation *op) {
     for (Type type : op->getResultTypes())
       if (auto tensor = dyn_cast<RankedTensorType>(type);

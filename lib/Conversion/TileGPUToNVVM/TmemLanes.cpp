@@ -6,14 +6,14 @@
 //===----------------------------------------------------------------------===//
 //
 // The tcgen05 family's register tiles (#tilegpu.tmem_lanes): each thread
-// holds one row of an accumulator (row 32 x (warp mod 4) + lane), its
-// registers consecutive columns, the warps of a quadrant splitting the
-// columns. A row reduction is then the thread's own registers, with no
-// shuffle at all, where one warp holds the whole row (4 warps); a
-// broadcast along the row repeats the thread's one element, along the
-// columns it is the thread's registers as they are; masks compare each
-// register's coordinates; a store writes the thread's row in 16-byte
-// pieces.
+// holds one row of an accumulator (row 32 x (warp mod 4) + lane, plus 128
+// per row block before its group of warps), its registers consecutive
+// columns, the warps of a quadrant splitting the columns. A row reduction is
+// then the thread's own registers, with no shuffle at all, where one warp holds
+// the whole row (4 warps); a broadcast along the row repeats the thread's one
+// element, along the columns it is the thread's registers as they are; masks
+// compare each register's coordinates; a store writes the thread's row in
+// 16-byte pieces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +50,16 @@ struct RowAndColumn {
     Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
     Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
     Value quadrant = arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+    if (layout.getRowBlocks() > 1) {
+      // Block r of 128 rows is the r-th group of warps'.
+      Value perBlock = cIdx(b, loc, layout.getWarpsPerRowBlock());
+      rowOffset = arith::AddIOp::create(
+          b, loc, rowOffset,
+          arith::MulIOp::create(b, loc,
+                                arith::DivUIOp::create(b, loc, warp, perBlock),
+                                cIdx(b, loc, 128)));
+      warp = arith::RemUIOp::create(b, loc, warp, perBlock);
+    }
     row = arith::AddIOp::create(
         b, loc, rowOffset,
         arith::AddIOp::create(
@@ -58,8 +68,8 @@ struct RowAndColumn {
     Value group = arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, 4));
     column = arith::AddIOp::create(
         b, loc, colOffset,
-        arith::MulIOp::create(b, loc, group,
-                              cIdx(b, loc, columns / (layout.getWarps() / 4))));
+        arith::MulIOp::create(
+            b, loc, group, cIdx(b, loc, columns / layout.getColumnGroups())));
   }
 };
 
@@ -88,11 +98,12 @@ struct ReduceToTmemLanes final : OpConversionPattern<ReduceOp> {
       return op.emitError() << "GPU lowering: only row reductions of a "
                                "tmem_lanes accumulator (along 1) are "
                                "supported";
-    if (in.getWarps() != 4)
+    if (in.getColumnGroups() != 1)
       return op.emitError()
              << "GPU lowering: a row reduction in " << in
-             << " would combine the column groups of " << in.getWarps() / 4
-             << " warps; it takes 4 warps (a warp per row)";
+             << " would combine the column groups of " << in.getColumnGroups()
+             << " warps; it takes 4 warps per block of 128 rows (a warp per "
+                "row)";
     Location loc = op.getLoc();
     auto inTy = cast<RankedTensorType>(op.getInput().getType());
     int64_t regs = in.getRegisterCount(inTy.getShape());
@@ -128,7 +139,8 @@ struct BroadcastToTmemLanes final : OpConversionPattern<BroadcastOp> {
     TmemLanesKind expected =
         op.getAxis() == 1 ? TmemLanesKind::Rows : TmemLanesKind::Cols;
     if (out.getKind() != TmemLanesKind::Acc || !in ||
-        in.getKind() != expected || in.getWarps() != out.getWarps())
+        in.getKind() != expected || in.getWarps() != out.getWarps() ||
+        in.getRowBlocks() != out.getRowBlocks())
       return op.emitError() << "GPU lowering: a broadcast in tmem_lanes "
                                "takes a rows (along 1) or cols (along 0) "
                                "vector of the accumulator's warps";

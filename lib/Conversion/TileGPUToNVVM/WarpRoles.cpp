@@ -20,6 +20,9 @@
 // Warpgroups take turns (tilegpu.turn_*) through one named barrier per
 // warpgroup after the roles': warpgroup i waits on barrier i for the
 // arrival of warpgroup i - 1 (mod N), so each barrier counts 256 threads.
+// Groups of warps (tilegpu.group_id, tilegpu.group_barrier: the row blocks
+// of a tcgen05 kernel with two Q tiles) take the same barriers, one per
+// group, each of its threads; a kernel uses turns or groups, not both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -183,10 +186,71 @@ template <typename Op> struct TurnToNVVM final : OpConversionPattern<Op> {
   }
 };
 
+/// The threads of one of `groups` groups of the threads that run `op`.
+FailureOr<int64_t> groupThreads(Operation *op, int64_t groups) {
+  int64_t warps = kernelWarps(op);
+  if (warps % groups)
+    return op->emitError() << "GPU lowering: " << warps
+                           << " warps do not split into " << groups
+                           << " groups";
+  return 32 * warps / groups;
+}
+
+/// This thread's group: its thread id (in its role) over a group's threads.
+struct GroupIdToNVVM final : OpConversionPattern<GroupIdOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GroupIdOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<int64_t> threads = groupThreads(op, op.getGroups());
+    if (failed(threads))
+      return failure();
+    Location loc = op.getLoc();
+    rewriter.replaceOpWithNewOp<arith::DivUIOp>(
+        op, threadIdInRole(rewriter, loc), cIdx(rewriter, loc, *threads));
+    return success();
+  }
+};
+
+/// Group g synchronizes on named barrier (first free + g); one group is the
+/// threads' own barrier (the role's, once lowerWarpSpecialize has run).
+struct GroupBarrierToNVVM final : OpConversionPattern<GroupBarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GroupBarrierOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (op.getGroups() == 1) {
+      rewriter.replaceOpWithNewOp<gpu::BarrierOp>(op);
+      return success();
+    }
+    FailureOr<int64_t> threads = groupThreads(op, op.getGroups());
+    if (failed(threads))
+      return failure();
+    if (*threads % 32)
+      return op.emitError() << "GPU lowering: a group barrier's groups are "
+                               "whole warps";
+    Value group =
+        arith::DivUIOp::create(rewriter, loc, threadIdInRole(rewriter, loc),
+                               cIdx(rewriter, loc, *threads));
+    Value id = arith::AddIOp::create(
+        rewriter, loc, group, cIdx(rewriter, loc, firstFreeNamedBarrier(op)));
+    NVVM::BarrierOp::create(
+        rewriter, loc, TypeRange{},
+        arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), id),
+        arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(),
+                                     *threads),
+        /*reductionOp=*/nullptr, /*reductionPredicate=*/Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void tiled_attn::populateTurnToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<TurnToNVVM<TurnStartOp>, TurnToNVVM<TurnTakeOp>,
-               TurnToNVVM<TurnPassOp>>(converter, patterns.getContext());
+               TurnToNVVM<TurnPassOp>, GroupIdToNVVM, GroupBarrierToNVVM>(
+      converter, patterns.getContext());
 }

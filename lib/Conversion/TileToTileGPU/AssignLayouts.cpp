@@ -114,7 +114,8 @@ struct FamilyLayouts {
       TmemLanesKind lanes = kind == MmaSyncKind::Rows   ? TmemLanesKind::Rows
                             : kind == MmaSyncKind::Cols ? TmemLanesKind::Cols
                                                         : TmemLanesKind::Acc;
-      return TmemLanesLayoutAttr::get(ctx, lanes, warps);
+      // A warpgroup per block of 128 rows (one Q tile each).
+      return TmemLanesLayoutAttr::get(ctx, lanes, warps, warps / 4);
     }
     WgmmaKind wgmma = kind == MmaSyncKind::Acc    ? WgmmaKind::Acc
                       : kind == MmaSyncKind::Rows ? WgmmaKind::Rows
@@ -398,14 +399,17 @@ LogicalResult LayoutAssignment::checkShape(Value v, Attribute l) {
     return success();
   }
   if (auto tmem = dyn_cast<TensorMemoryEncodingAttr>(l)) {
-    int64_t columns = type.getRank() == 2
-                          ? type.getDimSize(1) / (tmem.getPacked() ? 2 : 1)
-                          : 0;
-    if (type.getRank() != 2 || type.getDimSize(0) != 128 || columns < 16 ||
-        columns > 512)
-      return emit() << "a tile of shape " << type
-                    << " in tensor memory needs 128 rows (the lanes) and "
-                       "16 to 512 columns";
+    // A block of 128 rows per warpgroup, side by side.
+    int64_t rowBlocks = family.warps / 4;
+    int64_t columns = type.getRank() == 2 ? rowBlocks * type.getDimSize(1) /
+                                                (tmem.getPacked() ? 2 : 1)
+                                          : 0;
+    if (type.getRank() != 2 || type.getDimSize(0) != 128 * rowBlocks ||
+        columns < 16 || columns > 512)
+      return emit() << "a tile of shape " << type << " in tensor memory on "
+                    << family.warps << " warps needs " << 128 * rowBlocks
+                    << " rows (a block of 128 lanes per warpgroup) and 16 to "
+                       "512 columns in all";
     return success();
   }
   return cast<tiled_attn::tilegpu::DistributedLayoutAttrInterface>(l)
@@ -535,10 +539,11 @@ struct TileGPUAssignLayoutsPass final
       return signalPassFailure();
     }
     Family familyKind = target.getFamily();
-    if (familyKind == Family::Tcgen05 && warps != 4) {
+    if (familyKind == Family::Tcgen05 && warps != 4 && warps != 8) {
       getOperation().emitError()
-          << "tilegpu-assign-layouts: tcgen05 kernels run on 4 warps (a "
-             "thread per row of the 128 tensor-memory lanes), got "
+          << "tilegpu-assign-layouts: tcgen05 kernels run on a warpgroup per "
+             "block of 128 rows (a thread per tensor-memory lane): warps 4, "
+             "or 8 for two Q tiles, got "
           << int64_t{warps};
       return signalPassFailure();
     }

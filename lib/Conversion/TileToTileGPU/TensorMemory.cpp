@@ -17,6 +17,10 @@
 //   overwrites, come first), then tilegpu.mma_commit to the kernel's mma
 //   mbarrier and a wait on it: the mma completes before the threads go on
 //   (overlapping it with the softmax is the job of warp roles);
+// - with two blocks of 128 rows (two Q tiles per CTA, a warpgroup each),
+//   each warpgroup is a group on its own: its barrier, its products (of
+//   its rows), its mma mbarrier, so that one warpgroup's softmax runs while
+//   the other's products do;
 // - a zero accumulator is the mma's accumulate(false); any other constant
 //   is stored into the buffer where it is defined;
 // - the correction of O (moved to registers, scaled by a row broadcast,
@@ -50,12 +54,14 @@ TensorMemoryEncodingAttr tensorMemoryOf(Type type) {
               : nullptr;
 }
 
-/// The register tile that tcgen05.ld gives for a tile in tensor memory.
+/// The register tile that tcgen05.ld gives for a tile in tensor memory: a
+/// warpgroup per block of 128 rows.
 RankedTensorType registerType(RankedTensorType tile) {
-  return RankedTensorType::get(tile.getShape(), tile.getElementType(),
-                               TmemLanesLayoutAttr::get(tile.getContext(),
-                                                        TmemLanesKind::Acc,
-                                                        /*warps=*/4));
+  int64_t rowBlocks = std::max<int64_t>(1, tile.getDimSize(0) / 128);
+  return RankedTensorType::get(
+      tile.getShape(), tile.getElementType(),
+      TmemLanesLayoutAttr::get(tile.getContext(), TmemLanesKind::Acc,
+                               /*warps=*/4 * rowBlocks, rowBlocks));
 }
 
 bool isZero(Value v) {
@@ -86,7 +92,10 @@ private:
   /// Each tile in tensor memory (of the IR before the rewrite) and its
   /// buffer.
   llvm::DenseMap<Value, Value> bufferFor;
-  Value barrier; // the mma mbarrier
+  /// The groups of warps that issue their own products: one per block of
+  /// 128 rows (two Q tiles per CTA: two).
+  int64_t groups = 1;
+  Value barrier; // the mma mbarriers, one per group
 };
 
 /// The tiles in tensor memory and the accumulators they are.
@@ -134,12 +143,13 @@ void TensorMemoryMaterializer::allocate() {
       bufferFor[*member] = buffer;
   }
   auto barrierType =
-      BufferType::get(b.getContext(), {1}, b.getI64Type(),
+      BufferType::get(b.getContext(), {groups}, b.getI64Type(),
                       SharedEncodingAttr::get(b.getContext(), 0, 0, false));
   barrier = AllocOp::create(b, loc, barrierType, IntegerAttr());
-  MBarrierInitOp::create(b, loc, barrier,
-                         arith::ConstantIndexOp::create(b, loc, 0),
-                         b.getI64IntegerAttr(1));
+  for (int64_t g = 0; g < groups; ++g)
+    MBarrierInitOp::create(b, loc, barrier,
+                           arith::ConstantIndexOp::create(b, loc, g),
+                           b.getI64IntegerAttr(1));
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -252,10 +262,15 @@ LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
                                 "memory (run tilegpu-assign-layouts first)";
     Value accumulate = arith::ConstantIntOp::create(
         b, loc, b.getI1Type(), isZero(mma.getAcc()) ? 0 : 1);
-    gpu::BarrierOp::create(b, loc);
+    // Each group's threads, then its product: the groups' rows, tensor
+    // memory and mbarriers are their own.
+    if (groups == 1)
+      gpu::BarrierOp::create(b, loc);
+    else
+      GroupBarrierOp::create(b, loc, groups);
     TmemMmaOp::create(b, loc, lhs, mma.getRhs(), acc, accumulate);
     MmaCommitOp::create(b, loc, barrier,
-                        arith::ConstantIndexOp::create(b, loc, 0));
+                        arith::ConstantIndexOp::create(b, loc, 0), groups);
     // Loops and branches hand the buffer on (retype gives them its type).
     mma.getResult().replaceAllUsesWith(acc);
     mma.erase();
@@ -333,8 +348,14 @@ LogicalResult TensorMemoryMaterializer::insertWaits(Block &block,
       Value phase = arith::TruncIOp::create(
           b, loc, b.getI1Type(),
           arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
-      MBarrierWaitOp::create(b, loc, barrier,
-                             arith::ConstantIndexOp::create(b, loc, 0), phase);
+      // The group's mbarrier, named where it is waited on: the threads
+      // that run the wait (a warp role's, once roles split the kernel)
+      // are the ones that form the groups.
+      Value group =
+          groups == 1
+              ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+              : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
+      MBarrierWaitOp::create(b, loc, barrier, group, phase);
       count = arith::AddIOp::create(b, loc, count,
                                     arith::ConstantIndexOp::create(b, loc, 1));
       continue;
@@ -404,6 +425,10 @@ LogicalResult TensorMemoryMaterializer::run() {
   collect();
   if (classes.empty())
     return success();
+  for (auto it = classes.begin(); it != classes.end(); ++it)
+    groups = std::max<int64_t>(
+        groups,
+        cast<RankedTensorType>((*it)->getData().getType()).getDimSize(0) / 128);
   allocate();
   if (failed(checkInPlace()))
     return failure();

@@ -388,7 +388,7 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
     %x = tilegpu.tmem_load %s : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
         -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 8>>
-    // expected-error @+2 {{GPU lowering: a row reduction in #tilegpu.tmem_lanes<acc, warps = 8> would combine the column groups of 2 warps; it takes 4 warps (a warp per row)}}
+    // expected-error @+2 {{GPU lowering: a row reduction in #tilegpu.tmem_lanes<acc, warps = 8> would combine the column groups of 2 warps; it takes 4 warps per block of 128 rows (a warp per row)}}
     // expected-error @+1 {{failed to legalize operation 'tile.reduce' that was explicitly marked illegal}}
     %m = tile.reduce max %x along 1 : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 8>>
         -> tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 8>>
@@ -414,6 +414,53 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
         tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
     tilegpu.tmem_store %y, %s : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>,
         !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+    return
+  }
+}
+
+// -----
+
+// A group barrier on 8 warps split 3 ways is not whole warps per group.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @negative_group_barrier_split() attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 8 : i64} {
+    // expected-error @+2 {{GPU lowering: 8 warps do not split into 3 groups}}
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.group_barrier' that was explicitly marked illegal}}
+    tilegpu.group_barrier {groups = 3}
+    return
+  }
+}
+
+// -----
+
+// Group barriers and warpgroup turns would both take the named barriers
+// after the roles'.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @negative_groups_and_turns() attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 8 : i64} {
+    // expected-note @+1 {{a turn}}
+    tilegpu.turn_start
+    // expected-error @+1 {{convert-tilegpu-to-nvvm: group barriers and warpgroup turns (ping-pong) in one kernel would share named barriers}}
+    tilegpu.group_barrier {groups = 2}
+    return
+  }
+}
+
+// -----
+
+// A product of two row blocks whose groups are not whole warpgroups: on 4
+// warps, each block would have 2 warps and miss two lane quadrants.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @negative_tmem_mma_groups(%o: !tile.view<?x?x?x64xf32>)
+      attributes {tilegpu.shared_bytes = 49152 : i64, tilegpu.warps = 4 : i64} {
+    %false = arith.constant false
+    %q = tilegpu.alloc offset(0) : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>
+    %k = tilegpu.alloc offset(32768) : !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+    %s = tilegpu.alloc offset(0) : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+    // expected-error @+2 {{GPU lowering: 4 warps do not split into 2 groups of whole warpgroups}}
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.tmem_mma' that was explicitly marked illegal}}
+    tilegpu.tmem_mma %q, %k, %s, accumulate(%false)
+        : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>,
+          !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+          !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
     return
   }
 }

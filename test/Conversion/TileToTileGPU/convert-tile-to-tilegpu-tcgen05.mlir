@@ -4,6 +4,9 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=64 causal=1" \
 // RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2" --tilegpu-attach-target="chip=sm_100a" \
 // RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu | FileCheck %s --check-prefix=SPLIT
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 stages=2" --tilegpu-attach-target="chip=sm_100a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=TWO
 
 // The tcgen05 family's tensor memory, on the generated kernel with K/V
 // prefetched one block ahead:
@@ -92,3 +95,30 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     return
   }
 }
+
+// Two Q tiles per CTA (256 rows on 8 warps): the accumulators' buffers
+// have two blocks of 128 rows; each warpgroup is a group with its own mma
+// mbarrier (two, initialized for one arrival each), its own barrier before
+// the product, its own commit (groups = 2) and waits on its mbarrier
+// (index: its group).
+// TWO-LABEL: func.func @sdpa_fwd
+// TWO-DAG: tilegpu.alloc : <256x64xf32, #tilegpu.tensor_memory<>>
+// TWO-DAG: tilegpu.alloc : <256x128xf32, #tilegpu.tensor_memory<>>
+// TWO-DAG: tilegpu.alloc : <256x128xf16, #tilegpu.tensor_memory<packed = true>>
+// TWO: %[[BAR:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// TWO: tilegpu.mbarrier_init %[[BAR]][%{{.*}}], count(1)
+// TWO: tilegpu.mbarrier_init %[[BAR]][%{{.*}}], count(1)
+// TWO-NEXT: gpu.barrier
+// TWO: scf.for
+// TWO: tilegpu.group_barrier {groups = 2 : i64}
+// TWO-NEXT: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%false) : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>, <64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, <256x128xf32, #tilegpu.tensor_memory<>>
+// TWO: tilegpu.mma_commit %[[BAR]][%{{.*}}] {groups = 2 : i64}
+// TWO: %[[G:.*]] = tilegpu.group_id {groups = 2 : i64}
+// TWO-NEXT: tilegpu.mbarrier_wait %[[BAR]][%[[G]]]
+// TWO: tilegpu.tmem_load %{{.*}} : <256x128xf32, #tilegpu.tensor_memory<>> -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
+// TWO: tilegpu.tmem_scale_rows %{{.*}}, %{{.*}} : <256x64xf32, #tilegpu.tensor_memory<>>, tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
+// TWO: tilegpu.group_barrier {groups = 2 : i64}
+// TWO-NEXT: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%true) : !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true>>, <128x64xf16, #tilegpu.shared<swizzle = 128>>, <256x64xf32, #tilegpu.tensor_memory<>>
+// TWO: tilegpu.mma_commit %[[BAR]][%{{.*}}] {groups = 2 : i64}
+// TWO: %[[G2:.*]] = tilegpu.group_id {groups = 2 : i64}
+// TWO-NEXT: tilegpu.mbarrier_wait %[[BAR]][%[[G2]]]

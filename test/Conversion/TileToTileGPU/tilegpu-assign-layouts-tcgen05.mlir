@@ -2,8 +2,14 @@
 // RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts \
 // RUN:   | FileCheck %s
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tilegpu-assign-layouts
-// RUN: not tiled-attn-opt %s -split-input-file --tilegpu-assign-layouts="warps=8" 2>&1 \
+// RUN: not tiled-attn-opt %s -split-input-file --tilegpu-assign-layouts="warps=12" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WARPS
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=8" \
+// RUN:   | FileCheck %s --check-prefix=TWO
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=128" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=8" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=ROWS
 
 // The tcgen05 family's layouts on the generated kernel. The accumulators
 // live in tensor memory (#tilegpu.tensor_memory): S, the mma's result, and
@@ -42,9 +48,25 @@
 // CHECK: arith.mulf %[[OF]]
 // CHECK: tile.store %{{.*}} : tensor<128x64xf16, #tilegpu.tmem_lanes<acc, warps = 4>>
 
+// Two Q tiles per CTA (FlashAttention-4): on 8 warps a block of 256 rows
+// is two blocks of 128, a warpgroup each; in tensor memory they lie side
+// by side.
+// TWO-LABEL: func.func @sdpa_fwd
+// TWO-SAME: tilegpu.warps = 8
+// TWO: tile.load %arg0{{.*}} -> tensor<256x64xf16, #tilegpu.shared<swizzle = 128>>
+// TWO: scf.for {{.*}} -> (tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>, tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>, tensor<256x64xf32, #tilegpu.tensor_memory<>>)
+// TWO: tile.mma %{{.*}} -> tensor<256x128xf32, #tilegpu.tensor_memory<>>
+// TWO: tile.bounds_mask {{.*}} : tensor<128xi1, #tilegpu.tmem_lanes<cols, warps = 8, row_blocks = 2>>
+// TWO: tile.convert_layout %{{.*}} : tensor<256x128xf32, #tilegpu.tensor_memory<>> -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
+// TWO: tile.convert_layout %{{.*}} : tensor<256x128xf16, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>> -> tensor<256x128xf16, #tilegpu.tensor_memory<packed = true>>
+// TWO: tile.store %{{.*}} : tensor<256x64xf16, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
+
+// On 8 warps the tiles in tensor memory must have two blocks of rows.
+// ROWS: error: tilegpu-assign-layouts: #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2> needs 256 rows (one row per tensor-memory lane, in each of its 2 blocks of 128)
+
 // The cases the family refuses.
 
-// WARPS: error: tilegpu-assign-layouts: tcgen05 kernels run on 4 warps (a thread per row of the 128 tensor-memory lanes), got 8
+// WARPS: error: tilegpu-assign-layouts: tcgen05 kernels run on a warpgroup per block of 128 rows (a thread per tensor-memory lane): warps 4, or 8 for two Q tiles, got 12
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
   func.func @transposed_lhs(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf32>) {
     %c0 = arith.constant 0 : index
@@ -64,7 +86,7 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
   func.func @short_accumulator(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf32>) {
     %c0 = arith.constant 0 : index
-    // expected-error @+1 {{tilegpu-assign-layouts: a tile of shape 'tensor<64x64xf32>' in tensor memory needs 128 rows (the lanes) and 16 to 512 columns}}
+    // expected-error @+1 {{tilegpu-assign-layouts: a tile of shape 'tensor<64x64xf32>' in tensor memory on 4 warps needs 128 rows (a block of 128 lanes per warpgroup) and 16 to 512 columns in all}}
     %zero = arith.constant dense<0.0> : tensor<64x64xf32>
     %qb = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
     %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>

@@ -291,8 +291,8 @@ func.func private @negative_swizzle_32_short_rows(!tilegpu.buffer<3x64x8xf16, #t
 
 // -----
 
-// expected-error @+1 {{a tensor-memory tile has rank 2 and at most 128 rows (lanes)}}
-func.func private @negative_tmem_rows(!tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>>)
+// expected-error @+1 {{a tensor-memory tile has rank 2 and at most 128 rows (lanes), or blocks of 128 rows}}
+func.func private @negative_tmem_rows(!tilegpu.buffer<192x64xf32, #tilegpu.tensor_memory<>>)
 
 // -----
 
@@ -1467,7 +1467,7 @@ func.func @negative_tmem_mma_shapes(%a: !tilegpu.buffer<128x64xf16, #tilegpu.sha
 func.func @negative_tmem_mma_rows(%a: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
                                   %b: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
                                   %d: !tilegpu.buffer<64x128xf32, #tilegpu.tensor_memory<>>, %f: i1) {
-  // expected-error @+1 {{'tilegpu.tmem_mma' op takes M = 128 (one row per tensor-memory lane), got 64}}
+  // expected-error @+1 {{'tilegpu.tmem_mma' op takes M = 128 (one row per tensor-memory lane) or blocks of 128 rows, got 64}}
   tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, !tilegpu.buffer<64x128xf32, #tilegpu.tensor_memory<>>
   return
 }
@@ -1617,7 +1617,7 @@ func.func @negative_tmem_store_ring(%v: tensor<128x64xf32, #tilegpu.tmem_lanes<a
 
 func.func @negative_tmem_scale_rows_packed(%p: !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>,
                                            %alpha: tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>) {
-  // expected-error @+1 {{'tilegpu.tmem_scale_rows' op scales an unpacked 128-row f32 accumulator, not '!tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>'}}
+  // expected-error @+1 {{'tilegpu.tmem_scale_rows' op scales an unpacked f32 accumulator of 128 rows or blocks of 128 rows, not '!tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>'}}
   tilegpu.tmem_scale_rows %p, %alpha : !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>, tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
   return
 }
@@ -1635,7 +1635,51 @@ func.func @negative_tmem_scale_rows_columns(%o: !tilegpu.buffer<128x64xf32, #til
 
 func.func @negative_tmem_scale_rows_warps(%o: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
                                           %alpha: tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 8>>) {
-  // expected-error @+1 {{'tilegpu.tmem_scale_rows' op runs on 4 warps (a warp per quadrant of rows), not 8}}
+  // expected-error @+1 {{'tilegpu.tmem_scale_rows' op runs on 4 warps per block of 128 rows (a warp per quadrant of rows), not 8}}
   tilegpu.tmem_scale_rows %o, %alpha : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 8>>
+  return
+}
+
+// -----
+
+// Two row blocks on 6 warps: 3 per block is not whole quadrants.
+// expected-error @+1 {{each of the 2 row blocks takes 4, 8 or 16 warps (whole quadrants), but warps is 6}}
+func.func private @negative_tmem_lanes_row_blocks(tensor<256x64xf32, #tilegpu.tmem_lanes<acc, warps = 6, row_blocks = 2>>)
+
+// -----
+
+// expected-error @+1 {{row_blocks must be positive, got 0}}
+func.func private @negative_tmem_lanes_no_row_blocks(tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4, row_blocks = 0>>)
+
+// -----
+
+func.func @negative_tmem_lanes_block_rows(%buf: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{#tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2> needs 256 rows (one row per tensor-memory lane, in each of its 2 blocks of 128)}}
+  %t = tilegpu.tmem_load %buf : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
+  return
+}
+
+// -----
+
+func.func @negative_mma_commit_groups(%bars: !tilegpu.buffer<1xi64, #tilegpu.shared<>>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tilegpu.mma_commit' op commits 2 groups' products to mbarriers of a buffer of 1}}
+  tilegpu.mma_commit %bars[%c0] {groups = 2} : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_group_id_groups() -> index {
+  // expected-error @+1 {{'tilegpu.group_id' op attribute 'groups' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %g = tilegpu.group_id {groups = 0}
+  return %g : index
+}
+
+// -----
+
+func.func @negative_group_barrier_groups() {
+  // expected-error @+1 {{'tilegpu.group_barrier' op attribute 'groups' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  tilegpu.group_barrier {groups = -1}
   return
 }

@@ -430,3 +430,38 @@ func.func @tcgen05_ops(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle =
       tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
   return
 }
+
+// -----
+
+// Two Q tiles per CTA: 256-row tiles in two blocks of 128, one per
+// warpgroup (row_blocks), each group with its own mbarrier, barrier and
+// products.
+// CHECK-LABEL: func.func @tcgen05_row_blocks
+// CHECK: %[[G:.*]] = tilegpu.group_id {groups = 2 : i64}
+// CHECK: tilegpu.group_barrier {groups = 2 : i64}
+// CHECK: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%{{.*}}) : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>, <64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, <256x128xf32, #tilegpu.tensor_memory<>>
+// CHECK: tilegpu.mma_commit %{{.*}}[%{{.*}}] {groups = 2 : i64} : <2xi64, #tilegpu.shared<>>
+// CHECK: tilegpu.mbarrier_wait %{{.*}}[%[[G]]]
+// CHECK: tilegpu.tmem_load %{{.*}} : <256x128xf32, #tilegpu.tensor_memory<>> -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
+// CHECK: tilegpu.tmem_scale_rows %{{.*}}, %{{.*}} : <256x128xf32, #tilegpu.tensor_memory<>>, tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
+func.func @tcgen05_row_blocks(%q: !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>,
+                              %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+                              %bars: !tilegpu.buffer<2xi64, #tilegpu.shared<>>,
+                              %alpha: tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>,
+                              %flag: i1, %phase: i1) {
+  %c0 = arith.constant 0 : index
+  %s = tilegpu.alloc offset(0) : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+  %g = tilegpu.group_id {groups = 2}
+  tilegpu.group_barrier {groups = 2}
+  tilegpu.tmem_mma %q, %k, %s, accumulate(%flag)
+      : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>,
+        !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+        !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+  tilegpu.mma_commit %bars[%c0] {groups = 2} : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  tilegpu.mbarrier_wait %bars[%g], phase(%phase) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  %sr = tilegpu.tmem_load %s : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+      -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
+  tilegpu.tmem_scale_rows %s, %alpha : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>,
+      tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
+  return
+}

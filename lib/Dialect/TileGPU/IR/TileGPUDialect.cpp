@@ -364,10 +364,20 @@ WgmmaLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape, int64_t warp,
 
 LogicalResult
 TmemLanesLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                            TmemLanesKind kind, int64_t warps) {
-  if (warps != 4 && warps != 8 && warps != 16)
-    return emitError() << "warps must be 4, 8 or 16 (whole quadrants), got "
+                            TmemLanesKind kind, int64_t warps,
+                            int64_t rowBlocks) {
+  if (rowBlocks < 1)
+    return emitError() << "row_blocks must be positive, got " << rowBlocks;
+  int64_t perBlock = warps % rowBlocks ? 0 : warps / rowBlocks;
+  if (perBlock != 4 && perBlock != 8 && perBlock != 16) {
+    if (rowBlocks == 1)
+      return emitError() << "warps must be 4, 8 or 16 (whole quadrants), got "
+                         << warps;
+    return emitError() << "each of the " << rowBlocks
+                       << " row blocks takes 4, 8 or 16 warps (whole "
+                          "quadrants), but warps is "
                        << warps;
+  }
   return success();
 }
 
@@ -376,14 +386,19 @@ int64_t TmemLanesLayoutAttr::getWarpCount() const { return getWarps(); }
 LogicalResult TmemLanesLayoutAttr::verifyTileShape(
     ArrayRef<int64_t> shape,
     function_ref<InFlightDiagnostic()> emitError) const {
-  int64_t groups = getWarps() / 4;
+  int64_t groups = getColumnGroups();
   TmemLanesKind kind = getKind();
   size_t rank = kind == TmemLanesKind::Acc ? 2 : 1;
   if (shape.size() != rank)
     return emitError() << *this << " takes rank-" << rank << " tiles";
-  if (kind != TmemLanesKind::Cols && shape[0] != 128)
-    return emitError() << *this
-                       << " needs 128 rows (one row per tensor-memory lane)";
+  if (kind != TmemLanesKind::Cols && shape[0] != 128 * getRowBlocks()) {
+    InFlightDiagnostic diag = emitError()
+                              << *this << " needs " << 128 * getRowBlocks()
+                              << " rows (one row per tensor-memory lane";
+    if (getRowBlocks() > 1)
+      diag << ", in each of its " << getRowBlocks() << " blocks of 128";
+    return diag << ")";
+  }
   int64_t columns = shape.back();
   if (kind != TmemLanesKind::Rows && columns % groups)
     return emitError() << *this << " splits the columns between " << groups
@@ -395,15 +410,17 @@ LogicalResult TmemLanesLayoutAttr::verifyTileShape(
 int64_t TmemLanesLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
   if (getKind() == TmemLanesKind::Rows)
     return 1;
-  return shape.back() / (getWarps() / 4);
+  return shape.back() / getColumnGroups();
 }
 
 SmallVector<int64_t> TmemLanesLayoutAttr::getElementCoordinates(
     ArrayRef<int64_t> shape, int64_t warp, int64_t lane, int64_t reg) const {
-  int64_t row = 32 * (warp % 4) + lane;
+  int64_t block = warp / getWarpsPerRowBlock();
+  warp %= getWarpsPerRowBlock();
+  int64_t row = 128 * block + 32 * (warp % 4) + lane;
   if (getKind() == TmemLanesKind::Rows)
     return {row};
-  int64_t column = (warp / 4) * (shape.back() / (getWarps() / 4)) + reg;
+  int64_t column = (warp / 4) * (shape.back() / getColumnGroups()) + reg;
   if (getKind() == TmemLanesKind::Cols)
     return {column};
   return {row, column};
@@ -526,15 +543,17 @@ int64_t TensorMemoryEncodingAttr::getTileSize(ArrayRef<int64_t> shape,
       getPacked() && elementType.isIntOrFloat()
           ? std::max<int64_t>(1, 32 / elementType.getIntOrFloatBitWidth())
           : 1;
-  return llvm::divideCeil(shape.back(), perColumn);
+  // Blocks of 128 rows side by side.
+  int64_t rowBlocks = shape.size() == 2 && shape[0] > 128 ? shape[0] / 128 : 1;
+  return rowBlocks * llvm::divideCeil(shape.back(), perColumn);
 }
 
 LogicalResult TensorMemoryEncodingAttr::verifyTileShape(
     ArrayRef<int64_t> shape, Type elementType,
     function_ref<InFlightDiagnostic()> emitError) const {
-  if (shape.size() != 2 || shape[0] > 128)
+  if (shape.size() != 2 || (shape[0] > 128 && shape[0] % 128))
     return emitError() << "a tensor-memory tile has rank 2 and at most 128 "
-                          "rows (lanes)";
+                          "rows (lanes), or blocks of 128 rows";
   if (!elementType.isIntOrFloat())
     return emitError() << "tensor memory holds integers or floats, not "
                        << elementType;

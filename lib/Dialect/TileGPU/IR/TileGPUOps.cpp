@@ -326,9 +326,9 @@ LogicalResult TmemMmaOp::verify() {
     return emitOpError() << "expects (M x K) · (K x N) into M x N, got "
                          << shapeString(a) << " · " << shapeString(b)
                          << " into " << shapeString(d);
-  if (d[0] != 128)
-    return emitOpError() << "takes M = 128 (one row per tensor-memory lane), "
-                            "got "
+  if (d[0] < 128 || d[0] % 128)
+    return emitOpError() << "takes M = 128 (one row per tensor-memory lane) "
+                            "or blocks of 128 rows, got "
                          << d[0];
   if (d[1] < 16 || d[1] > 256 || d[1] % 16)
     return emitOpError() << "takes N a multiple of 16 in [16, 256], got "
@@ -362,7 +362,15 @@ LogicalResult TmemMmaOp::verify() {
 }
 
 LogicalResult MmaCommitOp::verify() {
-  return verifyBarriers(*this, getBarriers().getType());
+  if (failed(verifyBarriers(*this, getBarriers().getType())))
+    return failure();
+  // Statically known indices must leave room for every group's mbarrier.
+  int64_t count = getBarriers().getType().getShape()[0];
+  if (static_cast<int64_t>(getGroups()) > count)
+    return emitOpError() << "commits " << getGroups()
+                         << " groups' products to mbarriers of a buffer of "
+                         << count;
+  return success();
 }
 
 /// A register tile in `#tilegpu.tmem_lanes` of a tensor-memory buffer's
@@ -405,23 +413,24 @@ LogicalResult TmemStoreOp::verify() {
 
 LogicalResult TmemScaleRowsOp::verify() {
   BufferType buffer = getBuffer().getType();
-  if (isPackedTensorMemory(buffer) || buffer.isRing() ||
-      buffer.getShape().size() != 2 || buffer.getShape()[0] != 128 ||
-      !buffer.getElementType().isF32())
-    return emitOpError() << "scales an unpacked 128-row f32 accumulator, not "
+  int64_t rows = buffer.getShape().size() == 2 ? buffer.getShape()[0] : 0;
+  if (isPackedTensorMemory(buffer) || buffer.isRing() || rows < 128 ||
+      rows % 128 || !buffer.getElementType().isF32())
+    return emitOpError() << "scales an unpacked f32 accumulator of 128 rows "
+                            "or blocks of 128 rows, not "
                          << buffer;
   auto scale = cast<RankedTensorType>(getScale().getType());
   auto lanes = dyn_cast<TmemLanesLayoutAttr>(scale.getEncoding());
   if (!lanes || lanes.getKind() != TmemLanesKind::Rows ||
-      scale.getShape() != ArrayRef<int64_t>{128} ||
+      scale.getShape() != ArrayRef<int64_t>{rows} ||
       !scale.getElementType().isF32())
-    return emitOpError() << "takes the scales as tensor<128xf32, "
-                            "#tilegpu.tmem_lanes<rows, ...>>, not "
+    return emitOpError() << "takes the scales as tensor<" << rows
+                         << "xf32, #tilegpu.tmem_lanes<rows, ...>>, not "
                          << scale;
-  if (lanes.getWarps() != 4)
-    return emitOpError() << "runs on 4 warps (a warp per quadrant of "
-                            "rows), not "
-                         << lanes.getWarps();
+  if (lanes.getWarpsPerRowBlock() != 4)
+    return emitOpError() << "runs on 4 warps per block of 128 rows (a warp "
+                            "per quadrant of rows), not "
+                         << lanes.getWarpsPerRowBlock();
   return success();
 }
 

@@ -188,17 +188,31 @@ def TileGPU_TmemLanesLayoutAttr
     a quadrant each hold it); `cols` is a vector over the columns: each
     thread holds the elements of its columns, the same in every lane.
 
+    With `row_blocks` = R > 1 (FlashAttention-4's two Q tiles per CTA), an
+    `acc` or `rows` tile has 128 x R rows, one block of 128 per group of
+    warps / R consecutive warps: group g holds rows 128 g to 128 g + 127
+    exactly as a 128-row tile on warps / R warps would, and a `cols` vector
+    is held whole by every group. Each group is then a multiple of 4 warps.
+
     Example:
 
     ```mlir
     tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
     tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+    tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
     ```
   }];
   let parameters = (ins EnumParameter<TileGPU_TmemLanesKind>:$kind,
-                        "int64_t":$warps);
-  let assemblyFormat = "`<` $kind `,` struct($warps) `>`";
+                        "int64_t":$warps,
+                        DefaultValuedParameter<"int64_t", "1">:$row_blocks);
+  let assemblyFormat = "`<` $kind `,` struct($warps, $row_blocks) `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The warps of one block of 128 rows.
+    int64_t getWarpsPerRowBlock() const { return getWarps() / getRowBlocks(); }
+    /// The warps of a quadrant of one row block, which split its columns.
+    int64_t getColumnGroups() const { return getWarpsPerRowBlock() / 4; }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -260,8 +274,11 @@ def TileGPU_TensorMemoryEncodingAttr
   let description = [{
     Row i of an M x N tile (M <= 128) is tensor-memory lane i; each 32-bit
     column holds one f32 element, or `packed` 16-bit elements side by side
-    (P written back over S for P·V). Allocations are in columns, a power of
-    two between 32 and 512.
+    (P written back over S for P·V). A tile of 128 x R rows (R blocks of
+    128 rows: two Q tiles per CTA) puts row block r beside the others: row
+    128 r + i is lane i of the r-th group of the tile's columns, so the tile
+    takes R times the columns of one block. Allocations are in columns, a
+    power of two between 32 and 512.
 
     Example:
 

@@ -412,15 +412,20 @@ def TileGPU_TmemMmaOp : TileGPU_Op<"tmem_mma",
     `transposed` one holds rhsᵀ, as K does for Kᵀ: K-major; otherwise it is
     N-major, as V); `acc` (M x N, f32) is a tensor-memory buffer. The first
     k-step adds to `acc` when `accumulate` is true and overwrites it
-    otherwise. M is 128 (one row per tensor-memory lane), N a multiple of 16
-    in [16, 256], K a multiple of 16.
+    otherwise. M is 128 (one row per tensor-memory lane) or 128 x R (R
+    blocks of 128 rows, laid out side by side in tensor memory), N a
+    multiple of 16 in [16, 256], K a multiple of 16.
 
     The first thread of the threads that run the op (of its warp role, or
     of the kernel) issues it, after a `tcgen05.fence::after_thread_sync`
     that orders it after what the threads synchronized with before (an
-    mbarrier wait, a CTA barrier). The product runs asynchronously: nobody
-    may read `acc`, or write the operands, until a `tilegpu.mma_commit`
-    issued after it has completed its mbarrier's phase.
+    mbarrier wait, a CTA barrier). With R row blocks, the threads split
+    into R groups of consecutive warps, and the first thread of group r
+    issues the product of row block r alone: lhs rows 128 r to 128 r + 127
+    into acc's row block r (FlashAttention-4's two Q tiles, each group
+    with its own). The product runs asynchronously: nobody may read `acc`,
+    or write the operands, until a `tilegpu.mma_commit` issued after it
+    has completed its mbarrier's phase.
 
     Example:
 
@@ -450,15 +455,20 @@ def TileGPU_MmaCommitOp : TileGPU_Op<"mma_commit",
     have all completed, they arrive once on mbarrier `index` of `barriers`
     (tcgen05.commit), which should expect that one arrival. Readers of the
     accumulators wait on it with `tilegpu.mbarrier_wait`; a producer that
-    refills the operands' buffers waits on it too.
+    refills the operands' buffers waits on it too. With `groups` = R, the
+    threads split into R groups of consecutive warps as for a
+    `tilegpu.tmem_mma` of R row blocks, and the first thread of group g
+    commits the products it issued to mbarrier `index` + g.
 
     Example:
 
     ```mlir
     tilegpu.mma_commit %done[%c0] : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+    tilegpu.mma_commit %done[%c0] {groups = 2} : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
     ```
   }];
-  let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index);
+  let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
   let assemblyFormat = [{
     $barriers `[` $index `]` attr-dict `:` type($barriers)
   }];
@@ -573,6 +583,49 @@ def TileGPU_WarpSpecializeOp : TileGPU_Op<"warp_specialize", [
   let assemblyFormat = "$roles $bodies attr-dict";
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Groups of warps inside the threads that run an op
+//===----------------------------------------------------------------------===//
+
+def TileGPU_GroupIdOp : TileGPU_Op<"group_id", [Pure]> {
+  let summary = "Which of `groups` groups of consecutive warps this thread is in";
+  let description = [{
+    The threads that run the op (those of its warp role, or the kernel's)
+    split into `groups` groups of as many consecutive warps each; the
+    result is this thread's group, from 0. The row blocks of a tcgen05
+    kernel with two Q tiles per CTA are such groups: each waits on its own
+    mma mbarrier.
+
+    Example:
+
+    ```mlir
+    %g = tilegpu.group_id {groups = 2}
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$groups);
+  let results = (outs Index:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def TileGPU_GroupBarrierOp : TileGPU_Op<"group_barrier",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "A barrier of this thread's group of warps";
+  let description = [{
+    As `gpu.barrier`, for the threads of this thread's group only (the
+    groups of `tilegpu.group_id`): each group has a named barrier of its
+    own, after those of the warp roles, so that one group's barrier does
+    not wait for the others. With one group it is the threads' barrier.
+
+    Example:
+
+    ```mlir
+    tilegpu.group_barrier {groups = 2}
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntPositive]>:$groups);
+  let assemblyFormat = "attr-dict";
 }
 
 //===----------------------------------------------------------------------===//
