@@ -21,6 +21,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -89,6 +90,45 @@ int64_t tiled_attn::firstFreeNamedBarrier(Operation *op) {
          static_cast<int64_t>(cast<WarpSpecializeOp>(roleRegion->getParentOp())
                                   .getRoles()
                                   .size());
+}
+
+FailureOr<int64_t> tiled_attn::groupThreads(Operation *op, int64_t groups,
+                                            bool wholeWarpgroups) {
+  int64_t warps = kernelWarps(op);
+  if (groups == 1)
+    return 32 * warps;
+  if (warps % groups || (wholeWarpgroups && (warps / groups) % 4))
+    return op->emitError() << "GPU lowering: " << warps
+                           << " warps do not split into " << groups
+                           << (wholeWarpgroups ? " groups of whole warpgroups"
+                                               : " groups");
+  return 32 * warps / groups;
+}
+
+void tiled_attn::enterGroupLeader(OpBuilder &b, Location loc, int64_t group,
+                                  int64_t threadsPerGroup) {
+  Value here = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     threadIdInRole(b, loc),
+                                     cIdx(b, loc, group * threadsPerGroup));
+  auto guard = scf::IfOp::create(b, loc, here, /*withElse=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
+}
+
+TmemLanePosition tiled_attn::tmemLanePosition(OpBuilder &b, Location loc,
+                                              TmemLanesLayoutAttr layout) {
+  TmemLanePosition at;
+  Value tid = threadIdInRole(b, loc);
+  Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  at.lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
+  at.quadrant = arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+  if (layout.getRowBlocks() > 1) {
+    // Block r of 128 rows is the r-th group of warps'.
+    Value perBlock = cIdx(b, loc, layout.getWarpsPerRowBlock());
+    at.rowBlock = arith::DivUIOp::create(b, loc, warp, perBlock);
+    warp = arith::RemUIOp::create(b, loc, warp, perBlock);
+  }
+  at.columnGroup = arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+  return at;
 }
 
 Value tiled_attn::threadIdInRole(OpBuilder &b, Location loc) {

@@ -100,30 +100,6 @@ static Value isCtaWarp(OpBuilder &b, Location loc, int64_t w) {
                                cIdx(b, loc, w));
 }
 
-/// The threads of each of `groups` groups of consecutive warps of the
-/// threads that run `op` (whole warpgroups, so that each group's warps
-/// cover the four lane quadrants).
-static FailureOr<int64_t> threadsPerGroup(Operation *op, int64_t groups) {
-  int64_t warps = kernelWarps(op);
-  if (groups == 1)
-    return 32 * warps;
-  if (warps % groups || (warps / groups) % 4)
-    return op->emitError() << "GPU lowering: " << warps
-                           << " warps do not split into " << groups
-                           << " groups of whole warpgroups";
-  return 32 * warps / groups;
-}
-
-/// Continues inside a branch that thread `thread` (of the role, or of the
-/// kernel) alone takes.
-static void enterThread(OpBuilder &b, Location loc, int64_t thread) {
-  Value here =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                            threadIdInRole(b, loc), cIdx(b, loc, thread));
-  auto guard = scf::IfOp::create(b, loc, here, /*withElse=*/false);
-  b.setInsertionPointToStart(guard.thenBlock());
-}
-
 LogicalResult tiled_attn::setUpTensorMemory(gpu::GPUFuncOp kernel,
                                             gpu::GPUModuleOp gpuModule) {
   // The columns the buffers span.
@@ -312,8 +288,9 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
       return kMajorStepOffset(kk, panelCols, panelBytes, eltBytes);
     };
 
-    FailureOr<int64_t> groupThreads = threadsPerGroup(op, rowBlocks);
-    if (failed(groupThreads))
+    FailureOr<int64_t> threads =
+        groupThreads(op, rowBlocks, /*wholeWarpgroups=*/true);
+    if (failed(threads))
       return failure();
     bool tmemLhs = lhsTy.getMemorySpace() == MemorySpace::Tensor;
     // Row block r: 128 r rows into each panel of a shared lhs (128-byte
@@ -323,10 +300,7 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
     int64_t accBlockStep = accTy.getTileSize() / rowBlocks;
     for (int64_t r = 0; r < rowBlocks; ++r) {
       OpBuilder::InsertionGuard g(rewriter);
-      if (rowBlocks == 1)
-        enterFirstThread(rewriter, loc);
-      else
-        enterThread(rewriter, loc, r * *groupThreads);
+      enterGroupLeader(rewriter, loc, r, *threads);
       fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
       Value idesc = i32Const(rewriter, loc, static_cast<int32_t>(*idescBits));
       Value acc = adaptor.getAcc();
@@ -379,15 +353,13 @@ struct MmaCommitToNVVM final : OpConversionPattern<MmaCommitOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t groups = op.getGroups();
-    FailureOr<int64_t> groupThreads = threadsPerGroup(op, groups);
-    if (failed(groupThreads))
+    FailureOr<int64_t> threads =
+        groupThreads(op, groups, /*wholeWarpgroups=*/true);
+    if (failed(threads))
       return failure();
     for (int64_t g = 0; g < groups; ++g) {
       OpBuilder::InsertionGuard guard(rewriter);
-      if (groups == 1)
-        enterFirstThread(rewriter, loc);
-      else
-        enterThread(rewriter, loc, g * *groupThreads);
+      enterGroupLeader(rewriter, loc, g, *threads);
       Value index = adaptor.getIndex();
       if (g)
         index =
@@ -404,30 +376,22 @@ struct MmaCommitToNVVM final : OpConversionPattern<MmaCommitOp> {
 
 /// This thread's row of a tile in `layout` (the lane bits of its warp's
 /// quadrant) plus its first column, of `columns` 32-bit columns, as a TMEM
-/// address offset. checkQuadrants makes the role's warp ids mod 4 the
-/// CTA's, which the hardware's quadrants follow.
+/// address offset.
 Value rowAndColumnOffset(OpBuilder &b, Location loc, TmemLanesLayoutAttr layout,
                          int64_t columns) {
-  Value warp =
-      arith::DivUIOp::create(b, loc, threadIdInRole(b, loc), cIdx(b, loc, 32));
-  Value quadrant = arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, 4));
-  // The row block's columns come first (block x columns), then the
-  // thread's column group within it.
+  TmemLanePosition at = tmemLanePosition(b, loc, layout);
   Value blockBits;
-  if (layout.getRowBlocks() > 1) {
-    Value perBlock = cIdx(b, loc, layout.getWarpsPerRowBlock());
-    blockBits = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, warp, perBlock),
-        cIdx(b, loc, columns));
-    warp = arith::RemUIOp::create(b, loc, warp, perBlock);
-  }
-  Value half = arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+  if (at.rowBlock)
+    blockBits =
+        arith::MulIOp::create(b, loc, at.rowBlock, cIdx(b, loc, columns));
   int64_t perThread = columns / layout.getColumnGroups();
-  // (32 x quadrant) << 16 + half x perThread.
+  // (32 x quadrant) << 16 + the row block's columns (block x columns) +
+  // the thread's column group within it (group x perThread).
   Value laneBits = arith::ShLIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, quadrant, cIdx(b, loc, 32)),
+      b, loc, arith::MulIOp::create(b, loc, at.quadrant, cIdx(b, loc, 32)),
       cIdx(b, loc, 16));
-  Value colBits = arith::MulIOp::create(b, loc, half, cIdx(b, loc, perThread));
+  Value colBits =
+      arith::MulIOp::create(b, loc, at.columnGroup, cIdx(b, loc, perThread));
   Value offset = arith::AddIOp::create(b, loc, laneBits, colBits);
   if (blockBits)
     offset = arith::AddIOp::create(b, loc, offset, blockBits);

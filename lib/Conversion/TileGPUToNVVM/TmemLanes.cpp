@@ -46,30 +46,22 @@ struct RowAndColumn {
   Value row, column;
   RowAndColumn(OpBuilder &b, Location loc, TmemLanesLayoutAttr layout,
                int64_t columns, Value rowOffset, Value colOffset) {
-    Value tid = threadIdInRole(b, loc);
-    Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(b, loc, 32));
-    Value lane = arith::RemUIOp::create(b, loc, tid, cIdx(b, loc, 32));
-    Value quadrant = arith::RemUIOp::create(b, loc, warp, cIdx(b, loc, 4));
-    if (layout.getRowBlocks() > 1) {
-      // Block r of 128 rows is the r-th group of warps'.
-      Value perBlock = cIdx(b, loc, layout.getWarpsPerRowBlock());
+    TmemLanePosition at = tmemLanePosition(b, loc, layout);
+    if (at.rowBlock)
       rowOffset = arith::AddIOp::create(
           b, loc, rowOffset,
-          arith::MulIOp::create(b, loc,
-                                arith::DivUIOp::create(b, loc, warp, perBlock),
-                                cIdx(b, loc, 128)));
-      warp = arith::RemUIOp::create(b, loc, warp, perBlock);
-    }
+          arith::MulIOp::create(b, loc, at.rowBlock, cIdx(b, loc, 128)));
     row = arith::AddIOp::create(
         b, loc, rowOffset,
         arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, quadrant, cIdx(b, loc, 32)),
-            lane));
-    Value group = arith::DivUIOp::create(b, loc, warp, cIdx(b, loc, 4));
+            b, loc,
+            arith::MulIOp::create(b, loc, at.quadrant, cIdx(b, loc, 32)),
+            at.lane));
     column = arith::AddIOp::create(
         b, loc, colOffset,
         arith::MulIOp::create(
-            b, loc, group, cIdx(b, loc, columns / layout.getColumnGroups())));
+            b, loc, at.columnGroup,
+            cIdx(b, loc, columns / layout.getColumnGroups())));
   }
 };
 

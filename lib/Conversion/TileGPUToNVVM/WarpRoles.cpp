@@ -186,16 +186,6 @@ template <typename Op> struct TurnToNVVM final : OpConversionPattern<Op> {
   }
 };
 
-/// The threads of one of `groups` groups of the threads that run `op`.
-FailureOr<int64_t> groupThreads(Operation *op, int64_t groups) {
-  int64_t warps = kernelWarps(op);
-  if (warps % groups)
-    return op->emitError() << "GPU lowering: " << warps
-                           << " warps do not split into " << groups
-                           << " groups";
-  return 32 * warps / groups;
-}
-
 /// This thread's group: its thread id (in its role) over a group's threads.
 struct GroupIdToNVVM final : OpConversionPattern<GroupIdOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -227,9 +217,6 @@ struct GroupBarrierToNVVM final : OpConversionPattern<GroupBarrierOp> {
     FailureOr<int64_t> threads = groupThreads(op, op.getGroups());
     if (failed(threads))
       return failure();
-    if (*threads % 32)
-      return op.emitError() << "GPU lowering: a group barrier's groups are "
-                               "whole warps";
     Value group =
         arith::DivUIOp::create(rewriter, loc, threadIdInRole(rewriter, loc),
                                cIdx(rewriter, loc, *threads));

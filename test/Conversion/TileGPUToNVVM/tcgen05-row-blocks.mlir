@@ -47,7 +47,7 @@
 // CHECK: %[[WARP:.*]] = arith.divui %{{.*}}, %c32 : index
 // CHECK-NEXT: arith.remui %[[WARP]], %c4 : index
 // CHECK-NEXT: %[[BLK:.*]] = arith.divui %[[WARP]], %c4 : index
-// CHECK-NEXT: arith.muli %[[BLK]], %c128 : index
+// CHECK: arith.muli %[[BLK]], %c128 : index
 // CHECK-COUNT-8: nvvm.tcgen05.ld
 // O += P.V: block 1 reads P 64 columns on and accumulates 64 columns on.
 // CHECK: nvvm.barrier id
@@ -66,7 +66,7 @@
 // CHECK: arith.remui %{{.*}}, %c32 : index
 // CHECK-NEXT: arith.remui %[[EWARP:.*]], %c4 : index
 // CHECK-NEXT: %[[EBLK:.*]] = arith.divui %[[EWARP]], %c4 : index
-// CHECK-NEXT: arith.muli %[[EBLK]], %c128 : index
+// CHECK: arith.muli %[[EBLK]], %c128 : index
 // CHECK: vector.store
 
 // 256 threads; each warpgroup's barrier is its own; 8 k-steps of Q.K^T

@@ -89,6 +89,30 @@ mlir::Value threadIdInRole(mlir::OpBuilder &b, mlir::Location loc);
 /// roles around `op` use: 1 plus the number of roles, if any.
 int64_t firstFreeNamedBarrier(mlir::Operation *op);
 
+/// The threads of each of `groups` groups of consecutive warps of the
+/// threads that run `op` (kernelWarps). With `wholeWarpgroups`, each group
+/// must be whole warpgroups (so that its warps cover the four TMEM lane
+/// quadrants). Emits an error on `op` when the warps do not split so.
+mlir::FailureOr<int64_t> groupThreads(mlir::Operation *op, int64_t groups,
+                                      bool wholeWarpgroups = false);
+/// Creates `scf.if` on "this thread (in its role) is the first of group
+/// `group`, of `threadsPerGroup` threads each" and moves `b` into its body
+/// (hold an InsertionGuard to come back after it). Group 0's leader is the
+/// first thread, as enterFirstThread.
+void enterGroupLeader(mlir::OpBuilder &b, mlir::Location loc, int64_t group,
+                      int64_t threadsPerGroup);
+
+/// Where this thread sits in a tile of a `#tilegpu.tmem_lanes` layout:
+/// its row block (128 rows each, null with one block), its warp's lane
+/// quadrant, its lane, and its column group within the block (all index
+/// values). checkQuadrants makes the role's warp ids mod 4 the CTA's, which
+/// the hardware's quadrants follow.
+struct TmemLanePosition {
+  mlir::Value rowBlock, quadrant, lane, columnGroup;
+};
+TmemLanePosition tmemLanePosition(mlir::OpBuilder &b, mlir::Location loc,
+                                  tilegpu::TmemLanesLayoutAttr layout);
+
 /// Replaces each `tilegpu.warp_specialize` of `kernel` (its regions already
 /// converted) by one branch per role on the thread's warp: `setmaxnreg` to
 /// the role's budget, its region on the role's active warps, CTA barriers
