@@ -130,6 +130,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   shared.stagedStores = options.stagedStores;
   shared.emptyBarriers = options.warpSpecialize;
   shared.ringSlots = options.warpSpecialize ? options.ringSlots : 0;
+  shared.mmaWarp = options.mmaWarp;
   fpm.addPass(createConvertTileToTileGPUPass(shared));
   tilegpu::TileGPUMergeBarriersPassOptions barriers;
   barriers.hoistWaits = options.mergeBarriers;
@@ -142,6 +143,8 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
     tilegpu::TileGPUWarpSpecializePassOptions roles;
     roles.producerRegisters = options.producerRegisters;
     roles.consumerRegisters = options.consumerRegisters;
+    roles.mmaWarp = options.mmaWarp;
+    roles.mmaRegisters = options.mmaRegisters;
     fpm.addPass(tilegpu::createTileGPUWarpSpecializePass(roles));
   }
   addTileGPUToNVVM(pm, options);

@@ -88,6 +88,16 @@ def ConvertTileToTileGPUPass
     a CTA barrier, which is what `tilegpu-warp-specialize` needs to hand
     the refills to a producer warp.
 
+    tcgen05 products (`tilegpu.tmem_mma`) start after a barrier of the
+    threads (of each group of warps that owns a block of 128 rows) and are
+    waited for through an mma mbarrier per group. With `mma-warp`, each
+    group's warps instead arrive on a "ready" mbarrier of their group and
+    one thread issues: it waits for group r's readiness, issues row block r
+    (`row_block = r`) and commits it to group r's mma mbarrier, group after
+    group; each group waits on its own mma mbarrier. Run by all warps this
+    is correct as it stands; `tilegpu-warp-specialize` with `mma-warp`
+    moves the issue to an MMA warp (FlashAttention-4's).
+
     Redundant barriers are left to `tilegpu-merge-barriers`, the counts of
     the waits to `tilegpu-resolve-async-waits`, offsets to
     `tilegpu-allocate-memory`.
@@ -107,6 +117,14 @@ def ConvertTileToTileGPUPass
            "then hands to a producer warp, which waits for free slots on "
            "its own; the warps that read would otherwise wait on a refill "
            "that waits on them">,
+    Option<"mmaWarp", "mma-warp", "bool", /*default=*/"false",
+           "tcgen05: hand each product to one issuing thread through a "
+           "'ready' mbarrier per group of warps (each group's warps arrive "
+           "when its tensor memory is ready; the issuer waits, issues that "
+           "group's row block and commits it to the group's mbarrier) "
+           "instead of a barrier of the group, so that "
+           "tilegpu-warp-specialize with mma-warp can move the issue to an "
+           "MMA warp of its own (FlashAttention-4)">,
   ];
   let dependentDialects = [
     "::tiled_attn::tilegpu::TileGPUDialect",

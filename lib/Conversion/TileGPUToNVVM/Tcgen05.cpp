@@ -127,14 +127,15 @@ LogicalResult tiled_attn::setUpTensorMemory(gpu::GPUFuncOp kernel,
            << columns << " columns: " << llvm::toString(std::move(err));
 
   // Tensor memory is the first role's: its end is where nobody uses it
-  // any more.
+  // any more. Products may come from another role (an MMA warp's): the
+  // first role waits for each of them through its mbarrier.
   Region *users = &kernel.getBody();
   WarpSpecializeOp specialized;
   kernel.walk([&](WarpSpecializeOp op) { specialized = op; });
   if (specialized)
     users = &specialized.getBodies().front();
   WalkResult outside = kernel.walk([&](Operation *op) {
-    if (!isa<TmemMmaOp, MmaCommitOp, TmemLoadOp, TmemStoreOp>(op))
+    if (!isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp>(op))
       return WalkResult::advance();
     if (!users->isAncestor(op->getParentRegion())) {
       op->emitError() << "GPU lowering: tensor memory is used outside the "
@@ -288,8 +289,12 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
       return kMajorStepOffset(kk, panelCols, panelBytes, eltBytes);
     };
 
+    // One block from the first thread (row_block), or each block from the
+    // first thread of its group of warps.
+    std::optional<uint64_t> onlyBlock = op.getRowBlock();
     FailureOr<int64_t> threads =
-        groupThreads(op, rowBlocks, /*wholeWarpgroups=*/true);
+        onlyBlock ? FailureOr<int64_t>(0)
+                  : groupThreads(op, rowBlocks, /*wholeWarpgroups=*/true);
     if (failed(threads))
       return failure();
     bool tmemLhs = lhsTy.getMemorySpace() == MemorySpace::Tensor;
@@ -299,8 +304,10 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
         tmemLhs ? lhsTy.getTileSize() / rowBlocks : 128 * 128;
     int64_t accBlockStep = accTy.getTileSize() / rowBlocks;
     for (int64_t r = 0; r < rowBlocks; ++r) {
+      if (onlyBlock && static_cast<int64_t>(*onlyBlock) != r)
+        continue;
       OpBuilder::InsertionGuard g(rewriter);
-      enterGroupLeader(rewriter, loc, r, *threads);
+      enterGroupLeader(rewriter, loc, onlyBlock ? 0 : r, *threads);
       fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
       Value idesc = i32Const(rewriter, loc, static_cast<int32_t>(*idescBits));
       Value acc = adaptor.getAcc();

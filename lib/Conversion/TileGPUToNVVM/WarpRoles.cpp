@@ -52,12 +52,25 @@ LogicalResult tiled_attn::lowerWarpSpecialize(gpu::GPUFuncOp kernel,
   kernel.walk([&](WarpSpecializeOp op) { specialized.push_back(op); });
   bool budgets = false;
   for (WarpSpecializeOp op : specialized) {
-    int64_t total = 0;
-    for (Attribute attr : op.getRoles())
-      total += cast<RoleAttr>(attr).getWarps();
+    int64_t total = 0, registerFile = 0;
+    for (Attribute attr : op.getRoles()) {
+      auto role = cast<RoleAttr>(attr);
+      total += role.getWarps();
+      registerFile += 32 * role.getWarps() *
+                      (role.getRegisters() ? role.getRegisters()
+                                           : launchRegisters(32 * warps));
+    }
     if (total != warps)
       return op.emitError() << "GPU lowering: the roles hold " << total
                             << " warps, the kernel " << warps;
+    // setmaxnreg.inc waits until the registers it asks for are free: more
+    // than the register file would wait forever.
+    if (registerFile > 65536)
+      return op.emitError()
+             << "GPU lowering: the roles' register budgets take "
+             << registerFile
+             << " registers, more than the SM's 65536 (setmaxnreg would "
+                "wait forever); lower the budgets";
     Location loc = op.getLoc();
     OpBuilder b(op);
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);

@@ -21,6 +21,11 @@
 //   each warpgroup is a group on its own: its barrier, its products (of
 //   its rows), its mma mbarrier, so that one warpgroup's softmax runs while
 //   the other's products do;
+// - with mma-warp, a group's barrier before a product becomes an arrival
+//   of its warps on the group's "ready" mbarrier, and one thread issues:
+//   for each group r, a wait for r's readiness, r's row block of the
+//   product, its commit to r's mma mbarrier (FlashAttention-4's MMA warp,
+//   once tilegpu-warp-specialize moves these to a role of their own);
 // - a zero accumulator is the mma's accumulate(false); any other constant
 //   is stored into the buffer where it is defined;
 // - the correction of O (moved to registers, scaled by a row broadcast,
@@ -28,8 +33,9 @@
 // - any other move to registers is a tilegpu.tmem_load; a move from
 //   registers (P) a tilegpu.tmem_store, placed right after the value is
 //   computed, so that its registers are free before the mma.
-// The k-th commit completes phase k mod 2 of the mbarrier: the count of
-// commits is carried through loops and branches.
+// The k-th commit completes phase k mod 2 of the mbarrier (and the k-th
+// arrival of a group's warps phase k mod 2 of its ready mbarrier): the
+// count of products is carried through loops and branches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,7 +78,8 @@ bool isZero(Value v) {
 
 class TensorMemoryMaterializer {
 public:
-  explicit TensorMemoryMaterializer(func::FuncOp func) : func(func) {}
+  TensorMemoryMaterializer(func::FuncOp func, bool mmaWarp)
+      : func(func), mmaWarp(mmaWarp) {}
   LogicalResult run();
 
 private:
@@ -88,6 +95,7 @@ private:
   LogicalResult insertWaits(Block &block, Value &count);
 
   func::FuncOp func;
+  bool mmaWarp;
   llvm::EquivalenceClasses<Value> classes;
   /// Each tile in tensor memory (of the IR before the rewrite) and its
   /// buffer.
@@ -96,6 +104,7 @@ private:
   /// 128 rows (two Q tiles per CTA: two).
   int64_t groups = 1;
   Value barrier; // the mma mbarriers, one per group
+  Value ready;   // with mmaWarp: the groups' ready mbarriers
 };
 
 /// The tiles in tensor memory and the accumulators they are.
@@ -150,6 +159,16 @@ void TensorMemoryMaterializer::allocate() {
     MBarrierInitOp::create(b, loc, barrier,
                            arith::ConstantIndexOp::create(b, loc, g),
                            b.getI64IntegerAttr(1));
+  if (mmaWarp) {
+    // One arrival per warp of the group.
+    auto warps =
+        func->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName());
+    ready = AllocOp::create(b, loc, barrierType, IntegerAttr());
+    for (int64_t g = 0; g < groups; ++g)
+      MBarrierInitOp::create(b, loc, ready,
+                             arith::ConstantIndexOp::create(b, loc, g),
+                             b.getI64IntegerAttr(warps.getInt() / groups));
+  }
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -262,13 +281,34 @@ LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
                                 "memory (run tilegpu-assign-layouts first)";
     Value accumulate = arith::ConstantIntOp::create(
         b, loc, b.getI1Type(), isZero(mma.getAcc()) ? 0 : 1);
+    if (mmaWarp) {
+      // The group's warps are ready; one thread issues each group's rows
+      // when that group is (insertWaits adds the waits for readiness).
+      Value group =
+          groups == 1
+              ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+              : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
+      MBarrierArriveOp::create(b, loc, ready, group);
+      for (int64_t r = 0; r < groups; ++r) {
+        auto issue = TmemMmaOp::create(b, loc, lhs, mma.getRhs(), acc,
+                                       accumulate, IntegerAttr());
+        if (groups > 1)
+          issue.setRowBlock(r);
+        MmaCommitOp::create(b, loc, barrier,
+                            arith::ConstantIndexOp::create(b, loc, r), 1);
+      }
+      mma.getResult().replaceAllUsesWith(acc);
+      mma.erase();
+      return success();
+    }
     // Each group's threads, then its product: the groups' rows, tensor
     // memory and mbarriers are their own.
     if (groups == 1)
       gpu::BarrierOp::create(b, loc);
     else
       GroupBarrierOp::create(b, loc, groups);
-    TmemMmaOp::create(b, loc, lhs, mma.getRhs(), acc, accumulate);
+    TmemMmaOp::create(b, loc, lhs, mma.getRhs(), acc, accumulate,
+                      IntegerAttr());
     MmaCommitOp::create(b, loc, barrier,
                         arith::ConstantIndexOp::create(b, loc, 0), groups);
     // Loops and branches hand the buffer on (retype gives them its type).
@@ -332,22 +372,39 @@ void TensorMemoryMaterializer::retype() {
   }
 }
 
-/// After each mma commit, a wait for its phase of the mbarrier: `count`
-/// commits came before it. Loops and branches that commit carry the count.
+/// After each mma's (last) commit, a wait for its phase of the group's
+/// mbarrier; with mmaWarp, before each group's issue a wait for that
+/// group's readiness: `count` products came before it. Loops and branches
+/// that commit carry the count.
 LogicalResult TensorMemoryMaterializer::insertWaits(Block &block,
                                                     Value &count) {
   auto commits = [](Operation *op) {
     return op->walk([](MmaCommitOp) { return WalkResult::interrupt(); })
         .wasInterrupted();
   };
+  auto phaseOf = [&](OpBuilder &b, Location loc) -> Value {
+    return arith::TruncIOp::create(
+        b, loc, b.getI1Type(),
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+  };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     Location loc = op.getLoc();
-    if (isa<MmaCommitOp>(op)) {
+    if (auto issue = dyn_cast<TmemMmaOp>(op); issue && mmaWarp) {
+      OpBuilder b(&op);
+      int64_t r = static_cast<int64_t>(issue.getRowBlock().value_or(0));
+      MBarrierWaitOp::create(b, loc, ready,
+                             arith::ConstantIndexOp::create(b, loc, r),
+                             phaseOf(b, loc));
+      continue;
+    }
+    auto commit = dyn_cast<MmaCommitOp>(op);
+    if (commit && mmaWarp &&
+        getConstantIntValue(commit.getIndex()) != groups - 1)
+      continue; // not the last group's
+    if (commit) {
       OpBuilder b(op.getContext());
       b.setInsertionPointAfter(&op);
-      Value phase = arith::TruncIOp::create(
-          b, loc, b.getI1Type(),
-          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+      Value phase = phaseOf(b, loc);
       // The group's mbarrier, named where it is waited on: the threads
       // that run the wait (a warp role's, once roles split the kernel)
       // are the ones that form the groups.
@@ -449,6 +506,7 @@ LogicalResult TensorMemoryMaterializer::run() {
 
 } // namespace
 
-LogicalResult tiled_attn::materializeTensorMemory(func::FuncOp func) {
-  return TensorMemoryMaterializer(func).run();
+LogicalResult tiled_attn::materializeTensorMemory(func::FuncOp func,
+                                                  bool mmaWarp) {
+  return TensorMemoryMaterializer(func, mmaWarp).run();
 }

@@ -127,9 +127,9 @@ Value waitForLoad(OpBuilder &b, Location loc, Value barriers, Value count,
 class SharedMemoryMaterializer {
 public:
   SharedMemoryMaterializer(func::FuncOp func, bool stagedStores,
-                           bool emptyBarriers, int64_t ringSlots)
+                           bool emptyBarriers, int64_t ringSlots, bool mmaWarp)
       : func(func), stagedStores(stagedStores), emptyBarriers(emptyBarriers),
-        ringSlots(ringSlots) {}
+        ringSlots(ringSlots), mmaWarp(mmaWarp) {}
   LogicalResult run();
 
 private:
@@ -162,6 +162,7 @@ private:
   bool stagedStores;
   bool emptyBarriers;
   int64_t ringSlots;
+  bool mmaWarp;
   SmallVector<Stream> streams;
   /// Loads of views no loop streams (Q): a buffer each.
   llvm::MapVector<Operation *, Value> ownBuffers;
@@ -937,7 +938,7 @@ LogicalResult SharedMemoryMaterializer::run() {
   }
   // tcgen05: the accumulators and P move to tensor memory, and the mma
   // with them (last: it rebuilds the loops that carry the mma's count).
-  return materializeTensorMemory(func);
+  return materializeTensorMemory(func, mmaWarp);
 }
 
 struct ConvertTileToTileGPUPass final
@@ -951,7 +952,7 @@ struct ConvertTileToTileGPUPass final
       return signalPassFailure();
     }
     if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
-                                        emptyBarriers, ringSlots)
+                                        emptyBarriers, ringSlots, mmaWarp)
                    .run()))
       signalPassFailure();
   }

@@ -20,6 +20,25 @@ module {
 
 // -----
 
+// setmaxnreg.inc waits for registers that the other roles free: budgets
+// beyond the register file would hang the kernel.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
+  func.func @negative_register_file(%o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 16 : i64} {
+    // expected-error @+1 {{GPU lowering: the roles' register budgets take 67584 registers, more than the SM's 65536 (setmaxnreg would wait forever); lower the budgets}}
+    tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 240>, #tilegpu.role<"producer", warps = 4, registers = 24, active = 1>, #tilegpu.role<"mma", warps = 4, registers = 24, active = 1>] {
+      tilegpu.async_wait_all
+    }, {
+      tilegpu.async_wait_all
+    }, {
+      tilegpu.async_wait_all
+    }
+    return
+  }
+}
+
+// -----
+
 // The first warp role deallocates the kernel's tensor memory at its end,
 // so no other role may use it.
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {

@@ -7,6 +7,9 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 stages=2" --tilegpu-attach-target="chip=sm_100a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=TWO
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 stages=2" --tilegpu-attach-target="chip=sm_100a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="mma-warp=1" | FileCheck %s --check-prefix=MMAWARP
 
 // The tcgen05 family's tensor memory, on the generated kernel with K/V
 // prefetched one block ahead:
@@ -63,6 +66,37 @@
 // CHECK: tile.store %{{.*}} : tensor<128x64xf16, #tilegpu.tmem_lanes<acc, warps = 4>>
 // CHECK-NOT: tile.mma
 // CHECK-NOT: tile.convert_layout
+
+// mma-warp: a ready mbarrier per warpgroup (4 warps arrive); each group's
+// warps arrive on theirs, one thread waits for group 0, issues row block 0
+// and commits it to group 0's mma mbarrier, then the same for group 1;
+// each group waits on its own mma mbarrier. The k-th product's phases are
+// k mod 2 on both.
+// MMAWARP: %[[MMA:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// MMAWARP: tilegpu.mbarrier_init %[[MMA]][%{{.*}}], count(1)
+// MMAWARP: tilegpu.mbarrier_init %[[MMA]][%{{.*}}], count(1)
+// MMAWARP: %[[READY:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// MMAWARP: tilegpu.mbarrier_init %[[READY]][%{{.*}}], count(4)
+// MMAWARP: tilegpu.mbarrier_init %[[READY]][%{{.*}}], count(4)
+// MMAWARP: scf.for {{.*}} iter_args({{.*}}, %[[N:[a-z0-9_]+]] = %c0) ->
+// MMAWARP-NOT: tilegpu.group_barrier
+// MMAWARP: %[[G:.*]] = tilegpu.group_id {groups = 2 : i64}
+// MMAWARP-NEXT: tilegpu.mbarrier_arrive %[[READY]][%[[G]]]
+// MMAWARP: %[[I:.*]] = arith.index_castui %[[N]] : index to i64
+// MMAWARP-NEXT: %[[PH:.*]] = arith.trunci %[[I]] : i64 to i1
+// MMAWARP-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[READY]][%[[C0]]], phase(%[[PH]])
+// MMAWARP-NEXT: tilegpu.tmem_mma {{.*}} {row_block = 0 : i64}
+// MMAWARP: tilegpu.mma_commit %[[MMA]][%{{.*}}] :
+// MMAWARP: tilegpu.mbarrier_wait %[[READY]][%{{.*}}], phase(
+// MMAWARP-NEXT: tilegpu.tmem_mma {{.*}} {row_block = 1 : i64}
+// MMAWARP: tilegpu.mma_commit %[[MMA]][%{{.*}}] :
+// MMAWARP: %[[G2:.*]] = tilegpu.group_id {groups = 2 : i64}
+// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[MMA]][%[[G2]]], phase(
+// MMAWARP: tilegpu.mbarrier_arrive %[[READY]]
+// MMAWARP-COUNT-2: tilegpu.tmem_mma {{.*}} : !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true>>
+// MMAWARP-NOT: tilegpu.group_barrier
+// MMAWARP: scf.yield
 
 // With the mask split, the two loops hand O and the commit count on: the
 // second starts from the first's count.

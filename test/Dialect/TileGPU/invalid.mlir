@@ -1683,3 +1683,30 @@ func.func @negative_group_barrier_groups() {
   tilegpu.group_barrier {groups = -1}
   return
 }
+
+// -----
+
+// row_block names one of the accumulator's blocks of 128 rows.
+func.func @negative_tmem_mma_row_block(%q: !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                       %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+                                       %s: !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op issues row block 2 of 2 (blocks of 128 rows)}}
+  tilegpu.tmem_mma %q, %k, %s, accumulate(%f) {row_block = 2}
+      : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>,
+        !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+        !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_mma_negative_row_block(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                                %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+                                                %s: !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{attribute 'row_block' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  tilegpu.tmem_mma %q, %k, %s, accumulate(%f) {row_block = -1}
+      : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+        !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+        !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  return
+}

@@ -66,3 +66,74 @@
 // NOTMA: tilegpu.warps = 4
 // NOTMA-NOT: tilegpu.warp_specialize
 // NOTMA: tilegpu.async_copy
+
+// mma-warp (tcgen05, two Q tiles): a third role, `mma`, a warpgroup with one
+// active warp, runs only what the products need. The consumers arrive on
+// their group's ready mbarrier and wait on its mma mbarrier; the MMA role
+// waits for the full K slot, then for each group's readiness before issuing
+// that group's row block and committing it. 16 warps in all.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
+// RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1" \
+// RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="producer-registers=24 consumer-registers=216 mma-warp=1 mma-registers=48" \
+// RUN:   | FileCheck %s --check-prefix=MMA
+// MMA-LABEL: func.func @sdpa_fwd
+// MMA-SAME: tilegpu.warps = 16
+// MMA: %[[DONE:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// MMA: %[[READY:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// MMA: tilegpu.mbarrier_init %[[READY]][%{{.*}}], count(4)
+// MMA: tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 216>, #tilegpu.role<"producer", warps = 4, registers = 24, active = 1>, #tilegpu.role<"mma", warps = 4, registers = 48, active = 1>] {
+// Consumers: no products, no commits, no waits for readiness.
+// MMA-NOT: tilegpu.tmem_mma
+// MMA-NOT: tilegpu.mma_commit
+// MMA-NOT: tilegpu.mbarrier_wait %[[READY]]
+// MMA: %[[G:.*]] = tilegpu.group_id {groups = 2 : i64}
+// MMA-NEXT: tilegpu.mbarrier_arrive %[[READY]][%[[G]]]
+// MMA-NOT: tilegpu.tmem_mma
+// MMA: %[[G2:.*]] = tilegpu.group_id {groups = 2 : i64}
+// MMA-NEXT: tilegpu.mbarrier_wait %[[DONE]][%[[G2]]]
+// MMA-NOT: tilegpu.tmem_mma
+// MMA-NOT: tilegpu.mbarrier_wait %[[READY]]
+// MMA: tilegpu.tmem_load
+// Producer: the loads.
+// MMA: }, {
+// MMA-NOT: tilegpu.tmem_mma
+// MMA: tilegpu.tma_load
+// MMA-NOT: tilegpu.tmem_mma
+// MMA: }, {
+// MMA role: no register tile, no load, no arrival; per product: each
+// group's readiness, its row block, its commit.
+// MMA-NOT: tensor<
+// MMA-NOT: tilegpu.tma_load
+// MMA-NOT: tilegpu.mbarrier_arrive
+// MMA: scf.for
+// MMA: tilegpu.mbarrier_wait %[[READY]][%[[C0:.*]]], phase(
+// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%false) {row_block = 0 : i64}
+// MMA-NEXT: arith.constant 0 : index
+// MMA-NEXT: tilegpu.mma_commit %[[DONE]]
+// MMA: tilegpu.mbarrier_wait %[[READY]][%{{.*}}], phase(
+// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%false) {row_block = 1 : i64}
+// MMA: tilegpu.mbarrier_wait %[[READY]][%{{.*}}], phase(
+// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%true) {row_block = 0 : i64}
+// MMA: tilegpu.mbarrier_wait %[[READY]][%{{.*}}], phase(
+// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%true) {row_block = 1 : i64}
+// MMA-NOT: tensor<
+// MMA-NOT: tilegpu.tma_load
+// MMA-NOT: tilegpu.mbarrier_arrive
+// MMA-NOT: tilegpu.tmem_load
+// MMA: return
+
+// mma-warp asks for products handed over by ready mbarriers; a budget for an
+// MMA role that is not asked for is refused.
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" \
+// RUN:   --tilegpu-warp-specialize="mma-warp=1" 2>&1 | FileCheck %s --check-prefix=NOREADY
+// NOREADY: error: tilegpu-warp-specialize: mma-warp needs tcgen05 products handed over by ready mbarriers; run convert-tile-to-tilegpu with mma-warp=1
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="empty-barriers=1" \
+// RUN:   --tilegpu-warp-specialize="mma-registers=48" 2>&1 | FileCheck %s --check-prefix=MMAREGS
+// MMAREGS: error: tilegpu-warp-specialize: mma-registers (48) needs mma-warp

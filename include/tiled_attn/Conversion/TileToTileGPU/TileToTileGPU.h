@@ -47,7 +47,11 @@ tilegpu::SharedEncodingAttr tmaSharedEncoding(mlir::MLIRContext *ctx,
 /// wait, the moves to and from registers tilegpu.tmem_load/tmem_store (see
 /// TensorMemory.cpp). The operands the mma reads from shared memory must be
 /// buffers already.
-mlir::LogicalResult materializeTensorMemory(mlir::func::FuncOp func);
+/// With `mmaWarp`, one thread issues each product after the group whose
+/// rows it computes has arrived on its "ready" mbarrier (see the pass's
+/// mma-warp option).
+mlir::LogicalResult materializeTensorMemory(mlir::func::FuncOp func,
+                                            bool mmaWarp);
 
 } // namespace tiled_attn
 

@@ -333,6 +333,10 @@ LogicalResult TmemMmaOp::verify() {
   if (d[1] < 16 || d[1] > 256 || d[1] % 16)
     return emitOpError() << "takes N a multiple of 16 in [16, 256], got "
                          << d[1];
+  if (std::optional<uint64_t> block = getRowBlock();
+      block && *block >= static_cast<uint64_t>(d[0] / 128))
+    return emitOpError() << "issues row block " << *block << " of "
+                         << d[0] / 128 << " (blocks of 128 rows)";
   if (a[1] % 16)
     return emitOpError() << "takes K a multiple of 16, got " << a[1];
   Type element = rhs.getElementType();

@@ -17,9 +17,16 @@
 //   the slice reads (the stream counts, the block indices); the softmax,
 //   the products and the accumulators are gone.
 //
-// Both roles run the same loop bounds and branch conditions, so the
+// - With mma-warp, an MMA role keeps only what the tcgen05 products need:
+//   the waits for each group's readiness (its ready mbarrier) and for the
+//   full slots, the products and their commits, and their slice. The
+//   consumers lose the products, commits and readiness waits; they arrive
+//   on their ready mbarriers and wait for their products' commits.
+//
+// All roles run the same loop bounds and branch conditions, so the
 // producer's n-th load of a stream is the consumers' n-th, in the same slot
-// and phase, and the mbarriers are all they share.
+// and phase, the MMA role's n-th product the consumers' n-th, and the
+// mbarriers are all they share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -201,11 +208,19 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   if (func.isExternal())
     return;
   bool hasTma = false, specializedAlready = false;
-  llvm::SetVector<Value> emptyBarriers;
+  llvm::SetVector<Value> emptyBarriers, readyBarriers, fullBarriers;
   func.walk([&](Operation *op) {
     hasTma |= isa<TmaLoadOp>(op);
     specializedAlready |= isa<WarpSpecializeOp>(op);
-    if (auto arrive = dyn_cast<MBarrierArriveOp>(op))
+    if (auto load = dyn_cast<TmaLoadOp>(op))
+      fullBarriers.insert(load.getBarriers());
+    // A product's readiness: the wait right before it.
+    if (auto wait = dyn_cast<MBarrierWaitOp>(op))
+      if (isa_and_nonnull<TmemMmaOp>(wait->getNextNode()))
+        readyBarriers.insert(wait.getBarriers());
+  });
+  func.walk([&](MBarrierArriveOp arrive) {
+    if (!readyBarriers.contains(arrive.getBarriers()))
       emptyBarriers.insert(arrive.getBarriers());
   });
   if (!hasTma || specializedAlready)
@@ -225,6 +240,12 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   if (producerWarps < 1)
     return fail("producer-warps must be positive, got " +
                 Twine(int64_t(producerWarps)));
+  if (mmaWarp && readyBarriers.empty())
+    return fail("mma-warp needs tcgen05 products handed over by ready "
+                "mbarriers; run convert-tile-to-tilegpu with mma-warp=1");
+  if (!mmaWarp && mmaRegisters)
+    return fail("mma-registers (" + Twine(int64_t(mmaRegisters)) +
+                ") needs mma-warp");
   int64_t consumerWarps = warpsAttr.getInt();
   Block &entry = func.front();
   // The split starts after the CTA barrier that publishes the mbarriers'
@@ -263,14 +284,42 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     auto wait = dyn_cast<MBarrierWaitOp>(op);
     return wait && emptyBarriers.contains(wait.getBarriers());
   };
+  // The MMA role's: the products, their commits and readiness waits (which
+  // the consumers lose), and the waits for the full slots they read (which
+  // the consumers keep: harmless, the slot stays full until they release
+  // it): a full wait with a product after it in its block (not the drain
+  // before the store).
+  auto isIssueOp = [&](Operation *op) {
+    if (isa<TmemMmaOp, MmaCommitOp>(op))
+      return true;
+    auto wait = dyn_cast<MBarrierWaitOp>(op);
+    return wait && readyBarriers.contains(wait.getBarriers());
+  };
+  auto isMmaRoleOp = [&](Operation *op) {
+    auto wait = dyn_cast<MBarrierWaitOp>(op);
+    if (isIssueOp(op))
+      return true;
+    if (!wait || !fullBarriers.contains(wait.getBarriers()))
+      return false;
+    for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+      if (next->walk([](TmemMmaOp) { return WalkResult::interrupt(); })
+              .wasInterrupted())
+        return true;
+    return false;
+  };
 
   MLIRContext *ctx = func.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointAfter(start);
-  auto roles = b.getArrayAttr(
-      {RoleAttr::get(ctx, "consumer", consumerWarps, consumerRegisters, 0),
-       RoleAttr::get(ctx, "producer", producerWarps, producerRegisters, 1)});
-  auto specialized = WarpSpecializeOp::create(b, func.getLoc(), roles, 2);
+  SmallVector<Attribute> roleList = {
+      RoleAttr::get(ctx, "consumer", consumerWarps, consumerRegisters, 0),
+      RoleAttr::get(ctx, "producer", producerWarps, producerRegisters, 1)};
+  if (mmaWarp)
+    roleList.push_back(
+        RoleAttr::get(ctx, "mma", producerWarps, mmaRegisters, 1));
+  auto roles = b.getArrayAttr(roleList);
+  auto specialized =
+      WarpSpecializeOp::create(b, func.getLoc(), roles, roleList.size());
   SmallVector<Operation *> body;
   for (Operation *op = specialized->getNextNode(); op != entry.getTerminator();
        op = op->getNextNode())
@@ -288,18 +337,23 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   }
 
   // Consumers: no loads (a load's result is the slot it fills) and no waits
-  // for empty slots.
+  // for empty slots; with an MMA role, no products either.
+  auto dropLoads = [](Region &region, auto &&alsoDrop) {
+    SmallVector<Operation *> dropped;
+    region.walk([&](Operation *op) {
+      if (isa<TmaLoadOp>(op) || alsoDrop(op))
+        dropped.push_back(op);
+    });
+    for (Operation *op : dropped) {
+      if (auto load = dyn_cast<TmaLoadOp>(op))
+        load.getResult().replaceAllUsesWith(load.getDst());
+      op->erase();
+    }
+  };
   Region &consumer = specialized.getBodies()[0];
-  SmallVector<Operation *> producerOps;
-  consumer.walk([&](Operation *op) {
-    if (isProducerOp(op))
-      producerOps.push_back(op);
+  dropLoads(consumer, [&](Operation *op) {
+    return isProducerOp(op) || (mmaWarp && isIssueOp(op));
   });
-  for (Operation *op : producerOps) {
-    if (auto load = dyn_cast<TmaLoadOp>(op))
-      load.getResult().replaceAllUsesWith(load.getDst());
-    op->erase();
-  }
 
   // Producer: the slice of its loads and waits.
   Region &producer = specialized.getBodies()[1];
@@ -310,8 +364,22 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   });
   prune(producer, slice);
 
+  // MMA role: the slice of the products, their commits and waits.
+  int64_t totalWarps = consumerWarps + producerWarps;
+  if (mmaWarp) {
+    Region &issuer = specialized.getBodies()[2];
+    dropLoads(issuer, [](Operation *) { return false; });
+    Slice issue(issuer);
+    issuer.walk([&](Operation *op) {
+      if (isMmaRoleOp(op))
+        issue.keepOp(op);
+    });
+    prune(issuer, issue);
+    totalWarps += producerWarps;
+  }
+
   func->setAttr(TileGPUDialect::getWarpsAttrName(),
-                b.getI64IntegerAttr(consumerWarps + producerWarps));
+                b.getI64IntegerAttr(totalWarps));
   if (failed(mlir::verify(specialized)))
     signalPassFailure();
 }

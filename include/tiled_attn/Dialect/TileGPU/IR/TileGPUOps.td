@@ -423,7 +423,10 @@ def TileGPU_TmemMmaOp : TileGPU_Op<"tmem_mma",
     into R groups of consecutive warps, and the first thread of group r
     issues the product of row block r alone: lhs rows 128 r to 128 r + 127
     into acc's row block r (FlashAttention-4's two Q tiles, each group
-    with its own). The product runs asynchronously: nobody may read `acc`,
+    with its own). With `row_block` = r, the first thread alone issues the
+    product of row block r and nothing else: FlashAttention-4's single MMA
+    warp issues each Q tile's products as soon as that tile's softmax
+    warpgroup is ready. The product runs asynchronously: nobody may read `acc`,
     or write the operands, until a `tilegpu.mma_commit` issued after it
     has completed its mbarrier's phase.
 
@@ -434,11 +437,16 @@ def TileGPU_TmemMmaOp : TileGPU_Op<"tmem_mma",
         : !tilegpu.buffer<128x128xf16, #tilegpu.shared<swizzle = 128>>,
           !tilegpu.buffer<128x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
           !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    tilegpu.tmem_mma %q2, %k, %s2, accumulate(%false) {row_block = 1 : i64}
+        : !tilegpu.buffer<256x128xf16, #tilegpu.shared<swizzle = 128>>,
+          !tilegpu.buffer<128x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+          !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
     ```
   }];
   let arguments = (ins AnyTypeOf<[TileGPU_SharedBuffer, TileGPU_TensorMemoryBuffer]>:$lhs,
                        TileGPU_SharedBuffer:$rhs, TileGPU_TensorMemoryBuffer:$acc,
-                       I1:$accumulate);
+                       I1:$accumulate,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$row_block);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` $acc `,` `accumulate` `(` $accumulate `)` attr-dict `:`
     type($lhs) `,` type($rhs) `,` type($acc)

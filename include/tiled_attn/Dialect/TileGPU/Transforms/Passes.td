@@ -147,8 +147,18 @@ def TileGPUWarpSpecializePass
       the TMA loads need: the same loops and branches, their bounds and the
       stream counts, with each refill after the wait for its empty slot.
 
-    Both run the same loop structure, so they agree on every load's slot
-    and phase without talking. With register budgets the roles move to
+    With `mma-warp`, a third role `mma` (as many warps as the producer,
+    one active) runs the slice that the tcgen05 products need: each
+    group's wait on its ready mbarrier, the product of its row block
+    (`tilegpu.tmem_mma`), the commit to its mma mbarrier, and the waits for
+    the full slots the products read. The consumers keep the rest: they
+    arrive on their ready mbarrier when their tensor memory is ready and
+    wait on their mma mbarrier for the product (FlashAttention-4's MMA
+    warp; a ready mbarrier is one whose wait comes right before a
+    product, as convert-tile-to-tilegpu with `mma-warp` places it).
+
+    All roles run the same loop structure, so they agree on every load's
+    slot and phase, and every product's, without talking. With register budgets the roles move to
     them with `setmaxnreg` (FlashAttention-3: 24 and 240). The kernel's
     `tilegpu.warps` becomes the sum of the roles'. A kernel without TMA
     loads is left as it is.
@@ -177,6 +187,13 @@ def TileGPUWarpSpecializePass
     Option<"consumerRegisters", "consumer-registers", "int64_t",
            /*default=*/"0",
            "Register budget of the consumers' threads (0: the launch's)">,
+    Option<"mmaWarp", "mma-warp", "bool", /*default=*/"false",
+           "A third role, `mma`, of producer-warps warps, one of which "
+           "issues the tcgen05 products (FlashAttention-4's MMA warp); the "
+           "kernel must hand them over by ready mbarriers "
+           "(convert-tile-to-tilegpu with mma-warp)">,
+    Option<"mmaRegisters", "mma-registers", "int64_t", /*default=*/"0",
+           "Register budget of the MMA role's threads (0: the launch's)">,
   ];
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }
