@@ -131,6 +131,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   shared.emptyBarriers = options.warpSpecialize;
   shared.ringSlots = options.warpSpecialize ? options.ringSlots : 0;
   shared.mmaWarp = options.mmaWarp;
+  shared.pOverS = options.pOverS;
   fpm.addPass(createConvertTileToTileGPUPass(shared));
   tilegpu::TileGPUMergeBarriersPassOptions barriers;
   barriers.hoistWaits = options.mergeBarriers;
@@ -144,7 +145,6 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
     roles.producerRegisters = options.producerRegisters;
     roles.consumerRegisters = options.consumerRegisters;
     roles.mmaWarp = options.mmaWarp;
-    roles.mmaRegisters = options.mmaRegisters;
     fpm.addPass(tilegpu::createTileGPUWarpSpecializePass(roles));
   }
   addTileGPUToNVVM(pm, options);

@@ -117,6 +117,12 @@ def ConvertTileToTileGPUPass
            "then hands to a producer warp, which waits for free slots on "
            "its own; the warps that read would otherwise wait on a refill "
            "that waits on them">,
+    Option<"pOverS", "p-over-s", "bool", /*default=*/"false",
+           "tcgen05: P (the packed lhs of P.V) takes no tensor memory of its "
+           "own but the first columns of each row block of the S it is "
+           "computed from (tilegpu.tmem_alias), FlashAttention-4's layout "
+           "that fits D=128 with 128-key blocks in 512 columns; refused "
+           "where S is read again after P is stored or written before P.V">,
     Option<"mmaWarp", "mma-warp", "bool", /*default=*/"false",
            "tcgen05: hand each product to one issuing thread through a "
            "'ready' mbarrier per group of warps (each group's warps arrive "

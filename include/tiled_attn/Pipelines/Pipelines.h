@@ -167,18 +167,18 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("With warp-specialize: the consumers' register budget "
                      "per thread (0: the launch's)"),
       llvm::cl::init(0)};
+  Option<bool> pOverS{
+      *this, "p-over-s",
+      llvm::cl::desc("tcgen05: P over the columns of S (see "
+                     "convert-tile-to-tilegpu)"),
+      llvm::cl::init(false)};
   Option<bool> mmaWarp{
       *this, "mma-warp",
-      llvm::cl::desc("With warp-specialize, tcgen05: an MMA warpgroup whose "
-                     "one thread issues the products, handed over by ready "
-                     "mbarriers (see convert-tile-to-tilegpu and "
-                     "tilegpu-warp-specialize)"),
+      llvm::cl::desc("With warp-specialize, tcgen05: an MMA warp, beside the "
+                     "producer's in its warpgroup, whose one thread issues "
+                     "the products, handed over by ready mbarriers (see "
+                     "convert-tile-to-tilegpu and tilegpu-warp-specialize)"),
       llvm::cl::init(false)};
-  Option<int64_t> mmaRegisters{
-      *this, "mma-registers",
-      llvm::cl::desc("With mma-warp: the MMA role's register budget per "
-                     "thread (0: the launch's)"),
-      llvm::cl::init(0)};
   Option<bool> mergeBarriers{
       *this, "merge-barriers",
       llvm::cl::desc("Merge CTA barriers across waits, moving the waits "

@@ -91,6 +91,12 @@ static void fence(OpBuilder &b, Location loc, NVVM::Tcgen05FenceKind kind) {
   NVVM::Tcgen05FenceOp::create(b, loc, kind);
 }
 
+/// The columns from a row block of a tensor-memory buffer to the next.
+static int64_t blockStep(BufferType type) {
+  return cast<TensorMemoryEncodingAttr>(type.getEncoding())
+      .getBlockStep(type.getShape(), type.getElementType());
+}
+
 /// Whether this thread is warp `w` of the CTA (not of its role: the kernel's
 /// TMEM is allocated before the roles split).
 static Value isCtaWarp(OpBuilder &b, Location loc, int64_t w) {
@@ -198,6 +204,17 @@ namespace {
 
 /// A tensor-memory buffer: the kernel's base (written by tcgen05.alloc)
 /// plus its first column.
+/// A buffer over another's columns: the other's address.
+struct TmemAliasToNVVM final : OpConversionPattern<TmemAliasOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmemAliasOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getSource());
+    return success();
+  }
+};
+
 struct TmemAllocToNVVM final : OpConversionPattern<AllocOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -300,9 +317,8 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
     bool tmemLhs = lhsTy.getMemorySpace() == MemorySpace::Tensor;
     // Row block r: 128 r rows into each panel of a shared lhs (128-byte
     // rows), r blocks of columns on in tensor memory.
-    int64_t lhsBlockStep =
-        tmemLhs ? lhsTy.getTileSize() / rowBlocks : 128 * 128;
-    int64_t accBlockStep = accTy.getTileSize() / rowBlocks;
+    int64_t lhsBlockStep = tmemLhs ? blockStep(lhsTy) : 128 * 128;
+    int64_t accBlockStep = blockStep(accTy);
     for (int64_t r = 0; r < rowBlocks; ++r) {
       if (onlyBlock && static_cast<int64_t>(*onlyBlock) != r)
         continue;
@@ -382,15 +398,14 @@ struct MmaCommitToNVVM final : OpConversionPattern<MmaCommitOp> {
 };
 
 /// This thread's row of a tile in `layout` (the lane bits of its warp's
-/// quadrant) plus its first column, of `columns` 32-bit columns, as a TMEM
-/// address offset.
+/// quadrant) plus its first column, of `columns` 32-bit columns a row block
+/// (the blocks `step` columns apart), as a TMEM address offset.
 Value rowAndColumnOffset(OpBuilder &b, Location loc, TmemLanesLayoutAttr layout,
-                         int64_t columns) {
+                         int64_t columns, int64_t step) {
   TmemLanePosition at = tmemLanePosition(b, loc, layout);
   Value blockBits;
   if (at.rowBlock)
-    blockBits =
-        arith::MulIOp::create(b, loc, at.rowBlock, cIdx(b, loc, columns));
+    blockBits = arith::MulIOp::create(b, loc, at.rowBlock, cIdx(b, loc, step));
   int64_t perThread = columns / layout.getColumnGroups();
   // (32 x quadrant) << 16 + the row block's columns (block x columns) +
   // the thread's column group within it (group x perThread).
@@ -456,12 +471,14 @@ struct TmemPiece {
 };
 
 /// The pieces of the thread's `words` columns of a tile `columns` 32-bit
-/// columns wide in `buffer`, as tcgen05.ld/st move them.
+/// columns wide (a row block) in `buffer` of type `type`, as tcgen05.ld/st
+/// move them.
 SmallVector<TmemPiece> threadPieces(OpBuilder &b, Location loc, Value buffer,
-                                    TmemLanesLayoutAttr layout, int64_t columns,
-                                    int64_t words) {
+                                    BufferType type, TmemLanesLayoutAttr layout,
+                                    int64_t columns, int64_t words) {
   Value first = arith::AddIOp::create(
-      b, loc, buffer, rowAndColumnOffset(b, loc, layout, columns));
+      b, loc, buffer,
+      rowAndColumnOffset(b, loc, layout, columns, blockStep(type)));
   SmallVector<TmemPiece> pieces;
   int64_t column = 0;
   for (int64_t width : columnChunks(words)) {
@@ -515,7 +532,8 @@ struct TmemLoadToNVVM final : OpConversionPattern<TmemLoadOp> {
     fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     SmallVector<Value> pieces;
     for (TmemPiece piece : threadPieces(rewriter, loc, adaptor.getBuffer(),
-                                        layout, tile.getDimSize(1), regs))
+                                        op.getBuffer().getType(), layout,
+                                        tile.getDimSize(1), regs))
       pieces.push_back(loadPiece(rewriter, loc, piece));
     // The registers are used only after the wait, in the IR's order.
     NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::LOAD);
@@ -547,9 +565,9 @@ struct TmemStoreToNVVM final : OpConversionPattern<TmemStoreOp> {
     Value all = vector::BitCastOp::create(
         rewriter, loc, VectorType::get({words}, i32), adaptor.getValue());
     // perColumn 16-bit elements to a column when packed.
-    for (TmemPiece piece :
-         threadPieces(rewriter, loc, adaptor.getBuffer(), layout,
-                      tile.getDimSize(1) / perColumn, words))
+    for (TmemPiece piece : threadPieces(rewriter, loc, adaptor.getBuffer(),
+                                        op.getBuffer().getType(), layout,
+                                        tile.getDimSize(1) / perColumn, words))
       storePiece(
           rewriter, loc, piece,
           extractRegisters(rewriter, loc, all, piece.column, piece.width));
@@ -598,7 +616,7 @@ struct TmemScaleRowsToNVVM final : OpConversionPattern<TmemScaleRowsOp> {
     fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
     for (TmemPiece piece : threadPieces(rewriter, loc, adaptor.getBuffer(),
-                                        layout, columns, columns)) {
+                                        buffer, layout, columns, columns)) {
       Value loaded = loadPiece(rewriter, loc, piece);
       NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::LOAD);
       auto floats = VectorType::get({piece.width}, f32);
@@ -630,8 +648,8 @@ void tiled_attn::populateTcgen05ToNVVMPatterns(
   patterns.add<TmemAllocToNVVM, TmemSlotToNVVM>(converter,
                                                 patterns.getContext(),
                                                 /*benefit=*/2);
-  patterns.add<TmemMmaToNVVM, MmaCommitToNVVM, TmemLoadToNVVM, TmemStoreToNVVM>(
-      converter, patterns.getContext());
+  patterns.add<TmemMmaToNVVM, MmaCommitToNVVM, TmemLoadToNVVM, TmemStoreToNVVM,
+               TmemAliasToNVVM>(converter, patterns.getContext());
   // Reductions, broadcasts and masks of its register tiles.
   populateTmemLanesPatterns(converter, patterns);
 }

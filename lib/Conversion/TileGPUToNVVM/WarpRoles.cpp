@@ -14,6 +14,9 @@
 //     if (warp < first + active) { region }  // the others exit
 //   }
 //
+// Roles that share a warpgroup (FlashAttention-4's load and MMA warps) sit
+// in one branch of the warpgroup: its setmaxnreg, then a branch per role.
+//
 // A CTA barrier inside a role would wait for warps that never reach it: it
 // becomes named barrier (role + 1) of the role's active threads.
 //
@@ -84,23 +87,12 @@ LogicalResult tiled_attn::lowerWarpSpecialize(gpu::GPUFuncOp kernel,
                                           warp, cIdx(ob, loc, from));
       return arith::AndIOp::create(ob, loc, above, below).getResult();
     };
-    int64_t first = 0;
-    for (auto [i, attr] : llvm::enumerate(op.getRoles())) {
-      auto role = cast<RoleAttr>(attr);
+    // The role's region on its active warps; CTA barriers inside it become
+    // the role's named barrier.
+    auto placeRole = [&](OpBuilder &inner, int64_t i, RoleAttr role,
+                         int64_t first) {
       int64_t active = role.getActive() ? role.getActive() : role.getWarps();
-      auto branch =
-          scf::IfOp::create(b, loc, inWarps(b, first, first + role.getWarps()),
-                            /*withElse=*/false);
-      OpBuilder inner = OpBuilder::atBlockBegin(branch.thenBlock());
-      if (int64_t registers = role.getRegisters()) {
-        budgets = true;
-        NVVM::SetMaxRegisterOp::create(
-            inner, loc, registers,
-            registers > launchRegisters(32 * warps)
-                ? NVVM::SetMaxRegisterAction::increase
-                : NVVM::SetMaxRegisterAction::decrease);
-      }
-      Block *target = branch.thenBlock();
+      Block *target = inner.getInsertionBlock();
       if (active < role.getWarps()) {
         auto activeBranch =
             scf::IfOp::create(inner, loc, inWarps(inner, first, first + active),
@@ -110,23 +102,59 @@ LogicalResult tiled_attn::lowerWarpSpecialize(gpu::GPUFuncOp kernel,
       Block &body = op.getBodies()[i].front();
       target->getOperations().splice(target->getTerminator()->getIterator(),
                                      body.getOperations());
-      if (active != warps) {
-        SmallVector<gpu::BarrierOp> barriers;
-        target->walk(
-            [&](gpu::BarrierOp barrier) { barriers.push_back(barrier); });
-        for (gpu::BarrierOp barrier : barriers) {
-          OpBuilder bb(barrier);
-          auto i32 = [&](int64_t v) {
-            return arith::ConstantIntOp::create(bb, loc, bb.getI32Type(), v);
-          };
-          NVVM::BarrierOp::create(bb, barrier.getLoc(), TypeRange{}, i32(i + 1),
-                                  i32(32 * active),
-                                  /*reductionOp=*/nullptr,
-                                  /*reductionPredicate=*/Value());
-          barrier.erase();
-        }
+      if (active == warps)
+        return;
+      SmallVector<gpu::BarrierOp> barriers;
+      target->walk(
+          [&](gpu::BarrierOp barrier) { barriers.push_back(barrier); });
+      for (gpu::BarrierOp barrier : barriers) {
+        OpBuilder bb(barrier);
+        auto i32 = [&](int64_t v) {
+          return arith::ConstantIntOp::create(bb, loc, bb.getI32Type(), v);
+        };
+        NVVM::BarrierOp::create(bb, barrier.getLoc(), TypeRange{}, i32(i + 1),
+                                i32(32 * active),
+                                /*reductionOp=*/nullptr,
+                                /*reductionPredicate=*/Value());
+        barrier.erase();
       }
-      first += role.getWarps();
+    };
+    // Roles that share a warpgroup (the verifier gave them one budget) sit
+    // in one branch of the warpgroup, whose warps all run its setmaxnreg.
+    auto roles = llvm::to_vector(op.getRoles().getAsRange<RoleAttr>());
+    int64_t first = 0;
+    for (size_t i = 0; i < roles.size();) {
+      size_t last = i;
+      int64_t end = first + roles[i].getWarps();
+      while (end % 4 && last + 1 < roles.size())
+        end += roles[++last].getWarps();
+      if (last == i)
+        end = first + roles[i].getWarps();
+      auto branch = scf::IfOp::create(b, loc, inWarps(b, first, end),
+                                      /*withElse=*/false);
+      OpBuilder inner = OpBuilder::atBlockBegin(branch.thenBlock());
+      if (int64_t registers = roles[i].getRegisters()) {
+        budgets = true;
+        NVVM::SetMaxRegisterOp::create(
+            inner, loc, registers,
+            registers > launchRegisters(32 * warps)
+                ? NVVM::SetMaxRegisterAction::increase
+                : NVVM::SetMaxRegisterAction::decrease);
+      }
+      for (size_t r = i; r <= last; ++r) {
+        int64_t roleEnd = first + roles[r].getWarps();
+        if (last == i) {
+          placeRole(inner, r, roles[r], first);
+        } else {
+          auto roleBranch = scf::IfOp::create(
+              inner, loc, inWarps(inner, first, roleEnd), /*withElse=*/false);
+          OpBuilder roleBuilder =
+              OpBuilder::atBlockBegin(roleBranch.thenBlock());
+          placeRole(roleBuilder, r, roles[r], first);
+        }
+        first = roleEnd;
+      }
+      i = last + 1;
     }
     op.erase();
   }

@@ -134,7 +134,7 @@ struct FamilyLayouts {
   }
   /// tcgen05: a tile in tensor memory (`packed`: 16-bit, two to a column).
   Attribute tensorMemory(bool packed = false) const {
-    return TensorMemoryEncodingAttr::get(ctx, packed);
+    return TensorMemoryEncodingAttr::get(ctx, packed, /*blockColumns=*/0);
   }
 };
 

@@ -21,6 +21,11 @@
 //   each warpgroup is a group on its own: its barrier, its products (of
 //   its rows), its mma mbarrier, so that one warpgroup's softmax runs while
 //   the other's products do;
+// - with p-over-s, P (the packed lhs of P.V) takes no columns of its own:
+//   its buffer is a tilegpu.tmem_alias over the first columns of each row
+//   block of the S it is computed from (FlashAttention-4), which is safe
+//   when S is read before P is stored and no product writes S between
+//   P's store and P.V (checked);
 // - with mma-warp, a group's barrier before a product becomes an arrival
 //   of its warps on the group's "ready" mbarrier, and one thread issues:
 //   for each group r, a wait for r's readiness, r's row block of the
@@ -47,6 +52,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 using namespace tiled_attn;
@@ -78,8 +84,8 @@ bool isZero(Value v) {
 
 class TensorMemoryMaterializer {
 public:
-  TensorMemoryMaterializer(func::FuncOp func, bool mmaWarp)
-      : func(func), mmaWarp(mmaWarp) {}
+  TensorMemoryMaterializer(func::FuncOp func, bool mmaWarp, bool pOverS)
+      : func(func), mmaWarp(mmaWarp), pOverS(pOverS) {}
   LogicalResult run();
 
 private:
@@ -87,6 +93,7 @@ private:
   /// starts an mma).
   Value bufferOf(Value tile) const { return bufferFor.lookup(tile); }
   void collect();
+  LogicalResult findPOverS();
   void allocate();
   void fuseCorrections();
   LogicalResult checkInPlace();
@@ -95,7 +102,10 @@ private:
   LogicalResult insertWaits(Block &block, Value &count);
 
   func::FuncOp func;
-  bool mmaWarp;
+  bool mmaWarp, pOverS;
+  /// With pOverS: the moves of P to tensor memory and the tile of S each
+  /// is computed from.
+  llvm::MapVector<tile::ConvertLayoutOp, Value> pOverSOf;
   llvm::EquivalenceClasses<Value> classes;
   /// Each tile in tensor memory (of the IR before the rewrite) and its
   /// buffer.
@@ -128,15 +138,102 @@ void TensorMemoryMaterializer::collect() {
   });
 }
 
+/// The S each P (a packed tile moved to tensor memory) is computed from:
+/// the tile in tensor memory whose move to registers P's value derives
+/// from, in P's block. P may lie over S if no read of S follows P's store
+/// in its block and no product writes S between that store and the first
+/// product that reads P.
+LogicalResult TensorMemoryMaterializer::findPOverS() {
+  SmallVector<tile::ConvertLayoutOp> stores;
+  func.walk([&](tile::ConvertLayoutOp move) {
+    auto memory = tensorMemoryOf(move.getType());
+    if (memory && memory.getPacked())
+      stores.push_back(move);
+  });
+  for (tile::ConvertLayoutOp store : stores) {
+    Block *block = store->getBlock();
+    // Backward through P's computation in its block.
+    SmallVector<Value> worklist = {store.getInput()};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    llvm::SetVector<Value> sources;
+    while (!worklist.empty()) {
+      Operation *def = worklist.pop_back_val().getDefiningOp();
+      if (!def || def->getBlock() != block || !seen.insert(def).second)
+        continue;
+      if (auto load = dyn_cast<tile::ConvertLayoutOp>(def);
+          load && tensorMemoryOf(load.getInput().getType())) {
+        sources.insert(load.getInput());
+        continue;
+      }
+      llvm::append_range(worklist, def->getOperands());
+    }
+    if (sources.size() != 1)
+      return store.emitError()
+             << "convert-tile-to-tilegpu: p-over-s puts P over the one tile "
+                "in tensor memory it is computed from, but it comes from "
+             << sources.size();
+    Value sTile = sources.front();
+    auto sType = cast<RankedTensorType>(sTile.getType());
+    auto pType = cast<RankedTensorType>(store.getType());
+    if (sType.getDimSize(0) != pType.getDimSize(0) ||
+        sType.getDimSize(1) != pType.getDimSize(1))
+      return store.emitError()
+             << "convert-tile-to-tilegpu: p-over-s needs P of S's shape, got "
+             << pType << " from " << sType;
+    auto sameClass = [&](Value v) {
+      return tensorMemoryOf(v.getType()) && classes.contains(v) &&
+             classes.isEquivalent(v, sTile);
+    };
+    // P is stored right after it is computed (see rewrite).
+    Operation *storedAt = store;
+    if (Operation *def = store.getInput().getDefiningOp();
+        def && def->getBlock() == block)
+      storedAt = def;
+    Operation *readsP = nullptr;
+    for (Operation *op = storedAt->getNextNode(); op; op = op->getNextNode()) {
+      bool conflict = false;
+      op->walk([&](Operation *inner) {
+        if (auto read = dyn_cast<tile::ConvertLayoutOp>(inner))
+          conflict |= sameClass(read.getInput());
+        if (auto mma = dyn_cast<tile::MmaOp>(inner)) {
+          if (!readsP && mma.getLhs() == store.getResult())
+            readsP = mma;
+          else if (!readsP && sameClass(mma.getResult()))
+            conflict = true;
+        }
+      });
+      if (conflict) {
+        InFlightDiagnostic diag =
+            op->emitError() << "convert-tile-to-tilegpu: p-over-s would put "
+                               "P over S, but S is read or written again "
+                               "here, after P is stored";
+        diag.attachNote(storedAt->getLoc()) << "P is stored here";
+        return failure();
+      }
+      if (readsP)
+        break;
+    }
+    pOverSOf[store] = sTile;
+  }
+  return success();
+}
+
 /// One buffer per accumulator, at the top of the kernel, and the mma
-/// mbarrier.
+/// mbarrier; with p-over-s, P's buffers alias S's.
 void TensorMemoryMaterializer::allocate() {
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
   Location loc = func.getLoc();
+  auto isP = [&](Value leader) {
+    return llvm::any_of(pOverSOf, [&](auto &entry) {
+      return classes.isEquivalent(entry.first.getResult(), leader);
+    });
+  };
   for (auto it = classes.begin(); it != classes.end(); ++it) {
     if (!(*it)->isLeader())
       continue;
     Value leader = (*it)->getData();
+    if (isP(leader))
+      continue;
     auto tile = cast<RankedTensorType>(leader.getType());
     // A zero that only starts an mma needs no buffer.
     if (isZero(leader) &&
@@ -148,6 +245,28 @@ void TensorMemoryMaterializer::allocate() {
                                 tile.getElementType(), tile.getEncoding());
     Value buffer = AllocOp::create(b, loc, type, IntegerAttr());
     for (auto member = classes.member_begin(**it);
+         member != classes.member_end(); ++member)
+      bufferFor[*member] = buffer;
+  }
+  for (auto &[store, sTile] : pOverSOf) {
+    Value pTile = store.getResult();
+    if (bufferFor.lookup(pTile))
+      continue;
+    Value sBuffer = bufferFor.lookup(sTile);
+    BufferType sType = cast<BufferType>(sBuffer.getType());
+    auto tile = cast<RankedTensorType>(pTile.getType());
+    int64_t step =
+        tile.getDimSize(0) > 128
+            ? cast<TensorMemoryEncodingAttr>(sType.getEncoding())
+                  .getBlockStep(sType.getShape(), sType.getElementType())
+            : 0;
+    auto type = BufferType::get(
+        b.getContext(), tile.getShape(), tile.getElementType(),
+        TensorMemoryEncodingAttr::get(b.getContext(), /*packed=*/true, step));
+    OpBuilder after(sBuffer.getContext());
+    after.setInsertionPointAfterValue(sBuffer);
+    Value buffer = TmemAliasOp::create(after, loc, type, sBuffer);
+    for (auto member = classes.findLeader(pTile);
          member != classes.member_end(); ++member)
       bufferFor[*member] = buffer;
   }
@@ -486,6 +605,8 @@ LogicalResult TensorMemoryMaterializer::run() {
     groups = std::max<int64_t>(
         groups,
         cast<RankedTensorType>((*it)->getData().getType()).getDimSize(0) / 128);
+  if (pOverS && failed(findPOverS()))
+    return failure();
   allocate();
   if (failed(checkInPlace()))
     return failure();
@@ -507,6 +628,6 @@ LogicalResult TensorMemoryMaterializer::run() {
 } // namespace
 
 LogicalResult tiled_attn::materializeTensorMemory(func::FuncOp func,
-                                                  bool mmaWarp) {
-  return TensorMemoryMaterializer(func, mmaWarp).run();
+                                                  bool mmaWarp, bool pOverS) {
+  return TensorMemoryMaterializer(func, mmaWarp, pOverS).run();
 }

@@ -127,9 +127,10 @@ Value waitForLoad(OpBuilder &b, Location loc, Value barriers, Value count,
 class SharedMemoryMaterializer {
 public:
   SharedMemoryMaterializer(func::FuncOp func, bool stagedStores,
-                           bool emptyBarriers, int64_t ringSlots, bool mmaWarp)
+                           bool emptyBarriers, int64_t ringSlots, bool mmaWarp,
+                           bool pOverS)
       : func(func), stagedStores(stagedStores), emptyBarriers(emptyBarriers),
-        ringSlots(ringSlots), mmaWarp(mmaWarp) {}
+        ringSlots(ringSlots), mmaWarp(mmaWarp), pOverS(pOverS) {}
   LogicalResult run();
 
 private:
@@ -163,6 +164,7 @@ private:
   bool emptyBarriers;
   int64_t ringSlots;
   bool mmaWarp;
+  bool pOverS;
   SmallVector<Stream> streams;
   /// Loads of views no loop streams (Q): a buffer each.
   llvm::MapVector<Operation *, Value> ownBuffers;
@@ -938,7 +940,7 @@ LogicalResult SharedMemoryMaterializer::run() {
   }
   // tcgen05: the accumulators and P move to tensor memory, and the mma
   // with them (last: it rebuilds the loops that carry the mma's count).
-  return materializeTensorMemory(func, mmaWarp);
+  return materializeTensorMemory(func, mmaWarp, pOverS);
 }
 
 struct ConvertTileToTileGPUPass final
@@ -952,7 +954,8 @@ struct ConvertTileToTileGPUPass final
       return signalPassFailure();
     }
     if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
-                                        emptyBarriers, ringSlots, mmaWarp)
+                                        emptyBarriers, ringSlots, mmaWarp,
+                                        pOverS)
                    .run()))
       signalPassFailure();
   }

@@ -5,8 +5,10 @@
 // RUN: %if ptxas %{ ptxas -arch=sm_100a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // FlashAttention-4's MMA warp: the products of two Q tiles (two blocks of
-// 128 rows) come from a role of their own, one warp of a warpgroup (warps
-// 8-11, thread 256 of the CTA is its first). The consumers (two
+// 128 rows) come from a role of their own, which shares a warpgroup with
+// the producer (warps 8-11: one setmaxnreg for all four, then warp 8 the
+// producer's, warps 9-11 the MMA role's with warp 9 active, thread 288 of
+// the CTA its first). The consumers (two
 // warpgroups) arrive on their group's ready mbarrier and wait on their
 // group's mma mbarrier; the MMA thread waits for each group's readiness and
 // issues that group's row block alone (row_block): block 1's D is 128
@@ -16,13 +18,20 @@
 
 // CHECK-LABEL: gpu.func @tcgen05_mma_warp
 // CHECK-SAME: tilegpu.tmem_columns = 256 : i64
-// The MMA role's branch: warps 8 to 11, its first warp active.
+// The warpgroup's branch (warps 8 to 11) and its budget, then the
+// producer's warp, then the MMA role's (9 to 11, warp 9 active).
 // CHECK: arith.cmpi uge, %{{.*}}, %c8 : index
 // CHECK: nvvm.setmaxregister decrease 48
+// CHECK: arith.cmpi ult, %{{.*}}, %c9 : index
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: arith.cmpi ult, %{{.*}}, %c12 : index
+// CHECK-NEXT: arith.cmpi uge, %{{.*}}, %c9 : index
+// CHECK-NOT: nvvm.setmaxregister
+// CHECK: arith.cmpi ult, %{{.*}}, %c10 : index
 // Group 0's readiness, block 0 from the role's thread 0 (thread id - 256)
 // at D and A as they are, its commit; then group 1's readiness and block 1.
 // CHECK: nvvm.mbarrier.try_wait
-// CHECK: %[[REL0:.*]] = arith.subi %{{.*}}, %c256 : index
+// CHECK: %[[REL0:.*]] = arith.subi %{{.*}}, %c288 : index
 // CHECK-NEXT: %[[F0:.*]] = arith.cmpi eq, %[[REL0]], %c0 : index
 // CHECK-NEXT: scf.if %[[F0]] {
 // CHECK-NEXT: nvvm.tcgen05.fence <after>
@@ -30,7 +39,7 @@
 // CHECK-COUNT-4: nvvm.tcgen05.mma
 // CHECK: nvvm.tcgen05.commit
 // CHECK: nvvm.mbarrier.try_wait
-// CHECK: %[[REL:.*]] = arith.subi %{{.*}}, %c256 : index
+// CHECK: %[[REL:.*]] = arith.subi %{{.*}}, %c288 : index
 // CHECK-NEXT: %[[T0:.*]] = arith.cmpi eq, %[[REL]], %c0 : index
 // CHECK-NEXT: scf.if %[[T0]] {
 // CHECK-NEXT: nvvm.tcgen05.fence <after>
@@ -53,6 +62,7 @@
 // PTX: tcgen05.ld.sync.aligned.32x32b
 // PTX: tcgen05.dealloc.cta_group::1.sync.aligned.b32
 // PTX: setmaxnreg.dec.sync.aligned.u32 48;
+// PTX-NOT: setmaxnreg
 // PTX: mbarrier.try_wait.parity
 // PTX-COUNT-4: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard
 // PTX: tcgen05.commit.cta_group::1.mbarrier::arrive::one
@@ -78,7 +88,8 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     tilegpu.mbarrier_init %ready[%c1], count(4) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
     gpu.barrier
     tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 232>,
-                             #tilegpu.role<"mma", warps = 4, registers = 48, active = 1>] {
+                             #tilegpu.role<"producer", warps = 1, registers = 48>,
+                             #tilegpu.role<"mma", warps = 3, registers = 48, active = 1>] {
       %g = tilegpu.group_id {groups = 2}
       tilegpu.mbarrier_arrive %ready[%g] : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
       %g2 = tilegpu.group_id {groups = 2}
@@ -86,6 +97,8 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
       %sr = tilegpu.tmem_load %s : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
           -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
       tile.store %sr, %o[%c0, %c0, %c0, %c0] : tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>, !tile.view<?x?x?x128xf32>
+    }, {
+      tilegpu.async_wait_all
     }, {
       tilegpu.mbarrier_wait %ready[%c0], phase(%false) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
       tilegpu.tmem_mma %q, %k, %s, accumulate(%false) {row_block = 0}

@@ -10,6 +10,10 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 stages=2" --tilegpu-attach-target="chip=sm_100a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="mma-warp=1" | FileCheck %s --check-prefix=MMAWARP
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 stages=2" --tilegpu-attach-target="chip=sm_100a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="p-over-s=1" --tilegpu-allocate-memory \
+// RUN:   | FileCheck %s --check-prefix=POVERS
 
 // The tcgen05 family's tensor memory, on the generated kernel with K/V
 // prefetched one block ahead:
@@ -98,6 +102,18 @@
 // MMAWARP-NOT: tilegpu.group_barrier
 // MMAWARP: scf.yield
 
+// p-over-s at D=128 with 128-key blocks (FlashAttention-4's layout): O
+// (2 x 128 columns) and S (2 x 128) take all 512 columns; P is an alias
+// whose row blocks lie over the first 64 columns of S's, 128 apart; the
+// store of P and P.V go through it.
+// POVERS-DAG: tilegpu.alloc offset(0) : <256x128xf32, #tilegpu.tensor_memory<>>
+// POVERS-DAG: %[[S:.*]] = tilegpu.alloc offset(256) : <256x128xf32, #tilegpu.tensor_memory<>>
+// POVERS: %[[P:.*]] = tilegpu.tmem_alias %[[S]] : <256x128xf32, #tilegpu.tensor_memory<>> -> <256x128xf16, #tilegpu.tensor_memory<packed = true, block_columns = 128>>
+// POVERS-NOT: tilegpu.alloc {{.*}}packed
+// POVERS: tilegpu.tmem_load %[[S]]
+// POVERS: tilegpu.tmem_store %{{.*}}, %[[P]]
+// POVERS: tilegpu.tmem_mma %[[P]], %{{.*}}, %{{.*}}, accumulate(%true)
+
 // With the mask split, the two loops hand O and the commit count on: the
 // second starts from the first's count.
 // SPLIT: %[[O:.*]] = tilegpu.alloc : <128x128xf32, #tilegpu.tensor_memory<>>
@@ -112,7 +128,7 @@
 
 // An accumulator stays in its buffer: a tile program that still reads S
 // after an mma accumulated into it again is refused, not miscompiled.
-// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tilegpu-assign-layouts --convert-tile-to-tilegpu
+// RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tilegpu-assign-layouts --convert-tile-to-tilegpu=p-over-s=1
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
   func.func @older_accumulator(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>) {
     %c0 = arith.constant 0 : index
@@ -126,6 +142,53 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     %d = arith.subf %s1, %s0 : tensor<128x64xf32>
     %h = arith.truncf %d : tensor<128x64xf32> to tensor<128x64xf16>
     tile.store %h, %o[%c0, %c0, %c0, %c0] : tensor<128x64xf16>, !tile.view<?x?x?x64xf16>
+    return
+  }
+}
+
+// -----
+
+// P over S needs the one S that P is computed from.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @p_over_two_s(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf32>) {
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+    %qb = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<128x64xf16>
+    %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+    %vb = tile.load %v[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+    %s = tile.mma %qb, %kt, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    %t = tile.mma %qb, %kt, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    %sum = arith.addf %s, %t : tensor<128x64xf32>
+    tile.store %sum, %o[%c0, %c0, %c0, %c0] : tensor<128x64xf32>, !tile.view<?x?x?x64xf32>
+    %p = arith.truncf %sum : tensor<128x64xf32> to tensor<128x64xf16>
+    // (P moves to tensor memory where P.V reads it.)
+    // expected-error @+1 {{convert-tile-to-tilegpu: p-over-s puts P over the one tile in tensor memory it is computed from, but it comes from 2}}
+    %pv = tile.mma %p, %vb, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    tile.store %pv, %o[%c0, %c0, %c0, %c0] : tensor<128x64xf32>, !tile.view<?x?x?x64xf32>
+    return
+  }
+}
+
+// -----
+
+// P over S: a product that writes S's buffer again before P.V has read P
+// would overwrite P.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @p_over_s_overwritten(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf32>) {
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+    %qb = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<128x64xf16>
+    %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+    %vb = tile.load %v[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+    %s = tile.mma %qb, %kt, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    %e = math.exp2 %s : tensor<128x64xf32>
+    tile.store %e, %o[%c0, %c0, %c0, %c0] : tensor<128x64xf32>, !tile.view<?x?x?x64xf32>
+    // expected-note @+1 {{P is stored here}}
+    %p = arith.truncf %e : tensor<128x64xf32> to tensor<128x64xf16>
+    // expected-error @+1 {{convert-tile-to-tilegpu: p-over-s would put P over S, but S is read or written again here, after P is stored}}
+    %s2 = tile.mma %qb, %kt, %s : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    %pv = tile.mma %p, %vb, %s2 : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    tile.store %pv, %o[%c0, %c0, %c0, %c0] : tensor<128x64xf32>, !tile.view<?x?x?x64xf32>
     return
   }
 }

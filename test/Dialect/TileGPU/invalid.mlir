@@ -205,8 +205,31 @@ func.func private @negative_role_registers_not_multiple_of_8() attributes {role 
 
 // -----
 
-// expected-error @+1 {{role 'producer': a register budget applies to whole warpgroups, but it has 2 warps}}
-func.func private @negative_role_budget_partial_warpgroup() attributes {role = #tilegpu.role<"producer", warps = 2, registers = 24>}
+// setmaxnreg sets a whole warpgroup's budget: roles that share a warpgroup
+// share one budget, and a budget covers whole warpgroups.
+func.func @negative_role_budget_partial_warpgroup() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op role 'producer': a register budget applies to whole warpgroups, but warps 4-5 are not one warpgroup of one budget}}
+  tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 4>, #tilegpu.role<"producer", warps = 2, registers = 24>] {
+    tilegpu.async_wait_all
+  }, {
+    tilegpu.async_wait_all
+  }
+  return
+}
+
+// -----
+
+func.func @negative_role_budgets_differ_in_warpgroup() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op role 'producer': a register budget applies to whole warpgroups, but warps 4-7 are not one warpgroup of one budget}}
+  tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 4, registers = 240>, #tilegpu.role<"producer", warps = 1, registers = 24>, #tilegpu.role<"mma", warps = 3, registers = 48, active = 1>] {
+    tilegpu.async_wait_all
+  }, {
+    tilegpu.async_wait_all
+  }, {
+    tilegpu.async_wait_all
+  }
+  return
+}
 
 // -----
 
@@ -1710,3 +1733,38 @@ func.func @negative_tmem_mma_negative_row_block(%q: !tilegpu.buffer<128x64xf16, 
         !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
   return
 }
+
+// -----
+
+// An alias lies over its source's rows and within a source block's columns,
+// its blocks where the source's are.
+func.func @negative_tmem_alias_rows(%s: !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{'tilegpu.tmem_alias' op aliases tiles of the same rows, got 256 and 128}}
+  %p = tilegpu.tmem_alias %s : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+      -> !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_alias_columns(%s: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{'tilegpu.tmem_alias' op takes 128 columns a row block, more than the source's 64}}
+  %p = tilegpu.tmem_alias %s : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+      -> !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_alias_blocks(%s: !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{'tilegpu.tmem_alias' op puts its row blocks 64 columns apart, the source 128 (set block_columns)}}
+  %p = tilegpu.tmem_alias %s : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+      -> !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true>>
+  return
+}
+
+// -----
+
+// block_columns leaves room for a block's own columns.
+// expected-error @+1 {{block_columns (32) is 0 or at least a row block's 64 columns}}
+func.func private @negative_block_columns(!tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true, block_columns = 32>>)

@@ -360,15 +360,35 @@ func.func @warp_specialize_active() {
 // -----
 
 // A role without a register budget keeps the launch's (registers = 0, left
-// out when printed); such a role may have any number of warps.
+// out when printed); such a role may have any number of warps. Roles that
+// share a warpgroup share its budget (FlashAttention-4's load and MMA
+// warps).
 
 // CHECK-LABEL: func.func @warp_specialize_no_budget
-// CHECK: tilegpu.warp_specialize [#tilegpu.role<"load", warps = 1>, #tilegpu.role<"compute", warps = 4, registers = 256>] {
+// CHECK: tilegpu.warp_specialize [#tilegpu.role<"load", warps = 1>, #tilegpu.role<"compute", warps = 3>, #tilegpu.role<"softmax", warps = 4, registers = 256>] {
 // CHECK: }, {
 // CHECK: }
 func.func @warp_specialize_no_budget() {
   tilegpu.warp_specialize [#tilegpu.role<"load", warps = 1, registers = 0>,
-                           #tilegpu.role<"compute", warps = 4, registers = 256>] {
+                           #tilegpu.role<"compute", warps = 3>,
+                           #tilegpu.role<"softmax", warps = 4, registers = 256>] {
+    tilegpu.async_wait_all
+  }, {
+    tilegpu.async_wait_all
+  }, {
+    tilegpu.async_wait_all
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @warp_specialize_shared_warpgroup
+// CHECK: tilegpu.warp_specialize [#tilegpu.role<"softmax", warps = 8, registers = 232>, #tilegpu.role<"load", warps = 1, registers = 48>, #tilegpu.role<"mma", warps = 3, registers = 48, active = 1>] {
+func.func @warp_specialize_shared_warpgroup() {
+  tilegpu.warp_specialize [#tilegpu.role<"softmax", warps = 8, registers = 232>,
+                           #tilegpu.role<"load", warps = 1, registers = 48>,
+                           #tilegpu.role<"mma", warps = 3, registers = 48, active = 1>] {
+    tilegpu.async_wait_all
+  }, {
     tilegpu.async_wait_all
   }, {
     tilegpu.async_wait_all
@@ -468,5 +488,18 @@ func.func @tcgen05_row_blocks(%q: !tilegpu.buffer<256x64xf16, #tilegpu.shared<sw
       -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
   tilegpu.tmem_scale_rows %s, %alpha : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>,
       tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
+  return
+}
+
+// P over S: packed P's row blocks start where S's do.
+// CHECK-LABEL: func.func @tmem_alias
+// CHECK: tilegpu.tmem_alias %{{.*}} : <256x128xf32, #tilegpu.tensor_memory<>> -> <256x128xf16, #tilegpu.tensor_memory<packed = true, block_columns = 128>>
+// CHECK: tilegpu.tmem_alias %{{.*}} : <128x128xf32, #tilegpu.tensor_memory<>> -> <128x128xf16, #tilegpu.tensor_memory<packed = true>>
+func.func @tmem_alias(%s: !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>,
+                      %s1: !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>) {
+  %p = tilegpu.tmem_alias %s : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+      -> !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true, block_columns = 128>>
+  %p1 = tilegpu.tmem_alias %s1 : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+      -> !tilegpu.buffer<128x128xf16, #tilegpu.tensor_memory<packed = true>>
   return
 }

@@ -273,6 +273,31 @@ func.func @tensor_memory_from_first_use(%n: index) {
 
 // -----
 
+// P over S (tilegpu.tmem_alias): the alias takes no columns of its own, and
+// S lives as long as the alias is used, so the buffer allocated after the
+// loop that reads P does not take S's columns while the loop runs.
+
+// CHECK-LABEL: func.func @tensor_memory_alias
+// CHECK: %[[S:.*]] = tilegpu.alloc offset(0) : <256x128xf32, #tilegpu.tensor_memory<>>
+// CHECK-NEXT: tilegpu.tmem_alias %[[S]]
+// CHECK: tilegpu.alloc offset(256) : <256x64xf32, #tilegpu.tensor_memory<>>
+func.func @tensor_memory_alias(%n: index, %x: tensor<256x128xf16, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = tilegpu.alloc : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+  %p = tilegpu.tmem_alias %s : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+      -> !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true, block_columns = 128>>
+  %o = tilegpu.alloc : !tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>>
+  %t0 = tilegpu.tmem_load %s : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>> -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
+  scf.for %k = %c0 to %n step %c1 {
+    %t = tilegpu.tmem_load %o : !tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>> -> tensor<256x64xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
+    tilegpu.tmem_store %x, %p : tensor<256x128xf16, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>, !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true, block_columns = 128>>
+  }
+  return
+}
+
+// -----
+
 // Within the target's shared memory per block: two 64 KiB buffers whose
 // lives do not overlap share their bytes on sm_86 (99 KiB).
 

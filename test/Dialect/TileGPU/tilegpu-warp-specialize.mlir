@@ -67,24 +67,26 @@
 // NOTMA-NOT: tilegpu.warp_specialize
 // NOTMA: tilegpu.async_copy
 
-// mma-warp (tcgen05, two Q tiles): a third role, `mma`, a warpgroup with one
-// active warp, runs only what the products need. The consumers arrive on
+// mma-warp (tcgen05, two Q tiles): a third role, `mma`, shares the
+// producer's warpgroup (the producer its first warp, `mma` the other three,
+// one active, at the producer's budget) and runs only what the products
+// need. The consumers arrive on
 // their group's ready mbarrier and wait on its mma mbarrier; the MMA role
 // waits for the full K slot, then for each group's readiness before issuing
-// that group's row block and committing it. 16 warps in all.
+// that group's row block and committing it. 12 warps in all.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
 // RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1" \
 // RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
-// RUN:   --tilegpu-warp-specialize="producer-registers=24 consumer-registers=216 mma-warp=1 mma-registers=48" \
+// RUN:   --tilegpu-warp-specialize="producer-registers=48 consumer-registers=232 mma-warp=1" \
 // RUN:   | FileCheck %s --check-prefix=MMA
 // MMA-LABEL: func.func @sdpa_fwd
-// MMA-SAME: tilegpu.warps = 16
+// MMA-SAME: tilegpu.warps = 12
 // MMA: %[[DONE:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
 // MMA: %[[READY:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
 // MMA: tilegpu.mbarrier_init %[[READY]][%{{.*}}], count(4)
-// MMA: tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 216>, #tilegpu.role<"producer", warps = 4, registers = 24, active = 1>, #tilegpu.role<"mma", warps = 4, registers = 48, active = 1>] {
+// MMA: tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 232>, #tilegpu.role<"producer", warps = 1, registers = 48, active = 1>, #tilegpu.role<"mma", warps = 3, registers = 48, active = 1>] {
 // Consumers: no products, no commits, no waits for readiness.
 // MMA-NOT: tilegpu.tmem_mma
 // MMA-NOT: tilegpu.mma_commit
@@ -125,15 +127,15 @@
 // MMA-NOT: tilegpu.tmem_load
 // MMA: return
 
-// mma-warp asks for products handed over by ready mbarriers; a budget for an
-// MMA role that is not asked for is refused.
+// mma-warp asks for products handed over by ready mbarriers, and for a
+// producer warpgroup with room for the MMA warp.
 // RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" \
 // RUN:   --tilegpu-warp-specialize="mma-warp=1" 2>&1 | FileCheck %s --check-prefix=NOREADY
 // NOREADY: error: tilegpu-warp-specialize: mma-warp needs tcgen05 products handed over by ready mbarriers; run convert-tile-to-tilegpu with mma-warp=1
-// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
-// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
-// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="empty-barriers=1" \
-// RUN:   --tilegpu-warp-specialize="mma-registers=48" 2>&1 | FileCheck %s --check-prefix=MMAREGS
-// MMAREGS: error: tilegpu-warp-specialize: mma-registers (48) needs mma-warp
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1" \
+// RUN:   --tilegpu-warp-specialize="mma-warp=1 producer-warps=1" 2>&1 | FileCheck %s --check-prefix=MMAWARPS
+// MMAWARPS: error: tilegpu-warp-specialize: mma-warp puts the MMA warp in the producer's warpgroup, which needs at least 2 warps, not 1

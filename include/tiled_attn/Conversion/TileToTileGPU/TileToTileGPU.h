@@ -49,9 +49,10 @@ tilegpu::SharedEncodingAttr tmaSharedEncoding(mlir::MLIRContext *ctx,
 /// buffers already.
 /// With `mmaWarp`, one thread issues each product after the group whose
 /// rows it computes has arrived on its "ready" mbarrier (see the pass's
-/// mma-warp option).
+/// mma-warp option); with `pOverS`, P's buffer lies over the columns of the
+/// S it is computed from (the p-over-s option).
 mlir::LogicalResult materializeTensorMemory(mlir::func::FuncOp func,
-                                            bool mmaWarp);
+                                            bool mmaWarp, bool pOverS);
 
 } // namespace tiled_attn
 

@@ -537,15 +537,27 @@ MemorySpace TensorMemoryEncodingAttr::getMemorySpace() const {
 
 int64_t TensorMemoryEncodingAttr::getAlignment() const { return 32; }
 
-int64_t TensorMemoryEncodingAttr::getTileSize(ArrayRef<int64_t> shape,
-                                              Type elementType) const {
+int64_t TensorMemoryEncodingAttr::getColumnsPerBlock(ArrayRef<int64_t> shape,
+                                                     Type elementType) const {
   int64_t perColumn =
       getPacked() && elementType.isIntOrFloat()
           ? std::max<int64_t>(1, 32 / elementType.getIntOrFloatBitWidth())
           : 1;
-  // Blocks of 128 rows side by side.
+  return llvm::divideCeil(shape.back(), perColumn);
+}
+
+int64_t TensorMemoryEncodingAttr::getBlockStep(ArrayRef<int64_t> shape,
+                                               Type elementType) const {
+  return getBlockColumns() ? getBlockColumns()
+                           : getColumnsPerBlock(shape, elementType);
+}
+
+int64_t TensorMemoryEncodingAttr::getTileSize(ArrayRef<int64_t> shape,
+                                              Type elementType) const {
+  // Blocks of 128 rows side by side (or block_columns apart).
   int64_t rowBlocks = shape.size() == 2 && shape[0] > 128 ? shape[0] / 128 : 1;
-  return rowBlocks * llvm::divideCeil(shape.back(), perColumn);
+  return (rowBlocks - 1) * getBlockStep(shape, elementType) +
+         getColumnsPerBlock(shape, elementType);
 }
 
 LogicalResult TensorMemoryEncodingAttr::verifyTileShape(
@@ -562,6 +574,12 @@ LogicalResult TensorMemoryEncodingAttr::verifyTileShape(
     return emitError() << "tensor memory holds 32-bit elements, or packed "
                           "16-bit ones, not "
                        << elementType;
+  if (getBlockColumns() < 0 ||
+      (getBlockColumns() &&
+       getBlockColumns() < getColumnsPerBlock(shape, elementType)))
+    return emitError() << "block_columns (" << getBlockColumns()
+                       << ") is 0 or at least a row block's "
+                       << getColumnsPerBlock(shape, elementType) << " columns";
   return success();
 }
 
@@ -595,11 +613,6 @@ LogicalResult RoleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "': a register budget is a multiple of 8 in [24, "
                           "256], got "
                        << registers;
-  if (registers != 0 && warps % 4 != 0)
-    return emitError() << "role '" << name
-                       << "': a register budget applies to whole warpgroups, "
-                          "but it has "
-                       << warps << " warps";
   return success();
 }
 

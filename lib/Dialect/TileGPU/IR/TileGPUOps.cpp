@@ -365,6 +365,35 @@ LogicalResult TmemMmaOp::verify() {
   return success();
 }
 
+LogicalResult TmemAliasOp::verify() {
+  BufferType source = getSource().getType(), result = getResult().getType();
+  if (source.isRing() || result.isRing() || source.getShape().size() != 2 ||
+      result.getShape().size() != 2)
+    return emitOpError() << "aliases one 2-D tile with another, not " << source
+                         << " and " << result;
+  if (source.getShape()[0] != result.getShape()[0])
+    return emitOpError() << "aliases tiles of the same rows, got "
+                         << source.getShape()[0] << " and "
+                         << result.getShape()[0];
+  auto columns = [](BufferType type) {
+    return cast<TensorMemoryEncodingAttr>(type.getEncoding())
+        .getColumnsPerBlock(type.getShape(), type.getElementType());
+  };
+  auto step = [](BufferType type) {
+    return cast<TensorMemoryEncodingAttr>(type.getEncoding())
+        .getBlockStep(type.getShape(), type.getElementType());
+  };
+  if (columns(result) > columns(source))
+    return emitOpError() << "takes " << columns(result)
+                         << " columns a row block, more than the source's "
+                         << columns(source);
+  if (source.getShape()[0] > 128 && step(source) != step(result))
+    return emitOpError() << "puts its row blocks " << step(result)
+                         << " columns apart, the source " << step(source)
+                         << " (set block_columns)";
+  return success();
+}
+
 LogicalResult MmaCommitOp::verify() {
   if (failed(verifyBarriers(*this, getBarriers().getType())))
     return failure();
@@ -449,6 +478,33 @@ LogicalResult WarpSpecializeOp::verify() {
     if (!names.insert(cast<RoleAttr>(a).getName()).second)
       return emitOpError() << "role '" << cast<RoleAttr>(a).getName()
                            << "' appears twice";
+  // setmaxnreg sets a whole warpgroup's budget: roles that share a
+  // warpgroup share their budget, and a budget covers whole warpgroups.
+  SmallVector<std::pair<int64_t, RoleAttr>> perWarp;
+  for (Attribute a : getRoles()) {
+    auto role = cast<RoleAttr>(a);
+    for (int64_t w = 0; w < role.getWarps(); ++w)
+      perWarp.push_back({role.getRegisters(), role});
+  }
+  for (size_t w = 0; w < perWarp.size(); w += 4) {
+    size_t end = std::min(perWarp.size(), w + 4);
+    auto budgeted = llvm::find_if(
+        llvm::make_range(perWarp.begin() + w, perWarp.begin() + end),
+        [](auto &warp) { return warp.first != 0; });
+    if (budgeted == perWarp.begin() + end)
+      continue;
+    bool whole =
+        end - w == 4 &&
+        llvm::all_of(
+            llvm::make_range(perWarp.begin() + w, perWarp.begin() + end),
+            [&](auto &warp) { return warp.first == budgeted->first; });
+    if (!whole)
+      return emitOpError() << "role '" << budgeted->second.getName()
+                           << "': a register budget applies to whole "
+                              "warpgroups, but warps "
+                           << w << "-" << end - 1
+                           << " are not one warpgroup of one budget";
+  }
   return success();
 }
 

@@ -7,11 +7,11 @@
 //
 // A buffer lives until the last op of the kernel's body that uses it or a
 // value derived from it (its slots, the copies into it, the waits for them,
-// the loops that carry them); a shared buffer from its tilegpu.alloc, a
-// tensor-memory buffer from its first use (what it holds before is
-// nobody's). Buffers are placed in program order, each at the lowest aligned
-// offset that no buffer live at the same time occupies (first fit), in its own
-// memory space.
+// the loops that carry them, the tensor-memory buffers over its columns); a
+// shared buffer from its tilegpu.alloc, a tensor-memory buffer from its first
+// use (what it holds before is nobody's). Buffers are placed in program order,
+// each at the lowest aligned offset that no buffer live at the same time
+// occupies (first fit), in its own memory space.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +50,11 @@ std::pair<Operation *, Operation *> userRange(AllocOp alloc, Block &body) {
       continue;
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
+      // An alias is where its uses are, not where it is named.
+      if (isa<TmemAliasOp>(user)) {
+        worklist.push_back(user->getResult(0));
+        continue;
+      }
       Operation *top = body.findAncestorOpInBlock(*user);
       if (top && last->isBeforeInBlock(top))
         last = top;

@@ -243,9 +243,10 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   if (mmaWarp && readyBarriers.empty())
     return fail("mma-warp needs tcgen05 products handed over by ready "
                 "mbarriers; run convert-tile-to-tilegpu with mma-warp=1");
-  if (!mmaWarp && mmaRegisters)
-    return fail("mma-registers (" + Twine(int64_t(mmaRegisters)) +
-                ") needs mma-warp");
+  if (mmaWarp && producerWarps < 2)
+    return fail("mma-warp puts the MMA warp in the producer's warpgroup, "
+                "which needs at least 2 warps, not " +
+                Twine(int64_t(producerWarps)));
   int64_t consumerWarps = warpsAttr.getInt();
   Block &entry = func.front();
   // The split starts after the CTA barrier that publishes the mbarriers'
@@ -311,12 +312,15 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   MLIRContext *ctx = func.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointAfter(start);
+  // With an MMA warp, the producer's warpgroup holds both: the producer
+  // its first warp, the MMA role the others (one active).
   SmallVector<Attribute> roleList = {
       RoleAttr::get(ctx, "consumer", consumerWarps, consumerRegisters, 0),
-      RoleAttr::get(ctx, "producer", producerWarps, producerRegisters, 1)};
+      RoleAttr::get(ctx, "producer", mmaWarp ? 1 : producerWarps,
+                    producerRegisters, 1)};
   if (mmaWarp)
     roleList.push_back(
-        RoleAttr::get(ctx, "mma", producerWarps, mmaRegisters, 1));
+        RoleAttr::get(ctx, "mma", producerWarps - 1, producerRegisters, 1));
   auto roles = b.getArrayAttr(roleList);
   auto specialized =
       WarpSpecializeOp::create(b, func.getLoc(), roles, roleList.size());
@@ -375,7 +379,6 @@ void TileGPUWarpSpecializePass::runOnOperation() {
         issue.keepOp(op);
     });
     prune(issuer, issue);
-    totalWarps += producerWarps;
   }
 
   func->setAttr(TileGPUDialect::getWarpsAttrName(),

@@ -277,17 +277,30 @@ def TileGPU_TensorMemoryEncodingAttr
     (P written back over S for P·V). A tile of 128 x R rows (R blocks of
     128 rows: two Q tiles per CTA) puts row block r beside the others: row
     128 r + i is lane i of the r-th group of the tile's columns, so the tile
-    takes R times the columns of one block. Allocations are in columns, a
-    power of two between 32 and 512.
+    takes R times the columns of one block. With `block_columns` = C > 0,
+    row block r starts C r columns in instead (C at least a block's own
+    columns): P over S, where each block of packed P lies over the first
+    columns of S's block. Allocations are in columns, a power of two
+    between 32 and 512.
 
     Example:
 
     ```mlir
     !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+    !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true, block_columns = 128>>
     ```
   }];
-  let parameters = (ins DefaultValuedParameter<"bool", "false">:$packed);
+  let parameters = (ins DefaultValuedParameter<"bool", "false">:$packed,
+                        DefaultValuedParameter<"int64_t", "0">:$block_columns);
   let assemblyFormat = "`<` struct(params) `>`";
+  let extraClassDeclaration = [{
+    /// The columns of one block of 128 rows of a tile of `shape`.
+    int64_t getColumnsPerBlock(llvm::ArrayRef<int64_t> shape,
+                               mlir::Type elementType) const;
+    /// The columns from one row block's start to the next's.
+    int64_t getBlockStep(llvm::ArrayRef<int64_t> shape,
+                         mlir::Type elementType) const;
+  }];
 }
 
 //===----------------------------------------------------------------------===//

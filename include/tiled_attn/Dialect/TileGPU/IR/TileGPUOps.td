@@ -509,6 +509,33 @@ def TileGPU_TmemLoadOp : TileGPU_Op<"tmem_load",
   let hasVerifier = 1;
 }
 
+def TileGPU_TmemAliasOp : TileGPU_Op<"tmem_alias", [Pure]> {
+  let summary = "A tensor-memory buffer over the first columns of another's row blocks";
+  let description = [{
+    The result names columns of `source`: its row block r starts where the
+    source's row block r starts (the two take the same rows, and with more
+    than one block the same step from block to block, `block_columns`), and
+    takes at most the columns of a source block. FlashAttention-4 writes P
+    (packed 16-bit) over S (f32) once every thread has read its row of S,
+    and the next S is issued after P·V has read P: the two buffers share
+    columns, and `tilegpu-allocate-memory` places only the source (the
+    alias lives as long as it). Ordering the accesses through the two is
+    up to whoever writes them (convert-tile-to-tilegpu checks it for the P
+    it places over S).
+
+    Example:
+
+    ```mlir
+    %p = tilegpu.tmem_alias %s : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
+        -> !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true, block_columns = 128>>
+    ```
+  }];
+  let arguments = (ins TileGPU_TensorMemoryBuffer:$source);
+  let results = (outs TileGPU_TensorMemoryBuffer:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def TileGPU_TmemStoreOp : TileGPU_Op<"tmem_store",
     [MemoryEffects<[MemWrite<TileGPU_SharedMemory>]>]> {
   let summary = "Write a register tile into tensor memory, one row per thread";

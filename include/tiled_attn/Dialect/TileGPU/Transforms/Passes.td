@@ -147,8 +147,10 @@ def TileGPUWarpSpecializePass
       the TMA loads need: the same loops and branches, their bounds and the
       stream counts, with each refill after the wait for its empty slot.
 
-    With `mma-warp`, a third role `mma` (as many warps as the producer,
-    one active) runs the slice that the tcgen05 products need: each
+    With `mma-warp`, a third role `mma` shares the producer's warpgroup
+    (the producer takes its first warp, `mma` the others, one active; one
+    `setmaxnreg` for the warpgroup, as FlashAttention-4's load and MMA
+    warps share one) and runs the slice that the tcgen05 products need: each
     group's wait on its ready mbarrier, the product of its row block
     (`tilegpu.tmem_mma`), the commit to its mma mbarrier, and the waits for
     the full slots the products read. The consumers keep the rest: they
@@ -188,12 +190,12 @@ def TileGPUWarpSpecializePass
            /*default=*/"0",
            "Register budget of the consumers' threads (0: the launch's)">,
     Option<"mmaWarp", "mma-warp", "bool", /*default=*/"false",
-           "A third role, `mma`, of producer-warps warps, one of which "
-           "issues the tcgen05 products (FlashAttention-4's MMA warp); the "
-           "kernel must hand them over by ready mbarriers "
-           "(convert-tile-to-tilegpu with mma-warp)">,
-    Option<"mmaRegisters", "mma-registers", "int64_t", /*default=*/"0",
-           "Register budget of the MMA role's threads (0: the launch's)">,
+           "A third role, `mma`, in the producer's warpgroup (the producer "
+           "keeps its first warp, the MMA role the others, one of them "
+           "active, at the producer's budget), whose one thread issues the "
+           "tcgen05 products (FlashAttention-4's MMA warp); the kernel must "
+           "hand them over by ready mbarriers (convert-tile-to-tilegpu "
+           "with mma-warp)">,
   ];
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }
