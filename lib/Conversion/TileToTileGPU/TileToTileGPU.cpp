@@ -953,6 +953,20 @@ struct ConvertTileToTileGPUPass final
           << ") needs empty-barriers and at least one slot";
       return signalPassFailure();
     }
+    // Options are checked whether or not the kernel has work for them.
+    if (mmaWarp || pOverS) {
+      TargetAttr target = getTarget(getOperation());
+      if (!target || target.getFamily() != Family::Tcgen05) {
+        getOperation().emitError()
+            << "convert-tile-to-tilegpu: "
+            << (mmaWarp ? "mma-warp" : "p-over-s")
+            << " is for tcgen05 kernels (sm_100a, sm_100f), not "
+            << (target ? target.getChip()
+                       : StringRef("a kernel with no "
+                                   "#tilegpu.target"));
+        return signalPassFailure();
+      }
+    }
     if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
                                         emptyBarriers, ringSlots, mmaWarp,
                                         pOverS)

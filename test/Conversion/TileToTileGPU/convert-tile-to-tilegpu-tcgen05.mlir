@@ -128,6 +128,19 @@
 
 // An accumulator stays in its buffer: a tile program that still reads S
 // after an mma accumulated into it again is refused, not miscompiled.
+// The tcgen05 options on another family are refused, whether or not the
+// kernel would have work for them.
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="p-over-s=1" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NOT-TCGEN05
+// NOT-TCGEN05: error: convert-tile-to-tilegpu: p-over-s is for tcgen05 kernels (sm_100a, sm_100f), not sm_90a
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu="mma-warp=1" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NOT-TCGEN05-MMA
+// NOT-TCGEN05-MMA: error: convert-tile-to-tilegpu: mma-warp is for tcgen05 kernels (sm_100a, sm_100f), not sm_80
+
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tilegpu-assign-layouts --convert-tile-to-tilegpu=p-over-s=1
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
   func.func @older_accumulator(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>) {
