@@ -540,24 +540,22 @@ LogicalResult TensorMemoryMaterializer::insertWaits(Block &block,
       continue;
     OpBuilder b(&op);
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      // The body gets the count as a new iteration argument, is rewritten
-      // with it, and moves into a loop that carries it.
-      Block *body = loop.getBody();
-      Value inner = body->addArgument(b.getIndexType(), loc);
-      if (failed(insertWaits(*body, inner)))
+      // The loop carries the count (upstream's replaceWithAdditionalYields):
+      // its body is rewritten with the new iteration argument and yields
+      // the count at its end.
+      IRRewriter rewriter(loop.getContext());
+      LogicalResult inner = success();
+      FailureOr<LoopLikeOpInterface> carried = loop.replaceWithAdditionalYields(
+          rewriter, count, /*replaceInitOperandUsesInLoop=*/false,
+          [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+            // (The body is still the old loop's here; it moves after.)
+            Value bodyCount = args.front();
+            inner = insertWaits(*loop.getBody(), bodyCount);
+            return SmallVector<Value>{bodyCount};
+          });
+      if (failed(carried) || failed(inner))
         return failure();
-      Operation *yield = body->getTerminator();
-      yield->insertOperands(yield->getNumOperands(), inner);
-      SmallVector<Value> inits(loop.getInitArgs());
-      inits.push_back(count);
-      auto carried =
-          scf::ForOp::create(b, loc, loop.getLowerBound(), loop.getUpperBound(),
-                             loop.getStep(), inits);
-      carried.getRegion().takeBody(loop.getRegion());
-      unsigned old = loop.getNumResults();
-      loop.replaceAllUsesWith(carried.getResults().take_front(old));
-      loop.erase();
-      count = carried.getResult(old);
+      count = carried->getLoopResults()->back();
       continue;
     }
     auto branch = dyn_cast<scf::IfOp>(op);
