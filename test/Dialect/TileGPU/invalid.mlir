@@ -1768,3 +1768,13 @@ func.func @negative_tmem_alias_blocks(%s: !tilegpu.buffer<256x128xf32, #tilegpu.
 // block_columns leaves room for a block's own columns.
 // expected-error @+1 {{block_columns (32) is 0 or at least a row block's 64 columns}}
 func.func private @negative_block_columns(!tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true, block_columns = 32>>)
+
+// -----
+
+// An alias names one tile, not a ring.
+func.func @negative_tmem_alias_ring(%s: !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>) {
+  // expected-error @+1 {{'tilegpu.tmem_alias' op aliases one 2-D tile with another, not '!tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>' and '!tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>'}}
+  %p = tilegpu.tmem_alias %s : !tilegpu.buffer<2x128x64xf32, #tilegpu.tensor_memory<>>
+      -> !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>
+  return
+}

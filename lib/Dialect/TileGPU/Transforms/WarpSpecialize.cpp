@@ -359,30 +359,28 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     return isProducerOp(op) || (mmaWarp && isIssueOp(op));
   });
 
+  // A role keeps only the slice of the ops `roots` picks.
+  auto keepSlice = [](Region &region, auto &&roots) {
+    Slice slice(region);
+    region.walk([&](Operation *op) {
+      if (roots(op))
+        slice.keepOp(op);
+    });
+    prune(region, slice);
+  };
   // Producer: the slice of its loads and waits.
-  Region &producer = specialized.getBodies()[1];
-  Slice slice(producer);
-  producer.walk([&](Operation *op) {
-    if (isProducerOp(op))
-      slice.keepOp(op);
-  });
-  prune(producer, slice);
-
-  // MMA role: the slice of the products, their commits and waits.
-  int64_t totalWarps = consumerWarps + producerWarps;
+  keepSlice(specialized.getBodies()[1], isProducerOp);
+  // MMA role: the slice of the products, their commits and waits (a load's
+  // result is the slot it fills, as for the consumers).
   if (mmaWarp) {
     Region &issuer = specialized.getBodies()[2];
     dropLoads(issuer, [](Operation *) { return false; });
-    Slice issue(issuer);
-    issuer.walk([&](Operation *op) {
-      if (isMmaRoleOp(op))
-        issue.keepOp(op);
-    });
-    prune(issuer, issue);
+    keepSlice(issuer, isMmaRoleOp);
   }
 
+  // The MMA role shares the producer's warpgroup.
   func->setAttr(TileGPUDialect::getWarpsAttrName(),
-                b.getI64IntegerAttr(totalWarps));
+                b.getI64IntegerAttr(consumerWarps + producerWarps));
   if (failed(mlir::verify(specialized)))
     signalPassFailure();
 }
