@@ -197,6 +197,11 @@ LogicalResult tiled_attn::setUpTensorMemory(gpu::GPUFuncOp kernel,
                                  i32Const(b, loc, allocated));
   kernel->setAttr(TileGPUDialect::getTmemColumnsAttrName(),
                   b.getI64IntegerAttr(allocated));
+  // A CTA that takes more than half of the columns runs alone on its SM
+  // (a second one's tcgen05.alloc would wait for it): ptxas is told so,
+  // or it may aim its registers at two CTAs per SM and spill.
+  if (allocated > encoding::kTmemColumns / 2)
+    kernel->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
   return success();
 }
 

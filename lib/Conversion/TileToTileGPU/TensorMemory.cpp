@@ -14,12 +14,20 @@
 //   uncorrected one was read from;
 // - tile.mma becomes tilegpu.tmem_mma into that buffer, after a CTA barrier
 //   (every thread's tensor-memory stores, and its reads of what the mma
-//   overwrites, come first), then tilegpu.mma_commit to the kernel's mma
-//   mbarrier and a wait on it: the mma completes before the threads go on
-//   (overlapping it with the softmax is the job of warp roles);
+//   overwrites, come first), then tilegpu.mma_commit to the "done"
+//   mbarrier of its accumulator: each accumulator (O, S) has its own
+//   handshake, so that products of different kinds run ahead of their
+//   readers independently;
+// - the threads wait for a product where they next touch tensor memory
+//   (a tcgen05.ld or .st, the correction of O, the end of the kernel) or
+//   release shared memory that products read, not right after its commit:
+//   the softmax of one block runs while its P.V does. The wait is for the
+//   phase of the last commit, which holds every earlier product of the
+//   kind; before the next product of a kind is let go, the last one is
+//   waited for, so that no mbarrier runs two phases ahead of its waiters;
 // - with two blocks of 128 rows (two Q tiles per CTA, a warpgroup each),
 //   each warpgroup is a group on its own: its barrier, its products (of
-//   its rows), its mma mbarrier, so that one warpgroup's softmax runs while
+//   its rows), its mbarriers, so that one warpgroup's softmax runs while
 //   the other's products do;
 // - with p-over-s, P (the packed lhs of P.V) takes no columns of its own:
 //   its buffer is a tilegpu.tmem_alias over the first columns of each row
@@ -27,10 +35,14 @@
 //   when S is read before P is stored and no product writes S between
 //   P's store and P.V (checked);
 // - with mma-warp, a group's barrier before a product becomes an arrival
-//   of its warps on the group's "ready" mbarrier, and one thread issues:
-//   for each group r, a wait for r's readiness, r's row block of the
-//   product, its commit to r's mma mbarrier (FlashAttention-4's MMA warp,
-//   once tilegpu-warp-specialize moves these to a role of their own);
+//   of its warps on the group's "ready" mbarrier of the accumulator, and
+//   one thread issues: for each group r, a wait for r's readiness, r's row
+//   block of the product, its commit to r's done mbarrier
+//   (FlashAttention-4's MMA warp, once tilegpu-warp-specialize moves these
+//   to a role of their own). With p-over-s, the next S is then issued by
+//   that thread right after the P.V that reads P from S's columns, without
+//   waiting for it: tcgen05.mma from one thread run in issue order, which
+//   FlashAttention-4 relies on in the same place;
 // - a zero accumulator is the mma's accumulate(false); any other constant
 //   is stored into the buffer where it is defined;
 // - the correction of O (moved to registers, scaled by a row broadcast,
@@ -38,9 +50,10 @@
 // - any other move to registers is a tilegpu.tmem_load; a move from
 //   registers (P) a tilegpu.tmem_store, placed right after the value is
 //   computed, so that its registers are free before the mma.
-// The k-th commit completes phase k mod 2 of the mbarrier (and the k-th
-// arrival of a group's warps phase k mod 2 of its ready mbarrier): the
-// count of products is carried through loops and branches.
+// The k-th commit of an accumulator's products completes phase k mod 2 of
+// its done mbarrier (and the k-th arrival of a group's warps phase k mod 2
+// of its ready mbarrier): each accumulator's count of products is carried
+// through loops and branches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +64,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -99,7 +113,9 @@ private:
   LogicalResult checkInPlace();
   LogicalResult rewrite(Operation *op);
   void retype();
-  LogicalResult insertWaits(Block &block, Value &count);
+  LogicalResult insertWaits(Block &block, SmallVectorImpl<Value> &counts,
+                            llvm::BitVector &pending, bool emit);
+  void waitFor(OpBuilder &b, Location loc, unsigned kind, Value count);
 
   func::FuncOp func;
   bool mmaWarp, pOverS;
@@ -113,8 +129,17 @@ private:
   /// The groups of warps that issue their own products: one per block of
   /// 128 rows (two Q tiles per CTA: two).
   int64_t groups = 1;
-  Value barrier; // the mma mbarriers, one per group
-  Value ready;   // with mmaWarp: the groups' ready mbarriers
+  /// Each accumulator's handshake: the mbarriers its products complete on
+  /// (one per group) and, with mmaWarp, those its groups arrive on when
+  /// the next product may go.
+  struct Handshake {
+    Value acc, done, ready;
+  };
+  SmallVector<Handshake> handshakes;
+  llvm::DenseMap<Value, unsigned> kindOfAcc, kindOfDone;
+  /// The op that lets each product go (its group's barrier, or its ready
+  /// arrival) and the product's kind.
+  llvm::DenseMap<Operation *, unsigned> enables;
 };
 
 /// The tiles in tensor memory and the accumulators they are.
@@ -270,24 +295,32 @@ void TensorMemoryMaterializer::allocate() {
          member != classes.member_end(); ++member)
       bufferFor[*member] = buffer;
   }
+  // Each accumulator's mbarriers, one per group: done expects the commit,
+  // ready one arrival per warp of the group.
   auto barrierType =
       BufferType::get(b.getContext(), {groups}, b.getI64Type(),
                       SharedEncodingAttr::get(b.getContext(), 0, 0, false));
-  barrier = AllocOp::create(b, loc, barrierType, IntegerAttr());
-  for (int64_t g = 0; g < groups; ++g)
-    MBarrierInitOp::create(b, loc, barrier,
-                           arith::ConstantIndexOp::create(b, loc, g),
-                           b.getI64IntegerAttr(1));
-  if (mmaWarp) {
-    // One arrival per warp of the group.
-    auto warps =
-        func->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName());
-    ready = AllocOp::create(b, loc, barrierType, IntegerAttr());
+  auto barriers = [&](int64_t arrivals) -> Value {
+    Value buffer = AllocOp::create(b, loc, barrierType, IntegerAttr());
     for (int64_t g = 0; g < groups; ++g)
-      MBarrierInitOp::create(b, loc, ready,
+      MBarrierInitOp::create(b, loc, buffer,
                              arith::ConstantIndexOp::create(b, loc, g),
-                             b.getI64IntegerAttr(warps.getInt() / groups));
-  }
+                             b.getI64IntegerAttr(arrivals));
+    return buffer;
+  };
+  auto warps =
+      func->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName());
+  func.walk([&](tile::MmaOp mma) {
+    Value acc = bufferOf(mma.getResult());
+    if (!acc || kindOfAcc.count(acc))
+      return;
+    Handshake handshake{acc, barriers(1), Value()};
+    if (mmaWarp)
+      handshake.ready = barriers(warps.getInt() / groups);
+    kindOfAcc[acc] = handshakes.size();
+    kindOfDone[handshake.done] = handshakes.size();
+    handshakes.push_back(handshake);
+  });
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -400,6 +433,8 @@ LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
                                 "memory (run tilegpu-assign-layouts first)";
     Value accumulate = arith::ConstantIntOp::create(
         b, loc, b.getI1Type(), isZero(mma.getAcc()) ? 0 : 1);
+    unsigned kind = kindOfAcc.lookup(acc);
+    const Handshake &handshake = handshakes[kind];
     if (mmaWarp) {
       // The group's warps are ready; one thread issues each group's rows
       // when that group is (insertWaits adds the waits for readiness).
@@ -407,13 +442,13 @@ LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
           groups == 1
               ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
               : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
-      MBarrierArriveOp::create(b, loc, ready, group);
+      enables[MBarrierArriveOp::create(b, loc, handshake.ready, group)] = kind;
       for (int64_t r = 0; r < groups; ++r) {
         auto issue = TmemMmaOp::create(b, loc, lhs, mma.getRhs(), acc,
                                        accumulate, IntegerAttr());
         if (groups > 1)
           issue.setRowBlock(r);
-        MmaCommitOp::create(b, loc, barrier,
+        MmaCommitOp::create(b, loc, handshake.done,
                             arith::ConstantIndexOp::create(b, loc, r), 1);
       }
       mma.getResult().replaceAllUsesWith(acc);
@@ -422,13 +457,13 @@ LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
     }
     // Each group's threads, then its product: the groups' rows, tensor
     // memory and mbarriers are their own.
-    if (groups == 1)
-      gpu::BarrierOp::create(b, loc);
-    else
-      GroupBarrierOp::create(b, loc, groups);
+    Operation *sync = groups == 1
+                          ? gpu::BarrierOp::create(b, loc).getOperation()
+                          : GroupBarrierOp::create(b, loc, groups);
+    enables[sync] = kind;
     TmemMmaOp::create(b, loc, lhs, mma.getRhs(), acc, accumulate,
                       IntegerAttr());
-    MmaCommitOp::create(b, loc, barrier,
+    MmaCommitOp::create(b, loc, handshake.done,
                         arith::ConstantIndexOp::create(b, loc, 0), groups);
     // Loops and branches hand the buffer on (retype gives them its type).
     mma.getResult().replaceAllUsesWith(acc);
@@ -491,106 +526,199 @@ void TensorMemoryMaterializer::retype() {
   }
 }
 
-/// After each mma's (last) commit, a wait for its phase of the group's
-/// mbarrier; with mmaWarp, before each group's issue a wait for that
-/// group's readiness: `count` products came before it. Loops and branches
-/// that commit carry the count.
-LogicalResult TensorMemoryMaterializer::insertWaits(Block &block,
-                                                    Value &count) {
+/// A wait for the last product of `kind` committed before (`count` of
+/// them): the phase of that commit, (count - 1) mod 2. Before the first,
+/// it is the phase before phase 0, which a fresh mbarrier reports
+/// complete. The group's mbarrier is named where it is waited on: the
+/// threads that run the wait (a warp role's, once roles split the kernel)
+/// are the ones that form the groups.
+void TensorMemoryMaterializer::waitFor(OpBuilder &b, Location loc,
+                                       unsigned kind, Value count) {
+  Value last = arith::AddIOp::create(b, loc, count,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  Value phase = arith::TruncIOp::create(
+      b, loc, b.getI1Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), last));
+  Value group =
+      groups == 1
+          ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+          : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
+  MBarrierWaitOp::create(b, loc, handshakes[kind].done, group, phase);
+}
+
+/// The waits for the products, in `block`: `pending` holds the kinds with a
+/// commit not yet waited for on the way here, `counts` each kind's products
+/// so far. A product is waited for
+/// - before the threads next touch tensor memory (any buffer: columns are
+///   shared among buffers that are not live together), release shared
+///   memory the products read (an arrival on an empty mbarrier, or the CTA
+///   barrier before a refill without one), and at the kernel's end (tensor
+///   memory is freed there): every pending kind;
+/// - before the op that lets the next product of its kind go (its group's
+///   barrier or ready arrival): one phase in flight per mbarrier.
+/// With mmaWarp, each group's issue waits for its readiness, phase `count`
+/// of its ready mbarrier. Loops and branches that commit carry the counts;
+/// a loop's body starts with what is pending before the loop or at the end
+/// of its body (to a fixed point). With `emit` false, only `pending` moves:
+/// the IR stays as it is.
+LogicalResult
+TensorMemoryMaterializer::insertWaits(Block &block,
+                                      SmallVectorImpl<Value> &counts,
+                                      llvm::BitVector &pending, bool emit) {
   auto commits = [](Operation *op) {
     return op->walk([](MmaCommitOp) { return WalkResult::interrupt(); })
         .wasInterrupted();
   };
-  auto phaseOf = [&](OpBuilder &b, Location loc) -> Value {
-    return arith::TruncIOp::create(
-        b, loc, b.getI1Type(),
-        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+  auto waitPending = [&](Operation *op, const llvm::BitVector &kinds) {
+    if (emit) {
+      OpBuilder b(op);
+      for (unsigned kind : kinds.set_bits())
+        waitFor(b, op->getLoc(), kind, counts[kind]);
+    }
+    pending.reset(kinds);
+  };
+  auto touchesTensorMemory = [](Operation *op) {
+    return isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp>(op);
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     Location loc = op.getLoc();
-    if (auto issue = dyn_cast<TmemMmaOp>(op); issue && mmaWarp) {
-      OpBuilder b(&op);
-      int64_t r = static_cast<int64_t>(issue.getRowBlock().value_or(0));
-      MBarrierWaitOp::create(b, loc, ready,
-                             arith::ConstantIndexOp::create(b, loc, r),
-                             phaseOf(b, loc));
+    if (auto issue = dyn_cast<TmemMmaOp>(op)) {
+      if (mmaWarp && emit) {
+        unsigned kind = kindOfAcc.lookup(issue.getAcc());
+        OpBuilder b(&op);
+        int64_t r = static_cast<int64_t>(issue.getRowBlock().value_or(0));
+        Value phase = arith::TruncIOp::create(
+            b, loc, b.getI1Type(),
+            arith::IndexCastUIOp::create(b, loc, b.getI64Type(), counts[kind]));
+        MBarrierWaitOp::create(b, loc, handshakes[kind].ready,
+                               arith::ConstantIndexOp::create(b, loc, r),
+                               phase);
+      }
       continue;
     }
-    auto commit = dyn_cast<MmaCommitOp>(op);
-    if (commit && mmaWarp &&
-        getConstantIntValue(commit.getIndex()) != groups - 1)
-      continue; // not the last group's
-    if (commit) {
-      OpBuilder b(op.getContext());
-      b.setInsertionPointAfter(&op);
-      Value phase = phaseOf(b, loc);
-      // The group's mbarrier, named where it is waited on: the threads
-      // that run the wait (a warp role's, once roles split the kernel)
-      // are the ones that form the groups.
-      Value group =
-          groups == 1
-              ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
-              : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
-      MBarrierWaitOp::create(b, loc, barrier, group, phase);
-      count = arith::AddIOp::create(b, loc, count,
-                                    arith::ConstantIndexOp::create(b, loc, 1));
+    if (auto commit = dyn_cast<MmaCommitOp>(op)) {
+      auto kind = kindOfDone.find(commit.getBarriers());
+      if (kind == kindOfDone.end())
+        continue; // a release of shared memory (by the issuing thread)
+      if (mmaWarp && getConstantIntValue(commit.getIndex()) != groups - 1)
+        continue; // not the last group's
+      pending.set(kind->second);
+      if (emit) {
+        OpBuilder b(op.getContext());
+        b.setInsertionPointAfter(&op);
+        counts[kind->second] =
+            arith::AddIOp::create(b, loc, counts[kind->second],
+                                  arith::ConstantIndexOp::create(b, loc, 1));
+      }
       continue;
     }
-    if (op.getNumRegions() == 0 || !commits(&op))
+    if (auto it = enables.find(&op); it != enables.end()) {
+      if (pending.test(it->second)) {
+        llvm::BitVector kind(handshakes.size());
+        kind.set(it->second);
+        waitPending(&op, kind);
+      }
       continue;
-    OpBuilder b(&op);
+    }
+    if (touchesTensorMemory(&op) ||
+        isa<MBarrierArriveOp, gpu::BarrierOp, GroupBarrierOp>(op) ||
+        (isa<func::ReturnOp>(op) && op.getParentOp() == func)) {
+      if (pending.any())
+        waitPending(&op, llvm::BitVector(pending));
+      continue;
+    }
+    if (op.getNumRegions() == 0)
+      continue;
+    bool counted = commits(&op);
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      // The loop carries the count (upstream's replaceWithAdditionalYields):
-      // its body is rewritten with the new iteration argument and yields
-      // the count at its end.
+      // The body starts with what is pending before the loop or after a
+      // trip through it.
+      llvm::BitVector entry = pending;
+      while (true) {
+        llvm::BitVector end = entry;
+        SmallVector<Value> none;
+        if (failed(insertWaits(*loop.getBody(), none, end, /*emit=*/false)))
+          return failure();
+        end |= pending;
+        if (end == entry)
+          break;
+        entry = end;
+      }
+      pending = entry;
+      if (!emit)
+        continue;
+      llvm::BitVector bodyPending = entry;
+      if (!counted) {
+        if (failed(insertWaits(*loop.getBody(), counts, bodyPending, true)))
+          return failure();
+        continue;
+      }
+      // The loop carries the counts (upstream's replaceWithAdditionalYields):
+      // its body is rewritten with the new iteration arguments and yields
+      // the counts at its end.
       IRRewriter rewriter(loop.getContext());
       LogicalResult inner = success();
       FailureOr<LoopLikeOpInterface> carried = loop.replaceWithAdditionalYields(
-          rewriter, count, /*replaceInitOperandUsesInLoop=*/false,
+          rewriter, counts, /*replaceInitOperandUsesInLoop=*/false,
           [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
             // (The body is still the old loop's here; it moves after.)
-            Value bodyCount = args.front();
-            inner = insertWaits(*loop.getBody(), bodyCount);
-            return SmallVector<Value>{bodyCount};
+            SmallVector<Value> bodyCounts(args.begin(), args.end());
+            inner = insertWaits(*loop.getBody(), bodyCounts, bodyPending,
+                                /*emit=*/true);
+            return bodyCounts;
           });
       if (failed(carried) || failed(inner))
         return failure();
-      count = carried->getLoopResults()->back();
+      auto results = *carried->getLoopResults();
+      llvm::copy(results.take_back(counts.size()), counts.begin());
       continue;
     }
     auto branch = dyn_cast<scf::IfOp>(op);
-    if (!branch)
+    if (!branch) {
+      if (!counted && !op.walk([&](Operation *inner) {
+                           return touchesTensorMemory(inner)
+                                      ? WalkResult::interrupt()
+                                      : WalkResult::advance();
+                         }).wasInterrupted())
+        continue;
       return op.emitError()
-             << "convert-tile-to-tilegpu: an mma of tensor "
-                "memory inside "
-             << op.getName() << "; only loops and branches may hold them";
-    Value thenCount = count, elseCount = count;
-    if (failed(insertWaits(*branch.thenBlock(), thenCount)))
+             << "convert-tile-to-tilegpu: tensor memory inside " << op.getName()
+             << "; only loops and branches may hold it";
+    }
+    SmallVector<Value> thenCounts(counts.begin(), counts.end()),
+        elseCounts(counts.begin(), counts.end());
+    llvm::BitVector thenPending = pending, elsePending = pending;
+    if (failed(insertWaits(*branch.thenBlock(), thenCounts, thenPending, emit)))
       return failure();
     if (branch.elseBlock() &&
-        failed(insertWaits(*branch.elseBlock(), elseCount)))
+        failed(insertWaits(*branch.elseBlock(), elseCounts, elsePending, emit)))
       return failure();
+    pending = thenPending;
+    pending |= elsePending;
+    if (!emit || !counted)
+      continue;
+    OpBuilder b(&op);
     SmallVector<Type> types(branch.getResultTypes());
-    types.push_back(b.getIndexType());
-    auto counted = scf::IfOp::create(b, loc, types, branch.getCondition(),
-                                     /*addThenBlock=*/false,
-                                     /*addElseBlock=*/false);
-    counted.getThenRegion().takeBody(branch.getThenRegion());
+    types.append(counts.size(), b.getIndexType());
+    auto withCounts = scf::IfOp::create(b, loc, types, branch.getCondition(),
+                                        /*addThenBlock=*/false,
+                                        /*addElseBlock=*/false);
+    withCounts.getThenRegion().takeBody(branch.getThenRegion());
     if (branch.getElseRegion().empty()) {
       OpBuilder eb(b.getContext());
-      eb.createBlock(&counted.getElseRegion());
+      eb.createBlock(&withCounts.getElseRegion());
       scf::YieldOp::create(eb, loc);
     } else {
-      counted.getElseRegion().takeBody(branch.getElseRegion());
+      withCounts.getElseRegion().takeBody(branch.getElseRegion());
     }
-    counted.thenYield()->insertOperands(counted.thenYield()->getNumOperands(),
-                                        thenCount);
-    counted.elseYield()->insertOperands(counted.elseYield()->getNumOperands(),
-                                        elseCount);
+    Operation *thenYield = withCounts.thenYield();
+    thenYield->insertOperands(thenYield->getNumOperands(), thenCounts);
+    Operation *elseYield = withCounts.elseYield();
+    elseYield->insertOperands(elseYield->getNumOperands(), elseCounts);
     unsigned old = branch.getNumResults();
-    branch.replaceAllUsesWith(counted.getResults().take_front(old));
+    branch.replaceAllUsesWith(withCounts.getResults().take_front(old));
     branch.erase();
-    count = counted.getResult(old);
+    llvm::copy(withCounts.getResults().drop_front(old), counts.begin());
   }
   return success();
 }
@@ -619,8 +747,10 @@ LogicalResult TensorMemoryMaterializer::run() {
       return failure();
   retype();
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
-  Value count = arith::ConstantIndexOp::create(b, func.getLoc(), 0);
-  return insertWaits(func.front(), count);
+  SmallVector<Value> counts(
+      handshakes.size(), arith::ConstantIndexOp::create(b, func.getLoc(), 0));
+  llvm::BitVector pending(handshakes.size());
+  return insertWaits(func.front(), counts, pending, /*emit=*/true);
 }
 
 } // namespace

@@ -156,7 +156,8 @@ private:
                                  llvm::DenseMap<Value, Value> &counts);
   void insertTmaWait(Value pending, const Ticket &ticket);
   LogicalResult insertReleases();
-  LogicalResult releaseIn(Value value, const Ticket &ticket, Block *block);
+  LogicalResult releaseIn(Value value, const Ticket &ticket, Block *block,
+                          bool byCommit);
   void drainTma(OpBuilder &b, Location loc);
 
   func::FuncOp func;
@@ -744,17 +745,37 @@ void SharedMemoryMaterializer::insertTmaWait(Value pending,
 
 /// With empty barriers, the readers of each buffer of a ring release its
 /// slot: every warp arrives on the slot's "empty" mbarrier once the buffer's
-/// last reader is done (see releaseIn).
+/// last reader is done (see releaseIn). With an MMA warp, a ring that only
+/// tcgen05 products read is released by the thread that issues them: a
+/// tcgen05.commit to the slot's empty mbarrier after the last product that
+/// reads it arrives once they have completed (FlashAttention-4's), and the
+/// mbarrier expects that one arrival.
 LogicalResult SharedMemoryMaterializer::insertReleases() {
+  llvm::SmallPtrSet<Value, 4> byCommit;
+  if (mmaWarp) {
+    for (auto &[value, ticket] : tickets)
+      if (ticket.empty)
+        byCommit.insert(ticket.empty);
+    for (auto &[value, ticket] : tickets)
+      if (ticket.empty && !llvm::all_of(readers(value), [](OpOperand *use) {
+            return isa<tile::MmaOp>(use->getOwner());
+          }))
+        byCommit.erase(ticket.empty);
+  }
   for (auto &[value, ticket] : tickets) {
     if (!ticket.empty)
       continue;
     Block *block = isa<BlockArgument>(value)
                        ? cast<BlockArgument>(value).getOwner()
                        : value.getDefiningOp()->getBlock();
-    if (failed(releaseIn(value, ticket, block)))
+    if (failed(
+            releaseIn(value, ticket, block, byCommit.contains(ticket.empty))))
       return failure();
   }
+  func.walk([&](MBarrierInitOp init) {
+    if (byCommit.contains(init.getBarriers()))
+      init.setCount(1);
+  });
   return success();
 }
 
@@ -768,7 +789,7 @@ LogicalResult SharedMemoryMaterializer::insertReleases() {
 ///   is released at once, so that the ring's next refill of it may go.
 LogicalResult SharedMemoryMaterializer::releaseIn(Value value,
                                                   const Ticket &ticket,
-                                                  Block *block) {
+                                                  Block *block, bool byCommit) {
   llvm::SetVector<Operation *> users;
   bool handedOn = false, read = false;
   for (OpOperand &use : value.getUses()) {
@@ -797,9 +818,9 @@ LogicalResult SharedMemoryMaterializer::releaseIn(Value value,
                                    "read only when a branch without an else "
                                    "is taken cannot be released "
                                    "(empty-barriers)";
-    if (failed(releaseIn(value, ticket, branch.thenBlock())))
+    if (failed(releaseIn(value, ticket, branch.thenBlock(), byCommit)))
       return failure();
-    return releaseIn(value, ticket, branch.elseBlock());
+    return releaseIn(value, ticket, branch.elseBlock(), byCommit);
   }
   if (users.empty()) {
     Operation *def = value.getDefiningOp();
@@ -828,7 +849,10 @@ LogicalResult SharedMemoryMaterializer::releaseIn(Value value,
           : arith::RemUIOp::create(
                 b, loc, ticket.count,
                 arith::ConstantIndexOp::create(b, loc, ticket.slots));
-  MBarrierArriveOp::create(b, loc, ticket.empty, slot);
+  if (byCommit)
+    MmaCommitOp::create(b, loc, ticket.empty, slot, 1);
+  else
+    MBarrierArriveOp::create(b, loc, ticket.empty, slot);
   return success();
 }
 

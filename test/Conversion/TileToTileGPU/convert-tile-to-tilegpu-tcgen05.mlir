@@ -17,41 +17,58 @@
 
 // The tcgen05 family's tensor memory, on the generated kernel with K/V
 // prefetched one block ahead:
-// - one buffer per accumulator (O, S) and one for P, packed; the mma
-//   mbarrier, initialized before the TMA ones;
+// - one buffer per accumulator (O, S) and one for P, packed; each
+//   accumulator's mbarrier (S's, O's: the products of each commit there),
+//   initialized before the TMA ones;
 // - O starts as zeros stored into its buffer; the loop carries the buffer;
-// - S = Q.K^T overwrites S (accumulate false) after a CTA barrier, then the
-//   commit and a wait on the mma mbarrier for the parity of the count of
-//   commits so far, which the loop carries (its last iteration argument);
+// - the CTA barrier before the refill of a slot waits first for the
+//   products that may read it (P.V of the iteration before: O's mbarrier,
+//   for the parity of its last commit, count - 1, carried by the loop);
+// - S = Q.K^T overwrites S (accumulate false) after a CTA barrier, then its
+//   commit; the wait for it (parity of S's count - 1) is where S is read;
 // - S is read once; P is stored as soon as it is computed; O is corrected
 //   in place (tilegpu.tmem_scale_rows by the rows' factors) before the P.V
-//   mma accumulates into it;
-// - the epilogue reads O and stores the thread's rows.
+//   mma accumulates into it; nobody waits for P.V in the iteration;
+// - the epilogue waits for the last P.V, reads O and stores the thread's
+//   rows.
 
 // CHECK-LABEL: func.func @sdpa_fwd
 // CHECK-DAG: %[[O:.*]] = tilegpu.alloc : <128x64xf32, #tilegpu.tensor_memory<>>
 // CHECK-DAG: %[[S:.*]] = tilegpu.alloc : <128x64xf32, #tilegpu.tensor_memory<>>
 // CHECK-DAG: %[[P:.*]] = tilegpu.alloc : <128x64xf16, #tilegpu.tensor_memory<packed = true>>
-// CHECK: %[[BAR:.*]] = tilegpu.alloc : <1xi64, #tilegpu.shared<>>
+// CHECK: %[[SBAR:.*]] = tilegpu.alloc : <1xi64, #tilegpu.shared<>>
 // CHECK-NEXT: arith.constant 0 : index
-// CHECK-NEXT: tilegpu.mbarrier_init %[[BAR]][%{{.*}}], count(1)
+// CHECK-NEXT: tilegpu.mbarrier_init %[[SBAR]][%{{.*}}], count(1)
+// CHECK-NEXT: %[[OBAR:.*]] = tilegpu.alloc : <1xi64, #tilegpu.shared<>>
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: tilegpu.mbarrier_init %[[OBAR]][%{{.*}}], count(1)
 // CHECK-NEXT: gpu.barrier
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
 // CHECK-NEXT: tilegpu.tmem_store %[[ZERO]], %[[O]]
 // CHECK: %[[Q:.*]] = tilegpu.tma_load
-// CHECK: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[O]], {{.*}}, %[[N:.*]] = %{{.*}}) -> ({{.*}}, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, {{.*}}, index)
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[O]], {{.*}}, %[[NS:.*]] = %{{.*}}, %[[NO:.*]] = %{{.*}}) -> ({{.*}}, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, {{.*}}, index, index)
+// CHECK: %[[LASTO:.*]] = arith.addi %[[NO]], %{{.*}} : index
+// CHECK-NEXT: %[[LASTO64:.*]] = arith.index_castui %[[LASTO]] : index to i64
+// CHECK-NEXT: %[[OPHASE:.*]] = arith.trunci %[[LASTO64]] : i64 to i1
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: tilegpu.mbarrier_wait %[[OBAR]][%{{.*}}], phase(%[[OPHASE]])
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tilegpu.tma_load
 // CHECK: tilegpu.mbarrier_wait %{{.*}} : <2xi64, #tilegpu.shared<>>
 // CHECK-NEXT: %false = arith.constant false
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: tilegpu.tmem_mma %[[Q]], %{{.*}}, %[[S]], accumulate(%false)
 // CHECK-NEXT: arith.constant 0 : index
-// CHECK-NEXT: tilegpu.mma_commit %[[BAR]]
-// CHECK-NEXT: %[[N64:.*]] = arith.index_castui %[[N]] : index to i64
-// CHECK-NEXT: %[[PHASE:.*]] = arith.trunci %[[N64]] : i64 to i1
+// CHECK-NEXT: tilegpu.mma_commit %[[SBAR]]
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[NS1:.*]] = arith.addi %[[NS]], %{{.*}} : index
+// CHECK-NOT: tilegpu.mbarrier_wait
+// CHECK: %[[LASTS:.*]] = arith.addi %[[NS1]], %{{.*}} : index
+// CHECK-NEXT: %[[LASTS64:.*]] = arith.index_castui %[[LASTS]] : index to i64
+// CHECK-NEXT: %[[SPHASE:.*]] = arith.trunci %[[LASTS64]] : i64 to i1
 // CHECK-NEXT: arith.constant 0 : index
-// CHECK-NEXT: tilegpu.mbarrier_wait %[[BAR]][%{{.*}}], phase(%[[PHASE]])
-// CHECK: %[[N1:.*]] = arith.addi %[[N]], %{{.*}} : index
-// CHECK: tilegpu.tmem_load %[[S]] : <128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+// CHECK-NEXT: tilegpu.mbarrier_wait %[[SBAR]][%{{.*}}], phase(%[[SPHASE]])
+// CHECK-NEXT: tilegpu.tmem_load %[[S]] : <128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
 // CHECK-NOT: tilegpu.tmem_load %[[S]]
 // CHECK: %[[PR:.*]] = arith.truncf
 // CHECK-NEXT: tilegpu.tmem_store %[[PR]], %[[P]]
@@ -62,43 +79,63 @@
 // CHECK-NEXT: %true = arith.constant true
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: tilegpu.tmem_mma %[[P]], %{{.*}}, %[[O]], accumulate(%true)
-// CHECK: tilegpu.mma_commit %[[BAR]]
-// CHECK: tilegpu.mbarrier_wait %[[BAR]]
-// CHECK: %[[N2:.*]] = arith.addi %[[N1]], %{{.*}} : index
-// CHECK: scf.yield {{.*}}, %[[O]], {{.*}}, %[[N2]]
-// CHECK: %[[OF:.*]] = tilegpu.tmem_load %[[O]]
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: tilegpu.mma_commit %[[OBAR]]
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[NO1:.*]] = arith.addi %[[NO]], %{{.*}} : index
+// CHECK-NEXT: scf.yield {{.*}}, %[[O]], {{.*}}, %[[NS1]], %[[NO1]]
+// CHECK: tilegpu.mbarrier_wait %[[OBAR]]
+// CHECK-NEXT: %[[OF:.*]] = tilegpu.tmem_load %[[O]]
 // CHECK: tile.store %{{.*}} : tensor<128x64xf16, #tilegpu.tmem_lanes<acc, warps = 4>>
 // CHECK-NOT: tile.mma
 // CHECK-NOT: tile.convert_layout
 
-// mma-warp: a ready mbarrier per warpgroup (4 warps arrive); each group's
-// warps arrive on theirs, one thread waits for group 0, issues row block 0
-// and commits it to group 0's mma mbarrier, then the same for group 1;
-// each group waits on its own mma mbarrier. The k-th product's phases are
-// k mod 2 on both.
-// MMAWARP: %[[MMA:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
-// MMAWARP: tilegpu.mbarrier_init %[[MMA]][%{{.*}}], count(1)
-// MMAWARP: tilegpu.mbarrier_init %[[MMA]][%{{.*}}], count(1)
-// MMAWARP: %[[READY:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
-// MMAWARP: tilegpu.mbarrier_init %[[READY]][%{{.*}}], count(4)
-// MMAWARP: tilegpu.mbarrier_init %[[READY]][%{{.*}}], count(4)
-// MMAWARP: scf.for {{.*}} iter_args({{.*}}, %[[N:[a-z0-9_]+]] = %c0) ->
+// mma-warp: each accumulator has a done mbarrier per warpgroup (the
+// commit arrives) and a ready one (its 4 warps arrive): S's, then O's.
+// Each group's warps arrive on S's ready mbarrier; one thread waits for
+// group 0, issues row block 0 and commits it to group 0's S mbarrier, then
+// the same for group 1; each group waits on its own S mbarrier where it
+// reads S. P.V goes the same way through O's mbarriers, and nobody waits
+// for it in the iteration: the next refill's barrier does. The k-th
+// product of an accumulator completes phase k mod 2 of both of its
+// mbarriers; each accumulator's count is carried by the loop.
+// MMAWARP: %[[SDONE:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// MMAWARP: tilegpu.mbarrier_init %[[SDONE]][%{{.*}}], count(1)
+// MMAWARP: tilegpu.mbarrier_init %[[SDONE]][%{{.*}}], count(1)
+// MMAWARP: %[[SREADY:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// MMAWARP: tilegpu.mbarrier_init %[[SREADY]][%{{.*}}], count(4)
+// MMAWARP: tilegpu.mbarrier_init %[[SREADY]][%{{.*}}], count(4)
+// MMAWARP: %[[ODONE:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// MMAWARP: %[[OREADY:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// MMAWARP: scf.for {{.*}} iter_args({{.*}}, %[[NS:[a-z0-9_]+]] = %c0{{.*}}, %[[NO:[a-z0-9_]+]] = %c0{{.*}}) ->
 // MMAWARP-NOT: tilegpu.group_barrier
+// MMAWARP: tilegpu.mbarrier_wait %[[ODONE]]
+// MMAWARP-NEXT: gpu.barrier
+// MMAWARP-NEXT: tilegpu.tma_load
 // MMAWARP: %[[G:.*]] = tilegpu.group_id {groups = 2 : i64}
-// MMAWARP-NEXT: tilegpu.mbarrier_arrive %[[READY]][%[[G]]]
-// MMAWARP: %[[I:.*]] = arith.index_castui %[[N]] : index to i64
+// MMAWARP-NEXT: tilegpu.mbarrier_arrive %[[SREADY]][%[[G]]]
+// MMAWARP: %[[I:.*]] = arith.index_castui %[[NS]] : index to i64
 // MMAWARP-NEXT: %[[PH:.*]] = arith.trunci %[[I]] : i64 to i1
 // MMAWARP-NEXT: %[[C0:.*]] = arith.constant 0 : index
-// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[READY]][%[[C0]]], phase(%[[PH]])
+// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[SREADY]][%[[C0]]], phase(%[[PH]])
 // MMAWARP-NEXT: tilegpu.tmem_mma {{.*}} {row_block = 0 : i64}
-// MMAWARP: tilegpu.mma_commit %[[MMA]][%{{.*}}] :
-// MMAWARP: tilegpu.mbarrier_wait %[[READY]][%{{.*}}], phase(
+// MMAWARP: tilegpu.mma_commit %[[SDONE]][%{{.*}}] :
+// MMAWARP: tilegpu.mbarrier_wait %[[SREADY]][%{{.*}}], phase(
 // MMAWARP-NEXT: tilegpu.tmem_mma {{.*}} {row_block = 1 : i64}
-// MMAWARP: tilegpu.mma_commit %[[MMA]][%{{.*}}] :
+// MMAWARP: tilegpu.mma_commit %[[SDONE]][%{{.*}}] :
 // MMAWARP: %[[G2:.*]] = tilegpu.group_id {groups = 2 : i64}
-// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[MMA]][%[[G2]]], phase(
-// MMAWARP: tilegpu.mbarrier_arrive %[[READY]]
-// MMAWARP-COUNT-2: tilegpu.tmem_mma {{.*}} : !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true>>
+// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[SDONE]][%[[G2]]], phase(
+// MMAWARP-NEXT: tilegpu.tmem_load
+// MMAWARP: tilegpu.mbarrier_arrive %[[OREADY]]
+// MMAWARP: %[[J:.*]] = arith.index_castui %[[NO]] : index to i64
+// MMAWARP-NEXT: %[[PHO:.*]] = arith.trunci %[[J]] : i64 to i1
+// MMAWARP-NEXT: %[[C0O:.*]] = arith.constant 0 : index
+// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[OREADY]][%[[C0O]]], phase(%[[PHO]])
+// MMAWARP-NEXT: tilegpu.tmem_mma {{.*}} : !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true>>
+// MMAWARP: tilegpu.mma_commit %[[ODONE]]
+// MMAWARP: tilegpu.tmem_mma {{.*}} : !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true>>
+// MMAWARP: tilegpu.mma_commit %[[ODONE]]
+// MMAWARP-NOT: tilegpu.mbarrier_wait
 // MMAWARP-NOT: tilegpu.group_barrier
 // MMAWARP: scf.yield
 
@@ -114,8 +151,8 @@
 // POVERS: tilegpu.tmem_store %{{.*}}, %[[P]]
 // POVERS: tilegpu.tmem_mma %[[P]], %{{.*}}, %{{.*}}, accumulate(%true)
 
-// With the mask split, the two loops hand O and the commit count on: the
-// second starts from the first's count.
+// With the mask split, the two loops hand O and the commit counts on: the
+// second starts from the first's counts.
 // SPLIT: %[[O:.*]] = tilegpu.alloc : <128x128xf32, #tilegpu.tensor_memory<>>
 // SPLIT: %[[FIRST:.*]]:{{[0-9]+}} = scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %[[O]], {{.*}}) -> ({{.*}}, !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>, {{.*}}, index)
 // SPLIT-COUNT-2: tilegpu.mma_commit
@@ -207,28 +244,34 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
 }
 
 // Two Q tiles per CTA (256 rows on 8 warps): the accumulators' buffers
-// have two blocks of 128 rows; each warpgroup is a group with its own mma
-// mbarrier (two, initialized for one arrival each), its own barrier before
-// the product, its own commit (groups = 2) and waits on its mbarrier
-// (index: its group).
+// have two blocks of 128 rows; each warpgroup is a group with its own
+// mbarrier of each accumulator (two each, initialized for one arrival
+// each), its own barrier before the product, its own commit (groups = 2)
+// and waits on its mbarrier (index: its group): S's where S is read, O's
+// at the next refill's barrier.
 // TWO-LABEL: func.func @sdpa_fwd
 // TWO-DAG: tilegpu.alloc : <256x64xf32, #tilegpu.tensor_memory<>>
 // TWO-DAG: tilegpu.alloc : <256x128xf32, #tilegpu.tensor_memory<>>
 // TWO-DAG: tilegpu.alloc : <256x128xf16, #tilegpu.tensor_memory<packed = true>>
-// TWO: %[[BAR:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
-// TWO: tilegpu.mbarrier_init %[[BAR]][%{{.*}}], count(1)
-// TWO: tilegpu.mbarrier_init %[[BAR]][%{{.*}}], count(1)
+// TWO: %[[SBAR:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// TWO: tilegpu.mbarrier_init %[[SBAR]][%{{.*}}], count(1)
+// TWO: tilegpu.mbarrier_init %[[SBAR]][%{{.*}}], count(1)
+// TWO: %[[OBAR:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// TWO: tilegpu.mbarrier_init %[[OBAR]][%{{.*}}], count(1)
+// TWO: tilegpu.mbarrier_init %[[OBAR]][%{{.*}}], count(1)
 // TWO-NEXT: gpu.barrier
 // TWO: scf.for
 // TWO: tilegpu.group_barrier {groups = 2 : i64}
 // TWO-NEXT: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%false) : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>, <64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, <256x128xf32, #tilegpu.tensor_memory<>>
-// TWO: tilegpu.mma_commit %[[BAR]][%{{.*}}] {groups = 2 : i64}
+// TWO: tilegpu.mma_commit %[[SBAR]][%{{.*}}] {groups = 2 : i64}
 // TWO: %[[G:.*]] = tilegpu.group_id {groups = 2 : i64}
-// TWO-NEXT: tilegpu.mbarrier_wait %[[BAR]][%[[G]]]
-// TWO: tilegpu.tmem_load %{{.*}} : <256x128xf32, #tilegpu.tensor_memory<>> -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
+// TWO-NEXT: tilegpu.mbarrier_wait %[[SBAR]][%[[G]]]
+// TWO-NEXT: tilegpu.tmem_load %{{.*}} : <256x128xf32, #tilegpu.tensor_memory<>> -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
 // TWO: tilegpu.tmem_scale_rows %{{.*}}, %{{.*}} : <256x64xf32, #tilegpu.tensor_memory<>>, tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
 // TWO: tilegpu.group_barrier {groups = 2 : i64}
 // TWO-NEXT: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%true) : !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true>>, <128x64xf16, #tilegpu.shared<swizzle = 128>>, <256x64xf32, #tilegpu.tensor_memory<>>
-// TWO: tilegpu.mma_commit %[[BAR]][%{{.*}}] {groups = 2 : i64}
+// TWO: tilegpu.mma_commit %[[OBAR]][%{{.*}}] {groups = 2 : i64}
+// TWO: scf.yield
 // TWO: %[[G2:.*]] = tilegpu.group_id {groups = 2 : i64}
-// TWO-NEXT: tilegpu.mbarrier_wait %[[BAR]][%[[G2]]]
+// TWO-NEXT: tilegpu.mbarrier_wait %[[OBAR]][%[[G2]]]
+// TWO-NEXT: tilegpu.tmem_load

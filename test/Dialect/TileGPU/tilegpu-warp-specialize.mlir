@@ -70,10 +70,12 @@
 // mma-warp (tcgen05, two Q tiles): a third role, `mma`, shares the
 // producer's warpgroup (the producer its first warp, `mma` the other three,
 // one active, at the producer's budget) and runs only what the products
-// need. The consumers arrive on
-// their group's ready mbarrier and wait on its mma mbarrier; the MMA role
-// waits for the full K slot, then for each group's readiness before issuing
-// that group's row block and committing it. 12 warps in all.
+// need. The consumers arrive on their group's ready mbarrier of an
+// accumulator and wait on its done mbarrier where they read it; they wait
+// for no K/V slot (the MMA warp releases the slots by tcgen05.commit). The
+// MMA role waits for the full K slot, then for each group's readiness
+// before issuing that group's row block and committing it, then releases
+// K's slot; the same for V and P.V. 12 warps in all.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
 // RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
@@ -83,44 +85,66 @@
 // RUN:   | FileCheck %s --check-prefix=MMA
 // MMA-LABEL: func.func @sdpa_fwd
 // MMA-SAME: tilegpu.warps = 12
-// MMA: %[[DONE:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
-// MMA: %[[READY:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
-// MMA: tilegpu.mbarrier_init %[[READY]][%{{.*}}], count(4)
+// MMA: %[[SDONE:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// MMA: %[[SREADY:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// MMA: tilegpu.mbarrier_init %[[SREADY]][%{{.*}}], count(4)
+// MMA: %[[ODONE:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// MMA: %[[OREADY:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// MMA: tilegpu.alloc offset({{[0-9]+}}) : <2x64x128xf16
+// MMA-NEXT: %[[KFULL:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// MMA-NEXT: %[[KEMPTY:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// The slots' empty mbarriers expect the one commit that releases them.
+// MMA: tilegpu.mbarrier_init %[[KEMPTY]][%{{.*}}], count(1)
 // MMA: tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 232>, #tilegpu.role<"producer", warps = 1, registers = 48, active = 1>, #tilegpu.role<"mma", warps = 3, registers = 48, active = 1>] {
-// Consumers: no products, no commits, no waits for readiness.
+// Consumers: no products, no commits, no waits for readiness or for K.
 // MMA-NOT: tilegpu.tmem_mma
 // MMA-NOT: tilegpu.mma_commit
-// MMA-NOT: tilegpu.mbarrier_wait %[[READY]]
+// MMA-NOT: tilegpu.mbarrier_wait %[[SREADY]]
+// MMA-NOT: tilegpu.mbarrier_wait %[[KFULL]]
 // MMA: %[[G:.*]] = tilegpu.group_id {groups = 2 : i64}
-// MMA-NEXT: tilegpu.mbarrier_arrive %[[READY]][%[[G]]]
+// MMA-NEXT: tilegpu.mbarrier_arrive %[[SREADY]][%[[G]]]
 // MMA-NOT: tilegpu.tmem_mma
 // MMA: %[[G2:.*]] = tilegpu.group_id {groups = 2 : i64}
-// MMA-NEXT: tilegpu.mbarrier_wait %[[DONE]][%[[G2]]]
+// MMA-NEXT: tilegpu.mbarrier_wait %[[SDONE]][%[[G2]]]
 // MMA-NOT: tilegpu.tmem_mma
-// MMA-NOT: tilegpu.mbarrier_wait %[[READY]]
+// MMA-NOT: tilegpu.mbarrier_wait %[[SREADY]]
 // MMA: tilegpu.tmem_load
-// Producer: the loads.
+// MMA-NOT: tilegpu.mbarrier_arrive %[[KEMPTY]]
+// MMA: tilegpu.mbarrier_arrive %[[OREADY]]
+// MMA-NOT: tilegpu.mbarrier_wait
+// MMA: scf.yield
+// Producer: the loads, into slots the MMA warp released.
 // MMA: }, {
 // MMA-NOT: tilegpu.tmem_mma
 // MMA: tilegpu.tma_load
+// MMA: tilegpu.mbarrier_wait %[[KEMPTY]]
+// MMA-NEXT: tilegpu.tma_load {{.*}}, %[[KFULL]][
 // MMA-NOT: tilegpu.tmem_mma
 // MMA: }, {
 // MMA role: no register tile, no load, no arrival; per product: each
-// group's readiness, its row block, its commit.
+// group's readiness, its row block, its commit; then the release of the
+// slot the product read.
 // MMA-NOT: tensor<
 // MMA-NOT: tilegpu.tma_load
 // MMA-NOT: tilegpu.mbarrier_arrive
 // MMA: scf.for
-// MMA: tilegpu.mbarrier_wait %[[READY]][%[[C0:.*]]], phase(
+// MMA: tilegpu.mbarrier_wait %[[KFULL]]
+// MMA: tilegpu.mbarrier_wait %[[SREADY]][%[[C0:.*]]], phase(
 // MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%false) {row_block = 0 : i64}
 // MMA-NEXT: arith.constant 0 : index
-// MMA-NEXT: tilegpu.mma_commit %[[DONE]]
-// MMA: tilegpu.mbarrier_wait %[[READY]][%{{.*}}], phase(
+// MMA-NEXT: tilegpu.mma_commit %[[SDONE]]
+// MMA: tilegpu.mbarrier_wait %[[SREADY]][%{{.*}}], phase(
 // MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%false) {row_block = 1 : i64}
-// MMA: tilegpu.mbarrier_wait %[[READY]][%{{.*}}], phase(
+// MMA: tilegpu.mma_commit %[[SDONE]]
+// MMA: tilegpu.mma_commit %[[KEMPTY]]
+// MMA: tilegpu.mbarrier_wait %[[OREADY]][%{{.*}}], phase(
 // MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%true) {row_block = 0 : i64}
-// MMA: tilegpu.mbarrier_wait %[[READY]][%{{.*}}], phase(
+// MMA: tilegpu.mbarrier_wait %[[OREADY]][%{{.*}}], phase(
 // MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%true) {row_block = 1 : i64}
+// MMA: tilegpu.mma_commit %[[ODONE]]
+// MMA: arith.remui
+// MMA-NEXT: tilegpu.mma_commit
+// MMA-NEXT: scf.yield
 // MMA-NOT: tensor<
 // MMA-NOT: tilegpu.tma_load
 // MMA-NOT: tilegpu.mbarrier_arrive
@@ -139,3 +163,11 @@
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1" \
 // RUN:   --tilegpu-warp-specialize="mma-warp=1 producer-warps=1" 2>&1 | FileCheck %s --check-prefix=MMAWARPS
 // MMAWARPS: error: tilegpu-warp-specialize: mma-warp puts the MMA warp in the producer's warpgroup, which needs at least 2 warps, not 1
+
+// An empty mbarrier that the consumers release expects one arrival per
+// consumer warp (here the IR is edited to expect 7 of the 8).
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" | sed 's/count(8)/count(7)/' \
+// RUN:   | not tiled-attn-opt --tilegpu-warp-specialize 2>&1 | FileCheck %s --check-prefix=EMPTYCOUNT
+// EMPTYCOUNT: error: tilegpu-warp-specialize: an empty mbarrier expects 7 arrivals, not one per consumer warp (8)

@@ -19,9 +19,11 @@
 //
 // - With mma-warp, an MMA role keeps only what the tcgen05 products need:
 //   the waits for each group's readiness (its ready mbarrier) and for the
-//   full slots, the products and their commits, and their slice. The
-//   consumers lose the products, commits and readiness waits; they arrive
-//   on their ready mbarriers and wait for their products' commits.
+//   full slots, the products and their commits (to the accumulators'
+//   mbarriers, and the tcgen05.commit that releases a slot the products
+//   read), and their slice. The consumers lose the products, commits and
+//   readiness waits, and the waits for slots they do not release; they
+//   arrive on their ready mbarriers and wait for their products' commits.
 //
 // All roles run the same loop bounds and branch conditions, so the
 // producer's n-th load of a stream is the consumers' n-th, in the same slot
@@ -209,20 +211,37 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     return;
   bool hasTma = false, specializedAlready = false;
   llvm::SetVector<Value> emptyBarriers, readyBarriers, fullBarriers;
+  // The empty mbarriers that products release (tcgen05.commit), and the
+  // full mbarriers of the rings whose slots the consumers release.
+  llvm::SetVector<Value> committedEmpty, releasedFull, refillWaits;
   func.walk([&](Operation *op) {
     hasTma |= isa<TmaLoadOp>(op);
     specializedAlready |= isa<WarpSpecializeOp>(op);
     if (auto load = dyn_cast<TmaLoadOp>(op))
       fullBarriers.insert(load.getBarriers());
-    // A product's readiness: the wait right before it.
-    if (auto wait = dyn_cast<MBarrierWaitOp>(op))
+    if (auto wait = dyn_cast<MBarrierWaitOp>(op)) {
+      // A product's readiness: the wait right before it.
       if (isa_and_nonnull<TmemMmaOp>(wait->getNextNode()))
         readyBarriers.insert(wait.getBarriers());
+      // A slot's emptiness: the wait right before its refill.
+      if (isa_and_nonnull<TmaLoadOp>(wait->getNextNode()))
+        refillWaits.insert(wait.getBarriers());
+    }
   });
   func.walk([&](MBarrierArriveOp arrive) {
     if (!readyBarriers.contains(arrive.getBarriers()))
       emptyBarriers.insert(arrive.getBarriers());
   });
+  func.walk([&](MmaCommitOp commit) {
+    if (refillWaits.contains(commit.getBarriers()))
+      committedEmpty.insert(commit.getBarriers());
+  });
+  func.walk([&](TmaLoadOp load) {
+    auto wait = dyn_cast_or_null<MBarrierWaitOp>(load->getPrevNode());
+    if (wait && emptyBarriers.contains(wait.getBarriers()))
+      releasedFull.insert(load.getBarriers());
+  });
+  emptyBarriers.insert_range(committedEmpty);
   if (!hasTma || specializedAlready)
     return;
   auto fail = [&](const Twine &message) {
@@ -270,12 +289,18 @@ void TileGPUWarpSpecializePass::runOnOperation() {
       return fail("the kernel loads or branches before its mbarriers are "
                   "initialized");
   }
-  for (auto init : entry.getOps<MBarrierInitOp>())
-    if (emptyBarriers.contains(init.getBarriers()) &&
-        static_cast<int64_t>(init.getCount()) != consumerWarps)
-      return fail("an empty mbarrier expects " + Twine(init.getCount()) +
-                  " arrivals, not one per consumer warp (" +
-                  Twine(consumerWarps) + ")");
+  for (auto init : entry.getOps<MBarrierInitOp>()) {
+    if (!emptyBarriers.contains(init.getBarriers()))
+      continue;
+    bool committed = committedEmpty.contains(init.getBarriers());
+    int64_t expected = committed ? 1 : consumerWarps;
+    if (static_cast<int64_t>(init.getCount()) != expected)
+      return fail(
+          "an empty mbarrier expects " + Twine(init.getCount()) +
+          " arrivals, not " +
+          (committed ? Twine("the one commit that releases it")
+                     : "one per consumer warp (" + Twine(consumerWarps) + ")"));
+  }
 
   // Every access to a TMA destination or mbarrier goes through one of
   // these ops; what else the producer's slice needs has no effects.
@@ -285,11 +310,13 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     auto wait = dyn_cast<MBarrierWaitOp>(op);
     return wait && emptyBarriers.contains(wait.getBarriers());
   };
-  // The MMA role's: the products, their commits and readiness waits (which
-  // the consumers lose), and the waits for the full slots they read (which
-  // the consumers keep: harmless, the slot stays full until they release
-  // it): a full wait with a product after it in its block (not the drain
-  // before the store).
+  // The MMA role's: the products, their commits (to their accumulators'
+  // mbarriers, and the releases of the slots they read) and readiness
+  // waits, which the consumers lose, and the waits for the full slots the
+  // products read: a full wait with a product after it in its block (not
+  // the drain before the store). The consumers keep those of rings they
+  // release themselves (they wait for the slot they release); slots that
+  // the MMA warp releases, and Q's, are none of their business.
   auto isIssueOp = [&](Operation *op) {
     if (isa<TmemMmaOp, MmaCommitOp>(op))
       return true;
@@ -356,7 +383,11 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   };
   Region &consumer = specialized.getBodies()[0];
   dropLoads(consumer, [&](Operation *op) {
-    return isProducerOp(op) || (mmaWarp && isIssueOp(op));
+    if (isProducerOp(op) || (mmaWarp && isIssueOp(op)))
+      return true;
+    auto wait = dyn_cast<MBarrierWaitOp>(op);
+    return mmaWarp && wait && !releasedFull.contains(wait.getBarriers()) &&
+           isMmaRoleOp(op);
   });
 
   // A role keeps only the slice of the ops `roots` picks.
