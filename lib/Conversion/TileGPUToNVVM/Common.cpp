@@ -92,16 +92,14 @@ int64_t tiled_attn::firstFreeNamedBarrier(Operation *op) {
                                   .size());
 }
 
-FailureOr<int64_t> tiled_attn::groupThreads(Operation *op, int64_t groups,
-                                            bool wholeWarpgroups) {
+FailureOr<int64_t> tiled_attn::groupThreads(Operation *op, int64_t groups) {
   int64_t warps = kernelWarps(op);
   if (groups == 1)
     return 32 * warps;
-  if (warps % groups || (wholeWarpgroups && (warps / groups) % 4))
+  if (warps % groups)
     return op->emitError() << "GPU lowering: " << warps
                            << " warps do not split into " << groups
-                           << (wholeWarpgroups ? " groups of whole warpgroups"
-                                               : " groups");
+                           << " groups";
   return 32 * warps / groups;
 }
 

@@ -33,7 +33,8 @@
 //   columns per k-step. The instruction descriptor comes from
 //   encoding::encodeTcgen05F16Mma.
 // - tilegpu.mma_commit: the same thread's tcgen05.commit to the mbarrier
-//   (with groups, each group's first thread to the group's mbarrier).
+//   (with groups, each group's first thread to the group's mbarrier, or
+//   with joint all of them to the one mbarrier).
 // - tilegpu.tmem_scale_rows: the correction, tcgen05.ld/st a piece at a
 //   time with the multiply in between (skipped by a warp whose scales are
 //   all 1, with skip-unit-row-scales).
@@ -311,64 +312,79 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
       return kMajorStepOffset(kk, panelCols, panelBytes, eltBytes);
     };
 
-    // One block from the first thread (row_block), or each block from the
-    // first thread of its group of warps.
+    // One block from the first thread (row_block), or from the first thread
+    // of each group of warps (a softmax warpgroup, or an MMA warp per Q
+    // tile) its own group's block: one issue, its offsets from the block.
     std::optional<uint64_t> onlyBlock = op.getRowBlock();
-    FailureOr<int64_t> threads =
-        onlyBlock ? FailureOr<int64_t>(0)
-                  : groupThreads(op, rowBlocks, /*wholeWarpgroups=*/true);
-    if (failed(threads))
-      return failure();
+    Value block;
+    if (onlyBlock || rowBlocks == 1) {
+      enterGroupLeader(rewriter, loc, 0, 0);
+      block = cIdx(rewriter, loc, onlyBlock.value_or(0));
+    } else {
+      FailureOr<int64_t> threads = groupThreads(op, rowBlocks);
+      if (failed(threads))
+        return failure();
+      Value tid = threadIdInRole(rewriter, loc);
+      Value perGroup = cIdx(rewriter, loc, *threads);
+      block = arith::DivUIOp::create(rewriter, loc, tid, perGroup);
+      Value leader = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(rewriter, loc, tid, perGroup),
+          cIdx(rewriter, loc, 0));
+      auto guard = scf::IfOp::create(rewriter, loc, leader, /*withElse=*/false);
+      rewriter.setInsertionPointToStart(guard.thenBlock());
+    }
     bool tmemLhs = lhsTy.getMemorySpace() == MemorySpace::Tensor;
     // Row block r: 128 r rows into each panel of a shared lhs (128-byte
     // rows), r blocks of columns on in tensor memory.
     int64_t lhsBlockStep = tmemLhs ? blockStep(lhsTy) : 128 * 128;
-    int64_t accBlockStep = blockStep(accTy);
-    for (int64_t r = 0; r < rowBlocks; ++r) {
-      if (onlyBlock && static_cast<int64_t>(*onlyBlock) != r)
-        continue;
-      OpBuilder::InsertionGuard g(rewriter);
-      enterGroupLeader(rewriter, loc, onlyBlock ? 0 : r, *threads);
-      fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
-      Value idesc = i32Const(rewriter, loc, static_cast<int32_t>(*idescBits));
-      Value acc = adaptor.getAcc();
-      if (r)
-        acc = arith::AddIOp::create(rewriter, loc, acc,
-                                    i32Const(rewriter, loc, r * accBlockStep));
-      Value d = tmemPointer(rewriter, loc, acc);
-      Value yes = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
-      for (int64_t kk = 0; kk < k / 16; ++kk) {
-        int64_t rhsOffset =
-            nMajorB ? kk * 16 * rhsEnc.getSwizzle()
-                    : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getShape()));
-        Value descB =
-            sharedDescriptor(rewriter, loc, adaptor.getRhs(),
-                             cIdx(rewriter, loc, rhsOffset), *rhsBits);
-        Value a;
-        if (tmemLhs) {
-          // Packed 16-bit elements: 16 of a k-step are 8 columns.
-          a = tmemPointer(
-              rewriter, loc,
-              arith::AddIOp::create(
-                  rewriter, loc, adaptor.getLhs(),
-                  i32Const(rewriter, loc, r * lhsBlockStep + 8 * kk)));
-        } else {
-          auto lhsEnc = cast<SharedEncodingAttr>(lhsTy.getEncoding());
-          int64_t lhsOffset =
-              r * lhsBlockStep +
-              kMajorOffset(kk, lhsEnc.getPanelBytes(lhsTy.getShape()));
-          a = sharedDescriptor(rewriter, loc, adaptor.getLhs(),
-                               cIdx(rewriter, loc, lhsOffset), *kMajorBits);
-        }
-        Value enable = kk == 0 ? adaptor.getAccumulate() : yes;
-        NVVM::Tcgen05MMAOp::create(rewriter, loc, NVVM::Tcgen05MMAKind::F16,
-                                   NVVM::CTAGroupKind::CTA_1,
-                                   NVVM::Tcgen05MMACollectorOp::DISCARD,
-                                   /*aShift=*/false, d, a, descB, idesc, enable,
-                                   /*scaleInputD=*/Value(),
-                                   /*disableOutputLane=*/Value());
+    auto blockOffset = [&](int64_t step) -> Value {
+      return arith::MulIOp::create(rewriter, loc, block,
+                                   cIdx(rewriter, loc, step));
+    };
+    auto asI32 = [&](Value index) -> Value {
+      return arith::IndexCastUIOp::create(rewriter, loc, rewriter.getI32Type(),
+                                          index);
+    };
+    fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    Value idesc = i32Const(rewriter, loc, static_cast<int32_t>(*idescBits));
+    Value acc = arith::AddIOp::create(rewriter, loc, adaptor.getAcc(),
+                                      asI32(blockOffset(blockStep(accTy))));
+    Value d = tmemPointer(rewriter, loc, acc);
+    Value lhsBlock = blockOffset(lhsBlockStep);
+    Value yes = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+    for (int64_t kk = 0; kk < k / 16; ++kk) {
+      int64_t rhsOffset =
+          nMajorB ? kk * 16 * rhsEnc.getSwizzle()
+                  : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getShape()));
+      Value descB = sharedDescriptor(rewriter, loc, adaptor.getRhs(),
+                                     cIdx(rewriter, loc, rhsOffset), *rhsBits);
+      Value a;
+      if (tmemLhs) {
+        // Packed 16-bit elements: 16 of a k-step are 8 columns.
+        Value column = arith::AddIOp::create(rewriter, loc, lhsBlock,
+                                             cIdx(rewriter, loc, 8 * kk));
+        a = tmemPointer(rewriter, loc,
+                        arith::AddIOp::create(rewriter, loc, adaptor.getLhs(),
+                                              asI32(column)));
+      } else {
+        auto lhsEnc = cast<SharedEncodingAttr>(lhsTy.getEncoding());
+        Value lhsOffset = arith::AddIOp::create(
+            rewriter, loc, lhsBlock,
+            cIdx(rewriter, loc,
+                 kMajorOffset(kk, lhsEnc.getPanelBytes(lhsTy.getShape()))));
+        a = sharedDescriptor(rewriter, loc, adaptor.getLhs(), lhsOffset,
+                             *kMajorBits);
       }
+      Value enable = kk == 0 ? adaptor.getAccumulate() : yes;
+      NVVM::Tcgen05MMAOp::create(rewriter, loc, NVVM::Tcgen05MMAKind::F16,
+                                 NVVM::CTAGroupKind::CTA_1,
+                                 NVVM::Tcgen05MMACollectorOp::DISCARD,
+                                 /*aShift=*/false, d, a, descB, idesc, enable,
+                                 /*scaleInputD=*/Value(),
+                                 /*disableOutputLane=*/Value());
     }
+    rewriter.setInsertionPoint(op);
     rewriter.eraseOp(op);
     return success();
   }
@@ -381,15 +397,14 @@ struct MmaCommitToNVVM final : OpConversionPattern<MmaCommitOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t groups = op.getGroups();
-    FailureOr<int64_t> threads =
-        groupThreads(op, groups, /*wholeWarpgroups=*/true);
+    FailureOr<int64_t> threads = groupThreads(op, groups);
     if (failed(threads))
       return failure();
     for (int64_t g = 0; g < groups; ++g) {
       OpBuilder::InsertionGuard guard(rewriter);
       enterGroupLeader(rewriter, loc, g, *threads);
       Value index = adaptor.getIndex();
-      if (g)
+      if (g && !op.getJoint())
         index =
             arith::AddIOp::create(rewriter, loc, index, cIdx(rewriter, loc, g));
       NVVM::Tcgen05CommitOp::create(

@@ -36,13 +36,15 @@
 //   P's store and P.V (checked);
 // - with mma-warp, a group's barrier before a product becomes an arrival
 //   of its warps on the group's "ready" mbarrier of the accumulator, and
-//   one thread issues: for each group r, a wait for r's readiness, r's row
-//   block of the product, its commit to r's done mbarrier
-//   (FlashAttention-4's MMA warp, once tilegpu-warp-specialize moves these
-//   to a role of their own). With p-over-s, the next S is then issued by
-//   that thread right after the P.V that reads P from S's columns, without
-//   waiting for it: tcgen05.mma from one thread run in issue order, which
-//   FlashAttention-4 relies on in the same place;
+//   each group's issuer waits there before it issues the group's rows and
+//   commits them to the group's done mbarrier. tilegpu-warp-specialize
+//   moves the issue to an MMA role whose warps are the groups' issuers
+//   (FlashAttention-4's MMA warp, one per Q tile: each tile's products go
+//   in its own order, S, P.V, the next S, whatever the other tile does).
+//   With p-over-s, the next S is issued by the same thread right after the
+//   P.V that reads P from S's columns, without waiting for it: tcgen05.mma
+//   from one thread run in issue order, which FlashAttention-4 relies on in
+//   the same place;
 // - a zero accumulator is the mma's accumulate(false); any other constant
 //   is stored into the buffer where it is defined;
 // - the correction of O (moved to registers, scaled by a row broadcast,
@@ -435,31 +437,22 @@ LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
         b, loc, b.getI1Type(), isZero(mma.getAcc()) ? 0 : 1);
     unsigned kind = kindOfAcc.lookup(acc);
     const Handshake &handshake = handshakes[kind];
+    // Each group's threads, then its product: the groups' rows, tensor
+    // memory and mbarriers are their own. With mmaWarp, the group's warps
+    // arrive on its ready mbarrier instead of meeting at a barrier, and
+    // each group's issuer waits there (insertWaits adds the wait).
+    Operation *sync;
     if (mmaWarp) {
-      // The group's warps are ready; one thread issues each group's rows
-      // when that group is (insertWaits adds the waits for readiness).
       Value group =
           groups == 1
               ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
               : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
-      enables[MBarrierArriveOp::create(b, loc, handshake.ready, group)] = kind;
-      for (int64_t r = 0; r < groups; ++r) {
-        auto issue = TmemMmaOp::create(b, loc, lhs, mma.getRhs(), acc,
-                                       accumulate, IntegerAttr());
-        if (groups > 1)
-          issue.setRowBlock(r);
-        MmaCommitOp::create(b, loc, handshake.done,
-                            arith::ConstantIndexOp::create(b, loc, r), 1);
-      }
-      mma.getResult().replaceAllUsesWith(acc);
-      mma.erase();
-      return success();
+      sync = MBarrierArriveOp::create(b, loc, handshake.ready, group);
+    } else if (groups == 1) {
+      sync = gpu::BarrierOp::create(b, loc);
+    } else {
+      sync = GroupBarrierOp::create(b, loc, groups);
     }
-    // Each group's threads, then its product: the groups' rows, tensor
-    // memory and mbarriers are their own.
-    Operation *sync = groups == 1
-                          ? gpu::BarrierOp::create(b, loc).getOperation()
-                          : GroupBarrierOp::create(b, loc, groups);
     enables[sync] = kind;
     TmemMmaOp::create(b, loc, lhs, mma.getRhs(), acc, accumulate,
                       IntegerAttr());
@@ -556,11 +549,11 @@ void TensorMemoryMaterializer::waitFor(OpBuilder &b, Location loc,
 ///   memory is freed there): every pending kind;
 /// - before the op that lets the next product of its kind go (its group's
 ///   barrier or ready arrival): one phase in flight per mbarrier.
-/// With mmaWarp, each group's issue waits for its readiness, phase `count`
-/// of its ready mbarrier. Loops and branches that commit carry the counts;
-/// a loop's body starts with what is pending before the loop or at the end
-/// of its body (to a fixed point). With `emit` false, only `pending` moves:
-/// the IR stays as it is.
+/// With mmaWarp, each group's issuer waits for the group's readiness,
+/// phase `count` of its ready mbarrier. Loops and branches that commit carry
+/// the counts; a loop's body starts with what is pending before the loop or at
+/// the end of its body (to a fixed point). With `emit` false, only `pending`
+/// moves: the IR stays as it is.
 LogicalResult
 TensorMemoryMaterializer::insertWaits(Block &block,
                                       SmallVectorImpl<Value> &counts,
@@ -584,24 +577,24 @@ TensorMemoryMaterializer::insertWaits(Block &block,
     Location loc = op.getLoc();
     if (auto issue = dyn_cast<TmemMmaOp>(op)) {
       if (mmaWarp && emit) {
+        // The issuer of each group waits for the group's readiness.
         unsigned kind = kindOfAcc.lookup(issue.getAcc());
         OpBuilder b(&op);
-        int64_t r = static_cast<int64_t>(issue.getRowBlock().value_or(0));
         Value phase = arith::TruncIOp::create(
             b, loc, b.getI1Type(),
             arith::IndexCastUIOp::create(b, loc, b.getI64Type(), counts[kind]));
-        MBarrierWaitOp::create(b, loc, handshakes[kind].ready,
-                               arith::ConstantIndexOp::create(b, loc, r),
-                               phase);
+        Value group =
+            groups == 1 ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+                        : GroupIdOp::create(b, loc, b.getIndexType(), groups)
+                              .getResult();
+        MBarrierWaitOp::create(b, loc, handshakes[kind].ready, group, phase);
       }
       continue;
     }
     if (auto commit = dyn_cast<MmaCommitOp>(op)) {
       auto kind = kindOfDone.find(commit.getBarriers());
       if (kind == kindOfDone.end())
-        continue; // a release of shared memory (by the issuing thread)
-      if (mmaWarp && getConstantIntValue(commit.getIndex()) != groups - 1)
-        continue; // not the last group's
+        continue; // a release of shared memory (by the issuing threads)
       pending.set(kind->second);
       if (emit) {
         OpBuilder b(op.getContext());

@@ -166,6 +166,9 @@ private:
   int64_t ringSlots;
   bool mmaWarp;
   bool pOverS;
+  /// With mmaWarp: the threads that issue tcgen05 products, one per group
+  /// of 128 rows.
+  int64_t issuers = 1;
   SmallVector<Stream> streams;
   /// Loads of views no loop streams (Q): a buffer each.
   llvm::MapVector<Operation *, Value> ownBuffers;
@@ -746,13 +749,18 @@ void SharedMemoryMaterializer::insertTmaWait(Value pending,
 /// With empty barriers, the readers of each buffer of a ring release its
 /// slot: every warp arrives on the slot's "empty" mbarrier once the buffer's
 /// last reader is done (see releaseIn). With an MMA warp, a ring that only
-/// tcgen05 products read is released by the thread that issues them: a
+/// tcgen05 products read is released by the threads that issue them: a
 /// tcgen05.commit to the slot's empty mbarrier after the last product that
 /// reads it arrives once they have completed (FlashAttention-4's), and the
-/// mbarrier expects that one arrival.
+/// mbarrier expects one arrival per issuer (a Q tile's: a group of 128
+/// rows).
 LogicalResult SharedMemoryMaterializer::insertReleases() {
   llvm::SmallPtrSet<Value, 4> byCommit;
   if (mmaWarp) {
+    func.walk([&](tile::MmaOp mma) {
+      issuers = std::max<int64_t>(
+          issuers, cast<RankedTensorType>(mma.getType()).getDimSize(0) / 128);
+    });
     for (auto &[value, ticket] : tickets)
       if (ticket.empty)
         byCommit.insert(ticket.empty);
@@ -774,7 +782,7 @@ LogicalResult SharedMemoryMaterializer::insertReleases() {
   }
   func.walk([&](MBarrierInitOp init) {
     if (byCommit.contains(init.getBarriers()))
-      init.setCount(1);
+      init.setCount(issuers);
   });
   return success();
 }
@@ -850,7 +858,8 @@ LogicalResult SharedMemoryMaterializer::releaseIn(Value value,
                 b, loc, ticket.count,
                 arith::ConstantIndexOp::create(b, loc, ticket.slots));
   if (byCommit)
-    MmaCommitOp::create(b, loc, ticket.empty, slot, 1);
+    MmaCommitOp::create(b, loc, ticket.empty, slot, issuers,
+                        /*joint=*/issuers > 1);
   else
     MBarrierArriveOp::create(b, loc, ticket.empty, slot);
   return success();

@@ -465,16 +465,16 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
 
 // -----
 
-// A product of two row blocks whose groups are not whole warpgroups: on 4
-// warps, each block would have 2 warps and miss two lane quadrants.
+// A product of two row blocks is issued by the first thread of each of two
+// groups of warps: 3 warps do not split so.
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
   func.func @negative_tmem_mma_groups(%o: !tile.view<?x?x?x64xf32>)
-      attributes {tilegpu.shared_bytes = 49152 : i64, tilegpu.warps = 4 : i64} {
+      attributes {tilegpu.shared_bytes = 49152 : i64, tilegpu.warps = 3 : i64} {
     %false = arith.constant false
     %q = tilegpu.alloc offset(0) : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>
     %k = tilegpu.alloc offset(32768) : !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
     %s = tilegpu.alloc offset(0) : !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
-    // expected-error @+2 {{GPU lowering: 4 warps do not split into 2 groups of whole warpgroups}}
+    // expected-error @+2 {{GPU lowering: 3 warps do not split into 2 groups}}
     // expected-error @+1 {{failed to legalize operation 'tilegpu.tmem_mma' that was explicitly marked illegal}}
     tilegpu.tmem_mma %q, %k, %s, accumulate(%false)
         : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>,

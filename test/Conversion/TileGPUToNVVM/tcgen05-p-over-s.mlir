@@ -18,15 +18,21 @@
 // CHECK: %[[BLK:.*]] = arith.divui %{{.*}}, %c4 : index
 // CHECK: arith.muli %[[BLK]], %c128 : index
 // CHECK: nvvm.tcgen05.st
-// P.V: thread 128 issues block 1, its A 128 columns into P (then 8 columns
-// a k-step), its D 128 columns into O.
-// CHECK: arith.cmpi eq, %{{.*}}, %c128 : index
+// P.V: threads 0 and 128 issue, block b = tid / 128: its A 128 b columns
+// into P (S's step, not P's own 64; then 8 columns a k-step), its D 128 b
+// columns into O.
+// CHECK: nvvm.barrier id
+// CHECK: %[[PB:.*]] = arith.divui %[[T:.*]], %c128 : index
+// CHECK-NEXT: arith.remui %[[T]], %c128 : index
+// CHECK-NEXT: arith.cmpi eq, %{{.*}}, %c0 : index
 // CHECK-NEXT: scf.if
 // CHECK-NEXT: nvvm.tcgen05.fence <after>
-// CHECK-NEXT: arith.addi %{{.*}}, %c128_i32 : i32
-// CHECK: arith.addi %[[S]], %c128_i32 : i32
+// CHECK-NEXT: arith.muli %[[PB]], %c128 : index
+// CHECK: %[[PA:.*]] = arith.muli %[[PB]], %c128 : index
+// CHECK: %[[A0:.*]] = arith.index_castui %[[PA]] : index to i32
+// CHECK-NEXT: arith.addi %[[S]], %[[A0]] : i32
 // CHECK: nvvm.tcgen05.mma
-// CHECK: arith.addi %[[S]], %c136_i32 : i32
+// CHECK: arith.addi %[[PA]], %c8 : index
 // CHECK: nvvm.tcgen05.mma
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 

@@ -10,7 +10,8 @@
 // takes columns 0-255, block 1 from column 128; P (packed) 256-383, block 1
 // from 320; O (256 x 64) 384-511, block 1 from 448. Each warpgroup is a
 // group of its own: its named barrier, its products (issued by its first
-// thread, 0 or 128), its mbarrier (commits and waits at 8 bytes x group).
+// thread, 0 or 128, its block = tid / 128 setting the offsets), its
+// mbarrier (commits and waits at 8 bytes x group).
 
 // CHECK-LABEL: gpu.func @tcgen05_two_q_tiles
 // CHECK-SAME: tilegpu.tmem_columns = 512 : i64
@@ -19,17 +20,18 @@
 // CHECK-NEXT: %[[ID:.*]] = arith.addi %[[WG]], %c1 : index
 // CHECK-NEXT: %[[ID32:.*]] = arith.index_cast %[[ID]] : index to i32
 // CHECK-NEXT: nvvm.barrier id = %[[ID32]] number_of_threads = %c128_i32
-// S = Q.K^T: thread 0 issues block 0 (4 k-steps), thread 128 block 1, its
-// D 128 columns on and its A 128 rows x 128 bytes on in each panel.
-// CHECK: %[[T0:.*]] = arith.cmpi eq, %{{.*}}, %c0 : index
-// CHECK-NEXT: scf.if %[[T0]] {
-// CHECK-COUNT-4: nvvm.tcgen05.mma
-// CHECK: %[[T1:.*]] = arith.cmpi eq, %{{.*}}, %c128 : index
-// CHECK-NEXT: scf.if %[[T1]] {
+// S = Q.K^T: threads 0 and 128 issue (4 k-steps), block b = tid / 128:
+// its D 128 b columns on and its A 128 b rows x 128 bytes on in each panel.
+// CHECK: %[[B:.*]] = arith.divui %[[TID:.*]], %c128 : index
+// CHECK-NEXT: %[[R:.*]] = arith.remui %[[TID]], %c128 : index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[R]], %c0 : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
 // CHECK-NEXT: nvvm.tcgen05.fence <after>
-// CHECK-NEXT: arith.addi %{{.*}}, %c128_i32 : i32
-// CHECK: arith.addi %{{.*}}, %c16384 : index
+// CHECK-NEXT: arith.muli %[[B]], %c128 : index
+// CHECK: arith.muli %[[B]], %c16384 : index
 // CHECK-COUNT-4: nvvm.tcgen05.mma
+// CHECK-NOT: nvvm.tcgen05.mma
+// CHECK: }
 // Each group's thread commits to its own mbarrier (index 0 + group).
 // CHECK: arith.cmpi eq, %{{.*}}, %c0 : index
 // CHECK: nvvm.tcgen05.commit
@@ -49,16 +51,19 @@
 // CHECK-NEXT: %[[BLK:.*]] = arith.divui %[[WARP]], %c4 : index
 // CHECK: arith.muli %[[BLK]], %c128 : index
 // CHECK-COUNT-8: nvvm.tcgen05.ld
-// O += P.V: block 1 reads P 64 columns on and accumulates 64 columns on.
+// O += P.V: block b reads P 64 b columns on and accumulates 64 b columns
+// on.
 // CHECK: nvvm.barrier id
-// CHECK: scf.if
-// CHECK-COUNT-8: nvvm.tcgen05.mma
-// CHECK: arith.cmpi eq, %{{.*}}, %c128 : index
-// CHECK-NEXT: scf.if
+// CHECK: %[[PB:.*]] = arith.divui %[[PTID:.*]], %c128 : index
+// CHECK-NEXT: %[[PR:.*]] = arith.remui %[[PTID]], %c128 : index
+// CHECK-NEXT: %[[PFIRST:.*]] = arith.cmpi eq, %[[PR]], %c0 : index
+// CHECK-NEXT: scf.if %[[PFIRST]] {
 // CHECK-NEXT: nvvm.tcgen05.fence <after>
-// CHECK-NEXT: arith.addi %{{.*}}, %c64_i32 : i32
-// CHECK: arith.addi %{{.*}}, %c64_i32 : i32
+// CHECK-NEXT: arith.muli %[[PB]], %c64 : index
+// CHECK: arith.muli %[[PB]], %c64 : index
 // CHECK-COUNT-8: nvvm.tcgen05.mma
+// CHECK-NOT: nvvm.tcgen05.mma
+// CHECK: }
 // The correction: each block's 64 columns of O.
 // CHECK: arith.muli %{{.*}}, %c64 : index
 // CHECK-COUNT-4: nvvm.tcgen05.st
@@ -69,15 +74,17 @@
 // CHECK: arith.muli %[[EBLK]], %c128 : index
 // CHECK: vector.store
 
-// 256 threads; each warpgroup's barrier is its own; 8 k-steps of Q.K^T
-// and 16 of P.V in all.
+// 256 threads; each warpgroup's barrier is its own; one issue of 4
+// k-steps of Q.K^T and one of 8 of P.V, run by each group's first thread.
 // PTX: .maxntid 256, 1, 1
 // PTX: tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32
 // PTX: bar.sync {{%r[0-9]+}}, 128;
-// PTX-COUNT-8: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [{{%r[0-9]+}}], {{%rd[0-9]+}}, {{%rd[0-9]+}}
+// PTX-COUNT-4: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [{{%r[0-9]+}}], {{%rd[0-9]+}}, {{%rd[0-9]+}}
+// PTX-NOT: tcgen05.mma
 // PTX-COUNT-2: tcgen05.commit.cta_group::1.mbarrier::arrive::one
 // PTX: bar.sync {{%r[0-9]+}}, 128;
-// PTX-COUNT-16: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [{{%r[0-9]+}}], [{{%r[0-9]+}}], {{%rd[0-9]+}}
+// PTX-COUNT-8: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [{{%r[0-9]+}}], [{{%r[0-9]+}}], {{%rd[0-9]+}}
+// PTX-NOT: tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [{{%r[0-9]+}}], [{{%r[0-9]+}}], {{%rd[0-9]+}}
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {

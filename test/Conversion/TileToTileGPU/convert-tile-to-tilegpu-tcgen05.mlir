@@ -92,13 +92,15 @@
 
 // mma-warp: each accumulator has a done mbarrier per warpgroup (the
 // commit arrives) and a ready one (its 4 warps arrive): S's, then O's.
-// Each group's warps arrive on S's ready mbarrier; one thread waits for
-// group 0, issues row block 0 and commits it to group 0's S mbarrier, then
-// the same for group 1; each group waits on its own S mbarrier where it
-// reads S. P.V goes the same way through O's mbarriers, and nobody waits
-// for it in the iteration: the next refill's barrier does. The k-th
-// product of an accumulator completes phase k mod 2 of both of its
-// mbarriers; each accumulator's count is carried by the loop.
+// Each group's warps arrive on S's ready mbarrier; each group's issuer
+// waits there, issues the group's rows and commits them to the group's S
+// mbarrier (groups = 2: run by all warps here, thread 0 and 128 issue;
+// tilegpu-warp-specialize gives the issue an MMA warp per group); each
+// group waits on its own S mbarrier where it reads S. P.V goes the same way
+// through O's mbarriers, and nobody waits for it in the iteration: the next
+// refill's barrier does. The k-th product of an accumulator completes
+// phase k mod 2 of both of its mbarriers; each accumulator's count is
+// carried by the loop.
 // MMAWARP: %[[SDONE:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
 // MMAWARP: tilegpu.mbarrier_init %[[SDONE]][%{{.*}}], count(1)
 // MMAWARP: tilegpu.mbarrier_init %[[SDONE]][%{{.*}}], count(1)
@@ -116,25 +118,22 @@
 // MMAWARP-NEXT: tilegpu.mbarrier_arrive %[[SREADY]][%[[G]]]
 // MMAWARP: %[[I:.*]] = arith.index_castui %[[NS]] : index to i64
 // MMAWARP-NEXT: %[[PH:.*]] = arith.trunci %[[I]] : i64 to i1
-// MMAWARP-NEXT: %[[C0:.*]] = arith.constant 0 : index
-// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[SREADY]][%[[C0]]], phase(%[[PH]])
-// MMAWARP-NEXT: tilegpu.tmem_mma {{.*}} {row_block = 0 : i64}
-// MMAWARP: tilegpu.mma_commit %[[SDONE]][%{{.*}}] :
-// MMAWARP: tilegpu.mbarrier_wait %[[SREADY]][%{{.*}}], phase(
-// MMAWARP-NEXT: tilegpu.tmem_mma {{.*}} {row_block = 1 : i64}
-// MMAWARP: tilegpu.mma_commit %[[SDONE]][%{{.*}}] :
+// MMAWARP-NEXT: %[[GI:.*]] = tilegpu.group_id {groups = 2 : i64}
+// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[SREADY]][%[[GI]]], phase(%[[PH]])
+// MMAWARP-NEXT: tilegpu.tmem_mma {{.*}} : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>
+// MMAWARP-NEXT: arith.constant 0 : index
+// MMAWARP-NEXT: tilegpu.mma_commit %[[SDONE]][%{{.*}}] {groups = 2 : i64}
 // MMAWARP: %[[G2:.*]] = tilegpu.group_id {groups = 2 : i64}
 // MMAWARP-NEXT: tilegpu.mbarrier_wait %[[SDONE]][%[[G2]]], phase(
 // MMAWARP-NEXT: tilegpu.tmem_load
 // MMAWARP: tilegpu.mbarrier_arrive %[[OREADY]]
 // MMAWARP: %[[J:.*]] = arith.index_castui %[[NO]] : index to i64
 // MMAWARP-NEXT: %[[PHO:.*]] = arith.trunci %[[J]] : i64 to i1
-// MMAWARP-NEXT: %[[C0O:.*]] = arith.constant 0 : index
-// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[OREADY]][%[[C0O]]], phase(%[[PHO]])
+// MMAWARP-NEXT: %[[GO:.*]] = tilegpu.group_id {groups = 2 : i64}
+// MMAWARP-NEXT: tilegpu.mbarrier_wait %[[OREADY]][%[[GO]]], phase(%[[PHO]])
 // MMAWARP-NEXT: tilegpu.tmem_mma {{.*}} : !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true>>
-// MMAWARP: tilegpu.mma_commit %[[ODONE]]
-// MMAWARP: tilegpu.tmem_mma {{.*}} : !tilegpu.buffer<256x128xf16, #tilegpu.tensor_memory<packed = true>>
-// MMAWARP: tilegpu.mma_commit %[[ODONE]]
+// MMAWARP-NEXT: arith.constant 0 : index
+// MMAWARP-NEXT: tilegpu.mma_commit %[[ODONE]][%{{.*}}] {groups = 2 : i64}
 // MMAWARP-NOT: tilegpu.mbarrier_wait
 // MMAWARP-NOT: tilegpu.group_barrier
 // MMAWARP: scf.yield

@@ -1693,6 +1693,15 @@ func.func @negative_mma_commit_groups(%bars: !tilegpu.buffer<1xi64, #tilegpu.sha
 
 // -----
 
+func.func @negative_mma_commit_joint(%bars: !tilegpu.buffer<1xi64, #tilegpu.shared<>>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tilegpu.mma_commit' op commits jointly with one group: there is no other group's issuer to join}}
+  tilegpu.mma_commit %bars[%c0] {joint} : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
 func.func @negative_group_id_groups() -> index {
   // expected-error @+1 {{'tilegpu.group_id' op attribute 'groups' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %g = tilegpu.group_id {groups = 0}

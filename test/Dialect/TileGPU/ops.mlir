@@ -461,6 +461,7 @@ func.func @tcgen05_ops(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle =
 // CHECK: tilegpu.group_barrier {groups = 2 : i64}
 // CHECK: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%{{.*}}) : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>, <64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, <256x128xf32, #tilegpu.tensor_memory<>>
 // CHECK: tilegpu.mma_commit %{{.*}}[%{{.*}}] {groups = 2 : i64} : <2xi64, #tilegpu.shared<>>
+// CHECK: tilegpu.mma_commit %{{.*}}[%{{.*}}] {groups = 2 : i64, joint} : <2xi64, #tilegpu.shared<>>
 // CHECK: tilegpu.mbarrier_wait %{{.*}}[%[[G]]]
 // CHECK: tilegpu.tmem_mma %{{.*}}, %{{.*}}, %{{.*}}, accumulate(%{{.*}}) {row_block = 1 : i64} : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>
 // CHECK: tilegpu.tmem_load %{{.*}} : <256x128xf32, #tilegpu.tensor_memory<>> -> tensor<256x128xf32, #tilegpu.tmem_lanes<acc, warps = 8, row_blocks = 2>>
@@ -479,6 +480,7 @@ func.func @tcgen05_row_blocks(%q: !tilegpu.buffer<256x64xf16, #tilegpu.shared<sw
         !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
         !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
   tilegpu.mma_commit %bars[%c0] {groups = 2} : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  tilegpu.mma_commit %bars[%c0] {groups = 2, joint} : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
   tilegpu.mbarrier_wait %bars[%g], phase(%phase) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
   tilegpu.tmem_mma %q, %k, %s, accumulate(%flag) {row_block = 1}
       : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128>>,

@@ -93,9 +93,10 @@
 // MMA: tilegpu.alloc offset({{[0-9]+}}) : <2x64x128xf16
 // MMA-NEXT: %[[KFULL:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
 // MMA-NEXT: %[[KEMPTY:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
-// The slots' empty mbarriers expect the one commit that releases them.
-// MMA: tilegpu.mbarrier_init %[[KEMPTY]][%{{.*}}], count(1)
-// MMA: tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 232>, #tilegpu.role<"producer", warps = 1, registers = 48, active = 1>, #tilegpu.role<"mma", warps = 3, registers = 48, active = 1>] {
+// The slots' empty mbarriers expect the commits of the two issuers (one
+// per Q tile) that release them.
+// MMA: tilegpu.mbarrier_init %[[KEMPTY]][%{{.*}}], count(2)
+// MMA: tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 232>, #tilegpu.role<"producer", warps = 1, registers = 48, active = 1>, #tilegpu.role<"mma", warps = 3, registers = 48, active = 2>] {
 // Consumers: no products, no commits, no waits for readiness or for K.
 // MMA-NOT: tilegpu.tmem_mma
 // MMA-NOT: tilegpu.mma_commit
@@ -104,8 +105,7 @@
 // MMA: %[[G:.*]] = tilegpu.group_id {groups = 2 : i64}
 // MMA-NEXT: tilegpu.mbarrier_arrive %[[SREADY]][%[[G]]]
 // MMA-NOT: tilegpu.tmem_mma
-// MMA: %[[G2:.*]] = tilegpu.group_id {groups = 2 : i64}
-// MMA-NEXT: tilegpu.mbarrier_wait %[[SDONE]][%[[G2]]]
+// MMA: tilegpu.mbarrier_wait %[[SDONE]][%{{.*}}]
 // MMA-NOT: tilegpu.tmem_mma
 // MMA-NOT: tilegpu.mbarrier_wait %[[SREADY]]
 // MMA: tilegpu.tmem_load
@@ -121,29 +121,26 @@
 // MMA-NEXT: tilegpu.tma_load {{.*}}, %[[KFULL]][
 // MMA-NOT: tilegpu.tmem_mma
 // MMA: }, {
-// MMA role: no register tile, no load, no arrival; per product: each
-// group's readiness, its row block, its commit; then the release of the
-// slot the product read.
+// MMA role: no register tile, no load, no arrival; two active warps, the
+// issuers of the two Q tiles: per product, each waits for its group's
+// readiness (at its group id), issues its group's rows and commits them to
+// its group's mbarrier; then both release the slot the product read.
 // MMA-NOT: tensor<
 // MMA-NOT: tilegpu.tma_load
 // MMA-NOT: tilegpu.mbarrier_arrive
 // MMA: scf.for
 // MMA: tilegpu.mbarrier_wait %[[KFULL]]
-// MMA: tilegpu.mbarrier_wait %[[SREADY]][%[[C0:.*]]], phase(
-// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%false) {row_block = 0 : i64}
+// MMA: %[[GS:.*]] = tilegpu.group_id {groups = 2 : i64}
+// MMA: tilegpu.mbarrier_wait %[[SREADY]][%[[GS]]], phase(
+// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%false) :
 // MMA-NEXT: arith.constant 0 : index
-// MMA-NEXT: tilegpu.mma_commit %[[SDONE]]
-// MMA: tilegpu.mbarrier_wait %[[SREADY]][%{{.*}}], phase(
-// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%false) {row_block = 1 : i64}
-// MMA: tilegpu.mma_commit %[[SDONE]]
-// MMA: tilegpu.mma_commit %[[KEMPTY]]
+// MMA-NEXT: tilegpu.mma_commit %[[SDONE]][%{{.*}}] {groups = 2 : i64}
+// MMA: tilegpu.mma_commit %[[KEMPTY]][%{{.*}}] {groups = 2 : i64, joint}
 // MMA: tilegpu.mbarrier_wait %[[OREADY]][%{{.*}}], phase(
-// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%true) {row_block = 0 : i64}
-// MMA: tilegpu.mbarrier_wait %[[OREADY]][%{{.*}}], phase(
-// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%true) {row_block = 1 : i64}
-// MMA: tilegpu.mma_commit %[[ODONE]]
-// MMA: arith.remui
-// MMA-NEXT: tilegpu.mma_commit
+// MMA-NEXT: tilegpu.tmem_mma {{.*}}accumulate(%true) :
+// MMA-NEXT: arith.constant 0 : index
+// MMA-NEXT: tilegpu.mma_commit %[[ODONE]][%{{.*}}] {groups = 2 : i64}
+// MMA: tilegpu.mma_commit %{{.*}}[%{{.*}}] {groups = 2 : i64, joint}
 // MMA-NEXT: scf.yield
 // MMA-NOT: tensor<
 // MMA-NOT: tilegpu.tma_load
@@ -161,8 +158,8 @@
 // RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1" \
-// RUN:   --tilegpu-warp-specialize="mma-warp=1 producer-warps=1" 2>&1 | FileCheck %s --check-prefix=MMAWARPS
-// MMAWARPS: error: tilegpu-warp-specialize: mma-warp puts the MMA warp in the producer's warpgroup, which needs at least 2 warps, not 1
+// RUN:   --tilegpu-warp-specialize="mma-warp=1 producer-warps=2" 2>&1 | FileCheck %s --check-prefix=MMAWARPS
+// MMAWARPS: error: tilegpu-warp-specialize: mma-warp puts an MMA warp per group of rows (2) beside the producer's in its warpgroup, which needs at least 3 warps, not 2
 
 // An empty mbarrier that the consumers release expects one arrival per
 // consumer warp (here the IR is edited to expect 7 of the 8).

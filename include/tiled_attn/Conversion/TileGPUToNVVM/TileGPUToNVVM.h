@@ -90,11 +90,9 @@ mlir::Value threadIdInRole(mlir::OpBuilder &b, mlir::Location loc);
 int64_t firstFreeNamedBarrier(mlir::Operation *op);
 
 /// The threads of each of `groups` groups of consecutive warps of the
-/// threads that run `op` (kernelWarps). With `wholeWarpgroups`, each group
-/// must be whole warpgroups (so that its warps cover the four TMEM lane
-/// quadrants). Emits an error on `op` when the warps do not split so.
-mlir::FailureOr<int64_t> groupThreads(mlir::Operation *op, int64_t groups,
-                                      bool wholeWarpgroups = false);
+/// threads that run `op` (kernelWarps). Emits an error on `op` when the
+/// warps do not split so.
+mlir::FailureOr<int64_t> groupThreads(mlir::Operation *op, int64_t groups);
 /// Creates `scf.if` on "this thread (in its role) is the first of group
 /// `group`, of `threadsPerGroup` threads each" and moves `b` into its body
 /// (hold an InsertionGuard to come back after it). Group 0's leader is the

@@ -399,7 +399,10 @@ LogicalResult MmaCommitOp::verify() {
     return failure();
   // Statically known indices must leave room for every group's mbarrier.
   int64_t count = getBarriers().getType().getShape()[0];
-  if (static_cast<int64_t>(getGroups()) > count)
+  if (getJoint() && getGroups() == 1)
+    return emitOpError() << "commits jointly with one group: there is no "
+                            "other group's issuer to join";
+  if (!getJoint() && static_cast<int64_t>(getGroups()) > count)
     return emitOpError() << "commits " << getGroups()
                          << " groups' products to mbarriers of a buffer of "
                          << count;

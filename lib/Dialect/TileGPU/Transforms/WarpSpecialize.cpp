@@ -232,9 +232,16 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     if (!readyBarriers.contains(arrive.getBarriers()))
       emptyBarriers.insert(arrive.getBarriers());
   });
+  // The products' issuers: one per group of rows their commits name.
+  int64_t issuers = 1;
+  llvm::DenseMap<Value, int64_t> releasers;
   func.walk([&](MmaCommitOp commit) {
-    if (refillWaits.contains(commit.getBarriers()))
+    issuers = std::max<int64_t>(issuers, commit.getGroups());
+    if (refillWaits.contains(commit.getBarriers())) {
       committedEmpty.insert(commit.getBarriers());
+      releasers[commit.getBarriers()] =
+          commit.getJoint() ? commit.getGroups() : 1;
+    }
   });
   func.walk([&](TmaLoadOp load) {
     auto wait = dyn_cast_or_null<MBarrierWaitOp>(load->getPrevNode());
@@ -262,10 +269,12 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   if (mmaWarp && readyBarriers.empty())
     return fail("mma-warp needs tcgen05 products handed over by ready "
                 "mbarriers; run convert-tile-to-tilegpu with mma-warp=1");
-  if (mmaWarp && producerWarps < 2)
-    return fail("mma-warp puts the MMA warp in the producer's warpgroup, "
-                "which needs at least 2 warps, not " +
-                Twine(int64_t(producerWarps)));
+  if (mmaWarp && producerWarps < 1 + issuers)
+    return fail(
+        "mma-warp puts an MMA warp per group of rows (" + Twine(issuers) +
+        ") beside the producer's in its warpgroup, which needs at "
+        "least " +
+        Twine(1 + issuers) + " warps, not " + Twine(int64_t(producerWarps)));
   int64_t consumerWarps = warpsAttr.getInt();
   Block &entry = func.front();
   // The split starts after the CTA barrier that publishes the mbarriers'
@@ -293,13 +302,15 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     if (!emptyBarriers.contains(init.getBarriers()))
       continue;
     bool committed = committedEmpty.contains(init.getBarriers());
-    int64_t expected = committed ? 1 : consumerWarps;
+    int64_t expected =
+        committed ? releasers.lookup(init.getBarriers()) : consumerWarps;
     if (static_cast<int64_t>(init.getCount()) != expected)
       return fail(
           "an empty mbarrier expects " + Twine(init.getCount()) +
           " arrivals, not " +
-          (committed ? Twine("the one commit that releases it")
-                     : "one per consumer warp (" + Twine(consumerWarps) + ")"));
+          (committed
+               ? "one per issuer that releases it (" + Twine(expected) + ")"
+               : "one per consumer warp (" + Twine(consumerWarps) + ")"));
   }
 
   // Every access to a TMA destination or mbarrier goes through one of
@@ -340,14 +351,15 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   OpBuilder b(ctx);
   b.setInsertionPointAfter(start);
   // With an MMA warp, the producer's warpgroup holds both: the producer
-  // its first warp, the MMA role the others (one active).
+  // its first warp, the MMA role the others (one active per group of rows,
+  // its issuer).
   SmallVector<Attribute> roleList = {
       RoleAttr::get(ctx, "consumer", consumerWarps, consumerRegisters, 0),
       RoleAttr::get(ctx, "producer", mmaWarp ? 1 : producerWarps,
                     producerRegisters, 1)};
   if (mmaWarp)
-    roleList.push_back(
-        RoleAttr::get(ctx, "mma", producerWarps - 1, producerRegisters, 1));
+    roleList.push_back(RoleAttr::get(ctx, "mma", producerWarps - 1,
+                                     producerRegisters, issuers));
   auto roles = b.getArrayAttr(roleList);
   auto specialized =
       WarpSpecializeOp::create(b, func.getLoc(), roles, roleList.size());

@@ -466,17 +466,22 @@ def TileGPU_MmaCommitOp : TileGPU_Op<"mma_commit",
     refills the operands' buffers waits on it too. With `groups` = R, the
     threads split into R groups of consecutive warps as for a
     `tilegpu.tmem_mma` of R row blocks, and the first thread of group g
-    commits the products it issued to mbarrier `index` + g.
+    commits the products it issued to mbarrier `index` + g. With `joint`,
+    they all commit to mbarrier `index`, which should expect R arrivals:
+    the release of a buffer that every group's products read (a K/V slot
+    that the issuers of two Q tiles' products share).
 
     Example:
 
     ```mlir
     tilegpu.mma_commit %done[%c0] : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
     tilegpu.mma_commit %done[%c0] {groups = 2} : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+    tilegpu.mma_commit %empty[%slot] {groups = 2, joint} : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
     ```
   }];
   let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index,
-                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups);
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups,
+                       UnitAttr:$joint);
   let assemblyFormat = [{
     $barriers `[` $index `]` attr-dict `:` type($barriers)
   }];

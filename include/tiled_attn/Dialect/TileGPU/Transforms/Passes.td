@@ -148,16 +148,19 @@ def TileGPUWarpSpecializePass
       stream counts, with each refill after the wait for its empty slot.
 
     With `mma-warp`, a third role `mma` shares the producer's warpgroup
-    (the producer takes its first warp, `mma` the others, one active; one
+    (the producer takes its first warp, `mma` the others, one active per
+    group of rows the products' commits name: an issuer per Q tile; one
     `setmaxnreg` for the warpgroup, as FlashAttention-4's load and MMA
-    warps share one) and runs the slice that the tcgen05 products need: each
-    group's wait on its ready mbarrier, the product of its row block
-    (`tilegpu.tmem_mma`), the commit to its mma mbarrier, and the waits for
-    the full slots the products read. The consumers keep the rest: they
-    arrive on their ready mbarrier when their tensor memory is ready and
-    wait on their mma mbarrier for the product (FlashAttention-4's MMA
-    warp; a ready mbarrier is one whose wait comes right before a
-    product, as convert-tile-to-tilegpu with `mma-warp` places it).
+    warps share one) and runs the slice that the tcgen05 products need:
+    each issuer's wait on its group's ready mbarrier, the product of its
+    row block (`tilegpu.tmem_mma`), the commit to its group's mbarrier, the
+    commits that release the slots the products read, and the waits for
+    the full slots. The consumers keep the rest: they arrive on their ready
+    mbarrier when their tensor memory is ready and wait on their done
+    mbarrier for the product (FlashAttention-4's MMA warp; a ready mbarrier
+    is one whose wait comes right before a product, as
+    convert-tile-to-tilegpu with `mma-warp` places it), and no longer wait
+    for slots that the issuers release.
 
     All roles run the same loop structure, so they agree on every load's
     slot and phase, and every product's, without talking. With register budgets the roles move to
@@ -191,11 +194,11 @@ def TileGPUWarpSpecializePass
            "Register budget of the consumers' threads (0: the launch's)">,
     Option<"mmaWarp", "mma-warp", "bool", /*default=*/"false",
            "A third role, `mma`, in the producer's warpgroup (the producer "
-           "keeps its first warp, the MMA role the others, one of them "
-           "active, at the producer's budget), whose one thread issues the "
-           "tcgen05 products (FlashAttention-4's MMA warp); the kernel must "
-           "hand them over by ready mbarriers (convert-tile-to-tilegpu "
-           "with mma-warp)">,
+           "keeps its first warp, the MMA role the others, one active per "
+           "group of rows, at the producer's budget), whose warps' first "
+           "threads issue the tcgen05 products, each its group's "
+           "(FlashAttention-4's MMA warp); the kernel must hand them over by "
+           "ready mbarriers (convert-tile-to-tilegpu with mma-warp)">,
   ];
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }
