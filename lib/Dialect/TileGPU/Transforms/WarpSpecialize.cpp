@@ -324,10 +324,15 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   // The MMA role's: the products, their commits (to their accumulators'
   // mbarriers, and the releases of the slots they read) and readiness
   // waits, which the consumers lose, and the waits for the full slots the
-  // products read: a full wait with a product after it in its block (not
-  // the drain before the store). The consumers keep those of rings they
-  // release themselves (they wait for the slot they release); slots that
-  // the MMA warp releases, and Q's, are none of their business.
+  // products read or the MMA warps release: a full wait with a product or
+  // a commit after it in its block (not the drain before the store). A
+  // slot that no product reads (the last prefetch) is released only once
+  // its copy has landed: with two issuers, one of them releasing it early
+  // would complete the phase of the slot's previous load for the other
+  // (tilegpu-simulate-roles found this). The consumers keep the full waits
+  // of rings they release themselves (they wait for the slot they
+  // release); slots that the MMA warps release, and Q's, are none of their
+  // business.
   auto isIssueOp = [&](Operation *op) {
     if (isa<TmemMmaOp, MmaCommitOp>(op))
       return true;
@@ -341,7 +346,11 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     if (!wait || !fullBarriers.contains(wait.getBarriers()))
       return false;
     for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
-      if (next->walk([](TmemMmaOp) { return WalkResult::interrupt(); })
+      if (next->walk([](Operation *inner) {
+                return isa<TmemMmaOp, MmaCommitOp>(inner)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
               .wasInterrupted())
         return true;
     return false;

@@ -229,6 +229,56 @@ def TileGPUPingPongPass
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }
 
+def TileGPUSimulateRolesPass
+    : Pass<"tilegpu-simulate-roles", "::mlir::func::FuncOp"> {
+  let summary = "Run a tcgen05 kernel's synchronization on the host under random schedules";
+  let description = [{
+    A check for what no GPU here can run: the kernel's warp roles (or its
+    groups of warps without roles) run one query block, op by op, their
+    scalar arithmetic, loops and branches computed and their register tiles
+    not, under `schedules` random interleavings with the asynchronous work:
+    TMA copies land in any order and complete their transaction on their
+    mbarrier; tcgen05 products run in their issuer's order and a commit
+    arrives once the products before it are done. mbarriers count arrivals
+    and phases, and a wait passes when the phase of its parity has
+    completed, as `mbarrier.try_wait.parity` does.
+
+    It is an error, naming the ops, when:
+    - every agent waits and nothing is in flight (a deadlock);
+    - an mbarrier gets more arrivals in a phase than it expects;
+    - a product reads shared memory whose copy has not landed, a copy
+      writes shared memory a product still reads, or two issuers' products
+      touch the same tensor-memory columns;
+    - a tcgen05.ld, tcgen05.st or correction touches tensor-memory columns
+      that a product in flight writes (or reads, for a write).
+    A kernel that runs every schedule to its end gets a remark with the
+    number of steps. Buffers need their offsets (after
+    `tilegpu-allocate-memory`); wgmma, cp.async and ping-pong turns are not
+    modelled.
+
+    ```
+    tiled-attn-opt kernel.mlir --tilegpu-simulate-roles="seq-q=300 seq-k=700 schedules=50"
+    remark: tilegpu-simulate-roles: 50 schedules ran to the end (...): no deadlock, no hazard
+    ```
+  }];
+  let options = [
+    Option<"schedules", "schedules", "int64_t", /*default=*/"16",
+           "Random schedules to run">,
+    Option<"seqQ", "seq-q", "int64_t", /*default=*/"256",
+           "Query length (the size of dimension 2 of the kernel's first and "
+           "last views)">,
+    Option<"seqK", "seq-k", "int64_t", /*default=*/"512",
+           "Key length (dimension 2 of the second and third views)">,
+    Option<"block", "block", "int64_t", /*default=*/"0",
+           "The query block simulated (tile.block_id x)">,
+    Option<"seed", "seed", "int64_t", /*default=*/"1",
+           "Seed of the first schedule (the others follow)">,
+    Option<"maxSteps", "max-steps", "int64_t", /*default=*/"10000000",
+           "Steps after which a schedule that has not ended is an error">,
+  ];
+  let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
+}
+
 def TestTileGPULayoutsPass
     : Pass<"test-tilegpu-layouts", "::mlir::func::FuncOp"> {
   let summary = "Print and check the thread map of every distributed layout in a function's signature";

@@ -1,0 +1,921 @@
+//===- SimulateRoles.cpp - Run a kernel's synchronization on the host -----===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What cannot run here (no Blackwell GPU is lent) is checked another way:
+// this pass runs a tcgen05 kernel's synchronization, not its arithmetic, on
+// the host, for one query block, under many random schedules.
+//
+// - Agents: each warp role's groups of warps (a softmax warpgroup, the TMA
+//   producer warp, an MMA warp), or the kernel's groups without roles. An
+//   agent runs its region op by op: scalar arith, loops and branches, slot
+//   and group indices are computed; register tiles are not.
+// - mbarriers count arrivals and phases (an arrival on tilegpu.mbarrier_
+//   arrive is one per warp of the agent); a wait passes when the phase of
+//   its parity has completed (the current phase's parity differs), as
+//   mbarrier.try_wait.parity does.
+// - Asynchronous work: a TMA copy lands later, in any order, and then
+//   completes its transaction on its mbarrier; a tcgen05 product joins its
+//   issuer's queue, which runs in issue order (the order FlashAttention-4
+//   relies on), and a commit in that queue arrives on its mbarrier once the
+//   products before it have completed.
+// - Hazards: a product that reads a slot whose copy has not landed, a copy
+//   into a slot that a product still reads, a tcgen05.ld/st (or the
+//   correction) of tensor-memory columns that a product in flight writes
+//   (or reads, for a write), and products of two issuers on the same
+//   columns: each is an error naming both ops. So is a deadlock (every
+//   agent waits and nothing is in flight), with each agent's wait.
+//
+// Each schedule picks, at every step, a random runnable agent or a random
+// piece of asynchronous work to finish. A kernel passes when every schedule
+// runs to its end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <deque>
+#include <random>
+
+namespace tiled_attn::tilegpu {
+#define GEN_PASS_DEF_TILEGPUSIMULATEROLESPASS
+#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h.inc"
+} // namespace tiled_attn::tilegpu
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tilegpu;
+
+namespace {
+
+/// A buffer, or a slot of a ring: its type and first byte (shared memory)
+/// or column (tensor memory).
+struct BufferRef {
+  BufferType type;
+  int64_t offset = 0;
+};
+
+/// A value the simulation knows: an integer (index, i1 to i64), a buffer,
+/// or something it does not compute (a register tile, a float).
+struct SimValue {
+  enum Kind { Opaque, Int, Buffer } kind = Opaque;
+  int64_t i = 0;
+  BufferRef buffer;
+  static SimValue ofInt(int64_t v) { return {Int, v, {}}; }
+  static SimValue ofBuffer(BufferRef b) { return {Buffer, 0, b}; }
+};
+
+/// A range of shared-memory bytes or tensor-memory columns.
+struct Span {
+  MemorySpace space;
+  int64_t begin, end;
+  bool overlaps(const Span &o) const {
+    return space == o.space && begin < o.end && o.begin < end;
+  }
+};
+
+/// A tcgen05 product in an issuer's queue, or a commit after it.
+struct Pending {
+  Operation *op;
+  SmallVector<Span> reads, writes;
+  int64_t commitTo = -1; // a commit: the mbarrier's byte address
+};
+
+struct Copy {
+  Operation *op;
+  Span dst;
+  int64_t barrier;
+};
+
+struct Barrier {
+  int64_t expected = 0, pending = 0, inFlight = 0, completed = 0;
+};
+
+struct Frame {
+  Block *block;
+  Block::iterator it;
+  Operation *owner = nullptr; // the scf.for or scf.if whose body this is
+  int64_t iv = 0, ub = 0, step = 0;
+};
+
+/// What the simulation runs: one query block of one head.
+struct Config {
+  int64_t seqQ, seqK, block, maxSteps;
+};
+
+struct Agent {
+  int64_t role = 0, group = 0, groups = 1, warps = 1;
+  std::string name;
+  llvm::DenseMap<Value, SimValue> env;
+  SmallVector<Frame> stack;
+  std::deque<Pending> queue; // its products and commits in flight
+  bool done = false;
+  int64_t barrierGeneration = 0; // the CTA barrier it waits at, if any
+};
+
+class Simulator {
+public:
+  Simulator(func::FuncOp func, Config config, uint64_t seed)
+      : func(func), options(config), rng(seed) {}
+  /// Runs one schedule; the number of steps, or failure with an error.
+  FailureOr<int64_t> run();
+
+private:
+  LogicalResult spawn();
+  LogicalResult step(Agent &agent, bool &blocked);
+  LogicalResult execute(Agent &agent, Operation *op, bool &blocked);
+  LogicalResult finishCopy(size_t index);
+  LogicalResult finishHead(Agent &agent);
+  LogicalResult arrive(Operation *op, int64_t address, int64_t count);
+  FailureOr<SimValue> valueOf(Agent &agent, Value v);
+  FailureOr<int64_t> intOf(Agent &agent, Value v);
+  FailureOr<int64_t> barrierAddress(Agent &agent, Value barriers, Value index);
+  /// The span of row block `block` of a buffer.
+  Span spanOf(const BufferRef &ref, int64_t block) const;
+  /// The row block an agent's tensor-memory access or product covers.
+  FailureOr<int64_t> blockOf(Agent &agent, Operation *op, BufferType type,
+                             int64_t blocks);
+  LogicalResult hazard(Operation *op, Operation *other, const Twine &what);
+  void bind(Agent &agent, Value v, SimValue s) { agent.env[v] = s; }
+
+  func::FuncOp func;
+  Config options;
+  std::mt19937_64 rng;
+  SmallVector<Agent> agents;
+  llvm::DenseMap<int64_t, Barrier> barriers; // by byte address
+  std::vector<Copy> copies;
+  /// Per role: agents at its CTA barrier, and the barrier's generation.
+  llvm::DenseMap<int64_t, int64_t> atBarrier, generation;
+  llvm::DenseMap<int64_t, int64_t> roleAgents;
+};
+
+Span Simulator::spanOf(const BufferRef &ref, int64_t block) const {
+  BufferType type = ref.type;
+  if (type.getMemorySpace() != MemorySpace::Tensor)
+    return {type.getMemorySpace(), ref.offset,
+            ref.offset + (type.isRing() ? type.getTileSize()
+                                        : type.getAllocationSize())};
+  auto encoding = cast<TensorMemoryEncodingAttr>(type.getEncoding());
+  int64_t width =
+      encoding.getColumnsPerBlock(type.getShape(), type.getElementType());
+  int64_t step =
+      type.getShape()[0] > 128
+          ? encoding.getBlockStep(type.getShape(), type.getElementType())
+          : 0;
+  int64_t begin = ref.offset + block * step;
+  return {MemorySpace::Tensor, begin, begin + width};
+}
+
+LogicalResult Simulator::hazard(Operation *op, Operation *other,
+                                const Twine &what) {
+  InFlightDiagnostic diag = op->emitError()
+                            << "tilegpu-simulate-roles: " << what;
+  if (other)
+    diag.attachNote(other->getLoc()) << "still in flight: this op";
+  return failure();
+}
+
+FailureOr<SimValue> Simulator::valueOf(Agent &agent, Value v) {
+  auto it = agent.env.find(v);
+  if (it != agent.env.end())
+    return it->second;
+  return SimValue();
+}
+
+FailureOr<int64_t> Simulator::intOf(Agent &agent, Value v) {
+  SimValue s = *valueOf(agent, v);
+  if (s.kind != SimValue::Int) {
+    Operation *at = v.getDefiningOp() ? v.getDefiningOp()
+                                      : v.getParentRegion()->getParentOp();
+    return at->emitError()
+           << "tilegpu-simulate-roles: the synchronization depends on a "
+              "value the simulation does not compute";
+  }
+  return s.i;
+}
+
+FailureOr<int64_t> Simulator::barrierAddress(Agent &agent, Value buffer,
+                                             Value index) {
+  SimValue b = *valueOf(agent, buffer);
+  FailureOr<int64_t> i = intOf(agent, index);
+  if (b.kind != SimValue::Buffer || failed(i))
+    return failure();
+  return b.buffer.offset + 8 * *i;
+}
+
+FailureOr<int64_t> Simulator::blockOf(Agent &agent, Operation *op,
+                                      BufferType type, int64_t blocks) {
+  (void)type;
+  if (blocks == 1)
+    return 0;
+  if (blocks == agent.groups)
+    return agent.group;
+  return op->emitError() << "tilegpu-simulate-roles: " << blocks
+                         << " row blocks among " << agent.groups
+                         << " groups of the agent's role is not modelled";
+}
+
+LogicalResult Simulator::arrive(Operation *op, int64_t address, int64_t count) {
+  auto it = barriers.find(address);
+  if (it == barriers.end())
+    return op->emitError() << "tilegpu-simulate-roles: arrives on an "
+                              "mbarrier that was never initialized";
+  Barrier &b = it->second;
+  b.pending -= count;
+  if (b.pending < 0)
+    return op->emitError()
+           << "tilegpu-simulate-roles: " << -b.pending
+           << " arrival(s) more than the mbarrier expects in a phase ("
+           << b.expected << ")";
+  if (b.pending == 0 && b.inFlight == 0) {
+    ++b.completed;
+    b.pending = b.expected;
+  }
+  return success();
+}
+
+LogicalResult Simulator::finishCopy(size_t index) {
+  Copy copy = copies[index];
+  copies.erase(copies.begin() + index);
+  Barrier &b = barriers[copy.barrier];
+  --b.inFlight;
+  if (b.pending == 0 && b.inFlight == 0) {
+    ++b.completed;
+    b.pending = b.expected;
+  }
+  return success();
+}
+
+LogicalResult Simulator::finishHead(Agent &agent) {
+  Pending head = agent.queue.front();
+  agent.queue.pop_front();
+  if (head.commitTo >= 0)
+    return arrive(head.op, head.commitTo, 1);
+  return success();
+}
+
+LogicalResult Simulator::spawn() {
+  auto warpsAttr =
+      func->getAttrOfType<IntegerAttr>(TileGPUDialect::getWarpsAttrName());
+  int64_t kernelWarps = warpsAttr ? warpsAttr.getInt() : 4;
+  WarpSpecializeOp roles;
+  func.walk([&](WarpSpecializeOp op) { roles = op; });
+  // The groups a region's ops split its threads into.
+  auto groupsIn = [](Region &region) {
+    int64_t groups = 1;
+    region.walk([&](Operation *op) {
+      if (auto g = dyn_cast<GroupIdOp>(op))
+        groups = std::max<int64_t>(groups, g.getGroups());
+      if (auto g = dyn_cast<GroupBarrierOp>(op))
+        groups = std::max<int64_t>(groups, g.getGroups());
+      if (auto c = dyn_cast<MmaCommitOp>(op))
+        groups = std::max<int64_t>(groups, c.getGroups());
+    });
+    return groups;
+  };
+  auto addRole = [&](int64_t role, StringRef name, Block *body, int64_t warps,
+                     int64_t groups, const Agent &prologue) {
+    if (warps % groups)
+      return failure();
+    for (int64_t g = 0; g < groups; ++g) {
+      Agent agent;
+      agent.role = role;
+      agent.group = g;
+      agent.groups = groups;
+      agent.warps = warps / groups;
+      agent.name = (name + " " + Twine(g)).str();
+      agent.env = prologue.env;
+      agent.stack.push_back({body, body->begin()});
+      agents.push_back(std::move(agent));
+    }
+    roleAgents[role] = groups;
+    return success();
+  };
+  Block &entry = func.front();
+  if (!roles) {
+    Agent none;
+    if (failed(addRole(0, "kernel group", &entry, kernelWarps,
+                       groupsIn(func.getBody()), none)))
+      return func.emitError() << "tilegpu-simulate-roles: the kernel's warps "
+                                 "do not split into its groups";
+    return success();
+  }
+  // The prologue (allocations, mbarrier initialization) runs once.
+  Agent prologue;
+  prologue.name = "prologue";
+  prologue.role = -1;
+  prologue.stack.push_back({&entry, entry.begin()});
+  while (prologue.stack.back().it != entry.end() &&
+         &*prologue.stack.back().it != roles.getOperation()) {
+    bool blocked = false;
+    if (failed(step(prologue, blocked)))
+      return failure();
+  }
+  for (auto [r, region] : llvm::enumerate(roles.getBodies())) {
+    auto role = cast<RoleAttr>(roles.getRoles()[r]);
+    int64_t active = role.getActive() ? role.getActive() : role.getWarps();
+    int64_t groups = groupsIn(region);
+    // An MMA role's active warps are its groups' issuers.
+    if (groups == 1 && active > 1 &&
+        region.walk([](TmemMmaOp) { return WalkResult::interrupt(); })
+            .wasInterrupted())
+      groups = active;
+    if (failed(addRole(r, role.getName(), &region.front(), active, groups,
+                       prologue)))
+      return roles.emitError()
+             << "tilegpu-simulate-roles: role " << role.getName()
+             << " does not split into " << groups << " groups";
+  }
+  return success();
+}
+
+LogicalResult Simulator::step(Agent &agent, bool &blocked) {
+  blocked = false;
+  Frame &frame = agent.stack.back();
+  if (frame.it == frame.block->end()) {
+    // The end of a block without a terminator: the role's (or the
+    // kernel's) end.
+    agent.stack.pop_back();
+    if (agent.stack.empty())
+      agent.done = true;
+    return success();
+  }
+  Operation *op = &*frame.it;
+  if (failed(execute(agent, op, blocked)))
+    return failure();
+  return success();
+}
+
+LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
+  Frame &frame = agent.stack.back();
+  auto next = [&] { ++agent.stack.back().it; };
+  auto ints = [&](ValueRange values) -> FailureOr<SmallVector<int64_t>> {
+    SmallVector<int64_t> out;
+    for (Value v : values) {
+      SimValue s = *valueOf(agent, v);
+      if (s.kind != SimValue::Int)
+        return failure();
+      out.push_back(s.i);
+    }
+    return out;
+  };
+  Location loc = op->getLoc();
+  (void)loc;
+
+  // Structured control flow.
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    FailureOr<int64_t> lb = intOf(agent, loop.getLowerBound());
+    FailureOr<int64_t> ub = intOf(agent, loop.getUpperBound());
+    FailureOr<int64_t> st = intOf(agent, loop.getStep());
+    if (failed(lb) || failed(ub) || failed(st))
+      return failure();
+    if (*lb >= *ub) {
+      for (auto [result, init] :
+           llvm::zip(loop.getResults(), loop.getInitArgs()))
+        bind(agent, result, *valueOf(agent, init));
+      next();
+      return success();
+    }
+    Block *body = loop.getBody();
+    bind(agent, body->getArgument(0), SimValue::ofInt(*lb));
+    for (auto [arg, init] :
+         llvm::zip(body->getArguments().drop_front(), loop.getInitArgs()))
+      bind(agent, arg, *valueOf(agent, init));
+    agent.stack.push_back({body, body->begin(), op, *lb, *ub, *st});
+    return success();
+  }
+  if (auto branch = dyn_cast<scf::IfOp>(op)) {
+    FailureOr<int64_t> cond = intOf(agent, branch.getCondition());
+    if (failed(cond))
+      return failure();
+    Block *body = *cond ? branch.thenBlock() : branch.elseBlock();
+    if (!body) {
+      next();
+      return success();
+    }
+    agent.stack.push_back({body, body->begin(), op});
+    return success();
+  }
+  if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+    SmallVector<SimValue> values;
+    for (Value v : yield.getOperands())
+      values.push_back(*valueOf(agent, v));
+    Operation *owner = frame.owner;
+    if (auto loop = dyn_cast_or_null<scf::ForOp>(owner)) {
+      Block *body = loop.getBody();
+      frame.iv += frame.step;
+      if (frame.iv < frame.ub) {
+        bind(agent, body->getArgument(0), SimValue::ofInt(frame.iv));
+        for (auto [arg, v] :
+             llvm::zip(body->getArguments().drop_front(), values))
+          bind(agent, arg, v);
+        frame.it = body->begin();
+        return success();
+      }
+    }
+    agent.stack.pop_back();
+    for (auto [result, v] : llvm::zip(owner->getResults(), values))
+      bind(agent, result, v);
+    next();
+    return success();
+  }
+
+  // Scalars.
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    if (auto attr = dyn_cast<IntegerAttr>(cst.getValue()))
+      bind(agent, cst,
+           SimValue::ofInt(attr.getValue().getBitWidth() == 1
+                               ? attr.getValue().getZExtValue()
+                               : attr.getValue().getSExtValue()));
+    next();
+    return success();
+  }
+  if (op->getDialect() &&
+      op->getDialect()->getNamespace() ==
+          arith::ArithDialect::getDialectNamespace() &&
+      op->getNumResults() == 1 && op->getResult(0).getType().isIntOrIndex()) {
+    FailureOr<SmallVector<int64_t>> in = ints(op->getOperands());
+    if (failed(in)) {
+      next(); // an integer computed from what the simulation does not know
+      return success();
+    }
+    const SmallVector<int64_t> &x = *in;
+    auto floorDiv = [](int64_t a, int64_t b) {
+      return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+    };
+    std::optional<int64_t> r =
+        llvm::TypeSwitch<Operation *, std::optional<int64_t>>(op)
+            .Case([&](arith::AddIOp) { return x[0] + x[1]; })
+            .Case([&](arith::SubIOp) { return x[0] - x[1]; })
+            .Case([&](arith::MulIOp) { return x[0] * x[1]; })
+            .Case([&](arith::DivUIOp) { return x[1] ? x[0] / x[1] : 0; })
+            .Case([&](arith::DivSIOp) { return x[1] ? x[0] / x[1] : 0; })
+            .Case([&](arith::RemUIOp) { return x[1] ? x[0] % x[1] : 0; })
+            .Case([&](arith::RemSIOp) { return x[1] ? x[0] % x[1] : 0; })
+            .Case([&](arith::FloorDivSIOp) {
+              return x[1] ? floorDiv(x[0], x[1]) : 0;
+            })
+            .Case([&](arith::CeilDivUIOp) {
+              return x[1] ? (x[0] + x[1] - 1) / x[1] : 0;
+            })
+            .Case([&](arith::CeilDivSIOp) {
+              return x[1] ? -floorDiv(-x[0], x[1]) : 0;
+            })
+            .Case([&](arith::MinSIOp) { return std::min(x[0], x[1]); })
+            .Case([&](arith::MaxSIOp) { return std::max(x[0], x[1]); })
+            .Case([&](arith::MinUIOp) { return std::min(x[0], x[1]); })
+            .Case([&](arith::MaxUIOp) { return std::max(x[0], x[1]); })
+            .Case([&](arith::AndIOp) { return x[0] & x[1]; })
+            .Case([&](arith::OrIOp) { return x[0] | x[1]; })
+            .Case([&](arith::XOrIOp) { return x[0] ^ x[1]; })
+            .Case([&](arith::SelectOp) { return x[0] ? x[1] : x[2]; })
+            .Case([&](arith::IndexCastOp) { return x[0]; })
+            .Case([&](arith::IndexCastUIOp) { return x[0]; })
+            .Case([&](arith::ExtUIOp) { return x[0]; })
+            .Case([&](arith::ExtSIOp) { return x[0]; })
+            .Case([&](arith::TruncIOp t) -> int64_t {
+              unsigned w = t.getType().getIntOrFloatBitWidth();
+              return w >= 64 ? x[0] : (x[0] & ((int64_t(1) << w) - 1));
+            })
+            .Case([&](arith::CmpIOp c) -> int64_t {
+              uint64_t a = x[0], b = x[1];
+              switch (c.getPredicate()) {
+              case arith::CmpIPredicate::eq:
+                return x[0] == x[1];
+              case arith::CmpIPredicate::ne:
+                return x[0] != x[1];
+              case arith::CmpIPredicate::slt:
+                return x[0] < x[1];
+              case arith::CmpIPredicate::sle:
+                return x[0] <= x[1];
+              case arith::CmpIPredicate::sgt:
+                return x[0] > x[1];
+              case arith::CmpIPredicate::sge:
+                return x[0] >= x[1];
+              case arith::CmpIPredicate::ult:
+                return a < b;
+              case arith::CmpIPredicate::ule:
+                return a <= b;
+              case arith::CmpIPredicate::ugt:
+                return a > b;
+              case arith::CmpIPredicate::uge:
+                return a >= b;
+              }
+              return 0;
+            })
+            .Default([](Operation *) { return std::nullopt; });
+    if (r)
+      bind(agent, op->getResult(0), SimValue::ofInt(*r));
+    next();
+    return success();
+  }
+  if (auto dim = dyn_cast<tile::DimOp>(op)) {
+    auto arg = dyn_cast<BlockArgument>(dim.getView());
+    int64_t d = static_cast<int64_t>(dim.getIndex());
+    int64_t value = 1;
+    if (d == 2)
+      value = (arg && (arg.getArgNumber() == 1 || arg.getArgNumber() == 2))
+                  ? options.seqK
+                  : options.seqQ;
+    else if (d == 3)
+      value = dim.getView().getType().getShape()[3];
+    bind(agent, dim, SimValue::ofInt(value));
+    next();
+    return success();
+  }
+  if (auto id = dyn_cast<tile::BlockIdOp>(op)) {
+    bind(agent, id,
+         SimValue::ofInt(id.getDim() == tile::Dim::X ? options.block : 0));
+    next();
+    return success();
+  }
+  if (auto id = dyn_cast<GroupIdOp>(op)) {
+    if (static_cast<int64_t>(id.getGroups()) != agent.groups)
+      return op->emitError() << "tilegpu-simulate-roles: " << id.getGroups()
+                             << " groups in a role of " << agent.groups
+                             << " agents is not modelled";
+    bind(agent, id, SimValue::ofInt(agent.group));
+    next();
+    return success();
+  }
+
+  // Buffers.
+  if (auto alloc = dyn_cast<AllocOp>(op)) {
+    if (!alloc.getOffset())
+      return op->emitError() << "tilegpu-simulate-roles: a buffer without "
+                                "an offset; run tilegpu-allocate-memory";
+    bind(agent, alloc,
+         SimValue::ofBuffer(
+             {alloc.getType(), static_cast<int64_t>(*alloc.getOffset())}));
+    next();
+    return success();
+  }
+  if (auto slot = dyn_cast<SlotOp>(op)) {
+    SimValue ring = *valueOf(agent, slot.getRing());
+    FailureOr<int64_t> i = intOf(agent, slot.getIndex());
+    if (ring.kind != SimValue::Buffer || failed(i))
+      return failure();
+    bind(agent, slot,
+         SimValue::ofBuffer(
+             {slot.getType(),
+              ring.buffer.offset + *i * ring.buffer.type.getTileSize()}));
+    next();
+    return success();
+  }
+  if (auto alias = dyn_cast<TmemAliasOp>(op)) {
+    SimValue base = *valueOf(agent, alias.getSource());
+    bind(agent, alias,
+         SimValue::ofBuffer({alias.getType(), base.buffer.offset}));
+    next();
+    return success();
+  }
+
+  // mbarriers.
+  if (auto init = dyn_cast<MBarrierInitOp>(op)) {
+    FailureOr<int64_t> address =
+        barrierAddress(agent, init.getBarriers(), init.getIndex());
+    if (failed(address))
+      return failure();
+    if (agent.group == 0) {
+      Barrier b;
+      b.expected = b.pending = static_cast<int64_t>(init.getCount());
+      barriers[*address] = b;
+    }
+    next();
+    return success();
+  }
+  if (auto arriveOp = dyn_cast<MBarrierArriveOp>(op)) {
+    FailureOr<int64_t> address =
+        barrierAddress(agent, arriveOp.getBarriers(), arriveOp.getIndex());
+    if (failed(address) || failed(arrive(op, *address, agent.warps)))
+      return failure();
+    next();
+    return success();
+  }
+  if (auto wait = dyn_cast<MBarrierWaitOp>(op)) {
+    FailureOr<int64_t> address =
+        barrierAddress(agent, wait.getBarriers(), wait.getIndex());
+    FailureOr<int64_t> phase = intOf(agent, wait.getPhase());
+    if (failed(address) || failed(phase))
+      return failure();
+    auto it = barriers.find(*address);
+    if (it == barriers.end())
+      return op->emitError() << "tilegpu-simulate-roles: waits on an "
+                                "mbarrier that was never initialized";
+    if ((it->second.completed & 1) == (*phase & 1)) {
+      blocked = true;
+      return success();
+    }
+    next();
+    return success();
+  }
+  if (isa<gpu::BarrierOp>(op)) {
+    // The role's threads meet (a named barrier once roles split the kernel);
+    // the prologue runs once, alone.
+    int64_t role = agent.role;
+    if (role < 0) {
+      next();
+      return success();
+    }
+    if (agent.barrierGeneration == 0) {
+      agent.barrierGeneration = generation[role] + 1;
+      if (++atBarrier[role] == roleAgents[role]) {
+        atBarrier[role] = 0;
+        ++generation[role];
+      }
+    }
+    if (generation[role] < agent.barrierGeneration) {
+      blocked = true;
+      return success();
+    }
+    agent.barrierGeneration = 0;
+    next();
+    return success();
+  }
+  if (isa<GroupBarrierOp>(op)) {
+    next(); // a group is one agent
+    return success();
+  }
+
+  // Asynchronous copies and products.
+  if (auto load = dyn_cast<TmaLoadOp>(op)) {
+    SimValue dst = *valueOf(agent, load.getDst());
+    bind(agent, load.getResult(), dst);
+    if (agent.group != 0) {
+      next(); // the first thread of the threads that run it copies
+      return success();
+    }
+    FailureOr<int64_t> address =
+        barrierAddress(agent, load.getBarriers(), load.getIndex());
+    if (dst.kind != SimValue::Buffer || failed(address))
+      return failure();
+    Span span = spanOf(dst.buffer, 0);
+    for (Agent &other : agents)
+      for (Pending &p : other.queue)
+        for (Span &read : p.reads)
+          if (read.overlaps(span))
+            return hazard(op, p.op,
+                          "a TMA copy into shared memory that a product "
+                          "still reads");
+    for (Copy &c : copies)
+      if (c.dst.overlaps(span))
+        return hazard(op, c.op,
+                      "a TMA copy into shared memory that another copy "
+                      "still writes");
+    auto it = barriers.find(*address);
+    if (it == barriers.end())
+      return op->emitError() << "tilegpu-simulate-roles: a copy completes "
+                                "on an mbarrier that was never initialized";
+    // The arrival with its expected transaction, which the copy completes.
+    ++it->second.inFlight;
+    if (failed(arrive(op, *address, 1)))
+      return failure();
+    copies.push_back({op, span, *address});
+    bind(agent, load.getResult(), dst);
+    next();
+    return success();
+  }
+  if (auto mma = dyn_cast<TmemMmaOp>(op)) {
+    SimValue lhs = *valueOf(agent, mma.getLhs());
+    SimValue rhs = *valueOf(agent, mma.getRhs());
+    SimValue acc = *valueOf(agent, mma.getAcc());
+    if (lhs.kind != SimValue::Buffer || rhs.kind != SimValue::Buffer ||
+        acc.kind != SimValue::Buffer)
+      return op->emitError() << "tilegpu-simulate-roles: a product of "
+                                "unknown buffers";
+    auto accType = cast<BufferType>(mma.getAcc().getType());
+    int64_t blocks = std::max<int64_t>(1, accType.getShape()[0] / 128);
+    int64_t block;
+    if (std::optional<uint64_t> only = mma.getRowBlock()) {
+      if (agent.group != 0) {
+        next();
+        return success();
+      }
+      block = static_cast<int64_t>(*only);
+    } else {
+      FailureOr<int64_t> b = blockOf(agent, op, accType, blocks);
+      if (failed(b))
+        return failure();
+      if (blocks == 1 && agent.group != 0) {
+        next(); // the first thread issues
+        return success();
+      }
+      block = *b;
+    }
+    Pending p{op, {}, {}, -1};
+    auto lhsType = cast<BufferType>(mma.getLhs().getType());
+    p.reads.push_back(lhsType.getMemorySpace() == MemorySpace::Tensor
+                          ? spanOf(lhs.buffer, block)
+                          : spanOf(lhs.buffer, 0));
+    p.reads.push_back(spanOf(rhs.buffer, 0));
+    p.writes.push_back(spanOf(acc.buffer, block));
+    for (Span &read : p.reads)
+      for (Copy &c : copies)
+        if (read.overlaps(c.dst))
+          return hazard(op, c.op,
+                        "a product reads shared memory whose TMA copy has "
+                        "not landed");
+    for (Agent &other : agents) {
+      if (&other == &agent)
+        continue; // one issuer's products run in order
+      for (Pending &q : other.queue)
+        for (Span &w : q.writes)
+          for (Span s : llvm::concat<Span>(p.reads, p.writes))
+            if (w.overlaps(s))
+              return hazard(op, q.op,
+                            "products of two issuers on the same "
+                            "tensor-memory columns");
+    }
+    agent.queue.push_back(std::move(p));
+    next();
+    return success();
+  }
+  if (auto commit = dyn_cast<MmaCommitOp>(op)) {
+    int64_t groups = static_cast<int64_t>(commit.getGroups());
+    if (groups == 1 && agent.group != 0) {
+      next(); // the first thread commits
+      return success();
+    }
+    if (groups != 1 && groups != agent.groups)
+      return op->emitError()
+             << "tilegpu-simulate-roles: " << groups << " groups in a role of "
+             << agent.groups << " agents is not modelled";
+    FailureOr<int64_t> address =
+        barrierAddress(agent, commit.getBarriers(), commit.getIndex());
+    if (failed(address))
+      return failure();
+    if (groups != 1 && !commit.getJoint())
+      *address += 8 * agent.group;
+    agent.queue.push_back({op, {}, {}, *address});
+    next();
+    return success();
+  }
+  if (isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp>(op)) {
+    Value bufferValue =
+        isa<TmemStoreOp>(op) ? op->getOperand(1) : op->getOperand(0);
+    SimValue buffer = *valueOf(agent, bufferValue);
+    if (buffer.kind != SimValue::Buffer)
+      return op->emitError() << "tilegpu-simulate-roles: tensor memory of "
+                                "an unknown buffer";
+    auto type = cast<BufferType>(bufferValue.getType());
+    FailureOr<int64_t> block = blockOf(
+        agent, op, type, std::max<int64_t>(1, type.getShape()[0] / 128));
+    if (failed(block))
+      return failure();
+    Span span = spanOf(buffer.buffer, *block);
+    bool writes = !isa<TmemLoadOp>(op);
+    for (Agent &other : agents)
+      for (Pending &p : other.queue) {
+        for (Span &w : p.writes)
+          if (w.overlaps(span))
+            return hazard(op, p.op,
+                          "tensor memory that a product in flight writes");
+        if (writes)
+          for (Span &r : p.reads)
+            if (r.overlaps(span))
+              return hazard(op, p.op,
+                            "writes tensor memory that a product in flight "
+                            "reads");
+      }
+    if (auto load = dyn_cast<TmemLoadOp>(op))
+      bind(agent, load.getResult(), SimValue());
+    next();
+    return success();
+  }
+  if (isa<WarpSpecializeOp>(op))
+    return op->emitError() << "tilegpu-simulate-roles: nested warp roles";
+  if (isa<MmaOp, MmaWaitOp, AsyncCopyOp, AsyncWaitOp, AsyncWaitAllOp,
+          TurnStartOp, TurnTakeOp, TurnPassOp>(op))
+    return op->emitError() << "tilegpu-simulate-roles: " << op->getName()
+                           << " is not modelled (the simulation covers "
+                              "TMA, mbarriers and tcgen05)";
+  if (isa<func::ReturnOp>(op)) {
+    agent.stack.clear();
+    agent.done = true;
+    return success();
+  }
+  // Register tiles, stores to global memory: nothing to synchronize.
+  for (Value result : op->getResults())
+    bind(agent, result, SimValue());
+  next();
+  return success();
+}
+
+FailureOr<int64_t> Simulator::run() {
+  if (failed(spawn()))
+    return failure();
+  int64_t steps = 0;
+  while (true) {
+    // What may happen next: an agent's op, a copy landing, the head of an
+    // issuer's queue completing.
+    struct Choice {
+      int kind;
+      size_t index;
+    };
+    SmallVector<Choice> choices;
+    for (auto [i, agent] : llvm::enumerate(agents)) {
+      if (agent.done)
+        continue;
+      // Probe whether the agent may go on (a wait or barrier may block).
+      Frame &frame = agent.stack.back();
+      bool runnable = true;
+      if (frame.it != frame.block->end()) {
+        Operation *op = &*frame.it;
+        if (auto wait = dyn_cast<MBarrierWaitOp>(op)) {
+          FailureOr<int64_t> address =
+              barrierAddress(agent, wait.getBarriers(), wait.getIndex());
+          FailureOr<int64_t> phase = intOf(agent, wait.getPhase());
+          if (failed(address) || failed(phase))
+            return failure();
+          auto it = barriers.find(*address);
+          runnable = it == barriers.end() ||
+                     (it->second.completed & 1) != (*phase & 1);
+        } else if (isa<gpu::BarrierOp>(op) && agent.barrierGeneration) {
+          runnable = generation[agent.role] >= agent.barrierGeneration;
+        }
+      }
+      if (runnable)
+        choices.push_back({0, i});
+    }
+    for (size_t i = 0; i < copies.size(); ++i)
+      choices.push_back({1, i});
+    for (auto [i, agent] : llvm::enumerate(agents))
+      if (!agent.queue.empty())
+        choices.push_back({2, i});
+    if (choices.empty()) {
+      if (llvm::all_of(agents, [](const Agent &a) { return a.done; }))
+        return steps;
+      InFlightDiagnostic diag = func.emitError()
+                                << "tilegpu-simulate-roles: deadlock after "
+                                << steps << " steps: every agent waits and "
+                                << "nothing is in flight";
+      for (Agent &agent : agents)
+        if (!agent.done &&
+            agent.stack.back().it != agent.stack.back().block->end())
+          diag.attachNote(agent.stack.back().it->getLoc())
+              << agent.name << " waits here";
+      return failure();
+    }
+    if (++steps > options.maxSteps)
+      return func.emitError() << "tilegpu-simulate-roles: no end after "
+                              << options.maxSteps << " steps";
+    Choice c = choices[std::uniform_int_distribution<size_t>(0, choices.size() -
+                                                                    1)(rng)];
+    if (c.kind == 0) {
+      bool blocked = false;
+      if (failed(step(agents[c.index], blocked)))
+        return failure();
+    } else if (c.kind == 1) {
+      if (failed(finishCopy(c.index)))
+        return failure();
+    } else if (failed(finishHead(agents[c.index]))) {
+      return failure();
+    }
+  }
+}
+
+struct TileGPUSimulateRolesPass final
+    : tiled_attn::tilegpu::impl::TileGPUSimulateRolesPassBase<
+          TileGPUSimulateRolesPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (schedules < 1 || seqQ < 1 || seqK < 1 || block < 0 || maxSteps < 1) {
+      func.emitError() << "tilegpu-simulate-roles: schedules, seq-q, seq-k "
+                          "and max-steps must be positive and block not "
+                          "negative";
+      return signalPassFailure();
+    }
+    int64_t total = 0;
+    for (int64_t s = 0; s < schedules; ++s) {
+      Simulator simulator(func, Config{seqQ, seqK, block, maxSteps}, seed + s);
+      FailureOr<int64_t> steps = simulator.run();
+      if (failed(steps)) {
+        func.emitRemark() << "tilegpu-simulate-roles: schedule " << s
+                          << " (seed " << seed + s << ") failed";
+        return signalPassFailure();
+      }
+      total += *steps;
+    }
+    func.emitRemark() << "tilegpu-simulate-roles: " << int64_t(schedules)
+                      << " schedules ran to the end (" << total
+                      << " steps; seq-q " << int64_t(seqQ) << ", seq-k "
+                      << int64_t(seqK) << ", block " << int64_t(block)
+                      << "): no deadlock, no hazard";
+  }
+};
+
+} // namespace

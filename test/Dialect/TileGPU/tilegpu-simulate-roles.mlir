@@ -1,0 +1,98 @@
+// tilegpu-simulate-roles runs a tcgen05 kernel's synchronization on the
+// host: its roles' loops, mbarriers, TMA copies and tcgen05 products under
+// random schedules, for one query block. No Blackwell GPU is lent here, so
+// this is how the library's warp-role handshakes are run at all.
+
+// The library's D=64 causal kernel (mma-warp, p-over-s, two Q tiles, an MMA
+// warp per tile): diagonal blocks of a 1000-key sequence and its ends.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
+// RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 p-over-s=1" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="mma-warp=1 producer-registers=56 consumer-registers=224" \
+// RUN:   --canonicalize --cse -o %t.d64.mlir
+// RUN: tiled-attn-opt %t.d64.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=1000 seq-k=1000 block=3" 2>&1 | FileCheck %s --check-prefix=D64-LAST
+// RUN: tiled-attn-opt %t.d64.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=1000 seq-k=1000 block=1" 2>&1 | FileCheck %s --check-prefix=D64-MID
+// RUN: tiled-attn-opt %t.d64.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=1 seq-k=1" 2>&1 | FileCheck %s --check-prefix=D64-ONE
+// D64-LAST: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 3): no deadlock, no hazard
+// D64-MID: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 1): no deadlock, no hazard
+// D64-ONE: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0): no deadlock, no hazard
+
+// The library's D=128 kernel, not causal: a partial last key block, and
+// exactly one block.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
+// RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 p-over-s=1" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="mma-warp=1 producer-registers=56 consumer-registers=224" \
+// RUN:   --canonicalize --cse -o %t.d128.mlir
+// RUN: tiled-attn-opt %t.d128.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=300 seq-k=1100" 2>&1 | FileCheck %s --check-prefix=D128
+// RUN: tiled-attn-opt %t.d128.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=300 seq-k=128" 2>&1 | FileCheck %s --check-prefix=D128-ONE
+// D128: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 300, seq-k 1100, block 0): no deadlock, no hazard
+// D128-ONE: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 300, seq-k 128, block 0): no deadlock, no hazard
+
+// Without an MMA warp (each softmax warpgroup issues its own products),
+// with and without warp roles.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
+// RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="producer-registers=24 consumer-registers=240" \
+// RUN:   --tilegpu-simulate-roles="schedules=20 seq-q=1000 seq-k=1000 block=3" \
+// RUN:   -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=CONSUMERS
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=256 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
+// RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-simulate-roles="schedules=20 seq-q=1000 seq-k=1000 block=2" \
+// RUN:   -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOROLES
+// CONSUMERS: remark: tilegpu-simulate-roles: 20 schedules ran to the end
+// NOROLES: remark: tilegpu-simulate-roles: 20 schedules ran to the end
+
+// It finds what is wrong. Each case edits the D=64 kernel's IR:
+// - readiness that never comes (ready mbarriers expecting 8 warps of 4):
+//   a deadlock, with each agent's wait;
+// RUN: sed 's/count(4)/count(8)/' %t.d64.mlir | not tiled-attn-opt -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=2 seq-q=1000 seq-k=1000 block=3" 2>&1 | FileCheck %s --check-prefix=DEADLOCK
+// DEADLOCK: error: tilegpu-simulate-roles: deadlock after {{[0-9]+}} steps: every agent waits and nothing is in flight
+// DEADLOCK-DAG: note: consumer 0 waits here
+// DEADLOCK-DAG: note: consumer 1 waits here
+// DEADLOCK-DAG: note: producer 0 waits here
+// DEADLOCK-DAG: note: mma 0 waits here
+// DEADLOCK-DAG: note: mma 1 waits here
+// DEADLOCK: remark: tilegpu-simulate-roles: schedule 0 (seed 1) failed
+// - a K/V slot given back after one issuer of two (empty mbarriers
+//   expecting one commit): a refill over a slot a product still reads, or
+//   a product of a slot whose copy has not landed;
+// RUN: sed 's/count(2)/count(1)/' %t.d64.mlir | not tiled-attn-opt -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=8 seq-q=1000 seq-k=1000 block=3" 2>&1 | FileCheck %s --check-prefix=EARLY
+// EARLY: error: tilegpu-simulate-roles: {{a TMA copy into shared memory that a product still reads|a product reads shared memory whose TMA copy has not landed}}
+// EARLY: note: still in flight: this op
+// - S read without waiting for its product (the softmax warpgroups' wait
+//   on S's mbarrier, %5, removed).
+// RUN: sed '/tilegpu.mbarrier_wait %5\[/d' %t.d64.mlir | not tiled-attn-opt -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=8 seq-q=1000 seq-k=1000 block=3" 2>&1 | FileCheck %s --check-prefix=UNWAITED
+// UNWAITED: error: tilegpu-simulate-roles: tensor memory that a product in flight writes
+// UNWAITED: note: still in flight: this op
+
+// Options are checked, and what the simulation does not model is an error.
+// RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="schedules=0" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OPTIONS
+// OPTIONS: error: tilegpu-simulate-roles: schedules, seq-q, seq-k and max-steps must be positive and block not negative
+// RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="max-steps=100" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=STEPS
+// STEPS: error: tilegpu-simulate-roles: no end after 100 steps
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target=chip=sm_90a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   | not tiled-attn-opt --tilegpu-simulate-roles -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=WGMMA
+// WGMMA: error: tilegpu-simulate-roles: tilegpu.{{[a-z_]+}} is not modelled (the simulation covers TMA, mbarriers and tcgen05)
