@@ -147,6 +147,12 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
     roles.mmaWarp = options.mmaWarp;
     fpm.addPass(tilegpu::createTileGPUWarpSpecializePass(roles));
   }
+  if (options.simulateRoles != 0) {
+    tilegpu::TileGPUSimulateRolesPassOptions simulate;
+    simulate.schedules = options.simulateRoles;
+    simulate.quiet = true;
+    fpm.addPass(tilegpu::createTileGPUSimulateRolesPass(simulate));
+  }
   addTileGPUToNVVM(pm, options);
 }
 

@@ -167,18 +167,26 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("With warp-specialize: the consumers' register budget "
                      "per thread (0: the launch's)"),
       llvm::cl::init(0)};
-  Option<bool> pOverS{
-      *this, "p-over-s",
-      llvm::cl::desc("tcgen05: P over the columns of S (see "
-                     "convert-tile-to-tilegpu)"),
-      llvm::cl::init(false)};
+  Option<bool> pOverS{*this, "p-over-s",
+                      llvm::cl::desc("tcgen05: P over the columns of S (see "
+                                     "convert-tile-to-tilegpu)"),
+                      llvm::cl::init(false)};
   Option<bool> mmaWarp{
       *this, "mma-warp",
-      llvm::cl::desc("With warp-specialize, tcgen05: an MMA warp, beside the "
-                     "producer's in its warpgroup, whose one thread issues "
-                     "the products, handed over by ready mbarriers (see "
-                     "convert-tile-to-tilegpu and tilegpu-warp-specialize)"),
+      llvm::cl::desc("With warp-specialize, tcgen05: MMA warps, one per Q "
+                     "tile, beside the producer's in its warpgroup, whose "
+                     "first threads issue the products, handed over by "
+                     "ready mbarriers (see convert-tile-to-tilegpu and "
+                     "tilegpu-warp-specialize)"),
       llvm::cl::init(false)};
+  Option<int64_t> simulateRoles{
+      *this, "simulate-roles",
+      llvm::cl::desc("tcgen05: run the GPU-level kernel's synchronization "
+                     "on the host under this many random schedules of each "
+                     "of its corner cases before lowering it, an error on "
+                     "a deadlock or hazard (tilegpu-simulate-roles); 0: "
+                     "off"),
+      llvm::cl::init(0)};
   Option<bool> mergeBarriers{
       *this, "merge-barriers",
       llvm::cl::desc("Merge CTA barriers across waits, moving the waits "

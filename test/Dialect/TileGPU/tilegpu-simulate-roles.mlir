@@ -18,9 +18,9 @@
 // RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=1000 seq-k=1000 block=1" 2>&1 | FileCheck %s --check-prefix=D64-MID
 // RUN: tiled-attn-opt %t.d64.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
 // RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=1 seq-k=1" 2>&1 | FileCheck %s --check-prefix=D64-ONE
-// D64-LAST: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 3): no deadlock, no hazard
-// D64-MID: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 1): no deadlock, no hazard
-// D64-ONE: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0): no deadlock, no hazard
+// D64-LAST: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 3; no deadlock, no hazard)
+// D64-MID: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 1; no deadlock, no hazard)
+// D64-ONE: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; no deadlock, no hazard)
 
 // The library's D=128 kernel, not causal: a partial last key block, and
 // exactly one block.
@@ -35,8 +35,8 @@
 // RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=300 seq-k=1100" 2>&1 | FileCheck %s --check-prefix=D128
 // RUN: tiled-attn-opt %t.d128.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
 // RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=300 seq-k=128" 2>&1 | FileCheck %s --check-prefix=D128-ONE
-// D128: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 300, seq-k 1100, block 0): no deadlock, no hazard
-// D128-ONE: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 300, seq-k 128, block 0): no deadlock, no hazard
+// D128: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 300, seq-k 1100, block 0; no deadlock, no hazard)
+// D128-ONE: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 300, seq-k 128, block 0; no deadlock, no hazard)
 
 // Without an MMA warp (each softmax warpgroup issues its own products),
 // with and without warp roles.
@@ -68,7 +68,7 @@
 // DEADLOCK-DAG: note: producer 0 waits here
 // DEADLOCK-DAG: note: mma 0 waits here
 // DEADLOCK-DAG: note: mma 1 waits here
-// DEADLOCK: remark: tilegpu-simulate-roles: schedule 0 (seed 1) failed
+// DEADLOCK: remark: tilegpu-simulate-roles: schedule 0 (seed 1) of seq-q 1000, seq-k 1000, block 3 failed
 // - a K/V slot given back after one issuer of two (empty mbarriers
 //   expecting one commit): a refill over a slot a product still reads, or
 //   a product of a slot whose copy has not landed;
@@ -86,7 +86,7 @@
 // Options are checked, and what the simulation does not model is an error.
 // RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="schedules=0" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
-// OPTIONS: error: tilegpu-simulate-roles: schedules, seq-q, seq-k and max-steps must be positive and block not negative
+// OPTIONS: error: tilegpu-simulate-roles: schedules and max-steps must be positive, seq-q and seq-k both positive (or both 0: the kernel's corner cases) and block not negative
 // RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="max-steps=100" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=STEPS
 // STEPS: error: tilegpu-simulate-roles: no end after 100 steps
@@ -96,3 +96,24 @@
 // RUN:   | not tiled-attn-opt --tilegpu-simulate-roles -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WGMMA
 // WGMMA: error: tilegpu-simulate-roles: tilegpu.{{[a-z_]+}} is not modelled (the simulation covers TMA, mbarriers and tcgen05)
+
+// Without lengths: the corner cases of the kernel's blocks (256 x 128).
+// RUN: tiled-attn-opt %t.d64.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=10" 2>&1 | FileCheck %s --check-prefix=CORNERS
+// CORNERS: remark: tilegpu-simulate-roles: 10 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; seq-q 1019, seq-k 1019, block 1; seq-q 1019, seq-k 1019, block 3; seq-q 256, seq-k 647, block 0; no deadlock, no hazard)
+// RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="seq-q=5" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=LENGTHS
+// LENGTHS: error: tilegpu-simulate-roles: schedules and max-steps must be positive, seq-q and seq-k both positive (or both 0: the kernel's corner cases) and block not negative
+
+// In the pipeline (the library's tcgen05 entries use it): simulate-roles=N
+// runs the corner cases before lowering, silently when they pass.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
+// RUN:   --tile-to-ptx="chip=sm_100a warps=8 warp-specialize=1 ring-slots=2 mma-warp=1 p-over-s=1 producer-registers=56 consumer-registers=224 simulate-roles=4" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=PIPELINE
+// PIPELINE-NOT: remark
+// PIPELINE: gpu.binary
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tile-to-ptx="chip=sm_90a warps=8 simulate-roles=2" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PIPELINE-WGMMA
+// PIPELINE-WGMMA: error: tilegpu-simulate-roles: tilegpu.{{[a-z_]+}} is not modelled

@@ -889,33 +889,67 @@ struct TileGPUSimulateRolesPass final
     : tiled_attn::tilegpu::impl::TileGPUSimulateRolesPassBase<
           TileGPUSimulateRolesPass> {
   using Base::Base;
-  void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
-    if (schedules < 1 || seqQ < 1 || seqK < 1 || block < 0 || maxSteps < 1) {
-      func.emitError() << "tilegpu-simulate-roles: schedules, seq-q, seq-k "
-                          "and max-steps must be positive and block not "
-                          "negative";
+  void runOnOperation() override;
+};
+
+void TileGPUSimulateRolesPass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  if (func.isExternal())
+    return;
+  if (schedules < 1 || seqQ < 0 || seqK < 0 || block < 0 || maxSteps < 1 ||
+      (seqQ == 0) != (seqK == 0)) {
+    func.emitError() << "tilegpu-simulate-roles: schedules and max-steps "
+                        "must be positive, seq-q and seq-k both positive "
+                        "(or both 0: the kernel's corner cases) and block "
+                        "not negative";
+    return signalPassFailure();
+  }
+  // The lengths and block to run: the options', or (both lengths 0) the
+  // corner cases of the kernel's blocks: one key, a last partial block of
+  // 4 query blocks (the middle one and the last), and a long key sequence
+  // with a partial last block for a first query block.
+  SmallVector<Config> configs;
+  if (seqQ > 0) {
+    configs.push_back({seqQ, seqK, block, maxSteps});
+  } else {
+    auto sdpa = func->getAttrOfType<tile::SdpaAttr>(
+        tile::TileDialect::getSdpaAttrName());
+    if (!sdpa) {
+      func.emitError() << "tilegpu-simulate-roles: no #tile.sdpa to take the "
+                          "corner cases from; give seq-q and seq-k";
       return signalPassFailure();
     }
-    int64_t total = 0;
+    int64_t m = sdpa.getBlockM(), n = sdpa.getBlockN();
+    configs = {{1, 1, 0, maxSteps},
+               {4 * m - 5, 4 * m - 5, 1, maxSteps},
+               {4 * m - 5, 4 * m - 5, 3, maxSteps},
+               {m, 5 * n + 7, 0, maxSteps}};
+  }
+  int64_t total = 0;
+  for (const Config &config : configs) {
     for (int64_t s = 0; s < schedules; ++s) {
-      Simulator simulator(func, Config{seqQ, seqK, block, maxSteps}, seed + s);
+      Simulator simulator(func, config, seed + s);
       FailureOr<int64_t> steps = simulator.run();
       if (failed(steps)) {
         func.emitRemark() << "tilegpu-simulate-roles: schedule " << s
-                          << " (seed " << seed + s << ") failed";
+                          << " (seed " << seed + s << ") of seq-q "
+                          << config.seqQ << ", seq-k " << config.seqK
+                          << ", block " << config.block << " failed";
         return signalPassFailure();
       }
       total += *steps;
     }
-    func.emitRemark() << "tilegpu-simulate-roles: " << int64_t(schedules)
-                      << " schedules ran to the end (" << total
-                      << " steps; seq-q " << int64_t(seqQ) << ", seq-k "
-                      << int64_t(seqK) << ", block " << int64_t(block)
-                      << "): no deadlock, no hazard";
   }
-};
+  if (!quiet) {
+    InFlightDiagnostic remark =
+        func.emitRemark() << "tilegpu-simulate-roles: " << int64_t(schedules)
+                          << " schedules ran to the end (" << total
+                          << " steps;";
+    for (const Config &config : configs)
+      remark << " seq-q " << config.seqQ << ", seq-k " << config.seqK
+             << ", block " << config.block << ";";
+    remark << " no deadlock, no hazard)";
+  }
+}
 
 } // namespace

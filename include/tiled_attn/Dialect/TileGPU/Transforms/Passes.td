@@ -252,7 +252,11 @@ def TileGPUSimulateRolesPass
     - a tcgen05.ld, tcgen05.st or correction touches tensor-memory columns
       that a product in flight writes (or reads, for a write).
     A kernel that runs every schedule to its end gets a remark with the
-    number of steps. Buffers need their offsets (after
+    number of steps. Without lengths, it runs the corner cases of the
+    kernel's blocks (from its `#tile.sdpa`): one key; a last partial block
+    of four query blocks, for the middle and the last; a long key sequence
+    with a partial last block. `tile-to-ptx{simulate-roles=N}` runs those
+    with N schedules on every kernel it builds. Buffers need their offsets (after
     `tilegpu-allocate-memory`); wgmma, cp.async and ping-pong turns are not
     modelled.
 
@@ -264,10 +268,11 @@ def TileGPUSimulateRolesPass
   let options = [
     Option<"schedules", "schedules", "int64_t", /*default=*/"16",
            "Random schedules to run">,
-    Option<"seqQ", "seq-q", "int64_t", /*default=*/"256",
+    Option<"seqQ", "seq-q", "int64_t", /*default=*/"0",
            "Query length (the size of dimension 2 of the kernel's first and "
-           "last views)">,
-    Option<"seqK", "seq-k", "int64_t", /*default=*/"512",
+           "last views); 0 with seq-k 0: the kernel's corner cases, from "
+           "its #tile.sdpa blocks">,
+    Option<"seqK", "seq-k", "int64_t", /*default=*/"0",
            "Key length (dimension 2 of the second and third views)">,
     Option<"block", "block", "int64_t", /*default=*/"0",
            "The query block simulated (tile.block_id x)">,
@@ -275,6 +280,8 @@ def TileGPUSimulateRolesPass
            "Seed of the first schedule (the others follow)">,
     Option<"maxSteps", "max-steps", "int64_t", /*default=*/"10000000",
            "Steps after which a schedule that has not ended is an error">,
+    Option<"quiet", "quiet", "bool", /*default=*/"false",
+           "No remark when every schedule ends (errors still)">,
   ];
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }
