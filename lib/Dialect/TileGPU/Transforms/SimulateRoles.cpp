@@ -6,8 +6,11 @@
 //===----------------------------------------------------------------------===//
 //
 // What cannot run here (no Blackwell GPU is lent) is checked another way:
-// this pass runs a tcgen05 kernel's synchronization, not its arithmetic, on
-// the host, for one query block, under many random schedules.
+// this pass runs a kernel's synchronization, not its arithmetic, on the
+// host, for one query block, under many random schedules. It models TMA,
+// mbarriers, tcgen05 and tensor memory (Blackwell), and wgmma, mma.sync
+// reads of shared memory and ping-pong turns (Hopper), so the Hopper
+// kernels that ran clean under compute-sanitizer check the model.
 //
 // - Agents: each warp role's groups of warps (a softmax warpgroup, the TMA
 //   producer warp, an MMA warp), or the kernel's groups without roles. An
@@ -21,9 +24,14 @@
 //   completes its transaction on its mbarrier; a tcgen05 product joins its
 //   issuer's queue, which runs in issue order (the order FlashAttention-4
 //   relies on), and a commit in that queue arrives on its mbarrier once the
-//   products before it have completed.
-// - Hazards: a product that reads a slot whose copy has not landed, a copy
-//   into a slot that a product still reads, a tcgen05.ld/st (or the
+//   products before it have completed; a wgmma group runs until the
+//   tilegpu.mma_wait that leaves at most `pending` groups in flight (groups
+//   complete in order).
+// - Ping-pong turns: each warpgroup is an agent; a pass gives the next one
+//   a turn, a take waits for one.
+// - Hazards: a product (or ldmatrix, or a local load) that reads shared
+//   memory whose copy has not landed, a copy (or a staged store) into
+//   shared memory that a product still reads, a tcgen05.ld/st (or the
 //   correction) of tensor-memory columns that a product in flight writes
 //   (or reads, for a write), and products of two issuers on the same
 //   columns: each is an error naming both ops. So is a deadlock (every
@@ -69,7 +77,8 @@ struct BufferRef {
 /// A value the simulation knows: an integer (index, i1 to i64), a buffer,
 /// or something it does not compute (a register tile, a float).
 struct SimValue {
-  enum Kind { Opaque, Int, Buffer } kind = Opaque;
+  /// Product: a wgmma accumulator in flight, `i` its issue number.
+  enum Kind { Opaque, Int, Buffer, Product } kind = Opaque;
   int64_t i = 0;
   BufferRef buffer;
   static SimValue ofInt(int64_t v) { return {Int, v, {}}; }
@@ -85,11 +94,13 @@ struct Span {
   }
 };
 
-/// A tcgen05 product in an issuer's queue, or a commit after it.
+/// A tcgen05 product in an issuer's queue, or a commit after it; or a
+/// wgmma group.
 struct Pending {
   Operation *op;
   SmallVector<Span> reads, writes;
   int64_t commitTo = -1; // a commit: the mbarrier's byte address
+  int64_t issue = -1;    // a wgmma group: its issue number
 };
 
 struct Copy {
@@ -120,14 +131,15 @@ struct Agent {
   llvm::DenseMap<Value, SimValue> env;
   SmallVector<Frame> stack;
   std::deque<Pending> queue; // its products and commits in flight
+  std::deque<Pending> wgmma; // its wgmma groups in flight
   bool done = false;
   int64_t barrierGeneration = 0; // the CTA barrier it waits at, if any
 };
 
 class Simulator {
 public:
-  Simulator(func::FuncOp func, Config config, uint64_t seed)
-      : func(func), options(config), rng(seed) {}
+  Simulator(func::FuncOp func, Config config, uint64_t seed, bool lazy)
+      : func(func), options(config), rng(seed), lazy(lazy) {}
   /// Runs one schedule; the number of steps, or failure with an error.
   FailureOr<int64_t> run();
 
@@ -152,12 +164,19 @@ private:
   func::FuncOp func;
   Config options;
   std::mt19937_64 rng;
-  SmallVector<Agent> agents;
+  bool lazy;
+  std::vector<Agent> agents;
   llvm::DenseMap<int64_t, Barrier> barriers; // by byte address
   std::vector<Copy> copies;
   /// Per role: agents at its CTA barrier, and the barrier's generation.
   llvm::DenseMap<int64_t, int64_t> atBarrier, generation;
   llvm::DenseMap<int64_t, int64_t> roleAgents;
+  int64_t issued = 0; // wgmma groups issued
+  /// Ping-pong: the turns passed to each consumer group and not yet taken.
+  llvm::DenseMap<int64_t, int64_t> turns;
+  /// Shared memory an op reads or writes at once: no copy may be writing
+  /// it (and for a write, no product reading it).
+  LogicalResult touchShared(Operation *op, const Span &span, bool writes);
 };
 
 Span Simulator::spanOf(const BufferRef &ref, int64_t block) const {
@@ -175,6 +194,27 @@ Span Simulator::spanOf(const BufferRef &ref, int64_t block) const {
           : 0;
   int64_t begin = ref.offset + block * step;
   return {MemorySpace::Tensor, begin, begin + width};
+}
+
+LogicalResult Simulator::touchShared(Operation *op, const Span &span,
+                                     bool writes) {
+  for (Copy &c : copies)
+    if (c.dst.overlaps(span))
+      return hazard(op, c.op,
+                    writes ? "writes shared memory that a TMA copy still "
+                             "writes"
+                           : "reads shared memory whose TMA copy has not "
+                             "landed");
+  if (writes)
+    for (Agent &other : agents)
+      for (const std::deque<Pending> *inFlight : {&other.queue, &other.wgmma})
+        for (const Pending &p : *inFlight)
+          for (const Span &read : p.reads)
+            if (read.overlaps(span))
+              return hazard(op, p.op,
+                            "writes shared memory that a product still "
+                            "reads");
+  return success();
 }
 
 LogicalResult Simulator::hazard(Operation *op, Operation *other,
@@ -284,6 +324,16 @@ LogicalResult Simulator::spawn() {
     });
     return groups;
   };
+  // Ping-pong turns pass between warpgroups: each is an agent.
+  auto hasTurns = [](Region &region) {
+    return region
+        .walk([](Operation *op) {
+          return isa<TurnStartOp, TurnTakeOp, TurnPassOp>(op)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  };
   auto addRole = [&](int64_t role, StringRef name, Block *body, int64_t warps,
                      int64_t groups, const Agent &prologue) {
     if (warps % groups)
@@ -305,8 +355,10 @@ LogicalResult Simulator::spawn() {
   Block &entry = func.front();
   if (!roles) {
     Agent none;
-    if (failed(addRole(0, "kernel group", &entry, kernelWarps,
-                       groupsIn(func.getBody()), none)))
+    int64_t groups = groupsIn(func.getBody());
+    if (hasTurns(func.getBody()))
+      groups = std::max<int64_t>(groups, kernelWarps / 4);
+    if (failed(addRole(0, "kernel group", &entry, kernelWarps, groups, none)))
       return func.emitError() << "tilegpu-simulate-roles: the kernel's warps "
                                  "do not split into its groups";
     return success();
@@ -326,6 +378,8 @@ LogicalResult Simulator::spawn() {
     auto role = cast<RoleAttr>(roles.getRoles()[r]);
     int64_t active = role.getActive() ? role.getActive() : role.getWarps();
     int64_t groups = groupsIn(region);
+    if (hasTurns(region))
+      groups = std::max<int64_t>(groups, active / 4);
     // An MMA role's active warps are its groups' issuers.
     if (groups == 1 && active > 1 &&
         region.walk([](TmemMmaOp) { return WalkResult::interrupt(); })
@@ -662,12 +716,13 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
       return failure();
     Span span = spanOf(dst.buffer, 0);
     for (Agent &other : agents)
-      for (Pending &p : other.queue)
-        for (Span &read : p.reads)
-          if (read.overlaps(span))
-            return hazard(op, p.op,
-                          "a TMA copy into shared memory that a product "
-                          "still reads");
+      for (const std::deque<Pending> *inFlight : {&other.queue, &other.wgmma})
+        for (const Pending &p : *inFlight)
+          for (const Span &read : p.reads)
+            if (read.overlaps(span))
+              return hazard(op, p.op,
+                            "a TMA copy into shared memory that a product "
+                            "still reads");
     for (Copy &c : copies)
       if (c.dst.overlaps(span))
         return hazard(op, c.op,
@@ -795,11 +850,98 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
   }
   if (isa<WarpSpecializeOp>(op))
     return op->emitError() << "tilegpu-simulate-roles: nested warp roles";
-  if (isa<MmaOp, MmaWaitOp, AsyncCopyOp, AsyncWaitOp, AsyncWaitAllOp,
-          TurnStartOp, TurnTakeOp, TurnPassOp>(op))
+  if (auto mma = dyn_cast<MmaOp>(op)) {
+    // Shared operands: read at once (mma.sync's ldmatrix), or by a wgmma
+    // group in flight until its mma_wait.
+    Pending p{op, {}, {}, -1};
+    for (Value operand : SmallVector<Value, 2>{mma.getLhs(), mma.getRhs()}) {
+      if (!isa<BufferType>(operand.getType()))
+        continue;
+      SimValue buffer = *valueOf(agent, operand);
+      if (buffer.kind != SimValue::Buffer)
+        return op->emitError() << "tilegpu-simulate-roles: a product of "
+                                  "unknown buffers";
+      Span span = spanOf(buffer.buffer, 0);
+      if (failed(touchShared(op, span, /*writes=*/false)))
+        return failure();
+      p.reads.push_back(span);
+    }
+    if (isAsyncMmaResult(mma.getType())) {
+      p.issue = ++issued;
+      agent.wgmma.push_back(std::move(p));
+      bind(agent, mma.getResult(), {SimValue::Product, issued, {}});
+    } else {
+      bind(agent, mma.getResult(), SimValue());
+    }
+    next();
+    return success();
+  }
+  if (auto wait = dyn_cast<MmaWaitOp>(op)) {
+    int64_t pending = static_cast<int64_t>(wait.getPending().value_or(0));
+    if (static_cast<int64_t>(agent.wgmma.size()) > pending) {
+      blocked = true;
+      return success();
+    }
+    // The product it waits for must be done: a `pending` past the groups
+    // issued after it leaves it in flight.
+    SimValue awaited = *valueOf(agent, wait.getAcc());
+    if (awaited.kind == SimValue::Product)
+      for (const Pending &p : agent.wgmma)
+        if (p.issue == awaited.i)
+          return hazard(op, p.op,
+                        "waits for a wgmma product but leaves it in flight "
+                        "(pending counts more groups than were issued after "
+                        "it)");
+    bind(agent, wait.getResult(), SimValue());
+    next();
+    return success();
+  }
+  if (auto load = dyn_cast<LocalLoadOp>(op)) {
+    SimValue buffer = *valueOf(agent, load.getBuffer());
+    if (buffer.kind == SimValue::Buffer &&
+        failed(touchShared(op, spanOf(buffer.buffer, 0), /*writes=*/false)))
+      return failure();
+    bind(agent, load.getResult(), SimValue());
+    next();
+    return success();
+  }
+  if (auto store = dyn_cast<StagedStoreOp>(op)) {
+    SimValue buffer = *valueOf(agent, store.getStaging());
+    if (buffer.kind == SimValue::Buffer &&
+        failed(touchShared(op, spanOf(buffer.buffer, 0), /*writes=*/true)))
+      return failure();
+    next();
+    return success();
+  }
+  if (isa<TurnStartOp>(op)) {
+    // The last warpgroup passes the first turn to the first.
+    if (agent.group == agent.groups - 1)
+      ++turns[0];
+    next();
+    return success();
+  }
+  if (isa<TurnTakeOp>(op)) {
+    if (turns[agent.group] == 0) {
+      blocked = true;
+      return success();
+    }
+    --turns[agent.group];
+    next();
+    return success();
+  }
+  if (isa<TurnPassOp>(op)) {
+    ++turns[(agent.group + 1) % agent.groups];
+    next();
+    return success();
+  }
+  if (isa<AsyncWaitOp, AsyncWaitAllOp>(op)) {
+    next(); // cp.async waits: with no cp.async copy (an error below), none
+    return success();
+  }
+  if (isa<AsyncCopyOp>(op))
     return op->emitError() << "tilegpu-simulate-roles: " << op->getName()
                            << " is not modelled (the simulation covers "
-                              "TMA, mbarriers and tcgen05)";
+                              "TMA, mbarriers, wgmma, mma.sync and tcgen05)";
   if (isa<func::ReturnOp>(op)) {
     agent.stack.clear();
     agent.done = true;
@@ -843,6 +985,11 @@ FailureOr<int64_t> Simulator::run() {
                      (it->second.completed & 1) != (*phase & 1);
         } else if (isa<gpu::BarrierOp>(op) && agent.barrierGeneration) {
           runnable = generation[agent.role] >= agent.barrierGeneration;
+        } else if (auto mmaWait = dyn_cast<MmaWaitOp>(op)) {
+          runnable = static_cast<int64_t>(agent.wgmma.size()) <=
+                     static_cast<int64_t>(mmaWait.getPending().value_or(0));
+        } else if (isa<TurnTakeOp>(op)) {
+          runnable = turns.lookup(agent.group) > 0;
         }
       }
       if (runnable)
@@ -850,9 +997,12 @@ FailureOr<int64_t> Simulator::run() {
     }
     for (size_t i = 0; i < copies.size(); ++i)
       choices.push_back({1, i});
-    for (auto [i, agent] : llvm::enumerate(agents))
+    for (auto [i, agent] : llvm::enumerate(agents)) {
       if (!agent.queue.empty())
         choices.push_back({2, i});
+      if (!agent.wgmma.empty())
+        choices.push_back({3, i});
+    }
     if (choices.empty()) {
       if (llvm::all_of(agents, [](const Agent &a) { return a.done; }))
         return steps;
@@ -870,8 +1020,13 @@ FailureOr<int64_t> Simulator::run() {
     if (++steps > options.maxSteps)
       return func.emitError() << "tilegpu-simulate-roles: no end after "
                               << options.maxSteps << " steps";
-    Choice c = choices[std::uniform_int_distribution<size_t>(0, choices.size() -
-                                                                    1)(rng)];
+    // A lazy schedule lets asynchronous work finish only when no agent
+    // can go on: the threads run as far ahead of it as they are allowed.
+    size_t agentChoices = llvm::count_if(
+        choices, [](const Choice &choice) { return choice.kind == 0; });
+    size_t range = lazy && agentChoices ? agentChoices : choices.size();
+    Choice c =
+        choices[std::uniform_int_distribution<size_t>(0, range - 1)(rng)];
     if (c.kind == 0) {
       bool blocked = false;
       if (failed(step(agents[c.index], blocked)))
@@ -879,6 +1034,8 @@ FailureOr<int64_t> Simulator::run() {
     } else if (c.kind == 1) {
       if (failed(finishCopy(c.index)))
         return failure();
+    } else if (c.kind == 3) {
+      agents[c.index].wgmma.pop_front(); // wgmma groups complete in order
     } else if (failed(finishHead(agents[c.index]))) {
       return failure();
     }
@@ -928,7 +1085,8 @@ void TileGPUSimulateRolesPass::runOnOperation() {
   int64_t total = 0;
   for (const Config &config : configs) {
     for (int64_t s = 0; s < schedules; ++s) {
-      Simulator simulator(func, config, seed + s);
+      // Every other schedule is lazy (see run).
+      Simulator simulator(func, config, seed + s, /*lazy=*/s % 2 == 1);
       FailureOr<int64_t> steps = simulator.run();
       if (failed(steps)) {
         func.emitRemark() << "tilegpu-simulate-roles: schedule " << s

@@ -231,7 +231,7 @@ def TileGPUPingPongPass
 
 def TileGPUSimulateRolesPass
     : Pass<"tilegpu-simulate-roles", "::mlir::func::FuncOp"> {
-  let summary = "Run a tcgen05 kernel's synchronization on the host under random schedules";
+  let summary = "Run a kernel's synchronization on the host under random schedules";
   let description = [{
     A check for what no GPU here can run: the kernel's warp roles (or its
     groups of warps without roles) run one query block, op by op, their
@@ -239,16 +239,20 @@ def TileGPUSimulateRolesPass
     not, under `schedules` random interleavings with the asynchronous work:
     TMA copies land in any order and complete their transaction on their
     mbarrier; tcgen05 products run in their issuer's order and a commit
-    arrives once the products before it are done. mbarriers count arrivals
-    and phases, and a wait passes when the phase of its parity has
-    completed, as `mbarrier.try_wait.parity` does.
+    arrives once the products before it are done; wgmma groups complete in
+    order and `tilegpu.mma_wait` waits until at most `pending` are in
+    flight; ping-pong turns pass between warpgroups. mbarriers count
+    arrivals and phases, and a wait passes when the phase of its parity has
+    completed, as `mbarrier.try_wait.parity` does. The Hopper kernels, which
+    ran clean under compute-sanitizer, check the model.
 
     It is an error, naming the ops, when:
     - every agent waits and nothing is in flight (a deadlock);
     - an mbarrier gets more arrivals in a phase than it expects;
-    - a product reads shared memory whose copy has not landed, a copy
-      writes shared memory a product still reads, or two issuers' products
-      touch the same tensor-memory columns;
+    - a product, ldmatrix or local load reads shared memory whose copy has
+      not landed, a copy or staged store writes shared memory a product
+      still reads, or two issuers' products touch the same tensor-memory
+      columns;
     - a tcgen05.ld, tcgen05.st or correction touches tensor-memory columns
       that a product in flight writes (or reads, for a write).
     A kernel that runs every schedule to its end gets a remark with the
@@ -256,9 +260,9 @@ def TileGPUSimulateRolesPass
     kernel's blocks (from its `#tile.sdpa`): one key; a last partial block
     of four query blocks, for the middle and the last; a long key sequence
     with a partial last block. `tile-to-ptx{simulate-roles=N}` runs those
-    with N schedules on every kernel it builds. Buffers need their offsets (after
-    `tilegpu-allocate-memory`); wgmma, cp.async and ping-pong turns are not
-    modelled.
+    with N schedules on every kernel it builds. Buffers need their offsets
+    (after `tilegpu-allocate-memory`); cp.async copies (the mma.sync
+    kernels without TMA) are not modelled.
 
     ```
     tiled-attn-opt kernel.mlir --tilegpu-simulate-roles="seq-q=300 seq-k=700 schedules=50"
