@@ -93,11 +93,6 @@ static void fence(OpBuilder &b, Location loc, NVVM::Tcgen05FenceKind kind) {
 }
 
 /// The columns from a row block of a tensor-memory buffer to the next.
-static int64_t blockStep(BufferType type) {
-  return cast<TensorMemoryEncodingAttr>(type.getEncoding())
-      .getBlockStep(type.getShape(), type.getElementType());
-}
-
 /// Whether this thread is warp `w` of the CTA (not of its role: the kernel's
 /// TMEM is allocated before the roles split).
 static Value isCtaWarp(OpBuilder &b, Location loc, int64_t w) {
@@ -337,7 +332,7 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
     bool tmemLhs = lhsTy.getMemorySpace() == MemorySpace::Tensor;
     // Row block r: 128 r rows into each panel of a shared lhs (128-byte
     // rows), r blocks of columns on in tensor memory.
-    int64_t lhsBlockStep = tmemLhs ? blockStep(lhsTy) : 128 * 128;
+    int64_t lhsBlockStep = tmemLhs ? lhsTy.getRowBlockStep() : 128 * 128;
     auto blockOffset = [&](int64_t step) -> Value {
       return arith::MulIOp::create(rewriter, loc, block,
                                    cIdx(rewriter, loc, step));
@@ -348,8 +343,9 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
     };
     fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
     Value idesc = i32Const(rewriter, loc, static_cast<int32_t>(*idescBits));
-    Value acc = arith::AddIOp::create(rewriter, loc, adaptor.getAcc(),
-                                      asI32(blockOffset(blockStep(accTy))));
+    Value acc =
+        arith::AddIOp::create(rewriter, loc, adaptor.getAcc(),
+                              asI32(blockOffset(accTy.getRowBlockStep())));
     Value d = tmemPointer(rewriter, loc, acc);
     Value lhsBlock = blockOffset(lhsBlockStep);
     Value yes = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
@@ -498,7 +494,7 @@ SmallVector<TmemPiece> threadPieces(OpBuilder &b, Location loc, Value buffer,
                                     int64_t columns, int64_t words) {
   Value first = arith::AddIOp::create(
       b, loc, buffer,
-      rowAndColumnOffset(b, loc, layout, columns, blockStep(type)));
+      rowAndColumnOffset(b, loc, layout, columns, type.getRowBlockStep()));
   SmallVector<TmemPiece> pieces;
   int64_t column = 0;
   for (int64_t width : columnChunks(words)) {

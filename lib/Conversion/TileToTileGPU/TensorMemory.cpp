@@ -282,11 +282,7 @@ void TensorMemoryMaterializer::allocate() {
     Value sBuffer = bufferFor.lookup(sTile);
     BufferType sType = cast<BufferType>(sBuffer.getType());
     auto tile = cast<RankedTensorType>(pTile.getType());
-    int64_t step =
-        tile.getDimSize(0) > 128
-            ? cast<TensorMemoryEncodingAttr>(sType.getEncoding())
-                  .getBlockStep(sType.getShape(), sType.getElementType())
-            : 0;
+    int64_t step = tile.getDimSize(0) > 128 ? sType.getRowBlockStep() : 0;
     auto type = BufferType::get(
         b.getContext(), tile.getShape(), tile.getElementType(),
         TensorMemoryEncodingAttr::get(b.getContext(), /*packed=*/true, step));

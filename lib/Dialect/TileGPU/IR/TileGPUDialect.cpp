@@ -676,6 +676,16 @@ int64_t BufferType::getAllocationSize() const {
   return (isRing() ? getShape()[0] : 1) * getTileSize();
 }
 
+int64_t BufferType::getRowBlockColumns() const {
+  return cast<TensorMemoryEncodingAttr>(getEncoding())
+      .getColumnsPerBlock(getTileShape(), getElementType());
+}
+
+int64_t BufferType::getRowBlockStep() const {
+  return cast<TensorMemoryEncodingAttr>(getEncoding())
+      .getBlockStep(getTileShape(), getElementType());
+}
+
 //===----------------------------------------------------------------------===//
 // TensorMapType
 //===----------------------------------------------------------------------===//

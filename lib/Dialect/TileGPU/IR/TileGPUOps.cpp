@@ -375,14 +375,8 @@ LogicalResult TmemAliasOp::verify() {
     return emitOpError() << "aliases tiles of the same rows, got "
                          << source.getShape()[0] << " and "
                          << result.getShape()[0];
-  auto columns = [](BufferType type) {
-    return cast<TensorMemoryEncodingAttr>(type.getEncoding())
-        .getColumnsPerBlock(type.getShape(), type.getElementType());
-  };
-  auto step = [](BufferType type) {
-    return cast<TensorMemoryEncodingAttr>(type.getEncoding())
-        .getBlockStep(type.getShape(), type.getElementType());
-  };
+  auto columns = [](BufferType type) { return type.getRowBlockColumns(); };
+  auto step = [](BufferType type) { return type.getRowBlockStep(); };
   if (columns(result) > columns(source))
     return emitOpError() << "takes " << columns(result)
                          << " columns a row block, more than the source's "

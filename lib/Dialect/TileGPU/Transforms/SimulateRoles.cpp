@@ -185,13 +185,8 @@ Span Simulator::spanOf(const BufferRef &ref, int64_t block) const {
     return {type.getMemorySpace(), ref.offset,
             ref.offset + (type.isRing() ? type.getTileSize()
                                         : type.getAllocationSize())};
-  auto encoding = cast<TensorMemoryEncodingAttr>(type.getEncoding());
-  int64_t width =
-      encoding.getColumnsPerBlock(type.getShape(), type.getElementType());
-  int64_t step =
-      type.getShape()[0] > 128
-          ? encoding.getBlockStep(type.getShape(), type.getElementType())
-          : 0;
+  int64_t width = type.getRowBlockColumns();
+  int64_t step = type.getShape()[0] > 128 ? type.getRowBlockStep() : 0;
   int64_t begin = ref.offset + block * step;
   return {MemorySpace::Tensor, begin, begin + width};
 }

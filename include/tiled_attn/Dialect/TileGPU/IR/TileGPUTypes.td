@@ -51,6 +51,10 @@ def TileGPU_BufferType : TypeDef<TileGPU_Dialect, "Buffer"> {
     /// in the memory's units.
     int64_t getTileSize() const;
     int64_t getAllocationSize() const;
+    /// A tensor-memory buffer's blocks of 128 rows: the columns of one, and
+    /// the columns from one's start to the next's.
+    int64_t getRowBlockColumns() const;
+    int64_t getRowBlockStep() const;
   }];
 }
 
