@@ -274,3 +274,27 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
 // TWO: %[[G2:.*]] = tilegpu.group_id {groups = 2 : i64}
 // TWO-NEXT: tilegpu.mbarrier_wait %[[OBAR]][%[[G2]]]
 // TWO-NEXT: tilegpu.tmem_load
+
+// -----
+
+// P over S needs P of S's shape: here P (128 x 64) is made from S (128 x
+// 128) through a row reduction, so its columns cannot lie over S's.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @p_of_another_shape(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf32>) {
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+    %zero64 = arith.constant dense<0.0> : tensor<128x64xf32>
+    %qb = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<128x64xf16>
+    %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose : !tile.view<?x?x?x64xf16> -> tensor<64x128xf16>
+    %vb = tile.load %v[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+    %s = tile.mma %qb, %kt, %zero : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+    %m = tile.reduce max %s along 1 : tensor<128x128xf32> -> tensor<128xf32>
+    %b = tile.broadcast %m along 1 : tensor<128xf32> -> tensor<128x64xf32>
+    %p = arith.truncf %b : tensor<128x64xf32> to tensor<128x64xf16>
+    // (P moves to tensor memory where P.V reads it.)
+    // expected-error @+1 {{convert-tile-to-tilegpu: p-over-s needs P of S's shape, got 'tensor<128x64xf16, #tilegpu.tensor_memory<packed = true>>' from 'tensor<128x128xf32, #tilegpu.tensor_memory<>>'}}
+    %pv = tile.mma %p, %vb, %zero64 : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    tile.store %pv, %o[%c0, %c0, %c0, %c0] : tensor<128x64xf32>, !tile.view<?x?x?x64xf32>
+    return
+  }
+}
