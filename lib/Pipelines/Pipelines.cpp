@@ -132,6 +132,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   shared.ringSlots = options.warpSpecialize ? options.ringSlots : 0;
   shared.mmaWarp = options.mmaWarp;
   shared.pOverS = options.pOverS;
+  shared.correction = options.correction;
   fpm.addPass(createConvertTileToTileGPUPass(shared));
   tilegpu::TileGPUMergeBarriersPassOptions barriers;
   barriers.hoistWaits = options.mergeBarriers;
@@ -145,6 +146,8 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
     roles.producerRegisters = options.producerRegisters;
     roles.consumerRegisters = options.consumerRegisters;
     roles.mmaWarp = options.mmaWarp;
+    roles.correction = options.correction;
+    roles.correctionRegisters = options.correctionRegisters;
     fpm.addPass(tilegpu::createTileGPUWarpSpecializePass(roles));
   }
   if (options.simulateRoles != 0) {

@@ -98,6 +98,16 @@ def ConvertTileToTileGPUPass
     is correct as it stands; `tilegpu-warp-specialize` with `mma-warp`
     moves the issue to an MMA warp (FlashAttention-4's).
 
+    With `correction` (and `mma-warp`), each in-place correction of O
+    (`tilegpu.tmem_scale_rows`) becomes a hand-off through shared memory:
+    the group's warps write the row factors (`tilegpu.local_store`) and
+    arrive on the group's "factors" mbarrier; then, as the correction
+    warps will, wait for its phase (the hand-offs are counted through
+    loops as the products are), read the factors back and scale O. Run by
+    all warps this is correct as it stands (each thread reads back the
+    row it wrote); `tilegpu-warp-specialize` with `correction` moves the
+    second half to correction warps.
+
     Redundant barriers are left to `tilegpu-merge-barriers`, the counts of
     the waits to `tilegpu-resolve-async-waits`, offsets to
     `tilegpu-allocate-memory`.
@@ -131,6 +141,14 @@ def ConvertTileToTileGPUPass
            "instead of a barrier of the group, so that "
            "tilegpu-warp-specialize with mma-warp can move the issue to an "
            "MMA warp of its own (FlashAttention-4)">,
+    Option<"correction", "correction", "bool", /*default=*/"false",
+           "tcgen05, with mma-warp: hand each correction of O to the "
+           "threads that will apply it through shared memory (the softmax "
+           "writes its row factors, tilegpu.local_store, and arrives on a "
+           "'factors' mbarrier of its group; the correction waits on it, "
+           "reads them back and scales O in tensor memory), so that "
+           "tilegpu-warp-specialize with correction can move the scaling "
+           "to correction warps of their own (FlashAttention-4)">,
   ];
   let dependentDialects = [
     "::tiled_attn::tilegpu::TileGPUDialect",

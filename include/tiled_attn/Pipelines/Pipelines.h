@@ -179,6 +179,19 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
                      "ready mbarriers (see convert-tile-to-tilegpu and "
                      "tilegpu-warp-specialize)"),
       llvm::cl::init(false)};
+  Option<bool> correction{
+      *this, "correction",
+      llvm::cl::desc("With mma-warp, tcgen05: correction warps, a warpgroup "
+                     "per Q tile, scale O in tensor memory with the row "
+                     "factors the softmax hands them through shared memory "
+                     "(see convert-tile-to-tilegpu and "
+                     "tilegpu-warp-specialize)"),
+      llvm::cl::init(false)};
+  Option<int64_t> correctionRegisters{
+      *this, "correction-registers",
+      llvm::cl::desc("With correction: the correction warps' register "
+                     "budget per thread (0: the launch's)"),
+      llvm::cl::init(0)};
   Option<int64_t> simulateRoles{
       *this, "simulate-roles",
       llvm::cl::desc("tcgen05: run the GPU-level kernel's synchronization "

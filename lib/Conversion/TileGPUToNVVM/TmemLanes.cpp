@@ -13,12 +13,16 @@
 // the whole row (4 warps); a broadcast along the row repeats the thread's one
 // element, along the columns it is the thread's registers as they are; masks
 // compare each register's coordinates; a store writes the thread's row in
-// 16-byte pieces.
+// 16-byte pieces. A rows vector goes to and from shared memory (the row
+// factors that the softmax hands to the correction warps) one element per
+// row: the thread of each row writes it (the first of its quadrant's column
+// groups) and every thread that holds it reads it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Conversion/TileGPUToNVVM/TileGPUToNVVM.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -29,6 +33,7 @@
 using namespace mlir;
 using namespace tiled_attn;
 using namespace tiled_attn::tile;
+using tiled_attn::tilegpu::BufferType;
 using tiled_attn::tilegpu::TmemLanesKind;
 using tiled_attn::tilegpu::TmemLanesLayoutAttr;
 
@@ -241,11 +246,78 @@ struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
   }
 };
 
+/// A rows vector's element, at its row of a one-dimensional shared buffer.
+LogicalResult checkRowsInSharedMemory(Operation *op, TmemLanesLayoutAttr lanes,
+                                      BufferType buffer) {
+  if (!lanes || lanes.getKind() != TmemLanesKind::Rows ||
+      buffer.getShape().size() != 1 || buffer.isRing())
+    return op->emitError() << "GPU lowering: only #tilegpu.tmem_lanes<rows> "
+                              "vectors move between registers and a "
+                              "one-dimensional shared buffer";
+  return success();
+}
+
+struct LocalLoadToTmemLanes final : OpConversionPattern<tilegpu::LocalLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::LocalLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TmemLanesLayoutAttr lanes = lanesOf(op.getType());
+    if (!lanes)
+      return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    if (failed(checkRowsInSharedMemory(op, lanes, op.getBuffer().getType())))
+      return failure();
+    Location loc = op.getLoc();
+    RowAndColumn at(rewriter, loc, lanes, 1, cIdx(rewriter, loc, 0),
+                    cIdx(rewriter, loc, 0));
+    Value element =
+        memref::LoadOp::create(rewriter, loc, adaptor.getBuffer(), at.row);
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
+        op, VectorType::get({1}, element.getType()), element);
+    return success();
+  }
+};
+
+struct LocalStoreFromTmemLanes final
+    : OpConversionPattern<tilegpu::LocalStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::LocalStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TmemLanesLayoutAttr lanes = lanesOf(op.getValue().getType());
+    if (failed(checkRowsInSharedMemory(op, lanes, op.getBuffer().getType())))
+      return failure();
+    Location loc = op.getLoc();
+    RowAndColumn at(rewriter, loc, lanes, 1, cIdx(rewriter, loc, 0),
+                    cIdx(rewriter, loc, 0));
+    Value element = vector::ExtractOp::create(rewriter, loc, adaptor.getValue(),
+                                              int64_t(0));
+    if (lanes.getColumnGroups() == 1) {
+      memref::StoreOp::create(rewriter, loc, element, adaptor.getBuffer(),
+                              at.row);
+    } else {
+      // The warps of a quadrant all hold the row: the first writes it.
+      TmemLanePosition position = tmemLanePosition(rewriter, loc, lanes);
+      Value first =
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                position.columnGroup, cIdx(rewriter, loc, 0));
+      auto ifOp = scf::IfOp::create(rewriter, loc, first,
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      memref::StoreOp::create(rewriter, loc, element, adaptor.getBuffer(),
+                              at.row);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void tiled_attn::populateTmemLanesPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ReduceToTmemLanes, BroadcastToTmemLanes, CausalMaskToTmemLanes,
-               BoundsMaskToTmemLanes, StoreFromTmemLanes>(
-      converter, patterns.getContext());
+               BoundsMaskToTmemLanes, StoreFromTmemLanes, LocalLoadToTmemLanes,
+               LocalStoreFromTmemLanes>(converter, patterns.getContext());
 }

@@ -49,6 +49,13 @@
 //   is stored into the buffer where it is defined;
 // - the correction of O (moved to registers, scaled by a row broadcast,
 //   moved back) is tilegpu.tmem_scale_rows, in place, a piece at a time;
+// - with correction (and mma-warp), each correction of O is handed off
+//   through shared memory: the group's warps write their row factors
+//   (tilegpu.local_store) and arrive on the group's "factors" mbarrier,
+//   then wait for that hand-off's phase, read the factors back and scale
+//   O. tilegpu-warp-specialize with correction gives the second half to
+//   correction warps (FlashAttention-4's correction warpgroup): the
+//   softmax then goes on to its arrival for P.V without touching O;
 // - any other move to registers is a tilegpu.tmem_load; a move from
 //   registers (P) a tilegpu.tmem_store, placed right after the value is
 //   computed, so that its registers are free before the mma.
@@ -100,8 +107,9 @@ bool isZero(Value v) {
 
 class TensorMemoryMaterializer {
 public:
-  TensorMemoryMaterializer(func::FuncOp func, bool mmaWarp, bool pOverS)
-      : func(func), mmaWarp(mmaWarp), pOverS(pOverS) {}
+  TensorMemoryMaterializer(func::FuncOp func, bool mmaWarp, bool pOverS,
+                           bool correction)
+      : func(func), mmaWarp(mmaWarp), pOverS(pOverS), correction(correction) {}
   LogicalResult run();
 
 private:
@@ -118,9 +126,16 @@ private:
   LogicalResult insertWaits(Block &block, SmallVectorImpl<Value> &counts,
                             llvm::BitVector &pending, bool emit);
   void waitFor(OpBuilder &b, Location loc, unsigned kind, Value count);
+  Value groupId(OpBuilder &b, Location loc);
+  void handOff(TmemScaleRowsOp scale, Value count);
 
   func::FuncOp func;
-  bool mmaWarp, pOverS;
+  bool mmaWarp, pOverS, correction;
+  /// With correction: the row factors handed to the correction (one
+  /// element per row of the accumulator) and the mbarriers (one per group)
+  /// that each hand-off completes a phase of. Their count is carried
+  /// through loops after the products' counts.
+  Value factors, factorsFull;
   /// With pOverS: the moves of P to tensor memory and the tile of S each
   /// is computed from.
   llvm::MapVector<tile::ConvertLayoutOp, Value> pOverSOf;
@@ -319,6 +334,16 @@ void TensorMemoryMaterializer::allocate() {
     kindOfDone[handshake.done] = handshakes.size();
     handshakes.push_back(handshake);
   });
+  if (correction) {
+    // One f32 per row of the accumulators (all of them have groups x 128
+    // rows); unused allocations go again after fuseCorrections.
+    factors = AllocOp::create(
+        b, loc,
+        BufferType::get(b.getContext(), {groups * 128}, b.getF32Type(),
+                        SharedEncodingAttr::get(b.getContext(), 0, 0, false)),
+        IntegerAttr());
+    factorsFull = barriers(warps.getInt() / groups);
+  }
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -439,11 +464,7 @@ LogicalResult TensorMemoryMaterializer::rewrite(Operation *op) {
     // each group's issuer waits there (insertWaits adds the wait).
     Operation *sync;
     if (mmaWarp) {
-      Value group =
-          groups == 1
-              ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
-              : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
-      sync = MBarrierArriveOp::create(b, loc, handshake.ready, group);
+      sync = MBarrierArriveOp::create(b, loc, handshake.ready, groupId(b, loc));
     } else if (groups == 1) {
       sync = gpu::BarrierOp::create(b, loc);
     } else {
@@ -528,11 +549,30 @@ void TensorMemoryMaterializer::waitFor(OpBuilder &b, Location loc,
   Value phase = arith::TruncIOp::create(
       b, loc, b.getI1Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI64Type(), last));
-  Value group =
-      groups == 1
-          ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
-          : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
-  MBarrierWaitOp::create(b, loc, handshakes[kind].done, group, phase);
+  MBarrierWaitOp::create(b, loc, handshakes[kind].done, groupId(b, loc), phase);
+}
+
+Value TensorMemoryMaterializer::groupId(OpBuilder &b, Location loc) {
+  return groups == 1
+             ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+             : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
+}
+
+/// The `count`-th hand-off (from 0) of a correction of O: the group's warps
+/// write the factors and arrive, then wait for the phase the hand-off
+/// completes, count mod 2, and scale O with the factors read back.
+void TensorMemoryMaterializer::handOff(TmemScaleRowsOp scale, Value count) {
+  OpBuilder b(scale);
+  Location loc = scale.getLoc();
+  Value group = groupId(b, loc);
+  LocalStoreOp::create(b, loc, scale.getScale(), factors);
+  MBarrierArriveOp::create(b, loc, factorsFull, group);
+  Value phase = arith::TruncIOp::create(
+      b, loc, b.getI1Type(),
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+  MBarrierWaitOp::create(b, loc, factorsFull, group, phase);
+  Value back = LocalLoadOp::create(b, loc, scale.getScale().getType(), factors);
+  scale.getScaleMutable().assign(back);
 }
 
 /// The waits for the products, in `block`: `pending` holds the kinds with a
@@ -554,8 +594,15 @@ LogicalResult
 TensorMemoryMaterializer::insertWaits(Block &block,
                                       SmallVectorImpl<Value> &counts,
                                       llvm::BitVector &pending, bool emit) {
-  auto commits = [](Operation *op) {
-    return op->walk([](MmaCommitOp) { return WalkResult::interrupt(); })
+  // Loops and branches that commit or hand off carry the counts.
+  auto commits = [&](Operation *op) {
+    return op
+        ->walk([&](Operation *inner) {
+          return isa<MmaCommitOp>(inner) ||
+                         (correction && isa<TmemScaleRowsOp>(inner))
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
         .wasInterrupted();
   };
   auto waitPending = [&](Operation *op, const llvm::BitVector &kinds) {
@@ -579,11 +626,8 @@ TensorMemoryMaterializer::insertWaits(Block &block,
         Value phase = arith::TruncIOp::create(
             b, loc, b.getI1Type(),
             arith::IndexCastUIOp::create(b, loc, b.getI64Type(), counts[kind]));
-        Value group =
-            groups == 1 ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
-                        : GroupIdOp::create(b, loc, b.getIndexType(), groups)
-                              .getResult();
-        MBarrierWaitOp::create(b, loc, handshakes[kind].ready, group, phase);
+        MBarrierWaitOp::create(b, loc, handshakes[kind].ready, groupId(b, loc),
+                               phase);
       }
       continue;
     }
@@ -608,6 +652,16 @@ TensorMemoryMaterializer::insertWaits(Block &block,
         waitPending(&op, kind);
       }
       continue;
+    }
+    if (auto scale = dyn_cast<TmemScaleRowsOp>(op);
+        scale && correction && emit) {
+      // The hand-off comes before the waits for the products below: the
+      // softmax's half of it needs none.
+      handOff(scale, counts.back());
+      OpBuilder b(op.getContext());
+      b.setInsertionPointAfter(&op);
+      counts.back() = arith::AddIOp::create(
+          b, loc, counts.back(), arith::ConstantIndexOp::create(b, loc, 1));
     }
     if (touchesTensorMemory(&op) ||
         isa<MBarrierArriveOp, gpu::BarrierOp, GroupBarrierOp>(op) ||
@@ -726,6 +780,19 @@ LogicalResult TensorMemoryMaterializer::run() {
   if (failed(checkInPlace()))
     return failure();
   fuseCorrections();
+  if (correction) {
+    bool scales = false;
+    func.walk([&](TmemScaleRowsOp) { scales = true; });
+    if (!scales) {
+      // Nothing to hand off: the factors' buffer and mbarriers go.
+      for (Value buffer : {factorsFull, factors})
+        for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+          user->erase();
+      factorsFull.getDefiningOp()->erase();
+      factors.getDefiningOp()->erase();
+      correction = false;
+    }
+  }
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     if (isa<arith::ConstantOp, tile::MmaOp, tile::ConvertLayoutOp>(op))
@@ -736,8 +803,10 @@ LogicalResult TensorMemoryMaterializer::run() {
       return failure();
   retype();
   OpBuilder b = OpBuilder::atBlockBegin(&func.front());
+  // The products' counts, then the hand-offs'.
   SmallVector<Value> counts(
-      handshakes.size(), arith::ConstantIndexOp::create(b, func.getLoc(), 0));
+      handshakes.size() + (correction ? 1 : 0),
+      arith::ConstantIndexOp::create(b, func.getLoc(), 0));
   llvm::BitVector pending(handshakes.size());
   return insertWaits(func.front(), counts, pending, /*emit=*/true);
 }
@@ -745,6 +814,7 @@ LogicalResult TensorMemoryMaterializer::run() {
 } // namespace
 
 LogicalResult tiled_attn::materializeTensorMemory(func::FuncOp func,
-                                                  bool mmaWarp, bool pOverS) {
-  return TensorMemoryMaterializer(func, mmaWarp, pOverS).run();
+                                                  bool mmaWarp, bool pOverS,
+                                                  bool correction) {
+  return TensorMemoryMaterializer(func, mmaWarp, pOverS, correction).run();
 }

@@ -128,9 +128,10 @@ class SharedMemoryMaterializer {
 public:
   SharedMemoryMaterializer(func::FuncOp func, bool stagedStores,
                            bool emptyBarriers, int64_t ringSlots, bool mmaWarp,
-                           bool pOverS)
+                           bool pOverS, bool correction)
       : func(func), stagedStores(stagedStores), emptyBarriers(emptyBarriers),
-        ringSlots(ringSlots), mmaWarp(mmaWarp), pOverS(pOverS) {}
+        ringSlots(ringSlots), mmaWarp(mmaWarp), pOverS(pOverS),
+        correction(correction) {}
   LogicalResult run();
 
 private:
@@ -166,6 +167,7 @@ private:
   int64_t ringSlots;
   bool mmaWarp;
   bool pOverS;
+  bool correction;
   /// With mmaWarp: the threads that issue tcgen05 products, one per group
   /// of 128 rows.
   int64_t issuers = 1;
@@ -973,7 +975,7 @@ LogicalResult SharedMemoryMaterializer::run() {
   }
   // tcgen05: the accumulators and P move to tensor memory, and the mma
   // with them (last: it rebuilds the loops that carry the mma's count).
-  return materializeTensorMemory(func, mmaWarp, pOverS);
+  return materializeTensorMemory(func, mmaWarp, pOverS, correction);
 }
 
 struct ConvertTileToTileGPUPass final
@@ -987,6 +989,12 @@ struct ConvertTileToTileGPUPass final
       return signalPassFailure();
     }
     // Options are checked whether or not the kernel has work for them.
+    if (correction && !mmaWarp) {
+      getOperation().emitError()
+          << "convert-tile-to-tilegpu: correction hands the corrections of O "
+             "to the threads beside the issuing ones; it needs mma-warp";
+      return signalPassFailure();
+    }
     if (mmaWarp || pOverS) {
       TargetAttr target = getTarget(getOperation());
       if (!target || target.getFamily() != Family::Tcgen05) {
@@ -1002,7 +1010,7 @@ struct ConvertTileToTileGPUPass final
     }
     if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
                                         emptyBarriers, ringSlots, mmaWarp,
-                                        pOverS)
+                                        pOverS, correction)
                    .run()))
       signalPassFailure();
   }

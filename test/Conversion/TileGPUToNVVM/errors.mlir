@@ -39,24 +39,6 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wg
 
 // -----
 
-// The first warp role deallocates the kernel's tensor memory at its end,
-// so no other role may use it.
-module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
-  func.func @negative_tmem_outside_first_role(%o: !tile.view<?x?x?x16xf32>)
-      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 8 : i64} {
-    %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>
-    tilegpu.warp_specialize [#tilegpu.role<"first", warps = 4>, #tilegpu.role<"second", warps = 4>] {
-      tilegpu.async_wait_all
-    }, {
-      // expected-error @+1 {{GPU lowering: tensor memory is used outside the first warp role, which deallocates it at its end}}
-      %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>> -> tensor<128x32xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
-    }
-    return
-  }
-}
-
-// -----
-
 // A tensor-memory buffer needs its first column.
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
   func.func @negative_tmem_without_offset(%o: !tile.view<?x?x?x16xf32>)

@@ -14,6 +14,12 @@
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 stages=2" --tilegpu-attach-target="chip=sm_100a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="p-over-s=1" --tilegpu-allocate-memory \
 // RUN:   | FileCheck %s --check-prefix=POVERS
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 stages=2" --tilegpu-attach-target="chip=sm_100a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="mma-warp=1 correction=1" | FileCheck %s --check-prefix=HANDOFF
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_100a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="correction=1" 2>&1 | FileCheck %s --check-prefix=HANDOFF-ERR
 
 // The tcgen05 family's tensor memory, on the generated kernel with K/V
 // prefetched one block ahead:
@@ -298,3 +304,30 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     return
   }
 }
+
+// With correction (and mma-warp), each correction of O is handed off
+// through shared memory: a buffer of one f32 per row and a "factors"
+// mbarrier per Q tile expecting its 4 warps, initialized with the others.
+// In the loop the group's warps write the factors and arrive, then wait for
+// that hand-off's phase (its count mod 2, carried by the loop after the
+// products' counts, from 0), read the factors back and scale O; the count
+// goes up by one.
+// HANDOFF-LABEL: func.func @sdpa_fwd
+// HANDOFF: %[[O:.*]] = tilegpu.alloc : <256x64xf32, #tilegpu.tensor_memory<>>
+// HANDOFF: %[[FACTORS:.*]] = tilegpu.alloc : <256xf32, #tilegpu.shared<>>
+// HANDOFF-NEXT: %[[FULL:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// HANDOFF: tilegpu.mbarrier_init %[[FULL]][%{{.*}}], count(4)
+// HANDOFF: tilegpu.mbarrier_init %[[FULL]][%{{.*}}], count(4)
+// HANDOFF-NEXT: gpu.barrier
+// HANDOFF: scf.for {{.*}} iter_args({{.*}}, %[[N:.*]] = %c0) -> (
+// HANDOFF: tilegpu.local_store %{{.*}}, %[[FACTORS]] : tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>, <256xf32, #tilegpu.shared<>>
+// HANDOFF-NEXT: tilegpu.mbarrier_arrive %[[FULL]][%[[G:.*]]] :
+// HANDOFF-NEXT: %[[NW:.*]] = arith.index_castui %[[N]] : index to i64
+// HANDOFF-NEXT: %[[PH:.*]] = arith.trunci %[[NW]] : i64 to i1
+// HANDOFF-NEXT: tilegpu.mbarrier_wait %[[FULL]][%[[G]]], phase(%[[PH]])
+// HANDOFF-NEXT: %[[F:.*]] = tilegpu.local_load %[[FACTORS]]
+// HANDOFF-NEXT: tilegpu.tmem_scale_rows %[[O]], %[[F]]
+// HANDOFF-NEXT: arith.constant 1 : index
+// HANDOFF-NEXT: %[[NEXT:.*]] = arith.addi %[[N]], %{{.*}} : index
+// HANDOFF: scf.yield {{.*}}, %[[NEXT]] :
+// HANDOFF-ERR: error: convert-tile-to-tilegpu: correction hands the corrections of O to the threads beside the issuing ones; it needs mma-warp

@@ -625,6 +625,32 @@ func.func @negative_local_load_element_type(%b: !tilegpu.buffer<128x64xf16, #til
 
 // -----
 
+func.func @negative_local_store_shape(%b: !tilegpu.buffer<128xf32, #tilegpu.shared<>>,
+                                      %v: tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>) {
+  // expected-error @+1 {{'tilegpu.local_store' op writes 'tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>' into a different tile, '!tilegpu.buffer<128xf32, #tilegpu.shared<>>'}}
+  tilegpu.local_store %v, %b : tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>, !tilegpu.buffer<128xf32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_local_store_layout(%b: !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>,
+                                       %v: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.local_store' op writes #tilegpu.tmem_lanes<rows> vectors only, not 'tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>'}}
+  tilegpu.local_store %v, %b : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>, !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_local_store_no_layout(%b: !tilegpu.buffer<128xf32, #tilegpu.shared<>>, %v: tensor<128xf32>) {
+  // expected-error @+1 {{'tilegpu.local_store' op operand #0 must be a tile in a distributed (register) layout, but got 'tensor<128xf32>'}}
+  tilegpu.local_store %v, %b : tensor<128xf32>, !tilegpu.buffer<128xf32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
 func.func @negative_local_load_no_layout(%b: !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>) {
   // expected-error @+1 {{'tilegpu.local_load' op result #0 must be a tile in a distributed (register) layout, but got 'tensor<128x64xf16>'}}
   %t = tilegpu.local_load %b : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>> -> tensor<128x64xf16>

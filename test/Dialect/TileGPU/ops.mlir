@@ -219,6 +219,21 @@ func.func @local_load(%qbuf: !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8
 
 // -----
 
+// The row factors a tcgen05 kernel's softmax hands to its correction warps.
+// CHECK-LABEL: func.func @local_store
+func.func @local_store(%factors: !tilegpu.buffer<256xf32, #tilegpu.shared<>>,
+                       %alpha: tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>) {
+  // CHECK: tilegpu.local_store %{{.*}}, %{{.*}} : tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>, <256xf32, #tilegpu.shared<>>
+  tilegpu.local_store %alpha, %factors : tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>,
+      !tilegpu.buffer<256xf32, #tilegpu.shared<>>
+  // CHECK: tilegpu.local_load %{{.*}} : <256xf32, #tilegpu.shared<>> -> tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
+  %back = tilegpu.local_load %factors : !tilegpu.buffer<256xf32, #tilegpu.shared<>>
+      -> tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
+  return
+}
+
+// -----
+
 // mma.sync: P in registers (the A-operand layout), V in shared memory.
 
 // CHECK-LABEL: func.func @mma_register_lhs

@@ -157,3 +157,46 @@
 // RUN:   --tile-schedule="exp2=1 stages=2" --tile-to-ptx="chip=sm_80 warps=4 simulate-roles=2" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PIPELINE-CPASYNC
 // PIPELINE-CPASYNC: error: tilegpu-simulate-roles: tilegpu.async_copy is not modelled
+
+// The correction warpgroups (correction=1: the softmax hands its row factors
+// through shared memory to a warpgroup per Q tile that scales O in tensor
+// memory) pass their corner cases. Edited, the model rejects them: without
+// the correction's wait on the factors' mbarrier (the wait right before a
+// tilegpu.local_load), the factors are read before they are written; with
+// the ready mbarriers of P.V expecting the softmax's warps alone (count 4,
+// not 8), a P.V goes while the correction scales O.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=256 block-n=128 causal=1" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
+// RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 p-over-s=1 correction=1" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="mma-warp=1 correction=1 producer-registers=48 consumer-registers=184 correction-registers=48" \
+// RUN:   --canonicalize --cse -o %t.corr.mlir
+// RUN: tiled-attn-opt %t.corr.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=24" 2>&1 | FileCheck %s --check-prefix=CORR
+// CORR: remark: tilegpu-simulate-roles: 24 schedules ran to the end
+// RUN: sed -e '$!N' -e '/mbarrier_wait[^\n]*\n[^\n]*tilegpu.local_load/s/^[^\n]*\n//' -e 'P;D' %t.corr.mlir \
+// RUN:   | not tiled-attn-opt -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=8" 2>&1 | FileCheck %s --check-prefix=CORR-UNREAD
+// CORR-UNREAD: error: tilegpu-simulate-roles: reads row factors from shared memory that were not written since they were last read
+// RUN: sed 's/count(8)/count(4)/' %t.corr.mlir | not tiled-attn-opt -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=8" 2>&1 | FileCheck %s --check-prefix=CORR-READY
+// CORR-READY: error: tilegpu-simulate-roles: tensor memory that a product in flight writes
+
+// The first role frees tensor memory at its end: another role's access
+// after that is an error (here nothing orders the second role's read).
+// RUN: not tiled-attn-opt %s --tilegpu-simulate-roles="schedules=8 seq-q=128 seq-k=128" \
+// RUN:   -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FREED
+// FREED: error: tilegpu-simulate-roles: touches tensor memory after the first warp role, which frees it at its end, has ended
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @tmem_after_the_first_role(%o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 8 : i64} {
+    %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>
+    tilegpu.warp_specialize [#tilegpu.role<"first", warps = 4>, #tilegpu.role<"second", warps = 4>] {
+      tilegpu.async_wait_all
+    }, {
+      %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>> -> tensor<128x32xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    }
+    return
+  }
+}

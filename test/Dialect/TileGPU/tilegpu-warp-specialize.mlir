@@ -168,3 +168,78 @@
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" | sed 's/count(8)/count(7)/' \
 // RUN:   | not tiled-attn-opt --tilegpu-warp-specialize 2>&1 | FileCheck %s --check-prefix=EMPTYCOUNT
 // EMPTYCOUNT: error: tilegpu-warp-specialize: an empty mbarrier expects 7 arrivals, not one per consumer warp (8)
+
+// With correction (after convert-tile-to-tilegpu's hand-offs), a role
+// `correction` of as many warps as the consumers follows them: it waits for
+// the factors and O's products, reads the factors, scales O and arrives on
+// the ready mbarrier of P.V, which now expects 8 warps per Q tile (4 of the
+// softmax, 4 of the correction). The consumers write the factors and arrive,
+// and no longer scale O.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
+// RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 correction=1" \
+// RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="producer-registers=48 consumer-registers=184 mma-warp=1 correction=1 correction-registers=48" \
+// RUN:   | FileCheck %s --check-prefix=CORR
+// CORR-LABEL: func.func @sdpa_fwd
+// CORR-SAME: tilegpu.warps = 20
+// CORR: %[[O:.*]] = tilegpu.alloc offset(0) : <256x64xf32, #tilegpu.tensor_memory<>>
+// CORR: tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// CORR: tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// CORR: %[[ODONE:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// CORR: %[[OREADY:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// CORR: tilegpu.mbarrier_init %[[OREADY]][%{{.*}}], count(8)
+// CORR: %[[FACTORS:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <256xf32, #tilegpu.shared<>>
+// CORR-NEXT: %[[FULL:.*]] = tilegpu.alloc offset({{[0-9]+}}) : <2xi64, #tilegpu.shared<>>
+// CORR: tilegpu.mbarrier_init %[[FULL]][%{{.*}}], count(4)
+// CORR: tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 184>, #tilegpu.role<"correction", warps = 8, registers = 48>, #tilegpu.role<"producer", warps = 1, registers = 48, active = 1>, #tilegpu.role<"mma", warps = 3, registers = 48, active = 2>] {
+// Consumers: the factors out, no scaling, no read back.
+// CORR-NOT: tilegpu.tmem_scale_rows
+// CORR-NOT: tilegpu.local_load
+// CORR: tilegpu.local_store %{{.*}}, %[[FACTORS]]
+// CORR-NEXT: tilegpu.mbarrier_arrive %[[FULL]][
+// CORR-NOT: tilegpu.tmem_scale_rows
+// CORR: tilegpu.mbarrier_arrive %[[OREADY]][
+// CORR-NOT: tilegpu.tmem_scale_rows
+// CORR-NOT: tilegpu.local_load
+// CORR: }, {
+// Correction: per block, the wait for the last P.V and for the factors, the
+// scaling, the arrival for the next P.V; no register tile but the factors.
+// CORR-NOT: tilegpu.tmem_load
+// CORR-NOT: tilegpu.local_store
+// CORR: scf.for
+// CORR: tilegpu.mbarrier_wait %[[ODONE]][
+// CORR: %[[G:.*]] = tilegpu.group_id {groups = 2 : i64}
+// CORR: tilegpu.mbarrier_wait %[[FULL]][%[[G]]], phase(
+// CORR-NEXT: %[[F:.*]] = tilegpu.local_load %[[FACTORS]]
+// CORR-NEXT: tilegpu.tmem_scale_rows %[[O]], %[[F]]
+// CORR: tilegpu.mbarrier_arrive %[[OREADY]][
+// CORR-NOT: {{^ *}}tilegpu.
+// CORR: scf.yield
+// CORR-NOT: tilegpu.tmem_load
+// CORR-NOT: tilegpu.local_store
+// CORR-NOT: tilegpu.tma_load
+// CORR: }, {
+// CORR: tilegpu.tma_load
+// CORR: }, {
+// CORR: tilegpu.tmem_mma
+// CORR-NOT: tilegpu.tmem_scale_rows
+// CORR: return
+
+// correction needs mma-warp and the hand-offs, and hand-offs need it.
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1" \
+// RUN:   --tilegpu-warp-specialize="mma-warp=1 correction=1" 2>&1 | FileCheck %s --check-prefix=NOHANDOFF
+// NOHANDOFF: error: tilegpu-warp-specialize: correction needs the corrections of O handed off through shared memory; run convert-tile-to-tilegpu with correction=1
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 correction=1" \
+// RUN:   --tilegpu-warp-specialize="correction=1" 2>&1 | FileCheck %s --check-prefix=CORRNOMMA
+// CORRNOMMA: error: tilegpu-warp-specialize: correction needs mma-warp: the correction warps hand O to the MMA warps through its ready mbarriers
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 correction=1" \
+// RUN:   --tilegpu-warp-specialize="mma-warp=1" 2>&1 | FileCheck %s --check-prefix=HANDOFFNOCORR
+// HANDOFFNOCORR: error: tilegpu-warp-specialize: the kernel hands its corrections of O off through shared memory (convert-tile-to-tilegpu with correction=1); run with correction=1, or convert without it

@@ -50,9 +50,12 @@ tilegpu::SharedEncodingAttr tmaSharedEncoding(mlir::MLIRContext *ctx,
 /// With `mmaWarp`, one thread issues each product after the group whose
 /// rows it computes has arrived on its "ready" mbarrier (see the pass's
 /// mma-warp option); with `pOverS`, P's buffer lies over the columns of the
-/// S it is computed from (the p-over-s option).
+/// S it is computed from (the p-over-s option); with `correction`, each
+/// correction of O is handed off through shared memory (the correction
+/// option).
 mlir::LogicalResult materializeTensorMemory(mlir::func::FuncOp func,
-                                            bool mmaWarp, bool pOverS);
+                                            bool mmaWarp, bool pOverS,
+                                            bool correction);
 
 } // namespace tiled_attn
 

@@ -116,6 +116,21 @@ LogicalResult LocalLoadOp::verify() {
   return verifyRegisterTile(*this, getResult(), "result");
 }
 
+LogicalResult LocalStoreOp::verify() {
+  BufferType buffer = getBuffer().getType();
+  RankedTensorType value = getValue().getType();
+  if (buffer.getShape() != value.getShape() ||
+      buffer.getElementType() != value.getElementType())
+    return emitOpError() << "writes " << value << " into a different tile, "
+                         << buffer;
+  auto lanes = dyn_cast<TmemLanesLayoutAttr>(value.getEncoding());
+  if (!lanes || lanes.getKind() != TmemLanesKind::Rows)
+    return emitOpError() << "writes #tilegpu.tmem_lanes<rows> vectors only, "
+                            "not "
+                         << value;
+  return verifyRegisterTile(*this, getValue(), "value");
+}
+
 LogicalResult MmaWaitOp::verify() {
   auto mma = getAcc().getDefiningOp<MmaOp>();
   if (!mma || !isAsyncMmaResult(mma.getType()))

@@ -174,6 +174,16 @@ private:
   int64_t issued = 0; // wgmma groups issued
   /// Ping-pong: the turns passed to each consumer group and not yet taken.
   llvm::DenseMap<int64_t, int64_t> turns;
+  /// Row vectors handed over through shared memory (the correction's
+  /// factors), by byte address and row block: the store not yet read.
+  llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> handedOver;
+  /// The row block of a rows vector that `agent` writes or reads.
+  int64_t rowBlockOf(const Agent &agent, RankedTensorType type) const {
+    auto lanes = dyn_cast<TmemLanesLayoutAttr>(type.getEncoding());
+    return lanes && lanes.getRowBlocks() > 1
+               ? agent.group % lanes.getRowBlocks()
+               : 0;
+  }
   /// Shared memory an op reads or writes at once: no copy may be writing
   /// it (and for a write, no product reading it).
   LogicalResult touchShared(Operation *op, const Span &span, bool writes);
@@ -811,6 +821,13 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     next();
     return success();
   }
+  if (isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp, TmemMmaOp>(op) &&
+      agent.role != 0 && llvm::all_of(agents, [](const Agent &a) {
+        return a.role != 0 || a.done;
+      }))
+    return hazard(op, nullptr,
+                  "touches tensor memory after the first warp role, which "
+                  "frees it at its end, has ended");
   if (isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp>(op)) {
     Value bufferValue =
         isa<TmemStoreOp>(op) ? op->getOperand(1) : op->getOperand(0);
@@ -896,7 +913,34 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     if (buffer.kind == SimValue::Buffer &&
         failed(touchShared(op, spanOf(buffer.buffer, 0), /*writes=*/false)))
       return failure();
+    // A rows vector is read once, after its store: each hand-off of the
+    // factors to the correction warps.
+    if (buffer.kind == SimValue::Buffer &&
+        isa<TmemLanesLayoutAttr>(load.getType().getEncoding())) {
+      auto key =
+          std::pair(buffer.buffer.offset, rowBlockOf(agent, load.getType()));
+      if (!handedOver.erase(key))
+        return hazard(op, nullptr,
+                      "reads row factors from shared memory that were not "
+                      "written since they were last read");
+    }
     bind(agent, load.getResult(), SimValue());
+    next();
+    return success();
+  }
+  if (auto store = dyn_cast<LocalStoreOp>(op)) {
+    SimValue buffer = *valueOf(agent, store.getBuffer());
+    if (buffer.kind == SimValue::Buffer) {
+      if (failed(touchShared(op, spanOf(buffer.buffer, 0), /*writes=*/true)))
+        return failure();
+      auto key = std::pair(buffer.buffer.offset,
+                           rowBlockOf(agent, store.getValue().getType()));
+      if (Operation *unread = handedOver.lookup(key))
+        return hazard(op, unread,
+                      "overwrites row factors in shared memory that nobody "
+                      "has read yet");
+      handedOver[key] = op;
+    }
     next();
     return success();
   }

@@ -25,6 +25,17 @@
 //   readiness waits, and the waits for slots they do not release; they
 //   arrive on their ready mbarriers and wait for their products' commits.
 //
+// - With correction, a role of as many warps as the consumers follows
+//   them (a warpgroup per Q tile, on the same tensor-memory lanes) and
+//   keeps only the corrections of O that convert-tile-to-tilegpu handed
+//   off through shared memory: the wait on each group's "factors"
+//   mbarrier (the one arrived on right after a tilegpu.local_store), the
+//   read of the factors, the waits for the products into O, the scaling
+//   and the arrival on the ready mbarrier of O's next product, which then
+//   expects the consumers' warps and the correction's. The consumers keep
+//   the write of the factors and their arrivals, and lose the wait, the
+//   read and the scaling (FlashAttention-4's correction warpgroup).
+//
 // All roles run the same loop bounds and branch conditions, so the
 // producer's n-th load of a stream is the consumers' n-th, in the same slot
 // and phase, the MMA role's n-th product the consumers' n-th, and the
@@ -228,8 +239,39 @@ void TileGPUWarpSpecializePass::runOnOperation() {
         refillWaits.insert(wait.getBarriers());
     }
   });
+  // The corrections of O handed off through shared memory: the mbarriers
+  // the factors' writers arrive on, the accumulators scaled, and the
+  // mbarriers of their products (done, ready).
+  llvm::SetVector<Value> factorBarriers, correctedAccs, correctedDone,
+      correctedReady;
+  func.walk([&](Operation *op) {
+    if (auto arrive = dyn_cast<MBarrierArriveOp>(op);
+        arrive && isa_and_nonnull<LocalStoreOp>(arrive->getPrevNode()))
+      factorBarriers.insert(arrive.getBarriers());
+    if (auto scale = dyn_cast<TmemScaleRowsOp>(op))
+      correctedAccs.insert(scale.getBuffer());
+  });
+  func.walk([&](TmemMmaOp mma) {
+    if (!correctedAccs.contains(mma.getAcc()))
+      return;
+    // Its commit to the accumulator's mbarrier is the first after it (not
+    // a joint release of a slot), its readiness the wait before it.
+    for (Operation *op = mma->getNextNode(); op; op = op->getNextNode())
+      if (auto commit = dyn_cast<MmaCommitOp>(op);
+          commit && !commit.getJoint()) {
+        correctedDone.insert(commit.getBarriers());
+        break;
+      }
+    for (Operation *op = mma->getPrevNode(); op; op = op->getPrevNode())
+      if (auto wait = dyn_cast<MBarrierWaitOp>(op);
+          wait && readyBarriers.contains(wait.getBarriers())) {
+        correctedReady.insert(wait.getBarriers());
+        break;
+      }
+  });
   func.walk([&](MBarrierArriveOp arrive) {
-    if (!readyBarriers.contains(arrive.getBarriers()))
+    if (!readyBarriers.contains(arrive.getBarriers()) &&
+        !factorBarriers.contains(arrive.getBarriers()))
       emptyBarriers.insert(arrive.getBarriers());
   });
   // The products' issuers: one per group of rows their commits name.
@@ -275,6 +317,17 @@ void TileGPUWarpSpecializePass::runOnOperation() {
         ") beside the producer's in its warpgroup, which needs at "
         "least " +
         Twine(1 + issuers) + " warps, not " + Twine(int64_t(producerWarps)));
+  if (correction && !mmaWarp)
+    return fail("correction needs mma-warp: the correction warps hand O to "
+                "the MMA warps through its ready mbarriers");
+  if (correction && factorBarriers.empty())
+    return fail("correction needs the corrections of O handed off through "
+                "shared memory; run convert-tile-to-tilegpu with "
+                "correction=1");
+  if (!correction && !factorBarriers.empty())
+    return fail("the kernel hands its corrections of O off through shared "
+                "memory (convert-tile-to-tilegpu with correction=1); run "
+                "with correction=1, or convert without it");
   int64_t consumerWarps = warpsAttr.getInt();
   Block &entry = func.front();
   // The split starts after the CTA barrier that publishes the mbarriers'
@@ -299,6 +352,10 @@ void TileGPUWarpSpecializePass::runOnOperation() {
                   "initialized");
   }
   for (auto init : entry.getOps<MBarrierInitOp>()) {
+    // O's next product waits for the consumers' warps of its group and,
+    // with correction, the correction's: twice as many.
+    if (correction && correctedReady.contains(init.getBarriers()))
+      init.setCount(2 * init.getCount());
     if (!emptyBarriers.contains(init.getBarriers()))
       continue;
     bool committed = committedEmpty.contains(init.getBarriers());
@@ -362,10 +419,16 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   // With an MMA warp, the producer's warpgroup holds both: the producer
   // its first warp, the MMA role the others (one active per group of rows,
   // its issuer).
+  // With correction, its warps follow the consumers', so that they start
+  // on a warpgroup (tensor memory's lane quadrants are warp ids mod 4).
   SmallVector<Attribute> roleList = {
-      RoleAttr::get(ctx, "consumer", consumerWarps, consumerRegisters, 0),
-      RoleAttr::get(ctx, "producer", mmaWarp ? 1 : producerWarps,
-                    producerRegisters, 1)};
+      RoleAttr::get(ctx, "consumer", consumerWarps, consumerRegisters, 0)};
+  if (correction)
+    roleList.push_back(RoleAttr::get(ctx, "correction", consumerWarps,
+                                     correctionRegisters, 0));
+  unsigned producerRole = roleList.size();
+  roleList.push_back(RoleAttr::get(ctx, "producer", mmaWarp ? 1 : producerWarps,
+                                   producerRegisters, 1));
   if (mmaWarp)
     roleList.push_back(RoleAttr::get(ctx, "mma", producerWarps - 1,
                                      producerRegisters, issuers));
@@ -421,18 +484,52 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     prune(region, slice);
   };
   // Producer: the slice of its loads and waits.
-  keepSlice(specialized.getBodies()[1], isProducerOp);
+  keepSlice(specialized.getBodies()[producerRole], isProducerOp);
   // MMA role: the slice of the products, their commits and waits (a load's
   // result is the slot it fills, as for the consumers).
   if (mmaWarp) {
-    Region &issuer = specialized.getBodies()[2];
+    Region &issuer = specialized.getBodies()[producerRole + 1];
     dropLoads(issuer, [](Operation *) { return false; });
     keepSlice(issuer, isMmaRoleOp);
   }
+  if (correction) {
+    // The consumers write the factors and arrive; the correction waits
+    // for them and for O's products, reads the factors, scales O and
+    // arrives for O's next product.
+    auto isCorrectionOp = [&](Operation *op) {
+      if (isa<TmemScaleRowsOp>(op))
+        return true;
+      if (auto wait = dyn_cast<MBarrierWaitOp>(op))
+        return factorBarriers.contains(wait.getBarriers()) ||
+               correctedDone.contains(wait.getBarriers());
+      auto arrive = dyn_cast<MBarrierArriveOp>(op);
+      return arrive && correctedReady.contains(arrive.getBarriers());
+    };
+    SmallVector<Operation *> handedOff;
+    consumer.walk([&](Operation *op) {
+      auto wait = dyn_cast<MBarrierWaitOp>(op);
+      if (isa<TmemScaleRowsOp>(op) ||
+          (wait && factorBarriers.contains(wait.getBarriers())))
+        handedOff.push_back(op);
+    });
+    for (Operation *op : handedOff) {
+      Operation *read = nullptr;
+      if (auto scale = dyn_cast<TmemScaleRowsOp>(op))
+        read = scale.getScale().getDefiningOp<LocalLoadOp>();
+      op->erase();
+      if (read && read->use_empty())
+        read->erase();
+    }
+    Region &corrector = specialized.getBodies()[1];
+    dropLoads(corrector, [](Operation *) { return false; });
+    keepSlice(corrector, isCorrectionOp);
+  }
 
-  // The MMA role shares the producer's warpgroup.
+  // The MMA role shares the producer's warpgroup; the correction has as
+  // many warps as the consumers.
   func->setAttr(TileGPUDialect::getWarpsAttrName(),
-                b.getI64IntegerAttr(consumerWarps + producerWarps));
+                b.getI64IntegerAttr((correction ? 2 : 1) * consumerWarps +
+                                    producerWarps));
   if (failed(mlir::verify(specialized)))
     signalPassFailure();
 }

@@ -168,18 +168,46 @@ def TileGPU_LocalLoadOp : TileGPU_Op<"local_load",
   let summary = "Read a shared tile into registers, in a distributed layout";
   let description = [{
     Each thread reads the elements the result's layout gives it (for
-    `#tilegpu.mma_sync<opa>`, ldmatrix.x4 per 16x16 piece).
+    `#tilegpu.mma_sync<opa>`, ldmatrix.x4 per 16x16 piece; for a
+    `#tilegpu.tmem_lanes<rows>` vector, its row's element).
 
     Example:
 
     ```mlir
     %q = tilegpu.local_load %qbuf : !tilegpu.buffer<128x128xf16, #tilegpu.shared<pad = 8>>
         -> tensor<128x128xf16, #tilegpu.mma_sync<opa, warps = 4>>
+    %alpha = tilegpu.local_load %factors : !tilegpu.buffer<256xf32, #tilegpu.shared<>>
+        -> tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
     ```
   }];
   let arguments = (ins TileGPU_SharedBuffer:$buffer);
   let results = (outs TileGPU_RegisterTile:$result);
   let assemblyFormat = "$buffer attr-dict `:` type($buffer) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TileGPU_LocalStoreOp : TileGPU_Op<"local_store",
+    [MemoryEffects<[MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Write a register tile into a shared buffer, in a distributed layout";
+  let description = [{
+    The inverse of `tilegpu.local_load`: each thread writes the elements
+    its layout gives it; an element that several threads hold is written
+    by one of them. For now the layouts are `#tilegpu.tmem_lanes<rows>`
+    vectors into a one-dimensional buffer (row r's element at r): the row
+    factors that the softmax warps of a tcgen05 kernel hand to its
+    correction warps. Other threads may read the buffer only after
+    synchronizing with the writers (an mbarrier they arrive on after the
+    store).
+
+    Example:
+
+    ```mlir
+    tilegpu.local_store %alpha, %factors : tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>,
+        !tilegpu.buffer<256xf32, #tilegpu.shared<>>
+    ```
+  }];
+  let arguments = (ins TileGPU_RegisterTile:$value, TileGPU_SharedBuffer:$buffer);
+  let assemblyFormat = "$value `,` $buffer attr-dict `:` type($value) `,` type($buffer)";
   let hasVerifier = 1;
 }
 

@@ -162,6 +162,18 @@ def TileGPUWarpSpecializePass
     convert-tile-to-tilegpu with `mma-warp` places it), and no longer wait
     for slots that the issuers release.
 
+    With `correction` (and `mma-warp`), a role `correction` follows the
+    consumers, with as many warps (a warpgroup per Q tile: its warps reach
+    the same tensor-memory lanes as the consumers'), and runs the slice
+    of the corrections of O that convert-tile-to-tilegpu with `correction`
+    handed off: the wait on the group's factors mbarrier, the read of the
+    factors, the waits for the products into O (the previous P.V), the
+    scaling (`tilegpu.tmem_scale_rows`) and the arrival on the ready
+    mbarrier of the next P.V, which then expects the consumers' warps and
+    the correction's. The consumers keep the write of the factors and
+    their arrival, and lose the rest (FlashAttention-4's correction
+    warpgroup, here one per Q tile).
+
     All roles run the same loop structure, so they agree on every load's
     slot and phase, and every product's, without talking. With register budgets the roles move to
     them with `setmaxnreg` (FlashAttention-3: 24 and 240). The kernel's
@@ -199,6 +211,16 @@ def TileGPUWarpSpecializePass
            "threads issue the tcgen05 products, each its group's "
            "(FlashAttention-4's MMA warp); the kernel must hand them over by "
            "ready mbarriers (convert-tile-to-tilegpu with mma-warp)">,
+    Option<"correction", "correction", "bool", /*default=*/"false",
+           "With mma-warp: a role `correction`, as many warps as the "
+           "consumers and right after them (a warpgroup per Q tile), that "
+           "scales O in tensor memory with the row factors the consumers "
+           "hand over through shared memory (convert-tile-to-tilegpu with "
+           "correction); both roles arrive on the ready mbarrier of P.V">,
+    Option<"correctionRegisters", "correction-registers", "int64_t",
+           /*default=*/"0",
+           "With correction: the correction warps' register budget per "
+           "thread (0: the launch's)">,
   ];
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }
