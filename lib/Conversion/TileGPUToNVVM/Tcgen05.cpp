@@ -71,6 +71,11 @@ using namespace tiled_attn::tilegpu;
 
 /// The shared variable tcgen05.alloc writes the kernel's TMEM base into.
 static constexpr StringLiteral kTmemBaseSymbol = "tiled_attn_tmem_base";
+/// The named barrier at which the warp that frees tensor memory waits for
+/// the other roles that read or write it: the last of the 16, above the
+/// roles' (1 to R), the groups' and the turns' (from R + 1, at most one per
+/// warpgroup).
+static constexpr int64_t kTmemReleaseBarrier = 15;
 
 static Value i32Const(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
@@ -140,6 +145,28 @@ LogicalResult tiled_attn::setUpTensorMemory(gpu::GPUFuncOp kernel,
   kernel.walk([&](WarpSpecializeOp op) { specialized = op; });
   if (specialized)
     users = &specialized.getBodies().front();
+  // Other roles that read or write tensor memory with their threads (a
+  // correction warpgroup's scaling and store) end with an arrival on the
+  // release barrier, on which the deallocating warp waits.
+  SmallVector<Region *> readers;
+  int64_t readerWarps = 0;
+  if (specialized)
+    for (auto [region, attr] :
+         llvm::zip(specialized.getBodies(), specialized.getRoles())) {
+      if (&region == users)
+        continue;
+      if (region
+              .walk([](Operation *op) {
+                return isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp,
+                           TmemScaleStoreOp>(op)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
+              .wasInterrupted()) {
+        readers.push_back(&region);
+        readerWarps += cast<RoleAttr>(attr).getWarps();
+      }
+    }
 
   Location loc = kernel.getLoc();
   OpBuilder b(gpuModule.getContext());
@@ -178,6 +205,37 @@ LogicalResult tiled_attn::setUpTensorMemory(gpu::GPUFuncOp kernel,
   auto dealloc = scf::IfOp::create(b, loc, isCtaWarp(b, loc, 0),
                                    /*withElse=*/false);
   b.setInsertionPointToStart(dealloc.thenBlock());
+  if (!readers.empty()) {
+    int64_t warps = 0;
+    for (Attribute attr : specialized.getRoles())
+      warps += cast<RoleAttr>(attr).getWarps();
+    if (1 + static_cast<int64_t>(specialized.getRoles().size()) +
+            llvm::divideCeil(warps, 4) >
+        kTmemReleaseBarrier)
+      return specialized.emitError()
+             << "GPU lowering: the roles' and groups' named barriers would "
+                "reach barrier "
+             << kTmemReleaseBarrier
+             << ", which releases tensor memory; fewer roles or warps";
+    // Warp 0 and every reader's threads meet at the release barrier.
+    Value id = i32Const(b, loc, kTmemReleaseBarrier);
+    Value threads = i32Const(b, loc, 32 + 32 * readerWarps);
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, id, threads,
+                            /*reductionOp=*/nullptr,
+                            /*reductionPredicate=*/Value());
+    for (Region *region : readers) {
+      OpBuilder rb(region->getContext());
+      Block &end = region->back();
+      if (!end.empty() && end.back().hasTrait<OpTrait::IsTerminator>())
+        rb.setInsertionPoint(&end.back());
+      else
+        rb.setInsertionPointToEnd(&end);
+      fence(rb, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+      NVVM::BarrierArriveOp::create(rb, loc,
+                                    i32Const(rb, loc, kTmemReleaseBarrier),
+                                    i32Const(rb, loc, 32 + 32 * readerWarps));
+    }
+  }
   fence(b, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
   Value base =
       LLVM::LoadOp::create(b, loc, b.getI32Type(), tmemBaseSlot(b, loc));
@@ -645,6 +703,100 @@ private:
   bool skipUnitRowScales;
 };
 
+/// The epilogue, a piece at a time: load 16 columns of the thread's row,
+/// wait, scale, convert to the view's element type and store them in
+/// 16-byte pieces where they lie inside the view (as tile.store does from
+/// #tilegpu.tmem_lanes registers).
+struct TmemScaleStoreToNVVM final : OpConversionPattern<TmemScaleStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmemScaleStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkQuadrants(op)))
+      return failure();
+    Location loc = op.getLoc();
+    BufferType buffer = op.getBuffer().getType();
+    int64_t rows = buffer.getShape()[0], columns = buffer.getShape()[1];
+    auto scales = cast<TmemLanesLayoutAttr>(
+        cast<RankedTensorType>(op.getScale().getType()).getEncoding());
+    auto layout =
+        TmemLanesLayoutAttr::get(rewriter.getContext(), TmemLanesKind::Acc,
+                                 scales.getWarps(), scales.getRowBlocks());
+    Type element =
+        cast<tile::ViewType>(op.getView().getType()).getElementType();
+    Value scale =
+        vector::ExtractOp::create(rewriter, loc, adaptor.getScale(), 0);
+    Value view = adaptor.getView();
+    ValueRange idx = adaptor.getIndices();
+    unsigned rank = idx.size();
+    // The thread's row and first column in the view.
+    TmemLanePosition at = tmemLanePosition(rewriter, loc, layout);
+    Value row = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, idx[rank - 2],
+                              cIdx(rewriter, loc, rows)),
+        arith::AddIOp::create(rewriter, loc,
+                              arith::MulIOp::create(rewriter, loc, at.quadrant,
+                                                    cIdx(rewriter, loc, 32)),
+                              at.lane));
+    if (at.rowBlock)
+      row = arith::AddIOp::create(
+          rewriter, loc, row,
+          arith::MulIOp::create(rewriter, loc, at.rowBlock,
+                                cIdx(rewriter, loc, 128)));
+    Value firstColumn = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, idx[rank - 1],
+                              cIdx(rewriter, loc, columns)),
+        arith::MulIOp::create(
+            rewriter, loc, at.columnGroup,
+            cIdx(rewriter, loc, columns / layout.getColumnGroups())));
+    Value rowLen = memref::DimOp::create(rewriter, loc, view, rank - 2);
+    Value colLen = memref::DimOp::create(rewriter, loc, view, rank - 1);
+    int64_t width = 128 / element.getIntOrFloatBitWidth();
+    fence(rewriter, loc, NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
+    Type f32 = rewriter.getF32Type();
+    for (TmemPiece piece :
+         threadPieces(rewriter, loc, adaptor.getBuffer(), buffer, layout,
+                      columns, columns / layout.getColumnGroups())) {
+      Value loaded = loadPiece(rewriter, loc, piece);
+      NVVM::Tcgen05WaitOp::create(rewriter, loc, NVVM::Tcgen05WaitKind::LOAD);
+      auto floats = VectorType::get({piece.width}, f32);
+      Value scaled = arith::MulFOp::create(
+          rewriter, loc,
+          vector::BitCastOp::create(rewriter, loc, floats, loaded),
+          vector::BroadcastOp::create(rewriter, loc, floats, scale));
+      if (element != f32)
+        scaled = arith::TruncFOp::create(
+            rewriter, loc, VectorType::get({piece.width}, element), scaled);
+      for (int64_t c = 0; c < piece.width; c += width) {
+        int64_t n = std::min(width, piece.width - c);
+        Value col = arith::AddIOp::create(
+            rewriter, loc, firstColumn, cIdx(rewriter, loc, piece.column + c));
+        Value inBounds =
+            pieceInBounds(rewriter, loc, row, rowLen, col, n, colLen);
+        Value part = extractRegisters(rewriter, loc, scaled, c, n);
+        auto ifOp = scf::IfOp::create(rewriter, loc, inBounds,
+                                      /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(ifOp.thenBlock());
+        SmallVector<Value> at(idx.drop_back(2));
+        at.push_back(row);
+        at.push_back(col);
+        // Rows start 16 bytes apart at least (the runtime's contract, as
+        // for the staged stores): a 16-byte piece is one vector store.
+        vector::StoreOp::create(
+            rewriter, loc, part, view, at, /*nontemporal=*/false,
+            n * element.getIntOrFloatBitWidth() == 128 ? llvm::MaybeAlign(16)
+                                                       : llvm::MaybeAlign());
+      }
+    }
+    fence(rewriter, loc, NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void tiled_attn::populateTcgen05ToNVVMPatterns(
@@ -657,7 +809,8 @@ void tiled_attn::populateTcgen05ToNVVMPatterns(
                                                 patterns.getContext(),
                                                 /*benefit=*/2);
   patterns.add<TmemMmaToNVVM, MmaCommitToNVVM, TmemLoadToNVVM, TmemStoreToNVVM,
-               TmemAliasToNVVM>(converter, patterns.getContext());
+               TmemAliasToNVVM, TmemScaleStoreToNVVM>(converter,
+                                                      patterns.getContext());
   // Reductions, broadcasts and masks of its register tiles.
   populateTmemLanesPatterns(converter, patterns);
 }

@@ -127,7 +127,8 @@ private:
                             llvm::BitVector &pending, bool emit);
   void waitFor(OpBuilder &b, Location loc, unsigned kind, Value count);
   Value groupId(OpBuilder &b, Location loc);
-  void handOff(TmemScaleRowsOp scale, Value count);
+  void fuseScaledStores();
+  void handOff(Operation *op, OpOperand &scale, Value count);
 
   func::FuncOp func;
   bool mmaWarp, pOverS, correction;
@@ -536,6 +537,51 @@ void TensorMemoryMaterializer::retype() {
   }
 }
 
+/// With correction: the epilogue (the accumulator moved to registers,
+/// scaled by a row broadcast, truncated and stored) is a
+/// tilegpu.tmem_scale_store, which moves a piece at a time, so that the
+/// correction warps, with few registers, can run it.
+void TensorMemoryMaterializer::fuseScaledStores() {
+  SmallVector<tile::StoreOp> stores;
+  func.walk([&](tile::StoreOp store) { stores.push_back(store); });
+  for (tile::StoreOp store : stores) {
+    if (store.getMask())
+      continue;
+    Value value = store.getValue();
+    if (auto trunc = value.getDefiningOp<arith::TruncFOp>();
+        trunc && trunc->hasOneUse())
+      value = trunc.getIn();
+    auto mul = value.getDefiningOp<arith::MulFOp>();
+    if (!mul || !mul->hasOneUse() ||
+        !getElementTypeOrSelf(mul.getType()).isF32())
+      continue;
+    for (auto [tile, factor] : {std::pair(mul.getLhs(), mul.getRhs()),
+                                std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto load = tile.getDefiningOp<tile::ConvertLayoutOp>();
+      auto bcast = factor.getDefiningOp<tile::BroadcastOp>();
+      if (!load || !load->hasOneUse() ||
+          !tensorMemoryOf(load.getInput().getType()) || !bcast ||
+          bcast.getAxis() != 1)
+        continue;
+      Value buffer = bufferOf(load.getInput());
+      if (!buffer)
+        continue;
+      OpBuilder b(store);
+      TmemScaleStoreOp::create(b, store.getLoc(), buffer, bcast.getInput(),
+                               store.getView(), store.getIndices());
+      Operation *trunc = store.getValue().getDefiningOp();
+      store.erase();
+      if (trunc != mul.getOperation())
+        trunc->erase();
+      mul.erase();
+      load.erase();
+      if (bcast->use_empty())
+        bcast.erase();
+      break;
+    }
+  }
+}
+
 /// A wait for the last product of `kind` committed before (`count` of
 /// them): the phase of that commit, (count - 1) mod 2. Before the first,
 /// it is the phase before phase 0, which a fresh mbarrier reports
@@ -558,21 +604,23 @@ Value TensorMemoryMaterializer::groupId(OpBuilder &b, Location loc) {
              : GroupIdOp::create(b, loc, b.getIndexType(), groups).getResult();
 }
 
-/// The `count`-th hand-off (from 0) of a correction of O: the group's warps
-/// write the factors and arrive, then wait for the phase the hand-off
-/// completes, count mod 2, and scale O with the factors read back.
-void TensorMemoryMaterializer::handOff(TmemScaleRowsOp scale, Value count) {
-  OpBuilder b(scale);
-  Location loc = scale.getLoc();
+/// The `count`-th hand-off (from 0) of a correction of O, or of its final
+/// scaling and store: the group's warps write the factors and arrive, then
+/// wait for the phase the hand-off completes, count mod 2, and run `op`
+/// with the factors read back.
+void TensorMemoryMaterializer::handOff(Operation *op, OpOperand &scale,
+                                       Value count) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
   Value group = groupId(b, loc);
-  LocalStoreOp::create(b, loc, scale.getScale(), factors);
+  LocalStoreOp::create(b, loc, scale.get(), factors);
   MBarrierArriveOp::create(b, loc, factorsFull, group);
   Value phase = arith::TruncIOp::create(
       b, loc, b.getI1Type(),
       arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
   MBarrierWaitOp::create(b, loc, factorsFull, group, phase);
-  Value back = LocalLoadOp::create(b, loc, scale.getScale().getType(), factors);
-  scale.getScaleMutable().assign(back);
+  Value back = LocalLoadOp::create(b, loc, scale.get().getType(), factors);
+  scale.set(back);
 }
 
 /// The waits for the products, in `block`: `pending` holds the kinds with a
@@ -599,7 +647,8 @@ TensorMemoryMaterializer::insertWaits(Block &block,
     return op
         ->walk([&](Operation *inner) {
           return isa<MmaCommitOp>(inner) ||
-                         (correction && isa<TmemScaleRowsOp>(inner))
+                         (correction &&
+                          isa<TmemScaleRowsOp, TmemScaleStoreOp>(inner))
                      ? WalkResult::interrupt()
                      : WalkResult::advance();
         })
@@ -614,7 +663,7 @@ TensorMemoryMaterializer::insertWaits(Block &block,
     pending.reset(kinds);
   };
   auto touchesTensorMemory = [](Operation *op) {
-    return isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp>(op);
+    return isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp, TmemScaleStoreOp>(op);
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     Location loc = op.getLoc();
@@ -653,21 +702,22 @@ TensorMemoryMaterializer::insertWaits(Block &block,
       }
       continue;
     }
-    if (auto scale = dyn_cast<TmemScaleRowsOp>(op);
-        scale && correction && emit) {
-      // The hand-off comes before the waits for the products below: the
-      // softmax's half of it needs none.
-      handOff(scale, counts.back());
-      OpBuilder b(op.getContext());
-      b.setInsertionPointAfter(&op);
-      counts.back() = arith::AddIOp::create(
-          b, loc, counts.back(), arith::ConstantIndexOp::create(b, loc, 1));
-    }
     if (touchesTensorMemory(&op) ||
         isa<MBarrierArriveOp, gpu::BarrierOp, GroupBarrierOp>(op) ||
         (isa<func::ReturnOp>(op) && op.getParentOp() == func)) {
       if (pending.any())
         waitPending(&op, llvm::BitVector(pending));
+      if (isa<TmemScaleRowsOp, TmemScaleStoreOp>(op) && correction && emit) {
+        // The hand-off comes after those waits: the factors are written
+        // over the last ones only once the product that the last
+        // correction let go is done (the final store's, after the last
+        // P.V); in the loop, nothing is pending here.
+        handOff(&op, op.getOpOperand(1), counts.back());
+        OpBuilder b(op.getContext());
+        b.setInsertionPointAfter(&op);
+        counts.back() = arith::AddIOp::create(
+            b, loc, counts.back(), arith::ConstantIndexOp::create(b, loc, 1));
+      }
       continue;
     }
     if (op.getNumRegions() == 0)
@@ -780,9 +830,13 @@ LogicalResult TensorMemoryMaterializer::run() {
   if (failed(checkInPlace()))
     return failure();
   fuseCorrections();
+  if (correction)
+    fuseScaledStores();
   if (correction) {
     bool scales = false;
-    func.walk([&](TmemScaleRowsOp) { scales = true; });
+    func.walk([&](Operation *op) {
+      scales |= isa<TmemScaleRowsOp, TmemScaleStoreOp>(op);
+    });
     if (!scales) {
       // Nothing to hand off: the factors' buffer and mbarriers go.
       for (Value buffer : {factorsFull, factors})

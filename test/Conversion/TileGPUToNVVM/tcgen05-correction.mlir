@@ -27,6 +27,10 @@
 // CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[ROW]]] : memref<256xf32, #gpu.address_space<workgroup>>
 // CHECK-NEXT: nvvm.bar.warp.sync
 // CHECK: nvvm.mbarrier.arrive
+// Warp 0 frees tensor memory only when the correction warps, which read
+// and write it, have arrived on the release barrier (15: 32 + 256 threads).
+// CHECK: nvvm.barrier id = %c15_i32 number_of_threads = %c288_i32
+// CHECK: nvvm.tcgen05.dealloc
 // Correction (warps 8-15, thread ids less 256): the wait, the same rows
 // read back, then O scaled (tcgen05.ld, .st).
 // CHECK: arith.subi %{{.*}}, %c256 : index
@@ -37,6 +41,17 @@
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<256xf32, #gpu.address_space<workgroup>>
 // CHECK: nvvm.tcgen05.ld
 // CHECK: nvvm.tcgen05.st
+// The epilogue (tilegpu.tmem_scale_store): per 16 columns, load, wait,
+// scale, convert to bf16, two 16-byte stores where they lie in the view;
+// then the arrival on the release barrier.
+// CHECK: nvvm.tcgen05.wait <store>
+// CHECK: nvvm.tcgen05.ld
+// CHECK-NEXT: nvvm.tcgen05.wait <load>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: scf.if
+// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>>, vector<8xbf16>
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
 // With 8 warps on one block of 128 rows, the two warps of a quadrant hold
 // each row: the first (column group 0) writes it.
 // CHECK-LABEL: gpu.func @column_groups_write_once
@@ -53,11 +68,13 @@
 // PTX: ld.shared.b32 %r{{[0-9]+}}, [%r{{[0-9]+}}+-1024];
 // PTX: tcgen05.ld.sync.aligned.32x32b
 // PTX: tcgen05.st.sync.aligned.32x32b
+// PTX: st.global.v4.b32
+// PTX: bar.arrive
 // PTXAS: Compiling entry function 'correction_hand_off'
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
-  func.func @correction_hand_off(%o: !tile.view<?x?x?x64xf32>, %scale: f32)
+  func.func @correction_hand_off(%o: !tile.view<?x?x?x64xbf16>, %scale: f32)
       attributes {tilegpu.shared_bytes = 2048 : i64, tilegpu.warps = 16 : i64} {
     %alpha = tensor.splat %scale : tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
     %c0 = arith.constant 0 : index
@@ -81,6 +98,10 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
           -> tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
       tilegpu.tmem_scale_rows %obuf, %back : !tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>>,
           tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
+      %bx = tile.block_id x
+      tilegpu.tmem_scale_store %obuf, %back to %o[%c0, %c0, %bx, %c0]
+          : !tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>>,
+            tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>, !tile.view<?x?x?x64xbf16>
     }
     return
   }

@@ -330,4 +330,17 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
 // HANDOFF-NEXT: arith.constant 1 : index
 // HANDOFF-NEXT: %[[NEXT:.*]] = arith.addi %[[N]], %{{.*}} : index
 // HANDOFF: scf.yield {{.*}}, %[[NEXT]] :
+// The epilogue (O moved to registers, scaled by 1 / l, truncated, stored)
+// is one tilegpu.tmem_scale_store, handed off the same way once the last
+// P.V is done (the wait on O's mbarrier first): the factors are written
+// over the last ones only after the P.V that the last correction let go.
+// HANDOFF: tilegpu.mbarrier_wait %[[ODONE:.*]][%{{.*}}], phase(
+// HANDOFF-NEXT: %[[GE:.*]] = tilegpu.group_id {groups = 2 : i64}
+// HANDOFF-NEXT: tilegpu.local_store %{{.*}}, %[[FACTORS]]
+// HANDOFF-NEXT: tilegpu.mbarrier_arrive %[[FULL]][%[[GE]]]
+// HANDOFF: tilegpu.mbarrier_wait %[[FULL]][%[[GE]]], phase(
+// HANDOFF-NEXT: %[[FE:.*]] = tilegpu.local_load %[[FACTORS]]
+// HANDOFF-NEXT: tilegpu.tmem_scale_store %[[O]], %[[FE]] to %arg3[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : <256x64xf32, #tilegpu.tensor_memory<>>, tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>, <?x?x?x64xf16>
+// HANDOFF-NOT: tile.store
+// HANDOFF-NOT: tilegpu.tmem_load %[[O]]
 // HANDOFF-ERR: error: convert-tile-to-tilegpu: correction hands the corrections of O to the threads beside the issuing ones; it needs mma-warp

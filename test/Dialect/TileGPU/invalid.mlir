@@ -625,6 +625,39 @@ func.func @negative_local_load_element_type(%b: !tilegpu.buffer<128x64xf16, #til
 
 // -----
 
+func.func @negative_tmem_scale_store_view(%o: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+                                          %inv: tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>,
+                                          %out: !tile.view<?x?x?x128xbf16>, %i: index) {
+  // expected-error @+1 {{'tilegpu.tmem_scale_store' op stores rows of 64 columns into a view whose rows have 128}}
+  tilegpu.tmem_scale_store %o, %inv to %out[%i, %i, %i, %i] : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+      tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>, !tile.view<?x?x?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_scale_store_indices(%o: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+                                             %inv: tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>,
+                                             %out: !tile.view<?x?x?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tilegpu.tmem_scale_store' op takes one index per dimension of '!tile.view<?x?x?x64xbf16>' (at least 2), not 2}}
+  tilegpu.tmem_scale_store %o, %inv to %out[%i, %i] : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+      tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>, !tile.view<?x?x?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @negative_tmem_scale_store_scales(%o: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+                                            %inv: tensor<64xf32, #tilegpu.tmem_lanes<cols, warps = 4>>,
+                                            %out: !tile.view<?x?x?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tilegpu.tmem_scale_store' op takes the scales as tensor<128xf32, #tilegpu.tmem_lanes<rows, ...>>, not 'tensor<64xf32, #tilegpu.tmem_lanes<cols, warps = 4>>'}}
+  tilegpu.tmem_scale_store %o, %inv to %out[%i, %i, %i, %i] : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+      tensor<64xf32, #tilegpu.tmem_lanes<cols, warps = 4>>, !tile.view<?x?x?x64xbf16>
+  return
+}
+
+// -----
+
 func.func @negative_local_store_shape(%b: !tilegpu.buffer<128xf32, #tilegpu.shared<>>,
                                       %v: tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>) {
   // expected-error @+1 {{'tilegpu.local_store' op writes 'tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>' into a different tile, '!tilegpu.buffer<128xf32, #tilegpu.shared<>>'}}

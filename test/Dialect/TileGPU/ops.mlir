@@ -220,6 +220,20 @@ func.func @local_load(%qbuf: !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8
 // -----
 
 // The row factors a tcgen05 kernel's softmax hands to its correction warps.
+// The correction warps' epilogue.
+// CHECK-LABEL: func.func @tmem_scale_store
+// CHECK: tilegpu.tmem_scale_store %{{.*}}, %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : <256x64xf32, #tilegpu.tensor_memory<>>, tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>, <?x?x?x64xbf16>
+func.func @tmem_scale_store(%o: !tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>>,
+                            %inv: tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>,
+                            %out: !tile.view<?x?x?x64xbf16>, %i: index) {
+  tilegpu.tmem_scale_store %o, %inv to %out[%i, %i, %i, %i]
+      : !tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>>,
+        tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>, !tile.view<?x?x?x64xbf16>
+  return
+}
+
+// -----
+
 // CHECK-LABEL: func.func @local_store
 func.func @local_store(%factors: !tilegpu.buffer<256xf32, #tilegpu.shared<>>,
                        %alpha: tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>) {

@@ -183,19 +183,27 @@
 // RUN:   --tilegpu-simulate-roles="schedules=8" 2>&1 | FileCheck %s --check-prefix=CORR-READY
 // CORR-READY: error: tilegpu-simulate-roles: tensor memory that a product in flight writes
 
-// The first role frees tensor memory at its end: another role's access
-// after that is an error (here nothing orders the second role's read).
+// Tensor memory is freed once the first role and the roles whose threads
+// read or write it (the lowering's release barrier) have ended: a product
+// that another role issues after that is an error (here nothing orders the
+// second role's product, which the first role never waits for).
 // RUN: not tiled-attn-opt %s --tilegpu-simulate-roles="schedules=8 seq-q=128 seq-k=128" \
 // RUN:   -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FREED
-// FREED: error: tilegpu-simulate-roles: touches tensor memory after the first warp role, which frees it at its end, has ended
+// FREED: error: tilegpu-simulate-roles: issues a product into tensor memory after the roles that hold it (the first, and those that read or write it) have ended and freed it
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
-  func.func @tmem_after_the_first_role(%o: !tile.view<?x?x?x16xf32>)
-      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 8 : i64} {
-    %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>
+  func.func @product_after_the_release(%o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 32768 : i64, tilegpu.warps = 8 : i64} {
+    %false = arith.constant false
+    %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+    %q = tilegpu.alloc offset(0) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>
+    %k = tilegpu.alloc offset(16384) : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
     tilegpu.warp_specialize [#tilegpu.role<"first", warps = 4>, #tilegpu.role<"second", warps = 4>] {
       tilegpu.async_wait_all
     }, {
-      %r = tilegpu.tmem_load %s : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>> -> tensor<128x32xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+      tilegpu.tmem_mma %q, %k, %s, accumulate(%false)
+          : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+            !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+            !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
     }
     return
   }

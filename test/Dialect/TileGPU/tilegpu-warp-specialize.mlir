@@ -203,6 +203,8 @@
 // CORR: tilegpu.mbarrier_arrive %[[OREADY]][
 // CORR-NOT: tilegpu.tmem_scale_rows
 // CORR-NOT: tilegpu.local_load
+// CORR-NOT: tilegpu.tmem_scale_store
+// CORR-NOT: tile.store
 // CORR: }, {
 // Correction: per block, the wait for the last P.V and for the factors, the
 // scaling, the arrival for the next P.V; no register tile but the factors.
@@ -217,6 +219,9 @@
 // CORR: tilegpu.mbarrier_arrive %[[OREADY]][
 // CORR-NOT: {{^ *}}tilegpu.
 // CORR: scf.yield
+// And the epilogue: once the last P.V is done and 1 / l handed over, O
+// scaled and stored.
+// CORR: tilegpu.tmem_scale_store %[[O]], %{{.*}} to %arg3[
 // CORR-NOT: tilegpu.tmem_load
 // CORR-NOT: tilegpu.local_store
 // CORR-NOT: tilegpu.tma_load

@@ -456,27 +456,51 @@ LogicalResult TmemStoreOp::verify() {
   return verifyTmemTransfer(*this, getValue(), getBuffer().getType());
 }
 
-LogicalResult TmemScaleRowsOp::verify() {
-  BufferType buffer = getBuffer().getType();
+/// The scales of the rows of an accumulator in tensor memory: one f32 per
+/// row, in #tilegpu.tmem_lanes<rows> on 4 warps per block of 128 rows.
+static LogicalResult verifyRowScales(Operation *op, BufferType buffer,
+                                     Value scaleValue) {
   int64_t rows = buffer.getShape().size() == 2 ? buffer.getShape()[0] : 0;
   if (isPackedTensorMemory(buffer) || buffer.isRing() || rows < 128 ||
       rows % 128 || !buffer.getElementType().isF32())
-    return emitOpError() << "scales an unpacked f32 accumulator of 128 rows "
-                            "or blocks of 128 rows, not "
-                         << buffer;
-  auto scale = cast<RankedTensorType>(getScale().getType());
+    return op->emitOpError() << "scales an unpacked f32 accumulator of 128 "
+                                "rows or blocks of 128 rows, not "
+                             << buffer;
+  auto scale = cast<RankedTensorType>(scaleValue.getType());
   auto lanes = dyn_cast<TmemLanesLayoutAttr>(scale.getEncoding());
   if (!lanes || lanes.getKind() != TmemLanesKind::Rows ||
       scale.getShape() != ArrayRef<int64_t>{rows} ||
       !scale.getElementType().isF32())
-    return emitOpError() << "takes the scales as tensor<" << rows
-                         << "xf32, #tilegpu.tmem_lanes<rows, ...>>, not "
-                         << scale;
+    return op->emitOpError()
+           << "takes the scales as tensor<" << rows
+           << "xf32, #tilegpu.tmem_lanes<rows, ...>>, not " << scale;
   if (lanes.getWarpsPerRowBlock() != 4)
-    return emitOpError() << "runs on 4 warps per block of 128 rows (a warp "
-                            "per quadrant of rows), not "
-                         << lanes.getWarpsPerRowBlock();
+    return op->emitOpError() << "runs on 4 warps per block of 128 rows (a "
+                                "warp per quadrant of rows), not "
+                             << lanes.getWarpsPerRowBlock();
   return success();
+}
+
+LogicalResult TmemScaleStoreOp::verify() {
+  if (failed(verifyRowScales(*this, getBuffer().getType(), getScale())))
+    return failure();
+  // (A view's elements are f16, bf16 or f32: its type says so.)
+  auto view = cast<tile::ViewType>(getView().getType());
+  if (static_cast<int64_t>(getIndices().size()) != view.getRank() ||
+      view.getRank() < 2)
+    return emitOpError() << "takes one index per dimension of " << view
+                         << " (at least 2), not " << getIndices().size();
+  int64_t columns = getBuffer().getType().getShape()[1];
+  int64_t viewColumns = view.getShape().back();
+  if (!ShapedType::isDynamic(viewColumns) && viewColumns != columns)
+    return emitOpError() << "stores rows of " << columns
+                         << " columns into a view whose rows have "
+                         << viewColumns;
+  return success();
+}
+
+LogicalResult TmemScaleRowsOp::verify() {
+  return verifyRowScales(*this, getBuffer().getType(), getScale());
 }
 
 LogicalResult WarpSpecializeOp::verify() {

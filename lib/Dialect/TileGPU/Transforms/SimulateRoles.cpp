@@ -177,6 +177,9 @@ private:
   /// Row vectors handed over through shared memory (the correction's
   /// factors), by byte address and row block: the store not yet read.
   llvm::DenseMap<std::pair<int64_t, int64_t>, Operation *> handedOver;
+  /// The roles whose end frees tensor memory: the first, and those whose
+  /// threads read or write it.
+  llvm::DenseSet<int64_t> holdTensorMemory = {0};
   /// The row block of a rows vector that `agent` writes or reads.
   int64_t rowBlockOf(const Agent &agent, RankedTensorType type) const {
     auto lanes = dyn_cast<TmemLanesLayoutAttr>(type.getEncoding());
@@ -390,6 +393,17 @@ LogicalResult Simulator::spawn() {
         region.walk([](TmemMmaOp) { return WalkResult::interrupt(); })
             .wasInterrupted())
       groups = active;
+    // Roles whose threads read or write tensor memory hold its release
+    // until they end (the lowering's release barrier).
+    if (region
+            .walk([](Operation *op) {
+              return isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp,
+                         TmemScaleStoreOp>(op)
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted())
+      holdTensorMemory.insert(r);
     if (failed(addRole(r, role.getName(), &region.front(), active, groups,
                        prologue)))
       return roles.emitError()
@@ -746,6 +760,14 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     next();
     return success();
   }
+  if (isa<TmemMmaOp>(op) && !holdTensorMemory.contains(agent.role) &&
+      llvm::all_of(agents, [&](const Agent &a) {
+        return !holdTensorMemory.contains(a.role) || a.done;
+      }))
+    return hazard(op, nullptr,
+                  "issues a product into tensor memory after the roles that "
+                  "hold it (the first, and those that read or write it) "
+                  "have ended and freed it");
   if (auto mma = dyn_cast<TmemMmaOp>(op)) {
     SimValue lhs = *valueOf(agent, mma.getLhs());
     SimValue rhs = *valueOf(agent, mma.getRhs());
@@ -821,14 +843,7 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     next();
     return success();
   }
-  if (isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp, TmemMmaOp>(op) &&
-      agent.role != 0 && llvm::all_of(agents, [](const Agent &a) {
-        return a.role != 0 || a.done;
-      }))
-    return hazard(op, nullptr,
-                  "touches tensor memory after the first warp role, which "
-                  "frees it at its end, has ended");
-  if (isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp>(op)) {
+  if (isa<TmemLoadOp, TmemStoreOp, TmemScaleRowsOp, TmemScaleStoreOp>(op)) {
     Value bufferValue =
         isa<TmemStoreOp>(op) ? op->getOperand(1) : op->getOperand(0);
     SimValue buffer = *valueOf(agent, bufferValue);
@@ -841,7 +856,7 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     if (failed(block))
       return failure();
     Span span = spanOf(buffer.buffer, *block);
-    bool writes = !isa<TmemLoadOp>(op);
+    bool writes = !isa<TmemLoadOp, TmemScaleStoreOp>(op);
     for (Agent &other : agents)
       for (Pending &p : other.queue) {
         for (Span &w : p.writes)

@@ -32,9 +32,11 @@
 //   mbarrier (the one arrived on right after a tilegpu.local_store), the
 //   read of the factors, the waits for the products into O, the scaling
 //   and the arrival on the ready mbarrier of O's next product, which then
-//   expects the consumers' warps and the correction's. The consumers keep
-//   the write of the factors and their arrivals, and lose the wait, the
-//   read and the scaling (FlashAttention-4's correction warpgroup).
+//   expects the consumers' warps and the correction's; and at the end the
+//   final scaling of O by 1 / l and its store (tilegpu.tmem_scale_store,
+//   handed off the same way). The consumers keep the write of the factors
+//   and their arrivals, and lose the wait, the read, the scaling and the
+//   store (FlashAttention-4's correction warpgroup and its epilogue).
 //
 // All roles run the same loop bounds and branch conditions, so the
 // producer's n-th load of a stream is the consumers' n-th, in the same slot
@@ -248,8 +250,8 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     if (auto arrive = dyn_cast<MBarrierArriveOp>(op);
         arrive && isa_and_nonnull<LocalStoreOp>(arrive->getPrevNode()))
       factorBarriers.insert(arrive.getBarriers());
-    if (auto scale = dyn_cast<TmemScaleRowsOp>(op))
-      correctedAccs.insert(scale.getBuffer());
+    if (isa<TmemScaleRowsOp, TmemScaleStoreOp>(op))
+      correctedAccs.insert(op->getOperand(0));
   });
   func.walk([&](TmemMmaOp mma) {
     if (!correctedAccs.contains(mma.getAcc()))
@@ -497,7 +499,7 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     // for them and for O's products, reads the factors, scales O and
     // arrives for O's next product.
     auto isCorrectionOp = [&](Operation *op) {
-      if (isa<TmemScaleRowsOp>(op))
+      if (isa<TmemScaleRowsOp, TmemScaleStoreOp>(op))
         return true;
       if (auto wait = dyn_cast<MBarrierWaitOp>(op))
         return factorBarriers.contains(wait.getBarriers()) ||
@@ -508,14 +510,14 @@ void TileGPUWarpSpecializePass::runOnOperation() {
     SmallVector<Operation *> handedOff;
     consumer.walk([&](Operation *op) {
       auto wait = dyn_cast<MBarrierWaitOp>(op);
-      if (isa<TmemScaleRowsOp>(op) ||
+      if (isa<TmemScaleRowsOp, TmemScaleStoreOp>(op) ||
           (wait && factorBarriers.contains(wait.getBarriers())))
         handedOff.push_back(op);
     });
     for (Operation *op : handedOff) {
       Operation *read = nullptr;
-      if (auto scale = dyn_cast<TmemScaleRowsOp>(op))
-        read = scale.getScale().getDefiningOp<LocalLoadOp>();
+      if (isa<TmemScaleRowsOp, TmemScaleStoreOp>(op))
+        read = op->getOperand(1).getDefiningOp<LocalLoadOp>();
       op->erase();
       if (read && read->use_empty())
         read->erase();

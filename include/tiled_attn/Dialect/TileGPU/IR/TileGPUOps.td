@@ -620,6 +620,40 @@ def TileGPU_TmemScaleRowsOp : TileGPU_Op<"tmem_scale_rows",
   let hasVerifier = 1;
 }
 
+def TileGPU_TmemScaleStoreOp : TileGPU_Op<"tmem_scale_store",
+    [MemoryEffects<[MemRead<TileGPU_SharedMemory>]>]> {
+  let summary = "Scale the rows of a tensor-memory accumulator and store them into a view";
+  let description = [{
+    The epilogue of FlashAttention-4's correction warps: row r of the
+    buffer (f32) is multiplied by `scale[r]`, which the thread of row r
+    holds (`#tilegpu.tmem_lanes<rows>`), converted to the view's element
+    type and stored as `tile.store` stores a tile at `indices` (in tiles of
+    the buffer's shape; elements past the view's run-time sizes are not
+    written). Each warp reads its quadrant's rows 16 columns at a time
+    (tcgen05.ld), so that a piece's registers are all the op keeps live:
+    no thread ever holds its whole row, which lets threads with few
+    registers (the correction warps) store O.
+
+    Example:
+
+    ```mlir
+    tilegpu.tmem_scale_store %o, %inv_l to %out[%b, %h, %m, %c0]
+        : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
+          tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>,
+          !tile.view<?x?x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins TileGPU_TensorMemoryBuffer:$buffer,
+                       TileGPU_RegisterTile:$scale,
+                       Arg<Tile_ViewType, "the view to write", [MemWrite]>:$view,
+                       Variadic<Index>:$indices);
+  let assemblyFormat = [{
+    $buffer `,` $scale `to` $view `[` $indices `]` attr-dict `:`
+    type($buffer) `,` type($scale) `,` type($view)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Warp specialization
 //===----------------------------------------------------------------------===//
