@@ -7,7 +7,8 @@
 For each manifest entry that runs on this GPU (forced with sdpa(..., kernel=name)):
 fresh torch.randn inputs over a set of shapes, the output poisoned with NaN
 before each run, the relative L2 error of ours and of
-torch.nn.functional.scaled_dot_product_attention against float64. A case
+torch.nn.functional.scaled_dot_product_attention against float64 (grouped KV
+heads included, with enable_gqa on both sides). A case
 passes iff ours <= 2 * torch's + 1e-6 and the output is finite. Prints one
 line per case and "N passed, M failed"; exits 1 on any failure.
 """
@@ -35,7 +36,9 @@ SEQS = (1, 17, 128, 1000, 4096)
 SMALL_SEQ = 1000                       # up to here, all four (B, H) combinations
 BH_ALL, BH_LARGE = ((1, 1), (1, 3), (3, 1), (3, 3)), ((1, 1), (3, 3))
 UNEQUAL = ((100, 37), (37, 100))       # S_q != S_k
-CSV_FIELDS = ("date", "device", "entry", "dtype", "D", "causal", "B", "H", "Sq", "Sk",
+#: Grouped KV heads (B, H, H_kv, S_q, S_k): GQA 4:1 and 3:1, MQA, awkward lengths.
+GROUPED = ((2, 8, 2, 1000, 1000), (1, 6, 1, 100, 37), (3, 6, 2, 37, 100), (1, 4, 2, 4096, 4096))
+CSV_FIELDS = ("date", "device", "entry", "dtype", "D", "causal", "B", "H", "Hkv", "Sq", "Sk",
               "rel_l2", "torch_rel_l2", "pass")
 
 
@@ -52,16 +55,16 @@ def parse_args() -> argparse.Namespace:
 
 
 def cases_for(entry, sanitize_one: bool):
-    """(B, H, S_q, S_k) shapes to run for one entry."""
+    """(B, H, H_kv, S_q, S_k) shapes to run for one entry."""
     if sanitize_one:
-        return [(1, 2, 100, 100)]
+        return [(1, 2, 2, 100, 100), (1, 4, 2, 100, 100)]
     cases = []
     for s in SEQS:
         for b, h in (BH_ALL if s <= SMALL_SEQ else BH_LARGE):
-            cases.append((b, h, s, s))
+            cases.append((b, h, h, s, s))
     for sq, sk in UNEQUAL:
-        cases += [(b, h, sq, sk) for b, h in BH_ALL]
-    return cases
+        cases += [(b, h, h, sq, sk) for b, h in BH_ALL]
+    return cases + list(GROUPED)
 
 
 def causal_mask(sq: int, sk: int, device):
@@ -70,7 +73,8 @@ def causal_mask(sq: int, sk: int, device):
 
 
 def reference_f64(q, k, v, causal: bool):
-    q, k, v = q.double(), k.double(), v.double()
+    groups = q.shape[1] // k.shape[1]  # grouped KV heads: K/V head h // groups
+    q, k, v = q.double(), k.double().repeat_interleave(groups, 1), v.double().repeat_interleave(groups, 1)
     scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
     if causal:
         scores.masked_fill_(~causal_mask(q.shape[-2], k.shape[-2], q.device), -math.inf)
@@ -80,10 +84,11 @@ def reference_f64(q, k, v, causal: bool):
 def torch_sdpa(q, k, v, causal: bool):
     """PyTorch's SDPA with the same mask. For S_q != S_k the top-left mask is passed
     explicitly, so that no backend's reading of is_causal can differ from ours."""
+    gqa = {"enable_gqa": True} if k.shape[1] != q.shape[1] else {}
     if causal and q.shape[-2] != k.shape[-2]:
         return F.scaled_dot_product_attention(
-            q, k, v, attn_mask=causal_mask(q.shape[-2], k.shape[-2], q.device))
-    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            q, k, v, attn_mask=causal_mask(q.shape[-2], k.shape[-2], q.device), **gqa)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, **gqa)
 
 
 def rel_l2(out, ref) -> float:
@@ -95,14 +100,15 @@ def run_ours(q, k, v, causal: bool, library, entry_name: str, takes_out: bool):
     sdpa takes it, else by freeing a NaN block of the output's size into the caching
     allocator just before the call (retried while sdpa's output lands elsewhere)."""
     shape = (*q.shape[:-1], v.shape[-1])
+    gqa = {"enable_gqa": True} if k.shape[1] != q.shape[1] else {}
     for _ in range(3):
         poison = torch.full(shape, math.nan, dtype=q.dtype, device=q.device)
         if takes_out:
             return sdpa(q, k, v, causal=causal, library=library, kernel=entry_name,
-                        out=poison), True
+                        out=poison, **gqa), True
         ptr = poison.data_ptr()
         del poison
-        out = sdpa(q, k, v, causal=causal, library=library, kernel=entry_name)
+        out = sdpa(q, k, v, causal=causal, library=library, kernel=entry_name, **gqa)
         if out.data_ptr() == ptr:
             return out, True
     return out, False
@@ -110,11 +116,11 @@ def run_ours(q, k, v, causal: bool, library, entry_name: str, takes_out: bool):
 
 def check_case(entry, shape, library, takes_out: bool):
     """One case: (rel_l2 ours, rel_l2 torch, passed, reason)."""
-    b, h, sq, sk = shape
+    b, h, hkv, sq, sk = shape
     dtype, d, causal = DTYPES[entry.dtype], entry.head_dim, entry.causal == "top_left"
     q = torch.randn(b, h, sq, d, dtype=dtype, device="cuda")
-    k = torch.randn(b, h, sk, d, dtype=dtype, device="cuda")
-    v = torch.randn(b, h, sk, d, dtype=dtype, device="cuda")
+    k = torch.randn(b, hkv, sk, d, dtype=dtype, device="cuda")
+    v = torch.randn(b, hkv, sk, d, dtype=dtype, device="cuda")
     ref = reference_f64(q, k, v, causal)
     try:
         theirs = rel_l2(torch_sdpa(q, k, v, causal), ref)
@@ -178,13 +184,13 @@ def main() -> int:
             continue
         for shape in cases_for(entry, args.sanitize_one):
             ours, theirs, ok, why = check_case(entry, shape, library, takes_out)
-            b, h, sq, sk = shape
+            b, h, hkv, sq, sk = shape
             passed, failed = passed + ok, failed + (not ok)
-            print(f"{'PASS' if ok else 'FAIL'} {entry.name} B={b} H={h} Sq={sq} Sk={sk} "
+            print(f"{'PASS' if ok else 'FAIL'} {entry.name} B={b} H={h} Hkv={hkv} Sq={sq} Sk={sk} "
                   f"err={ours:.2e} torch={theirs:.2e}" + (f"  {why}" if why else ""), flush=True)
             rows.append({"date": date, "device": device, "entry": entry.name,
                          "dtype": entry.dtype, "D": entry.head_dim, "causal": entry.causal,
-                         "B": b, "H": h, "Sq": sq, "Sk": sk, "rel_l2": f"{ours:.3e}",
+                         "B": b, "H": h, "Hkv": hkv, "Sq": sq, "Sk": sk, "rel_l2": f"{ours:.3e}",
                          "torch_rel_l2": f"{theirs:.3e}", "pass": ok})
     if not args.sanitize_one:
         args.out.mkdir(parents=True, exist_ok=True)

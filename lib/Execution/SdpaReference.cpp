@@ -18,6 +18,8 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
                                      double scale, tile::CausalMode causal) {
   int64_t batch = q.sizes[0], heads = q.sizes[1], seqQ = q.sizes[2],
           seqK = k.sizes[2], dim = q.sizes[3];
+  // Grouped KV heads: query head h reads K/V head h / (H_q / H_kv).
+  int64_t group = heads / k.sizes[1];
   // Query i sees key j when j <= i + shift.
   int64_t shift = causal == tile::CausalMode::BottomRight ? seqK - seqQ : 0;
   std::vector<double> scores(seqK);
@@ -31,7 +33,7 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
         for (int64_t j = 0; j < visible; ++j) {
           double s = 0.0;
           for (int64_t d = 0; d < dim; ++d)
-            s += q.at({b, h, i, d}) * k.at({b, h, j, d});
+            s += q.at({b, h, i, d}) * k.at({b, h / group, j, d});
           scores[j] = s * scale;
           maxScore = std::max(maxScore, scores[j]);
         }
@@ -43,7 +45,7 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
         for (int64_t d = 0; d < dim; ++d) {
           double acc = 0.0;
           for (int64_t j = 0; j < visible; ++j)
-            acc += scores[j] * v.at({b, h, j, d});
+            acc += scores[j] * v.at({b, h / group, j, d});
           out.at({b, h, i, d}) = visible == 0 ? 0.0 : acc / sum;
         }
       }

@@ -6,12 +6,14 @@
 //===----------------------------------------------------------------------===//
 //
 // The kernel follows FlashAttention-2's forward loop. One program computes
-// block_m rows of O for one (batch, head):
+// block_m rows of O for one (batch, head); K and V have H_kv heads, which
+// divides H_q: query head h reads K/V head h / (H_q / H_kv) (grouped KV
+// heads, GQA; MQA with H_kv = 1; plain attention with H_kv = H_q):
 //
 //   Q_i = load Q[b, h, m]                       (padded with 0 past S_q)
 //   m = -inf, l = 0, acc = 0
 //   for j in [0, ceil(S_k / block_n)):
-//     S   = Q_i K_jᵀ                             (K_j padded with 0 past S_k)
+//     S   = Q_i K_jᵀ    (K_j = K[b, h_kv, j], padded with 0 past S_k)
 //     S   = -inf where the key is past S_k or hidden by the causal mask
 //     m', l', P, alpha = online_softmax(S, m, l, scale)
 //     acc = acc * alpha + P V_j
@@ -78,10 +80,29 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
   Value seqQ = DimOp::create(b, loc, q, 2);
   Value seqK = DimOp::create(b, loc, k, 2);
-
   Value qTile = LoadOp::create(b, loc, tensorTy({bm, d}, elt), q,
                                ValueRange{batch, head, mBlk, c0},
                                /*pad=*/APFloat(0.0), /*transpose=*/false);
+  // The K/V head of this query head: its group of H_q / H_kv query heads.
+  // The divisions (an emulated sequence on the GPU, on the way to the
+  // first K/V copy: 2-5% at D=64 and S <= 4096 on an H100) are skipped
+  // when the head counts are equal; and they come after Q's load, so that
+  // they do not hold up its copy.
+  Value headsQ = DimOp::create(b, loc, q, 1);
+  Value headsKv = DimOp::create(b, loc, k, 1);
+  Value grouped = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        headsQ, headsKv);
+  auto kvHeadOf = scf::IfOp::create(
+      b, loc, grouped,
+      [&](OpBuilder &b, Location loc) {
+        Value group = arith::DivUIOp::create(b, loc, headsQ, headsKv);
+        scf::YieldOp::create(
+            b, loc, ValueRange{arith::DivUIOp::create(b, loc, head, group)});
+      },
+      [&](OpBuilder &b, Location loc) {
+        scf::YieldOp::create(b, loc, ValueRange{head});
+      });
+  Value kvHead = kvHeadOf.getResult(0);
   Value initMax = splat({bm}, negInf);
   Value initSum = splat({bm}, 0.0);
   Value initAcc = splat({bm, d}, 0.0);
@@ -100,12 +121,12 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       b, loc, c0, numBlocks, c1, ValueRange{initMax, initSum, initAcc},
       [&](OpBuilder &b, Location loc, Value j, ValueRange iter) {
         Value kt = LoadOp::create(b, loc, tensorTy({d, bn}, elt), k,
-                                  ValueRange{batch, head, j, c0}, APFloat(0.0),
-                                  /*transpose=*/true);
+                                  ValueRange{batch, kvHead, j, c0},
+                                  APFloat(0.0), /*transpose=*/true);
         // V is loaded with K, so that its copy overlaps Q K^T and the softmax.
         Value vt = LoadOp::create(b, loc, tensorTy({bn, d}, elt), v,
-                                  ValueRange{batch, head, j, c0}, APFloat(0.0),
-                                  /*transpose=*/false);
+                                  ValueRange{batch, kvHead, j, c0},
+                                  APFloat(0.0), /*transpose=*/false);
         Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
         Value colOffset = arith::MulIOp::create(b, loc, j, cBn);
         // Keys past S_k: a mask over the block's columns, for every row.

@@ -57,8 +57,9 @@ Status checkTensor(const char *name, const ta_tensor &t) {
   return Status();
 }
 
-/// Batch, heads and D agree across q, k, v; k and v agree on S; o has q's
-/// shape; S_k >= 1.
+/// Batch and D agree across q, k, v; k and v have the same heads, whose
+/// number divides q's (grouped KV heads), and the same S; o has q's shape;
+/// S_k >= 1.
 Status checkShapes(const ta_sdpa_args &args) {
   const ta_tensor &q = args.q;
   static const char *const what[4] = {"batch size", "head count",
@@ -66,13 +67,25 @@ Status checkShapes(const ta_sdpa_args &args) {
   const ta_tensor *kv[2] = {&args.k, &args.v};
   for (int i = 0; i < 2; ++i) {
     const char *name = i == 0 ? "k" : "v";
-    for (int dim : {0, 1, 3})
+    for (int dim : {0, 3})
       if (kv[i]->sizes[dim] != q.sizes[dim])
         return invalidArgument(name, " has ", what[dim], " ", kv[i]->sizes[dim],
                                " but q has ", q.sizes[dim], " (q ",
                                shapeText(q), ", ", name, " ", shapeText(*kv[i]),
                                ")");
   }
+  // Grouped KV heads: each K/V head serves H_q / H_kv query heads.
+  int64_t kvHeads = args.k.sizes[1];
+  if (kvHeads != q.sizes[1] && (kvHeads < 1 || q.sizes[1] % kvHeads != 0))
+    return invalidArgument("k has head count ", kvHeads, " but q has ",
+                           q.sizes[1],
+                           "; q's head count must be a multiple of "
+                           "k's and v's (grouped KV heads) (q ",
+                           shapeText(q), ", k ", shapeText(args.k), ")");
+  if (args.v.sizes[1] != kvHeads)
+    return invalidArgument("v has head count ", args.v.sizes[1], " but k has ",
+                           kvHeads, " (k ", shapeText(args.k), ", v ",
+                           shapeText(args.v), ")");
   if (args.v.sizes[2] != args.k.sizes[2])
     return invalidArgument("v has sequence length ", args.v.sizes[2],
                            " but k has ", args.k.sizes[2], " (k ",
@@ -149,6 +162,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3]));
   problem.batch = args->q.sizes[0];
   problem.heads = args->q.sizes[1];
+  problem.kvHeads = args->k.sizes[1];
   problem.seqQ = args->q.sizes[2];
   problem.seqK = args->k.sizes[2];
   problem.headDim = args->q.sizes[3];

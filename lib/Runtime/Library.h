@@ -41,7 +41,7 @@ struct Problem {
   const ta_sdpa_args *args = nullptr;
   /// q, k, v, o.
   const ta_tensor *tensors[4] = {};
-  int64_t batch = 0, heads = 0, seqQ = 0, seqK = 0, headDim = 0;
+  int64_t batch = 0, heads = 0, kvHeads = 0, seqQ = 0, seqK = 0, headDim = 0;
   uint32_t itemSize = 2;
   /// The output has no elements: nothing to launch.
   bool empty = false;

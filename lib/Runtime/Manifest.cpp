@@ -135,6 +135,11 @@ Status readAbi(const FieldReader &r, KernelEntry &kernel) {
   if (!readInteger(*indexBits, 32, 64, bits) || (bits != 32 && bits != 64))
     return r.fail("index_bits", "32 or 64", *indexBits);
   kernel.indexBits = static_cast<int32_t>(bits);
+  if (const Json *grouped = r.find("grouped_kv")) {
+    if (!grouped->is_boolean())
+      return r.fail("grouped_kv", "true or false", *grouped);
+    kernel.groupedKv = grouped->get<bool>();
+  }
   return Status();
 }
 

@@ -100,6 +100,9 @@ struct KernelEntry {
   ta_mask mask = TA_MASK_NONE;
   int32_t headDim = 0, blockM = 0, blockN = 0, sharedBytes = 0;
   int32_t indexBits = 64, alignBytes = kDefaultAlignBytes;
+  /// Whether the kernel reads K/V head h / (H_q / H_kv) for query head h
+  /// (grouped KV heads); a library built before it has not.
+  bool groupedKv = false;
   uint32_t block[3] = {1, 1, 1};
   /// Paths of the image files: the PTX, and cubins by arch (manifest order).
   std::string ptxPath;

@@ -100,6 +100,11 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
     wanted += concat(", name=", args.kernel);
   if (!problem.index32Ok)
     wanted += ", 64-bit indices (an element offset reaches 2**31)";
+  if (problem.kvHeads != problem.heads)
+    wanted += concat(", grouped KV heads (H_q=", problem.heads,
+                     ", H_kv=", problem.kvHeads,
+                     "; a library built before tiled-attn took them has no "
+                     "such kernel: rebuild it)");
   std::string available;
   for (const KernelEntry &k : library.manifest.kernels)
     available += concat(available.empty() ? "available: " : "; ", k.describe());
@@ -116,7 +121,8 @@ bool fits(const KernelEntry &k, const Problem &problem, int ccMajor,
   const ta_sdpa_args &args = *problem.args;
   return k.dtype == args.dtype && k.mask == args.mask &&
          k.headDim == problem.headDim && k.arch.runsOn(ccMajor, ccMinor) &&
-         (problem.index32Ok || k.indexBits == 64);
+         (problem.index32Ok || k.indexBits == 64) &&
+         (k.groupedKv || problem.kvHeads == problem.heads);
 }
 
 } // namespace

@@ -152,3 +152,39 @@ def test_out_in_another_layout():
     assert rel_l2(o.transpose(1, 2), reference(q, k, v, True)) < 1e-2
     with pytest.raises(ValueError, match="out must be a 4-d tensor of q's dtype"):
         tiled_attn.sdpa(q, k, v, out=o.float().transpose(1, 2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("kv_heads", [1, 2])
+def test_grouped_kv_heads(dtype, causal, d, kv_heads):
+    """enable_gqa: 6 query heads on 2 K/V heads (GQA) or 1 (MQA), read in
+    place, as PyTorch's SDPA computes them (and the float64 reference of K/V
+    repeated); the op takes it too."""
+    g = torch.Generator(device="cuda").manual_seed(7)
+    q = torch.randn(2, 6, 131, d, dtype=dtype, device="cuda", generator=g)
+    k, v = (torch.randn(2, kv_heads, 200, d, dtype=dtype, device="cuda", generator=g)
+            for _ in range(2))
+    out = tiled_attn.sdpa(q, k, v, causal=causal, enable_gqa=True)
+    groups = 6 // kv_heads
+    ref = reference(q, k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1), causal)
+    ours = rel_l2(out, ref)
+    theirs = rel_l2(F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True), ref)
+    assert ours <= max(2 * theirs, 1e-3), (ours, theirs)
+    op = torch.ops.tiled_attn.sdpa(q, k, v, causal, None, None, None, True)
+    assert torch.equal(op, out)
+
+
+def test_grouped_kv_heads_errors():
+    q = torch.randn(1, 6, 64, 64, dtype=torch.float16, device="cuda")
+    k = torch.randn(1, 2, 64, 64, dtype=torch.float16, device="cuda")
+    with pytest.raises(ValueError, match=r"k and v have 2 and 2 heads but q has 6; pass "
+                                         r"enable_gqa=True"):
+        tiled_attn.sdpa(q, k, k)
+    k4 = torch.randn(1, 4, 64, 64, dtype=torch.float16, device="cuda")
+    with pytest.raises(ValueError, match=r"k has head count 4 but q has 6; q's head count "
+                                         r"must be a multiple of k's and v's"):
+        tiled_attn.sdpa(q, k4, k4, enable_gqa=True)
+    with pytest.raises(TypeError, match=r"enable_gqa must be a bool, got int 1"):
+        tiled_attn.sdpa(q, k, k, enable_gqa=1)

@@ -3,7 +3,8 @@
 Importing this module registers the op (it needs torch)::
 
     sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None,
-         str? kernel_name=None, str? library_path=None) -> Tensor
+         str? kernel_name=None, str? library_path=None,
+         bool enable_gqa=False) -> Tensor
 
 - CUDA implementation: :func:`tiled_attn.sdpa.sdpa_eager`, which launches on
   the current stream, synchronizes nothing and allocates only through
@@ -30,7 +31,7 @@ __all__ = ["SCHEMA"]
 # `library`: Inductor's fallback-kernel path takes keyword arguments of its
 # own by those names.
 SCHEMA = ("sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
-          "str? kernel_name=None, str? library_path=None) -> Tensor")
+          "str? kernel_name=None, str? library_path=None, bool enable_gqa=False) -> Tensor")
 
 _LIB = torch.library.Library("tiled_attn", "DEF")
 _LIB.define(SCHEMA)
@@ -44,8 +45,9 @@ def _sdpa_cuda(
     scale: Optional[float] = None,
     kernel_name: Optional[str] = None,
     library_path: Optional[str] = None,
+    enable_gqa: bool = False,
 ) -> torch.Tensor:
-    return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name)
+    return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa)
 
 
 def _sdpa_fake(
@@ -56,6 +58,7 @@ def _sdpa_fake(
     scale: Optional[float] = None,
     kernel_name: Optional[str] = None,
     library_path: Optional[str] = None,
+    enable_gqa: bool = False,
 ) -> torch.Tensor:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
     return torch.empty(q.shape, dtype=q.dtype, device=q.device)

@@ -1,4 +1,4 @@
-"""``sdpa(q, k, v, causal=False, scale=None)``: attention with a library kernel.
+"""``sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False)``: attention with a library kernel.
 
 One call is: the torch-level checks (:mod:`.validation`), the output
 allocation, a copy of any input whose layout the kernels cannot take, and
@@ -43,6 +43,7 @@ def sdpa(
     causal: bool = False,
     scale: Optional[float] = None,
     *,
+    enable_gqa: bool = False,
     library: LibraryArg = None,
     kernel: Optional[str] = None,
     out: Optional["torch.Tensor"] = None,
@@ -51,10 +52,15 @@ def sdpa(
 
     Args:
         q: ``[B, H, S_q, D]`` CUDA tensor, float16 or bfloat16.
-        k, v: ``[B, H, S_k, D]`` tensors of q's device and dtype, ``S_k >= 1``.
+        k, v: ``[B, H_kv, S_k, D]`` tensors of q's device and dtype, ``S_k >= 1``;
+            ``H_kv == H`` unless ``enable_gqa``.
         causal: PyTorch's ``is_causal``: query ``i`` sees keys ``j <= i``
             (top-left alignment).
         scale: the softmax scale, a finite positive float; ``1/sqrt(D)`` when None.
+        enable_gqa: PyTorch's meaning: K and V may have fewer heads than Q,
+            ``H_kv`` dividing ``H`` (grouped-query attention; MQA with
+            ``H_kv = 1``); query head ``h`` attends with K/V head
+            ``h // (H // H_kv)``, read in place (no copy of K or V).
         library: the kernel library (a :class:`KernelLibrary` or a folder);
             the default one when None (see :mod:`tiled_attn.runtime`).
         kernel: the name of the manifest entry to use, for comparing
@@ -85,9 +91,9 @@ def sdpa(
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa)
 
         path = str(library.path) if isinstance(library, KernelLibrary) else library
-        result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path)
+        result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path, enable_gqa)
         return result if out is None else out.copy_(result)
-    return sdpa_eager(q, k, v, causal, scale, library, kernel, out)
+    return sdpa_eager(q, k, v, causal, scale, library, kernel, out, enable_gqa)
 
 
 def sdpa_eager(
@@ -99,6 +105,7 @@ def sdpa_eager(
     library: LibraryArg = None,
     kernel: Optional[str] = None,
     out: Optional["torch.Tensor"] = None,
+    enable_gqa: bool = False,
 ) -> "torch.Tensor":
     """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``.
 
@@ -120,6 +127,13 @@ def sdpa_eager(
             or (causal is not True and causal is not False)
             or (scale is not None and type(scale) is not float)):
         dtype = DTYPES[check_inputs(q, k, v, causal, scale)]
+    if enable_gqa is not False and enable_gqa is not True:
+        raise TypeError(f"enable_gqa must be a bool, got {type(enable_gqa).__name__} "
+                        f"{enable_gqa!r}")
+    if not enable_gqa and (k.shape[1] != q.shape[1] or v.shape[1] != q.shape[1]):
+        raise ValueError(f"k and v have {k.shape[1]} and {v.shape[1]} heads but q has "
+                         f"{q.shape[1]}; pass enable_gqa=True for grouped KV heads "
+                         "(q's head count a multiple of theirs)")
     if not isinstance(library, KernelLibrary):
         key = os.environ.get(KERNELS_ENV_VAR) if library is None else library
         library = _LIBRARIES.get(key) or default_library(library)

@@ -24,6 +24,16 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" | tiled-attn-run --layout=bshd | FileCheck %s
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64" | tiled-attn-run --batch=1 --heads=1 --scale=0.5 | FileCheck %s
 
+// Grouped KV heads (6 query heads on 2 K/V heads, and multi-query, 4 on 1), against
+// the reference's K/V head h / (H / H_kv), plain and scheduled (the
+// schedules move the loads; the K/V head goes with them), and bshd.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" | tiled-attn-run --heads=6 --kv-heads=2 | FileCheck %s --check-prefixes=CHECK,GQA
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 block-m=128 block-n=64" | tiled-attn-run --heads=4 --kv-heads=1 --layout=bshd | FileCheck %s --check-prefixes=CHECK,MQA
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=128 block-n=64" --tile-schedule="exp2=1 lazy-rescale=8 mask-split=1 stages=2 heavy-first=1 heavy-first-heads=2" | tiled-attn-run --heads=6 --kv-heads=3 | FileCheck %s --check-prefixes=CHECK,GQA3
+// GQA: H=6 Hkv=2
+// MQA: H=4 Hkv=1
+// GQA3: H=6 Hkv=3
+
 // CHECK-NOT: FAIL
 // CHECK: Sq=1 Sk=1 {{.*}} PASS
 // CHECK: Sq=17 Sk=17 {{.*}} PASS

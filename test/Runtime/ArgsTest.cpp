@@ -93,8 +93,24 @@ TEST_F(Args, Shapes) {
                 "131, 64])");
   args = problem(2, 3, 77, 131, 64);
   args.v.sizes[1] = 4;
-  expectInvalid("v has head count 4 but q has 3 (q [2, 3, 77, 64], v [2, 4, "
+  expectInvalid("v has head count 4 but k has 3 (k [2, 3, 131, 64], v [2, 4, "
                 "131, 64])");
+  // Grouped KV heads: k's and v's head count must divide q's.
+  args = problem(2, 3, 77, 131, 64);
+  args.k.sizes[1] = args.v.sizes[1] = 2;
+  expectInvalid("k has head count 2 but q has 3; q's head count must be a "
+                "multiple of k's and v's (grouped KV heads) (q [2, 3, 77, "
+                "64], k [2, 2, 131, 64])");
+  args = problem(2, 3, 77, 131, 64);
+  args.k.sizes[1] = args.v.sizes[1] = 0;
+  expectInvalid("k has head count 0 but q has 3; q's head count must be a "
+                "multiple of k's and v's (grouped KV heads) (q [2, 3, 77, "
+                "64], k [2, 0, 131, 64])");
+  args = problem(2, 6, 77, 131, 64);
+  args.k.sizes[1] = args.v.sizes[1] = 2;
+  args.v.sizes[2] = 130;
+  expectInvalid("v has sequence length 130 but k has 131 (k [2, 2, 131, 64], "
+                "v [2, 2, 130, 64])");
   args = problem(2, 3, 77, 131, 64);
   args.k.sizes[3] = 128;
   expectInvalid("k has head dim 128 but q has 64 (q [2, 3, 77, 64], k [2, 3, "

@@ -362,3 +362,28 @@ TEST_F(Plan, TensorMapChecks) {
             "swizzle 128");
   fakecuda::reset();
 }
+
+TEST_F(Plan, GroupedKvHeadsNeedAKernelThatTakesThem) {
+  Json grouped = entry("grouped", "sm_80");
+  grouped["grouped_kv"] = true;
+  open({entry("older", "sm_90"), grouped});
+  // Equal head counts: any kernel, the highest arch first.
+  EXPECT_EQ(chosen(9, 0), "older");
+  // H_q = 6, H_kv = 2: only a kernel built to read K/V head h / 3.
+  args = problem(2, 6, 77, 131, 64);
+  args.k.sizes[1] = args.v.sizes[1] = 2;
+  EXPECT_EQ(chosen(9, 0), "grouped");
+  open({entry("older", "sm_90")});
+  EXPECT_THAT(chosen(9, 0),
+              HasSubstr("grouped KV heads (H_q=6, H_kv=2; a library built "
+                        "before tiled-attn took them has no such kernel: "
+                        "rebuild it)"));
+}
+
+TEST_F(Plan, GroupedKvMustBeABoolean) {
+  Json bad = entry("bad", "sm_80");
+  bad["grouped_kv"] = 1;
+  writeLibrary(dir, manifestOf({bad}));
+  EXPECT_NE(library.open(dir.path()), TA_OK);
+  EXPECT_THAT(lastError(), HasSubstr("grouped_kv"));
+}

@@ -292,6 +292,8 @@ static json::Object manifestEntry(const KernelSpec &kernel,
       {"tensor_memory_columns", lowered.tensorMemoryColumns},
       {"abi", "tiled-attn-v2"},
       {"index_bits", int64_t(lowering.indexBitwidth)},
+      // The generated kernels read K/V head h / (H_q / H_kv).
+      {"grouped_kv", true},
       {"params", json::Array(lowered.params)},
       {"schedule",
        json::Object{

@@ -50,6 +50,11 @@ static cl::opt<int64_t> batchOpt("batch", cl::desc("Batch size B"),
                                  cl::init(2));
 static cl::opt<int64_t> headsOpt("heads", cl::desc("Number of heads H"),
                                  cl::init(3));
+static cl::opt<int64_t>
+    kvHeadsOpt("kv-heads",
+               cl::desc("Number of K/V heads H_kv, which divides H (grouped "
+                        "KV heads; 0: H)"),
+               cl::init(0));
 static cl::opt<std::string>
     layoutOpt("layout",
               cl::desc("Memory layout of Q, K, V and O: bhsd (contiguous) "
@@ -202,9 +207,9 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
                                    : std::vector<int64_t>{};
   std::mt19937_64 rng(seedOpt);
   std::normal_distribution<double> normal(0.0, 1.0);
-  auto randomTensor = [&](int64_t seq) {
-    HostTensor t =
-        HostTensor::create(elt, {batchOpt, headsOpt, seq, dim}, order);
+  int64_t kvHeads = kvHeadsOpt ? kvHeadsOpt.getValue() : headsOpt.getValue();
+  auto randomTensor = [&](int64_t heads, int64_t seq) {
+    HostTensor t = HostTensor::create(elt, {batchOpt, heads, seq, dim}, order);
     for (double &x : t.data)
       x = roundToType(normal(rng), elt);
     return t;
@@ -212,8 +217,9 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
 
   int passed = 0, failedCount = 0;
   for (Shape shape : shapes) {
-    HostTensor q = randomTensor(shape.seqQ), k = randomTensor(shape.seqK),
-               v = randomTensor(shape.seqK);
+    HostTensor q = randomTensor(headsOpt, shape.seqQ),
+               k = randomTensor(kvHeads, shape.seqK),
+               v = randomTensor(kvHeads, shape.seqK);
     HostTensor out =
         HostTensor::create(elt, {batchOpt, headsOpt, shape.seqQ, dim}, order);
     // Poison the output, so that an element the kernel never writes shows.
@@ -261,8 +267,11 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     }
     (ok ? passed : failedCount)++;
     llvm::outs() << kernel.getSymName() << " B=" << batchOpt
-                 << " H=" << headsOpt << " Sq=" << shape.seqQ
-                 << " Sk=" << shape.seqK << " D=" << dim << " " << elt
+                 << " H=" << headsOpt;
+    if (kvHeads != headsOpt)
+      llvm::outs() << " Hkv=" << kvHeads;
+    llvm::outs() << " Sq=" << shape.seqQ << " Sk=" << shape.seqK << " D=" << dim
+                 << " " << elt
                  << " causal=" << tile::stringifyCausalMode(sdpa.getCausal())
                  << " layout=" << layoutOpt
                  << ": rel_l2=" << llvm::format("%.3e", error)
@@ -294,6 +303,11 @@ int main(int argc, char **argv) {
   }
   if (batchOpt < 1 || headsOpt < 1) {
     llvm::errs() << "error: --batch and --heads must be at least 1\n";
+    return 2;
+  }
+  if (kvHeadsOpt < 0 || (kvHeadsOpt > 0 && headsOpt % kvHeadsOpt != 0)) {
+    llvm::errs() << "error: --kv-heads (" << kvHeadsOpt
+                 << ") must divide --heads (" << headsOpt << ")\n";
     return 2;
   }
   auto shapes = parseShapes(shapesOpt);

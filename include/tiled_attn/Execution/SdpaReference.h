@@ -14,8 +14,9 @@
 namespace tiled_attn::exec {
 
 /// softmax(scale * Q Kᵀ + mask) V in float64 for [B, H, S, D] tensors,
-/// written into `out` (same shape as `q`). A query row that sees no key gets
-/// an output of zero.
+/// written into `out` (same shape as `q`). K and V may have fewer heads,
+/// H_kv dividing H: query head h reads K/V head h / (H / H_kv). A query row
+/// that sees no key gets an output of zero.
 void sdpaReference(HostTensor &q, HostTensor &k, HostTensor &v, HostTensor &out,
                    double scale, tile::CausalMode causal);
 

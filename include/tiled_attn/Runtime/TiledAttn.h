@@ -98,8 +98,11 @@ typedef struct ta_tensor {
 /** One attention call: O = softmax(scale * Q K^T + mask) V. */
 typedef struct ta_sdpa_args {
   ta_tensor q; /**< [B, H, S_q, D] */
-  ta_tensor k; /**< [B, H, S_k, D], S_k >= 1 */
-  ta_tensor v; /**< [B, H, S_k, D] */
+  /** [B, H_kv, S_k, D], S_k >= 1; H_kv divides H (grouped KV heads: query
+      head h reads K/V head h / (H / H_kv)), which needs a kernel whose
+      manifest entry says "grouped_kv": true. */
+  ta_tensor k;
+  ta_tensor v; /**< [B, H_kv, S_k, D] */
   ta_tensor o; /**< [B, H, S_q, D], written */
   ta_dtype dtype;
   ta_mask mask;

@@ -47,11 +47,12 @@ attention layer, ``query`` ``[B, H, S_q, D]``, ``key``/``value``
   synchronisation; the result is kept for the mask object (while its
   version counter is unchanged), so all layers of a forward share it.
 
-Grouped KV heads (``H_kv < H``): passed as they are when
-:func:`tiled_attn.sdpa` has an ``enable_gqa`` keyword; else, for one query
-token, the heads sharing a KV head become the query rows of one problem
-(transformers' ``pack_gqa``); else K and V are repeated along the head
-dimension (transformers' ``repeat_kv``).
+Grouped KV heads (``H_kv < H``): for one query token, the heads sharing a
+KV head become the query rows of one problem (FlashAttention's
+``pack_gqa``: one block of rows instead of one nearly empty block per
+head); else they are passed as they are when :func:`tiled_attn.sdpa` has
+an ``enable_gqa`` keyword (it has); else K and V are repeated along the
+head dimension (transformers' ``repeat_kv``).
 
 Not supported, each refused with a message: dropout, gradients in training
 mode (the output does not track them), softcap, attention sinks, position
@@ -331,13 +332,13 @@ def _grouped_sdpa(
             "key's head count to divide the query's"
         )
     groups = heads // kv_heads
-    if "enable_gqa" in keywords:
-        sdpa(query, key, value, causal=causal, scale=scale, enable_gqa=True, **extra)
-        return result
     if s_q == 1 and not causal:  # the heads of a group become the query rows
         packed = query.reshape(batch, kv_heads, groups, dim)
         extra["out"] = result.view(batch, kv_heads, groups, dim)
         sdpa(packed, key, value, causal=False, scale=scale, **extra)
+        return result
+    if "enable_gqa" in keywords:
+        sdpa(query, key, value, causal=causal, scale=scale, enable_gqa=True, **extra)
         return result
     key, value = (t.repeat_interleave(groups, dim=1) for t in (key, value))
     sdpa(query, key, value, causal=causal, scale=scale, **extra)

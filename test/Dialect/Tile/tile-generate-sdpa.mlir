@@ -19,12 +19,23 @@
 // DEFAULT: %[[BATCH:.*]] = tile.block_id z
 // DEFAULT: %[[SEQ_K:.*]] = tile.dim %[[K]][2]
 // DEFAULT: %[[QT:.*]] = tile.load %[[Q]][%[[BATCH]], %[[HEAD]], %[[M_BLK]], %[[C0]]] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16>
+// Grouped KV heads: query head h reads K/V head h / (H_q / H_kv), computed
+// after Q's load is issued, and only when the head counts differ.
+// DEFAULT-NEXT: %[[HQ:.*]] = tile.dim %[[Q]][1]
+// DEFAULT-NEXT: %[[HKV:.*]] = tile.dim %[[K]][1]
+// DEFAULT-NEXT: %[[GROUPED:.*]] = arith.cmpi ne, %[[HQ]], %[[HKV]] : index
+// DEFAULT-NEXT: %[[KVHEAD:.*]] = scf.if %[[GROUPED]] -> (index) {
+// DEFAULT-NEXT: %[[GROUP:.*]] = arith.divui %[[HQ]], %[[HKV]] : index
+// DEFAULT-NEXT: %[[KVH:.*]] = arith.divui %[[HEAD]], %[[GROUP]] : index
+// DEFAULT-NEXT: scf.yield %[[KVH]] : index
+// DEFAULT-NEXT: } else {
+// DEFAULT-NEXT: scf.yield %[[HEAD]] : index
 // DEFAULT: %[[NUM_BLOCKS:.*]] = arith.ceildivui %[[SEQ_K]], %[[BN:.*]] : index
 // DEFAULT-NOT: arith.subi
 // DEFAULT: scf.for %[[J:.*]] = %[[C0]] to %[[NUM_BLOCKS]] step %[[C1]]
-// DEFAULT: %[[KT:.*]] = tile.load %[[K]][%[[BATCH]], %[[HEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) transpose : <?x?x?x64xf16> -> tensor<64x64xf16>
+// DEFAULT: %[[KT:.*]] = tile.load %[[K]][%[[BATCH]], %[[KVHEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) transpose : <?x?x?x64xf16> -> tensor<64x64xf16>
 // V is loaded together with K.
-// DEFAULT: %[[VB:.*]] = tile.load %[[V]][%[[BATCH]], %[[HEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16>
+// DEFAULT: %[[VB:.*]] = tile.load %[[V]][%[[BATCH]], %[[KVHEAD]], %[[J]], %[[C0]]] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16>
 // DEFAULT: %[[S:.*]] = tile.mma %[[QT]], %[[KT]], %{{.*}} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
 // DEFAULT: %[[COL:.*]] = arith.muli %[[J]], %[[BN]] : index
 // DEFAULT: %[[COLS_IN:.*]] = tile.bounds_mask offsets(%[[COL]]) limits(%[[SEQ_K]]) : tensor<64xi1>
