@@ -146,6 +146,10 @@ public:
 private:
   LogicalResult spawn();
   LogicalResult step(Agent &agent, bool &blocked);
+  /// Whether `agent` may run `op` now: not while its mbarrier phase, CTA
+  /// barrier generation, wgmma groups or ping-pong turn is not there yet.
+  /// The schedule's probe and the op's execution both ask it.
+  FailureOr<bool> mayGo(Agent &agent, Operation *op);
   LogicalResult execute(Agent &agent, Operation *op, bool &blocked);
   LogicalResult finishCopy(size_t index);
   LogicalResult finishHead(Agent &agent);
@@ -682,11 +686,13 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     FailureOr<int64_t> phase = intOf(agent, wait.getPhase());
     if (failed(address) || failed(phase))
       return failure();
-    auto it = barriers.find(*address);
-    if (it == barriers.end())
+    if (!barriers.count(*address))
       return op->emitError() << "tilegpu-simulate-roles: waits on an "
                                 "mbarrier that was never initialized";
-    if ((it->second.completed & 1) == (*phase & 1)) {
+    FailureOr<bool> go = mayGo(agent, op);
+    if (failed(go))
+      return failure();
+    if (!*go) {
       blocked = true;
       return success();
     }
@@ -708,7 +714,7 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
         ++generation[role];
       }
     }
-    if (generation[role] < agent.barrierGeneration) {
+    if (!*mayGo(agent, op)) {
       blocked = true;
       return success();
     }
@@ -904,8 +910,7 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     return success();
   }
   if (auto wait = dyn_cast<MmaWaitOp>(op)) {
-    int64_t pending = static_cast<int64_t>(wait.getPending().value_or(0));
-    if (static_cast<int64_t>(agent.wgmma.size()) > pending) {
+    if (!*mayGo(agent, op)) {
       blocked = true;
       return success();
     }
@@ -975,7 +980,7 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     return success();
   }
   if (isa<TurnTakeOp>(op)) {
-    if (turns[agent.group] == 0) {
+    if (!*mayGo(agent, op)) {
       blocked = true;
       return success();
     }
@@ -1008,6 +1013,28 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
   return success();
 }
 
+FailureOr<bool> Simulator::mayGo(Agent &agent, Operation *op) {
+  if (auto wait = dyn_cast<MBarrierWaitOp>(op)) {
+    FailureOr<int64_t> address =
+        barrierAddress(agent, wait.getBarriers(), wait.getIndex());
+    FailureOr<int64_t> phase = intOf(agent, wait.getPhase());
+    if (failed(address) || failed(phase))
+      return failure();
+    // (A wait on an mbarrier never initialized goes, and is an error.)
+    auto it = barriers.find(*address);
+    return it == barriers.end() || (it->second.completed & 1) != (*phase & 1);
+  }
+  if (isa<gpu::BarrierOp>(op))
+    return agent.role < 0 || agent.barrierGeneration == 0 ||
+           generation[agent.role] >= agent.barrierGeneration;
+  if (auto wait = dyn_cast<MmaWaitOp>(op))
+    return static_cast<int64_t>(agent.wgmma.size()) <=
+           static_cast<int64_t>(wait.getPending().value_or(0));
+  if (isa<TurnTakeOp>(op))
+    return turns.lookup(agent.group) > 0;
+  return true;
+}
+
 FailureOr<int64_t> Simulator::run() {
   if (failed(spawn()))
     return failure();
@@ -1025,28 +1052,12 @@ FailureOr<int64_t> Simulator::run() {
         continue;
       // Probe whether the agent may go on (a wait or barrier may block).
       Frame &frame = agent.stack.back();
-      bool runnable = true;
-      if (frame.it != frame.block->end()) {
-        Operation *op = &*frame.it;
-        if (auto wait = dyn_cast<MBarrierWaitOp>(op)) {
-          FailureOr<int64_t> address =
-              barrierAddress(agent, wait.getBarriers(), wait.getIndex());
-          FailureOr<int64_t> phase = intOf(agent, wait.getPhase());
-          if (failed(address) || failed(phase))
-            return failure();
-          auto it = barriers.find(*address);
-          runnable = it == barriers.end() ||
-                     (it->second.completed & 1) != (*phase & 1);
-        } else if (isa<gpu::BarrierOp>(op) && agent.barrierGeneration) {
-          runnable = generation[agent.role] >= agent.barrierGeneration;
-        } else if (auto mmaWait = dyn_cast<MmaWaitOp>(op)) {
-          runnable = static_cast<int64_t>(agent.wgmma.size()) <=
-                     static_cast<int64_t>(mmaWait.getPending().value_or(0));
-        } else if (isa<TurnTakeOp>(op)) {
-          runnable = turns.lookup(agent.group) > 0;
-        }
-      }
-      if (runnable)
+      FailureOr<bool> runnable = true;
+      if (frame.it != frame.block->end())
+        runnable = mayGo(agent, &*frame.it);
+      if (failed(runnable))
+        return failure();
+      if (*runnable)
         choices.push_back({0, i});
     }
     for (size_t i = 0; i < copies.size(); ++i)
