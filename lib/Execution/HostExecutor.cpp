@@ -636,6 +636,22 @@ LogicalResult Interpreter::execute(Operation *op) {
         set(mask, std::move(out));
         return success();
       })
+      .Case([&](WindowMaskOp mask) {
+        RtValue out;
+        out.shape = shapeOf(mask.getType());
+        int64_t rows = out.shape[0], cols = out.shape[1];
+        int64_t row0 = getInt(mask.getRowOffset()),
+                col0 = getInt(mask.getColOffset()), lo = getInt(mask.getLo()),
+                hi = getInt(mask.getHi());
+        out.data.resize(rows * cols);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            int64_t diagonal = (col0 + j) - (row0 + i);
+            out.data[i * cols + j] = lo <= diagonal && diagonal <= hi;
+          }
+        set(mask, std::move(out));
+        return success();
+      })
       .Case([&](tensor::SplatOp splat) {
         return elementwise(splat, [](A x) { return x[0]; });
       })

@@ -7,30 +7,61 @@
 
 #include "tiled_attn/Execution/SdpaReference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 using namespace tiled_attn;
 using namespace tiled_attn::exec;
 
+Band tiled_attn::exec::bandOf(tile::CausalMode causal, int64_t seqQ,
+                              int64_t seqK) {
+  switch (causal) {
+  case tile::CausalMode::TopLeft:
+    return windowBand(-1, -1, /*causal=*/true, /*bottomRight=*/false, seqQ,
+                      seqK);
+  case tile::CausalMode::BottomRight:
+    return windowBand(-1, -1, /*causal=*/true, /*bottomRight=*/true, seqQ,
+                      seqK);
+  default:
+    return windowBand(-1, -1, /*causal=*/false, /*bottomRight=*/false, seqQ,
+                      seqK);
+  }
+}
+
+Band tiled_attn::exec::windowBand(int64_t left, int64_t right, bool causal,
+                                  bool bottomRight, int64_t seqQ,
+                                  int64_t seqK) {
+  int64_t shift = bottomRight ? seqK - seqQ : 0;
+  int64_t first = 1 - seqQ, last = seqK - 1; // the diagonals that exist
+  // A side past every diagonal is no bound at all; checking that first
+  // keeps huge values from overflowing.
+  Band band{first, last};
+  if (left >= 0 && left <= seqQ + seqK)
+    band.lo = std::max(first, shift - left);
+  if (right >= 0 && right <= seqQ + seqK)
+    band.hi = std::min(last, shift + right);
+  if (causal)
+    band.hi = std::min(band.hi, shift);
+  return band;
+}
+
 void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
                                      HostTensor &v, HostTensor &out,
-                                     double scale, tile::CausalMode causal) {
+                                     double scale, Band band) {
   int64_t batch = q.sizes[0], heads = q.sizes[1], seqQ = q.sizes[2],
           seqK = k.sizes[2], dim = q.sizes[3];
   // Grouped KV heads: query head h reads K/V head h / (H_q / H_kv).
   int64_t group = heads / k.sizes[1];
-  // Query i sees key j when j <= i + shift.
-  int64_t shift = causal == tile::CausalMode::BottomRight ? seqK - seqQ : 0;
   std::vector<double> scores(seqK);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t i = 0; i < seqQ; ++i) {
-        int64_t visible = seqK;
-        if (causal != tile::CausalMode::None)
-          visible = std::clamp<int64_t>(i + shift + 1, 0, seqK);
+        // Query i sees keys [i + lo, i + hi] within [0, S_k).
+        int64_t first = std::clamp<int64_t>(i + band.lo, 0, seqK);
+        int64_t end = std::clamp<int64_t>(i + band.hi + 1, first, seqK);
         double maxScore = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = first; j < end; ++j) {
           double s = 0.0;
           for (int64_t d = 0; d < dim; ++d)
             s += q.at({b, h, i, d}) * k.at({b, h / group, j, d});
@@ -38,15 +69,15 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
           maxScore = std::max(maxScore, scores[j]);
         }
         double sum = 0.0;
-        for (int64_t j = 0; j < visible; ++j) {
+        for (int64_t j = first; j < end; ++j) {
           scores[j] = std::exp(scores[j] - maxScore);
           sum += scores[j];
         }
         for (int64_t d = 0; d < dim; ++d) {
           double acc = 0.0;
-          for (int64_t j = 0; j < visible; ++j)
+          for (int64_t j = first; j < end; ++j)
             acc += scores[j] * v.at({b, h / group, j, d});
-          out.at({b, h, i, d}) = visible == 0 ? 0.0 : acc / sum;
+          out.at({b, h, i, d}) = end == first ? 0.0 : acc / sum;
         }
       }
 }

@@ -15,6 +15,8 @@
 //   for j in [0, ceil(S_k / block_n)):
 //     S   = Q_i K_jᵀ    (K_j = K[b, h_kv, j], padded with 0 past S_k)
 //     S   = -inf where the key is past S_k or hidden by the causal mask
+//           (or, in a `window` kernel, where its diagonal j - i lies
+//           outside [window_lo, window_hi])
 //     m', l', P, alpha = online_softmax(S, m, l, scale)
 //     acc = acc * alpha + P V_j
 //   O_i = acc / l   (0 for a row that saw no key), stored under S_q
@@ -54,7 +56,11 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     return RankedTensorType::get(shape, t);
   };
 
-  auto funcTy = b.getFunctionType({viewTy, viewTy, viewTy, viewTy, f32}, {});
+  const bool window = cfg.causal == CausalMode::Window;
+  SmallVector<Type> argTypes{viewTy, viewTy, viewTy, viewTy, f32};
+  if (window)
+    argTypes.append(2, b.getIndexType()); // window_lo, window_hi
+  auto funcTy = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
   func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
   Block *entry = func.addEntryBlock();
@@ -63,6 +69,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value q = entry->getArgument(0), k = entry->getArgument(1),
         v = entry->getArgument(2), o = entry->getArgument(3),
         scale = entry->getArgument(4);
+  Value windowLo = window ? entry->getArgument(5) : Value();
+  Value windowHi = window ? entry->getArgument(6) : Value();
 
   auto cIndex = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -90,8 +98,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // they do not hold up its copy.
   Value headsQ = DimOp::create(b, loc, q, 1);
   Value headsKv = DimOp::create(b, loc, k, 1);
-  Value grouped = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                        headsQ, headsKv);
+  Value grouped =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, headsQ, headsKv);
   auto kvHeadOf = scf::IfOp::create(
       b, loc, grouped,
       [&](OpBuilder &b, Location loc) {
@@ -135,7 +143,12 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                                  ValueRange{colOffset}, ValueRange{seqK});
         Value keep = BroadcastOp::create(
             b, loc, tensorTy({bm, bn}, b.getI1Type()), inBounds, 0);
-        if (cfg.causal != CausalMode::None) {
+        if (window) {
+          Value visible =
+              WindowMaskOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
+                                   rowOffset, colOffset, windowLo, windowHi);
+          keep = arith::AndIOp::create(b, loc, keep, visible);
+        } else if (cfg.causal != CausalMode::None) {
           Value visible = CausalMaskOp::create(
               b, loc, tensorTy({bm, bn}, b.getI1Type()), rowOffset, colOffset);
           keep = arith::AndIOp::create(b, loc, keep, visible);

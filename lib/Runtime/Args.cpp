@@ -7,10 +7,12 @@
 //
 // The checks of the Python runtime's validation.py, on ta_sdpa_args: the
 // shapes agree across q, k, v and o, the head dim is one the library has,
-// the scale is a finite positive float32, the enums are known, and every
+// the scale is a finite positive float32, the enums are known, the window's
+// bounds are -1 or >= 0 and its alignment the causal mask's, and every
 // tensor with elements has a device address. Each message names the
 // argument and its value. The strides are checked later, against the chosen
-// kernel's alignment (Params.cpp).
+// kernel's alignment (Params.cpp). Then the band of diagonals the queries
+// see, and the mask of the kernels that compute it (Window.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +41,47 @@ Status checkEnums(const ta_sdpa_args &args) {
         "mask must be TA_MASK_NONE (0), ", "TA_MASK_CAUSAL_TOP_LEFT (1) or ",
         "TA_MASK_CAUSAL_BOTTOM_RIGHT (2), got ", static_cast<int>(args.mask));
   return Status();
+}
+
+const char *maskEnumName(ta_mask mask) {
+  static const char *const names[] = {"TA_MASK_NONE", "TA_MASK_CAUSAL_TOP_LEFT",
+                                      "TA_MASK_CAUSAL_BOTTOM_RIGHT"};
+  return names[mask];
+}
+
+/// A window's bounds are -1 (none) or >= 0; with a causal mask its
+/// alignment is the mask's. A disabled window is not read.
+Status checkWindow(const ta_sdpa_args &args) {
+  const ta_window &window = args.window;
+  if (!window.enabled)
+    return Status();
+  const char *const sides[2] = {"left", "right"};
+  const int64_t bounds[2] = {window.left, window.right};
+  for (int side = 0; side < 2; ++side)
+    if (bounds[side] < -1)
+      return invalidArgument("window.", sides[side], " must be -1 (no bound) ",
+                             "or a number of keys >= 0, got ", bounds[side]);
+  bool maskBottomRight = args.mask == TA_MASK_CAUSAL_BOTTOM_RIGHT;
+  if (args.mask != TA_MASK_NONE &&
+      maskBottomRight != (window.bottom_right != 0))
+    return invalidArgument(
+        "window.bottom_right is ", window.bottom_right, " but mask is ",
+        maskEnumName(args.mask),
+        ": with a causal mask the window is aligned as the mask is (set "
+        "window.bottom_right to ",
+        maskBottomRight ? 1 : 0, ")");
+  return Status();
+}
+
+/// The band of diagonals the queries of `problem` see.
+Diagonals bandOf(const ta_sdpa_args &args, const Problem &problem) {
+  const ta_window &window = args.window;
+  bool causal = args.mask != TA_MASK_NONE;
+  bool bottomRight = causal ? args.mask == TA_MASK_CAUSAL_BOTTOM_RIGHT
+                            : window.enabled && window.bottom_right;
+  return visibleDiagonals(problem.seqQ, problem.seqK, causal, bottomRight,
+                          window.enabled ? window.left : -1,
+                          window.enabled ? window.right : -1);
 }
 
 /// No negative sizes; a null address only for a tensor without elements.
@@ -159,6 +202,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
     TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));
   TA_RETURN_IF_ERROR(checkShapes(*args));
   TA_RETURN_IF_ERROR(checkScale(args->scale));
+  TA_RETURN_IF_ERROR(checkWindow(*args));
   TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3]));
   problem.batch = args->q.sizes[0];
   problem.heads = args->q.sizes[1];
@@ -171,5 +215,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.index32Ok = true;
   for (const ta_tensor *t : problem.tensors)
     problem.index32Ok &= maxOffset(*t) < (int64_t(1) << 31);
+  problem.band = bandOf(*args, problem);
+  problem.needed = neededMask(problem.band, problem.seqQ, problem.seqK);
   return Status();
 }

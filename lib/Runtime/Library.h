@@ -31,7 +31,7 @@ namespace tiled_attn::runtime {
 /// manifest order. The first that runs on the device wins.
 struct SelectionGroup {
   ta_dtype dtype;
-  ta_mask mask;
+  KernelMask mask;
   int32_t headDim;
   std::vector<int32_t> kernels;
 };
@@ -47,6 +47,10 @@ struct Problem {
   bool empty = false;
   /// Every element offset of every view is below 2^31.
   bool index32Ok = true;
+  /// The diagonals each query sees (the mask and the window; Window.h) and
+  /// the mask of the kernels that compute them.
+  Diagonals band;
+  KernelMask needed = KernelMask::None;
 };
 
 } // namespace tiled_attn::runtime
@@ -70,7 +74,8 @@ struct ta_library {
 namespace tiled_attn::runtime {
 
 /// Checks `args` as ta_sdpa does before it chooses a kernel: pointers,
-/// enums, shapes, head dim, scale.
+/// enums, shapes, head dim, scale, window; and finds the band of diagonals
+/// the queries see and the mask of the kernels that compute it.
 Status checkArgs(const ta_library &library, const ta_sdpa_args *args,
                  Problem &problem);
 

@@ -235,10 +235,10 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
   kernel.dtype = static_cast<ta_dtype>(choice);
   kernel.dtypeText = choice == 0 ? "f16" : "bf16";
-  TA_RETURN_IF_ERROR(
-      r.choice("causal", {"none", "top_left", "bottom_right"}, choice));
-  kernel.mask = static_cast<ta_mask>(choice);
-  kernel.maskText = raw["causal"].get<std::string>();
+  TA_RETURN_IF_ERROR(r.choice(
+      "causal", {"none", "top_left", "bottom_right", "window"}, choice));
+  kernel.mask = static_cast<KernelMask>(choice);
+  kernel.maskText = kernelMaskName(kernel.mask);
   int64_t headDim = 0;
   TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
   kernel.headDim = static_cast<int32_t>(headDim);

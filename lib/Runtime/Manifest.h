@@ -7,16 +7,23 @@
 //
 // A kernel library is a folder holding manifest.json and the PTX and cubin
 // files it names. The manifest (version 2) lists the kernels; each entry
-// gives what the kernel computes (dtype, head dim, causal mask), where it
-// runs (arch), how to launch it (block, block_m, dynamic shared bytes) and
-// its parameter list in ABI "tiled-attn-v2":
+// gives what the kernel computes (dtype, head dim, mask: "causal" is none,
+// top_left, bottom_right or window), where it runs (arch), how to launch it
+// (block, block_m, dynamic shared bytes) and its parameter list in ABI
+// "tiled-attn-v2":
 //
 //   {"name": "q", "kind": "base", "type": "ptr"}         q's device address
 //   {"name": "q", "kind": "size", "dim": 2, "type": "i32"}   sizes[2] of q
 //   {"name": "q", "kind": "stride", "dim": 0, "type": "i64"} strides[0] of q
 //   {"name": "scale", "kind": "scalar", "type": "f32"}   the softmax scale
+//   {"name": "window_lo", "kind": "scalar", "type": "i32"}   the band of
+//   {"name": "window_hi", "kind": "scalar", "type": "i32"}   diagonals
 //   {"name": "k", "kind": "tensor_map", "type": "tensor_map",
 //    "box": [rows, cols], "swizzle": 128}               a TMA descriptor of k
+//
+// window_lo and window_hi (i32 or i64, the kernel's index width) are the
+// band lo <= j - i <= hi of Window.h; a "window" kernel takes both, and no
+// other kernel takes either.
 //
 // Reading checks everything that can be checked without a GPU, so that a
 // bad library fails at ta_library_open with the manifest path, the kernel
@@ -29,6 +36,7 @@
 #define TILED_ATTN_LIB_RUNTIME_MANIFEST_H
 
 #include "Status.h"
+#include "Window.h"
 
 #include <cstdint>
 #include <string>
@@ -73,7 +81,17 @@ struct Arch {
 enum TensorId : uint8_t { kQ = 0, kK = 1, kV = 2, kO = 3 };
 constexpr const char *kTensorNames[4] = {"q", "k", "v", "o"};
 
-enum class ParamKind : uint8_t { Base, Size, Stride, Scale, TensorMap };
+/// The kinds of parameter; a "scalar" is Scale, WindowLo or WindowHi, by
+/// its name.
+enum class ParamKind : uint8_t {
+  Base,
+  Size,
+  Stride,
+  Scale,
+  TensorMap,
+  WindowLo,
+  WindowHi
+};
 enum class ParamType : uint8_t { Ptr, I32, I64, F32, TensorMap };
 
 /// The byte size of a CUtensorMap and the alignment the driver needs of it.
@@ -84,7 +102,7 @@ constexpr uint32_t kTensorMapAlign = 64;
 struct Param {
   ParamKind kind = ParamKind::Base;
   ParamType type = ParamType::Ptr;
-  uint8_t tensor = 0;                ///< A TensorId (not used by Scale).
+  uint8_t tensor = 0;                ///< A TensorId (not used by scalars).
   uint8_t dim = 0;                   ///< For Size and Stride.
   uint16_t boxRows = 0, boxCols = 0; ///< For TensorMap.
   uint16_t swizzle = 0;              ///< For TensorMap: 0, 32, 64 or 128.
@@ -97,7 +115,7 @@ struct KernelEntry {
   std::string name, archText, dtypeText, maskText, symbol, schedule;
   Arch arch;
   ta_dtype dtype = TA_DTYPE_F16;
-  ta_mask mask = TA_MASK_NONE;
+  KernelMask mask = KernelMask::None;
   int32_t headDim = 0, blockM = 0, blockN = 0, sharedBytes = 0;
   int32_t indexBits = 64, alignBytes = kDefaultAlignBytes;
   /// Whether the kernel reads K/V head h / (H_q / H_kv) for query head h

@@ -8,12 +8,14 @@
 // The checked readers of manifest fields, and the "params" list: each
 // parameter's kind, tensor, dim and type, and its offset in the packed
 // buffer (natural alignment, manifest order; a TMA descriptor 64-byte
-// aligned).
+// aligned). A "window" kernel, and only it, takes the scalars window_lo and
+// window_hi.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ManifestReader.h"
 
+#include <algorithm>
 #include <climits>
 
 using namespace tiled_attn::runtime;
@@ -121,13 +123,19 @@ uint32_t paramSize(ParamType type) {
   return 0;
 }
 
-/// The tensor the parameter names ("scale" for a scalar).
+/// The tensor the parameter names, or which scalar it is.
 Status readParamName(const FieldReader &p, Param &param) {
   std::string name;
   TA_RETURN_IF_ERROR(p.string("name", name));
   if (param.kind == ParamKind::Scale) {
-    if (name != "scale")
-      return p.fail("name", "'scale' for kind 'scalar'", name);
+    if (name == "window_lo")
+      param.kind = ParamKind::WindowLo;
+    else if (name == "window_hi")
+      param.kind = ParamKind::WindowHi;
+    else if (name != "scale")
+      return p.fail("name",
+                    "'scale', 'window_lo' or 'window_hi' for kind 'scalar'",
+                    name);
     return Status();
   }
   for (uint8_t tensor = 0; tensor < 4; ++tensor)
@@ -164,6 +172,17 @@ Status readParamType(const FieldReader &p, Param &param) {
     return type == "tensor_map"
                ? Status()
                : p.fail("type", "'tensor_map' for kind 'tensor_map'", type);
+  case ParamKind::WindowLo:
+  case ParamKind::WindowHi:
+    param.type = type == "i64" ? ParamType::I64 : ParamType::I32;
+    if (type == "i32" || type == "i64")
+      return Status();
+    return p.fail(
+        "type",
+        concat("'i32' or 'i64' for scalar '",
+               param.kind == ParamKind::WindowLo ? "window_lo" : "window_hi",
+               "'"),
+        type);
   }
   return Status();
 }
@@ -221,6 +240,28 @@ Status readParam(const FieldReader &p, const KernelEntry &kernel,
   return Status();
 }
 
+/// A "window" kernel takes window_lo and window_hi; no other kernel takes
+/// either.
+Status checkWindowParams(const FieldReader &entry, const KernelEntry &kernel) {
+  const bool window = kernel.mask == KernelMask::Window;
+  for (ParamKind kind : {ParamKind::WindowLo, ParamKind::WindowHi}) {
+    const char *name = kind == ParamKind::WindowLo ? "window_lo" : "window_hi";
+    auto param = std::find_if(kernel.params.begin(), kernel.params.end(),
+                              [&](const Param &p) { return p.kind == kind; });
+    if (window && param == kernel.params.end())
+      return libraryError(entry.where(), ": a kernel of 'causal' 'window' ",
+                          "takes the scalar '", name,
+                          "' (the band of diagonals it computes), which ",
+                          "field 'params' lacks");
+    if (!window && param != kernel.params.end())
+      return libraryError(entry.where(), ": field 'params[",
+                          param - kernel.params.begin(), "]' is the scalar '",
+                          name, "', which only a kernel of 'causal' 'window' ",
+                          "takes (this one is '", kernel.maskText, "')");
+  }
+  return Status();
+}
+
 } // namespace
 
 Status tiled_attn::runtime::readParams(const FieldReader &entry,
@@ -255,5 +296,5 @@ Status tiled_attn::runtime::readParams(const FieldReader &entry,
     kernel.params.push_back(param);
   }
   kernel.paramBytes = offset;
-  return Status();
+  return checkWindowParams(entry, kernel);
 }

@@ -9,8 +9,9 @@
 // (ceil(S_q / block_m), H, B), the strides the kernel can take (a unit last
 // dimension; a data pointer and every other stride of a dimension longer
 // than 1 a multiple of the kernel's align_bytes), and the parameters packed
-// as the manifest lists them. TMA descriptors are built by the driver
-// (TensorMap.cpp).
+// as the manifest lists them: a window kernel's window_lo and window_hi are
+// the problem's band of diagonals (Window.h). TMA descriptors are built by
+// the driver (TensorMap.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -125,6 +126,27 @@ Status packIndex(const Param &param, size_t index, const KernelEntry &kernel,
   return Status();
 }
 
+/// Stores the band's lo (window_lo) or hi (window_hi) as an i32 or i64.
+Status packDiagonal(const Param &param, size_t index, const KernelEntry &kernel,
+                    const Diagonals &band, unsigned char *out) {
+  bool isLo = param.kind == ParamKind::WindowLo;
+  int64_t value = isLo ? band.lo : band.hi;
+  if (param.type == ParamType::I64) {
+    std::memcpy(out, &value, sizeof(value));
+    return Status();
+  }
+  if (value < INT32_MIN || value > INT32_MAX)
+    return invalidArgument("the window's ",
+                           isLo ? "window_lo (the lowest"
+                                : "window_hi (the highest",
+                           " diagonal j - i a query sees) is ", value,
+                           ", which does not fit the i32 parameter params[",
+                           index, "] of kernel ", kernel.name);
+  int32_t narrow = static_cast<int32_t>(value);
+  std::memcpy(out, &narrow, sizeof(narrow));
+  return Status();
+}
+
 } // namespace
 
 Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
@@ -159,6 +181,10 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
     case ParamKind::TensorMap:
       TA_RETURN_IF_ERROR(
           encodeTensorMap(driver, kernel, param, t, problem.args->dtype, out));
+      break;
+    case ParamKind::WindowLo:
+    case ParamKind::WindowHi:
+      TA_RETURN_IF_ERROR(packDiagonal(param, i, kernel, problem.band, out));
       break;
     }
   }

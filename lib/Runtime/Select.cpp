@@ -5,14 +5,19 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The rules of the Python runtime's KernelLibrary.select: among the kernels
-// of the problem's dtype, head dim and mask that run on the device, the one
-// of the highest arch wins; at equal arch a kernel of 32-bit index
-// arithmetic wins (the library holds one only where it measured faster)
-// unless some element offset reaches 2^31; further ties go to the one
-// listed first. A kernel name restricts the choice to that entry. The
-// library sorts each (dtype, mask, head dim) group once, when it opens, so
-// a launch takes the first kernel of its group that fits.
+// Among the kernels of the problem's dtype, head dim and mask that run on
+// the device, the one of the highest arch wins; at equal arch a kernel of
+// 32-bit index arithmetic wins (the library holds one only where it
+// measured faster) unless some element offset reaches 2^31; further ties go
+// to the one listed first. A kernel name restricts the choice to that
+// entry. The library sorts each (dtype, mask, head dim) group once, when it
+// opens, so a launch takes the first kernel of its group that fits.
+//
+// The mask is tried in order (candidateMasks): without a window, the mask
+// asked for (the choice made before windows, which at some shapes differs
+// from the band's: with S_q == S_k top-left and bottom-right causal are one
+// band); the mask of the band the queries see (Window.h); and, unless that
+// is no mask at all, a "window" kernel, which computes any band.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,18 +89,42 @@ std::string KernelEntry::describe() const {
 
 namespace {
 
-const char *maskName(ta_mask mask) {
-  static const char *const names[] = {"none", "top_left", "bottom_right"};
-  return names[mask];
+/// The masks of the kernels that compute `problem`, best first (see the
+/// file comment); returns how many.
+int candidateMasks(const Problem &problem, KernelMask masks[3]) {
+  const ta_sdpa_args &args = *problem.args;
+  int count = 0;
+  auto add = [&](KernelMask mask) {
+    if (std::find(masks, masks + count, mask) == masks + count)
+      masks[count++] = mask;
+  };
+  if (!args.window.enabled)
+    add(static_cast<KernelMask>(args.mask));
+  add(problem.needed);
+  if (problem.needed != KernelMask::None)
+    add(KernelMask::Window);
+  return count;
+}
+
+/// "causal=top_left", "causal=none, window_size=(4095, 0) bottom_right".
+std::string maskText(const ta_sdpa_args &args) {
+  std::string text =
+      concat("causal=", kernelMaskName(static_cast<KernelMask>(args.mask)));
+  const ta_window &window = args.window;
+  if (!window.enabled)
+    return text;
+  text += concat(", window_size=(", window.left, ", ", window.right, ")");
+  if (args.mask == TA_MASK_NONE)
+    text += window.bottom_right ? " bottom_right" : " top_left";
+  return text;
 }
 
 Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
                 int ccMinor) {
   const ta_sdpa_args &args = *problem.args;
-  std::string wanted =
-      concat("sm_", ccMajor, ccMinor, ", ",
-             args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
-             ", D=", problem.headDim, ", causal=", maskName(args.mask));
+  std::string wanted = concat("sm_", ccMajor, ccMinor, ", ",
+                              args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
+                              ", D=", problem.headDim, ", ", maskText(args));
   if (args.kernel)
     wanted += concat(", name=", args.kernel);
   if (!problem.index32Ok)
@@ -110,16 +139,29 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
     available += concat(available.empty() ? "available: " : "; ", k.describe());
   if (available.empty())
     available = "it holds no kernels";
+  // Which masks would do, where that is not just the one named above.
+  KernelMask masks[3];
+  int count = candidateMasks(problem, masks);
+  std::string would;
+  if (count > 1 || args.window.enabled) {
+    for (int i = 0; i < count; ++i) {
+      const char *separator = i == 0 ? "" : i + 1 < count ? ", " : " or ";
+      would += concat(separator, "causal=", kernelMaskName(masks[i]));
+    }
+    would = concat("; a kernel of ", would, " would compute it");
+  }
   return Status::error(TA_ERROR_NO_KERNEL,
                        concat("no kernel in the library for ", wanted,
                               " (library ", library.manifest.root, ": ",
-                              available, ")"));
+                              available, ")", would));
 }
 
-bool fits(const KernelEntry &k, const Problem &problem, int ccMajor,
-          int ccMinor) {
+/// Whether `k`, of one of the `masks`, computes `problem` on the device.
+bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
+          int numMasks, int ccMajor, int ccMinor) {
   const ta_sdpa_args &args = *problem.args;
-  return k.dtype == args.dtype && k.mask == args.mask &&
+  return k.dtype == args.dtype &&
+         std::find(masks, masks + numMasks, k.mask) != masks + numMasks &&
          k.headDim == problem.headDim && k.arch.runsOn(ccMajor, ccMinor) &&
          (problem.index32Ok || k.indexBits == 64) &&
          (k.groupedKv || problem.kvHeads == problem.heads);
@@ -132,24 +174,28 @@ Status tiled_attn::runtime::selectKernel(const ta_library &library,
                                          int ccMinor, int32_t &kernel) {
   const std::vector<KernelEntry> &kernels = library.manifest.kernels;
   const ta_sdpa_args &args = *problem.args;
+  KernelMask masks[3];
+  int numMasks = candidateMasks(problem, masks);
   if (args.kernel) {
     auto named = library.byName.find(std::string_view(args.kernel));
     if (named != library.byName.end() &&
-        fits(kernels[named->second], problem, ccMajor, ccMinor)) {
+        fits(kernels[named->second], problem, masks, numMasks, ccMajor,
+             ccMinor)) {
       kernel = named->second;
       return Status();
     }
     return noKernel(library, problem, ccMajor, ccMinor);
   }
-  for (const SelectionGroup &group : library.groups) {
-    if (group.dtype != args.dtype || group.mask != args.mask ||
-        group.headDim != problem.headDim)
-      continue;
-    for (int32_t candidate : group.kernels)
-      if (fits(kernels[candidate], problem, ccMajor, ccMinor)) {
-        kernel = candidate;
-        return Status();
-      }
-  }
+  for (int m = 0; m < numMasks; ++m)
+    for (const SelectionGroup &group : library.groups) {
+      if (group.dtype != args.dtype || group.mask != masks[m] ||
+          group.headDim != problem.headDim)
+        continue;
+      for (int32_t candidate : group.kernels)
+        if (fits(kernels[candidate], problem, masks + m, 1, ccMajor, ccMinor)) {
+          kernel = candidate;
+          return Status();
+        }
+    }
   return noKernel(library, problem, ccMajor, ccMinor);
 }

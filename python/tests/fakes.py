@@ -134,6 +134,18 @@ def kernel_entry(name: str, **fields: Any) -> Dict[str, Any]:
     return {key: value for key, value in entry.items() if value is not None}
 
 
+def window_entry(name: str, index_type: str = "i64", window_type: Optional[str] = None,
+                 **fields: Any) -> Dict[str, Any]:
+    """:func:`kernel_entry` of a "window" kernel: the standard parameters of
+    ``index_type``, then the scalars window_lo and window_hi (of ``window_type``,
+    default ``index_type``)."""
+    params = standard_params(index_type) + [
+        {"name": bound, "kind": "scalar", "type": window_type or index_type}
+        for bound in ("window_lo", "window_hi")]
+    fields.setdefault("index_bits", 32 if index_type == "i32" else 64)
+    return kernel_entry(name, causal="window", params=params, **fields)
+
+
 def fake_ptx(symbol: str, params: Sequence[Dict[str, Any]], marker: str = "ptx") -> str:
     """The PTX-like text of a kernel taking ``params``, as the fake driver parses it."""
     lines = [f"// {marker}", f".visible .entry {symbol}("]

@@ -10,21 +10,23 @@ device addresses. The fake driver has two devices: 0 of compute capability
 from __future__ import annotations
 
 import ctypes
+import importlib
 import math
 import struct
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 import pytest
 from conftest import FAKE_DEVICES, LIBCUDA_ENV_VAR
-from fakes import FakeTensor, kernel_entry, standard_params
+from fakes import FakeTensor, kernel_entry, standard_params, window_entry
 
 from tiled_attn import runtime
 from tiled_attn.errors import TiledAttnError
 from tiled_attn.runtime import (DTYPES, MASKS, KernelInfo, KernelLibrary, LaunchPlan, TaSdpaArgs,
-                                default_library, default_library_path, runtime_path, set_tensor)
+                                TaWindow, default_library, default_library_path, runtime_path,
+                                set_tensor)
 from tiled_attn.validation import copy_reason
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +45,10 @@ def tensors(b: int = 2, h: int = 3, s_q: int = 77, s_k: int = 131, d: int = 64):
 
 
 def make_args(q: Any, k: Any, v: Any, o: Any, dtype: str = "f16", mask: str = "none",
-              scale: float = 0.125, kernel: Optional[str] = None) -> TaSdpaArgs:
+              scale: float = 0.125, kernel: Optional[str] = None,
+              window: Optional[Tuple[int, int]] = None, bottom_right: bool = False) -> TaSdpaArgs:
+    """ta_sdpa_args; ``window`` (left, right) turns the window on, aligned
+    bottom-right if ``bottom_right`` (which must agree with a causal mask)."""
     args = TaSdpaArgs()
     for slot, t in ((args.q, q), (args.k, k), (args.v, v), (args.o, o)):
         set_tensor(slot, t)
@@ -52,6 +57,8 @@ def make_args(q: Any, k: Any, v: Any, o: Any, dtype: str = "f16", mask: str = "n
     args.scale = scale
     if kernel is not None:
         args.kernel = kernel.encode()
+    if window is not None:
+        args.window = TaWindow(1, int(bottom_right), *window)
     return args
 
 
@@ -164,7 +171,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 2
+    assert lib.ta_api_version() == runtime.API_VERSION == 3
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
@@ -404,10 +411,15 @@ def spec_entries() -> list:
         bits = int(options.get("index-bitwidth", 64))
         for dtype in kernel["dtypes"]:
             for d in kernel["head_dims"]:
-                causal = "top_left" if kernel["causal"] else "none"
+                causal = ("window" if kernel.get("window")
+                          else "top_left" if kernel["causal"] else "none")
                 name = f"{options['chip']}_{dtype}_d{d}_{causal}_{bits}"
-                entries.append(kernel_entry(name, arch=options["chip"], dtype=dtype, head_dim=d,
-                                            causal=causal, index_bits=bits))
+                if causal == "window":
+                    entries.append(window_entry(name, index_type=f"i{bits}", arch=options["chip"],
+                                                dtype=dtype, head_dim=d))
+                else:
+                    entries.append(kernel_entry(name, arch=options["chip"], dtype=dtype,
+                                                head_dim=d, causal=causal, index_bits=bits))
     return entries
 
 
@@ -415,9 +427,11 @@ def test_library_spec_choice_per_capability(open_library) -> None:
     entries = spec_entries()
     library = open_library(entries)
     groups = {(e["dtype"], e["head_dim"], e["causal"]) for e in entries}
-    assert len(groups) == 8  # f16/bf16 x D 64/128 x causal or not
+    assert len(groups) == 12  # f16/bf16 x D 64/128 x none, top_left, window
     for dtype, d, causal in sorted(groups):
-        args = problem(d=d, dtype=dtype, mask=causal)
+        # A window kernel is what a sliding window runs on.
+        args = (problem(d=d, dtype=dtype, mask="top_left", window=(16, 0)) if causal == "window"
+                else problem(d=d, dtype=dtype, mask=causal))
         for capability, arch in SPEC_ARCH_BY_CAPABILITY.items():
             name = chosen(library, args, capability)
             assert name.startswith(f"{arch}_{dtype}_d{d}_{causal}_"), (capability, name)
@@ -899,3 +913,259 @@ def test_a_loaded_driver_stays_with_its_library(open_library, monkeypatch, tmp_p
     library.launch(problem(), 0, 0)
     fresh = KernelLibrary(library.path)
     assert "cannot load the CUDA driver" in error_of(TiledAttnError, fresh.launch, problem(), 0, 0)
+
+
+# ================================================================ windows, bottom-right causal
+#
+# A problem runs on a kernel of the mask its band of diagonals is (none,
+# top_left, bottom_right, window), else on a "window" kernel (for any band
+# but the unbounded one), which takes the band as window_lo and window_hi.
+
+
+def window_band(library: KernelLibrary, args: TaSdpaArgs, capability=(9, 0)) -> Tuple[int, int]:
+    """window_lo and window_hi of the plan of a window kernel (its last two parameters)."""
+    plan = library.plan(args, capability)
+    kernel = library.kernels[plan.kernel]
+    assert kernel.mask == "window", kernel
+    formats = {4: "<i", 8: "<q"}
+    lo, hi = (struct.unpack(formats[len(raw)], raw)[0] for raw in plan.params[-2:])
+    return lo, hi
+
+
+def test_a_window_kernel_is_described(open_library) -> None:
+    library = open_library([window_entry("w", "i32")])
+    (info,) = library.kernels
+    assert (info.mask, info.causal, info.num_params, info.index_bits) == ("window", "window", 39,
+                                                                          32)
+    assert info.describe() == "w (sm_80, f16, D=64, mask=window)"
+
+
+@pytest.mark.parametrize("index_type", ["i64", "i32"])
+def test_window_parameters_are_packed(open_library, index_type) -> None:
+    params = window_entry("w", index_type)["params"]
+    library = open_library([window_entry("w", index_type)])
+    args = problem(mask="top_left", window=(4, 4))
+    plan = library.plan(args, (8, 0))
+    values = decode(params, plan.params)
+    # Everything as for any kernel, then the band: causal and window (4, 4)
+    # let query i see keys i - 4 .. i.
+    assert values[:37] == expected_values(params[:37], args)
+    assert values[37:] == [-4, 0]
+    assert [len(raw) for raw in plan.params[37:]] == [8, 8] if index_type == "i64" else [4, 4]
+
+
+@pytest.mark.parametrize("mask, window, bottom_right, band", [
+    # S_q = 77, S_k = 131: bottom-right's diagonal is 54.
+    ("top_left", (4, 4), False, (-4, 0)),
+    ("bottom_right", (4, 4), True, (50, 54)),
+    ("bottom_right", None, False, (-76, 54)),  # plain bottom-right causal
+    ("none", (4, 2), True, (50, 56)),
+    ("none", (4, 2), False, (-4, 2)),
+    ("none", (3, -1), False, (-3, 130)),
+    ("none", (-1, 3), False, (-76, 3)),
+    ("top_left", (2**62, 8), False, (-76, 0)),  # a huge left is no bound
+])
+def test_the_band_of_the_mask_and_the_window(open_library, mask, window, bottom_right,
+                                             band) -> None:
+    library = open_library([window_entry("w")])
+    args = problem(mask=mask, window=window, bottom_right=bottom_right)
+    assert window_band(library, args) == band
+
+
+def test_bottom_right_causal_runs_on_a_window_kernel(open_library) -> None:
+    library = open_library([kernel_entry("none"), kernel_entry("tl", causal="top_left"),
+                            window_entry("w")])
+    assert chosen(library, problem(mask="bottom_right")) == "w"
+    assert window_band(library, problem(mask="bottom_right")) == (-76, 54)
+    # With S_q == S_k bottom-right is top-left: its own kernel.
+    assert chosen(library, problem(s_q=131, mask="bottom_right")) == "tl"
+    # A bottom_right kernel, where there is one, comes first.
+    library = open_library([window_entry("w"), kernel_entry("br", causal="bottom_right")],
+                           name="with_br")
+    assert chosen(library, problem(mask="bottom_right")) == "br"
+
+
+def test_the_masks_own_kernel_comes_before_a_window_kernel(open_library) -> None:
+    library = open_library([window_entry("w90", arch="sm_90a"),
+                            kernel_entry("tl", causal="top_left"), kernel_entry("none")])
+    assert chosen(library, problem(mask="top_left")) == "tl"
+    assert chosen(library, problem(mask="top_left", window=(8, 0))) == "w90"
+    # A window that bounds nothing (wider than the sequences, or -1) is none.
+    assert chosen(library, problem(mask="top_left", window=(4096, 4096))) == "tl"
+    assert chosen(library, problem(mask="none", window=(-1, -1))) == "none"
+    assert chosen(library, problem(mask="none", window=(500, 500))) == "none"
+    # Where no top_left kernel fits (grouped KV heads here), a window kernel.
+    q, k, v, o = tensors(h=6)
+    k, v = (FakeTensor((2, 2, 131, 64), pointer=t.data_ptr()) for t in (k, v))
+    grouped = make_args(q, k, v, o, mask="top_left")
+    assert "grouped KV heads" in error_of(TiledAttnError, library.plan, grouped, (9, 0))
+    library = open_library([window_entry("w", grouped_kv=True),
+                            kernel_entry("tl", causal="top_left")], name="grouped")
+    assert chosen(library, grouped) == "w"
+    assert chosen(library, problem(mask="top_left")) == "tl"
+
+
+def test_no_mask_never_runs_on_a_window_kernel(open_library) -> None:
+    library = open_library([window_entry("w")])
+    assert error_of(TiledAttnError, library.plan, problem(), (9, 0)) == (
+        f"no kernel in the library for sm_90, f16, D=64, causal=none (library {library.path}: "
+        "available: w (sm_80, f16, D=64, causal=window))")
+    assert error_of(TiledAttnError, library.plan, problem(window=(-1, 500), bottom_right=True),
+                    (9, 0)) == (
+        "no kernel in the library for sm_90, f16, D=64, causal=none, window_size=(-1, 500) "
+        f"bottom_right (library {library.path}: available: w (sm_80, f16, D=64, "
+        "causal=window)); a kernel of causal=none would compute it")
+
+
+def test_no_kernel_for_a_window_names_what_would_do(open_library) -> None:
+    library = open_library([kernel_entry("none")])
+    available = f"(library {library.path}: available: none (sm_80, f16, D=64, causal=none))"
+    assert error_of(TiledAttnError, library.plan, problem(mask="top_left", window=(4096, 0)),
+                    (9, 0)) == (
+        f"no kernel in the library for sm_90, f16, D=64, causal=top_left, window_size=(4096, 0) "
+        f"{available}; a kernel of causal=top_left or causal=window would compute it")
+    assert error_of(TiledAttnError, library.plan, problem(mask="top_left", window=(16, 0)),
+                    (9, 0)) == (
+        f"no kernel in the library for sm_90, f16, D=64, causal=top_left, window_size=(16, 0) "
+        f"{available}; a kernel of causal=window would compute it")
+    assert error_of(TiledAttnError, library.plan, problem(mask="bottom_right"), (9, 0)) == (
+        f"no kernel in the library for sm_90, f16, D=64, causal=bottom_right {available}; a "
+        "kernel of causal=bottom_right or causal=window would compute it")
+
+
+def test_a_named_window_kernel(open_library) -> None:
+    library = open_library([kernel_entry("tl", causal="top_left"), window_entry("w")])
+    assert chosen(library, problem(mask="top_left", kernel="w")) == "w"
+    assert "causal=top_left, window_size=(8, 0), name=tl (library " in error_of(
+        TiledAttnError, library.plan, problem(mask="top_left", window=(8, 0), kernel="tl"),
+        (9, 0))
+    assert "causal=none, name=w (library " in error_of(
+        TiledAttnError, library.plan, problem(kernel="w"), (9, 0))
+    assert library.runs_on(library.kernels[1], (8, 0))
+    assert not library.runs_on(library.kernels[1], (7, 5))
+
+
+@pytest.mark.parametrize("mask, window, bottom_right, message", [
+    ("none", (-2, 0), False,
+     "window.left must be -1 (no bound) or a number of keys >= 0, got -2"),
+    ("top_left", (0, -3), False,
+     "window.right must be -1 (no bound) or a number of keys >= 0, got -3"),
+    ("top_left", (4, 0), True,
+     "window.bottom_right is 1 but mask is TA_MASK_CAUSAL_TOP_LEFT: with a causal mask the "
+     "window is aligned as the mask is (set window.bottom_right to 0)"),
+    ("bottom_right", (4, 0), False,
+     "window.bottom_right is 0 but mask is TA_MASK_CAUSAL_BOTTOM_RIGHT: with a causal mask the "
+     "window is aligned as the mask is (set window.bottom_right to 1)"),
+])
+def test_bad_windows(open_library, mask, window, bottom_right, message) -> None:
+    library = open_library([window_entry("w")])
+    args = problem(mask=mask, window=window, bottom_right=bottom_right)
+    assert error_of(ValueError, library.plan, args, (9, 0)) == message
+
+
+def test_a_disabled_window_is_not_read(open_library) -> None:
+    library = open_library([kernel_entry("a")])
+    args = problem()
+    args.window = TaWindow(0, 1, -5, -9)
+    assert chosen(library, args) == "a"
+
+
+def test_a_band_that_does_not_fit_i32(open_library) -> None:
+    # i32 window parameters on a 64-bit kernel, 3 * 10**9 keys.
+    library = open_library([window_entry("w", "i64", "i32")])
+    args = problem(b=1, h=1, s_q=2, s_k=3 * 10**9, window=(0, -1))
+    assert error_of(ValueError, library.plan, args, (9, 0)) == (
+        "the window's window_hi (the highest diagonal j - i a query sees) is 2999999999, which "
+        "does not fit the i32 parameter params[38] of kernel w")
+
+
+@pytest.mark.parametrize("fields, detail", [
+    (dict(causal="window"),
+     "a kernel of 'causal' 'window' takes the scalar 'window_lo' (the band of diagonals it "
+     "computes), which field 'params' lacks"),
+    (dict(causal="window",
+          params=standard_params() + [{"name": "window_lo", "kind": "scalar", "type": "i64"}]),
+     "a kernel of 'causal' 'window' takes the scalar 'window_hi' (the band of diagonals it "
+     "computes), which field 'params' lacks"),
+    (dict(causal="bottom_right",
+          params=standard_params() + [{"name": "window_hi", "kind": "scalar", "type": "i64"}]),
+     "field 'params[37]' is the scalar 'window_hi', which only a kernel of 'causal' 'window' "
+     "takes (this one is 'bottom_right')"),
+    (dict(causal="window",
+          params=[{"name": "window_lo", "kind": "scalar", "type": "f32"}]),
+     "field 'params[0].type' must be 'i32' or 'i64' for scalar 'window_lo', got \"f32\""),
+    (dict(causal="sliding"),
+     "field 'causal' must be one of 'none', 'top_left', 'bottom_right', 'window', got "
+     "\"sliding\""),
+])
+def test_bad_window_entries(make_library, fields, detail) -> None:
+    root = make_library([kernel_entry("a", **fields)])
+    assert error_of(TiledAttnError, KernelLibrary, root) == (
+        f"{root}/manifest.json: kernel #0 (a): {detail}")
+
+
+def test_a_window_kernel_launches(open_library, fake_cuda) -> None:
+    library = open_library([window_entry("w")])
+    before = fake_cuda.count("launches")
+    library.launch(problem(mask="bottom_right", window=(16, 16), bottom_right=True), 0, 0)
+    assert fake_cuda.count("launches") == before + 1
+
+
+# ================================================================ sdpa's packing of the window
+#
+# sdpa's eager path packs ta_sdpa_args with one struct.pack_into
+# (sdpa._ARGS_LAYOUT); without torch, its packing is checked here against
+# the runtime, which reads it.
+
+
+def packed_args(causal: bool, causal_align: str, window_size: Any) -> TaSdpaArgs:
+    """The args sdpa would pass for the standard problem, packed as sdpa packs them."""
+    sdpa_module = importlib.import_module("tiled_attn.sdpa")
+
+    q, k, v, o = tensors()
+    if causal_align == "top_left" and tuple(window_size) == (-1, -1):
+        mask, window = (MASKS["top_left"] if causal else MASKS["none"]), sdpa_module._WINDOW_OFF
+    else:
+        mask, window = sdpa_module._mask_and_window(causal, causal_align, window_size)
+    args = TaSdpaArgs()
+    sdpa_module._ARGS_LAYOUT.pack_into(
+        args, 0, Q, *q.shape, *q.stride(), K, *k.shape, *k.stride(), V, *v.shape, *v.stride(),
+        O, *o.shape, *o.stride(), DTYPES["f16"], mask, 0.125, 0, *window)
+    return args
+
+
+def test_sdpa_packs_the_defaults_as_before(open_library) -> None:
+    library = open_library([kernel_entry("none"), kernel_entry("tl", causal="top_left")])
+    for causal, mask, name in ((False, "none", "none"), (True, "top_left", "tl")):
+        args = packed_args(causal, "top_left", (-1, -1))
+        assert (args.mask, args.window.enabled) == (MASKS[mask], 0)
+        assert chosen(library, args) == name
+        # Byte for byte what a zero-initialized ta_sdpa_args holds.
+        assert bytes(args) == bytes(make_args(*tensors(), mask=mask))
+
+
+@pytest.mark.parametrize("causal, causal_align, window_size, band", [
+    (True, "top_left", (4, 4), (-4, 0)),
+    (True, "bottom_right", (4, 4), (50, 54)),
+    (True, "bottom_right", (-1, -1), (-76, 54)),
+    (False, "bottom_right", [4, 2], (50, 56)),
+    (False, "top_left", (-1, 0), (-76, 0)),
+    (True, "top_left", (2**70, 3), (-76, 0)),  # past an int64: no bound
+])
+def test_sdpa_packs_the_window_as_the_runtime_reads_it(open_library, causal, causal_align,
+                                                       window_size, band) -> None:
+    library = open_library([window_entry("w")])
+    assert window_band(library, packed_args(causal, causal_align, window_size)) == band
+
+
+def test_sdpa_mask_and_window_fields() -> None:
+    from tiled_attn.sdpa import _mask_and_window
+
+    assert _mask_and_window(False, "top_left", (-1, -1)) == (0, (0, 0, 0, 0))
+    assert _mask_and_window(True, "bottom_right", (-1, -1)) == (2, (0, 0, 0, 0))
+    assert _mask_and_window(False, "bottom_right", (-1, -1)) == (0, (0, 0, 0, 0))
+    assert _mask_and_window(True, "top_left", [7, 0]) == (1, (1, 0, 7, 0))
+    assert _mask_and_window(True, "bottom_right", (7, 7)) == (2, (1, 1, 7, 7))
+    assert _mask_and_window(False, "bottom_right", (7, -1)) == (0, (1, 1, 7, -1))
+    with pytest.raises(ValueError, match=r"window_size must be \(left, right\) with each -1"):
+        _mask_and_window(True, "top_left", (-2, 0))

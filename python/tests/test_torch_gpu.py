@@ -188,3 +188,77 @@ def test_grouped_kv_heads_errors():
         tiled_attn.sdpa(q, k4, k4, enable_gqa=True)
     with pytest.raises(TypeError, match=r"enable_gqa must be a bool, got int 1"):
         tiled_attn.sdpa(q, k, k, enable_gqa=1)
+
+
+# ---------------------------------------------------------------- windows, bottom-right causal
+
+
+def band_reference(q, k, v, causal, align, window):
+    """float64 attention where query i sees key j iff i + shift - left <= j <=
+    i + shift + right (each side unless -1) and, if causal, j <= i + shift;
+    a row that sees no key is 0."""
+    q, k, v = q.double(), k.double(), v.double()
+    s_q, s_k = q.shape[-2], k.shape[-2]
+    shift = s_k - s_q if align == "bottom_right" else 0
+    i = torch.arange(s_q, device=q.device).view(-1, 1)
+    j = torch.arange(s_k, device=q.device).view(1, -1)
+    keep = torch.ones(s_q, s_k, dtype=torch.bool, device=q.device)
+    left, right = window
+    if left >= 0:
+        keep &= j >= i + shift - left
+    if right >= 0:
+        keep &= j <= i + shift + right
+    if causal:
+        keep &= j <= i + shift
+    scores = (q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(~keep, -math.inf)
+    return torch.softmax(scores, dim=-1).nan_to_num(0.0) @ v
+
+
+def has_kernel(mask, dtype, d):
+    name = {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+    return any(k.mask == mask and k.dtype == name and k.head_dim == d
+               for k in tiled_attn.default_library().kernels)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal, align, window, sq, sk", [
+    (True, "top_left", (64, 0), 300, 300),         # causal sliding window (w=65)
+    (True, "top_left", (64, 64), 300, 300),        # the same: causal caps the right side
+    (True, "bottom_right", (100, 100), 77, 331),   # a chunk after a KV cache
+    (True, "bottom_right", (-1, -1), 77, 331),     # bottom-right causal alone
+    (True, "bottom_right", (-1, -1), 331, 77),     # rows before S_q - S_k see no key: 0
+    (False, "top_left", (32, 16), 200, 150),       # a local window, both sides
+    (False, "bottom_right", (16, -1), 150, 200),   # one side unbounded
+    (False, "top_left", (5, 5), 300, 3),           # most rows see no key
+])
+def test_windows_agree_with_float64(dtype, d, causal, align, window, sq, sk):
+    if not has_kernel("window", dtype, d):
+        pytest.skip("the library has no window kernel of this dtype and head dim")
+    q, k, v = qkv(sq=sq, sk=sk, d=d, dtype=dtype)
+    ref = band_reference(q, k, v, causal, align, window)
+    out = tiled_attn.sdpa(q, k, v, causal=causal, causal_align=align, window_size=window)
+    assert torch.isfinite(out).all()
+    assert rel_l2(out, ref) < 1e-2
+    op = torch.ops.tiled_attn.sdpa(q, k, v, causal, None, None, None, False, align, list(window))
+    assert torch.equal(op, out)
+
+
+def test_window_under_compile_and_with_grouped_heads():
+    if not has_kernel("window", torch.bfloat16, 128):
+        pytest.skip("the library has no bf16 D=128 window kernel")
+    g = torch.Generator(device="cuda").manual_seed(3)
+    q = torch.randn(2, 8, 256, 128, dtype=torch.bfloat16, device="cuda", generator=g)
+    k, v = (torch.randn(2, 2, 512, 128, dtype=torch.bfloat16, device="cuda", generator=g)
+            for _ in range(2))
+
+    def f(q, k, v):
+        return tiled_attn.sdpa(q, k, v, causal=True, enable_gqa=True, causal_align="bottom_right",
+                               window_size=(127, 127))
+
+    torch._dynamo.reset()
+    out = torch.compile(f, fullgraph=True)(q, k, v)
+    ref = band_reference(q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1), True,
+                         "bottom_right", (127, 127))
+    assert rel_l2(out, ref) < 1e-2
+    assert torch.equal(out, f(q, k, v))

@@ -2,7 +2,8 @@
 
 ``check_inputs`` checks what only Python can tell (tensors, CUDA, one device,
 dtype, rank, the types of causal and scale); the sizes are the runtime's to
-check (test_runtime.py). ``copy_reason`` says which inputs sdpa copies.
+check (test_runtime.py). ``check_window`` checks causal_align and
+window_size. ``copy_reason`` says which inputs sdpa copies.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 from fakes import FakeTensor, qkv
 
-from tiled_attn.validation import TORCH_DTYPES, check_inputs, copy_reason
+from tiled_attn.validation import (CAUSAL_ALIGNS, TORCH_DTYPES, check_inputs, check_window,
+                                  copy_reason)
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 SUPPORTED = "tiled_attn.sdpa supports torch.float16 and torch.bfloat16"
@@ -176,6 +178,82 @@ def test_causal_not_a_bool(causal, shown) -> None:
 def test_scale_of_the_wrong_type(scale, shown) -> None:
     with pytest.raises(TypeError, match=rf"^scale must be a float or None, got {shown}$"):
         check_inputs(*qkv(), scale=scale)
+
+
+# ---------------------------------------------------------------- causal_align and window_size
+
+
+def test_default_window_is_none_and_top_left() -> None:
+    assert check_window("top_left", (-1, -1)) == (False, -1, -1)
+    assert CAUSAL_ALIGNS == ("top_left", "bottom_right")
+
+
+@pytest.mark.parametrize("causal_align, window_size, expected", [
+    ("bottom_right", (-1, -1), (True, -1, -1)),
+    ("top_left", (4096, 0), (False, 4096, 0)),
+    ("bottom_right", [3, 5], (True, 3, 5)),
+    ("top_left", (0, 0), (False, 0, 0)),
+    ("top_left", (-1, 7), (False, -1, 7)),
+    # Bounds past an int64 are the largest int64: no bound, as any that
+    # reaches past the sequences.
+    ("top_left", (2**64, 2**63), (False, 2**63 - 1, 2**63 - 1)),
+])
+def test_windows_are_accepted(causal_align, window_size, expected) -> None:
+    assert check_window(causal_align, window_size) == expected
+
+
+def test_window_bounds_are_python_ints() -> None:
+    class Index(int):  # numbers.Integral, as numpy's integers are
+        pass
+
+    bottom_right, left, right = check_window("top_left", (Index(5), Index(-1)))
+    assert (left, right) == (5, -1) and type(left) is int and type(right) is int
+
+
+@pytest.mark.parametrize("causal_align, shown", [("Top_Left", "'Top_Left'"),
+                                                 ("bottom-right", "'bottom-right'"),
+                                                 ("", "''")])
+def test_causal_align_of_a_bad_value(causal_align, shown) -> None:
+    with pytest.raises(ValueError, match=rf"^causal_align must be 'top_left' or 'bottom_right', "
+                                         rf"got {shown}$"):
+        check_window(causal_align, (-1, -1))
+
+
+@pytest.mark.parametrize("causal_align, shown", [(None, "NoneType None"), (1, "int 1"),
+                                                 (True, "bool True")])
+def test_causal_align_not_a_str(causal_align, shown) -> None:
+    with pytest.raises(TypeError, match=rf"^causal_align must be a str, got {shown}$"):
+        check_window(causal_align, (-1, -1))
+
+
+@pytest.mark.parametrize("window_size, shown", [
+    (4096, "int 4096"),
+    (None, "NoneType None"),
+    ((1, 2, 3), r"tuple \(1, 2, 3\)"),
+    ((4,), r"tuple \(4,\)"),
+    ((1.0, 0), r"tuple \(1.0, 0\)"),
+    ((True, 0), r"tuple \(True, 0\)"),
+    (("4", "0"), r"tuple \('4', '0'\)"),
+    ({4: 0}, r"dict \{4: 0\}"),
+])
+def test_window_size_not_a_pair_of_ints(window_size, shown) -> None:
+    with pytest.raises(TypeError, match=rf"^window_size must be a pair of ints \(left, right\), "
+                                        rf"got {shown}$"):
+        check_window("top_left", window_size)
+
+
+@pytest.mark.parametrize("window_size, shown", [((-2, 0), r"\(-2, 0\)"),
+                                                ((0, -5), r"\(0, -5\)"),
+                                                ([-3, -3], r"\(-3, -3\)")])
+def test_window_size_below_minus_one(window_size, shown) -> None:
+    with pytest.raises(ValueError, match=rf"^window_size must be \(left, right\) with each -1 "
+                                         rf"\(no bound\) or a number of keys >= 0, got {shown}$"):
+        check_window("top_left", window_size)
+
+
+def test_the_alignment_is_checked_before_the_window() -> None:
+    with pytest.raises(ValueError, match="causal_align"):
+        check_window("middle", (-5, 0))
 
 
 # ---------------------------------------------------------------- copy_reason

@@ -4,7 +4,8 @@ Importing this module registers the op (it needs torch)::
 
     sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None,
          str? kernel_name=None, str? library_path=None,
-         bool enable_gqa=False) -> Tensor
+         bool enable_gqa=False, str causal_align="top_left",
+         int[2] window_size=[-1, -1]) -> Tensor
 
 - CUDA implementation: :func:`tiled_attn.sdpa.sdpa_eager`, which launches on
   the current stream, synchronizes nothing and allocates only through
@@ -14,12 +15,14 @@ Importing this module registers the op (it needs torch)::
   and device, so that ``torch.compile(fullgraph=True)`` traces through it.
 
 ``library_path`` is a kernel library folder (None: the default one);
-``kernel_name`` the name of a manifest entry (None: the best fit). The op is forward only.
+``kernel_name`` the name of a manifest entry (None: the best fit);
+``enable_gqa``, ``causal_align`` and ``window_size`` are
+:func:`tiled_attn.sdpa`'s. The op is forward only.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import torch
 
@@ -31,7 +34,8 @@ __all__ = ["SCHEMA"]
 # `library`: Inductor's fallback-kernel path takes keyword arguments of its
 # own by those names.
 SCHEMA = ("sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
-          "str? kernel_name=None, str? library_path=None, bool enable_gqa=False) -> Tensor")
+          "str? kernel_name=None, str? library_path=None, bool enable_gqa=False, "
+          "str causal_align=\"top_left\", int[2] window_size=[-1, -1]) -> Tensor")
 
 _LIB = torch.library.Library("tiled_attn", "DEF")
 _LIB.define(SCHEMA)
@@ -46,8 +50,11 @@ def _sdpa_cuda(
     kernel_name: Optional[str] = None,
     library_path: Optional[str] = None,
     enable_gqa: bool = False,
+    causal_align: str = "top_left",
+    window_size: Sequence[int] = (-1, -1),
 ) -> torch.Tensor:
-    return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa)
+    return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa,
+                      causal_align, tuple(window_size))
 
 
 def _sdpa_fake(
@@ -59,6 +66,8 @@ def _sdpa_fake(
     kernel_name: Optional[str] = None,
     library_path: Optional[str] = None,
     enable_gqa: bool = False,
+    causal_align: str = "top_left",
+    window_size: Sequence[int] = (-1, -1),
 ) -> torch.Tensor:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
     return torch.empty(q.shape, dtype=q.dtype, device=q.device)

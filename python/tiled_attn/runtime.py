@@ -37,6 +37,7 @@ __all__ = [
     "KernelInfo",
     "KernelLibrary",
     "LaunchPlan",
+    "TaWindow",
     "default_library",
     "default_library_path",
     "runtime_path",
@@ -46,7 +47,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 2
+API_VERSION = 3
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -58,7 +59,9 @@ TA_ERROR_NO_KERNEL = 2
 TA_ERROR_LIBRARY = 3
 TA_ERROR_DRIVER = 4
 
-#: Manifest dtype name -> ta_dtype; mask name -> ta_mask.
+#: Manifest dtype name -> ta_dtype; mask name -> ta_mask. A kernel's mask
+#: may also be "window" (a band of diagonals, given at launch), which is no
+#: ta_mask: a window is asked for with ta_sdpa_args.window (TaWindow).
 DTYPES = {"f16": 0, "bf16": 1}
 MASKS = {"none": 0, "top_left": 1, "bottom_right": 2}
 
@@ -70,9 +73,19 @@ class TaTensor(Structure):
     _fields_ = [("data", c_uint64), ("sizes", c_int64 * 4), ("strides", c_int64 * 4)]
 
 
+class TaWindow(Structure):
+    """ta_window: FlashAttention's window_size (left, right), -1 = no bound on
+    that side; ``enabled`` 0 is no window; ``bottom_right`` the alignment
+    without a causal mask (with one it must be the mask's)."""
+
+    _fields_ = [("enabled", c_int32), ("bottom_right", c_int32), ("left", c_int64),
+                ("right", c_int64)]
+
+
 class TaSdpaArgs(Structure):
     _fields_ = [("q", TaTensor), ("k", TaTensor), ("v", TaTensor), ("o", TaTensor),
-                ("dtype", c_int), ("mask", c_int), ("scale", c_float), ("kernel", c_char_p)]
+                ("dtype", c_int), ("mask", c_int), ("scale", c_float), ("kernel", c_char_p),
+                ("window", TaWindow)]
 
 
 class TaKernelInfo(Structure):
@@ -194,7 +207,10 @@ class KernelInfo:
 
     @property
     def causal(self) -> str:
-        """The mask's name (also :attr:`mask`): none, top_left, bottom_right."""
+        """The mask's name (also :attr:`mask`): none, top_left, bottom_right, or
+        window (a kernel that takes the band of diagonals ``window_lo <= j - i
+        <= window_hi`` a query sees as two more parameters, and so computes any
+        mask but none in place of the others)."""
         return self.mask
 
     def describe(self) -> str:
@@ -280,12 +296,18 @@ class KernelLibrary:
         """Whether the runtime would launch ``kernel`` (asked for by name) on a
         device of ``capability``: the runtime's own architecture rules."""
         args = TaSdpaArgs()
-        shape, strides = (1, 1, 1, kernel.head_dim), (kernel.head_dim,) * 3 + (1,)
-        for slot in (args.q, args.k, args.v, args.o):
+        # One query and key; a window kernel is asked for a top-left causal
+        # mask, which it computes where there is more than one key.
+        window = kernel.mask == "window"
+        d = kernel.head_dim
+        step = max(1, kernel.align_bytes // 2)  # elements per aligned row start
+        row = -(-d // step) * step
+        for slot, keys in ((args.q, 1), (args.k, 1 + window), (args.v, 1 + window), (args.o, 1)):
             slot.data = 1 << 20
-            slot.sizes[:] = shape
-            slot.strides[:] = strides
-        args.dtype, args.mask, args.scale = DTYPES[kernel.dtype], MASKS[kernel.mask], 1.0
+            slot.sizes[:] = (1, 1, keys, d)
+            slot.strides[:] = (keys * row, keys * row, row, 1)
+        mask = MASKS["top_left"] if window else MASKS[kernel.mask]
+        args.dtype, args.mask, args.scale = DTYPES[kernel.dtype], mask, 1.0
         args.kernel = kernel.name.encode()
         try:
             self.plan(args, capability)

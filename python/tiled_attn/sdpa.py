@@ -1,4 +1,5 @@
-"""``sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False)``: attention with a library kernel.
+"""``sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False, causal_align="top_left",
+window_size=(-1, -1))``: attention with a library kernel.
 
 One call is: the torch-level checks (:mod:`.validation`), the output
 allocation, a copy of any input whose layout the kernels cannot take, and
@@ -22,11 +23,11 @@ import os
 import struct
 import threading
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Union
 
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       default_library)
-from .validation import ITEMSIZE, check_inputs, copy_reason
+from .validation import ITEMSIZE, check_inputs, check_window, copy_reason
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -44,6 +45,8 @@ def sdpa(
     scale: Optional[float] = None,
     *,
     enable_gqa: bool = False,
+    causal_align: str = "top_left",
+    window_size: Sequence[int] = (-1, -1),
     library: LibraryArg = None,
     kernel: Optional[str] = None,
     out: Optional["torch.Tensor"] = None,
@@ -54,13 +57,28 @@ def sdpa(
         q: ``[B, H, S_q, D]`` CUDA tensor, float16 or bfloat16.
         k, v: ``[B, H_kv, S_k, D]`` tensors of q's device and dtype, ``S_k >= 1``;
             ``H_kv == H`` unless ``enable_gqa``.
-        causal: PyTorch's ``is_causal``: query ``i`` sees keys ``j <= i``
-            (top-left alignment).
+        causal: a causal mask: query ``i`` sees keys ``j <= i + shift``, with
+            ``shift`` 0 (PyTorch's ``is_causal``) or ``S_k - S_q``
+            (FlashAttention's ``causal``), as ``causal_align`` says.
         scale: the softmax scale, a finite positive float; ``1/sqrt(D)`` when None.
         enable_gqa: PyTorch's meaning: K and V may have fewer heads than Q,
             ``H_kv`` dividing ``H`` (grouped-query attention; MQA with
             ``H_kv = 1``); query head ``h`` attends with K/V head
             ``h // (H // H_kv)``, read in place (no copy of K or V).
+        causal_align: ``"top_left"`` (``shift = 0``, PyTorch's alignment) or
+            ``"bottom_right"`` (``shift = S_k - S_q``, FlashAttention's: the
+            last query sees the last key, as for queries that follow a KV
+            cache). It aligns the causal diagonal and the window alike; with
+            ``S_q == S_k`` both are the same.
+        window_size: FlashAttention's sliding window ``(left, right)``: query
+            ``i`` sees keys ``i + shift - left <= j <= i + shift + right``,
+            ``-1`` meaning no bound on that side (``(-1, -1)``, the default,
+            is no window). With ``causal`` it is intersected with the causal
+            mask, so ``(w, w)`` and ``(w, 0)`` both see the ``w + 1`` keys
+            ``i + shift - w .. i + shift`` (FlashAttention's and transformers'
+            convention: a ``sliding_window`` of ``w + 1``). A query that sees
+            no key gives zeros. Needs a kernel of the band's mask or a
+            ``window`` kernel in the library.
         library: the kernel library (a :class:`KernelLibrary` or a folder);
             the default one when None (see :mod:`tiled_attn.runtime`).
         kernel: the name of the manifest entry to use, for comparing
@@ -83,17 +101,20 @@ def sdpa(
     Raises:
         TypeError, ValueError: bad arguments; the message names the problem.
         TiledAttnError: no kernel library, no kernel for this device, dtype,
-            head dim and mask, or a CUDA driver error.
+            head dim and mask (and window), or a CUDA driver error.
     """
     import torch
 
     if torch.compiler.is_compiling():
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa)
 
+        _, left, right = check_window(causal_align, window_size)
         path = str(library.path) if isinstance(library, KernelLibrary) else library
-        result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path, enable_gqa)
+        result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path, enable_gqa,
+                                           causal_align, [left, right])
         return result if out is None else out.copy_(result)
-    return sdpa_eager(q, k, v, causal, scale, library, kernel, out, enable_gqa)
+    return sdpa_eager(q, k, v, causal, scale, library, kernel, out, enable_gqa, causal_align,
+                      window_size)
 
 
 def sdpa_eager(
@@ -106,6 +127,8 @@ def sdpa_eager(
     kernel: Optional[str] = None,
     out: Optional["torch.Tensor"] = None,
     enable_gqa: bool = False,
+    causal_align: str = "top_left",
+    window_size: Sequence[int] = (-1, -1),
 ) -> "torch.Tensor":
     """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``.
 
@@ -134,6 +157,10 @@ def sdpa_eager(
         raise ValueError(f"k and v have {k.shape[1]} and {v.shape[1]} heads but q has "
                          f"{q.shape[1]}; pass enable_gqa=True for grouped KV heads "
                          "(q's head count a multiple of theirs)")
+    if causal_align == "top_left" and type(window_size) is tuple and window_size == _NO_WINDOW:
+        mask, window = (_CAUSAL if causal else _NO_MASK), _WINDOW_OFF
+    else:
+        mask, window = _mask_and_window(causal, causal_align, window_size)
     if not isinstance(library, KernelLibrary):
         key = os.environ.get(KERNELS_ENV_VAR) if library is None else library
         library = _LIBRARIES.get(key) or default_library(library)
@@ -165,21 +192,35 @@ def sdpa_eager(
         args.buffer, 0,
         qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
         out.data_ptr(), *out.shape, *out.stride(),
-        dtype, _CAUSAL if causal else _NO_MASK, scale,
-        0 if kernel is None else _kernel_name_address(kernel))
+        dtype, mask, scale,
+        0 if kernel is None else _kernel_name_address(kernel), *window)
     index = device.index
     library.launch_packed(args.address, index, _current_stream(torch, index))
     return out
 
 
 #: ta_sdpa_args as packed bytes: four ta_tensor (data, sizes[4], strides[4]),
-#: dtype, mask, scale, padding, the kernel name's address.
-_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ")
+#: dtype, mask, scale, padding, the kernel name's address, and ta_window
+#: (enabled, bottom_right, left, right).
+_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq")
 assert _ARGS_LAYOUT.size == ctypes.sizeof(TaSdpaArgs)
 _NO_MASK, _CAUSAL = MASKS["none"], MASKS["top_left"]
+_NO_WINDOW = (-1, -1)
+#: ta_window's fields for no window: all zero, as a zero-initialized ta_sdpa_args.
+_WINDOW_OFF = (0, 0, 0, 0)
 _DTYPES: Dict[Any, int] = {}
 _THREAD = threading.local()
 _KERNEL_NAMES: Dict[str, Any] = {}
+
+
+def _mask_and_window(causal: Any, causal_align: Any, window_size: Any) -> tuple:
+    """The ta_mask and ta_window fields (enabled, bottom_right, left, right) of
+    checked ``causal``, ``causal_align`` and ``window_size``."""
+    bottom_right, left, right = check_window(causal_align, window_size)
+    mask = MASKS["bottom_right" if bottom_right else "top_left"] if causal else _NO_MASK
+    if (left, right) == _NO_WINDOW:
+        return mask, _WINDOW_OFF
+    return mask, (1, int(bottom_right), left, right)
 
 
 def _thread_args() -> Any:

@@ -1,8 +1,9 @@
 """The torch-level checks of :func:`tiled_attn.sdpa`.
 
 What only the Python side can tell: that each input is a tensor, on a CUDA
-device (the same one), of a dtype the kernels take, of rank 4, and that
-``causal`` and ``scale`` have the right Python types. Everything about the
+device (the same one), of a dtype the kernels take, of rank 4, that
+``causal`` and ``scale`` have the right Python types, and that
+``causal_align`` and ``window_size`` are ones the runtime takes. Everything about the
 sizes (shapes that disagree, a head dim the library lacks, an empty key
 sequence, a scale that is not a positive float32) is checked once, by the
 C++ runtime, whose errors become ValueError.
@@ -17,14 +18,19 @@ kind, wrong value); each message names the argument and the value.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
-__all__ = ["TORCH_DTYPES", "check_inputs", "copy_reason"]
+__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_inputs", "check_window", "copy_reason"]
 
 #: torch dtype (as ``str(dtype)``) -> the manifest's dtype name.
 TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16"}
 #: Bytes per element of every dtype the kernels take.
 ITEMSIZE = 2
+#: The alignments of a causal mask and a window.
+CAUSAL_ALIGNS = ("top_left", "bottom_right")
+#: The largest window bound the runtime takes (an int64); any larger one is
+#: no bound too (a window wider than the sequences bounds nothing).
+_MAX_BOUND = 2**63 - 1
 
 
 def check_inputs(q: Any, k: Any, v: Any, causal: Any = False, scale: Any = None) -> str:
@@ -61,6 +67,32 @@ def check_inputs(q: Any, k: Any, v: Any, causal: Any = False, scale: Any = None)
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)):
         raise TypeError(f"scale must be a float or None, got {type(scale).__name__} {scale!r}")
     return dtype
+
+
+def check_window(causal_align: Any, window_size: Any) -> Tuple[bool, int, int]:
+    """Check ``causal_align`` and ``window_size``; return (bottom_right, left, right).
+
+    ``causal_align`` is "top_left" or "bottom_right"; ``window_size`` a pair
+    of ints ``(left, right)`` (a tuple or a list), each -1 (no bound) or
+    ``>= 0``. Bounds past an int64 are returned as the largest int64 (the
+    same window: one wider than any sequence).
+    """
+    if not isinstance(causal_align, str):
+        raise TypeError(f"causal_align must be a str, got {type(causal_align).__name__} "
+                        f"{causal_align!r}")
+    if causal_align not in CAUSAL_ALIGNS:
+        raise ValueError(f"causal_align must be 'top_left' or 'bottom_right', got "
+                         f"{causal_align!r}")
+    if (not isinstance(window_size, (tuple, list)) or len(window_size) != 2
+            or any(isinstance(b, bool) or not isinstance(b, numbers.Integral)
+                   for b in window_size)):
+        raise TypeError(f"window_size must be a pair of ints (left, right), got "
+                        f"{type(window_size).__name__} {window_size!r}")
+    left, right = (int(b) for b in window_size)
+    if left < -1 or right < -1:
+        raise ValueError(f"window_size must be (left, right) with each -1 (no bound) or a "
+                         f"number of keys >= 0, got {tuple(window_size)!r}")
+    return causal_align == "bottom_right", min(left, _MAX_BOUND), min(right, _MAX_BOUND)
 
 
 def copy_reason(t: Any, align_bytes: int) -> Optional[str]:

@@ -201,7 +201,7 @@ TEST(Manifest, BadFields) {
        "\"f32\""},
       {"causal", true,
        "field 'causal' must be one of 'none', 'top_left', "
-       "'bottom_right', got true"},
+       "'bottom_right', 'window', got true"},
       {"head_dim", 0, "field 'head_dim' must be an integer >= 1, got 0"},
       {"head_dim", 64.5, "field 'head_dim' must be an integer >= 1, got 64.5"},
       {"block", Json({128, 1}),
@@ -307,7 +307,8 @@ TEST(Manifest, BadParams) {
       {{{"name", "x"}, {"kind", "base"}, {"type", "ptr"}},
        "field 'params[0].name' must be one of 'q', 'k', 'v', 'o', got \"x\""},
       {{{"name", "q"}, {"kind", "scalar"}, {"type", "f32"}},
-       "field 'params[0].name' must be 'scale' for kind 'scalar', got \"q\""},
+       "field 'params[0].name' must be 'scale', 'window_lo' or 'window_hi' "
+       "for kind 'scalar', got \"q\""},
       {{{"name", "q"}, {"kind", "base"}, {"type", "i64"}},
        "field 'params[0].type' must be 'ptr' for kind 'base', got \"i64\""},
       {{{"name", "q"}, {"kind", "size"}, {"dim", 0}, {"type", "u32"}},
@@ -384,4 +385,70 @@ TEST(Manifest, RepeatedParamsAreAllowed) {
   writeLibrary(dir, manifestOf({entry}));
   Library library;
   EXPECT_EQ(library.open(dir.path()), TA_OK) << lastError();
+}
+
+TEST(Manifest, WindowKernels) {
+  // A "window" kernel takes window_lo and window_hi, i32 or i64, anywhere.
+  TempDir dir;
+  Json window = kernelEntry("w");
+  window["causal"] = "window";
+  window["params"].push_back(
+      {{"name", "window_hi"}, {"kind", "scalar"}, {"type", "i32"}});
+  Json lo = {{"name", "window_lo"}, {"kind", "scalar"}, {"type", "i64"}};
+  window["params"].insert(window["params"].begin(), lo);
+  writeLibrary(dir, manifestOf({window}));
+  Library library;
+  ASSERT_EQ(library.open(dir.path()), TA_OK) << lastError();
+  ta_kernel_info info;
+  ASSERT_EQ(ta_library_kernel(library.get(), 0, &info), TA_OK);
+  EXPECT_STREQ(info.mask, "window");
+  EXPECT_EQ(info.num_params, 39);
+}
+
+TEST(Manifest, WindowParams) {
+  auto withParam = [](Json &e, const char *name, const char *type) {
+    e["params"].push_back({{"name", name}, {"kind", "scalar"}, {"type", type}});
+  };
+  // A window kernel without its band.
+  expectOpenError(oneKernel([&](Json &e) {
+                    e["causal"] = "window";
+                    withParam(e, "window_lo", "i64");
+                  }),
+                  {"kernel #0 (k0): a kernel of 'causal' 'window' takes the "
+                   "scalar 'window_hi' (the band of diagonals it computes), "
+                   "which field 'params' lacks"});
+  expectOpenError(oneKernel([&](Json &e) { e["causal"] = "window"; }),
+                  {"kernel #0 (k0): a kernel of 'causal' 'window' takes the "
+                   "scalar 'window_lo'"});
+  // Another kernel with one.
+  expectOpenError(oneKernel([&](Json &e) {
+                    e["causal"] = "top_left";
+                    withParam(e, "window_hi", "i64");
+                  }),
+                  {"kernel #0 (k0): field 'params[37]' is the scalar "
+                   "'window_hi', which only a kernel of 'causal' 'window' "
+                   "takes (this one is 'top_left')"});
+  expectOpenError(
+      oneKernel([&](Json &e) { withParam(e, "window_lo", "i32"); }),
+      {"field 'params[37]' is the scalar 'window_lo', which only a kernel of "
+       "'causal' 'window' takes (this one is 'none')"});
+  // Types.
+  for (const char *type : {"f32", "ptr", "u32"}) {
+    SCOPED_TRACE(type);
+    expectOpenError(oneKernel([&](Json &e) {
+                      e["causal"] = "window";
+                      withParam(e, "window_lo", type);
+                      withParam(e, "window_hi", "i32");
+                    }),
+                    {std::string("kernel #0 (k0): field 'params[37].type' "
+                                 "must be 'i32' or 'i64' for scalar "
+                                 "'window_lo', got \"") +
+                     type + "\""});
+  }
+  expectOpenError(oneKernel([&](Json &e) {
+                    e["causal"] = "window";
+                    withParam(e, "window", "i32");
+                  }),
+                  {"field 'params[37].name' must be 'scale', 'window_lo' or "
+                   "'window_hi' for kind 'scalar', got \"window\""});
 }

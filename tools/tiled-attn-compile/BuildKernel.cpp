@@ -170,8 +170,9 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   config.headDim = kernel.headDim;
   config.blockM = kernel.blockM;
   config.blockN = kernel.blockN;
-  config.causal =
-      kernel.causal ? tile::CausalMode::TopLeft : tile::CausalMode::None;
+  config.causal = kernel.window   ? tile::CausalMode::Window
+                  : kernel.causal ? tile::CausalMode::TopLeft
+                                  : tile::CausalMode::None;
   config.elementType = kernel.dtype == "bf16" ? Type(BFloat16Type::get(&ctx))
                                               : Type(Float16Type::get(&ctx));
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
@@ -283,7 +284,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
       {"arch", std::string(lowering.chip)},
       {"dtype", kernel.dtype},
       {"head_dim", kernel.headDim},
-      {"causal", kernel.causal ? "top_left" : "none"},
+      {"causal", kernelMaskName(kernel)},
       {"symbol", "sdpa_fwd"},
       {"ptx", (kernel.name + ".ptx")},
       {"block", json::Array{threads, 1, 1}},

@@ -46,6 +46,10 @@ static std::optional<std::string> parseOptions(StringRef text,
   return problem.str();
 }
 
+StringRef tiled_attn::kernelMaskName(const KernelSpec &kernel) {
+  return kernel.window ? "window" : kernel.causal ? "top_left" : "none";
+}
+
 Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
   auto fail = [&](const Twine &message) {
     return specError(kernel.origin, message);
@@ -54,6 +58,10 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
     return fail("dtype must be f16 or bf16, got '" + kernel.dtype + "'");
   if (kernel.headDim < 1 || kernel.blockM < 1 || kernel.blockN < 1)
     return fail("head dim, block_m and block_n must be positive");
+  if (kernel.causal && kernel.window)
+    return fail("a window kernel takes its band of diagonals at run time, "
+                "causal masks of either alignment included; give causal or "
+                "window, not both");
 
   kernel.scheduleOptions = std::make_unique<TileScheduleOptions>();
   if (auto problem = parseOptions(kernel.schedule, *kernel.scheduleOptions))
@@ -84,11 +92,10 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
       return fail("cubin chip '" + cubin +
                   "' is not a chip name such as sm_80 or sm_120a");
 
-  kernel.name =
-      ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
-       Twine(kernel.headDim) + "_" + (kernel.causal ? "top_left" : "none") +
-       (lowering.indexBitwidth == 32 ? "_index32" : ""))
-          .str();
+  kernel.name = ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
+                 Twine(kernel.headDim) + "_" + kernelMaskName(kernel) +
+                 (lowering.indexBitwidth == 32 ? "_index32" : ""))
+                    .str();
   return Error::success();
 }
 
@@ -216,11 +223,12 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
     return specError(where, "expected an object, got " +
                                 llvm::formatv("{0}", value).str());
   FieldReader fields(*object, where);
-  fields.allowOnly({"dtypes", "head_dims", "causal", "block_m", "block_n",
-                    "schedule", "lowering", "cubins", "why"});
+  fields.allowOnly({"dtypes", "head_dims", "causal", "window", "block_m",
+                    "block_n", "schedule", "lowering", "cubins", "why"});
   std::vector<std::string> dtypes = fields.strings("dtypes", true);
   std::vector<int64_t> headDims = fields.integers("head_dims");
   bool causal = fields.boolean("causal");
+  bool window = object->get("window") && fields.boolean("window");
   int64_t blockM = fields.integer("block_m");
   int64_t blockN = fields.integer("block_n");
   std::string schedule = fields.string("schedule", false);
@@ -238,6 +246,7 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
       kernel.dtype = dtype;
       kernel.headDim = headDim;
       kernel.causal = causal;
+      kernel.window = window;
       kernel.blockM = blockM;
       kernel.blockN = blockN;
       kernel.schedule = schedule;

@@ -13,13 +13,15 @@
 //   {"version": 1, "about": "...",
 //    "kernels": [{"dtypes": ["f16", "bf16"], "head_dims": [128],
 //                 "causal": true, "block_m": 128, "block_n": 64,
+//                 (or "window": true: the band of diagonals each query
+//                 sees is given at run time, see #tile.sdpa),
 //                 "schedule": "exp2=1 mask-split=1",
 //                 "lowering": "chip=sm_80 warps=4 smem-lhs=1",
 //                 "cubins": ["sm_80", "sm_90"], "why": "..."}]}
 //
 // Each entry gives one kernel per dtype and head dim. The lowering names the
 // chip of the PTX; a kernel's name follows from its configuration and
-// lowering: sdpa_fwd_<chip>_<dtype>_d<D>_<none|top_left>[_index32].
+// lowering: sdpa_fwd_<chip>_<dtype>_d<D>_<none|top_left|window>[_index32].
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,13 +43,16 @@ struct KernelSpec {
   /// Where it was described, for messages: "kernels/library.json:
   /// kernels[3]" or "the command line".
   std::string origin;
-  /// sdpa_fwd_<chip>_<dtype>_d<D>_<none|top_left>[_index32], set by
+  /// sdpa_fwd_<chip>_<dtype>_d<D>_<none|top_left|window>[_index32], set by
   /// finalizeKernelSpec.
   std::string name;
   /// The generator's configuration.
   std::string dtype = "f16";
   int64_t headDim = 64;
   bool causal = false;
+  /// A `window` kernel: the diagonals each query sees are arguments
+  /// (excludes `causal`).
+  bool window = false;
   int64_t blockM = 64;
   int64_t blockN = 64;
   /// Options of tile-schedule and of tile-to-ptx, as written.
@@ -64,6 +69,10 @@ struct KernelSpec {
 /// index width and cubin chips, and names it. The error names
 /// `kernel.origin` and the problem.
 llvm::Error finalizeKernelSpec(KernelSpec &kernel);
+
+/// The kernel's mask as the manifest and its name say it: none, top_left or
+/// window.
+llvm::StringRef kernelMaskName(const KernelSpec &kernel);
 
 /// Reads a library spec and expands its entries into finalized kernels.
 /// The error names the file, the entry and the problem: malformed JSON, an

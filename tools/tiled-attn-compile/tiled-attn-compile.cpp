@@ -68,6 +68,12 @@ static cl::opt<std::string> dtype("dtype", cl::desc("f16 or bf16"),
                                   cl::init("f16"), cl::cat(kernelCategory));
 static cl::opt<bool> causal("causal", cl::desc("Causal (top-left) mask"),
                             cl::init(false), cl::cat(kernelCategory));
+static cl::opt<bool>
+    window("window",
+           cl::desc("A band of diagonals given at run time (window_lo, "
+                    "window_hi): sliding windows and causal masks of either "
+                    "alignment"),
+           cl::init(false), cl::cat(kernelCategory));
 static cl::opt<int64_t> blockM("block-m", cl::desc("BLOCK_M"), cl::init(64),
                                cl::cat(kernelCategory));
 static cl::opt<int64_t> blockN("block-n", cl::desc("BLOCK_N"), cl::init(64),
@@ -116,6 +122,7 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
   kernel.dtype = dtype;
   kernel.headDim = headDim;
   kernel.causal = causal;
+  kernel.window = window;
   kernel.blockM = blockM;
   kernel.blockN = blockN;
   kernel.schedule = schedule;
@@ -132,8 +139,9 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
 static llvm::Expected<std::vector<KernelSpec>> kernelsFromSpec() {
   // (cl::list's operator& gives its storage, hence addressof.)
   cl::Option *oneKernelOptions[] = {
-      &headDim, &dtype,    &causal,   &blockM,
-      &blockN,  &schedule, &lowering, std::addressof(cubins)};
+      &headDim,  &dtype,    &causal,
+      &window,   &blockM,   &blockN,
+      &schedule, &lowering, std::addressof(cubins)};
   for (cl::Option *option : oneKernelOptions)
     if (option->getNumOccurrences())
       return llvm::createStringError(

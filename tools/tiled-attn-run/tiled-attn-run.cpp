@@ -81,9 +81,29 @@ static cl::opt<double>
                           "for f16, 1e-2 for bf16)"),
                  cl::init(0.0));
 
+static cl::opt<std::string> windowOpt(
+    "window",
+    cl::desc("For a `window` kernel: FlashAttention's window_size LEFT,RIGHT "
+             "(-1: no bound on that side), default -1,-1"),
+    cl::init("-1,-1"));
+static cl::opt<bool> windowCausalOpt(
+    "window-causal",
+    cl::desc("For a `window` kernel: intersect the window with a causal mask"),
+    cl::init(false));
+static cl::opt<std::string> windowAlignOpt(
+    "window-align",
+    cl::desc("For a `window` kernel: top-left or bottom-right (the window and "
+             "the causal mask move by S_k - S_q)"),
+    cl::init("top-left"));
+
 namespace {
 struct Shape {
   int64_t seqQ, seqK;
+};
+/// What a `window` kernel is asked for (see --window).
+struct WindowRequest {
+  int64_t left = -1, right = -1;
+  bool causal = false, bottomRight = false;
 };
 } // namespace
 
@@ -193,7 +213,8 @@ private:
 /// and compares with the float64 reference; prints a line per shape.
 /// Returns the exit code: 0 when every shape passes.
 static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
-                     ArrayRef<Shape> shapes, MLIRContext &context) {
+                     ArrayRef<Shape> shapes, const WindowRequest &request,
+                     MLIRContext &context) {
   auto sdpa = cast<tile::SdpaAttr>(
       kernel->getAttr(tile::TileDialect::getSdpaAttrName()));
   Type elt = sdpa.getElementType();
@@ -227,7 +248,11 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
               std::numeric_limits<double>::quiet_NaN());
     HostTensor ref = HostTensor::create(Float64Type::get(&context),
                                         {batchOpt, headsOpt, shape.seqQ, dim});
-    sdpaReference(q, k, v, ref, scale, sdpa.getCausal());
+    bool window = sdpa.getCausal() == tile::CausalMode::Window;
+    Band band = window ? windowBand(request.left, request.right, request.causal,
+                                    request.bottomRight, shape.seqQ, shape.seqK)
+                       : bandOf(sdpa.getCausal(), shape.seqQ, shape.seqK);
+    sdpaReference(q, k, v, ref, scale, band);
 
     // Runs a kernel on (q, k, v) into `dest` on its grid (ceil(S_q /
     // block_m), H, B), and counts the elements it left unwritten.
@@ -237,11 +262,13 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
               .getBlockM();
       std::array<int64_t, 3> grid = {(shape.seqQ + blockM - 1) / blockM,
                                      headsOpt, batchOpt};
-      if (failed(runKernel(f,
-                           {KernelArg::view(q), KernelArg::view(k),
-                            KernelArg::view(v), KernelArg::view(dest),
-                            KernelArg::value(scale)},
-                           grid)))
+      SmallVector<KernelArg> args{KernelArg::view(q), KernelArg::view(k),
+                                  KernelArg::view(v), KernelArg::view(dest),
+                                  KernelArg::value(scale)};
+      if (window) // the band's diagonals: window_lo, window_hi
+        args.append({KernelArg::value(double(band.lo)),
+                     KernelArg::value(double(band.hi))});
+      if (failed(runKernel(f, args, grid)))
         return failure();
       return llvm::count_if(dest.data, [](double x) { return std::isnan(x); });
     };
@@ -272,8 +299,10 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       llvm::outs() << " Hkv=" << kvHeads;
     llvm::outs() << " Sq=" << shape.seqQ << " Sk=" << shape.seqK << " D=" << dim
                  << " " << elt
-                 << " causal=" << tile::stringifyCausalMode(sdpa.getCausal())
-                 << " layout=" << layoutOpt
+                 << " causal=" << tile::stringifyCausalMode(sdpa.getCausal());
+    if (window)
+      llvm::outs() << " band=[" << band.lo << "," << band.hi << "]";
+    llvm::outs() << " layout=" << layoutOpt
                  << ": rel_l2=" << llvm::format("%.3e", error)
                  << " tol=" << llvm::format("%.1e", tolerance);
     if (difference)
@@ -313,6 +342,29 @@ int main(int argc, char **argv) {
   auto shapes = parseShapes(shapesOpt);
   if (failed(shapes))
     return 2;
+  WindowRequest request;
+  {
+    auto [left, right] = StringRef(windowOpt).split(',');
+    if (left.trim().getAsInteger(10, request.left) ||
+        right.trim().getAsInteger(10, request.right) || request.left < -1 ||
+        request.right < -1) {
+      llvm::errs() << "error: --window: expected LEFT,RIGHT with each -1 or "
+                      "more, got '"
+                   << windowOpt << "'\n";
+      return 2;
+    }
+    if (windowAlignOpt != "top-left" && windowAlignOpt != "bottom-right") {
+      llvm::errs() << "error: --window-align must be top-left or "
+                      "bottom-right, got '"
+                   << windowAlignOpt << "'\n";
+      return 2;
+    }
+    request.causal = windowCausalOpt;
+    request.bottomRight = windowAlignOpt == "bottom-right";
+  }
+  bool windowAsked = windowOpt.getNumOccurrences() ||
+                     windowCausalOpt.getNumOccurrences() ||
+                     windowAlignOpt.getNumOccurrences();
 
   DialectRegistry registry;
   registry.insert<tile::TileDialect, arith::ArithDialect, func::FuncDialect,
@@ -325,6 +377,12 @@ int main(int argc, char **argv) {
     return 2;
   auto sdpa = cast<tile::SdpaAttr>(
       (*kernel)->getAttr(tile::TileDialect::getSdpaAttrName()));
+  if (windowAsked && sdpa.getCausal() != tile::CausalMode::Window) {
+    kernel->emitError() << "--window, --window-causal and --window-align are "
+                           "for `window` kernels; this one is "
+                        << sdpa;
+    return 2;
+  }
   FailureOr<func::FuncOp> other = failure();
   if (!compareWith.empty()) {
     other = files.load(compareWith);
@@ -342,5 +400,5 @@ int main(int argc, char **argv) {
     }
   }
 
-  return runShapes(*kernel, other, *shapes, context);
+  return runShapes(*kernel, other, *shapes, request, context);
 }

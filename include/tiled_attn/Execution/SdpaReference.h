@@ -17,8 +17,29 @@ namespace tiled_attn::exec {
 /// written into `out` (same shape as `q`). K and V may have fewer heads,
 /// H_kv dividing H: query head h reads K/V head h / (H / H_kv). A query row
 /// that sees no key gets an output of zero.
+/// The keys each query sees: key j from query i iff lo <= j - i <= hi.
+struct Band {
+  int64_t lo, hi;
+};
+
+/// The band of a causal mode for S_q queries and S_k keys: every key (none),
+/// j <= i (top_left) or j <= i + S_k - S_q (bottom_right). A `window` kernel
+/// takes its band as arguments: see windowBand.
+Band bandOf(tile::CausalMode causal, int64_t seqQ, int64_t seqK);
+
+/// FlashAttention's `window_size = (left, right)` (-1: no bound on that
+/// side): query i sees keys i + shift - left .. i + shift + right, shift =
+/// S_k - S_q when `bottomRight` and 0 otherwise; with `causal`, intersected
+/// with the causal mask of the same alignment (j <= i + shift). Clamped to
+/// [1 - S_q, S_k - 1], the diagonals that exist, so that any left and right
+/// give small numbers.
+Band windowBand(int64_t left, int64_t right, bool causal, bool bottomRight,
+                int64_t seqQ, int64_t seqK);
+
+/// Attention in float64 with the keys of `band` visible; a query row that
+/// sees no key has an output of 0.
 void sdpaReference(HostTensor &q, HostTensor &k, HostTensor &v, HostTensor &out,
-                   double scale, tile::CausalMode causal);
+                   double scale, Band band);
 
 /// ||a - b|| / ||b|| over all elements (||a - b|| when b is all zero).
 double relativeL2(HostTensor &a, HostTensor &b);

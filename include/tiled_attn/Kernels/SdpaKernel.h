@@ -20,6 +20,10 @@ struct SdpaKernelConfig {
   int64_t headDim = 64;
   /// f16 or bf16.
   mlir::Type elementType;
+  /// None, a causal mask (top_left, bottom_right), or `window`: a band of
+  /// diagonals given at run time by two more arguments (window_lo,
+  /// window_hi), with the key blocks outside it skipped by
+  /// `tile-mask-split`.
   tile::CausalMode causal = tile::CausalMode::None;
   int64_t blockM = 64;
   int64_t blockN = 64;

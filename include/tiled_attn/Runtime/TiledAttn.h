@@ -26,6 +26,7 @@
 |*   ... k, v, and o (the output, written by the kernel) likewise ...         *|
 |*   args.dtype = TA_DTYPE_BF16; args.mask = TA_MASK_CAUSAL_TOP_LEFT;         *|
 |*   args.scale = 0.125f;                                                     *|
+|*   args.window = (ta_window){1, 0, 4095, 0}; // optional: 4096-key window   *|
 |*   if (ta_sdpa(lib, &args, device, stream) != TA_OK)                        *|
 |*     fprintf(stderr, "%s\n", ta_last_error());                              *|
 |*   ta_library_close(lib);                                                   *|
@@ -55,16 +56,18 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 2
+#define TA_API_VERSION 3
 
 typedef enum ta_status {
   TA_OK = 0,
   /** A bad argument: shapes that disagree, a stride the kernels cannot take,
-      a scale that is not a finite positive float32, a null pointer. */
+      a scale that is not a finite positive float32, a null pointer, a
+      window whose bounds are below -1 or whose alignment is not the causal
+      mask's. */
   TA_ERROR_INVALID_ARGUMENT = 1,
   /** The library holds no kernel for this problem on this device (dtype,
-      head dim, mask, architecture, kernel name). The message lists what it
-      holds. */
+      head dim, mask and window, architecture, kernel name). The message
+      lists what it holds. */
   TA_ERROR_NO_KERNEL = 2,
   /** The kernel library cannot be read: no folder, no manifest, malformed
       JSON, a missing field or file, an unknown ABI. */
@@ -85,6 +88,45 @@ typedef enum ta_mask {
   /** Query i sees keys j <= i + S_k - S_q (FlashAttention's causal). */
   TA_MASK_CAUSAL_BOTTOM_RIGHT = 2,
 } ta_mask;
+
+/** A sliding window (local attention): FlashAttention's window_size.
+
+    With shift = S_k - S_q for bottom-right alignment and 0 for top-left,
+    query i sees key j (0-based positions) iff
+      (left < 0 or j >= i + shift - left) and
+      (right < 0 or j <= i + shift + right) and
+      (no causal mask or j <= i + shift):
+    a causal mask and a window give their intersection (window_size (w, w)
+    with causal, as FlashAttention and transformers pass it, sees the keys
+    i + shift - w .. i + shift). A query that sees no key gives a row of
+    zeros, as bottom-right causal does for S_q > S_k. A bound of S_q + S_k
+    or more is the same as -1.
+
+    The alignment is the causal mask's if there is one (bottom_right must
+    agree: TA_MASK_CAUSAL_BOTTOM_RIGHT <=> bottom_right != 0, else
+    TA_ERROR_INVALID_ARGUMENT), else bottom_right's.
+
+    Kernel choice: the band of diagonals lo <= j - i <= hi the queries see
+    is computed by the kernels of one mask (the manifest's "causal"): "none"
+    when it bounds nothing, "top_left" or "bottom_right" when only the
+    causal diagonal bounds it, else "window". A kernel of that mask is
+    preferred (without a window, first one of the mask asked for, as in API
+    version 2); failing that, any band but an unbounded one runs on a
+    "window" kernel, which takes lo and hi as parameters (window_lo,
+    window_hi) and computes every band. So TA_MASK_CAUSAL_BOTTOM_RIGHT runs
+    on a library that has window kernels and no bottom_right ones. */
+typedef struct ta_window {
+  /** 0: no window (zero-initialized arguments keep the behaviour of API
+      version 2, the other fields unread); nonzero: the window below. */
+  int32_t enabled;
+  /** Nonzero: bottom-right alignment. Read with TA_MASK_NONE; with a causal
+      mask it must agree with the mask's alignment. */
+  int32_t bottom_right;
+  /** The keys before and after the (aligned) diagonal a query sees; -1: no
+      bound on that side. Any other negative value is an error. */
+  int64_t left;
+  int64_t right;
+} ta_window;
 
 /** A rank-4 [B, H, S, D] view of device memory. */
 typedef struct ta_tensor {
@@ -108,8 +150,12 @@ typedef struct ta_sdpa_args {
   ta_mask mask;
   /** A finite positive float; usually 1/sqrt(D). */
   float scale;
-  /** The name of a manifest entry to run, or NULL for the best fit. */
+  /** The name of a manifest entry to run, or NULL for the best fit. A
+      named kernel must be one the choice above allows: of the mask asked
+      for, of the band's, or a "window" kernel for a masked band. */
   const char *kernel;
+  /** A sliding window; all zero for none. */
+  ta_window window;
 } ta_sdpa_args;
 
 /** One kernel of the library, as its manifest entry describes it. The
@@ -120,7 +166,9 @@ typedef struct ta_kernel_info {
   const char *arch;
   /** "f16" or "bf16". */
   const char *dtype;
-  /** "none", "top_left" or "bottom_right". */
+  /** "none", "top_left", "bottom_right" or "window" (a kernel that takes
+      the band of diagonals lo <= j - i <= hi a query sees as two more
+      parameters, window_lo and window_hi; see ta_window). */
   const char *mask;
   /** The manifest's "schedule.options" string (the tile-schedule options). */
   const char *schedule;

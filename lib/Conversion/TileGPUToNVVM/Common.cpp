@@ -17,12 +17,14 @@
 #include "tiled_attn/Target/Encodings.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include <algorithm>
 
 using namespace mlir;
 using namespace tiled_attn;
@@ -30,6 +32,36 @@ using namespace tiled_attn::tilegpu;
 
 Value tiled_attn::cIdx(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value tiled_attn::inBand(OpBuilder &b, Location loc, Value rowBase,
+                         Value colBase, ArrayRef<int64_t> rowOffset,
+                         ArrayRef<int64_t> colOffset, Value lo, Value hi) {
+  SmallVector<int32_t> offsets;
+  for (auto [r, c] : llvm::zip_equal(rowOffset, colOffset))
+    offsets.push_back(static_cast<int32_t>(c - r));
+  auto [minIt, maxIt] = std::minmax_element(offsets.begin(), offsets.end());
+  Value base = arith::SubIOp::create(b, loc, colBase, rowBase);
+  // a and b past the offsets' range test the same: clamp them there, where
+  // they fit 32 bits.
+  auto bound = [&](Value side) -> Value {
+    Value v = arith::SubIOp::create(b, loc, side, base);
+    v = arith::MaxSIOp::create(b, loc, v, cIdx(b, loc, *minIt - 1));
+    v = arith::MinSIOp::create(b, loc, v, cIdx(b, loc, *maxIt + 1));
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+  };
+  Value from = bound(lo), to = bound(hi);
+  auto type =
+      VectorType::get({static_cast<int64_t>(offsets.size())}, b.getI32Type());
+  Value diagonals = arith::ConstantOp::create(
+      b, loc, type, DenseElementsAttr::get(type, ArrayRef(offsets)));
+  Value above =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, diagonals,
+                            vector::BroadcastOp::create(b, loc, type, from));
+  Value below =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, diagonals,
+                            vector::BroadcastOp::create(b, loc, type, to));
+  return arith::AndIOp::create(b, loc, above, below);
 }
 
 Value tiled_attn::pieceInBounds(OpBuilder &b, Location loc, Value row,

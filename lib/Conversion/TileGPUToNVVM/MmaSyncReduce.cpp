@@ -132,6 +132,26 @@ struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
   }
 };
 
+struct WindowMaskToGPU final : OpConversionPattern<WindowMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WindowMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (!tilegpu::getQuadFragmentLayout(op.getType().getEncoding()))
+      return rewriter.notifyMatchFailure(
+          op, "not in quad fragments (mma.sync, wgmma)");
+    Fragment f = Fragment::get(op.getType());
+    LaneCoords lc(rewriter, loc);
+    Value rowBase = lc.firstRow(rewriter, loc, f, adaptor.getRowOffset());
+    Value colBase = lc.firstCol(rewriter, loc, adaptor.getColOffset());
+    rewriter.replaceOp(op,
+                       inBand(rewriter, loc, rowBase, colBase, f.rowOffset,
+                              f.colOffset, adaptor.getLo(), adaptor.getHi()));
+    return success();
+  }
+};
+
 struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -159,6 +179,6 @@ struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
 
 void tiled_attn::populateMmaSyncReducePatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<ReduceToGPU, BroadcastToGPU, CausalMaskToGPU, BoundsMaskToGPU>(
-      converter, patterns.getContext());
+  patterns.add<ReduceToGPU, BroadcastToGPU, CausalMaskToGPU, WindowMaskToGPU,
+               BoundsMaskToGPU>(converter, patterns.getContext());
 }

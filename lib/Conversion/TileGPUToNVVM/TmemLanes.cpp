@@ -174,6 +174,29 @@ struct CausalMaskToTmemLanes final : OpConversionPattern<CausalMaskOp> {
   }
 };
 
+struct WindowMaskToTmemLanes final : OpConversionPattern<WindowMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WindowMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TmemLanesLayoutAttr layout = lanesOf(op.getType());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    Location loc = op.getLoc();
+    int64_t columns = op.getType().getDimSize(1);
+    int64_t regs = layout.getRegisterCount(op.getType().getShape());
+    RowAndColumn at(rewriter, loc, layout, columns, adaptor.getRowOffset(),
+                    adaptor.getColOffset());
+    // A thread holds consecutive columns of one row.
+    SmallVector<int64_t> rowOffset(regs, 0), colOffset;
+    for (int64_t r = 0; r < regs; ++r)
+      colOffset.push_back(r);
+    rewriter.replaceOp(op, inBand(rewriter, loc, at.row, at.column, rowOffset,
+                                  colOffset, adaptor.getLo(), adaptor.getHi()));
+    return success();
+  }
+};
+
 struct BoundsMaskToTmemLanes final : OpConversionPattern<BoundsMaskOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -318,6 +341,7 @@ struct LocalStoreFromTmemLanes final
 void tiled_attn::populateTmemLanesPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ReduceToTmemLanes, BroadcastToTmemLanes, CausalMaskToTmemLanes,
-               BoundsMaskToTmemLanes, StoreFromTmemLanes, LocalLoadToTmemLanes,
-               LocalStoreFromTmemLanes>(converter, patterns.getContext());
+               WindowMaskToTmemLanes, BoundsMaskToTmemLanes, StoreFromTmemLanes,
+               LocalLoadToTmemLanes, LocalStoreFromTmemLanes>(
+      converter, patterns.getContext());
 }

@@ -335,8 +335,8 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     seed(bcast.getResult(), layout(MmaSyncKind::Acc));
     return success();
   }
-  if (auto mask = dyn_cast<CausalMaskOp>(op)) {
-    seed(mask, layout(MmaSyncKind::Acc));
+  if (isa<CausalMaskOp, WindowMaskOp>(op)) {
+    seed(op->getResult(0), layout(MmaSyncKind::Acc));
     return success();
   }
   if (auto store = dyn_cast<StoreOp>(op)) {

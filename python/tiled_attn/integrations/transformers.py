@@ -41,11 +41,25 @@ attention layer, ``query`` ``[B, H, S_q, D]``, ``key``/``value``
   ``S_q == 1``, top-left causal when ``o == 0``, and bottom-right causal
   otherwise; :func:`tiled_attn.sdpa` takes the last only if it has a
   ``causal_align`` keyword, and otherwise a NotImplementedError names the
-  case. Any other mask (padding, packed sequences, sliding windows, custom
-  4D masks) raises NotImplementedError naming its shape, dtype and the
-  first row that is not causal. Reading a mask costs one host
-  synchronisation; the result is kept for the mask object (while its
-  version counter is unchanged), so all layers of a forward share it.
+  case. Any other mask (padding, packed sequences, custom 4D masks, a
+  sliding window without ``sliding_window``) raises NotImplementedError
+  naming its shape, dtype and the first row that is not causal. Reading a
+  mask costs one host synchronisation; the result is kept for the mask
+  object (while its version counter is unchanged), so all layers of a
+  forward share it.
+
+Sliding windows: a layer that passes ``sliding_window=w`` (Mistral's, the
+sliding layers of Qwen2 and others, from their configs) attends to the ``w`` keys
+up to and including its own position, transformers' convention
+(``masking_utils.sliding_window_overlay``: key ``j`` is seen from query
+``i`` when ``j > i - w``; its flash-attention path passes FlashAttention's
+``window_size=(w - 1, w - 1)`` with ``causal``, the same keys). A mask is
+then accepted when it is exactly that window intersected with the causal
+mask above (``i + o - w < j <= i + o``), and :func:`tiled_attn.sdpa` gets
+``window_size=(w - 1, w - 1)`` with the causal mask's alignment; its
+library needs a ``window`` kernel (or the band's own). For one query the
+window is the last ``w`` of the keys it sees: those keys are passed, and
+no window.
 
 Grouped KV heads (``H_kv < H``): for one query token, the heads sharing a
 KV head become the query rows of one problem (FlashAttention's
@@ -229,19 +243,39 @@ def tiled_attn_attention_forward(
             docstring); anything else raises NotImplementedError.
         scaling: the softmax scale; ``1/sqrt(D)`` when None.
         dropout: must be 0.
-        kwargs: ``is_causal`` is read when the mask is None; ``softcap``,
-            ``s_aux``/``sinks``, ``position_bias`` and ``cache`` must be None.
+        kwargs: ``is_causal`` is read when the mask is None, ``sliding_window``
+            (None or the keys a query sees, itself included) always;
+            ``softcap``, ``s_aux``/``sinks``, ``position_bias`` and ``cache``
+            must be None.
 
     Returns:
         ``(attn_output, None)``, ``attn_output`` a contiguous ``[B, S_q, H, D]`` tensor.
     """
     _check_options(module, query, key, value, dropout, kwargs)
     s_q = query.shape[2]
-    causal, align, keys = _resolve_mask(module, attention_mask, s_q, key.shape[2], kwargs)
-    if keys != key.shape[2]:
-        key, value = key[:, :, :keys], value[:, :, :keys]
-    out = _grouped_sdpa(query, key, value, causal, align, scaling)
+    window = _sliding_window(kwargs)
+    causal, align, keys = _resolve_mask(module, attention_mask, s_q, key.shape[2], kwargs, window)
+    first = 0
+    if window is not None and s_q == 1:  # one query: its window is its last `window` keys
+        first, window = max(0, keys - window), None
+    if first or keys != key.shape[2]:
+        key, value = key[:, :, first:keys], value[:, :, first:keys]
+    out = _grouped_sdpa(query, key, value, causal, align, scaling, window)
     return out, None
+
+
+def _sliding_window(kwargs: dict) -> Optional[int]:
+    """The ``sliding_window`` keyword: None, or the number of keys a query sees
+    (itself included); NotImplementedError for anything else."""
+    window = kwargs.get("sliding_window")
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise NotImplementedError(
+            f"{_PREFIX}: sliding_window={window!r} is not supported; it takes None or a "
+            "positive number of keys"
+        )
+    return window
 
 
 def _check_options(
@@ -275,17 +309,21 @@ def _check_options(
 
 
 def _resolve_mask(
-    module: Any, mask: Optional[torch.Tensor], s_q: int, s_k: int, kwargs: dict
+    module: Any, mask: Optional[torch.Tensor], s_q: int, s_k: int, kwargs: dict,
+    window: Optional[int] = None,
 ) -> Tuple[bool, str, int]:
-    """(causal, alignment, number of keys to keep) for this call."""
+    """(causal, alignment, number of keys to keep) for this call; a mask must be
+    causal, intersected with the sliding window when ``window`` is given."""
     if mask is None:  # SDPA's rule: is_causal when S_q > 1, top-left
         is_causal = kwargs.get("is_causal")
         if is_causal is None:
             is_causal = getattr(module, "is_causal", True)
         causal = bool(s_q > 1 and is_causal)
         return causal, "top_left", min(s_k, s_q) if causal else s_k
-    offset = _causal_offset(mask, s_q, s_k)
-    if offset + 1 >= s_k:  # query 0, and so every query, sees every key
+    offset = _causal_offset(mask, s_q, s_k, window)
+    if offset + 1 >= s_k and (window is None or s_q == 1):
+        # Query 0, and so every query, sees every key (but for a window, which
+        # then, for one query, drops the keys before it).
         return False, "top_left", s_k
     keys = s_q + offset
     if keys > s_k:
@@ -300,14 +338,24 @@ def _resolve_mask(
 
 def _grouped_sdpa(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, causal: bool, align: str,
-    scale: Optional[float],
+    scale: Optional[float], window: Optional[int] = None,
 ) -> torch.Tensor:
     """tiled_attn.sdpa on ``[B, H, S_q, D]`` queries and ``[B, H_kv, S_k, D]`` keys,
     into a new contiguous ``[B, S_q, H, D]`` tensor (the kernel writes that
-    layout through ``out``'s strides, so no transpose copy follows)."""
+    layout through ``out``'s strides, so no transpose copy follows). ``window``
+    is transformers' ``sliding_window`` (several queries only)."""
     sdpa = tiled_attn.sdpa
     keywords = _keywords(sdpa)
     extra = {}
+    if window is not None:
+        if "window_size" not in keywords:
+            raise NotImplementedError(
+                f"{_PREFIX}: this layer has a sliding window of {window} keys, and this "
+                "tiled_attn.sdpa has no window_size keyword"
+            )
+        # transformers' convention, as its flash-attention path passes it;
+        # with the causal mask, the keys i + o - (window - 1) .. i + o.
+        extra["window_size"] = (window - 1, window - 1)
     if align == "bottom_right":
         if "causal_align" not in keywords:
             raise NotImplementedError(
@@ -332,7 +380,7 @@ def _grouped_sdpa(
             "key's head count to divide the query's"
         )
     groups = heads // kv_heads
-    if s_q == 1 and not causal:  # the heads of a group become the query rows
+    if s_q == 1 and not causal and window is None:  # the heads of a group become the query rows
         packed = query.reshape(batch, kv_heads, groups, dim)
         extra["out"] = result.view(batch, kv_heads, groups, dim)
         sdpa(packed, key, value, causal=False, scale=scale, **extra)
@@ -368,23 +416,27 @@ def _warn_once(key: str, message: str) -> None:
 
 
 class _LastMask:
-    """The last mask read and its offset: every layer of a forward gets the same mask."""
+    """The last mask read and its offset: every layer of a forward gets the same mask
+    (the sliding-window layers theirs)."""
 
     def __init__(self) -> None:
-        self._entry: Optional[Tuple[Any, int, int, int, int]] = None
+        self._entry: Optional[Tuple[Any, int, int, int, Optional[int], int]] = None
 
-    def get(self, mask: torch.Tensor, s_q: int, s_k: int) -> Optional[int]:
+    def get(self, mask: torch.Tensor, s_q: int, s_k: int, window: Optional[int]) -> Optional[int]:
         entry, version = self._entry, _version(mask)
         if entry is None or version is None:
             return None
-        ref, old_version, old_q, old_k, offset = entry
-        if ref() is mask and (old_version, old_q, old_k) == (version, s_q, s_k):
+        ref, old_version, old_q, old_k, old_window, offset = entry
+        if ref() is mask and (old_version, old_q, old_k, old_window) == (version, s_q, s_k,
+                                                                        window):
             return offset
         return None
 
-    def put(self, mask: torch.Tensor, s_q: int, s_k: int, offset: int) -> None:
+    def put(self, mask: torch.Tensor, s_q: int, s_k: int, window: Optional[int],
+            offset: int) -> None:
         version = _version(mask)
-        self._entry = None if version is None else (weakref.ref(mask), version, s_q, s_k, offset)
+        self._entry = (None if version is None
+                       else (weakref.ref(mask), version, s_q, s_k, window, offset))
 
 
 def _version(mask: torch.Tensor) -> Optional[int]:
@@ -398,15 +450,16 @@ def _version(mask: torch.Tensor) -> Optional[int]:
 _LAST_MASK = _LastMask()
 
 
-def _causal_offset(mask: Any, s_q: int, s_k: int) -> int:
+def _causal_offset(mask: Any, s_q: int, s_k: int, window: Optional[int] = None) -> int:
     """The ``o >= 0`` such that ``mask[..., :s_k]`` lets query ``i`` see exactly the
-    keys ``j <= i + o``, in every batch row and head; NotImplementedError otherwise.
+    keys ``j <= i + o`` (and ``j > i + o - window`` with a sliding window), in
+    every batch row and head; NotImplementedError otherwise.
 
     A boolean mask is True where a query attends; a float mask is added to the
     scores, so it must be 0 there and the dtype's minimum or -inf elsewhere.
     """
     _check_mask_shape(mask, s_q, s_k)
-    cached = _LAST_MASK.get(mask, s_q, s_k)
+    cached = _LAST_MASK.get(mask, s_q, s_k, window)
     if cached is not None:
         return cached
     keep, odd = _keep(mask[..., :s_k])
@@ -415,16 +468,22 @@ def _causal_offset(mask: Any, s_q: int, s_k: int) -> int:
     device = keep.device
     rows = torch.arange(s_q, device=device).view(s_q, 1)
     cols = torch.arange(s_k, device=device).view(1, s_k)
-    first = keep[0, 0, 0].sum()  # keys query 0 sees: o + 1
-    expected = cols <= rows + (first - 1)
+    seen = keep[0, 0, 0].sum()  # keys query 0 sees: o + 1 (without a window)
+    if window is None:
+        offset = seen - 1
+        expected = cols <= rows + offset
+    else:  # the last key query 0 sees
+        offset = torch.where(keep[0, 0, 0], cols[0], -1).max()
+        expected = (cols <= rows + offset) & (cols > rows + offset - window)
     ok = (keep == expected).all()
     if odd is not None:
         ok = ok & ~odd.any()
-    ok_host, first_host = torch.stack([ok.long(), first.long()]).tolist()
-    if not ok_host or first_host == 0:
-        raise NotImplementedError(_mask_error(mask, keep, odd, expected, first_host))
-    _LAST_MASK.put(mask, s_q, s_k, first_host - 1)
-    return first_host - 1
+    ok_host, seen_host, offset_host = torch.stack([ok.long(), seen.long(),
+                                                   offset.long()]).tolist()
+    if not ok_host or seen_host == 0:
+        raise NotImplementedError(_mask_error(mask, keep, odd, expected, seen_host, window))
+    _LAST_MASK.put(mask, s_q, s_k, window, offset_host)
+    return offset_host
 
 
 def _check_mask_shape(mask: Any, s_q: int, s_k: int) -> None:
@@ -456,9 +515,10 @@ def _keep(mask: torch.Tensor) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
 
 def _mask_error(
     mask: torch.Tensor, keep: torch.Tensor, odd: Optional[torch.Tensor],
-    expected: torch.Tensor, first: int,
+    expected: torch.Tensor, first: int, window: Optional[int] = None,
 ) -> str:
     """The message for a mask that is not causal: what it is and where it differs."""
+    kind = "causal mask" if window is None else f"causal mask with a sliding window of {window}"
     if first == 0:
         detail = "query 0 of batch row 0 attends to no key (left padding?)"
     elif odd is not None and bool(odd.any()):
@@ -468,11 +528,11 @@ def _mask_error(
     else:
         b, h, i = ((keep != expected).any(dim=-1).nonzero()[0]).tolist()
         seen, causal_seen = int(keep[b, h, i].sum()), int(expected[i].sum())
-        detail = (f"query {i} of batch row {b} (head {h}) attends to {seen} keys where a causal "
-                  f"mask aligned like query 0 of row 0 gives {causal_seen}")
+        detail = (f"query {i} of batch row {b} (head {h}) attends to {seen} keys where a {kind} "
+                  f"aligned like query 0 of row 0 gives {causal_seen}")
     return (
         f"{_PREFIX}: {_SUPPORTED}; it got an attention_mask of shape {tuple(mask.shape)} and "
         f"dtype {mask.dtype} that is not one: {detail}. Such masks come from padded batches (an "
-        "attention_mask with zeros), packed sequences, sliding windows or custom 4D masks; run "
-        "those with attn_implementation=\"sdpa\""
+        "attention_mask with zeros), packed sequences, sliding windows not passed as "
+        "sliding_window, or custom 4D masks; run those with attn_implementation=\"sdpa\""
     )

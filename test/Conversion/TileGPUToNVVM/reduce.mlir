@@ -157,3 +157,44 @@ func.func @two_m_tiles(%x: f32, %i: index, %j: index,
       : tensor<32x16xf32>, !tile.view<?x?x?x16xf32>
   return
 }
+
+// -----
+
+// A window mask: lo <= column - row <= hi. The diagonal of each register is
+// (first column - first row) + a constant of the layout: here, rows g and
+// g + 8 at columns 2t, 2t + 1 of two 16x8 tiles give [0, 1, -8, -7, 8, 9, 0,
+// 1]. The scalars go to the other side (lo - base, hi - base), clamped to
+// just outside those constants [-9, 10] and narrowed to i32, so each
+// register costs two 32-bit compares with a constant.
+// CHECK-LABEL: gpu.func @window_mask(
+// CHECK-DAG: %[[MIN:.*]] = arith.constant -9 : index
+// CHECK-DAG: %[[MAX:.*]] = arith.constant 10 : index
+// CHECK-DAG: %[[DIAGONALS:.*]] = arith.constant dense<[0, 1, -8, -7, 8, 9, 0, 1]> : vector<8xi32>
+// CHECK: %[[BASE:.*]] = arith.subi %[[COL:.*]], %[[ROW:.*]] : index
+// CHECK: %[[A0:.*]] = arith.subi %[[LO:.*]], %[[BASE]] : index
+// CHECK: %[[A1:.*]] = arith.maxsi %[[A0]], %[[MIN]] : index
+// CHECK: %[[A2:.*]] = arith.minsi %[[A1]], %[[MAX]] : index
+// CHECK: %[[A:.*]] = arith.index_cast %[[A2]] : index to i32
+// CHECK: %[[B0:.*]] = arith.subi %[[HI:.*]], %[[BASE]] : index
+// CHECK: %[[B1:.*]] = arith.maxsi %[[B0]], %[[MIN]] : index
+// CHECK: %[[B2:.*]] = arith.minsi %[[B1]], %[[MAX]] : index
+// CHECK: %[[B:.*]] = arith.index_cast %[[B2]] : index to i32
+// CHECK: %[[AV:.*]] = vector.broadcast %[[A]] : i32 to vector<8xi32>
+// CHECK: %[[ABOVE:.*]] = arith.cmpi sle, %[[AV]], %[[DIAGONALS]] : vector<8xi32>
+// CHECK: %[[BV:.*]] = vector.broadcast %[[B]] : i32 to vector<8xi32>
+// CHECK: %[[BELOW:.*]] = arith.cmpi sge, %[[BV]], %[[DIAGONALS]] : vector<8xi32>
+// CHECK: %[[BAND:.*]] = arith.andi %[[ABOVE]], %[[BELOW]] : vector<8xi1>
+// CHECK: arith.select %[[BAND]]
+func.func @window_mask(%x: f32, %i: index, %j: index, %lo: index, %hi: index,
+                       %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %ninf = arith.constant dense<0xFF800000> : tensor<16x16xf32>
+  %s = tensor.splat %x : tensor<16x16xf32>
+  %wm = tile.window_mask %i, %j diagonals(%lo, %hi) : tensor<16x16xi1>
+  %sm = arith.select %wm, %s, %ninf : tensor<16x16xi1>, tensor<16x16xf32>
+  %rsum = tile.reduce sum %sm along 1 : tensor<16x16xf32> -> tensor<16xf32>
+  %b = tile.broadcast %rsum along 1 : tensor<16xf32> -> tensor<16x16xf32>
+  tile.store %b, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}

@@ -129,6 +129,25 @@
 // SKIP: nvvm.tcgen05.fence <after>
 // SKIP-COUNT-4: nvvm.tcgen05.st
 
+// A window mask, one row per thread: the thread's 32 consecutive columns
+// have diagonals (first column - row) + 0 .. 31, so the band is two i32
+// compares of those constants with lo and hi moved to the other side and
+// clamped to [-1, 32].
+// CHECK-LABEL: gpu.func @tcgen05_window
+// CHECK-DAG: %[[DIAGONALS:.*]] = arith.constant dense<[0, 1, 2, {{.*}}, 30, 31]> : vector<32xi32>
+// CHECK-DAG: arith.constant -1 : index
+// CHECK-DAG: arith.constant 32 : index
+// CHECK: nvvm.tcgen05.wait <load>
+// CHECK: %[[BASE:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK: arith.subi %{{.*}}, %[[BASE]] : index
+// CHECK: arith.index_cast %{{.*}} : index to i32
+// CHECK: arith.index_cast %{{.*}} : index to i32
+// CHECK: arith.cmpi sle, %{{.*}}, %[[DIAGONALS]] : vector<32xi32>
+// CHECK: arith.cmpi sge, %{{.*}}, %[[DIAGONALS]] : vector<32xi32>
+// CHECK: arith.andi %{{.*}}, %{{.*}} : vector<32xi1>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<32xi1>, vector<32xf32>
+// CHECK: nvvm.tcgen05.st
+
 // In the PTX, one thread issues, the k-steps after the first accumulate
 // (predicate), A of P.V is a tensor-memory address; ptxas takes it for
 // sm_100a without spills.
@@ -147,7 +166,7 @@
 // PTX-LABEL: .entry tcgen05_softmax(
 // PTX-NOT: shfl.sync
 // PTX: tcgen05.dealloc.cta_group::1.sync.aligned.b32
-// PTXAS-COUNT-3: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-COUNT-4: 0 bytes spill stores, 0 bytes spill loads
 
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
   func.func @tcgen05_block(%o: !tile.view<?x?x?x64xf32>, %scale: f32)
@@ -234,6 +253,21 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     %alpha = tensor.splat %m : tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
     tilegpu.tmem_scale_rows %acc, %alpha : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>,
         tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+    return
+  }
+
+  // A sliding window's mask on a block of S.
+  func.func @tcgen05_window(%q0: index, %k0: index, %lo: index, %hi: index)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 4 : i64} {
+    %ninf = arith.constant dense<0xFF800000> : tensor<128x32xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %s = tilegpu.alloc offset(0) : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>
+    %sr = tilegpu.tmem_load %s : !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>
+        -> tensor<128x32xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %band = tile.window_mask %q0, %k0 diagonals(%lo, %hi) : tensor<128x32xi1, #tilegpu.tmem_lanes<acc, warps = 4>>
+    %masked = arith.select %band, %sr, %ninf : tensor<128x32xi1, #tilegpu.tmem_lanes<acc, warps = 4>>,
+        tensor<128x32xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    tilegpu.tmem_store %masked, %s : tensor<128x32xf32, #tilegpu.tmem_lanes<acc, warps = 4>>,
+        !tilegpu.buffer<128x32xf32, #tilegpu.tensor_memory<>>
     return
   }
 }

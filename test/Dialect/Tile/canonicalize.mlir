@@ -32,3 +32,20 @@ func.func @negative_broadcast_not_splat(%r: tensor<16xf32>) -> tensor<16x32xf32>
   %b = tile.broadcast %r along 1 : tensor<16xf32> -> tensor<16x32xf32>
   return %b : tensor<16x32xf32>
 }
+
+// -----
+
+// With constant operands the mask folds: row 2 sees keys 1 .. 3 (diagonals
+// -1 .. 1 of keys 0 .. 3 from column offset 0).
+// CHECK-LABEL: func.func @window_mask_fold
+// CHECK: %[[M:.*]] = arith.constant dense<{{\[}}[false, true, true, true]]> : tensor<1x4xi1>
+// CHECK-NOT: tile.window_mask
+// CHECK: return %[[M]]
+func.func @window_mask_fold() -> tensor<1x4xi1> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %lo = arith.constant -1 : index
+  %hi = arith.constant 1 : index
+  %w = tile.window_mask %c2, %c0 diagonals(%lo, %hi) : tensor<1x4xi1>
+  return %w : tensor<1x4xi1>
+}

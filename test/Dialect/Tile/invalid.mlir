@@ -68,6 +68,18 @@ func.func private @sdpa_result(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16
 
 // -----
 
+// A window kernel also takes the band's diagonals (window_lo, window_hi).
+
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, window_lo, window_hi: index) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> ()'}}
+func.func private @sdpa_window_without_band(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, window_lo, window_hi: index) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, i32, index) -> ()'}}
+func.func private @sdpa_window_band_type(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, i32, index) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64>}
+
+// -----
+
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x128xbf16>, scale: f32) and no results, got '(!tile.view<?x?x?x128xbf16>, !tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x128xbf16>, !tile.view<?x?x?x128xbf16>, f32) -> ()'}}
 func.func @sdpa_head_dim_mismatch(%q: !tile.view<?x?x?x128xbf16>, %k: !tile.view<?x?x?x64xbf16>, %v: !tile.view<?x?x?x128xbf16>, %o: !tile.view<?x?x?x128xbf16>, %scale: f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16, causal = bottom_right, block_m = 128, block_n = 64>} {
   return
@@ -357,6 +369,14 @@ func.func @bounds_mask_operands(%i: index) -> tensor<16x16xi1> {
 func.func @causal_mask_rank(%i: index) -> tensor<16xi1> {
   // expected-error @+1 {{'tile.causal_mask' op expects a rank-2 mask, got rank 1}}
   %0 = tile.causal_mask %i, %i : tensor<16xi1>
+  return %0 : tensor<16xi1>
+}
+
+// -----
+
+func.func @window_mask_rank(%i: index) -> tensor<16xi1> {
+  // expected-error @+1 {{'tile.window_mask' op expects a rank-2 mask, got rank 1}}
+  %0 = tile.window_mask %i, %i diagonals(%i, %i) : tensor<16xi1>
   return %0 : tensor<16xi1>
 }
 

@@ -130,6 +130,15 @@ func.func @masks(%r: index, %c: index, %n: index)
   return %b2, %b1, %cm : tensor<128x64xi1>, tensor<64xi1>, tensor<128x64xi1>
 }
 
+// CHECK-LABEL: func.func @window_mask
+// CHECK-SAME: (%[[R:.*]]: index, %[[C:.*]]: index, %[[LO:.*]]: index, %[[HI:.*]]: index)
+func.func @window_mask(%r: index, %c: index, %lo: index, %hi: index) -> tensor<128x64xi1> {
+  // CHECK: tile.window_mask %[[R]], %[[C]] diagonals(%[[LO]], %[[HI]]) : tensor<128x64xi1>
+  %w = tile.window_mask %r, %c diagonals(%lo, %hi) : tensor<128x64xi1>
+  return %w : tensor<128x64xi1>
+}
+
+
 // CHECK-LABEL: func.func @online_softmax
 // CHECK-SAME: (%[[S:.*]]: tensor<128x64xf32>, %[[M:.*]]: tensor<128xf32>, %[[L:.*]]: tensor<128xf32>, %[[SC:.*]]: f32)
 func.func @online_softmax(%s: tensor<128x64xf32>, %m: tensor<128xf32>,

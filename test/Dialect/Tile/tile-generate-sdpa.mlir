@@ -2,6 +2,7 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 dtype=bf16 causal=1 block-m=128 block-n=64" | FileCheck %s --check-prefix=CAUSAL
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="causal=1 causal-align=bottom-right" | FileCheck %s --check-prefix=BR
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="name=attn block-n=32" | FileCheck %s --check-prefix=NAME
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 block-m=128 block-n=64" | FileCheck %s --check-prefix=WINDOW
 
 // The input is an empty module: the pass appends the kernel to it.
 
@@ -117,6 +118,26 @@
 // NAME-NOT: func.func @sdpa_fwd
 
 //===----------------------------------------------------------------------===//
+// window: the band of diagonals comes as two index arguments after the scale
+// and masks the scores with the keys' bounds, in place of a causal mask.
+//===----------------------------------------------------------------------===//
+
+// WINDOW-LABEL: func.func @sdpa_fwd(
+// WINDOW-SAME: %[[SCALE:.*]]: f32, %[[LO:.*]]: index, %[[HI:.*]]: index)
+// WINDOW-SAME: causal = window, block_m = 128, block_n = 64
+// WINDOW: %[[M_BLK:.*]] = tile.block_id x
+// WINDOW: %[[ROW:.*]] = arith.muli %[[M_BLK]], %{{.*}} : index
+// WINDOW-NOT: arith.subi
+// WINDOW: scf.for %[[J:[^ ]*]] =
+// WINDOW: %[[COL:.*]] = arith.muli %[[J]], %{{.*}} : index
+// WINDOW: %[[IN:.*]] = tile.bounds_mask offsets(%[[COL]])
+// WINDOW: %[[KEEP:.*]] = tile.broadcast %[[IN]]
+// WINDOW-NOT: tile.causal_mask
+// WINDOW: %[[BAND:.*]] = tile.window_mask %[[ROW]], %[[COL]] diagonals(%[[LO]], %[[HI]]) : tensor<128x64xi1>
+// WINDOW: %[[BOTH:.*]] = arith.andi %[[KEEP]], %[[BAND]]
+// WINDOW: arith.select %[[BOTH]]
+
+//===----------------------------------------------------------------------===//
 // Invalid configurations
 //===----------------------------------------------------------------------===//
 
@@ -128,6 +149,9 @@
 
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="causal=1 causal-align=diagonal" 2>&1 | FileCheck %s --check-prefix=ERR-ALIGN
 // ERR-ALIGN: error: tile-generate-sdpa: causal-align must be top-left or bottom-right, got 'diagonal'
+
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="window=1 causal=1" 2>&1 | FileCheck %s --check-prefix=ERR-WINDOW
+// ERR-WINDOW: error: tile-generate-sdpa: `window` masks by diagonals given at run time, which include causal masks of either alignment; it excludes `causal`
 
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa=head-dim=96 2>&1 | FileCheck %s --check-prefix=ERR-HEAD-DIM
 // ERR-HEAD-DIM: error: head_dim must be a power of two in [16, 256], got 96

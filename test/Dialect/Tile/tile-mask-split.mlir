@@ -138,6 +138,130 @@ func.func @top_left(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
 
 // -----
 
+// A window mask (the band lo <= c - r <= hi, given at run time): a masked
+// loop on each side of the unmasked one. BLOCK_M = 32, BLOCK_N = 16:
+//   n_visible = clamp(ceildiv(row0 + 32 + hi, 16), 0, ub)
+//   n_full    = floordiv(row0 + 1 + hi, 16) (then S_k's and K's bounds)
+//   n_first   = clamp(floordiv(row0 + lo, 16), 0, n_visible)
+//   n_lo      = clamp(ceildiv(row0 + lo + 31, 16), n_first, n_visible)
+//   n_full    clamped to [n_lo, n_visible]
+// The left edge runs first from the start values, then the unmasked loop,
+// then the right edge; blocks outside [n_first, n_visible) are not visited.
+
+// CHECK-LABEL: func.func @window
+// CHECK-SAME:    %[[BAND_LO:[^:]*]]: index, %[[BAND_HI:[^:]*]]: index)
+// CHECK-SAME:    mask_split = true
+// CHECK-DAG:     %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : tensor<32xf32>
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<32xf32>
+// CHECK:         %[[SEQ_K:.*]] = tile.dim %{{.*}}[2]
+// CHECK:         %[[UB:.*]] = arith.ceildivui %[[SEQ_K]], %{{.*}} : index
+// CHECK:         %[[ROW:.*]] = arith.muli
+// CHECK-DAG:     %[[BM:.*]] = arith.constant 32 : index
+// CHECK-DAG:     %[[BN:.*]] = arith.constant 16 : index
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK:         %[[END0:.*]] = arith.addi %[[ROW]], %[[BM]] : index
+// CHECK:         %[[END:.*]] = arith.addi %[[END0]], %[[BAND_HI]] : index
+// CHECK:         %[[CEIL:.*]] = arith.ceildivsi %[[END]], %[[BN]] : index
+// CHECK:         %[[VIS:.*]] = arith.minsi %[[CEIL]], %[[UB]] : index
+// CHECK:         %[[N_VISIBLE:.*]] = arith.maxsi %[[VIS]], %[[C0]] : index
+// CHECK:         %[[NEXT0:.*]] = arith.addi %[[ROW]], %[[ONE]] : index
+// CHECK:         %[[NEXT:.*]] = arith.addi %[[NEXT0]], %[[BAND_HI]] : index
+// CHECK:         %[[RIGHT:.*]] = arith.floordivsi %[[NEXT]], %[[BN]] : index
+// CHECK:         %[[START:.*]] = arith.addi %[[ROW]], %[[BAND_LO]] : index
+// CHECK:         %[[FIRST0:.*]] = arith.floordivsi %[[START]], %[[BN]] : index
+// CHECK:         %[[FIRST1:.*]] = arith.minsi %[[FIRST0]], %[[N_VISIBLE]] : index
+// CHECK:         %[[N_FIRST:.*]] = arith.maxsi %[[FIRST1]], %[[C0]] : index
+// CHECK:         %[[EDGE:.*]] = arith.addi %[[START]], %{{.*}} : index
+// CHECK:         %[[LO0:.*]] = arith.ceildivsi %[[EDGE]], %[[BN]] : index
+// CHECK:         %[[LO1:.*]] = arith.minsi %[[LO0]], %[[N_VISIBLE]] : index
+// CHECK:         %[[N_LO:.*]] = arith.maxsi %[[LO1]], %[[N_FIRST]] : index
+// CHECK:         %[[FULL0:.*]] = arith.minsi %[[RIGHT]], %{{.*}} : index
+// CHECK:         %[[FULL1:.*]] = arith.minsi %{{.*}}, %[[N_VISIBLE]] : index
+// CHECK:         %[[N_FULL:.*]] = arith.maxsi %[[FULL1]], %[[N_LO]] : index
+// CHECK:         %[[LEFT:.*]]:2 = scf.for %{{.*}} = %[[N_FIRST]] to %[[N_LO]] step %{{.*}} iter_args(%{{.*}} = %[[NEG_INF]], %{{.*}} = %[[ZERO]])
+// CHECK:           tile.window_mask %[[ROW]], %{{.*}} diagonals(%[[BAND_LO]], %[[BAND_HI]])
+// CHECK:           arith.select
+// CHECK:         %[[UNMASKED:.*]]:2 = scf.for %{{.*}} = %[[N_LO]] to %[[N_FULL]] step %{{.*}} iter_args(%{{.*}} = %[[LEFT]]#0, %{{.*}} = %[[LEFT]]#1)
+// CHECK:           tile.load %{{.*}} transpose in_bounds
+// CHECK-NOT:       tile.window_mask
+// CHECK-NOT:       arith.select
+// CHECK:           tile.online_softmax
+// CHECK:         %[[MASKED:.*]]:2 = scf.for %{{.*}} = %[[N_FULL]] to %[[N_VISIBLE]] step %{{.*}} iter_args(%{{.*}} = %[[UNMASKED]]#0, %{{.*}} = %[[UNMASKED]]#1)
+// CHECK:           tile.window_mask %[[ROW]], %{{.*}} diagonals(%[[BAND_LO]], %[[BAND_HI]])
+// CHECK:           arith.select
+// CHECK:         tile.broadcast %[[MASKED]]#1 along 1
+// Guard: one loop over [n_first, n_visible); the masks run for the blocks of
+// either edge, j < n_lo or j >= n_full.
+// GUARD-LABEL: func.func @window
+// GUARD:         %[[N_VISIBLE:.*]] = arith.maxsi
+// GUARD:         %[[N_FIRST:.*]] = arith.maxsi
+// GUARD:         %[[N_LO:.*]] = arith.maxsi
+// GUARD:         %[[N_FULL:.*]] = arith.maxsi
+// GUARD:         scf.for %[[J:.*]] = %[[N_FIRST]] to %[[N_VISIBLE]]
+// GUARD:           %[[RIGHT:.*]] = arith.cmpi sge, %[[J]], %[[N_FULL]] : index
+// GUARD-NEXT:      %[[LEFT:.*]] = arith.cmpi slt, %[[J]], %[[N_LO]] : index
+// GUARD-NEXT:      %[[EDGE:.*]] = arith.ori %[[RIGHT]], %[[LEFT]] : i1
+// GUARD-NEXT:      scf.if %[[EDGE]] -> (tensor<32x16xf32>) {
+// GUARD:             tile.window_mask
+// GUARD-NOT:     scf.for
+// GUARD:         return
+// Masked first: both edges, then the unmasked loop.
+// FIRST-LABEL: func.func @window
+// FIRST:         %[[N_VISIBLE:.*]] = arith.maxsi
+// FIRST:         %[[N_FIRST:.*]] = arith.maxsi
+// FIRST:         %[[N_LO:.*]] = arith.maxsi
+// FIRST:         %[[N_FULL:.*]] = arith.maxsi
+// FIRST:         %[[LEFT:.*]]:2 = scf.for %{{.*}} = %[[N_FIRST]] to %[[N_LO]]
+// FIRST:           tile.window_mask
+// FIRST:         %[[MASKED:.*]]:2 = scf.for %{{.*}} = %[[N_FULL]] to %[[N_VISIBLE]] step %{{.*}} iter_args(%{{.*}} = %[[LEFT]]#0, %{{.*}} = %[[LEFT]]#1)
+// FIRST:           tile.window_mask
+// FIRST:         %[[UNMASKED:.*]]:2 = scf.for %{{.*}} = %[[N_LO]] to %[[N_FULL]] step %{{.*}} iter_args(%{{.*}} = %[[MASKED]]#0, %{{.*}} = %[[MASKED]]#1)
+// FIRST-NOT:       tile.window_mask
+// FIRST:         tile.broadcast %[[UNMASKED]]#1 along 1
+func.func @window(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                  %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
+                  %scale: f32, %lo: index, %hi: index)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = window, block_m = 32, block_n = 16>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %neg_inf = arith.constant dense<0xFF800000> : tensor<32xf32>
+  %zero = arith.constant dense<0.0> : tensor<32xf32>
+  %zero_s = arith.constant dense<0.0> : tensor<32x16xf32>
+  %masked = arith.constant dense<0xFF800000> : tensor<32x16xf32>
+  %m_blk = tile.block_id x
+  %seq_k = tile.dim %k[2] : !tile.view<?x?x?x16xf16>
+  %qt = tile.load %q[%c0, %c0, %m_blk, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<32x16xf16>
+  %n = arith.ceildivui %seq_k, %c16 : index
+  %row = arith.muli %m_blk, %c32 : index
+  %r:2 = scf.for %j = %c0 to %n step %c1 iter_args(%m = %neg_inf, %l = %zero)
+      -> (tensor<32xf32>, tensor<32xf32>) {
+    %kt = tile.load %k[%c0, %c0, %j, %c0] pad(0.0) transpose
+        : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+    %s = tile.mma %qt, %kt, %zero_s
+        : tensor<32x16xf16>, tensor<16x16xf16> -> tensor<32x16xf32>
+    %col = arith.muli %j, %c16 : index
+    %in = tile.bounds_mask offsets(%col) limits(%seq_k) : tensor<16xi1>
+    %in_b = tile.broadcast %in along 0 : tensor<16xi1> -> tensor<32x16xi1>
+    %vis = tile.window_mask %row, %col diagonals(%lo, %hi) : tensor<32x16xi1>
+    %keep = arith.andi %in_b, %vis : tensor<32x16xi1>
+    %x = arith.select %keep, %s, %masked : tensor<32x16xi1>, tensor<32x16xf32>
+    %m1, %l1, %p, %a = tile.online_softmax %x, %m, %l scale(%scale)
+        : tensor<32x16xf32>, tensor<32xf32>
+    scf.yield %m1, %l1 : tensor<32xf32>, tensor<32xf32>
+  }
+  %l_b = tile.broadcast %r#1 along 1 : tensor<32xf32> -> tensor<32x16xf32>
+  %out = arith.truncf %l_b : tensor<32x16xf32> to tensor<32x16xf16>
+  tile.store %out, %o[%c0, %c0, %m_blk, %c0]
+      : tensor<32x16xf16>, !tile.view<?x?x?x16xf16>
+  return
+}
+
+// -----
+
 // Bottom-right: the bounds use the mask's row offset, which already holds
 // the shift S_k - S_q (and may be negative).
 
@@ -474,7 +598,7 @@ func.func @two_causal_masks(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x1
   scf.for %j = %c0 to %seq_k step %c1 {
     %col = arith.muli %j, %c16 : index
     %vis = tile.causal_mask %c0, %col : tensor<16x16xi1>
-    // expected-error @+1 {{tile-mask-split: expects one causal mask per loop, found a second one}}
+    // expected-error @+1 {{tile-mask-split: expects one causal or window mask per loop, found a second one}}
     %vis2 = tile.causal_mask %c16, %col : tensor<16x16xi1>
   }
   return

@@ -23,6 +23,26 @@
 // D64-MID: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 1; no deadlock, no hazard)
 // D64-ONE: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; no deadlock, no hazard)
 
+// A window kernel (the band of diagonals at run time) runs each length
+// under three bands: a causal sliding window (-(2 * 128 + 3), 0), a
+// two-sided one (-(256 / 2), 128 + 1) and an empty one (2 > 1), with the
+// left edge's masked loop first (masked-first, as the library's tcgen05
+// window entries).
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 window=1" \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 masked-first=1 stages=2" \
+// RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 p-over-s=1" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="mma-warp=1 producer-registers=56 consumer-registers=224" \
+// RUN:   --canonicalize --cse -o %t.window.mlir
+// RUN: tiled-attn-opt %t.window.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=20 seq-q=1000 seq-k=1000 block=3" 2>&1 | FileCheck %s --check-prefix=WINDOW
+// RUN: tiled-attn-opt %t.window.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=4" 2>&1 | FileCheck %s --check-prefix=WINDOW-CORNERS
+// WINDOW: remark: tilegpu-simulate-roles: 20 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 3, band [-259, 0]; seq-q 1000, seq-k 1000, block 3, band [-128, 129]; seq-q 1000, seq-k 1000, block 3, band [2, 1]; no deadlock, no hazard)
+// WINDOW-CORNERS: remark: tilegpu-simulate-roles: 4 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0, band [-259, 0];
+// WINDOW-CORNERS-SAME: seq-q 256, seq-k 647, block 0, band [2, 1]; no deadlock, no hazard)
+
 // The library's D=128 kernel, not causal: a partial last key block, and
 // exactly one block.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=256 block-n=128" \

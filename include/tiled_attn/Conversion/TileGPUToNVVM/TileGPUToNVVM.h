@@ -126,6 +126,20 @@ mlir::Value pieceInBounds(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value row, mlir::Value rows, mlir::Value col,
                           int64_t width, mlir::Value cols);
 
+/// The band of a `tile.window_mask` over a thread's registers: register e
+/// holds the element at row `rowBase + rowOffset[e]`, column `colBase +
+/// colOffset[e]` (the offsets are constants of the layout), and is true
+/// when lo <= column - row <= hi. Both register layouts lower the op
+/// through this. The diagonal of register e is (colBase - rowBase) +
+/// (colOffset[e] - rowOffset[e]), so the test moves the scalars to the
+/// other side: with a = lo - (colBase - rowBase), b = hi - (colBase -
+/// rowBase), clamped to just outside the offsets' range and narrowed to
+/// i32, each register is two 32-bit compares of a constant with a or b.
+mlir::Value inBand(mlir::OpBuilder &b, mlir::Location loc, mlir::Value rowBase,
+                   mlir::Value colBase, llvm::ArrayRef<int64_t> rowOffset,
+                   llvm::ArrayRef<int64_t> colOffset, mlir::Value lo,
+                   mlir::Value hi);
+
 /// An `index` constant (the lowering's shorthand for arith.constant).
 mlir::Value cIdx(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 

@@ -184,12 +184,14 @@ SdpaAttr SdpaAttr::withDeferPv() const {
 }
 
 ArrayRef<StringLiteral> SdpaAttr::getArgumentNames() {
-  static constexpr StringLiteral names[] = {"q", "k", "v", "o", "scale"};
+  static constexpr StringLiteral names[] = {
+      "q", "k", "v", "o", "scale", "window_lo", "window_hi"};
   return names;
 }
 
 /// The kernel ABI that an SDPA attribute promises: (q, k, v, o, scale) with
-/// rank-4 views of the attribute's element type and head dim.
+/// rank-4 views of the attribute's element type and head dim, and for a
+/// `window` kernel the band's diagonals (window_lo, window_hi: index).
 static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   FunctionType type = func.getFunctionType();
   int64_t dyn = ShapedType::kDynamic;
@@ -199,18 +201,23 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   // Printed through a string: a type streamed into a diagnostic is quoted.
   std::string expectedStr;
   llvm::raw_string_ostream(expectedStr) << expected;
+  bool window = sdpa.getCausal() == CausalMode::Window;
+  unsigned numArgs = window ? 7 : 5;
   auto fail = [&]() {
     return func.emitOpError()
            << "with 'tile.sdpa' expects arguments (q, k, v, o: " << expectedStr
-           << ", scale: f32) and no results, got " << type;
+           << ", scale: f32" << (window ? ", window_lo, window_hi: index" : "")
+           << ") and no results, got " << type;
   };
   // Arguments after these are parameters a lowering added, each tagged with
   // its kernel parameter (the GPU level's tensor maps).
-  if (type.getNumInputs() < 5 || type.getNumResults() != 0)
+  if (type.getNumInputs() < numArgs || type.getNumResults() != 0)
     return fail();
-  for (unsigned i = 5; i < type.getNumInputs(); ++i)
+  for (unsigned i = numArgs; i < type.getNumInputs(); ++i)
     if (!func.getArgAttr(i, "tilegpu.param"))
       return fail();
+  if (window && (!type.getInput(5).isIndex() || !type.getInput(6).isIndex()))
+    return fail();
   for (Type input : type.getInputs().take_front(4)) {
     auto view = dyn_cast<ViewType>(input);
     if (!view || view.getRank() != 4 ||

@@ -257,6 +257,30 @@ LogicalResult CausalMaskOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// WindowMaskOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult WindowMaskOp::fold(FoldAdaptor adaptor) {
+  auto row = constantIndex(adaptor.getRowOffset());
+  auto col = constantIndex(adaptor.getColOffset());
+  auto lo = constantIndex(adaptor.getLo());
+  auto hi = constantIndex(adaptor.getHi());
+  if (!row || !col || !lo || !hi)
+    return {};
+  return buildMask(getType(), [&](ArrayRef<int64_t> idx) {
+    int64_t diagonal = (*col + idx[1]) - (*row + idx[0]);
+    return *lo <= diagonal && diagonal <= *hi;
+  });
+}
+
+LogicalResult WindowMaskOp::verify() {
+  if (getType().getRank() != 2)
+    return emitOpError() << "expects a rank-2 mask, got rank "
+                         << getType().getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // OnlineSoftmaxOp
 //===----------------------------------------------------------------------===//
 

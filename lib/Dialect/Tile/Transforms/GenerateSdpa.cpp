@@ -51,7 +51,15 @@ struct TileGenerateSdpaPass final
                          << causalAlign << "'";
       return signalPassFailure();
     }
-    if (!causal)
+    if (window && causal) {
+      module.emitError() << "tile-generate-sdpa: `window` masks by diagonals "
+                            "given at run time, which include causal masks "
+                            "of either alignment; it excludes `causal`";
+      return signalPassFailure();
+    }
+    if (window)
+      config.causal = CausalMode::Window;
+    else if (!causal)
       config.causal = CausalMode::None;
     else if (causalAlign == "top-left")
       config.causal = CausalMode::TopLeft;

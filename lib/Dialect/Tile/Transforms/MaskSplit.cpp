@@ -15,10 +15,26 @@
 // The loop over [0, ub) becomes [0, n_full) without masks, then
 // [n_full, n_visible) with them (n_visible = ub without a causal mask); the
 // blocks past n_visible are all -inf for every row, which leaves the online
-// softmax's state unchanged. With `masked-first` the two loops swap places:
-// the online softmax may take the blocks in any order, and every block the
-// unmasked loop then prefetches (block j + 1 while it works on block j)
-// still lies below n_full.
+// softmax's state unchanged.
+//
+// A window mask keeps the keys whose diagonal c - r lies in [lo, hi] (lo and
+// hi known at run time). Row r = row0 + i sees block j at all iff some
+// column of it lies in [r + lo, r + hi] for some row:
+//   (j + 1)*BN - 1 >= row0 + lo       j >= floor((row0 + lo) / BN) = n_first
+//   j*BN <= row0 + BM - 1 + hi        j < ceil((row0 + BM + hi) / BN)
+//                                       = n_visible
+// and entirely, for every row, iff
+//   j*BN >= row0 + BM - 1 + lo        j >= ceil((row0 + BM - 1 + lo) / BN)
+//                                       = n_lo
+//   (j + 1)*BN - 1 <= row0 + hi       j < floor((row0 + hi + 1) / BN)
+//                                       = n_full (a causal mask's, hi = 0)
+// clamped so that 0 <= n_first <= n_lo <= n_full <= n_visible <= ub. The
+// loop becomes [n_first, n_lo) masked (the band's left edge), [n_lo,
+// n_full) unmasked and [n_full, n_visible) masked; a sliding window's
+// programs visit about (window + BM) / BN blocks whatever S_k is. With
+// `masked-first` the two loops swap places: the online softmax may take the
+// blocks in any order, and every block the unmasked loop then prefetches (block
+// j + 1 while it works on block j) still lies below n_full.
 //
 // The blocks the unmasked loop loads at row block j (K and V) lie inside
 // their views too: n_full also stays below floor(S / rows) of each such
@@ -53,13 +69,28 @@ namespace {
 /// needs to know about it.
 struct MaskedLoop {
   scf::ForOp loop;
-  /// The causal mask, null in a kernel without one.
-  CausalMaskOp causal;
+  /// The causal or window mask (`tile.causal_mask`, `tile.window_mask`),
+  /// null in a kernel without one.
+  Operation *band = nullptr;
   /// The rank-1 masks of the block's keys against S_k.
   SmallVector<BoundsMaskOp> keyBounds;
   /// Loads of whole row blocks at block index j (K and V).
   SmallVector<LoadOp> rowBlockLoads;
   int64_t blockM = 0, blockN = 0;
+
+  Value rowOffset() const {
+    if (auto window = dyn_cast<WindowMaskOp>(band))
+      return window.getRowOffset();
+    return cast<CausalMaskOp>(band).getRowOffset();
+  }
+  Value colOffset() const {
+    if (auto window = dyn_cast<WindowMaskOp>(band))
+      return window.getColOffset();
+    return cast<CausalMaskOp>(band).getColOffset();
+  }
+  /// The band's diagonals: a window's, or a causal mask's (-inf, 0] (lo
+  /// null).
+  WindowMaskOp window() const { return dyn_cast_or_null<WindowMaskOp>(band); }
 };
 
 /// True when `value` is `iv * factor` (in either operand order).
@@ -90,8 +121,8 @@ bool isRowBlockLoad(LoadOp load, Value iv) {
 
 /// Checks that the masks of `loop` have the canonical form; otherwise emits
 /// an error naming what is not understood.
-FailureOr<MaskedLoop> matchMaskedLoop(scf::ForOp loop, CausalMaskOp causal) {
-  MaskedLoop m{loop, causal, {}, {}};
+FailureOr<MaskedLoop> matchMaskedLoop(scf::ForOp loop, Operation *band) {
+  MaskedLoop m{loop, band, {}, {}};
   Value iv = loop.getInductionVar();
   if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
       !matchPattern(loop.getStep(), m_One()))
@@ -99,18 +130,27 @@ FailureOr<MaskedLoop> matchMaskedLoop(scf::ForOp loop, CausalMaskOp causal) {
            << "tile-mask-split: expects the masked K/V loop to start at 0 "
               "with step 1";
 
-  // The column offset of the block's keys: the causal mask's, or else the
-  // first loop-dependent bounds mask's.
+  // The column offset of the block's keys: the causal or window mask's, or
+  // else the first loop-dependent bounds mask's.
   Value col;
-  if (causal) {
-    ArrayRef<int64_t> shape = causal.getType().getShape();
+  if (band) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(band->getResult(0).getType()).getShape();
     m.blockM = shape[0];
     m.blockN = shape[1];
-    col = causal.getColOffset();
-    if (!loop.isDefinedOutsideOfLoop(causal.getRowOffset()))
-      return causal.emitError()
-             << "tile-mask-split: expects the row offset of the causal mask "
-                "to be defined outside the loop";
+    col = m.colOffset();
+    StringRef what = m.window() ? "window" : "causal";
+    if (!loop.isDefinedOutsideOfLoop(m.rowOffset()))
+      return band->emitError()
+             << "tile-mask-split: expects the row offset of "
+                "the "
+             << what << " mask to be defined outside the loop";
+    if (WindowMaskOp window = m.window();
+        window && (!loop.isDefinedOutsideOfLoop(window.getLo()) ||
+                   !loop.isDefinedOutsideOfLoop(window.getHi())))
+      return band->emitError() << "tile-mask-split: expects the diagonals of "
+                                  "the window mask to be defined outside the "
+                                  "loop";
   }
 
   // Bounds masks that depend on the loop must be the keys' mask: rank 1,
@@ -140,8 +180,7 @@ FailureOr<MaskedLoop> matchMaskedLoop(scf::ForOp loop, CausalMaskOp causal) {
   if (walk.wasInterrupted())
     return failure();
   if (!isIvTimes(col, iv, m.blockN)) {
-    Operation *user =
-        causal ? causal.getOperation() : m.keyBounds.front().getOperation();
+    Operation *user = band ? band : m.keyBounds.front().getOperation();
     return user->emitError()
            << "tile-mask-split: expects the column offset of the keys to be "
               "the induction variable times "
@@ -154,8 +193,14 @@ FailureOr<MaskedLoop> matchMaskedLoop(scf::ForOp loop, CausalMaskOp causal) {
   return m;
 }
 
-/// n_full and n_visible of the loop of `m`, built before the loop.
-std::pair<Value, Value> blockBounds(MaskedLoop &m) {
+/// The block ranges of the loop of `m` (see the file comment): n_first and
+/// n_lo are null without a window mask (the loop starts unmasked at 0).
+struct BlockBounds {
+  Value first, lo, full, visible;
+};
+
+/// The block ranges of the loop of `m`, built before the loop.
+BlockBounds blockBounds(MaskedLoop &m) {
   scf::ForOp loop = m.loop;
   OpBuilder b(loop);
   Location loc = loop.getLoc();
@@ -164,18 +209,39 @@ std::pair<Value, Value> blockBounds(MaskedLoop &m) {
   };
   Value zero = index(0), one = index(1), bn = index(m.blockN);
 
-  Value nVisible = loop.getUpperBound(), nFull;
-  if (m.causal) {
-    // Blocks some row sees: j < ceil((row0 + BM) / BN), within [0, ub].
-    Value row0 = m.causal.getRowOffset();
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  auto clamp = [&](Value x, Value lower, Value upper) -> Value {
+    Value high = arith::MinSIOp::create(b, loc, x, upper);
+    return arith::MaxSIOp::create(b, loc, high, lower);
+  };
+  Value nVisible = loop.getUpperBound(), nFull, nFirst, nLo;
+  if (m.band) {
+    // Blocks some row sees: j < ceil((row0 + BM + hi) / BN), within [0, ub]
+    // (hi = 0 for a causal mask).
+    Value row0 = m.rowOffset();
+    WindowMaskOp window = m.window();
     Value bm = m.blockM == m.blockN ? bn : index(m.blockM);
-    nVisible = arith::CeilDivSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, row0, bm), bn);
-    nVisible = arith::MinSIOp::create(b, loc, nVisible, loop.getUpperBound());
-    nVisible = arith::MaxSIOp::create(b, loc, nVisible, zero);
-    // Blocks every row sees entirely.
-    nFull = arith::FloorDivSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, row0, one), bn);
+    Value last = add(row0, bm); // row0 + BM + hi
+    if (window)
+      last = add(last, window.getHi());
+    nVisible = clamp(arith::CeilDivSIOp::create(b, loc, last, bn), zero,
+                     loop.getUpperBound());
+    // Blocks every row sees entirely, on the right.
+    Value right = add(row0, one); // row0 + 1 + hi
+    if (window)
+      right = add(right, window.getHi());
+    nFull = arith::FloorDivSIOp::create(b, loc, right, bn);
+    if (window) {
+      // ... and on the left; and the first block some row sees.
+      Value lo = add(row0, window.getLo());
+      nFirst =
+          clamp(arith::FloorDivSIOp::create(b, loc, lo, bn), zero, nVisible);
+      Value edge = add(lo, index(m.blockM - 1));
+      nLo =
+          clamp(arith::CeilDivSIOp::create(b, loc, edge, bn), nFirst, nVisible);
+    }
   }
   auto bound = [&](Value limit) {
     nFull = nFull ? arith::MinSIOp::create(b, loc, nFull, limit).getResult()
@@ -191,30 +257,42 @@ std::pair<Value, Value> blockBounds(MaskedLoop &m) {
     bound(arith::FloorDivSIOp::create(
         b, loc, rows, blockRows == m.blockN ? bn : index(blockRows)));
   }
-  nFull = arith::MinSIOp::create(b, loc, nFull, nVisible);
-  nFull = arith::MaxSIOp::create(b, loc, nFull, zero);
-  return {nFull, nVisible};
+  nFull = clamp(nFull, nLo ? nLo : zero, nVisible);
+  return {nFirst, nLo, nFull, nVisible};
 }
 
-/// Splits the loop of `m` at n_full and, with a causal mask, stops it at
-/// n_visible; `markInBounds` marks the unmasked loop's K/V loads, and
-/// `maskedFirst` runs the masked loop before the unmasked one.
+/// Splits the loop of `m` at n_full and, with a causal or window mask, stops
+/// it at n_visible (with a window mask, also starts it at n_first, masked up
+/// to n_lo); `markInBounds` marks the unmasked loop's K/V loads, and
+/// `maskedFirst` runs the masked loops before the unmasked one.
 void splitLoop(MaskedLoop &m, bool markInBounds, bool maskedFirst) {
-  auto [nFull, nVisible] = blockBounds(m);
+  BlockBounds bounds = blockBounds(m);
+  Value nFull = bounds.full, nVisible = bounds.visible;
   scf::ForOp loop = m.loop;
   OpBuilder b(loop);
   Location loc = loop.getLoc();
 
+  // A window's left edge: a masked copy over [n_first, n_lo), which runs
+  // first and hands its results to the loop that came first.
+  scf::ForOp left;
+  if (bounds.first) {
+    left = cast<scf::ForOp>(b.clone(*loop));
+    left.setLowerBound(bounds.first);
+    left.setUpperBound(bounds.lo);
+  }
+
   // The unmasked loop: a copy whose masks are all true and whose row-block
   // loads are in bounds.
   SmallVector<Operation *> masks(m.keyBounds.begin(), m.keyBounds.end());
-  if (m.causal)
-    masks.push_back(m.causal);
+  if (m.band)
+    masks.push_back(m.band);
   IRMapping mapping;
   if (maskedFirst)
     b.setInsertionPointAfter(loop);
   auto unmasked = cast<scf::ForOp>(b.clone(*loop, mapping));
   unmasked.setUpperBound(nFull);
+  if (bounds.lo)
+    unmasked.setLowerBound(bounds.lo);
   b.setInsertionPoint(unmasked);
   SmallVector<Operation *> allTrue;
   for (Operation *mask : masks) {
@@ -241,6 +319,10 @@ void splitLoop(MaskedLoop &m, bool markInBounds, bool maskedFirst) {
   } else {
     loop.getInitArgsMutable().assign(unmasked.getResults());
   }
+  if (left)
+    (maskedFirst ? loop : unmasked)
+        .getInitArgsMutable()
+        .assign(left.getResults());
 
   // Let the folds remove what the true masks made trivial: broadcasts of
   // splats, `andi` with true and `select` on true. Whether or not it
@@ -268,9 +350,8 @@ SmallVector<Operation *> maskCondition(MaskedLoop &m, Value cond) {
     Operation *def = v.getDefiningOp();
     if (!def || def->getBlock() != body || slice.contains(def))
       continue;
-    if (isa<BoundsMaskOp, CausalMaskOp>(def)) {
-      sawMask |= llvm::is_contained(m.keyBounds, def) ||
-                 def == m.causal.getOperation();
+    if (isa<BoundsMaskOp, CausalMaskOp, WindowMaskOp>(def)) {
+      sawMask |= llvm::is_contained(m.keyBounds, def) || def == m.band;
       slice.insert(def);
       continue;
     }
@@ -291,7 +372,7 @@ SmallVector<Operation *> maskCondition(MaskedLoop &m, Value cond) {
 /// that applies the masks, with the ops that compute its condition, under
 /// `scf.if j >= n_full`; below n_full the if yields the unmasked scores.
 LogicalResult guardMasks(MaskedLoop &m) {
-  auto [nFull, nVisible] = blockBounds(m);
+  BlockBounds bounds = blockBounds(m);
   scf::ForOp loop = m.loop;
   SmallVector<std::pair<arith::SelectOp, SmallVector<Operation *>>> guarded;
   for (auto select : loop.getBody()->getOps<arith::SelectOp>()) {
@@ -306,8 +387,8 @@ LogicalResult guardMasks(MaskedLoop &m) {
     moved.insert(cond.begin(), cond.end());
   }
   SmallVector<Operation *> masks(m.keyBounds.begin(), m.keyBounds.end());
-  if (m.causal)
-    masks.push_back(m.causal);
+  if (m.band)
+    masks.push_back(m.band);
   for (Operation *op : moved)
     for (Operation *user : op->getUsers())
       if (!moved.contains(user) && !isa<arith::SelectOp>(op))
@@ -320,12 +401,20 @@ LogicalResult guardMasks(MaskedLoop &m) {
              << "tile-mask-split{guard}: expects every mask to reach a select "
                 "through broadcasts and andi only";
 
-  loop.setUpperBound(nVisible);
+  loop.setUpperBound(bounds.visible);
+  if (bounds.first)
+    loop.setLowerBound(bounds.first);
   for (auto &[select, cond] : guarded) {
     OpBuilder b(select);
     Location loc = select.getLoc();
-    Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                          loop.getInductionVar(), nFull);
+    Value j = loop.getInductionVar();
+    Value partial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j,
+                                          bounds.full);
+    if (bounds.lo) // a window's left edge
+      partial = arith::OrIOp::create(
+          b, loc, partial,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j,
+                                bounds.lo));
     auto ifOp = scf::IfOp::create(b, loc, select.getType(), partial,
                                   /*withElseRegion=*/true);
     Value unmasked = select.getTrueValue();
@@ -357,35 +446,35 @@ struct TileMaskSplitPass final
     }
 
     // The loops directly around a mask that depends on them: at most one
-    // causal mask a loop.
-    llvm::MapVector<Operation *, CausalMaskOp> loops;
+    // causal or window mask a loop.
+    llvm::MapVector<Operation *, Operation *> loops;
     WalkResult walk = func.walk([&](Operation *op) {
       auto loop = op->getParentOfType<scf::ForOp>();
       if (!loop)
         return WalkResult::advance();
-      if (auto causal = dyn_cast<CausalMaskOp>(op)) {
-        auto [it, inserted] = loops.insert({loop, causal});
+      if (isa<CausalMaskOp, WindowMaskOp>(op)) {
+        auto [it, inserted] = loops.insert({loop, op});
         if (inserted || !it->second) {
-          it->second = causal;
+          it->second = op;
           return WalkResult::advance();
         }
-        causal.emitError() << "tile-mask-split: expects one causal mask per "
-                              "loop, found a second one";
+        op->emitError() << "tile-mask-split: expects one causal or window "
+                           "mask per loop, found a second one";
         return WalkResult::interrupt();
       }
       if (isa<BoundsMaskOp>(op) &&
           !llvm::all_of(op->getOperands(), [&](Value v) {
             return loop.isDefinedOutsideOfLoop(v);
           }))
-        loops.insert({loop, CausalMaskOp()});
+        loops.insert({loop, nullptr});
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
 
     SmallVector<MaskedLoop> matched;
-    for (auto [loop, causal] : loops) {
-      FailureOr<MaskedLoop> m = matchMaskedLoop(cast<scf::ForOp>(loop), causal);
+    for (auto [loop, band] : loops) {
+      FailureOr<MaskedLoop> m = matchMaskedLoop(cast<scf::ForOp>(loop), band);
       if (failed(m))
         return signalPassFailure();
       matched.push_back(*m);

@@ -175,7 +175,7 @@ LogicalResult RetileAnalysis::visit(Operation *op) {
   }
   if (forEachRegionTie(op, [&](Value a, Value b) { unifyAll(a, b); }))
     return success();
-  if (isa<BlockIdOp, DimOp, IotaOp, BoundsMaskOp, CausalMaskOp,
+  if (isa<BlockIdOp, DimOp, IotaOp, BoundsMaskOp, CausalMaskOp, WindowMaskOp,
           arith::ConstantOp, tensor::SplatOp, scf::YieldOp, func::ReturnOp>(op))
     return success();
   if (op->hasTrait<OpTrait::Elementwise>()) {
@@ -228,8 +228,7 @@ void TileRetilePass::runOnOperation() {
   if (!sdpa)
     return; // Not an SDPA kernel: nothing to retile.
   for (int64_t size : {int64_t(blockM), int64_t(blockN)})
-    if (size != 0 &&
-        !(size >= 16 && size <= 256 && size % 16 == 0)) {
+    if (size != 0 && !(size >= 16 && size <= 256 && size % 16 == 0)) {
       func.emitError() << "tile-retile: block sizes must be multiples of 16 "
                           "in [16, 256], got "
                        << size;

@@ -120,9 +120,11 @@ struct Frame {
   int64_t iv = 0, ub = 0, step = 0;
 };
 
-/// What the simulation runs: one query block of one head.
+/// What the simulation runs: one query block of one head (and, for a
+/// `window` kernel, the band of diagonals its queries see).
 struct Config {
   int64_t seqQ, seqK, block, maxSteps;
+  int64_t windowLo = 0, windowHi = 0;
 };
 
 struct Agent {
@@ -365,8 +367,16 @@ LogicalResult Simulator::spawn() {
     return success();
   };
   Block &entry = func.front();
+  // A window kernel's band (arguments window_lo, window_hi).
+  Agent seeded;
+  auto sdpa =
+      func->getAttrOfType<tile::SdpaAttr>(tile::TileDialect::getSdpaAttrName());
+  if (sdpa && sdpa.getCausal() == tile::CausalMode::Window) {
+    bind(seeded, entry.getArgument(5), SimValue::ofInt(options.windowLo));
+    bind(seeded, entry.getArgument(6), SimValue::ofInt(options.windowHi));
+  }
   if (!roles) {
-    Agent none;
+    Agent &none = seeded;
     int64_t groups = groupsIn(func.getBody());
     if (hasTurns(func.getBody()))
       groups = std::max<int64_t>(groups, kernelWarps / 4);
@@ -376,7 +386,7 @@ LogicalResult Simulator::spawn() {
     return success();
   }
   // The prologue (allocations, mbarrier initialization) runs once.
-  Agent prologue;
+  Agent &prologue = seeded;
   prologue.name = "prologue";
   prologue.role = -1;
   prologue.stack.push_back({&entry, entry.begin()});
@@ -1107,6 +1117,15 @@ FailureOr<int64_t> Simulator::run() {
   }
 }
 
+/// ", band [lo, hi]" for a window kernel, "" otherwise.
+std::string bandText(tile::SdpaAttr sdpa, const Config &config) {
+  if (!sdpa || sdpa.getCausal() != tile::CausalMode::Window)
+    return "";
+  return (", band [" + Twine(config.windowLo) + ", " + Twine(config.windowHi) +
+          "]")
+      .str();
+}
+
 struct TileGPUSimulateRolesPass final
     : tiled_attn::tilegpu::impl::TileGPUSimulateRolesPassBase<
           TileGPUSimulateRolesPass> {
@@ -1131,11 +1150,11 @@ void TileGPUSimulateRolesPass::runOnOperation() {
   // 4 query blocks (the middle one and the last), and a long key sequence
   // with a partial last block for a first query block.
   SmallVector<Config> configs;
+  auto sdpa =
+      func->getAttrOfType<tile::SdpaAttr>(tile::TileDialect::getSdpaAttrName());
   if (seqQ > 0) {
     configs.push_back({seqQ, seqK, block, maxSteps});
   } else {
-    auto sdpa = func->getAttrOfType<tile::SdpaAttr>(
-        tile::TileDialect::getSdpaAttrName());
     if (!sdpa) {
       func.emitError() << "tilegpu-simulate-roles: no #tile.sdpa to take the "
                           "corner cases from; give seq-q and seq-k";
@@ -1147,6 +1166,23 @@ void TileGPUSimulateRolesPass::runOnOperation() {
                {4 * m - 5, 4 * m - 5, 3, maxSteps},
                {m, 5 * n + 7, 0, maxSteps}};
   }
+  // A window kernel runs each under three bands: a causal sliding window
+  // (masked blocks, then unmasked ones, then the diagonal's), a two-sided
+  // window, and an empty band (lo > hi: no block at all).
+  if (sdpa && sdpa.getCausal() == tile::CausalMode::Window) {
+    int64_t n = sdpa.getBlockN(), m = sdpa.getBlockM();
+    SmallVector<Config> banded;
+    for (const Config &config : configs)
+      for (auto [lo, hi] : {std::pair<int64_t, int64_t>(-(2 * n + 3), 0),
+                            {-(m / 2), n + 1},
+                            {2, 1}}) {
+        Config c = config;
+        c.windowLo = lo;
+        c.windowHi = hi;
+        banded.push_back(c);
+      }
+    configs = std::move(banded);
+  }
   int64_t total = 0;
   for (const Config &config : configs) {
     for (int64_t s = 0; s < schedules; ++s) {
@@ -1157,7 +1193,8 @@ void TileGPUSimulateRolesPass::runOnOperation() {
         func.emitRemark() << "tilegpu-simulate-roles: schedule " << s
                           << " (seed " << seed + s << ") of seq-q "
                           << config.seqQ << ", seq-k " << config.seqK
-                          << ", block " << config.block << " failed";
+                          << ", block " << config.block
+                          << bandText(sdpa, config) << " failed";
         return signalPassFailure();
       }
       total += *steps;
@@ -1170,7 +1207,7 @@ void TileGPUSimulateRolesPass::runOnOperation() {
                           << " steps;";
     for (const Config &config : configs)
       remark << " seq-q " << config.seqQ << ", seq-k " << config.seqK
-             << ", block " << config.block << ";";
+             << ", block " << config.block << bandText(sdpa, config) << ";";
     remark << " no deadlock, no hazard)";
   }
 }

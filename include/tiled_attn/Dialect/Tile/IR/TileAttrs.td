@@ -28,10 +28,12 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction combiner", [
   let cppNamespace = "::tiled_attn::tile";
 }
 
-def Tile_CausalMode : I32EnumAttr<"CausalMode", "how a causal mask is aligned", [
+def Tile_CausalMode : I32EnumAttr<"CausalMode",
+    "which keys a query sees: all, a causal mask, or a window", [
     I32EnumAttrCase<"None", 0, "none">,
     I32EnumAttrCase<"TopLeft", 1, "top_left">,
-    I32EnumAttrCase<"BottomRight", 2, "bottom_right">
+    I32EnumAttrCase<"BottomRight", 2, "bottom_right">,
+    I32EnumAttrCase<"Window", 3, "window">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::tiled_attn::tile";
@@ -50,6 +52,12 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     - `top_left` causal is PyTorch's `is_causal`: query i sees keys j <= i.
     - `bottom_right` aligns the last query with the last key: query i sees
       keys j <= i + (S_k - S_q).
+    - `window` takes the band of diagonals at run time: query i sees keys j
+      with `window_lo <= j - i <= window_hi`, two index arguments after the
+      scale. Both causal alignments, a sliding window (FlashAttention's
+      `window_size`) and their intersection are such bands; the caller
+      works out the diagonals (the runtime does, from `window_size` and
+      `causal_align`).
 
     A query row that sees no key at all has an output of zero.
 
@@ -92,8 +100,9 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     SdpaAttr withExp2() const;
     SdpaAttr withRescaleThreshold(int64_t threshold) const;
     SdpaAttr withDeferPv() const;
-    /// The names of the kernel's arguments, in order: q, k, v, o, scale.
-    /// The kernel ABI and the runtime know the arguments by these names.
+    /// The names of the kernel's arguments, in order: q, k, v, o, scale,
+    /// and for a `window` kernel window_lo, window_hi. The kernel ABI and
+    /// the runtime know the arguments by these names.
     static ::llvm::ArrayRef<::llvm::StringLiteral> getArgumentNames();
   }];
 }

@@ -315,6 +315,36 @@ def Tile_CausalMaskOp : Tile_Op<"causal_mask", [Pure]> {
   let hasFolder = 1;
 }
 
+def Tile_WindowMaskOp : Tile_Op<"window_mask", [Pure]> {
+  let summary = "Which scores lie in a band of diagonals";
+  let description = [{
+    For a score tile whose first row is query `row_offset` and whose first
+    column is key `col_offset`, element `(i, j)` is true when the key's
+    diagonal `(col_offset + j) - (row_offset + i)` lies in `[lo, hi]`.
+
+    A sliding window of FlashAttention's `window_size = (left, right)` is
+    the band `[-left, right]` (shifted by `S_k - S_q` for bottom-right
+    alignment); a causal mask is the band `(-inf, 0]`, which
+    `tile.causal_mask` computes with one comparison.
+
+    Example:
+
+    ```mlir
+    // Query i sees keys i - 4096 .. i.
+    %vis = tile.window_mask %q0, %k0 diagonals(%lo, %hi) : tensor<128x64xi1>
+    ```
+  }];
+  let arguments = (ins Index:$row_offset, Index:$col_offset, Index:$lo,
+                       Index:$hi);
+  let results = (outs Tile_MaskTile:$result);
+  let assemblyFormat = [{
+    $row_offset `,` $col_offset `diagonals` `(` $lo `,` $hi `)` attr-dict `:`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Online softmax
 //===----------------------------------------------------------------------===//

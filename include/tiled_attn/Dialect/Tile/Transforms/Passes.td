@@ -14,13 +14,21 @@ def TileMaskSplitPass : Pass<"tile-mask-split", "::mlir::func::FuncOp"> {
   let summary = "Split a K/V loop into unmasked, masked and skipped blocks";
   let description = [{
     Splits each K/V loop of an SDPA kernel that holds a mask depending on
-    the loop (the keys' bounds mask, and a causal mask) into:
+    the loop (the keys' bounds mask, and a causal or a window mask) into:
 
-    - blocks that need no mask: inside S_k and, with a causal mask, seen
-      entirely by every query row of the program: a loop with no mask;
+    - blocks that need no mask: inside S_k and, with a causal or window
+      mask, seen entirely by every query row of the program: a loop with no
+      mask;
     - blocks on the diagonal or across S_k: a loop that keeps the masks;
     - with a causal mask, blocks no query row of the program can see: not
-      visited at all.
+      visited at all; with a window mask (`tile.window_mask`, diagonals
+      [lo, hi] known at run time), neither the blocks right of the band nor
+      those left of it, so that a sliding window's cost grows with its
+      width, not with S_k.
+
+    A window mask has a masked loop on each side of the unmasked one:
+    `[n_first, n_lo)` (the band's left edge), `[n_lo, n_full)` unmasked,
+    `[n_full, n_visible)` (its right edge and S_k).
 
     Without a causal mask only the last, partial key block stays masked.
     Top-left and bottom-right alignment are both handled (the bound uses the
@@ -138,6 +146,10 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
     Option<"causalAlign", "causal-align", "std::string",
            /*default=*/"\"top-left\"",
            "Causal alignment: top-left (PyTorch is_causal) or bottom-right">,
+    Option<"window", "window", "bool", /*default=*/"false",
+           "Mask by a band of diagonals given at run time (arguments "
+           "window_lo, window_hi): sliding windows, either causal alignment "
+           "and their intersection; excludes `causal`">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "Query rows per program (multiple of 16 in [16, 256])">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",

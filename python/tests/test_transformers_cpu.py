@@ -1,0 +1,171 @@
+"""The transformers integration's handling of masks and sliding windows, on the CPU.
+
+``tiled_attn.sdpa`` is replaced by a float64 reference of its contract
+(``causal``, ``causal_align``, ``window_size``, ``enable_gqa``, ``out``), so
+that what the integration asks of it (the keys it passes, the alignment,
+the window) is checked against transformers' eager attention on small
+random models, with no GPU and no kernel library. Needs torch and
+transformers (skipped otherwise); test_transformers_gpu.py runs the real
+kernels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from packaging.version import Version  # noqa: E402  (after the skips)
+from transformers import AutoModelForCausalLM, MistralConfig, Qwen2Config  # noqa: E402
+
+import tiled_attn  # noqa: E402
+import tiled_attn.integrations.transformers as ta_tf  # noqa: E402
+
+if Version(transformers.__version__) < Version("4.53"):  # pragma: no cover
+    pytest.skip("the sliding-window layers pass their window from transformers 4.53 on",
+                allow_module_level=True)
+
+DTYPE_KEYWORD = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
+
+
+def reference_sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False,
+                   causal_align="top_left", window_size=(-1, -1), library=None, kernel=None,
+                   out=None):
+    """tiled_attn.sdpa's contract in float64: query i sees key j iff
+    i + shift - left <= j <= i + shift + right (each side unless -1) and, if
+    causal, j <= i + shift; a row that sees nothing gives 0."""
+    CALLS.append(dict(q=tuple(q.shape), k=tuple(k.shape), causal=causal, align=causal_align,
+                      window=tuple(window_size)))
+    heads, kv_heads = q.shape[1], k.shape[1]
+    if kv_heads != heads:
+        assert enable_gqa
+        k, v = (t.repeat_interleave(heads // kv_heads, 1) for t in (k, v))
+    s_q, s_k = q.shape[2], k.shape[2]
+    scale = 1 / math.sqrt(q.shape[3]) if scale is None else scale
+    shift = s_k - s_q if causal_align == "bottom_right" else 0
+    i, j = torch.arange(s_q).view(s_q, 1), torch.arange(s_k).view(1, s_k)
+    left, right = window_size
+    keep = torch.ones(s_q, s_k, dtype=torch.bool)
+    if left >= 0:
+        keep &= j >= i + shift - left
+    if right >= 0:
+        keep &= j <= i + shift + right
+    if causal:
+        keep &= j <= i + shift
+    scores = (q.double() @ k.double().transpose(-1, -2) * scale).masked_fill(~keep, -math.inf)
+    result = (torch.softmax(scores, -1).nan_to_num(0.0) @ v.double()).to(q.dtype)
+    return result if out is None else out.copy_(result)
+
+
+CALLS: list = []
+
+
+@pytest.fixture(autouse=True)
+def reference(monkeypatch):
+    monkeypatch.setattr(tiled_attn, "sdpa", reference_sdpa)
+    ta_tf.register()
+    CALLS.clear()
+
+
+def model(config_class, **fields):
+    torch.manual_seed(0)
+    config = config_class(vocab_size=100, hidden_size=64, intermediate_size=128,
+                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                          head_dim=16, max_position_embeddings=256, **fields)
+    return AutoModelForCausalLM.from_config(
+        config, attn_implementation="eager", **{DTYPE_KEYWORD: torch.float32}).eval()
+
+
+def logits(m, implementation, ids, **kwargs):
+    ta_tf.set_attn_implementation(m, implementation)
+    with torch.no_grad():
+        return m(ids, **kwargs)
+
+
+MODELS = {
+    "mistral": lambda: model(MistralConfig, sliding_window=8),
+    # Layer 0 full attention, layer 1 a sliding window.
+    "qwen2": lambda: model(Qwen2Config, sliding_window=8, use_sliding_window=True,
+                           max_window_layers=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_prefill_passes_the_window(name) -> None:
+    m = MODELS[name]()
+    ids = torch.randint(3, 100, (2, 40), generator=torch.Generator().manual_seed(1))
+    ours = logits(m, "tiled_attn", ids).logits
+    assert torch.allclose(ours, logits(m, "eager", ids).logits, atol=1e-5)
+    windows = {call["window"] for call in CALLS}
+    assert (7, 7) in windows  # transformers' sliding_window 8: window_size (7, 7)
+    assert all(call["causal"] and call["align"] == "top_left" for call in CALLS)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_chunk_after_the_cache_is_bottom_right(name) -> None:
+    m = MODELS[name]()
+    ids = torch.randint(3, 100, (2, 40), generator=torch.Generator().manual_seed(2))
+
+    def two_chunks(implementation):
+        first = logits(m, implementation, ids[:, :24], use_cache=True)
+        return logits(m, implementation, ids[:, 24:], past_key_values=first.past_key_values,
+                      use_cache=True).logits
+
+    ref = two_chunks("eager")
+    CALLS.clear()
+    assert torch.allclose(two_chunks("tiled_attn"), ref, atol=1e-5)
+    chunk = [call for call in CALLS if call["q"][2] == 16]
+    assert chunk and all(call["align"] == "bottom_right" for call in chunk)
+    assert any(call["window"] == (7, 7) for call in chunk)
+
+
+@pytest.mark.parametrize("cache", [None, "static"])
+def test_decode_steps_pass_the_last_window_of_keys(cache) -> None:
+    m = MODELS["mistral"]()
+    prompt = torch.randint(3, 100, (2, 20), generator=torch.Generator().manual_seed(3))
+    kwargs = dict(max_new_tokens=12, do_sample=False, pad_token_id=0)
+    if cache:
+        kwargs["cache_implementation"] = cache
+    ta_tf.set_attn_implementation(m, "eager")
+    with torch.no_grad():
+        ref = m.generate(prompt, **kwargs)
+    ta_tf.set_attn_implementation(m, "tiled_attn")
+    CALLS.clear()
+    with torch.no_grad():
+        ours = m.generate(prompt, **kwargs)
+    assert torch.equal(ours, ref)
+    # One query: the 8 keys of its window, no window left to apply.
+    step = CALLS[-1]
+    assert step["k"][2] == 8 and step["window"] == (-1, -1) and not step["causal"]
+
+
+def test_a_window_mask_without_sliding_window_is_refused() -> None:
+    m = MODELS["mistral"]()
+    s = 12
+    i, j = torch.arange(s).view(s, 1), torch.arange(s).view(1, s)
+    band = ((j <= i) & (j > i - 4)).view(1, 1, s, s)
+    q = torch.randn(1, 4, s, 16)
+    kv = torch.randn(1, 4, s, 16)
+    layer = m.model.layers[0].self_attn
+    ta_tf.set_attn_implementation(m, "tiled_attn")
+    with pytest.raises(NotImplementedError, match="sliding windows not passed as sliding_window"):
+        ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, band)
+    # With it, the mask is read as that window.
+    out, _ = ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, band, sliding_window=4)
+    assert CALLS[-1]["window"] == (3, 3) and CALLS[-1]["causal"]
+    # Another window size does not match the mask.
+    with pytest.raises(NotImplementedError, match="a causal mask with a sliding window of 5"):
+        ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, band, sliding_window=5)
+
+
+@pytest.mark.parametrize("window", [0, -3, 2.5, True])
+def test_a_bad_sliding_window(window) -> None:
+    m = MODELS["mistral"]()
+    q = torch.randn(1, 4, 3, 16)
+    ta_tf.set_attn_implementation(m, "tiled_attn")
+    with pytest.raises(NotImplementedError, match=r"sliding_window=.* is not supported"):
+        ta_tf.tiled_attn_attention_forward(m.model.layers[0].self_attn, q, q, q, None,
+                                           sliding_window=window)
