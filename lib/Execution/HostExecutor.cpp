@@ -698,6 +698,9 @@ LogicalResult Interpreter::executeFloatMath(Operation *op) {
       .Case([&](math::Exp2Op o) {
         return elementwise(o, [](A x) { return std::exp2(x[0]); });
       })
+      .Case([&](math::TanhOp o) {
+        return elementwise(o, [](A x) { return std::tanh(x[0]); });
+      })
       .Case([&](math::LogOp o) {
         return elementwise(o, [](A x) { return std::log(x[0]); });
       })

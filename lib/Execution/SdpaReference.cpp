@@ -48,7 +48,7 @@ Band tiled_attn::exec::windowBand(int64_t left, int64_t right, bool causal,
 
 void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
                                      HostTensor &v, HostTensor &out,
-                                     double scale, Band band) {
+                                     double scale, Band band, double softcap) {
   int64_t batch = q.sizes[0], heads = q.sizes[1], seqQ = q.sizes[2],
           seqK = k.sizes[2], dim = q.sizes[3];
   // Grouped KV heads: query head h reads K/V head h / (H_q / H_kv).
@@ -65,7 +65,8 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
           double s = 0.0;
           for (int64_t d = 0; d < dim; ++d)
             s += q.at({b, h, i, d}) * k.at({b, h / group, j, d});
-          scores[j] = s * scale;
+          scores[j] = softcap > 0.0 ? softcap * std::tanh(s * scale / softcap)
+                                    : s * scale;
           maxScore = std::max(maxScore, scores[j]);
         }
         double sum = 0.0;

@@ -14,6 +14,8 @@
 //   m = -inf, l = 0, acc = 0
 //   for j in [0, ceil(S_k / block_n)):
 //     S   = Q_i K_jᵀ    (K_j = K[b, h_kv, j], padded with 0 past S_k)
+//     S   = tanh(scale / softcap * S), with a softcap (the softmax then
+//           scales by softcap instead of scale)
 //     S   = -inf where the key is past S_k or hidden by the causal mask
 //           (or, in a `window` kernel, where its diagonal j - i lies
 //           outside [window_lo, window_hi])
@@ -25,6 +27,9 @@
 
 #include "tiled_attn/Kernels/SdpaKernel.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
 
@@ -43,7 +48,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                                        /*refillAfterUse=*/false,
                                        /*causalSplit=*/false, /*exp2=*/false,
                                        /*rescaleThreshold=*/int64_t{0},
-                                       /*deferPv=*/false);
+                                       /*deferPv=*/false, cfg.softcap);
   if (!sdpa)
     return failure();
 
@@ -60,6 +65,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   SmallVector<Type> argTypes{viewTy, viewTy, viewTy, viewTy, f32};
   if (window)
     argTypes.append(2, b.getIndexType()); // window_lo, window_hi
+  if (cfg.softcap)
+    argTypes.push_back(f32); // softcap
   auto funcTy = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
   func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
@@ -71,6 +78,15 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
         scale = entry->getArgument(4);
   Value windowLo = window ? entry->getArgument(5) : Value();
   Value windowHi = window ? entry->getArgument(6) : Value();
+  // With a softcap, the scores are softcap * tanh(scale / softcap * s): the
+  // tanh's argument takes scale / softcap (one division per program), and
+  // the softmax the cap as its scale (FlashAttention's folding).
+  Value capScale, softmaxScale = scale;
+  if (cfg.softcap) {
+    Value cap = entry->getArguments().back();
+    capScale = arith::DivFOp::create(b, loc, scale, cap);
+    softmaxScale = cap;
+  }
 
   auto cIndex = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -136,6 +152,12 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                                   ValueRange{batch, kvHead, j, c0},
                                   APFloat(0.0), /*transpose=*/false);
         Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
+        if (capScale) {
+          Value factor = tensor::SplatOp::create(
+              b, loc, tensorTy({bm, bn}, f32), capScale);
+          s = math::TanhOp::create(b, loc,
+                                   arith::MulFOp::create(b, loc, s, factor));
+        }
         Value colOffset = arith::MulIOp::create(b, loc, j, cBn);
         // Keys past S_k: a mask over the block's columns, for every row.
         Value inBounds =
@@ -155,7 +177,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
         }
         s = arith::SelectOp::create(b, loc, keep, s, maskedScores);
         auto softmax = OnlineSoftmaxOp::create(
-            b, loc, s, iter[0], iter[1], scale,
+            b, loc, s, iter[0], iter[1], softmaxScale,
             /*exp2=*/false, /*rescale_threshold=*/nullptr);
         Value p = arith::TruncFOp::create(b, loc, tensorTy({bm, bn}, elt),
                                           softmax.getProbs());

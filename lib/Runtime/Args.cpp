@@ -7,12 +7,13 @@
 //
 // The checks of the Python runtime's validation.py, on ta_sdpa_args: the
 // shapes agree across q, k, v and o, the head dim is one the library has,
-// the scale is a finite positive float32, the enums are known, the window's
-// bounds are -1 or >= 0 and its alignment the causal mask's, and every
-// tensor with elements has a device address. Each message names the
-// argument and its value. The strides are checked later, against the chosen
-// kernel's alignment (Params.cpp). Then the band of diagonals the queries
-// see, and the mask of the kernels that compute it (Window.h).
+// the scale is a finite positive float32 and the softcap a finite float32
+// >= 0 (0: off), the enums are known, the window's bounds are -1 or >= 0
+// and its alignment the causal mask's, and every tensor with elements has a
+// device address. Each message names the argument and its value. The
+// strides are checked later, against the chosen kernel's alignment
+// (Params.cpp). Then the band of diagonals the queries see, and the mask
+// of the kernels that compute it (Window.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -185,6 +186,16 @@ int64_t maxOffset(const ta_tensor &t) {
   return total;
 }
 
+/// 0 (off) or a finite positive float: FlashAttention's softcap.
+Status checkSoftcap(float softcap) {
+  if (std::isfinite(softcap) && softcap >= 0.0f)
+    return Status();
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", static_cast<double>(softcap));
+  return invalidArgument("softcap must be a finite float32 value >= 0 (0: no ",
+                         "soft-capping), got ", text);
+}
+
 } // namespace
 
 Status tiled_attn::runtime::checkArgs(const ta_library &library,
@@ -202,6 +213,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
     TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));
   TA_RETURN_IF_ERROR(checkShapes(*args));
   TA_RETURN_IF_ERROR(checkScale(args->scale));
+  TA_RETURN_IF_ERROR(checkSoftcap(args->softcap));
   TA_RETURN_IF_ERROR(checkWindow(*args));
   TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3]));
   problem.batch = args->q.sizes[0];
@@ -217,5 +229,6 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
     problem.index32Ok &= maxOffset(*t) < (int64_t(1) << 31);
   problem.band = bandOf(*args, problem);
   problem.needed = neededMask(problem.band, problem.seqQ, problem.seqK);
+  problem.softcap = args->softcap > 0.0f;
   return Status();
 }

@@ -89,6 +89,7 @@ Status describeKernel(const ta_library *library, int32_t index,
   info->index_bits = k.indexBits;
   info->align_bytes = k.alignBytes;
   info->num_params = static_cast<int32_t>(k.params.size());
+  info->softcap = k.softcap ? 1 : 0;
   return Status();
 }
 

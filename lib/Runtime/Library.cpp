@@ -21,11 +21,13 @@ ta_library::ta_library(Manifest manifestIn)
     dims.insert(k.headDim);
     byName.emplace(k.name, i);
     auto group = std::find_if(groups.begin(), groups.end(), [&](auto &g) {
-      return g.dtype == k.dtype && g.mask == k.mask && g.headDim == k.headDim;
+      return g.dtype == k.dtype && g.mask == k.mask && g.softcap == k.softcap &&
+             g.headDim == k.headDim;
     });
     if (group == groups.end())
-      group = groups.insert(groups.end(),
-                            SelectionGroup{k.dtype, k.mask, k.headDim, {}});
+      group = groups.insert(
+          groups.end(),
+          SelectionGroup{k.dtype, k.mask, k.softcap, k.headDim, {}});
     group->kernels.push_back(i);
   }
   headDims.assign(dims.begin(), dims.end());

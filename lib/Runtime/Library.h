@@ -26,12 +26,13 @@
 
 namespace tiled_attn::runtime {
 
-/// The kernels computing one (dtype, mask, head dim), best first: by arch
-/// (sortKey) descending, a 32-bit-index kernel before a 64-bit one, then in
-/// manifest order. The first that runs on the device wins.
+/// The kernels computing one (dtype, mask, softcap, head dim), best first:
+/// by arch (sortKey) descending, a 32-bit-index kernel before a 64-bit one,
+/// then in manifest order. The first that runs on the device wins.
 struct SelectionGroup {
   ta_dtype dtype;
   KernelMask mask;
+  bool softcap;
   int32_t headDim;
   std::vector<int32_t> kernels;
 };
@@ -51,6 +52,8 @@ struct Problem {
   /// the mask of the kernels that compute them.
   Diagonals band;
   KernelMask needed = KernelMask::None;
+  /// The scores are soft-capped (softcap > 0): only softcap kernels fit.
+  bool softcap = false;
 };
 
 } // namespace tiled_attn::runtime
@@ -74,8 +77,8 @@ struct ta_library {
 namespace tiled_attn::runtime {
 
 /// Checks `args` as ta_sdpa does before it chooses a kernel: pointers,
-/// enums, shapes, head dim, scale, window; and finds the band of diagonals
-/// the queries see and the mask of the kernels that compute it.
+/// enums, shapes, head dim, scale, softcap, window; and finds the band of
+/// diagonals the queries see and the mask of the kernels that compute it.
 Status checkArgs(const ta_library &library, const ta_sdpa_args *args,
                  Problem &problem);
 

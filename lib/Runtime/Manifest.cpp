@@ -135,12 +135,7 @@ Status readAbi(const FieldReader &r, KernelEntry &kernel) {
   if (!readInteger(*indexBits, 32, 64, bits) || (bits != 32 && bits != 64))
     return r.fail("index_bits", "32 or 64", *indexBits);
   kernel.indexBits = static_cast<int32_t>(bits);
-  if (const Json *grouped = r.find("grouped_kv")) {
-    if (!grouped->is_boolean())
-      return r.fail("grouped_kv", "true or false", *grouped);
-    kernel.groupedKv = grouped->get<bool>();
-  }
-  return Status();
+  return r.flag("grouped_kv", kernel.groupedKv);
 }
 
 Status readLaunchShape(const FieldReader &r, KernelEntry &kernel) {
@@ -239,6 +234,7 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
       "causal", {"none", "top_left", "bottom_right", "window"}, choice));
   kernel.mask = static_cast<KernelMask>(choice);
   kernel.maskText = kernelMaskName(kernel.mask);
+  TA_RETURN_IF_ERROR(r.flag("softcap", kernel.softcap));
   int64_t headDim = 0;
   TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
   kernel.headDim = static_cast<int32_t>(headDim);

@@ -8,7 +8,8 @@
 // A kernel library is a folder holding manifest.json and the PTX and cubin
 // files it names. The manifest (version 2) lists the kernels; each entry
 // gives what the kernel computes (dtype, head dim, mask: "causal" is none,
-// top_left, bottom_right or window), where it runs (arch), how to launch it
+// top_left, bottom_right or window; "softcap": true for logit
+// soft-capping, optional), where it runs (arch), how to launch it
 // (block, block_m, dynamic shared bytes) and its parameter list in ABI
 // "tiled-attn-v2":
 //
@@ -18,12 +19,15 @@
 //   {"name": "scale", "kind": "scalar", "type": "f32"}   the softmax scale
 //   {"name": "window_lo", "kind": "scalar", "type": "i32"}   the band of
 //   {"name": "window_hi", "kind": "scalar", "type": "i32"}   diagonals
+//   {"name": "softcap", "kind": "scalar", "type": "f32"} the logit softcap
 //   {"name": "k", "kind": "tensor_map", "type": "tensor_map",
 //    "box": [rows, cols], "swizzle": 128}               a TMA descriptor of k
 //
 // window_lo and window_hi (i32 or i64, the kernel's index width) are the
 // band lo <= j - i <= hi of Window.h; a "window" kernel takes both, and no
-// other kernel takes either.
+// other kernel takes either. softcap (f32) is ta_sdpa_args.softcap, the c
+// of the scores' soft-capping c * tanh(s / c); a kernel whose entry says
+// "softcap": true takes it, and no other kernel does.
 //
 // Reading checks everything that can be checked without a GPU, so that a
 // bad library fails at ta_library_open with the manifest path, the kernel
@@ -81,8 +85,8 @@ struct Arch {
 enum TensorId : uint8_t { kQ = 0, kK = 1, kV = 2, kO = 3 };
 constexpr const char *kTensorNames[4] = {"q", "k", "v", "o"};
 
-/// The kinds of parameter; a "scalar" is Scale, WindowLo or WindowHi, by
-/// its name.
+/// The kinds of parameter; a "scalar" is Scale, WindowLo, WindowHi or
+/// Softcap, by its name.
 enum class ParamKind : uint8_t {
   Base,
   Size,
@@ -90,7 +94,8 @@ enum class ParamKind : uint8_t {
   Scale,
   TensorMap,
   WindowLo,
-  WindowHi
+  WindowHi,
+  Softcap
 };
 enum class ParamType : uint8_t { Ptr, I32, I64, F32, TensorMap };
 
@@ -121,6 +126,10 @@ struct KernelEntry {
   /// Whether the kernel reads K/V head h / (H_q / H_kv) for query head h
   /// (grouped KV heads); a library built before it has not.
   bool groupedKv = false;
+  /// Whether the kernel soft-caps the scores (the entry's "softcap"; it
+  /// then takes the softcap as a parameter): it runs the problems with
+  /// softcap > 0, and only those.
+  bool softcap = false;
   uint32_t block[3] = {1, 1, 1};
   /// Paths of the image files: the PTX, and cubins by arch (manifest order).
   std::string ptxPath;
@@ -136,7 +145,8 @@ struct KernelEntry {
   /// `isCubin` says which.
   const std::string &imageFor(int ccMajor, int ccMinor, bool &isCubin) const;
 
-  /// "name (arch, dtype, D=64, causal=none)", for messages.
+  /// "name (arch, dtype, D=64, causal=none)", with ", softcap" before the
+  /// parenthesis closes for a softcap kernel, for messages.
   std::string describe() const;
 };
 

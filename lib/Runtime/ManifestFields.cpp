@@ -9,7 +9,8 @@
 // parameter's kind, tensor, dim and type, and its offset in the packed
 // buffer (natural alignment, manifest order; a TMA descriptor 64-byte
 // aligned). A "window" kernel, and only it, takes the scalars window_lo and
-// window_hi.
+// window_hi; a kernel of "softcap": true, and only it, takes the scalar
+// softcap (f32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +86,17 @@ Status FieldReader::choice(const std::string &key,
   return fail(key, expected, *value);
 }
 
+Status FieldReader::flag(const std::string &key, bool &out) const {
+  out = false;
+  const Json *value = find(key);
+  if (!value)
+    return Status();
+  if (!value->is_boolean())
+    return fail(key, "true or false", *value);
+  out = value->get<bool>();
+  return Status();
+}
+
 Status FieldReader::integer(const std::string &key, int64_t minimum,
                             int64_t maximum, int64_t &out,
                             const int64_t *fallback) const {
@@ -132,10 +144,13 @@ Status readParamName(const FieldReader &p, Param &param) {
       param.kind = ParamKind::WindowLo;
     else if (name == "window_hi")
       param.kind = ParamKind::WindowHi;
+    else if (name == "softcap")
+      param.kind = ParamKind::Softcap;
     else if (name != "scale")
-      return p.fail("name",
-                    "'scale', 'window_lo' or 'window_hi' for kind 'scalar'",
-                    name);
+      return p.fail(
+          "name",
+          "'scale', 'window_lo', 'window_hi' or 'softcap' for kind 'scalar'",
+          name);
     return Status();
   }
   for (uint8_t tensor = 0; tensor < 4; ++tensor)
@@ -167,6 +182,10 @@ Status readParamType(const FieldReader &p, Param &param) {
     param.type = ParamType::F32;
     return type == "f32" ? Status()
                          : p.fail("type", "'f32' for kind 'scalar'", type);
+  case ParamKind::Softcap:
+    param.type = ParamType::F32;
+    return type == "f32" ? Status()
+                         : p.fail("type", "'f32' for scalar 'softcap'", type);
   case ParamKind::TensorMap:
     param.type = ParamType::TensorMap;
     return type == "tensor_map"
@@ -262,6 +281,25 @@ Status checkWindowParams(const FieldReader &entry, const KernelEntry &kernel) {
   return Status();
 }
 
+/// A kernel of "softcap": true takes the scalar softcap; no other kernel
+/// takes it.
+Status checkSoftcapParam(const FieldReader &entry, const KernelEntry &kernel) {
+  auto param =
+      std::find_if(kernel.params.begin(), kernel.params.end(),
+                   [](const Param &p) { return p.kind == ParamKind::Softcap; });
+  if (kernel.softcap && param == kernel.params.end())
+    return libraryError(entry.where(), ": a kernel of 'softcap' true takes ",
+                        "the scalar 'softcap' (the cap of its scores), which ",
+                        "field 'params' lacks");
+  if (!kernel.softcap && param != kernel.params.end())
+    return libraryError(entry.where(), ": field 'params[",
+                        param - kernel.params.begin(),
+                        "]' is the scalar 'softcap', which only a kernel of ",
+                        "'softcap' true takes (this one's 'softcap' is ",
+                        entry.find("softcap") ? "false" : "absent", ")");
+  return Status();
+}
+
 } // namespace
 
 Status tiled_attn::runtime::readParams(const FieldReader &entry,
@@ -296,5 +334,6 @@ Status tiled_attn::runtime::readParams(const FieldReader &entry,
     kernel.params.push_back(param);
   }
   kernel.paramBytes = offset;
-  return checkWindowParams(entry, kernel);
+  TA_RETURN_IF_ERROR(checkWindowParams(entry, kernel));
+  return checkSoftcapParam(entry, kernel);
 }

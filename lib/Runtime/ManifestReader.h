@@ -57,6 +57,8 @@ public:
   /// One of `choices`; `index` is its position.
   Status choice(const std::string &key,
                 std::initializer_list<const char *> choices, int &index) const;
+  /// true or false; false when absent.
+  Status flag(const std::string &key, bool &out) const;
   /// An integer in [minimum, maximum]; `fallback` when absent, if given.
   Status integer(const std::string &key, int64_t minimum, int64_t maximum,
                  int64_t &out, const int64_t *fallback = nullptr) const;

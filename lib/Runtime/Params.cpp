@@ -10,8 +10,8 @@
 // dimension; a data pointer and every other stride of a dimension longer
 // than 1 a multiple of the kernel's align_bytes), and the parameters packed
 // as the manifest lists them: a window kernel's window_lo and window_hi are
-// the problem's band of diagonals (Window.h). TMA descriptors are built by
-// the driver (TensorMap.cpp).
+// the problem's band of diagonals (Window.h), a softcap kernel's softcap
+// the argument's. TMA descriptors are built by the driver (TensorMap.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,6 +177,9 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
       break;
     case ParamKind::Scale:
       std::memcpy(out, &problem.args->scale, sizeof(float));
+      break;
+    case ParamKind::Softcap:
+      std::memcpy(out, &problem.args->softcap, sizeof(float));
       break;
     case ParamKind::TensorMap:
       TA_RETURN_IF_ERROR(

@@ -19,11 +19,19 @@
 // band); the mask of the band the queries see (Window.h); and, unless that
 // is no mask at all, a "window" kernel, which computes any band.
 //
+// A problem with a softcap (softcap > 0) runs only on kernels compiled with
+// it, and one without only on kernels without it: the two never mix. Since
+// the compiler builds softcap kernels as "window" kernels, a softcap
+// problem may run on one whatever its band, no mask included; the order
+// above is kept, so a softcap kernel of the band's own mask, where the
+// library has one, comes first.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Library.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 using namespace tiled_attn::runtime;
@@ -84,7 +92,7 @@ const std::string &KernelEntry::imageFor(int ccMajor, int ccMinor,
 
 std::string KernelEntry::describe() const {
   return concat(name, " (", archText, ", ", dtypeText, ", D=", headDim,
-                ", causal=", maskText, ")");
+                ", causal=", maskText, softcap ? ", softcap)" : ")");
 }
 
 namespace {
@@ -101,7 +109,7 @@ int candidateMasks(const Problem &problem, KernelMask masks[3]) {
   if (!args.window.enabled)
     add(static_cast<KernelMask>(args.mask));
   add(problem.needed);
-  if (problem.needed != KernelMask::None)
+  if (problem.needed != KernelMask::None || problem.softcap)
     add(KernelMask::Window);
   return count;
 }
@@ -119,12 +127,23 @@ std::string maskText(const ta_sdpa_args &args) {
   return text;
 }
 
+/// ", softcap=50" for a problem with a softcap, else "".
+std::string softcapText(const Problem &problem) {
+  if (!problem.softcap)
+    return "";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g",
+                static_cast<double>(problem.args->softcap));
+  return concat(", softcap=", text);
+}
+
 Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
                 int ccMinor) {
   const ta_sdpa_args &args = *problem.args;
   std::string wanted = concat("sm_", ccMajor, ccMinor, ", ",
                               args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
-                              ", D=", problem.headDim, ", ", maskText(args));
+                              ", D=", problem.headDim, ", ", maskText(args),
+                              softcapText(problem));
   if (args.kernel)
     wanted += concat(", name=", args.kernel);
   if (!problem.index32Ok)
@@ -143,12 +162,13 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
   KernelMask masks[3];
   int count = candidateMasks(problem, masks);
   std::string would;
-  if (count > 1 || args.window.enabled) {
+  if (count > 1 || args.window.enabled || problem.softcap) {
     for (int i = 0; i < count; ++i) {
       const char *separator = i == 0 ? "" : i + 1 < count ? ", " : " or ";
       would += concat(separator, "causal=", kernelMaskName(masks[i]));
     }
-    would = concat("; a kernel of ", would, " would compute it");
+    would = concat("; a ", problem.softcap ? "softcap " : "", "kernel of ",
+                   would, " would compute it");
   }
   return Status::error(TA_ERROR_NO_KERNEL,
                        concat("no kernel in the library for ", wanted,
@@ -164,7 +184,8 @@ bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
          std::find(masks, masks + numMasks, k.mask) != masks + numMasks &&
          k.headDim == problem.headDim && k.arch.runsOn(ccMajor, ccMinor) &&
          (problem.index32Ok || k.indexBits == 64) &&
-         (k.groupedKv || problem.kvHeads == problem.heads);
+         (k.groupedKv || problem.kvHeads == problem.heads) &&
+         k.softcap == problem.softcap;
 }
 
 } // namespace
@@ -189,7 +210,7 @@ Status tiled_attn::runtime::selectKernel(const ta_library &library,
   for (int m = 0; m < numMasks; ++m)
     for (const SelectionGroup &group : library.groups) {
       if (group.dtype != args.dtype || group.mask != masks[m] ||
-          group.headDim != problem.headDim)
+          group.softcap != problem.softcap || group.headDim != problem.headDim)
         continue;
       for (int32_t candidate : group.kernels)
         if (fits(kernels[candidate], problem, masks + m, 1, ccMajor, ccMinor)) {

@@ -146,6 +146,23 @@ def window_entry(name: str, index_type: str = "i64", window_type: Optional[str] 
     return kernel_entry(name, causal="window", params=params, **fields)
 
 
+def softcap_entry(name: str, causal: str = "window", index_type: str = "i64",
+                  **fields: Any) -> Dict[str, Any]:
+    """:func:`kernel_entry` of a kernel compiled with softcap (``"softcap": true``),
+    as the compiler builds them: by default a "window" kernel, whose parameters
+    are :func:`window_entry`'s, then the f32 scalar softcap. Another ``causal``
+    gives the standard parameters, then the softcap."""
+    if causal == "window":
+        base = window_entry(name, index_type)
+    else:
+        base = kernel_entry(name, causal=causal, params=standard_params(index_type),
+                            index_bits=32 if index_type == "i32" else 64)
+    base["params"] = base["params"] + [{"name": "softcap", "kind": "scalar", "type": "f32"}]
+    base["softcap"] = True
+    base.update(fields)
+    return {key: value for key, value in base.items() if value is not None}
+
+
 def fake_ptx(symbol: str, params: Sequence[Dict[str, Any]], marker: str = "ptx") -> str:
     """The PTX-like text of a kernel taking ``params``, as the fake driver parses it."""
     lines = [f"// {marker}", f".visible .entry {symbol}("]

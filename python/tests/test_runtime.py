@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import pytest
 from conftest import FAKE_DEVICES, LIBCUDA_ENV_VAR
-from fakes import FakeTensor, kernel_entry, standard_params, window_entry
+from fakes import FakeTensor, kernel_entry, softcap_entry, standard_params, window_entry
 
 from tiled_attn import runtime
 from tiled_attn.errors import TiledAttnError
@@ -46,9 +46,11 @@ def tensors(b: int = 2, h: int = 3, s_q: int = 77, s_k: int = 131, d: int = 64):
 
 def make_args(q: Any, k: Any, v: Any, o: Any, dtype: str = "f16", mask: str = "none",
               scale: float = 0.125, kernel: Optional[str] = None,
-              window: Optional[Tuple[int, int]] = None, bottom_right: bool = False) -> TaSdpaArgs:
+              window: Optional[Tuple[int, int]] = None, bottom_right: bool = False,
+              softcap: float = 0.0) -> TaSdpaArgs:
     """ta_sdpa_args; ``window`` (left, right) turns the window on, aligned
-    bottom-right if ``bottom_right`` (which must agree with a causal mask)."""
+    bottom-right if ``bottom_right`` (which must agree with a causal mask);
+    ``softcap`` > 0 soft-caps the scores."""
     args = TaSdpaArgs()
     for slot, t in ((args.q, q), (args.k, k), (args.v, v), (args.o, o)):
         set_tensor(slot, t)
@@ -59,6 +61,7 @@ def make_args(q: Any, k: Any, v: Any, o: Any, dtype: str = "f16", mask: str = "n
         args.kernel = kernel.encode()
     if window is not None:
         args.window = TaWindow(1, int(bottom_right), *window)
+    args.softcap = softcap
     return args
 
 
@@ -171,7 +174,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 3
+    assert lib.ta_api_version() == runtime.API_VERSION == 4
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
@@ -1118,7 +1121,8 @@ def test_a_window_kernel_launches(open_library, fake_cuda) -> None:
 # the runtime, which reads it.
 
 
-def packed_args(causal: bool, causal_align: str, window_size: Any) -> TaSdpaArgs:
+def packed_args(causal: bool, causal_align: str, window_size: Any,
+                softcap: float = 0.0) -> TaSdpaArgs:
     """The args sdpa would pass for the standard problem, packed as sdpa packs them."""
     sdpa_module = importlib.import_module("tiled_attn.sdpa")
 
@@ -1130,7 +1134,7 @@ def packed_args(causal: bool, causal_align: str, window_size: Any) -> TaSdpaArgs
     args = TaSdpaArgs()
     sdpa_module._ARGS_LAYOUT.pack_into(
         args, 0, Q, *q.shape, *q.stride(), K, *k.shape, *k.stride(), V, *v.shape, *v.stride(),
-        O, *o.shape, *o.stride(), DTYPES["f16"], mask, 0.125, 0, *window)
+        O, *o.shape, *o.stride(), DTYPES["f16"], mask, 0.125, 0, *window, softcap)
     return args
 
 
@@ -1169,3 +1173,186 @@ def test_sdpa_mask_and_window_fields() -> None:
     assert _mask_and_window(False, "bottom_right", (7, -1)) == (0, (1, 1, 7, -1))
     with pytest.raises(ValueError, match=r"window_size must be \(left, right\) with each -1"):
         _mask_and_window(True, "top_left", (-2, 0))
+
+
+# ================================================================ logit soft-capping
+#
+# A call with softcap > 0 runs only on kernels compiled with it ("softcap":
+# true, which take it as an f32 parameter), the compiler's being "window"
+# kernels, which then compute every band, no mask included; a call without
+# one never runs on them.
+
+SOFTCAP_PARAM = {"name": "softcap", "kind": "scalar", "type": "f32"}
+
+
+def test_softcap_entry_is_a_window_entry_and_the_softcap() -> None:
+    entry = softcap_entry("ws")
+    assert entry["causal"] == "window" and entry["softcap"] is True
+    assert entry["params"] == window_entry("ws")["params"] + [SOFTCAP_PARAM]
+    assert softcap_entry("tls", "top_left", "i32")["params"] == (standard_params("i32")
+                                                                 + [SOFTCAP_PARAM])
+    # The other helpers are unchanged: no softcap.
+    assert "softcap" not in kernel_entry("a") and "softcap" not in window_entry("w")
+
+
+def test_a_softcap_kernel_is_described(open_library) -> None:
+    library = open_library([softcap_entry("ws"), window_entry("w"), kernel_entry("a")])
+    ws, w, a = library.kernels
+    assert (ws.mask, ws.softcap, ws.num_params) == ("window", True, 40)
+    assert ws.describe() == "ws (sm_80, f16, D=64, mask=window, softcap)"
+    assert (w.softcap, a.softcap) == (False, False)
+    assert a.describe() == "a (sm_80, f16, D=64, mask=none)"
+    # Asked for by name with a softcap, it runs on any device of its arch.
+    assert library.runs_on(ws, (8, 0)) and not library.runs_on(ws, (7, 5))
+
+
+@pytest.mark.parametrize("index_type", ["i64", "i32"])
+def test_the_softcap_is_packed_after_the_window(open_library, index_type) -> None:
+    params = softcap_entry("ws", index_type=index_type)["params"]
+    library = open_library([softcap_entry("ws", index_type=index_type)])
+    args = problem(mask="top_left", window=(4, 4), softcap=50.0)
+    plan = library.plan(args, (8, 0))
+    values = decode(params, plan.params)
+    assert values[:37] == expected_values(params[:37], args)
+    assert values[37:] == [-4, 0, 50.0]
+    assert len(plan.params[39]) == 4
+    # The float32 of the argument, bit for bit.
+    plan = library.plan(problem(mask="top_left", softcap=0.1), (8, 0))
+    assert plan.params[39] == struct.pack("<f", 0.1)
+
+
+@pytest.mark.parametrize("mask, window, bottom_right, band", [
+    # S_q = 77, S_k = 131: every band, the unbounded one too.
+    ("none", None, False, (-76, 130)),
+    ("top_left", None, False, (-76, 0)),
+    ("bottom_right", None, False, (-76, 54)),
+    ("top_left", (8, 8), False, (-8, 0)),
+    ("none", (4, 2), True, (50, 56)),
+    ("none", (-1, 500), False, (-76, 130)),  # a window that bounds nothing
+])
+def test_softcap_calls_run_on_a_softcap_window_kernel(open_library, mask, window, bottom_right,
+                                                      band) -> None:
+    library = open_library([kernel_entry("none"), kernel_entry("tl", causal="top_left"),
+                            kernel_entry("br", causal="bottom_right"), window_entry("w"),
+                            softcap_entry("ws")])
+    args = problem(mask=mask, window=window, bottom_right=bottom_right, softcap=50.0)
+    assert chosen(library, args) == "ws"
+    plan = library.plan(args, (9, 0))
+    lo, hi, softcap = decode(softcap_entry("ws")["params"][37:], plan.params[37:])
+    assert (lo, hi, softcap) == (*band, 50.0)
+    # Without the softcap, the choice of API version 3, never ws.
+    args.softcap = 0.0
+    expected = ("w" if window is not None and band != (-76, 130)
+                else {"none": "none", "top_left": "tl", "bottom_right": "br"}[mask])
+    assert chosen(library, args) == expected
+
+
+def test_the_bands_own_softcap_kernel_comes_first(open_library) -> None:
+    library = open_library([softcap_entry("ws90", arch="sm_90a"), softcap_entry("ws"),
+                            softcap_entry("tls", "top_left")])
+    assert chosen(library, problem(mask="top_left", softcap=50.0)) == "tls"
+    assert chosen(library, problem(mask="none", softcap=50.0)) == "ws90"
+    assert chosen(library, problem(mask="none", softcap=50.0), (8, 0)) == "ws"
+    assert chosen(library, problem(mask="top_left", window=(8, 0), softcap=50.0)) == "ws90"
+
+
+def test_calls_without_a_softcap_never_run_on_softcap_kernels(open_library) -> None:
+    library = open_library([softcap_entry("ws"), softcap_entry("tls", "top_left")])
+    available = (f"(library {library.path}: available: ws (sm_80, f16, D=64, causal=window, "
+                 "softcap); tls (sm_80, f16, D=64, causal=top_left, softcap))")
+    assert error_of(TiledAttnError, library.plan, problem(), (9, 0)) == (
+        f"no kernel in the library for sm_90, f16, D=64, causal=none {available}")
+    assert error_of(TiledAttnError, library.plan, problem(mask="top_left"), (9, 0)) == (
+        f"no kernel in the library for sm_90, f16, D=64, causal=top_left {available}; a kernel "
+        "of causal=top_left or causal=window would compute it")
+    assert "causal=top_left, name=ws (library " in error_of(
+        TiledAttnError, library.plan, problem(mask="top_left", kernel="ws"), (9, 0))
+
+
+def test_no_kernel_for_a_softcap_names_it(open_library) -> None:
+    library = open_library([kernel_entry("none"), window_entry("w")])
+    available = (f"(library {library.path}: available: none (sm_80, f16, D=64, causal=none); "
+                 "w (sm_80, f16, D=64, causal=window))")
+    assert error_of(TiledAttnError, library.plan, problem(softcap=50.0), (9, 0)) == (
+        f"no kernel in the library for sm_90, f16, D=64, causal=none, softcap=50 {available}; "
+        "a softcap kernel of causal=none or causal=window would compute it")
+    assert error_of(TiledAttnError, library.plan,
+                    problem(mask="top_left", window=(16, 0), softcap=30.5), (9, 0)) == (
+        "no kernel in the library for sm_90, f16, D=64, causal=top_left, window_size=(16, 0), "
+        f"softcap=30.5 {available}; a softcap kernel of causal=window would compute it")
+    assert "causal=none, softcap=50, name=w (library " in error_of(
+        TiledAttnError, library.plan, problem(softcap=50.0, kernel="w"), (9, 0))
+
+
+@pytest.mark.parametrize("softcap, shown", [(-1.0, "-1"), (-1e-30, "-1e-30"),
+                                            (math.inf, "inf"), (-math.inf, "-inf"),
+                                            (math.nan, "nan"), (1e39, "inf")])
+def test_bad_softcaps(open_library, softcap, shown) -> None:
+    library = open_library([softcap_entry("ws")])
+    assert error_of(ValueError, library.plan, problem(softcap=softcap), (9, 0)) == (
+        f"softcap must be a finite float32 value >= 0 (0: no soft-capping), got {shown}")
+
+
+@pytest.mark.parametrize("fields, detail", [
+    (dict(softcap=True),
+     "a kernel of 'softcap' true takes the scalar 'softcap' (the cap of its scores), which "
+     "field 'params' lacks"),
+    (dict(params=standard_params() + [SOFTCAP_PARAM]),
+     "field 'params[37]' is the scalar 'softcap', which only a kernel of 'softcap' true takes "
+     "(this one's 'softcap' is absent)"),
+    (dict(softcap=False, params=standard_params() + [SOFTCAP_PARAM]),
+     "field 'params[37]' is the scalar 'softcap', which only a kernel of 'softcap' true takes "
+     "(this one's 'softcap' is false)"),
+    (dict(softcap=True, params=standard_params() + [dict(SOFTCAP_PARAM, type="i32")]),
+     "field 'params[37].type' must be 'f32' for scalar 'softcap', got \"i32\""),
+    (dict(softcap="yes", params=standard_params() + [SOFTCAP_PARAM]),
+     "field 'softcap' must be true or false, got \"yes\""),
+    (dict(params=[{"name": "cap", "kind": "scalar", "type": "f32"}]),
+     "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi' or 'softcap' for kind "
+     "'scalar', got \"cap\""),
+])
+def test_bad_softcap_entries(make_library, fields, detail) -> None:
+    root = make_library([kernel_entry("a", **fields)])
+    assert error_of(TiledAttnError, KernelLibrary, root) == (
+        f"{root}/manifest.json: kernel #0 (a): {detail}")
+
+
+def test_a_softcap_kernel_launches(open_library, fake_cuda) -> None:
+    library = open_library([softcap_entry("ws")])
+    before = fake_cuda.count("launches")
+    library.launch(problem(softcap=50.0), 0, 0)
+    assert fake_cuda.count("launches") == before + 1
+
+
+def test_sdpa_packs_the_softcap_as_the_runtime_reads_it(open_library) -> None:
+    library = open_library([kernel_entry("tl", causal="top_left"), softcap_entry("ws")])
+    args = packed_args(True, "top_left", (-1, -1), 50.0)
+    assert args.softcap == 50.0 and args.window.enabled == 0
+    assert bytes(args) == bytes(make_args(*tensors(), mask="top_left", softcap=50.0))
+    plan = library.plan(args, (9, 0))
+    assert library.kernels[plan.kernel].name == "ws"
+    assert plan.params[-1] == struct.pack("<f", 50.0)
+    assert decode(softcap_entry("ws")["params"][37:39], plan.params[37:39]) == [-76, 0]
+    # Without it, as before.
+    assert chosen(library, packed_args(True, "top_left", (-1, -1))) == "tl"
+
+
+def test_sdpa_takes_softcap_as_a_keyword() -> None:
+    import inspect
+
+    from tiled_attn.sdpa import sdpa, sdpa_eager
+
+    parameter = inspect.signature(sdpa).parameters["softcap"]
+    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY and parameter.default == 0.0
+    assert inspect.signature(sdpa_eager).parameters["softcap"].default == 0.0
+
+
+def test_the_custom_op_takes_softcap() -> None:
+    torch = pytest.importorskip("torch")
+    from tiled_attn import ops
+
+    assert ops.SCHEMA.endswith("int[2] window_size=[-1, -1], float softcap=0.0) -> Tensor")
+    schema = torch.ops.tiled_attn.sdpa.default._schema
+    (softcap,) = [a for a in schema.arguments if a.name == "softcap"]
+    assert str(softcap.type) == "float" and softcap.default_value == 0.0
+    assert schema.arguments[-1].name == "softcap"

@@ -193,10 +193,11 @@ def test_grouped_kv_heads_errors():
 # ---------------------------------------------------------------- windows, bottom-right causal
 
 
-def band_reference(q, k, v, causal, align, window):
+def band_reference(q, k, v, causal, align, window, softcap=0.0):
     """float64 attention where query i sees key j iff i + shift - left <= j <=
     i + shift + right (each side unless -1) and, if causal, j <= i + shift;
-    a row that sees no key is 0."""
+    a row that sees no key is 0. With softcap > 0 the scores s become
+    softcap * tanh(s / softcap) before the mask."""
     q, k, v = q.double(), k.double(), v.double()
     s_q, s_k = q.shape[-2], k.shape[-2]
     shift = s_k - s_q if align == "bottom_right" else 0
@@ -210,13 +211,16 @@ def band_reference(q, k, v, causal, align, window):
         keep &= j <= i + shift + right
     if causal:
         keep &= j <= i + shift
-    scores = (q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(~keep, -math.inf)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if softcap > 0:
+        scores = softcap * torch.tanh(scores / softcap)
+    scores = scores.masked_fill(~keep, -math.inf)
     return torch.softmax(scores, dim=-1).nan_to_num(0.0) @ v
 
 
-def has_kernel(mask, dtype, d):
+def has_kernel(mask, dtype, d, softcap=False):
     name = {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
-    return any(k.mask == mask and k.dtype == name and k.head_dim == d
+    return any(k.mask == mask and k.dtype == name and k.head_dim == d and k.softcap == softcap
                for k in tiled_attn.default_library().kernels)
 
 
@@ -262,3 +266,63 @@ def test_window_under_compile_and_with_grouped_heads():
                          "bottom_right", (127, 127))
     assert rel_l2(out, ref) < 1e-2
     assert torch.equal(out, f(q, k, v))
+
+
+# ---------------------------------------------------------------- softcap
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal, align, window, sq, sk, softcap", [
+    (False, "top_left", (-1, -1), 77, 131, 1.0),       # no mask, on a softcap window kernel
+    (True, "top_left", (-1, -1), 300, 300, 2.0),       # top-left causal
+    (True, "bottom_right", (-1, -1), 77, 331, 50.0),   # a chunk after a KV cache
+    (True, "top_left", (64, 64), 300, 300, 5.0),       # Gemma 2's sliding layers
+    (False, "top_left", (5, 5), 300, 3, 1.0),          # most rows see no key
+])
+def test_softcap_agrees_with_float64(dtype, d, causal, align, window, sq, sk, softcap):
+    if not has_kernel("window", dtype, d, softcap=True):
+        pytest.skip("the library has no softcap window kernel of this dtype and head dim")
+    # Scores of a few units (randn * 2 in q), so that a cap of 1 or 2 matters.
+    q, k, v = qkv(sq=sq, sk=sk, d=d, dtype=dtype, seed=4)
+    q = q * 2
+    ref = band_reference(q, k, v, causal, align, window, softcap)
+    out = tiled_attn.sdpa(q, k, v, causal=causal, causal_align=align, window_size=window,
+                          softcap=softcap)
+    assert torch.isfinite(out).all()
+    assert rel_l2(out, ref) < 1e-2
+    if softcap < 10:
+        assert rel_l2(out, band_reference(q, k, v, causal, align, window)) > 2e-2
+    op = torch.ops.tiled_attn.sdpa(q, k, v, causal, None, None, None, False, align, list(window),
+                                   softcap)
+    assert torch.equal(op, out)
+
+
+def test_softcap_under_compile_and_with_grouped_heads():
+    if not has_kernel("window", torch.bfloat16, 128, softcap=True):
+        pytest.skip("the library has no bf16 D=128 softcap window kernel")
+    g = torch.Generator(device="cuda").manual_seed(5)
+    q = 2 * torch.randn(2, 8, 256, 128, dtype=torch.bfloat16, device="cuda", generator=g)
+    k, v = (torch.randn(2, 2, 256, 128, dtype=torch.bfloat16, device="cuda", generator=g)
+            for _ in range(2))
+
+    def f(q, k, v):
+        return tiled_attn.sdpa(q, k, v, causal=True, enable_gqa=True, softcap=2.0)
+
+    torch._dynamo.reset()
+    out = torch.compile(f, fullgraph=True)(q, k, v)
+    ref = band_reference(q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1), True,
+                         "top_left", (-1, -1), 2.0)
+    assert rel_l2(out, ref) < 1e-2
+    assert torch.equal(out, f(q, k, v))
+
+
+def test_softcap_errors():
+    q, k, v = qkv()
+    with pytest.raises(TypeError, match=r"^softcap must be a float \(0.0: off\), got str"):
+        tiled_attn.sdpa(q, k, v, softcap="50")
+    with pytest.raises(ValueError, match=r"^softcap must be a finite number >= 0"):
+        tiled_attn.sdpa(q, k, v, softcap=-1.0)
+    if not any(k.softcap for k in tiled_attn.default_library().kernels):
+        with pytest.raises(TiledAttnError, match=r"softcap=50 .*; a softcap kernel of "):
+            tiled_attn.sdpa(q, k, v, softcap=50.0)

@@ -1,10 +1,11 @@
-"""The transformers integration's handling of masks and sliding windows, on the CPU.
+"""The transformers integration's handling of masks, sliding windows and
+softcaps, on the CPU.
 
 ``tiled_attn.sdpa`` is replaced by a float64 reference of its contract
-(``causal``, ``causal_align``, ``window_size``, ``enable_gqa``, ``out``), so
-that what the integration asks of it (the keys it passes, the alignment,
-the window) is checked against transformers' eager attention on small
-random models, with no GPU and no kernel library. Needs torch and
+(``causal``, ``causal_align``, ``window_size``, ``softcap``, ``enable_gqa``,
+``out``), so that what the integration asks of it (the keys it passes, the
+alignment, the window, the softcap) is checked against transformers' eager
+attention on small random models, with no GPU and no kernel library. Needs torch and
 transformers (skipped otherwise); test_transformers_gpu.py runs the real
 kernels.
 """
@@ -19,7 +20,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from packaging.version import Version  # noqa: E402  (after the skips)
-from transformers import AutoModelForCausalLM, MistralConfig, Qwen2Config  # noqa: E402
+from transformers import (AutoModelForCausalLM, Gemma2Config, MistralConfig,  # noqa: E402
+                          Qwen2Config)
 
 import tiled_attn  # noqa: E402
 import tiled_attn.integrations.transformers as ta_tf  # noqa: E402
@@ -32,13 +34,14 @@ DTYPE_KEYWORD = "dtype" if Version(transformers.__version__) >= Version("4.56") 
 
 
 def reference_sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False,
-                   causal_align="top_left", window_size=(-1, -1), library=None, kernel=None,
-                   out=None):
+                   causal_align="top_left", window_size=(-1, -1), softcap=0.0, library=None,
+                   kernel=None, out=None):
     """tiled_attn.sdpa's contract in float64: query i sees key j iff
     i + shift - left <= j <= i + shift + right (each side unless -1) and, if
-    causal, j <= i + shift; a row that sees nothing gives 0."""
+    causal, j <= i + shift; a row that sees nothing gives 0. With softcap > 0
+    the scores s = scale * q.k become softcap * tanh(s / softcap) first."""
     CALLS.append(dict(q=tuple(q.shape), k=tuple(k.shape), causal=causal, align=causal_align,
-                      window=tuple(window_size)))
+                      window=tuple(window_size), softcap=softcap))
     heads, kv_heads = q.shape[1], k.shape[1]
     if kv_heads != heads:
         assert enable_gqa
@@ -55,7 +58,10 @@ def reference_sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False,
         keep &= j <= i + shift + right
     if causal:
         keep &= j <= i + shift
-    scores = (q.double() @ k.double().transpose(-1, -2) * scale).masked_fill(~keep, -math.inf)
+    scores = q.double() @ k.double().transpose(-1, -2) * scale
+    if softcap > 0:
+        scores = softcap * torch.tanh(scores / softcap)
+    scores = scores.masked_fill(~keep, -math.inf)
     result = (torch.softmax(scores, -1).nan_to_num(0.0) @ v.double()).to(q.dtype)
     return result if out is None else out.copy_(result)
 
@@ -70,13 +76,21 @@ def reference(monkeypatch):
     CALLS.clear()
 
 
-def model(config_class, **fields):
+def model(config_class, qk_gain=1.0, **fields):
+    """A small random model; ``qk_gain`` scales the query and key projections
+    (for scores large enough that a softcap changes them)."""
     torch.manual_seed(0)
     config = config_class(vocab_size=100, hidden_size=64, intermediate_size=128,
                           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                           head_dim=16, max_position_embeddings=256, **fields)
-    return AutoModelForCausalLM.from_config(
+    m = AutoModelForCausalLM.from_config(
         config, attn_implementation="eager", **{DTYPE_KEYWORD: torch.float32}).eval()
+    if qk_gain != 1.0:
+        with torch.no_grad():
+            for layer in m.model.layers:
+                layer.self_attn.q_proj.weight.mul_(qk_gain)
+                layer.self_attn.k_proj.weight.mul_(qk_gain)
+    return m
 
 
 def logits(m, implementation, ids, **kwargs):
@@ -102,6 +116,7 @@ def test_prefill_passes_the_window(name) -> None:
     windows = {call["window"] for call in CALLS}
     assert (7, 7) in windows  # transformers' sliding_window 8: window_size (7, 7)
     assert all(call["causal"] and call["align"] == "top_left" for call in CALLS)
+    assert all(call["softcap"] == 0.0 for call in CALLS)  # none passed
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -169,3 +184,78 @@ def test_a_bad_sliding_window(window) -> None:
     with pytest.raises(NotImplementedError, match=r"sliding_window=.* is not supported"):
         ta_tf.tiled_attn_attention_forward(m.model.layers[0].self_attn, q, q, q, None,
                                            sliding_window=window)
+
+
+# ---------------------------------------------------------------- softcap (Gemma 2)
+#
+# Gemma 2 passes softcap=config.attn_logit_softcapping to the attention
+# function; its eager attention computes softcap * tanh(scaling * q.k /
+# softcap) before the mask, FlashAttention's softcap, which the integration
+# passes on as sdpa's. Layer 0 has a sliding window of 8, layer 1 none.
+
+SOFTCAP = 5.0
+
+
+def gemma2(softcap=SOFTCAP):
+    # Scores of a few units (q and k projections scaled up), so that a cap of 5 matters.
+    return model(Gemma2Config, qk_gain=20.0, sliding_window=8, query_pre_attn_scalar=16,
+                 attn_logit_softcapping=softcap)
+
+
+def test_gemma2_prefill_passes_the_softcap() -> None:
+    m = gemma2()
+    ids = torch.randint(3, 100, (2, 40), generator=torch.Generator().manual_seed(4))
+    ref = logits(m, "eager", ids).logits
+    # The softcap changes the result: a stand-in that ignored it would fail.
+    assert (ref - logits(gemma2(None), "eager", ids).logits).abs().max() > 0.1
+    CALLS.clear()
+    assert torch.allclose(logits(m, "tiled_attn", ids).logits, ref, atol=1e-5)
+    assert {call["softcap"] for call in CALLS} == {SOFTCAP}
+    assert {call["window"] for call in CALLS} == {(7, 7), (-1, -1)}
+
+
+def test_gemma2_chunk_and_decode_steps_pass_the_softcap() -> None:
+    m = gemma2()
+    ids = torch.randint(3, 100, (2, 40), generator=torch.Generator().manual_seed(5))
+
+    def two_chunks(implementation):
+        first = logits(m, implementation, ids[:, :24], use_cache=True)
+        return logits(m, implementation, ids[:, 24:], past_key_values=first.past_key_values,
+                      use_cache=True).logits
+
+    ref = two_chunks("eager")
+    CALLS.clear()
+    assert torch.allclose(two_chunks("tiled_attn"), ref, atol=1e-5)
+    assert any(call["align"] == "bottom_right" for call in CALLS)
+    prompt = ids[:, :20]
+    kwargs = dict(max_new_tokens=12, do_sample=False, pad_token_id=0)
+    ta_tf.set_attn_implementation(m, "eager")
+    with torch.no_grad():
+        expected = m.generate(prompt, **kwargs)
+    ta_tf.set_attn_implementation(m, "tiled_attn")
+    CALLS.clear()
+    with torch.no_grad():
+        assert torch.equal(m.generate(prompt, **kwargs), expected)
+    steps = [call for call in CALLS if call["q"][2] == 2]  # one query, its group's heads as rows
+    assert steps and all(call["softcap"] == SOFTCAP for call in CALLS)
+
+
+def test_a_softcap_needs_an_sdpa_that_takes_it(monkeypatch) -> None:
+    def sdpa_without_softcap(q, k, v, causal=False, scale=None, *, enable_gqa=False,
+                             causal_align="top_left", window_size=(-1, -1), out=None):
+        return reference_sdpa(q, k, v, causal, scale, enable_gqa=enable_gqa,
+                              causal_align=causal_align, window_size=window_size, out=out)
+
+    monkeypatch.setattr(tiled_attn, "sdpa", sdpa_without_softcap)
+    m = gemma2()
+    layer = m.model.layers[1].self_attn
+    q = torch.randn(1, 4, 6, 16)
+    kv = torch.randn(1, 2, 6, 16)
+    ta_tf.set_attn_implementation(m, "tiled_attn")
+    with pytest.raises(NotImplementedError, match=r"soft-caps its attention scores "
+                                                  r"\(softcap=5.0\), and this tiled_attn.sdpa "
+                                                  r"has no softcap keyword"):
+        ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, None, softcap=SOFTCAP)
+    # None or 0 is no softcap: nothing to pass.
+    for off in (None, 0.0):
+        ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, None, softcap=off)

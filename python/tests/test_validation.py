@@ -3,7 +3,8 @@
 ``check_inputs`` checks what only Python can tell (tensors, CUDA, one device,
 dtype, rank, the types of causal and scale); the sizes are the runtime's to
 check (test_runtime.py). ``check_window`` checks causal_align and
-window_size. ``copy_reason`` says which inputs sdpa copies.
+window_size, ``check_softcap`` the softcap. ``copy_reason`` says which
+inputs sdpa copies.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from pathlib import Path
 import pytest
 from fakes import FakeTensor, qkv
 
-from tiled_attn.validation import (CAUSAL_ALIGNS, TORCH_DTYPES, check_inputs, check_window,
-                                  copy_reason)
+from tiled_attn.validation import (CAUSAL_ALIGNS, TORCH_DTYPES, check_inputs, check_softcap,
+                                  check_window, copy_reason)
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 SUPPORTED = "tiled_attn.sdpa supports torch.float16 and torch.bfloat16"
@@ -254,6 +255,55 @@ def test_window_size_below_minus_one(window_size, shown) -> None:
 def test_the_alignment_is_checked_before_the_window() -> None:
     with pytest.raises(ValueError, match="causal_align"):
         check_window("middle", (-5, 0))
+
+
+# ---------------------------------------------------------------- softcap
+
+
+@pytest.mark.parametrize("softcap, expected", [
+    (0.0, 0.0),                        # the default: off
+    (0, 0.0),
+    (-0.0, 0.0),
+    (50.0, 50.0),                      # Gemma 2's attn_logit_softcapping
+    (30, 30.0),
+    (fractions.Fraction(1, 2), 0.5),
+    (1e-45, 1e-45),                    # float32's smallest positive value
+    (3.4028234663852886e38, 3.4028234663852886e38),  # and its largest
+])
+def test_softcaps_are_accepted(softcap, expected) -> None:
+    value = check_softcap(softcap)
+    assert value == expected and type(value) is float
+
+
+@pytest.mark.parametrize("softcap, shown", [
+    ("50", "str '50'"),
+    (None, "NoneType None"),
+    (True, "bool True"),
+    (False, "bool False"),
+    ([50.0], r"list \[50.0\]"),
+    (1j, "complex 1j"),
+])
+def test_softcap_of_the_wrong_type(softcap, shown) -> None:
+    with pytest.raises(TypeError, match=rf"^softcap must be a float \(0.0: off\), got {shown}$"):
+        check_softcap(softcap)
+
+
+@pytest.mark.parametrize("softcap, shown", [(-1.0, "-1.0"), (-1e-300, "-1e-300"), (-5, "-5"),
+                                            (math.nan, "nan"), (math.inf, "inf"),
+                                            (-math.inf, "-inf")])
+def test_softcap_negative_or_not_finite(softcap, shown) -> None:
+    with pytest.raises(ValueError, match=rf"^softcap must be a finite number >= 0 \(0.0: off\), "
+                                         rf"got {shown}$"):
+        check_softcap(softcap)
+
+
+@pytest.mark.parametrize("softcap, why", [(1e39, "overflows float32"),
+                                          (2**200, "overflows float32"),
+                                          (1e-50, "rounds to 0 in float32")])
+def test_softcap_that_is_no_float32(softcap, why) -> None:
+    with pytest.raises(ValueError, match=rf"^softcap must be a float32 value \(0.0: off\), "
+                                         rf"got .*, which {why}$"):
+        check_softcap(softcap)
 
 
 # ---------------------------------------------------------------- copy_reason

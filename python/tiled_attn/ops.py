@@ -5,7 +5,7 @@ Importing this module registers the op (it needs torch)::
     sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None,
          str? kernel_name=None, str? library_path=None,
          bool enable_gqa=False, str causal_align="top_left",
-         int[2] window_size=[-1, -1]) -> Tensor
+         int[2] window_size=[-1, -1], float softcap=0.0) -> Tensor
 
 - CUDA implementation: :func:`tiled_attn.sdpa.sdpa_eager`, which launches on
   the current stream, synchronizes nothing and allocates only through
@@ -16,7 +16,7 @@ Importing this module registers the op (it needs torch)::
 
 ``library_path`` is a kernel library folder (None: the default one);
 ``kernel_name`` the name of a manifest entry (None: the best fit);
-``enable_gqa``, ``causal_align`` and ``window_size`` are
+``enable_gqa``, ``causal_align``, ``window_size`` and ``softcap`` are
 :func:`tiled_attn.sdpa`'s. The op is forward only.
 """
 
@@ -35,7 +35,8 @@ __all__ = ["SCHEMA"]
 # own by those names.
 SCHEMA = ("sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
           "str? kernel_name=None, str? library_path=None, bool enable_gqa=False, "
-          "str causal_align=\"top_left\", int[2] window_size=[-1, -1]) -> Tensor")
+          "str causal_align=\"top_left\", int[2] window_size=[-1, -1], "
+          "float softcap=0.0) -> Tensor")
 
 _LIB = torch.library.Library("tiled_attn", "DEF")
 _LIB.define(SCHEMA)
@@ -52,9 +53,10 @@ def _sdpa_cuda(
     enable_gqa: bool = False,
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
 ) -> torch.Tensor:
     return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa,
-                      causal_align, tuple(window_size))
+                      causal_align, tuple(window_size), softcap)
 
 
 def _sdpa_fake(
@@ -68,6 +70,7 @@ def _sdpa_fake(
     enable_gqa: bool = False,
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
 ) -> torch.Tensor:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
     return torch.empty(q.shape, dtype=q.dtype, device=q.device)

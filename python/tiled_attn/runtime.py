@@ -47,7 +47,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 3
+API_VERSION = 4
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -83,9 +83,12 @@ class TaWindow(Structure):
 
 
 class TaSdpaArgs(Structure):
+    """ta_sdpa_args; ``softcap`` > 0 soft-caps the scores to
+    ``softcap * tanh(scale * q.k / softcap)`` (0: off)."""
+
     _fields_ = [("q", TaTensor), ("k", TaTensor), ("v", TaTensor), ("o", TaTensor),
                 ("dtype", c_int), ("mask", c_int), ("scale", c_float), ("kernel", c_char_p),
-                ("window", TaWindow)]
+                ("window", TaWindow), ("softcap", c_float)]
 
 
 class TaKernelInfo(Structure):
@@ -93,7 +96,7 @@ class TaKernelInfo(Structure):
                 ("mask", c_char_p), ("schedule", c_char_p), ("head_dim", c_int32),
                 ("block_m", c_int32), ("block_n", c_int32), ("threads", c_int32),
                 ("shared_bytes", c_int32), ("index_bits", c_int32), ("align_bytes", c_int32),
-                ("num_params", c_int32)]
+                ("num_params", c_int32), ("softcap", c_int32)]
 
 
 class TaLaunchPlan(Structure):
@@ -204,17 +207,23 @@ class KernelInfo:
     index_bits: int
     align_bytes: int
     num_params: int
+    #: Whether the kernel soft-caps the scores (it takes the softcap as a
+    #: parameter): it runs the calls with ``softcap > 0``, and only those.
+    softcap: bool = False
 
     @property
     def causal(self) -> str:
         """The mask's name (also :attr:`mask`): none, top_left, bottom_right, or
         window (a kernel that takes the band of diagonals ``window_lo <= j - i
         <= window_hi`` a query sees as two more parameters, and so computes any
-        mask but none in place of the others)."""
+        mask but none in place of the others; a softcap window kernel computes
+        none too, for the calls with a softcap)."""
         return self.mask
 
     def describe(self) -> str:
-        return f"{self.name} ({self.arch}, {self.dtype}, D={self.head_dim}, mask={self.mask})"
+        softcap = ", softcap" if self.softcap else ""
+        return (f"{self.name} ({self.arch}, {self.dtype}, D={self.head_dim}, "
+                f"mask={self.mask}{softcap})")
 
 
 @dataclass(frozen=True)
@@ -267,7 +276,7 @@ class KernelLibrary:
         numbers = {name: getattr(info, name)
                    for name in ("head_dim", "block_m", "block_n", "threads", "shared_bytes",
                                 "index_bits", "align_bytes", "num_params")}
-        return KernelInfo(index=index, **text, **numbers)
+        return KernelInfo(index=index, **text, **numbers, softcap=bool(info.softcap))
 
     def plan(self, args: TaSdpaArgs, capability: Tuple[int, int]) -> LaunchPlan:
         """The launch ``sdpa`` would make for ``args`` on a device of ``capability``."""
@@ -297,7 +306,8 @@ class KernelLibrary:
         device of ``capability``: the runtime's own architecture rules."""
         args = TaSdpaArgs()
         # One query and key; a window kernel is asked for a top-left causal
-        # mask, which it computes where there is more than one key.
+        # mask, which it computes where there is more than one key; a softcap
+        # kernel is given a softcap, without which it runs nothing.
         window = kernel.mask == "window"
         d = kernel.head_dim
         step = max(1, kernel.align_bytes // 2)  # elements per aligned row start
@@ -308,6 +318,7 @@ class KernelLibrary:
             slot.strides[:] = (keys * row, keys * row, row, 1)
         mask = MASKS["top_left"] if window else MASKS[kernel.mask]
         args.dtype, args.mask, args.scale = DTYPES[kernel.dtype], mask, 1.0
+        args.softcap = 1.0 if kernel.softcap else 0.0
         args.kernel = kernel.name.encode()
         try:
             self.plan(args, capability)

@@ -1,5 +1,5 @@
 """``sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False, causal_align="top_left",
-window_size=(-1, -1))``: attention with a library kernel.
+window_size=(-1, -1), softcap=0.0)``: attention with a library kernel.
 
 One call is: the torch-level checks (:mod:`.validation`), the output
 allocation, a copy of any input whose layout the kernels cannot take, and
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Union
 
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       default_library)
-from .validation import ITEMSIZE, check_inputs, check_window, copy_reason
+from .validation import ITEMSIZE, check_inputs, check_softcap, check_window, copy_reason
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -47,11 +47,12 @@ def sdpa(
     enable_gqa: bool = False,
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
     library: LibraryArg = None,
     kernel: Optional[str] = None,
     out: Optional["torch.Tensor"] = None,
 ) -> "torch.Tensor":
-    """Scaled dot-product attention, ``softmax(scale * q @ k^T [+ mask]) @ v``.
+    """Scaled dot-product attention, ``softmax(cap(scale * q @ k^T) [+ mask]) @ v``.
 
     Args:
         q: ``[B, H, S_q, D]`` CUDA tensor, float16 or bfloat16.
@@ -79,6 +80,13 @@ def sdpa(
             convention: a ``sliding_window`` of ``w + 1``). A query that sees
             no key gives zeros. Needs a kernel of the band's mask or a
             ``window`` kernel in the library.
+        softcap: logit soft-capping, FlashAttention's ``softcap`` (Gemma 2's
+            ``attn_logit_softcapping``): with ``softcap > 0`` each score
+            ``s = scale * q.k`` becomes ``softcap * tanh(s / softcap)``, before
+            the mask and the softmax (``cap`` above); ``0.0``, the default, is
+            off. A finite real number ``>= 0``. Needs a kernel compiled with
+            softcap in the library (the compiler builds them as ``window``
+            kernels, which compute every mask, no mask included).
         library: the kernel library (a :class:`KernelLibrary` or a folder);
             the default one when None (see :mod:`tiled_attn.runtime`).
         kernel: the name of the manifest entry to use, for comparing
@@ -101,7 +109,7 @@ def sdpa(
     Raises:
         TypeError, ValueError: bad arguments; the message names the problem.
         TiledAttnError: no kernel library, no kernel for this device, dtype,
-            head dim and mask (and window), or a CUDA driver error.
+            head dim and mask (and window, and softcap), or a CUDA driver error.
     """
     import torch
 
@@ -109,12 +117,13 @@ def sdpa(
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa)
 
         _, left, right = check_window(causal_align, window_size)
+        softcap = check_softcap(softcap)
         path = str(library.path) if isinstance(library, KernelLibrary) else library
         result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path, enable_gqa,
-                                           causal_align, [left, right])
+                                           causal_align, [left, right], softcap)
         return result if out is None else out.copy_(result)
     return sdpa_eager(q, k, v, causal, scale, library, kernel, out, enable_gqa, causal_align,
-                      window_size)
+                      window_size, softcap)
 
 
 def sdpa_eager(
@@ -129,6 +138,7 @@ def sdpa_eager(
     enable_gqa: bool = False,
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
 ) -> "torch.Tensor":
     """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``.
 
@@ -161,6 +171,9 @@ def sdpa_eager(
         mask, window = (_CAUSAL if causal else _NO_MASK), _WINDOW_OFF
     else:
         mask, window = _mask_and_window(causal, causal_align, window_size)
+    if type(softcap) is not float or (softcap != 0.0 and not
+                                      _SOFTCAP_FAST[0] <= softcap <= _SOFTCAP_FAST[1]):
+        softcap = check_softcap(softcap)
     if not isinstance(library, KernelLibrary):
         key = os.environ.get(KERNELS_ENV_VAR) if library is None else library
         library = _LIBRARIES.get(key) or default_library(library)
@@ -193,18 +206,20 @@ def sdpa_eager(
         qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
         out.data_ptr(), *out.shape, *out.stride(),
         dtype, mask, scale,
-        0 if kernel is None else _kernel_name_address(kernel), *window)
+        0 if kernel is None else _kernel_name_address(kernel), *window, softcap)
     index = device.index
     library.launch_packed(args.address, index, _current_stream(torch, index))
     return out
 
 
 #: ta_sdpa_args as packed bytes: four ta_tensor (data, sizes[4], strides[4]),
-#: dtype, mask, scale, padding, the kernel name's address, and ta_window
-#: (enabled, bottom_right, left, right).
-_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq")
+#: dtype, mask, scale, padding, the kernel name's address, ta_window
+#: (enabled, bottom_right, left, right), the softcap and padding.
+_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq" + "f4x")
 assert _ARGS_LAYOUT.size == ctypes.sizeof(TaSdpaArgs)
 _NO_MASK, _CAUSAL = MASKS["none"], MASKS["top_left"]
+#: Softcaps that are plainly normal float32 values: taken without check_softcap.
+_SOFTCAP_FAST = (1e-30, 1e30)
 _NO_WINDOW = (-1, -1)
 #: ta_window's fields for no window: all zero, as a zero-initialized ta_sdpa_args.
 _WINDOW_OFF = (0, 0, 0, 0)

@@ -3,10 +3,11 @@
 What only the Python side can tell: that each input is a tensor, on a CUDA
 device (the same one), of a dtype the kernels take, of rank 4, that
 ``causal`` and ``scale`` have the right Python types, and that
-``causal_align`` and ``window_size`` are ones the runtime takes. Everything about the
-sizes (shapes that disagree, a head dim the library lacks, an empty key
-sequence, a scale that is not a positive float32) is checked once, by the
-C++ runtime, whose errors become ValueError.
+``causal_align``, ``window_size`` and ``softcap`` are ones the runtime
+takes. Everything about the sizes (shapes that disagree, a head dim the
+library lacks, an empty key sequence, a scale that is not a positive
+float32) is checked once, by the C++ runtime, whose errors become
+ValueError.
 
 The functions read only ``.device`` (``.type``, ``.index``), ``.dtype``
 (through ``str()``), ``.shape``, ``.stride()`` and ``.data_ptr()``, so they
@@ -17,10 +18,13 @@ kind, wrong value); each message names the argument and the value.
 
 from __future__ import annotations
 
+import math
 import numbers
+import struct
 from typing import Any, Optional, Tuple
 
-__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_inputs", "check_window", "copy_reason"]
+__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_inputs", "check_softcap", "check_window",
+           "copy_reason"]
 
 #: torch dtype (as ``str(dtype)``) -> the manifest's dtype name.
 TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16"}
@@ -93,6 +97,33 @@ def check_window(causal_align: Any, window_size: Any) -> Tuple[bool, int, int]:
         raise ValueError(f"window_size must be (left, right) with each -1 (no bound) or a "
                          f"number of keys >= 0, got {tuple(window_size)!r}")
     return causal_align == "bottom_right", min(left, _MAX_BOUND), min(right, _MAX_BOUND)
+
+
+def check_softcap(softcap: Any) -> float:
+    """Check ``softcap`` (FlashAttention's: the scores become
+    ``softcap * tanh(scale * q.k / softcap)``; 0 is off); return it as a float.
+
+    A real number (not a bool), finite, ``>= 0``, and one that stays so in
+    float32, the runtime's type: neither past float32's largest value nor a
+    positive value that rounds to 0 (which would silently turn it off).
+    """
+    if isinstance(softcap, bool) or not isinstance(softcap, numbers.Real):
+        raise TypeError(f"softcap must be a float (0.0: off), got {type(softcap).__name__} "
+                        f"{softcap!r}")
+    value = float(softcap)
+    if not (math.isfinite(value) and value >= 0.0):
+        raise ValueError(f"softcap must be a finite number >= 0 (0.0: off), got {softcap!r}")
+    try:
+        single = _F32.unpack(_F32.pack(value))[0]
+    except OverflowError:
+        single = math.inf
+    if math.isinf(single) or (value > 0.0 and single == 0.0):
+        raise ValueError(f"softcap must be a float32 value (0.0: off), got {softcap!r}, which "
+                         f"{'overflows' if single else 'rounds to 0 in'} float32")
+    return value
+
+
+_F32 = struct.Struct("=f")
 
 
 def copy_reason(t: Any, align_bytes: int) -> Optional[str]:

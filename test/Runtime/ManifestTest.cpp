@@ -80,6 +80,7 @@ TEST(Manifest, OpensAndDescribesKernels) {
   EXPECT_EQ(info.index_bits, 32);
   EXPECT_EQ(info.align_bytes, 32);
   EXPECT_EQ(info.num_params, 37);
+  EXPECT_EQ(info.softcap, 0);
   ASSERT_EQ(ta_library_kernel(library.get(), 0, &info), TA_OK);
   EXPECT_EQ(info.align_bytes, 16);
   EXPECT_EQ(info.index_bits, 64);
@@ -307,8 +308,8 @@ TEST(Manifest, BadParams) {
       {{{"name", "x"}, {"kind", "base"}, {"type", "ptr"}},
        "field 'params[0].name' must be one of 'q', 'k', 'v', 'o', got \"x\""},
       {{{"name", "q"}, {"kind", "scalar"}, {"type", "f32"}},
-       "field 'params[0].name' must be 'scale', 'window_lo' or 'window_hi' "
-       "for kind 'scalar', got \"q\""},
+       "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi' or "
+       "'softcap' for kind 'scalar', got \"q\""},
       {{{"name", "q"}, {"kind", "base"}, {"type", "i64"}},
        "field 'params[0].type' must be 'ptr' for kind 'base', got \"i64\""},
       {{{"name", "q"}, {"kind", "size"}, {"dim", 0}, {"type", "u32"}},
@@ -449,6 +450,88 @@ TEST(Manifest, WindowParams) {
                     e["causal"] = "window";
                     withParam(e, "window", "i32");
                   }),
-                  {"field 'params[37].name' must be 'scale', 'window_lo' or "
-                   "'window_hi' for kind 'scalar', got \"window\""});
+                  {"field 'params[37].name' must be 'scale', 'window_lo', "
+                   "'window_hi' or 'softcap' for kind 'scalar', got "
+                   "\"window\""});
+}
+
+TEST(Manifest, SoftcapKernels) {
+  // "softcap": true and the f32 scalar softcap, anywhere in the list; with
+  // "softcap": false or absent, neither.
+  TempDir dir;
+  Json window = kernelEntry("ws");
+  window["causal"] = "window";
+  window["softcap"] = true;
+  for (const char *name : {"window_lo", "window_hi"})
+    window["params"].push_back(
+        {{"name", name}, {"kind", "scalar"}, {"type", "i64"}});
+  window["params"].push_back(
+      {{"name", "softcap"}, {"kind", "scalar"}, {"type", "f32"}});
+  Json first = kernelEntry("ns");
+  first["softcap"] = true;
+  first["params"].insert(
+      first["params"].begin(),
+      Json{{"name", "softcap"}, {"kind", "scalar"}, {"type", "f32"}});
+  Json off = kernelEntry("plain");
+  off["softcap"] = false;
+  writeLibrary(dir, manifestOf({window, first, off}));
+  Library library;
+  ASSERT_EQ(library.open(dir.path()), TA_OK) << lastError();
+  ta_kernel_info info;
+  ASSERT_EQ(ta_library_kernel(library.get(), 0, &info), TA_OK);
+  EXPECT_STREQ(info.mask, "window");
+  EXPECT_EQ(info.softcap, 1);
+  EXPECT_EQ(info.num_params, 40);
+  ASSERT_EQ(ta_library_kernel(library.get(), 1, &info), TA_OK);
+  EXPECT_STREQ(info.mask, "none");
+  EXPECT_EQ(info.softcap, 1);
+  EXPECT_EQ(info.num_params, 38);
+  ASSERT_EQ(ta_library_kernel(library.get(), 2, &info), TA_OK);
+  EXPECT_EQ(info.softcap, 0);
+}
+
+TEST(Manifest, SoftcapParams) {
+  auto withSoftcap = [](Json &e, const char *type = "f32") {
+    e["params"].push_back(
+        {{"name", "softcap"}, {"kind", "scalar"}, {"type", type}});
+  };
+  // softcap true without the parameter.
+  expectOpenError(oneKernel([&](Json &e) { e["softcap"] = true; }),
+                  {"kernel #0 (k0): a kernel of 'softcap' true takes the "
+                   "scalar 'softcap' (the cap of its scores), which field "
+                   "'params' lacks"});
+  // The parameter without softcap true.
+  expectOpenError(oneKernel([&](Json &e) { withSoftcap(e); }),
+                  {"kernel #0 (k0): field 'params[37]' is the scalar "
+                   "'softcap', which only a kernel of 'softcap' true takes "
+                   "(this one's 'softcap' is absent)"});
+  expectOpenError(oneKernel([&](Json &e) {
+                    e["softcap"] = false;
+                    withSoftcap(e);
+                  }),
+                  {"kernel #0 (k0): field 'params[37]' is the scalar "
+                   "'softcap', which only a kernel of 'softcap' true takes "
+                   "(this one's 'softcap' is false)"});
+  // A type other than f32.
+  for (const char *type : {"i32", "i64", "f64", "ptr"}) {
+    SCOPED_TRACE(type);
+    expectOpenError(oneKernel([&](Json &e) {
+                      e["softcap"] = true;
+                      withSoftcap(e, type);
+                    }),
+                    {std::string("kernel #0 (k0): field 'params[37].type' "
+                                 "must be 'f32' for scalar 'softcap', got \"") +
+                     type + "\""});
+  }
+  // softcap must be a boolean.
+  for (Json value : {Json(1), Json("true"), Json(50.0)}) {
+    SCOPED_TRACE(value.dump());
+    expectOpenError(oneKernel([&](Json &e) {
+                      e["softcap"] = value;
+                      withSoftcap(e);
+                    }),
+                    {"kernel #0 (k0): field 'softcap' must be true or false, "
+                     "got " +
+                     value.dump()});
+  }
 }

@@ -170,6 +170,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   config.headDim = kernel.headDim;
   config.blockM = kernel.blockM;
   config.blockN = kernel.blockN;
+  config.softcap = kernel.softcap;
   config.causal = kernel.window   ? tile::CausalMode::Window
                   : kernel.causal ? tile::CausalMode::TopLeft
                                   : tile::CausalMode::None;
@@ -285,6 +286,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
       {"dtype", kernel.dtype},
       {"head_dim", kernel.headDim},
       {"causal", kernelMaskName(kernel)},
+      {"softcap", kernel.softcap},
       {"symbol", "sdpa_fwd"},
       {"ptx", (kernel.name + ".ptx")},
       {"block", json::Array{threads, 1, 1}},

@@ -94,6 +94,7 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
 
   kernel.name = ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
                  Twine(kernel.headDim) + "_" + kernelMaskName(kernel) +
+                 (kernel.softcap ? "_softcap" : "") +
                  (lowering.indexBitwidth == 32 ? "_index32" : ""))
                     .str();
   return Error::success();
@@ -223,12 +224,14 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
     return specError(where, "expected an object, got " +
                                 llvm::formatv("{0}", value).str());
   FieldReader fields(*object, where);
-  fields.allowOnly({"dtypes", "head_dims", "causal", "window", "block_m",
-                    "block_n", "schedule", "lowering", "cubins", "why"});
+  fields.allowOnly({"dtypes", "head_dims", "causal", "window", "softcap",
+                    "block_m", "block_n", "schedule", "lowering", "cubins",
+                    "why"});
   std::vector<std::string> dtypes = fields.strings("dtypes", true);
   std::vector<int64_t> headDims = fields.integers("head_dims");
   bool causal = fields.boolean("causal");
   bool window = object->get("window") && fields.boolean("window");
+  bool softcap = object->get("softcap") && fields.boolean("softcap");
   int64_t blockM = fields.integer("block_m");
   int64_t blockN = fields.integer("block_n");
   std::string schedule = fields.string("schedule", false);
@@ -247,6 +250,7 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
       kernel.headDim = headDim;
       kernel.causal = causal;
       kernel.window = window;
+      kernel.softcap = softcap;
       kernel.blockM = blockM;
       kernel.blockN = blockN;
       kernel.schedule = schedule;

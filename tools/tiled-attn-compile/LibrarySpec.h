@@ -53,6 +53,8 @@ struct KernelSpec {
   /// A `window` kernel: the diagonals each query sees are arguments
   /// (excludes `causal`).
   bool window = false;
+  /// Logit softcap: one more f32 parameter, softcap.
+  bool softcap = false;
   int64_t blockM = 64;
   int64_t blockN = 64;
   /// Options of tile-schedule and of tile-to-ptx, as written.

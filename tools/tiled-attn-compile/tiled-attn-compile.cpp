@@ -68,6 +68,9 @@ static cl::opt<std::string> dtype("dtype", cl::desc("f16 or bf16"),
                                   cl::init("f16"), cl::cat(kernelCategory));
 static cl::opt<bool> causal("causal", cl::desc("Causal (top-left) mask"),
                             cl::init(false), cl::cat(kernelCategory));
+static cl::opt<bool> softcap("softcap",
+                             cl::desc("Logit softcap (one more f32 parameter)"),
+                             cl::init(false), cl::cat(kernelCategory));
 static cl::opt<bool>
     window("window",
            cl::desc("A band of diagonals given at run time (window_lo, "
@@ -123,6 +126,7 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
   kernel.headDim = headDim;
   kernel.causal = causal;
   kernel.window = window;
+  kernel.softcap = softcap;
   kernel.blockM = blockM;
   kernel.blockN = blockN;
   kernel.schedule = schedule;
@@ -139,9 +143,8 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
 static llvm::Expected<std::vector<KernelSpec>> kernelsFromSpec() {
   // (cl::list's operator& gives its storage, hence addressof.)
   cl::Option *oneKernelOptions[] = {
-      &headDim,  &dtype,    &causal,
-      &window,   &blockM,   &blockN,
-      &schedule, &lowering, std::addressof(cubins)};
+      &headDim, &dtype,  &causal,   &window,   &softcap,
+      &blockM,  &blockN, &schedule, &lowering, std::addressof(cubins)};
   for (cl::Option *option : oneKernelOptions)
     if (option->getNumOccurrences())
       return llvm::createStringError(

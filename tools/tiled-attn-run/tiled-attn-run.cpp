@@ -81,6 +81,11 @@ static cl::opt<double>
                           "for f16, 1e-2 for bf16)"),
                  cl::init(0.0));
 
+static cl::opt<double> softcapOpt(
+    "softcap",
+    cl::desc("For a softcap kernel: the cap (default 30); scores become "
+             "softcap * tanh(scale * s / softcap)"),
+    cl::init(30.0));
 static cl::opt<std::string> windowOpt(
     "window",
     cl::desc("For a `window` kernel: FlashAttention's window_size LEFT,RIGHT "
@@ -252,7 +257,8 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     Band band = window ? windowBand(request.left, request.right, request.causal,
                                     request.bottomRight, shape.seqQ, shape.seqK)
                        : bandOf(sdpa.getCausal(), shape.seqQ, shape.seqK);
-    sdpaReference(q, k, v, ref, scale, band);
+    double softcap = sdpa.getSoftcap() ? softcapOpt.getValue() : 0.0;
+    sdpaReference(q, k, v, ref, scale, band, softcap);
 
     // Runs a kernel on (q, k, v) into `dest` on its grid (ceil(S_q /
     // block_m), H, B), and counts the elements it left unwritten.
@@ -268,6 +274,8 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       if (window) // the band's diagonals: window_lo, window_hi
         args.append({KernelArg::value(double(band.lo)),
                      KernelArg::value(double(band.hi))});
+      if (softcap > 0.0)
+        args.push_back(KernelArg::value(softcap));
       if (failed(runKernel(f, args, grid)))
         return failure();
       return llvm::count_if(dest.data, [](double x) { return std::isnan(x); });
@@ -392,7 +400,8 @@ int main(int argc, char **argv) {
         (*other)->getAttr(tile::TileDialect::getSdpaAttrName()));
     if (otherSdpa.getHeadDim() != sdpa.getHeadDim() ||
         otherSdpa.getElementType() != sdpa.getElementType() ||
-        otherSdpa.getCausal() != sdpa.getCausal()) {
+        otherSdpa.getCausal() != sdpa.getCausal() ||
+        otherSdpa.getSoftcap() != sdpa.getSoftcap()) {
       other->emitError() << "computes something else than the kernel it is "
                             "compared with: "
                          << otherSdpa << " vs " << sdpa;

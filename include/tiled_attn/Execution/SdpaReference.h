@@ -37,9 +37,10 @@ Band windowBand(int64_t left, int64_t right, bool causal, bool bottomRight,
                 int64_t seqQ, int64_t seqK);
 
 /// Attention in float64 with the keys of `band` visible; a query row that
-/// sees no key has an output of 0.
+/// sees no key has an output of 0. With `softcap` > 0 each score is
+/// softcap * tanh(scale * s / softcap).
 void sdpaReference(HostTensor &q, HostTensor &k, HostTensor &v, HostTensor &out,
-                   double scale, Band band);
+                   double scale, Band band, double softcap = 0.0);
 
 /// ||a - b|| / ||b|| over all elements (||a - b|| when b is all zero).
 double relativeL2(HostTensor &a, HostTensor &b);

@@ -25,6 +25,9 @@ struct SdpaKernelConfig {
   /// window_hi), with the key blocks outside it skipped by
   /// `tile-mask-split`.
   tile::CausalMode causal = tile::CausalMode::None;
+  /// Gemma 2's logit cap: one more f32 argument, softcap, and scores
+  /// softcap * tanh(scale * s / softcap).
+  bool softcap = false;
   int64_t blockM = 64;
   int64_t blockN = 64;
   std::string name = "sdpa_fwd";

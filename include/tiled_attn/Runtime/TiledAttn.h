@@ -27,6 +27,7 @@
 |*   args.dtype = TA_DTYPE_BF16; args.mask = TA_MASK_CAUSAL_TOP_LEFT;         *|
 |*   args.scale = 0.125f;                                                     *|
 |*   args.window = (ta_window){1, 0, 4095, 0}; // optional: 4096-key window   *|
+|*   args.softcap = 50.0f;                      // optional: Gemma 2's cap    *|
 |*   if (ta_sdpa(lib, &args, device, stream) != TA_OK)                        *|
 |*     fprintf(stderr, "%s\n", ta_last_error());                              *|
 |*   ta_library_close(lib);                                                   *|
@@ -56,18 +57,18 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 3
+#define TA_API_VERSION 4
 
 typedef enum ta_status {
   TA_OK = 0,
   /** A bad argument: shapes that disagree, a stride the kernels cannot take,
-      a scale that is not a finite positive float32, a null pointer, a
-      window whose bounds are below -1 or whose alignment is not the causal
-      mask's. */
+      a scale that is not a finite positive float32, a softcap that is not a
+      finite float32 >= 0, a null pointer, a window whose bounds are below -1
+      or whose alignment is not the causal mask's. */
   TA_ERROR_INVALID_ARGUMENT = 1,
   /** The library holds no kernel for this problem on this device (dtype,
-      head dim, mask and window, architecture, kernel name). The message
-      lists what it holds. */
+      head dim, mask and window, softcap, architecture, kernel name). The
+      message lists what it holds. */
   TA_ERROR_NO_KERNEL = 2,
   /** The kernel library cannot be read: no folder, no manifest, malformed
       JSON, a missing field or file, an unknown ABI. */
@@ -111,10 +112,11 @@ typedef enum ta_mask {
     when it bounds nothing, "top_left" or "bottom_right" when only the
     causal diagonal bounds it, else "window". A kernel of that mask is
     preferred (without a window, first one of the mask asked for, as in API
-    version 2); failing that, any band but an unbounded one runs on a
-    "window" kernel, which takes lo and hi as parameters (window_lo,
-    window_hi) and computes every band. So TA_MASK_CAUSAL_BOTTOM_RIGHT runs
-    on a library that has window kernels and no bottom_right ones. */
+    version 2); failing that, any band but an unbounded one (with a
+    softcap, any band at all: see ta_sdpa_args.softcap) runs on a "window"
+    kernel, which takes lo and hi as parameters (window_lo, window_hi) and
+    computes every band. So TA_MASK_CAUSAL_BOTTOM_RIGHT runs on a library
+    that has window kernels and no bottom_right ones. */
 typedef struct ta_window {
   /** 0: no window (zero-initialized arguments keep the behaviour of API
       version 2, the other fields unread); nonzero: the window below. */
@@ -137,7 +139,9 @@ typedef struct ta_tensor {
   int64_t strides[4];
 } ta_tensor;
 
-/** One attention call: O = softmax(scale * Q K^T + mask) V. */
+/** One attention call: O = softmax(cap(scale * Q K^T) + mask) V, where cap
+    is the identity, or with a softcap c > 0 the logit soft-capping
+    c * tanh(x / c) (see softcap below). */
 typedef struct ta_sdpa_args {
   ta_tensor q; /**< [B, H, S_q, D] */
   /** [B, H_kv, S_k, D], S_k >= 1; H_kv divides H (grouped KV heads: query
@@ -152,10 +156,25 @@ typedef struct ta_sdpa_args {
   float scale;
   /** The name of a manifest entry to run, or NULL for the best fit. A
       named kernel must be one the choice above allows: of the mask asked
-      for, of the band's, or a "window" kernel for a masked band. */
+      for, of the band's, or a "window" kernel for a masked band (for any
+      band with a softcap), and with softcap exactly when softcap > 0. */
   const char *kernel;
   /** A sliding window; all zero for none. */
   ta_window window;
+  /** Logit soft-capping (Gemma 2's attn_logit_softcapping, FlashAttention's
+      softcap): with softcap > 0 each score becomes
+        softcap * tanh(scale * q.k / softcap)
+      after the scale and before the mask and the softmax; 0 is off
+      (zero-initialized arguments keep the behaviour of API version 3). It
+      must be a finite float >= 0, else TA_ERROR_INVALID_ARGUMENT.
+
+      Kernel choice: only kernels compiled with softcap (the manifest's
+      "softcap": true; they take it as one more f32 parameter, "softcap")
+      run a problem with softcap > 0, and only kernels without it run one
+      with softcap 0. Among the softcap kernels the order above applies,
+      and a "window" kernel runs any band, the unbounded one (no mask)
+      included, where no kernel of the band's own mask fits. */
+  float softcap;
 } ta_sdpa_args;
 
 /** One kernel of the library, as its manifest entry describes it. The
@@ -185,6 +204,9 @@ typedef struct ta_kernel_info {
   int32_t align_bytes;
   /** The number of kernel parameters (from the manifest's "params"). */
   int32_t num_params;
+  /** 1 if the kernel applies logit soft-capping (it takes the softcap as a
+      parameter and runs only problems with softcap > 0), else 0. */
+  int32_t softcap;
 } ta_kernel_info;
 
 /** The most parameters, and parameter bytes, a launch plan holds. */

@@ -53,10 +53,12 @@ using namespace tiled_attn::tilegpu;
 /// The role of argument `index` of `func`: its name in the `#tile.sdpa`
 /// signature, or `arg<index>` for a kernel without one.
 static std::string argumentName(func::FuncOp func, unsigned index) {
-  ArrayRef<StringLiteral> names = tile::SdpaAttr::getArgumentNames();
-  if (func->hasAttr(tile::TileDialect::getSdpaAttrName()) &&
-      index < names.size())
-    return names[index].str();
+  if (auto sdpa = func->getAttrOfType<tile::SdpaAttr>(
+          tile::TileDialect::getSdpaAttrName())) {
+    SmallVector<StringRef> names = sdpa.getArgumentNames();
+    if (index < names.size())
+      return names[index].str();
+  }
   return "arg" + std::to_string(index);
 }
 

@@ -429,10 +429,12 @@ Value SharedMemoryMaterializer::tensorMapFor(Value view, BufferType buffer,
   // Named after the view it describes, as the kernel ABI names parameters.
   auto arg = cast<BlockArgument>(view);
   std::string name = "arg" + std::to_string(arg.getArgNumber());
-  ArrayRef<StringLiteral> names = tile::SdpaAttr::getArgumentNames();
-  if (func->hasAttr(tile::TileDialect::getSdpaAttrName()) &&
-      arg.getArgNumber() < names.size())
-    name = names[arg.getArgNumber()].str();
+  if (auto sdpa = func->getAttrOfType<tile::SdpaAttr>(
+          tile::TileDialect::getSdpaAttrName())) {
+    SmallVector<StringRef> names = sdpa.getArgumentNames();
+    if (arg.getArgNumber() < names.size())
+      name = names[arg.getArgNumber()].str();
+  }
   MLIRContext *ctx = buffer.getContext();
   auto attrs = DictionaryAttr::get(
       ctx, {NamedAttribute(TileGPUDialect::getParamAttrName(),

@@ -61,6 +61,15 @@ library needs a ``window`` kernel (or the band's own). For one query the
 window is the last ``w`` of the keys it sees: those keys are passed, and
 no window.
 
+Logit soft-capping: a layer that passes ``softcap=c`` (Gemma 2's
+``attn_logit_softcapping``, from its config) has its scores computed as
+``c * tanh(scaling * q.k / c)`` before the mask and the softmax
+(``eager_attention_forward`` of ``modeling_gemma2``: the scores times
+``scaling``, divided by ``c``, ``tanh``, times ``c``, then the mask; its
+flash-attention path passes the same ``softcap`` to FlashAttention, whose
+meaning it is). :func:`tiled_attn.sdpa` gets ``softcap=c``; its library
+needs kernels compiled with softcap. ``softcap`` None (or 0) is none.
+
 Grouped KV heads (``H_kv < H``): for one query token, the heads sharing a
 KV head become the query rows of one problem (FlashAttention's
 ``pack_gqa``: one block of rows instead of one nearly empty block per
@@ -69,8 +78,8 @@ an ``enable_gqa`` keyword (it has); else K and V are repeated along the
 head dimension (transformers' ``repeat_kv``).
 
 Not supported, each refused with a message: dropout, gradients in training
-mode (the output does not track them), softcap, attention sinks, position
-biases, paged caches. ``output_attentions`` gets None weights, as with SDPA.
+mode (the output does not track them), attention sinks, position biases,
+paged caches. ``output_attentions`` gets None weights, as with SDPA.
 The function synchronises with the host when it reads a mask, so it is not
 for ``torch.compile`` or CUDA graphs yet.
 
@@ -244,9 +253,10 @@ def tiled_attn_attention_forward(
         scaling: the softmax scale; ``1/sqrt(D)`` when None.
         dropout: must be 0.
         kwargs: ``is_causal`` is read when the mask is None, ``sliding_window``
-            (None or the keys a query sees, itself included) always;
-            ``softcap``, ``s_aux``/``sinks``, ``position_bias`` and ``cache``
-            must be None.
+            (None or the keys a query sees, itself included) and ``softcap``
+            (None, or the logit soft-cap ``c`` of ``c * tanh(scaling * q.k / c)``)
+            always; ``s_aux``/``sinks``, ``position_bias`` and ``cache`` must be
+            None.
 
     Returns:
         ``(attn_output, None)``, ``attn_output`` a contiguous ``[B, S_q, H, D]`` tensor.
@@ -260,7 +270,8 @@ def tiled_attn_attention_forward(
         first, window = max(0, keys - window), None
     if first or keys != key.shape[2]:
         key, value = key[:, :, first:keys], value[:, :, first:keys]
-    out = _grouped_sdpa(query, key, value, causal, align, scaling, window)
+    out = _grouped_sdpa(query, key, value, causal, align, scaling, window,
+                        kwargs.get("softcap"))
     return out, None
 
 
@@ -289,7 +300,7 @@ def _check_options(
             f"{_PREFIX}: dropout {dropout} is not supported (tiled_attn.sdpa is an inference "
             "kernel); transformers passes 0 when the model is in eval mode (model.eval())"
         )
-    for option in ("softcap", "s_aux", "sinks", "position_bias", "cache"):
+    for option in ("s_aux", "sinks", "position_bias", "cache"):
         if kwargs.get(option) is not None:
             raise NotImplementedError(
                 f"{_PREFIX}: {option!r} is not supported; use attn_implementation=\"sdpa\" "
@@ -338,12 +349,13 @@ def _resolve_mask(
 
 def _grouped_sdpa(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, causal: bool, align: str,
-    scale: Optional[float], window: Optional[int] = None,
+    scale: Optional[float], window: Optional[int] = None, softcap: Optional[float] = None,
 ) -> torch.Tensor:
     """tiled_attn.sdpa on ``[B, H, S_q, D]`` queries and ``[B, H_kv, S_k, D]`` keys,
     into a new contiguous ``[B, S_q, H, D]`` tensor (the kernel writes that
     layout through ``out``'s strides, so no transpose copy follows). ``window``
-    is transformers' ``sliding_window`` (several queries only)."""
+    is transformers' ``sliding_window`` (several queries only), ``softcap``
+    its logit soft-cap (None or 0: none)."""
     sdpa = tiled_attn.sdpa
     keywords = _keywords(sdpa)
     extra = {}
@@ -356,6 +368,14 @@ def _grouped_sdpa(
         # transformers' convention, as its flash-attention path passes it;
         # with the causal mask, the keys i + o - (window - 1) .. i + o.
         extra["window_size"] = (window - 1, window - 1)
+    if softcap is not None and softcap != 0:
+        if "softcap" not in keywords:
+            raise NotImplementedError(
+                f"{_PREFIX}: this layer soft-caps its attention scores (softcap={softcap!r}), "
+                "and this tiled_attn.sdpa has no softcap keyword"
+            )
+        # transformers' meaning is FlashAttention's: softcap * tanh(scaling * q.k / softcap).
+        extra["softcap"] = softcap
     if align == "bottom_right":
         if "causal_align" not in keywords:
             raise NotImplementedError(

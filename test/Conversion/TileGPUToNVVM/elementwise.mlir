@@ -177,3 +177,28 @@ func.func @rescale_in_loop(%o: !tile.view<?x?x?x16xf16>, %alpha0: f32, %n: index
   tile.store %h, %o[%c0, %c0, %c0, %c0] : tensor<16x16xf16>, !tile.view<?x?x?x16xf16>
   return
 }
+
+// -----
+
+// tanh (a softcap's), per register: 1 - 2 / (2^(2 log2(e) x) + 1) on
+// ex2.approx and rcp.approx, then an fma: eight registers, eight of each.
+// CHECK-LABEL: gpu.func @tanh(
+// CHECK-DAG: %[[TWO_LOG2E:.*]] = arith.constant 2.885390{{[0-9]*}}e+00 : f32
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[MINUS_TWO:.*]] = arith.constant -2.000000e+00 : f32
+// CHECK: %[[Y:.*]] = arith.mulf %{{.*}}, %[[TWO_LOG2E]] : f32
+// CHECK-NEXT: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[Y]])
+// CHECK-NEXT: %[[D:.*]] = arith.addf %[[E]], %[[ONE]] : f32
+// CHECK-NEXT: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"(%[[D]])
+// CHECK-NEXT: math.fma %[[R]], %[[MINUS_TWO]], %[[ONE]] : f32
+// CHECK-COUNT-7: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
+// CHECK-NOT: math.tanh
+// CHECK: gpu.return
+func.func @tanh(%x: f32, %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %s = tensor.splat %x : tensor<16x16xf32>
+  %t = math.tanh %s : tensor<16x16xf32>
+  tile.store %t, %o[%c0, %c0, %c0, %c0]
+      : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}

@@ -61,6 +61,10 @@ public:
   TileGPUToNVVMTypeConverter();
 };
 
+/// rcp.approx.ftz.f32: 1/x on the MUFU unit (tanh's last step).
+inline constexpr llvm::StringLiteral kRcpIntrinsic =
+    "llvm.nvvm.rcp.approx.ftz.f";
+
 /// The NVVM intrinsic that exp2 of an f32 register tile lowers to (the MUFU
 /// instruction alone).
 inline constexpr llvm::StringLiteral kExp2Intrinsic =

@@ -120,7 +120,8 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                CausalMode causal, int64_t blockM,
                                int64_t blockN, int64_t stages,
                                bool refillAfterUse, bool maskSplit, bool exp2,
-                               int64_t rescaleThreshold, bool deferPv) {
+                               int64_t rescaleThreshold, bool deferPv,
+                               bool softcap) {
   if (!isPowerOfTwoIn(headDim, 16, 256))
     return emitError() << "head_dim must be a power of two in [16, 256], got "
                        << headDim;
@@ -147,45 +148,48 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(), blockM,
              blockN, getStages(), getRefillAfterUse(), getMaskSplit(),
-             getExp2(), getRescaleThreshold(), getDeferPv());
+             getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap());
 }
 
 SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), stages, refillAfterUse, getMaskSplit(),
-             getExp2(), getRescaleThreshold(), getDeferPv());
+             getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap());
 }
 
 SdpaAttr SdpaAttr::withMaskSplit() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              /*mask_split=*/true, getExp2(), getRescaleThreshold(),
-             getDeferPv());
+             getDeferPv(), getSoftcap());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              getMaskSplit(),
-             /*exp2=*/true, getRescaleThreshold(), getDeferPv());
+             /*exp2=*/true, getRescaleThreshold(), getDeferPv(), getSoftcap());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
-             getMaskSplit(), getExp2(), threshold, getDeferPv());
+             getMaskSplit(), getExp2(), threshold, getDeferPv(), getSoftcap());
 }
 
 SdpaAttr SdpaAttr::withDeferPv() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              getMaskSplit(), getExp2(), getRescaleThreshold(),
-             /*defer_pv=*/true);
+             /*defer_pv=*/true, getSoftcap());
 }
 
-ArrayRef<StringLiteral> SdpaAttr::getArgumentNames() {
-  static constexpr StringLiteral names[] = {
-      "q", "k", "v", "o", "scale", "window_lo", "window_hi"};
+SmallVector<StringRef> SdpaAttr::getArgumentNames() const {
+  SmallVector<StringRef> names = {"q", "k", "v", "o", "scale"};
+  if (getCausal() == CausalMode::Window)
+    names.append({"window_lo", "window_hi"});
+  if (getSoftcap())
+    names.push_back("softcap");
   return names;
 }
 
@@ -202,11 +206,12 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   std::string expectedStr;
   llvm::raw_string_ostream(expectedStr) << expected;
   bool window = sdpa.getCausal() == CausalMode::Window;
-  unsigned numArgs = window ? 7 : 5;
+  unsigned numArgs = 5 + (window ? 2 : 0) + (sdpa.getSoftcap() ? 1 : 0);
   auto fail = [&]() {
     return func.emitOpError()
            << "with 'tile.sdpa' expects arguments (q, k, v, o: " << expectedStr
            << ", scale: f32" << (window ? ", window_lo, window_hi: index" : "")
+           << (sdpa.getSoftcap() ? ", softcap: f32" : "")
            << ") and no results, got " << type;
   };
   // Arguments after these are parameters a lowering added, each tagged with
@@ -217,6 +222,8 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
     if (!func.getArgAttr(i, "tilegpu.param"))
       return fail();
   if (window && (!type.getInput(5).isIndex() || !type.getInput(6).isIndex()))
+    return fail();
+  if (sdpa.getSoftcap() && !type.getInput(numArgs - 1).isF32())
     return fail();
   for (Type input : type.getInputs().take_front(4)) {
     auto view = dyn_cast<ViewType>(input);

@@ -57,6 +57,7 @@ struct TileGenerateSdpaPass final
                             "of either alignment; it excludes `causal`";
       return signalPassFailure();
     }
+    config.softcap = softcap;
     if (window)
       config.causal = CausalMode::Window;
     else if (!causal)

@@ -61,6 +61,11 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
 
     A query row that sees no key at all has an output of zero.
 
+    `softcap` (Gemma 2's logit cap, FlashAttention's `softcap`): the kernel
+    takes one more f32 argument, `softcap`, after the others, and the
+    scores become `softcap * tanh(scale * s / softcap)` before the mask and
+    the softmax.
+
     The schedule knobs after the block sizes are set by the passes that
     apply them and are omitted from the printout while at their defaults:
     `stages` and `refill_after_use` (K/V blocks in flight and where their
@@ -86,7 +91,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     DefaultValuedParameter<"bool", "false">:$mask_split,
     DefaultValuedParameter<"bool", "false">:$exp2,
     DefaultValuedParameter<"int64_t", "0">:$rescale_threshold,
-    DefaultValuedParameter<"bool", "false">:$defer_pv
+    DefaultValuedParameter<"bool", "false">:$defer_pv,
+    DefaultValuedParameter<"bool", "false">:$softcap
   );
 
   let assemblyFormat = "`<` struct(params) `>`";
@@ -101,9 +107,10 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     SdpaAttr withRescaleThreshold(int64_t threshold) const;
     SdpaAttr withDeferPv() const;
     /// The names of the kernel's arguments, in order: q, k, v, o, scale,
-    /// and for a `window` kernel window_lo, window_hi. The kernel ABI and
-    /// the runtime know the arguments by these names.
-    static ::llvm::ArrayRef<::llvm::StringLiteral> getArgumentNames();
+    /// for a `window` kernel window_lo, window_hi, and with `softcap`
+    /// softcap. The kernel ABI and the runtime know the arguments by these
+    /// names.
+    ::llvm::SmallVector<::llvm::StringRef> getArgumentNames() const;
   }];
 }
 

@@ -150,6 +150,10 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
            "Mask by a band of diagonals given at run time (arguments "
            "window_lo, window_hi): sliding windows, either causal alignment "
            "and their intersection; excludes `causal`">,
+    Option<"softcap", "softcap", "bool", /*default=*/"false",
+           "Cap the logits (Gemma 2's, FlashAttention's softcap): one more "
+           "f32 argument, softcap; scores softcap * tanh(scale * s / "
+           "softcap)">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "Query rows per program (multiple of 16 in [16, 256])">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
