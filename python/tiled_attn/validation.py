@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import struct
 from typing import Any, Optional, Tuple
 
 __all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_inputs", "check_softcap", "check_window",
@@ -113,17 +112,18 @@ def check_softcap(softcap: Any) -> float:
     value = float(softcap)
     if not (math.isfinite(value) and value >= 0.0):
         raise ValueError(f"softcap must be a finite number >= 0 (0.0: off), got {softcap!r}")
-    try:
-        single = _F32.unpack(_F32.pack(value))[0]
-    except OverflowError:
-        single = math.inf
-    if math.isinf(single) or (value > 0.0 and single == 0.0):
+    # Plain comparisons, not a struct round trip: torch.compile traces this
+    # (fullgraph), and Dynamo cannot trace struct.pack. float32 rounds to
+    # inf from its largest value plus half an ulp, and to 0 up to 2^-150.
+    overflows = value >= _F32_OVERFLOW
+    if overflows or 0.0 < value <= _F32_ZERO:
         raise ValueError(f"softcap must be a float32 value (0.0: off), got {softcap!r}, which "
-                         f"{'overflows' if single else 'rounds to 0 in'} float32")
+                         f"{'overflows' if overflows else 'rounds to 0 in'} float32")
     return value
 
 
-_F32 = struct.Struct("=f")
+_F32_OVERFLOW = (2.0 - 2.0 ** -24) * 2.0 ** 127  # float32 max + half an ulp
+_F32_ZERO = 2.0 ** -150  # half the smallest float32 subnormal
 
 
 def copy_reason(t: Any, align_bytes: int) -> Optional[str]:

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Softcap kernels on the GPU against float64, before the library has any.
+
+    python3 bench/check_softcap.py LIBRARY_DIR... [--out bench/results]
+
+Each LIBRARY_DIR holds softcap kernels built by `tiled-attn-compile
+--softcap` (the library has none yet). For each, on random inputs with
+awkward lengths, caps of 5 and 50 and several masks (none, causal, a
+sliding window, bottom-right causal), sdpa(..., softcap=c) on NaN-poisoned
+outputs is compared with float64 attention whose scores are c * tanh(scale
+* s / c) (rows that see no key: 0), and with PyTorch computing the same in
+float32 from the capped scores; ours must be within twice PyTorch's error
+(plus 1e-6). Prints a line per case and writes a CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+
+from check_correctness import visible_mask  # noqa: E402
+from common import write_csv  # noqa: E402
+from tiled_attn import KernelLibrary, sdpa  # noqa: E402
+
+CASES = [  # (S_q, S_k, causal, align, window)
+    (1, 1, False, "top_left", (-1, -1)),
+    (130, 130, False, "top_left", (-1, -1)),
+    (257, 257, True, "top_left", (-1, -1)),
+    (1000, 1000, True, "top_left", (63, 0)),
+    (77, 300, True, "bottom_right", (-1, -1)),
+    (300, 77, True, "bottom_right", (-1, -1)),
+    (500, 500, False, "top_left", (20, 33)),
+]
+
+
+def attention(q, k, v, scale, cap, mask):
+    """Attention of [B, H, S, D] tensors in their dtype's arithmetic (float32
+    or float64) with capped scores; rows without a visible key give 0."""
+    s = (q @ k.transpose(-1, -2)) * scale
+    s = cap * torch.tanh(s / cap)
+    s = s.masked_fill(~mask, float("-inf"))
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    return p @ v
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("libraries", nargs="+", type=Path)
+    p.add_argument("--out", type=Path, default=Path("bench/results"))
+    args = p.parse_args()
+    torch.manual_seed(0)
+    device = torch.cuda.get_device_name()
+    rows, failed = [], 0
+    for path in args.libraries:
+        library = KernelLibrary.load(path)
+        for kernel in library.kernels:
+            dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[kernel.dtype]
+            d = kernel.head_dim
+            for s_q, s_k, causal, align, window in CASES:
+                for cap in (5.0, 50.0):
+                    q = torch.randn(1, 2, s_q, d, device="cuda").to(dtype) * 2
+                    k = torch.randn(1, 2, s_k, d, device="cuda").to(dtype) * 2
+                    v = torch.randn(1, 2, s_k, d, device="cuda").to(dtype)
+                    scale = d ** -0.5
+                    mask = visible_mask(s_q, s_k, causal, align == "bottom_right", *window,
+                                        "cuda")
+                    out = torch.full_like(q, float("nan"))
+                    sdpa(q, k, v, causal=causal, causal_align=align, window_size=window,
+                         softcap=cap, library=library, out=out)
+                    ref = attention(q.double(), k.double(), v.double(), scale, cap, mask)
+                    ours = (out.double() - ref).abs().max().item()
+                    torch_err = (attention(q.float(), k.float(), v.float(), scale, cap, mask)
+                                 .to(dtype).double() - ref).abs().max().item()
+                    ok = ours <= 2 * torch_err + 1e-6 and not out.isnan().any().item()
+                    failed += not ok
+                    print(f"{'PASS' if ok else 'FAIL'} {kernel.name} Sq={s_q} Sk={s_k} "
+                          f"causal={causal} {align} window={window} softcap={cap} "
+                          f"err={ours:.2e} torch={torch_err:.2e}", flush=True)
+                    rows.append({"kernel": kernel.name, "device": device, "s_q": s_q,
+                                 "s_k": s_k, "causal": causal, "align": align,
+                                 "window_left": window[0], "window_right": window[1],
+                                 "softcap": cap, "max_abs_err": ours,
+                                 "torch_max_abs_err": torch_err, "ok": ok})
+    write_csv(args.out, "softcap", device, datetime.date.today().isoformat(), rows)
+    print(f"{len(rows) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
