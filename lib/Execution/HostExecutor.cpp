@@ -169,6 +169,7 @@ private:
   LogicalResult execReduce(ReduceOp op);
   LogicalResult execBroadcast(BroadcastOp op);
   LogicalResult execOnlineSoftmax(OnlineSoftmaxOp op);
+  LogicalResult execLogSumExp(LogSumExpOp op);
 
   std::array<int64_t, 3> blockId;
   llvm::DenseMap<Value, RtValue> env;
@@ -497,6 +498,20 @@ LogicalResult Interpreter::execOnlineSoftmax(OnlineSoftmaxOp op) {
   return success();
 }
 
+LogicalResult Interpreter::execLogSumExp(LogSumExpOp op) {
+  // The roundings of tile-decompose-online-softmax's max (* scale) + log(sum).
+  auto r = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  const RtValue &m = get(op.getMax()), &l = get(op.getSum());
+  double scale = get(op.getScale()).scalarValue();
+  RtValue out = m;
+  for (size_t i = 0; i < out.data.size(); ++i) {
+    double max = op.getExp2() ? r(m.data[i] * scale) : m.data[i];
+    out.data[i] = r(max + r(std::log(l.data[i])));
+  }
+  set(op.getResult(), std::move(out));
+  return success();
+}
+
 static bool compareF(arith::CmpFPredicate pred, double a, double b) {
   bool unordered = std::isnan(a) || std::isnan(b);
   using P = arith::CmpFPredicate;
@@ -589,6 +604,7 @@ LogicalResult Interpreter::execute(Operation *op) {
       .Case([&](ReduceOp r) { return execReduce(r); })
       .Case([&](BroadcastOp b) { return execBroadcast(b); })
       .Case([&](OnlineSoftmaxOp s) { return execOnlineSoftmax(s); })
+      .Case([&](LogSumExpOp s) { return execLogSumExp(s); })
       .Case([&](BlockIdOp b) {
         set(b, RtValue::scalar(blockId[static_cast<int>(b.getDim())]));
         return success();

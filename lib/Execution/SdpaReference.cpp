@@ -48,7 +48,8 @@ Band tiled_attn::exec::windowBand(int64_t left, int64_t right, bool causal,
 
 void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
                                      HostTensor &v, HostTensor &out,
-                                     double scale, Band band, double softcap) {
+                                     double scale, Band band, double softcap,
+                                     HostTensor *lse) {
   int64_t batch = q.sizes[0], heads = q.sizes[1], seqQ = q.sizes[2],
           seqK = k.sizes[2], dim = q.sizes[3];
   // Grouped KV heads: query head h reads K/V head h / (H_q / H_kv).
@@ -80,6 +81,10 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
             acc += scores[j] * v.at({b, h / group, j, d});
           out.at({b, h, i, d}) = end == first ? 0.0 : acc / sum;
         }
+        if (lse)
+          lse->at({b, h, i}) = end == first
+                                   ? -std::numeric_limits<double>::infinity()
+                                   : maxScore + std::log(sum);
       }
 }
 

@@ -22,6 +22,7 @@
 //     m', l', P, alpha = online_softmax(S, m, l, scale)
 //     acc = acc * alpha + P V_j
 //   O_i = acc / l   (0 for a row that saw no key), stored under S_q
+//   LSE_i = m + log(l)   (with `lse`; -inf for a row that saw no key)
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +49,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                                        /*refillAfterUse=*/false,
                                        /*causalSplit=*/false, /*exp2=*/false,
                                        /*rescaleThreshold=*/int64_t{0},
-                                       /*deferPv=*/false, cfg.softcap);
+                                       /*deferPv=*/false, cfg.softcap, cfg.lse);
   if (!sdpa)
     return failure();
 
@@ -67,6 +68,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     argTypes.append(2, b.getIndexType()); // window_lo, window_hi
   if (cfg.softcap)
     argTypes.push_back(f32); // softcap
+  if (cfg.lse)               // [B, H_q, S_q] row log-sum-exps
+    argTypes.push_back(ViewType::get(ctx, {dyn, dyn, dyn}, f32));
   auto funcTy = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
   func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
@@ -82,8 +85,9 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // tanh's argument takes scale / softcap (one division per program), and
   // the softmax the cap as its scale (FlashAttention's folding).
   Value capScale, softmaxScale = scale;
+  Value lseView = cfg.lse ? entry->getArguments().back() : Value();
   if (cfg.softcap) {
-    Value cap = entry->getArguments().back();
+    Value cap = entry->getArgument(window ? 7 : 5);
     capScale = arith::DivFOp::create(b, loc, scale, cap);
     softmaxScale = cap;
   }
@@ -202,6 +206,15 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   out = arith::TruncFOp::create(b, loc, tensorTy({bm, d}, elt), out);
   StoreOp::create(b, loc, out, o, ValueRange{batch, head, mBlk, c0},
                   /*mask=*/Value());
+  // The rows' log-sum-exps (of the scores the softmax saw: scaled, capped),
+  // -inf for a row that saw no key; nothing is written through a view with
+  // no rows.
+  if (lseView) {
+    Value lse = LogSumExpOp::create(b, loc, tensorTy({bm}, f32),
+                                    loop.getResult(0), sum, softmaxScale);
+    StoreOp::create(b, loc, lse, lseView, ValueRange{batch, head, mBlk},
+                    /*mask=*/Value());
+  }
   func::ReturnOp::create(b, loc);
   return func;
 }

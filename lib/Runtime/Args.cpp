@@ -10,7 +10,8 @@
 // the scale is a finite positive float32 and the softcap a finite float32
 // >= 0 (0: off), the enums are known, the window's bounds are -1 or >= 0
 // and its alignment the causal mask's, and every tensor with elements has a
-// device address. Each message names the argument and its value. The
+// device address; the log-sum-exps' address (lse), when given, is 4-byte
+// aligned. Each message names the argument and its value. The
 // strides are checked later, against the chosen kernel's alignment
 // (Params.cpp). Then the band of diagonals the queries see, and the mask
 // of the kernels that compute it (Window.h).
@@ -196,6 +197,25 @@ Status checkSoftcap(float softcap) {
                          "soft-capping), got ", text);
 }
 
+/// The [B, H, S_q] float32 view an "lse" kernel writes: contiguous at
+/// args.lse, or with no rows when args.lse is 0 (the kernel then writes
+/// nothing).
+Status lseView(const ta_sdpa_args &args, ta_tensor &view) {
+  if (args.lse % alignof(float)) {
+    char pointer[24];
+    std::snprintf(pointer, sizeof(pointer), "%#llx",
+                  static_cast<unsigned long long>(args.lse));
+    return invalidArgument("lse (the rows' log-sum-exps, float32) must be ",
+                           "4-byte aligned, got ", pointer);
+  }
+  const ta_tensor &q = args.q;
+  int64_t rows = args.lse ? q.sizes[2] : 0;
+  view = ta_tensor{args.lse,
+                   {q.sizes[0], q.sizes[1], rows, 1},
+                   {q.sizes[1] * q.sizes[2], q.sizes[2], 1, 1}};
+  return Status();
+}
+
 } // namespace
 
 Status tiled_attn::runtime::checkArgs(const ta_library &library,
@@ -208,6 +228,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.tensors[kK] = &args->k;
   problem.tensors[kV] = &args->v;
   problem.tensors[kO] = &args->o;
+  problem.tensors[kLse] = &problem.lseTensor;
   TA_RETURN_IF_ERROR(checkEnums(*args));
   for (int t = 0; t < 4; ++t)
     TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));
@@ -216,6 +237,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   TA_RETURN_IF_ERROR(checkSoftcap(args->softcap));
   TA_RETURN_IF_ERROR(checkWindow(*args));
   TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3]));
+  TA_RETURN_IF_ERROR(lseView(*args, problem.lseTensor));
   problem.batch = args->q.sizes[0];
   problem.heads = args->q.sizes[1];
   problem.kvHeads = args->k.sizes[1];
@@ -230,5 +252,6 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.band = bandOf(*args, problem);
   problem.needed = neededMask(problem.band, problem.seqQ, problem.seqK);
   problem.softcap = args->softcap > 0.0f;
+  problem.lse = args->lse != 0;
   return Status();
 }

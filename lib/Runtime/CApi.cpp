@@ -90,6 +90,7 @@ Status describeKernel(const ta_library *library, int32_t index,
   info->align_bytes = k.alignBytes;
   info->num_params = static_cast<int32_t>(k.params.size());
   info->softcap = k.softcap ? 1 : 0;
+  info->lse = k.lse ? 1 : 0;
   return Status();
 }
 

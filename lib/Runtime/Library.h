@@ -33,6 +33,7 @@ struct SelectionGroup {
   ta_dtype dtype;
   KernelMask mask;
   bool softcap;
+  bool lse;
   int32_t headDim;
   std::vector<int32_t> kernels;
 };
@@ -40,8 +41,11 @@ struct SelectionGroup {
 /// The checked sizes of one attention call.
 struct Problem {
   const ta_sdpa_args *args = nullptr;
-  /// q, k, v, o.
-  const ta_tensor *tensors[4] = {};
+  /// q, k, v, o, lse (lseTensor).
+  const ta_tensor *tensors[kNumTensors] = {};
+  /// The view an "lse" kernel writes: ta_sdpa_args.lse as [B, H, S_q]
+  /// (contiguous), or with no rows (S_q = 0, null) when it is 0.
+  ta_tensor lseTensor = {};
   int64_t batch = 0, heads = 0, kvHeads = 0, seqQ = 0, seqK = 0, headDim = 0;
   uint32_t itemSize = 2;
   /// The output has no elements: nothing to launch.
@@ -54,6 +58,9 @@ struct Problem {
   KernelMask needed = KernelMask::None;
   /// The scores are soft-capped (softcap > 0): only softcap kernels fit.
   bool softcap = false;
+  /// The rows' log-sum-exps are asked for (ta_sdpa_args.lse != 0): only
+  /// "lse" kernels fit.
+  bool lse = false;
 };
 
 } // namespace tiled_attn::runtime

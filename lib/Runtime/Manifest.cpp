@@ -235,6 +235,7 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   kernel.mask = static_cast<KernelMask>(choice);
   kernel.maskText = kernelMaskName(kernel.mask);
   TA_RETURN_IF_ERROR(r.flag("softcap", kernel.softcap));
+  TA_RETURN_IF_ERROR(r.flag("lse", kernel.lse));
   int64_t headDim = 0;
   TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
   kernel.headDim = static_cast<int32_t>(headDim);

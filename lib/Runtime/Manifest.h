@@ -82,8 +82,10 @@ struct Arch {
 };
 
 /// The tensors a parameter may name, in ta_sdpa_args order.
-enum TensorId : uint8_t { kQ = 0, kK = 1, kV = 2, kO = 3 };
-constexpr const char *kTensorNames[4] = {"q", "k", "v", "o"};
+/// lse is an "lse" kernel's [B, H, S_q] float32 output (ta_sdpa_args.lse).
+enum TensorId : uint8_t { kQ = 0, kK = 1, kV = 2, kO = 3, kLse = 4 };
+constexpr int kNumTensors = 5;
+constexpr const char *kTensorNames[kNumTensors] = {"q", "k", "v", "o", "lse"};
 
 /// The kinds of parameter; a "scalar" is Scale, WindowLo, WindowHi or
 /// Softcap, by its name.
@@ -130,6 +132,10 @@ struct KernelEntry {
   /// then takes the softcap as a parameter): it runs the problems with
   /// softcap > 0, and only those.
   bool softcap = false;
+  /// Whether the kernel writes the rows' log-sum-exps (the entry's "lse";
+  /// it then takes the view "lse"): it runs the problems that ask for
+  /// them, and the others too (with a view of no rows).
+  bool lse = false;
   uint32_t block[3] = {1, 1, 1};
   /// Paths of the image files: the PTX, and cubins by arch (manifest order).
   std::string ptxPath;
@@ -145,8 +151,8 @@ struct KernelEntry {
   /// `isCubin` says which.
   const std::string &imageFor(int ccMajor, int ccMinor, bool &isCubin) const;
 
-  /// "name (arch, dtype, D=64, causal=none)", with ", softcap" before the
-  /// parenthesis closes for a softcap kernel, for messages.
+  /// "name (arch, dtype, D=64, causal=none)", with ", softcap" and ", lse"
+  /// before the parenthesis closes for such kernels, for messages.
   std::string describe() const;
 };
 

@@ -153,12 +153,12 @@ Status readParamName(const FieldReader &p, Param &param) {
           name);
     return Status();
   }
-  for (uint8_t tensor = 0; tensor < 4; ++tensor)
+  for (uint8_t tensor = 0; tensor < kNumTensors; ++tensor)
     if (name == kTensorNames[tensor]) {
       param.tensor = tensor;
       return Status();
     }
-  return p.fail("name", "one of 'q', 'k', 'v', 'o'", name);
+  return p.fail("name", "one of 'q', 'k', 'v', 'o', 'lse'", name);
 }
 
 Status readParamType(const FieldReader &p, Param &param) {
@@ -300,6 +300,37 @@ Status checkSoftcapParam(const FieldReader &entry, const KernelEntry &kernel) {
   return Status();
 }
 
+/// A kernel of "lse": true takes the view lse (its base, sizes and
+/// strides, no tensor map); no other kernel takes it.
+Status checkLseParams(const FieldReader &entry, const KernelEntry &kernel) {
+  bool base = false;
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    const Param &param = kernel.params[i];
+    bool isLse =
+        param.tensor == kLse &&
+        (param.kind == ParamKind::Base || param.kind == ParamKind::Size ||
+         param.kind == ParamKind::Stride || param.kind == ParamKind::TensorMap);
+    if (!isLse)
+      continue;
+    if (!kernel.lse)
+      return libraryError(entry.where(), ": field 'params[", i,
+                          "]' belongs to the view 'lse', which only a kernel ",
+                          "of 'lse' true takes (this one's 'lse' is ",
+                          entry.find("lse") ? "false" : "absent", ")");
+    if (param.kind == ParamKind::TensorMap ||
+        (param.kind != ParamKind::Base && param.dim > 2))
+      return libraryError(entry.where(), ": field 'params[", i,
+                          "]' must be the base, a size or a stride of the ",
+                          "rank-3 view 'lse' (dims 0-2, no tensor map)");
+    base |= param.kind == ParamKind::Base;
+  }
+  if (kernel.lse && !base)
+    return libraryError(entry.where(), ": a kernel of 'lse' true takes the ",
+                        "view 'lse' (the rows' log-sum-exps), whose base ",
+                        "field 'params' lacks");
+  return Status();
+}
+
 } // namespace
 
 Status tiled_attn::runtime::readParams(const FieldReader &entry,
@@ -335,5 +366,6 @@ Status tiled_attn::runtime::readParams(const FieldReader &entry,
   }
   kernel.paramBytes = offset;
   TA_RETURN_IF_ERROR(checkWindowParams(entry, kernel));
+  TA_RETURN_IF_ERROR(checkLseParams(entry, kernel));
   return checkSoftcapParam(entry, kernel);
 }

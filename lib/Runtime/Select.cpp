@@ -26,6 +26,12 @@
 // above is kept, so a softcap kernel of the band's own mask, where the
 // library has one, comes first.
 //
+// A problem that asks for the log-sum-exps (lse) runs only on "lse"
+// kernels, which the library builds as "window" kernels too: it may run on
+// one whatever its band. A problem that does not ask for them prefers, for
+// each mask in turn, a kernel without them, then one with them (which is
+// given a view of no rows and writes nothing).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Library.h"
@@ -92,7 +98,8 @@ const std::string &KernelEntry::imageFor(int ccMajor, int ccMinor,
 
 std::string KernelEntry::describe() const {
   return concat(name, " (", archText, ", ", dtypeText, ", D=", headDim,
-                ", causal=", maskText, softcap ? ", softcap)" : ")");
+                ", causal=", maskText, softcap ? ", softcap" : "",
+                lse ? ", lse)" : ")");
 }
 
 namespace {
@@ -109,7 +116,7 @@ int candidateMasks(const Problem &problem, KernelMask masks[3]) {
   if (!args.window.enabled)
     add(static_cast<KernelMask>(args.mask));
   add(problem.needed);
-  if (problem.needed != KernelMask::None || problem.softcap)
+  if (problem.needed != KernelMask::None || problem.softcap || problem.lse)
     add(KernelMask::Window);
   return count;
 }
@@ -137,13 +144,18 @@ std::string softcapText(const Problem &problem) {
   return concat(", softcap=", text);
 }
 
+/// ", log-sum-exp" for a problem that asks for it, else "".
+std::string lseText(const Problem &problem) {
+  return problem.lse ? ", log-sum-exp" : "";
+}
+
 Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
                 int ccMinor) {
   const ta_sdpa_args &args = *problem.args;
   std::string wanted = concat("sm_", ccMajor, ccMinor, ", ",
                               args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
                               ", D=", problem.headDim, ", ", maskText(args),
-                              softcapText(problem));
+                              softcapText(problem), lseText(problem));
   if (args.kernel)
     wanted += concat(", name=", args.kernel);
   if (!problem.index32Ok)
@@ -162,13 +174,14 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
   KernelMask masks[3];
   int count = candidateMasks(problem, masks);
   std::string would;
-  if (count > 1 || args.window.enabled || problem.softcap) {
+  if (count > 1 || args.window.enabled || problem.softcap || problem.lse) {
     for (int i = 0; i < count; ++i) {
       const char *separator = i == 0 ? "" : i + 1 < count ? ", " : " or ";
       would += concat(separator, "causal=", kernelMaskName(masks[i]));
     }
-    would = concat("; a ", problem.softcap ? "softcap " : "", "kernel of ",
-                   would, " would compute it");
+    would = concat("; a ", problem.softcap ? "softcap " : "",
+                   problem.lse ? "log-sum-exp " : "", "kernel of ", would,
+                   " would compute it");
   }
   return Status::error(TA_ERROR_NO_KERNEL,
                        concat("no kernel in the library for ", wanted,
@@ -185,7 +198,7 @@ bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
          k.headDim == problem.headDim && k.arch.runsOn(ccMajor, ccMinor) &&
          (problem.index32Ok || k.indexBits == 64) &&
          (k.groupedKv || problem.kvHeads == problem.heads) &&
-         k.softcap == problem.softcap;
+         k.softcap == problem.softcap && (k.lse || !problem.lse);
 }
 
 } // namespace
@@ -207,16 +220,21 @@ Status tiled_attn::runtime::selectKernel(const ta_library &library,
     }
     return noKernel(library, problem, ccMajor, ccMinor);
   }
+  // Without lse, the kernels that do not write it first.
+  const bool lseOrder[2] = {problem.lse, true};
   for (int m = 0; m < numMasks; ++m)
-    for (const SelectionGroup &group : library.groups) {
-      if (group.dtype != args.dtype || group.mask != masks[m] ||
-          group.softcap != problem.softcap || group.headDim != problem.headDim)
-        continue;
-      for (int32_t candidate : group.kernels)
-        if (fits(kernels[candidate], problem, masks + m, 1, ccMajor, ccMinor)) {
-          kernel = candidate;
-          return Status();
-        }
-    }
+    for (int pass = problem.lse ? 1 : 0; pass < 2; ++pass)
+      for (const SelectionGroup &group : library.groups) {
+        if (group.dtype != args.dtype || group.mask != masks[m] ||
+            group.softcap != problem.softcap || group.lse != lseOrder[pass] ||
+            group.headDim != problem.headDim)
+          continue;
+        for (int32_t candidate : group.kernels)
+          if (fits(kernels[candidate], problem, masks + m, 1, ccMajor,
+                   ccMinor)) {
+            kernel = candidate;
+            return Status();
+          }
+      }
   return noKernel(library, problem, ccMajor, ccMinor);
 }

@@ -146,6 +146,28 @@ def window_entry(name: str, index_type: str = "i64", window_type: Optional[str] 
     return kernel_entry(name, causal="window", params=params, **fields)
 
 
+def lse_params(index_type: str = "i64") -> List[Dict[str, Any]]:
+    """The parameters of the view "lse" as the compiler emits them: its base, its
+    three sizes, the strides of dims 0 and 1."""
+    return ([{"name": "lse", "kind": "base", "type": "ptr"}]
+            + [{"name": "lse", "kind": "size", "dim": d, "type": index_type} for d in range(3)]
+            + [{"name": "lse", "kind": "stride", "dim": d, "type": index_type} for d in range(2)])
+
+
+def lse_entry(name: str, causal: str = "window", **fields: Any) -> Dict[str, Any]:
+    """:func:`kernel_entry` of a kernel that writes the log-sum-exps
+    (``"lse": true``), as the compiler builds them: by default a "window"
+    kernel (:func:`window_entry`'s parameters), then the view lse."""
+    if causal == "window":
+        base = window_entry(name)
+    else:
+        base = kernel_entry(name, causal=causal, params=standard_params())
+    base["params"] = base["params"] + lse_params()
+    base["lse"] = True
+    base.update(fields)
+    return base
+
+
 def softcap_entry(name: str, causal: str = "window", index_type: str = "i64",
                   **fields: Any) -> Dict[str, Any]:
     """:func:`kernel_entry` of a kernel compiled with softcap (``"softcap": true``),

@@ -20,7 +20,8 @@ from typing import Any, Optional, Sequence, Tuple
 
 import pytest
 from conftest import FAKE_DEVICES, LIBCUDA_ENV_VAR
-from fakes import FakeTensor, kernel_entry, softcap_entry, standard_params, window_entry
+from fakes import (FakeTensor, kernel_entry, lse_entry, lse_params, softcap_entry, standard_params,
+                   window_entry)
 
 from tiled_attn import runtime
 from tiled_attn.errors import TiledAttnError
@@ -47,10 +48,10 @@ def tensors(b: int = 2, h: int = 3, s_q: int = 77, s_k: int = 131, d: int = 64):
 def make_args(q: Any, k: Any, v: Any, o: Any, dtype: str = "f16", mask: str = "none",
               scale: float = 0.125, kernel: Optional[str] = None,
               window: Optional[Tuple[int, int]] = None, bottom_right: bool = False,
-              softcap: float = 0.0) -> TaSdpaArgs:
+              softcap: float = 0.0, lse: int = 0) -> TaSdpaArgs:
     """ta_sdpa_args; ``window`` (left, right) turns the window on, aligned
     bottom-right if ``bottom_right`` (which must agree with a causal mask);
-    ``softcap`` > 0 soft-caps the scores."""
+    ``softcap`` > 0 soft-caps the scores; ``lse`` is the log-sum-exps' address."""
     args = TaSdpaArgs()
     for slot, t in ((args.q, q), (args.k, k), (args.v, v), (args.o, o)):
         set_tensor(slot, t)
@@ -62,6 +63,7 @@ def make_args(q: Any, k: Any, v: Any, o: Any, dtype: str = "f16", mask: str = "n
     if window is not None:
         args.window = TaWindow(1, int(bottom_right), *window)
     args.softcap = softcap
+    args.lse = lse
     return args
 
 
@@ -174,7 +176,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 4
+    assert lib.ta_api_version() == runtime.API_VERSION == 5
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
@@ -1122,7 +1124,7 @@ def test_a_window_kernel_launches(open_library, fake_cuda) -> None:
 
 
 def packed_args(causal: bool, causal_align: str, window_size: Any,
-                softcap: float = 0.0) -> TaSdpaArgs:
+                softcap: float = 0.0, lse: int = 0) -> TaSdpaArgs:
     """The args sdpa would pass for the standard problem, packed as sdpa packs them."""
     sdpa_module = importlib.import_module("tiled_attn.sdpa")
 
@@ -1134,7 +1136,7 @@ def packed_args(causal: bool, causal_align: str, window_size: Any,
     args = TaSdpaArgs()
     sdpa_module._ARGS_LAYOUT.pack_into(
         args, 0, Q, *q.shape, *q.stride(), K, *k.shape, *k.stride(), V, *v.shape, *v.stride(),
-        O, *o.shape, *o.stride(), DTYPES["f16"], mask, 0.125, 0, *window, softcap)
+        O, *o.shape, *o.stride(), DTYPES["f16"], mask, 0.125, 0, *window, softcap, lse)
     return args
 
 
@@ -1356,3 +1358,105 @@ def test_the_custom_op_takes_softcap() -> None:
     (softcap,) = [a for a in schema.arguments if a.name == "softcap"]
     assert str(softcap.type) == "float" and softcap.default_value == 0.0
     assert schema.arguments[-1].name == "softcap"
+
+
+# ================================================================ the rows' log-sum-exps
+#
+# A call with return_lse (ta_sdpa_args.lse != 0) runs only on kernels that
+# write them ("lse": true), which the compiler builds as "window" kernels;
+# a call without runs on kernels without them first, else on one with them,
+# which gets a view of no rows.
+
+LSE = 0x500000000
+
+
+def test_an_lse_kernel_is_described(open_library) -> None:
+    library = open_library([lse_entry("wl"), window_entry("w")])
+    wl, w = library.kernels
+    assert (wl.mask, wl.lse, wl.num_params) == ("window", True, 45)
+    assert wl.describe() == "wl (sm_80, f16, D=64, mask=window, lse)"
+    assert w.lse is False
+
+
+def test_the_lse_view_is_packed_contiguous(open_library) -> None:
+    params = lse_entry("wl")["params"]
+    library = open_library([lse_entry("wl")])
+    plan = library.plan(problem(mask="top_left", lse=LSE), (9, 0))
+    # [B, H, S_q] = [2, 3, 77] at the address, strides [H * S_q, S_q].
+    assert decode(params[37:], plan.params[37:]) == [-76, 0, LSE, 2, 3, 77, 231, 77]
+    # Not asked for: the same kernel, a view of no rows at address 0.
+    plan = library.plan(problem(mask="top_left"), (9, 0))
+    assert decode(params[39:], plan.params[39:]) == [0, 2, 3, 0, 231, 77]
+
+
+@pytest.mark.parametrize("mask, window", [("none", None), ("top_left", None),
+                                          ("bottom_right", None), ("top_left", (8, 0))])
+def test_lse_calls_run_only_on_lse_kernels(open_library, mask, window) -> None:
+    library = open_library([kernel_entry("none"), kernel_entry("tl", causal="top_left"),
+                            kernel_entry("br", causal="bottom_right"), window_entry("w"),
+                            lse_entry("wl")])
+    assert chosen(library, problem(mask=mask, window=window, lse=LSE)) == "wl"
+    expected = "w" if window else {"none": "none", "top_left": "tl", "bottom_right": "br"}[mask]
+    assert chosen(library, problem(mask=mask, window=window)) == expected
+
+
+def test_no_kernel_for_lse_names_it(open_library) -> None:
+    library = open_library([kernel_entry("none"), window_entry("w")])
+    message = error_of(TiledAttnError, library.plan, problem(lse=LSE), (9, 0))
+    assert message.startswith("no kernel in the library for sm_90, f16, D=64, causal=none, "
+                              "log-sum-exp (library ")
+    assert message.endswith("; a log-sum-exp kernel of causal=none or causal=window would "
+                            "compute it")
+    assert error_of(ValueError, library.plan, problem(lse=LSE + 2), (9, 0)) == (
+        "lse (the rows' log-sum-exps, float32) must be 4-byte aligned, got 0x500000002")
+
+
+@pytest.mark.parametrize("fields, detail", [
+    (dict(lse=True), "a kernel of 'lse' true takes the view 'lse' (the rows' log-sum-exps), "
+                     "whose base field 'params' lacks"),
+    (dict(params=standard_params() + lse_params()),
+     "field 'params[37]' belongs to the view 'lse', which only a kernel of 'lse' true takes "
+     "(this one's 'lse' is absent)"),
+])
+def test_manifest_checks_the_lse_view(open_library, fields, detail) -> None:
+    with pytest.raises(TiledAttnError) as info:
+        open_library([kernel_entry("a", **fields)])
+    assert detail in str(info.value)
+
+
+def test_sdpa_packs_the_lse_address_last(open_library) -> None:
+    library = open_library([lse_entry("wl"), kernel_entry("tl", causal="top_left")])
+    args = packed_args(True, "top_left", (-1, -1), lse=LSE)
+    assert args.lse == LSE
+    assert bytes(args) == bytes(make_args(*tensors(), mask="top_left", lse=LSE))
+    assert chosen(library, args) == "wl"
+    assert chosen(library, packed_args(True, "top_left", (-1, -1))) == "tl"
+
+
+def test_sdpa_takes_return_lse_as_a_keyword() -> None:
+    import inspect
+
+    from tiled_attn.sdpa import sdpa, sdpa_eager
+    from tiled_attn.validation import check_return_lse
+
+    parameter = inspect.signature(sdpa).parameters["return_lse"]
+    assert parameter.kind is inspect.Parameter.KEYWORD_ONLY and parameter.default is False
+    assert inspect.signature(sdpa_eager).parameters["return_lse"].default is False
+    assert check_return_lse(True) is True and check_return_lse(False) is False
+    for bad in (1, 0, None, "yes"):
+        with pytest.raises(TypeError, match="return_lse must be a bool"):
+            check_return_lse(bad)
+
+
+def test_the_custom_op_with_lse_returns_two_tensors() -> None:
+    torch = pytest.importorskip("torch")
+    from tiled_attn import ops
+
+    assert ops.LSE_SCHEMA.startswith("sdpa_lse(")
+    assert ops.LSE_SCHEMA.endswith("float softcap=0.0) -> (Tensor, Tensor)")
+    schema = torch.ops.tiled_attn.sdpa_lse.default._schema
+    assert len(schema.returns) == 2
+    q = torch.empty(2, 3, 5, 64, dtype=torch.float16, device="meta")
+    out, lse = ops._sdpa_lse_fake(q, q, q)
+    assert out.shape == q.shape and out.dtype == torch.float16
+    assert lse.shape == (2, 3, 5) and lse.dtype == torch.float32

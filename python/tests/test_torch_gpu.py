@@ -326,3 +326,102 @@ def test_softcap_errors():
     if not any(k.softcap for k in tiled_attn.default_library().kernels):
         with pytest.raises(TiledAttnError, match=r"softcap=50 .*; a softcap kernel of "):
             tiled_attn.sdpa(q, k, v, softcap=50.0)
+
+
+# ---------------------------------------------------------------- log-sum-exp
+
+
+def band_lse(q, k, causal, align, window, softcap=0.0):
+    """float64 log-sum-exps of band_reference's scores: -inf for a row that
+    sees no key."""
+    q, k = q.double(), k.double()
+    s_q, s_k = q.shape[-2], k.shape[-2]
+    shift = s_k - s_q if align == "bottom_right" else 0
+    i = torch.arange(s_q, device=q.device).view(-1, 1)
+    j = torch.arange(s_k, device=q.device).view(1, -1)
+    keep = torch.ones(s_q, s_k, dtype=torch.bool, device=q.device)
+    left, right = window
+    if left >= 0:
+        keep &= j >= i + shift - left
+    if right >= 0:
+        keep &= j <= i + shift + right
+    if causal:
+        keep &= j <= i + shift
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if softcap > 0:
+        scores = softcap * torch.tanh(scores / softcap)
+    return torch.logsumexp(scores.masked_fill(~keep, -math.inf), dim=-1)
+
+
+def has_lse_kernel(dtype, d, softcap=False):
+    name = {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+    return any(k.lse and k.dtype == name and k.head_dim == d and k.softcap == softcap
+               for k in tiled_attn.default_library().kernels)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal, align, window, sq, sk", [
+    (False, "top_left", (-1, -1), 77, 131),        # no mask
+    (True, "top_left", (-1, -1), 300, 300),        # PyTorch's is_causal
+    (True, "bottom_right", (-1, -1), 331, 77),     # rows before S_q - S_k: -inf
+    (True, "top_left", (64, 0), 300, 300),         # a sliding window
+    (False, "top_left", (5, 5), 300, 3),           # most rows see no key
+])
+def test_lse_agrees_with_float64(dtype, d, causal, align, window, sq, sk):
+    if not has_lse_kernel(dtype, d):
+        pytest.skip("the library has no lse kernel of this dtype and head dim")
+    q, k, v = qkv(sq=sq, sk=sk, d=d, dtype=dtype, seed=6)
+    out, lse = tiled_attn.sdpa(q, k, v, causal=causal, causal_align=align, window_size=window,
+                               return_lse=True)
+    assert lse.shape == q.shape[:3] and lse.dtype == torch.float32 and lse.is_contiguous()
+    ref = band_lse(q, k, causal, align, window)
+    empty = torch.isneginf(ref)
+    assert torch.equal(torch.isneginf(lse), empty)
+    assert (lse.double() - ref)[~empty].abs().max().item() < 1e-4
+    assert rel_l2(out, band_reference(q, k, v, causal, align, window)) < 1e-2
+    # The output is the one sdpa gives without the log-sum-exps (same kernel
+    # or not, the same attention).
+    plain = tiled_attn.sdpa(q, k, v, causal=causal, causal_align=align, window_size=window)
+    assert rel_l2(out, plain.double()) < 2e-3
+    op_out, op_lse = torch.ops.tiled_attn.sdpa_lse(q, k, v, causal, None, None, None, False,
+                                                   align, list(window))
+    assert torch.equal(op_out, out) and torch.equal(op_lse, lse)
+
+
+def test_lse_merges_split_kv_and_compiles():
+    if not has_lse_kernel(torch.bfloat16, 128):
+        pytest.skip("the library has no bf16 D=128 lse kernel")
+    g = torch.Generator(device="cuda").manual_seed(7)
+    q = torch.randn(2, 8, 1, 128, dtype=torch.bfloat16, device="cuda", generator=g)
+    k, v = (torch.randn(2, 2, 3000, 128, dtype=torch.bfloat16, device="cuda", generator=g)
+            for _ in range(2))
+
+    def f(q, k, v):
+        # Split-KV decoding: two halves of the cache, merged with their LSEs.
+        o1, l1 = tiled_attn.sdpa(q, k[:, :, :1234], v[:, :, :1234], enable_gqa=True,
+                                 return_lse=True)
+        o2, l2 = tiled_attn.sdpa(q, k[:, :, 1234:], v[:, :, 1234:], enable_gqa=True,
+                                 return_lse=True)
+        lse = torch.logaddexp(l1, l2)
+        out = (torch.exp(l1 - lse)[..., None] * o1.float()
+               + torch.exp(l2 - lse)[..., None] * o2.float())
+        return out, lse
+
+    torch._dynamo.reset()
+    out, lse = torch.compile(f, fullgraph=True)(q, k, v)
+    whole, whole_lse = tiled_attn.sdpa(q, k, v, enable_gqa=True, return_lse=True)
+    assert (lse - whole_lse).abs().max().item() < 1e-4
+    assert rel_l2(out, whole.double()) < 1e-2
+    ref = band_reference(q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1), False,
+                         "top_left", (-1, -1))
+    assert rel_l2(out, ref) < 1e-2
+
+
+def test_lse_errors():
+    q, k, v = qkv()
+    with pytest.raises(TypeError, match=r"^return_lse must be a bool, got int 1"):
+        tiled_attn.sdpa(q, k, v, return_lse=1)
+    if not any(k.lse for k in tiled_attn.default_library().kernels):
+        with pytest.raises(TiledAttnError, match=r"log-sum-exp .*; a log-sum-exp kernel of "):
+            tiled_attn.sdpa(q, k, v, return_lse=True)

@@ -47,7 +47,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 4
+API_VERSION = 5
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -84,11 +84,12 @@ class TaWindow(Structure):
 
 class TaSdpaArgs(Structure):
     """ta_sdpa_args; ``softcap`` > 0 soft-caps the scores to
-    ``softcap * tanh(scale * q.k / softcap)`` (0: off)."""
+    ``softcap * tanh(scale * q.k / softcap)`` (0: off); ``lse``, the address of a
+    contiguous ``[B, H, S_q]`` float32 tensor, gets the rows' log-sum-exps (0: none)."""
 
     _fields_ = [("q", TaTensor), ("k", TaTensor), ("v", TaTensor), ("o", TaTensor),
                 ("dtype", c_int), ("mask", c_int), ("scale", c_float), ("kernel", c_char_p),
-                ("window", TaWindow), ("softcap", c_float)]
+                ("window", TaWindow), ("softcap", c_float), ("lse", c_uint64)]
 
 
 class TaKernelInfo(Structure):
@@ -96,7 +97,7 @@ class TaKernelInfo(Structure):
                 ("mask", c_char_p), ("schedule", c_char_p), ("head_dim", c_int32),
                 ("block_m", c_int32), ("block_n", c_int32), ("threads", c_int32),
                 ("shared_bytes", c_int32), ("index_bits", c_int32), ("align_bytes", c_int32),
-                ("num_params", c_int32), ("softcap", c_int32)]
+                ("num_params", c_int32), ("softcap", c_int32), ("lse", c_int32)]
 
 
 class TaLaunchPlan(Structure):
@@ -210,6 +211,9 @@ class KernelInfo:
     #: Whether the kernel soft-caps the scores (it takes the softcap as a
     #: parameter): it runs the calls with ``softcap > 0``, and only those.
     softcap: bool = False
+    #: Whether the kernel can write the rows' log-sum-exps (it takes the view
+    #: ``lse``): only such kernels run the calls with ``return_lse=True``.
+    lse: bool = False
 
     @property
     def causal(self) -> str:
@@ -222,8 +226,9 @@ class KernelInfo:
 
     def describe(self) -> str:
         softcap = ", softcap" if self.softcap else ""
+        lse = ", lse" if self.lse else ""
         return (f"{self.name} ({self.arch}, {self.dtype}, D={self.head_dim}, "
-                f"mask={self.mask}{softcap})")
+                f"mask={self.mask}{softcap}{lse})")
 
 
 @dataclass(frozen=True)
@@ -276,7 +281,8 @@ class KernelLibrary:
         numbers = {name: getattr(info, name)
                    for name in ("head_dim", "block_m", "block_n", "threads", "shared_bytes",
                                 "index_bits", "align_bytes", "num_params")}
-        return KernelInfo(index=index, **text, **numbers, softcap=bool(info.softcap))
+        return KernelInfo(index=index, **text, **numbers, softcap=bool(info.softcap),
+                          lse=bool(info.lse))
 
     def plan(self, args: TaSdpaArgs, capability: Tuple[int, int]) -> LaunchPlan:
         """The launch ``sdpa`` would make for ``args`` on a device of ``capability``."""

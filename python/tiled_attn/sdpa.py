@@ -1,5 +1,5 @@
 """``sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False, causal_align="top_left",
-window_size=(-1, -1), softcap=0.0)``: attention with a library kernel.
+window_size=(-1, -1), softcap=0.0, return_lse=False)``: attention with a library kernel.
 
 One call is: the torch-level checks (:mod:`.validation`), the output
 allocation, a copy of any input whose layout the kernels cannot take, and
@@ -7,7 +7,8 @@ one call into the C++ runtime, which checks the shapes, chooses the kernel,
 packs its parameters and launches it on the current stream.
 
 ``sdpa`` is also the ``torch.library`` custom op ``tiled_attn::sdpa``
-(:mod:`.ops`): under ``torch.compile`` it becomes that op, which has a fake
+(``tiled_attn::sdpa_lse`` with ``return_lse=True``; :mod:`.ops`): under
+``torch.compile`` it becomes that op, which has a fake
 (meta) implementation, so a compiled graph holds it without a break. In
 eager mode the same work runs without the dispatcher's round trip.
 
@@ -23,11 +24,12 @@ import os
 import struct
 import threading
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       default_library)
-from .validation import ITEMSIZE, check_inputs, check_softcap, check_window, copy_reason
+from .validation import (ITEMSIZE, check_inputs, check_return_lse, check_softcap, check_window,
+                         copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -48,10 +50,11 @@ def sdpa(
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
+    return_lse: bool = False,
     library: LibraryArg = None,
     kernel: Optional[str] = None,
     out: Optional["torch.Tensor"] = None,
-) -> "torch.Tensor":
+) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
     """Scaled dot-product attention, ``softmax(cap(scale * q @ k^T) [+ mask]) @ v``.
 
     Args:
@@ -87,6 +90,14 @@ def sdpa(
             off. A finite real number ``>= 0``. Needs a kernel compiled with
             softcap in the library (the compiler builds them as ``window``
             kernels, which compute every mask, no mask included).
+        return_lse: also return each query row's log-sum-exp, FlashAttention's
+            ``softmax_lse``: a new contiguous ``[B, H, S_q]`` float32 tensor
+            holding ``log(sum_j exp(s_j))`` (natural log) over the scores
+            ``s_j`` (scaled, capped) of the keys the row sees, ``-inf`` for a
+            row that sees none. Partial outputs over disjoint key ranges
+            (split-KV decoding, ring attention) merge with it. Needs a kernel
+            compiled with it in the library (the compiler builds them as
+            ``window`` kernels, which compute every mask).
         library: the kernel library (a :class:`KernelLibrary` or a folder);
             the default one when None (see :mod:`tiled_attn.runtime`).
         kernel: the name of the manifest entry to use, for comparing
@@ -99,7 +110,8 @@ def sdpa(
 
     Returns:
         ``out``, or a new contiguous ``[B, H, S_q, D]`` tensor, computed on
-        the current torch stream. It does not track gradients (forward only).
+        the current torch stream; with ``return_lse``, the pair ``(out, lse)``.
+        It does not track gradients (forward only).
 
     Any strides are taken as they are if the last dimension's is 1 and the
     data pointer and the other strides are multiples of the kernel's
@@ -118,12 +130,18 @@ def sdpa(
 
         _, left, right = check_window(causal_align, window_size)
         softcap = check_softcap(softcap)
+        return_lse = check_return_lse(return_lse)
         path = str(library.path) if isinstance(library, KernelLibrary) else library
+        if return_lse:
+            result, lse = torch.ops.tiled_attn.sdpa_lse(q, k, v, causal, scale, kernel, path,
+                                                        enable_gqa, causal_align,
+                                                        [left, right], softcap)
+            return (result if out is None else out.copy_(result)), lse
         result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path, enable_gqa,
                                            causal_align, [left, right], softcap)
         return result if out is None else out.copy_(result)
     return sdpa_eager(q, k, v, causal, scale, library, kernel, out, enable_gqa, causal_align,
-                      window_size, softcap)
+                      window_size, softcap, return_lse)
 
 
 def sdpa_eager(
@@ -139,8 +157,10 @@ def sdpa_eager(
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
-) -> "torch.Tensor":
-    """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``.
+    return_lse: bool = False,
+) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
+    """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``
+    (and, with ``return_lse``, of ``tiled_attn::sdpa_lse``).
 
     The common case (valid inputs the kernels take as they are) runs a fast
     path: a few attribute reads, one ``torch.empty``, the arguments packed
@@ -174,6 +194,8 @@ def sdpa_eager(
     if type(softcap) is not float or (softcap != 0.0 and not
                                       _SOFTCAP_FAST[0] <= softcap <= _SOFTCAP_FAST[1]):
         softcap = check_softcap(softcap)
+    if return_lse is not False:
+        return_lse = check_return_lse(return_lse)
     if not isinstance(library, KernelLibrary):
         key = os.environ.get(KERNELS_ENV_VAR) if library is None else library
         library = _LIBRARIES.get(key) or default_library(library)
@@ -200,22 +222,27 @@ def sdpa_eager(
     if (vs[3] != 1 or vp & amask or (vs[0] | vs[1] | vs[2]) & smask) and copy_reason(v, align):
         v = v.clone(memory_format=torch.contiguous_format)
         vs, vp = v.stride(), v.data_ptr()
+    lse = None
+    if return_lse:
+        lse = torch.empty(q.shape[:3], dtype=torch.float32, device=device)
     args = _thread_args()
     _ARGS_LAYOUT.pack_into(
         args.buffer, 0,
         qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
         out.data_ptr(), *out.shape, *out.stride(),
         dtype, mask, scale,
-        0 if kernel is None else _kernel_name_address(kernel), *window, softcap)
+        0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
+        0 if lse is None else lse.data_ptr())
     index = device.index
     library.launch_packed(args.address, index, _current_stream(torch, index))
-    return out
+    return out if lse is None else (out, lse)
 
 
 #: ta_sdpa_args as packed bytes: four ta_tensor (data, sizes[4], strides[4]),
 #: dtype, mask, scale, padding, the kernel name's address, ta_window
-#: (enabled, bottom_right, left, right), the softcap and padding.
-_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq" + "f4x")
+#: (enabled, bottom_right, left, right), the softcap, padding and the
+#: log-sum-exps' address.
+_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq" + "f4xQ")
 assert _ARGS_LAYOUT.size == ctypes.sizeof(TaSdpaArgs)
 _NO_MASK, _CAUSAL = MASKS["none"], MASKS["top_left"]
 #: Softcaps that are plainly normal float32 values: taken without check_softcap.

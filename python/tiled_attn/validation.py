@@ -22,8 +22,8 @@ import math
 import numbers
 from typing import Any, Optional, Tuple
 
-__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_inputs", "check_softcap", "check_window",
-           "copy_reason"]
+__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_inputs", "check_return_lse", "check_softcap",
+           "check_window", "copy_reason"]
 
 #: torch dtype (as ``str(dtype)``) -> the manifest's dtype name.
 TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16"}
@@ -96,6 +96,14 @@ def check_window(causal_align: Any, window_size: Any) -> Tuple[bool, int, int]:
         raise ValueError(f"window_size must be (left, right) with each -1 (no bound) or a "
                          f"number of keys >= 0, got {tuple(window_size)!r}")
     return causal_align == "bottom_right", min(left, _MAX_BOUND), min(right, _MAX_BOUND)
+
+
+def check_return_lse(return_lse: Any) -> bool:
+    """Check ``return_lse`` (a bool: also return the rows' log-sum-exps)."""
+    if return_lse is not True and return_lse is not False:
+        raise TypeError(f"return_lse must be a bool, got {type(return_lse).__name__} "
+                        f"{return_lse!r}")
+    return return_lse
 
 
 def check_softcap(softcap: Any) -> float:

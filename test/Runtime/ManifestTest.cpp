@@ -306,7 +306,8 @@ TEST(Manifest, BadParams) {
        "field 'params[0].kind' must be one of 'base', 'size', 'stride', "
        "'scalar', 'tensor_map', got \"offset\""},
       {{{"name", "x"}, {"kind", "base"}, {"type", "ptr"}},
-       "field 'params[0].name' must be one of 'q', 'k', 'v', 'o', got \"x\""},
+       "field 'params[0].name' must be one of 'q', 'k', 'v', 'o', 'lse', got "
+       "\"x\""},
       {{{"name", "q"}, {"kind", "scalar"}, {"type", "f32"}},
        "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi' or "
        "'softcap' for kind 'scalar', got \"q\""},

@@ -171,6 +171,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   config.blockM = kernel.blockM;
   config.blockN = kernel.blockN;
   config.softcap = kernel.softcap;
+  config.lse = kernel.lse;
   config.causal = kernel.window   ? tile::CausalMode::Window
                   : kernel.causal ? tile::CausalMode::TopLeft
                                   : tile::CausalMode::None;
@@ -287,6 +288,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
       {"head_dim", kernel.headDim},
       {"causal", kernelMaskName(kernel)},
       {"softcap", kernel.softcap},
+      {"lse", kernel.lse},
       {"symbol", "sdpa_fwd"},
       {"ptx", (kernel.name + ".ptx")},
       {"block", json::Array{threads, 1, 1}},

@@ -92,11 +92,12 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
       return fail("cubin chip '" + cubin +
                   "' is not a chip name such as sm_80 or sm_120a");
 
-  kernel.name = ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
-                 Twine(kernel.headDim) + "_" + kernelMaskName(kernel) +
-                 (kernel.softcap ? "_softcap" : "") +
-                 (lowering.indexBitwidth == 32 ? "_index32" : ""))
-                    .str();
+  kernel.name =
+      ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
+       Twine(kernel.headDim) + "_" + kernelMaskName(kernel) +
+       (kernel.softcap ? "_softcap" : "") + (kernel.lse ? "_lse" : "") +
+       (lowering.indexBitwidth == 32 ? "_index32" : ""))
+          .str();
   return Error::success();
 }
 
@@ -224,7 +225,7 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
     return specError(where, "expected an object, got " +
                                 llvm::formatv("{0}", value).str());
   FieldReader fields(*object, where);
-  fields.allowOnly({"dtypes", "head_dims", "causal", "window", "softcap",
+  fields.allowOnly({"dtypes", "head_dims", "causal", "window", "softcap", "lse",
                     "block_m", "block_n", "schedule", "lowering", "cubins",
                     "why"});
   std::vector<std::string> dtypes = fields.strings("dtypes", true);
@@ -232,6 +233,7 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
   bool causal = fields.boolean("causal");
   bool window = object->get("window") && fields.boolean("window");
   bool softcap = object->get("softcap") && fields.boolean("softcap");
+  bool lse = object->get("lse") && fields.boolean("lse");
   int64_t blockM = fields.integer("block_m");
   int64_t blockN = fields.integer("block_n");
   std::string schedule = fields.string("schedule", false);
@@ -251,6 +253,7 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
       kernel.causal = causal;
       kernel.window = window;
       kernel.softcap = softcap;
+      kernel.lse = lse;
       kernel.blockM = blockM;
       kernel.blockN = blockN;
       kernel.schedule = schedule;

@@ -55,6 +55,8 @@ struct KernelSpec {
   bool window = false;
   /// Logit softcap: one more f32 parameter, softcap.
   bool softcap = false;
+  /// The rows' log-sum-exps: one more view, lse ([B, H_q, S_q] f32).
+  bool lse = false;
   int64_t blockM = 64;
   int64_t blockN = 64;
   /// Options of tile-schedule and of tile-to-ptx, as written.

@@ -72,6 +72,10 @@ static cl::opt<bool> softcap("softcap",
                              cl::desc("Logit softcap (one more f32 parameter)"),
                              cl::init(false), cl::cat(kernelCategory));
 static cl::opt<bool>
+    lse("lse",
+        cl::desc("Also write the rows' log-sum-exps (one more view, lse)"),
+        cl::init(false), cl::cat(kernelCategory));
+static cl::opt<bool>
     window("window",
            cl::desc("A band of diagonals given at run time (window_lo, "
                     "window_hi): sliding windows and causal masks of either "
@@ -127,6 +131,7 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
   kernel.causal = causal;
   kernel.window = window;
   kernel.softcap = softcap;
+  kernel.lse = lse;
   kernel.blockM = blockM;
   kernel.blockN = blockN;
   kernel.schedule = schedule;
@@ -142,9 +147,17 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
 /// The kernels of --spec, or those of them that --entry names.
 static llvm::Expected<std::vector<KernelSpec>> kernelsFromSpec() {
   // (cl::list's operator& gives its storage, hence addressof.)
-  cl::Option *oneKernelOptions[] = {
-      &headDim, &dtype,  &causal,   &window,   &softcap,
-      &blockM,  &blockN, &schedule, &lowering, std::addressof(cubins)};
+  cl::Option *oneKernelOptions[] = {&headDim,
+                                    &dtype,
+                                    &causal,
+                                    &window,
+                                    &softcap,
+                                    &lse,
+                                    &blockM,
+                                    &blockN,
+                                    &schedule,
+                                    &lowering,
+                                    std::addressof(cubins)};
   for (cl::Option *option : oneKernelOptions)
     if (option->getNumOccurrences())
       return llvm::createStringError(

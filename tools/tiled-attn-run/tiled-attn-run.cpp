@@ -81,6 +81,12 @@ static cl::opt<double>
                           "for f16, 1e-2 for bf16)"),
                  cl::init(0.0));
 
+static cl::opt<double> lseToleranceOpt(
+    "lse-tolerance",
+    cl::desc("For an `lse` kernel: the largest absolute error allowed in a "
+             "row's log-sum-exp (default 1e-3)"),
+    cl::init(1e-3));
+
 static cl::opt<double> softcapOpt(
     "softcap",
     cl::desc("For a softcap kernel: the cap (default 30); scores become "
@@ -214,6 +220,26 @@ private:
   SmallVector<OwningOpRef<ModuleOp>> modules;
 };
 
+/// The largest absolute difference between two tensors of log-sum-exps; an
+/// infinity where only one of them has it (or of another sign) counts as
+/// infinite, and NaN (an unwritten row) too.
+static double maxLseError(const HostTensor &a, const HostTensor &b) {
+  double worst = 0.0;
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    double x = a.data[i], y = b.data[i];
+    if (std::isinf(x) || std::isinf(y)) {
+      if (x != y)
+        return std::numeric_limits<double>::infinity();
+      continue;
+    }
+    double diff = std::fabs(x - y);
+    if (std::isnan(diff))
+      return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, diff);
+  }
+  return worst;
+}
+
 /// Runs `kernel` (and `other`, when given) on random inputs of each shape
 /// and compares with the float64 reference; prints a line per shape.
 /// Returns the exit code: 0 when every shape passes.
@@ -258,11 +284,20 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
                                     request.bottomRight, shape.seqQ, shape.seqK)
                        : bandOf(sdpa.getCausal(), shape.seqQ, shape.seqK);
     double softcap = sdpa.getSoftcap() ? softcapOpt.getValue() : 0.0;
-    sdpaReference(q, k, v, ref, scale, band, softcap);
+    // With `lse`: the rows' log-sum-exps, poisoned like the output.
+    Type f32 = Float32Type::get(&context);
+    HostTensor lse = HostTensor::create(
+        f32, {batchOpt, headsOpt, sdpa.getLse() ? shape.seqQ : 0});
+    std::fill(lse.data.begin(), lse.data.end(),
+              std::numeric_limits<double>::quiet_NaN());
+    HostTensor lseRef = lse;
+    sdpaReference(q, k, v, ref, scale, band, softcap,
+                  sdpa.getLse() ? &lseRef : nullptr);
 
     // Runs a kernel on (q, k, v) into `dest` on its grid (ceil(S_q /
     // block_m), H, B), and counts the elements it left unwritten.
-    auto launch = [&](func::FuncOp f, HostTensor &dest) -> FailureOr<int64_t> {
+    auto launch = [&](func::FuncOp f, HostTensor &dest,
+                      HostTensor &lseDest) -> FailureOr<int64_t> {
       int64_t blockM =
           cast<tile::SdpaAttr>(f->getAttr(tile::TileDialect::getSdpaAttrName()))
               .getBlockM();
@@ -276,29 +311,44 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
                      KernelArg::value(double(band.hi))});
       if (softcap > 0.0)
         args.push_back(KernelArg::value(softcap));
+      if (sdpa.getLse())
+        args.push_back(KernelArg::view(lseDest));
       if (failed(runKernel(f, args, grid)))
         return failure();
-      return llvm::count_if(dest.data, [](double x) { return std::isnan(x); });
+      auto isNan = [](double x) { return std::isnan(x); };
+      return llvm::count_if(dest.data, isNan) +
+             llvm::count_if(lseDest.data, isNan);
     };
-    FailureOr<int64_t> unwritten = launch(kernel, out);
+    FailureOr<int64_t> unwritten = launch(kernel, out, lse);
     if (failed(unwritten))
       return 1;
     double error = relativeL2(out, ref);
     bool ok = *unwritten == 0 && error <= tolerance;
+    // The log-sum-exps: an absolute error (they are logs), and -inf exactly
+    // where the reference has it (a row that saw no key).
+    std::optional<double> lseError;
+    if (sdpa.getLse()) {
+      lseError = maxLseError(lse, lseRef);
+      ok = ok && *lseError <= lseToleranceOpt;
+    }
 
     // The transformed kernel: same inputs, the same or nearly the same output.
     std::optional<double> difference;
     if (succeeded(other)) {
-      HostTensor out2 = out;
+      HostTensor out2 = out, lse2 = lse;
       std::fill(out2.data.begin(), out2.data.end(),
                 std::numeric_limits<double>::quiet_NaN());
-      FailureOr<int64_t> unwritten2 = launch(*other, out2);
+      std::fill(lse2.data.begin(), lse2.data.end(),
+                std::numeric_limits<double>::quiet_NaN());
+      FailureOr<int64_t> unwritten2 = launch(*other, out2, lse2);
       if (failed(unwritten2))
         return 1;
       *unwritten += *unwritten2;
       difference = relativeL2(out2, out);
       ok = ok && *unwritten2 == 0 && *difference <= equivalenceTolerance &&
            relativeL2(out2, ref) <= tolerance;
+      if (sdpa.getLse())
+        ok = ok && maxLseError(lse2, lseRef) <= lseToleranceOpt;
     }
     (ok ? passed : failedCount)++;
     llvm::outs() << kernel.getSymName() << " B=" << batchOpt
@@ -313,6 +363,8 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     llvm::outs() << " layout=" << layoutOpt
                  << ": rel_l2=" << llvm::format("%.3e", error)
                  << " tol=" << llvm::format("%.1e", tolerance);
+    if (lseError)
+      llvm::outs() << " lse_err=" << llvm::format("%.1e", *lseError);
     if (difference)
       llvm::outs() << " vs " << (*other).getSymName()
                    << ": diff=" << llvm::format("%.3e", *difference) << " (tol "

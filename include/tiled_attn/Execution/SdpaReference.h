@@ -38,9 +38,11 @@ Band windowBand(int64_t left, int64_t right, bool causal, bool bottomRight,
 
 /// Attention in float64 with the keys of `band` visible; a query row that
 /// sees no key has an output of 0. With `softcap` > 0 each score is
-/// softcap * tanh(scale * s / softcap).
+/// softcap * tanh(scale * s / softcap). With `lse` ([B, H_q, S_q]), each
+/// row's log-sum-exp of its scores goes there (-inf for a row with no key).
 void sdpaReference(HostTensor &q, HostTensor &k, HostTensor &v, HostTensor &out,
-                   double scale, Band band, double softcap = 0.0);
+                   double scale, Band band, double softcap = 0.0,
+                   HostTensor *lse = nullptr);
 
 /// ||a - b|| / ||b|| over all elements (||a - b|| when b is all zero).
 double relativeL2(HostTensor &a, HostTensor &b);

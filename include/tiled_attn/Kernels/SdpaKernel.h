@@ -28,6 +28,9 @@ struct SdpaKernelConfig {
   /// Gemma 2's logit cap: one more f32 argument, softcap, and scores
   /// softcap * tanh(scale * s / softcap).
   bool softcap = false;
+  /// One more argument, a [B, H_q, S_q] f32 view, for each query row's
+  /// log-sum-exp (natural log, of the scores the softmax sees).
+  bool lse = false;
   int64_t blockM = 64;
   int64_t blockN = 64;
   std::string name = "sdpa_fwd";

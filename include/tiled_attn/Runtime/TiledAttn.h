@@ -28,6 +28,7 @@
 |*   args.scale = 0.125f;                                                     *|
 |*   args.window = (ta_window){1, 0, 4095, 0}; // optional: 4096-key window   *|
 |*   args.softcap = 50.0f;                      // optional: Gemma 2's cap    *|
+|*   args.lse = lse_ptr;             // optional: [B, H, Sq] float32 output   *|
 |*   if (ta_sdpa(lib, &args, device, stream) != TA_OK)                        *|
 |*     fprintf(stderr, "%s\n", ta_last_error());                              *|
 |*   ta_library_close(lib);                                                   *|
@@ -57,7 +58,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 4
+#define TA_API_VERSION 5
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -175,6 +176,20 @@ typedef struct ta_sdpa_args {
       and a "window" kernel runs any band, the unbounded one (no mask)
       included, where no kernel of the band's own mask fits. */
   float softcap;
+  /** The rows' log-sum-exps, written: 0 for none (zero-initialized
+      arguments keep the behaviour of API version 4), else the device
+      address of a contiguous [B, H, S_q] float32 tensor (4-byte aligned,
+      else TA_ERROR_INVALID_ARGUMENT), which gets, for each query row,
+        log(sum_j exp(s_j))
+      over the scores s_j = cap(scale * q.k_j) of the keys the row sees, in
+      natural log (FlashAttention's softmax_lse), or -inf for a row that
+      sees no key. It lets split-KV decoding and ring attention merge
+      partial outputs.
+      Kernel choice: only kernels compiled with it (the manifest's "lse":
+      true; they take the view "lse") run a problem that asks for it, and a
+      "window" one runs any band; a problem that does not ask for it runs
+      on kernels without it first, else on one with it. */
+  uint64_t lse;
 } ta_sdpa_args;
 
 /** One kernel of the library, as its manifest entry describes it. The
@@ -207,6 +222,9 @@ typedef struct ta_kernel_info {
   /** 1 if the kernel applies logit soft-capping (it takes the softcap as a
       parameter and runs only problems with softcap > 0), else 0. */
   int32_t softcap;
+  /** 1 if the kernel can write the rows' log-sum-exps (ta_sdpa_args.lse),
+      else 0. */
+  int32_t lse;
 } ta_kernel_info;
 
 /** The most parameters, and parameter bytes, a launch plan holds. */

@@ -161,6 +161,37 @@ struct TanhToGPU final : OpConversionPattern<math::TanhOp> {
   }
 };
 
+/// The natural log of an f32 register tile (the log-sum-exps' log of the
+/// row sums), per register: lg2.approx.ftz (relative error near 2^-22)
+/// times ln 2. log(0) = -inf (a row that saw no key), and the sums it
+/// takes are at least 1 otherwise, so flushing denormals cannot show.
+struct LogToGPU final : OpConversionPattern<math::LogOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::LogOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(adaptor.getOperand().getType());
+    if (!type || !type.getElementType().isF32() || type.getRank() != 1)
+      return rewriter.notifyMatchFailure(op, "not an f32 register tile");
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    Value ln2 = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getF32FloatAttr(0.69314718055994531f));
+    SmallVector<Value> results;
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      Value x =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getOperand(), i);
+      Value log2 = LLVM::CallIntrinsicOp::create(
+                       rewriter, loc, f32,
+                       rewriter.getStringAttr(kLog2Intrinsic), ValueRange{x})
+                       .getResult(0);
+      results.push_back(arith::MulFOp::create(rewriter, loc, log2, ln2));
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, results);
+    return success();
+  }
+};
+
 /// acc * broadcast(alpha) along rows in a loop, the rescale of the online
 /// softmax's accumulator: a warp skips it when all of its rows have
 /// alpha == 1 (their max did not move), which `x * 1 == x` makes exact. One
@@ -262,7 +293,8 @@ void tiled_attn::populateElementwiseToNVVMPatterns(
   patterns.add<ElementwiseToGPU, ConstantToGPU, SplatToGPU>(
       converter, patterns.getContext());
   patterns.add<Exp2ToGPU>(converter, patterns.getContext(), exp2PolyEvery);
-  patterns.add<TanhToGPU>(converter, patterns.getContext(), /*benefit=*/2);
+  patterns.add<TanhToGPU, LogToGPU>(converter, patterns.getContext(),
+                                    /*benefit=*/2);
   if (skipUnitRowScales)
     patterns.add<SkipUnitRowScale>(converter, patterns.getContext());
 }

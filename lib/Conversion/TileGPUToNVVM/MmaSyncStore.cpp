@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // A staged store goes through shared memory and leaves in 16-byte row
-// pieces; a direct one writes each lane's accumulator pairs. Both check the
-// view's bounds.
+// pieces; a direct one writes each lane's accumulator pairs, or a quad's
+// first lane its rows of a row vector. All check the view's bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,10 +39,14 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
     if (!layout)
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
+    if (layout.getKind() == MmaSyncKind::Rows && !op.getMask() &&
+        op.getIndices().size() == 3)
+      return storeRows(op, adaptor, rewriter);
     if (layout.getKind() != MmaSyncKind::Acc || op.getMask() ||
         op.getIndices().size() != 4)
       return op.emitError() << "GPU lowering: stores take an unmasked "
-                               "accumulator tile into a rank-4 view";
+                               "accumulator tile into a rank-4 view, or a "
+                               "vector of rows into a rank-3 one";
     Fragment frag = Fragment::get(type);
     LaneCoords lc(rewriter, loc);
     Value view = adaptor.getView();
@@ -71,6 +75,45 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
       rewriter.setInsertionPointToStart(ifOp.thenBlock());
       vector::StoreOp::create(rewriter, loc, pair, view,
                               ValueRange{idx[0], idx[1], row, col});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+private:
+  /// A vector of rows (the log-sum-exps) into a rank-3 view at [b, h,
+  /// block]: the four lanes of a quad hold the same rows, and the first
+  /// writes each of them that is within the view's rows.
+  LogicalResult storeRows(tile::StoreOp op, OpAdaptor adaptor,
+                          ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    Fragment frag = Fragment::get(type);
+    LaneCoords lc(rewriter, loc);
+    Value view = adaptor.getView();
+    ValueRange idx = adaptor.getIndices();
+    Value rows = memref::DimOp::create(rewriter, loc, view, 2);
+    Value rowBase = lc.firstRow(
+        rewriter, loc, frag,
+        arith::MulIOp::create(rewriter, loc, idx[2],
+                              cIdx(rewriter, loc, type.getDimSize(0))));
+    Value writer = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, lc.t, cIdx(rewriter, loc, 0));
+    for (int64_t e = 0; e < frag.size(); ++e) {
+      Value row = arith::AddIOp::create(rewriter, loc, rowBase,
+                                        cIdx(rewriter, loc, frag.rowOffset[e]));
+      Value inside = arith::AndIOp::create(
+          rewriter, loc, writer,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, row,
+                                rows));
+      Value element =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getValue(), e);
+      auto ifOp = scf::IfOp::create(rewriter, loc, inside,
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      memref::StoreOp::create(rewriter, loc, element, view,
+                              ValueRange{idx[0], idx[1], row});
     }
     rewriter.eraseOp(op);
     return success();

@@ -231,10 +231,14 @@ struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
     TmemLanesLayoutAttr layout = lanesOf(op.getValue().getType());
     if (!layout)
       return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    if (layout.getKind() == TmemLanesKind::Rows && !op.getMask() &&
+        op.getIndices().size() == 3)
+      return storeRows(op, adaptor, rewriter, layout);
     if (layout.getKind() != TmemLanesKind::Acc || op.getMask() ||
         op.getIndices().size() != 4)
       return op.emitError() << "GPU lowering: stores take an unmasked "
-                               "accumulator tile into a rank-4 view";
+                               "accumulator tile into a rank-4 view, or a "
+                               "vector of rows into a rank-3 one";
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getValue().getType());
     int64_t regs = layout.getRegisterCount(type.getShape());
@@ -264,6 +268,44 @@ struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
       vector::StoreOp::create(rewriter, loc, piece, view,
                               ValueRange{idx[0], idx[1], at.row, col});
     }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+private:
+  /// A vector of rows (the log-sum-exps) into a rank-3 view at [b, h,
+  /// block]: each thread writes its row, if within the view's rows (with
+  /// several column groups, the first group's warps).
+  LogicalResult storeRows(StoreOp op, OpAdaptor adaptor,
+                          ConversionPatternRewriter &rewriter,
+                          TmemLanesLayoutAttr layout) const {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    Value view = adaptor.getView();
+    ValueRange idx = adaptor.getIndices();
+    RowAndColumn at(
+        rewriter, loc, layout, 1,
+        arith::MulIOp::create(rewriter, loc, idx[2],
+                              cIdx(rewriter, loc, type.getDimSize(0))),
+        cIdx(rewriter, loc, 0));
+    Value rows = memref::DimOp::create(rewriter, loc, view, 2);
+    Value inside = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, at.row, rows);
+    if (layout.getColumnGroups() > 1) {
+      TmemLanePosition position = tmemLanePosition(rewriter, loc, layout);
+      inside = arith::AndIOp::create(
+          rewriter, loc, inside,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                position.columnGroup, cIdx(rewriter, loc, 0)));
+    }
+    Value element = vector::ExtractOp::create(rewriter, loc, adaptor.getValue(),
+                                              int64_t(0));
+    auto ifOp = scf::IfOp::create(rewriter, loc, inside,
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    memref::StoreOp::create(rewriter, loc, element, view,
+                            ValueRange{idx[0], idx[1], at.row});
     rewriter.eraseOp(op);
     return success();
   }

@@ -340,7 +340,12 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     return success();
   }
   if (auto store = dyn_cast<StoreOp>(op)) {
-    seed(store.getValue(), layout(MmaSyncKind::Acc));
+    // A tile of rows (the log-sum-exps) leaves in the rows' layout.
+    seed(
+        store.getValue(),
+        layout(cast<RankedTensorType>(store.getValue().getType()).getRank() == 1
+                   ? MmaSyncKind::Rows
+                   : MmaSyncKind::Acc));
     if (store.getMask())
       seed(store.getMask(), layout(MmaSyncKind::Acc));
     return success();

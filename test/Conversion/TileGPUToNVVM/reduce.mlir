@@ -198,3 +198,43 @@ func.func @window_mask(%x: f32, %i: index, %j: index, %lo: index, %hi: index,
       : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
   return
 }
+
+// -----
+
+// A vector of rows (a kernel's log-sum-exps) into a rank-3 view [b, h, rows]
+// at block %i: the log is lg2.approx times ln 2 per register, and the first
+// lane of each quad (t == 0) writes its rows g and g + 8 where they are
+// within the view's rows.
+
+// CHECK-LABEL: gpu.func @store_rows(
+// CHECK-DAG: %[[LN2:.*]] = arith.constant 0.693147182 : f32
+// CHECK: %[[LG0:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"(%{{.*}}) : (f32) -> f32
+// CHECK-NEXT: %[[LOG0:.*]] = arith.mulf %[[LG0]], %[[LN2]] : f32
+// CHECK-NEXT: %[[LG1:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"(%{{.*}}) : (f32) -> f32
+// CHECK-NEXT: %[[LOG1:.*]] = arith.mulf %[[LG1]], %[[LN2]] : f32
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[TID]], %{{.*}} : index
+// CHECK-NEXT: arith.divui %[[TID]]
+// CHECK-NEXT: arith.divui %[[LANE]]
+// CHECK-NEXT: %[[T:.*]] = arith.remui %[[LANE]], %{{.*}} : index
+// CHECK-NEXT: %[[ROWS:.*]] = memref.dim %[[VIEW:.*]], %{{.*}} : memref<?x?x?xf32, strided<[?, ?, 1]>>
+// CHECK: arith.addi
+// CHECK-NEXT: %[[ROW0:.*]] = arith.addi
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %{{.*}} : index
+// CHECK-NEXT: %[[IN0:.*]] = arith.cmpi ult, %[[ROW0]], %[[ROWS]] : index
+// CHECK-NEXT: %[[W0:.*]] = arith.andi %[[FIRST]], %[[IN0]] : i1
+// CHECK-NEXT: scf.if %[[W0]] {
+// CHECK-NEXT:   memref.store %[[LOG0]], %[[VIEW]][%{{.*}}, %{{.*}}, %[[ROW0]]]
+// CHECK: %[[ROW1:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK-NEXT: %[[IN1:.*]] = arith.cmpi ult, %[[ROW1]], %[[ROWS]] : index
+// CHECK-NEXT: %[[W1:.*]] = arith.andi %[[FIRST]], %[[IN1]] : i1
+// CHECK-NEXT: scf.if %[[W1]] {
+// CHECK-NEXT:   memref.store %[[LOG1]], %[[VIEW]][%{{.*}}, %{{.*}}, %[[ROW1]]]
+func.func @store_rows(%x: f32, %o: !tile.view<?x?x?xf32>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %s = tensor.splat %x : tensor<16x16xf32>
+  %r = tile.reduce max %s along 1 : tensor<16x16xf32> -> tensor<16xf32>
+  %l = math.log %r : tensor<16xf32>
+  tile.store %l, %o[%c0, %c0, %i] : tensor<16xf32>, !tile.view<?x?x?xf32>
+  return
+}

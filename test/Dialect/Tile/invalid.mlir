@@ -102,6 +102,24 @@ func.func private @sdpa_scale_f16(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64x
 
 // -----
 
+// An `lse` kernel also takes the view of the rows' log-sum-exps, last:
+// rank 3, f32.
+
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, lse: !tile.view<?x?x?xf32>) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> ()'}}
+func.func private @sdpa_lse_missing(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, lse = true>}
+
+// -----
+
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, softcap: f32, lse: !tile.view<?x?x?xf32>) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, f32, !tile.view<?x?x?x?xf32>) -> ()'}}
+func.func private @sdpa_lse_rank(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, f32, !tile.view<?x?x?x?xf32>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, softcap = true, lse = true>}
+
+// -----
+
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, window_lo, window_hi: index, lse: !tile.view<?x?x?xf32>) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, index, index, !tile.view<?x?x?xf16>) -> ()'}}
+func.func private @sdpa_lse_element_type(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, index, index, !tile.view<?x?x?xf16>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64, lse = true>}
+
+// -----
+
 // expected-error @+1 {{'tile.sdpa' must be a #tile.sdpa attribute}}
 func.func private @sdpa_not_an_sdpa_attr() attributes {tile.sdpa = 64 : i64}
 
@@ -378,6 +396,26 @@ func.func @window_mask_rank(%i: index) -> tensor<16xi1> {
   // expected-error @+1 {{'tile.window_mask' op expects a rank-2 mask, got rank 1}}
   %0 = tile.window_mask %i, %i diagonals(%i, %i) : tensor<16xi1>
   return %0 : tensor<16xi1>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.log_sum_exp
+//===----------------------------------------------------------------------===//
+
+func.func @log_sum_exp_rank(%m: tensor<16x4xf32>, %l: tensor<16x4xf32>, %scale: f32) {
+  // expected-error @+1 {{'tile.log_sum_exp' op expects row statistics of rank 1, got rank 2}}
+  %lse = tile.log_sum_exp %m, %l scale(%scale) : tensor<16x4xf32>
+  return
+}
+
+// -----
+
+func.func @log_sum_exp_types(%m: tensor<16xf32>, %l: tensor<32xf32>, %scale: f32) {
+  // expected-error @+1 {{'tile.log_sum_exp' op failed to verify that all of {max, sum, result} have same type}}
+  %lse = "tile.log_sum_exp"(%m, %l, %scale) : (tensor<16xf32>, tensor<32xf32>, f32) -> tensor<16xf32>
+  return
 }
 
 // -----

@@ -153,6 +153,30 @@ func.func @online_softmax(%s: tensor<128x64xf32>, %m: tensor<128xf32>,
       : tensor<128xf32>, tensor<128xf32>, tensor<128x64xf32>, tensor<128xf32>
 }
 
+// CHECK-LABEL: func.func @log_sum_exp
+// CHECK-SAME: (%[[M:.*]]: tensor<128xf32>, %[[L:.*]]: tensor<128xf32>, %[[SC:.*]]: f32)
+func.func @log_sum_exp(%m: tensor<128xf32>, %l: tensor<128xf32>, %scale: f32)
+    -> (tensor<128xf32>, tensor<128xf32>) {
+  // CHECK: tile.log_sum_exp %[[M]], %[[L]] scale(%[[SC]]) : tensor<128xf32>
+  %a = tile.log_sum_exp %m, %l scale(%scale) : tensor<128xf32>
+  // CHECK: tile.log_sum_exp %[[M]], %[[L]] scale(%[[SC]]) exp2 : tensor<128xf32>
+  %b = tile.log_sum_exp %m, %l scale(%scale) exp2 : tensor<128xf32>
+  return %a, %b : tensor<128xf32>, tensor<128xf32>
+}
+
+// An `lse` kernel writes the rows' log-sum-exps through a rank-3 f32 view.
+
+// CHECK-LABEL: func.func @sdpa_lse_attr
+// CHECK-SAME: lse = true
+func.func @sdpa_lse_attr(%q: !tile.view<?x?x?x64xf16>,
+                         %k: !tile.view<?x?x?x64xf16>,
+                         %v: !tile.view<?x?x?x64xf16>,
+                         %o: !tile.view<?x?x?x64xf16>, %scale: f32,
+                         %lse: !tile.view<?x?x?xf32>)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, lse = true>} {
+  return
+}
+
 // CHECK-LABEL: func.func @sdpa_attr
 // CHECK-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16, causal = bottom_right, block_m = 128, block_n = 64>}
 func.func @sdpa_attr(%q: !tile.view<?x?x?x128xbf16>,

@@ -82,3 +82,18 @@ func.func @negative_no_online_softmax(%s: tensor<16x16xf32>,
   %max = arith.maximumf %m, %r : tensor<16xf32>
   return %max : tensor<16xf32>
 }
+
+// -----
+
+// A log-sum-exp whose max is of scaled scores (no exp2): max + log(sum).
+
+// CHECK-LABEL: func.func @log_sum_exp
+// CHECK-SAME: (%[[M:.*]]: tensor<16xf32>, %[[L:.*]]: tensor<16xf32>, %{{.*}}: f32)
+// CHECK-NEXT: %[[LOG:.*]] = math.log %[[L]] : tensor<16xf32>
+// CHECK-NEXT: %[[LSE:.*]] = arith.addf %[[M]], %[[LOG]] : tensor<16xf32>
+// CHECK-NEXT: return %[[LSE]]
+func.func @log_sum_exp(%m: tensor<16xf32>, %l: tensor<16xf32>, %scale: f32)
+    -> tensor<16xf32> {
+  %lse = tile.log_sum_exp %m, %l scale(%scale) : tensor<16xf32>
+  return %lse : tensor<16xf32>
+}

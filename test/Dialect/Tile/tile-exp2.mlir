@@ -188,6 +188,40 @@ func.func @chained_loops(%s: tensor<16x16xf32>, %scale: f32, %n: index,
 
 // -----
 
+// A log-sum-exp of the chain reads the max in its new units: it is marked
+// too, and decomposes to max * scale + log(sum).
+
+// CHECK-LABEL: func.func @log_sum_exp
+// CHECK:         %[[R:[^ ]*]]:2 = scf.for
+// CHECK:           tile.online_softmax {{.*}} exp2 : tensor<16x16xf32>, tensor<16xf32>
+// CHECK:         tile.log_sum_exp %[[R]]#0, %[[R]]#1 scale(%{{.*}}) exp2 : tensor<16xf32>
+
+// DECOMP-LABEL: func.func @log_sum_exp
+// DECOMP-SAME:    (%{{.*}}: tensor<16x16xf32>, %[[SCALE:.*]]: f32, %{{.*}}: index)
+// DECOMP:         %[[R:[^ ]*]]:2 = scf.for
+// DECOMP:         %[[SPLAT:.*]] = tensor.splat %[[SCALE]] : tensor<16xf32>
+// DECOMP:         %[[M:.*]] = arith.mulf %[[R]]#0, %[[SPLAT]] : tensor<16xf32>
+// DECOMP:         %[[LOG:.*]] = math.log %[[R]]#1 : tensor<16xf32>
+// DECOMP:         %[[LSE:.*]] = arith.addf %[[M]], %[[LOG]] : tensor<16xf32>
+// DECOMP:         return %[[LSE]]
+func.func @log_sum_exp(%s: tensor<16x16xf32>, %scale: f32, %n: index)
+    -> tensor<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m0 = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %l0 = arith.constant dense<0.0> : tensor<16xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%m = %m0, %l = %l0)
+      -> (tensor<16xf32>, tensor<16xf32>) {
+    %m1, %l1, %p, %alpha = tile.online_softmax %s, %m, %l scale(%scale)
+        : tensor<16x16xf32>, tensor<16xf32>
+    scf.yield %m1, %l1 : tensor<16xf32>, tensor<16xf32>
+  }
+  %lse = tile.log_sum_exp %r#0, %r#1 scale(%scale) : tensor<16xf32>
+  return %lse : tensor<16xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Refused: the running max would change units where someone can see it.
 //===----------------------------------------------------------------------===//
@@ -391,4 +425,23 @@ func.func @negative_one_bad_step(%s: tensor<16x16xf32>, %scale: f32,
     scf.yield %m2, %l2 : tensor<16xf32>, tensor<16xf32>
   }
   return %l1, %r#0 : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A log-sum-exp of a max that no chain computed: its units would disagree
+// with the chain's.
+
+// ERR: error: tile-exp2: the log-sum-exp's max does not come from an online-softmax chain; exp2 would change the chain's units but not its
+func.func @negative_log_sum_exp_of_other_max(%s: tensor<16x16xf32>,
+                                             %scale: f32,
+                                             %other: tensor<16xf32>)
+    -> tensor<16xf32> {
+  %m0 = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %l0 = arith.constant dense<0.0> : tensor<16xf32>
+  %m1, %l1, %p, %alpha = tile.online_softmax %s, %m0, %l0 scale(%scale)
+      : tensor<16x16xf32>, tensor<16xf32>
+  // expected-error @+1 {{tile-exp2: the log-sum-exp's max does not come from an online-softmax chain; exp2 would change the chain's units but not its}}
+  %lse = tile.log_sum_exp %other, %l1 scale(%scale) : tensor<16xf32>
+  return %lse : tensor<16xf32>
 }

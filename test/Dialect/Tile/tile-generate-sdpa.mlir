@@ -3,6 +3,7 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="causal=1 causal-align=bottom-right" | FileCheck %s --check-prefix=BR
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="name=attn block-n=32" | FileCheck %s --check-prefix=NAME
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 block-m=128 block-n=64" | FileCheck %s --check-prefix=WINDOW
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 softcap=1 lse=1" | FileCheck %s --check-prefix=LSE
 
 // The input is an empty module: the pass appends the kernel to it.
 
@@ -136,6 +137,25 @@
 // WINDOW: %[[BAND:.*]] = tile.window_mask %[[ROW]], %[[COL]] diagonals(%[[LO]], %[[HI]]) : tensor<128x64xi1>
 // WINDOW: %[[BOTH:.*]] = arith.andi %[[KEEP]], %[[BAND]]
 // WINDOW: arith.select %[[BOTH]]
+
+//===----------------------------------------------------------------------===//
+// lse: the rows' log-sum-exps leave through one more view, last, from the
+// loop's final max and sum (with a softcap, of the capped scores: the
+// softmax's scale is the cap); after O's store.
+//===----------------------------------------------------------------------===//
+
+// LSE-LABEL: func.func @sdpa_fwd(
+// LSE-SAME: %[[O:arg3]]: !tile.view<?x?x?x64xf16>, %[[SCALE:arg4]]: f32, %[[LO:arg5]]: index, %[[HI:arg6]]: index, %[[CAP:arg7]]: f32, %[[LSE:arg8]]: !tile.view<?x?x?xf32>)
+// LSE-SAME: softcap = true, lse = true
+// LSE: %[[M_BLK:.*]] = tile.block_id x
+// LSE: %[[H:.*]] = tile.block_id y
+// LSE: %[[B:.*]] = tile.block_id z
+// LSE: %[[LOOP:.*]]:3 = scf.for
+// LSE: tile.online_softmax %{{.*}}, %{{.*}}, %{{.*}} scale(%[[CAP]])
+// LSE: tile.store %{{.*}}, %[[O]][%[[B]], %[[H]], %[[M_BLK]], %{{.*}}] : tensor<64x64xf16>
+// LSE: %[[ROWS:.*]] = tile.log_sum_exp %[[LOOP]]#0, %[[LOOP]]#1 scale(%[[CAP]]) : tensor<64xf32>
+// LSE: tile.store %[[ROWS]], %[[LSE]][%[[B]], %[[H]], %[[M_BLK]]] : tensor<64xf32>, <?x?x?xf32>
+// LSE-NEXT: return
 
 //===----------------------------------------------------------------------===//
 // Invalid configurations

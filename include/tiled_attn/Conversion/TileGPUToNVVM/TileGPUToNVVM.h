@@ -70,6 +70,10 @@ inline constexpr llvm::StringLiteral kRcpIntrinsic =
 inline constexpr llvm::StringLiteral kExp2Intrinsic =
     "llvm.nvvm.ex2.approx.ftz.f";
 
+/// lg2.approx.ftz.f32: log2(x) on the MUFU unit (the log-sum-exps' log).
+inline constexpr llvm::StringLiteral kLog2Intrinsic =
+    "llvm.nvvm.lg2.approx.ftz.f";
+
 /// Creates, at `b`'s insertion point, the gpu.func of GPU-level kernel
 /// `func` with the kernel ABI's explicit parameters (each tagged with its
 /// `#tilegpu.param`), and moves `func`'s body into it. Views become a base

@@ -121,7 +121,7 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t blockN, int64_t stages,
                                bool refillAfterUse, bool maskSplit, bool exp2,
                                int64_t rescaleThreshold, bool deferPv,
-                               bool softcap) {
+                               bool softcap, bool lse) {
   if (!isPowerOfTwoIn(headDim, 16, 256))
     return emitError() << "head_dim must be a power of two in [16, 256], got "
                        << headDim;
@@ -148,40 +148,44 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(), blockM,
              blockN, getStages(), getRefillAfterUse(), getMaskSplit(),
-             getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap());
+             getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap(),
+             getLse());
 }
 
 SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), stages, refillAfterUse, getMaskSplit(),
-             getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap());
+             getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap(),
+             getLse());
 }
 
 SdpaAttr SdpaAttr::withMaskSplit() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              /*mask_split=*/true, getExp2(), getRescaleThreshold(),
-             getDeferPv(), getSoftcap());
+             getDeferPv(), getSoftcap(), getLse());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              getMaskSplit(),
-             /*exp2=*/true, getRescaleThreshold(), getDeferPv(), getSoftcap());
+             /*exp2=*/true, getRescaleThreshold(), getDeferPv(), getSoftcap(),
+             getLse());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
-             getMaskSplit(), getExp2(), threshold, getDeferPv(), getSoftcap());
+             getMaskSplit(), getExp2(), threshold, getDeferPv(), getSoftcap(),
+             getLse());
 }
 
 SdpaAttr SdpaAttr::withDeferPv() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              getMaskSplit(), getExp2(), getRescaleThreshold(),
-             /*defer_pv=*/true, getSoftcap());
+             /*defer_pv=*/true, getSoftcap(), getLse());
 }
 
 SmallVector<StringRef> SdpaAttr::getArgumentNames() const {
@@ -190,12 +194,16 @@ SmallVector<StringRef> SdpaAttr::getArgumentNames() const {
     names.append({"window_lo", "window_hi"});
   if (getSoftcap())
     names.push_back("softcap");
+  if (getLse())
+    names.push_back("lse");
   return names;
 }
 
 /// The kernel ABI that an SDPA attribute promises: (q, k, v, o, scale) with
 /// rank-4 views of the attribute's element type and head dim, and for a
-/// `window` kernel the band's diagonals (window_lo, window_hi: index).
+/// `window` kernel the band's diagonals (window_lo, window_hi: index), with
+/// `softcap` the cap (f32), with `lse` a rank-3 f32 view for the row
+/// log-sum-exps.
 static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   FunctionType type = func.getFunctionType();
   int64_t dyn = ShapedType::kDynamic;
@@ -206,12 +214,15 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   std::string expectedStr;
   llvm::raw_string_ostream(expectedStr) << expected;
   bool window = sdpa.getCausal() == CausalMode::Window;
-  unsigned numArgs = 5 + (window ? 2 : 0) + (sdpa.getSoftcap() ? 1 : 0);
+  unsigned softcapArg = 5 + (window ? 2 : 0);
+  unsigned numArgs =
+      softcapArg + (sdpa.getSoftcap() ? 1 : 0) + (sdpa.getLse() ? 1 : 0);
   auto fail = [&]() {
     return func.emitOpError()
            << "with 'tile.sdpa' expects arguments (q, k, v, o: " << expectedStr
            << ", scale: f32" << (window ? ", window_lo, window_hi: index" : "")
            << (sdpa.getSoftcap() ? ", softcap: f32" : "")
+           << (sdpa.getLse() ? ", lse: !tile.view<?x?x?xf32>" : "")
            << ") and no results, got " << type;
   };
   // Arguments after these are parameters a lowering added, each tagged with
@@ -223,8 +234,13 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
       return fail();
   if (window && (!type.getInput(5).isIndex() || !type.getInput(6).isIndex()))
     return fail();
-  if (sdpa.getSoftcap() && !type.getInput(numArgs - 1).isF32())
+  if (sdpa.getSoftcap() && !type.getInput(softcapArg).isF32())
     return fail();
+  if (sdpa.getLse()) {
+    auto view = dyn_cast<ViewType>(type.getInput(numArgs - 1));
+    if (!view || view.getRank() != 3 || !view.getElementType().isF32())
+      return fail();
+  }
   for (Type input : type.getInputs().take_front(4)) {
     auto view = dyn_cast<ViewType>(input);
     if (!view || view.getRank() != 4 ||

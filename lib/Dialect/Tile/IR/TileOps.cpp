@@ -302,3 +302,15 @@ LogicalResult OnlineSoftmaxOp::verify() {
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// LogSumExpOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LogSumExpOp::verify() {
+  auto rows = cast<ShapedType>(getMax().getType());
+  if (rows.getRank() != 1)
+    return emitOpError() << "expects row statistics of rank 1, got rank "
+                         << rows.getRank();
+  return success();
+}

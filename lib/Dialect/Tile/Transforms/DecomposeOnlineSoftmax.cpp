@@ -126,12 +126,31 @@ struct DecomposeOnlineSoftmax final : OpRewritePattern<OnlineSoftmaxOp> {
   }
 };
 
+/// lse = max + log(sum), or with exp2 (a max of unscaled scores)
+/// max * scale + log(sum). A row that saw no key gets -inf + log(0) = -inf.
+struct DecomposeLogSumExp final : OpRewritePattern<LogSumExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LogSumExpOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value max = op.getMax();
+    if (op.getExp2())
+      max = arith::MulFOp::create(
+          rewriter, loc, max,
+          tensor::SplatOp::create(rewriter, loc, op.getType(), op.getScale()));
+    Value log = math::LogOp::create(rewriter, loc, op.getSum());
+    rewriter.replaceOpWithNewOp<arith::AddFOp>(op, max, log);
+    return success();
+  }
+};
+
 struct TileDecomposeOnlineSoftmaxPass final
     : tiled_attn::tile::impl::TileDecomposeOnlineSoftmaxPassBase<
           TileDecomposeOnlineSoftmaxPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<DecomposeOnlineSoftmax>(&getContext());
+    patterns.add<DecomposeOnlineSoftmax, DecomposeLogSumExp>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -50,10 +50,16 @@ bool isChainedMax(Value value) {
 }
 
 /// True when every use of `value`, a running max, stays in the chain: the
-/// next step's running max, a yield, or the start of the next loop.
+/// next step's running max, a yield, the start of the next loop, or the
+/// log-sum-exp at its end (which tile-exp2 switches to the same units).
 bool staysInChain(Value value) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
+    if (auto lse = dyn_cast<LogSumExpOp>(user)) {
+      if (use.get() != lse.getMax())
+        return false;
+      continue;
+    }
     if (auto next = dyn_cast<OnlineSoftmaxOp>(user)) {
       if (use.get() != next.getRunningMax())
         return false;
@@ -110,6 +116,19 @@ struct TileExp2Pass final
       return;
     for (OnlineSoftmaxOp op : steps)
       op.setExp2(true);
+    // A log-sum-exp of the chain reads its max in the new units.
+    result = func.walk([&](LogSumExpOp op) {
+      if (!isChainedMax(op.getMax())) {
+        op.emitError() << "tile-exp2: the log-sum-exp's max does not come "
+                          "from an online-softmax chain; exp2 would change "
+                          "the chain's units but not its";
+        return WalkResult::interrupt();
+      }
+      op.setExp2(true);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
     if (auto sdpa =
             func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName()))
       func->setAttr(TileDialect::getSdpaAttrName(), sdpa.withExp2());

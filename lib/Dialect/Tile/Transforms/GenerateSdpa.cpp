@@ -58,6 +58,7 @@ struct TileGenerateSdpaPass final
       return signalPassFailure();
     }
     config.softcap = softcap;
+    config.lse = lse;
     if (window)
       config.causal = CausalMode::Window;
     else if (!causal)

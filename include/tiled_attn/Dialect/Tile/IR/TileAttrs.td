@@ -92,7 +92,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     DefaultValuedParameter<"bool", "false">:$exp2,
     DefaultValuedParameter<"int64_t", "0">:$rescale_threshold,
     DefaultValuedParameter<"bool", "false">:$defer_pv,
-    DefaultValuedParameter<"bool", "false">:$softcap
+    DefaultValuedParameter<"bool", "false">:$softcap,
+    DefaultValuedParameter<"bool", "false">:$lse
   );
 
   let assemblyFormat = "`<` struct(params) `>`";
@@ -107,8 +108,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     SdpaAttr withRescaleThreshold(int64_t threshold) const;
     SdpaAttr withDeferPv() const;
     /// The names of the kernel's arguments, in order: q, k, v, o, scale,
-    /// for a `window` kernel window_lo, window_hi, and with `softcap`
-    /// softcap. The kernel ABI and the runtime know the arguments by these
+    /// for a `window` kernel window_lo, window_hi, with `softcap` softcap,
+    /// and with `lse` lse. The kernel ABI and the runtime know the arguments by these
     /// names.
     ::llvm::SmallVector<::llvm::StringRef> getArgumentNames() const;
   }];

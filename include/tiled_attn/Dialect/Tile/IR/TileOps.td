@@ -401,6 +401,36 @@ def Tile_OnlineSoftmaxOp : Tile_Op<"online_softmax", [Pure,
   let hasVerifier = 1;
 }
 
+def Tile_LogSumExpOp : Tile_Op<"log_sum_exp", [Pure,
+    AllTypesMatch<["max", "sum", "result"]>]> {
+  let summary = "The log-sum-exp of rows from an online softmax's final statistics";
+  let description = [{
+    The natural log of each row's `sum_j exp(scale * s_j)`, from the
+    running max and sum that a chain of `tile.online_softmax` steps ends
+    with: `max + log(sum)`, or with `exp2` (the chain's maxima kept on
+    unscaled scores, set by `tile-exp2` with the chain's steps)
+    `max * scale + log(sum)`. Whatever a lazy rescale left the max at, the
+    sum is relative to it, so the result is the same. A row that saw no key
+    (`max = -inf`, `sum = 0`) gets `-inf`. This is the float32 log-sum-exp
+    that split-KV decoding and ring attention merge partial outputs with.
+    `tile-decompose-online-softmax` rewrites it into elementwise math.
+
+    Example:
+
+    ```mlir
+    %lse = tile.log_sum_exp %m, %l scale(%scale) : tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_F32Tile:$max, Tile_F32Tile:$sum, F32:$scale,
+                       UnitAttr:$exp2);
+  let results = (outs Tile_F32Tile:$result);
+  let assemblyFormat = [{
+    $max `,` $sum `scale` `(` $scale `)` (`exp2` $exp2^)? attr-dict `:`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Layouts
 //===----------------------------------------------------------------------===//

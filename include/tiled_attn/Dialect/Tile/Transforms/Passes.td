@@ -96,6 +96,9 @@ def TileDecomposeOnlineSoftmaxPass
     %a    = math.exp (%m0 - %ref)
     %l1   = %l0 * %a + tile.reduce sum %p
     ```
+
+    A `tile.log_sum_exp` becomes `max + math.log(sum)` (with `exp2`,
+    `max * scale + math.log(sum)`).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -111,7 +114,9 @@ def TileExp2Pass : Pass<"tile-exp2", "::mlir::func::FuncOp"> {
     the unscaled scores and `scale * log2(e)` is folded into the exponent, so
     that each probability costs one fused multiply-add and one `exp2`
     (`ex2.approx` on NVIDIA GPUs) instead of a multiply, a subtract and an
-    `exp`. Valid for `scale > 0`. Sets `exp2 = true` in `tile.sdpa`.
+    `exp`. Valid for `scale > 0`. Sets `exp2 = true` in `tile.sdpa`. A
+    `tile.log_sum_exp` of the chain is marked too, so that it reads the
+    max in its new units; any other use of a running max is an error.
 
     ```mlir
     // Before
@@ -154,6 +159,10 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
            "Cap the logits (Gemma 2's, FlashAttention's softcap): one more "
            "f32 argument, softcap; scores softcap * tanh(scale * s / "
            "softcap)">,
+    Option<"lse", "lse", "bool", /*default=*/"false",
+           "Also write each query row's log-sum-exp (float32, natural log) "
+           "through one more argument, lse: !tile.view<?x?x?xf32> "
+           "([B, H_q, S_q])">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "Query rows per program (multiple of 16 in [16, 256])">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
