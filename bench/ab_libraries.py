@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Interleaved A/B timing of kernel libraries (TFLOP/s).
 
-    python3 bench/ab_libraries.py LIB_A LIB_B [...]   (env: SS=1024,4096  CAUSAL=1,0  DS=64,128  BOTH=1)
+    python3 bench/ab_libraries.py LIB_A LIB_B [...]   (env: SS=1024,4096  CAUSAL=1,0  DS=64,128  BOTH=1
+                                                       WINDOW=4095)
 
 For each case (f16, or f16 and bf16 with BOTH=1; D as in DS (64 and
 128); causal as in CAUSAL; S in SS), every library is timed in turn, 5 rounds; each timing is
@@ -29,11 +30,13 @@ def main(paths):
     seqs = [int(s) for s in os.environ.get("SS", "1024,4096,8192,16384").split(",")]
     causals = [int(c) for c in os.environ.get("CAUSAL", "1,0").split(",")]
     dims = [int(d) for d in os.environ.get("DS", "64,128").split(",")]
+    window = (int(os.environ["WINDOW"]), 0) if os.environ.get("WINDOW") else (-1, -1)
     for dt, d, causal, s, q, k, v, flops in grid_cases(dtypes, dims, causals, seqs):
         res = {n: [] for n in libs}
         for _ in range(5):
             for n, lib in libs.items():
-                ms = median_ms(lambda: sdpa(q, k, v, causal=bool(causal), library=lib), 5, 30)
+                ms = median_ms(lambda: sdpa(q, k, v, causal=bool(causal), window_size=window,
+                                            library=lib), 5, 30)
                 res[n].append(flops / ms / 1e9)
         med = {n: statistics.median(x) for n, x in res.items()}
         base = next(iter(med.values()))
