@@ -2,10 +2,11 @@
 """Interleaved A/B timing of kernel libraries (TFLOP/s).
 
     python3 bench/ab_libraries.py LIB_A LIB_B [...]   (env: SS=1024,4096  CAUSAL=1,0  DS=64,128  BOTH=1
-                                                       WINDOW=4095)
+                                                       WINDOW=4095  ROUNDS=5)
 
 For each case (f16, or f16 and bf16 with BOTH=1; D as in DS (64 and
-128); causal as in CAUSAL; S in SS), every library is timed in turn, 5 rounds; each timing is
+128); causal as in CAUSAL; S in SS), every library is timed in turn, ROUNDS rounds (5; the
+order alternates between rounds); each timing is
 the median of 30 back-to-back CUDA-event runs after 5 warm-up runs
 (common.time_fn). Prints the median over rounds, the ratio to the first
 library and the spread between rounds. B*S = 16384, H*D = 2048, random
@@ -31,10 +32,14 @@ def main(paths):
     causals = [int(c) for c in os.environ.get("CAUSAL", "1,0").split(",")]
     dims = [int(d) for d in os.environ.get("DS", "64,128").split(",")]
     window = (int(os.environ["WINDOW"]), 0) if os.environ.get("WINDOW") else (-1, -1)
+    rounds = int(os.environ.get("ROUNDS", "5"))
     for dt, d, causal, s, q, k, v, flops in grid_cases(dtypes, dims, causals, seqs):
         res = {n: [] for n in libs}
-        for _ in range(5):
-            for n, lib in libs.items():
+        for r in range(rounds):
+            # Alternate the order (A B, B A, ...), so that drift between the
+            # first and the last library of a round favours neither.
+            order = list(libs.items()) if r % 2 == 0 else list(libs.items())[::-1]
+            for n, lib in order:
                 ms = median_ms(lambda: sdpa(q, k, v, causal=bool(causal), window_size=window,
                                             library=lib), 5, 30)
                 res[n].append(flops / ms / 1e9)

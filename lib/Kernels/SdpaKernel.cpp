@@ -21,8 +21,8 @@
 //           outside [window_lo, window_hi])
 //     m', l', P, alpha = online_softmax(S, m, l, scale)
 //     acc = acc * alpha + P V_j
-//   O_i = acc / l   (0 for a row that saw no key), stored under S_q
 //   LSE_i = m + log(l)   (with `lse`; -inf for a row that saw no key)
+//   O_i = acc / l   (0 for a row that saw no key), stored under S_q
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,9 +193,19 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
             b, loc, ValueRange{softmax.getNewMax(), softmax.getNewSum(), acc});
       });
 
+  Value sum = loop.getResult(1);
+  // The rows' log-sum-exps (of the scores the softmax saw: scaled, capped),
+  // -inf for a row that saw no key; nothing is written through a view with
+  // no rows. Stored before O, so that the max is dead during O's epilogue
+  // (and O's store, which may go through shared memory, stays last).
+  if (lseView) {
+    Value lse = LogSumExpOp::create(b, loc, tensorTy({bm}, f32),
+                                    loop.getResult(0), sum, softmaxScale);
+    StoreOp::create(b, loc, lse, lseView, ValueRange{batch, head, mBlk},
+                    /*mask=*/Value());
+  }
   // O = acc * (1 / l): one division per row, not per element (as
   // FlashAttention-2 does), with 0 for rows that saw no key (l == 0).
-  Value sum = loop.getResult(1);
   Value inv = arith::DivFOp::create(b, loc, splat({bm}, 1.0), sum);
   Value empty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, initSum);
@@ -206,15 +216,6 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   out = arith::TruncFOp::create(b, loc, tensorTy({bm, d}, elt), out);
   StoreOp::create(b, loc, out, o, ValueRange{batch, head, mBlk, c0},
                   /*mask=*/Value());
-  // The rows' log-sum-exps (of the scores the softmax saw: scaled, capped),
-  // -inf for a row that saw no key; nothing is written through a view with
-  // no rows.
-  if (lseView) {
-    Value lse = LogSumExpOp::create(b, loc, tensorTy({bm}, f32),
-                                    loop.getResult(0), sum, softmaxScale);
-    StoreOp::create(b, loc, lse, lseView, ValueRange{batch, head, mBlk},
-                    /*mask=*/Value());
-  }
   func::ReturnOp::create(b, loc);
   return func;
 }

@@ -485,14 +485,27 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
         waitForLoad(b, loc, empty, count, slots, /*previous=*/true, slot);
       } else if (!emptyBarriers) {
         // Without empty barriers a refill inside a loop follows the wait of
-        // every reader of the load it replaces. Outside loops, the load
-        // before it in the slot may be a prefetch no loop read (the last
-        // refill of a loop whose successor starts from another block, as
-        // with masked-first): its phase must complete before the slot's
-        // mbarrier is armed again and its buffer rewritten.
+        // every reader of the load it replaces. Outside loops, any of the
+        // `slots` loads before it (the latest of each slot) may be a
+        // prefetch no loop read (the last refill of a loop whose successor
+        // starts from another block, as the mask split's loops do): each
+        // must complete before its slot's mbarrier is armed again and its
+        // buffer rewritten, by this load or by the next loop's first
+        // refill, which waits for nothing. Load count - k is waited for as
+        // the round before that of count - k + slots (before the first
+        // round, a fresh mbarrier's, which has passed).
         if (!load->getParentOfType<scf::ForOp>() &&
             !matchPattern(count, m_Zero()))
-          waitForLoad(b, loc, barriers, count, slots, /*previous=*/true, slot);
+          for (int64_t back = 1; back <= slots; ++back) {
+            Value later =
+                back == slots
+                    ? count
+                    : arith::AddIOp::create(
+                          b, loc, count,
+                          arith::ConstantIndexOp::create(b, loc, slots - back));
+            waitForLoad(b, loc, barriers, later, slots, /*previous=*/true,
+                        back == slots ? slot : Value());
+          }
         gpu::BarrierOp::create(b, loc);
       }
       Value copy = TmaLoadOp::create(b, loc, type, map, load.getIndices(),

@@ -153,8 +153,10 @@
 // With masked-first, the masked loop's last refills are prefetches that no
 // loop reads (the unmasked loop starts again from block 0): before a load
 // outside a loop arms its slot's mbarrier again, every thread waits for the
-// slot's previous phase (at once when it was read), then the CTA barrier;
-// a stream's first load (count 0) needs no such wait.
+// latest load of each slot (the other slot's first: the unmasked loop's
+// first refill goes there and waits for nothing; then its own slot's
+// previous phase; at once when they were read), then the CTA barrier; a
+// stream's first load (count 0) needs no such wait.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
 // RUN:   --tile-schedule="exp2=1 mask-split=1 masked-first=1 stages=2" --tilegpu-attach-target="chip=sm_120a" \
 // RUN:   --tilegpu-assign-layouts="tma=1" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=MASKED-FIRST
@@ -166,9 +168,13 @@
 // MASKED-FIRST: scf.for
 // MASKED-FIRST: scf.yield
 // MASKED-FIRST-NEXT: }
+// MASKED-FIRST: %[[KNEXT:.*]] = arith.addi %{{.*}}, %c1
+// MASKED-FIRST: %[[KOTHER:.*]] = arith.remui %[[KNEXT]], %c2
+// MASKED-FIRST: tilegpu.mbarrier_wait %[[KBARS]][%[[KOTHER]]], phase(%{{.*}})
 // MASKED-FIRST: tilegpu.mbarrier_wait %[[KBARS]][%[[KSLOT:[0-9]+]]], phase(%{{.*}})
 // MASKED-FIRST-NEXT: gpu.barrier
 // MASKED-FIRST-NEXT: tilegpu.tma_load %{{.*}} into %{{.*}}, %[[KBARS]][%[[KSLOT]]]
+// MASKED-FIRST: tilegpu.mbarrier_wait %[[VBARS]][%{{[0-9]+}}], phase(%{{.*}})
 // MASKED-FIRST: tilegpu.mbarrier_wait %[[VBARS]][%[[VSLOT:[0-9]+]]], phase(%{{.*}})
 // MASKED-FIRST-NEXT: gpu.barrier
 // MASKED-FIRST-NEXT: tilegpu.tma_load %{{.*}} into %{{.*}}, %[[VBARS]][%[[VSLOT]]]

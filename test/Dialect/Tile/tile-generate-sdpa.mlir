@@ -141,7 +141,7 @@
 //===----------------------------------------------------------------------===//
 // lse: the rows' log-sum-exps leave through one more view, last, from the
 // loop's final max and sum (with a softcap, of the capped scores: the
-// softmax's scale is the cap); after O's store.
+// softmax's scale is the cap); before O's store, which stays last.
 //===----------------------------------------------------------------------===//
 
 // LSE-LABEL: func.func @sdpa_fwd(
@@ -152,9 +152,9 @@
 // LSE: %[[B:.*]] = tile.block_id z
 // LSE: %[[LOOP:.*]]:3 = scf.for
 // LSE: tile.online_softmax %{{.*}}, %{{.*}}, %{{.*}} scale(%[[CAP]])
-// LSE: tile.store %{{.*}}, %[[O]][%[[B]], %[[H]], %[[M_BLK]], %{{.*}}] : tensor<64x64xf16>
 // LSE: %[[ROWS:.*]] = tile.log_sum_exp %[[LOOP]]#0, %[[LOOP]]#1 scale(%[[CAP]]) : tensor<64xf32>
-// LSE: tile.store %[[ROWS]], %[[LSE]][%[[B]], %[[H]], %[[M_BLK]]] : tensor<64xf32>, <?x?x?xf32>
+// LSE-NEXT: tile.store %[[ROWS]], %[[LSE]][%[[B]], %[[H]], %[[M_BLK]]] : tensor<64xf32>, <?x?x?xf32>
+// LSE: tile.store %{{.*}}, %[[O]][%[[B]], %[[H]], %[[M_BLK]], %{{.*}}] : tensor<64x64xf16>
 // LSE-NEXT: return
 
 //===----------------------------------------------------------------------===//

@@ -43,6 +43,25 @@
 // WINDOW-CORNERS: remark: tilegpu-simulate-roles: 4 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0, band [-259, 0];
 // WINDOW-CORNERS-SAME: seq-q 256, seq-k 647, block 0, band [2, 1]; no deadlock, no hazard)
 
+// The sm_90a D=64 window kernel (one warpgroup, TMA rings without empty
+// mbarriers, P.V deferred into a three-slot V ring): between the mask
+// split's loops, the last refill of a loop is a prefetch no loop reads, and
+// the next loop's first refill goes into its slot without a wait. The load
+// that starts the next loop must first wait for the latest load of every
+// slot; when it waited for its own slot's only, the simulation caught a
+// copy into a slot another copy still wrote (one key and an empty first
+// loop; two-sided bands at 251 keys, with a softcap's extra ops).
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64 window=1 softcap=1" \
+// RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" \
+// RUN:   --tilegpu-attach-target=chip=sm_90a --tilegpu-assign-layouts=warps=4 --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory -o %t.sm90-window.mlir
+// RUN: tiled-attn-opt %t.sm90-window.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=8 seq-q=251 seq-k=251 block=1" 2>&1 | FileCheck %s --check-prefix=SM90-WINDOW
+// RUN: tiled-attn-opt %t.sm90-window.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=8 seq-q=1 seq-k=1" 2>&1 | FileCheck %s --check-prefix=SM90-WINDOW-ONE
+// SM90-WINDOW: remark: tilegpu-simulate-roles: 8 schedules ran to the end ({{[0-9]+}} steps; {{.*}}band [-32, 65]; {{.*}} no deadlock, no hazard)
+// SM90-WINDOW-ONE: remark: tilegpu-simulate-roles: 8 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0, band [-131, 0]; {{.*}} no deadlock, no hazard)
+
 // The library's D=128 kernel, not causal: a partial last key block, and
 // exactly one block.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=256 block-n=128" \
