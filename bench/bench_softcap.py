@@ -79,7 +79,6 @@ def main() -> int:
 
     torch.manual_seed(0)
     library = KernelLibrary.load(args.library)
-    flex = torch.compile(flex_attention, dynamic=False)
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
     rows = []
@@ -94,9 +93,14 @@ def main() -> int:
                     window = (WINDOW, 0) if mask == "window" else (-1, -1)
                     lo = -WINDOW if mask == "window" else -s
 
-                    def visible(b_, h_, i, j, lo=lo):
+                    def visible(b_, h_, i, j):
                         return (j <= i) & (j - i >= lo)
 
+                    # A fresh compile per case: a compiled FlexAttention
+                    # reused across cases kept the previous case's band
+                    # (lo) in its mask, which the check below caught.
+                    torch._dynamo.reset()
+                    flex = torch.compile(flex_attention, dynamic=False)
                     block = create_block_mask(visible, None, None, s, s, device="cuda")
 
                     def capped(score, b_, h_, i, j):
