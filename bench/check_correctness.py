@@ -488,6 +488,11 @@ def main() -> int:
             print(f"SKIP {entry.name}: causal={entry.causal} cannot be asked of sdpa")
             skipped += 1
             continue
+        if getattr(entry, "softcap", False):
+            # A softcap kernel runs only calls with a softcap: check_softcap.py.
+            print(f"SKIP {entry.name}: a softcap kernel (bench/check_softcap.py checks it)")
+            skipped += 1
+            continue
         if entry.causal == "window":
             windowed.add((entry.dtype, entry.head_dim))
         for case in cases_for(entry, args.sanitize_one):

@@ -407,7 +407,8 @@ SPEC_ARCH_BY_CAPABILITY = {(8, 0): "sm_80", (8, 6): "sm_80", (8, 9): "sm_80", (9
 
 def spec_entries() -> list:
     """One fake manifest entry per kernel of kernels/library.json (its chip,
-    dtype, head dim, mask and index width), named after them."""
+    dtype, head dim, mask, softcap, log-sum-exps and index width), named
+    after them."""
     import json
     spec = json.loads((PACKAGE_ROOT.parent / "kernels" / "library.json").read_text())
     entries = []
@@ -418,10 +419,18 @@ def spec_entries() -> list:
             for d in kernel["head_dims"]:
                 causal = ("window" if kernel.get("window")
                           else "top_left" if kernel["causal"] else "none")
-                name = f"{options['chip']}_{dtype}_d{d}_{causal}_{bits}"
+                softcap = "_softcap" if kernel.get("softcap") else ""
+                name = f"{options['chip']}_{dtype}_d{d}_{causal}{softcap}_{bits}"
                 if causal == "window":
-                    entries.append(window_entry(name, index_type=f"i{bits}", arch=options["chip"],
-                                                dtype=dtype, head_dim=d))
+                    entry = window_entry(name, index_type=f"i{bits}", arch=options["chip"],
+                                         dtype=dtype, head_dim=d)
+                    if kernel.get("softcap"):
+                        entry["params"] = entry["params"] + [SOFTCAP_PARAM]
+                        entry["softcap"] = True
+                    if kernel.get("lse"):
+                        entry["params"] = entry["params"] + lse_params(f"i{bits}")
+                        entry["lse"] = True
+                    entries.append(entry)
                 else:
                     entries.append(kernel_entry(name, arch=options["chip"], dtype=dtype,
                                                 head_dim=d, causal=causal, index_bits=bits))
@@ -431,15 +440,24 @@ def spec_entries() -> list:
 def test_library_spec_choice_per_capability(open_library) -> None:
     entries = spec_entries()
     library = open_library(entries)
-    groups = {(e["dtype"], e["head_dim"], e["causal"]) for e in entries}
-    assert len(groups) == 12  # f16/bf16 x D 64/128 x none, top_left, window
+    groups = {(e["dtype"], e["head_dim"], e["causal"]) for e in entries if not e.get("softcap")}
+    # f16/bf16 x D 64/96/128/256 x none, top_left, window
+    assert len(groups) == 24
     for dtype, d, causal in sorted(groups):
-        # A window kernel is what a sliding window runs on.
+        # A window kernel is what a sliding window runs on; D=96 and D=256
+        # have sm_80 kernels only, which every capability from 8.0 runs.
         args = (problem(d=d, dtype=dtype, mask="top_left", window=(16, 0)) if causal == "window"
                 else problem(d=d, dtype=dtype, mask=causal))
         for capability, arch in SPEC_ARCH_BY_CAPABILITY.items():
+            arch = arch if d in (64, 128) else "sm_80"
             name = chosen(library, args, capability)
             assert name.startswith(f"{arch}_{dtype}_d{d}_{causal}_"), (capability, name)
+            # With a softcap, or the log-sum-exps, a window kernel of the same arch.
+            args.softcap = 50.0
+            assert chosen(library, args, capability) == f"{arch}_{dtype}_d{d}_window_softcap_64"
+            args.softcap, args.lse = 0.0, 0x500000000
+            assert chosen(library, args, capability) == f"{arch}_{dtype}_d{d}_window_64"
+            args.lse = 0
         message = error_of(TiledAttnError, library.plan, args, (7, 5))
         assert message.startswith(f"no kernel in the library for sm_75, {dtype}, D={d}"), message
 

@@ -18,12 +18,12 @@ func.func private @view_element_i32(!tile.view<?x64xi32>)
 // #tile.sdpa
 //===----------------------------------------------------------------------===//
 
-// expected-error @+1 {{head_dim must be a power of two in [16, 256], got 96}}
-func.func private @sdpa_head_dim() attributes {tile.sdpa = #tile.sdpa<head_dim = 96, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+// expected-error @+1 {{head_dim must be a multiple of 16 in [16, 256], got 72}}
+func.func private @sdpa_head_dim() attributes {tile.sdpa = #tile.sdpa<head_dim = 72, element_type = f16, causal = none, block_m = 64, block_n = 64>}
 
 // -----
 
-// expected-error @+1 {{head_dim must be a power of two in [16, 256], got 512}}
+// expected-error @+1 {{head_dim must be a multiple of 16 in [16, 256], got 512}}
 func.func private @sdpa_head_dim_large() attributes {tile.sdpa = #tile.sdpa<head_dim = 512, element_type = f16, causal = none, block_m = 64, block_n = 64>}
 
 // -----

@@ -173,8 +173,8 @@
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="window=1 causal=1" 2>&1 | FileCheck %s --check-prefix=ERR-WINDOW
 // ERR-WINDOW: error: tile-generate-sdpa: `window` masks by diagonals given at run time, which include causal masks of either alignment; it excludes `causal`
 
-// RUN: not tiled-attn-opt %s --tile-generate-sdpa=head-dim=96 2>&1 | FileCheck %s --check-prefix=ERR-HEAD-DIM
-// ERR-HEAD-DIM: error: head_dim must be a power of two in [16, 256], got 96
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa=head-dim=72 2>&1 | FileCheck %s --check-prefix=ERR-HEAD-DIM
+// ERR-HEAD-DIM: error: head_dim must be a multiple of 16 in [16, 256], got 72
 
 // A second kernel of the same name is refused.
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa --tile-generate-sdpa 2>&1 | FileCheck %s --check-prefix=ERR-SYMBOL

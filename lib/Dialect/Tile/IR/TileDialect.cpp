@@ -122,8 +122,8 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                bool refillAfterUse, bool maskSplit, bool exp2,
                                int64_t rescaleThreshold, bool deferPv,
                                bool softcap, bool lse) {
-  if (!isPowerOfTwoIn(headDim, 16, 256))
-    return emitError() << "head_dim must be a power of two in [16, 256], got "
+  if (!isMultipleOf16In(headDim, 16, 256))
+    return emitError() << "head_dim must be a multiple of 16 in [16, 256], got "
                        << headDim;
   if (!elementType.isF16() && !elementType.isBF16())
     return emitError() << "element_type must be f16 or bf16, got "

@@ -143,7 +143,7 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"headDim", "head-dim", "int64_t", /*default=*/"64",
-           "Head dimension D (a power of two in [16, 256])">,
+           "Head dimension D (a multiple of 16 in [16, 256])">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
            "Element type of Q, K, V and O: f16 or bf16">,
     Option<"causal", "causal", "bool", /*default=*/"false",
