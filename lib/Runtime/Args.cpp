@@ -209,10 +209,16 @@ Status lseView(const ta_sdpa_args &args, ta_tensor &view) {
                            "4-byte aligned, got ", pointer);
   }
   const ta_tensor &q = args.q;
-  int64_t rows = args.lse ? q.sizes[2] : 0;
+  int64_t rows = args.lse ? q.sizes[2] : 0, headStride = 0;
+  // H * S_q, without overflow (the sizes are not checked against each
+  // other yet); only a call that asks for the log-sum-exps needs it.
+  if (args.lse && __builtin_mul_overflow(q.sizes[1], q.sizes[2], &headStride))
+    return invalidArgument("lse: q's head count times its sequence length (",
+                           q.sizes[1], " x ", q.sizes[2],
+                           ") overflows a 64-bit element count");
   view = ta_tensor{args.lse,
                    {q.sizes[0], q.sizes[1], rows, 1},
-                   {q.sizes[1] * q.sizes[2], q.sizes[2], 1, 1}};
+                   {headStride, q.sizes[2], 1, 1}};
   return Status();
 }
 

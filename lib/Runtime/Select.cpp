@@ -6,12 +6,13 @@
 //===----------------------------------------------------------------------===//
 //
 // Among the kernels of the problem's dtype, head dim and mask that run on
-// the device, the one of the highest arch wins; at equal arch a kernel of
-// 32-bit index arithmetic wins (the library holds one only where it
-// measured faster) unless some element offset reaches 2^31; further ties go
-// to the one listed first. A kernel name restricts the choice to that
-// entry. The library sorts each (dtype, mask, head dim) group once, when it
-// opens, so a launch takes the first kernel of its group that fits.
+// the device (and, for a problem without lse, first among those that do
+// not write the log-sum-exps: see below), the one of the highest arch wins; at
+// equal arch a kernel of 32-bit index arithmetic wins (the library holds one
+// only where it measured faster) unless some element offset reaches 2^31;
+// further ties go to the one listed first. A kernel name restricts the choice
+// to that entry. The library sorts each (dtype, mask, head dim) group once,
+// when it opens, so a launch takes the first kernel of its group that fits.
 //
 // The mask is tried in order (candidateMasks): without a window, the mask
 // asked for (the choice made before windows, which at some shapes differs
@@ -220,8 +221,9 @@ Status tiled_attn::runtime::selectKernel(const ta_library &library,
     }
     return noKernel(library, problem, ccMajor, ccMinor);
   }
-  // Without lse, the kernels that do not write it first.
-  const bool lseOrder[2] = {problem.lse, true};
+  // Without lse, the kernels that do not write it first (pass 0); with it,
+  // only the kernels that do (pass 1).
+  const bool lseOrder[2] = {false, true};
   for (int m = 0; m < numMasks; ++m)
     for (int pass = problem.lse ? 1 : 0; pass < 2; ++pass)
       for (const SelectionGroup &group : library.groups) {

@@ -23,3 +23,15 @@
 // CHECK-NOT: FAIL
 // CHECK-COUNT-5: diff={{.*}} PASS
 // CHECK: {{^}}5 passed, 0 failed
+
+// An `lse` kernel: the log-sum-exps (tile.log_sum_exp and the store into
+// the lse view) take the new block_m with O.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 window=1 lse=1 block-m=32 block-n=16" --cse -o %t.lse.mlir
+// RUN: tiled-attn-opt %t.lse.mlir --tile-retile="block-m=64 block-n=32" -o %t.lse.r.mlir
+// RUN: FileCheck %s --check-prefix=LSE-IR --input-file=%t.lse.r.mlir
+// RUN: tiled-attn-run %t.lse.mlir --compare-with=%t.lse.r.mlir --equivalence-tolerance=2e-3 --batch=1 --heads=2 --shapes=1x1,17x17,100x37,37x100,257x257 --window=20,3 | FileCheck %s --check-prefix=LSE
+// LSE-IR: tile.log_sum_exp {{.*}} : tensor<64xf32>
+// LSE-IR: tile.store {{.*}} : tensor<64xf32>, <?x?x?xf32>
+// LSE: lse_err=
+// LSE-NOT: FAIL
+// LSE: {{^}}5 passed, 0 failed

@@ -158,7 +158,8 @@ typedef struct ta_sdpa_args {
   /** The name of a manifest entry to run, or NULL for the best fit. A
       named kernel must be one the choice above allows: of the mask asked
       for, of the band's, or a "window" kernel for a masked band (for any
-      band with a softcap), and with softcap exactly when softcap > 0. */
+      band with a softcap, or with lse), with softcap exactly when
+      softcap > 0, and with lse when lse != 0. */
   const char *kernel;
   /** A sliding window; all zero for none. */
   ta_window window;

@@ -445,3 +445,20 @@ func.func @negative_log_sum_exp_of_other_max(%s: tensor<16x16xf32>,
   %lse = tile.log_sum_exp %other, %l1 scale(%scale) : tensor<16xf32>
   return %lse : tensor<16xf32>
 }
+
+// -----
+
+// A log-sum-exp whose scale is not the chain's: with exp2 it would multiply
+// the chain's max (of unscaled scores) by another factor.
+
+// ERR: error: tile-exp2: the log-sum-exp's scale is not its online-softmax chain's; with exp2 it would scale the chain's max by another factor
+func.func @negative_log_sum_exp_other_scale(%s: tensor<16x16xf32>, %scale: f32,
+                                            %other: f32) -> tensor<16xf32> {
+  %m0 = arith.constant dense<0xFF800000> : tensor<16xf32>
+  %l0 = arith.constant dense<0.0> : tensor<16xf32>
+  %m1, %l1, %p, %alpha = tile.online_softmax %s, %m0, %l0 scale(%scale)
+      : tensor<16x16xf32>, tensor<16xf32>
+  // expected-error @+1 {{tile-exp2: the log-sum-exp's scale is not its online-softmax chain's; with exp2 it would scale the chain's max by another factor}}
+  %lse = tile.log_sum_exp %m1, %l1 scale(%other) : tensor<16xf32>
+  return %lse : tensor<16xf32>
+}

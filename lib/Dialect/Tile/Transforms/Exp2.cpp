@@ -118,6 +118,15 @@ struct TileExp2Pass final
       op.setExp2(true);
     // A log-sum-exp of the chain reads its max in the new units.
     result = func.walk([&](LogSumExpOp op) {
+      // With exp2 it scales the max by its own scale: the chain's.
+      if (llvm::any_of(steps, [&](OnlineSoftmaxOp step) {
+            return step.getScale() != op.getScale();
+          })) {
+        op.emitError() << "tile-exp2: the log-sum-exp's scale is not its "
+                          "online-softmax chain's; with exp2 it would "
+                          "scale the chain's max by another factor";
+        return WalkResult::interrupt();
+      }
       if (!isChainedMax(op.getMax())) {
         op.emitError() << "tile-exp2: the log-sum-exp's max does not come "
                           "from an online-softmax chain; exp2 would change "

@@ -94,13 +94,25 @@ LogicalResult RetileAnalysis::seedAccess(Operation *op, Value view,
                                          ValueRange indices, Value tile,
                                          bool transpose) {
   auto arg = dyn_cast<BlockArgument>(view);
+  // The log-sum-exps' view (an `lse` kernel's, named by its #tile.sdpa)
+  // has the query rows, as O.
+  bool lse = false;
+  if (arg && arg.getOwner() == &func.getBody().front())
+    if (auto sdpa =
+            func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName())) {
+      SmallVector<StringRef> names = sdpa.getArgumentNames();
+      lse = arg.getArgNumber() < names.size() &&
+            names[arg.getArgNumber()] == "lse";
+    }
   if (!arg || arg.getOwner() != &func.getBody().front() ||
-      arg.getArgNumber() > 3)
+      (arg.getArgNumber() > 3 && !lse))
     return op->emitError() << "tile-retile: expects loads and stores of the "
-                              "kernel's q, k, v and o arguments";
-  // Q and O are blocked by BLOCK_M along the sequence; K and V by BLOCK_N.
-  Role role =
-      arg.getArgNumber() == 0 || arg.getArgNumber() == 3 ? Role::M : Role::N;
+                              "kernel's q, k, v, o and lse arguments";
+  // Q, O and the log-sum-exps are blocked by BLOCK_M along the sequence; K
+  // and V by BLOCK_N.
+  Role role = arg.getArgNumber() == 0 || arg.getArgNumber() == 3 || lse
+                  ? Role::M
+                  : Role::N;
   auto tileTy = cast<ShapedType>(tile.getType());
   int64_t rank = tileTy.getRank(), viewRank = indices.size();
   const int64_t seqDim = 2;
@@ -171,6 +183,11 @@ LogicalResult RetileAnalysis::visit(Operation *op) {
          {softmax.getRunningMax(), softmax.getRunningSum(), softmax.getNewMax(),
           softmax.getNewSum(), softmax.getAlpha()})
       unify(softmax.getScores(), 0, row, 0);
+    return success();
+  }
+  if (auto lse = dyn_cast<LogSumExpOp>(op)) {
+    for (Value row : {lse.getMax(), lse.getSum()})
+      unify(row, 0, lse.getResult(), 0);
     return success();
   }
   if (forEachRegionTie(op, [&](Value a, Value b) { unifyAll(a, b); }))
