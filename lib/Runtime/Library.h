@@ -40,6 +40,11 @@ struct SelectionGroup {
 
 /// The checked sizes of one attention call.
 struct Problem {
+  Problem() = default;
+  /// Not copied: tensors[kLse] points into the problem itself.
+  Problem(const Problem &) = delete;
+  Problem &operator=(const Problem &) = delete;
+
   const ta_sdpa_args *args = nullptr;
   /// q, k, v, o, lse (lseTensor).
   const ta_tensor *tensors[kNumTensors] = {};

@@ -154,6 +154,25 @@ TEST_F(Lse, MustBeFloatAligned) {
                       "4-byte aligned, got 0x500000002");
 }
 
+TEST_F(Lse, HeadStrideMustNotOverflow) {
+  open({lseEntry("wl")});
+  // 2^32 heads of 2^32 queries: H * S_q does not fit in 64 bits.
+  const int64_t big = int64_t(1) << 32;
+  for (ta_tensor *t : {&args.q, &args.k, &args.v, &args.o}) {
+    t->sizes[0] = 1;
+    t->sizes[1] = big;
+    t->sizes[2] = t == &args.k || t == &args.v ? 1 : big;
+  }
+  args.lse = 0x500000000;
+  EXPECT_EQ(chosen(), "error 1: lse: q's head count times its sequence length "
+                      "(4294967296 x 4294967296) overflows a 64-bit element "
+                      "count");
+  // Without the log-sum-exps the stride is not needed (the call fails
+  // later, for another reason).
+  args.lse = 0;
+  EXPECT_THAT(chosen(), testing::Not(HasSubstr("overflows")));
+}
+
 TEST_F(Lse, EveryBandRunsOnAnLseWindowKernel) {
   open({maskEntry("none", "none"), maskEntry("tl", "top_left"),
         maskEntry("w", "window"), lseEntry("wl")});
