@@ -76,6 +76,33 @@ Value exp2Polynomial(OpBuilder &b, Location loc, Value x) {
   return arith::SelectOp::create(b, loc, tiny, cst(0.0f), result);
 }
 
+/// Whether `value` (a converted operand) is an f32 register tile, the only
+/// kind the per-register math below takes.
+bool isF32RegisterTile(Value value) {
+  auto type = dyn_cast<VectorType>(value.getType());
+  return type && type.getElementType().isF32() && type.getRank() == 1;
+}
+
+/// Replaces `op` by `perRegister(i, x)` for each register x (at i) of the
+/// f32 register tile `operand`.
+template <typename Fn>
+void rewritePerRegister(Operation *op, Value operand,
+                        ConversionPatternRewriter &rewriter, Fn perRegister) {
+  auto type = cast<VectorType>(operand.getType());
+  SmallVector<Value> results;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    results.push_back(perRegister(
+        i, vector::ExtractOp::create(rewriter, op->getLoc(), operand, i)));
+  rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, results);
+}
+
+/// One f32 NVVM intrinsic (a MUFU instruction) of `x`.
+Value f32Intrinsic(OpBuilder &b, Location loc, StringRef name, Value x) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                       b.getStringAttr(name), ValueRange{x})
+      .getResult(0);
+}
+
 /// exp2 of an f32 register tile: one ex2.approx.ftz.f32 per register (the
 /// MUFU instruction alone), or with `polyEvery` = N, the polynomial for
 /// every N-th register. The default lowering, through libdevice, keeps
@@ -90,26 +117,15 @@ struct Exp2ToGPU final : OpConversionPattern<math::Exp2Op> {
   LogicalResult
   matchAndRewrite(math::Exp2Op op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = dyn_cast<VectorType>(adaptor.getOperand().getType());
-    if (!type || !type.getElementType().isF32() || type.getRank() != 1)
+    if (!isF32RegisterTile(adaptor.getOperand()))
       return rewriter.notifyMatchFailure(op, "not an f32 register tile");
     Location loc = op.getLoc();
-    Type f32 = rewriter.getF32Type();
-    SmallVector<Value> results;
-    for (int64_t i = 0; i < type.getNumElements(); ++i) {
-      Value x =
-          vector::ExtractOp::create(rewriter, loc, adaptor.getOperand(), i);
-      if (polyEvery > 0 && i % polyEvery == polyEvery - 1) {
-        results.push_back(exp2Polynomial(rewriter, loc, x));
-        continue;
-      }
-      results.push_back(
-          LLVM::CallIntrinsicOp::create(rewriter, loc, f32,
-                                        rewriter.getStringAttr(kExp2Intrinsic),
-                                        ValueRange{x})
-              .getResult(0));
-    }
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, results);
+    rewritePerRegister(op, adaptor.getOperand(), rewriter,
+                       [&](int64_t i, Value x) {
+                         if (polyEvery > 0 && i % polyEvery == polyEvery - 1)
+                           return exp2Polynomial(rewriter, loc, x);
+                         return f32Intrinsic(rewriter, loc, kExp2Intrinsic, x);
+                       });
     return success();
   }
 
@@ -129,34 +145,24 @@ struct TanhToGPU final : OpConversionPattern<math::TanhOp> {
   LogicalResult
   matchAndRewrite(math::TanhOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = dyn_cast<VectorType>(adaptor.getOperand().getType());
-    if (!type || !type.getElementType().isF32() || type.getRank() != 1)
+    if (!isF32RegisterTile(adaptor.getOperand()))
       return rewriter.notifyMatchFailure(op, "not an f32 register tile");
     Location loc = op.getLoc();
-    Type f32 = rewriter.getF32Type();
     auto cst = [&](float v) -> Value {
       return arith::ConstantOp::create(rewriter, loc,
                                        rewriter.getF32FloatAttr(v));
     };
-    auto intrinsic = [&](StringRef name, Value x) {
-      return LLVM::CallIntrinsicOp::create(rewriter, loc, f32,
-                                           rewriter.getStringAttr(name),
-                                           ValueRange{x})
-          .getResult(0);
-    };
     Value twoLog2e = cst(2.0f * 1.4426950408889634f), one = cst(1.0f),
           minusTwo = cst(-2.0f);
-    SmallVector<Value> results;
-    for (int64_t i = 0; i < type.getNumElements(); ++i) {
-      Value x =
-          vector::ExtractOp::create(rewriter, loc, adaptor.getOperand(), i);
-      Value e = intrinsic(kExp2Intrinsic,
-                          arith::MulFOp::create(rewriter, loc, x, twoLog2e));
-      Value r = intrinsic(kRcpIntrinsic,
-                          arith::AddFOp::create(rewriter, loc, e, one));
-      results.push_back(math::FmaOp::create(rewriter, loc, r, minusTwo, one));
-    }
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, results);
+    rewritePerRegister(
+        op, adaptor.getOperand(), rewriter, [&](int64_t, Value x) -> Value {
+          Value e =
+              f32Intrinsic(rewriter, loc, kExp2Intrinsic,
+                           arith::MulFOp::create(rewriter, loc, x, twoLog2e));
+          Value r = f32Intrinsic(rewriter, loc, kRcpIntrinsic,
+                                 arith::AddFOp::create(rewriter, loc, e, one));
+          return math::FmaOp::create(rewriter, loc, r, minusTwo, one);
+        });
     return success();
   }
 };
@@ -170,24 +176,17 @@ struct LogToGPU final : OpConversionPattern<math::LogOp> {
   LogicalResult
   matchAndRewrite(math::LogOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = dyn_cast<VectorType>(adaptor.getOperand().getType());
-    if (!type || !type.getElementType().isF32() || type.getRank() != 1)
+    if (!isF32RegisterTile(adaptor.getOperand()))
       return rewriter.notifyMatchFailure(op, "not an f32 register tile");
     Location loc = op.getLoc();
-    Type f32 = rewriter.getF32Type();
     Value ln2 = arith::ConstantOp::create(
         rewriter, loc, rewriter.getF32FloatAttr(0.69314718055994531f));
-    SmallVector<Value> results;
-    for (int64_t i = 0; i < type.getNumElements(); ++i) {
-      Value x =
-          vector::ExtractOp::create(rewriter, loc, adaptor.getOperand(), i);
-      Value log2 = LLVM::CallIntrinsicOp::create(
-                       rewriter, loc, f32,
-                       rewriter.getStringAttr(kLog2Intrinsic), ValueRange{x})
-                       .getResult(0);
-      results.push_back(arith::MulFOp::create(rewriter, loc, log2, ln2));
-    }
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, results);
+    rewritePerRegister(
+        op, adaptor.getOperand(), rewriter, [&](int64_t, Value x) -> Value {
+          return arith::MulFOp::create(
+              rewriter, loc, f32Intrinsic(rewriter, loc, kLog2Intrinsic, x),
+              ln2);
+        });
     return success();
   }
 };
