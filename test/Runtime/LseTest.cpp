@@ -65,23 +65,8 @@ Json maskEntry(const std::string &name, const std::string &causal) {
   return e;
 }
 
-class Lse : public testing::Test {
+class Lse : public ChoiceTest {
 protected:
-  void open(const std::vector<Json> &entries) {
-    writeLibrary(dir, manifestOf(entries));
-    ASSERT_EQ(library.open(dir.path()), TA_OK) << lastError();
-  }
-
-  /// The name of the kernel planned for capability cc, or the error.
-  std::string chosen(int major = 9, int minor = 0) {
-    ta_status status = ta_sdpa_plan(library.get(), &args, major, minor, &plan);
-    if (status != TA_OK)
-      return "error " + std::to_string(status) + ": " + lastError();
-    ta_kernel_info info;
-    EXPECT_EQ(ta_library_kernel(library.get(), plan.kernel, &info), TA_OK);
-    return info.name;
-  }
-
   /// The packed view "lse" of an lse window kernel (parameters 39-44):
   /// "base [size0, size1, size2] [stride0, stride1]".
   std::string packedLse() {
@@ -93,12 +78,6 @@ protected:
            std::to_string(paramAs<int64_t>(plan, 43)) + ", " +
            std::to_string(paramAs<int64_t>(plan, 44)) + "]";
   }
-
-  TempDir dir;
-  Library library;
-  // B = 2, H = 3, S_q = 77, S_k = 131, D = 64.
-  ta_sdpa_args args = problem(2, 3, 77, 131, 64);
-  ta_launch_plan plan;
 };
 
 } // namespace

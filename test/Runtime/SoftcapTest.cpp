@@ -64,32 +64,8 @@ Json maskEntry(const std::string &name, const std::string &causal) {
   return e;
 }
 
-ta_window window(int64_t left, int64_t right, bool bottomRight = false) {
-  ta_window w = {};
-  w.enabled = 1;
-  w.bottom_right = bottomRight;
-  w.left = left;
-  w.right = right;
-  return w;
-}
-
-class Softcap : public testing::Test {
+class Softcap : public ChoiceTest {
 protected:
-  void open(const std::vector<Json> &entries) {
-    writeLibrary(dir, manifestOf(entries));
-    ASSERT_EQ(library.open(dir.path()), TA_OK) << lastError();
-  }
-
-  /// The name of the kernel planned for capability cc, or the error.
-  std::string chosen(int major = 9, int minor = 0) {
-    ta_status status = ta_sdpa_plan(library.get(), &args, major, minor, &plan);
-    if (status != TA_OK)
-      return "error " + std::to_string(status) + ": " + lastError();
-    ta_kernel_info info;
-    EXPECT_EQ(ta_library_kernel(library.get(), plan.kernel, &info), TA_OK);
-    return info.name;
-  }
-
   /// The planned softcap kernel's window_lo, window_hi (i64, before the
   /// softcap) as "[lo, hi]", and its softcap (the last parameter).
   std::string packedBand() {
@@ -110,11 +86,6 @@ protected:
            " (library " + dir.path() + ": available: " + available + ")" +
            would;
   }
-
-  TempDir dir;
-  Library library;
-  ta_sdpa_args args = problem(2, 3, 77, 131, 64);
-  ta_launch_plan plan;
 };
 
 } // namespace

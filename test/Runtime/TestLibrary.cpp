@@ -152,6 +152,29 @@ ta_sdpa_args tatest::problem(int64_t b, int64_t h, int64_t sq, int64_t sk,
 
 std::string tatest::lastError() { return ta_last_error(); }
 
+ta_window tatest::window(int64_t left, int64_t right, bool bottomRight) {
+  ta_window w = {};
+  w.enabled = 1;
+  w.bottom_right = bottomRight;
+  w.left = left;
+  w.right = right;
+  return w;
+}
+
+void tatest::ChoiceTest::open(const std::vector<Json> &entries) {
+  writeLibrary(dir, manifestOf(entries));
+  ASSERT_EQ(library.open(dir.path()), TA_OK) << lastError();
+}
+
+std::string tatest::ChoiceTest::chosen(int major, int minor) {
+  ta_status status = ta_sdpa_plan(library.get(), &args, major, minor, &plan);
+  if (status != TA_OK)
+    return "error " + std::to_string(status) + ": " + lastError();
+  ta_kernel_info info;
+  EXPECT_EQ(ta_library_kernel(library.get(), plan.kernel, &info), TA_OK);
+  return info.name;
+}
+
 const char *tatest::fakeCudaPath() { return FAKE_CUDA_PATH; }
 
 int main(int argc, char **argv) {

@@ -18,6 +18,7 @@
 
 #include "tiled_attn/Runtime/TiledAttn.h"
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -104,6 +105,24 @@ std::string lastError();
 
 /// The path of the fake driver (also in $TILED_ATTN_LIBCUDA during tests).
 const char *fakeCudaPath();
+
+/// A window of FlashAttention's window_size (left, right), enabled.
+ta_window window(int64_t left, int64_t right, bool bottomRight = false);
+
+/// A fixture that opens a library of fake entries and plans `args` (the
+/// standard problem: B 2, H 3, S_q 77, S_k 131, D 64) on it.
+class ChoiceTest : public testing::Test {
+protected:
+  void open(const std::vector<Json> &entries);
+  /// The name of the kernel planned for capability cc, or
+  /// "error <status>: <message>".
+  std::string chosen(int major = 9, int minor = 0);
+
+  TempDir dir;
+  Library library;
+  ta_sdpa_args args = problem(2, 3, 77, 131, 64);
+  ta_launch_plan plan;
+};
 
 } // namespace tatest
 

@@ -231,32 +231,8 @@ Json maskEntry(const std::string &name, const std::string &causal,
   return e;
 }
 
-ta_window window(int64_t left, int64_t right, bool bottomRight = false) {
-  ta_window w = {};
-  w.enabled = 1;
-  w.bottom_right = bottomRight;
-  w.left = left;
-  w.right = right;
-  return w;
-}
-
-class Window : public testing::Test {
+class Window : public ChoiceTest {
 protected:
-  void open(const std::vector<Json> &entries) {
-    writeLibrary(dir, manifestOf(entries));
-    ASSERT_EQ(library.open(dir.path()), TA_OK) << lastError();
-  }
-
-  /// The name of the kernel planned for capability cc, or the error.
-  std::string chosen(int major = 9, int minor = 0) {
-    ta_status status = ta_sdpa_plan(library.get(), &args, major, minor, &plan);
-    if (status != TA_OK)
-      return "error " + std::to_string(status) + ": " + lastError();
-    ta_kernel_info info;
-    EXPECT_EQ(ta_library_kernel(library.get(), plan.kernel, &info), TA_OK);
-    return info.name;
-  }
-
   /// window_lo and window_hi of the plan (the last two parameters), as
   /// "[lo, hi]".
   template <typename T> std::string packedBand() {
@@ -266,11 +242,6 @@ protected:
     return "[" + std::to_string(paramAs<T>(plan, n - 2)) + ", " +
            std::to_string(paramAs<T>(plan, n - 1)) + "]";
   }
-
-  TempDir dir;
-  Library library;
-  ta_sdpa_args args = problem(2, 3, 77, 131, 64);
-  ta_launch_plan plan;
 };
 
 } // namespace
