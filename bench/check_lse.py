@@ -34,19 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 from check_correctness import visible_mask  # noqa: E402
+from check_softcap import CASES, rel_l2  # noqa: E402
 from common import write_csv  # noqa: E402
 from tiled_attn import KernelLibrary, sdpa  # noqa: E402
 from tiled_attn.runtime import DTYPES, MASKS, TaSdpaArgs, TaWindow, set_tensor  # noqa: E402
 
-CASES = [  # (S_q, S_k, causal, align, window)
-    (1, 1, False, "top_left", (-1, -1)),
-    (130, 130, False, "top_left", (-1, -1)),
-    (257, 257, True, "top_left", (-1, -1)),
-    (1000, 1000, True, "top_left", (63, 0)),
-    (77, 300, True, "bottom_right", (-1, -1)),
-    (300, 77, True, "bottom_right", (-1, -1)),   # 223 rows see no key
-    (500, 500, False, "top_left", (20, 33)),
-]
 TORCH = {"f16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -60,13 +52,6 @@ def reference(q, k, v, scale, cap, mask):
     lse = torch.logsumexp(s, dim=-1)
     p = torch.softmax(s, dim=-1).nan_to_num(0.0)
     return p @ v, lse
-
-
-def rel_l2(out, ref) -> float:
-    """||out - ref|| / ||ref|| (||out - ref|| when ref is all zero)."""
-    norm = torch.linalg.vector_norm(ref).item()
-    diff = torch.linalg.vector_norm(out.double() - ref).item()
-    return diff / norm if norm else diff
 
 
 def lse_error(ours, ref) -> float:

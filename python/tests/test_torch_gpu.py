@@ -193,12 +193,12 @@ def test_grouped_kv_heads_errors():
 # ---------------------------------------------------------------- windows, bottom-right causal
 
 
-def band_reference(q, k, v, causal, align, window, softcap=0.0):
-    """float64 attention where query i sees key j iff i + shift - left <= j <=
+def band_scores(q, k, causal, align, window, softcap=0.0):
+    """float64 scores where query i sees key j iff i + shift - left <= j <=
     i + shift + right (each side unless -1) and, if causal, j <= i + shift;
-    a row that sees no key is 0. With softcap > 0 the scores s become
+    -inf where it does not. With softcap > 0 the scores s become
     softcap * tanh(s / softcap) before the mask."""
-    q, k, v = q.double(), k.double(), v.double()
+    q, k = q.double(), k.double()
     s_q, s_k = q.shape[-2], k.shape[-2]
     shift = s_k - s_q if align == "bottom_right" else 0
     i = torch.arange(s_q, device=q.device).view(-1, 1)
@@ -214,8 +214,13 @@ def band_reference(q, k, v, causal, align, window, softcap=0.0):
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     if softcap > 0:
         scores = softcap * torch.tanh(scores / softcap)
-    scores = scores.masked_fill(~keep, -math.inf)
-    return torch.softmax(scores, dim=-1).nan_to_num(0.0) @ v
+    return scores.masked_fill(~keep, -math.inf)
+
+
+def band_reference(q, k, v, causal, align, window, softcap=0.0):
+    """float64 attention over band_scores; a row that sees no key is 0."""
+    scores = band_scores(q, k, causal, align, window, softcap)
+    return torch.softmax(scores, dim=-1).nan_to_num(0.0) @ v.double()
 
 
 def has_kernel(mask, dtype, d, softcap=False):
@@ -332,25 +337,8 @@ def test_softcap_errors():
 
 
 def band_lse(q, k, causal, align, window, softcap=0.0):
-    """float64 log-sum-exps of band_reference's scores: -inf for a row that
-    sees no key."""
-    q, k = q.double(), k.double()
-    s_q, s_k = q.shape[-2], k.shape[-2]
-    shift = s_k - s_q if align == "bottom_right" else 0
-    i = torch.arange(s_q, device=q.device).view(-1, 1)
-    j = torch.arange(s_k, device=q.device).view(1, -1)
-    keep = torch.ones(s_q, s_k, dtype=torch.bool, device=q.device)
-    left, right = window
-    if left >= 0:
-        keep &= j >= i + shift - left
-    if right >= 0:
-        keep &= j <= i + shift + right
-    if causal:
-        keep &= j <= i + shift
-    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    if softcap > 0:
-        scores = softcap * torch.tanh(scores / softcap)
-    return torch.logsumexp(scores.masked_fill(~keep, -math.inf), dim=-1)
+    """float64 log-sum-exps of band_scores: -inf for a row that sees no key."""
+    return torch.logsumexp(band_scores(q, k, causal, align, window, softcap), dim=-1)
 
 
 def has_lse_kernel(dtype, d, softcap=False):
