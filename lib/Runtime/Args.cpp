@@ -11,10 +11,13 @@
 // >= 0 (0: off), the enums are known, the window's bounds are -1 or >= 0
 // and its alignment the causal mask's, and every tensor with elements has a
 // device address; the log-sum-exps' address (lse), when given, is 4-byte
-// aligned. Each message names the argument and its value. The
-// strides are checked later, against the chosen kernel's alignment
-// (Params.cpp). Then the band of diagonals the queries see, and the mask
-// of the kernels that compute it (Window.h).
+// aligned. A variable-length batch (varlen) has tensors of batch size 1,
+// at least one sequence, the offsets' addresses (4-byte aligned) and
+// longest lengths from 1 to the totals. Each message names the argument
+// and its value. The strides are checked later, against the chosen
+// kernel's alignment (Params.cpp). Then the band of diagonals the queries
+// see, and the mask of the kernels that compute it (Window.h; per
+// sequence with varlen).
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,15 +78,25 @@ Status checkWindow(const ta_sdpa_args &args) {
   return Status();
 }
 
-/// The band of diagonals the queries of `problem` see.
-Diagonals bandOf(const ta_sdpa_args &args, const Problem &problem) {
+/// The band of diagonals the queries of `problem` see, its alignment and
+/// the mask of the kernels that compute it.
+void findBand(const ta_sdpa_args &args, Problem &problem) {
   const ta_window &window = args.window;
   bool causal = args.mask != TA_MASK_NONE;
-  bool bottomRight = causal ? args.mask == TA_MASK_CAUSAL_BOTTOM_RIGHT
-                            : window.enabled && window.bottom_right;
-  return visibleDiagonals(problem.seqQ, problem.seqK, causal, bottomRight,
-                          window.enabled ? window.left : -1,
-                          window.enabled ? window.right : -1);
+  problem.bottomRight = causal ? args.mask == TA_MASK_CAUSAL_BOTTOM_RIGHT
+                               : window.enabled && window.bottom_right;
+  int64_t left = window.enabled ? window.left : -1;
+  int64_t right = window.enabled ? window.right : -1;
+  if (!problem.varlen) {
+    problem.band = visibleDiagonals(problem.seqQ, problem.seqK, causal,
+                                    problem.bottomRight, left, right);
+    problem.needed = neededMask(problem.band, problem.seqQ, problem.seqK);
+    return;
+  }
+  problem.band = varlenDiagonals(problem.seqQ, problem.seqK, causal,
+                                 problem.bottomRight, left, right);
+  problem.needed = neededVarlenMask(problem.band, problem.seqQ, problem.seqK,
+                                    problem.bottomRight);
 }
 
 /// No negative sizes; a null address only for a tensor without elements.
@@ -104,11 +117,12 @@ Status checkTensor(const char *name, const ta_tensor &t) {
 
 /// Batch and D agree across q, k, v; k and v have the same heads, whose
 /// number divides q's (grouped KV heads), and the same S; o has q's shape;
-/// S_k >= 1.
+/// S_k >= 1. With varlen, S is the total length of the packed sequences.
 Status checkShapes(const ta_sdpa_args &args) {
   const ta_tensor &q = args.q;
   static const char *const what[4] = {"batch size", "head count",
                                       "sequence length", "head dim"};
+  const char *length = args.varlen.enabled ? "total length" : what[2];
   const ta_tensor *kv[2] = {&args.k, &args.v};
   for (int i = 0; i < 2; ++i) {
     const char *name = i == 0 ? "k" : "v";
@@ -132,7 +146,7 @@ Status checkShapes(const ta_sdpa_args &args) {
                            kvHeads, " (k ", shapeText(args.k), ", v ",
                            shapeText(args.v), ")");
   if (args.v.sizes[2] != args.k.sizes[2])
-    return invalidArgument("v has sequence length ", args.v.sizes[2],
+    return invalidArgument("v has ", length, " ", args.v.sizes[2],
                            " but k has ", args.k.sizes[2], " (k ",
                            shapeText(args.k), ", v ", shapeText(args.v), ")");
   for (int dim = 0; dim < 4; ++dim)
@@ -140,9 +154,72 @@ Status checkShapes(const ta_sdpa_args &args) {
       return invalidArgument("o has shape ", shapeText(args.o), " but q has ",
                              shapeText(q), "; the output must have q's shape");
   if (args.k.sizes[2] < 1)
-    return invalidArgument("k has sequence length ", args.k.sizes[2],
+    return invalidArgument("k has ", length, " ", args.k.sizes[2],
                            "; tiled-attn needs at least one key");
   return Status();
+}
+
+/// "0x500000002".
+std::string pointerText(uint64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "%#llx",
+                static_cast<unsigned long long>(address));
+  return text;
+}
+
+/// A variable-length batch: q, k, v, o of batch size 1 (views of packed
+/// tensors), at least one sequence, the offsets' addresses, and longest
+/// lengths from 1 to the totals (a query total of 0 is an empty output).
+/// The shapes are checked (checkShapes): k's total is >= 1.
+Status checkVarlen(const ta_sdpa_args &args) {
+  const ta_varlen &varlen = args.varlen;
+  const ta_tensor *tensors[4] = {&args.q, &args.k, &args.v, &args.o};
+  for (int t = 0; t < 4; ++t)
+    if (tensors[t]->sizes[0] != 1)
+      return invalidArgument(
+          "with varlen, ", kTensorNames[t], " must be a [1, H, total, D] view ",
+          "of the packed [total, H, D] sequences, got batch size ",
+          tensors[t]->sizes[0], " (", kTensorNames[t], " ",
+          shapeText(*tensors[t]), ")");
+  if (varlen.num_seqs < 1)
+    return invalidArgument("varlen.num_seqs must be >= 1, got ",
+                           varlen.num_seqs);
+  const char *const sides[2] = {"q", "k"};
+  const uint64_t offsets[2] = {varlen.cu_seqlens_q, varlen.cu_seqlens_k};
+  const int64_t longest[2] = {varlen.max_seqlen_q, varlen.max_seqlen_k};
+  const int64_t totals[2] = {args.q.sizes[2], args.k.sizes[2]};
+  for (int side = 0; side < 2; ++side) {
+    if (offsets[side] == 0)
+      return invalidArgument("varlen.cu_seqlens_", sides[side], " is null");
+    if (offsets[side] % alignof(int32_t))
+      return invalidArgument("varlen.cu_seqlens_", sides[side],
+                             " (int32 offsets) must be 4-byte aligned, got ",
+                             pointerText(offsets[side]));
+    if (longest[side] < 1)
+      return invalidArgument("varlen.max_seqlen_", sides[side],
+                             " must be >= 1, got ", longest[side]);
+    if (longest[side] > totals[side] && totals[side] > 0)
+      return invalidArgument("varlen.max_seqlen_", sides[side], " is ",
+                             longest[side], " but ", sides[side], " holds ",
+                             totals[side], side == 0 ? " query rows" : " keys",
+                             " in all (", sides[side], " ",
+                             shapeText(side == 0 ? args.q : args.k),
+                             "); no sequence is longer than the total");
+  }
+  return Status();
+}
+
+/// The rank-1 views of the sequences' offsets a varlen kernel reads (no
+/// elements without varlen).
+void cuSeqlensViews(const ta_varlen &varlen, ta_tensor views[2]) {
+  if (!varlen.enabled)
+    return;
+  // num_seqs + 1 saturates: a count past the grid's is refused before a
+  // kernel's parameters are packed (Params.cpp).
+  int64_t size = varlen.num_seqs < INT64_MAX ? varlen.num_seqs + 1 : INT64_MAX;
+  const uint64_t offsets[2] = {varlen.cu_seqlens_q, varlen.cu_seqlens_k};
+  for (int side = 0; side < 2; ++side)
+    views[side] = ta_tensor{offsets[side], {size, 1, 1, 1}, {1, 1, 1, 1}};
 }
 
 Status checkHeadDim(const ta_library &library, int64_t headDim) {
@@ -201,13 +278,9 @@ Status checkSoftcap(float softcap) {
 /// args.lse, or with no rows when args.lse is 0 (the kernel then writes
 /// nothing).
 Status lseView(const ta_sdpa_args &args, ta_tensor &view) {
-  if (args.lse % alignof(float)) {
-    char pointer[24];
-    std::snprintf(pointer, sizeof(pointer), "%#llx",
-                  static_cast<unsigned long long>(args.lse));
+  if (args.lse % alignof(float))
     return invalidArgument("lse (the rows' log-sum-exps, float32) must be ",
-                           "4-byte aligned, got ", pointer);
-  }
+                           "4-byte aligned, got ", pointerText(args.lse));
   const ta_tensor &q = args.q;
   int64_t rows = args.lse ? q.sizes[2] : 0, headStride = 0;
   // H * S_q, without overflow (the sizes are not checked against each
@@ -235,28 +308,35 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.tensors[kV] = &args->v;
   problem.tensors[kO] = &args->o;
   problem.tensors[kLse] = &problem.lseTensor;
+  problem.tensors[kCuSeqlensQ] = &problem.cuSeqlens[0];
+  problem.tensors[kCuSeqlensK] = &problem.cuSeqlens[1];
   TA_RETURN_IF_ERROR(checkEnums(*args));
   for (int t = 0; t < 4; ++t)
     TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));
   TA_RETURN_IF_ERROR(checkShapes(*args));
+  problem.varlen = args->varlen.enabled != 0;
+  if (problem.varlen)
+    TA_RETURN_IF_ERROR(checkVarlen(*args));
   TA_RETURN_IF_ERROR(checkScale(args->scale));
   TA_RETURN_IF_ERROR(checkSoftcap(args->softcap));
   TA_RETURN_IF_ERROR(checkWindow(*args));
   TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3]));
   TA_RETURN_IF_ERROR(lseView(*args, problem.lseTensor));
-  problem.batch = args->q.sizes[0];
+  cuSeqlensViews(args->varlen, problem.cuSeqlens);
+  const ta_varlen &varlen = args->varlen;
+  problem.batch = problem.varlen ? varlen.num_seqs : args->q.sizes[0];
   problem.heads = args->q.sizes[1];
   problem.kvHeads = args->k.sizes[1];
-  problem.seqQ = args->q.sizes[2];
-  problem.seqK = args->k.sizes[2];
+  problem.seqQ = problem.varlen ? varlen.max_seqlen_q : args->q.sizes[2];
+  problem.seqK = problem.varlen ? varlen.max_seqlen_k : args->k.sizes[2];
   problem.headDim = args->q.sizes[3];
   problem.itemSize = itemSize(args->dtype);
-  problem.empty = problem.batch == 0 || problem.heads == 0 || problem.seqQ == 0;
+  problem.empty = problem.batch == 0 || problem.heads == 0 ||
+                  problem.seqQ == 0 || args->q.sizes[2] == 0;
   problem.index32Ok = true;
   for (const ta_tensor *t : problem.tensors)
     problem.index32Ok &= maxOffset(*t) < (int64_t(1) << 31);
-  problem.band = bandOf(*args, problem);
-  problem.needed = neededMask(problem.band, problem.seqQ, problem.seqK);
+  findBand(*args, problem);
   problem.softcap = args->softcap > 0.0f;
   problem.lse = args->lse != 0;
   return Status();

@@ -91,6 +91,7 @@ Status describeKernel(const ta_library *library, int32_t index,
   info->num_params = static_cast<int32_t>(k.params.size());
   info->softcap = k.softcap ? 1 : 0;
   info->lse = k.lse ? 1 : 0;
+  info->varlen = k.varlen ? 1 : 0;
   return Status();
 }
 

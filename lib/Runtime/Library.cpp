@@ -22,12 +22,13 @@ ta_library::ta_library(Manifest manifestIn)
     byName.emplace(k.name, i);
     auto group = std::find_if(groups.begin(), groups.end(), [&](auto &g) {
       return g.dtype == k.dtype && g.mask == k.mask && g.softcap == k.softcap &&
-             g.lse == k.lse && g.headDim == k.headDim;
+             g.lse == k.lse && g.varlen == k.varlen && g.headDim == k.headDim;
     });
     if (group == groups.end())
       group = groups.insert(
           groups.end(),
-          SelectionGroup{k.dtype, k.mask, k.softcap, k.lse, k.headDim, {}});
+          SelectionGroup{
+              k.dtype, k.mask, k.softcap, k.lse, k.varlen, k.headDim, {}});
     group->kernels.push_back(i);
   }
   headDims.assign(dims.begin(), dims.end());

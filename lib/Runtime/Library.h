@@ -26,14 +26,16 @@
 
 namespace tiled_attn::runtime {
 
-/// The kernels computing one (dtype, mask, softcap, head dim), best first:
-/// by arch (sortKey) descending, a 32-bit-index kernel before a 64-bit one,
-/// then in manifest order. The first that runs on the device wins.
+/// The kernels computing one (dtype, mask, softcap, lse, varlen, head dim),
+/// best first: by arch (sortKey) descending, a 32-bit-index kernel before a
+/// 64-bit one, then in manifest order. The first that runs on the device
+/// wins.
 struct SelectionGroup {
   ta_dtype dtype;
   KernelMask mask;
   bool softcap;
   bool lse;
+  bool varlen;
   int32_t headDim;
   std::vector<int32_t> kernels;
 };
@@ -41,31 +43,47 @@ struct SelectionGroup {
 /// The checked sizes of one attention call.
 struct Problem {
   Problem() = default;
-  /// Not copied: tensors[kLse] points into the problem itself.
+  /// Not copied: tensors[kLse], [kCuSeqlensQ] and [kCuSeqlensK] point into
+  /// the problem itself.
   Problem(const Problem &) = delete;
   Problem &operator=(const Problem &) = delete;
 
   const ta_sdpa_args *args = nullptr;
-  /// q, k, v, o, lse (lseTensor).
+  /// q, k, v, o, lse (lseTensor), cu_seqlens_q and cu_seqlens_k
+  /// (cuSeqlens).
   const ta_tensor *tensors[kNumTensors] = {};
   /// The view an "lse" kernel writes: ta_sdpa_args.lse as [B, H, S_q]
   /// (contiguous), or with no rows (S_q = 0, null) when it is 0.
   ta_tensor lseTensor = {};
+  /// The rank-1 views a "varlen" kernel reads: the varlen.cu_seqlens_q and
+  /// cu_seqlens_k addresses, of num_seqs + 1 elements (sizes[0]; stride
+  /// 1); without varlen, views of no elements.
+  ta_tensor cuSeqlens[2] = {};
+  /// The grid's extents: batch (z), heads (y), seqQ (x, in rows). With
+  /// varlen, batch is num_seqs and seqQ and seqK the longest lengths
+  /// (max_seqlen_q, max_seqlen_k).
   int64_t batch = 0, heads = 0, kvHeads = 0, seqQ = 0, seqK = 0, headDim = 0;
   uint32_t itemSize = 2;
   /// The output has no elements: nothing to launch.
   bool empty = false;
   /// Every element offset of every view is below 2^31.
   bool index32Ok = true;
-  /// The diagonals each query sees (the mask and the window; Window.h) and
-  /// the mask of the kernels that compute them.
+  /// The diagonals each query sees (the mask and the window; Window.h;
+  /// with varlen, relative to each sequence's top-left diagonal) and the
+  /// mask of the kernels that compute them.
   Diagonals band;
   KernelMask needed = KernelMask::None;
+  /// The band is aligned bottom-right (a varlen window kernel's
+  /// window_align).
+  bool bottomRight = false;
   /// The scores are soft-capped (softcap > 0): only softcap kernels fit.
   bool softcap = false;
   /// The rows' log-sum-exps are asked for (ta_sdpa_args.lse != 0): only
   /// "lse" kernels fit.
   bool lse = false;
+  /// A variable-length batch (ta_sdpa_args.varlen): only "varlen" kernels
+  /// fit, and only them.
+  bool varlen = false;
 };
 
 } // namespace tiled_attn::runtime
@@ -89,8 +107,9 @@ struct ta_library {
 namespace tiled_attn::runtime {
 
 /// Checks `args` as ta_sdpa does before it chooses a kernel: pointers,
-/// enums, shapes, head dim, scale, softcap, window; and finds the band of
-/// diagonals the queries see and the mask of the kernels that compute it.
+/// enums, shapes, head dim, scale, softcap, window, varlen; and finds the
+/// band of diagonals the queries see and the mask of the kernels that
+/// compute it.
 Status checkArgs(const ta_library &library, const ta_sdpa_args *args,
                  Problem &problem);
 

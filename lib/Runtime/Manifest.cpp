@@ -167,7 +167,28 @@ Status readLaunchShape(const FieldReader &r, KernelEntry &kernel) {
   return Status();
 }
 
-/// "schedule": {"block_n": 64, "options": "...", ...}; optional.
+/// Whether the tile-schedule options turn on heavy-first ("heavy-first",
+/// or "heavy-first=V" with V neither 0 nor false).
+bool heavyFirst(const std::string &options) {
+  std::istringstream words(options);
+  std::string word;
+  const std::string key = "heavy-first";
+  while (words >> word) {
+    if (word == key)
+      return true;
+    if (word.compare(0, key.size() + 1, key + "=") == 0) {
+      std::string value = word.substr(key.size() + 1);
+      return value != "0" && value != "false";
+    }
+  }
+  return false;
+}
+
+/// "schedule": {"block_n": 64, "options": "...", ...}; optional. A varlen
+/// kernel is not heavy-first: heavy-first numbers the programs longest
+/// first by their query block, which under varlen says nothing of a
+/// program's length (each sequence has its own), and the runtime launches
+/// varlen grids as (query block, head, sequence).
 Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
   const Json *schedule = r.find("schedule");
   if (!schedule)
@@ -184,6 +205,11 @@ Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
       return s.fail("options", "a string", *options);
     kernel.schedule = options->get<std::string>();
   }
+  if (kernel.varlen && heavyFirst(kernel.schedule))
+    return s.fail("options",
+                  "a schedule without heavy-first for a kernel of 'varlen' "
+                  "true (its programs go by query block, head and sequence)",
+                  kernel.schedule);
   return Status();
 }
 
@@ -236,6 +262,7 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   kernel.maskText = kernelMaskName(kernel.mask);
   TA_RETURN_IF_ERROR(r.flag("softcap", kernel.softcap));
   TA_RETURN_IF_ERROR(r.flag("lse", kernel.lse));
+  TA_RETURN_IF_ERROR(r.flag("varlen", kernel.varlen));
   int64_t headDim = 0;
   TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
   kernel.headDim = static_cast<int32_t>(headDim);

@@ -9,7 +9,9 @@
 // files it names. The manifest (version 2) lists the kernels; each entry
 // gives what the kernel computes (dtype, head dim, mask: "causal" is none,
 // top_left, bottom_right or window; "softcap": true for logit
-// soft-capping, optional), where it runs (arch), how to launch it
+// soft-capping, "lse": true for the rows' log-sum-exps, "varlen": true for
+// variable-length batches, each optional), where it runs (arch), how to
+// launch it
 // (block, block_m, dynamic shared bytes) and its parameter list in ABI
 // "tiled-attn-v2":
 //
@@ -20,6 +22,9 @@
 //   {"name": "window_lo", "kind": "scalar", "type": "i32"}   the band of
 //   {"name": "window_hi", "kind": "scalar", "type": "i32"}   diagonals
 //   {"name": "softcap", "kind": "scalar", "type": "f32"} the logit softcap
+//   {"name": "window_align", "kind": "scalar", "type": "i32"}  0 or 1
+//   {"name": "cu_seqlens_q", "kind": "base", "type": "ptr"}   sequence
+//   {"name": "cu_seqlens_q", "kind": "size", "dim": 0, "type": "i32"} offsets
 //   {"name": "k", "kind": "tensor_map", "type": "tensor_map",
 //    "box": [rows, cols], "swizzle": 128}               a TMA descriptor of k
 //
@@ -27,7 +32,12 @@
 // band lo <= j - i <= hi of Window.h; a "window" kernel takes both, and no
 // other kernel takes either. softcap (f32) is ta_sdpa_args.softcap, the c
 // of the scores' soft-capping c * tanh(s / c); a kernel whose entry says
-// "softcap": true takes it, and no other kernel does.
+// "softcap": true takes it, and no other kernel does. A kernel of
+// "varlen": true takes the rank-1 int32 views cu_seqlens_q and cu_seqlens_k
+// (base, size 0 = num_seqs + 1; ta_varlen), and, if it is a "window" one,
+// the scalar window_align (i32 or i64: 1 when the band is aligned
+// bottom-right, else 0); no other kernel takes any of them, and a varlen
+// kernel is not heavy-first (its grid's z is the sequence).
 //
 // Reading checks everything that can be checked without a GPU, so that a
 // bad library fails at ta_library_open with the manifest path, the kernel
@@ -82,13 +92,24 @@ struct Arch {
 };
 
 /// The tensors a parameter may name, in ta_sdpa_args order.
-/// lse is an "lse" kernel's [B, H, S_q] float32 output (ta_sdpa_args.lse).
-enum TensorId : uint8_t { kQ = 0, kK = 1, kV = 2, kO = 3, kLse = 4 };
-constexpr int kNumTensors = 5;
-constexpr const char *kTensorNames[kNumTensors] = {"q", "k", "v", "o", "lse"};
+/// lse is an "lse" kernel's [B, H, S_q] float32 output (ta_sdpa_args.lse);
+/// cu_seqlens_q and cu_seqlens_k a "varlen" kernel's rank-1 int32 views of
+/// the sequences' offsets (ta_sdpa_args.varlen).
+enum TensorId : uint8_t {
+  kQ = 0,
+  kK = 1,
+  kV = 2,
+  kO = 3,
+  kLse = 4,
+  kCuSeqlensQ = 5,
+  kCuSeqlensK = 6
+};
+constexpr int kNumTensors = 7;
+constexpr const char *kTensorNames[kNumTensors] = {
+    "q", "k", "v", "o", "lse", "cu_seqlens_q", "cu_seqlens_k"};
 
-/// The kinds of parameter; a "scalar" is Scale, WindowLo, WindowHi or
-/// Softcap, by its name.
+/// The kinds of parameter; a "scalar" is Scale, WindowLo, WindowHi,
+/// WindowAlign or Softcap, by its name.
 enum class ParamKind : uint8_t {
   Base,
   Size,
@@ -97,6 +118,7 @@ enum class ParamKind : uint8_t {
   TensorMap,
   WindowLo,
   WindowHi,
+  WindowAlign,
   Softcap
 };
 enum class ParamType : uint8_t { Ptr, I32, I64, F32, TensorMap };
@@ -136,6 +158,10 @@ struct KernelEntry {
   /// it then takes the view "lse"): it runs the problems that ask for
   /// them, and the others too (with a view of no rows).
   bool lse = false;
+  /// Whether the kernel computes variable-length batches (the entry's
+  /// "varlen"; it then takes cu_seqlens_q and cu_seqlens_k): it runs those,
+  /// and only those.
+  bool varlen = false;
   uint32_t block[3] = {1, 1, 1};
   /// Paths of the image files: the PTX, and cubins by arch (manifest order).
   std::string ptxPath;
@@ -151,8 +177,9 @@ struct KernelEntry {
   /// `isCubin` says which.
   const std::string &imageFor(int ccMajor, int ccMinor, bool &isCubin) const;
 
-  /// "name (arch, dtype, D=64, causal=none)", with ", softcap" and ", lse"
-  /// before the parenthesis closes for such kernels, for messages.
+  /// "name (arch, dtype, D=64, causal=none)", with ", softcap", ", lse" and
+  /// ", varlen" before the parenthesis closes for such kernels, for
+  /// messages.
   std::string describe() const;
 };
 

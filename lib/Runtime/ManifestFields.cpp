@@ -9,8 +9,10 @@
 // parameter's kind, tensor, dim and type, and its offset in the packed
 // buffer (natural alignment, manifest order; a TMA descriptor 64-byte
 // aligned). A "window" kernel, and only it, takes the scalars window_lo and
-// window_hi; a kernel of "softcap": true, and only it, takes the scalar
-// softcap (f32).
+// window_hi, and if it is also "varlen" window_align; a kernel of
+// "softcap": true, and only it, takes the scalar softcap (f32); a kernel of
+// "lse": true the view lse, and one of "varlen": true the views
+// cu_seqlens_q and cu_seqlens_k, and only those.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,6 +137,13 @@ uint32_t paramSize(ParamType type) {
   return 0;
 }
 
+/// The name of a window scalar.
+const char *scalarName(ParamKind kind) {
+  return kind == ParamKind::WindowLo   ? "window_lo"
+         : kind == ParamKind::WindowHi ? "window_hi"
+                                       : "window_align";
+}
+
 /// The tensor the parameter names, or which scalar it is.
 Status readParamName(const FieldReader &p, Param &param) {
   std::string name;
@@ -144,13 +153,15 @@ Status readParamName(const FieldReader &p, Param &param) {
       param.kind = ParamKind::WindowLo;
     else if (name == "window_hi")
       param.kind = ParamKind::WindowHi;
+    else if (name == "window_align")
+      param.kind = ParamKind::WindowAlign;
     else if (name == "softcap")
       param.kind = ParamKind::Softcap;
     else if (name != "scale")
-      return p.fail(
-          "name",
-          "'scale', 'window_lo', 'window_hi' or 'softcap' for kind 'scalar'",
-          name);
+      return p.fail("name",
+                    "'scale', 'window_lo', 'window_hi', 'window_align' or "
+                    "'softcap' for kind 'scalar'",
+                    name);
     return Status();
   }
   for (uint8_t tensor = 0; tensor < kNumTensors; ++tensor)
@@ -158,7 +169,10 @@ Status readParamName(const FieldReader &p, Param &param) {
       param.tensor = tensor;
       return Status();
     }
-  return p.fail("name", "one of 'q', 'k', 'v', 'o', 'lse'", name);
+  return p.fail("name",
+                "one of 'q', 'k', 'v', 'o', 'lse', 'cu_seqlens_q', "
+                "'cu_seqlens_k'",
+                name);
 }
 
 Status readParamType(const FieldReader &p, Param &param) {
@@ -193,14 +207,13 @@ Status readParamType(const FieldReader &p, Param &param) {
                : p.fail("type", "'tensor_map' for kind 'tensor_map'", type);
   case ParamKind::WindowLo:
   case ParamKind::WindowHi:
+  case ParamKind::WindowAlign:
     param.type = type == "i64" ? ParamType::I64 : ParamType::I32;
     if (type == "i32" || type == "i64")
       return Status();
     return p.fail(
         "type",
-        concat("'i32' or 'i64' for scalar '",
-               param.kind == ParamKind::WindowLo ? "window_lo" : "window_hi",
-               "'"),
+        concat("'i32' or 'i64' for scalar '", scalarName(param.kind), "'"),
         type);
   }
   return Status();
@@ -259,24 +272,31 @@ Status readParam(const FieldReader &p, const KernelEntry &kernel,
   return Status();
 }
 
-/// A "window" kernel takes window_lo and window_hi; no other kernel takes
-/// either.
+/// A "window" kernel takes window_lo and window_hi, and a varlen one
+/// window_align; no other kernel takes any of them.
 Status checkWindowParams(const FieldReader &entry, const KernelEntry &kernel) {
   const bool window = kernel.mask == KernelMask::Window;
-  for (ParamKind kind : {ParamKind::WindowLo, ParamKind::WindowHi}) {
-    const char *name = kind == ParamKind::WindowLo ? "window_lo" : "window_hi";
+  for (ParamKind kind :
+       {ParamKind::WindowLo, ParamKind::WindowHi, ParamKind::WindowAlign}) {
+    const char *name = scalarName(kind);
+    const bool align = kind == ParamKind::WindowAlign;
+    const bool takes = window && (!align || kernel.varlen);
     auto param = std::find_if(kernel.params.begin(), kernel.params.end(),
                               [&](const Param &p) { return p.kind == kind; });
-    if (window && param == kernel.params.end())
+    if (takes && param == kernel.params.end())
       return libraryError(entry.where(), ": a kernel of 'causal' 'window' ",
+                          align ? "and 'varlen' true " : "",
                           "takes the scalar '", name,
-                          "' (the band of diagonals it computes), which ",
-                          "field 'params' lacks");
-    if (!window && param != kernel.params.end())
+                          align ? "' (the alignment of its band per sequence)"
+                                : "' (the band of diagonals it computes)",
+                          ", which field 'params' lacks");
+    if (!takes && param != kernel.params.end())
       return libraryError(entry.where(), ": field 'params[",
                           param - kernel.params.begin(), "]' is the scalar '",
                           name, "', which only a kernel of 'causal' 'window' ",
-                          "takes (this one is '", kernel.maskText, "')");
+                          align ? "and 'varlen' true " : "",
+                          "takes (this one is '", kernel.maskText, "'",
+                          align && window ? ", not varlen)" : ")");
   }
   return Status();
 }
@@ -300,34 +320,66 @@ Status checkSoftcapParam(const FieldReader &entry, const KernelEntry &kernel) {
   return Status();
 }
 
-/// A kernel of "lse": true takes the view lse (its base, sizes and
-/// strides, no tensor map); no other kernel takes it.
-Status checkLseParams(const FieldReader &entry, const KernelEntry &kernel) {
+/// A view only some kernels take: those whose entry has `flag` true.
+struct OptionalView {
+  TensorId tensor;
+  const char *flag;
+  bool KernelEntry::*takes;
+  int rank;
+  const char *what;
+};
+
+constexpr OptionalView kOptionalViews[] = {
+    {kLse, "lse", &KernelEntry::lse, 3, "the rows' log-sum-exps"},
+    {kCuSeqlensQ, "varlen", &KernelEntry::varlen, 1,
+     "the query sequences' offsets"},
+    {kCuSeqlensK, "varlen", &KernelEntry::varlen, 1,
+     "the key sequences' offsets"}};
+
+/// A kernel whose entry has `view.flag` true takes the view (its base,
+/// sizes and strides of dims below its rank, no tensor map); no other
+/// kernel takes it.
+Status checkOptionalView(const FieldReader &entry, const KernelEntry &kernel,
+                         const OptionalView &view) {
+  const char *name = kTensorNames[view.tensor];
+  const bool takes = kernel.*view.takes;
   bool base = false;
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const Param &param = kernel.params[i];
-    bool isLse =
-        param.tensor == kLse &&
+    bool ofView =
+        param.tensor == view.tensor &&
         (param.kind == ParamKind::Base || param.kind == ParamKind::Size ||
          param.kind == ParamKind::Stride || param.kind == ParamKind::TensorMap);
-    if (!isLse)
+    if (!ofView)
       continue;
-    if (!kernel.lse)
+    if (!takes)
       return libraryError(entry.where(), ": field 'params[", i,
-                          "]' belongs to the view 'lse', which only a kernel ",
-                          "of 'lse' true takes (this one's 'lse' is ",
-                          entry.find("lse") ? "false" : "absent", ")");
+                          "]' belongs to the view '", name,
+                          "', which only a kernel of '", view.flag,
+                          "' true takes (this one's '", view.flag, "' is ",
+                          entry.find(view.flag) ? "false" : "absent", ")");
     if (param.kind == ParamKind::TensorMap ||
-        (param.kind != ParamKind::Base && param.dim > 2))
-      return libraryError(entry.where(), ": field 'params[", i,
-                          "]' must be the base, a size or a stride of the ",
-                          "rank-3 view 'lse' (dims 0-2, no tensor map)");
+        (param.kind != ParamKind::Base && param.dim >= view.rank))
+      return libraryError(
+          entry.where(), ": field 'params[", i,
+          "]' must be the base, a size or a stride of the rank-", view.rank,
+          " view '", name, "' (",
+          view.rank == 1 ? std::string("dim 0")
+                         : concat("dims 0-", view.rank - 1),
+          ", no tensor map)");
     base |= param.kind == ParamKind::Base;
   }
-  if (kernel.lse && !base)
-    return libraryError(entry.where(), ": a kernel of 'lse' true takes the ",
-                        "view 'lse' (the rows' log-sum-exps), whose base ",
-                        "field 'params' lacks");
+  if (takes && !base)
+    return libraryError(entry.where(), ": a kernel of '", view.flag,
+                        "' true takes the view '", name, "' (", view.what,
+                        "), whose base field 'params' lacks");
+  return Status();
+}
+
+/// The optional views of kOptionalViews.
+Status checkOptionalViews(const FieldReader &entry, const KernelEntry &kernel) {
+  for (const OptionalView &view : kOptionalViews)
+    TA_RETURN_IF_ERROR(checkOptionalView(entry, kernel, view));
   return Status();
 }
 
@@ -366,6 +418,6 @@ Status tiled_attn::runtime::readParams(const FieldReader &entry,
   }
   kernel.paramBytes = offset;
   TA_RETURN_IF_ERROR(checkWindowParams(entry, kernel));
-  TA_RETURN_IF_ERROR(checkLseParams(entry, kernel));
+  TA_RETURN_IF_ERROR(checkOptionalViews(entry, kernel));
   return checkSoftcapParam(entry, kernel);
 }

@@ -6,12 +6,15 @@
 //===----------------------------------------------------------------------===//
 //
 // From a checked problem and the chosen kernel to the launch plan: the grid
-// (ceil(S_q / block_m), H, B), the strides the kernel can take (a unit last
+// (ceil(S_q / block_m), H, B); with varlen (ceil(max_seqlen_q / block_m), H,
+// num_seqs), the strides the kernel can take (a unit last
 // dimension; a data pointer and every other stride of a dimension longer
 // than 1 a multiple of the kernel's align_bytes), and the parameters packed
 // as the manifest lists them: a window kernel's window_lo and window_hi are
-// the problem's band of diagonals (Window.h), a softcap kernel's softcap
-// the argument's. TMA descriptors are built by the driver (TensorMap.cpp).
+// the problem's band of diagonals (Window.h) and a varlen one's
+// window_align its alignment (1 bottom-right, else 0), a softcap kernel's
+// softcap the argument's, the cu_seqlens views varlen's offsets. TMA
+// descriptors are built by the driver (TensorMap.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,19 +35,22 @@ constexpr int64_t kMaxGridYZ = 65535;
 Status checkGrid(const Problem &problem, const KernelEntry &kernel,
                  uint32_t grid[3]) {
   const int64_t sizes[2] = {problem.heads, problem.batch};
-  const char *what[2] = {"head count", "batch size"};
+  const char *what[2] = {"q has head count ", problem.varlen
+                                                  ? "varlen.num_seqs is "
+                                                  : "q has batch size "};
+  const char *row = problem.varlen ? "sequence" : "batch entry";
   for (int i = 0; i < 2; ++i)
     if (sizes[i] > kMaxGridYZ)
-      return invalidArgument("q has ", what[i], " ", sizes[i],
+      return invalidArgument(what[i], sizes[i],
                              "; tiled-attn launches one block row per head ",
-                             "and batch entry, at most ", kMaxGridYZ);
+                             "and ", row, ", at most ", kMaxGridYZ);
   int64_t blocks = problem.seqQ / kernel.blockM +
                    (problem.seqQ % kernel.blockM != 0 ? 1 : 0);
   if (blocks > INT32_MAX)
-    return invalidArgument("q has sequence length ", problem.seqQ, "; kernel ",
-                           kernel.name, " (block_m ", kernel.blockM,
-                           ") would need ", blocks, " blocks along x, at most ",
-                           INT32_MAX);
+    return invalidArgument(
+        problem.varlen ? "varlen.max_seqlen_q is " : "q has sequence length ",
+        problem.seqQ, "; kernel ", kernel.name, " (block_m ", kernel.blockM,
+        ") would need ", blocks, " blocks along x, at most ", INT32_MAX);
   grid[0] = static_cast<uint32_t>(blocks);
   grid[1] = static_cast<uint32_t>(problem.heads);
   grid[2] = static_cast<uint32_t>(problem.batch);
@@ -126,11 +132,14 @@ Status packIndex(const Param &param, size_t index, const KernelEntry &kernel,
   return Status();
 }
 
-/// Stores the band's lo (window_lo) or hi (window_hi) as an i32 or i64.
+/// Stores the band's lo (window_lo) or hi (window_hi), or its alignment
+/// (window_align: 1 bottom-right, else 0), as an i32 or i64.
 Status packDiagonal(const Param &param, size_t index, const KernelEntry &kernel,
-                    const Diagonals &band, unsigned char *out) {
+                    const Problem &problem, unsigned char *out) {
   bool isLo = param.kind == ParamKind::WindowLo;
-  int64_t value = isLo ? band.lo : band.hi;
+  int64_t value = isLo ? problem.band.lo : problem.band.hi;
+  if (param.kind == ParamKind::WindowAlign)
+    value = problem.bottomRight ? 1 : 0;
   if (param.type == ParamType::I64) {
     std::memcpy(out, &value, sizeof(value));
     return Status();
@@ -187,7 +196,8 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
       break;
     case ParamKind::WindowLo:
     case ParamKind::WindowHi:
-      TA_RETURN_IF_ERROR(packDiagonal(param, i, kernel, problem.band, out));
+    case ParamKind::WindowAlign:
+      TA_RETURN_IF_ERROR(packDiagonal(param, i, kernel, problem, out));
       break;
     }
   }

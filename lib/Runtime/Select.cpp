@@ -33,6 +33,10 @@
 // each mask in turn, a kernel without them, then one with them (which is
 // given a view of no rows and writes nothing).
 //
+// A variable-length batch (varlen) runs only on "varlen" kernels, and any
+// other problem only on kernels without it; the order above applies, with
+// the masks of its band per sequence (Window.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Library.h"
@@ -100,7 +104,7 @@ const std::string &KernelEntry::imageFor(int ccMajor, int ccMinor,
 std::string KernelEntry::describe() const {
   return concat(name, " (", archText, ", ", dtypeText, ", D=", headDim,
                 ", causal=", maskText, softcap ? ", softcap" : "",
-                lse ? ", lse)" : ")");
+                lse ? ", lse" : "", varlen ? ", varlen)" : ")");
 }
 
 namespace {
@@ -150,13 +154,24 @@ std::string lseText(const Problem &problem) {
   return problem.lse ? ", log-sum-exp" : "";
 }
 
+/// ", varlen (num_seqs=4, max_seqlen_q=300, max_seqlen_k=300)" for a
+/// variable-length batch, else "".
+std::string varlenText(const Problem &problem) {
+  if (!problem.varlen)
+    return "";
+  return concat(", varlen (num_seqs=", problem.batch,
+                ", max_seqlen_q=", problem.seqQ,
+                ", max_seqlen_k=", problem.seqK, ")");
+}
+
 Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
                 int ccMinor) {
   const ta_sdpa_args &args = *problem.args;
-  std::string wanted = concat("sm_", ccMajor, ccMinor, ", ",
-                              args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
-                              ", D=", problem.headDim, ", ", maskText(args),
-                              softcapText(problem), lseText(problem));
+  std::string wanted =
+      concat("sm_", ccMajor, ccMinor, ", ",
+             args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
+             ", D=", problem.headDim, ", ", maskText(args),
+             softcapText(problem), lseText(problem), varlenText(problem));
   if (args.kernel)
     wanted += concat(", name=", args.kernel);
   if (!problem.index32Ok)
@@ -175,13 +190,15 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
   KernelMask masks[3];
   int count = candidateMasks(problem, masks);
   std::string would;
-  if (count > 1 || args.window.enabled || problem.softcap || problem.lse) {
+  if (count > 1 || args.window.enabled || problem.softcap || problem.lse ||
+      problem.varlen) {
     for (int i = 0; i < count; ++i) {
       const char *separator = i == 0 ? "" : i + 1 < count ? ", " : " or ";
       would += concat(separator, "causal=", kernelMaskName(masks[i]));
     }
     would = concat("; a ", problem.softcap ? "softcap " : "",
-                   problem.lse ? "log-sum-exp " : "", "kernel of ", would,
+                   problem.lse ? "log-sum-exp " : "",
+                   problem.varlen ? "varlen " : "", "kernel of ", would,
                    " would compute it");
   }
   return Status::error(TA_ERROR_NO_KERNEL,
@@ -199,7 +216,8 @@ bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
          k.headDim == problem.headDim && k.arch.runsOn(ccMajor, ccMinor) &&
          (problem.index32Ok || k.indexBits == 64) &&
          (k.groupedKv || problem.kvHeads == problem.heads) &&
-         k.softcap == problem.softcap && (k.lse || !problem.lse);
+         k.softcap == problem.softcap && (k.lse || !problem.lse) &&
+         k.varlen == problem.varlen;
 }
 
 } // namespace
@@ -229,7 +247,7 @@ Status tiled_attn::runtime::selectKernel(const ta_library &library,
       for (const SelectionGroup &group : library.groups) {
         if (group.dtype != args.dtype || group.mask != masks[m] ||
             group.softcap != problem.softcap || group.lse != lseOrder[pass] ||
-            group.headDim != problem.headDim)
+            group.varlen != problem.varlen || group.headDim != problem.headDim)
           continue;
         for (int32_t candidate : group.kernels)
           if (fits(kernels[candidate], problem, masks + m, 1, ccMajor,

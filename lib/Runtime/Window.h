@@ -35,6 +35,19 @@
 // (window_lo, window_hi) and computes any band, the three above included.
 // A row whose band holds no key (and every row when lo > hi) produces 0.
 //
+// A variable-length batch (ta_varlen) has one S_q, S_k and shift per
+// sequence b, unknown to the host, which knows only the longest lengths
+// M_q >= S_q and M_k >= S_k. Its window kernels take the band relative to
+// the top-left diagonal, d' = j - i - window_align * shift_b, and add the
+// shift themselves. Top-left, d' = d lies in [1 - S_q, S_k - 1]; aligned
+// bottom-right, d' lies in [1 - S_k, S_q - 1], the range of a top-left
+// problem of S_k queries and S_q keys. So the band is visibleDiagonals'
+// without a shift, on (M_q, M_k) top-left and (M_k, M_q) bottom-right: a
+// bound kept is exact in every sequence, and a bound clamped away bounds
+// nothing in any (its range holds every sequence's). Its mask is read the
+// same way, except that the causal diagonal (hi == 0) is the alignment's:
+// top_left or bottom_right, per sequence.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TILED_ATTN_LIB_RUNTIME_WINDOW_H
@@ -104,6 +117,31 @@ inline KernelMask neededMask(const Diagonals &band, int64_t seqQ,
     return KernelMask::TopLeft;
   if (band.hi == seqK - seqQ)
     return KernelMask::BottomRight;
+  return KernelMask::Window;
+}
+
+/// The band of a variable-length batch whose sequences are at most `maxQ`
+/// queries and `maxK >= 1` keys long, relative to each sequence's top-left
+/// diagonal (see the file comment); visibleDiagonals' other arguments.
+inline Diagonals varlenDiagonals(int64_t maxQ, int64_t maxK, bool causal,
+                                 bool bottomRight, int64_t left,
+                                 int64_t right) {
+  return bottomRight ? visibleDiagonals(maxK, maxQ, causal, false, left, right)
+                     : visibleDiagonals(maxQ, maxK, causal, false, left, right);
+}
+
+/// The mask of the kernels that compute `band` (as varlenDiagonals gives
+/// it) on every sequence of such a batch.
+inline KernelMask neededVarlenMask(const Diagonals &band, int64_t maxQ,
+                                   int64_t maxK, bool bottomRight) {
+  const int64_t rows = bottomRight ? maxK : maxQ;
+  const int64_t keys = bottomRight ? maxQ : maxK;
+  if (band.lo > 1 - rows)
+    return KernelMask::Window;
+  if (band.hi >= keys - 1)
+    return KernelMask::None;
+  if (band.hi == 0)
+    return bottomRight ? KernelMask::BottomRight : KernelMask::TopLeft;
   return KernelMask::Window;
 }
 

@@ -185,6 +185,29 @@ def softcap_entry(name: str, causal: str = "window", index_type: str = "i64",
     return {key: value for key, value in base.items() if value is not None}
 
 
+def cu_seqlens_params(index_type: str = "i64") -> List[Dict[str, Any]]:
+    """The parameters of the views cu_seqlens_q and cu_seqlens_k as the compiler
+    emits them: the base and size 0 of each."""
+    return [param for name in ("cu_seqlens_q", "cu_seqlens_k")
+            for param in ({"name": name, "kind": "base", "type": "ptr"},
+                          {"name": name, "kind": "size", "dim": 0, "type": index_type})]
+
+
+def varlen_entry(name: str, causal: str = "window", index_type: str = "i64",
+                 **fields: Any) -> Dict[str, Any]:
+    """:func:`kernel_entry` of a kernel of variable-length batches (``"varlen":
+    true``) in the ABI's order: the standard parameters, for a "window" kernel
+    window_lo, window_hi and window_align, then :func:`cu_seqlens_params`."""
+    params = standard_params(index_type)
+    if causal == "window":
+        params += [{"name": scalar, "kind": "scalar", "type": index_type}
+                   for scalar in ("window_lo", "window_hi", "window_align")]
+    base = kernel_entry(name, causal=causal, params=params + cu_seqlens_params(index_type),
+                        index_bits=32 if index_type == "i32" else 64, varlen=True)
+    base.update(fields)
+    return {key: value for key, value in base.items() if value is not None}
+
+
 def fake_ptx(symbol: str, params: Sequence[Dict[str, Any]], marker: str = "ptx") -> str:
     """The PTX-like text of a kernel taking ``params``, as the fake driver parses it."""
     lines = [f"// {marker}", f".visible .entry {symbol}("]

@@ -20,14 +20,14 @@ from typing import Any, Optional, Sequence, Tuple
 
 import pytest
 from conftest import FAKE_DEVICES, LIBCUDA_ENV_VAR
-from fakes import (FakeTensor, kernel_entry, lse_entry, lse_params, softcap_entry, standard_params,
-                   window_entry)
+from fakes import (FakeTensor, cu_seqlens_params, kernel_entry, lse_entry, lse_params,
+                   softcap_entry, standard_params, varlen_entry, window_entry)
 
 from tiled_attn import runtime
 from tiled_attn.errors import TiledAttnError
 from tiled_attn.runtime import (DTYPES, MASKS, KernelInfo, KernelLibrary, LaunchPlan, TaSdpaArgs,
-                                TaWindow, default_library, default_library_path, runtime_path,
-                                set_tensor)
+                                TaVarlen, TaWindow, default_library, default_library_path,
+                                runtime_path, set_packed_tensor, set_tensor)
 from tiled_attn.validation import copy_reason
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -176,7 +176,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 5
+    assert lib.ta_api_version() == runtime.API_VERSION == 6
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
@@ -1154,7 +1154,8 @@ def packed_args(causal: bool, causal_align: str, window_size: Any,
     args = TaSdpaArgs()
     sdpa_module._ARGS_LAYOUT.pack_into(
         args, 0, Q, *q.shape, *q.stride(), K, *k.shape, *k.stride(), V, *v.shape, *v.stride(),
-        O, *o.shape, *o.stride(), DTYPES["f16"], mask, 0.125, 0, *window, softcap, lse)
+        O, *o.shape, *o.stride(), DTYPES["f16"], mask, 0.125, 0, *window, softcap, lse,
+        *sdpa_module._VARLEN_OFF)
     return args
 
 
@@ -1328,8 +1329,8 @@ def test_bad_softcaps(open_library, softcap, shown) -> None:
     (dict(softcap="yes", params=standard_params() + [SOFTCAP_PARAM]),
      "field 'softcap' must be true or false, got \"yes\""),
     (dict(params=[{"name": "cap", "kind": "scalar", "type": "f32"}]),
-     "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi' or 'softcap' for kind "
-     "'scalar', got \"cap\""),
+     "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi', 'window_align' or "
+     "'softcap' for kind 'scalar', got \"cap\""),
 ])
 def test_bad_softcap_entries(make_library, fields, detail) -> None:
     root = make_library([kernel_entry("a", **fields)])
@@ -1478,3 +1479,96 @@ def test_the_custom_op_with_lse_returns_two_tensors() -> None:
     out, lse = ops._sdpa_lse_fake(q, q, q)
     assert out.shape == q.shape and out.dtype == torch.float16
     assert lse.shape == (2, 3, 5) and lse.dtype == torch.float32
+
+
+# ================================================================ variable-length batches
+#
+# A variable-length batch (ta_sdpa_args.varlen) runs only on kernels of
+# "varlen": true, which take the int32 views cu_seqlens_q and cu_seqlens_k
+# (and, as "window" kernels, window_align); q, k, v, o are [1, H, total, D]
+# views of packed [total, H, D] tensors; the grid is (query blocks of the
+# longest sequence, heads, sequences).
+
+CU_Q, CU_K = 0x600000000, 0x600001000
+
+
+def varlen_problem(total_q: int = 500, total_k: int = 700, h: int = 3, h_kv: int = 3,
+                   d: int = 64, num_seqs: int = 4, max_q: int = 300, max_k: int = 320,
+                   **kwargs: Any) -> TaSdpaArgs:
+    """ta_sdpa_args of packed q [total_q, h, d], k, v [total_k, h_kv, d] and o,
+    ``num_seqs`` sequences of at most ``max_q`` queries and ``max_k`` keys."""
+    args = problem(**kwargs)
+    for slot, pointer, total, heads in ((args.q, Q, total_q, h), (args.k, K, total_k, h_kv),
+                                        (args.v, V, total_k, h_kv), (args.o, O, total_q, h)):
+        set_packed_tensor(slot, FakeTensor((total, heads, d), pointer=pointer))
+    args.varlen = TaVarlen(1, num_seqs, CU_Q, CU_K, max_q, max_k)
+    return args
+
+
+def test_ta_varlen_is_the_last_field() -> None:
+    assert ctypes.sizeof(TaVarlen) == 48
+    assert TaSdpaArgs.varlen.offset == TaSdpaArgs.lse.offset + 8
+    assert ctypes.sizeof(TaSdpaArgs) == TaSdpaArgs.varlen.offset + 48
+    assert TaSdpaArgs().varlen.enabled == 0
+
+
+def test_a_varlen_kernel_is_described(open_library) -> None:
+    library = open_library([varlen_entry("vw"), varlen_entry("vtl", "top_left"),
+                            window_entry("w")])
+    vw, vtl, w = library.kernels
+    assert (vw.mask, vw.varlen, vw.num_params) == ("window", True, 44)
+    assert vw.describe() == "vw (sm_80, f16, D=64, mask=window, varlen)"
+    assert (vtl.varlen, vtl.num_params, w.varlen) == (True, 41, False)
+    # Asked for by name with a variable-length batch, it runs on any device of its arch.
+    assert library.runs_on(vw, (8, 0)) and library.runs_on(vtl, (9, 0))
+    assert not library.runs_on(vw, (7, 5))
+
+
+@pytest.mark.parametrize("index_type", ["i64", "i32"])
+def test_varlen_parameters_and_grid(open_library, index_type) -> None:
+    params = varlen_entry("vw", index_type=index_type)["params"]
+    library = open_library([varlen_entry("vw", index_type=index_type)])
+    args = varlen_problem(mask="bottom_right")
+    plan = library.plan(args, (9, 0))
+    assert plan.grid == (5, 3, 4)  # (ceil(300 / 64), H, num_seqs)
+    values = decode(params, plan.params)
+    assert values[:37] == expected_values(params[:37], args)
+    assert values[1:9] == [1, 3, 500, 64, 96000, 64, 192, 1]  # q, packed [500, 3, 64]
+    # The band relative to each sequence's top-left diagonal, aligned bottom-right
+    # (window_align 1): lo unbounded on the longest keys, hi the diagonal.
+    assert values[37:] == [-319, 0, 1, CU_Q, 5, CU_K, 5]
+
+
+def test_varlen_calls_run_only_on_varlen_kernels(open_library) -> None:
+    library = open_library([kernel_entry("none"), kernel_entry("tl", causal="top_left"),
+                            window_entry("w"), varlen_entry("vnone", "none"),
+                            varlen_entry("vtl", "top_left"), varlen_entry("vw")])
+    for mask, plain, varlen in (("none", "none", "vnone"), ("top_left", "tl", "vtl"),
+                                ("bottom_right", "w", "vw")):
+        assert chosen(library, problem(mask=mask)) == plain
+        assert chosen(library, varlen_problem(mask=mask)) == varlen
+    message = error_of(TiledAttnError, open_library([kernel_entry("none")], name="plain").plan,
+                       varlen_problem(), (9, 0))
+    assert message.startswith("no kernel in the library for sm_90, f16, D=64, causal=none, "
+                              "varlen (num_seqs=4, max_seqlen_q=300, max_seqlen_k=320) (library ")
+    assert message.endswith("; a varlen kernel of causal=none would compute it")
+
+
+@pytest.mark.parametrize("fields, detail", [
+    (dict(varlen=True), "a kernel of 'varlen' true takes the view 'cu_seqlens_q' (the query "
+                        "sequences' offsets), whose base field 'params' lacks"),
+    (dict(params=standard_params() + cu_seqlens_params()),
+     "field 'params[37]' belongs to the view 'cu_seqlens_q', which only a kernel of 'varlen' "
+     "true takes (this one's 'varlen' is absent)"),
+])
+def test_manifest_checks_the_varlen_views(open_library, fields, detail) -> None:
+    with pytest.raises(TiledAttnError) as info:
+        open_library([kernel_entry("a", **fields)])
+    assert detail in str(info.value)
+
+
+def test_a_varlen_kernel_is_not_heavy_first(make_library) -> None:
+    root = make_library([varlen_entry("v", "top_left",
+                                      schedule={"block_n": 64, "options": "heavy-first=1"})])
+    assert "must be a schedule without heavy-first for a kernel of 'varlen' true" in error_of(
+        TiledAttnError, KernelLibrary, root)

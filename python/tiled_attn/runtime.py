@@ -37,17 +37,20 @@ __all__ = [
     "KernelInfo",
     "KernelLibrary",
     "LaunchPlan",
+    "TaVarlen",
     "TaWindow",
     "default_library",
     "default_library_path",
     "runtime_path",
+    "set_packed_tensor",
+    "set_tensor",
 ]
 
 RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 5
+API_VERSION = 6
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -82,14 +85,28 @@ class TaWindow(Structure):
                 ("right", c_int64)]
 
 
+class TaVarlen(Structure):
+    """ta_varlen: a variable-length batch, ``enabled`` 0 for none; ``num_seqs``
+    sequences whose int32 offsets (``num_seqs + 1`` each) are at the device
+    addresses ``cu_seqlens_q`` and ``cu_seqlens_k``, none longer than
+    ``max_seqlen_q`` queries and ``max_seqlen_k`` keys; q, k, v and o are then
+    ``[1, H, total, D]`` views of packed ``[total, H, D]`` tensors."""
+
+    _fields_ = [("enabled", c_int32), ("num_seqs", c_int64), ("cu_seqlens_q", c_uint64),
+                ("cu_seqlens_k", c_uint64), ("max_seqlen_q", c_int64),
+                ("max_seqlen_k", c_int64)]
+
+
 class TaSdpaArgs(Structure):
     """ta_sdpa_args; ``softcap`` > 0 soft-caps the scores to
     ``softcap * tanh(scale * q.k / softcap)`` (0: off); ``lse``, the address of a
-    contiguous ``[B, H, S_q]`` float32 tensor, gets the rows' log-sum-exps (0: none)."""
+    contiguous ``[B, H, S_q]`` float32 tensor, gets the rows' log-sum-exps (0: none);
+    ``varlen`` makes the call a variable-length batch (:class:`TaVarlen`)."""
 
     _fields_ = [("q", TaTensor), ("k", TaTensor), ("v", TaTensor), ("o", TaTensor),
                 ("dtype", c_int), ("mask", c_int), ("scale", c_float), ("kernel", c_char_p),
-                ("window", TaWindow), ("softcap", c_float), ("lse", c_uint64)]
+                ("window", TaWindow), ("softcap", c_float), ("lse", c_uint64),
+                ("varlen", TaVarlen)]
 
 
 class TaKernelInfo(Structure):
@@ -97,7 +114,8 @@ class TaKernelInfo(Structure):
                 ("mask", c_char_p), ("schedule", c_char_p), ("head_dim", c_int32),
                 ("block_m", c_int32), ("block_n", c_int32), ("threads", c_int32),
                 ("shared_bytes", c_int32), ("index_bits", c_int32), ("align_bytes", c_int32),
-                ("num_params", c_int32), ("softcap", c_int32), ("lse", c_int32)]
+                ("num_params", c_int32), ("softcap", c_int32), ("lse", c_int32),
+                ("varlen", c_int32)]
 
 
 class TaLaunchPlan(Structure):
@@ -214,6 +232,10 @@ class KernelInfo:
     #: Whether the kernel can write the rows' log-sum-exps (it takes the view
     #: ``lse``): only such kernels run the calls with ``return_lse=True``.
     lse: bool = False
+    #: Whether the kernel computes variable-length batches (it takes the
+    #: views ``cu_seqlens_q`` and ``cu_seqlens_k``): it runs the calls of
+    #: :func:`tiled_attn.sdpa_varlen`, and only those.
+    varlen: bool = False
 
     @property
     def causal(self) -> str:
@@ -227,8 +249,9 @@ class KernelInfo:
     def describe(self) -> str:
         softcap = ", softcap" if self.softcap else ""
         lse = ", lse" if self.lse else ""
+        varlen = ", varlen" if self.varlen else ""
         return (f"{self.name} ({self.arch}, {self.dtype}, D={self.head_dim}, "
-                f"mask={self.mask}{softcap}{lse})")
+                f"mask={self.mask}{softcap}{lse}{varlen})")
 
 
 @dataclass(frozen=True)
@@ -282,7 +305,7 @@ class KernelLibrary:
                    for name in ("head_dim", "block_m", "block_n", "threads", "shared_bytes",
                                 "index_bits", "align_bytes", "num_params")}
         return KernelInfo(index=index, **text, **numbers, softcap=bool(info.softcap),
-                          lse=bool(info.lse))
+                          lse=bool(info.lse), varlen=bool(info.varlen))
 
     def plan(self, args: TaSdpaArgs, capability: Tuple[int, int]) -> LaunchPlan:
         """The launch ``sdpa`` would make for ``args`` on a device of ``capability``."""
@@ -313,7 +336,8 @@ class KernelLibrary:
         args = TaSdpaArgs()
         # One query and key; a window kernel is asked for a top-left causal
         # mask, which it computes where there is more than one key; a softcap
-        # kernel is given a softcap, without which it runs nothing.
+        # kernel is given a softcap, without which it runs nothing; a varlen
+        # kernel one sequence of them.
         window = kernel.mask == "window"
         d = kernel.head_dim
         step = max(1, kernel.align_bytes // 2)  # elements per aligned row start
@@ -325,6 +349,8 @@ class KernelLibrary:
         mask = MASKS["top_left"] if window else MASKS[kernel.mask]
         args.dtype, args.mask, args.scale = DTYPES[kernel.dtype], mask, 1.0
         args.softcap = 1.0 if kernel.softcap else 0.0
+        if kernel.varlen:
+            args.varlen = TaVarlen(1, 1, 1 << 20, 1 << 20, 1, 1 + window)
         args.kernel = kernel.name.encode()
         try:
             self.plan(args, capability)
@@ -357,6 +383,18 @@ def set_tensor(slot: TaTensor, t: Any) -> None:
     slot.data = t.data_ptr()
     slot.sizes[:] = t.shape
     slot.strides[:] = t.stride()
+
+
+def set_packed_tensor(slot: TaTensor, t: Any) -> None:
+    """Fill ``slot`` with the ``[1, H, total, D]`` view of a packed ``[total, H, D]``
+    tensor-like (a variable-length batch's q, k, v or o; see :class:`TaVarlen`)."""
+    total, heads, d = t.shape
+    s_token, s_head, s_d = t.stride()
+    slot.data = t.data_ptr()
+    slot.sizes[:] = (1, heads, total, d)
+    # The batch's stride is unused (its size is 1): a token's times the total,
+    # as torch's unsqueeze(0) gives it.
+    slot.strides[:] = (total * s_token, s_head, s_token, s_d)
 
 
 def default_library_path() -> Path:

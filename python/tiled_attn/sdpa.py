@@ -232,7 +232,7 @@ def sdpa_eager(
         out.data_ptr(), *out.shape, *out.stride(),
         dtype, mask, scale,
         0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
-        0 if lse is None else lse.data_ptr())
+        0 if lse is None else lse.data_ptr(), *_VARLEN_OFF)
     index = device.index
     library.launch_packed(args.address, index, _current_stream(torch, index))
     return out if lse is None else (out, lse)
@@ -240,9 +240,10 @@ def sdpa_eager(
 
 #: ta_sdpa_args as packed bytes: four ta_tensor (data, sizes[4], strides[4]),
 #: dtype, mask, scale, padding, the kernel name's address, ta_window
-#: (enabled, bottom_right, left, right), the softcap, padding and the
-#: log-sum-exps' address.
-_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq" + "f4xQ")
+#: (enabled, bottom_right, left, right), the softcap, padding, the
+#: log-sum-exps' address and ta_varlen (enabled, padding, num_seqs,
+#: cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k).
+_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq" + "f4xQ" + "i4xqQQqq")
 assert _ARGS_LAYOUT.size == ctypes.sizeof(TaSdpaArgs)
 _NO_MASK, _CAUSAL = MASKS["none"], MASKS["top_left"]
 #: Softcaps that are plainly normal float32 values: taken without check_softcap.
@@ -250,6 +251,8 @@ _SOFTCAP_FAST = (1e-30, 1e30)
 _NO_WINDOW = (-1, -1)
 #: ta_window's fields for no window: all zero, as a zero-initialized ta_sdpa_args.
 _WINDOW_OFF = (0, 0, 0, 0)
+#: ta_varlen's fields for a call that is not variable-length: all zero too.
+_VARLEN_OFF = (0, 0, 0, 0, 0, 0)
 _DTYPES: Dict[Any, int] = {}
 _THREAD = threading.local()
 _KERNEL_NAMES: Dict[str, Any] = {}

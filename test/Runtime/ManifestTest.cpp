@@ -261,9 +261,13 @@ TEST(Manifest, Files) {
       oneKernel([](Json &e) { e["ptx"] = "/etc/passwd"; }),
       {"field 'ptx' must be a file name inside the library folder"});
   expectOpenError(
-      oneKernel([](Json &e) { e["cubin"] = {{"sm_9", "k0.cubin"}}; }),
+      oneKernel([](Json &e) {
+        e["cubin"] = {{"sm_9", "k0.cubin"}};
+      }),
       {"field 'cubin' must be an arch like 'sm_80' or 'sm_90a', got \"sm_9\""});
-  expectOpenError(oneKernel([](Json &e) { e["cubin"] = {{"sm_90", 5}}; }),
+  expectOpenError(oneKernel([](Json &e) {
+                    e["cubin"] = {{"sm_90", 5}};
+                  }),
                   {"field 'cubin.sm_90' must be a file name, got 5"});
   // A cubin named but not written.
   TempDir dir;
@@ -306,11 +310,11 @@ TEST(Manifest, BadParams) {
        "field 'params[0].kind' must be one of 'base', 'size', 'stride', "
        "'scalar', 'tensor_map', got \"offset\""},
       {{{"name", "x"}, {"kind", "base"}, {"type", "ptr"}},
-       "field 'params[0].name' must be one of 'q', 'k', 'v', 'o', 'lse', got "
-       "\"x\""},
+       "field 'params[0].name' must be one of 'q', 'k', 'v', 'o', 'lse', "
+       "'cu_seqlens_q', 'cu_seqlens_k', got \"x\""},
       {{{"name", "q"}, {"kind", "scalar"}, {"type", "f32"}},
-       "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi' or "
-       "'softcap' for kind 'scalar', got \"q\""},
+       "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi', "
+       "'window_align' or 'softcap' for kind 'scalar', got \"q\""},
       {{{"name", "q"}, {"kind", "base"}, {"type", "i64"}},
        "field 'params[0].type' must be 'ptr' for kind 'base', got \"i64\""},
       {{{"name", "q"}, {"kind", "size"}, {"dim", 0}, {"type", "u32"}},
@@ -452,8 +456,8 @@ TEST(Manifest, WindowParams) {
                     withParam(e, "window", "i32");
                   }),
                   {"field 'params[37].name' must be 'scale', 'window_lo', "
-                   "'window_hi' or 'softcap' for kind 'scalar', got "
-                   "\"window\""});
+                   "'window_hi', 'window_align' or 'softcap' for kind "
+                   "'scalar', got \"window\""});
 }
 
 TEST(Manifest, SoftcapKernels) {

@@ -29,6 +29,8 @@
 |*   args.window = (ta_window){1, 0, 4095, 0}; // optional: 4096-key window   *|
 |*   args.softcap = 50.0f;                      // optional: Gemma 2's cap    *|
 |*   args.lse = lse_ptr;             // optional: [B, H, Sq] float32 output   *|
+|*   // optional: packed sequences (ta_varlen), q then [1, H, total_q, D]     *|
+|*   args.varlen = (ta_varlen){1, n, cu_q, cu_k, max_q, max_k};               *|
 |*   if (ta_sdpa(lib, &args, device, stream) != TA_OK)                        *|
 |*     fprintf(stderr, "%s\n", ta_last_error());                              *|
 |*   ta_library_close(lib);                                                   *|
@@ -58,18 +60,19 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 5
+#define TA_API_VERSION 6
 
 typedef enum ta_status {
   TA_OK = 0,
   /** A bad argument: shapes that disagree, a stride the kernels cannot take,
       a scale that is not a finite positive float32, a softcap that is not a
       finite float32 >= 0, a null pointer, a window whose bounds are below -1
-      or whose alignment is not the causal mask's. */
+      or whose alignment is not the causal mask's, a variable-length batch
+      whose counts or lengths are out of range. */
   TA_ERROR_INVALID_ARGUMENT = 1,
   /** The library holds no kernel for this problem on this device (dtype,
-      head dim, mask and window, softcap, architecture, kernel name). The
-      message lists what it holds. */
+      head dim, mask and window, softcap, log-sum-exps, variable lengths,
+      architecture, kernel name). The message lists what it holds. */
   TA_ERROR_NO_KERNEL = 2,
   /** The kernel library cannot be read: no folder, no manifest, malformed
       JSON, a missing field or file, an unknown ABI. */
@@ -140,6 +143,57 @@ typedef struct ta_tensor {
   int64_t strides[4];
 } ta_tensor;
 
+/** A variable-length batch (FlashAttention's flash_attn_varlen_func): the
+    batch's sequences packed one after the other along one token dimension,
+    without padding.
+
+    With enabled != 0, q and o are [1, H, total_q, D] views of a packed
+    [total_q, H, D] tensor (PyTorch's and FlashAttention's layout: sizes
+    {1, H, total_q, D}, strides {any, a head's, a token's, 1}), and k and v
+    [1, H_kv, total_k, D] views of packed [total_k, H_kv, D] tensors.
+    Sequence b (0 <= b < num_seqs) is the query rows cu_seqlens_q[b] ..
+    cu_seqlens_q[b + 1] - 1 and the keys cu_seqlens_k[b] ..
+    cu_seqlens_k[b + 1] - 1: its queries see its keys only, as in a call of
+    its own with S_q and S_k its lengths (the causal mask, the window and
+    their alignment apply per sequence). A sequence may be empty: no query
+    rows, or no keys (its rows give zeros, and log-sum-exps -inf).
+
+    cu_seqlens_q and cu_seqlens_k are read by the kernels only; the runtime
+    cannot check their contents. Each must be the device address of
+    num_seqs + 1 int32 values (4-byte aligned), starting at 0 and
+    nondecreasing, the last one at most total_q (total_k), no sequence
+    longer than max_seqlen_q (max_seqlen_k); anything else is undefined
+    behaviour (accesses out of bounds). Rows of q, k and v past the last
+    sequence (up to total) may be read, as FlashAttention-3's TMA loads do,
+    and must hold finite values; rows of o and lse past
+    cu_seqlens_q[num_seqs] are not written.
+
+    Kernel choice: only kernels compiled for it (the manifest's "varlen":
+    true; they take cu_seqlens_q and cu_seqlens_k as views of int32, and a
+    "window" one also window_align) run a variable-length batch, and only
+    kernels without it run the others. The mask order of ta_window applies,
+    with the band computed on the longest lengths: a window kernel takes
+    it relative to each sequence's top-left diagonal (window_lo,
+    window_hi), and window_align (1 for bottom-right, else 0) adds that
+    sequence's len_k - len_q to both. The grid is (ceil(max_seqlen_q /
+    block_m), H, num_seqs). */
+typedef struct ta_varlen {
+  /** 0: not variable-length (zero-initialized arguments keep the behaviour
+      of API version 5, the other fields unread); nonzero: the batch below,
+      q, k, v and o of batch size 1. */
+  int32_t enabled;
+  /** The number of sequences, >= 1 (at most 65535: the grid's z). */
+  int64_t num_seqs;
+  /** Device addresses of the sequences' offsets (see above), not null. */
+  uint64_t cu_seqlens_q;
+  uint64_t cu_seqlens_k;
+  /** The longest query and key sequence, or more: >= 1, and at most
+      total_q (q's sizes[2]; unless it is 0: nothing to launch) and total_k
+      (k's sizes[2]). */
+  int64_t max_seqlen_q;
+  int64_t max_seqlen_k;
+} ta_varlen;
+
 /** One attention call: O = softmax(cap(scale * Q K^T) + mask) V, where cap
     is the identity, or with a softcap c > 0 the logit soft-capping
     c * tanh(x / c) (see softcap below). */
@@ -186,11 +240,14 @@ typedef struct ta_sdpa_args {
       natural log (FlashAttention's softmax_lse), or -inf for a row that
       sees no key. It lets split-KV decoding and ring attention merge
       partial outputs.
+      With varlen, it is [1, H, total_q] (FlashAttention's [H, total_q]).
       Kernel choice: only kernels compiled with it (the manifest's "lse":
       true; they take the view "lse") run a problem that asks for it, and a
       "window" one runs any band; a problem that does not ask for it runs
       on kernels without it first, else on one with it. */
   uint64_t lse;
+  /** A variable-length batch; all zero for none (API version 5's calls). */
+  ta_varlen varlen;
 } ta_sdpa_args;
 
 /** One kernel of the library, as its manifest entry describes it. The
@@ -226,6 +283,9 @@ typedef struct ta_kernel_info {
   /** 1 if the kernel can write the rows' log-sum-exps (ta_sdpa_args.lse),
       else 0. */
   int32_t lse;
+  /** 1 if the kernel computes variable-length batches (ta_sdpa_args.varlen;
+      it runs those, and only those), else 0. */
+  int32_t varlen;
 } ta_kernel_info;
 
 /** The most parameters, and parameter bytes, a launch plan holds. */
@@ -283,7 +343,8 @@ TA_API ta_status ta_library_kernel(const ta_library *library, int32_t index,
     cc_major.cc_minor, the grid, and the parameters packed as the kernel's
     manifest entry lists them. Checks the arguments as ta_sdpa does. For an
     empty output (B, H or S_q of zero), which ta_sdpa launches nothing for,
-    the plan has kernel -1, a zero grid and block, and no parameters. */
+    the plan has kernel -1, a zero grid and block, and no parameters (with
+    varlen: H or total_q of zero). */
 TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
                               int32_t cc_major, int32_t cc_minor,
                               ta_launch_plan *plan);
@@ -295,7 +356,7 @@ TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
     legacy default stream). Asynchronous: returns once the kernel is queued.
     Does not synchronize nor allocate device memory, so it can be captured
     in a CUDA graph once the module is loaded. An empty output (B, H or S_q
-    of zero) launches nothing. */
+    of zero; with varlen, H or total_q) launches nothing. */
 TA_API ta_status ta_sdpa(ta_library *library, const ta_sdpa_args *args,
                          int32_t device, void *stream);
 
