@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 from fakes import write_library
@@ -82,6 +82,22 @@ class FakeCuda:
 
     def counts(self) -> Dict[str, int]:
         return {name: self.count(name) for name in self.COUNTERS}
+
+    def last_grid(self) -> Tuple[int, int, int]:
+        """The grid of the last launch."""
+        grid = (ctypes.c_uint * 3)()
+        self._lib.fakecuda_last_launch_grid(grid)
+        return tuple(grid)  # type: ignore[return-value]
+
+    def last_params(self) -> List[bytes]:
+        """The bytes of each parameter of the last launch."""
+        params: List[bytes] = []
+        buffer = ctypes.create_string_buffer(256)
+        while True:
+            size = self._lib.fakecuda_last_launch_param(len(params), buffer, len(buffer))
+            if size < 0:
+                return params
+            params.append(buffer.raw[:size])
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import types
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -77,6 +78,47 @@ class FakeTensor:
 
     def data_ptr(self) -> int:
         return self._pointer
+
+    def clone(self, memory_format: Any = None) -> "FakeTensor":
+        """A contiguous copy at a new address (:func:`fake_torch`'s allocator)."""
+        copy = FakeTensor(self.shape, device=str(self.device), pointer=_allocate())
+        copy.dtype = self.dtype
+        return copy
+
+
+_NEXT_ADDRESS = [0x7E0000000000]
+
+
+def _allocate() -> int:
+    """A fresh, 256-byte aligned made-up device address."""
+    _NEXT_ADDRESS[0] += 1 << 24
+    return _NEXT_ADDRESS[0]
+
+
+#: The stream fake_torch's _cuda_getCurrentRawStream gives.
+FAKE_STREAM = 0x5150
+
+
+def fake_torch() -> types.ModuleType:
+    """A stand-in for the ``torch`` module, enough for the eager path of
+    :func:`tiled_attn.sdpa_varlen` on FakeTensors: dtypes, ``empty`` (fresh
+    made-up addresses), ``contiguous_format``, ``compiler.is_compiling`` and
+    the current stream (:data:`FAKE_STREAM`)."""
+    torch = types.ModuleType("torch")
+    for name in ("float16", "bfloat16", "float32", "int32", "int64"):
+        setattr(torch, name, FakeDtype(name))
+    torch.contiguous_format = object()  # type: ignore[attr-defined]
+
+    def empty(shape: Sequence[int], dtype: Any = None, device: Any = None) -> FakeTensor:
+        t = FakeTensor(tuple(shape), device=str(device), pointer=_allocate())
+        t.dtype = dtype
+        return t
+
+    torch.empty = empty  # type: ignore[attr-defined]
+    torch.compiler = types.SimpleNamespace(is_compiling=lambda: False)  # type: ignore
+    torch._C = types.SimpleNamespace(  # type: ignore[attr-defined]
+        _cuda_getCurrentRawStream=lambda device: FAKE_STREAM)
+    return torch
 
 
 def qkv(
@@ -194,14 +236,21 @@ def cu_seqlens_params(index_type: str = "i64") -> List[Dict[str, Any]]:
 
 
 def varlen_entry(name: str, causal: str = "window", index_type: str = "i64",
-                 **fields: Any) -> Dict[str, Any]:
+                 softcap: bool = False, lse: bool = False, **fields: Any) -> Dict[str, Any]:
     """:func:`kernel_entry` of a kernel of variable-length batches (``"varlen":
     true``) in the ABI's order: the standard parameters, for a "window" kernel
-    window_lo, window_hi and window_align, then :func:`cu_seqlens_params`."""
+    window_lo, window_hi and window_align, with ``softcap`` the softcap, with
+    ``lse`` the view lse, then :func:`cu_seqlens_params`."""
     params = standard_params(index_type)
     if causal == "window":
         params += [{"name": scalar, "kind": "scalar", "type": index_type}
                    for scalar in ("window_lo", "window_hi", "window_align")]
+    if softcap:
+        params.append({"name": "softcap", "kind": "scalar", "type": "f32"})
+        fields.setdefault("softcap", True)
+    if lse:
+        params += lse_params(index_type)
+        fields.setdefault("lse", True)
     base = kernel_entry(name, causal=causal, params=params + cu_seqlens_params(index_type),
                         index_bits=32 if index_type == "i32" else 64, varlen=True)
     base.update(fields)

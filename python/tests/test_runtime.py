@@ -20,8 +20,9 @@ from typing import Any, Optional, Sequence, Tuple
 
 import pytest
 from conftest import FAKE_DEVICES, LIBCUDA_ENV_VAR
-from fakes import (FakeTensor, cu_seqlens_params, kernel_entry, lse_entry, lse_params,
-                   softcap_entry, standard_params, varlen_entry, window_entry)
+from fakes import (FAKE_STREAM, FakeTensor, cu_seqlens_params, fake_torch, kernel_entry,
+                   lse_entry, lse_params, softcap_entry, standard_params, varlen_entry,
+                   window_entry)
 
 from tiled_attn import runtime
 from tiled_attn.errors import TiledAttnError
@@ -1572,3 +1573,174 @@ def test_a_varlen_kernel_is_not_heavy_first(make_library) -> None:
                                       schedule={"block_n": 64, "options": "heavy-first=1"})])
     assert "must be a schedule without heavy-first for a kernel of 'varlen' true" in error_of(
         TiledAttnError, KernelLibrary, root)
+
+
+# ---------------------------------------------------------------- sdpa_varlen
+#
+# tiled_attn.sdpa_varlen's eager path on FakeTensors, with a stand-in for the
+# torch module (fakes.fake_torch): the checks, the packed views, the offsets
+# and the band as the fake driver receives them at launch.
+
+
+@pytest.fixture
+def torch_stand_in(monkeypatch) -> Any:
+    torch = fake_torch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    return torch
+
+
+def packed_inputs(total_q: int = 500, total_k: int = 700, h: int = 3, h_kv: int = 3,
+                  d: int = 64, num_seqs: int = 4, dtype: str = "float16"):
+    """Packed q [total_q, h, d], k, v [total_k, h_kv, d] and the int32 offsets."""
+    return (FakeTensor((total_q, h, d), dtype=dtype, pointer=Q),
+            FakeTensor((total_k, h_kv, d), dtype=dtype, pointer=K),
+            FakeTensor((total_k, h_kv, d), dtype=dtype, pointer=V),
+            FakeTensor((num_seqs + 1,), dtype="int32", pointer=CU_Q),
+            FakeTensor((num_seqs + 1,), dtype="int32", pointer=CU_K))
+
+
+def launched(fake_cuda, entry: dict) -> list:
+    """The last launch's parameters, read as ``entry``'s list says."""
+    return decode(entry["params"], fake_cuda.last_params())
+
+
+def test_sdpa_varlen_launches_the_packed_views(open_library, fake_cuda, torch_stand_in) -> None:
+    from tiled_attn import sdpa_varlen
+
+    entry = varlen_entry("vw")
+    library = open_library([entry, varlen_entry("vtl", "top_left")])
+    q, k, v, cu_q, cu_k = packed_inputs()
+    before = fake_cuda.count("launches")
+    out = sdpa_varlen(q, k, v, cu_q, cu_k, 300, 320, causal=True, causal_align="bottom_right",
+                      window_size=(16, 16), library=library)
+    assert fake_cuda.count("launches") == before + 1
+    assert out.shape == q.shape and out.dtype is q.dtype and out.data_ptr() not in (Q, K, V)
+    assert fake_cuda.last_grid() == (5, 3, 4)
+    values = launched(fake_cuda, entry)
+    assert values[:9] == [Q, 1, 3, 500, 64, 96000, 64, 192, 1]
+    assert values[9:18] == [K, 1, 3, 700, 64, 134400, 64, 192, 1]
+    assert values[27:36] == [out.data_ptr(), 1, 3, 500, 64, 96000, 64, 192, 1]
+    assert values[36] == ctypes.c_float(1 / 8).value
+    # The band relative to each sequence's top-left diagonal, aligned bottom-right.
+    assert values[37:] == [-16, 0, 1, CU_Q, 5, CU_K, 5]
+    # Top-left causal alone: the top_left kernel, which takes no band.
+    sdpa_varlen(q, k, v, cu_q, cu_k, 300, 320, causal=True, library=library)
+    assert launched(fake_cuda, varlen_entry("vtl", "top_left"))[37:] == [CU_Q, 5, CU_K, 5]
+
+
+def test_sdpa_varlen_with_lse_softcap_and_grouped_heads(open_library, fake_cuda,
+                                                        torch_stand_in) -> None:
+    from tiled_attn import sdpa_varlen
+
+    entry = varlen_entry("vwsl", softcap=True, lse=True, grouped_kv=True)
+    library = open_library([entry])
+    q, k, v, cu_q, cu_k = packed_inputs(h=6, h_kv=2, d=64)
+    given = FakeTensor((500, 6, 64), pointer=O)
+    given.dtype = q.dtype
+    out, lse = sdpa_varlen(q, k, v, cu_q, cu_k, 300, 320, scale=0.5, enable_gqa=True,
+                           softcap=30.0, return_lse=True, library=library, kernel="vwsl",
+                           out=given)
+    assert out is given
+    assert lse.shape == (6, 500) and str(lse.dtype) == "torch.float32"
+    values = launched(fake_cuda, entry)
+    assert values[9:12] == [K, 1, 2]  # k: two heads
+    assert values[36:41] == [0.5, -299, 319, 0, 30.0]
+    # lse: [1, H, total_q] contiguous, that is the returned [H, total_q].
+    assert values[41:47] == [lse.data_ptr(), 1, 6, 500, 3000, 500]
+    assert values[47:] == [CU_Q, 5, CU_K, 5]
+
+
+def test_sdpa_varlen_copies_what_the_kernels_cannot_take(open_library, fake_cuda,
+                                                         torch_stand_in) -> None:
+    from tiled_attn import sdpa_varlen
+
+    library = open_library([varlen_entry("vnone", "none")])
+    q, k, v, cu_q, cu_k = packed_inputs()
+    # q 2 bytes into its storage, v with a token stride of 65 elements.
+    q = FakeTensor(q.shape, pointer=Q + 2)
+    v = FakeTensor(v.shape, strides=(65 * 3, 65, 1), pointer=V)
+    sdpa_varlen(q, k, v, cu_q, cu_k, 300, 320, library=library)
+    values = launched(fake_cuda, varlen_entry("vnone", "none"))
+    assert values[0] not in (Q, Q + 2) and values[0] % 256 == 0
+    assert values[9] == K
+    assert values[18] != V and values[24:27] == [64, 192, 1]
+
+
+@pytest.mark.parametrize("change, kind, message", [
+    (dict(q=FakeTensor((2, 500, 3, 64))), ValueError,
+     r"q must have rank 3 \[total, H, D\], got rank 4 with shape \(2, 500, 3, 64\)"),
+    (dict(q=FakeTensor((500, 3, 64), device="cpu")), ValueError,
+     "q is on cpu; tiled_attn.sdpa_varlen needs CUDA tensors"),
+    (dict(q=FakeTensor((500, 3, 64), dtype="float32")), TypeError,
+     "q has dtype torch.float32; tiled_attn.sdpa_varlen supports torch.float16 and "
+     "torch.bfloat16"),
+    (dict(cu_q=FakeTensor((5,), dtype="int64")), TypeError,
+     r"cu_seqlens_q has dtype torch.int64; tiled_attn.sdpa_varlen needs torch.int32 offsets"),
+    (dict(cu_k=FakeTensor((6,), dtype="int32")), ValueError,
+     "cu_seqlens_k has 6 entries but cu_seqlens_q has 5; both hold num_seqs"),
+    (dict(max_q=0), ValueError,
+     r"max_seqlen_q must be >= 1 \(the longest sequence's length\), got 0"),
+    (dict(max_k=320.0), TypeError, "max_seqlen_k must be an int, got float 320.0"),
+    (dict(k=FakeTensor((700, 1, 64)), v=FakeTensor((700, 1, 64))), ValueError,
+     "k and v have 1 and 1 heads but q has 3; pass enable_gqa=True"),
+    # The runtime's checks, on the [1, H, total, D] views.
+    (dict(max_q=501), ValueError,
+     r"varlen.max_seqlen_q is 501 but q holds 500 query rows in all \(q \[1, 3, 500, 64\]\)"),
+    (dict(v=FakeTensor((699, 3, 64))), ValueError,
+     r"v has total length 699 but k has 700"),
+])
+def test_sdpa_varlen_errors(open_library, torch_stand_in, change, kind, message) -> None:
+    from tiled_attn import sdpa_varlen
+
+    library = open_library([varlen_entry("vnone", "none")])
+    q, k, v, cu_q, cu_k = packed_inputs()
+    call = dict(q=q, k=k, v=v, cu_q=cu_q, cu_k=cu_k, max_q=300, max_k=320)
+    call.update(change)
+    with pytest.raises(kind, match=message):
+        sdpa_varlen(call["q"], call["k"], call["v"], call["cu_q"], call["cu_k"], call["max_q"],
+                    call["max_k"], library=library)
+
+
+def test_sdpa_varlen_needs_a_varlen_kernel(open_library, torch_stand_in) -> None:
+    from tiled_attn import sdpa_varlen
+
+    library = open_library([kernel_entry("none"), window_entry("w")])
+    with pytest.raises(TiledAttnError, match=r"causal=top_left, varlen \(num_seqs=4, "
+                                             r"max_seqlen_q=300, max_seqlen_k=320\) "):
+        sdpa_varlen(*packed_inputs(), 300, 320, causal=True, library=library)
+
+
+def test_sdpa_varlen_signature() -> None:
+    import inspect
+
+    from tiled_attn import sdpa_varlen
+
+    parameters = inspect.signature(sdpa_varlen).parameters
+    assert list(parameters)[:9] == ["q", "k", "v", "cu_seqlens_q", "cu_seqlens_k",
+                                    "max_seqlen_q", "max_seqlen_k", "causal", "scale"]
+    for name, default in (("enable_gqa", False), ("causal_align", "top_left"),
+                          ("window_size", (-1, -1)), ("softcap", 0.0), ("return_lse", False),
+                          ("library", None), ("kernel", None), ("out", None)):
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert parameters[name].default == default
+
+
+def test_the_varlen_custom_ops() -> None:
+    torch = pytest.importorskip("torch")
+    from tiled_attn import ops
+
+    assert ops.VARLEN_SCHEMA == (
+        "sdpa_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
+        "int max_seqlen_q, int max_seqlen_k, bool causal=False, float? scale=None, "
+        "str? kernel_name=None, str? library_path=None, bool enable_gqa=False, "
+        "str causal_align=\"top_left\", int[2] window_size=[-1, -1], float softcap=0.0) "
+        "-> Tensor")
+    assert ops.VARLEN_LSE_SCHEMA.startswith("sdpa_varlen_lse(Tensor q, ")
+    assert ops.VARLEN_LSE_SCHEMA.endswith(" -> (Tensor, Tensor)")
+    assert len(torch.ops.tiled_attn.sdpa_varlen_lse.default._schema.returns) == 2
+    q = torch.empty(500, 3, 64, dtype=torch.float16, device="meta")
+    cu = torch.empty(5, dtype=torch.int32, device="meta")
+    out = ops._sdpa_varlen_fake(q, q, q, cu, cu, 300, 300)
+    assert out.shape == q.shape and out.dtype == torch.float16
+    out, lse = ops._sdpa_varlen_lse_fake(q, q, q, cu, cu, 300, 300)
+    assert lse.shape == (3, 500) and lse.dtype == torch.float32

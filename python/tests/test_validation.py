@@ -3,8 +3,9 @@
 ``check_inputs`` checks what only Python can tell (tensors, CUDA, one device,
 dtype, rank, the types of causal and scale); the sizes are the runtime's to
 check (test_runtime.py). ``check_window`` checks causal_align and
-window_size, ``check_softcap`` the softcap. ``copy_reason`` says which
-inputs sdpa copies.
+window_size, ``check_softcap`` the softcap, ``check_gqa`` enable_gqa and
+the heads, ``check_varlen`` the offsets and longest lengths of packed
+sequences. ``copy_reason`` says which inputs sdpa copies.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pathlib import Path
 import pytest
 from fakes import FakeTensor, qkv
 
-from tiled_attn.validation import (CAUSAL_ALIGNS, TORCH_DTYPES, check_inputs, check_softcap,
-                                  check_window, copy_reason)
+from tiled_attn.validation import (CAUSAL_ALIGNS, TORCH_DTYPES, check_gqa, check_inputs,
+                                  check_softcap, check_varlen, check_window, copy_reason)
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 SUPPORTED = "tiled_attn.sdpa supports torch.float16 and torch.bfloat16"
@@ -396,13 +397,100 @@ def test_negative_strides_are_checked_by_magnitude() -> None:
     assert "dimension 2 (-65 elements)" in copy_reason(odd, 16)
 
 
+# ---------------------------------------------------------------- grouped heads
+
+
+def test_grouped_heads() -> None:
+    check_gqa(False, 6, (6, 6))
+    check_gqa(True, 6, (2, 2))
+    check_gqa(True, 6, (4, 4))  # the runtime checks that 4 does not divide 6
+    with pytest.raises(ValueError, match=r"^k and v have 2 and 3 heads but q has 6; pass "
+                                         r"enable_gqa=True for grouped KV heads"):
+        check_gqa(False, 6, (2, 3))
+    with pytest.raises(TypeError, match="^enable_gqa must be a bool, got int 1$"):
+        check_gqa(1, 6, (6, 6))
+
+
+# ---------------------------------------------------------------- packed sequences
+
+VARLEN = "tiled_attn.sdpa_varlen"
+
+
+def packed(total_q=500, total_k=700, h=4, d=64, **kwargs):
+    """Packed (q, k, v) of [total, H, D]."""
+    return (FakeTensor((total_q, h, d), **kwargs), FakeTensor((total_k, h, d), **kwargs),
+            FakeTensor((total_k, h, d), **kwargs))
+
+
+def offsets(n=5, **kwargs):
+    return FakeTensor((n,), dtype=kwargs.pop("dtype", "int32"), **kwargs)
+
+
+def test_packed_inputs_have_rank_3() -> None:
+    assert check_inputs(*packed(), function=VARLEN, layout="[total, H, D]") == "f16"
+    with pytest.raises(ValueError, match=r"^k must have rank 3 \[total, H, D\], got rank 4 "
+                                         r"with shape \(1, 700, 4, 64\)$"):
+        q, k, v = packed()
+        check_inputs(q, FakeTensor((1, 700, 4, 64)), v, function=VARLEN,
+                     layout="[total, H, D]")
+    with pytest.raises(ValueError, match=f"^q is on cpu; {VARLEN} needs CUDA tensors$"):
+        check_inputs(*packed(device="cpu"), function=VARLEN, layout="[total, H, D]")
+
+
+def test_offsets_and_longest_lengths_are_accepted() -> None:
+    q = packed()[0]
+    assert check_varlen(q, offsets(), offsets(), 300, 320) == 4
+    assert check_varlen(q, offsets(2), offsets(2), 1, 1) == 1
+    # Their values are the caller's: a longest length past the total is the
+    # runtime's to refuse, the offsets' contents the kernels' to read.
+    assert check_varlen(q, offsets(), offsets(), 10**6, 10**6) == 4
+
+
+@pytest.mark.parametrize("cu_q, cu_k, kind, message", [
+    ([0, 5], None, TypeError, "^cu_seqlens_q must be a torch.Tensor, got list$"),
+    (None, offsets(dtype="int64"), TypeError,
+     r"^cu_seqlens_k has dtype torch.int64; tiled_attn.sdpa_varlen needs torch.int32 offsets "
+     r"\(FlashAttention's cu_seqlens\)$"),
+    (offsets(device="cuda:1"), None, ValueError,
+     "^cu_seqlens_q is on cuda:1 but q is on cuda:0; the sequences' offsets must be on q's "
+     "device$"),
+    (offsets(device="cpu"), None, ValueError, "^cu_seqlens_q is on cpu but q is on cuda:0"),
+    (FakeTensor((2, 5), dtype="int32"), None, ValueError,
+     r"^cu_seqlens_q must have rank 1 \[num_seqs \+ 1\], got rank 2 with shape \(2, 5\)$"),
+    (offsets(1), offsets(1), ValueError,
+     r"^cu_seqlens_q has 1 entry; it must hold num_seqs \+ 1 >= 2 offsets, 0 first$"),
+    (offsets(0), offsets(0), ValueError, "^cu_seqlens_q has no entries; it must hold"),
+    (None, FakeTensor((5,), dtype="int32", strides=(2,)), ValueError,
+     "^cu_seqlens_k must be contiguous, got stride 2$"),
+    (offsets(5), offsets(4), ValueError,
+     r"^cu_seqlens_k has 4 entries but cu_seqlens_q has 5; both hold num_seqs \+ 1 offsets$"),
+])
+def test_bad_offsets(cu_q, cu_k, kind, message) -> None:
+    with pytest.raises(kind, match=message):
+        check_varlen(packed()[0], offsets() if cu_q is None else cu_q,
+                     offsets() if cu_k is None else cu_k, 300, 320)
+
+
+@pytest.mark.parametrize("max_q, max_k, kind, message", [
+    (0, 320, ValueError, r"^max_seqlen_q must be >= 1 \(the longest sequence's length\), got 0$"),
+    (300, -1, ValueError, "^max_seqlen_k must be >= 1"),
+    (True, 320, TypeError, "^max_seqlen_q must be an int, got bool True$"),
+    (300, 320.0, TypeError, "^max_seqlen_k must be an int, got float 320.0$"),
+    (None, 320, TypeError, "^max_seqlen_q must be an int, got NoneType None$"),
+])
+def test_bad_longest_lengths(max_q, max_k, kind, message) -> None:
+    with pytest.raises(kind, match=message):
+        check_varlen(packed()[0], offsets(), offsets(), max_q, max_k)
+
+
 # ---------------------------------------------------------------- imports
 
 
 def test_package_import_does_not_import_torch() -> None:
     code = (
         "import sys, tiled_attn, tiled_attn.runtime, tiled_attn.validation;"
-        "from tiled_attn import sdpa, KernelLibrary, TiledAttnError, default_library;"
+        "from tiled_attn import sdpa, sdpa_varlen, KernelLibrary, TiledAttnError, "
+        "default_library;"
         "assert issubclass(TiledAttnError, RuntimeError);"
         "assert 'torch' not in sys.modules, 'torch imported'"
     )

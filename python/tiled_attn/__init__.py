@@ -1,17 +1,20 @@
 """tiled-attn's PyTorch runtime: attention kernels from a prebuilt library.
 
-    >>> from tiled_attn import sdpa
+    >>> from tiled_attn import sdpa, sdpa_varlen
     >>> out = sdpa(q, k, v, causal=True)   # q, k, v: [B, H, S, D] fp16/bf16 CUDA
+    >>> out = sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_q, max_k)  # packed [T, H, D]
 
 Under it is the C++ runtime (``libtiled_attn_runtime.so``, through ctypes):
 it needs the CUDA driver and torch, not MLIR nor a compiler. ``import
-tiled_attn.ops`` registers the ``torch.library`` op ``tiled_attn::sdpa``
-(``tiled_attn.sdpa`` does so itself under ``torch.compile``).
+tiled_attn.ops`` registers the ``torch.library`` ops ``tiled_attn::sdpa``
+and ``tiled_attn::sdpa_varlen`` (``tiled_attn.sdpa`` and
+``tiled_attn.sdpa_varlen`` do so themselves under ``torch.compile``).
 """
 
 from .errors import TiledAttnError
 from .runtime import KernelLibrary, default_library
 from .sdpa import sdpa
+from .varlen import sdpa_varlen
 
-__all__ = ["KernelLibrary", "TiledAttnError", "default_library", "sdpa"]
+__all__ = ["KernelLibrary", "TiledAttnError", "default_library", "sdpa", "sdpa_varlen"]
 __version__ = "0.2.0"

@@ -7,16 +7,25 @@ Importing this module registers the op (it needs torch)::
          bool enable_gqa=False, str causal_align="top_left",
          int[2] window_size=[-1, -1], float softcap=0.0) -> Tensor
     sdpa_lse(... the same ...) -> (Tensor, Tensor)
+    sdpa_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q,
+                Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k,
+                ... sdpa's from causal on ...) -> Tensor
+    sdpa_varlen_lse(... the same ...) -> (Tensor, Tensor)
 
 ``sdpa_lse`` is ``sdpa`` with ``return_lse=True``: it also returns the rows'
-log-sum-exps, a ``[B, H, S_q]`` float32 tensor.
+log-sum-exps, a ``[B, H, S_q]`` float32 tensor. ``sdpa_varlen`` is
+:func:`tiled_attn.sdpa_varlen` on packed ``[total, H, D]`` sequences, and
+``sdpa_varlen_lse`` it with ``return_lse=True`` (log-sum-exps ``[H,
+total_q]``).
 
-- CUDA implementation: :func:`tiled_attn.sdpa.sdpa_eager`, which launches on
+- CUDA implementation: :func:`tiled_attn.sdpa.sdpa_eager` (and
+  :func:`tiled_attn.varlen.sdpa_varlen_eager`), which launches on
   the current stream, synchronizes nothing and allocates only through
   PyTorch's allocator, so it can be captured in a CUDA graph (once its
   module is loaded: run it once before capturing).
 - Fake (meta) implementation: a new contiguous tensor of q's shape, dtype
-  and device, so that ``torch.compile(fullgraph=True)`` traces through it.
+  and device (and the log-sum-exps' float32 one), so that
+  ``torch.compile(fullgraph=True)`` traces through it.
 
 ``library_path`` is a kernel library folder (None: the default one);
 ``kernel_name`` the name of a manifest entry (None: the best fit);
@@ -26,13 +35,14 @@ log-sum-exps, a ``[B, H, S_q]`` float32 tensor.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import torch
 
 from .sdpa import sdpa_eager
+from .varlen import sdpa_varlen_eager
 
-__all__ = ["LSE_SCHEMA", "SCHEMA"]
+__all__ = ["LSE_SCHEMA", "SCHEMA", "VARLEN_LSE_SCHEMA", "VARLEN_SCHEMA"]
 
 # The kernel's and the library's arguments are not called `kernel` and
 # `library`: Inductor's fallback-kernel path takes keyword arguments of its
@@ -47,9 +57,18 @@ LSE_SCHEMA = ("sdpa_lse(Tensor q, Tensor k, Tensor v, bool causal=False, float? 
               "str causal_align=\"top_left\", int[2] window_size=[-1, -1], "
               "float softcap=0.0) -> (Tensor, Tensor)")
 
+#: sdpa's arguments from causal on, after the packed sequences' own.
+_VARLEN_ARGS = ("Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
+                "int max_seqlen_q, int max_seqlen_k, " + SCHEMA[SCHEMA.index("bool causal"):
+                                                              SCHEMA.index(") -> ")])
+VARLEN_SCHEMA = f"sdpa_varlen({_VARLEN_ARGS}) -> Tensor"
+VARLEN_LSE_SCHEMA = f"sdpa_varlen_lse({_VARLEN_ARGS}) -> (Tensor, Tensor)"
+
 _LIB = torch.library.Library("tiled_attn", "DEF")
 _LIB.define(SCHEMA)
 _LIB.define(LSE_SCHEMA)
+_LIB.define(VARLEN_SCHEMA)
+_LIB.define(VARLEN_LSE_SCHEMA)
 
 
 def _sdpa_cuda(
@@ -121,7 +140,49 @@ def _sdpa_lse_fake(
             torch.empty(q.shape[:3], dtype=torch.float32, device=q.device))
 
 
+def _sdpa_varlen_cuda(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens_q: torch.Tensor,
+    cu_seqlens_k: torch.Tensor,
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    causal: bool = False,
+    scale: Optional[float] = None,
+    kernel_name: Optional[str] = None,
+    library_path: Optional[str] = None,
+    enable_gqa: bool = False,
+    causal_align: str = "top_left",
+    window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
+    return_lse: bool = False,
+) -> "torch.Tensor | Tuple[torch.Tensor, torch.Tensor]":
+    return sdpa_varlen_eager(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                             causal, scale, library_path, kernel_name, None, enable_gqa,
+                             causal_align, tuple(window_size), softcap, return_lse)
+
+
+def _sdpa_varlen_lse_cuda(*args: Any, **kwargs: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+    return _sdpa_varlen_cuda(*args, **kwargs, return_lse=True)  # type: ignore[return-value]
+
+
+def _sdpa_varlen_fake(q: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    torch._check(q.dim() == 3, lambda: f"q must have rank 3 [total, H, D], got {q.dim()}")
+    return torch.empty(q.shape, dtype=q.dtype, device=q.device)
+
+
+def _sdpa_varlen_lse_fake(q: torch.Tensor, *args: Any,
+                          **kwargs: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+    out = _sdpa_varlen_fake(q)
+    return out, torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
+
+
 _LIB.impl("sdpa", _sdpa_cuda, "CUDA")
 torch.library.register_fake("tiled_attn::sdpa", _sdpa_fake, lib=_LIB)
 _LIB.impl("sdpa_lse", _sdpa_lse_cuda, "CUDA")
 torch.library.register_fake("tiled_attn::sdpa_lse", _sdpa_lse_fake, lib=_LIB)
+_LIB.impl("sdpa_varlen", _sdpa_varlen_cuda, "CUDA")
+torch.library.register_fake("tiled_attn::sdpa_varlen", _sdpa_varlen_fake, lib=_LIB)
+_LIB.impl("sdpa_varlen_lse", _sdpa_varlen_lse_cuda, "CUDA")
+torch.library.register_fake("tiled_attn::sdpa_varlen_lse", _sdpa_varlen_lse_fake, lib=_LIB)

@@ -41,6 +41,7 @@ __all__ = [
     "TaWindow",
     "default_library",
     "default_library_path",
+    "packed_view",
     "runtime_path",
     "set_packed_tensor",
     "set_tensor",
@@ -385,16 +386,23 @@ def set_tensor(slot: TaTensor, t: Any) -> None:
     slot.strides[:] = t.stride()
 
 
-def set_packed_tensor(slot: TaTensor, t: Any) -> None:
-    """Fill ``slot`` with the ``[1, H, total, D]`` view of a packed ``[total, H, D]``
-    tensor-like (a variable-length batch's q, k, v or o; see :class:`TaVarlen`)."""
+def packed_view(t: Any) -> Tuple[int, ...]:
+    """The ta_tensor fields (data, sizes[4], strides[4]) of the ``[1, H, total, D]``
+    view of a packed ``[total, H, D]`` tensor-like (a variable-length batch's q,
+    k, v or o; see :class:`TaVarlen`)."""
     total, heads, d = t.shape
     s_token, s_head, s_d = t.stride()
-    slot.data = t.data_ptr()
-    slot.sizes[:] = (1, heads, total, d)
     # The batch's stride is unused (its size is 1): a token's times the total,
     # as torch's unsqueeze(0) gives it.
-    slot.strides[:] = (total * s_token, s_head, s_token, s_d)
+    return (t.data_ptr(), 1, heads, total, d, total * s_token, s_head, s_token, s_d)
+
+
+def set_packed_tensor(slot: TaTensor, t: Any) -> None:
+    """Fill ``slot`` with :func:`packed_view` of ``t``."""
+    fields = packed_view(t)
+    slot.data = fields[0]
+    slot.sizes[:] = fields[1:5]
+    slot.strides[:] = fields[5:]
 
 
 def default_library_path() -> Path:

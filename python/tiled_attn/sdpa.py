@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       default_library)
-from .validation import (ITEMSIZE, check_inputs, check_return_lse, check_softcap, check_window,
-                         copy_reason)
+from .validation import (ITEMSIZE, check_gqa, check_inputs, check_return_lse, check_softcap,
+                         check_window, copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["sdpa", "sdpa_eager"]
+__all__ = ["launch", "library_of", "output_for", "sdpa", "sdpa_eager"]
 
 LibraryArg = Union[None, str, "KernelLibrary"]
 
@@ -180,13 +180,7 @@ def sdpa_eager(
             or (causal is not True and causal is not False)
             or (scale is not None and type(scale) is not float)):
         dtype = DTYPES[check_inputs(q, k, v, causal, scale)]
-    if enable_gqa is not False and enable_gqa is not True:
-        raise TypeError(f"enable_gqa must be a bool, got {type(enable_gqa).__name__} "
-                        f"{enable_gqa!r}")
-    if not enable_gqa and (k.shape[1] != q.shape[1] or v.shape[1] != q.shape[1]):
-        raise ValueError(f"k and v have {k.shape[1]} and {v.shape[1]} heads but q has "
-                         f"{q.shape[1]}; pass enable_gqa=True for grouped KV heads "
-                         "(q's head count a multiple of theirs)")
+    check_gqa(enable_gqa, q.shape[1], (k.shape[1], v.shape[1]))
     if causal_align == "top_left" and type(window_size) is tuple and window_size == _NO_WINDOW:
         mask, window = (_CAUSAL if causal else _NO_MASK), _WINDOW_OFF
     else:
@@ -197,16 +191,10 @@ def sdpa_eager(
     if return_lse is not False:
         return_lse = check_return_lse(return_lse)
     if not isinstance(library, KernelLibrary):
-        key = os.environ.get(KERNELS_ENV_VAR) if library is None else library
-        library = _LIBRARIES.get(key) or default_library(library)
+        library = library_of(library)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    if out is None:
-        out = torch.empty(q.shape, dtype=q.dtype, device=device)
-    elif out.dtype is not q.dtype or out.device != device or out.dim() != 4:
-        raise ValueError(f"out must be a 4-d tensor of q's dtype ({q.dtype}) and device "
-                         f"({device}), got {out.dtype} on {out.device} of shape "
-                         f"{tuple(out.shape)}")
+    out = output_for(torch, q, out)
     align = library.align_bytes
     amask, smask = align - 1, align // ITEMSIZE - 1
     qs, ks, vs = q.stride(), k.stride(), v.stride()
@@ -225,17 +213,41 @@ def sdpa_eager(
     lse = None
     if return_lse:
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=device)
-    args = _thread_args()
-    _ARGS_LAYOUT.pack_into(
-        args.buffer, 0,
-        qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
-        out.data_ptr(), *out.shape, *out.stride(),
-        dtype, mask, scale,
-        0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
-        0 if lse is None else lse.data_ptr(), *_VARLEN_OFF)
-    index = device.index
-    library.launch_packed(args.address, index, _current_stream(torch, index))
+    launch(torch, library, device.index,
+           qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
+           out.data_ptr(), *out.shape, *out.stride(),
+           dtype, mask, scale,
+           0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
+           0 if lse is None else lse.data_ptr(), *_VARLEN_OFF)
     return out if lse is None else (out, lse)
+
+
+def library_of(library: LibraryArg) -> KernelLibrary:
+    """The kernel library ``library`` names: itself, or a folder's (None: the
+    default one), opened once."""
+    if isinstance(library, KernelLibrary):
+        return library
+    key = os.environ.get(KERNELS_ENV_VAR) if library is None else library
+    return _LIBRARIES.get(key) or default_library(library)
+
+
+def output_for(torch: Any, q: "torch.Tensor", out: Optional["torch.Tensor"]) -> "torch.Tensor":
+    """``out``, checked (q's dtype, device and rank), or a new tensor of q's shape."""
+    if out is None:
+        return torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    if out.dtype is not q.dtype or out.device != q.device or out.dim() != q.dim():
+        raise ValueError(f"out must be a {q.dim()}-d tensor of q's dtype ({q.dtype}) and "
+                         f"device ({q.device}), got {out.dtype} on {out.device} of shape "
+                         f"{tuple(out.shape)}")
+    return out
+
+
+def launch(torch: Any, library: KernelLibrary, device: Optional[int], *fields: Any) -> None:
+    """Packs ``fields`` as ta_sdpa_args (:data:`_ARGS_LAYOUT`) into this thread's
+    buffer and launches on the current stream of CUDA device ``device``."""
+    args = _thread_args()
+    _ARGS_LAYOUT.pack_into(args.buffer, 0, *fields)
+    library.launch_packed(args.address, device, _current_stream(torch, device))
 
 
 #: ta_sdpa_args as packed bytes: four ta_tensor (data, sizes[4], strides[4]),

@@ -1,13 +1,14 @@
-"""The torch-level checks of :func:`tiled_attn.sdpa`.
+"""The torch-level checks of :func:`tiled_attn.sdpa` and :func:`tiled_attn.sdpa_varlen`.
 
 What only the Python side can tell: that each input is a tensor, on a CUDA
-device (the same one), of a dtype the kernels take, of rank 4, that
-``causal`` and ``scale`` have the right Python types, and that
-``causal_align``, ``window_size`` and ``softcap`` are ones the runtime
-takes. Everything about the sizes (shapes that disagree, a head dim the
-library lacks, an empty key sequence, a scale that is not a positive
-float32) is checked once, by the C++ runtime, whose errors become
-ValueError.
+device (the same one), of a dtype the kernels take, of rank 4 (packed
+sequences: rank 3), that ``causal`` and ``scale`` have the right Python
+types, that ``causal_align``, ``window_size`` and ``softcap`` are ones the
+runtime takes, and for packed sequences that the offsets are int32 vectors
+of one length on q's device and the longest lengths ints >= 1. Everything
+about the sizes (shapes that disagree, a head dim the library lacks, an
+empty key sequence, a scale that is not a positive float32) is checked
+once, by the C++ runtime, whose errors become ValueError.
 
 The functions read only ``.device`` (``.type``, ``.index``), ``.dtype``
 (through ``str()``), ``.shape``, ``.stride()`` and ``.data_ptr()``, so they
@@ -22,8 +23,8 @@ import math
 import numbers
 from typing import Any, Optional, Tuple
 
-__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_inputs", "check_return_lse", "check_softcap",
-           "check_window", "copy_reason"]
+__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_gqa", "check_inputs", "check_return_lse",
+           "check_softcap", "check_varlen", "check_window", "copy_reason"]
 
 #: torch dtype (as ``str(dtype)``) -> the manifest's dtype name.
 TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16"}
@@ -36,40 +37,103 @@ CAUSAL_ALIGNS = ("top_left", "bottom_right")
 _MAX_BOUND = 2**63 - 1
 
 
-def check_inputs(q: Any, k: Any, v: Any, causal: Any = False, scale: Any = None) -> str:
-    """Check what the runtime cannot; return the inputs' dtype name ("f16"/"bf16")."""
+def _check_tensor(name: str, t: Any) -> None:
+    if not (hasattr(t, "shape") and hasattr(t, "device") and hasattr(t, "stride")):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+
+
+def check_inputs(q: Any, k: Any, v: Any, causal: Any = False, scale: Any = None, *,
+                 function: str = "tiled_attn.sdpa", layout: str = "[B, H, S, D]") -> str:
+    """Check what the runtime cannot; return the inputs' dtype name ("f16"/"bf16").
+
+    ``function`` names the caller in the messages; ``layout`` is the inputs'
+    (its rank is theirs): ``"[total, H, D]"`` for packed sequences.
+    """
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not (hasattr(t, "shape") and hasattr(t, "device") and hasattr(t, "stride")):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        _check_tensor(name, t)
     device = q.device
     if device.type != "cuda":
-        raise ValueError(f"q is on {device}; tiled_attn.sdpa needs CUDA tensors")
+        raise ValueError(f"q is on {device}; {function} needs CUDA tensors")
     for name, t in (("k", k), ("v", v)):
         if t.device != device:
             if t.device.type != "cuda":
-                raise ValueError(f"{name} is on {t.device}; tiled_attn.sdpa needs CUDA tensors")
+                raise ValueError(f"{name} is on {t.device}; {function} needs CUDA tensors")
             raise ValueError(f"{name} is on {t.device} but q is on {device}; "
                              "q, k and v must be on the same device")
     dtype = TORCH_DTYPES.get(str(q.dtype))
     if dtype is None:
-        raise TypeError(f"q has dtype {q.dtype}; tiled_attn.sdpa supports "
+        raise TypeError(f"q has dtype {q.dtype}; {function} supports "
                         f"{' and '.join(TORCH_DTYPES)}")
     for name, t in (("k", k), ("v", v)):
         if t.dtype != q.dtype:
             if str(t.dtype) not in TORCH_DTYPES:
-                raise TypeError(f"{name} has dtype {t.dtype}; tiled_attn.sdpa supports "
+                raise TypeError(f"{name} has dtype {t.dtype}; {function} supports "
                                 f"{' and '.join(TORCH_DTYPES)}")
             raise TypeError(f"{name} has dtype {t.dtype} but q has {q.dtype}; "
                             "q, k and v must have the same dtype")
+    rank = layout.count(",") + 1
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if len(t.shape) != 4:
-            raise ValueError(f"{name} must have rank 4 [B, H, S, D], got rank "
+        if len(t.shape) != rank:
+            raise ValueError(f"{name} must have rank {rank} {layout}, got rank "
                              f"{len(t.shape)} with shape {tuple(t.shape)}")
     if causal is not True and causal is not False:
         raise TypeError(f"causal must be a bool, got {type(causal).__name__} {causal!r}")
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)):
         raise TypeError(f"scale must be a float or None, got {type(scale).__name__} {scale!r}")
     return dtype
+
+
+def check_gqa(enable_gqa: Any, heads: int, kv_heads: Tuple[int, int]) -> None:
+    """Check ``enable_gqa`` (a bool) and, without it, that k and v have q's
+    ``heads``; the runtime checks that their count divides q's."""
+    if enable_gqa is not False and enable_gqa is not True:
+        raise TypeError(f"enable_gqa must be a bool, got {type(enable_gqa).__name__} "
+                        f"{enable_gqa!r}")
+    if not enable_gqa and (kv_heads[0] != heads or kv_heads[1] != heads):
+        raise ValueError(f"k and v have {kv_heads[0]} and {kv_heads[1]} heads but q has "
+                         f"{heads}; pass enable_gqa=True for grouped KV heads "
+                         "(q's head count a multiple of theirs)")
+
+
+def check_varlen(q: Any, cu_seqlens_q: Any, cu_seqlens_k: Any, max_seqlen_q: Any,
+                 max_seqlen_k: Any) -> int:
+    """Check the sequences of a packed batch; return their number.
+
+    ``cu_seqlens_q`` and ``cu_seqlens_k`` are FlashAttention's: contiguous
+    int32 vectors of ``num_seqs + 1 >= 2`` offsets each, on q's device
+    (their values, read by the kernels only, are the caller's to get right:
+    0 first, nondecreasing, at most the totals); ``max_seqlen_q`` and
+    ``max_seqlen_k`` ints ``>= 1``, the longest query and key sequence (or
+    more).
+    """
+    offsets = (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k))
+    for name, t in offsets:
+        _check_tensor(name, t)
+        if t.device != q.device:
+            raise ValueError(f"{name} is on {t.device} but q is on {q.device}; the "
+                             "sequences' offsets must be on q's device")
+        if str(t.dtype) != "torch.int32":
+            raise TypeError(f"{name} has dtype {t.dtype}; tiled_attn.sdpa_varlen needs "
+                            "torch.int32 offsets (FlashAttention's cu_seqlens)")
+        if len(t.shape) != 1:
+            raise ValueError(f"{name} must have rank 1 [num_seqs + 1], got rank "
+                             f"{len(t.shape)} with shape {tuple(t.shape)}")
+        if t.shape[0] < 2:
+            entries = "1 entry" if t.shape[0] == 1 else "no entries"
+            raise ValueError(f"{name} has {entries}; it must hold num_seqs + 1 >= 2 offsets, "
+                             "0 first")
+        if t.stride()[0] != 1:
+            raise ValueError(f"{name} must be contiguous, got stride {t.stride()[0]}")
+    if cu_seqlens_k.shape[0] != cu_seqlens_q.shape[0]:
+        raise ValueError(f"cu_seqlens_k has {cu_seqlens_k.shape[0]} entries but cu_seqlens_q "
+                         f"has {cu_seqlens_q.shape[0]}; both hold num_seqs + 1 offsets")
+    for name, value in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1 (the longest sequence's length), got "
+                             f"{value}")
+    return int(cu_seqlens_q.shape[0]) - 1
 
 
 def check_window(causal_align: Any, window_size: Any) -> Tuple[bool, int, int]:

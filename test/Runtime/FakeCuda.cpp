@@ -12,6 +12,8 @@
 
 #include "FakeCudaState.h"
 
+#include <cstring>
+
 using namespace fakecuda::detail;
 
 State &fakecuda::detail::state() {
@@ -125,4 +127,27 @@ fakecuda::Launch fakecuda::lastLaunch() {
 fakecuda::TensorMapCall fakecuda::lastTensorMap() {
   std::lock_guard<std::mutex> lock(state().mutex);
   return state().lastTensorMap;
+}
+
+//===----------------------------------------------------------------------===//
+// The last launch for callers without C++ (the Python tests, by ctypes).
+//===----------------------------------------------------------------------===//
+
+extern "C" __attribute__((visibility("default"))) void
+fakecuda_last_launch_grid(unsigned grid[3]) {
+  fakecuda::Launch launch = fakecuda::lastLaunch();
+  for (int i = 0; i < 3; ++i)
+    grid[i] = launch.grid[i];
+}
+
+extern "C" __attribute__((visibility("default"))) int
+fakecuda_last_launch_param(int index, void *out, int capacity) {
+  fakecuda::Launch launch = fakecuda::lastLaunch();
+  if (index < 0 || index >= static_cast<int>(launch.params.size()))
+    return -1;
+  const std::vector<unsigned char> &bytes = launch.params[index];
+  int size = static_cast<int>(bytes.size());
+  if (size <= capacity)
+    std::memcpy(out, bytes.data(), bytes.size());
+  return size;
 }

@@ -102,4 +102,12 @@ TensorMapCall lastTensorMap();
 
 } // namespace fakecuda
 
+/// The last launch's grid, and the bytes of its parameter `index` copied to
+/// `out` if they fit `capacity`: their size, or -1 past the last parameter.
+/// For callers without C++ (the Python tests, through ctypes).
+extern "C" {
+void fakecuda_last_launch_grid(unsigned grid[3]);
+int fakecuda_last_launch_param(int index, void *out, int capacity);
+}
+
 #endif // TILED_ATTN_TEST_RUNTIME_FAKECUDA_H

@@ -1,0 +1,168 @@
+"""``sdpa_varlen``: attention over a batch of sequences of different lengths,
+packed one after the other without padding (FlashAttention's
+``flash_attn_varlen_func``).
+
+The sequences' query rows are packed into one ``[total_q, H, D]`` tensor and
+their keys and values into ``[total_k, H_kv, D]`` ones; sequence ``b`` is
+the query rows ``cu_seqlens_q[b]:cu_seqlens_q[b + 1]`` and the keys
+``cu_seqlens_k[b]:cu_seqlens_k[b + 1]``. The runtime sees the packed tensors
+as ``[1, H, total, D]`` views (ta_varlen) and launches one program per block
+of ``max_seqlen_q`` rows, head and sequence; each program reads its
+sequence's offsets on the GPU, so a call neither synchronizes nor reads the
+offsets on the host (it can be captured in a CUDA graph).
+
+Like :func:`tiled_attn.sdpa`, it is also a ``torch.library`` custom op,
+``tiled_attn::sdpa_varlen`` (``tiled_attn::sdpa_varlen_lse`` with
+``return_lse``; :mod:`.ops`), which ``torch.compile`` keeps in its graph.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
+
+from .runtime import DTYPES, KernelLibrary, packed_view
+from .sdpa import (LibraryArg, _kernel_name_address, _mask_and_window, launch, library_of,
+                   output_for)
+from .validation import (check_gqa, check_inputs, check_return_lse, check_softcap, check_varlen,
+                         check_window, copy_reason)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+__all__ = ["sdpa_varlen", "sdpa_varlen_eager"]
+
+#: The function and layout the messages of check_inputs name.
+_NAMES = dict(function="tiled_attn.sdpa_varlen", layout="[total, H, D]")
+
+
+def sdpa_varlen(
+    q: "torch.Tensor",
+    k: "torch.Tensor",
+    v: "torch.Tensor",
+    cu_seqlens_q: "torch.Tensor",
+    cu_seqlens_k: "torch.Tensor",
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    causal: bool = False,
+    scale: Optional[float] = None,
+    *,
+    enable_gqa: bool = False,
+    causal_align: str = "top_left",
+    window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
+    return_lse: bool = False,
+    library: LibraryArg = None,
+    kernel: Optional[str] = None,
+    out: Optional["torch.Tensor"] = None,
+) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
+    """Attention over packed sequences of different lengths, each on its own.
+
+    Args:
+        q: ``[total_q, H, D]`` CUDA tensor, float16 or bfloat16: the
+            sequences' query rows one after the other.
+        k, v: ``[total_k, H_kv, D]`` tensors of q's device and dtype,
+            ``total_k >= 1``; ``H_kv == H`` unless ``enable_gqa``.
+        cu_seqlens_q, cu_seqlens_k: the sequences' offsets, contiguous
+            ``torch.int32`` tensors of ``num_seqs + 1`` entries on q's device:
+            0 first, nondecreasing, the last at most ``total_q`` (``total_k``).
+            A sequence may be empty (no queries, or no keys: its rows are 0).
+            Only the kernels read them; values outside these rules are
+            undefined behaviour.
+        max_seqlen_q, max_seqlen_k: ints ``>= 1``, the longest query and key
+            sequence (or more; at most the totals): the grid has
+            ``ceil(max_seqlen_q / block_m)`` blocks per head and sequence.
+        causal, scale, enable_gqa, causal_align, window_size, softcap:
+            :func:`tiled_attn.sdpa`'s, per sequence: ``causal_align=
+            "bottom_right"`` aligns each sequence's last query with its last
+            key.
+        return_lse: also return the rows' log-sum-exps, a new contiguous
+            ``[H, total_q]`` float32 tensor (FlashAttention's varlen
+            ``softmax_lse``), ``-inf`` for a row that sees no key.
+        library, kernel: :func:`tiled_attn.sdpa`'s; the kernel must be one
+            compiled for variable-length batches.
+        out: where to write the result, a ``[total_q, H, D]`` tensor of q's
+            dtype and device with 16-byte aligned strides and a unit last
+            one; a new contiguous tensor when None.
+
+    Returns:
+        ``out``, or a new ``[total_q, H, D]`` tensor, computed on the current
+        torch stream; with ``return_lse``, the pair ``(out, lse)``. Rows past
+        ``cu_seqlens_q[-1]`` (of both) are not written. Rows of q, k and v
+        past the last offset may be read, and must hold finite values.
+
+    Raises:
+        TypeError, ValueError: bad arguments; the message names the problem.
+        TiledAttnError: no kernel library, no varlen kernel for this device,
+            dtype, head dim and mask (and window, softcap, log-sum-exps), or
+            a CUDA driver error.
+    """
+    import torch
+
+    if torch.compiler.is_compiling():
+        from . import ops  # noqa: F401  (registers tiled_attn::sdpa_varlen)
+
+        _, left, right = check_window(causal_align, window_size)
+        softcap = check_softcap(softcap)
+        return_lse = check_return_lse(return_lse)
+        path = str(library.path) if isinstance(library, KernelLibrary) else library
+        call = (q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+                scale, kernel, path, enable_gqa, causal_align, [left, right], softcap)
+        if return_lse:
+            result, lse = torch.ops.tiled_attn.sdpa_varlen_lse(*call)
+            return (result if out is None else out.copy_(result)), lse
+        result = torch.ops.tiled_attn.sdpa_varlen(*call)
+        return result if out is None else out.copy_(result)
+    return sdpa_varlen_eager(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                             causal, scale, library, kernel, out, enable_gqa, causal_align,
+                             window_size, softcap, return_lse)
+
+
+def sdpa_varlen_eager(
+    q: "torch.Tensor",
+    k: "torch.Tensor",
+    v: "torch.Tensor",
+    cu_seqlens_q: "torch.Tensor",
+    cu_seqlens_k: "torch.Tensor",
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    causal: bool = False,
+    scale: Optional[float] = None,
+    library: LibraryArg = None,
+    kernel: Optional[str] = None,
+    out: Optional["torch.Tensor"] = None,
+    enable_gqa: bool = False,
+    causal_align: str = "top_left",
+    window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
+    return_lse: bool = False,
+) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
+    """:func:`sdpa_varlen`'s work, and the CUDA implementation of
+    ``tiled_attn::sdpa_varlen`` (and ``tiled_attn::sdpa_varlen_lse``)."""
+    import torch
+
+    dtype = DTYPES[check_inputs(q, k, v, causal, scale, **_NAMES)]
+    num_seqs = check_varlen(q, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+    check_gqa(enable_gqa, q.shape[1], (k.shape[1], v.shape[1]))
+    mask, window = _mask_and_window(causal, causal_align, window_size)
+    softcap = check_softcap(softcap)
+    return_lse = check_return_lse(return_lse)
+    library = library_of(library)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    out = output_for(torch, q, out)
+    align = library.align_bytes
+    q, k, v = (t.clone(memory_format=torch.contiguous_format) if copy_reason(t, align) else t
+               for t in (q, k, v))
+    lse = None
+    if return_lse:
+        lse = torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
+    launch(torch, library, q.device.index,
+           *packed_view(q), *packed_view(k), *packed_view(v), *packed_view(out),
+           dtype, mask, scale,
+           0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
+           0 if lse is None else lse.data_ptr(),
+           1, num_seqs, cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr(),
+           int(max_seqlen_q), int(max_seqlen_k))
+    return out if lse is None else (out, lse)
+
