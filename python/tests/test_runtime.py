@@ -20,9 +20,8 @@ from typing import Any, Optional, Sequence, Tuple
 
 import pytest
 from conftest import FAKE_DEVICES, LIBCUDA_ENV_VAR
-from fakes import (FAKE_STREAM, FakeTensor, cu_seqlens_params, fake_torch, kernel_entry,
-                   lse_entry, lse_params, softcap_entry, standard_params, varlen_entry,
-                   window_entry)
+from fakes import (FakeTensor, cu_seqlens_params, fake_torch, kernel_entry, lse_entry, lse_params,
+                   softcap_entry, standard_params, varlen_entry, window_entry)
 
 from tiled_attn import runtime
 from tiled_attn.errors import TiledAttnError

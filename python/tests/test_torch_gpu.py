@@ -1,5 +1,7 @@
 """tiled_attn.sdpa under PyTorch on a GPU: the custom op, torch.compile,
-CUDA graphs, streams and the torch-level errors.
+CUDA graphs, streams and the torch-level errors; windows, softcap and the
+log-sum-exps against float64; tiled_attn.sdpa_varlen on packed sequences,
+each against float64 attention over it alone.
 
 Needs torch, a CUDA GPU and a kernel library for it (skipped otherwise).
 """
@@ -413,3 +415,231 @@ def test_lse_errors():
     if not any(k.lse for k in tiled_attn.default_library().kernels):
         with pytest.raises(TiledAttnError, match=r"log-sum-exp .*; a log-sum-exp kernel of "):
             tiled_attn.sdpa(q, k, v, return_lse=True)
+
+
+# ---------------------------------------------------------------- variable-length batches
+#
+# sdpa_varlen on packed sequences of awkward lengths (one query, none, not a
+# multiple of 64), some with no keys, K/V with rows past the last offset;
+# each sequence against float64 attention over it alone; the output
+# NaN-poisoned, its rows past the last offset left unwritten.
+
+#: (query lengths, key lengths): the same (self-attention), and different
+#: ones, with a sequence of no keys (its rows give 0, log-sum-exps -inf).
+VARLEN_LENGTHS = {
+    "self": ([1, 0, 77, 300, 129], [1, 0, 77, 300, 129]),
+    "cross": ([1, 0, 77, 300, 129, 5], [64, 3, 200, 250, 129, 0]),
+}
+#: Rows past the last offset, in q and in k and v: finite, never attended.
+VARLEN_PADDING = 7
+
+
+def varlen_kernel(dtype, d, masks, softcap=False, lse=False):
+    """Whether the library has a varlen kernel of one of ``masks``."""
+    name = {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+    return any(k.varlen and k.mask in masks and k.dtype == name and k.head_dim == d
+               and k.softcap == softcap and (k.lse or not lse)
+               for k in tiled_attn.default_library().kernels)
+
+
+def skip_without_varlen_kernel(dtype, d, causal, align, window, softcap=False, lse=False):
+    """Skip unless a varlen kernel computes this mask: the band's own, or a
+    window kernel (for a band with some bound, or any with a softcap or lse)."""
+    own = "none" if not causal else align
+    masks = {own, "window"} if causal or softcap or lse else {own}
+    if window != (-1, -1):
+        masks = {"window"}
+    if not varlen_kernel(dtype, d, masks, softcap, lse):
+        pytest.skip(f"the library has no varlen kernel of {sorted(masks)} for this dtype "
+                    f"and head dim (softcap={softcap}, lse={lse})")
+
+
+def packed_sequences(lengths_q, lengths_k, h=3, h_kv=3, d=64, dtype=torch.float16, seed=0,
+                     q_scale=1.0):
+    """Packed q [total_q, h, d], k and v [total_k, h_kv, d] (VARLEN_PADDING rows
+    past the sequences) and their int32 offsets."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    total_q, total_k = sum(lengths_q) + VARLEN_PADDING, sum(lengths_k) + VARLEN_PADDING
+
+    def randn(*shape):
+        return torch.randn(*shape, dtype=dtype, device="cuda", generator=g)
+
+    q = randn(total_q, h, d) * q_scale
+    k, v = randn(total_k, h_kv, d), randn(total_k, h_kv, d)
+    cu_q, cu_k = (torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()],
+                               dtype=torch.int32, device="cuda")
+                  for lengths in (lengths_q, lengths_k))
+    return q, k, v, cu_q, cu_k
+
+
+def varlen_reference(q, k, v, cu_q, cu_k, causal, align, window, softcap=0.0):
+    """Per sequence, float64 (out [len_q, H, D], lse [H, len_q]) of attention
+    over it alone (band_reference, band_lse); K/V heads repeated for GQA."""
+    groups = q.shape[1] // k.shape[1]
+    cq, ck = cu_q.tolist(), cu_k.tolist()
+    results = []
+    for b in range(len(cq) - 1):
+        qs = q[cq[b]:cq[b + 1]].transpose(0, 1)[None]
+        ks, vs = (t[ck[b]:ck[b + 1]].transpose(0, 1)[None].repeat_interleave(groups, 1)
+                  for t in (k, v))
+        out = band_reference(qs, ks, vs, causal, align, window, softcap)[0].transpose(0, 1)
+        results.append((out, band_lse(qs, ks, causal, align, window, softcap)[0]))
+    return results
+
+
+def check_varlen(out, lse, q, k, v, cu_q, cu_k, causal, align, window, softcap=0.0):
+    """Each sequence's rows within the file's tolerance of float64 (exactly 0
+    where a row sees no key), log-sum-exps within 1e-4 (-inf exactly where a
+    row sees no key); the padding rows of out untouched (NaN)."""
+    cq = cu_q.tolist()
+    assert torch.isnan(out[cq[-1]:]).all(), "rows past cu_seqlens_q[-1] were written"
+    assert torch.isfinite(out[:cq[-1]]).all()
+    refs = varlen_reference(q, k, v, cu_q, cu_k, causal, align, window, softcap)
+    for b, (ref, ref_lse) in enumerate(refs):
+        rows = out[cq[b]:cq[b + 1]]
+        seen = ref.abs().amax(dim=(1, 2)) > 0
+        assert torch.equal(rows[~seen], torch.zeros_like(rows[~seen])), f"sequence {b}"
+        if seen.any():
+            assert rel_l2(rows[seen], ref[seen]) < 1e-2, f"sequence {b}"
+        if lse is not None:
+            ours = lse[:, cq[b]:cq[b + 1]]
+            empty = torch.isneginf(ref_lse)
+            assert torch.equal(torch.isneginf(ours), empty), f"sequence {b}"
+            if (~empty).any():
+                assert (ours.double() - ref_lse)[~empty].abs().max().item() < 1e-4, \
+                    f"sequence {b}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("lengths", ["self", "cross"])
+@pytest.mark.parametrize("causal, align, window", [
+    (False, "top_left", (-1, -1)),       # no mask
+    (True, "top_left", (-1, -1)),        # PyTorch's is_causal, per sequence
+    (True, "bottom_right", (-1, -1)),    # FlashAttention's causal, per sequence
+    (True, "top_left", (64, 0)),         # a sliding window
+    (False, "bottom_right", (32, 16)),   # a two-sided window, aligned bottom-right
+])
+def test_varlen_agrees_with_float64_per_sequence(dtype, d, lengths, causal, align, window):
+    skip_without_varlen_kernel(dtype, d, causal, align, window)
+    lengths_q, lengths_k = VARLEN_LENGTHS[lengths]
+    q, k, v, cu_q, cu_k = packed_sequences(lengths_q, lengths_k, d=d, dtype=dtype, seed=8)
+    out = torch.full_like(q, math.nan)
+    result = tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k),
+                                    causal=causal, causal_align=align, window_size=window,
+                                    out=out)
+    assert result is out
+    check_varlen(out, None, q, k, v, cu_q, cu_k, causal, align, window)
+    op = torch.ops.tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k),
+                                          causal, None, None, None, False, align, list(window))
+    end = int(cu_q[-1])
+    assert torch.equal(op[:end], out[:end])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("kv_heads", [1, 2])
+def test_varlen_grouped_kv_heads(dtype, kv_heads):
+    skip_without_varlen_kernel(dtype, 128, True, "bottom_right", (-1, -1))
+    lengths_q, lengths_k = VARLEN_LENGTHS["cross"]
+    q, k, v, cu_q, cu_k = packed_sequences(lengths_q, lengths_k, h=6, h_kv=kv_heads, d=128,
+                                           dtype=dtype, seed=9)
+    out = torch.full_like(q, math.nan)
+    tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 300, 250, causal=True, enable_gqa=True,
+                           causal_align="bottom_right", out=out)
+    check_varlen(out, None, q, k, v, cu_q, cu_k, True, "bottom_right", (-1, -1))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal, align, window, softcap", [
+    (False, "top_left", (-1, -1), 1.0),
+    (True, "bottom_right", (-1, -1), 50.0),
+    (True, "top_left", (64, 64), 5.0),
+])
+def test_varlen_softcap(dtype, d, causal, align, window, softcap):
+    skip_without_varlen_kernel(dtype, d, causal, align, window, softcap=True)
+    lengths_q, lengths_k = VARLEN_LENGTHS["cross"]
+    q, k, v, cu_q, cu_k = packed_sequences(lengths_q, lengths_k, d=d, dtype=dtype, seed=10,
+                                           q_scale=2.0)
+    out = torch.full_like(q, math.nan)
+    tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 300, 250, causal=causal, causal_align=align,
+                           window_size=window, softcap=softcap, out=out)
+    check_varlen(out, None, q, k, v, cu_q, cu_k, causal, align, window, softcap)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal, align, window", [
+    (False, "top_left", (-1, -1)),
+    (True, "bottom_right", (-1, -1)),    # rows before len_q - len_k: -inf
+    (True, "top_left", (64, 0)),
+])
+def test_varlen_lse(dtype, d, causal, align, window):
+    skip_without_varlen_kernel(dtype, d, causal, align, window, lse=True)
+    lengths_q, lengths_k = VARLEN_LENGTHS["cross"]
+    q, k, v, cu_q, cu_k = packed_sequences(lengths_q, lengths_k, d=d, dtype=dtype, seed=11)
+    out = torch.full_like(q, math.nan)
+    result, lse = tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 300, 250, causal=causal,
+                                         causal_align=align, window_size=window,
+                                         return_lse=True, out=out)
+    assert result is out
+    assert lse.shape == (3, q.shape[0]) and lse.dtype == torch.float32 and lse.is_contiguous()
+    check_varlen(out, lse, q, k, v, cu_q, cu_k, causal, align, window)
+    end = int(cu_q[-1])
+    op_out, op_lse = torch.ops.tiled_attn.sdpa_varlen_lse(q, k, v, cu_q, cu_k, 300, 250, causal,
+                                                          None, None, None, False, align,
+                                                          list(window))
+    assert torch.equal(op_out[:end], out[:end]) and torch.equal(op_lse[:, :end], lse[:, :end])
+
+
+def test_varlen_compiles_and_replays_in_a_cuda_graph():
+    """Under torch.compile(fullgraph) it is the custom op; in a CUDA graph the
+    offsets are read on the GPU at each replay (new lengths, same maxima)."""
+    skip_without_varlen_kernel(torch.bfloat16, 128, True, "top_left", (-1, -1))
+    lengths = [100, 0, 33, 200]
+    q, k, v, cu_q, cu_k = packed_sequences(lengths, lengths, h=4, d=128, dtype=torch.bfloat16,
+                                           seed=12)
+
+    def f(q, k, v, cu_q, cu_k):
+        return tiled_attn.sdpa_varlen(q * 1.0, k, v, cu_q, cu_k, 200, 200, causal=True) + 0.0
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    end = int(cu_q[-1])
+    assert torch.equal(compiled(q, k, v, cu_q, cu_k)[:end], f(q, k, v, cu_q, cu_k)[:end])
+    explanation = torch._dynamo.explain(f)(q, k, v, cu_q, cu_k)
+    assert explanation.graph_break_count == 0
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    out = torch.full_like(q, math.nan)
+    with torch.cuda.stream(side):  # warm-up: loads the module before capture
+        tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 200, 200, causal=True, out=out)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 200, 200, causal=True, out=out)
+    for new in ([200, 100, 33, 0], [1, 1, 131, 200]):
+        _, _, _, new_q, new_k = packed_sequences(new, new)
+        cu_q.copy_(new_q)
+        cu_k.copy_(new_k)
+        out.fill_(math.nan)
+        graph.replay()
+        torch.cuda.synchronize()
+        check_varlen(out, None, q, k, v, cu_q, cu_k, True, "top_left", (-1, -1))
+
+
+def test_varlen_torch_level_errors():
+    q, k, v, cu_q, cu_k = packed_sequences([5, 6], [5, 6])
+    with pytest.raises(TypeError, match=r"cu_seqlens_q has dtype torch.int64; "
+                                        r"tiled_attn.sdpa_varlen needs torch.int32"):
+        tiled_attn.sdpa_varlen(q, k, v, cu_q.long(), cu_k, 6, 6)
+    with pytest.raises(ValueError, match=r"cu_seqlens_k is on cpu but q is on cuda"):
+        tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k.cpu(), 6, 6)
+    with pytest.raises(ValueError, match=r"q must have rank 3 \[total, H, D\]"):
+        tiled_attn.sdpa_varlen(q[None], k, v, cu_q, cu_k, 6, 6)
+    with pytest.raises(ValueError, match=r"varlen.max_seqlen_k is 100 but k holds 18 keys"):
+        tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 6, 100)
+    if not any(kernel.varlen for kernel in tiled_attn.default_library().kernels):
+        with pytest.raises(TiledAttnError, match=r"varlen \(num_seqs=2, .*; a varlen kernel of "):
+            tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 6, 6)

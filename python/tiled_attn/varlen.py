@@ -19,7 +19,7 @@ Like :func:`tiled_attn.sdpa`, it is also a ``torch.library`` custom op,
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple, Union
 
 from .runtime import DTYPES, KernelLibrary, packed_view
 from .sdpa import (LibraryArg, _kernel_name_address, _mask_and_window, launch, library_of,
