@@ -23,6 +23,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 using namespace mlir;
 using namespace tiled_attn;
@@ -100,11 +101,19 @@ double &HostTensor::at(ArrayRef<int64_t> index) {
 
 namespace {
 
+/// A view at run time: a tensor, the element its view starts at, and its
+/// sizes (a slice's differ from its tensor's).
+struct ViewRef {
+  HostTensor *tensor = nullptr;
+  int64_t base = 0;
+  SmallVector<int64_t, 4> sizes;
+};
+
 /// A run-time value: a scalar (empty shape, one element), a tile, or a view.
 struct RtValue {
   SmallVector<int64_t, 2> shape;
   std::vector<double> data;
-  HostTensor *view = nullptr;
+  std::optional<ViewRef> view;
 
   static RtValue scalar(double v) {
     RtValue r;
@@ -291,18 +300,18 @@ LogicalResult Interpreter::execIf(scf::IfOp op) {
 
 /// Maps tile element `tileIndex` of an access at `indices` to the element of
 /// the view it touches; returns false when that element is out of bounds.
-static bool viewOffset(const HostTensor &t, ArrayRef<int64_t> indices,
+static bool viewOffset(const ViewRef &t, ArrayRef<int64_t> indices,
                        ArrayRef<int64_t> blockShape,
                        ArrayRef<int64_t> blockIndex, int64_t &offset) {
   size_t rank = t.sizes.size(), lead = rank - blockShape.size();
-  offset = 0;
+  offset = t.base;
   for (size_t d = 0; d < rank; ++d) {
     int64_t e = d < lead
                     ? indices[d]
                     : indices[d] * blockShape[d - lead] + blockIndex[d - lead];
     if (e < 0 || e >= t.sizes[d])
       return false;
-    offset += e * t.strides[d];
+    offset += e * t.tensor->strides[d];
   }
   return true;
 }
@@ -323,12 +332,13 @@ static void forEachIndex(ArrayRef<int64_t> shape, Fn fn) {
 }
 
 LogicalResult Interpreter::execLoad(LoadOp op) {
-  const HostTensor &t = *get(op.getView()).view;
+  const ViewRef &t = *get(op.getView()).view;
   SmallVector<int64_t, 4> indices;
   for (Value idx : op.getIndices())
     indices.push_back(getInt(idx));
   SmallVector<int64_t> blockShape = op.getBlockShape();
-  double pad = roundToType(op.getPad().convertToDouble(), t.elementType);
+  double pad =
+      roundToType(op.getPad().convertToDouble(), t.tensor->elementType);
   RtValue out;
   out.shape = shapeOf(op.getType());
   out.data.resize(numElements(out.shape));
@@ -341,7 +351,7 @@ LogicalResult Interpreter::execLoad(LoadOp op) {
     int64_t offset;
     bool inside = viewOffset(t, indices, blockShape, blockIndex, offset);
     outside |= !inside;
-    out.data[linear] = inside ? t.data[offset] : pad;
+    out.data[linear] = inside ? t.tensor->data[offset] : pad;
   });
   if (outside && op.getInBounds()) {
     std::string where;
@@ -356,7 +366,7 @@ LogicalResult Interpreter::execLoad(LoadOp op) {
 }
 
 LogicalResult Interpreter::execStore(StoreOp op) {
-  HostTensor &t = *get(op.getView()).view;
+  const ViewRef &t = *get(op.getView()).view;
   SmallVector<int64_t, 4> indices;
   for (Value idx : op.getIndices())
     indices.push_back(getInt(idx));
@@ -367,7 +377,7 @@ LogicalResult Interpreter::execStore(StoreOp op) {
     if (mask && mask->data[linear] == 0.0)
       return;
     if (viewOffset(t, indices, value.shape, tileIndex, offset))
-      t.data[offset] = value.data[linear];
+      t.tensor->data[offset] = value.data[linear];
   });
   return success();
 }
@@ -611,6 +621,37 @@ LogicalResult Interpreter::execute(Operation *op) {
       })
       .Case([&](DimOp d) {
         set(d, RtValue::scalar(get(d.getView()).view->sizes[d.getIndex()]));
+        return success();
+      })
+      .Case([&](SliceOp slice) -> LogicalResult {
+        ViewRef ref = *get(slice.getView()).view;
+        int64_t dim = slice.getDim(), offset = getInt(slice.getOffset()),
+                size = getInt(slice.getSize());
+        if (offset < 0 || size < 0 || offset > ref.sizes[dim] - size)
+          return slice.emitError()
+                 << "host execution: slice [" << offset << ", " << offset + size
+                 << ") of dimension " << dim << " lies outside the view's "
+                 << ref.sizes[dim] << " elements";
+        ref.base += offset * ref.tensor->strides[dim];
+        ref.sizes[dim] = size;
+        RtValue v;
+        v.view = std::move(ref);
+        set(slice, std::move(v));
+        return success();
+      })
+      .Case([&](ReadOp read) -> LogicalResult {
+        const ViewRef &ref = *get(read.getView()).view;
+        int64_t offset = ref.base;
+        for (auto [d, idx] : llvm::enumerate(read.getIndices())) {
+          int64_t i = getInt(idx);
+          if (i < 0 || i >= ref.sizes[d])
+            return read.emitError()
+                   << "host execution: read at index " << i << " of dimension "
+                   << d << ", outside the view's " << ref.sizes[d]
+                   << " elements";
+          offset += i * ref.tensor->strides[d];
+        }
+        set(read, RtValue::scalar(ref.tensor->data[offset]));
         return success();
       })
       .Case([&](IotaOp iota) {
@@ -878,7 +919,8 @@ LogicalResult tiled_attn::exec::runKernel(func::FuncOp kernel,
                  << "host execution: argument " << i << " has size " << size
                  << " where " << input << " needs " << expected;
       RtValue v;
-      v.view = t;
+      v.view = ViewRef{
+          t, 0, SmallVector<int64_t, 4>(t->sizes.begin(), t->sizes.end())};
       bound.push_back(std::move(v));
       continue;
     }

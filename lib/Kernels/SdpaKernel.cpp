@@ -24,6 +24,11 @@
 //   LSE_i = m + log(l)   (with `lse`; -inf for a row that saw no key)
 //   O_i = acc / l   (0 for a row that saw no key), stored under S_q
 //
+// With `varlen`, the tensors are packed sequences seen as [1, H, total, D];
+// program (m, h, b) reads sequence b's first rows and lengths from
+// cu_seqlens_q/k and slices q, o (and lse) and k, v to them, so that the
+// loop above, its masks and its stores see one sequence as a batch entry.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Kernels/SdpaKernel.h"
@@ -43,13 +48,13 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                             const SdpaKernelConfig &cfg) {
   MLIRContext *ctx = b.getContext();
   auto emitError = [&]() { return mlir::emitError(loc); };
-  SdpaAttr sdpa = SdpaAttr::getChecked(emitError, ctx, cfg.headDim,
-                                       cfg.elementType, cfg.causal, cfg.blockM,
-                                       cfg.blockN, /*stages=*/int64_t{1},
-                                       /*refillAfterUse=*/false,
-                                       /*causalSplit=*/false, /*exp2=*/false,
-                                       /*rescaleThreshold=*/int64_t{0},
-                                       /*deferPv=*/false, cfg.softcap, cfg.lse);
+  SdpaAttr sdpa = SdpaAttr::getChecked(
+      emitError, ctx, cfg.headDim, cfg.elementType, cfg.causal, cfg.blockM,
+      cfg.blockN, /*stages=*/int64_t{1},
+      /*refillAfterUse=*/false,
+      /*causalSplit=*/false, /*exp2=*/false,
+      /*rescaleThreshold=*/int64_t{0},
+      /*deferPv=*/false, cfg.softcap, cfg.lse, cfg.varlen);
   if (!sdpa)
     return failure();
 
@@ -64,12 +69,14 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
 
   const bool window = cfg.causal == CausalMode::Window;
   SmallVector<Type> argTypes{viewTy, viewTy, viewTy, viewTy, f32};
-  if (window)
-    argTypes.append(2, b.getIndexType()); // window_lo, window_hi
+  if (window) // window_lo, window_hi (and window_align)
+    argTypes.append(cfg.varlen ? 3 : 2, b.getIndexType());
   if (cfg.softcap)
     argTypes.push_back(f32); // softcap
   if (cfg.lse)               // [B, H_q, S_q] row log-sum-exps
     argTypes.push_back(ViewType::get(ctx, {dyn, dyn, dyn}, f32));
+  if (cfg.varlen) // cu_seqlens_q, cu_seqlens_k
+    argTypes.append(2, ViewType::get(ctx, {dyn}, b.getI32Type()));
   auto funcTy = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
   func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
@@ -81,13 +88,17 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
         scale = entry->getArgument(4);
   Value windowLo = window ? entry->getArgument(5) : Value();
   Value windowHi = window ? entry->getArgument(6) : Value();
+  Value windowAlign = window && cfg.varlen ? entry->getArgument(7) : Value();
+  unsigned next = 5 + (window ? (cfg.varlen ? 3 : 2) : 0);
+  Value cap = cfg.softcap ? entry->getArgument(next++) : Value();
+  Value lseView = cfg.lse ? entry->getArgument(next++) : Value();
+  Value cuSeqlensQ = cfg.varlen ? entry->getArgument(next++) : Value();
+  Value cuSeqlensK = cfg.varlen ? entry->getArgument(next++) : Value();
   // With a softcap, the scores are softcap * tanh(scale / softcap * s): the
   // tanh's argument takes scale / softcap (one division per program), and
   // the softmax the cap as its scale (FlashAttention's folding).
   Value capScale, softmaxScale = scale;
-  Value lseView = cfg.lse ? entry->getArguments().back() : Value();
-  if (cfg.softcap) {
-    Value cap = entry->getArgument(window ? 7 : 5);
+  if (cap) {
     capScale = arith::DivFOp::create(b, loc, scale, cap);
     softmaxScale = cap;
   }
@@ -106,6 +117,42 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value mBlk = BlockIdOp::create(b, loc, Dim::X);
   Value head = BlockIdOp::create(b, loc, Dim::Y);
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
+  if (cfg.varlen) {
+    // Sequence b's rows of the packed tensors: [cu[b], cu[b + 1]).
+    Value next = arith::AddIOp::create(b, loc, batch, c1);
+    auto offset = [&](Value offsets, Value at) -> Value {
+      Value read = ReadOp::create(b, loc, b.getI32Type(), offsets, at);
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), read);
+    };
+    Value startQ = offset(cuSeqlensQ, batch);
+    Value lenQ =
+        arith::SubIOp::create(b, loc, offset(cuSeqlensQ, next), startQ);
+    Value startK = offset(cuSeqlensK, batch);
+    Value lenK =
+        arith::SubIOp::create(b, loc, offset(cuSeqlensK, next), startK);
+    // A bottom-right band shifts by this sequence's S_k - S_q.
+    if (windowAlign) {
+      Value shift = arith::MulIOp::create(
+          b, loc, windowAlign, arith::SubIOp::create(b, loc, lenK, lenQ));
+      windowLo = arith::AddIOp::create(b, loc, windowLo, shift);
+      windowHi = arith::AddIOp::create(b, loc, windowHi, shift);
+    }
+    // The grid covers the longest sequence: a program past its own
+    // sequence's queries sees no keys, so that its loops run zero times
+    // (and its stores write nothing).
+    Value live =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                              arith::MulIOp::create(b, loc, mBlk, cBm), lenQ);
+    Value keys = arith::SelectOp::create(b, loc, live, lenK, c0);
+    q = SliceOp::create(b, loc, q, 2, startQ, lenQ);
+    o = SliceOp::create(b, loc, o, 2, startQ, lenQ);
+    if (lseView)
+      lseView = SliceOp::create(b, loc, lseView, 2, startQ, lenQ);
+    k = SliceOp::create(b, loc, k, 2, startK, keys);
+    v = SliceOp::create(b, loc, v, 2, startK, keys);
+    // The packed views have one batch entry.
+    batch = c0;
+  }
   Value seqQ = DimOp::create(b, loc, q, 2);
   Value seqK = DimOp::create(b, loc, k, 2);
   Value qTile = LoadOp::create(b, loc, tensorTy({bm, d}, elt), q,

@@ -172,6 +172,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   config.blockN = kernel.blockN;
   config.softcap = kernel.softcap;
   config.lse = kernel.lse;
+  config.varlen = kernel.varlen;
   config.causal = kernel.window   ? tile::CausalMode::Window
                   : kernel.causal ? tile::CausalMode::TopLeft
                                   : tile::CausalMode::None;
@@ -289,6 +290,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
       {"causal", kernelMaskName(kernel)},
       {"softcap", kernel.softcap},
       {"lse", kernel.lse},
+      {"varlen", kernel.varlen},
       {"symbol", "sdpa_fwd"},
       {"ptx", (kernel.name + ".ptx")},
       {"block", json::Array{threads, 1, 1}},

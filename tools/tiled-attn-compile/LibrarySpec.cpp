@@ -92,12 +92,12 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
       return fail("cubin chip '" + cubin +
                   "' is not a chip name such as sm_80 or sm_120a");
 
-  kernel.name =
-      ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
-       Twine(kernel.headDim) + "_" + kernelMaskName(kernel) +
-       (kernel.softcap ? "_softcap" : "") + (kernel.lse ? "_lse" : "") +
-       (lowering.indexBitwidth == 32 ? "_index32" : ""))
-          .str();
+  kernel.name = ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
+                 Twine(kernel.headDim) + "_" + kernelMaskName(kernel) +
+                 (kernel.softcap ? "_softcap" : "") +
+                 (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : "") +
+                 (lowering.indexBitwidth == 32 ? "_index32" : ""))
+                    .str();
   return Error::success();
 }
 
@@ -226,14 +226,15 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
                                 llvm::formatv("{0}", value).str());
   FieldReader fields(*object, where);
   fields.allowOnly({"dtypes", "head_dims", "causal", "window", "softcap", "lse",
-                    "block_m", "block_n", "schedule", "lowering", "cubins",
-                    "why"});
+                    "varlen", "block_m", "block_n", "schedule", "lowering",
+                    "cubins", "why"});
   std::vector<std::string> dtypes = fields.strings("dtypes", true);
   std::vector<int64_t> headDims = fields.integers("head_dims");
   bool causal = fields.boolean("causal");
   bool window = object->get("window") && fields.boolean("window");
   bool softcap = object->get("softcap") && fields.boolean("softcap");
   bool lse = object->get("lse") && fields.boolean("lse");
+  bool varlen = object->get("varlen") && fields.boolean("varlen");
   int64_t blockM = fields.integer("block_m");
   int64_t blockN = fields.integer("block_n");
   std::string schedule = fields.string("schedule", false);
@@ -254,6 +255,7 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
       kernel.window = window;
       kernel.softcap = softcap;
       kernel.lse = lse;
+      kernel.varlen = varlen;
       kernel.blockM = blockM;
       kernel.blockN = blockN;
       kernel.schedule = schedule;

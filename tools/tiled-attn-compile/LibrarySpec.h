@@ -57,6 +57,9 @@ struct KernelSpec {
   bool softcap = false;
   /// The rows' log-sum-exps: one more view, lse ([B, H_q, S_q] f32).
   bool lse = false;
+  /// Variable-length batches: packed views and the offsets cu_seqlens_q,
+  /// cu_seqlens_k (tile-generate-sdpa's `varlen`).
+  bool varlen = false;
   int64_t blockM = 64;
   int64_t blockN = 64;
   /// Options of tile-schedule and of tile-to-ptx, as written.

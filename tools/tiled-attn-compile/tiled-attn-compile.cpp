@@ -75,6 +75,11 @@ static cl::opt<bool>
     lse("lse",
         cl::desc("Also write the rows' log-sum-exps (one more view, lse)"),
         cl::init(false), cl::cat(kernelCategory));
+static cl::opt<bool> varlen(
+    "varlen",
+    cl::desc("Variable-length batches: packed q, k, v, o and the offsets "
+             "cu_seqlens_q, cu_seqlens_k"),
+    cl::init(false), cl::cat(kernelCategory));
 static cl::opt<bool>
     window("window",
            cl::desc("A band of diagonals given at run time (window_lo, "
@@ -132,6 +137,7 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
   kernel.window = window;
   kernel.softcap = softcap;
   kernel.lse = lse;
+  kernel.varlen = varlen;
   kernel.blockM = blockM;
   kernel.blockN = blockN;
   kernel.schedule = schedule;

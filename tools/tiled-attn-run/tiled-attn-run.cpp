@@ -118,7 +118,8 @@ struct WindowRequest {
 };
 } // namespace
 
-static FailureOr<SmallVector<Shape>> parseShapes(StringRef text) {
+static FailureOr<SmallVector<Shape>> parseShapes(StringRef text,
+                                                 int64_t minLength) {
   SmallVector<Shape> shapes;
   SmallVector<StringRef> items;
   text.split(items, ',', -1, /*KeepEmpty=*/false);
@@ -130,10 +131,10 @@ static FailureOr<SmallVector<Shape>> parseShapes(StringRef text) {
                    << item << "'\n";
       return failure();
     }
-    if (s.seqQ < 1 || s.seqK < 1) {
-      llvm::errs() << "error: --shapes: sequence lengths must be at least 1, "
-                      "got '"
-                   << item << "'\n";
+    // A varlen kernel's sequences may be empty; others' may not.
+    if (s.seqQ < minLength || s.seqK < minLength) {
+      llvm::errs() << "error: --shapes: sequence lengths must be at least "
+                   << minLength << ", got '" << item << "'\n";
       return failure();
     }
     shapes.push_back(s);
@@ -378,6 +379,205 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   return failedCount == 0 ? 0 : 1;
 }
 
+/// Runs a varlen kernel (and `other`) once on the sequences of `shapes`
+/// packed into [total, H, D] tensors, with a few rows past the last
+/// sequence that must stay unwritten, and compares each sequence with the
+/// float64 reference of it alone. Returns the exit code.
+static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
+                     ArrayRef<Shape> shapes, const WindowRequest &request,
+                     MLIRContext &context) {
+  auto sdpa = cast<tile::SdpaAttr>(
+      kernel->getAttr(tile::TileDialect::getSdpaAttrName()));
+  Type elt = sdpa.getElementType(), f32 = Float32Type::get(&context),
+       f64 = Float64Type::get(&context), i32 = IntegerType::get(&context, 32);
+  int64_t dim = sdpa.getHeadDim(), heads = headsOpt;
+  int64_t kvHeads = kvHeadsOpt ? kvHeadsOpt.getValue() : heads;
+  double scale = scaleOpt != 0.0 ? scaleOpt.getValue() : 1.0 / std::sqrt(dim);
+  double tolerance = toleranceOpt != 0.0 ? toleranceOpt.getValue()
+                     : elt.isBF16()      ? 1e-2
+                                         : 2e-3;
+  double softcap = sdpa.getSoftcap() ? softcapOpt.getValue() : 0.0;
+  bool window = sdpa.getCausal() == tile::CausalMode::Window;
+  const int64_t extra = 3; // rows past the last sequence
+  int64_t numSeqs = shapes.size(), totalQ = 0, totalK = 0, maxQ = 0, maxK = 0;
+  HostTensor cuQ = HostTensor::create(i32, {numSeqs + 1});
+  HostTensor cuK = HostTensor::create(i32, {numSeqs + 1});
+  for (auto [i, shape] : llvm::enumerate(shapes)) {
+    totalQ += shape.seqQ;
+    totalK += shape.seqK;
+    maxQ = std::max(maxQ, shape.seqQ);
+    maxK = std::max(maxK, shape.seqK);
+    cuQ.data[i + 1] = static_cast<double>(totalQ);
+    cuK.data[i + 1] = static_cast<double>(totalK);
+  }
+  // Packed [total, H, D] tensors, seen as [1, H, total, D].
+  std::mt19937_64 rng(seedOpt);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<int64_t> packed = {0, 2, 1, 3};
+  auto randomTensor = [&](int64_t h, int64_t rows) {
+    HostTensor t = HostTensor::create(elt, {1, h, rows, dim}, packed);
+    for (double &x : t.data)
+      x = roundToType(normal(rng), elt);
+    return t;
+  };
+  HostTensor q = randomTensor(heads, totalQ + extra),
+             k = randomTensor(kvHeads, totalK + extra),
+             v = randomTensor(kvHeads, totalK + extra);
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  HostTensor out =
+      HostTensor::create(elt, {1, heads, totalQ + extra, dim}, packed);
+  std::fill(out.data.begin(), out.data.end(), nan);
+  HostTensor lse =
+      HostTensor::create(f32, {1, heads, sdpa.getLse() ? totalQ + extra : 0});
+  std::fill(lse.data.begin(), lse.data.end(), nan);
+
+  // The reference, one sequence at a time, over the packed rows.
+  HostTensor ref = HostTensor::create(f64, {1, heads, totalQ, dim});
+  HostTensor lseRef = HostTensor::create(f32, {1, heads, totalQ});
+  for (auto [i, shape] : llvm::enumerate(shapes)) {
+    int64_t q0 = static_cast<int64_t>(cuQ.data[i]),
+            k0 = static_cast<int64_t>(cuK.data[i]);
+    auto rows = [&](HostTensor &from, int64_t h, int64_t first, int64_t n) {
+      HostTensor t = HostTensor::create(elt, {1, h, n, dim});
+      for (int64_t hh = 0; hh < h; ++hh)
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t d = 0; d < dim; ++d)
+            t.at({0, hh, r, d}) = from.at({0, hh, first + r, d});
+      return t;
+    };
+    HostTensor sq = rows(q, heads, q0, shape.seqQ),
+               sk = rows(k, kvHeads, k0, shape.seqK),
+               sv = rows(v, kvHeads, k0, shape.seqK);
+    HostTensor so = HostTensor::create(f64, {1, heads, shape.seqQ, dim});
+    HostTensor sl = HostTensor::create(f32, {1, heads, shape.seqQ});
+    Band band = window ? windowBand(request.left, request.right, request.causal,
+                                    request.bottomRight, shape.seqQ, shape.seqK)
+                       : bandOf(sdpa.getCausal(), shape.seqQ, shape.seqK);
+    if (shape.seqQ > 0 && shape.seqK > 0)
+      sdpaReference(sq, sk, sv, so, scale, band, softcap, &sl);
+    else // no queries, or no keys: zeros and -inf
+      std::fill(sl.data.begin(), sl.data.end(),
+                -std::numeric_limits<double>::infinity());
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t r = 0; r < shape.seqQ; ++r) {
+        lseRef.at({0, h, q0 + r}) = sl.at({0, h, r});
+        for (int64_t d = 0; d < dim; ++d)
+          ref.at({0, h, q0 + r, d}) = so.at({0, h, r, d});
+      }
+  }
+  // A window kernel's diagonals relative to the top-left alignment, with
+  // sides past every sequence's diagonals unbounded; window_align shifts
+  // them by each sequence's S_k - S_q.
+  int64_t unbounded = maxQ + maxK;
+  int64_t lo =
+      request.left >= 0 ? -std::min(request.left, unbounded) : -unbounded;
+  int64_t hi =
+      request.right >= 0 ? std::min(request.right, unbounded) : unbounded;
+  if (request.causal)
+    hi = std::min<int64_t>(hi, 0);
+
+  auto launch = [&](func::FuncOp f, HostTensor &dest,
+                    HostTensor &lseDest) -> LogicalResult {
+    int64_t blockM =
+        cast<tile::SdpaAttr>(f->getAttr(tile::TileDialect::getSdpaAttrName()))
+            .getBlockM();
+    std::array<int64_t, 3> grid = {
+        std::max<int64_t>(1, (maxQ + blockM - 1) / blockM), heads, numSeqs};
+    SmallVector<KernelArg> args{KernelArg::view(q), KernelArg::view(k),
+                                KernelArg::view(v), KernelArg::view(dest),
+                                KernelArg::value(scale)};
+    if (window)
+      args.append({KernelArg::value(double(lo)), KernelArg::value(double(hi)),
+                   KernelArg::value(request.bottomRight ? 1.0 : 0.0)});
+    if (softcap > 0.0)
+      args.push_back(KernelArg::value(softcap));
+    if (sdpa.getLse())
+      args.push_back(KernelArg::view(lseDest));
+    args.append({KernelArg::view(cuQ), KernelArg::view(cuK)});
+    return runKernel(f, args, grid);
+  };
+  // Checks one run: the sequences' rows against the reference, the rows
+  // past the last sequence unwritten.
+  struct Result {
+    double error = 0, lseError = 0;
+    int64_t unwritten = 0, written = 0;
+    HostTensor covered; // the sequences' rows
+  };
+  auto check = [&](HostTensor &dest, HostTensor &lseDest) {
+    Result r;
+    HostTensor covered = HostTensor::create(f64, {1, heads, totalQ, dim});
+    HostTensor lseCovered = HostTensor::create(f32, {1, heads, totalQ});
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t row = 0; row < totalQ + extra; ++row) {
+        for (int64_t d = 0; d < dim; ++d) {
+          double x = dest.at({0, h, row, d});
+          if (row < totalQ) {
+            covered.at({0, h, row, d}) = x;
+            r.unwritten += std::isnan(x);
+          } else {
+            r.written += !std::isnan(x);
+          }
+        }
+        if (sdpa.getLse()) {
+          double x = lseDest.at({0, h, row});
+          if (row < totalQ)
+            lseCovered.at({0, h, row}) = x;
+          else
+            r.written += !std::isnan(x);
+        }
+      }
+    r.error = relativeL2(covered, ref);
+    r.covered = std::move(covered);
+    if (sdpa.getLse())
+      r.lseError = maxLseError(lseCovered, lseRef);
+    return r;
+  };
+  if (failed(launch(kernel, out, lse)))
+    return 1;
+  Result result = check(out, lse);
+  bool ok = result.unwritten == 0 && result.written == 0 &&
+            result.error <= tolerance &&
+            (!sdpa.getLse() || result.lseError <= lseToleranceOpt);
+  std::optional<double> difference;
+  if (succeeded(other)) {
+    HostTensor out2 = out, lse2 = lse;
+    std::fill(out2.data.begin(), out2.data.end(), nan);
+    std::fill(lse2.data.begin(), lse2.data.end(), nan);
+    if (failed(launch(*other, out2, lse2)))
+      return 1;
+    Result r2 = check(out2, lse2);
+    difference = relativeL2(r2.covered, result.covered);
+    ok = ok && r2.unwritten == 0 && r2.written == 0 && r2.error <= tolerance &&
+         *difference <= equivalenceTolerance &&
+         (!sdpa.getLse() || r2.lseError <= lseToleranceOpt);
+  }
+  llvm::outs() << kernel.getSymName() << " varlen H=" << heads;
+  if (kvHeads != heads)
+    llvm::outs() << " Hkv=" << kvHeads;
+  llvm::outs() << " seqs=";
+  llvm::interleave(
+      shapes, llvm::outs(),
+      [](const Shape &s) { llvm::outs() << s.seqQ << "x" << s.seqK; }, ",");
+  llvm::outs() << " D=" << dim << " " << elt
+               << " causal=" << tile::stringifyCausalMode(sdpa.getCausal());
+  if (window)
+    llvm::outs() << " band=[" << lo << "," << hi << "]"
+                 << (request.bottomRight ? " bottom-right" : "");
+  llvm::outs() << ": rel_l2=" << llvm::format("%.3e", result.error)
+               << " tol=" << llvm::format("%.1e", tolerance);
+  if (sdpa.getLse())
+    llvm::outs() << " lse_err=" << llvm::format("%.1e", result.lseError);
+  if (difference)
+    llvm::outs() << " vs " << (*other).getSymName()
+                 << ": diff=" << llvm::format("%.3e", *difference);
+  if (result.unwritten)
+    llvm::outs() << " unwritten=" << result.unwritten;
+  if (result.written)
+    llvm::outs() << " written_past_end=" << result.written;
+  llvm::outs() << (ok ? " PASS" : " FAIL") << "\n";
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(
@@ -399,9 +599,6 @@ int main(int argc, char **argv) {
                  << ") must divide --heads (" << headsOpt << ")\n";
     return 2;
   }
-  auto shapes = parseShapes(shapesOpt);
-  if (failed(shapes))
-    return 2;
   WindowRequest request;
   {
     auto [left, right] = StringRef(windowOpt).split(',');
@@ -443,6 +640,16 @@ int main(int argc, char **argv) {
                         << sdpa;
     return 2;
   }
+  auto shapes = parseShapes(shapesOpt, sdpa.getVarlen() ? 0 : 1);
+  if (failed(shapes))
+    return 2;
+  if (sdpa.getVarlen() &&
+      (batchOpt.getNumOccurrences() || layoutOpt.getNumOccurrences())) {
+    kernel->emitError() << "a varlen kernel runs the sequences of --shapes "
+                           "packed ([total, H, D]); --batch and --layout do "
+                           "not apply";
+    return 2;
+  }
   FailureOr<func::FuncOp> other = failure();
   if (!compareWith.empty()) {
     other = files.load(compareWith);
@@ -453,7 +660,8 @@ int main(int argc, char **argv) {
     if (otherSdpa.getHeadDim() != sdpa.getHeadDim() ||
         otherSdpa.getElementType() != sdpa.getElementType() ||
         otherSdpa.getCausal() != sdpa.getCausal() ||
-        otherSdpa.getSoftcap() != sdpa.getSoftcap()) {
+        otherSdpa.getSoftcap() != sdpa.getSoftcap() ||
+        otherSdpa.getVarlen() != sdpa.getVarlen()) {
       other->emitError() << "computes something else than the kernel it is "
                             "compared with: "
                          << otherSdpa << " vs " << sdpa;
@@ -461,5 +669,7 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (sdpa.getVarlen())
+    return runVarlen(*kernel, other, *shapes, request, context);
   return runShapes(*kernel, other, *shapes, request, context);
 }

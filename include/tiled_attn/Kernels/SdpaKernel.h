@@ -31,6 +31,14 @@ struct SdpaKernelConfig {
   /// One more argument, a [B, H_q, S_q] f32 view, for each query row's
   /// log-sum-exp (natural log, of the scores the softmax sees).
   bool lse = false;
+  /// Variable-length batches: q, k, v, o (and lse) are packed tensors seen
+  /// as [1, H, total, D] ([1, H_q, total_q]), and two more arguments,
+  /// cu_seqlens_q and cu_seqlens_k (rank-1 i32 views of B + 1 offsets),
+  /// say where each sequence starts; program (m, h, b) computes block m of
+  /// sequence b. A `window` kernel takes one more index argument,
+  /// window_align (0: the diagonals as given; 1: shifted by each sequence's
+  /// S_k - S_q).
+  bool varlen = false;
   int64_t blockM = 64;
   int64_t blockN = 64;
   std::string name = "sdpa_fwd";

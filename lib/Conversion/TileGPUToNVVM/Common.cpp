@@ -174,9 +174,10 @@ TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
   addConversion([](tile::ViewType view) -> Type {
     SmallVector<int64_t> strides(view.getRank(), ShapedType::kDynamic);
     strides.back() = 1;
-    // A view starts at its base pointer (the kernel ABI passes no offset).
-    auto layout =
-        StridedLayoutAttr::get(view.getContext(), /*offset=*/0, strides);
+    // A kernel argument's view starts at its base pointer (the kernel ABI
+    // passes no offset); a slice of it (tile.slice) further on.
+    auto layout = StridedLayoutAttr::get(view.getContext(),
+                                         ShapedType::kDynamic, strides);
     return MemRefType::get(view.getShape(), view.getElementType(), layout);
   });
   // A tensor map is passed by value as a grid constant; the kernel sees its

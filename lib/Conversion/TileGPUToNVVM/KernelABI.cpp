@@ -22,7 +22,7 @@
 //
 // and the body sees the strided memref it had, rebuilt from them:
 //
-//   memref.reinterpret_cast %q to offset: [0], sizes: [%s0, %s1, %s2, 64],
+//   memref.reinterpret_cast %q to offset: [%c0], sizes: [%s0, %s1, %s2, 64],
 //       strides: [%t0, %t1, %t2, 1]
 //
 // A tensor map argument (a wgmma kernel's TMA copies read through it)
@@ -42,6 +42,7 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -108,8 +109,11 @@ static std::pair<Value, unsigned> rebuildView(OpBuilder &b, Location loc,
   for (int64_t dim = 0; dim + 1 < view.getRank(); ++dim)
     strides.push_back(params[next++]);
   strides.push_back(b.getIndexAttr(1));
-  Value memref = memref::ReinterpretCastOp::create(
-      b, loc, type, base, b.getIndexAttr(0), sizes, strides);
+  // Offset 0, as a value: the memref type's offset is dynamic, as its
+  // slices' are.
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value memref = memref::ReinterpretCastOp::create(b, loc, type, base, zero,
+                                                   sizes, strides);
   return {memref, next};
 }
 

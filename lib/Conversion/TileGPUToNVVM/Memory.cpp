@@ -229,6 +229,44 @@ struct DimToGPU final : OpConversionPattern<tile::DimOp> {
   }
 };
 
+/// A slice is a subview: the memref's offset moves by `offset` rows of its
+/// dimension, whose size becomes `size`.
+struct SliceToMemRef final : OpConversionPattern<tile::SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<MemRefType>(getTypeConverter()->convertType(op.getType()));
+    int64_t rank = type.getRank();
+    Location loc = op.getLoc();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes,
+        strides(rank, rewriter.getIndexAttr(1));
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(
+          type.isDynamicDim(d)
+              ? OpFoldResult(
+                    memref::DimOp::create(rewriter, loc, adaptor.getView(), d)
+                        .getResult())
+              : OpFoldResult(rewriter.getIndexAttr(type.getDimSize(d))));
+    offsets[op.getDim()] = adaptor.getOffset();
+    sizes[op.getDim()] = adaptor.getSize();
+    rewriter.replaceOpWithNewOp<memref::SubViewOp>(op, type, adaptor.getView(),
+                                                   offsets, sizes, strides);
+    return success();
+  }
+};
+
+struct ReadToMemRef final : OpConversionPattern<tile::ReadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ReadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<memref::LoadOp>(op, adaptor.getView(),
+                                                adaptor.getIndices());
+    return success();
+  }
+};
+
 struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -244,8 +282,8 @@ struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {
 void tiled_attn::populateTileGPUMemoryToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<AllocToNVVM, SlotToNVVM, AsyncCopyToNVVM, AsyncWaitToNVVM,
-               AsyncWaitAllToNVVM, BlockIdToGPU, DimToGPU, ReturnToGPU>(
-      converter, patterns.getContext());
+               AsyncWaitAllToNVVM, BlockIdToGPU, DimToGPU, SliceToMemRef,
+               ReadToMemRef, ReturnToGPU>(converter, patterns.getContext());
   populateTmaToNVVMPatterns(converter, patterns);
   populateTurnToNVVMPatterns(converter, patterns);
 }

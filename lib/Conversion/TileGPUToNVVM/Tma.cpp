@@ -161,6 +161,8 @@ struct TmaLoadToNVVM final : OpConversionPattern<TmaLoadOp> {
     ValueRange idx = adaptor.getIndices();
     Value row = arith::MulIOp::create(rewriter, loc, idx[2],
                                       cIdx(rewriter, loc, stored[0]));
+    if (Value offset = adaptor.getRowOffset())
+      row = arith::AddIOp::create(rewriter, loc, row, offset);
     Value col0 = arith::MulIOp::create(rewriter, loc, idx[3],
                                        cIdx(rewriter, loc, stored[1]));
     {

@@ -476,7 +476,14 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
       if (slots > 1)
         buffer = SlotOp::create(b, loc, buffer, slot);
       auto type = cast<BufferType>(buffer.getType());
-      Value map = tensorMapFor(load.getView(), type, loc);
+      // A slice of the sequence dimension reads through its view's map,
+      // its rows offset.
+      Value view = load.getView(), rowOffset;
+      if (auto slice = view.getDefiningOp<tile::SliceOp>()) {
+        view = slice.getView();
+        rowOffset = slice.getOffset();
+      }
+      Value map = tensorMapFor(view, type, loc);
       // Nobody may still be reading the slot: with empty barriers, the
       // readers of the load `slots` before this one have released it (the
       // wait for the phase before the first passes at once); a buffer of
@@ -509,7 +516,7 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
         gpu::BarrierOp::create(b, loc);
       }
       Value copy = TmaLoadOp::create(b, loc, type, map, load.getIndices(),
-                                     buffer, barriers, slot);
+                                     rowOffset, buffer, barriers, slot);
       tickets[copy] = Ticket{count, barriers, slots, empty};
       counts[barriers] = arith::AddIOp::create(
           b, loc, count, arith::ConstantIndexOp::create(b, loc, 1));
@@ -703,10 +710,17 @@ LogicalResult SharedMemoryMaterializer::materializeTma() {
                        << parent->getName();
       return WalkResult::interrupt();
     }
-    if (!isa<BlockArgument>(load.getView()) ||
-        cast<BlockArgument>(load.getView()).getOwner() != &func.front()) {
+    // A kernel argument, or a slice of its sequence dimension (its rows
+    // offset in the argument's tensor map).
+    Value view = load.getView();
+    if (auto slice = view.getDefiningOp<tile::SliceOp>();
+        slice && slice.getDim() == 2)
+      view = slice.getView();
+    if (!isa<BlockArgument>(view) ||
+        cast<BlockArgument>(view).getOwner() != &func.front()) {
       load.emitError() << "convert-tile-to-tilegpu: TMA loads from a kernel "
-                          "argument (its tensor map is another)";
+                          "argument or a slice of its dimension 2 (its "
+                          "tensor map is another)";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

@@ -51,7 +51,7 @@
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C768:.*]] = arith.constant 768 : index
 // The views, rebuilt from their parameters.
-// CHECK: %[[Q:.*]] = memref.reinterpret_cast %[[QP]] to offset: [0], sizes: [%{{.*}}, %{{.*}}, %{{.*}}, 16], strides: [%{{.*}}, %{{.*}}, %{{.*}}, 1] : memref<f16> to memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>>
+// CHECK: %[[Q:.*]] = memref.reinterpret_cast %[[QP]] to offset: [%{{.*}}], sizes: [%{{.*}}, %{{.*}}, %{{.*}}, 16], strides: [%{{.*}}, %{{.*}}, %{{.*}}, 1] : memref<f16> to memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: %[[K:.*]] = memref.reinterpret_cast %[[KP]]
 // CHECK: %[[O:.*]] = memref.reinterpret_cast %[[OP]]
 // The buffers, first thing in the kernel: views of dynamic shared memory at
@@ -63,7 +63,7 @@
 // CHECK: %[[BX:.*]] = gpu.block_id x
 // CHECK: %[[BY:.*]] = gpu.block_id y
 // CHECK: %[[BZ:.*]] = gpu.block_id z
-// CHECK: %[[SK:.*]] = memref.dim %[[K]], %{{.*}} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>>
+// CHECK: %[[SK:.*]] = memref.dim %[[K]], %{{.*}} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[SK]], %{{.*}} : index
 
 // Q: copy, wait for the group, then ldmatrix.x4.
@@ -75,7 +75,7 @@
 // CHECK: %[[NSRC:.*]] = arith.select %[[IN]], %[[C8]], %[[C0]] : index
 // CHECK: %[[ROW:.*]] = arith.select %[[IN]], %{{.*}}, %[[C0]] : index
 // CHECK: %[[COL:.*]] = arith.select %[[IN]], %{{.*}}, %[[C0]] : index
-// CHECK: %[[CP:.*]] = nvgpu.device_async_copy %[[Q]][%[[BZ]], %[[BY]], %[[ROW]], %[[COL]]], %[[QBUF]][%{{.*}}, %{{.*}}], 8, %[[NSRC]] {bypassL1} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[CP:.*]] = nvgpu.device_async_copy %[[Q]][%[[BZ]], %[[BY]], %[[ROW]], %[[COL]]], %[[QBUF]][%{{.*}}, %{{.*}}], 8, %[[NSRC]] {bypassL1} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<16x24xf16, #gpu.address_space<workgroup>>
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: %[[G:.*]] = nvgpu.device_async_create_group %[[CP]]
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
@@ -100,7 +100,7 @@
 // CHECK: %[[IN_BOTH:.*]] = arith.andi %[[IN_O]], %[[IN_COLS]] : i1
 // CHECK: %[[PAIR:.*]] = vector.shuffle %[[OUT]], %[[OUT]] [0, 1] : vector<8xf16>, vector<8xf16>
 // CHECK: scf.if %[[IN_BOTH]] {
-// CHECK-NEXT: vector.store %[[PAIR]], %[[O]][%[[BZ]], %[[BY]], %[[OROW]], %[[OCOL:.*]]] : memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>>, vector<2xf16>
+// CHECK-NEXT: vector.store %[[PAIR]], %[[O]][%[[BZ]], %[[BY]], %[[OROW]], %[[OCOL:.*]]] : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<2xf16>
 // CHECK: vector.shuffle %[[OUT]], %[[OUT]] [2, 3]
 // CHECK: scf.if
 // CHECK-NEXT: vector.store
@@ -135,7 +135,7 @@
 // STAGED: %[[IN_ROWS:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[SO]] : index
 // STAGED: %[[IN:.*]] = arith.andi %[[IN_ROWS]], %{{.*}} : i1
 // STAGED-NEXT: scf.if %[[IN]] {
-// STAGED-NEXT: vector.store %[[PIECE]], %[[O]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1]>>, vector<8xf16>
+// STAGED-NEXT: vector.store %[[PIECE]], %[[O]][%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x16xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xf16>
 // STAGED-NEXT: }
 // STAGED-NOT: vector.store
 // STAGED-NOT: gpu.barrier
@@ -208,7 +208,7 @@ func.func @q_times_k_blocks(%q: !tile.view<?x?x?x16xf16>,
 // GEN: %[[WROW:.*]] = arith.muli %{{.*}}, %c16 : index
 // GEN: %[[LROW:.*]] = arith.divui %{{.*}}, %c8 : index
 // GEN: arith.addi %[[WROW]], %[[LROW]] : index
-// GEN-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x?x?x64xf16, strided<[?, ?, ?, 1]>>, vector<8xf16>
+// GEN-COUNT-4: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xf16>
 // GEN-NOT: vector.store
 
 // The loops of a mask split run one after the other: their K and V loads

@@ -45,8 +45,8 @@
 // same buffer; every thread first waits for all its copies. The unmasked
 // loop's K refills read block min(j + 1, n_full - 1) and check no bounds
 // (no source-size operand).
-// FIRST: memref.reinterpret_cast %{{.*}} to offset: [0]
-// FIRST-NEXT: %[[K:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0]
+// FIRST: memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}]
+// FIRST-NEXT: %[[K:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}]
 // FIRST: %[[MASKED:.*]]:4 = scf.for
 // FIRST-NOT: nvvm.cp.async.wait.group 0
 // FIRST: scf.yield {{.*}}, memref<64x72xf16, #gpu.address_space<workgroup>>

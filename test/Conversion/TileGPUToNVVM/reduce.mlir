@@ -217,7 +217,7 @@ func.func @window_mask(%x: f32, %i: index, %j: index, %lo: index, %hi: index,
 // CHECK-NEXT: arith.divui %[[TID]]
 // CHECK-NEXT: arith.divui %[[LANE]]
 // CHECK-NEXT: %[[T:.*]] = arith.remui %[[LANE]], %{{.*}} : index
-// CHECK-NEXT: %[[ROWS:.*]] = memref.dim %[[VIEW:.*]], %{{.*}} : memref<?x?x?xf32, strided<[?, ?, 1]>>
+// CHECK-NEXT: %[[ROWS:.*]] = memref.dim %[[VIEW:.*]], %{{.*}} : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
 // CHECK: arith.addi
 // CHECK-NEXT: %[[ROW0:.*]] = arith.addi
 // CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %{{.*}} : index

@@ -50,7 +50,7 @@
 // CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK-NEXT: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // CHECK: scf.if
-// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1]>>, vector<8xbf16>
+// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xbf16>
 // CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
 // With 8 warps on one block of 128 rows, the two warps of a quadrant hold
 // each row: the first (column group 0) writes it.

@@ -13,6 +13,21 @@ func.func @dim_static(%v: !tile.view<?x?x?x64xf16>) -> (index, index) {
 
 // -----
 
+// A slice's size along its dimension is its `size`; along the others, its
+// view's.
+// CHECK-LABEL: func.func @dim_slice
+// CHECK-SAME:    (%[[V:.*]]: !tile.view<?x?x?x64xf16>, %[[O:.*]]: index, %[[N:.*]]: index)
+// CHECK:         %[[H:.*]] = tile.dim %[[V]][1]
+// CHECK:         return %[[N]], %[[H]]
+func.func @dim_slice(%v: !tile.view<?x?x?x64xf16>, %o: index, %n: index) -> (index, index) {
+  %s = tile.slice %v[2] offset(%o) size(%n) : !tile.view<?x?x?x64xf16>
+  %a = tile.dim %s[2] : !tile.view<?x?x?x64xf16>
+  %b = tile.dim %s[1] : !tile.view<?x?x?x64xf16>
+  return %a, %b : index, index
+}
+
+// -----
+
 // A broadcast of a splat is a splat of the larger shape.
 // CHECK-LABEL: func.func @broadcast_splat
 // CHECK:         %[[C:.*]] = arith.constant dense<1.500000e+00> : tensor<16x32xf32>

@@ -9,8 +9,8 @@ func.func private @view_rank_0(!tile.view<f16>)
 
 // -----
 
-// expected-error @+1 {{view elements must be f16, bf16 or f32, got 'i32'}}
-func.func private @view_element_i32(!tile.view<?x64xi32>)
+// expected-error @+1 {{view elements must be f16, bf16, f32 or i32, got 'i64'}}
+func.func private @view_element_i64(!tile.view<?x64xi64>)
 
 // -----
 
@@ -443,5 +443,55 @@ func.func @online_softmax_rows(%s: tensor<16x32xf32>, %m: tensor<32xf32>, %l: te
 func.func @online_softmax_rows_rank(%s: tensor<16x32xf32>, %m: tensor<16x32xf32>, %l: tensor<16x32xf32>, %scale: f32) {
   // expected-error @+1 {{'tile.online_softmax' op expects running statistics of shape 16 (one per score row), got 16x32}}
   %m1, %l1, %p, %a = tile.online_softmax %s, %m, %l scale(%scale) : tensor<16x32xf32>, tensor<16x32xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tile.slice and tile.read
+//===----------------------------------------------------------------------===//
+
+func.func @slice_dim(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'tile.slice' op expects a dimension in [0, 4), got 4}}
+  %0 = tile.slice %v[4] offset(%i) size(%i) : !tile.view<?x?x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @slice_static(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  // expected-error @+1 {{'tile.slice' op expects dimension 3 of the view to be dynamic ('?'), got size 64}}
+  %0 = tile.slice %v[3] offset(%i) size(%i) : !tile.view<?x?x?x64xf16>
+  return
+}
+
+// -----
+
+func.func @read_indices(%v: !tile.view<?xi32>, %i: index) {
+  // expected-error @+1 {{'tile.read' op expects 1 indices for a rank-1 view, got 2}}
+  %0 = tile.read %v[%i, %i] : !tile.view<?xi32> -> i32
+  return
+}
+
+// -----
+
+func.func @read_type(%v: !tile.view<?xi32>, %i: index) {
+  // expected-error @+1 {{'tile.read' op expects the result type ('f32') to equal the view's element type ('i32')}}
+  %0 = tile.read %v[%i] : !tile.view<?xi32> -> f32
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, cu_seqlens_q, cu_seqlens_k: !tile.view<?xi32>) and no results}}
+func.func @sdpa_varlen_offsets(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>, %s: f32, %cq: !tile.view<?xf32>, %ck: !tile.view<?xi32>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, varlen = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, window_lo, window_hi, window_align: index, cu_seqlens_q, cu_seqlens_k: !tile.view<?xi32>) and no results}}
+func.func @sdpa_varlen_window(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>, %s: f32, %lo: index, %hi: index, %cq: !tile.view<?xi32>, %ck: !tile.view<?xi32>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64, varlen = true>} {
   return
 }

@@ -39,6 +39,18 @@ func.func @dim(%v: !tile.view<2x?x?x64xf16>) -> (index, index) {
   return %d0, %d2 : index, index
 }
 
+// CHECK-LABEL: func.func @slice_read
+// CHECK-SAME: (%[[V:.*]]: !tile.view<1x?x?x64xf16>, %[[CU:.*]]: !tile.view<?xi32>, %[[I:.*]]: index)
+func.func @slice_read(%v: !tile.view<1x?x?x64xf16>, %cu: !tile.view<?xi32>, %i: index)
+    -> (!tile.view<1x?x?x64xf16>, i32) {
+  // CHECK: %[[S:.*]] = tile.slice %[[V]][2] offset(%[[I]]) size(%[[I]]) : <1x?x?x64xf16>
+  // CHECK: %[[R:.*]] = tile.read %[[CU]][%[[I]]] : <?xi32> -> i32
+  // CHECK: return %[[S]], %[[R]]
+  %s = tile.slice %v[2] offset(%i) size(%i) : !tile.view<1x?x?x64xf16>
+  %r = tile.read %cu[%i] : !tile.view<?xi32> -> i32
+  return %s, %r : !tile.view<1x?x?x64xf16>, i32
+}
+
 // CHECK-LABEL: func.func @load
 // CHECK-SAME: (%[[K:.*]]: !tile.view<?x?x?x128xf16>, %[[I:.*]]: index, %[[J:.*]]: index)
 func.func @load(%k: !tile.view<?x?x?x128xf16>, %i: index, %j: index)

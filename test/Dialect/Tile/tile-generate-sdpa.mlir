@@ -4,6 +4,7 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="name=attn block-n=32" | FileCheck %s --check-prefix=NAME
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 block-m=128 block-n=64" | FileCheck %s --check-prefix=WINDOW
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 softcap=1 lse=1" | FileCheck %s --check-prefix=LSE
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 lse=1 varlen=1" | FileCheck %s --check-prefix=VARLEN
 
 // The input is an empty module: the pass appends the kernel to it.
 
@@ -156,6 +157,44 @@
 // LSE-NEXT: tile.store %[[ROWS]], %[[LSE]][%[[B]], %[[H]], %[[M_BLK]]] : tensor<64xf32>, <?x?x?xf32>
 // LSE: tile.store %{{.*}}, %[[O]][%[[B]], %[[H]], %[[M_BLK]], %{{.*}}] : tensor<64x64xf16>
 // LSE-NEXT: return
+
+//===----------------------------------------------------------------------===//
+// varlen: packed views [1, H, total, D]; program (m, h, b) reads sequence
+// b's offsets, shifts a bottom-right band by its S_k - S_q, slices the
+// views to it (K and V to no keys past its queries) and indexes batch 0.
+//===----------------------------------------------------------------------===//
+
+// VARLEN-LABEL: func.func @sdpa_fwd(
+// VARLEN-SAME: %[[Q:arg0]]: !tile.view<?x?x?x64xf16>, %[[K:arg1]]: !tile.view<?x?x?x64xf16>, %[[V:arg2]]: !tile.view<?x?x?x64xf16>, %[[O:arg3]]: !tile.view<?x?x?x64xf16>
+// VARLEN-SAME: %[[LO:arg5]]: index, %[[HI:arg6]]: index, %[[ALIGN:arg7]]: index, %[[LSEV:arg8]]: !tile.view<?x?x?xf32>, %[[CUQ:arg9]]: !tile.view<?xi32>, %[[CUK:arg10]]: !tile.view<?xi32>)
+// VARLEN-SAME: lse = true, varlen = true
+// VARLEN: %[[M_BLK:.*]] = tile.block_id x
+// VARLEN: %[[B:.*]] = tile.block_id z
+// VARLEN: %[[NEXT:.*]] = arith.addi %[[B]], %c1
+// VARLEN: %[[RQ0:.*]] = tile.read %[[CUQ]][%[[B]]] : <?xi32> -> i32
+// VARLEN: %[[Q0:.*]] = arith.index_cast %[[RQ0]] : i32 to index
+// VARLEN: %[[RQ1:.*]] = tile.read %[[CUQ]][%[[NEXT]]] : <?xi32> -> i32
+// VARLEN: %[[Q1:.*]] = arith.index_cast %[[RQ1]]
+// VARLEN: %[[LENQ:.*]] = arith.subi %[[Q1]], %[[Q0]]
+// VARLEN: tile.read %[[CUK]][%[[B]]]
+// VARLEN: %[[LENK:.*]] = arith.subi
+// VARLEN: %[[DIFF:.*]] = arith.subi %[[LENK]], %[[LENQ]]
+// VARLEN: %[[SHIFT:.*]] = arith.muli %[[ALIGN]], %[[DIFF]]
+// VARLEN: arith.addi %[[LO]], %[[SHIFT]]
+// VARLEN: arith.addi %[[HI]], %[[SHIFT]]
+// VARLEN: %[[ROW0:.*]] = arith.muli %[[M_BLK]], %c64
+// VARLEN: %[[LIVE:.*]] = arith.cmpi ult, %[[ROW0]], %[[LENQ]]
+// VARLEN: %[[KEYS:.*]] = arith.select %[[LIVE]], %[[LENK]], %c0
+// VARLEN: %[[QS:.*]] = tile.slice %[[Q]][2] offset(%[[Q0]]) size(%[[LENQ]])
+// VARLEN: %[[OS:.*]] = tile.slice %[[O]][2] offset(%[[Q0]]) size(%[[LENQ]])
+// VARLEN: %[[LSES:.*]] = tile.slice %[[LSEV]][2] offset(%[[Q0]]) size(%[[LENQ]])
+// VARLEN: %[[KS:.*]] = tile.slice %[[K]][2] offset(%{{.*}}) size(%[[KEYS]])
+// VARLEN: tile.slice %[[V]][2] offset(%{{.*}}) size(%[[KEYS]])
+// VARLEN: tile.load %[[QS]][%c0, %{{.*}}, %[[M_BLK]], %c0]
+// VARLEN: scf.for
+// VARLEN: tile.load %[[KS]][%c0,
+// VARLEN: tile.store %{{.*}}, %[[LSES]][%c0, %{{.*}}, %[[M_BLK]]]
+// VARLEN: tile.store %{{.*}}, %[[OS]][%c0, %{{.*}}, %[[M_BLK]], %c0]
 
 //===----------------------------------------------------------------------===//
 // Invalid configurations

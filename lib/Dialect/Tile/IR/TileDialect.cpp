@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -105,8 +106,9 @@ LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
   for (int64_t size : shape)
     if (!ShapedType::isDynamic(size) && size < 0)
       return emitError() << "view sizes must be non-negative, got " << size;
-  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32())
-    return emitError() << "view elements must be f16, bf16 or f32, got "
+  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32() &&
+      !elementType.isInteger(32))
+    return emitError() << "view elements must be f16, bf16, f32 or i32, got "
                        << elementType;
   return success();
 }
@@ -121,7 +123,7 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t blockN, int64_t stages,
                                bool refillAfterUse, bool maskSplit, bool exp2,
                                int64_t rescaleThreshold, bool deferPv,
-                               bool softcap, bool lse) {
+                               bool softcap, bool lse, bool varlen) {
   if (!isMultipleOf16In(headDim, 16, 256))
     return emitError() << "head_dim must be a multiple of 16 in [16, 256], got "
                        << headDim;
@@ -149,21 +151,21 @@ SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(), blockM,
              blockN, getStages(), getRefillAfterUse(), getMaskSplit(),
              getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap(),
-             getLse());
+             getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), stages, refillAfterUse, getMaskSplit(),
              getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap(),
-             getLse());
+             getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withMaskSplit() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              /*mask_split=*/true, getExp2(), getRescaleThreshold(),
-             getDeferPv(), getSoftcap(), getLse());
+             getDeferPv(), getSoftcap(), getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
@@ -171,85 +173,107 @@ SdpaAttr SdpaAttr::withExp2() const {
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              getMaskSplit(),
              /*exp2=*/true, getRescaleThreshold(), getDeferPv(), getSoftcap(),
-             getLse());
+             getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              getMaskSplit(), getExp2(), threshold, getDeferPv(), getSoftcap(),
-             getLse());
+             getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withDeferPv() const {
   return get(getContext(), getHeadDim(), getElementType(), getCausal(),
              getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
              getMaskSplit(), getExp2(), getRescaleThreshold(),
-             /*defer_pv=*/true, getSoftcap(), getLse());
+             /*defer_pv=*/true, getSoftcap(), getLse(), getVarlen());
 }
 
 SmallVector<StringRef> SdpaAttr::getArgumentNames() const {
   SmallVector<StringRef> names = {"q", "k", "v", "o", "scale"};
   if (getCausal() == CausalMode::Window)
     names.append({"window_lo", "window_hi"});
+  if (getCausal() == CausalMode::Window && getVarlen())
+    names.push_back("window_align");
   if (getSoftcap())
     names.push_back("softcap");
   if (getLse())
     names.push_back("lse");
+  if (getVarlen())
+    names.append({"cu_seqlens_q", "cu_seqlens_k"});
   return names;
 }
 
 /// The kernel ABI that an SDPA attribute promises: (q, k, v, o, scale) with
 /// rank-4 views of the attribute's element type and head dim, and for a
-/// `window` kernel the band's diagonals (window_lo, window_hi: index), with
-/// `softcap` the cap (f32), with `lse` a rank-3 f32 view for the row
-/// log-sum-exps.
+/// `window` kernel the band's diagonals (window_lo, window_hi: index, with
+/// `varlen` window_align: index), with `softcap` the cap (f32), with `lse` a
+/// rank-3 f32 view for the row log-sum-exps, with `varlen` the sequences'
+/// offsets (cu_seqlens_q, cu_seqlens_k: rank-1 i32 views).
 static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   FunctionType type = func.getFunctionType();
+  MLIRContext *ctx = func.getContext();
   int64_t dyn = ShapedType::kDynamic;
-  auto expected =
-      ViewType::get(func.getContext(), {dyn, dyn, dyn, sdpa.getHeadDim()},
-                    sdpa.getElementType());
+  auto expected = ViewType::get(ctx, {dyn, dyn, dyn, sdpa.getHeadDim()},
+                                sdpa.getElementType());
+  auto lseView = ViewType::get(ctx, {dyn, dyn, dyn}, Float32Type::get(ctx));
+  auto offsetsView = ViewType::get(ctx, {dyn}, IntegerType::get(ctx, 32));
   // Printed through a string: a type streamed into a diagnostic is quoted.
-  std::string expectedStr;
-  llvm::raw_string_ostream(expectedStr) << expected;
+  auto str = [](Type t) {
+    std::string text;
+    llvm::raw_string_ostream(text) << t;
+    return text;
+  };
   bool window = sdpa.getCausal() == CausalMode::Window;
-  unsigned softcapArg = 5 + (window ? 2 : 0);
-  unsigned numArgs =
-      softcapArg + (sdpa.getSoftcap() ? 1 : 0) + (sdpa.getLse() ? 1 : 0);
+  bool varlen = sdpa.getVarlen();
+  SmallVector<StringRef> names = sdpa.getArgumentNames();
   auto fail = [&]() {
-    return func.emitOpError()
-           << "with 'tile.sdpa' expects arguments (q, k, v, o: " << expectedStr
-           << ", scale: f32" << (window ? ", window_lo, window_hi: index" : "")
-           << (sdpa.getSoftcap() ? ", softcap: f32" : "")
-           << (sdpa.getLse() ? ", lse: !tile.view<?x?x?xf32>" : "")
-           << ") and no results, got " << type;
+    InFlightDiagnostic diag = func.emitOpError()
+                              << "with 'tile.sdpa' expects arguments (q, k, "
+                                 "v, o: "
+                              << str(expected) << ", scale: f32";
+    if (window)
+      diag << (varlen ? ", window_lo, window_hi, window_align: index"
+                      : ", window_lo, window_hi: index");
+    if (sdpa.getSoftcap())
+      diag << ", softcap: f32";
+    if (sdpa.getLse())
+      diag << ", lse: " << str(lseView);
+    if (varlen)
+      diag << ", cu_seqlens_q, cu_seqlens_k: " << str(offsetsView);
+    diag << ") and no results, got " << type;
+    return diag;
   };
   // Arguments after these are parameters a lowering added, each tagged with
   // its kernel parameter (the GPU level's tensor maps).
+  unsigned numArgs = names.size();
   if (type.getNumInputs() < numArgs || type.getNumResults() != 0)
     return fail();
   for (unsigned i = numArgs; i < type.getNumInputs(); ++i)
     if (!func.getArgAttr(i, "tilegpu.param"))
       return fail();
-  if (window && (!type.getInput(5).isIndex() || !type.getInput(6).isIndex()))
-    return fail();
-  if (sdpa.getSoftcap() && !type.getInput(softcapArg).isF32())
-    return fail();
-  if (sdpa.getLse()) {
-    auto view = dyn_cast<ViewType>(type.getInput(numArgs - 1));
-    if (!view || view.getRank() != 3 || !view.getElementType().isF32())
-      return fail();
-  }
-  for (Type input : type.getInputs().take_front(4)) {
+  // A view of the rank and element type (and head dim) expected; its
+  // other sizes may be static.
+  auto viewLike = [](Type input, ViewType like) {
     auto view = dyn_cast<ViewType>(input);
-    if (!view || view.getRank() != 4 ||
-        view.getElementType() != sdpa.getElementType() ||
-        view.getShape()[3] != sdpa.getHeadDim())
+    return view && view.getRank() == like.getRank() &&
+           view.getElementType() == like.getElementType() &&
+           (like.getRank() != 4 || view.getShape()[3] == like.getShape()[3]);
+  };
+  for (auto [name, input] : llvm::zip(names, type.getInputs())) {
+    bool ok =
+        llvm::StringSwitch<bool>(name)
+            .Cases({"q", "k", "v", "o"}, viewLike(input, expected))
+            .Cases({"scale", "softcap"}, input.isF32())
+            .Cases({"window_lo", "window_hi", "window_align"}, input.isIndex())
+            .Case("lse", viewLike(input, lseView))
+            .Cases({"cu_seqlens_q", "cu_seqlens_k"},
+                   viewLike(input, offsetsView))
+            .Default(false);
+    if (!ok)
       return fail();
   }
-  if (!type.getInput(4).isF32())
-    return fail();
   return success();
 }
 

@@ -41,9 +41,46 @@ LogicalResult DimOp::verify() {
 
 OpFoldResult DimOp::fold(FoldAdaptor) {
   int64_t size = getView().getType().getShape()[getIndex()];
-  if (ShapedType::isDynamic(size))
-    return {};
-  return IntegerAttr::get(IndexType::get(getContext()), size);
+  if (!ShapedType::isDynamic(size))
+    return IntegerAttr::get(IndexType::get(getContext()), size);
+  // The sliced dimension of a slice is its size; the others, the view's.
+  if (auto slice = getView().getDefiningOp<SliceOp>()) {
+    if (slice.getDim() == getIndex())
+      return slice.getSize();
+    getViewMutable().assign(slice.getView());
+    return getResult();
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// SliceOp and ReadOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceOp::verify() {
+  ViewType view = getView().getType();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim >= view.getRank())
+    return emitOpError() << "expects a dimension in [0, " << view.getRank()
+                         << "), got " << dim;
+  if (!ShapedType::isDynamic(view.getShape()[dim]))
+    return emitOpError() << "expects dimension " << dim
+                         << " of the view to be dynamic ('?'), got size "
+                         << view.getShape()[dim];
+  return success();
+}
+
+LogicalResult ReadOp::verify() {
+  ViewType view = getView().getType();
+  if (static_cast<int64_t>(getIndices().size()) != view.getRank())
+    return emitOpError() << "expects " << view.getRank()
+                         << " indices for a rank-" << view.getRank()
+                         << " view, got " << getIndices().size();
+  if (getType() != view.getElementType())
+    return emitOpError() << "expects the result type (" << getType()
+                         << ") to equal the view's element type ("
+                         << view.getElementType() << ")";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -59,6 +59,7 @@ struct TileGenerateSdpaPass final
     }
     config.softcap = softcap;
     config.lse = lse;
+    config.varlen = varlen;
     if (window)
       config.causal = CausalMode::Window;
     else if (!causal)

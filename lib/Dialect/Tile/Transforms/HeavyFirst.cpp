@@ -50,6 +50,14 @@ struct TileHeavyFirstPass final
                        << static_cast<int64_t>(headGroup);
       return signalPassFailure();
     }
+    // A varlen kernel's sequences have their own lengths: the order of its
+    // programs by work is not the grid's.
+    if (sdpa.getVarlen()) {
+      func.emitError() << "tile-heavy-first: does not reorder a varlen "
+                          "kernel's programs (its sequences' lengths are "
+                          "known only at run time)";
+      return signalPassFailure();
+    }
     // The SDPA ABI: (q, k, v, o, scale), q a rank-4 view [B, H, S_q, D].
     auto qType = func.getNumArguments() < 1
                      ? ViewType()

@@ -251,6 +251,11 @@ void TileRetilePass::runOnOperation() {
                        << size;
       return signalPassFailure();
     }
+  if (sdpa.getVarlen()) {
+    func.emitError() << "tile-retile: varlen kernels are not supported (their "
+                        "views are slices, not the kernel's arguments)";
+    return signalPassFailure();
+  }
   int64_t oldM = sdpa.getBlockM(), oldN = sdpa.getBlockN();
   int64_t newM = blockM ? blockM : oldM, newN = blockN ? blockN : oldN;
   if (sdpa.getStages() != 1 || sdpa.getMaskSplit()) {

@@ -374,6 +374,9 @@ LogicalResult Simulator::spawn() {
   if (sdpa && sdpa.getCausal() == tile::CausalMode::Window) {
     bind(seeded, entry.getArgument(5), SimValue::ofInt(options.windowLo));
     bind(seeded, entry.getArgument(6), SimValue::ofInt(options.windowHi));
+    // A varlen kernel's band as given (the configurations cover the bands).
+    if (sdpa.getVarlen())
+      bind(seeded, entry.getArgument(7), SimValue::ofInt(0));
   }
   if (!roles) {
     Agent &none = seeded;
@@ -607,8 +610,45 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     next();
     return success();
   }
+  // A varlen kernel's one sequence (batch entry 0): offsets [0, seq-q] and
+  // [0, seq-k]; its slices have their `size`s.
+  if (auto read = dyn_cast<tile::ReadOp>(op)) {
+    auto arg = dyn_cast<BlockArgument>(read.getView());
+    auto sdpa = func->getAttrOfType<tile::SdpaAttr>(
+        tile::TileDialect::getSdpaAttrName());
+    SmallVector<StringRef> names;
+    if (sdpa)
+      names = sdpa.getArgumentNames();
+    if (!arg || read.getIndices().size() != 1 ||
+        arg.getArgNumber() >= names.size() ||
+        !names[arg.getArgNumber()].starts_with("cu_seqlens_"))
+      return op->emitError() << "tilegpu-simulate-roles: reads only the "
+                                "offsets of a varlen kernel";
+    FailureOr<int64_t> index = intOf(agent, read.getIndices()[0]);
+    if (failed(index))
+      return failure();
+    int64_t length = names[arg.getArgNumber()] == "cu_seqlens_k" ? options.seqK
+                                                                 : options.seqQ;
+    bind(agent, read, SimValue::ofInt(*index == 0 ? 0 : length));
+    next();
+    return success();
+  }
+  if (isa<tile::SliceOp>(op)) {
+    next();
+    return success();
+  }
   if (auto dim = dyn_cast<tile::DimOp>(op)) {
-    auto arg = dyn_cast<BlockArgument>(dim.getView());
+    auto slice = dim.getView().getDefiningOp<tile::SliceOp>();
+    if (slice && slice.getDim() == dim.getIndex()) {
+      FailureOr<int64_t> size = intOf(agent, slice.getSize());
+      if (failed(size))
+        return failure();
+      bind(agent, dim, SimValue::ofInt(*size));
+      next();
+      return success();
+    }
+    Value view = slice ? slice.getView() : dim.getView();
+    auto arg = dyn_cast<BlockArgument>(view);
     int64_t d = static_cast<int64_t>(dim.getIndex());
     int64_t value = 1;
     if (d == 2)

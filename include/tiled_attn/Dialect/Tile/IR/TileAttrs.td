@@ -66,6 +66,17 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     scores become `softcap * tanh(scale * s / softcap)` before the mask and
     the softmax.
 
+    `varlen` (variable-length batches, FlashAttention's
+    `flash_attn_varlen_func`): q, k, v and o are packed tensors seen as
+    `[1, H, total, D]` (total rows of all sequences), the kernel takes two
+    rank-1 i32 views after the others, `cu_seqlens_q` and `cu_seqlens_k`
+    (the sequences' first rows, with the totals last), and program
+    `(m, h, b)` computes block m of sequence b, which attends only within
+    itself. A `window` kernel then takes a third index argument after the
+    diagonals, `window_align`: 0 gives the band as it is, 1 shifts both
+    diagonals by each sequence's `S_k - S_q` (bottom-right alignment,
+    which differs from sequence to sequence).
+
     The schedule knobs after the block sizes are set by the passes that
     apply them and are omitted from the printout while at their defaults:
     `stages` and `refill_after_use` (K/V blocks in flight and where their
@@ -93,7 +104,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     DefaultValuedParameter<"int64_t", "0">:$rescale_threshold,
     DefaultValuedParameter<"bool", "false">:$defer_pv,
     DefaultValuedParameter<"bool", "false">:$softcap,
-    DefaultValuedParameter<"bool", "false">:$lse
+    DefaultValuedParameter<"bool", "false">:$lse,
+    DefaultValuedParameter<"bool", "false">:$varlen
   );
 
   let assemblyFormat = "`<` struct(params) `>`";
@@ -108,9 +120,10 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     SdpaAttr withRescaleThreshold(int64_t threshold) const;
     SdpaAttr withDeferPv() const;
     /// The names of the kernel's arguments, in order: q, k, v, o, scale,
-    /// for a `window` kernel window_lo, window_hi, with `softcap` softcap,
-    /// and with `lse` lse. The kernel ABI and the runtime know the arguments by these
-    /// names.
+    /// for a `window` kernel window_lo, window_hi (and with `varlen`
+    /// window_align), with `softcap` softcap, with `lse` lse, and with
+    /// `varlen` cu_seqlens_q, cu_seqlens_k. The kernel ABI and the runtime
+    /// know the arguments by these names.
     ::llvm::SmallVector<::llvm::StringRef> getArgumentNames() const;
   }];
 }

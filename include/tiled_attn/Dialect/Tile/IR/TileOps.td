@@ -90,6 +90,59 @@ def Tile_DimOp : Tile_Op<"dim", [Pure]> {
   let hasFolder = 1;
 }
 
+def Tile_SliceOp : Tile_Op<"slice", [Pure,
+                                     AllTypesMatch<["view", "result"]>]> {
+  let summary = "The elements [offset, offset + size) of one dimension of a view";
+  let description = [{
+    A view of the same tensor that starts `offset` elements into dimension
+    `dim` and has `size` elements there; the other dimensions are the
+    view's. Loads and stores through it index from the slice's start and
+    see its size as their bound, so a packed tensor of sequences of
+    different lengths is read one sequence at a time (variable-length
+    batches). The slice must lie inside the view: the host executor reports
+    one that does not; on the GPU it is undefined.
+
+    Example:
+
+    ```mlir
+    // The keys of one sequence of a packed [1, H, total_k, 64] tensor.
+    %k_b = tile.slice %k[2] offset(%start) size(%len) : !tile.view<?x?x?x64xf16>
+    ```
+  }];
+  let arguments = (ins Tile_ViewType:$view,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       Index:$offset, Index:$size);
+  let results = (outs Tile_ViewType:$result);
+  let assemblyFormat = [{
+    $view `[` $dim `]` `offset` `(` $offset `)` `size` `(` $size `)` attr-dict
+    `:` type($view)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ReadOp : Tile_Op<"read"> {
+  let summary = "Read one element of a view";
+  let description = [{
+    Reads the element at `indices` (one per dimension, in elements) as a
+    scalar of the view's element type: how a program reads the offsets of
+    its sequence (`cu_seqlens`). The element must lie inside the view: the
+    host executor reports one that does not; on the GPU it is undefined.
+
+    Example:
+
+    ```mlir
+    %start = tile.read %cu_seqlens_q[%b] : !tile.view<?xi32> -> i32
+    ```
+  }];
+  let arguments = (ins Arg<Tile_ViewType, "the view to read", [MemRead]>:$view,
+                       Variadic<Index>:$indices);
+  let results = (outs AnyTypeOf<[I32, F16, BF16, F32]>:$result);
+  let assemblyFormat = [{
+    $view `[` $indices `]` attr-dict `:` type($view) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//

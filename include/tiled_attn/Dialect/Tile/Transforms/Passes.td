@@ -163,6 +163,11 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
            "Also write each query row's log-sum-exp (float32, natural log) "
            "through one more argument, lse: !tile.view<?x?x?xf32> "
            "([B, H_q, S_q])">,
+    Option<"varlen", "varlen", "bool", /*default=*/"false",
+           "Variable-length batches: packed q, k, v, o seen as [1, H, total, "
+           "D] and two more arguments, cu_seqlens_q and cu_seqlens_k: "
+           "!tile.view<?xi32>; program (m, h, b) computes block m of "
+           "sequence b">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "Query rows per program (multiple of 16 in [16, 256])">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",

@@ -391,7 +391,7 @@ def TileGPU_MBarrierArriveOp : TileGPU_Op<"mbarrier_arrive",
   let hasVerifier = 1;
 }
 
-def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [
+def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [AttrSizedOperandSegments,
     TypesMatchWith<"the result is the destination buffer", "dst", "result", "$_self">,
     MemoryEffects<[MemRead, MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
   let summary = "Copy a block of a view into a swizzled shared buffer with TMA";
@@ -405,6 +405,11 @@ def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [
     have landed; what lies outside the view reads as zero. Nobody waits
     here: readers wait with `tilegpu.mbarrier_wait` on the same mbarrier.
 
+    With `offset`, the block's rows start that many rows further into the
+    view (a `tile.slice` of its sequence dimension, one sequence of a packed
+    batch): rows past the slice are read from the view as they are, and
+    its users mask them.
+
     Example:
 
     ```mlir
@@ -415,11 +420,12 @@ def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [
     ```
   }];
   let arguments = (ins TileGPU_TensorMapType:$map, Variadic<Index>:$indices,
+                       Optional<Index>:$row_offset,
                        TileGPU_SharedBuffer:$dst, TileGPU_SharedBuffer:$barriers,
                        Index:$index);
   let results = (outs TileGPU_SharedBuffer:$result);
   let assemblyFormat = [{
-    $map `[` $indices `]` `into` $dst `,` $barriers `[` $index `]` attr-dict
+    $map `[` $indices `]` (`offset` `(` $row_offset^ `)`)? `into` $dst `,` $barriers `[` $index `]` attr-dict
     `:` type($map) `,` type($dst) `,` type($barriers)
   }];
   let hasVerifier = 1;
