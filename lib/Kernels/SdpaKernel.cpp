@@ -146,8 +146,15 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     Value keys = arith::SelectOp::create(b, loc, live, lenK, c0);
     q = SliceOp::create(b, loc, q, 2, startQ, lenQ);
     o = SliceOp::create(b, loc, o, 2, startQ, lenQ);
-    if (lseView)
-      lseView = SliceOp::create(b, loc, lseView, 2, startQ, lenQ);
+    // The caller that wants no log-sum-exps passes a view of no rows: the
+    // slice is clamped to the view (to nothing there).
+    if (lseView) {
+      Value rows = DimOp::create(b, loc, lseView, 2);
+      Value first = arith::MinUIOp::create(b, loc, startQ, rows);
+      Value count = arith::MinUIOp::create(
+          b, loc, lenQ, arith::SubIOp::create(b, loc, rows, first));
+      lseView = SliceOp::create(b, loc, lseView, 2, first, count);
+    }
     k = SliceOp::create(b, loc, k, 2, startK, keys);
     v = SliceOp::create(b, loc, v, 2, startK, keys);
     // The packed views have one batch entry.

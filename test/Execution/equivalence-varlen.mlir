@@ -5,7 +5,7 @@
 // sequences include an empty one (0x5), one with no keys (1x0), more keys
 // than queries and fewer; grouped K/V heads, bottom-right causal (each
 // sequence's own S_k - S_q), windows of both alignments (window_align),
-// softcap and the log-sum-exps.
+// softcap and the log-sum-exps (asked for, and not: a view of no rows).
 
 // DEFINE: %{seqs} = 17x17,0x5,40x23,1x0,33x50,64x64
 

@@ -161,7 +161,8 @@
 //===----------------------------------------------------------------------===//
 // varlen: packed views [1, H, total, D]; program (m, h, b) reads sequence
 // b's offsets, shifts a bottom-right band by its S_k - S_q, slices the
-// views to it (K and V to no keys past its queries) and indexes batch 0.
+// views to it (K and V to no keys past its queries; lse clamped to its view,
+// which has no rows when the caller wants none) and indexes batch 0.
 //===----------------------------------------------------------------------===//
 
 // VARLEN-LABEL: func.func @sdpa_fwd(
@@ -187,7 +188,11 @@
 // VARLEN: %[[KEYS:.*]] = arith.select %[[LIVE]], %[[LENK]], %c0
 // VARLEN: %[[QS:.*]] = tile.slice %[[Q]][2] offset(%[[Q0]]) size(%[[LENQ]])
 // VARLEN: %[[OS:.*]] = tile.slice %[[O]][2] offset(%[[Q0]]) size(%[[LENQ]])
-// VARLEN: %[[LSES:.*]] = tile.slice %[[LSEV]][2] offset(%[[Q0]]) size(%[[LENQ]])
+// VARLEN: %[[ROWS:.*]] = tile.dim %[[LSEV]][2]
+// VARLEN: %[[FIRST:.*]] = arith.minui %[[Q0]], %[[ROWS]]
+// VARLEN: %[[LEFT:.*]] = arith.subi %[[ROWS]], %[[FIRST]]
+// VARLEN: %[[COUNT:.*]] = arith.minui %[[LENQ]], %[[LEFT]]
+// VARLEN: %[[LSES:.*]] = tile.slice %[[LSEV]][2] offset(%[[FIRST]]) size(%[[COUNT]])
 // VARLEN: %[[KS:.*]] = tile.slice %[[K]][2] offset(%{{.*}}) size(%[[KEYS]])
 // VARLEN: tile.slice %[[V]][2] offset(%{{.*}}) size(%[[KEYS]])
 // VARLEN: tile.load %[[QS]][%c0, %{{.*}}, %[[M_BLK]], %c0]
