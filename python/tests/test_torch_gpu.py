@@ -597,8 +597,8 @@ def test_varlen_compiles_and_replays_in_a_cuda_graph():
     offsets are read on the GPU at each replay (new lengths, same maxima)."""
     skip_without_varlen_kernel(torch.bfloat16, 128, True, "top_left", (-1, -1))
     lengths = [100, 0, 33, 200]
-    q, k, v, cu_q, cu_k = packed_sequences(lengths, lengths, h=4, d=128, dtype=torch.bfloat16,
-                                           seed=12)
+    q, k, v, cu_q, cu_k = packed_sequences(lengths, lengths, h=4, h_kv=4, d=128,
+                                           dtype=torch.bfloat16, seed=12)
 
     def f(q, k, v, cu_q, cu_k):
         return tiled_attn.sdpa_varlen(q * 1.0, k, v, cu_q, cu_k, 200, 200, causal=True) + 0.0
