@@ -421,7 +421,13 @@ def spec_entries() -> list:
                           else "top_left" if kernel["causal"] else "none")
                 softcap = "_softcap" if kernel.get("softcap") else ""
                 name = f"{options['chip']}_{dtype}_d{d}_{causal}{softcap}_{bits}"
-                if causal == "window":
+                if kernel.get("varlen"):
+                    name = f"{options['chip']}_{dtype}_d{d}_{causal}{softcap}_varlen_{bits}"
+                    entries.append(varlen_entry(name, causal, index_type=f"i{bits}",
+                                                softcap=bool(kernel.get("softcap")),
+                                                lse=bool(kernel.get("lse")),
+                                                arch=options["chip"], dtype=dtype, head_dim=d))
+                elif causal == "window":
                     entry = window_entry(name, index_type=f"i{bits}", arch=options["chip"],
                                          dtype=dtype, head_dim=d)
                     if kernel.get("softcap"):
@@ -440,7 +446,8 @@ def spec_entries() -> list:
 def test_library_spec_choice_per_capability(open_library) -> None:
     entries = spec_entries()
     library = open_library(entries)
-    groups = {(e["dtype"], e["head_dim"], e["causal"]) for e in entries if not e.get("softcap")}
+    groups = {(e["dtype"], e["head_dim"], e["causal"]) for e in entries
+              if not e.get("softcap") and not e.get("varlen")}
     # f16/bf16 x D 64/96/128/256 x none, top_left, window
     assert len(groups) == 24
     for dtype, d, causal in sorted(groups):
@@ -460,6 +467,22 @@ def test_library_spec_choice_per_capability(open_library) -> None:
             args.lse = 0
         message = error_of(TiledAttnError, library.plan, args, (7, 5))
         assert message.startswith(f"no kernel in the library for sm_75, {dtype}, D={d}"), message
+    # Every entry has its varlen twin: a packed batch of each capability runs
+    # on the varlen kernel of the arch and mask a padded batch would run on.
+    for dtype, d, causal in sorted(groups):
+        for capability, arch in SPEC_ARCH_BY_CAPABILITY.items():
+            arch = arch if d in (64, 128) else "sm_80"
+            if causal == "window":
+                args = varlen_problem(d=d, dtype=dtype, mask="top_left", window=(16, 0))
+                expected = f"{arch}_{dtype}_d{d}_window_varlen_64"
+            else:
+                args = varlen_problem(d=d, dtype=dtype, mask=causal)
+                expected = f"{arch}_{dtype}_d{d}_{causal}_varlen_64"
+            if causal == "top_left":
+                # No varlen kernel of a causal mask alone: the window kernel
+                # computes it.
+                expected = f"{arch}_{dtype}_d{d}_window_varlen_64"
+            assert chosen(library, args, capability) == expected, (capability, args)
 
 
 def test_dtype_head_dim_and_mask(open_library) -> None:
