@@ -4,7 +4,9 @@
     python3 bench/bench_sdpa.py --out bench/results [--quick] [--library build/kernels]
 
 Grid (DESIGN.md, "How it is measured"): B*S = 16384 tokens, H*D = 2048,
-S in 512..16384, D in {64, 128}, causal and not, fp16 and bf16. Every provider
+S in 512..16384, D in {64, 128} (--head-dims: others, and D:D_v pairs such as
+DeepSeek's MLA's 192:128, where V and O have D_v columns), causal and not,
+fp16 and bf16. Every provider
 runs in this process on the same fresh torch.randn inputs; times are the
 median of CUDA-event timings after a warm-up, rotating input sets when they
 would fit in L2. The providers take turns over --rounds rounds per
@@ -41,7 +43,6 @@ from plots import PROVIDERS, write_plots  # noqa: E402
 TOKENS, HIDDEN = 16384, 2048
 SEQS_FULL = (512, 1024, 2048, 4096, 8192, 16384)
 SEQS_QUICK = (1024, 4096, 16384)
-HEAD_DIMS = (64, 128)
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 SHORT = {"tiled-attn": "ours", "torch-auto": "auto", "torch-flash": "flash",
          "torch-efficient": "effic", "torch-cudnn": "cudnn", "torch-math": "math",
@@ -52,7 +53,8 @@ FORCED = {"torch-flash": SDPBackend.FLASH_ATTENTION,
 MEMORY_HUNGRY, MAX_SEQ_MEMORY_HUNGRY = ("torch-math", "eager"), 4096
 ERROR_PROVIDERS = ("tiled-attn", "torch-auto")  # rel L2 error recorded for these
 ROTATE_BELOW_BYTES, ROTATING_SETS = 256 << 20, 4
-CSV_FIELDS = ("date", "device", "torch_version", "cuda_version", "dtype", "head_dim", "causal",
+CSV_FIELDS = ("date", "device", "torch_version", "cuda_version", "dtype", "head_dim",
+              "head_dim_v", "causal",
               "batch", "heads", "seq", "provider", "median_ms", "tflops", "rel_l2", "note")
 
 
@@ -66,7 +68,18 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--iters", type=int, default=30, help="timed runs per round (>= 20)")
     p.add_argument("--rounds", type=int, default=3,
                    help="rounds in which the providers take turns (>= 1)")
+    p.add_argument("--head-dims", default="64,128",
+                   help="comma-separated head dims D, or D:D_v pairs (V's and O's head dim "
+                        "D_v), default 64,128")
+    p.add_argument("--stem", default="bench", help="file name stem of the results")
     args = p.parse_args()
+    try:
+        args.head_dims = [tuple(int(x) for x in item.split(":")) * (2 if ":" not in item else 1)
+                          for item in args.head_dims.split(",")]
+    except ValueError:
+        p.error(f"--head-dims: expected D or D:D_v items, got {args.head_dims!r}")
+    if any(len(pair) != 2 or min(pair) < 1 for pair in args.head_dims):
+        p.error(f"--head-dims: expected D or D:D_v items, got {args.head_dims!r}")
     if args.warmup < 5 or args.iters < 20 or args.rounds < 1:
         p.error("--warmup must be >= 5, --iters >= 20 and --rounds >= 1")
     return args
@@ -121,19 +134,23 @@ def record_failure(row, exc: BaseException) -> None:
     torch.cuda.empty_cache()
 
 
-def bench_config(dtype_name, d, causal, seq, library, library_error, args, meta, cycles_per_ms):
-    """One CSV row (a dict) per provider for one configuration."""
+def bench_config(dtype_name, dims, causal, seq, library, library_error, args, meta,
+                 cycles_per_ms):
+    """One CSV row (a dict) per provider for one configuration; dims is (D, D_v)."""
+    d, dv = dims
     dtype, batch, heads = DTYPES[dtype_name], TOKENS // seq, HIDDEN // d
-    shape = (batch, heads, seq, d)
-    input_bytes = 3 * math.prod(shape) * torch.finfo(dtype).bits // 8
+    shapes = ((batch, heads, seq, d),) * 2 + ((batch, heads, seq, dv),)
+    input_bytes = sum(math.prod(s) for s in shapes) * torch.finfo(dtype).bits // 8
     n_sets = ROTATING_SETS if input_bytes < ROTATE_BELOW_BYTES else 1
-    sets = [tuple(torch.randn(shape, dtype=dtype, device="cuda") for _ in range(3))
+    sets = [tuple(torch.randn(s, dtype=dtype, device="cuda") for s in shapes)
             for _ in range(n_sets)]
     ref = reference_f64(*(t[:1, :2] for t in sets[0]), causal)
-    flops = 4 * batch * heads * seq * seq * d / (2 if causal else 1)
+    # Q K^T over D and P V over D_v: 2 * B * H * S^2 * (D + D_v), half when causal.
+    flops = 2 * batch * heads * seq * seq * (d + dv) / (2 if causal else 1)
     rows, runnable = [], []
     for name in PROVIDERS:
-        row = dict(meta, dtype=dtype_name, head_dim=d, causal=causal, batch=batch, heads=heads,
+        row = dict(meta, dtype=dtype_name, head_dim=d, head_dim_v=dv, causal=causal,
+                   batch=batch, heads=heads,
                    seq=seq, provider=name, median_ms=math.nan, tflops=math.nan,
                    rel_l2=None, note="")
         rows.append(row)
@@ -181,11 +198,14 @@ def fmt(x: float, spec: str, width: int) -> str:
 
 
 def by_config(rows) -> dict:
-    """{(dtype, D, causal, S): {provider: row}} in the order measured."""
+    """{(dtype, D, causal, S): {provider: row}} in the order measured; D is
+    "192:128" where V's head dim differs."""
     groups = {}
     for r in rows:
-        groups.setdefault((r["dtype"], r["head_dim"], r["causal"], r["seq"]), {})[
-            r["provider"]] = r
+        d = r["head_dim"]
+        if r.get("head_dim_v", d) != d:
+            d = f"{d}:{r['head_dim_v']}"
+        groups.setdefault((r["dtype"], d, r["causal"], r["seq"]), {})[r["provider"]] = r
     return groups
 
 
@@ -193,12 +213,12 @@ def table_lines(rows, header: bool):
     lines = []
     if header:
         cols = " ".join(f"{SHORT[p]:>7}" for p in PROVIDERS)
-        lines.append(f"{'dtype':5} {'D':>3} {'causal':>6} {'S':>6} {cols} {'err_ours':>9} "
+        lines.append(f"{'dtype':5} {'D':>7} {'causal':>6} {'S':>6} {cols} {'err_ours':>9} "
                      f"{'err_auto':>9}   (TFLOP/s; err = rel L2 vs float64)")
     for (dt, d, causal, seq), provs in by_config(rows).items():
         cells = " ".join(fmt(provs[p]["tflops"], ".1f", 7) for p in PROVIDERS)
         errs = " ".join(fmt(provs[p]["rel_l2"], ".2e", 9) for p in ERROR_PROVIDERS)
-        lines.append(f"{dt:5} {d:>3} {str(causal):>6} {seq:>6} {cells} {errs}")
+        lines.append(f"{dt:5} {d:>7} {str(causal):>6} {seq:>6} {cells} {errs}")
     return lines
 
 
@@ -216,7 +236,8 @@ def write_markdown(path: Path, rows, meta, library_desc: str, rounds: int) -> No
     lines = [f"# tiled-attn vs PyTorch SDPA: {meta['device']}, {meta['date']}", "",
              f"- torch {meta['torch_version']}, CUDA {meta['cuda_version']}",
              f"- kernel library: {library_desc}", f"- command: `{cmd}`",
-             "- B*S = 16384, H*D = 2048; TFLOP/s = 4*B*H*S^2*D / t (half when causal); "
+             "- B*S = 16384, H*D = 2048; TFLOP/s = 2*B*H*S^2*(D + D_v) / t (half when "
+             "causal; D:D_v where V's head dim D_v differs from D); "
              f"median of {rounds} rounds' median CUDA-event timings; err = rel L2 vs float64 on batch 0, heads 0-1", "",
              "| dtype | D | causal | S | tiled-attn TFLOP/s | best torch | TFLOP/s | ours/best "
              "| err ours | err torch-auto |",
@@ -256,17 +277,17 @@ def main() -> int:
     meta = {"date": datetime.date.today().isoformat(), "device": device,
             "torch_version": torch.__version__, "cuda_version": torch.version.cuda}
     args.out.mkdir(parents=True, exist_ok=True)
-    prefix = args.out / f"bench_{device_slug(device)}_{meta['date']}"
+    prefix = args.out / f"{args.stem}_{device_slug(device)}_{meta['date']}"
     print(f"# {device}, torch {torch.__version__}, CUDA {torch.version.cuda}, "
           f"library {library_desc}", flush=True)
     cycles_per_ms = sleep_cycles_per_ms()
     seqs = SEQS_QUICK if args.quick else SEQS_FULL
     rows = []
     for dtype_name in DTYPES:
-        for d in HEAD_DIMS:
+        for dims in args.head_dims:
             for causal in (False, True):
                 for seq in seqs:
-                    new = bench_config(dtype_name, d, causal, seq, library, library_error,
+                    new = bench_config(dtype_name, dims, causal, seq, library, library_error,
                                        args, meta, cycles_per_ms)
                     print("\n".join(table_lines(new, header=not rows)), flush=True)
                     rows += new

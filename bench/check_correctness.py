@@ -66,7 +66,7 @@ SLIDING = (1, 63, 200)                 # window_size = (w, 0) with causal: w + 1
 TWO_SIDED = ((0, 0), (63, 17), (5, 200), (200, 63))
 HUGE = 2**40                           # a bound past any sequence: no bound
 MASK_KINDS = ("none", "top_left", "bottom_right", "window")
-CSV_FIELDS = ("date", "device", "entry", "dtype", "D", "causal", "B", "H", "Hkv", "Sq", "Sk",
+CSV_FIELDS = ("date", "device", "entry", "dtype", "D", "Dv", "causal", "B", "H", "Hkv", "Sq", "Sk",
               "rel_l2", "torch_rel_l2", "pass", "case_causal", "align", "window_left",
               "window_right", "empty_rows", "selected", "torch_backend")
 
@@ -238,6 +238,11 @@ def default_cases():
     return cases + [c for c in window_cases() if not by_name(c)]
 
 
+def head_dim_v(kernel) -> int:
+    """The kernel's V and O head dim (its head dim for a library before D_v)."""
+    return getattr(kernel, "head_dim_v", 0) or kernel.head_dim
+
+
 def reference_f64(q, k, v, mask):
     """softmax(q k^T / sqrt(D), keys outside `mask` at -inf) v in float64; rows
     that see no key give 0."""
@@ -339,12 +344,13 @@ def compare(out, ref, visible_rows, theirs: float, why_theirs: str, poisoned: bo
 
 
 def check_case(dtype: str, d: int, case: Case, library, kernel: Optional[str],
-               takes_out: bool) -> Result:
-    """One case on `kernel` (a name, or None for the runtime's choice)."""
-    dt = DTYPES[dtype]
+               takes_out: bool, dv: Optional[int] = None) -> Result:
+    """One case on `kernel` (a name, or None for the runtime's choice); q and k
+    of head dim d, v and the output of dv (d when None)."""
+    dt, dv = DTYPES[dtype], dv or d
     q = torch.randn(case.b, case.h, case.sq, d, dtype=dt, device="cuda")
     k = torch.randn(case.b, case.hkv, case.sk, d, dtype=dt, device="cuda")
-    v = torch.randn(case.b, case.hkv, case.sk, d, dtype=dt, device="cuda")
+    v = torch.randn(case.b, case.hkv, case.sk, dv, dtype=dt, device="cuda")
     mask = case_mask(case, q.device)
     ref = reference_f64(q, k, v, mask)
     rows = None if mask is None else mask.any(-1)  # the rows that see a key
@@ -364,7 +370,7 @@ def check_case(dtype: str, d: int, case: Case, library, kernel: Optional[str],
     except Exception as exc:  # noqa: BLE001 - a driver error or a bad entry fails the case
         return Result(theirs=theirs, why=f"sdpa raised {type(exc).__name__}: " +
                       " ".join(str(exc).split())[:300], empty_rows=empty, backend=backend)
-    if tuple(out.shape) != (case.b, case.h, case.sq, d):
+    if tuple(out.shape) != (case.b, case.h, case.sq, dv):
         return Result(theirs=theirs, why=f"output shape {tuple(out.shape)}", empty_rows=empty,
                       backend=backend)
     result = compare(out, ref, rows if empty else None, theirs, why_theirs, poisoned)
@@ -372,15 +378,17 @@ def check_case(dtype: str, d: int, case: Case, library, kernel: Optional[str],
     return result
 
 
-def planned_kernel(library, dtype: str, d: int, case: Case, capability) -> str:
+def planned_kernel(library, dtype: str, d: int, case: Case, capability,
+                   dv: Optional[int] = None) -> str:
     """The name of the kernel the runtime chooses for the case (kernel=None), from
     its plan of contiguous tensors of the case's shapes."""
-    args = TaSdpaArgs()
-    for slot, (heads, seq) in ((args.q, (case.h, case.sq)), (args.k, (case.hkv, case.sk)),
-                               (args.v, (case.hkv, case.sk)), (args.o, (case.h, case.sq))):
+    args, dv = TaSdpaArgs(), dv or d
+    for slot, (heads, seq, cols) in ((args.q, (case.h, case.sq, d)), (args.k, (case.hkv, case.sk, d)),
+                                     (args.v, (case.hkv, case.sk, dv)),
+                                     (args.o, (case.h, case.sq, dv))):
         slot.data = 1 << 20
-        slot.sizes[:] = (case.b, heads, seq, d)
-        slot.strides[:] = (heads * seq * d, seq * d, d, 1)
+        slot.sizes[:] = (case.b, heads, seq, cols)
+        slot.strides[:] = (heads * seq * cols, seq * cols, cols, 1)
     mask = ("bottom_right" if case.bottom_right else "top_left") if case.causal else "none"
     args.dtype, args.mask, args.scale = TA_DTYPES[dtype], MASKS[mask], 1.0 / math.sqrt(d)
     if case.window != (-1, -1):
@@ -388,7 +396,8 @@ def planned_kernel(library, dtype: str, d: int, case: Case, capability) -> str:
     return library.kernels[library.plan(args, capability).kernel].name
 
 
-def choice_problem(library, dtype: str, d: int, case: Case, chosen: str, capability) -> str:
+def choice_problem(library, dtype: str, d: int, case: Case, chosen: str, capability,
+                   dv: Optional[int] = None) -> str:
     """Why the runtime's choice is wrong, or "": its kernel must compute the
     case's band, and be a window kernel only where no kernel of the band's own
     mask runs on this device."""
@@ -398,7 +407,7 @@ def choice_problem(library, dtype: str, d: int, case: Case, chosen: str, capabil
         return f"the runtime chose {chosen} (mask {kinds[chosen]}), whose band is not {case.band()}"
     if kinds[chosen] == "window":
         own = [k.name for k in library.kernels if k.dtype == dtype and k.head_dim == d
-               and k.mask in masks and k.mask != "window" and library.runs_on(k, capability)]
+               and head_dim_v(k) == (dv or d) and k.mask in masks and k.mask != "window" and library.runs_on(k, capability)]
         if own:
             return f"the runtime chose the window kernel {chosen} where {own[0]} runs"
     return ""
@@ -420,14 +429,14 @@ def self_check(device) -> None:
 
 
 def record(rows, meta, name: str, selected: str, dtype: str, d: int, mask: str, case: Case,
-           result: Result) -> None:
+           result: Result, dv: Optional[int] = None) -> None:
     ok = result.passed
     print(f"{'PASS' if ok else 'FAIL'} {name} {case.describe()} "
           f"err={result.ours:.2e} torch={result.theirs:.2e}"
           + (f" empty_rows={result.empty_rows}" if result.empty_rows else "")
           + (" (runtime's choice)" if selected == "runtime" else "")
           + (f"  {result.why}" if result.why else ""), flush=True)
-    rows.append(dict(meta, entry=name, dtype=dtype, D=d, causal=mask, B=case.b, H=case.h,
+    rows.append(dict(meta, entry=name, dtype=dtype, D=d, Dv=dv or d, causal=mask, B=case.b, H=case.h,
                      Hkv=case.hkv, Sq=case.sq, Sk=case.sk, rel_l2=f"{result.ours:.3e}",
                      torch_rel_l2=f"{result.theirs:.3e}", **{"pass": ok},
                      case_causal=case.causal, align=case.align, window_left=case.window[0],
@@ -435,21 +444,22 @@ def record(rows, meta, name: str, selected: str, dtype: str, d: int, mask: str, 
                      selected=selected, torch_backend=result.backend))
 
 
-def check_default_choice(rows, meta, library, cc, dtype: str, d: int, takes_out: bool) -> None:
-    """default_cases() with kernel=None on one dtype and head dim."""
+def check_default_choice(rows, meta, library, cc, dtype: str, d: int, takes_out: bool,
+                         dv: Optional[int] = None) -> None:
+    """default_cases() with kernel=None on one dtype and pair of head dims."""
     for case in default_cases():
         try:
-            chosen = planned_kernel(library, dtype, d, case, cc)
+            chosen = planned_kernel(library, dtype, d, case, cc, dv)
         except (TiledAttnError, ValueError) as exc:
-            name, mask = f"(runtime's choice, {dtype}, D={d})", ""
+            name, mask = f"(runtime's choice, {dtype}, D={d}, D_v={dv or d})", ""
             result = Result(why=f"no plan: {' '.join(str(exc).split())[:300]}")
         else:
             name, mask = chosen, next(k.mask for k in library.kernels if k.name == chosen)
-            result = check_case(dtype, d, case, library, None, takes_out)
-            wrong = choice_problem(library, dtype, d, case, chosen, cc)
+            result = check_case(dtype, d, case, library, None, takes_out, dv)
+            wrong = choice_problem(library, dtype, d, case, chosen, cc, dv)
             if wrong:
                 result.passed, result.why = False, (wrong + "; " + result.why).strip("; ")
-        record(rows, meta, name, "runtime", dtype, d, mask, case, result)
+        record(rows, meta, name, "runtime", dtype, d, mask, case, result, dv)
 
 
 def write_csv(path: Path, rows) -> None:
@@ -494,14 +504,15 @@ def main() -> int:
             skipped += 1
             continue
         if entry.causal == "window":
-            windowed.add((entry.dtype, entry.head_dim))
+            windowed.add((entry.dtype, entry.head_dim, head_dim_v(entry)))
         for case in cases_for(entry, args.sanitize_one):
-            result = check_case(entry.dtype, entry.head_dim, case, library, entry.name, takes_out)
+            result = check_case(entry.dtype, entry.head_dim, case, library, entry.name, takes_out,
+                                head_dim_v(entry))
             record(rows, meta, entry.name, "name", entry.dtype, entry.head_dim, entry.causal,
-                   case, result)
+                   case, result, head_dim_v(entry))
     if not args.sanitize_one:
-        for dtype, d in sorted(windowed):
-            check_default_choice(rows, meta, library, cc, dtype, d, takes_out)
+        for dtype, d, dv in sorted(windowed):
+            check_default_choice(rows, meta, library, cc, dtype, d, takes_out, dv)
         args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"correctness_{device_slug(device)}_{meta['date']}.csv"
         write_csv(path, rows)

@@ -92,13 +92,14 @@ def flash_lse(q, k, v, causal):
 
 def check_kernel(library, kernel, cap, device, rows) -> int:
     dtype, d, failed = TORCH[kernel.dtype], kernel.head_dim, 0
+    dv = getattr(kernel, "head_dim_v", 0) or d
     for s_q, s_k, causal, align, window in CASES:
         if kernel.mask != "window" and (window != (-1, -1) or align == "bottom_right"):
             continue
         q = torch.randn(2, 3, s_q, d, device="cuda").to(dtype)
         k = torch.randn(2, 3, s_k, d, device="cuda").to(dtype)
-        v = torch.randn(2, 3, s_k, d, device="cuda").to(dtype)
-        out = torch.full_like(q, float("nan"))
+        v = torch.randn(2, 3, s_k, dv, device="cuda").to(dtype)
+        out = torch.full((2, 3, s_q, dv), float("nan"), device="cuda").to(dtype)
         lse = torch.full((2, 3, s_q), float("nan"), device="cuda")
         launch(library, kernel, q, k, v, out, lse, causal, align, window, cap)
         torch.cuda.synchronize()
@@ -109,7 +110,7 @@ def check_kernel(library, kernel, cap, device, rows) -> int:
         o_err, torch_o_err = rel_l2(out, ref_o), rel_l2(torch_o.to(dtype), ref_o)
         err = lse_error(lse, ref_lse)
         flash_err = None
-        if not cap and window == (-1, -1) and align == "top_left" and s_q > 1:
+        if not cap and window == (-1, -1) and align == "top_left" and s_q > 1 and dv == d:
             theirs = flash_lse(q, k, v, causal)
             if theirs is not None:
                 flash_err = lse_error(theirs[..., :s_q], ref_lse)
@@ -129,12 +130,12 @@ def check_kernel(library, kernel, cap, device, rows) -> int:
     return failed
 
 
-def check_api(library, dtype_name, d, device, rows) -> int:
+def check_api(library, dtype_name, d, device, rows, dv=None) -> int:
     """sdpa(return_lse=True) with the runtime's choice, and a split-KV merge."""
     dtype, failed = TORCH[dtype_name], 0
     q = torch.randn(2, 4, 333, d, device="cuda").to(dtype)
     k = torch.randn(2, 2, 1000, d, device="cuda").to(dtype)
-    v = torch.randn(2, 2, 1000, d, device="cuda").to(dtype)
+    v = torch.randn(2, 2, 1000, dv or d, device="cuda").to(dtype)
     out, lse = sdpa(q, k, v, causal=True, enable_gqa=True, causal_align="bottom_right",
                     return_lse=True, library=library)
     assert lse.shape == (2, 4, 333) and lse.dtype == torch.float32 and lse.is_contiguous()
@@ -183,8 +184,9 @@ def main() -> int:
             for cap in (5.0, 50.0) if kernel.softcap else (0.0,):
                 failed += check_kernel(library, kernel, cap, device, rows)
     for dtype_name in ("f16", "bf16"):
-        for d in library.head_dims:
-            failed += check_api(library, dtype_name, d, device, rows)
+        for d, dv in getattr(library, "head_dim_pairs",
+                             tuple((d, d) for d in library.head_dims)):
+            failed += check_api(library, dtype_name, d, device, rows, dv)
     for path in args.softcap:
         capped = KernelLibrary.load(path)
         for kernel in capped.kernels:

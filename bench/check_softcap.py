@@ -75,16 +75,17 @@ def main() -> int:
             if not kernel.softcap or not library.runs_on(kernel, cc):
                 continue
             dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[kernel.dtype]
-            d = kernel.head_dim
+            d, dv = kernel.head_dim, getattr(kernel, "head_dim_v", 0) or kernel.head_dim
             for s_q, s_k, causal, align, window in CASES:
                 for cap in (5.0, 50.0):
                     q = torch.randn(1, 2, s_q, d, device="cuda").to(dtype) * 2
                     k = torch.randn(1, 2, s_k, d, device="cuda").to(dtype) * 2
-                    v = torch.randn(1, 2, s_k, d, device="cuda").to(dtype)
+                    v = torch.randn(1, 2, s_k, dv, device="cuda").to(dtype)
                     scale = d ** -0.5
                     mask = visible_mask(s_q, s_k, causal, align == "bottom_right", *window,
                                         "cuda")
-                    out = torch.full_like(q, float("nan"))
+                    out = torch.full_like(q[..., :1], float("nan")).expand(
+                        *q.shape[:-1], dv).contiguous()
                     sdpa(q, k, v, causal=causal, causal_align=align, window_size=window,
                          softcap=cap, library=library, kernel=kernel.name, out=out)
                     ref = attention(q.double(), k.double(), v.double(), scale, cap, mask)

@@ -77,12 +77,12 @@ def fits(kernel, causal: bool, align: str, window) -> bool:
     return window == (-1, -1) and kernel.mask == (align if causal else "none")
 
 
-def packed(lengths_q, lengths_k, h, h_kv, d, dtype):
-    """Packed q [total_q, h, d], k, v [total_k, h_kv, d] (PADDING rows past the
-    sequences) and their int32 offsets."""
+def packed(lengths_q, lengths_k, h, h_kv, d, dtype, dv=None):
+    """Packed q [total_q, h, d], k [total_k, h_kv, d], v [total_k, h_kv, dv]
+    (dv: d when None; PADDING rows past the sequences) and their int32 offsets."""
     q = torch.randn(sum(lengths_q) + PADDING, h, d, device="cuda").to(dtype)
     k = torch.randn(sum(lengths_k) + PADDING, h_kv, d, device="cuda").to(dtype)
-    v = torch.randn(sum(lengths_k) + PADDING, h_kv, d, device="cuda").to(dtype)
+    v = torch.randn(sum(lengths_k) + PADDING, h_kv, dv or d, device="cuda").to(dtype)
     cu_q, cu_k = (torch.tensor([0] + [sum(lengths[:i + 1]) for i in range(len(lengths))],
                                dtype=torch.int32, device="cuda")
                   for lengths in (lengths_q, lengths_k))
@@ -151,6 +151,7 @@ def judge(out, lse, ref_o, ref_lse, torch_o, end):
 
 def check_kernel(library, kernel, sets, device, rows) -> int:
     dtype, d, failed = TORCH[kernel.dtype], kernel.head_dim, 0
+    dv = getattr(kernel, "head_dim_v", 0) or d
     for cap in (5.0, 50.0) if kernel.softcap else (0.0,):
         for set_name, (lengths_q, lengths_k) in sets.items():
             heads = [(3, 3)] + ([(4, 2)] if set_name == "cross" else [])
@@ -158,8 +159,8 @@ def check_kernel(library, kernel, sets, device, rows) -> int:
                 for causal, align, window in MASK_CASES:
                     if not fits(kernel, causal, align, window):
                         continue
-                    q, k, v, cu_q, cu_k = packed(lengths_q, lengths_k, h, h_kv, d, dtype)
-                    out = torch.full_like(q, math.nan)
+                    q, k, v, cu_q, cu_k = packed(lengths_q, lengths_k, h, h_kv, d, dtype, dv)
+                    out = torch.full_like(v[:q.shape[0]], math.nan)
                     lse = (torch.full((h, q.shape[0]), math.nan, device="cuda")
                            if kernel.lse else None)
                     max_q, max_k = max(max(lengths_q), 1), max(max(lengths_k), 1)
@@ -195,28 +196,28 @@ def check_kernel(library, kernel, sets, device, rows) -> int:
     return failed
 
 
-def check_api(library, dtype_name, d, sets, device, rows) -> int:
+def check_api(library, dtype_name, d, sets, device, rows, dv=None) -> int:
     """sdpa_varlen with the runtime's choice: causal bottom-right, grouped
     heads, the log-sum-exps where a varlen lse kernel exists."""
     dtype = TORCH[dtype_name]
     lengths_q, lengths_k = sets["cross"]
     with_lse = any(k.varlen and k.lse and k.dtype == dtype_name and k.head_dim == d
-                   for k in library.kernels)
-    q, k, v, cu_q, cu_k = packed(lengths_q, lengths_k, 4, 2, d, dtype)
-    out = torch.full_like(q, math.nan)
+                   and (getattr(k, "head_dim_v", 0) or d) == (dv or d) for k in library.kernels)
+    q, k, v, cu_q, cu_k = packed(lengths_q, lengths_k, 4, 2, d, dtype, dv)
+    out = torch.full((q.shape[0], 4, dv or d), math.nan, device="cuda").to(dtype)
     try:
         result = sdpa_varlen(q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k), causal=True,
                              enable_gqa=True, causal_align="bottom_right", return_lse=with_lse,
                              library=library, out=out)
     except TiledAttnError as exc:
-        print(f"SKIP sdpa_varlen {dtype_name} D={d}: {exc}", flush=True)
+        print(f"SKIP sdpa_varlen {dtype_name} D={d} D_v={dv or d}: {exc}", flush=True)
         return 0
     lse = result[1] if with_lse else None
     torch.cuda.synchronize()
     ref_o, ref_lse, torch_o = per_sequence(q, k, v, cu_q, cu_k, d ** -0.5, 0.0, True,
                                            "bottom_right", (-1, -1), dtype)
     ok, o_err, torch_err, err, why = judge(out, lse, ref_o, ref_lse, torch_o, int(cu_q[-1]))
-    print(f"{'PASS' if ok else 'FAIL'} sdpa_varlen {dtype_name} D={d} GQA bottom-right "
+    print(f"{'PASS' if ok else 'FAIL'} sdpa_varlen {dtype_name} D={d} D_v={dv or d} GQA bottom-right "
           f"lse={with_lse} o_rel_l2={o_err:.2e} (torch {torch_err:.2e})"
           + (f" lse_err={err:.2e}" if err is not None else "") + (f": {why}" if why else ""),
           flush=True)
@@ -247,8 +248,9 @@ def main() -> int:
     for kernel in kernels:
         failed += check_kernel(library, kernel, sets, device, rows)
     for dtype_name in ("f16", "bf16"):
-        for d in library.head_dims:
-            failed += check_api(library, dtype_name, d, sets, device, rows)
+        for d, dv in getattr(library, "head_dim_pairs",
+                             tuple((d, d) for d in library.head_dims)):
+            failed += check_api(library, dtype_name, d, sets, device, rows, dv)
     if rows:
         write_csv(args.out, "varlen", device, datetime.date.today().isoformat(), rows)
     print(f"{len(rows) - failed} passed, {failed} failed")

@@ -19,15 +19,18 @@ PROVIDERS = ("tiled-attn", "torch-auto", "torch-flash", "torch-efficient",
 
 
 def write_plots(prefix: Path, rows, meta) -> list:
-    """One PNG per (dtype, D, causal): `<prefix>_<dtype>_d<D>_<mask>.png`."""
+    """One PNG per (dtype, D, D_v, causal): `<prefix>_<dtype>_d<D>[v<D_v>]_<mask>.png`."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     paths = []
-    groups = sorted({(r["dtype"], r["head_dim"], r["causal"]) for r in rows})
-    for dt, d, causal in groups:
-        sel = [r for r in rows if (r["dtype"], r["head_dim"], r["causal"]) == (dt, d, causal)]
+    def key(r):
+        return r["dtype"], r["head_dim"], r.get("head_dim_v") or r["head_dim"], r["causal"]
+
+    groups = sorted({key(r) for r in rows})
+    for dt, d, dv, causal in groups:
+        sel = [r for r in rows if key(r) == (dt, d, dv, causal)]
         seqs = sorted({r["seq"] for r in sel})
         fig, ax = plt.subplots(figsize=(8, 5))
         for name in PROVIDERS:
@@ -43,9 +46,11 @@ def write_plots(prefix: Path, rows, meta) -> list:
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         mask = "causal" if causal else "non-causal"
-        ax.set_title(f"{meta['device']}, {meta['date']}: {dt}, D={d}, {mask}")
+        dims = f"D={d}" if dv == d else f"D={d}, D_v={dv}"
+        ax.set_title(f"{meta['device']}, {meta['date']}: {dt}, {dims}, {mask}")
         ax.legend(fontsize=8)
-        path = Path(f"{prefix}_{dt}_d{d}_{'causal' if causal else 'noncausal'}.png")
+        path = Path(f"{prefix}_{dt}_d{d}{'' if dv == d else f'v{dv}'}_"
+                    f"{'causal' if causal else 'noncausal'}.png")
         fig.tight_layout()
         fig.savefig(path, dpi=120)
         plt.close(fig)
@@ -57,7 +62,8 @@ def write_plots(prefix: Path, rows, meta) -> list:
 def rows_from_csv(path: Path) -> list:
     rows = []
     for r in csv.DictReader(path.open()):
-        rows.append(dict(r, head_dim=int(r["head_dim"]), seq=int(r["seq"]),
+        rows.append(dict(r, head_dim=int(r["head_dim"]),
+                         head_dim_v=int(r.get("head_dim_v") or r["head_dim"]), seq=int(r["seq"]),
                          causal=r["causal"] == "True", tflops=float(r["tflops"])))
     return rows
 

@@ -51,7 +51,7 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
                                      double scale, Band band, double softcap,
                                      HostTensor *lse) {
   int64_t batch = q.sizes[0], heads = q.sizes[1], seqQ = q.sizes[2],
-          seqK = k.sizes[2], dim = q.sizes[3];
+          seqK = k.sizes[2], dim = q.sizes[3], dimV = v.sizes[3];
   // Grouped KV heads: query head h reads K/V head h / (H_q / H_kv).
   int64_t group = heads / k.sizes[1];
   std::vector<double> scores(seqK);
@@ -75,7 +75,7 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
           scores[j] = std::exp(scores[j] - maxScore);
           sum += scores[j];
         }
-        for (int64_t d = 0; d < dim; ++d) {
+        for (int64_t d = 0; d < dimV; ++d) {
           double acc = 0.0;
           for (int64_t j = first; j < end; ++j)
             acc += scores[j] * v.at({b, h / group, j, d});

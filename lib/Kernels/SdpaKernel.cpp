@@ -24,6 +24,9 @@
 //   LSE_i = m + log(l)   (with `lse`; -inf for a row that saw no key)
 //   O_i = acc / l   (0 for a row that saw no key), stored under S_q
 //
+// V and O may have a head dim of their own (D_v, `head_dim_v`): S = Q_i K_jᵀ
+// contracts over D, acc = P V_j has D_v columns.
+//
 // With `varlen`, the tensors are packed sequences seen as [1, H, total, D];
 // program (m, h, b) reads sequence b's first rows and lengths from
 // cu_seqlens_q/k and slices q, o (and lse) and k, v to them, so that the
@@ -49,8 +52,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   auto emitError = [&]() { return mlir::emitError(loc); };
   SdpaAttr sdpa = SdpaAttr::getChecked(
-      emitError, ctx, cfg.headDim, cfg.elementType, cfg.causal, cfg.blockM,
-      cfg.blockN, /*stages=*/int64_t{1},
+      emitError, ctx, cfg.headDim, cfg.headDimV, cfg.elementType, cfg.causal,
+      cfg.blockM, cfg.blockN, /*stages=*/int64_t{1},
       /*refillAfterUse=*/false,
       /*causalSplit=*/false, /*exp2=*/false,
       /*rescaleThreshold=*/int64_t{0},
@@ -58,17 +61,19 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   if (!sdpa)
     return failure();
 
-  const int64_t bm = cfg.blockM, bn = cfg.blockN, d = cfg.headDim;
+  const int64_t bm = cfg.blockM, bn = cfg.blockN, d = cfg.headDim,
+                dv = sdpa.getValueHeadDim();
   Type elt = cfg.elementType;
   Type f32 = b.getF32Type();
   int64_t dyn = ShapedType::kDynamic;
   auto viewTy = ViewType::get(ctx, {dyn, dyn, dyn, d}, elt);
+  auto viewVTy = ViewType::get(ctx, {dyn, dyn, dyn, dv}, elt);
   auto tensorTy = [&](ArrayRef<int64_t> shape, Type t) {
     return RankedTensorType::get(shape, t);
   };
 
   const bool window = cfg.causal == CausalMode::Window;
-  SmallVector<Type> argTypes{viewTy, viewTy, viewTy, viewTy, f32};
+  SmallVector<Type> argTypes{viewTy, viewTy, viewVTy, viewVTy, f32};
   if (window) // window_lo, window_hi (and window_align)
     argTypes.append(cfg.varlen ? 3 : 2, b.getIndexType());
   if (cfg.softcap)
@@ -187,7 +192,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value kvHead = kvHeadOf.getResult(0);
   Value initMax = splat({bm}, negInf);
   Value initSum = splat({bm}, 0.0);
-  Value initAcc = splat({bm, d}, 0.0);
+  Value initAcc = splat({bm, dv}, 0.0);
   Value zeroScores = splat({bm, bn}, 0.0);
   Value maskedScores = splat({bm, bn}, negInf);
   Value numBlocks = arith::CeilDivUIOp::create(b, loc, seqK, cBn);
@@ -206,7 +211,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                                   ValueRange{batch, kvHead, j, c0},
                                   APFloat(0.0), /*transpose=*/true);
         // V is loaded with K, so that its copy overlaps Q K^T and the softmax.
-        Value vt = LoadOp::create(b, loc, tensorTy({bn, d}, elt), v,
+        Value vt = LoadOp::create(b, loc, tensorTy({bn, dv}, elt), v,
                                   ValueRange{batch, kvHead, j, c0},
                                   APFloat(0.0), /*transpose=*/false);
         Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
@@ -239,7 +244,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
             /*exp2=*/false, /*rescale_threshold=*/nullptr);
         Value p = arith::TruncFOp::create(b, loc, tensorTy({bm, bn}, elt),
                                           softmax.getProbs());
-        Value alpha = BroadcastOp::create(b, loc, tensorTy({bm, d}, f32),
+        Value alpha = BroadcastOp::create(b, loc, tensorTy({bm, dv}, f32),
                                           softmax.getAlpha(), 1);
         Value acc = arith::MulFOp::create(b, loc, iter[2], alpha);
         acc = MmaOp::create(b, loc, p, vt, acc);
@@ -266,8 +271,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   inv = arith::SelectOp::create(b, loc, empty, initSum, inv);
   Value out = arith::MulFOp::create(
       b, loc, loop.getResult(2),
-      BroadcastOp::create(b, loc, tensorTy({bm, d}, f32), inv, 1));
-  out = arith::TruncFOp::create(b, loc, tensorTy({bm, d}, elt), out);
+      BroadcastOp::create(b, loc, tensorTy({bm, dv}, f32), inv, 1));
+  out = arith::TruncFOp::create(b, loc, tensorTy({bm, dv}, elt), out);
   StoreOp::create(b, loc, out, o, ValueRange{batch, head, mBlk, c0},
                   /*mask=*/Value());
   func::ReturnOp::create(b, loc);

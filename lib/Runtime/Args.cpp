@@ -126,8 +126,9 @@ Status checkShapes(const ta_sdpa_args &args) {
   const ta_tensor *kv[2] = {&args.k, &args.v};
   for (int i = 0; i < 2; ++i) {
     const char *name = i == 0 ? "k" : "v";
+    // V's head dim is its own (D_v, which O has).
     for (int dim : {0, 3})
-      if (kv[i]->sizes[dim] != q.sizes[dim])
+      if ((i == 0 || dim == 0) && kv[i]->sizes[dim] != q.sizes[dim])
         return invalidArgument(name, " has ", what[dim], " ", kv[i]->sizes[dim],
                                " but q has ", q.sizes[dim], " (q ",
                                shapeText(q), ", ", name, " ", shapeText(*kv[i]),
@@ -150,9 +151,11 @@ Status checkShapes(const ta_sdpa_args &args) {
                            " but k has ", args.k.sizes[2], " (k ",
                            shapeText(args.k), ", v ", shapeText(args.v), ")");
   for (int dim = 0; dim < 4; ++dim)
-    if (args.o.sizes[dim] != q.sizes[dim])
+    if (args.o.sizes[dim] != (dim < 3 ? q.sizes : args.v.sizes)[dim])
       return invalidArgument("o has shape ", shapeText(args.o), " but q has ",
-                             shapeText(q), "; the output must have q's shape");
+                             shapeText(q), " and v ", shapeText(args.v),
+                             "; the output must have q's shape with v's head "
+                             "dim");
   if (args.k.sizes[2] < 1)
     return invalidArgument("k has ", length, " ", args.k.sizes[2],
                            "; tiled-attn needs at least one key");
@@ -184,6 +187,14 @@ Status checkVarlen(const ta_sdpa_args &args) {
   if (varlen.num_seqs < 1)
     return invalidArgument("varlen.num_seqs must be >= 1, got ",
                            varlen.num_seqs);
+  // Checked here as well as with the grid (Params.cpp), so that a count
+  // past the grid is this error, whatever the library holds (and not, for
+  // a count past 2^31, a call for 64-bit indices).
+  if (varlen.num_seqs > kMaxGridYZ)
+    return invalidArgument("varlen.num_seqs is ", varlen.num_seqs,
+                           "; tiled-attn launches one block row per head and "
+                           "sequence, at most ",
+                           kMaxGridYZ);
   const char *const sides[2] = {"q", "k"};
   const uint64_t offsets[2] = {varlen.cu_seqlens_q, varlen.cu_seqlens_k};
   const int64_t longest[2] = {varlen.max_seqlen_q, varlen.max_seqlen_k};
@@ -222,14 +233,15 @@ void cuSeqlensViews(const ta_varlen &varlen, ta_tensor views[2]) {
     views[side] = ta_tensor{offsets[side], {size, 1, 1, 1}, {1, 1, 1, 1}};
 }
 
-Status checkHeadDim(const ta_library &library, int64_t headDim) {
-  for (int32_t have : library.headDims)
-    if (have == headDim)
+Status checkHeadDim(const ta_library &library, int64_t headDim,
+                    int64_t headDimV) {
+  for (auto [d, dv] : library.headDims)
+    if (d == headDim && dv == headDimV)
       return Status();
   std::string have;
-  for (int32_t d : library.headDims)
-    have += concat(have.empty() ? "" : ", ", d);
-  return invalidArgument("head dim D=", headDim,
+  for (auto [d, dv] : library.headDims)
+    have += concat(have.empty() ? "" : ", ", headDimText(d, dv));
+  return invalidArgument("head dim D=", headDimText(headDim, headDimV),
                          " is not supported; the kernel library has head dims ",
                          have.empty() ? "none" : have);
 }
@@ -320,7 +332,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   TA_RETURN_IF_ERROR(checkScale(args->scale));
   TA_RETURN_IF_ERROR(checkSoftcap(args->softcap));
   TA_RETURN_IF_ERROR(checkWindow(*args));
-  TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3]));
+  TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3], args->v.sizes[3]));
   TA_RETURN_IF_ERROR(lseView(*args, problem.lseTensor));
   cuSeqlensViews(args->varlen, problem.cuSeqlens);
   const ta_varlen &varlen = args->varlen;
@@ -330,6 +342,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.seqQ = problem.varlen ? varlen.max_seqlen_q : args->q.sizes[2];
   problem.seqK = problem.varlen ? varlen.max_seqlen_k : args->k.sizes[2];
   problem.headDim = args->q.sizes[3];
+  problem.headDimV = args->v.sizes[3];
   problem.itemSize = itemSize(args->dtype);
   problem.empty = problem.batch == 0 || problem.heads == 0 ||
                   problem.seqQ == 0 || args->q.sizes[2] == 0;

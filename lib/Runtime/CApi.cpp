@@ -82,6 +82,7 @@ Status describeKernel(const ta_library *library, int32_t index,
   info->mask = k.maskText.c_str();
   info->schedule = k.schedule.c_str();
   info->head_dim = k.headDim;
+  info->head_dim_v = k.headDimV;
   info->block_m = k.blockM;
   info->block_n = k.blockN;
   info->threads = static_cast<int32_t>(k.block[0] * k.block[1] * k.block[2]);

@@ -14,21 +14,26 @@ using namespace tiled_attn::runtime;
 
 ta_library::ta_library(Manifest manifestIn)
     : manifest(std::move(manifestIn)), modules(manifest.kernels.size()) {
-  std::set<int32_t> dims;
+  std::set<std::pair<int32_t, int32_t>> dims;
   const std::vector<KernelEntry> &kernels = manifest.kernels;
   for (int32_t i = 0; i < static_cast<int32_t>(kernels.size()); ++i) {
     const KernelEntry &k = kernels[i];
-    dims.insert(k.headDim);
+    dims.insert({k.headDim, k.headDimV});
     byName.emplace(k.name, i);
     auto group = std::find_if(groups.begin(), groups.end(), [&](auto &g) {
       return g.dtype == k.dtype && g.mask == k.mask && g.softcap == k.softcap &&
-             g.lse == k.lse && g.varlen == k.varlen && g.headDim == k.headDim;
+             g.lse == k.lse && g.varlen == k.varlen && g.headDim == k.headDim &&
+             g.headDimV == k.headDimV;
     });
     if (group == groups.end())
-      group = groups.insert(
-          groups.end(),
-          SelectionGroup{
-              k.dtype, k.mask, k.softcap, k.lse, k.varlen, k.headDim, {}});
+      group = groups.insert(groups.end(), SelectionGroup{k.dtype,
+                                                         k.mask,
+                                                         k.softcap,
+                                                         k.lse,
+                                                         k.varlen,
+                                                         k.headDim,
+                                                         k.headDimV,
+                                                         {}});
     group->kernels.push_back(i);
   }
   headDims.assign(dims.begin(), dims.end());

@@ -26,7 +26,7 @@
 
 namespace tiled_attn::runtime {
 
-/// The kernels computing one (dtype, mask, softcap, lse, varlen, head dim),
+/// The kernels computing one (dtype, mask, softcap, lse, varlen, head dims),
 /// best first: by arch (sortKey) descending, a 32-bit-index kernel before a
 /// 64-bit one, then in manifest order. The first that runs on the device
 /// wins.
@@ -36,9 +36,12 @@ struct SelectionGroup {
   bool softcap;
   bool lse;
   bool varlen;
-  int32_t headDim;
+  int32_t headDim, headDimV;
   std::vector<int32_t> kernels;
 };
+
+/// The largest grid extent along y (heads) and z (batch, or sequences).
+constexpr int64_t kMaxGridYZ = 65535;
 
 /// The checked sizes of one attention call.
 struct Problem {
@@ -62,7 +65,8 @@ struct Problem {
   /// The grid's extents: batch (z), heads (y), seqQ (x, in rows). With
   /// varlen, batch is num_seqs and seqQ and seqK the longest lengths
   /// (max_seqlen_q, max_seqlen_k).
-  int64_t batch = 0, heads = 0, kvHeads = 0, seqQ = 0, seqK = 0, headDim = 0;
+  int64_t batch = 0, heads = 0, kvHeads = 0, seqQ = 0, seqK = 0, headDim = 0,
+          headDimV = 0;
   uint32_t itemSize = 2;
   /// The output has no elements: nothing to launch.
   bool empty = false;
@@ -92,8 +96,8 @@ struct ta_library {
   explicit ta_library(tiled_attn::runtime::Manifest manifest);
 
   tiled_attn::runtime::Manifest manifest;
-  /// The head dims some kernel handles, sorted.
-  std::vector<int32_t> headDims;
+  /// The head dims (D, D_v) some kernel handles, sorted.
+  std::vector<std::pair<int32_t, int32_t>> headDims;
   std::vector<tiled_attn::runtime::SelectionGroup> groups;
   std::unordered_map<std::string_view, int32_t> byName;
   /// Resolved on first need (see driver()).

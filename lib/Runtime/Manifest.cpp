@@ -266,6 +266,10 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   int64_t headDim = 0;
   TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
   kernel.headDim = static_cast<int32_t>(headDim);
+  // V's and O's head dim: Q's where the entry does not say otherwise.
+  int64_t headDimV = 0;
+  TA_RETURN_IF_ERROR(r.integer("head_dim_v", 1, INT32_MAX, headDimV, &headDim));
+  kernel.headDimV = static_cast<int32_t>(headDimV);
   TA_RETURN_IF_ERROR(r.string("symbol", kernel.symbol));
   TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
   TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));

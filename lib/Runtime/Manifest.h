@@ -139,13 +139,21 @@ struct Param {
   uint32_t size = 0;
 };
 
+/// "128", or "192 (D_v=128)" for a V and O head dim of their own.
+inline std::string headDimText(int64_t headDim, int64_t headDimV) {
+  return headDimV == headDim ? concat(headDim)
+                             : concat(headDim, " (D_v=", headDimV, ")");
+}
+
 /// One kernel of the library, as its manifest entry describes it.
 struct KernelEntry {
   std::string name, archText, dtypeText, maskText, symbol, schedule;
   Arch arch;
   ta_dtype dtype = TA_DTYPE_F16;
   KernelMask mask = KernelMask::None;
-  int32_t headDim = 0, blockM = 0, blockN = 0, sharedBytes = 0;
+  /// Q's and K's head dim, and V's and O's ("head_dim_v", the same when
+  /// absent).
+  int32_t headDim = 0, headDimV = 0, blockM = 0, blockN = 0, sharedBytes = 0;
   int32_t indexBits = 64, alignBytes = kDefaultAlignBytes;
   /// Whether the kernel reads K/V head h / (H_q / H_kv) for query head h
   /// (grouped KV heads); a library built before it has not.

@@ -29,9 +29,6 @@ using namespace tiled_attn::runtime;
 
 namespace {
 
-/// The largest grid extent along y (heads) and z (batch).
-constexpr int64_t kMaxGridYZ = 65535;
-
 Status checkGrid(const Problem &problem, const KernelEntry &kernel,
                  uint32_t grid[3]) {
   const int64_t sizes[2] = {problem.heads, problem.batch};

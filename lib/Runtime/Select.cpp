@@ -102,9 +102,10 @@ const std::string &KernelEntry::imageFor(int ccMajor, int ccMinor,
 }
 
 std::string KernelEntry::describe() const {
-  return concat(name, " (", archText, ", ", dtypeText, ", D=", headDim,
-                ", causal=", maskText, softcap ? ", softcap" : "",
-                lse ? ", lse" : "", varlen ? ", varlen)" : ")");
+  return concat(name, " (", archText, ", ", dtypeText,
+                ", D=", headDimText(headDim, headDimV), ", causal=", maskText,
+                softcap ? ", softcap" : "", lse ? ", lse" : "",
+                varlen ? ", varlen)" : ")");
 }
 
 namespace {
@@ -170,8 +171,9 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
   std::string wanted =
       concat("sm_", ccMajor, ccMinor, ", ",
              args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
-             ", D=", problem.headDim, ", ", maskText(args),
-             softcapText(problem), lseText(problem), varlenText(problem));
+             ", D=", headDimText(problem.headDim, problem.headDimV), ", ",
+             maskText(args), softcapText(problem), lseText(problem),
+             varlenText(problem));
   if (args.kernel)
     wanted += concat(", name=", args.kernel);
   if (!problem.index32Ok)
@@ -213,7 +215,8 @@ bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
   const ta_sdpa_args &args = *problem.args;
   return k.dtype == args.dtype &&
          std::find(masks, masks + numMasks, k.mask) != masks + numMasks &&
-         k.headDim == problem.headDim && k.arch.runsOn(ccMajor, ccMinor) &&
+         k.headDim == problem.headDim && k.headDimV == problem.headDimV &&
+         k.arch.runsOn(ccMajor, ccMinor) &&
          (problem.index32Ok || k.indexBits == 64) &&
          (k.groupedKv || problem.kvHeads == problem.heads) &&
          k.softcap == problem.softcap && (k.lse || !problem.lse) &&
@@ -247,7 +250,9 @@ Status tiled_attn::runtime::selectKernel(const ta_library &library,
       for (const SelectionGroup &group : library.groups) {
         if (group.dtype != args.dtype || group.mask != masks[m] ||
             group.softcap != problem.softcap || group.lse != lseOrder[pass] ||
-            group.varlen != problem.varlen || group.headDim != problem.headDim)
+            group.varlen != problem.varlen ||
+            group.headDim != problem.headDim ||
+            group.headDimV != problem.headDimV)
           continue;
         for (int32_t candidate : group.kernels)
           if (fits(kernels[candidate], problem, masks + m, 1, ccMajor,

@@ -39,10 +39,13 @@ HOW_TO_BUILD = "build the kernels or set TILED_ATTN_KERNELS to a folder holding 
 FORMATS = {"ptr": "<Q", "i32": "<i", "i64": "<q", "f32": "<f"}
 
 
-def tensors(b: int = 2, h: int = 3, s_q: int = 77, s_k: int = 131, d: int = 64):
-    """Contiguous q, k, v, o at distinct addresses."""
+def tensors(b: int = 2, h: int = 3, s_q: int = 77, s_k: int = 131, d: int = 64,
+            dv: Optional[int] = None):
+    """Contiguous q, k, v, o at distinct addresses (v and o of head dim dv, d
+    when None)."""
+    dv = dv or d
     return (FakeTensor((b, h, s_q, d), pointer=Q), FakeTensor((b, h, s_k, d), pointer=K),
-            FakeTensor((b, h, s_k, d), pointer=V), FakeTensor((b, h, s_q, d), pointer=O))
+            FakeTensor((b, h, s_k, dv), pointer=V), FakeTensor((b, h, s_q, dv), pointer=O))
 
 
 def make_args(q: Any, k: Any, v: Any, o: Any, dtype: str = "f16", mask: str = "none",
@@ -68,9 +71,9 @@ def make_args(q: Any, k: Any, v: Any, o: Any, dtype: str = "f16", mask: str = "n
 
 
 def problem(b: int = 2, h: int = 3, s_q: int = 77, s_k: int = 131, d: int = 64,
-            **kwargs: Any) -> TaSdpaArgs:
+            dv: Optional[int] = None, **kwargs: Any) -> TaSdpaArgs:
     """The arguments of a contiguous problem (f16, no mask, scale 1/8 by default)."""
-    return make_args(*tensors(b, h, s_q, s_k, d), **kwargs)
+    return make_args(*tensors(b, h, s_q, s_k, d, dv), **kwargs)
 
 
 def chosen(library: KernelLibrary, args: TaSdpaArgs, capability=(9, 0)) -> str:
@@ -176,7 +179,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 6
+    assert lib.ta_api_version() == runtime.API_VERSION == 7
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
@@ -336,6 +339,7 @@ def test_kernels_head_dims_and_align_bytes(open_library) -> None:
                      shared_bytes=100000, schedule={"block_n": 64, "options": ""},
                      params=standard_params("i32")),
         kernel_entry("c", head_dim=128, causal="bottom_right", schedule=None),
+        kernel_entry("mla", head_dim=192, head_dim_v=128),
     ])
     assert library.kernels == (
         KernelInfo(index=0, name="a", arch="sm_80", dtype="f16", mask="none",
@@ -347,11 +351,18 @@ def test_kernels_head_dims_and_align_bytes(open_library) -> None:
         KernelInfo(index=2, name="c", arch="sm_80", dtype="f16", mask="bottom_right",
                    schedule="", head_dim=128, block_m=64, block_n=0, threads=128,
                    shared_bytes=16384, index_bits=64, align_bytes=16, num_params=37),
+        KernelInfo(index=3, name="mla", arch="sm_80", dtype="f16", mask="none",
+                   schedule="block-m=64", head_dim=192, block_m=64, block_n=32, threads=128,
+                   shared_bytes=16384, index_bits=64, align_bytes=16, num_params=37,
+                   head_dim_v=128),
     )
-    assert library.head_dims == (64, 128)
+    assert library.kernels[0].head_dim_v == 64
+    assert library.head_dims == (64, 128, 192)
+    assert library.head_dim_pairs == ((64, 64), (128, 128), (192, 128))
     assert library.align_bytes == 32
     assert library.kernels[1].describe() == "b (sm_90a, bf16, D=128, mask=top_left)"
-    assert repr(library) == f"KernelLibrary({str(library.path)!r}, 3 kernels)"
+    assert library.kernels[3].describe() == "mla (sm_80, f16, D=192 (D_v=128), mask=none)"
+    assert repr(library) == f"KernelLibrary({str(library.path)!r}, 4 kernels)"
 
 
 def test_path_is_the_folder_as_given(make_library) -> None:
@@ -420,16 +431,19 @@ def spec_entries() -> list:
                 causal = ("window" if kernel.get("window")
                           else "top_left" if kernel["causal"] else "none")
                 softcap = "_softcap" if kernel.get("softcap") else ""
-                name = f"{options['chip']}_{dtype}_d{d}_{causal}{softcap}_{bits}"
+                dv = kernel.get("head_dim_v", d)
+                dims = f"d{d}" if dv == d else f"d{d}v{dv}"
+                name = f"{options['chip']}_{dtype}_{dims}_{causal}{softcap}_{bits}"
                 if kernel.get("varlen"):
-                    name = f"{options['chip']}_{dtype}_d{d}_{causal}{softcap}_varlen_{bits}"
+                    name = f"{options['chip']}_{dtype}_{dims}_{causal}{softcap}_varlen_{bits}"
                     entries.append(varlen_entry(name, causal, index_type=f"i{bits}",
                                                 softcap=bool(kernel.get("softcap")),
                                                 lse=bool(kernel.get("lse")),
-                                                arch=options["chip"], dtype=dtype, head_dim=d))
+                                                arch=options["chip"], dtype=dtype, head_dim=d,
+                                                head_dim_v=dv))
                 elif causal == "window":
                     entry = window_entry(name, index_type=f"i{bits}", arch=options["chip"],
-                                         dtype=dtype, head_dim=d)
+                                         dtype=dtype, head_dim=d, head_dim_v=dv)
                     if kernel.get("softcap"):
                         entry["params"] = entry["params"] + [SOFTCAP_PARAM]
                         entry["softcap"] = True
@@ -439,49 +453,55 @@ def spec_entries() -> list:
                     entries.append(entry)
                 else:
                     entries.append(kernel_entry(name, arch=options["chip"], dtype=dtype,
-                                                head_dim=d, causal=causal, index_bits=bits))
+                                                head_dim=d, head_dim_v=dv, causal=causal,
+                                                index_bits=bits))
     return entries
 
 
 def test_library_spec_choice_per_capability(open_library) -> None:
     entries = spec_entries()
     library = open_library(entries)
-    groups = {(e["dtype"], e["head_dim"], e["causal"]) for e in entries
-              if not e.get("softcap") and not e.get("varlen")}
-    # f16/bf16 x D 64/96/128/256 x none, top_left, window
-    assert len(groups) == 24
-    for dtype, d, causal in sorted(groups):
-        # A window kernel is what a sliding window runs on; D=96 and D=256
-        # have sm_80 kernels only, which every capability from 8.0 runs.
-        args = (problem(d=d, dtype=dtype, mask="top_left", window=(16, 0)) if causal == "window"
-                else problem(d=d, dtype=dtype, mask=causal))
+    groups = {(e["dtype"], e["head_dim"], e.get("head_dim_v", e["head_dim"]), e["causal"])
+              for e in entries if not e.get("softcap") and not e.get("varlen")}
+    # f16/bf16 x D 64/96/128/192/256 and 192/128 x none, top_left, window
+    assert len(groups) == 36
+    for dtype, d, dv, causal in sorted(groups):
+        # A window kernel is what a sliding window runs on; D=96, 192, 256
+        # and 192/128 have sm_80 kernels only, which every capability from
+        # 8.0 runs.
+        dims = f"d{d}" if dv == d else f"d{d}v{dv}"
+        args = (problem(d=d, dv=dv, dtype=dtype, mask="top_left", window=(16, 0))
+                if causal == "window" else problem(d=d, dv=dv, dtype=dtype, mask=causal))
         for capability, arch in SPEC_ARCH_BY_CAPABILITY.items():
-            arch = arch if d in (64, 128) else "sm_80"
+            arch = arch if (d, dv) in ((64, 64), (128, 128)) else "sm_80"
             name = chosen(library, args, capability)
-            assert name.startswith(f"{arch}_{dtype}_d{d}_{causal}_"), (capability, name)
+            assert name.startswith(f"{arch}_{dtype}_{dims}_{causal}_"), (capability, name)
             # With a softcap, or the log-sum-exps, a window kernel of the same arch.
             args.softcap = 50.0
-            assert chosen(library, args, capability) == f"{arch}_{dtype}_d{d}_window_softcap_64"
+            assert chosen(library, args, capability) == f"{arch}_{dtype}_{dims}_window_softcap_64"
             args.softcap, args.lse = 0.0, 0x500000000
-            assert chosen(library, args, capability) == f"{arch}_{dtype}_d{d}_window_64"
+            assert chosen(library, args, capability) == f"{arch}_{dtype}_{dims}_window_64"
             args.lse = 0
         message = error_of(TiledAttnError, library.plan, args, (7, 5))
-        assert message.startswith(f"no kernel in the library for sm_75, {dtype}, D={d}"), message
+        shown = f"{d}" if dv == d else f"{d} (D_v={dv})"
+        assert message.startswith(f"no kernel in the library for sm_75, {dtype}, D={shown}"), \
+            message
     # Every entry has its varlen twin: a packed batch of each capability runs
     # on the varlen kernel of the arch and mask a padded batch would run on.
-    for dtype, d, causal in sorted(groups):
+    for dtype, d, dv, causal in sorted(groups):
+        dims = f"d{d}" if dv == d else f"d{d}v{dv}"
         for capability, arch in SPEC_ARCH_BY_CAPABILITY.items():
-            arch = arch if d in (64, 128) else "sm_80"
+            arch = arch if (d, dv) in ((64, 64), (128, 128)) else "sm_80"
             if causal == "window":
-                args = varlen_problem(d=d, dtype=dtype, mask="top_left", window=(16, 0))
-                expected = f"{arch}_{dtype}_d{d}_window_varlen_64"
+                args = varlen_problem(d=d, dv=dv, dtype=dtype, mask="top_left", window=(16, 0))
+                expected = f"{arch}_{dtype}_{dims}_window_varlen_64"
             else:
-                args = varlen_problem(d=d, dtype=dtype, mask=causal)
-                expected = f"{arch}_{dtype}_d{d}_{causal}_varlen_64"
+                args = varlen_problem(d=d, dv=dv, dtype=dtype, mask=causal)
+                expected = f"{arch}_{dtype}_{dims}_{causal}_varlen_64"
             if causal == "top_left":
                 # No varlen kernel of a causal mask alone: the window kernel
                 # computes it.
-                expected = f"{arch}_{dtype}_d{d}_window_varlen_64"
+                expected = f"{arch}_{dtype}_{dims}_window_varlen_64"
             assert chosen(library, args, capability) == expected, (capability, args)
 
 
@@ -723,12 +743,17 @@ def shapes(**overrides) -> TaSdpaArgs:
      "v has batch size 1 but q has 2 (q [2, 3, 77, 64], v [1, 3, 131, 64])"),
     (lambda: shapes(v=(2, 6, 131, 64)),
      "v has head count 6 but k has 3 (k [2, 3, 131, 64], v [2, 6, 131, 64])"),
+    # v's head dim is its own (D_v), which o must have.
     (lambda: shapes(v=(2, 3, 131, 32)),
-     "v has head dim 32 but q has 64 (q [2, 3, 77, 64], v [2, 3, 131, 32])"),
+     "o has shape [2, 3, 77, 64] but q has [2, 3, 77, 64] and v [2, 3, 131, 32]; the output "
+     "must have q's shape with v's head dim"),
+    (lambda: shapes(v=(2, 3, 131, 32), o=(2, 3, 77, 32)),
+     "head dim D=64 (D_v=32) is not supported; the kernel library has head dims 64, 128"),
     (lambda: shapes(v=(2, 3, 130, 64)),
      "v has sequence length 130 but k has 131 (k [2, 3, 131, 64], v [2, 3, 130, 64])"),
     (lambda: shapes(o=(2, 3, 76, 64)),
-     "o has shape [2, 3, 76, 64] but q has [2, 3, 77, 64]; the output must have q's shape"),
+     "o has shape [2, 3, 76, 64] but q has [2, 3, 77, 64] and v [2, 3, 131, 64]; the output "
+     "must have q's shape with v's head dim"),
     (lambda: problem(s_k=0), "k has sequence length 0; tiled-attn needs at least one key"),
     (lambda: problem(s_q=0, s_k=0), "k has sequence length 0; tiled-attn needs at least one key"),
     (lambda: shapes(q=(2, 3, -1, 64), o=(2, 3, -1, 64)),
@@ -1502,6 +1527,12 @@ def test_the_custom_op_with_lse_returns_two_tensors() -> None:
     out, lse = ops._sdpa_lse_fake(q, q, q)
     assert out.shape == q.shape and out.dtype == torch.float16
     assert lse.shape == (2, 3, 5) and lse.dtype == torch.float32
+    # MLA: the output has v's head dim.
+    q192 = torch.empty(2, 3, 5, 192, dtype=torch.float16, device="meta")
+    v128 = torch.empty(2, 3, 7, 128, dtype=torch.float16, device="meta")
+    assert ops._sdpa_fake(q192, q192, v128).shape == (2, 3, 5, 128)
+    out, lse = ops._sdpa_lse_fake(q192, q192, v128)
+    assert out.shape == (2, 3, 5, 128) and lse.shape == (2, 3, 5)
 
 
 # ================================================================ variable-length batches
@@ -1517,13 +1548,16 @@ CU_Q, CU_K = 0x600000000, 0x600001000
 
 def varlen_problem(total_q: int = 500, total_k: int = 700, h: int = 3, h_kv: int = 3,
                    d: int = 64, num_seqs: int = 4, max_q: int = 300, max_k: int = 320,
-                   **kwargs: Any) -> TaSdpaArgs:
-    """ta_sdpa_args of packed q [total_q, h, d], k, v [total_k, h_kv, d] and o,
-    ``num_seqs`` sequences of at most ``max_q`` queries and ``max_k`` keys."""
-    args = problem(**kwargs)
-    for slot, pointer, total, heads in ((args.q, Q, total_q, h), (args.k, K, total_k, h_kv),
-                                        (args.v, V, total_k, h_kv), (args.o, O, total_q, h)):
-        set_packed_tensor(slot, FakeTensor((total, heads, d), pointer=pointer))
+                   dv: Optional[int] = None, **kwargs: Any) -> TaSdpaArgs:
+    """ta_sdpa_args of packed q [total_q, h, d], k [total_k, h_kv, d], v and o
+    (of head dim dv, d when None), ``num_seqs`` sequences of at most ``max_q``
+    queries and ``max_k`` keys."""
+    args, dv = problem(**kwargs), dv or d
+    for slot, pointer, total, heads, cols in ((args.q, Q, total_q, h, d),
+                                              (args.k, K, total_k, h_kv, d),
+                                              (args.v, V, total_k, h_kv, dv),
+                                              (args.o, O, total_q, h, dv)):
+        set_packed_tensor(slot, FakeTensor((total, heads, cols), pointer=pointer))
     args.varlen = TaVarlen(1, num_seqs, CU_Q, CU_K, max_q, max_k)
     return args
 
@@ -1701,7 +1735,7 @@ def test_sdpa_varlen_copies_what_the_kernels_cannot_take(open_library, fake_cuda
     (dict(cu_k=FakeTensor((6,), dtype="int32")), ValueError,
      "cu_seqlens_k has 6 entries but cu_seqlens_q has 5; both hold num_seqs"),
     (dict(max_q=0), ValueError,
-     r"max_seqlen_q must be >= 1 \(the longest sequence's length\), got 0"),
+     r"max_seqlen_q must be >= 1 \(the longest sequence's length\) and below 2\*\*63, got 0"),
     (dict(max_k=320.0), TypeError, "max_seqlen_k must be an int, got float 320.0"),
     (dict(k=FakeTensor((700, 1, 64)), v=FakeTensor((700, 1, 64))), ValueError,
      "k and v have 1 and 1 heads but q has 3; pass enable_gqa=True"),
@@ -1766,3 +1800,9 @@ def test_the_varlen_custom_ops() -> None:
     assert out.shape == q.shape and out.dtype == torch.float16
     out, lse = ops._sdpa_varlen_lse_fake(q, q, q, cu, cu, 300, 300)
     assert lse.shape == (3, 500) and lse.dtype == torch.float32
+    # V's head dim (MLA's 128 under Q's 192) is the output's.
+    q192 = torch.empty(500, 3, 192, dtype=torch.float16, device="meta")
+    v128 = torch.empty(700, 3, 128, dtype=torch.float16, device="meta")
+    assert ops._sdpa_varlen_fake(q192, q192, v128, cu, cu, 300, 300).shape == (500, 3, 128)
+    out, lse = ops._sdpa_varlen_lse_fake(q192, q192, v128, cu, cu, 300, 300)
+    assert out.shape == (500, 3, 128) and lse.shape == (3, 500)

@@ -139,6 +139,30 @@ def test_empty_problem_and_torch_level_errors():
         tiled_attn.sdpa(q, k, v, kernel="no_such_kernel")
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+def test_mla_head_dims(dtype, causal):
+    """DeepSeek's MLA: q and k of 192 columns, v and the output of 128; with
+    grouped KV heads, the log-sum-exps and through the op."""
+    if (192, 128) not in tiled_attn.default_library().head_dim_pairs:
+        pytest.skip("no kernel of head dims 192/128 in the library")
+    g = torch.Generator(device="cuda").manual_seed(3)
+    q = torch.randn(2, 4, 200, 192, dtype=dtype, device="cuda", generator=g)
+    k = torch.randn(2, 2, 200, 192, dtype=dtype, device="cuda", generator=g)
+    v = torch.randn(2, 2, 200, 128, dtype=dtype, device="cuda", generator=g)
+    ref = reference(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), causal)
+    out = tiled_attn.sdpa(q, k, v, causal=causal, enable_gqa=True)
+    assert out.shape == (2, 4, 200, 128) and out.dtype == dtype
+    assert rel_l2(out, ref) < 1e-2
+    op = torch.ops.tiled_attn.sdpa(q, k, v, causal, enable_gqa=True)
+    assert torch.equal(op, out)
+    out2, lse = tiled_attn.sdpa(q, k, v, causal=causal, enable_gqa=True, return_lse=True)
+    assert rel_l2(out2, ref) < 1e-2 and lse.shape == (2, 4, 200)
+    # The output must have v's head dim.
+    with pytest.raises(ValueError, match="the output must have q's shape with v's head dim"):
+        tiled_attn.sdpa(q, k, v, causal=causal, enable_gqa=True, out=torch.empty_like(q))
+
+
 def test_matches_pytorch_sdpa_at_model_shapes():
     q, k, v = qkv(b=2, h=16, sq=1024, sk=1024, d=128, dtype=torch.bfloat16)
     ours = tiled_attn.sdpa(q, k, v, causal=True)
@@ -609,6 +633,15 @@ def test_varlen_compiles_and_replays_in_a_cuda_graph():
     assert torch.equal(compiled(q, k, v, cu_q, cu_k)[:end], f(q, k, v, cu_q, cu_k)[:end])
     explanation = torch._dynamo.explain(f)(q, k, v, cu_q, cu_k)
     assert explanation.graph_break_count == 0
+    # Compiled with out=: the rows past the last offset keep their values, as
+    # in eager mode.
+    torch._dynamo.reset()
+    poisoned = torch.full_like(q, math.nan)
+    into = torch.compile(lambda q, k, v, cu_q, cu_k, out: tiled_attn.sdpa_varlen(
+        q, k, v, cu_q, cu_k, 200, 200, causal=True, out=out), fullgraph=True)
+    into(q, k, v, cu_q, cu_k, poisoned)
+    assert poisoned[end:].isnan().all() and not poisoned[:end].isnan().any()
+    assert torch.equal(poisoned[:end], f(q, k, v, cu_q, cu_k)[:end])
 
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())

@@ -472,7 +472,10 @@ def test_bad_offsets(cu_q, cu_k, kind, message) -> None:
 
 
 @pytest.mark.parametrize("max_q, max_k, kind, message", [
-    (0, 320, ValueError, r"^max_seqlen_q must be >= 1 \(the longest sequence's length\), got 0$"),
+    (0, 320, ValueError,
+     r"^max_seqlen_q must be >= 1 \(the longest sequence's length\) and below 2\*\*63, got 0$"),
+    # Past what ta_varlen's int64 holds: a ValueError, not struct.error.
+    (300, 2**63, ValueError, r"^max_seqlen_k must be >= 1 .* got 9223372036854775808$"),
     (300, -1, ValueError, "^max_seqlen_k must be >= 1"),
     (True, 320, TypeError, "^max_seqlen_q must be an int, got bool True$"),
     (300, 320.0, TypeError, "^max_seqlen_k must be an int, got float 320.0$"),

@@ -23,8 +23,8 @@ total_q]``).
   the current stream, synchronizes nothing and allocates only through
   PyTorch's allocator, so it can be captured in a CUDA graph (once its
   module is loaded: run it once before capturing).
-- Fake (meta) implementation: a new contiguous tensor of q's shape, dtype
-  and device (and the log-sum-exps' float32 one), so that
+- Fake (meta) implementation: a new contiguous tensor of q's shape (with
+  v's head dim), dtype and device (and the log-sum-exps' float32 one), so that
   ``torch.compile(fullgraph=True)`` traces through it.
 
 ``library_path`` is a kernel library folder (None: the default one);
@@ -71,6 +71,11 @@ _LIB.define(VARLEN_SCHEMA)
 _LIB.define(VARLEN_LSE_SCHEMA)
 
 
+def _out_shape(q: torch.Tensor, v: torch.Tensor) -> Tuple[int, ...]:
+    """The output's shape: q's, with v's head dim (D_v)."""
+    return (*q.shape[:-1], v.shape[-1])
+
+
 def _sdpa_cuda(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -102,7 +107,7 @@ def _sdpa_fake(
     softcap: float = 0.0,
 ) -> torch.Tensor:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
-    return torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    return torch.empty(_out_shape(q, v), dtype=q.dtype, device=q.device)
 
 
 def _sdpa_lse_cuda(
@@ -136,7 +141,7 @@ def _sdpa_lse_fake(
     softcap: float = 0.0,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
-    return (torch.empty(q.shape, dtype=q.dtype, device=q.device),
+    return (torch.empty(_out_shape(q, v), dtype=q.dtype, device=q.device),
             torch.empty(q.shape[:3], dtype=torch.float32, device=q.device))
 
 
@@ -167,14 +172,15 @@ def _sdpa_varlen_lse_cuda(*args: Any, **kwargs: Any) -> Tuple[torch.Tensor, torc
     return _sdpa_varlen_cuda(*args, **kwargs, return_lse=True)  # type: ignore[return-value]
 
 
-def _sdpa_varlen_fake(q: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+def _sdpa_varlen_fake(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any,
+                      **kwargs: Any) -> torch.Tensor:
     torch._check(q.dim() == 3, lambda: f"q must have rank 3 [total, H, D], got {q.dim()}")
-    return torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    return torch.empty(_out_shape(q, v), dtype=q.dtype, device=q.device)
 
 
-def _sdpa_varlen_lse_fake(q: torch.Tensor, *args: Any,
+def _sdpa_varlen_lse_fake(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any,
                           **kwargs: Any) -> Tuple[torch.Tensor, torch.Tensor]:
-    out = _sdpa_varlen_fake(q)
+    out = _sdpa_varlen_fake(q, k, v)
     return out, torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
 
 

@@ -51,7 +51,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 6
+API_VERSION = 7
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -116,7 +116,7 @@ class TaKernelInfo(Structure):
                 ("block_m", c_int32), ("block_n", c_int32), ("threads", c_int32),
                 ("shared_bytes", c_int32), ("index_bits", c_int32), ("align_bytes", c_int32),
                 ("num_params", c_int32), ("softcap", c_int32), ("lse", c_int32),
-                ("varlen", c_int32)]
+                ("varlen", c_int32), ("head_dim_v", c_int32)]
 
 
 class TaLaunchPlan(Structure):
@@ -237,6 +237,13 @@ class KernelInfo:
     #: views ``cu_seqlens_q`` and ``cu_seqlens_k``): it runs the calls of
     #: :func:`tiled_attn.sdpa_varlen`, and only those.
     varlen: bool = False
+    #: V's and O's head dim (D_v): :attr:`head_dim`, or DeepSeek's MLA's 128
+    #: where Q and K have 192; 0 reads as :attr:`head_dim`.
+    head_dim_v: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.head_dim_v:
+            object.__setattr__(self, "head_dim_v", self.head_dim)
 
     @property
     def causal(self) -> str:
@@ -251,7 +258,9 @@ class KernelInfo:
         softcap = ", softcap" if self.softcap else ""
         lse = ", lse" if self.lse else ""
         varlen = ", varlen" if self.varlen else ""
-        return (f"{self.name} ({self.arch}, {self.dtype}, D={self.head_dim}, "
+        head_dim = (f"{self.head_dim}" if self.head_dim_v == self.head_dim
+                    else f"{self.head_dim} (D_v={self.head_dim_v})")
+        return (f"{self.name} ({self.arch}, {self.dtype}, D={head_dim}, "
                 f"mask={self.mask}{softcap}{lse}{varlen})")
 
 
@@ -286,6 +295,9 @@ class KernelLibrary:
         self.kernels: Tuple[KernelInfo, ...] = tuple(
             self._kernel(i) for i in range(lib.ta_library_kernel_count(handle)))
         self.head_dims: Tuple[int, ...] = tuple(sorted({k.head_dim for k in self.kernels}))
+        #: The (D, D_v) pairs some kernel computes.
+        self.head_dim_pairs: Tuple[Tuple[int, int], ...] = tuple(
+            sorted({(k.head_dim, k.head_dim_v) for k in self.kernels}))
         #: The strictest alignment any kernel needs; the torch layer copies
         #: inputs that miss it.
         self.align_bytes = max((k.align_bytes for k in self.kernels), default=16)
@@ -306,7 +318,8 @@ class KernelLibrary:
                    for name in ("head_dim", "block_m", "block_n", "threads", "shared_bytes",
                                 "index_bits", "align_bytes", "num_params")}
         return KernelInfo(index=index, **text, **numbers, softcap=bool(info.softcap),
-                          lse=bool(info.lse), varlen=bool(info.varlen))
+                          lse=bool(info.lse), varlen=bool(info.varlen),
+                          head_dim_v=info.head_dim_v)
 
     def plan(self, args: TaSdpaArgs, capability: Tuple[int, int]) -> LaunchPlan:
         """The launch ``sdpa`` would make for ``args`` on a device of ``capability``."""
@@ -340,10 +353,11 @@ class KernelLibrary:
         # kernel is given a softcap, without which it runs nothing; a varlen
         # kernel one sequence of them.
         window = kernel.mask == "window"
-        d = kernel.head_dim
         step = max(1, kernel.align_bytes // 2)  # elements per aligned row start
-        row = -(-d // step) * step
-        for slot, keys in ((args.q, 1), (args.k, 1 + window), (args.v, 1 + window), (args.o, 1)):
+        row = -(-max(kernel.head_dim, kernel.head_dim_v) // step) * step
+        for slot, keys, d in ((args.q, 1, kernel.head_dim), (args.k, 1 + window, kernel.head_dim),
+                              (args.v, 1 + window, kernel.head_dim_v),
+                              (args.o, 1, kernel.head_dim_v)):
             slot.data = 1 << 20
             slot.sizes[:] = (1, 1, keys, d)
             slot.strides[:] = (keys * row, keys * row, row, 1)

@@ -60,7 +60,9 @@ def sdpa(
     Args:
         q: ``[B, H, S_q, D]`` CUDA tensor, float16 or bfloat16.
         k, v: ``[B, H_kv, S_k, D]`` tensors of q's device and dtype, ``S_k >= 1``;
-            ``H_kv == H`` unless ``enable_gqa``.
+            ``H_kv == H`` unless ``enable_gqa``. v may have a head dim of its
+            own, ``D_v`` (DeepSeek's MLA: ``D = 192``, ``D_v = 128``), which
+            the output has; the library needs a kernel of the pair.
         causal: a causal mask: query ``i`` sees keys ``j <= i + shift``, with
             ``shift`` 0 (PyTorch's ``is_causal``) or ``S_k - S_q``
             (FlashAttention's ``causal``), as ``causal_align`` says.
@@ -102,7 +104,7 @@ def sdpa(
             the default one when None (see :mod:`tiled_attn.runtime`).
         kernel: the name of the manifest entry to use, for comparing
             schedules; the best fit for the device when None.
-        out: where to write the result, a ``[B, H, S_q, D]`` tensor of q's
+        out: where to write the result, a ``[B, H, S_q, D_v]`` tensor of q's
             dtype and device with any 16-byte aligned strides and a unit
             last one (for example ``o.transpose(1, 2)`` of an ``o`` of shape
             ``[B, S_q, H, D]``, which saves a copy where the caller wants
@@ -194,7 +196,7 @@ def sdpa_eager(
         library = library_of(library)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    out = output_for(torch, q, out)
+    out = output_for(torch, q, v, out)
     align = library.align_bytes
     amask, smask = align - 1, align // ITEMSIZE - 1
     qs, ks, vs = q.stride(), k.stride(), v.stride()
@@ -231,10 +233,14 @@ def library_of(library: LibraryArg) -> KernelLibrary:
     return _LIBRARIES.get(key) or default_library(library)
 
 
-def output_for(torch: Any, q: "torch.Tensor", out: Optional["torch.Tensor"]) -> "torch.Tensor":
-    """``out``, checked (q's dtype, device and rank), or a new tensor of q's shape."""
+def output_for(torch: Any, q: "torch.Tensor", v: "torch.Tensor",
+               out: Optional["torch.Tensor"]) -> "torch.Tensor":
+    """``out``, checked (q's dtype, device and rank; the runtime checks its
+    shape), or a new tensor of q's shape with v's head dim (D_v)."""
     if out is None:
-        return torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        if v.shape[-1] == q.shape[-1]:
+            return torch.empty(q.shape, dtype=q.dtype, device=q.device)
+        return torch.empty((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
     if out.dtype is not q.dtype or out.device != q.device or out.dim() != q.dim():
         raise ValueError(f"out must be a {q.dim()}-d tensor of q's dtype ({q.dtype}) and "
                          f"device ({q.device}), got {out.dtype} on {out.device} of shape "
@@ -293,7 +299,9 @@ def _kernel_name_address(name: str) -> int:
     """The address of a NUL-terminated copy of ``name``, kept for the process."""
     entry = _KERNEL_NAMES.get(name)
     if entry is None:
-        entry = _KERNEL_NAMES[name] = ctypes.create_string_buffer(name.encode())
+        # setdefault: two threads' first calls keep one buffer, so that no
+        # address handed out is freed.
+        entry = _KERNEL_NAMES.setdefault(name, ctypes.create_string_buffer(name.encode()))
     return ctypes.addressof(entry)
 
 

@@ -130,9 +130,9 @@ def check_varlen(q: Any, cu_seqlens_q: Any, cu_seqlens_k: Any, max_seqlen_q: Any
     for name, value in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-        if value < 1:
-            raise ValueError(f"{name} must be >= 1 (the longest sequence's length), got "
-                             f"{value}")
+        if value < 1 or value >= 2**63:
+            raise ValueError(f"{name} must be >= 1 (the longest sequence's length) and "
+                             f"below 2**63, got {value}")
     return int(cu_seqlens_q.shape[0]) - 1
 
 

@@ -19,7 +19,7 @@ Like :func:`tiled_attn.sdpa`, it is also a ``torch.library`` custom op,
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
 
 from .runtime import DTYPES, KernelLibrary, packed_view
 from .sdpa import (LibraryArg, _kernel_name_address, _mask_and_window, launch, library_of,
@@ -62,7 +62,8 @@ def sdpa_varlen(
         q: ``[total_q, H, D]`` CUDA tensor, float16 or bfloat16: the
             sequences' query rows one after the other.
         k, v: ``[total_k, H_kv, D]`` tensors of q's device and dtype,
-            ``total_k >= 1``; ``H_kv == H`` unless ``enable_gqa``.
+            ``total_k >= 1``; ``H_kv == H`` unless ``enable_gqa``. v may
+            have a head dim of its own, ``D_v`` (as in :func:`tiled_attn.sdpa`).
         cu_seqlens_q, cu_seqlens_k: the sequences' offsets, contiguous
             ``torch.int32`` tensors of ``num_seqs + 1`` entries on q's device:
             0 first, nondecreasing, the last at most ``total_q`` (``total_k``).
@@ -81,12 +82,12 @@ def sdpa_varlen(
             ``softmax_lse``), ``-inf`` for a row that sees no key.
         library, kernel: :func:`tiled_attn.sdpa`'s; the kernel must be one
             compiled for variable-length batches.
-        out: where to write the result, a ``[total_q, H, D]`` tensor of q's
+        out: where to write the result, a ``[total_q, H, D_v]`` tensor of q's
             dtype and device with 16-byte aligned strides and a unit last
             one; a new contiguous tensor when None.
 
     Returns:
-        ``out``, or a new ``[total_q, H, D]`` tensor, computed on the current
+        ``out``, or a new ``[total_q, H, D_v]`` tensor, computed on the current
         torch stream; with ``return_lse``, the pair ``(out, lse)``. Rows past
         ``cu_seqlens_q[-1]`` (of both) are not written. Rows of q, k and v
         past the last offset may be read, and must hold finite values.
@@ -110,12 +111,23 @@ def sdpa_varlen(
                 scale, kernel, path, enable_gqa, causal_align, [left, right], softcap)
         if return_lse:
             result, lse = torch.ops.tiled_attn.sdpa_varlen_lse(*call)
-            return (result if out is None else out.copy_(result)), lse
+            return _into(torch, out, result, cu_seqlens_q), lse
         result = torch.ops.tiled_attn.sdpa_varlen(*call)
-        return result if out is None else out.copy_(result)
+        return _into(torch, out, result, cu_seqlens_q)
     return sdpa_varlen_eager(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                              causal, scale, library, kernel, out, enable_gqa, causal_align,
                              window_size, softcap, return_lse)
+
+
+def _into(torch: Any, out: Optional["torch.Tensor"], result: "torch.Tensor",
+          cu_seqlens_q: "torch.Tensor") -> "torch.Tensor":
+    """``result`` (the op's new tensor), or ``out`` with the sequences' rows
+    copied from it: the rows past ``cu_seqlens_q[-1]`` keep their values, as
+    in the eager path (a select on the GPU, no host sync)."""
+    if out is None:
+        return result
+    rows = torch.arange(result.shape[0], device=result.device) < cu_seqlens_q[-1]
+    return out.copy_(torch.where(rows[:, None, None], result, out))
 
 
 def sdpa_varlen_eager(
@@ -150,7 +162,7 @@ def sdpa_varlen_eager(
     library = library_of(library)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    out = output_for(torch, q, out)
+    out = output_for(torch, q, v, out)
     align = library.align_bytes
     q, k, v = (t.clone(memory_format=torch.contiguous_format) if copy_reason(t, align) else t
                for t in (q, k, v))

@@ -121,8 +121,9 @@ TEST_F(Args, Shapes) {
                 "v [2, 3, 130, 64])");
   args = problem(2, 3, 77, 131, 64);
   args.o.sizes[2] = 78;
-  expectInvalid("o has shape [2, 3, 78, 64] but q has [2, 3, 77, 64]; the "
-                "output must have q's shape");
+  expectInvalid("o has shape [2, 3, 78, 64] but q has [2, 3, 77, 64] and v "
+                "[2, 3, 131, 64]; the output must have q's shape with v's "
+                "head dim");
   args = problem(2, 3, 77, 0, 64);
   expectInvalid("k has sequence length 0; tiled-attn needs at least one key");
 }

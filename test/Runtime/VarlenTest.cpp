@@ -123,8 +123,6 @@ TEST(VarlenArgs, Layout) {
             offsetof(ta_kernel_info, lse) + sizeof(int32_t));
   ta_sdpa_args zero = {};
   EXPECT_EQ(zero.varlen.enabled, 0);
-  EXPECT_EQ(TA_API_VERSION, 6);
-  EXPECT_EQ(ta_api_version(), 6);
 }
 
 TEST(VarlenDiagonals, MatchTheDefinitionPerSequence) {
@@ -391,6 +389,22 @@ TEST_F(Varlen, Checks) {
   args.varlen = ta_varlen{0, -5, 0, 3, 0, 0};
   EXPECT_THAT(chosen(), HasSubstr("error 2: no kernel in the library for "
                                   "sm_90, f16, D=64, causal=none (library "));
+}
+
+TEST_F(Varlen, TooManySequencesWhateverTheLibraryHolds) {
+  // Only 32-bit kernels: a count past 2^31 is still the grid's limit (not
+  // a call for 64-bit indices, nor "no kernel").
+  open({varlenEntry("v32", "none", "i32")});
+  args.varlen.num_seqs = int64_t(1) << 31;
+  EXPECT_EQ(chosen(), "error 1: varlen.num_seqs is 2147483648; tiled-attn "
+                      "launches one block row per head and sequence, at "
+                      "most 65535");
+  // No kernel of the mask either: the same.
+  args.mask = TA_MASK_CAUSAL_TOP_LEFT;
+  args.varlen.num_seqs = 70000;
+  EXPECT_EQ(chosen(), "error 1: varlen.num_seqs is 70000; tiled-attn "
+                      "launches one block row per head and sequence, at "
+                      "most 65535");
 }
 
 TEST_F(Varlen, EmptyOutputPlansNothing) {

@@ -168,6 +168,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
                                 bool keepIR, LoweredKernel &out) {
   SdpaKernelConfig config;
   config.headDim = kernel.headDim;
+  config.headDimV = kernel.headDimV;
   config.blockM = kernel.blockM;
   config.blockN = kernel.blockN;
   config.softcap = kernel.softcap;
@@ -287,6 +288,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
       {"arch", std::string(lowering.chip)},
       {"dtype", kernel.dtype},
       {"head_dim", kernel.headDim},
+      {"head_dim_v", sdpa.getValueHeadDim()},
       {"causal", kernelMaskName(kernel)},
       {"softcap", kernel.softcap},
       {"lse", kernel.lse},

@@ -58,6 +58,10 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
     return fail("dtype must be f16 or bf16, got '" + kernel.dtype + "'");
   if (kernel.headDim < 1 || kernel.blockM < 1 || kernel.blockN < 1)
     return fail("head dim, block_m and block_n must be positive");
+  if (kernel.headDimV < 0 || kernel.headDimV == kernel.headDim)
+    return fail("head_dim_v must be positive and differ from the head dim (" +
+                Twine(kernel.headDim) + "), or be left out; got " +
+                Twine(kernel.headDimV));
   if (kernel.causal && kernel.window)
     return fail("a window kernel takes its band of diagonals at run time, "
                 "causal masks of either alignment included; give causal or "
@@ -92,12 +96,15 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
       return fail("cubin chip '" + cubin +
                   "' is not a chip name such as sm_80 or sm_120a");
 
-  kernel.name = ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
-                 Twine(kernel.headDim) + "_" + kernelMaskName(kernel) +
-                 (kernel.softcap ? "_softcap" : "") +
-                 (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : "") +
-                 (lowering.indexBitwidth == 32 ? "_index32" : ""))
-                    .str();
+  kernel.name =
+      ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
+       Twine(kernel.headDim) +
+       (kernel.headDimV ? "v" + std::to_string(kernel.headDimV)
+                        : std::string()) +
+       "_" + kernelMaskName(kernel) + (kernel.softcap ? "_softcap" : "") +
+       (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : "") +
+       (lowering.indexBitwidth == 32 ? "_index32" : ""))
+          .str();
   return Error::success();
 }
 
@@ -225,11 +232,13 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
     return specError(where, "expected an object, got " +
                                 llvm::formatv("{0}", value).str());
   FieldReader fields(*object, where);
-  fields.allowOnly({"dtypes", "head_dims", "causal", "window", "softcap", "lse",
-                    "varlen", "block_m", "block_n", "schedule", "lowering",
-                    "cubins", "why"});
+  fields.allowOnly({"dtypes", "head_dims", "head_dim_v", "causal", "window",
+                    "softcap", "lse", "varlen", "block_m", "block_n",
+                    "schedule", "lowering", "cubins", "why"});
   std::vector<std::string> dtypes = fields.strings("dtypes", true);
   std::vector<int64_t> headDims = fields.integers("head_dims");
+  int64_t headDimV =
+      object->get("head_dim_v") ? fields.integer("head_dim_v") : 0;
   bool causal = fields.boolean("causal");
   bool window = object->get("window") && fields.boolean("window");
   bool softcap = object->get("softcap") && fields.boolean("softcap");
@@ -251,6 +260,7 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
       kernel.origin = where;
       kernel.dtype = dtype;
       kernel.headDim = headDim;
+      kernel.headDimV = headDimV;
       kernel.causal = causal;
       kernel.window = window;
       kernel.softcap = softcap;

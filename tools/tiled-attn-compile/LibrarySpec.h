@@ -43,12 +43,14 @@ struct KernelSpec {
   /// Where it was described, for messages: "kernels/library.json:
   /// kernels[3]" or "the command line".
   std::string origin;
-  /// sdpa_fwd_<chip>_<dtype>_d<D>_<none|top_left|window>[_index32], set by
-  /// finalizeKernelSpec.
+  /// sdpa_fwd_<chip>_<dtype>_d<D>[v<D_v>]_<none|top_left|window>[_softcap]
+  /// [_lse][_varlen][_index32], set by finalizeKernelSpec.
   std::string name;
   /// The generator's configuration.
   std::string dtype = "f16";
   int64_t headDim = 64;
+  /// The head dim of V and O where it differs from headDim; 0 is headDim.
+  int64_t headDimV = 0;
   bool causal = false;
   /// A `window` kernel: the diagonals each query sees are arguments
   /// (excludes `causal`).

@@ -64,6 +64,11 @@ static cl::opt<bool> listOnly("list",
 
 static cl::opt<int64_t> headDim("head-dim", cl::desc("Head dimension"),
                                 cl::init(64), cl::cat(kernelCategory));
+static cl::opt<int64_t>
+    headDimV("head-dim-v",
+             cl::desc("Head dimension of V and O where it differs from "
+                      "--head-dim (0: the same)"),
+             cl::init(0), cl::cat(kernelCategory));
 static cl::opt<std::string> dtype("dtype", cl::desc("f16 or bf16"),
                                   cl::init("f16"), cl::cat(kernelCategory));
 static cl::opt<bool> causal("causal", cl::desc("Causal (top-left) mask"),
@@ -133,6 +138,7 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
   kernel.origin = "the command line";
   kernel.dtype = dtype;
   kernel.headDim = headDim;
+  kernel.headDimV = headDimV;
   kernel.causal = causal;
   kernel.window = window;
   kernel.softcap = softcap;
@@ -153,17 +159,10 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
 /// The kernels of --spec, or those of them that --entry names.
 static llvm::Expected<std::vector<KernelSpec>> kernelsFromSpec() {
   // (cl::list's operator& gives its storage, hence addressof.)
-  cl::Option *oneKernelOptions[] = {&headDim,
-                                    &dtype,
-                                    &causal,
-                                    &window,
-                                    &softcap,
-                                    &lse,
-                                    &blockM,
-                                    &blockN,
-                                    &schedule,
-                                    &lowering,
-                                    std::addressof(cubins)};
+  cl::Option *oneKernelOptions[] = {
+      &headDim, &headDimV, &dtype,    &causal,
+      &window,  &softcap,  &lse,      &blockM,
+      &blockN,  &schedule, &lowering, std::addressof(cubins)};
   for (cl::Option *option : oneKernelOptions)
     if (option->getNumOccurrences())
       return llvm::createStringError(

@@ -250,7 +250,7 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   auto sdpa = cast<tile::SdpaAttr>(
       kernel->getAttr(tile::TileDialect::getSdpaAttrName()));
   Type elt = sdpa.getElementType();
-  int64_t dim = sdpa.getHeadDim();
+  int64_t dim = sdpa.getHeadDim(), dimV = sdpa.getValueHeadDim();
   double scale = scaleOpt != 0.0 ? scaleOpt.getValue() : 1.0 / std::sqrt(dim);
   double tolerance = toleranceOpt != 0.0 ? toleranceOpt.getValue()
                      : elt.isBF16()      ? 1e-2
@@ -261,8 +261,8 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   std::mt19937_64 rng(seedOpt);
   std::normal_distribution<double> normal(0.0, 1.0);
   int64_t kvHeads = kvHeadsOpt ? kvHeadsOpt.getValue() : headsOpt.getValue();
-  auto randomTensor = [&](int64_t heads, int64_t seq) {
-    HostTensor t = HostTensor::create(elt, {batchOpt, heads, seq, dim}, order);
+  auto randomTensor = [&](int64_t heads, int64_t seq, int64_t cols) {
+    HostTensor t = HostTensor::create(elt, {batchOpt, heads, seq, cols}, order);
     for (double &x : t.data)
       x = roundToType(normal(rng), elt);
     return t;
@@ -270,16 +270,16 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
 
   int passed = 0, failedCount = 0;
   for (Shape shape : shapes) {
-    HostTensor q = randomTensor(headsOpt, shape.seqQ),
-               k = randomTensor(kvHeads, shape.seqK),
-               v = randomTensor(kvHeads, shape.seqK);
+    HostTensor q = randomTensor(headsOpt, shape.seqQ, dim),
+               k = randomTensor(kvHeads, shape.seqK, dim),
+               v = randomTensor(kvHeads, shape.seqK, dimV);
     HostTensor out =
-        HostTensor::create(elt, {batchOpt, headsOpt, shape.seqQ, dim}, order);
+        HostTensor::create(elt, {batchOpt, headsOpt, shape.seqQ, dimV}, order);
     // Poison the output, so that an element the kernel never writes shows.
     std::fill(out.data.begin(), out.data.end(),
               std::numeric_limits<double>::quiet_NaN());
     HostTensor ref = HostTensor::create(Float64Type::get(&context),
-                                        {batchOpt, headsOpt, shape.seqQ, dim});
+                                        {batchOpt, headsOpt, shape.seqQ, dimV});
     bool window = sdpa.getCausal() == tile::CausalMode::Window;
     Band band = window ? windowBand(request.left, request.right, request.causal,
                                     request.bottomRight, shape.seqQ, shape.seqK)
@@ -356,8 +356,11 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
                  << " H=" << headsOpt;
     if (kvHeads != headsOpt)
       llvm::outs() << " Hkv=" << kvHeads;
-    llvm::outs() << " Sq=" << shape.seqQ << " Sk=" << shape.seqK << " D=" << dim
-                 << " " << elt
+    llvm::outs() << " Sq=" << shape.seqQ << " Sk=" << shape.seqK
+                 << " D=" << dim;
+    if (dimV != dim)
+      llvm::outs() << " Dv=" << dimV;
+    llvm::outs() << " " << elt
                  << " causal=" << tile::stringifyCausalMode(sdpa.getCausal());
     if (window)
       llvm::outs() << " band=[" << band.lo << "," << band.hi << "]";
@@ -390,7 +393,8 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       kernel->getAttr(tile::TileDialect::getSdpaAttrName()));
   Type elt = sdpa.getElementType(), f32 = Float32Type::get(&context),
        f64 = Float64Type::get(&context), i32 = IntegerType::get(&context, 32);
-  int64_t dim = sdpa.getHeadDim(), heads = headsOpt;
+  int64_t dim = sdpa.getHeadDim(), dimV = sdpa.getValueHeadDim(),
+          heads = headsOpt;
   int64_t kvHeads = kvHeadsOpt ? kvHeadsOpt.getValue() : heads;
   double scale = scaleOpt != 0.0 ? scaleOpt.getValue() : 1.0 / std::sqrt(dim);
   double tolerance = toleranceOpt != 0.0 ? toleranceOpt.getValue()
@@ -414,41 +418,42 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   std::mt19937_64 rng(seedOpt);
   std::normal_distribution<double> normal(0.0, 1.0);
   std::vector<int64_t> packed = {0, 2, 1, 3};
-  auto randomTensor = [&](int64_t h, int64_t rows) {
-    HostTensor t = HostTensor::create(elt, {1, h, rows, dim}, packed);
+  auto randomTensor = [&](int64_t h, int64_t rows, int64_t cols) {
+    HostTensor t = HostTensor::create(elt, {1, h, rows, cols}, packed);
     for (double &x : t.data)
       x = roundToType(normal(rng), elt);
     return t;
   };
-  HostTensor q = randomTensor(heads, totalQ + extra),
-             k = randomTensor(kvHeads, totalK + extra),
-             v = randomTensor(kvHeads, totalK + extra);
+  HostTensor q = randomTensor(heads, totalQ + extra, dim),
+             k = randomTensor(kvHeads, totalK + extra, dim),
+             v = randomTensor(kvHeads, totalK + extra, dimV);
   double nan = std::numeric_limits<double>::quiet_NaN();
   HostTensor out =
-      HostTensor::create(elt, {1, heads, totalQ + extra, dim}, packed);
+      HostTensor::create(elt, {1, heads, totalQ + extra, dimV}, packed);
   std::fill(out.data.begin(), out.data.end(), nan);
   HostTensor lse =
       HostTensor::create(f32, {1, heads, sdpa.getLse() ? totalQ + extra : 0});
   std::fill(lse.data.begin(), lse.data.end(), nan);
 
   // The reference, one sequence at a time, over the packed rows.
-  HostTensor ref = HostTensor::create(f64, {1, heads, totalQ, dim});
+  HostTensor ref = HostTensor::create(f64, {1, heads, totalQ, dimV});
   HostTensor lseRef = HostTensor::create(f32, {1, heads, totalQ});
   for (auto [i, shape] : llvm::enumerate(shapes)) {
     int64_t q0 = static_cast<int64_t>(cuQ.data[i]),
             k0 = static_cast<int64_t>(cuK.data[i]);
     auto rows = [&](HostTensor &from, int64_t h, int64_t first, int64_t n) {
-      HostTensor t = HostTensor::create(elt, {1, h, n, dim});
+      int64_t cols = from.sizes[3];
+      HostTensor t = HostTensor::create(elt, {1, h, n, cols});
       for (int64_t hh = 0; hh < h; ++hh)
         for (int64_t r = 0; r < n; ++r)
-          for (int64_t d = 0; d < dim; ++d)
+          for (int64_t d = 0; d < cols; ++d)
             t.at({0, hh, r, d}) = from.at({0, hh, first + r, d});
       return t;
     };
     HostTensor sq = rows(q, heads, q0, shape.seqQ),
                sk = rows(k, kvHeads, k0, shape.seqK),
                sv = rows(v, kvHeads, k0, shape.seqK);
-    HostTensor so = HostTensor::create(f64, {1, heads, shape.seqQ, dim});
+    HostTensor so = HostTensor::create(f64, {1, heads, shape.seqQ, dimV});
     HostTensor sl = HostTensor::create(f32, {1, heads, shape.seqQ});
     Band band = window ? windowBand(request.left, request.right, request.causal,
                                     request.bottomRight, shape.seqQ, shape.seqK)
@@ -461,7 +466,7 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t r = 0; r < shape.seqQ; ++r) {
         lseRef.at({0, h, q0 + r}) = sl.at({0, h, r});
-        for (int64_t d = 0; d < dim; ++d)
+        for (int64_t d = 0; d < dimV; ++d)
           ref.at({0, h, q0 + r, d}) = so.at({0, h, r, d});
       }
   }
@@ -505,11 +510,11 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   };
   auto check = [&](HostTensor &dest, HostTensor &lseDest) {
     Result r;
-    HostTensor covered = HostTensor::create(f64, {1, heads, totalQ, dim});
+    HostTensor covered = HostTensor::create(f64, {1, heads, totalQ, dimV});
     HostTensor lseCovered = HostTensor::create(f32, {1, heads, totalQ});
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t row = 0; row < totalQ + extra; ++row) {
-        for (int64_t d = 0; d < dim; ++d) {
+        for (int64_t d = 0; d < dimV; ++d) {
           double x = dest.at({0, h, row, d});
           if (row < totalQ) {
             covered.at({0, h, row, d}) = x;
@@ -570,7 +575,10 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   llvm::interleave(
       shapes, llvm::outs(),
       [](const Shape &s) { llvm::outs() << s.seqQ << "x" << s.seqK; }, ",");
-  llvm::outs() << " D=" << dim << " " << elt
+  llvm::outs() << " D=" << dim;
+  if (dimV != dim)
+    llvm::outs() << " Dv=" << dimV;
+  llvm::outs() << " " << elt
                << " causal=" << tile::stringifyCausalMode(sdpa.getCausal());
   if (window)
     llvm::outs() << " band=[" << lo << "," << hi << "]"
@@ -670,6 +678,7 @@ int main(int argc, char **argv) {
     auto otherSdpa = cast<tile::SdpaAttr>(
         (*other)->getAttr(tile::TileDialect::getSdpaAttrName()));
     if (otherSdpa.getHeadDim() != sdpa.getHeadDim() ||
+        otherSdpa.getValueHeadDim() != sdpa.getValueHeadDim() ||
         otherSdpa.getElementType() != sdpa.getElementType() ||
         otherSdpa.getCausal() != sdpa.getCausal() ||
         otherSdpa.getSoftcap() != sdpa.getSoftcap() ||

@@ -36,7 +36,8 @@ Band bandOf(tile::CausalMode causal, int64_t seqQ, int64_t seqK);
 Band windowBand(int64_t left, int64_t right, bool causal, bool bottomRight,
                 int64_t seqQ, int64_t seqK);
 
-/// Attention in float64 with the keys of `band` visible; a query row that
+/// Attention in float64 with the keys of `band` visible (V and `out` may
+/// have a head dim of their own, D_v); a query row that
 /// sees no key has an output of 0. With `softcap` > 0 each score is
 /// softcap * tanh(scale * s / softcap). With `lse` ([B, H_q, S_q]), each
 /// row's log-sum-exp of its scores goes there (-inf for a row with no key).

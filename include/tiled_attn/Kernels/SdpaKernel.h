@@ -18,6 +18,9 @@ namespace tiled_attn {
 /// What an SDPA forward kernel computes and with which blocks.
 struct SdpaKernelConfig {
   int64_t headDim = 64;
+  /// The head dim of V and O where it differs from Q's and K's (DeepSeek's
+  /// MLA: 192 and 128); 0 is headDim.
+  int64_t headDimV = 0;
   /// f16 or bf16.
   mlir::Type elementType;
   /// None, a causal mask (top_left, bottom_right), or `window`: a band of

@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 6
+#define TA_API_VERSION 7
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -203,8 +203,10 @@ typedef struct ta_sdpa_args {
       head h reads K/V head h / (H / H_kv)), which needs a kernel whose
       manifest entry says "grouped_kv": true. */
   ta_tensor k;
-  ta_tensor v; /**< [B, H_kv, S_k, D] */
-  ta_tensor o; /**< [B, H, S_q, D], written */
+  /** [B, H_kv, S_k, D_v]: D_v is D, or for a kernel whose manifest entry
+      says "head_dim_v" (DeepSeek's MLA: D = 192, D_v = 128) that. */
+  ta_tensor v;
+  ta_tensor o; /**< [B, H, S_q, D_v], written */
   ta_dtype dtype;
   ta_mask mask;
   /** A finite positive float; usually 1/sqrt(D). */
@@ -264,6 +266,7 @@ typedef struct ta_kernel_info {
   const char *mask;
   /** The manifest's "schedule.options" string (the tile-schedule options). */
   const char *schedule;
+  /** Q's and K's head dim (D); V's and O's is head_dim_v. */
   int32_t head_dim;
   int32_t block_m;
   int32_t block_n;
@@ -286,6 +289,9 @@ typedef struct ta_kernel_info {
   /** 1 if the kernel computes variable-length batches (ta_sdpa_args.varlen;
       it runs those, and only those), else 0. */
   int32_t varlen;
+  /** V's and O's head dim: head_dim, or DeepSeek's MLA's 128 where Q and K
+      have 192 (API version 7). */
+  int32_t head_dim_v;
 } ta_kernel_info;
 
 /** The most parameters, and parameter bytes, a launch plan holds. */

@@ -389,7 +389,8 @@ def _grouped_sdpa(
     kv_heads = key.shape[1]
     # The result in transformers' [B, S_q, H, D] layout, written there by the
     # kernel (its output strides are parameters): no transpose copy after.
-    result = torch.empty(batch, s_q, heads, dim, dtype=query.dtype, device=query.device)
+    result = torch.empty(batch, s_q, heads, value.shape[-1], dtype=query.dtype,
+                         device=query.device)
     extra["out"] = result.transpose(1, 2)
     if heads == kv_heads:
         sdpa(query, key, value, causal=causal, scale=scale, **extra)
@@ -402,7 +403,7 @@ def _grouped_sdpa(
     groups = heads // kv_heads
     if s_q == 1 and not causal and window is None:  # the heads of a group become the query rows
         packed = query.reshape(batch, kv_heads, groups, dim)
-        extra["out"] = result.view(batch, kv_heads, groups, dim)
+        extra["out"] = result.view(batch, kv_heads, groups, value.shape[-1])
         sdpa(packed, key, value, causal=False, scale=scale, **extra)
         return result
     if "enable_gqa" in keywords:

@@ -56,6 +56,25 @@ func.func private @sdpa_refill_after_use_default_stages() attributes {tile.sdpa 
 
 // -----
 
+// expected-error @+1 {{head_dim_v must be a multiple of 16 in [16, 256] other than head_dim (192), or omitted, got 100}}
+func.func private @sdpa_head_dim_v() attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 100, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// One kernel, one spelling: a head_dim_v equal to head_dim is left out.
+
+// expected-error @+1 {{head_dim_v must be a multiple of 16 in [16, 256] other than head_dim (128), or omitted, got 128}}
+func.func private @sdpa_head_dim_v_same() attributes {tile.sdpa = #tile.sdpa<head_dim = 128, head_dim_v = 128, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// With head_dim_v, v and o have a head dim of their own.
+
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k: !tile.view<?x?x?x192xbf16>, v, o: !tile.view<?x?x?x128xbf16>, scale: f32) and no results, got '(!tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x128xbf16>, f32) -> ()'}}
+func.func private @sdpa_v_head_dim(!tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x128xbf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128, element_type = bf16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
 // The attribute promises the kernel ABI (q, k, v, o, scale).
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> ()'}}

@@ -200,6 +200,19 @@ func.func @sdpa_attr(%q: !tile.view<?x?x?x128xbf16>,
   return
 }
 
+// DeepSeek's MLA: V and O have a head dim of their own (head_dim_v).
+
+// CHECK-LABEL: func.func @sdpa_attr_head_dim_v
+// CHECK-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128, element_type = bf16, causal = none, block_m = 64, block_n = 64>}
+func.func @sdpa_attr_head_dim_v(%q: !tile.view<?x?x?x192xbf16>,
+                                %k: !tile.view<?x?x?x192xbf16>,
+                                %v: !tile.view<?x?x?x128xbf16>,
+                                %o: !tile.view<?x?x?x128xbf16>, %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128,
+                element_type = bf16, causal = none, block_m = 64, block_n = 64>} {
+  return
+}
+
 // A declaration carries the attribute too, with every causal mode.
 
 // CHECK-LABEL: func.func private @sdpa_decl_none

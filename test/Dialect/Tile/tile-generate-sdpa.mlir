@@ -5,6 +5,7 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 block-m=128 block-n=64" | FileCheck %s --check-prefix=WINDOW
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 softcap=1 lse=1" | FileCheck %s --check-prefix=LSE
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 lse=1 varlen=1" | FileCheck %s --check-prefix=VARLEN
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=192 head-dim-v=128 dtype=bf16" | FileCheck %s --check-prefix=MLA
 
 // The input is an empty module: the pass appends the kernel to it.
 
@@ -200,6 +201,25 @@
 // VARLEN: tile.load %[[KS]][%c0,
 // VARLEN: tile.store %{{.*}}, %[[LSES]][%c0, %{{.*}}, %[[M_BLK]]]
 // VARLEN: tile.store %{{.*}}, %[[OS]][%c0, %{{.*}}, %[[M_BLK]], %c0]
+
+// DeepSeek's multi-head latent attention: Q and K of 192 columns, V and O of
+// 128. Q K^T contracts over 192; P V and the accumulator, its rescale and the
+// output have 128.
+// MLA-LABEL: func.func @sdpa_fwd(
+// MLA-SAME: %[[Q:[^:]*]]: !tile.view<?x?x?x192xbf16>, %[[K:[^:]*]]: !tile.view<?x?x?x192xbf16>, %[[V:[^:]*]]: !tile.view<?x?x?x128xbf16>, %[[O:[^:]*]]: !tile.view<?x?x?x128xbf16>, %{{.*}}: f32)
+// MLA-SAME: tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128, element_type = bf16
+// MLA: tile.load %[[Q]]{{.*}} -> tensor<64x192xbf16>
+// MLA: arith.constant dense<0.000000e+00> : tensor<64x128xf32>
+// MLA: scf.for {{.*}} -> (tensor<64xf32>, tensor<64xf32>, tensor<64x128xf32>)
+// MLA: tile.load %[[K]]{{.*}} -> tensor<192x64xbf16>
+// MLA: tile.load %[[V]]{{.*}} -> tensor<64x128xbf16>
+// MLA: tile.mma {{.*}} : tensor<64x192xbf16>, tensor<192x64xbf16> -> tensor<64x64xf32>
+// MLA: tile.broadcast %{{.*}} along 1 : tensor<64xf32> -> tensor<64x128xf32>
+// MLA: tile.mma {{.*}} : tensor<64x64xbf16>, tensor<64x128xbf16> -> tensor<64x128xf32>
+// MLA: tile.store %{{.*}}, %[[O]]{{.*}} : tensor<64x128xbf16>
+
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 head-dim-v=128" 2>&1 | FileCheck %s --check-prefix=ERR-HEAD-DIM-V
+// ERR-HEAD-DIM-V: error: head_dim_v must be a multiple of 16 in [16, 256] other than head_dim (128), or omitted, got 128
 
 //===----------------------------------------------------------------------===//
 // Invalid configurations

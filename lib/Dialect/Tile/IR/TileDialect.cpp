@@ -118,15 +118,22 @@ LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 
 LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               int64_t headDim, Type elementType,
-                               CausalMode causal, int64_t blockM,
-                               int64_t blockN, int64_t stages,
+                               int64_t headDim, int64_t headDimV,
+                               Type elementType, CausalMode causal,
+                               int64_t blockM, int64_t blockN, int64_t stages,
                                bool refillAfterUse, bool maskSplit, bool exp2,
                                int64_t rescaleThreshold, bool deferPv,
                                bool softcap, bool lse, bool varlen) {
   if (!isMultipleOf16In(headDim, 16, 256))
     return emitError() << "head_dim must be a multiple of 16 in [16, 256], got "
                        << headDim;
+  // 0 is head_dim; the same value spelled out would give one kernel two
+  // spellings.
+  if (headDimV != 0 &&
+      (!isMultipleOf16In(headDimV, 16, 256) || headDimV == headDim))
+    return emitError() << "head_dim_v must be a multiple of 16 in [16, 256] "
+                          "other than head_dim ("
+                       << headDim << "), or omitted, got " << headDimV;
   if (!elementType.isF16() && !elementType.isBF16())
     return emitError() << "element_type must be f16 or bf16, got "
                        << elementType;
@@ -148,45 +155,47 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
-  return get(getContext(), getHeadDim(), getElementType(), getCausal(), blockM,
-             blockN, getStages(), getRefillAfterUse(), getMaskSplit(),
-             getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap(),
-             getLse(), getVarlen());
+  return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
+             getCausal(), blockM, blockN, getStages(), getRefillAfterUse(),
+             getMaskSplit(), getExp2(), getRescaleThreshold(), getDeferPv(),
+             getSoftcap(), getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
-  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), stages, refillAfterUse, getMaskSplit(),
-             getExp2(), getRescaleThreshold(), getDeferPv(), getSoftcap(),
-             getLse(), getVarlen());
+  return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
+             getCausal(), getBlockM(), getBlockN(), stages, refillAfterUse,
+             getMaskSplit(), getExp2(), getRescaleThreshold(), getDeferPv(),
+             getSoftcap(), getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withMaskSplit() const {
-  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
+  return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
+             getCausal(), getBlockM(), getBlockN(), getStages(),
+             getRefillAfterUse(),
              /*mask_split=*/true, getExp2(), getRescaleThreshold(),
              getDeferPv(), getSoftcap(), getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
-  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
-             getMaskSplit(),
+  return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
+             getCausal(), getBlockM(), getBlockN(), getStages(),
+             getRefillAfterUse(), getMaskSplit(),
              /*exp2=*/true, getRescaleThreshold(), getDeferPv(), getSoftcap(),
              getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
-  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
-             getMaskSplit(), getExp2(), threshold, getDeferPv(), getSoftcap(),
-             getLse(), getVarlen());
+  return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
+             getCausal(), getBlockM(), getBlockN(), getStages(),
+             getRefillAfterUse(), getMaskSplit(), getExp2(), threshold,
+             getDeferPv(), getSoftcap(), getLse(), getVarlen());
 }
 
 SdpaAttr SdpaAttr::withDeferPv() const {
-  return get(getContext(), getHeadDim(), getElementType(), getCausal(),
-             getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
-             getMaskSplit(), getExp2(), getRescaleThreshold(),
+  return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
+             getCausal(), getBlockM(), getBlockN(), getStages(),
+             getRefillAfterUse(), getMaskSplit(), getExp2(),
+             getRescaleThreshold(),
              /*defer_pv=*/true, getSoftcap(), getLse(), getVarlen());
 }
 
@@ -217,6 +226,8 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   int64_t dyn = ShapedType::kDynamic;
   auto expected = ViewType::get(ctx, {dyn, dyn, dyn, sdpa.getHeadDim()},
                                 sdpa.getElementType());
+  auto expectedV = ViewType::get(ctx, {dyn, dyn, dyn, sdpa.getValueHeadDim()},
+                                 sdpa.getElementType());
   auto lseView = ViewType::get(ctx, {dyn, dyn, dyn}, Float32Type::get(ctx));
   auto offsetsView = ViewType::get(ctx, {dyn}, IntegerType::get(ctx, 32));
   // Printed through a string: a type streamed into a diagnostic is quoted.
@@ -230,9 +241,12 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   SmallVector<StringRef> names = sdpa.getArgumentNames();
   auto fail = [&]() {
     InFlightDiagnostic diag = func.emitOpError()
-                              << "with 'tile.sdpa' expects arguments (q, k, "
-                                 "v, o: "
-                              << str(expected) << ", scale: f32";
+                              << "with 'tile.sdpa' expects arguments (";
+    if (expectedV == expected)
+      diag << "q, k, v, o: " << str(expected);
+    else
+      diag << "q, k: " << str(expected) << ", v, o: " << str(expectedV);
+    diag << ", scale: f32";
     if (window)
       diag << (varlen ? ", window_lo, window_hi, window_align: index"
                       : ", window_lo, window_hi: index");
@@ -264,7 +278,8 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   for (auto [name, input] : llvm::zip(names, type.getInputs())) {
     bool ok =
         llvm::StringSwitch<bool>(name)
-            .Cases({"q", "k", "v", "o"}, viewLike(input, expected))
+            .Cases({"q", "k"}, viewLike(input, expected))
+            .Cases({"v", "o"}, viewLike(input, expectedV))
             .Cases({"scale", "softcap"}, input.isF32())
             .Cases({"window_lo", "window_hi", "window_align"}, input.isIndex())
             .Case("lse", viewLike(input, lseView))

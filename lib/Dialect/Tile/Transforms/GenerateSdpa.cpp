@@ -30,6 +30,7 @@ struct TileGenerateSdpaPass final
     MLIRContext *ctx = module.getContext();
     SdpaKernelConfig config;
     config.headDim = headDim;
+    config.headDimV = headDimV;
     config.blockM = blockM;
     config.blockN = blockN;
     config.name = kernelName;

@@ -61,6 +61,10 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
 
     A query row that sees no key at all has an output of zero.
 
+    `head_dim_v` is the head dim of V and O where it differs from Q's and
+    K's (DeepSeek's MLA: 192 for Q and K, 128 for V and O); it is omitted
+    (0) when they share `head_dim`.
+
     `softcap` (Gemma 2's logit cap, FlashAttention's `softcap`): the kernel
     takes one more f32 argument, `softcap`, after the others, and the
     scores become `softcap * tanh(scale * s / softcap)` before the mask and
@@ -93,6 +97,7 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
   }];
   let parameters = (ins
     "int64_t":$head_dim,
+    DefaultValuedParameter<"int64_t", "0">:$head_dim_v,
     "::mlir::Type":$element_type,
     EnumParameter<Tile_CausalMode>:$causal,
     "int64_t":$block_m,
@@ -125,6 +130,10 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     /// `varlen` cu_seqlens_q, cu_seqlens_k. The kernel ABI and the runtime
     /// know the arguments by these names.
     ::llvm::SmallVector<::llvm::StringRef> getArgumentNames() const;
+    /// The head dim of V and O: head_dim_v, or head_dim where it is 0.
+    int64_t getValueHeadDim() const {
+      return getHeadDimV() ? getHeadDimV() : getHeadDim();
+    }
   }];
 }
 

@@ -144,6 +144,9 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
   let options = [
     Option<"headDim", "head-dim", "int64_t", /*default=*/"64",
            "Head dimension D (a multiple of 16 in [16, 256])">,
+    Option<"headDimV", "head-dim-v", "int64_t", /*default=*/"0",
+           "Head dimension of V and O where it differs from D (DeepSeek's "
+           "MLA: head-dim=192 head-dim-v=128); 0 is D">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
            "Element type of Q, K, V and O: f16 or bf16">,
     Option<"causal", "causal", "bool", /*default=*/"false",
