@@ -498,6 +498,11 @@ def main() -> int:
             print(f"SKIP {entry.name}: causal={entry.causal} cannot be asked of sdpa")
             skipped += 1
             continue
+        if getattr(entry, "varlen", False):
+            # A varlen kernel runs only packed batches: check_varlen.py.
+            print(f"SKIP {entry.name}: a varlen kernel (bench/check_varlen.py checks it)")
+            skipped += 1
+            continue
         if getattr(entry, "softcap", False):
             # A softcap kernel runs only calls with a softcap: check_softcap.py.
             print(f"SKIP {entry.name}: a softcap kernel (bench/check_softcap.py checks it)")

@@ -72,7 +72,8 @@ def main() -> int:
         library = KernelLibrary.load(path)
         cc = torch.cuda.get_device_capability()
         for kernel in library.kernels:
-            if not kernel.softcap or not library.runs_on(kernel, cc):
+            # (A varlen kernel runs only packed batches: check_varlen.py.)
+            if not kernel.softcap or kernel.varlen or not library.runs_on(kernel, cc):
                 continue
             dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[kernel.dtype]
             d, dv = kernel.head_dim, getattr(kernel, "head_dim_v", 0) or kernel.head_dim

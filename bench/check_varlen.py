@@ -160,7 +160,7 @@ def check_kernel(library, kernel, sets, device, rows) -> int:
                     if not fits(kernel, causal, align, window):
                         continue
                     q, k, v, cu_q, cu_k = packed(lengths_q, lengths_k, h, h_kv, d, dtype, dv)
-                    out = torch.full_like(v[:q.shape[0]], math.nan)
+                    out = torch.full((q.shape[0], h, dv), math.nan, device="cuda").to(dtype)
                     lse = (torch.full((h, q.shape[0]), math.nan, device="cuda")
                            if kernel.lse else None)
                     max_q, max_k = max(max(lengths_q), 1), max(max(lengths_k), 1)
