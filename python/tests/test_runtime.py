@@ -461,8 +461,8 @@ def spec_entries() -> list:
 def spec_arch(arch: str, d: int, dv: int) -> str:
     """The arch of the library's kernels of head dims (d, dv) that a device
     whose own arch is ``arch`` runs: its own at D 64 and 128, Hopper's at
-    D=192 (and 192/128) too, the sm_80 PTX otherwise."""
-    if (d, dv) in ((64, 64), (128, 128)) or (d == 192 and arch == "sm_90a"):
+    D=192 (and 192/128) and 256 too, the sm_80 PTX otherwise."""
+    if (d, dv) in ((64, 64), (128, 128)) or (d in (192, 256) and arch == "sm_90a"):
         return arch
     return "sm_80"
 
@@ -475,9 +475,9 @@ def test_library_spec_choice_per_capability(open_library) -> None:
     # f16/bf16 x D 64/96/128/192/256 and 192/128 x none, top_left, window
     assert len(groups) == 36
     for dtype, d, dv, causal in sorted(groups):
-        # A window kernel is what a sliding window runs on; D=96 and 256
-        # have sm_80 kernels only, which every capability from 8.0 runs, and
-        # D=192 (and 192/128) sm_80 and sm_90a ones.
+        # A window kernel is what a sliding window runs on; D=96 has sm_80
+        # kernels only, which every capability from 8.0 runs, and D=192
+        # (and 192/128) and 256 sm_80 and sm_90a ones.
         dims = f"d{d}" if dv == d else f"d{d}v{dv}"
         args = (problem(d=d, dv=dv, dtype=dtype, mask="top_left", window=(16, 0))
                 if causal == "window" else problem(d=d, dv=dv, dtype=dtype, mask=causal))
