@@ -238,11 +238,6 @@ def default_cases():
     return cases + [c for c in window_cases() if not by_name(c)]
 
 
-def head_dim_v(kernel) -> int:
-    """The kernel's V and O head dim (its head dim for a library before D_v)."""
-    return getattr(kernel, "head_dim_v", 0) or kernel.head_dim
-
-
 def reference_f64(q, k, v, mask):
     """softmax(q k^T / sqrt(D), keys outside `mask` at -inf) v in float64; rows
     that see no key give 0."""
@@ -407,7 +402,7 @@ def choice_problem(library, dtype: str, d: int, case: Case, chosen: str, capabil
         return f"the runtime chose {chosen} (mask {kinds[chosen]}), whose band is not {case.band()}"
     if kinds[chosen] == "window":
         own = [k.name for k in library.kernels if k.dtype == dtype and k.head_dim == d
-               and head_dim_v(k) == (dv or d) and k.mask in masks and k.mask != "window" and library.runs_on(k, capability)]
+               and k.head_dim_v == (dv or d) and k.mask in masks and k.mask != "window" and library.runs_on(k, capability)]
         if own:
             return f"the runtime chose the window kernel {chosen} where {own[0]} runs"
     return ""
@@ -509,12 +504,12 @@ def main() -> int:
             skipped += 1
             continue
         if entry.causal == "window":
-            windowed.add((entry.dtype, entry.head_dim, head_dim_v(entry)))
+            windowed.add((entry.dtype, entry.head_dim, entry.head_dim_v))
         for case in cases_for(entry, args.sanitize_one):
             result = check_case(entry.dtype, entry.head_dim, case, library, entry.name, takes_out,
-                                head_dim_v(entry))
+                                entry.head_dim_v)
             record(rows, meta, entry.name, "name", entry.dtype, entry.head_dim, entry.causal,
-                   case, result, head_dim_v(entry))
+                   case, result, entry.head_dim_v)
     if not args.sanitize_one:
         for dtype, d, dv in sorted(windowed):
             check_default_choice(rows, meta, library, cc, dtype, d, takes_out, dv)

@@ -92,7 +92,7 @@ def flash_lse(q, k, v, causal):
 
 def check_kernel(library, kernel, cap, device, rows) -> int:
     dtype, d, failed = TORCH[kernel.dtype], kernel.head_dim, 0
-    dv = getattr(kernel, "head_dim_v", 0) or d
+    dv = kernel.head_dim_v
     for s_q, s_k, causal, align, window in CASES:
         if kernel.mask != "window" and (window != (-1, -1) or align == "bottom_right"):
             continue
@@ -185,8 +185,7 @@ def main() -> int:
             for cap in (5.0, 50.0) if kernel.softcap else (0.0,):
                 failed += check_kernel(library, kernel, cap, device, rows)
     for dtype_name in ("f16", "bf16"):
-        for d, dv in getattr(library, "head_dim_pairs",
-                             tuple((d, d) for d in library.head_dims)):
+        for d, dv in library.head_dim_pairs:
             failed += check_api(library, dtype_name, d, device, rows, dv)
     for path in args.softcap:
         capped = KernelLibrary.load(path)

@@ -76,7 +76,7 @@ def main() -> int:
             if not kernel.softcap or kernel.varlen or not library.runs_on(kernel, cc):
                 continue
             dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[kernel.dtype]
-            d, dv = kernel.head_dim, getattr(kernel, "head_dim_v", 0) or kernel.head_dim
+            d, dv = kernel.head_dim, kernel.head_dim_v
             for s_q, s_k, causal, align, window in CASES:
                 for cap in (5.0, 50.0):
                     q = torch.randn(1, 2, s_q, d, device="cuda").to(dtype) * 2

@@ -151,7 +151,7 @@ def judge(out, lse, ref_o, ref_lse, torch_o, end):
 
 def check_kernel(library, kernel, sets, device, rows) -> int:
     dtype, d, failed = TORCH[kernel.dtype], kernel.head_dim, 0
-    dv = getattr(kernel, "head_dim_v", 0) or d
+    dv = kernel.head_dim_v
     for cap in (5.0, 50.0) if kernel.softcap else (0.0,):
         for set_name, (lengths_q, lengths_k) in sets.items():
             heads = [(3, 3)] + ([(4, 2)] if set_name == "cross" else [])
@@ -202,7 +202,7 @@ def check_api(library, dtype_name, d, sets, device, rows, dv=None) -> int:
     dtype = TORCH[dtype_name]
     lengths_q, lengths_k = sets["cross"]
     with_lse = any(k.varlen and k.lse and k.dtype == dtype_name and k.head_dim == d
-                   and (getattr(k, "head_dim_v", 0) or d) == (dv or d) for k in library.kernels)
+                   and k.head_dim_v == (dv or d) for k in library.kernels)
     q, k, v, cu_q, cu_k = packed(lengths_q, lengths_k, 4, 2, d, dtype, dv)
     out = torch.full((q.shape[0], 4, dv or d), math.nan, device="cuda").to(dtype)
     try:
@@ -248,8 +248,7 @@ def main() -> int:
     for kernel in kernels:
         failed += check_kernel(library, kernel, sets, device, rows)
     for dtype_name in ("f16", "bf16"):
-        for d, dv in getattr(library, "head_dim_pairs",
-                             tuple((d, d) for d in library.head_dims)):
+        for d, dv in library.head_dim_pairs:
             failed += check_api(library, dtype_name, d, sets, device, rows, dv)
     if rows:
         write_csv(args.out, "varlen", device, datetime.date.today().isoformat(), rows)
