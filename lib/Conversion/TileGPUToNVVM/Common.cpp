@@ -217,11 +217,26 @@ TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
 FailureOr<uint64_t> tiled_attn::swizzledDescriptorBits(
     Operation *op, StringRef unit,
     llvm::Expected<uint64_t> (*encode)(const encoding::SharedMatrix &),
-    int64_t leadingBytes, int64_t strideBytes) {
+    SharedEncodingAttr panels, int64_t leadingBytes) {
   encoding::SharedMatrix matrix;
   matrix.leadingByteOffset = leadingBytes;
-  matrix.strideByteOffset = strideBytes;
-  matrix.swizzle = encoding::Swizzle::Bytes128;
+  matrix.strideByteOffset = 8 * panels.getSwizzle();
+  switch (panels.getSwizzle()) {
+  case 128:
+    matrix.swizzle = encoding::Swizzle::Bytes128;
+    break;
+  case 64:
+    matrix.swizzle = encoding::Swizzle::Bytes64;
+    break;
+  case 32:
+    matrix.swizzle = encoding::Swizzle::Bytes32;
+    break;
+  default:
+    op->emitError() << "GPU lowering: " << unit
+                    << " reads shared operands in swizzled panels, not "
+                    << panels;
+    return failure();
+  }
   llvm::Expected<uint64_t> bits = encode(matrix);
   if (!bits) {
     op->emitError() << "GPU lowering: " << unit

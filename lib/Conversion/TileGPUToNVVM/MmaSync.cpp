@@ -77,8 +77,8 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
     bool lhsShared = static_cast<bool>(lhsBuffer);
     for (BufferType buffer : {op.getRhs().getType(), lhsBuffer})
       if (buffer && !readsWithLdmatrix(buffer))
-        return op.emitError() << "GPU lowering: mma.sync reads padded rows "
-                                 "or 128-byte swizzled panels, got "
+        return op.emitError() << "GPU lowering: mma.sync reads 16-bit "
+                                 "elements with ldmatrix, got "
                               << buffer;
     Type elt = op.getRhs().getType().getElementType();
     Fragment a =
@@ -211,8 +211,8 @@ struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
       return op.emitError() << "GPU lowering: reads untransposed A operands "
                                "from shared memory only";
     if (!readsWithLdmatrix(op.getBuffer().getType()))
-      return op.emitError() << "GPU lowering: mma.sync reads padded rows or "
-                               "128-byte swizzled panels, got "
+      return op.emitError() << "GPU lowering: mma.sync reads 16-bit "
+                               "elements with ldmatrix, got "
                             << op.getBuffer().getType();
     Location loc = op.getLoc();
     Fragment frag = Fragment::get(type);

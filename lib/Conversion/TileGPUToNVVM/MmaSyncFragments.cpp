@@ -121,8 +121,9 @@ Value tiled_attn::concatRegisters(OpBuilder &b, Location loc,
 }
 
 bool tiled_attn::readsWithLdmatrix(BufferType buffer) {
-  int64_t swizzle = cast<SharedEncodingAttr>(buffer.getEncoding()).getSwizzle();
-  return swizzle == 0 || swizzle == 128;
+  // ldmatrix reads 16-byte rows of 8 16-bit elements: any swizzle (it
+  // moves 16-byte chunks) or none.
+  return buffer.getElementType().getIntOrFloatBitWidth() == 16;
 }
 
 Value tiled_attn::ldmatrix(OpBuilder &b, Location loc, Value buffer,
@@ -136,14 +137,21 @@ Value tiled_attn::ldmatrix(OpBuilder &b, Location loc, Value buffer,
         b, loc, result, buffer, ValueRange{row, col}, b.getBoolAttr(transpose),
         b.getI32IntegerAttr(matrices));
   assert(readsWithLdmatrix(bufferType) && "a swizzle ldmatrix cannot undo");
-  int64_t panelCols = 128 / (elementType.getIntOrFloatBitWidth() / 8);
+  // A panel row of W bytes holds W/16 chunks of 16 bytes; TMA's W-byte
+  // swizzle xors a chunk's index with bits 7 and up of the row's offset
+  // (row x W) in the panel, modulo W/16: row mod 8 for W = 128, row / 2
+  // mod 4 for 64, row / 4 mod 2 for 32.
+  int64_t swizzle = encoding.getSwizzle();
+  int64_t panelCols = encoding.getPanelColumns(elementType);
   int64_t rows = encoding.getStoredShape(bufferType.getTileShape())[0];
   auto c = [&](int64_t v) { return cIdx(b, loc, v); };
   Value panel = arith::DivUIOp::create(b, loc, col, c(panelCols));
   Value inPanel = arith::RemUIOp::create(b, loc, col, c(panelCols));
   Value chunk = arith::DivUIOp::create(b, loc, inPanel, c(8));
-  Value swizzled = arith::XOrIOp::create(
-      b, loc, chunk, arith::RemUIOp::create(b, loc, row, c(8)));
+  Value phase = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, row, c(128 / swizzle)),
+      c(swizzle / 16));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
   Value index = arith::AddIOp::create(
       b, loc,
       arith::AddIOp::create(

@@ -22,15 +22,15 @@
 // - tilegpu.tmem_mma: the first thread of the threads that run it issues
 //   one tcgen05.mma .cta_group::1 .kind::f16 per k-step of 16 (with R row
 //   blocks, the first thread of each group of threads issues its block's:
-//   lhs rows 128 r on, 128 r x 128 bytes into each panel of a shared lhs or
-//   r x its block's columns into a tensor-memory one, into the acc's r-th
-//   block of columns). Shared
-//   operands are 128-byte swizzled panels read through tcgen05 descriptors
-//   (encoding::encodeTcgen05Descriptor), with the offsets of the wgmma
-//   lowering: K-major (Q; K, stored transposed) SBO = 1024, k-step k at
-//   32k bytes into its panel; N-major (V) SBO = 1024, LBO = the panel's
-//   bytes, k-step k at row 16k. A packed tensor-memory lhs (P) advances 8
-//   columns per k-step. The instruction descriptor comes from
+//   lhs rows 128 r on, 128 r rows of the swizzle's bytes into each panel
+//   of a shared lhs or r x its block's columns into a tensor-memory one,
+//   into the acc's r-th block of columns). Shared operands are swizzled
+//   panels of W = 128, 64 or 32 bytes a row, read through tcgen05
+//   descriptors (encoding::encodeTcgen05Descriptor), with the offsets of
+//   the wgmma lowering: K-major (Q; K, stored transposed) SBO = 8W, k-step
+//   k at 32k bytes on, in the panel of its columns; N-major (V) SBO = 8W,
+//   LBO = the panel's bytes, k-step k at row 16k. A packed tensor-memory lhs
+//   (P) advances 8 columns per k-step. The instruction descriptor comes from
 //   encoding::encodeTcgen05F16Mma.
 // - tilegpu.mma_commit: the same thread's tcgen05.commit to the mbarrier
 //   (with groups, each group's first thread to the group's mbarrier, or
@@ -319,17 +319,16 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
     Type elt = rhsTy.getElementType();
     int64_t m = accTy.getShape()[0], n = accTy.getShape()[1];
     int64_t k = rhsTy.getShape()[0];
-    int64_t panelCols = rhsEnc.getPanelColumns(elt);
+    int64_t rhsPanelCols = rhsEnc.getPanelColumns(elt);
     int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
     bool nMajorB = !rhsEnc.getTransposed();
-    if (nMajorB && n > panelCols && n % panelCols)
+    if (nMajorB && n > rhsPanelCols && n % rhsPanelCols)
       return op.emitError() << "GPU lowering: an N-major rhs spans whole "
                                "panels of "
-                            << panelCols << " columns";
-    if (m > 128 && lhsTy.getMemorySpace() == MemorySpace::Shared &&
-        cast<SharedEncodingAttr>(lhsTy.getEncoding()).getSwizzle() != 128)
-      return op.emitError() << "GPU lowering: row blocks of a shared lhs are "
-                               "found in 128-byte swizzled panels";
+                            << rhsPanelCols << " columns";
+    bool tmemLhs = lhsTy.getMemorySpace() == MemorySpace::Tensor;
+    auto lhsEnc = tmemLhs ? SharedEncodingAttr()
+                          : cast<SharedEncodingAttr>(lhsTy.getEncoding());
     int64_t rowBlocks = m / 128;
     m = std::min<int64_t>(m, 128); // one row block's product
 
@@ -343,19 +342,17 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
     if (!idescBits)
       return op.emitError() << "GPU lowering: tcgen05 instruction descriptor: "
                             << llvm::toString(idescBits.takeError());
-    auto bits = [&](int64_t leadingBytes) {
+    auto bits = [&](SharedEncodingAttr panels, int64_t leadingBytes) {
       return swizzledDescriptorBits(op, "tcgen05",
-                                    encoding::encodeTcgen05Descriptor,
-                                    leadingBytes, /*strideBytes=*/1024);
+                                    encoding::encodeTcgen05Descriptor, panels,
+                                    leadingBytes);
     };
-    FailureOr<uint64_t> kMajorBits = bits(16);
     FailureOr<uint64_t> rhsBits =
-        nMajorB ? bits(rhsEnc.getPanelBytes(rhsTy.getShape())) : kMajorBits;
-    if (failed(kMajorBits) || failed(rhsBits))
+        bits(rhsEnc, nMajorB ? rhsEnc.getPanelBytes(rhsTy.getShape()) : 16);
+    FailureOr<uint64_t> lhsBits =
+        lhsEnc ? bits(lhsEnc, 16) : FailureOr<uint64_t>(0);
+    if (failed(rhsBits) || failed(lhsBits))
       return failure();
-    auto kMajorOffset = [&](int64_t kk, int64_t panelBytes) {
-      return kMajorStepOffset(kk, panelCols, panelBytes, eltBytes);
-    };
 
     // One block from the first thread (row_block), or from the first thread
     // of each group of warps (a softmax warpgroup, or an MMA warp per Q
@@ -379,10 +376,10 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
       auto guard = scf::IfOp::create(rewriter, loc, leader, /*withElse=*/false);
       rewriter.setInsertionPointToStart(guard.thenBlock());
     }
-    bool tmemLhs = lhsTy.getMemorySpace() == MemorySpace::Tensor;
-    // Row block r: 128 r rows into each panel of a shared lhs (128-byte
-    // rows), r blocks of columns on in tensor memory.
-    int64_t lhsBlockStep = tmemLhs ? lhsTy.getRowBlockStep() : 128 * 128;
+    // Row block r: 128 r rows into each panel of a shared lhs (rows of the
+    // swizzle's bytes), r blocks of columns on in tensor memory.
+    int64_t lhsBlockStep =
+        tmemLhs ? lhsTy.getRowBlockStep() : 128 * lhsEnc.getSwizzle();
     auto blockOffset = [&](int64_t step) -> Value {
       return arith::MulIOp::create(rewriter, loc, block,
                                    cIdx(rewriter, loc, step));
@@ -402,7 +399,9 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
     for (int64_t kk = 0; kk < k / 16; ++kk) {
       int64_t rhsOffset =
           nMajorB ? kk * 16 * rhsEnc.getSwizzle()
-                  : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getShape()));
+                  : kMajorStepOffset(kk, rhsPanelCols,
+                                     rhsEnc.getPanelBytes(rhsTy.getShape()),
+                                     eltBytes);
       Value descB = sharedDescriptor(rewriter, loc, adaptor.getRhs(),
                                      cIdx(rewriter, loc, rhsOffset), *rhsBits);
       Value a;
@@ -414,13 +413,14 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
                         arith::AddIOp::create(rewriter, loc, adaptor.getLhs(),
                                               asI32(column)));
       } else {
-        auto lhsEnc = cast<SharedEncodingAttr>(lhsTy.getEncoding());
         Value lhsOffset = arith::AddIOp::create(
             rewriter, loc, lhsBlock,
             cIdx(rewriter, loc,
-                 kMajorOffset(kk, lhsEnc.getPanelBytes(lhsTy.getShape()))));
+                 kMajorStepOffset(kk, lhsEnc.getPanelColumns(elt),
+                                  lhsEnc.getPanelBytes(lhsTy.getShape()),
+                                  eltBytes)));
         a = sharedDescriptor(rewriter, loc, adaptor.getLhs(), lhsOffset,
-                             *kMajorBits);
+                             *lhsBits);
       }
       Value enable = kk == 0 ? adaptor.getAccumulate() : yes;
       NVVM::Tcgen05MMAOp::create(rewriter, loc, NVVM::Tcgen05MMAKind::F16,

@@ -17,14 +17,17 @@
 //   LLVM 22 lacks (llvm-project issue 133733), so it is one inline-asm
 //   instruction.
 //
-// Shared operands are 128-byte swizzled panels (#tilegpu.shared<swizzle =
-// 128>). A descriptor holds the start address, the leading and stride byte
-// offsets (all >> 4) and the swizzle mode (1 = 128B, bits 62-63):
+// Shared operands are swizzled panels (#tilegpu.shared<swizzle = W>) of
+// W = 128, 64 or 32 bytes a row: 64, 32 or 16 columns of 16-bit elements
+// (D = 96 takes three 64-byte panels). A descriptor holds the start
+// address, the leading and stride byte offsets (all >> 4) and the swizzle
+// mode (bits 62-63: 1 = 128B, 2 = 64B, 3 = 32B):
 //
-// - K-major: 8-row atoms of 1024 bytes one after the other (SBO = 1024;
-//   LBO unused); k-step k starts 32k bytes into its panel.
-// - N-major: rows are k, 64 columns of N per panel: SBO = 1024 (8 k-rows),
-//   LBO = the panel size (the next 64 columns of N); k-step k starts at
+// - K-major: 8-row atoms of 8W bytes one after the other (SBO = 8W; LBO
+//   unused); k-step k starts 32k bytes on, in the panel holding columns
+//   16k .. 16k + 15.
+// - N-major: rows are k, W/2 columns of N per panel: SBO = 8W (8 k-rows),
+//   LBO = the panel size (the next W/2 columns of N); k-step k starts at
 //   row 16k.
 //
 // The warpgroup fences its registers, issues every k-step and commits them
@@ -133,17 +136,17 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
     Type elt = rhsTy.getElementType();
     // K is the rhs's rows (a K x N tile) whichever way it is stored.
     int64_t k = rhsTy.getTileShape()[0];
-    int64_t panelCols = rhsEnc.getPanelColumns(elt);
+    int64_t rhsPanelCols = rhsEnc.getPanelColumns(elt);
     int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
     if (n % 8 || n > 256 || k % 16)
       return op.emitError() << "GPU lowering: wgmma takes N a multiple of 8 "
                                "up to 256 and K a multiple of 16, got N = "
                             << n << ", K = " << k;
     bool transB = !rhsEnc.getTransposed();
-    if (transB && n > panelCols && n % panelCols)
+    if (transB && n > rhsPanelCols && n % rhsPanelCols)
       return op.emitError() << "GPU lowering: an N-major rhs spans whole "
                                "panels of "
-                            << panelCols << " columns";
+                            << rhsPanelCols << " columns";
 
     // Warpgroup of this thread, and its first row.
     Value tid = threadIdInRole(rewriter, loc);
@@ -151,22 +154,20 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
         arith::DivUIOp::create(rewriter, loc, tid, cIdx(rewriter, loc, 128));
 
     auto lhsBuffer = dyn_cast<BufferType>(op.getLhs().getType());
-    // The offsets below (SBO = 8 rows of 128 bytes, k-steps of 32 bytes)
-    // are those of 128-byte swizzled panels, which the op's verifier
-    // requires of wgmma's shared operands.
-    auto bits = [&](int64_t leadingBytes) {
-      return swizzledDescriptorBits(op, "wgmma",
-                                    encoding::encodeWgmmaDescriptor,
-                                    leadingBytes, /*strideBytes=*/1024);
+    auto lhsEnc = lhsBuffer ? cast<SharedEncodingAttr>(lhsBuffer.getEncoding())
+                            : SharedEncodingAttr();
+    // The descriptors of swizzled panels, which the op's verifier requires
+    // of wgmma's shared operands (LBO 16 where the ISA ignores it).
+    auto bits = [&](SharedEncodingAttr panels, int64_t leadingBytes) {
+      return swizzledDescriptorBits(
+          op, "wgmma", encoding::encodeWgmmaDescriptor, panels, leadingBytes);
     };
-    FailureOr<uint64_t> kMajorBits = bits(16);
     FailureOr<uint64_t> rhsBits =
-        transB ? bits(rhsEnc.getPanelBytes(rhsTy.getTileShape())) : kMajorBits;
-    if (failed(kMajorBits) || failed(rhsBits))
+        bits(rhsEnc, transB ? rhsEnc.getPanelBytes(rhsTy.getTileShape()) : 16);
+    FailureOr<uint64_t> lhsBits =
+        lhsEnc ? bits(lhsEnc, 16) : FailureOr<uint64_t>(0);
+    if (failed(rhsBits) || failed(lhsBits))
       return failure();
-    auto kMajorOffset = [&](int64_t kk, int64_t panelBytes) {
-      return kMajorStepOffset(kk, panelCols, panelBytes, eltBytes);
-    };
 
     Value acc = toStruct(rewriter, loc, adaptor.getAcc());
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
@@ -176,21 +177,25 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
     for (int64_t kk = 0; kk < k / 16; ++kk) {
       int64_t rhsOffset =
           transB ? kk * 16 * rhsEnc.getSwizzle()
-                 : kMajorOffset(kk, rhsEnc.getPanelBytes(rhsTy.getTileShape()));
+                 : kMajorStepOffset(kk, rhsPanelCols,
+                                    rhsEnc.getPanelBytes(rhsTy.getTileShape()),
+                                    eltBytes);
       Value descB = sharedDescriptor(rewriter, loc, adaptor.getRhs(),
                                      cIdx(rewriter, loc, rhsOffset), *rhsBits);
       if (lhsBuffer) {
-        auto lhsEnc = cast<SharedEncodingAttr>(lhsBuffer.getEncoding());
-        // This warpgroup's 64 rows start 64 x 128 bytes into each panel.
+        // This warpgroup's 64 rows start 64 rows of the swizzle's bytes
+        // into each panel.
         Value lhsOffset = arith::AddIOp::create(
             rewriter, loc,
             arith::MulIOp::create(
                 rewriter, loc, wg,
                 cIdx(rewriter, loc, 64 * lhsEnc.getSwizzle())),
             cIdx(rewriter, loc,
-                 kMajorOffset(kk, lhsEnc.getPanelBytes(lhsBuffer.getShape()))));
+                 kMajorStepOffset(kk, lhsEnc.getPanelColumns(elt),
+                                  lhsEnc.getPanelBytes(lhsBuffer.getShape()),
+                                  eltBytes)));
         Value descA = sharedDescriptor(rewriter, loc, adaptor.getLhs(),
-                                       lhsOffset, *kMajorBits);
+                                       lhsOffset, *lhsBits);
         acc = NVVM::WgmmaMmaAsyncOp::create(
             rewriter, loc, acc.getType(), acc, descA, descB, shape, wt, wt,
             NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,

@@ -68,9 +68,23 @@ SharedEncodingAttr tiled_attn::mmaSyncSharedEncoding(MLIRContext *ctx,
   return SharedEncodingAttr::get(ctx, /*swizzle=*/0, /*pad=*/8, transposed);
 }
 
+int64_t tiled_attn::tmaSwizzleBytes(int64_t rowBytes) {
+  for (int64_t swizzle : {128, 64, 32})
+    if (rowBytes % swizzle == 0)
+      return swizzle;
+  return 0;
+}
+
 SharedEncodingAttr tiled_attn::tmaSharedEncoding(MLIRContext *ctx,
+                                                 ArrayRef<int64_t> shape,
+                                                 Type elementType,
                                                  bool transposed) {
-  return SharedEncodingAttr::get(ctx, /*swizzle=*/128, /*pad=*/0, transposed);
+  int64_t columns = transposed ? shape[0] : shape[1];
+  int64_t swizzle =
+      tmaSwizzleBytes(columns * elementType.getIntOrFloatBitWidth() / 8);
+  if (!swizzle)
+    return nullptr;
+  return SharedEncodingAttr::get(ctx, swizzle, /*pad=*/0, transposed);
 }
 
 LoadOp tiled_attn::stagingLoad(Value value) {
@@ -123,14 +137,16 @@ struct FamilyLayouts {
                                                   : WgmmaKind::OperandA;
     return WgmmaLayoutAttr::get(ctx, wgmma, warps / 4);
   }
-  /// mma.sync: rows padded for ldmatrix, or with `tma` the 128-byte
-  /// swizzled panels TMA writes (ldmatrix reads them with the swizzle
-  /// undone in its addresses). wgmma: always the panels, which its
-  /// descriptors read.
-  Attribute shared(bool transposed) const {
-    return family == Family::MmaSync && !tma
-               ? tiled_attn::mmaSyncSharedEncoding(ctx, transposed)
-               : tiled_attn::tmaSharedEncoding(ctx, transposed);
+  /// The shared encoding of `tile` (stored transposed or not). mma.sync:
+  /// rows padded for ldmatrix, or with `tma` the swizzled panels TMA writes
+  /// (ldmatrix reads them with the swizzle undone in its addresses).
+  /// wgmma and tcgen05: always the panels, which their descriptors read.
+  /// Null where the tile's rows fit no swizzle.
+  Attribute shared(RankedTensorType tile, bool transposed) const {
+    if (family == Family::MmaSync && !tma)
+      return tiled_attn::mmaSyncSharedEncoding(ctx, transposed);
+    return tiled_attn::tmaSharedEncoding(ctx, tile.getShape(),
+                                         tile.getElementType(), transposed);
   }
   /// tcgen05: a tile in tensor memory (`packed`: 16-bit, two to a column).
   Attribute tensorMemory(bool packed = false) const {
@@ -244,8 +260,18 @@ public:
 
 private:
   Attribute layout(MmaSyncKind kind) { return family.reg(kind); }
-  Attribute shared(bool transposed = false) {
-    return family.shared(transposed);
+  /// `operand`'s shared encoding, or an error on `mma` where its rows fit
+  /// no swizzle.
+  FailureOr<Attribute> shared(MmaOp mma, Value operand,
+                              bool transposed = false) {
+    auto tile = cast<RankedTensorType>(operand.getType());
+    if (Attribute encoding = family.shared(tile, transposed))
+      return encoding;
+    return mma.emitError()
+           << "tilegpu-assign-layouts: TMA and the asynchronous tensor cores "
+              "read swizzled panels, and rows of "
+           << tile << (transposed ? " (stored transposed)" : "")
+           << " are not a multiple of 32 bytes";
   }
   void unify(Value a, Value b) {
     if (isa<RankedTensorType>(a.getType()) &&
@@ -310,11 +336,19 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       return visitTcgen05Mma(mma);
     auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>();
     bool lhsShared = smemLhs || family.family == Family::Wgmma;
-    if (lhsShared && lhsLoad && !lhsLoad.getTranspose())
-      seed(mma.getLhs(), shared());
-    else
+    if (lhsShared && lhsLoad && !lhsLoad.getTranspose()) {
+      FailureOr<Attribute> lhsEncoding = shared(mma, mma.getLhs());
+      if (failed(lhsEncoding))
+        return failure();
+      seed(mma.getLhs(), *lhsEncoding);
+    } else {
       seed(mma.getLhs(), layout(MmaSyncKind::OperandA));
-    seed(mma.getRhs(), shared(rhs.getTranspose()));
+    }
+    FailureOr<Attribute> rhsEncoding =
+        shared(mma, mma.getRhs(), rhs.getTranspose());
+    if (failed(rhsEncoding))
+      return failure();
+    seed(mma.getRhs(), *rhsEncoding);
     seed(mma.getAcc(), layout(MmaSyncKind::Acc));
     seed(mma.getResult(), layout(MmaSyncKind::Acc));
     return success();
@@ -379,12 +413,18 @@ LogicalResult LayoutAssignment::visitTcgen05Mma(MmaOp mma) {
                                 "lhs from an untransposed shared tile or "
                                 "from tensor memory, not from a transposed "
                                 "load";
-    seed(mma.getLhs(), shared());
+    FailureOr<Attribute> lhsEncoding = shared(mma, mma.getLhs());
+    if (failed(lhsEncoding))
+      return failure();
+    seed(mma.getLhs(), *lhsEncoding);
   } else {
     seed(mma.getLhs(), family.tensorMemory(/*packed=*/true));
   }
-  seed(mma.getRhs(),
-       shared(tiled_attn::stagingLoad(mma.getRhs()).getTranspose()));
+  FailureOr<Attribute> rhsEncoding = shared(
+      mma, mma.getRhs(), tiled_attn::stagingLoad(mma.getRhs()).getTranspose());
+  if (failed(rhsEncoding))
+    return failure();
+  seed(mma.getRhs(), *rhsEncoding);
   seed(mma.getAcc(), family.tensorMemory());
   seed(mma.getResult(), family.tensorMemory());
   return success();

@@ -360,27 +360,6 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma
 
 // -----
 
-// ldmatrix undoes TMA's 128-byte swizzle only (tilegpu-assign-layouts{tma}
-// gives no other): an mma.sync operand in another swizzle is refused.
-
-#acc = #tilegpu.mma_sync<acc, warps = 1>
-#opa = #tilegpu.mma_sync<opa, warps = 1>
-module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = mma_sync>} {
-  func.func @negative_mma_sync_swizzle_64()
-      attributes {tilegpu.shared_bytes = 8192 : i64, tilegpu.warps = 1 : i64} {
-    %zero = arith.constant dense<0.0> : tensor<16x32xf32, #acc>
-    %qb = tilegpu.alloc offset(4096) : !tilegpu.buffer<16x32xf16, #tilegpu.shared<pad = 8>>
-    %q = tilegpu.local_load %qb : !tilegpu.buffer<16x32xf16, #tilegpu.shared<pad = 8>> -> tensor<16x32xf16, #opa>
-    %k = tilegpu.alloc offset(0) : !tilegpu.buffer<32x32xf16, #tilegpu.shared<swizzle = 64, transposed = true>>
-    // expected-error @+2 {{GPU lowering: mma.sync reads padded rows or 128-byte swizzled panels, got '!tilegpu.buffer<32x32xf16, #tilegpu.shared<swizzle = 64, transposed = true>>'}}
-    // expected-error @+1 {{failed to legalize operation 'tilegpu.mma' that was explicitly marked illegal}}
-    %s = tilegpu.mma %q, %k, %zero : tensor<16x32xf16, #opa>, !tilegpu.buffer<32x32xf16, #tilegpu.shared<swizzle = 64, transposed = true>> -> tensor<16x32xf32, #acc>
-    return
-  }
-}
-
-// -----
-
 // A row reduction in tmem_lanes stays in one thread; with 8 warps a row's
 // columns are split between two warps.
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {

@@ -65,3 +65,31 @@
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-allocate-memory \
 // RUN:   --convert-tilegpu-to-nvvm 2>&1 | FileCheck %s --check-prefix=NOPENDING
 // NOPENDING: error: GPU lowering: the wait has no pending count (run tilegpu-resolve-async-waits)
+
+// D = 96 (192-byte rows, not a multiple of 128): Q, K and V are kept in
+// 64-byte swizzled panels of 32 columns, three per tile, each one TMA box.
+// The descriptors carry swizzle mode 2 (64B) in bits 62-63 and SBO = 8 rows
+// of 64 bytes = 512 (32 << 32); K-major (Q, K) LBO 16 (1 << 16): the
+// constant -9223371899415756800 = 0x8000002000010000; N-major V LBO = its
+// panel of 64 rows x 64 bytes = 4096 (256 << 16): 0x8000002001000000. Q.K^T
+// takes 6 k-steps of m64n64k16, P.V 4 of m64n96k16.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=96 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory \
+// RUN:   --convert-tilegpu-to-nvvm | FileCheck %s --check-prefix=D96
+// D96-LABEL: gpu.func @sdpa_fwd
+// D96-SAME: !tilegpu.tensor_map<128x32xf16, swizzle = 64>
+// D96-SAME: !tilegpu.tensor_map<64x32xf16, swizzle = 64>
+// D96-DAG: %[[NMAJOR:.*]] = arith.constant -9223371899399045120 : i64
+// D96-DAG: %[[KMAJOR:.*]] = arith.constant -9223371899415756800 : i64
+// D96: nvvm.wgmma.fence.aligned
+// D96: %[[B:.*]] = arith.ori %{{.*}}, %[[KMAJOR]] : i64
+// D96: %[[A:.*]] = arith.ori %{{.*}}, %[[KMAJOR]] : i64
+// D96-NEXT: nvvm.wgmma.mma_async %[[A]], %[[B]], {{.*}} <m = 64, n = 64, k = 16>
+// D96-COUNT-5: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
+// D96-NOT: nvvm.wgmma.mma_async
+// D96: nvvm.wgmma.commit.group.sync.aligned
+// D96: nvvm.wgmma.fence.aligned
+// D96: arith.ori %{{.*}}, %[[NMAJOR]] : i64
+// D96: wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16

@@ -9,6 +9,22 @@
 // RUN:   --tilegpu-assign-layouts="warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS3
 // The smem-lhs cases, alone (the refused cases above would fail differently
 // with Q in shared memory):
+// The swizzle follows the stored rows: D = 96 (192-byte rows) takes
+// 64-byte panels, D = 192 (384 bytes) 128-byte ones, on wgmma as on
+// mma.sync with TMA.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=96 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=8" \
+// RUN:   | FileCheck %s --check-prefix=SWIZZLE96
+// SWIZZLE96-DAG: tensor<128x96xf16, #tilegpu.shared<swizzle = 64>>
+// SWIZZLE96-DAG: tensor<96x64xf16, #tilegpu.shared<swizzle = 64, transposed = true>>
+// SWIZZLE96-DAG: tensor<64x96xf16, #tilegpu.shared<swizzle = 64>>
+// SWIZZLE96-NOT: swizzle = 128
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=192 block-m=64 block-n=32" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_120a" --tilegpu-assign-layouts="warps=4 tma=1" \
+// RUN:   | FileCheck %s --check-prefix=SWIZZLE192
+// SWIZZLE192-DAG: tensor<192x32xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// SWIZZLE192-DAG: tensor<32x192xf16, #tilegpu.shared<swizzle = 128>>
+// SWIZZLE192-NOT: swizzle = 64
 // RUN: rm -rf %t && split-file --leading-lines %s %t
 // RUN: tiled-attn-opt %t/smem-lhs.mlir -split-input-file --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="smem-lhs=true" | FileCheck %s --check-prefix=SMEM

@@ -174,7 +174,7 @@ func.func @negative_tma_barriers(%map: !tilegpu.tensor_map<128x64xf16, swizzle =
 func.func @negative_wgmma_padded_rhs(%q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
                                      %k: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>,
                                      %acc: tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
-  // expected-error @+1 {{wgmma reads shared operands in 128-byte swizzled panels}}
+  // expected-error @+1 {{wgmma reads shared operands in swizzled panels}}
   %s = tilegpu.mma %q, %k, %acc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8, transposed = true>> -> tensor<128x64xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
   return
 }
@@ -1619,7 +1619,7 @@ func.func @negative_tmem_mma_transposed_lhs(%a: !tilegpu.buffer<128x64xf16, #til
 func.func @negative_tmem_mma_padded(%a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
                                     %b: !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>,
                                     %d: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, %f: i1) {
-  // expected-error @+1 {{'tilegpu.tmem_mma' op reads shared operands in 128-byte swizzled panels, not '!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>'}}
+  // expected-error @+1 {{'tilegpu.tmem_mma' op reads shared operands in swizzled panels, not '!tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>'}}
   tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
   return
 }

@@ -197,15 +197,15 @@ mlir::Value extractRegisters(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value concatRegisters(mlir::OpBuilder &b, mlir::Location loc,
                             llvm::ArrayRef<mlir::Value> pieces);
 
-/// The shared-memory address (an `!llvm.ptr<3>`) of shared `memref`, plus
-/// `byteOffset` (an index) when given.
 /// The constant bits of the descriptor (`encode`: wgmma's or tcgen05's;
-/// `unit` names it in the error) of a 128-byte swizzled operand at address
-/// 0; the start address is or'ed in at run time (sharedDescriptor).
+/// `unit` names it in the error) of an operand in the swizzled panels of
+/// `panels` at address 0: its swizzle mode, the stride byte offset of 8
+/// rows of the swizzle's bytes, and `leadingBytes`. The start address is
+/// or'ed in at run time (sharedDescriptor).
 mlir::FailureOr<uint64_t> swizzledDescriptorBits(
     mlir::Operation *op, llvm::StringRef unit,
     llvm::Expected<uint64_t> (*encode)(const encoding::SharedMatrix &),
-    int64_t leadingBytes, int64_t strideBytes);
+    tilegpu::SharedEncodingAttr panels, int64_t leadingBytes);
 /// The descriptor of the operand `byteOffset` bytes into shared `buffer`:
 /// the start address >> 4 in bits 0-13 over `bits`.
 mlir::Value sharedDescriptor(mlir::OpBuilder &b, mlir::Location loc,
@@ -225,6 +225,8 @@ mlir::Value combineReduction(mlir::OpBuilder &b, mlir::Location loc,
                              tile::ReduceKind kind, mlir::Value x,
                              mlir::Value y);
 
+/// The shared-memory address (an `!llvm.ptr<3>`) of shared `memref`, plus
+/// `byteOffset` (an index) when given.
 mlir::Value sharedPointer(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value memref,
                           mlir::Value byteOffset = mlir::Value());

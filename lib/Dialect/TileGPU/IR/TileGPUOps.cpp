@@ -212,14 +212,13 @@ LogicalResult MmaOp::verify() {
                                                    WgmmaKind::OperandA,
                                                    wgmma.getWarpgroups())
                            << ", not " << lhsLayout;
-    // wgmma reads shared operands through descriptors of 128-byte
-    // swizzled panels.
+    // wgmma reads shared operands through descriptors of swizzled panels.
     for (Type operand : {lhsType, Type(rhs)})
       if (auto buffer = dyn_cast<BufferType>(operand);
           buffer &&
-          cast<SharedEncodingAttr>(buffer.getEncoding()).getSwizzle() != 128)
-        return emitOpError() << "wgmma reads shared operands in 128-byte "
-                                "swizzled panels, not "
+          !cast<SharedEncodingAttr>(buffer.getEncoding()).getSwizzle())
+        return emitOpError() << "wgmma reads shared operands in swizzled "
+                                "panels, not "
                              << buffer;
   } else {
     return emitOpError() << "has no register accumulator in " << accLayout
@@ -370,12 +369,11 @@ LogicalResult TmemMmaOp::verify() {
   if (auto shared = dyn_cast<SharedEncodingAttr>(lhs.getEncoding());
       shared && shared.getTransposed())
     return emitOpError() << "a shared lhs is stored untransposed (K-major)";
-  // Descriptors describe 128-byte swizzled panels.
+  // Descriptors describe swizzled panels.
   for (BufferType operand : {lhs, rhs})
     if (auto shared = dyn_cast<SharedEncodingAttr>(operand.getEncoding());
-        shared && shared.getSwizzle() != 128)
-      return emitOpError() << "reads shared operands in 128-byte swizzled "
-                              "panels, not "
+        shared && !shared.getSwizzle())
+      return emitOpError() << "reads shared operands in swizzled panels, not "
                            << operand;
   return success();
 }
