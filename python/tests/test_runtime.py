@@ -460,10 +460,14 @@ def spec_entries() -> list:
 
 def spec_arch(arch: str, d: int, dv: int) -> str:
     """The arch of the library's kernels of head dims (d, dv) that a device
-    whose own arch is ``arch`` runs: its own at D 64 and 128, Hopper's at
-    D=192 (and 192/128) and 256 too, the sm_80 PTX otherwise."""
-    if (d, dv) in ((64, 64), (128, 128)) or (d in (192, 256) and arch == "sm_90a"):
+    whose own arch is ``arch`` runs: its own at D 64 and 128; at D 96, 192
+    (and 192/128) and 256 Hopper's and sm_120a's own, the sm_100f kernels on
+    both datacenter Blackwells, and the sm_80 PTX on sm_121a and before
+    Hopper."""
+    if (d, dv) in ((64, 64), (128, 128)) or arch in ("sm_90a", "sm_120a"):
         return arch
+    if arch in ("sm_100a", "sm_100f"):
+        return "sm_100f"
     return "sm_80"
 
 
@@ -475,9 +479,9 @@ def test_library_spec_choice_per_capability(open_library) -> None:
     # f16/bf16 x D 64/96/128/192/256 and 192/128 x none, top_left, window
     assert len(groups) == 36
     for dtype, d, dv, causal in sorted(groups):
-        # A window kernel is what a sliding window runs on; D=96 has sm_80
-        # kernels only, which every capability from 8.0 runs, and D=192
-        # (and 192/128) and 256 sm_80 and sm_90a ones.
+        # A window kernel is what a sliding window runs on; the head dims
+        # 96, 192 (and 192/128) and 256 have no sm_100a or sm_121a kernels
+        # (spec_arch).
         dims = f"d{d}" if dv == d else f"d{d}v{dv}"
         args = (problem(d=d, dv=dv, dtype=dtype, mask="top_left", window=(16, 0))
                 if causal == "window" else problem(d=d, dv=dv, dtype=dtype, mask=causal))
