@@ -98,6 +98,99 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
   fpm.addPass(createCSEPass());
 }
 
+namespace {
+/// The first bad option of a pipeline's options.
+class OptionCheck {
+public:
+  explicit OptionCheck(llvm::StringRef pipeline) : pipeline(pipeline) {}
+  /// Records `message` about `option` unless an earlier one was.
+  void fail(llvm::StringRef option, const llvm::Twine &message) {
+    if (problem.empty())
+      problem = (pipeline + ": " + option + " " + message).str();
+  }
+  /// `option` must be in [lo, hi].
+  void range(llvm::StringRef option, int64_t value, int64_t lo, int64_t hi) {
+    if (value < lo || value > hi)
+      fail(option, "must be in [" + llvm::Twine(lo) + ", " + llvm::Twine(hi) +
+                       "], got " + llvm::Twine(value));
+  }
+  llvm::Error result() const {
+    if (problem.empty())
+      return llvm::Error::success();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), problem);
+  }
+
+private:
+  llvm::StringRef pipeline;
+  std::string problem;
+};
+
+/// The number NN of a "+ptxNN" feature string, or nullopt.
+std::optional<int> ptxVersion(llvm::StringRef features) {
+  int version = 0;
+  if (!features.consume_front("+ptx") || features.getAsInteger(10, version))
+    return std::nullopt;
+  return version;
+}
+
+/// The newest PTX version LLVM 22's NVPTX backend emits (PTX ISA 9.0).
+constexpr int kNewestPTX = 90;
+} // namespace
+
+llvm::Error TileScheduleOptions::verify() const {
+  OptionCheck check("tile-schedule");
+  for (auto [name, size] :
+       {std::pair<llvm::StringRef, int64_t>{"block-m", blockM},
+        {"block-n", blockN}})
+    if (size != 0 && (size < 16 || size > 256 || size % 16))
+      check.fail(name, "must be 0 (the kernel's) or a multiple of 16 in "
+                       "[16, 256], got " +
+                           llvm::Twine(size));
+  if (lazyRescale != 0)
+    check.range("lazy-rescale", lazyRescale, 1, 16);
+  check.range("heavy-first-heads", heavyFirstHeads, 0, INT32_MAX);
+  check.range("stages", stages, 1, 4);
+  check.range("prefetch-streams", prefetchStreams, 0, 4);
+  return check.result();
+}
+
+llvm::Error TileToPTXOptions::verify() const {
+  OptionCheck check("tile-to-ptx");
+  std::optional<TargetInfo> info = TargetInfo::lookup(chip);
+  if (!info)
+    check.fail("chip", "'" + chip + "' is not a supported chip (" +
+                           TargetInfo::knownChips() + ")");
+  if (!family.empty() && !tilegpu::symbolizeFamily(family))
+    check.fail("family",
+               "must be mma_sync, wgmma or tcgen05, got '" + family + "'");
+  if (info && !features.empty()) {
+    int needed = ptxVersion(info->ptxFeatures).value_or(0);
+    std::optional<int> version = ptxVersion(features);
+    if (!version || *version < needed || *version > kNewestPTX)
+      check.fail("features", "must be a PTX version +ptxNN from " +
+                                 info->ptxFeatures + " (what " + chip +
+                                 " needs) to +ptx" + llvm::Twine(kNewestPTX) +
+                                 ", got '" + features + "'");
+  }
+  check.range("warps", warps, 1, 32);
+  if (indexBitwidth != 32 && indexBitwidth != 64)
+    check.fail("index-bitwidth",
+               "must be 32 or 64, got " + llvm::Twine(int(indexBitwidth)));
+  check.range("opt-level", optLevel, 0, 3);
+  check.range("exp2-poly-every", exp2PolyEvery, 0, 1 << 20);
+  check.range("ring-slots", ringSlots, 0, 8);
+  check.range("simulate-roles", simulateRoles, 0, 1 << 20);
+  for (auto [name, registers] : {std::pair<llvm::StringRef, int64_t>{
+                                     "producer-registers", producerRegisters},
+                                 {"consumer-registers", consumerRegisters},
+                                 {"correction-registers", correctionRegisters}})
+    if (registers != 0 && (registers < 24 || registers > 256 || registers % 8))
+      check.fail(name, "must be 0 (the launch's) or a multiple of 8 in "
+                       "[24, 256], got " +
+                           llvm::Twine(registers));
+  return check.result();
+}
+
 std::string tiled_attn::defaultPTXFeatures(llvm::StringRef chip) {
   std::optional<TargetInfo> info = TargetInfo::lookup(chip);
   return info ? info->ptxFeatures.str() : "";
@@ -201,8 +294,9 @@ void tiled_attn::buildGPUToNVVMPipeline(OpPassManager &pm,
   // would still lower with 64-bit indices, and their values would meet the
   // kernel's 32-bit ones in casts that nothing reconciles), so each pass is
   // told the width here.
-  if (options.indexBitwidth != 32 && options.indexBitwidth != 64)
-    llvm::report_fatal_error("tile-to-ptx: index-bitwidth must be 32 or 64");
+  // TileToPTXOptions::verify (which the registered pipelines and
+  // tiled-attn-compile run first) keeps the width 32 or 64; the pass below
+  // refuses any other with a diagnostic.
   unsigned width = options.indexBitwidth;
   ConvertNVGPUToNVVMWithIndexBitwidthPassOptions nvgpu;
   nvgpu.indexBitwidth = width;
@@ -311,13 +405,37 @@ void tiled_attn::registerTiledAttnDialects(DialectRegistry &registry) {
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
+/// Registers a pipeline whose options are checked (Options::verify)
+/// before it is built: a bad value is the pass manager's parse error, a
+/// diagnostic, never an abort in the middle of the pipeline.
+template <typename Options>
+static void registerVerifiedPipeline(
+    StringRef arg, StringRef description,
+    std::function<void(OpPassManager &, const Options &)> builder) {
+  registerPassPipeline(
+      arg, description,
+      [builder](OpPassManager &pm, StringRef text,
+                function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (llvm::Error error = options.verify())
+          return errorHandler(llvm::toString(std::move(error)));
+        builder(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(Options());
+      });
+}
+
 void tiled_attn::registerTilePipelines() {
-  PassPipelineRegistration<TileToPTXOptions>(
+  registerVerifiedPipeline<TileToPTXOptions>(
       "tile-to-ptx",
       "Lower a scheduled tile kernel to PTX through gpu, nvgpu, nvvm and "
-      "llvm (mma.sync family; wgmma on sm_90a)",
+      "llvm (mma.sync family; wgmma on sm_90a, tcgen05 on sm_100a/f)",
       buildTileToPTXPipeline);
-  PassPipelineRegistration<TileToPTXOptions>(
+  registerVerifiedPipeline<TileToPTXOptions>(
       "tilegpu-to-ptx",
       "Lower a GPU-level (tilegpu) kernel, with its layouts, buffers and "
       "offsets in the IR, to PTX: tile-to-ptx without the passes that "
@@ -326,7 +444,7 @@ void tiled_attn::registerTilePipelines() {
         addTileGPUToNVVM(pm, options);
         buildGPUToPTXPipeline(pm, options);
       });
-  PassPipelineRegistration<TileScheduleOptions>(
+  registerVerifiedPipeline<TileScheduleOptions>(
       "tile-schedule",
       "Apply an SDPA schedule (block sizes, mask split, exp2, lazy "
       "rescale, K/V prefetch, deferred P.V) and decompose the online "

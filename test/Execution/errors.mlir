@@ -15,6 +15,20 @@
 // RUN: not tiled-attn-run %repo/examples/sdpa_fwd.mlir --layout=sbhd 2>&1 | FileCheck %s --check-prefix=LAYOUT
 // LAYOUT: error: --layout must be bhsd or bshd, got 'sbhd'
 
+// A problem too large for the host (or whose size overflows) is refused
+// before anything is allocated.
+// RUN: not tiled-attn-run %repo/examples/sdpa_fwd.mlir --batch=9223372036854775807 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OVERFLOW
+// OVERFLOW: error: the problem (--batch 9223372036854775807, --heads 3, --kv-heads 3, --shapes {{.*}}) needs more than 2^63 elements of q, k, v and o; the host executor takes at most 134217728 (2^27) at once
+// RUN: not tiled-attn-run %repo/examples/sdpa_fwd.mlir --batch=1000 --shapes=1000x1000 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=LARGE
+// LARGE: error: the problem (--batch 1000, --heads 3, --kv-heads 3, --shapes 1000x1000) needs 771000000 elements
+// --help lists the tool's options, not LLVM's.
+// RUN: tiled-attn-run --help | FileCheck %s --check-prefix=HELP
+// HELP: tiled-attn-run options:
+// HELP: --batch=<long>
+// HELP-NOT: --aarch64
+
 // RUN: not tiled-attn-run %s.missing 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: error: cannot open input file
 

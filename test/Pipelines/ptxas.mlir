@@ -157,7 +157,7 @@
 // INDEX32-PTX-NEXT: .param .u32 sdpa_fwd_param_1,
 // INDEX32-PTX: cp.async.cg.shared.global
 // INDEX32-PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// INDEX16: error: the command line: lowering "index-bitwidth=16": index-bitwidth must be 32 or 64, got 16
+// INDEX16: error: the command line: lowering "index-bitwidth=16": tile-to-ptx: index-bitwidth must be 32 or 64, got 16
 
 // D = 128 non-causal as the library builds it (FlashAttention-2's loop:
 // the partial key block first, then K prefetched in bounds, merged

@@ -49,13 +49,13 @@
 // RUN:   | FileCheck %s --check-prefix=KEEP
 // KEEP: tile.online_softmax {{.*}} exp2
 
-// Illegal values are reported by the pass that owns the knob.
+// Illegal values are reported before the pipeline runs (TileScheduleOptions::verify).
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="block-m=24" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-M
-// BAD-M: tile-retile: block sizes must be multiples of 16 in [16, 256], got 24
+// BAD-M: error: tile-schedule: block-m must be 0 (the kernel's) or a multiple of 16 in [16, 256], got 24
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="stages=7" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-STAGES
-// BAD-STAGES: tile-prefetch: stages must be in [1, 4], got 7
+// BAD-STAGES: error: tile-schedule: stages must be in [1, 4], got 7
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="lazy-rescale=20" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-LAZY
-// BAD-LAZY: tile-lazy-rescale: threshold must be in [1, 16], got 20
+// BAD-LAZY: error: tile-schedule: lazy-rescale must be in [1, 16], got 20

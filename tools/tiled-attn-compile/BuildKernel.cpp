@@ -253,6 +253,8 @@ static std::optional<json::Object> assemble(StringRef ptxas, StringRef ptx,
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
                                           StringRef(log)};
   std::string err;
+  // A cubin left by an earlier build must not pass for this one's.
+  llvm::sys::fs::remove(cubin);
   int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
                                      &err);
   auto buffer = llvm::MemoryBuffer::getFile(log);
@@ -262,6 +264,13 @@ static std::optional<json::Object> assemble(StringRef ptxas, StringRef ptx,
     llvm::errs() << "tiled-attn-compile: ptxas -arch=" << arch
                  << " rejected the PTX:\n"
                  << text << err << "\n";
+    return std::nullopt;
+  }
+  uint64_t size = 0;
+  if (llvm::sys::fs::file_size(cubin, size) || size == 0) {
+    llvm::errs() << "tiled-attn-compile: " << ptxas << " -arch=" << arch
+                 << " exited 0 but wrote no cubin at " << cubin
+                 << " (is it CUDA's ptxas?)\n";
     return std::nullopt;
   }
   json::Object report;
@@ -360,10 +369,18 @@ static LogicalResult recordInManifest(const KernelSpec &kernel,
     if (!parsed)
       return fail(kernel, "malformed " + manifestFile + ": " +
                               llvm::toString(parsed.takeError()));
+    // Only a manifest this tool wrote is merged into or replaced; any other
+    // JSON there is someone else's file.
+    auto *object = parsed->getAsObject();
+    if (!object || object->getString("generator") != "tiled-attn-compile")
+      return fail(kernel, manifestFile +
+                              " is not a manifest tiled-attn-compile wrote "
+                              "(a JSON object with \"generator\": "
+                              "\"tiled-attn-compile\"); remove it or build "
+                              "into another --out-dir");
     // Entries of an older manifest version describe kernels of another
     // ABI: the library is rebuilt from scratch rather than mixed.
-    if (auto *object = parsed->getAsObject();
-        object && object->getInteger("version") == kManifestVersion)
+    if (object->getInteger("version") == kManifestVersion)
       manifest = std::move(*object);
   }
   json::Array *kernels = manifest.getArray("kernels");

@@ -73,23 +73,13 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
   kernel.loweringOptions = std::make_unique<TileToPTXOptions>();
   if (auto problem = parseOptions(kernel.lowering, *kernel.loweringOptions))
     return fail("lowering \"" + kernel.lowering + "\": " + *problem);
+  if (Error error = kernel.scheduleOptions->verify())
+    return fail("schedule \"" + kernel.schedule +
+                "\": " + llvm::toString(std::move(error)));
+  if (Error error = kernel.loweringOptions->verify())
+    return fail("lowering \"" + kernel.lowering +
+                "\": " + llvm::toString(std::move(error)));
   const TileToPTXOptions &lowering = *kernel.loweringOptions;
-  auto badLowering = [&](const Twine &message) {
-    return fail("lowering \"" + kernel.lowering + "\": " + message);
-  };
-  if (defaultPTXFeatures(lowering.chip).empty())
-    return badLowering("unsupported chip '" + lowering.chip +
-                       "' (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_120a, "
-                       "sm_121a)");
-  if (lowering.indexBitwidth != 32 && lowering.indexBitwidth != 64)
-    return badLowering("index-bitwidth must be 32 or 64, got " +
-                       Twine(int(lowering.indexBitwidth)));
-  if (lowering.warps < 1)
-    return badLowering("warps must be positive, got " +
-                       Twine(int64_t(lowering.warps)));
-  if (lowering.optLevel < 0 || lowering.optLevel > 3)
-    return badLowering("opt-level must be 0 to 3, got " +
-                       Twine(int(lowering.optLevel)));
   llvm::Regex chipName("^sm_[0-9]+[af]?$");
   for (const std::string &cubin : kernel.cubins)
     if (!chipName.match(cubin))

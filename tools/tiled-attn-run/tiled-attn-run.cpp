@@ -37,75 +37,84 @@ using namespace tiled_attn;
 using namespace tiled_attn::exec;
 namespace cl = llvm::cl;
 
+/// The tool's own options: --help shows these, not LLVM's.
+static cl::OptionCategory runCategory("tiled-attn-run options");
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<kernel .mlir file>"),
+                                      cl::init("-"), cl::cat(runCategory));
 static cl::opt<std::string>
-    inputFile(cl::Positional, cl::desc("<kernel .mlir file>"), cl::init("-"));
-static cl::opt<std::string>
-    kernelName("kernel", cl::desc("Kernel to run (default: the only function "
-                                  "with a 'tile.sdpa' attribute)"));
+    kernelName("kernel",
+               cl::desc("Kernel to run (default: the only function "
+                        "with a 'tile.sdpa' attribute)"),
+               cl::cat(runCategory));
 static cl::opt<std::string>
     shapesOpt("shapes",
               cl::desc("Comma-separated S_q x S_k pairs, e.g. 17x17,100x37"),
-              cl::init("1x1,17x17,64x64,100x100,257x257,100x37,37x100"));
-static cl::opt<int64_t> batchOpt("batch", cl::desc("Batch size B"),
-                                 cl::init(2));
+              cl::init("1x1,17x17,64x64,100x100,257x257,100x37,37x100"),
+              cl::cat(runCategory));
+static cl::opt<int64_t> batchOpt("batch", cl::desc("Batch size B"), cl::init(2),
+                                 cl::cat(runCategory));
 static cl::opt<int64_t> headsOpt("heads", cl::desc("Number of heads H"),
-                                 cl::init(3));
+                                 cl::init(3), cl::cat(runCategory));
 static cl::opt<int64_t>
     kvHeadsOpt("kv-heads",
                cl::desc("Number of K/V heads H_kv, which divides H (grouped "
                         "KV heads; 0: H)"),
-               cl::init(0));
+               cl::init(0), cl::cat(runCategory));
 static cl::opt<std::string>
     layoutOpt("layout",
               cl::desc("Memory layout of Q, K, V and O: bhsd (contiguous) "
                        "or bshd (heads interleaved, as a transposed "
                        "PyTorch tensor)"),
-              cl::init("bhsd"));
-static cl::opt<unsigned> seedOpt("seed", cl::desc("Random seed"), cl::init(0));
+              cl::init("bhsd"), cl::cat(runCategory));
+static cl::opt<unsigned> seedOpt("seed", cl::desc("Random seed"), cl::init(0),
+                                 cl::cat(runCategory));
 static cl::opt<double> scaleOpt("scale",
                                 cl::desc("Softmax scale (default 1/sqrt(D))"),
-                                cl::init(0.0));
+                                cl::init(0.0), cl::cat(runCategory));
 static cl::opt<std::string> compareWith(
     "compare-with",
     cl::desc("A second kernel file (say, the input after a transform) to run "
              "on the same inputs; the two outputs must agree within "
-             "--equivalence-tolerance"));
+             "--equivalence-tolerance"),
+    cl::cat(runCategory));
 static cl::opt<double> equivalenceTolerance(
     "equivalence-tolerance",
     cl::desc("Largest relative L2 difference accepted between the two "
              "kernels' outputs (default 0: bitwise identical)"),
-    cl::init(0.0));
+    cl::init(0.0), cl::cat(runCategory));
 static cl::opt<double>
     toleranceOpt("tolerance",
                  cl::desc("Largest relative L2 error accepted (default 2e-3 "
                           "for f16, 1e-2 for bf16)"),
-                 cl::init(0.0));
+                 cl::init(0.0), cl::cat(runCategory));
 
 static cl::opt<double> lseToleranceOpt(
     "lse-tolerance",
     cl::desc("For an `lse` kernel: the largest absolute error allowed in a "
              "row's log-sum-exp (default 1e-3)"),
-    cl::init(1e-3));
+    cl::init(1e-3), cl::cat(runCategory));
 
 static cl::opt<double> softcapOpt(
     "softcap",
     cl::desc("For a softcap kernel: the cap (default 30); scores become "
              "softcap * tanh(scale * s / softcap)"),
-    cl::init(30.0));
+    cl::init(30.0), cl::cat(runCategory));
 static cl::opt<std::string> windowOpt(
     "window",
     cl::desc("For a `window` kernel: FlashAttention's window_size LEFT,RIGHT "
              "(-1: no bound on that side), default -1,-1"),
-    cl::init("-1,-1"));
+    cl::init("-1,-1"), cl::cat(runCategory));
 static cl::opt<bool> windowCausalOpt(
     "window-causal",
     cl::desc("For a `window` kernel: intersect the window with a causal mask"),
-    cl::init(false));
+    cl::init(false), cl::cat(runCategory));
 static cl::opt<std::string> windowAlignOpt(
     "window-align",
     cl::desc("For a `window` kernel: top-left or bottom-right (the window and "
              "the causal mask move by S_k - S_q)"),
-    cl::init("top-left"));
+    cl::init("top-left"), cl::cat(runCategory));
 
 namespace {
 struct Shape {
@@ -598,8 +607,65 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   return ok ? 0 : 1;
 }
 
+/// The most elements of q, k, v, o and the log-sum-exps one host run
+/// holds (in float64 with the reference: some 2 GiB); the host executor is
+/// for small problems.
+constexpr int64_t kMaxHostElements = int64_t(1) << 27;
+
+/// Refuses a problem too large to hold on the host (or whose element count
+/// overflows), before anything is allocated.
+static LogicalResult checkProblemSize(func::FuncOp kernel, tile::SdpaAttr sdpa,
+                                      ArrayRef<Shape> shapes) {
+  int64_t d = sdpa.getHeadDim(), dv = sdpa.getValueHeadDim();
+  int64_t heads = headsOpt, kvHeads = kvHeadsOpt ? int64_t(kvHeadsOpt) : heads;
+  bool overflow = false;
+  auto mul = [&](int64_t a, int64_t b) {
+    int64_t r = 0;
+    overflow |= __builtin_mul_overflow(a, b, &r);
+    return r;
+  };
+  auto add = [&](int64_t a, int64_t b) {
+    int64_t r = 0;
+    overflow |= __builtin_add_overflow(a, b, &r);
+    return r;
+  };
+  // Elements of one (S_q, S_k) problem of `batch` sequences.
+  auto elements = [&](int64_t batch, int64_t seqQ, int64_t seqK) {
+    int64_t perQuery = add(mul(heads, add(d, dv)), heads); // q, o, lse
+    int64_t perKey = mul(kvHeads, add(d, dv));             // k, v
+    return mul(batch, add(mul(seqQ, perQuery), mul(seqK, perKey)));
+  };
+  int64_t largest = 0;
+  if (sdpa.getVarlen()) {
+    int64_t totalQ = 0, totalK = 0;
+    for (const Shape &s : shapes) {
+      totalQ = add(totalQ, s.seqQ);
+      totalK = add(totalK, s.seqK);
+    }
+    largest = elements(1, totalQ, totalK);
+  } else {
+    for (const Shape &s : shapes)
+      largest = std::max(largest, elements(batchOpt, s.seqQ, s.seqK));
+  }
+  if (overflow || largest > kMaxHostElements) {
+    auto diag = kernel.emitError()
+                << "the problem (--batch " << int64_t(batchOpt) << ", --heads "
+                << heads << ", --kv-heads " << kvHeads << ", --shapes "
+                << shapesOpt << ") needs ";
+    if (overflow)
+      diag << "more than 2^63 elements";
+    else
+      diag << largest << " elements";
+    diag << " of q, k, v and o; the host executor takes at most "
+         << kMaxHostElements << " (2^27) at once";
+    return failure();
+  }
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "tiled-attn-run: run an SDPA tile kernel on the host and compare it "
@@ -670,6 +736,8 @@ int main(int argc, char **argv) {
                            "not apply";
     return 2;
   }
+  if (failed(checkProblemSize(*kernel, sdpa, *shapes)))
+    return 2;
   FailureOr<func::FuncOp> other = failure();
   if (!compareWith.empty()) {
     other = files.load(compareWith);

@@ -93,6 +93,10 @@ struct TileScheduleOptions
       *this, "decompose",
       llvm::cl::desc("Decompose the online softmax at the end"),
       llvm::cl::init(true)};
+
+  /// Every option's value checked, whichever passes the kernel will make
+  /// act: an error naming the first bad option and what it takes.
+  llvm::Error verify() const;
 };
 
 /// From a scheduled, decomposed tile kernel to a gpu.binary holding PTX:
@@ -100,17 +104,20 @@ struct TileScheduleOptions
 struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
   Option<std::string> chip{
       *this, "chip",
-      llvm::cl::desc("Target: sm_80, sm_89, sm_90, sm_90a, sm_120a or sm_121a"),
+      llvm::cl::desc("Target: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, "
+                     "sm_100f, sm_120a or sm_121a"),
       llvm::cl::init("sm_80")};
   Option<std::string> family{
       *this, "family",
-      llvm::cl::desc("Matrix-unit family: mma_sync or wgmma (default: the "
+      llvm::cl::desc("Matrix-unit family: mma_sync, wgmma or tcgen05 "
+                     "(default: the "
                      "chip's fastest that is lowered; see "
                      "tilegpu-attach-target)"),
       llvm::cl::init("")};
   Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("PTX features (default: the chip's, e.g. +ptx80)"),
+      llvm::cl::desc("PTX version as +ptxNN (default: the chip's, e.g. "
+                     "+ptx80; at least that, at most +ptx90)"),
       llvm::cl::init("")};
   Option<int64_t> warps{*this, "warps",
                         llvm::cl::desc("Warps per CTA (they split BLOCK_M)"),
@@ -215,6 +222,13 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level"),
                        llvm::cl::init(3)};
+
+  /// Every option's value checked, whichever passes the kernel will make
+  /// act: the chip and the family among the supported ones, the PTX
+  /// version within what the chip needs and LLVM 22 emits, the sizes and
+  /// budgets within their ranges. An error naming the first bad option and
+  /// what it takes (with the list of chips where the chip is unknown).
+  llvm::Error verify() const;
 };
 
 /// The PTX version each supported chip needs; empty for an unknown chip.

@@ -2,6 +2,10 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-heavy-first="head-group=4" | FileCheck %s --check-prefix=GROUP
 // RUN: not tiled-attn-opt %s -split-input-file --tile-heavy-first="head-group=-1" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: tile-heavy-first: head-group must be >= 0, got -1
+// The option is checked whether or not the pass has work: a non-causal kernel
+// (nothing to reorder) is refused with the bad option too.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa \
+// RUN:   | not tiled-attn-opt --tile-heavy-first="head-group=-1" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // tile-heavy-first renumbers the programs of a causal kernel. The launch grid
 // stays (nq, H, B), nq = ceil(S_q / BLOCK_M); the linear id

@@ -3,6 +3,10 @@
 // RUN: tiled-attn-opt %s --split-input-file --tile-retile="block-m=128" --verify-diagnostics -o /dev/null
 // RUN: not tiled-attn-opt %s --split-input-file --tile-retile="block-m=40" 2>&1 | FileCheck %s --check-prefix=BAD-M
 // RUN: not tiled-attn-opt %s --split-input-file --tile-retile="block-n=512" 2>&1 | FileCheck %s --check-prefix=BAD-N
+// Block sizes are checked even where there is nothing to retile (a
+// function without tile.sdpa).
+// RUN: echo 'func.func @f() { return }' | not tiled-attn-opt --tile-retile="block-m=40" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-M
 
 // BAD-M: tile-retile: block sizes must be multiples of 16 in [16, 256], got 40
 // BAD-N: tile-retile: block sizes must be multiples of 16 in [16, 256], got 512

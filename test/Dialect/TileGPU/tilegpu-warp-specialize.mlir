@@ -56,7 +56,14 @@
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="empty-barriers=1" \
 // RUN:   --tilegpu-warp-specialize="producer-warps=0" 2>&1 | FileCheck %s --check-prefix=NOPRODUCER
-// NOPRODUCER: error: tilegpu-warp-specialize: producer-warps must be positive, got 0
+// NOPRODUCER: error: tilegpu-warp-specialize: producer-warps must be in [1, 4] (one warpgroup), got 0
+// The register budgets are setmaxnreg's (0, or a multiple of 8 in [24, 256]),
+// checked even on a kernel with nothing to split (no TMA: mma.sync on sm_80).
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa --tile-schedule \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts --convert-tile-to-tilegpu \
+// RUN:   | not tiled-attn-opt --tilegpu-warp-specialize="consumer-registers=250" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=REGISTERS
+// REGISTERS: error: tilegpu-warp-specialize: consumer-registers must be 0 (the launch's) or a multiple of 8 in [24, 256], got 250
 
 // A kernel without TMA loads (cp.async, sm_80) has nothing to hand over.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \

@@ -42,14 +42,15 @@ struct TileHeavyFirstPass final
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
-    if (!sdpa || sdpa.getCausal() == CausalMode::None)
-      return;
+    // The option first, whether or not the kernel has a mask to balance.
     if (headGroup < 0) {
       func.emitError() << "tile-heavy-first: head-group must be >= 0, got "
                        << static_cast<int64_t>(headGroup);
       return signalPassFailure();
     }
+    auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
+    if (!sdpa || sdpa.getCausal() == CausalMode::None)
+      return;
     // A varlen kernel's sequences have their own lengths: the order of its
     // programs by work is not the grid's.
     if (sdpa.getVarlen()) {

@@ -241,9 +241,7 @@ struct TileRetilePass final
 
 void TileRetilePass::runOnOperation() {
   func::FuncOp func = getOperation();
-  auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
-  if (!sdpa)
-    return; // Not an SDPA kernel: nothing to retile.
+  // The options first, whether or not the kernel is one to retile.
   for (int64_t size : {int64_t(blockM), int64_t(blockN)})
     if (size != 0 && !(size >= 16 && size <= 256 && size % 16 == 0)) {
       func.emitError() << "tile-retile: block sizes must be multiples of 16 "
@@ -251,6 +249,9 @@ void TileRetilePass::runOnOperation() {
                        << size;
       return signalPassFailure();
     }
+  auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
+  if (!sdpa)
+    return; // Not an SDPA kernel: nothing to retile.
   if (sdpa.getVarlen()) {
     func.emitError() << "tile-retile: varlen kernels are not supported (their "
                         "views are slices, not the kernel's arguments)";

@@ -218,8 +218,33 @@ struct TileGPUWarpSpecializePass final
   void runOnOperation() override;
 };
 
+/// The register budgets setmaxnreg takes: 0 (the launch's) or a multiple
+/// of 8 in [24, 256].
+static bool isRegisterBudget(int64_t registers) {
+  return registers == 0 ||
+         (registers >= 24 && registers <= 256 && registers % 8 == 0);
+}
+
 void TileGPUWarpSpecializePass::runOnOperation() {
   func::FuncOp func = getOperation();
+  // The options first, whether or not the kernel has anything to split.
+  if (producerWarps < 1 || producerWarps > 4) {
+    func.emitError() << "tilegpu-warp-specialize: producer-warps must be in "
+                        "[1, 4] (one warpgroup), got "
+                     << int64_t(producerWarps);
+    return signalPassFailure();
+  }
+  for (auto [name, registers] :
+       {std::pair<StringRef, int64_t>{"producer-registers", producerRegisters},
+        {"consumer-registers", consumerRegisters},
+        {"correction-registers", correctionRegisters}})
+    if (!isRegisterBudget(registers)) {
+      func.emitError() << "tilegpu-warp-specialize: " << name
+                       << " must be 0 (the launch's) or a multiple of 8 in "
+                          "[24, 256], got "
+                       << registers;
+      return signalPassFailure();
+    }
   if (func.isExternal())
     return;
   bool hasTma = false, specializedAlready = false;
@@ -307,9 +332,6 @@ void TileGPUWarpSpecializePass::runOnOperation() {
   if (emptyBarriers.empty())
     return fail("the TMA rings have no empty mbarriers; run "
                 "convert-tile-to-tilegpu with empty-barriers=1");
-  if (producerWarps < 1)
-    return fail("producer-warps must be positive, got " +
-                Twine(int64_t(producerWarps)));
   if (mmaWarp && readyBarriers.empty())
     return fail("mma-warp needs tcgen05 products handed over by ready "
                 "mbarriers; run convert-tile-to-tilegpu with mma-warp=1");
