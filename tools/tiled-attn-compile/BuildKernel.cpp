@@ -36,6 +36,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <mutex>
 
 using namespace mlir;
 using namespace tiled_attn;
@@ -348,8 +349,13 @@ static json::Object manifestEntry(const KernelSpec &kernel,
 /// Merges `entry` into <outDir>/manifest.json, replacing an entry of the
 /// same name. Builds into one library may run at once: each holds an
 /// exclusive lock on manifest.json.lock while it reads and rewrites.
+/// Serializes this process's threads around manifest.json (the file lock
+/// below serializes processes) and around their lines of output.
+static std::mutex manifestMutex, outputMutex;
+
 static LogicalResult recordInManifest(const KernelSpec &kernel,
                                       StringRef outDir, json::Object entry) {
+  std::lock_guard<std::mutex> guard(manifestMutex);
   std::string manifestFile = libraryFile(outDir, "manifest.json");
   std::error_code lockError;
   llvm::raw_fd_ostream lockFile(manifestFile + ".lock", lockError,
@@ -403,7 +409,9 @@ static LogicalResult recordInManifest(const KernelSpec &kernel,
 LogicalResult tiled_attn::buildKernel(const DialectRegistry &registry,
                                       const KernelSpec &kernel,
                                       const BuildSettings &settings) {
-  MLIRContext ctx(registry);
+  MLIRContext ctx(registry, settings.concurrent
+                                ? MLIRContext::Threading::DISABLED
+                                : MLIRContext::Threading::ENABLED);
   ctx.loadAllAvailableDialects();
   LoweredKernel lowered;
   if (failed(lowerToPTX(ctx, kernel, settings.keepIR, lowered)))
@@ -451,12 +459,57 @@ LogicalResult tiled_attn::buildKernel(const DialectRegistry &registry,
   if (failed(recordInManifest(kernel, outDir, std::move(entry))))
     return failure();
 
-  llvm::outs() << kernel.name << ": " << ptxFile << " (" << lowered.threads
-               << " threads, " << lowered.sharedBytes
-               << " bytes of shared memory), "
-               << llvm::formatv("{0:f1}", lowered.toPTXSeconds) << " s to PTX";
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  os << kernel.name << ": " << ptxFile << " (" << lowered.threads
+     << " threads, " << lowered.sharedBytes << " bytes of shared memory), "
+     << llvm::formatv("{0:f1}", lowered.toPTXSeconds) << " s to PTX";
   if (!kernel.cubins.empty() && !settings.ptxas.empty())
-    llvm::outs() << llvm::formatv(", {0:f1} s to cubins", cubinSeconds);
-  llvm::outs() << "\n";
+    os << llvm::formatv(", {0:f1} s to cubins", cubinSeconds);
+  std::lock_guard<std::mutex> guard(outputMutex);
+  llvm::outs() << line << "\n";
+  llvm::outs().flush();
+  return success();
+}
+
+LogicalResult tiled_attn::orderManifest(StringRef outDir,
+                                        ArrayRef<std::string> names) {
+  std::lock_guard<std::mutex> guard(manifestMutex);
+  std::string manifestFile = libraryFile(outDir, "manifest.json");
+  auto buffer = llvm::MemoryBuffer::getFile(manifestFile);
+  if (!buffer)
+    return success(); // Nothing was built.
+  auto parsed = json::parse((*buffer)->getBuffer());
+  json::Object *manifest = parsed ? parsed->getAsObject() : nullptr;
+  json::Array *kernels = manifest ? manifest->getArray("kernels") : nullptr;
+  if (!kernels) {
+    if (!parsed)
+      llvm::consumeError(parsed.takeError());
+    llvm::errs() << "tiled-attn-compile: cannot reorder " << manifestFile
+                 << ": not a manifest\n";
+    return failure();
+  }
+  auto rank = [&](const json::Value &k) -> size_t {
+    const json::Object *o = k.getAsObject();
+    std::optional<StringRef> name = o ? o->getString("name") : std::nullopt;
+    auto *it = name ? llvm::find(names, *name) : names.end();
+    return it - names.begin();
+  };
+  std::vector<json::Value> ordered(kernels->begin(), kernels->end());
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [&](const json::Value &a, const json::Value &b) {
+                     return rank(a) < rank(b);
+                   });
+  json::Array sorted;
+  for (json::Value &k : ordered)
+    sorted.push_back(std::move(k));
+  (*manifest)["kernels"] = std::move(sorted);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", json::Value(std::move(*manifest))) << "\n";
+  if (failed(writeFile(manifestFile, text))) {
+    llvm::errs() << "tiled-attn-compile: cannot write " << manifestFile << "\n";
+    return failure();
+  }
   return success();
 }

@@ -25,6 +25,9 @@ struct BuildSettings {
   std::string ptxas;
   /// Also write <name>.tile.mlir (scheduled) and <name>.gpu.mlir.
   bool keepIR = false;
+  /// Kernels are built on several threads at once: each kernel's MLIR
+  /// context then runs its passes on one thread.
+  bool concurrent = false;
 };
 
 /// `given`, else ptxas on PATH, else /usr/local/cuda/bin/ptxas; empty when
@@ -38,6 +41,12 @@ std::string findPtxas(llvm::StringRef given);
 mlir::LogicalResult buildKernel(const mlir::DialectRegistry &registry,
                                 const KernelSpec &kernel,
                                 const BuildSettings &settings);
+
+/// Rewrites <outDir>/manifest.json with its kernels in the order of
+/// `names` (those not named after them, in their order): the manifest of
+/// a concurrent build is the same file as a sequential build's.
+mlir::LogicalResult orderManifest(llvm::StringRef outDir,
+                                  llvm::ArrayRef<std::string> names);
 
 } // namespace tiled_attn
 

@@ -34,8 +34,11 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <memory>
 
 using namespace mlir;
@@ -185,6 +188,12 @@ static llvm::Expected<std::vector<KernelSpec>> kernelsFromSpec() {
   return chosen;
 }
 
+static cl::opt<unsigned>
+    jobs("jobs",
+         cl::desc("Kernels built at once, each on its own thread (0: one per "
+                  "hardware thread)"),
+         cl::init(0), cl::cat(outputCategory));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&specCategory, &kernelCategory, &outputCategory});
@@ -213,8 +222,33 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerTiledAttnDialects(registry);
   initializeNVPTXToolchain();
+  unsigned threads = jobs ? unsigned(jobs)
+                          : llvm::hardware_concurrency().compute_thread_count();
+  threads = std::min<size_t>(threads, kernels->size());
+  if (threads <= 1) {
+    for (const KernelSpec &kernel : *kernels)
+      if (failed(buildKernel(registry, kernel, settings)))
+        return 1;
+    return 0;
+  }
+  // Several kernels at once, each in its own MLIR context on one thread;
+  // after a failure no new kernel starts. The manifest is then put in the
+  // spec's order, as a sequential build leaves it.
+  settings.concurrent = true;
+  std::atomic<bool> failedAny{false};
+  {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+    for (const KernelSpec &kernel : *kernels)
+      pool.async([&registry, &settings, &failedAny, &kernel] {
+        if (!failedAny && failed(buildKernel(registry, kernel, settings)))
+          failedAny = true;
+      });
+    pool.wait();
+  }
+  std::vector<std::string> names;
   for (const KernelSpec &kernel : *kernels)
-    if (failed(buildKernel(registry, kernel, settings)))
-      return 1;
+    names.push_back(kernel.name);
+  if (failed(orderManifest(settings.outDir, names)) || failedAny)
+    return 1;
   return 0;
 }
