@@ -5,11 +5,16 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Values are held as arrays of doubles. Every op rounds its results to its
-// result element type, so f16, bf16 and f32 arithmetic is reproduced exactly
-// (an f32 sum or product computed in double and rounded once is the IEEE f32
-// result). tile.mma and tile.reduce sum in double and round once, as a
-// matrix unit's wide accumulation does.
+// Float values are held as arrays of doubles. Every op rounds its results to
+// its result element type, so f16, bf16 and f32 arithmetic is reproduced
+// exactly (an f32 sum or product computed in double and rounded once is the
+// IEEE f32 result). tile.mma and tile.reduce sum in double and round once, as
+// a matrix unit's wide accumulation does.
+//
+// Integer and index values are held exactly, as int64_t sign-extended from
+// their width (an i1 true is -1, an i32 wraps at 32 bits), so that loop
+// bounds, offsets and masks near the limits of their types compute what the
+// GPU computes; `index` is 64 bits wide.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,9 +115,12 @@ struct ViewRef {
 };
 
 /// A run-time value: a scalar (empty shape, one element), a tile, or a view.
+/// A float's elements are in `data`, an integer's or index's in `ints`.
 struct RtValue {
   SmallVector<int64_t, 2> shape;
   std::vector<double> data;
+  std::vector<int64_t> ints;
+  bool isInt = false;
   std::optional<ViewRef> view;
 
   static RtValue scalar(double v) {
@@ -120,8 +128,50 @@ struct RtValue {
     r.data = {v};
     return r;
   }
+  static RtValue integer(int64_t v) {
+    RtValue r;
+    r.ints = {v};
+    r.isInt = true;
+    return r;
+  }
   double scalarValue() const { return data.front(); }
+  int64_t intValue() const { return ints.front(); }
+  size_t size() const { return isInt ? ints.size() : data.size(); }
 };
+
+/// True for the types whose values live in RtValue::ints.
+bool isIntegerLike(Type type) {
+  return isa<IntegerType, IndexType>(getElementTypeOrSelf(type));
+}
+
+/// The width of an integer-like type (index is 64 bits).
+unsigned intWidth(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  return isa<IndexType>(element) ? 64 : element.getIntOrFloatBitWidth();
+}
+
+/// `v` wrapped to `width` bits and sign-extended: the canonical form of an
+/// integer of that width.
+int64_t wrapToWidth(uint64_t v, unsigned width) {
+  if (width >= 64)
+    return static_cast<int64_t>(v);
+  return llvm::SignExtend64(v, width);
+}
+
+/// The unsigned reading of a canonical integer of `width` bits.
+uint64_t asUnsigned(int64_t v, unsigned width) {
+  if (width >= 64)
+    return static_cast<uint64_t>(v);
+  return static_cast<uint64_t>(v) & ((uint64_t{1} << width) - 1);
+}
+
+/// One element of an operand or a result: its float or its integer.
+struct Scalar {
+  double f = 0.0;
+  int64_t i = 0;
+};
+Scalar F(double v) { return {v, 0}; }
+Scalar I(int64_t v) { return {0.0, v}; }
 
 int64_t numElements(ArrayRef<int64_t> shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1},
@@ -162,11 +212,12 @@ private:
   LogicalResult executeFloatMath(Operation *op);
   LogicalResult executeIntegerMath(Operation *op);
   const RtValue &get(Value v) { return env.find(v)->second; }
-  int64_t getInt(Value v) { return static_cast<int64_t>(get(v).scalarValue()); }
+  int64_t getInt(Value v) { return get(v).intValue(); }
   void set(Value v, RtValue r) { env[v] = std::move(r); }
 
   /// Applies `fn` elementwise over the operands, broadcasting scalars, and
-  /// rounds to the result's element type.
+  /// rounds (a float) or wraps (an integer) to the result's element type.
+  /// `fn` takes the operands' elements as Scalars and returns the result's.
   template <typename Fn> LogicalResult elementwise(Operation *op, Fn fn);
 
   LogicalResult execConstant(arith::ConstantOp op);
@@ -205,17 +256,28 @@ LogicalResult Interpreter::elementwise(Operation *op, Fn fn) {
   Type elementType = getElementTypeOrSelf(resultType);
   RtValue out;
   out.shape = shapeOf(resultType);
+  out.isInt = isIntegerLike(resultType);
   int64_t n = numElements(out.shape);
   SmallVector<const RtValue *, 3> operands;
   for (Value operand : op->getOperands())
     operands.push_back(&get(operand));
-  out.data.resize(n);
-  std::array<double, 3> x{};
+  if (out.isInt)
+    out.ints.resize(n);
+  else
+    out.data.resize(n);
+  unsigned width = out.isInt ? intWidth(resultType) : 0;
+  std::array<Scalar, 3> x{};
   for (int64_t i = 0; i < n; ++i) {
-    for (size_t k = 0; k < operands.size(); ++k)
-      x[k] = operands[k]->data.size() == 1 ? operands[k]->data[0]
-                                           : operands[k]->data[i];
-    out.data[i] = roundToType(fn(x), elementType);
+    for (size_t k = 0; k < operands.size(); ++k) {
+      const RtValue &v = *operands[k];
+      size_t at = v.size() == 1 ? 0 : i;
+      x[k] = v.isInt ? I(v.ints[at]) : F(v.data[at]);
+    }
+    Scalar r = fn(x);
+    if (out.isInt)
+      out.ints[i] = wrapToWidth(static_cast<uint64_t>(r.i), width);
+    else
+      out.data[i] = roundToType(r.f, elementType);
   }
   set(op->getResult(0), std::move(out));
   return success();
@@ -228,12 +290,6 @@ static double toDouble(APFloat value) {
   return value.convertToDouble();
 }
 
-static double toDouble(const APInt &value) {
-  if (value.getBitWidth() == 1)
-    return value.getBoolValue() ? 1.0 : 0.0;
-  return static_cast<double>(value.getSExtValue());
-}
-
 LogicalResult Interpreter::execConstant(arith::ConstantOp op) {
   Attribute attr = op.getValue();
   if (auto f = dyn_cast<FloatAttr>(attr)) {
@@ -241,7 +297,7 @@ LogicalResult Interpreter::execConstant(arith::ConstantOp op) {
     return success();
   }
   if (auto i = dyn_cast<IntegerAttr>(attr)) {
-    set(op, RtValue::scalar(toDouble(i.getValue())));
+    set(op, RtValue::integer(i.getValue().getSExtValue()));
     return success();
   }
   auto dense = dyn_cast<DenseElementsAttr>(attr);
@@ -249,13 +305,15 @@ LogicalResult Interpreter::execConstant(arith::ConstantOp op) {
     return op.emitError() << "host execution does not support this constant";
   RtValue out;
   out.shape = shapeOf(op.getType());
-  out.data.reserve(numElements(out.shape));
   if (isa<FloatType>(dense.getElementType())) {
+    out.data.reserve(numElements(out.shape));
     for (APFloat v : dense.getValues<APFloat>())
       out.data.push_back(toDouble(v));
   } else {
+    out.isInt = true;
+    out.ints.reserve(numElements(out.shape));
     for (APInt v : dense.getValues<APInt>())
-      out.data.push_back(toDouble(v));
+      out.ints.push_back(v.getSExtValue());
   }
   set(op, std::move(out));
   return success();
@@ -271,9 +329,18 @@ LogicalResult Interpreter::execFor(scf::ForOp op) {
   for (Value init : op.getInitArgs())
     iter.push_back(get(init));
   SmallVector<RtValue> args, yielded;
-  for (int64_t iv = lb; iv < ub; iv += step) {
+  // The trip count, computed without overflow: lb + i * step < ub for every
+  // iteration i, so the induction variable itself never overflows.
+  uint64_t trips =
+      ub <= lb ? 0
+               : (static_cast<uint64_t>(ub) - static_cast<uint64_t>(lb) - 1) /
+                         static_cast<uint64_t>(step) +
+                     1;
+  for (uint64_t i = 0; i < trips; ++i) {
+    int64_t iv = static_cast<int64_t>(static_cast<uint64_t>(lb) +
+                                      i * static_cast<uint64_t>(step));
     args.clear();
-    args.push_back(RtValue::scalar(static_cast<double>(iv)));
+    args.push_back(RtValue::integer(iv));
     args.append(iter.begin(), iter.end());
     if (failed(runBlock(*op.getBody(), args, yielded)))
       return failure();
@@ -286,7 +353,7 @@ LogicalResult Interpreter::execFor(scf::ForOp op) {
 }
 
 LogicalResult Interpreter::execIf(scf::IfOp op) {
-  bool cond = get(op.getCondition()).scalarValue() != 0.0;
+  bool cond = get(op.getCondition()).intValue() != 0;
   Region &region = cond ? op.getThenRegion() : op.getElseRegion();
   if (region.empty())
     return success();
@@ -341,7 +408,8 @@ LogicalResult Interpreter::execLoad(LoadOp op) {
       roundToType(op.getPad().convertToDouble(), t.tensor->elementType);
   RtValue out;
   out.shape = shapeOf(op.getType());
-  out.data.resize(numElements(out.shape));
+  out.isInt = isIntegerLike(op.getType());
+  std::vector<double> elements(numElements(out.shape));
   bool transpose = op.getTranspose();
   bool outside = false;
   forEachIndex(out.shape, [&](int64_t linear, ArrayRef<int64_t> tileIndex) {
@@ -351,8 +419,12 @@ LogicalResult Interpreter::execLoad(LoadOp op) {
     int64_t offset;
     bool inside = viewOffset(t, indices, blockShape, blockIndex, offset);
     outside |= !inside;
-    out.data[linear] = inside ? t.tensor->data[offset] : pad;
+    elements[linear] = inside ? t.tensor->data[offset] : pad;
   });
+  if (out.isInt)
+    out.ints.assign(elements.begin(), elements.end());
+  else
+    out.data = std::move(elements);
   if (outside && op.getInBounds()) {
     std::string where;
     llvm::raw_string_ostream os(where);
@@ -374,10 +446,11 @@ LogicalResult Interpreter::execStore(StoreOp op) {
   const RtValue *mask = op.getMask() ? &get(op.getMask()) : nullptr;
   forEachIndex(value.shape, [&](int64_t linear, ArrayRef<int64_t> tileIndex) {
     int64_t offset;
-    if (mask && mask->data[linear] == 0.0)
+    if (mask && mask->ints[linear] == 0)
       return;
     if (viewOffset(t, indices, value.shape, tileIndex, offset))
-      t.tensor->data[offset] = value.data[linear];
+      t.tensor->data[offset] =
+          value.isInt ? double(value.ints[linear]) : value.data[linear];
   });
   return success();
 }
@@ -439,12 +512,19 @@ LogicalResult Interpreter::execBroadcast(BroadcastOp op) {
   const RtValue &in = get(op.getInput());
   RtValue out;
   out.shape = shapeOf(op.getType());
+  out.isInt = in.isInt;
   auto [outer, len, inner] = splitAround(out.shape, op.getAxis());
-  out.data.resize(outer * len * inner);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t l = 0; l < len; ++l)
-      for (int64_t i = 0; i < inner; ++i)
-        out.data[(o * len + l) * inner + i] = in.data[o * inner + i];
+  auto spread = [&](auto &to, const auto &from) {
+    to.resize(outer * len * inner);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t l = 0; l < len; ++l)
+        for (int64_t i = 0; i < inner; ++i)
+          to[(o * len + l) * inner + i] = from[o * inner + i];
+  };
+  if (in.isInt)
+    spread(out.ints, in.ints);
+  else
+    spread(out.data, in.data);
   set(op, std::move(out));
   return success();
 }
@@ -562,9 +642,9 @@ static bool compareF(arith::CmpFPredicate pred, double a, double b) {
   return false;
 }
 
-static bool compareI(arith::CmpIPredicate pred, double x, double y) {
-  int64_t a = static_cast<int64_t>(x), b = static_cast<int64_t>(y);
-  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+static bool compareI(arith::CmpIPredicate pred, int64_t a, int64_t b,
+                     unsigned width) {
+  uint64_t ua = asUnsigned(a, width), ub = asUnsigned(b, width);
   using P = arith::CmpIPredicate;
   switch (pred) {
   case P::eq:
@@ -591,18 +671,34 @@ static bool compareI(arith::CmpIPredicate pred, double x, double y) {
   return false;
 }
 
+/// The diagonal (col0 + j) - (row0 + i) of a mask element, exactly.
+static __int128 diagonal(int64_t row0, int64_t i, int64_t col0, int64_t j) {
+  return (static_cast<__int128>(col0) + j) - (static_cast<__int128>(row0) + i);
+}
+
 LogicalResult Interpreter::execute(Operation *op) {
-  using A = std::array<double, 3>;
-  // Integer divisions check their divisor first.
-  auto divisorIsZero = [&](Operation *op) {
-    const RtValue &d = get(op->getOperand(1));
-    return llvm::any_of(d.data, [](double v) { return v == 0.0; });
-  };
+  using A = std::array<Scalar, 3>;
+  // Integer divisions check their divisor first, and the signed ones the one
+  // quotient that overflows (the least value over -1), which arith leaves
+  // undefined.
   if (isa<arith::DivSIOp, arith::DivUIOp, arith::CeilDivSIOp,
           arith::CeilDivUIOp, arith::FloorDivSIOp, arith::RemSIOp,
-          arith::RemUIOp>(op) &&
-      divisorIsZero(op))
-    return op->emitError() << "host execution: integer division by zero";
+          arith::RemUIOp>(op)) {
+    const RtValue &n = get(op->getOperand(0)), &d = get(op->getOperand(1));
+    if (llvm::is_contained(d.ints, 0))
+      return op->emitError() << "host execution: integer division by zero";
+    unsigned width = intWidth(op->getResult(0).getType());
+    int64_t least = wrapToWidth(uint64_t{1} << (width - 1), width);
+    bool overflow = false;
+    if (isa<arith::DivSIOp, arith::CeilDivSIOp, arith::FloorDivSIOp,
+            arith::RemSIOp>(op))
+      for (size_t i = 0, e = std::max(n.size(), d.size()); i < e; ++i)
+        overflow |= n.ints[n.size() == 1 ? 0 : i] == least &&
+                    d.ints[d.size() == 1 ? 0 : i] == -1;
+    if (overflow)
+      return op->emitError() << "host execution: signed division of " << least
+                             << " by -1 overflows i" << width;
+  }
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::ConstantOp c) { return execConstant(c); })
@@ -616,11 +712,11 @@ LogicalResult Interpreter::execute(Operation *op) {
       .Case([&](OnlineSoftmaxOp s) { return execOnlineSoftmax(s); })
       .Case([&](LogSumExpOp s) { return execLogSumExp(s); })
       .Case([&](BlockIdOp b) {
-        set(b, RtValue::scalar(blockId[static_cast<int>(b.getDim())]));
+        set(b, RtValue::integer(blockId[static_cast<int>(b.getDim())]));
         return success();
       })
       .Case([&](DimOp d) {
-        set(d, RtValue::scalar(get(d.getView()).view->sizes[d.getIndex()]));
+        set(d, RtValue::integer(get(d.getView()).view->sizes[d.getIndex()]));
         return success();
       })
       .Case([&](SliceOp slice) -> LogicalResult {
@@ -651,21 +747,26 @@ LogicalResult Interpreter::execute(Operation *op) {
                    << " elements";
           offset += i * ref.tensor->strides[d];
         }
-        set(read, RtValue::scalar(ref.tensor->data[offset]));
+        double element = ref.tensor->data[offset];
+        set(read, isIntegerLike(read.getType())
+                      ? RtValue::integer(static_cast<int64_t>(element))
+                      : RtValue::scalar(element));
         return success();
       })
       .Case([&](IotaOp iota) {
         RtValue out;
         out.shape = shapeOf(iota.getType());
-        out.data.resize(out.shape[0]);
-        std::iota(out.data.begin(), out.data.end(), 0.0);
+        out.isInt = true;
+        out.ints.resize(out.shape[0]);
+        std::iota(out.ints.begin(), out.ints.end(), int64_t{0});
         set(iota, std::move(out));
         return success();
       })
       .Case([&](BoundsMaskOp mask) {
         RtValue out;
         out.shape = shapeOf(mask.getType());
-        out.data.resize(numElements(out.shape));
+        out.isInt = true;
+        out.ints.resize(numElements(out.shape));
         SmallVector<int64_t> offsets, limits;
         for (Value v : mask.getOffsets())
           offsets.push_back(getInt(v));
@@ -674,8 +775,8 @@ LogicalResult Interpreter::execute(Operation *op) {
         forEachIndex(out.shape, [&](int64_t linear, ArrayRef<int64_t> idx) {
           bool inside = true;
           for (size_t d = 0; d < idx.size(); ++d)
-            inside &= offsets[d] + idx[d] < limits[d];
-          out.data[linear] = inside;
+            inside &= static_cast<__int128>(offsets[d]) + idx[d] < limits[d];
+          out.ints[linear] = inside ? -1 : 0;
         });
         set(mask, std::move(out));
         return success();
@@ -683,28 +784,30 @@ LogicalResult Interpreter::execute(Operation *op) {
       .Case([&](CausalMaskOp mask) {
         RtValue out;
         out.shape = shapeOf(mask.getType());
+        out.isInt = true;
         int64_t rows = out.shape[0], cols = out.shape[1];
         int64_t row0 = getInt(mask.getRowOffset()),
                 col0 = getInt(mask.getColOffset());
-        out.data.resize(rows * cols);
+        out.ints.resize(rows * cols);
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < cols; ++j)
-            out.data[i * cols + j] = col0 + j <= row0 + i;
+            out.ints[i * cols + j] = diagonal(row0, i, col0, j) <= 0 ? -1 : 0;
         set(mask, std::move(out));
         return success();
       })
       .Case([&](WindowMaskOp mask) {
         RtValue out;
         out.shape = shapeOf(mask.getType());
+        out.isInt = true;
         int64_t rows = out.shape[0], cols = out.shape[1];
         int64_t row0 = getInt(mask.getRowOffset()),
                 col0 = getInt(mask.getColOffset()), lo = getInt(mask.getLo()),
                 hi = getInt(mask.getHi());
-        out.data.resize(rows * cols);
+        out.ints.resize(rows * cols);
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < cols; ++j) {
-            int64_t diagonal = (col0 + j) - (row0 + i);
-            out.data[i * cols + j] = lo <= diagonal && diagonal <= hi;
+            __int128 d = diagonal(row0, i, col0, j);
+            out.ints[i * cols + j] = lo <= d && d <= hi ? -1 : 0;
           }
         set(mask, std::move(out));
         return success();
@@ -715,168 +818,185 @@ LogicalResult Interpreter::execute(Operation *op) {
       .Default([&](Operation *o) { return executeFloatMath(o); });
 }
 
-/// Floating-point arithmetic and math, rounded to the result's type.
+/// Floating-point arithmetic and math, rounded to the result's type, and the
+/// conversions between floats and integers.
 LogicalResult Interpreter::executeFloatMath(Operation *op) {
-  using A = std::array<double, 3>;
+  using A = std::array<Scalar, 3>;
+  auto fn1 = [&](double (*f)(double)) {
+    return elementwise(op, [f](A x) { return F(f(x[0].f)); });
+  };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::AddFOp o) {
-        return elementwise(o, [](A x) { return x[0] + x[1]; });
+        return elementwise(o, [](A x) { return F(x[0].f + x[1].f); });
       })
       .Case([&](arith::SubFOp o) {
-        return elementwise(o, [](A x) { return x[0] - x[1]; });
+        return elementwise(o, [](A x) { return F(x[0].f - x[1].f); });
       })
       .Case([&](arith::MulFOp o) {
-        return elementwise(o, [](A x) { return x[0] * x[1]; });
+        return elementwise(o, [](A x) { return F(x[0].f * x[1].f); });
       })
       .Case([&](arith::DivFOp o) {
-        return elementwise(o, [](A x) { return x[0] / x[1]; });
+        return elementwise(o, [](A x) { return F(x[0].f / x[1].f); });
       })
       .Case([&](arith::MaximumFOp o) {
-        return elementwise(o, [](A x) { return maximumF(x[0], x[1]); });
+        return elementwise(o, [](A x) { return F(maximumF(x[0].f, x[1].f)); });
       })
       .Case([&](arith::MinimumFOp o) {
-        return elementwise(o, [](A x) { return minimumF(x[0], x[1]); });
+        return elementwise(o, [](A x) { return F(minimumF(x[0].f, x[1].f)); });
       })
       .Case([&](arith::MaxNumFOp o) {
-        return elementwise(o, [](A x) { return std::fmax(x[0], x[1]); });
+        return elementwise(o, [](A x) { return F(std::fmax(x[0].f, x[1].f)); });
       })
       .Case([&](arith::MinNumFOp o) {
-        return elementwise(o, [](A x) { return std::fmin(x[0], x[1]); });
+        return elementwise(o, [](A x) { return F(std::fmin(x[0].f, x[1].f)); });
       })
       .Case([&](arith::NegFOp o) {
-        return elementwise(o, [](A x) { return -x[0]; });
+        return elementwise(o, [](A x) { return F(-x[0].f); });
       })
       .Case([&](math::FmaOp o) {
-        return elementwise(o, [](A x) { return std::fma(x[0], x[1], x[2]); });
+        return elementwise(
+            o, [](A x) { return F(std::fma(x[0].f, x[1].f, x[2].f)); });
       })
-      .Case([&](math::ExpOp o) {
-        return elementwise(o, [](A x) { return std::exp(x[0]); });
+      .Case([&](math::ExpOp) {
+        return fn1([](double v) { return std::exp(v); });
       })
-      .Case([&](math::Exp2Op o) {
-        return elementwise(o, [](A x) { return std::exp2(x[0]); });
+      .Case([&](math::Exp2Op) {
+        return fn1([](double v) { return std::exp2(v); });
       })
-      .Case([&](math::TanhOp o) {
-        return elementwise(o, [](A x) { return std::tanh(x[0]); });
+      .Case([&](math::TanhOp) {
+        return fn1([](double v) { return std::tanh(v); });
       })
-      .Case([&](math::LogOp o) {
-        return elementwise(o, [](A x) { return std::log(x[0]); });
+      .Case([&](math::LogOp) {
+        return fn1([](double v) { return std::log(v); });
       })
-      .Case([&](math::Log2Op o) {
-        return elementwise(o, [](A x) { return std::log2(x[0]); });
+      .Case([&](math::Log2Op) {
+        return fn1([](double v) { return std::log2(v); });
       })
-      .Case([&](math::SqrtOp o) {
-        return elementwise(o, [](A x) { return std::sqrt(x[0]); });
+      .Case([&](math::SqrtOp) {
+        return fn1([](double v) { return std::sqrt(v); });
       })
-      .Case([&](math::RsqrtOp o) {
-        return elementwise(o, [](A x) { return 1.0 / std::sqrt(x[0]); });
+      .Case([&](math::RsqrtOp) {
+        return fn1([](double v) { return 1.0 / std::sqrt(v); });
       })
-      .Case([&](math::AbsFOp o) {
-        return elementwise(o, [](A x) { return std::fabs(x[0]); });
+      .Case([&](math::AbsFOp) {
+        return fn1([](double v) { return std::fabs(v); });
       })
-      // Conversions: the result rounding does the work.
-      .Case<arith::TruncFOp, arith::ExtFOp, arith::SIToFPOp, arith::IndexCastOp,
-            arith::ExtSIOp, arith::TruncIOp>([&](Operation *o) {
+      // Conversions: the result's rounding or wrapping does the work.
+      .Case<arith::TruncFOp, arith::ExtFOp, arith::IndexCastOp, arith::ExtSIOp,
+            arith::TruncIOp>([&](Operation *o) {
         return elementwise(o, [](A x) { return x[0]; });
       })
-      .Case([&](arith::FPToSIOp o) {
-        return elementwise(o, [](A x) { return std::trunc(x[0]); });
+      .Case([&](arith::ExtUIOp o) {
+        unsigned from = intWidth(o.getIn().getType());
+        return elementwise(o, [from](A x) {
+          return I(static_cast<int64_t>(asUnsigned(x[0].i, from)));
+        });
+      })
+      .Case([&](arith::SIToFPOp o) {
+        return elementwise(o, [](A x) { return F(double(x[0].i)); });
+      })
+      .Case([&](arith::FPToSIOp o) -> LogicalResult {
+        // Out of range (or NaN) is poison in arith: report it.
+        unsigned width = intWidth(o.getType());
+        double limit = std::ldexp(1.0, width - 1);
+        for (double v : get(o.getIn()).data)
+          if (!(std::trunc(v) >= -limit && std::trunc(v) < limit))
+            return o.emitError() << "host execution: " << v
+                                 << " does not fit the result's i" << width;
+        return elementwise(
+            o, [](A x) { return I(static_cast<int64_t>(std::trunc(x[0].f))); });
       })
       .Default([&](Operation *o) { return executeIntegerMath(o); });
 }
 
-/// Integer and index arithmetic, comparisons and selects.
+/// Integer and index arithmetic, comparisons and selects: two's complement
+/// at the operands' width, computed without overflow in uint64_t and wrapped
+/// by the result.
 LogicalResult Interpreter::executeIntegerMath(Operation *op) {
-  using A = std::array<double, 3>;
-  auto i64 = [](double v) { return static_cast<int64_t>(v); };
-  auto u64 = [](double v) {
-    return static_cast<uint64_t>(static_cast<int64_t>(v));
-  };
+  using A = std::array<Scalar, 3>;
+  // The width the operands are read at (the first operand's; a select's
+  // condition does not need one).
+  unsigned width = 64;
+  if (op->getNumOperands() && isIntegerLike(op->getOperand(0).getType()))
+    width = intWidth(op->getOperand(0).getType());
+  auto u = [width](int64_t v) { return asUnsigned(v, width); };
+  auto iu = [](uint64_t v) { return I(static_cast<int64_t>(v)); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::AddIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(i64(x[0]) + i64(x[1])); });
+        return elementwise(o, [&](A x) { return iu(u(x[0].i) + u(x[1].i)); });
       })
       .Case([&](arith::SubIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(i64(x[0]) - i64(x[1])); });
+        return elementwise(o, [&](A x) { return iu(u(x[0].i) - u(x[1].i)); });
       })
       .Case([&](arith::MulIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(i64(x[0]) * i64(x[1])); });
+        return elementwise(o, [&](A x) { return iu(u(x[0].i) * u(x[1].i)); });
       })
       .Case([&](arith::DivSIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(i64(x[0]) / i64(x[1])); });
+        return elementwise(o, [](A x) { return I(x[0].i / x[1].i); });
       })
       .Case([&](arith::DivUIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(u64(x[0]) / u64(x[1])); });
+        return elementwise(o, [&](A x) { return iu(u(x[0].i) / u(x[1].i)); });
       })
       .Case([&](arith::RemSIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(i64(x[0]) % i64(x[1])); });
+        return elementwise(o, [](A x) { return I(x[0].i % x[1].i); });
       })
       .Case([&](arith::RemUIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(u64(x[0]) % u64(x[1])); });
+        return elementwise(o, [&](A x) { return iu(u(x[0].i) % u(x[1].i)); });
       })
       .Case([&](arith::CeilDivUIOp o) {
         return elementwise(o, [&](A x) {
-          uint64_t a = u64(x[0]), b = u64(x[1]);
-          return double(a == 0 ? 0 : (a - 1) / b + 1);
+          uint64_t a = u(x[0].i), b = u(x[1].i);
+          return iu(a == 0 ? 0 : (a - 1) / b + 1);
         });
       })
       .Case([&](arith::CeilDivSIOp o) {
-        return elementwise(o, [&](A x) {
-          double q = std::ceil(double(i64(x[0])) / double(i64(x[1])));
-          return q;
+        return elementwise(o, [](A x) {
+          int64_t a = x[0].i, b = x[1].i, q = a / b;
+          return I(q + (a % b != 0 && (a < 0) == (b < 0)));
         });
       })
       .Case([&](arith::FloorDivSIOp o) {
-        return elementwise(o, [&](A x) {
-          return std::floor(double(i64(x[0])) / double(i64(x[1])));
+        return elementwise(o, [](A x) {
+          int64_t a = x[0].i, b = x[1].i, q = a / b;
+          return I(q - (a % b != 0 && (a < 0) != (b < 0)));
         });
       })
       .Case([&](arith::MinSIOp o) {
-        return elementwise(
-            o, [&](A x) { return double(std::min(i64(x[0]), i64(x[1]))); });
+        return elementwise(o, [](A x) { return I(std::min(x[0].i, x[1].i)); });
       })
       .Case([&](arith::MaxSIOp o) {
-        return elementwise(
-            o, [&](A x) { return double(std::max(i64(x[0]), i64(x[1]))); });
+        return elementwise(o, [](A x) { return I(std::max(x[0].i, x[1].i)); });
       })
       .Case([&](arith::MinUIOp o) {
         return elementwise(
-            o, [&](A x) { return double(std::min(u64(x[0]), u64(x[1]))); });
+            o, [&](A x) { return iu(std::min(u(x[0].i), u(x[1].i))); });
       })
       .Case([&](arith::MaxUIOp o) {
         return elementwise(
-            o, [&](A x) { return double(std::max(u64(x[0]), u64(x[1]))); });
+            o, [&](A x) { return iu(std::max(u(x[0].i), u(x[1].i))); });
       })
       .Case([&](arith::AndIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(i64(x[0]) & i64(x[1])); });
+        return elementwise(o, [](A x) { return I(x[0].i & x[1].i); });
       })
       .Case([&](arith::OrIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(i64(x[0]) | i64(x[1])); });
+        return elementwise(o, [](A x) { return I(x[0].i | x[1].i); });
       })
       .Case([&](arith::XOrIOp o) {
-        return elementwise(o,
-                           [&](A x) { return double(i64(x[0]) ^ i64(x[1])); });
+        return elementwise(o, [](A x) { return I(x[0].i ^ x[1].i); });
       })
       .Case([&](arith::CmpFOp o) {
         auto pred = o.getPredicate();
         return elementwise(
-            o, [&](A x) { return double(compareF(pred, x[0], x[1])); });
+            o, [&](A x) { return I(compareF(pred, x[0].f, x[1].f) ? -1 : 0); });
       })
       .Case([&](arith::CmpIOp o) {
         auto pred = o.getPredicate();
-        return elementwise(
-            o, [&](A x) { return double(compareI(pred, x[0], x[1])); });
+        return elementwise(o, [&](A x) {
+          return I(compareI(pred, x[0].i, x[1].i, width) ? -1 : 0);
+        });
       })
       .Case([&](arith::SelectOp o) {
-        return elementwise(o, [](A x) { return x[0] != 0.0 ? x[1] : x[2]; });
+        return elementwise(o, [](A x) { return x[0].i != 0 ? x[1] : x[2]; });
       })
       .Default([&](Operation *o) {
         return o->emitError()
@@ -929,7 +1049,11 @@ LogicalResult tiled_attn::exec::runKernel(func::FuncOp kernel,
       return kernel.emitError()
              << "host execution: argument " << i << " of type " << input
              << " cannot be bound to this value";
-    bound.push_back(RtValue::scalar(roundToType(arg.scalar, input)));
+    if (input.isF32())
+      bound.push_back(RtValue::scalar(roundToType(arg.scalar, input)));
+    else
+      bound.push_back(RtValue::integer(
+          wrapToWidth(static_cast<uint64_t>(arg.integer), intWidth(input))));
   }
 
   for (int64_t z = 0; z < grid[2]; ++z)

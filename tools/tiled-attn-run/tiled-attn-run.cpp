@@ -317,8 +317,7 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
                                   KernelArg::view(v), KernelArg::view(dest),
                                   KernelArg::value(scale)};
       if (window) // the band's diagonals: window_lo, window_hi
-        args.append({KernelArg::value(double(band.lo)),
-                     KernelArg::value(double(band.hi))});
+        args.append({KernelArg::index(band.lo), KernelArg::index(band.hi)});
       if (softcap > 0.0)
         args.push_back(KernelArg::value(softcap));
       if (sdpa.getLse())
@@ -501,8 +500,8 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
                                 KernelArg::view(v), KernelArg::view(dest),
                                 KernelArg::value(scale)};
     if (window)
-      args.append({KernelArg::value(double(lo)), KernelArg::value(double(hi)),
-                   KernelArg::value(request.bottomRight ? 1.0 : 0.0)});
+      args.append({KernelArg::index(lo), KernelArg::index(hi),
+                   KernelArg::index(request.bottomRight ? 1 : 0)});
     if (softcap > 0.0)
       args.push_back(KernelArg::value(softcap));
     if (sdpa.getLse())

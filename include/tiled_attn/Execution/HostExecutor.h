@@ -39,12 +39,15 @@ struct HostTensor {
   double &at(llvm::ArrayRef<int64_t> index);
 };
 
-/// One kernel argument: a view or a scalar.
+/// One kernel argument: a view, a float scalar or an integer scalar (for
+/// index and integer arguments, held exactly).
 struct KernelArg {
   HostTensor *tensor = nullptr;
   double scalar = 0.0;
-  static KernelArg view(HostTensor &t) { return {&t, 0.0}; }
-  static KernelArg value(double v) { return {nullptr, v}; }
+  int64_t integer = 0;
+  static KernelArg view(HostTensor &t) { return {&t, 0.0, 0}; }
+  static KernelArg value(double v) { return {nullptr, v, 0}; }
+  static KernelArg index(int64_t v) { return {nullptr, 0.0, v}; }
 };
 
 /// Runs `kernel` once for every block id in `grid` (x fastest). Fails, after

@@ -40,6 +40,7 @@ namespace tiled_attn {
 
 using namespace mlir;
 using namespace tiled_attn::tile;
+using tiled_attn::tilegpu::DistributedLayoutAttrInterface;
 using tiled_attn::tilegpu::Family;
 using tiled_attn::tilegpu::MmaSyncKind;
 using tiled_attn::tilegpu::MmaSyncLayoutAttr;
@@ -254,8 +255,10 @@ LogicalResult TensorMemoryPlacement::run() {
 
 class LayoutAssignment {
 public:
-  LayoutAssignment(func::FuncOp func, FamilyLayouts family, bool smemLhs)
-      : func(func), family(family), smemLhs(smemLhs) {}
+  LayoutAssignment(func::FuncOp func, FamilyLayouts family, bool smemLhs,
+                   int64_t registerLimit, std::string limitReason)
+      : func(func), family(family), smemLhs(smemLhs),
+        registerLimit(registerLimit), limitReason(std::move(limitReason)) {}
   LogicalResult run();
 
 private:
@@ -285,11 +288,19 @@ private:
   LogicalResult visit(Operation *op);
   LogicalResult visitTcgen05Mma(MmaOp mma);
   LogicalResult checkShape(Value v, Attribute l);
+  /// Refuses register tiles that no thread of the kernel can hold (an mma's
+  /// accumulator, or what a loop keeps live), before the lowering unrolls
+  /// them.
+  LogicalResult checkRegisterFootprint();
   bool isTcgen05() const { return family.family == Family::Tcgen05; }
 
   func::FuncOp func;
   FamilyLayouts family;
   bool smemLhs;
+  /// The most 32-bit registers one thread of the kernel may have, and how
+  /// that follows from the chip, for diagnostics.
+  int64_t registerLimit;
+  std::string limitReason;
   std::optional<TensorMemoryPlacement> tensorMemory;
   llvm::EquivalenceClasses<Value> classes;
   SmallVector<std::pair<Value, Attribute>> seeds;
@@ -461,6 +472,67 @@ LogicalResult LayoutAssignment::checkShape(Value v, Attribute l) {
       .verifyTileShape(type.getShape(), emit);
 }
 
+/// The 32-bit registers each thread spends on `v`: its elements per thread
+/// in a register layout, packed (two 16-bit elements to a register); 0 for a
+/// tile in memory.
+static int64_t registersPerThread(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  auto layout =
+      type
+          ? dyn_cast_or_null<DistributedLayoutAttrInterface>(type.getEncoding())
+          : nullptr;
+  if (!layout)
+    return 0;
+  int64_t elements = layout.getRegisterCount(type.getShape());
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  return llvm::divideCeil(elements * bits, 32);
+}
+
+LogicalResult LayoutAssignment::checkRegisterFootprint() {
+  // A lower bound of what must be live at once, so that nothing a thread
+  // could hold is refused: an mma's accumulator in registers is written
+  // whole at every k-step, and a loop keeps what it carries and the tiles
+  // it reads from outside (Q) live through every iteration. Splat constants
+  // are not counted (they lower to one value); an elementwise chain, such
+  // as an epilogue on O read from tensor memory, may stream and is not
+  // counted either.
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (auto mma = dyn_cast<MmaOp>(op))
+      if (int64_t regs = registersPerThread(mma.getResult());
+          regs > registerLimit) {
+        mma.emitError() << "tilegpu-assign-layouts: the accumulator "
+                        << mma.getResult().getType() << " needs " << regs
+                        << " registers per thread; " << limitReason;
+        return WalkResult::interrupt();
+      }
+    auto loop = dyn_cast<scf::ForOp>(op);
+    if (!loop)
+      return WalkResult::advance();
+    int64_t carried = 0, invariant = 0;
+    for (BlockArgument arg : loop.getRegionIterArgs())
+      carried += registersPerThread(arg);
+    llvm::SmallPtrSet<Value, 8> seen;
+    loop.getBody()->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (loop.isDefinedOutsideOfLoop(operand) &&
+            !operand.getDefiningOp<arith::ConstantOp>() &&
+            seen.insert(operand).second)
+          invariant += registersPerThread(operand);
+    });
+    if (carried + invariant > registerLimit) {
+      loop.emitError() << "tilegpu-assign-layouts: this loop keeps tiles of "
+                       << carried + invariant
+                       << " registers per thread live through every "
+                          "iteration ("
+                       << carried << " carried, " << invariant
+                       << " read from outside it); " << limitReason;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 LogicalResult LayoutAssignment::run() {
   // An mma operand computed in registers (P) arrives in the accumulator
   // layout of the mma that produced it: make the move explicit.
@@ -528,6 +600,8 @@ LogicalResult LayoutAssignment::run() {
       return failure();
     v.setType(RankedTensorType::get(type.getShape(), type.getElementType(), l));
   }
+  if (failed(checkRegisterFootprint()))
+    return failure();
 
   // Constants must carry their result's encoding; conversions must map
   // layouts the registers allow.
@@ -625,8 +699,24 @@ struct TileGPUAssignLayoutsPass final
                           "tiles";
       return signalPassFailure();
     }
+    // A thread has at most 255 registers, and the threads of the kernel's
+    // warps share one SM's register file.
+    tiled_attn::TargetInfo limits = info.value_or(tiled_attn::TargetInfo{});
+    int64_t perThread = limits.registersPerThread;
+    int64_t shared = limits.registersPerSM / (32 * int64_t{warps});
+    std::string reason;
+    llvm::raw_string_ostream os(reason);
+    if (shared < perThread)
+      os << "the " << int64_t{warps} << " warps' threads share "
+         << limits.registersPerSM << " registers of one SM, at most " << shared
+         << " each";
+    else
+      os << "a thread has at most " << perThread << " registers on "
+         << target.getChip();
     FamilyLayouts layouts{func.getContext(), familyKind, warps, tma};
-    if (failed(LayoutAssignment(func, layouts, smemLhs).run()))
+    if (failed(LayoutAssignment(func, layouts, smemLhs,
+                                std::min(perThread, shared), reason)
+                   .run()))
       return signalPassFailure();
     func->setAttr(tiled_attn::tilegpu::TileGPUDialect::getWarpsAttrName(),
                   Builder(func).getI64IntegerAttr(warps));

@@ -7,6 +7,27 @@
 // RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS3
+// Register tiles no thread can hold are refused before anything unrolls
+// them (D = 256 with 256 x 256 blocks took 203 s and 2.1 GB to compile for
+// sm_80 before), alone or as a loop's carried values, under the SM's
+// register file shared by 16 warps:
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=256 block-m=256 block-n=256" \
+// RUN:   --tile-schedule --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=4" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=REGS
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=128 dtype=bf16" \
+// RUN:   --tile-schedule="stages=2" --tilegpu-attach-target="chip=sm_120a" --tilegpu-assign-layouts="warps=2" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=REGS2
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=256 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=16" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=CARRIED
+// Q in registers is live through the loop with what it carries; with
+// smem-lhs it is not:
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=192 block-m=64 block-n=32" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=2" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=LIVE
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=192 block-m=64 block-n=32" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=2 smem-lhs=1" \
+// RUN:   | FileCheck %s --check-prefix=LIVE-SMEM
 // The smem-lhs cases, alone (the refused cases above would fail differently
 // with Q in shared memory):
 // The swizzle follows the stored rows: D = 96 (192-byte rows) takes
@@ -198,6 +219,12 @@ func.func @pipelined_rhs(%q: !tile.view<?x?x?x16xf16>,
 //===----------------------------------------------------------------------===//
 
 // WARPS3: error: tilegpu-assign-layouts: warps must be 1, 2, 4 or 8, got 3
+
+// REGS: error: tilegpu-assign-layouts: the accumulator 'tensor<256x256xf32, #tilegpu.mma_sync<acc, warps = 4>>' needs 512 registers per thread; a thread has at most 255 registers on sm_80
+// REGS2: error: tilegpu-assign-layouts: the accumulator 'tensor<128x128xf32, #tilegpu.mma_sync<acc, warps = 2>>' needs 256 registers per thread; a thread has at most 255 registers on sm_120a
+// CARRIED: error: tilegpu-assign-layouts: this loop keeps tiles of 132 registers per thread live through every iteration (132 carried, 0 read from outside it); the 16 warps' threads share 65536 registers of one SM, at most 128 each
+// LIVE: error: tilegpu-assign-layouts: this loop keeps tiles of 296 registers per thread live through every iteration (200 carried, 96 read from outside it); a thread has at most 255 registers on sm_80
+// LIVE-SMEM: tilegpu.warps = 2
 
 func.func @negative_online_softmax(%s: !tile.view<?x?x?x16xf16>, %scale: f32) {
   %m0 = arith.constant dense<0xFF800000> : tensor<64xf32>

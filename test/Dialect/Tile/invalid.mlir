@@ -160,7 +160,7 @@ module @not_a_func attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_typ
 //===----------------------------------------------------------------------===//
 
 func.func @tile_not_a_tile_size(%s: tensor<16x40xf32>) -> tensor<16xf32> {
-  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x40xf32>'}}
+  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<16x40xf32>'}}
   %0 = tile.reduce max %s along 1 : tensor<16x40xf32> -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }
@@ -168,7 +168,7 @@ func.func @tile_not_a_tile_size(%s: tensor<16x40xf32>) -> tensor<16xf32> {
 // -----
 
 func.func @tile_dynamic_shape(%s: tensor<16x?xf32>) -> tensor<16xf32> {
-  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x?xf32>'}}
+  // expected-error @+1 {{'tile.reduce' op operand #0 must be f16, bf16 or f32 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<16x?xf32>'}}
   %0 = tile.reduce sum %s along 1 : tensor<16x?xf32> -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }
@@ -176,7 +176,7 @@ func.func @tile_dynamic_shape(%s: tensor<16x?xf32>) -> tensor<16xf32> {
 // -----
 
 func.func @iota_not_a_tile_size() -> tensor<24xi32> {
-  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static shape of 2^k or 16k sizes), but got 'tensor<24xi32>'}}
+  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<24xi32>'}}
   %0 = tile.iota : tensor<24xi32>
   return %0 : tensor<24xi32>
 }
@@ -284,7 +284,7 @@ func.func @mma_element_types(%a: tensor<16x16xf16>, %b: tensor<16x16xbf16>, %c: 
 // -----
 
 func.func @mma_f32_inputs(%a: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x16xf32>'}}
+  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<16x16xf32>'}}
   %0 = tile.mma %a, %a, %c : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
@@ -292,7 +292,7 @@ func.func @mma_f32_inputs(%a: tensor<16x16xf32>, %c: tensor<16x16xf32>) -> tenso
 // -----
 
 func.func @mma_f16_acc(%a: tensor<16x16xf16>, %c: tensor<16x16xf16>) -> tensor<16x16xf16> {
-  // expected-error @+1 {{'tile.mma' op operand #2 must be rank-2 f32 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x16xf16>'}}
+  // expected-error @+1 {{'tile.mma' op operand #2 must be rank-2 f32 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<16x16xf16>'}}
   %0 = tile.mma %a, %a, %c : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf16>
   return %0 : tensor<16x16xf16>
 }
@@ -300,7 +300,7 @@ func.func @mma_f16_acc(%a: tensor<16x16xf16>, %c: tensor<16x16xf16>) -> tensor<1
 // -----
 
 func.func @mma_rank(%a: tensor<16xf16>, %b: tensor<16x16xf16>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static shape of 2^k or 16k sizes), but got 'tensor<16xf16>'}}
+  // expected-error @+1 {{'tile.mma' op operand #0 must be rank-2 f16 or bf16 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<16xf16>'}}
   %0 = tile.mma %a, %b, %c : tensor<16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
@@ -388,7 +388,7 @@ func.func @broadcast_shape(%r: tensor<16xf32>) -> tensor<16x32xf32> {
 //===----------------------------------------------------------------------===//
 
 func.func @iota_rank() -> tensor<16x16xi32> {
-  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static shape of 2^k or 16k sizes), but got 'tensor<16x16xi32>'}}
+  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<16x16xi32>'}}
   %0 = tile.iota : tensor<16x16xi32>
   return %0 : tensor<16x16xi32>
 }
@@ -512,5 +512,118 @@ func.func @sdpa_varlen_offsets(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, window_lo, window_hi, window_align: index, cu_seqlens_q, cu_seqlens_k: !tile.view<?xi32>) and no results}}
 func.func @sdpa_varlen_window(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>, %s: f32, %lo: index, %hi: index, %cq: !tile.view<?xi32>, %ck: !tile.view<?xi32>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64, varlen = true>} {
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// The body agrees with #tile.sdpa
+//===----------------------------------------------------------------------===//
+
+// The runtime launches ceil(S_q / block_m) programs: 64-row blocks under a
+// block_m of 256 would leave rows unwritten.
+func.func @sdpa_body_block_m(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
+                             %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
+                             %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 256, block_n = 32>} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op moves blocks of 64x64 of 'q', but the kernel's #tile.sdpa declares block_m = 256 and head_dim = 64 (blocks of 256x64)}}
+  %q_i = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+// A transposed K block is compared as it lies in memory (block_n x head_dim).
+func.func @sdpa_body_block_n(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
+                             %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
+                             %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32>} {
+  %c0 = arith.constant 0 : index
+  %kt_ok = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose : !tile.view<?x?x?x64xf16> -> tensor<64x32xf16>
+  // expected-error @+1 {{'tile.load' op moves blocks of 64x64 of 'k', but the kernel's #tile.sdpa declares block_n = 32 and head_dim = 64 (blocks of 32x64)}}
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+  return
+}
+
+// -----
+
+// Through a slice (a sequence of a packed batch), and part of the head dim.
+func.func @sdpa_body_head_dim(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
+                              %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
+                              %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32>} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %v_b = tile.slice %v[2] offset(%c0) size(%c8) : !tile.view<?x?x?x64xf16>
+  // expected-error @+1 {{'tile.load' op moves blocks of 32x32 of 'v', but the kernel's #tile.sdpa declares block_n = 32 and head_dim = 64 (blocks of 32x64)}}
+  %v_j = tile.load %v_b[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<32x32xf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_body_store_o(%q: !tile.view<?x?x?x192xbf16>, %k: !tile.view<?x?x?x192xbf16>,
+                             %v: !tile.view<?x?x?x128xbf16>, %o: !tile.view<?x?x?x128xbf16>,
+                             %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128, element_type = bf16, causal = none, block_m = 64, block_n = 32>} {
+  %c0 = arith.constant 0 : index
+  %o_i = arith.constant dense<1.0> : tensor<128x128xbf16>
+  // expected-error @+1 {{'tile.store' op moves blocks of 128x128 of 'o', but the kernel's #tile.sdpa declares block_m = 64 and head_dim_v = 128 (blocks of 64x128)}}
+  tile.store %o_i, %o[%c0, %c0, %c0, %c0] : tensor<128x128xbf16>, !tile.view<?x?x?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @sdpa_body_store_lse(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
+                               %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
+                               %scale: f32, %lse: !tile.view<?x?x?xf32>)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32, lse = true>} {
+  %c0 = arith.constant 0 : index
+  %rows = arith.constant dense<0.0> : tensor<128xf32>
+  // expected-error @+1 {{'tile.store' op moves blocks of 128 of 'lse', but the kernel's #tile.sdpa declares block_m = 64 (blocks of 64)}}
+  tile.store %rows, %lse[%c0, %c0, %c0] : tensor<128xf32>, !tile.view<?x?x?xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Tiles no target can hold
+//===----------------------------------------------------------------------===//
+
+func.func @tile_too_large(%q: !tile.view<?x?x?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op result #0 must be any tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<4294967296x64xf16>'}}
+  %t = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<4294967296x64xf16>
+  return
+}
+
+// -----
+
+// Tensors of arith ops are checked by the kernel: a splat of 2^38 elements
+// costs nothing to parse and everything to lower or run.
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' holds a 'tensor<4294967296x64xf32>' of 274877906944 elements; a tile may have at most 65536 (the 65536 registers of one SM)}}
+func.func @kernel_value_too_large(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
+                                  %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
+                                  %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32>} {
+  // expected-note @+1 {{the value is here}}
+  %acc = arith.constant dense<0.0> : tensor<4294967296x64xf32>
+  return
+}
+
+// -----
+
+// The element count overflows int64: it saturates.
+// expected-error @+1 {{holds a 'tensor<4294967296x4294967296x4294967296xf32>' of more than 2^63 elements}}
+func.func @kernel_value_overflow(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
+                                 %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
+                                 %scale: f32)
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32>} {
+  // expected-note @+1 {{the value is here}}
+  %acc = arith.constant dense<0.0> : tensor<4294967296x4294967296x4294967296xf32>
   return
 }

@@ -43,8 +43,23 @@ void TileDialect::initialize() {
       >();
 }
 
+int64_t tiled_attn::tile::saturatingElementCount(ArrayRef<int64_t> shape) {
+  uint64_t count = 1;
+  bool overflow = false;
+  for (int64_t size : shape) {
+    count =
+        llvm::SaturatingMultiply(count, static_cast<uint64_t>(size), &overflow);
+    if (overflow || count > static_cast<uint64_t>(INT64_MAX))
+      return INT64_MAX;
+  }
+  return static_cast<int64_t>(count);
+}
+
 bool tiled_attn::tile::isTileShape(ShapedType type) {
   if (!type.hasStaticShape() || type.getRank() == 0)
+    return false;
+  if (llvm::any_of(type.getShape(), [](int64_t size) { return size <= 0; }) ||
+      saturatingElementCount(type.getShape()) > kMaxTileElements)
     return false;
   // Powers of two cover the small vectors (row statistics of one warp, a
   // rank-1 iota); multiples of 16 cover the blocks that are not powers of
@@ -292,6 +307,49 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   return success();
 }
 
+/// Every tensor in an SDPA kernel is a tile that one CTA holds: refuse,
+/// before anything tries to build or run it, a value too large for any
+/// target (arith ops take tensors of any size; the tile ops' own types check
+/// the same bound).
+static LogicalResult verifyKernelFootprint(func::FuncOp func) {
+  Value tooLarge;
+  int64_t elements = 0;
+  auto check = [&](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return true;
+    int64_t n = saturatingElementCount(type.getShape());
+    if (n <= kMaxTileElements)
+      return true;
+    tooLarge = v, elements = n;
+    return false;
+  };
+  WalkResult walk = func.walk([&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (!check(arg))
+            return WalkResult::interrupt();
+    for (Value result : op->getResults())
+      if (!check(result))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (!walk.wasInterrupted())
+    return success();
+  auto type = cast<RankedTensorType>(tooLarge.getType());
+  InFlightDiagnostic diag = func.emitOpError()
+                            << "with 'tile.sdpa' holds a " << type << " of ";
+  if (elements == INT64_MAX)
+    diag << "more than 2^63";
+  else
+    diag << elements;
+  diag << " elements; a tile may have at most " << kMaxTileElements
+       << " (the 65536 registers of one SM)";
+  diag.attachNote(tooLarge.getLoc()) << "the value is here";
+  return diag;
+}
+
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   if (attr.getName() != getSdpaAttrName())
@@ -303,8 +361,11 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                            << "' must be a #tile.sdpa attribute";
   // A lowered kernel (a gpu.func) keeps the attribute; its arguments are no
   // longer views.
-  if (auto func = dyn_cast<func::FuncOp>(op))
-    return verifySdpaSignature(func, sdpa);
+  if (auto func = dyn_cast<func::FuncOp>(op)) {
+    if (failed(verifySdpaSignature(func, sdpa)))
+      return failure();
+    return verifyKernelFootprint(func);
+  }
   if (isa<FunctionOpInterface>(op))
     return success();
   return op->emitError() << "'" << getSdpaAttrName()

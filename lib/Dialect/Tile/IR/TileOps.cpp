@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace tiled_attn::tile;
@@ -106,6 +107,64 @@ static LogicalResult verifyTileAccess(Operation *op, ViewType view,
   return success();
 }
 
+/// In a kernel with a `tile.sdpa` attribute, the blocks a load or store
+/// moves through the kernel's q, k, v, o and lse views (or a slice of one)
+/// must be the blocks the attribute declares: q and o in blocks of block_m
+/// rows, k and v in blocks of block_n keys, the head dims of the views, lse
+/// in blocks of block_m. The runtime launches ceil(S_q / block_m) programs
+/// and sizes its buffers from the attribute, so a body that disagrees would
+/// leave rows unwritten or write past them.
+static LogicalResult verifyBlockAgainstSdpa(Operation *op, Value view,
+                                            ArrayRef<int64_t> block) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!func)
+    return success();
+  auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
+  if (!sdpa)
+    return success();
+  while (auto slice = view.getDefiningOp<SliceOp>())
+    view = slice.getView();
+  auto arg = dyn_cast<BlockArgument>(view);
+  if (!arg || func.isExternal() ||
+      arg.getOwner() != &func.getFunctionBody().front())
+    return success();
+  SmallVector<StringRef> names = sdpa.getArgumentNames();
+  if (arg.getArgNumber() >= names.size())
+    return success();
+  StringRef name = names[arg.getArgNumber()];
+  int64_t d = sdpa.getHeadDim(), dv = sdpa.getValueHeadDim();
+  int64_t bm = sdpa.getBlockM(), bn = sdpa.getBlockN();
+  SmallVector<int64_t, 2> expected;
+  StringRef rows, cols;
+  if (name == "q") {
+    expected = {bm, d};
+    rows = "block_m", cols = "head_dim";
+  } else if (name == "k") {
+    expected = {bn, d};
+    rows = "block_n", cols = "head_dim";
+  } else if (name == "v") {
+    expected = {bn, dv};
+    rows = "block_n", cols = sdpa.getHeadDimV() ? "head_dim_v" : "head_dim";
+  } else if (name == "o") {
+    expected = {bm, dv};
+    rows = "block_m", cols = sdpa.getHeadDimV() ? "head_dim_v" : "head_dim";
+  } else if (name == "lse") {
+    expected = {bm};
+    rows = "block_m";
+  } else {
+    return success();
+  }
+  if (ArrayRef<int64_t>(expected) == block)
+    return success();
+  InFlightDiagnostic diag =
+      op->emitOpError() << "moves blocks of " << shapeStr(block) << " of '"
+                        << name << "', but the kernel's #tile.sdpa declares "
+                        << rows << " = " << expected[0];
+  if (!cols.empty())
+    diag << " and " << cols << " = " << expected[1];
+  return diag << " (blocks of " << shapeStr(expected) << ")";
+}
+
 SmallVector<int64_t> LoadOp::getBlockShape() {
   SmallVector<int64_t> shape(getType().getShape());
   if (getTranspose())
@@ -120,7 +179,7 @@ LogicalResult LoadOp::verify() {
   if (getTranspose() && getType().getRank() != 2)
     return emitOpError() << "expects a rank-2 tile with 'transpose', got rank "
                          << getType().getRank();
-  return success();
+  return verifyBlockAgainstSdpa(*this, getView(), getBlockShape());
 }
 
 LogicalResult StoreOp::verify() {
@@ -135,7 +194,7 @@ LogicalResult StoreOp::verify() {
            << shapeStr(cast<ShapedType>(getMask().getType()).getShape())
            << ") to equal the value's (" << shapeStr(valueType.getShape())
            << ")";
-  return success();
+  return verifyBlockAgainstSdpa(*this, getView(), valueType.getShape());
 }
 
 //===----------------------------------------------------------------------===//

@@ -30,8 +30,20 @@
 
 namespace tiled_attn::tile {
 
+/// The most elements a tile may have: 65536 32-bit registers are the
+/// register file of one SM on every target (and 128 KiB of 16-bit elements
+/// or 256 KiB of 32-bit ones exceed every target's shared memory per
+/// block), so one CTA cannot hold a larger tile. Blocks of 256 x 256, the
+/// largest the schedules make, are exactly this size.
+inline constexpr int64_t kMaxTileElements = 65536;
+
+/// The elements of a static `shape`, saturating at INT64_MAX where the
+/// product overflows.
+int64_t saturatingElementCount(llvm::ArrayRef<int64_t> shape);
+
 /// True when `type` has a static shape whose every dimension is a power of
-/// two: the shapes that tiles may take.
+/// two or a multiple of 16, with at most kMaxTileElements elements: the
+/// shapes that tiles may take.
 bool isTileShape(mlir::ShapedType type);
 
 } // namespace tiled_attn::tile

@@ -20,19 +20,19 @@ include "mlir/IR/OpBase.td"
 //===----------------------------------------------------------------------===//
 
 /// A tile: a ranked tensor whose shape is static, every size a power of two
-/// or a multiple of 16.
+/// or a multiple of 16, with at most 65536 elements (kMaxTileElements).
 class Tile_TileOf<list<Type> allowedTypes, string what>
     : Type<And<[TensorOf<allowedTypes>.predicate,
                 CPred<"::tiled_attn::tile::isTileShape("
                       "::llvm::cast<::mlir::ShapedType>($_self))">]>,
-           what # " tile (static shape of 2^k or 16k sizes)",
+           what # " tile (static shape of 2^k or 16k sizes, at most 65536 elements)",
            "::mlir::RankedTensorType">;
 
 /// A tile of one rank: the rank is part of the operand's type constraint.
 class Tile_RankedTileOf<list<Type> allowedTypes, int rank, string what>
     : Type<And<[Tile_TileOf<allowedTypes, what>.predicate,
                 HasAnyRankOfPred<[rank]>]>,
-           "rank-" # rank # " " # what # " tile (static shape of 2^k or 16k sizes)",
+           "rank-" # rank # " " # what # " tile (static shape of 2^k or 16k sizes, at most 65536 elements)",
            "::mlir::RankedTensorType">;
 
 def Tile_AnyTile : Tile_TileOf<[AnyType], "any">;
