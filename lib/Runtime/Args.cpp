@@ -13,8 +13,11 @@
 // device address; the log-sum-exps' address (lse), when given, is 4-byte
 // aligned. A variable-length batch (varlen) has tensors of batch size 1,
 // at least one sequence, the offsets' addresses (4-byte aligned) and
-// longest lengths from 1 to the totals. Each message names the argument
-// and its value. The strides are checked later, against the chosen
+// longest lengths from 1 to the totals. Every view's bytes lie inside the
+// 64-bit address space, and the outputs (o, lse) share none with the
+// inputs (q, k, v, the offsets) nor with each other, and o's elements none
+// among themselves. Each message names the argument and its value. The
+// strides are checked later, against the chosen
 // kernel's alignment (Params.cpp). Then the band of diagonals the queries
 // see, and the mask of the kernels that compute it (Window.h; per
 // sequence with varlen).
@@ -34,6 +37,96 @@ namespace {
 std::string shapeText(const ta_tensor &t) {
   return concat("[", t.sizes[0], ", ", t.sizes[1], ", ", t.sizes[2], ", ",
                 t.sizes[3], "]");
+}
+
+/// "[14784, 4928, 64, 1]".
+std::string stridesText(const ta_tensor &t) {
+  return concat("[", t.strides[0], ", ", t.strides[1], ", ", t.strides[2], ", ",
+                t.strides[3], "]");
+}
+
+/// "0x500000002".
+std::string pointerText(uint64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "%#llx",
+                static_cast<unsigned long long>(address));
+  return text;
+}
+
+bool hasElements(const ta_tensor &t) {
+  return t.sizes[0] > 0 && t.sizes[1] > 0 && t.sizes[2] > 0 && t.sizes[3] > 0;
+}
+
+/// The first and the last byte a view's elements occupy.
+struct Span {
+  uint64_t first = 0, last = 0;
+};
+
+/// The bytes of the elements of `t` (which has some, no negative sizes), of
+/// `itemSize` bytes each; false when they leave the 64-bit address space:
+/// a byte offset that does not fit an int64 (the kernels' index type), or an
+/// address below 0 or past 2^64 - 1.
+bool byteSpan(const ta_tensor &t, uint32_t itemSize, Span &span) {
+  // The lowest and highest element offsets: the negative strides' terms
+  // and the positive ones'.
+  int64_t low = 0, high = 0;
+  for (int dim = 0; dim < 4; ++dim) {
+    int64_t term = 0;
+    if (__builtin_mul_overflow(t.sizes[dim] - 1, t.strides[dim], &term) ||
+        __builtin_add_overflow(term < 0 ? low : high, term,
+                               term < 0 ? &low : &high))
+      return false;
+  }
+  int64_t lowBytes = 0, highBytes = 0;
+  if (__builtin_mul_overflow(low, int64_t(itemSize), &lowBytes) ||
+      __builtin_mul_overflow(high, int64_t(itemSize), &highBytes) ||
+      __builtin_add_overflow(highBytes, int64_t(itemSize) - 1, &highBytes))
+    return false;
+  uint64_t below = 0 - static_cast<uint64_t>(lowBytes);
+  if (t.data < below ||
+      __builtin_add_overflow(t.data, static_cast<uint64_t>(highBytes),
+                             &span.last))
+    return false;
+  span.first = t.data - below;
+  return true;
+}
+
+/// Whether two elements of `t` may share an address: sorted by the size of
+/// their strides, the dimensions longer than 1 must each step past all the
+/// offsets of the ones before (as every dense layout, transposed or padded,
+/// does). A broadcast (a stride of 0) fails this; so would some exotic
+/// interleaved layouts that do not overlap.
+bool mayOverlapItself(const ta_tensor &t) {
+  uint64_t steps[4];
+  int64_t sizes[4];
+  int count = 0;
+  for (int dim = 0; dim < 4; ++dim) {
+    if (t.sizes[dim] <= 1)
+      continue;
+    int64_t stride = t.strides[dim];
+    uint64_t step = stride < 0 ? 0 - static_cast<uint64_t>(stride)
+                               : static_cast<uint64_t>(stride);
+    // Insertion sort by step.
+    int at = count++;
+    for (; at > 0 && steps[at - 1] > step; --at) {
+      steps[at] = steps[at - 1];
+      sizes[at] = sizes[at - 1];
+    }
+    steps[at] = step;
+    sizes[at] = t.sizes[dim];
+  }
+  // The largest offset the dimensions so far reach (saturating).
+  uint64_t reach = 0;
+  for (int i = 0; i < count; ++i) {
+    if (steps[i] <= reach)
+      return true;
+    uint64_t term = 0;
+    if (__builtin_mul_overflow(steps[i], static_cast<uint64_t>(sizes[i] - 1),
+                               &term) ||
+        __builtin_add_overflow(reach, term, &reach))
+      reach = UINT64_MAX;
+  }
+  return false;
 }
 
 Status checkEnums(const ta_sdpa_args &args) {
@@ -101,17 +194,61 @@ void findBand(const ta_sdpa_args &args, Problem &problem) {
 
 /// No negative sizes; a null address only for a tensor without elements.
 Status checkTensor(const char *name, const ta_tensor &t) {
-  bool hasElements = true;
-  for (int dim = 0; dim < 4; ++dim) {
+  for (int dim = 0; dim < 4; ++dim)
     if (t.sizes[dim] < 0)
       return invalidArgument(name, " has a negative size along dimension ", dim,
                              ": ", t.sizes[dim], " (", name, " ", shapeText(t),
                              ")");
-    hasElements &= t.sizes[dim] > 0;
-  }
-  if (hasElements && t.data == 0)
+  if (hasElements(t) && t.data == 0)
     return invalidArgument(name, " has a null data pointer (", name, " ",
                            shapeText(t), ")");
+  return Status();
+}
+
+/// The bytes of each view with elements: inside the 64-bit address space,
+/// and, for the outputs (o, and lse when asked for), shared with no other
+/// view: the kernels read q, k, v and the sequences' offsets while other
+/// programs write, and each element of the output is written once, so o's
+/// elements must not overlap one another either.
+Status checkMemory(const Problem &problem) {
+  Span spans[kNumTensors];
+  bool used[kNumTensors] = {};
+  for (int t = 0; t < kNumTensors; ++t) {
+    const ta_tensor &view = *problem.tensors[t];
+    if (!hasElements(view))
+      continue;
+    uint32_t size = t == kLse || t >= kCuSeqlensQ ? 4 : problem.itemSize;
+    if (!byteSpan(view, size, spans[t]))
+      return invalidArgument(
+          kTensorNames[t], " ", shapeText(view), " with strides ",
+          stridesText(view), " at ", pointerText(view.data),
+          " does not fit the 64-bit address space: its byte offsets ",
+          "overflow an int64 or its addresses pass 0 or 2^64");
+    used[t] = true;
+  }
+  const ta_tensor &o = *problem.tensors[kO];
+  if (used[kO] && mayOverlapItself(o))
+    return invalidArgument(
+        "o ", shapeText(o), " with strides ", stridesText(o),
+        " has elements that share an address; the kernels write each ",
+        "element of the output once: give o a layout whose elements do not ",
+        "overlap (contiguous, for one)");
+  for (int out : {kO, kLse}) {
+    if (!used[out])
+      continue;
+    for (int t = 0; t < kNumTensors; ++t) {
+      if (t == out || !used[t] || spans[t].last < spans[out].first ||
+          spans[out].last < spans[t].first)
+        continue;
+      return invalidArgument(
+          kTensorNames[out], " overlaps ", kTensorNames[t], " in memory (",
+          kTensorNames[out], ": bytes ", pointerText(spans[out].first), " to ",
+          pointerText(spans[out].last), ", ", kTensorNames[t], ": bytes ",
+          pointerText(spans[t].first), " to ", pointerText(spans[t].last),
+          "); the outputs (o, lse) must not share memory with the inputs (q, ",
+          "k, v, the sequences' offsets) nor with each other");
+    }
+  }
   return Status();
 }
 
@@ -160,14 +297,6 @@ Status checkShapes(const ta_sdpa_args &args) {
     return invalidArgument("k has ", length, " ", args.k.sizes[2],
                            "; tiled-attn needs at least one key");
   return Status();
-}
-
-/// "0x500000002".
-std::string pointerText(uint64_t address) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "%#llx",
-                static_cast<unsigned long long>(address));
-  return text;
 }
 
 /// A variable-length batch: q, k, v, o of batch size 1 (views of packed
@@ -335,6 +464,8 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3], args->v.sizes[3]));
   TA_RETURN_IF_ERROR(lseView(*args, problem.lseTensor));
   cuSeqlensViews(args->varlen, problem.cuSeqlens);
+  problem.itemSize = itemSize(args->dtype);
+  TA_RETURN_IF_ERROR(checkMemory(problem));
   const ta_varlen &varlen = args->varlen;
   problem.batch = problem.varlen ? varlen.num_seqs : args->q.sizes[0];
   problem.heads = args->q.sizes[1];
@@ -343,7 +474,6 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.seqK = problem.varlen ? varlen.max_seqlen_k : args->k.sizes[2];
   problem.headDim = args->q.sizes[3];
   problem.headDimV = args->v.sizes[3];
-  problem.itemSize = itemSize(args->dtype);
   problem.empty = problem.batch == 0 || problem.heads == 0 ||
                   problem.seqQ == 0 || args->q.sizes[2] == 0;
   problem.index32Ok = true;

@@ -30,6 +30,11 @@ bool isFile(const std::string &path) {
   return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
 }
 
+bool isEmptyFile(const std::string &path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && info.st_size == 0;
+}
+
 /// The canonical absolute path of an existing file or folder, or "".
 std::string realPath(const std::string &path) {
   char *resolved = ::realpath(path.c_str(), nullptr);
@@ -39,6 +44,9 @@ std::string realPath(const std::string &path) {
   std::free(resolved);
   return result;
 }
+
+/// How deep the manifest's JSON may nest.
+constexpr int kMaxJsonDepth = 64;
 
 std::string howToBuild() {
   return concat("build the kernels or set ", kKernelsEnv,
@@ -59,8 +67,21 @@ Status readJson(const Manifest &manifest, Json &data) {
   if (!file)
     return libraryError("cannot read ", manifest.path, ": ",
                         std::strerror(errno));
+  // A manifest nests 6 levels deep (kernels, an entry, its params, one
+  // parameter, its box). Much deeper JSON is refused while it is parsed:
+  // the parser's ordered objects copy their values, by recursion, as they
+  // grow, which a value nested a million levels deep would overflow the
+  // stack with.
+  struct TooDeep {};
   try {
-    data = Json::parse(text.str());
+    data = Json::parse(text.str(), [](int depth, Json::parse_event_t, Json &) {
+      if (depth > kMaxJsonDepth)
+        throw TooDeep();
+      return true;
+    });
+  } catch (const TooDeep &) {
+    return libraryError(manifest.path, " is not a manifest: its JSON nests ",
+                        "more than ", kMaxJsonDepth, " levels deep");
   } catch (const Json::exception &error) {
     // "[json.exception.parse_error.101] parse error at line 3, ...".
     std::string what = error.what();
@@ -107,6 +128,12 @@ Status libraryFile(const FieldReader &r, const std::string &key,
                         fileName, ", which is missing from ", root);
   if (resolved.compare(0, realRoot.size() + 1, realRoot + "/") != 0)
     return r.fail(key, "a file name inside the library folder", fileName);
+  // A damaged file is found when its module is loaded (ModuleCache.cpp);
+  // an empty one costs nothing to find here.
+  if (isEmptyFile(resolved))
+    return libraryError(r.where(), ": field '", r.field(key), "' names ",
+                        fileName, ", which is empty; rebuild the kernel ",
+                        "library");
   return Status();
 }
 

@@ -27,9 +27,31 @@ std::string baseName(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+/// Why `image`, the bytes of a cubin or of PTX, is not one; empty when it
+/// may be. A cubin is an ELF file (or a fat binary); PTX is text, which the
+/// driver reads up to the first NUL byte. So a damaged or truncated file is
+/// a library error naming it, not whatever the driver makes of it.
+std::string imageProblem(const std::string &image, bool isCubin) {
+  if (image.empty())
+    return "it is empty";
+  if (isCubin) {
+    static const char elf[] = {'\x7f', 'E', 'L', 'F'};
+    static const char fatbin[] = {'\x50', '\xed', '\x55', '\xba'};
+    if (image.compare(0, 4, elf, 4) != 0 && image.compare(0, 4, fatbin, 4) != 0)
+      return "it is not a cubin: it does not start with an ELF header";
+    return "";
+  }
+  size_t nul = image.find('\0');
+  if (nul != std::string::npos)
+    return concat("it is not PTX text: it holds a NUL byte at offset ", nul);
+  return "";
+}
+
 /// The bytes of `path`, NUL-terminated (PTX is text the driver reads up to
-/// the NUL; a cubin does not mind one more byte).
-Status readImage(const std::string &path, std::vector<char> &image) {
+/// the NUL; a cubin does not mind one more byte), checked to be a cubin or
+/// PTX as `isCubin` says.
+Status readImage(const std::string &path, bool isCubin,
+                 std::vector<char> &image) {
   std::ifstream file(path, std::ios::binary);
   std::stringstream bytes;
   bytes << file.rdbuf();
@@ -37,6 +59,10 @@ Status readImage(const std::string &path, std::vector<char> &image) {
     return libraryError("cannot read kernel file ", path, ": ",
                         std::strerror(errno));
   std::string text = bytes.str();
+  std::string problem = imageProblem(text, isCubin);
+  if (!problem.empty())
+    return libraryError("kernel file ", path, " is damaged: ", problem,
+                        "; rebuild the kernel library");
   image.assign(text.begin(), text.end());
   image.push_back('\0');
   return Status();
@@ -49,7 +75,7 @@ Status loadModule(const Driver &driver, const KernelEntry &entry, int ccMajor,
   bool isCubin = false;
   const std::string &path = entry.imageFor(ccMajor, ccMinor, isCubin);
   std::vector<char> image;
-  TA_RETURN_IF_ERROR(readImage(path, image));
+  TA_RETURN_IF_ERROR(readImage(path, isCubin, image));
   std::vector<char> log(kJitLogBytes, '\0');
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};

@@ -165,6 +165,58 @@ std::string varlenText(const Problem &problem) {
                 ", max_seqlen_k=", problem.seqK, ")");
 }
 
+/// A library of more kernels than this is summarized in messages, not
+/// listed.
+constexpr size_t kMaxListedKernels = 16;
+
+/// "sm_80, sm_90a": the archs of the library's kernels, lowest first.
+std::string archsText(const ta_library &library) {
+  std::vector<const Arch *> archs;
+  for (const KernelEntry &k : library.manifest.kernels)
+    if (std::none_of(archs.begin(), archs.end(), [&](const Arch *a) {
+          return a->sortKey() == k.arch.sortKey();
+        }))
+      archs.push_back(&k.arch);
+  std::sort(archs.begin(), archs.end(), [](const Arch *a, const Arch *b) {
+    return a->sortKey() < b->sortKey();
+  });
+  std::string text;
+  for (const Arch *arch : archs)
+    text += concat(text.empty() ? "" : ", ", arch->str());
+  return text;
+}
+
+/// What the library holds, for a message: its kernels, or for a large
+/// library a summary; or, where none of its kernels runs on the device at
+/// all, the archs it has.
+std::string libraryText(const ta_library &library, int ccMajor, int ccMinor) {
+  const std::vector<KernelEntry> &kernels = library.manifest.kernels;
+  if (kernels.empty())
+    return "it holds no kernels";
+  if (std::none_of(kernels.begin(), kernels.end(), [&](const KernelEntry &k) {
+        return k.arch.runsOn(ccMajor, ccMinor);
+      }))
+    return concat("none of its kernels runs on a device of compute "
+                  "capability ",
+                  ccMajor, ".", ccMinor, ": it has kernels for ",
+                  archsText(library), " only");
+  std::string text;
+  if (kernels.size() <= kMaxListedKernels) {
+    for (const KernelEntry &k : kernels)
+      text += concat(text.empty() ? "available: " : "; ", k.describe());
+    return text;
+  }
+  std::string dtypes, dims;
+  for (const char *dtype : {"f16", "bf16"})
+    if (std::any_of(kernels.begin(), kernels.end(),
+                    [&](const KernelEntry &k) { return k.dtypeText == dtype; }))
+      dtypes += concat(dtypes.empty() ? "" : ", ", dtype);
+  for (auto [d, dv] : library.headDims)
+    dims += concat(dims.empty() ? "" : ", ", headDimText(d, dv));
+  return concat(kernels.size(), " kernels for ", archsText(library), "; ",
+                dtypes, "; D=", dims, " (ta_library_kernel describes each)");
+}
+
 Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
                 int ccMinor) {
   const ta_sdpa_args &args = *problem.args;
@@ -183,11 +235,7 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
                      ", H_kv=", problem.kvHeads,
                      "; a library built before tiled-attn took them has no "
                      "such kernel: rebuild it)");
-  std::string available;
-  for (const KernelEntry &k : library.manifest.kernels)
-    available += concat(available.empty() ? "available: " : "; ", k.describe());
-  if (available.empty())
-    available = "it holds no kernels";
+  std::string available = libraryText(library, ccMajor, ccMinor);
   // Which masks would do, where that is not just the one named above.
   KernelMask masks[3];
   int count = candidateMasks(problem, masks);

@@ -257,6 +257,11 @@ def varlen_entry(name: str, causal: str = "window", index_type: str = "i64",
     return {key: value for key, value in base.items() if value is not None}
 
 
+#: What a fake cubin starts with: an ELF header's magic, which the runtime checks
+#: (no NUL byte: the fake driver reads the image as text).
+FAKE_CUBIN_HEADER = "\x7fELF\n"
+
+
 def fake_ptx(symbol: str, params: Sequence[Dict[str, Any]], marker: str = "ptx") -> str:
     """The PTX-like text of a kernel taking ``params``, as the fake driver parses it."""
     lines = [f"// {marker}", f".visible .entry {symbol}("]
@@ -279,7 +284,8 @@ def write_library(
     images: bool = True,
 ) -> Path:
     """Writes a manifest of ``entries`` into ``folder`` (created) and, unless
-    ``images`` is False, each entry's fake PTX and cubins; returns the folder."""
+    ``images`` is False, each entry's fake PTX and cubins (after
+    :data:`FAKE_CUBIN_HEADER`); returns the folder."""
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
     manifest = {"version": version, "generator": "test", "kernels": list(entries)}
@@ -291,5 +297,6 @@ def write_library(
             if isinstance(entry.get("ptx"), str):
                 (root / entry["ptx"]).write_text(fake_ptx(symbol, params))
             for arch, file in (entry.get("cubin") or {}).items():
-                (root / file).write_text(fake_ptx(symbol, params, f"cubin {arch}"))
+                (root / file).write_text(FAKE_CUBIN_HEADER
+                                         + fake_ptx(symbol, params, f"cubin {arch}"))
     return root

@@ -355,17 +355,20 @@ class KernelLibrary:
         window = kernel.mask == "window"
         step = max(1, kernel.align_bytes // 2)  # elements per aligned row start
         row = -(-max(kernel.head_dim, kernel.head_dim_v) // step) * step
-        for slot, keys, d in ((args.q, 1, kernel.head_dim), (args.k, 1 + window, kernel.head_dim),
-                              (args.v, 1 + window, kernel.head_dim_v),
-                              (args.o, 1, kernel.head_dim_v)):
-            slot.data = 1 << 20
+        # Each view at an address of its own: the runtime refuses an output
+        # that shares memory with an input.
+        for i, (slot, keys, d) in enumerate(((args.q, 1, kernel.head_dim),
+                                             (args.k, 1 + window, kernel.head_dim),
+                                             (args.v, 1 + window, kernel.head_dim_v),
+                                             (args.o, 1, kernel.head_dim_v))):
+            slot.data = (i + 1) << 20
             slot.sizes[:] = (1, 1, keys, d)
             slot.strides[:] = (keys * row, keys * row, row, 1)
         mask = MASKS["top_left"] if window else MASKS[kernel.mask]
         args.dtype, args.mask, args.scale = DTYPES[kernel.dtype], mask, 1.0
         args.softcap = 1.0 if kernel.softcap else 0.0
         if kernel.varlen:
-            args.varlen = TaVarlen(1, 1, 1 << 20, 1 << 20, 1, 1 + window)
+            args.varlen = TaVarlen(1, 1, 5 << 20, 5 << 20, 1, 1 + window)
         args.kernel = kernel.name.encode()
         try:
             self.plan(args, capability)

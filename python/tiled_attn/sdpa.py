@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       default_library)
-from .validation import (ITEMSIZE, check_gqa, check_inputs, check_return_lse, check_softcap,
-                         check_window, copy_reason)
+from .validation import (ITEMSIZE, check_gqa, check_inputs, check_return_lse, check_scale,
+                         check_softcap, check_tensor, check_window, copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["launch", "library_of", "output_for", "sdpa", "sdpa_eager"]
+__all__ = ["default_scale", "launch", "library_of", "output_for", "sdpa", "sdpa_eager"]
 
 LibraryArg = Union[None, str, "KernelLibrary"]
 
@@ -174,14 +174,22 @@ def sdpa_eager(
 
     if not _DTYPES:
         _init_dtypes()
-    device = q.device
-    dtype = _DTYPES.get(q.dtype)
-    if (dtype is None or k.dtype is not q.dtype or v.dtype is not q.dtype
-            or device.type != "cuda" or k.device != device or v.device != device
-            or q.dim() != 4 or k.dim() != 4 or v.dim() != 4
-            or (causal is not True and causal is not False)
-            or (scale is not None and type(scale) is not float)):
+    try:
+        device = q.device
+        dtype = _DTYPES.get(q.dtype)
+        usual = not (dtype is None or k.dtype is not q.dtype or v.dtype is not q.dtype
+                     or device.type != "cuda" or k.device != device or v.device != device
+                     or q.dim() != 4 or k.dim() != 4 or v.dim() != 4
+                     or (causal is not True and causal is not False)
+                     or (scale is not None and (type(scale) is not float
+                                                or not _SCALE_FAST[0] <= scale <= _SCALE_FAST[1])))
+    except AttributeError:  # Not a tensor: check_inputs says which.
+        usual = False
+    if not usual:
         dtype = DTYPES[check_inputs(q, k, v, causal, scale)]
+        device = q.device
+        if scale is not None:
+            scale = check_scale(scale)
     check_gqa(enable_gqa, q.shape[1], (k.shape[1], v.shape[1]))
     if causal_align == "top_left" and type(window_size) is tuple and window_size == _NO_WINDOW:
         mask, window = (_CAUSAL if causal else _NO_MASK), _WINDOW_OFF
@@ -195,7 +203,7 @@ def sdpa_eager(
     if not isinstance(library, KernelLibrary):
         library = library_of(library)
     if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1])
+        scale = default_scale(q.shape[-1])
     out = output_for(torch, q, v, out)
     align = library.align_bytes
     amask, smask = align - 1, align // ITEMSIZE - 1
@@ -233,14 +241,22 @@ def library_of(library: LibraryArg) -> KernelLibrary:
     return _LIBRARIES.get(key) or default_library(library)
 
 
+def default_scale(head_dim: int) -> float:
+    """``1/sqrt(D)``; for ``D = 0``, which the runtime refuses (no library has
+    such kernels), 1.0, so that its error is the one raised."""
+    return 1.0 / math.sqrt(head_dim) if head_dim > 0 else 1.0
+
+
 def output_for(torch: Any, q: "torch.Tensor", v: "torch.Tensor",
                out: Optional["torch.Tensor"]) -> "torch.Tensor":
-    """``out``, checked (q's dtype, device and rank; the runtime checks its
-    shape), or a new tensor of q's shape with v's head dim (D_v)."""
+    """``out``, checked (a tensor of q's dtype, device and rank; the runtime
+    checks its shape, its strides and that it shares no memory with the
+    inputs), or a new tensor of q's shape with v's head dim (D_v)."""
     if out is None:
         if v.shape[-1] == q.shape[-1]:
             return torch.empty(q.shape, dtype=q.dtype, device=q.device)
         return torch.empty((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+    check_tensor("out", out)
     if out.dtype is not q.dtype or out.device != q.device or out.dim() != q.dim():
         raise ValueError(f"out must be a {q.dim()}-d tensor of q's dtype ({q.dtype}) and "
                          f"device ({q.device}), got {out.dtype} on {out.device} of shape "
@@ -252,8 +268,23 @@ def launch(torch: Any, library: KernelLibrary, device: Optional[int], *fields: A
     """Packs ``fields`` as ta_sdpa_args (:data:`_ARGS_LAYOUT`) into this thread's
     buffer and launches on the current stream of CUDA device ``device``."""
     args = _thread_args()
-    _ARGS_LAYOUT.pack_into(args.buffer, 0, *fields)
+    try:
+        _ARGS_LAYOUT.pack_into(args.buffer, 0, *fields)
+    except struct.error:
+        raise ValueError(_unpackable(fields)) from None
     library.launch_packed(args.address, device, _current_stream(torch, device))
+
+
+def _unpackable(fields: Sequence[Any]) -> str:
+    """Why ``fields`` do not pack as ta_sdpa_args: a view's size or stride past an
+    int64 (torch's own tensors never have one)."""
+    for index, name in enumerate(("q", "k", "v", "out")):
+        base = 9 * index
+        data, sizes, strides = fields[base], fields[base + 1:base + 5], fields[base + 5:base + 9]
+        if any(not -2**63 <= x < 2**63 for x in (*sizes, *strides)) or not 0 <= data < 2**64:
+            return (f"{name} has sizes {tuple(sizes)} and strides {tuple(strides)} at "
+                    f"{data:#x}; sizes and strides must fit an int64")
+    return "the arguments do not fit the runtime's ta_sdpa_args (int64 sizes and strides)"
 
 
 #: ta_sdpa_args as packed bytes: four ta_tensor (data, sizes[4], strides[4]),
@@ -266,6 +297,8 @@ assert _ARGS_LAYOUT.size == ctypes.sizeof(TaSdpaArgs)
 _NO_MASK, _CAUSAL = MASKS["none"], MASKS["top_left"]
 #: Softcaps that are plainly normal float32 values: taken without check_softcap.
 _SOFTCAP_FAST = (1e-30, 1e30)
+#: Scales likewise, taken without check_scale.
+_SCALE_FAST = _SOFTCAP_FAST
 _NO_WINDOW = (-1, -1)
 #: ta_window's fields for no window: all zero, as a zero-initialized ta_sdpa_args.
 _WINDOW_OFF = (0, 0, 0, 0)
@@ -297,8 +330,14 @@ def _thread_args() -> Any:
 
 def _kernel_name_address(name: str) -> int:
     """The address of a NUL-terminated copy of ``name``, kept for the process."""
+    if type(name) is not str:
+        raise TypeError(f"kernel must be a str (a manifest entry's name) or None, got "
+                        f"{type(name).__name__} {name!r}")
     entry = _KERNEL_NAMES.get(name)
     if entry is None:
+        if "\0" in name:
+            raise ValueError(f"kernel must be a manifest entry's name, got {name!r}, which "
+                             "holds a NUL character")
         # setdefault: two threads' first calls keep one buffer, so that no
         # address handed out is freed.
         entry = _KERNEL_NAMES.setdefault(name, ctypes.create_string_buffer(name.encode()))

@@ -5,10 +5,12 @@ device (the same one), of a dtype the kernels take, of rank 4 (packed
 sequences: rank 3), that ``causal`` and ``scale`` have the right Python
 types, that ``causal_align``, ``window_size`` and ``softcap`` are ones the
 runtime takes, and for packed sequences that the offsets are int32 vectors
-of one length on q's device and the longest lengths ints >= 1. Everything
-about the sizes (shapes that disagree, a head dim the library lacks, an
-empty key sequence, a scale that is not a positive float32) is checked
-once, by the C++ runtime, whose errors become ValueError.
+of one length on q's device and the longest lengths ints >= 1, and that a
+scale is a value float32 can hold (:func:`check_scale`). Everything about
+the sizes (shapes that disagree, a head dim the library lacks, an empty key
+sequence, strides the kernels cannot take, an output that shares memory
+with an input, a scale that is not positive) is checked once, by the C++
+runtime, whose errors become ValueError.
 
 The functions read only ``.device`` (``.type``, ``.index``), ``.dtype``
 (through ``str()``), ``.shape``, ``.stride()`` and ``.data_ptr()``, so they
@@ -24,7 +26,8 @@ import numbers
 from typing import Any, Optional, Tuple
 
 __all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_gqa", "check_inputs", "check_return_lse",
-           "check_softcap", "check_varlen", "check_window", "copy_reason"]
+           "check_scale", "check_softcap", "check_tensor", "check_varlen", "check_window",
+           "copy_reason"]
 
 #: torch dtype (as ``str(dtype)``) -> the manifest's dtype name.
 TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16"}
@@ -37,7 +40,8 @@ CAUSAL_ALIGNS = ("top_left", "bottom_right")
 _MAX_BOUND = 2**63 - 1
 
 
-def _check_tensor(name: str, t: Any) -> None:
+def check_tensor(name: str, t: Any) -> None:
+    """Check that ``t`` looks like a tensor (shape, device, stride); TypeError if not."""
     if not (hasattr(t, "shape") and hasattr(t, "device") and hasattr(t, "stride")):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
 
@@ -50,7 +54,7 @@ def check_inputs(q: Any, k: Any, v: Any, causal: Any = False, scale: Any = None,
     (its rank is theirs): ``"[total, H, D]"`` for packed sequences.
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
-        _check_tensor(name, t)
+        check_tensor(name, t)
     device = q.device
     if device.type != "cuda":
         raise ValueError(f"q is on {device}; {function} needs CUDA tensors")
@@ -108,7 +112,7 @@ def check_varlen(q: Any, cu_seqlens_q: Any, cu_seqlens_k: Any, max_seqlen_q: Any
     """
     offsets = (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k))
     for name, t in offsets:
-        _check_tensor(name, t)
+        check_tensor(name, t)
         if t.device != q.device:
             raise ValueError(f"{name} is on {t.device} but q is on {q.device}; the "
                              "sequences' offsets must be on q's device")
@@ -192,6 +196,38 @@ def check_softcap(softcap: Any) -> float:
         raise ValueError(f"softcap must be a float32 value (0.0: off), got {softcap!r}, which "
                          f"{'overflows' if overflows else 'rounds to 0 in'} float32")
     return value
+
+
+def check_scale(scale: Any) -> float:
+    """Check the value of ``scale`` (a real number: :func:`check_inputs` checks its
+    type); return it as a float.
+
+    Finite and positive in float32, the runtime's type: neither past float32's
+    largest value nor so small that it rounds to 0. (The runtime checks the
+    float32 it gets too; these are the values that do not reach it as they are.)
+    """
+    try:
+        value = float(scale)
+    except OverflowError:  # An int past a float's range.
+        value = math.inf
+    shown = _shown(scale)
+    if not (math.isfinite(value) and value > 0.0):
+        raise ValueError(f"scale must be a finite positive float32 value, got {shown}")
+    overflows = value >= _F32_OVERFLOW
+    if overflows or value <= _F32_ZERO:
+        raise ValueError(f"scale must be a finite positive float32 value, got {shown}, which "
+                         f"{'overflows' if overflows else 'rounds to 0 in'} float32")
+    return value
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, shortened to 40 characters (a huge int's is long, or
+    past the digits Python converts)."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"an int of {value.bit_length()} bits"
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 _F32_OVERFLOW = (2.0 - 2.0 ** -24) * 2.0 ** 127  # float32 max + half an ulp

@@ -18,14 +18,13 @@ Like :func:`tiled_attn.sdpa`, it is also a ``torch.library`` custom op,
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
 
 from .runtime import DTYPES, KernelLibrary, packed_view
-from .sdpa import (LibraryArg, _kernel_name_address, _mask_and_window, launch, library_of,
-                   output_for)
-from .validation import (check_gqa, check_inputs, check_return_lse, check_softcap, check_varlen,
-                         check_window, copy_reason)
+from .sdpa import (LibraryArg, _kernel_name_address, _mask_and_window, default_scale, launch,
+                   library_of, output_for)
+from .validation import (check_gqa, check_inputs, check_return_lse, check_scale, check_softcap,
+                         check_varlen, check_window, copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -160,8 +159,7 @@ def sdpa_varlen_eager(
     softcap = check_softcap(softcap)
     return_lse = check_return_lse(return_lse)
     library = library_of(library)
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1])
+    scale = default_scale(q.shape[-1]) if scale is None else check_scale(scale)
     out = output_for(torch, q, v, out)
     align = library.align_bytes
     q, k, v = (t.clone(memory_format=torch.contiguous_format) if copy_reason(t, align) else t

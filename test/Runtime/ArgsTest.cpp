@@ -170,7 +170,10 @@ TEST_F(Args, Strides) {
                 "0x200000008 is not 16-byte aligned" +
                 needs + "k into a contiguous buffer first)");
   args = problem(2, 3, 77, 131, 64);
-  args.o.strides[2] = 68; // 136 bytes
+  // Rows of 68 elements (136 bytes), heads of 77 rows and 8 more bytes.
+  args.o.strides[2] = 68;
+  args.o.strides[1] = 77 * 68 + 4;
+  args.o.strides[0] = 3 * args.o.strides[1];
   expectInvalid("o cannot be passed to kernel k64 as it is: its stride along "
                 "dimension 2 (68 elements) is not a multiple of 16 bytes" +
                 needs + "o into a contiguous buffer first)");

@@ -243,6 +243,10 @@ TEST_F(Launch, HotPathIsCheap) {
           .count();
   double micros = seconds / kCalls * 1e6;
   std::printf("ta_sdpa on the fake driver: %.3f us per call\n", micros);
-  // The fake's calls take a mutex each; the bound is loose for slow CI.
-  EXPECT_LT(micros, 5.0);
+  // Not a speed target (the benchmark measures the real overhead): a guard
+  // against work that does not belong on the hot path (a file read, a
+  // module load, a JSON parse take hundreds of microseconds). The bound is
+  // loose: CI's 2 cores run other tests at the same time, and the fake's
+  // calls take a mutex each.
+  EXPECT_LT(micros, 50.0);
 }

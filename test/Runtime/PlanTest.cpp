@@ -91,6 +91,7 @@ TEST_F(Plan, Index32WinsUnlessAnOffsetReaches2To31) {
   args.q.strides[0] = int64_t(1) << 31;
   EXPECT_EQ(chosen(8, 0), "wide");
   args = problem(2, 3, 77, 131, 64);
+  args.o.data = kFarAway; // Its batch entries 4 GiB below, clear of v.
   args.o.strides[0] = -(int64_t(1) << 31); // |stride| counts
   EXPECT_EQ(chosen(8, 0), "wide");
   // Just below the limit stays narrow.
@@ -102,6 +103,7 @@ TEST_F(Plan, Index32WinsUnlessAnOffsetReaches2To31) {
 TEST_F(Plan, OnlyNarrowKernelsAndLargeOffsets) {
   open({entry("narrow", "sm_80", 32)});
   args.k.strides[1] = int64_t(1) << 31;
+  args.o.data = kFarAway; // Clear of k's 16 GiB.
   EXPECT_EQ(chosen(8, 0),
             "error 2: no kernel in the library for sm_80, f16, D=64, "
             "causal=none, 64-bit indices (an element offset reaches 2**31) "

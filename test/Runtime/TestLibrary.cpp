@@ -110,7 +110,8 @@ void tatest::writeLibrary(const TempDir &dir, const Json &manifest,
       for (const auto &[arch, file] : entry["cubin"].items())
         if (file.is_string())
           dir.write(file.get<std::string>(),
-                    fakePtx(symbol, params, "cubin " + arch));
+                    kFakeCubinHeader +
+                        fakePtx(symbol, params, "cubin " + arch));
   }
 }
 

@@ -56,9 +56,14 @@ Json kernelEntry(const std::string &name);
 std::string fakePtx(const std::string &symbol, const Json &params,
                     const std::string &marker = "ptx");
 
+/// What a fake cubin starts with: an ELF header's magic, which the runtime
+/// checks (no NUL byte: the fake driver reads the image as text).
+constexpr const char *kFakeCubinHeader = "\x7f"
+                                         "ELF\n";
+
 /// Writes `manifest` to `dir` and, for each entry with a "ptx" field, the
-/// fake PTX file it names (and its cubins, marked by arch) unless
-/// `writeImages` is false.
+/// fake PTX file it names (and its cubins, marked by arch, after
+/// kFakeCubinHeader) unless `writeImages` is false.
 void writeLibrary(const TempDir &dir, const Json &manifest,
                   bool writeImages = true);
 
@@ -86,8 +91,13 @@ private:
 };
 
 /// Arguments of a contiguous problem, f16, no mask, scale 1/8, q/k/v/o at
-/// distinct 256-byte aligned addresses.
+/// distinct 256-byte aligned addresses 4 GiB apart (0x100000000 to
+/// 0x400000000).
 ta_sdpa_args problem(int64_t b, int64_t h, int64_t sq, int64_t sk, int64_t d);
+
+/// An address 1 TiB up, for an output clear of inputs that span more than
+/// problem()'s 4 GiB (the runtime refuses an output that overlaps them).
+constexpr uint64_t kFarAway = uint64_t(1) << 40;
 
 /// Sets a contiguous [B, H, S, D] view.
 void contiguous(ta_tensor &t, uint64_t data, int64_t b, int64_t h, int64_t s,

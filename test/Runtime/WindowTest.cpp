@@ -334,17 +334,20 @@ TEST_F(Window, I32Overflow) {
   open({windowEntry("w", "i64", "i32")});
   const int64_t keys = 3000000000;
   args = problem(1, 1, 2, keys, 64);
+  args.o.data = kFarAway; // Clear of k's 384 GB.
   args.window = window(0, -1);
   EXPECT_EQ(chosen(), "error 1: the window's window_hi (the highest diagonal "
                       "j - i a query sees) is 2999999999, which does not fit "
                       "the i32 parameter params[38] of kernel w");
   args = problem(1, 1, keys, 2, 64);
+  args.o.data = kFarAway;
   args.window = window(-1, 0);
   EXPECT_EQ(chosen(), "error 1: the window's window_lo (the lowest diagonal "
                       "j - i a query sees) is -2999999999, which does not "
                       "fit the i32 parameter params[37] of kernel w");
   // Values at the limits fit.
   args = problem(1, 1, int64_t(1) << 31, 1, 64);
+  args.o.data = kFarAway;
   args.window = window(5, 0);
   ASSERT_EQ(chosen(), "w");
   EXPECT_EQ(packedBand<int32_t>(), "[-5, 0]");

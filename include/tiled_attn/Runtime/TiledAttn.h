@@ -68,14 +68,21 @@ typedef enum ta_status {
       a scale that is not a finite positive float32, a softcap that is not a
       finite float32 >= 0, a null pointer, a window whose bounds are below -1
       or whose alignment is not the causal mask's, a variable-length batch
-      whose counts or lengths are out of range. */
+      whose counts or lengths are out of range, a view whose bytes leave the
+      64-bit address space, an output (o, lse) that shares memory with an
+      input (q, k, v, the sequences' offsets) or with the other output, or
+      o with elements that share an address (a stride of 0, say). */
   TA_ERROR_INVALID_ARGUMENT = 1,
   /** The library holds no kernel for this problem on this device (dtype,
       head dim, mask and window, softcap, log-sum-exps, variable lengths,
-      architecture, kernel name). The message lists what it holds. */
+      architecture, kernel name). The message lists what it holds (its
+      archs, dtypes and head dims for a library of more than 16 kernels;
+      its archs alone when none of its kernels runs on the device). */
   TA_ERROR_NO_KERNEL = 2,
   /** The kernel library cannot be read: no folder, no manifest, malformed
-      JSON, a missing field or file, an unknown ABI. */
+      JSON, a missing field, a missing or empty file, an unknown ABI; or, at
+      the first launch of a kernel, a kernel file that is damaged (a cubin
+      without an ELF header, PTX with a NUL byte) or gone. */
   TA_ERROR_LIBRARY = 3,
   /** libcuda cannot be loaded, or a driver call failed. */
   TA_ERROR_DRIVER = 4,
