@@ -233,6 +233,8 @@ private:
 
   std::array<int64_t, 3> blockId;
   llvm::DenseMap<Value, RtValue> env;
+  /// The loop iterations this program instance has run or is about to.
+  uint64_t iterations = 0;
 };
 
 } // namespace
@@ -336,6 +338,13 @@ LogicalResult Interpreter::execFor(scf::ForOp op) {
                : (static_cast<uint64_t>(ub) - static_cast<uint64_t>(lb) - 1) /
                          static_cast<uint64_t>(step) +
                      1;
+  if (trips > kMaxHostIterations - iterations)
+    return op.emitError() << "host execution: this loop would run " << trips
+                          << " iterations (from " << lb << " to " << ub
+                          << " step " << step << "), past the "
+                          << kMaxHostIterations
+                          << " (2^27) a program instance may run on the host";
+  iterations += trips;
   for (uint64_t i = 0; i < trips; ++i) {
     int64_t iv = static_cast<int64_t>(static_cast<uint64_t>(lb) +
                                       i * static_cast<uint64_t>(step));

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Pipelines/Pipelines.h"
+#include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
 #include "tiled_attn/Conversion/Passes.h"
@@ -142,7 +143,7 @@ llvm::Error TileScheduleOptions::verify() const {
   for (auto [name, size] :
        {std::pair<llvm::StringRef, int64_t>{"block-m", blockM},
         {"block-n", blockN}})
-    if (size != 0 && (size < 16 || size > 256 || size % 16))
+    if (size != 0 && !tile::isBlockSize(size))
       check.fail(name, "must be 0 (the kernel's) or a multiple of 16 in "
                        "[16, 256], got " +
                            llvm::Twine(size));
@@ -184,7 +185,7 @@ llvm::Error TileToPTXOptions::verify() const {
                                      "producer-registers", producerRegisters},
                                  {"consumer-registers", consumerRegisters},
                                  {"correction-registers", correctionRegisters}})
-    if (registers != 0 && (registers < 24 || registers > 256 || registers % 8))
+    if (registers != 0 && !tilegpu::isSetMaxNRegBudget(registers))
       check.fail(name, "must be 0 (the launch's) or a multiple of 8 in "
                        "[24, 256], got " +
                            llvm::Twine(registers));

@@ -57,6 +57,21 @@ llvm::Expected<uint64_t> commonDescriptorBits(const SharedMatrix &matrix) {
 
 } // namespace
 
+std::optional<Swizzle> tiled_attn::encoding::swizzleOfBytes(int64_t bytes) {
+  switch (bytes) {
+  case 0:
+    return Swizzle::None;
+  case 32:
+    return Swizzle::Bytes32;
+  case 64:
+    return Swizzle::Bytes64;
+  case 128:
+    return Swizzle::Bytes128;
+  default:
+    return std::nullopt;
+  }
+}
+
 llvm::Expected<uint64_t>
 encoding::encodeWgmmaDescriptor(const SharedMatrix &matrix) {
   uint64_t mode = 0;

@@ -48,6 +48,19 @@
 // RUN:   | FileCheck %s --check-prefix=UNKNOWN-OP
 // UNKNOWN-OP: error: host execution does not support 'math.cos'
 
+// A loop that would not end in any useful time (from INT64_MIN: 2^63 + 1
+// iterations, a hang before, found by test/Fuzz) is refused before it runs.
+// RUN: sed -e 's/%c1 = arith.constant 1 : index/%c1 = arith.constant 1 : index\n  %cmin = arith.constant -9223372036854775808 : index/' \
+// RUN:     -e 's/scf.for %j = %c0 to/scf.for %j = %cmin to/' %repo/examples/sdpa_fwd.mlir \
+// RUN:   | not tiled-attn-run --shapes=4x4 2>&1 | FileCheck %s --check-prefix=TRIPS
+// TRIPS: error: host execution: this loop would run 9223372036854775809 iterations (from -9223372036854775808 to 1 step 1), past the 134217728 (2^27) a program instance may run on the host
+
+// A tensor no CTA holds is refused by the verifier before the interpreter
+// allocates it (an out-of-memory abort before, found by test/Fuzz).
+// RUN: sed -e 's/%c1 = arith.constant 1 : index/%c1 = arith.constant 1 : index\n  %huge = arith.constant dense<8.0> : tensor<4294967296xf32>/' \
+// RUN:     %repo/examples/sdpa_fwd.mlir | not tiled-attn-run --shapes=4x4 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: 'func.func' op with 'tile.sdpa' holds a 'tensor<4294967296xf32>' of 4294967296 elements; a tile may have at most 65536
+
 func.func @not_a_kernel() {
   return
 }

@@ -60,6 +60,17 @@ SharedMatrix kMajorSwizzled128(uint64_t start) {
 // wgmma (sm_90a)
 //===----------------------------------------------------------------------===//
 
+// A shared tile's panel width (#tilegpu.shared<swizzle = N>) names the
+// descriptors' swizzle mode.
+TEST(Swizzle, OfPanelBytes) {
+  EXPECT_EQ(swizzleOfBytes(0), Swizzle::None);
+  EXPECT_EQ(swizzleOfBytes(32), Swizzle::Bytes32);
+  EXPECT_EQ(swizzleOfBytes(64), Swizzle::Bytes64);
+  EXPECT_EQ(swizzleOfBytes(128), Swizzle::Bytes128);
+  for (int64_t bytes : {-128, 16, 96, 256})
+    EXPECT_EQ(swizzleOfBytes(bytes), std::nullopt) << bytes;
+}
+
 TEST(WgmmaDescriptor, KMajorSwizzled128) {
   // start 0x400 >> 4 = 0x40            -> bits 0-13:  0x0000000000000040
   // leading 16 >> 4 = 1                -> bit 16:     0x0000000000010000

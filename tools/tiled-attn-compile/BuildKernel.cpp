@@ -353,6 +353,16 @@ static json::Object manifestEntry(const KernelSpec &kernel,
 /// below serializes processes) and around their lines of output.
 static std::mutex manifestMutex, outputMutex;
 
+/// Writes `manifest` to `manifestFile` as recordInManifest and
+/// orderManifest leave it: indented JSON and a final newline.
+static LogicalResult writeManifest(StringRef manifestFile,
+                                   json::Object manifest) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
+  return writeFile(manifestFile, text);
+}
+
 static LogicalResult recordInManifest(const KernelSpec &kernel,
                                       StringRef outDir, json::Object entry) {
   std::lock_guard<std::mutex> guard(manifestMutex);
@@ -398,10 +408,7 @@ static LogicalResult recordInManifest(const KernelSpec &kernel,
       updated.push_back(std::move(k));
   updated.push_back(std::move(entry));
   manifest["kernels"] = std::move(updated);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}", json::Value(std::move(manifest))) << "\n";
-  if (failed(writeFile(manifestFile, text)))
+  if (failed(writeManifest(manifestFile, std::move(manifest))))
     return fail(kernel, "cannot write " + manifestFile);
   return success();
 }
@@ -504,10 +511,7 @@ LogicalResult tiled_attn::orderManifest(StringRef outDir,
   for (json::Value &k : ordered)
     sorted.push_back(std::move(k));
   (*manifest)["kernels"] = std::move(sorted);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}", json::Value(std::move(*manifest))) << "\n";
-  if (failed(writeFile(manifestFile, text))) {
+  if (failed(writeManifest(manifestFile, std::move(*manifest)))) {
     llvm::errs() << "tiled-attn-compile: cannot write " << manifestFile << "\n";
     return failure();
   }

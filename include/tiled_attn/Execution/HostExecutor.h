@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 namespace tiled_attn::exec {
@@ -50,9 +51,16 @@ struct KernelArg {
   static KernelArg index(int64_t v) { return {nullptr, 0.0, v}; }
 };
 
+/// The most loop iterations one program instance may run on the host: a
+/// kernel's loops step over blocks of tensors that the host takes up to
+/// 2^27 elements of, so more is a loop that would not end in any useful
+/// time (a bound near INT64_MIN, say).
+inline constexpr uint64_t kMaxHostIterations = uint64_t{1} << 27;
+
 /// Runs `kernel` once for every block id in `grid` (x fastest). Fails, after
 /// emitting a diagnostic on the offending op, on arguments that do not match
-/// the signature or on an op the interpreter does not know.
+/// the signature, on an op the interpreter does not know, or on a program
+/// instance that would run more than kMaxHostIterations loop iterations.
 mlir::LogicalResult runKernel(mlir::func::FuncOp kernel,
                               llvm::ArrayRef<KernelArg> args,
                               std::array<int64_t, 3> grid);

@@ -28,6 +28,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace tiled_attn::encoding {
 
@@ -40,6 +41,10 @@ enum class Swizzle {
   /// tcgen05 only: 128-byte swizzle with 32-byte atoms.
   Bytes128Atom32,
 };
+
+/// The swizzle of rows in panels of `bytes` (128, 64 or 32; 0 is none), or
+/// none for another width.
+std::optional<Swizzle> swizzleOfBytes(int64_t bytes);
 
 /// A matrix operand in shared memory, as a descriptor describes it. All
 /// byte quantities are encoded >> 4 in 14 bits, so they must be multiples

@@ -221,22 +221,15 @@ FailureOr<uint64_t> tiled_attn::swizzledDescriptorBits(
   encoding::SharedMatrix matrix;
   matrix.leadingByteOffset = leadingBytes;
   matrix.strideByteOffset = 8 * panels.getSwizzle();
-  switch (panels.getSwizzle()) {
-  case 128:
-    matrix.swizzle = encoding::Swizzle::Bytes128;
-    break;
-  case 64:
-    matrix.swizzle = encoding::Swizzle::Bytes64;
-    break;
-  case 32:
-    matrix.swizzle = encoding::Swizzle::Bytes32;
-    break;
-  default:
+  std::optional<encoding::Swizzle> swizzle =
+      encoding::swizzleOfBytes(panels.getSwizzle());
+  if (!swizzle || *swizzle == encoding::Swizzle::None) {
     op->emitError() << "GPU lowering: " << unit
                     << " reads shared operands in swizzled panels, not "
                     << panels;
     return failure();
   }
+  matrix.swizzle = *swizzle;
   llvm::Expected<uint64_t> bits = encode(matrix);
   if (!bits) {
     op->emitError() << "GPU lowering: " << unit

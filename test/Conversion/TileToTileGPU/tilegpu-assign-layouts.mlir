@@ -56,6 +56,10 @@
 // (which would set an mma_sync target on them):
 // RUN: not tiled-attn-opt %t/targets.mlir -split-input-file --tilegpu-assign-layouts 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TARGET
+// Swizzled panels need rows of a multiple of 32 bytes (the generator's
+// head dims always give them; hand-written IR may not):
+// RUN: not tiled-attn-opt %t/rows.mlir --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=4" 2>&1 | FileCheck %s --check-prefix=ROWS32
 
 // The layouts of the mma.sync family, on a decomposed kernel with the
 // default 4 warps: mma operands and results fix opa, a shared encoding
@@ -512,5 +516,25 @@ func.func @smem_lhs_transposed_load(%q: !tile.view<?x?x?x64xf16>,
 
 // TARGET: targets.mlir:[[@LINE+1]]:1: error: tilegpu-assign-layouts: the module has no #tilegpu.target; run tilegpu-attach-target first
 func.func @negative_no_target(%o: !tile.view<?x?x?x16xf16>) {
+  return
+}
+
+// -----
+
+//--- rows.mlir
+
+// (The first RUN line, on sm_80, refuses it earlier: mma.sync's A operand
+// needs 16 columns.)
+func.func @rows_of_16_bytes(%q: !tile.view<?x?x?x8xf16>, %k: !tile.view<?x?x?x8xf16>,
+                            %o: !tile.view<?x?x?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{columns of 8 (16 for an A operand)}}
+  %q_i = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x8xf16> -> tensor<64x8xf16>
+  %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose : !tile.view<?x?x?x8xf16> -> tensor<8x64xf16>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  // ROWS32: rows.mlir:[[@LINE+1]]:8: error: tilegpu-assign-layouts: TMA and the asynchronous tensor cores read swizzled panels, and rows of 'tensor<64x8xf16>' are not a multiple of 32 bytes
+  %s = tile.mma %q_i, %kt, %zero : tensor<64x8xf16>, tensor<8x64xf16> -> tensor<64x64xf32>
+  %s16 = arith.truncf %s : tensor<64x64xf32> to tensor<64x64xf16>
+  tile.store %s16, %o[%c0, %c0, %c0, %c0] : tensor<64x64xf16>, !tile.view<?x?x?x64xf16>
   return
 }

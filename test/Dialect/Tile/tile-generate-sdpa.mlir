@@ -225,6 +225,12 @@
 // Invalid configurations
 //===----------------------------------------------------------------------===//
 
+// The name becomes a PTX entry point ('k{' aborted in the NVPTX backend,
+// found by test/Fuzz):
+// RUN: not tiled-attn-opt %s '--tile-generate-sdpa=name=k{' 2>&1 | FileCheck %s --check-prefix=ERR-NAME
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa=name=1k 2>&1 | FileCheck %s --check-prefix=ERR-NAME
+// ERR-NAME: error: tile-generate-sdpa: name must be a C identifier (letters, digits and '_', not starting with a digit): it names the PTX entry point; got '{{k\{|1k}}'
+
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa=dtype=f32 2>&1 | FileCheck %s --check-prefix=ERR-DTYPE
 // ERR-DTYPE: error: tile-generate-sdpa: dtype must be f16 or bf16, got 'f32'
 

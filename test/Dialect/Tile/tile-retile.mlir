@@ -7,6 +7,14 @@
 // function without tile.sdpa).
 // RUN: echo 'func.func @f() { return }' | not tiled-attn-opt --tile-retile="block-m=40" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-M
+// A constant tile that nothing uses (a segfault before: the pass gave
+// each use but the first its own copy, and there was no first; found by
+// test/Fuzz):
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa \
+// RUN:   | sed -e 's/^\( *\)\(%c0 = arith.constant 0 : index\)$/\1\2\n\1%unused = arith.constant dense<0xFF800000> : tensor<64x64xf32>/' \
+// RUN:   | tiled-attn-opt --tile-retile=block-n=16 | FileCheck %s --check-prefix=UNUSED
+// UNUSED: block_m = 64, block_n = 16
+// UNUSED: %{{.*}} = arith.constant dense<0xFF800000> : tensor<64x64xf32>
 
 // BAD-M: tile-retile: block sizes must be multiples of 16 in [16, 256], got 40
 // BAD-N: tile-retile: block sizes must be multiples of 16 in [16, 256], got 512

@@ -205,6 +205,30 @@ func.func private @negative_role_registers_not_multiple_of_8() attributes {role 
 
 // -----
 
+// At most 32 warps (1024 threads) in all: a role of INT64_MAX warps ran the
+// verifier out of memory (found by test/Fuzz).
+func.func @negative_roles_too_many_warps() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op has 1048640 warps in its roles; a CTA has at most 32 (1024 threads)}}
+  tilegpu.warp_specialize [#tilegpu.role<"first", warps = 64>, #tilegpu.role<"second", warps = 9223372036854775807>] {
+    tilegpu.async_wait_all
+  }, {
+    tilegpu.async_wait_all
+  }
+  return
+}
+
+// -----
+
+func.func @negative_roles_33_warps() {
+  // expected-error @+1 {{'tilegpu.warp_specialize' op has 33 warps in its roles; a CTA has at most 32 (1024 threads)}}
+  tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 32>, #tilegpu.role<"producer", warps = 1>] {
+    tilegpu.async_wait_all
+  }, {
+    tilegpu.async_wait_all
+  }
+  return
+}
+
 // setmaxnreg sets a whole warpgroup's budget: roles that share a warpgroup
 // share one budget, and a budget covers whole warpgroups.
 func.func @negative_role_budget_partial_warpgroup() {

@@ -70,10 +70,6 @@ bool tiled_attn::tile::isTileShape(ShapedType type) {
   });
 }
 
-static bool isPowerOfTwoIn(int64_t value, int64_t lo, int64_t hi) {
-  return value >= lo && value <= hi && llvm::isPowerOf2_64(value);
-}
-
 static bool isMultipleOf16In(int64_t value, int64_t lo, int64_t hi) {
   return value >= lo && value <= hi && value % 16 == 0;
 }
@@ -152,10 +148,10 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!elementType.isF16() && !elementType.isBF16())
     return emitError() << "element_type must be f16 or bf16, got "
                        << elementType;
-  if (!isMultipleOf16In(blockM, 16, 256))
+  if (!isBlockSize(blockM))
     return emitError() << "block_m must be a multiple of 16 in [16, 256], got "
                        << blockM;
-  if (!isMultipleOf16In(blockN, 16, 256))
+  if (!isBlockSize(blockN))
     return emitError() << "block_n must be a multiple of 16 in [16, 256], got "
                        << blockN;
   if (stages < 1 || stages > 4)

@@ -9,6 +9,7 @@
 #include "tiled_attn/Kernels/SdpaKernel.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace tiled_attn::tile {
 #define GEN_PASS_DEF_TILEGENERATESDPAPASS
@@ -70,6 +71,17 @@ struct TileGenerateSdpaPass final
     else
       config.causal = CausalMode::BottomRight;
 
+    // The name becomes a PTX entry point and a symbol the runtime looks up:
+    // a C identifier.
+    auto identifierChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+    if (kernelName.empty() || llvm::isDigit(kernelName.front()) ||
+        !llvm::all_of(kernelName, identifierChar)) {
+      module.emitError() << "tile-generate-sdpa: name must be a C identifier "
+                            "(letters, digits and '_', not starting with a "
+                            "digit): it names the PTX entry point; got '"
+                         << kernelName << "'";
+      return signalPassFailure();
+    }
     if (module.lookupSymbol(kernelName)) {
       module.emitError() << "tile-generate-sdpa: the module already has a "
                             "symbol named '"

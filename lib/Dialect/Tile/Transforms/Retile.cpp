@@ -243,7 +243,7 @@ void TileRetilePass::runOnOperation() {
   func::FuncOp func = getOperation();
   // The options first, whether or not the kernel is one to retile.
   for (int64_t size : {int64_t(blockM), int64_t(blockN)})
-    if (size != 0 && !(size >= 16 && size <= 256 && size % 16 == 0)) {
+    if (size != 0 && !isBlockSize(size)) {
       func.emitError() << "tile-retile: block sizes must be multiples of 16 "
                           "in [16, 256], got "
                        << size;
@@ -269,8 +269,11 @@ void TileRetilePass::runOnOperation() {
   // no dataflow: give each use its own copy, so that each can take the shape
   // of its role.
   func.walk([](Operation *op) {
+    // (An unused one has no first use to keep: drop_begin would step past
+    // the end, found by test/Fuzz.)
     if (!isa<arith::ConstantOp, tensor::SplatOp>(op) ||
-        !isa<RankedTensorType>(op->getResult(0).getType()))
+        !isa<RankedTensorType>(op->getResult(0).getType()) ||
+        op->getResult(0).use_empty())
       return;
     for (OpOperand &use : llvm::make_early_inc_range(
              llvm::drop_begin(op->getResult(0).getUses()))) {

@@ -607,8 +607,7 @@ LogicalResult RoleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (active < 0 || active > warps)
     return emitError() << "role '" << name << "': " << active
                        << " active warps, but it has " << warps;
-  if (registers != 0 &&
-      (registers < 24 || registers > 256 || registers % 8 != 0))
+  if (registers != 0 && !isSetMaxNRegBudget(registers))
     return emitError() << "role '" << name
                        << "': a register budget is a multiple of 8 in [24, "
                           "256], got "

@@ -512,6 +512,14 @@ LogicalResult WarpSpecializeOp::verify() {
     if (!names.insert(cast<RoleAttr>(a).getName()).second)
       return emitOpError() << "role '" << cast<RoleAttr>(a).getName()
                            << "' appears twice";
+  // A CTA has at most 1024 threads: 32 warps in all.
+  int64_t totalWarps = 0;
+  for (Attribute a : getRoles())
+    totalWarps += std::min<int64_t>(cast<RoleAttr>(a).getWarps(), 1 << 20);
+  if (totalWarps > 32)
+    return emitOpError() << "has " << totalWarps
+                         << " warps in its roles; a CTA has at most 32 (1024 "
+                            "threads)";
   // setmaxnreg sets a whole warpgroup's budget: roles that share a
   // warpgroup share their budget, and a budget covers whole warpgroups.
   SmallVector<std::pair<int64_t, RoleAttr>> perWarp;

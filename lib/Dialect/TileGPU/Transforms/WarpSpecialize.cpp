@@ -218,11 +218,9 @@ struct TileGPUWarpSpecializePass final
   void runOnOperation() override;
 };
 
-/// The register budgets setmaxnreg takes: 0 (the launch's) or a multiple
-/// of 8 in [24, 256].
+/// A role's register budget: 0 (the launch's) or one setmaxnreg takes.
 static bool isRegisterBudget(int64_t registers) {
-  return registers == 0 ||
-         (registers >= 24 && registers <= 256 && registers % 8 == 0);
+  return registers == 0 || tiled_attn::tilegpu::isSetMaxNRegBudget(registers);
 }
 
 void TileGPUWarpSpecializePass::runOnOperation() {

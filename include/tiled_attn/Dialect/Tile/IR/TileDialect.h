@@ -37,6 +37,13 @@ namespace tiled_attn::tile {
 /// largest the schedules make, are exactly this size.
 inline constexpr int64_t kMaxTileElements = 65536;
 
+/// Whether `size` is a block size the schedules take (block_m, block_n): a
+/// multiple of 16 in [16, 256], 16 being the row quantum and k-step of
+/// every target's matrix instructions.
+inline bool isBlockSize(int64_t size) {
+  return size >= 16 && size <= 256 && size % 16 == 0;
+}
+
 /// The elements of a static `shape`, saturating at INT64_MAX where the
 /// product overflows.
 int64_t saturatingElementCount(llvm::ArrayRef<int64_t> shape);

@@ -70,6 +70,13 @@ bool isAsyncMmaResult(mlir::Type type);
 /// The module's target, or null.
 TargetAttr getTarget(mlir::Operation *op);
 
+/// Whether setmaxnreg takes `registers` as a warp's register budget: a
+/// multiple of 8 in [24, 256]. (0, "keep the launch's", is the roles' and
+/// the options' own convention, checked by each.)
+inline bool isSetMaxNRegBudget(int64_t registers) {
+  return registers >= 24 && registers <= 256 && registers % 8 == 0;
+}
+
 } // namespace tiled_attn::tilegpu
 
 #endif // TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUDIALECT_H
