@@ -19,6 +19,13 @@
 
 // RUN: not tiled-attn-opt %t.mlir --tile-to-ptx="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
 // CHIP: error: tile-to-ptx: chip 'sm_75' is not a supported chip (sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a, sm_100f, sm_120a, sm_121a)
+// The other spellings of the issue (sm_70 is too old, the others are not
+// CUDA chips as tile-to-ptx names them):
+// RUN: not tiled-attn-opt %t.mlir --tile-to-ptx="chip=sm_70" 2>&1 | FileCheck %s --check-prefix=CHIP-OTHER
+// RUN: not tiled-attn-opt %t.mlir --tile-to-ptx="chip=SM_80" 2>&1 | FileCheck %s --check-prefix=CHIP-OTHER
+// RUN: not tiled-attn-opt %t.mlir --tile-to-ptx="chip=gfx90a" 2>&1 | FileCheck %s --check-prefix=CHIP-OTHER
+// RUN: not tiled-attn-opt %t.mlir --tile-to-ptx="chip=compute_80" 2>&1 | FileCheck %s --check-prefix=CHIP-OTHER
+// CHIP-OTHER: error: tile-to-ptx: chip '{{sm_70|SM_80|gfx90a|compute_80}}' is not a supported chip (sm_80,
 // RUN: not tiled-attn-opt %t.mlir --tile-to-ptx="chip=" 2>&1 | FileCheck %s --check-prefix=EMPTY-CHIP
 // EMPTY-CHIP: error: tile-to-ptx: chip '' is not a supported chip
 // RUN: not tiled-attn-opt %t.mlir --tile-to-ptx="family=mfma" 2>&1 | FileCheck %s --check-prefix=FAMILY

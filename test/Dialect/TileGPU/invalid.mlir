@@ -93,6 +93,16 @@ func.func private @negative_mma_sync_warps_zero(tensor<64xf32, #tilegpu.mma_sync
 
 // -----
 
+// expected-error @+1 {{warps must be a power of two in [1, 32], or 12, got -1}}
+func.func private @negative_mma_sync_warps_negative(tensor<64xf32, #tilegpu.mma_sync<cols, warps = -1>>)
+
+// -----
+
+// expected-error @+1 {{warps must be a power of two in [1, 32], or 12, got 1099511627776}}
+func.func private @negative_mma_sync_warps_2_40(tensor<64xf32, #tilegpu.mma_sync<cols, warps = 1099511627776>>)
+
+// -----
+
 // expected-error @+1 {{warpgroups must be in [1, 4], got 0}}
 func.func private @negative_wgmma_warpgroups_zero(tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 0>>)
 
