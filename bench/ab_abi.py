@@ -22,11 +22,11 @@ import statistics
 import sys
 from pathlib import Path
 
-from common import sleep_cycles_per_ms, time_fn, write_csv  # (puts python/ on sys.path)
+import torch
 
-import torch  # noqa: E402
+import tiled_attn
 
-import tiled_attn  # noqa: E402
+from common import RESULTS, sleep_cycles_per_ms, time_fn, write_csv
 
 
 def load_old(python_dir: Path):
@@ -44,7 +44,8 @@ def main() -> int:
     p.add_argument("old_python", type=Path)
     p.add_argument("old_library", type=Path)
     p.add_argument("new_library", type=Path)
-    p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    p.add_argument("--out", type=Path, default=RESULTS / "runtime",
+                   help="results folder (default: bench/results/runtime)")
     p.add_argument("--rounds", type=int, default=5)
     args = p.parse_args()
     old = load_old(args.old_python)
@@ -85,7 +86,7 @@ def main() -> int:
                              "speed_v2_over_v1": f"{m1 / m2:.3f}", "rel_l2_v1_v2": f"{rel:.2e}"})
     geo = statistics.geometric_mean(ratios)
     print(f"geometric mean of v2/v1 speed: {geo:.3f}")
-    write_csv(args.out, "ab_abi_v1_v2", device, date, rows)
+    write_csv(args.out, "ab-abi-v1-v2", device, date, rows)
     return 0
 
 

@@ -3,14 +3,16 @@
 
     python3 bench/ab_table.py RESULT.txt [--plot]
 
+RESULT.txt is kept as bench/results/<topic>/ab-<what>_<device>_<date>.txt.
 Reads the lines `ab_libraries.py` prints (one per case: each library's
 TFLOP/s, its ratio to the first library and the spread between rounds),
 under optional `## <title>` headers that name the runs of one file, and
 writes RESULT.csv next to it: run, dtype, D, S, causal, library, tflops,
 ratio_to_first, spread. With --plot, RESULT.png shows each case's ratio of
-the other libraries to the first (one bar per library), per run. Standard library only, except
-matplotlib for the plot.
+the other libraries to the first (one bar per library), per run. Standard
+library only, except matplotlib for the plot.
 """
+import argparse
 import csv
 import re
 import sys
@@ -78,10 +80,13 @@ def plot(rows, out):
     fig.savefig(out, dpi=110)
 
 
-def main(argv):
-    if not argv:
-        sys.exit(__doc__)
-    path = Path(argv[0])
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("result", type=Path, metavar="RESULT.txt",
+                   help="ab_libraries.py's output, optionally with '## title' lines")
+    p.add_argument("--plot", action="store_true", help="also RESULT.png (needs matplotlib)")
+    args = p.parse_args(argv)
+    path = args.result
     rows = parse(path)
     if not rows:
         sys.exit(f"no ab_libraries.py lines in {path}")
@@ -91,10 +96,10 @@ def main(argv):
         w.writeheader()
         w.writerows(rows)
     print(f"wrote {out} ({len(rows)} rows)")
-    if "--plot" in argv[1:]:
+    if args.plot:
         plot(rows, path.with_suffix(".png"))
         print(f"wrote {path.with_suffix('.png')}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Grouped KV heads (GQA): tiled-attn next to the same Q heads with K/V per head, and PyTorch.
 
-    python3 bench/bench_gqa.py --out bench/results [--library build/kernels] [--quick]
-    python3 bench/bench_gqa.py --replot bench/results/gqa_<device>_<date>.csv
+    python3 bench/bench_gqa.py [--out bench/results/gqa] [--library build/kernels] [--quick]
+    python3 bench/bench_gqa.py --replot bench/results/gqa/gqa_<device>_<date>.csv
 
 Grid: B*S = 16384 tokens, H_q*D = 2048, H_kv = H_q / 8 (Llama 3's ratio),
 S in {1024, 4096, 16384}, D in {64, 128}, causal and not, bf16. Providers,
@@ -31,17 +31,13 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+from tiled_attn import KernelLibrary, sdpa
 
-from tiled_attn import KernelLibrary, sdpa  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (device_slug, rel_l2, short_reason, sleep_cycles_per_ms,  # noqa: E402
-                    time_fn, write_csv)
+from common import RESULTS, rel_l2, short_reason, sleep_cycles_per_ms, time_fn, write_csv
 
 TOKENS, HIDDEN, RATIO = 16384, 2048, 8
 PROVIDERS = ("tiled-attn", "tiled-attn-mha", "torch-auto", "torch-flash", "torch-efficient",
@@ -53,12 +49,16 @@ FORCED = {"torch-flash": SDPBackend.FLASH_ATTENTION,
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=Path("bench/results"))
-    p.add_argument("--library", type=Path, default=None)
+    p.add_argument("--out", type=Path, default=RESULTS / "gqa",
+                   help="results folder (default: bench/results/gqa)")
+    p.add_argument("--library", type=Path, default=None,
+                   help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
     p.add_argument("--quick", action="store_true", help="S = 4096 only")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--iters", type=int, default=30)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--replot", type=Path, metavar="CSV",
+                   help="re-draw the PNGs of a CSV this script wrote (next to it), and stop")
     return p.parse_args()
 
 
@@ -176,9 +176,9 @@ def replot(csv_path: Path) -> int:
 
 
 def main() -> int:
-    if len(sys.argv) == 3 and sys.argv[1] == "--replot":
-        return replot(Path(sys.argv[2]))
     args = parse_args()
+    if args.replot:
+        return replot(args.replot)
     library = KernelLibrary.load(args.library)
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Throughput of tiled-attn's sdpa next to PyTorch's SDPA backends and eager attention.
 
-    python3 bench/bench_sdpa.py --out bench/results [--quick] [--library build/kernels]
+    python3 bench/bench_sdpa.py [--out bench/results/throughput] [--quick] [--library build/kernels]
+    python3 bench/bench_sdpa.py --head-dims 192,192:128,256 --stem head-dims \
+        --out bench/results/head-dims
 
 Grid (DESIGN.md, "How it is measured"): B*S = 16384 tokens, H*D = 2048,
 S in 512..16384, D in {64, 128} (--head-dims: others, and D:D_v pairs such as
@@ -12,7 +14,7 @@ median of CUDA-event timings after a warm-up, rotating input sets when they
 would fit in L2. The providers take turns over --rounds rounds per
 configuration (so that clock and thermal drift hit all alike), and each
 reports the median of its round medians. Prints a table, writes a CSV, one PNG per (dtype, D, causal)
-and a markdown summary under --out. See bench/README.md.
+and a markdown summary under --out (bench/results/throughput). See bench/README.md.
 """
 
 from __future__ import annotations
@@ -28,17 +30,14 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+from tiled_attn import KernelLibrary, TiledAttnError, sdpa
 
-from tiled_attn import KernelLibrary, TiledAttnError, sdpa  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import device_slug, short_reason, sleep_cycles_per_ms, time_fn  # noqa: E402
-from plots import PROVIDERS, write_plots  # noqa: E402
+from common import RESULTS, device_slug, short_reason, sleep_cycles_per_ms, time_fn
+from plots import PROVIDERS, write_plots
 
 TOKENS, HIDDEN = 16384, 2048
 SEQS_FULL = (512, 1024, 2048, 4096, 8192, 16384)
@@ -60,7 +59,9 @@ CSV_FIELDS = ("date", "device", "torch_version", "cuda_version", "dtype", "head_
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=Path("bench/results"), help="results folder")
+    p.add_argument("--out", type=Path, default=RESULTS / "throughput",
+                   help="results folder (default: bench/results/throughput; head-dims runs: "
+                        "bench/results/head-dims)")
     p.add_argument("--quick", action="store_true", help="S in {1024, 4096, 16384} only")
     p.add_argument("--library", type=Path, default=None,
                    help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")

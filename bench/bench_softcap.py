@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Logit softcap (Gemma 2's) on the GPU: tiled-attn against FlexAttention.
 
-    python3 bench/bench_softcap.py [--out bench/results] [--library DIR] [--rounds 5]
-    python3 bench/bench_softcap.py --replot bench/results/softcap-bench_<device>_<date>.csv
+    python3 bench/bench_softcap.py [--out bench/results/softcap] [--library DIR] [--rounds 5]
+    python3 bench/bench_softcap.py --replot bench/results/softcap/softcap-bench_<device>_<date>.csv
 
 Gemma 2's attention: scores 50 * tanh(scale * q.k / 50), causal (its global
 layers) or a causal sliding window of 4096 keys (its local layers), on the
@@ -23,14 +23,11 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import math
 import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import median_ms, rel_l2, write_csv  # noqa: E402
+from common import RESULTS, median_ms, rel_l2, write_csv
 
 CAP = 50.0
 WINDOW = 4095  # window_size (4095, 0) with causal: 4096 keys
@@ -64,10 +61,13 @@ def plot(csv_path: Path) -> None:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("bench/results"))
-    p.add_argument("--library", type=Path, default=None)
+    p.add_argument("--out", type=Path, default=RESULTS / "softcap",
+                   help="results folder (default: bench/results/softcap)")
+    p.add_argument("--library", type=Path, default=None,
+                   help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--replot", type=Path, default=None)
+    p.add_argument("--replot", type=Path, default=None, metavar="CSV",
+                   help="re-draw the PNG of a CSV this script wrote (next to it), and stop")
     args = p.parse_args()
     if args.replot:
         plot(args.replot)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Variable-length batches: tiled-attn's sdpa_varlen next to PyTorch on mixed lengths.
 
-    python3 bench/bench_varlen.py --out bench/results [--library DIR] [--quick]
-    python3 bench/bench_varlen.py --replot bench/results/varlen-speed_<device>_<date>.csv
+    python3 bench/bench_varlen.py [--out bench/results/varlen] [--library DIR] [--quick]
+    python3 bench/bench_varlen.py --replot bench/results/varlen/varlen-speed_<device>_<date>.csv
 
 Packed batches of 16384 tokens, H*D = 2048, bf16, D in {64, 128}, causal
 (per sequence) and not, in three length sets drawn with a fixed seed:
@@ -40,16 +40,12 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+from tiled_attn import KernelLibrary, sdpa, sdpa_varlen
 
-from tiled_attn import KernelLibrary, sdpa, sdpa_varlen  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (rel_l2, short_reason, sleep_cycles_per_ms, time_fn,  # noqa: E402
-                    write_csv)
+from common import RESULTS, rel_l2, short_reason, sleep_cycles_per_ms, time_fn, write_csv
 
 TOKENS, HIDDEN = 16384, 2048
 PROVIDERS = ("tiled-attn", "tiled-attn-padded", "torch-njt", "torch-mask")
@@ -71,12 +67,16 @@ def length_sets(quick: bool) -> dict[str, list[int]]:
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=Path("bench/results"))
-    p.add_argument("--library", type=Path, default=None)
+    p.add_argument("--out", type=Path, default=RESULTS / "varlen",
+                   help="results folder (default: bench/results/varlen)")
+    p.add_argument("--library", type=Path, default=None,
+                   help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
     p.add_argument("--quick", action="store_true", help="the uniform set only")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--iters", type=int, default=30)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--replot", type=Path, metavar="CSV",
+                   help="re-draw the PNG of a CSV this script wrote (next to it), and stop")
     return p.parse_args()
 
 
@@ -210,9 +210,9 @@ def replot(csv_path: Path) -> int:
 
 
 def main() -> int:
-    if len(sys.argv) == 3 and sys.argv[1] == "--replot":
-        return replot(Path(sys.argv[2]))
     args = parse_args()
+    if args.replot:
+        return replot(args.replot)
     library = KernelLibrary.load(args.library)
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()

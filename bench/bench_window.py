@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Sliding windows and bottom-right causal: tiled-attn's window kernels next to its causal kernel and PyTorch.
 
-    python3 bench/bench_window.py --out bench/results [--library build/kernels] [--quick] [--flex]
-    python3 bench/bench_window.py --replot bench/results/window_<device>_<date>.csv
+    python3 bench/bench_window.py [--out bench/results/window] [--library build/kernels]
+                                  [--quick] [--flex]
+    python3 bench/bench_window.py --replot bench/results/window/window_<device>_<date>.csv
 
 B = 1, H = 16, D in {64, 128}, f16 and bf16, on fresh torch.randn inputs
 (--quick: f16, S = 16384 only). Groups, each on one input set, its providers
@@ -46,18 +47,15 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from check_correctness import (Case, case_mask, planned_kernel, reference_f64,  # noqa: E402
-                               sdpa_kwargs, visible_pairs)
-from common import rel_l2, short_reason, sleep_cycles_per_ms, time_fn, write_csv  # noqa: E402
+from tiled_attn import KernelLibrary, sdpa
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
-
-from tiled_attn import KernelLibrary, sdpa  # noqa: E402
+from check_correctness import (Case, case_mask, planned_kernel, reference_f64, sdpa_kwargs,
+                               visible_pairs)
+from common import RESULTS, rel_l2, short_reason, sleep_cycles_per_ms, time_fn, write_csv
 
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
 BATCH, HEADS, CHUNK_Q = 1, 16, 1024
@@ -74,7 +72,8 @@ CSV_FIELDS = ("date", "device", "torch_version", "group", "dtype", "head_dim", "
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=Path("bench/results"))
+    p.add_argument("--out", type=Path, default=RESULTS / "window",
+                   help="results folder (default: bench/results/window)")
     p.add_argument("--library", type=Path, default=None,
                    help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
     p.add_argument("--quick", action="store_true", help="f16, S = 16384 only")
@@ -87,6 +86,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--iters", type=int, default=30)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--replot", type=Path, metavar="CSV",
+                   help="re-draw the PNGs of a CSV this script wrote (next to it), and stop")
     args = p.parse_args(argv)
     if args.window < 2 or args.warmup < 1 or args.iters < 5 or args.rounds < 1:
         p.error("--window must be >= 2, --warmup >= 1, --iters >= 5 and --rounds >= 1")
@@ -485,9 +486,9 @@ def replot(csv_path: Path) -> int:
 
 
 def main() -> int:
-    if len(sys.argv) == 3 and sys.argv[1] == "--replot":
-        return replot(Path(sys.argv[2]))
     args = parse_args()
+    if args.replot:
+        return replot(args.replot)
     library = KernelLibrary.load(args.library)
     device = torch.cuda.get_device_name()
     meta = {"date": datetime.date.today().isoformat(), "device": device,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every kernel of the library against a float64 reference, next to PyTorch's SDPA.
 
-    python3 bench/check_correctness.py --out bench/results [--library build/kernels]
+    python3 bench/check_correctness.py [--out bench/results/correctness] [--library build/kernels]
     compute-sanitizer --tool memcheck python3 bench/check_correctness.py --sanitize-one
 
 For each manifest entry that runs on this GPU (forced with sdpa(..., kernel=name)):
@@ -41,15 +41,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Tuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import device_slug  # noqa: E402  (puts python/ on sys.path)
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+from tiled_attn import KernelLibrary, TiledAttnError, sdpa
+from tiled_attn.runtime import DTYPES as TA_DTYPES, MASKS, TaSdpaArgs, TaWindow
 
-from tiled_attn import KernelLibrary, TiledAttnError, sdpa  # noqa: E402
-from tiled_attn.runtime import DTYPES as TA_DTYPES, MASKS, TaSdpaArgs, TaWindow  # noqa: E402
+from common import RESULTS, device_slug
 
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
 SEQS = (1, 17, 128, 1000, 4096)
@@ -160,7 +159,10 @@ def case_mask(case: Case, device):
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=Path("bench/results"), help="results folder")
+    p.add_argument("--out", type=Path, default=RESULTS / "correctness",
+                   help="results folder (default: bench/results/correctness)")
+    p.add_argument("--stem", default="correctness",
+                   help="file name stem: <stem>_<device>_<date>.csv (default: correctness)")
     p.add_argument("--library", type=Path, default=None,
                    help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
     p.add_argument("--sanitize-one", action="store_true",
@@ -514,7 +516,7 @@ def main() -> int:
         for dtype, d, dv in sorted(windowed):
             check_default_choice(rows, meta, library, cc, dtype, d, takes_out, dv)
         args.out.mkdir(parents=True, exist_ok=True)
-        path = args.out / f"correctness_{device_slug(device)}_{meta['date']}.csv"
+        path = args.out / f"{args.stem}_{device_slug(device)}_{meta['date']}.csv"
         write_csv(path, rows)
         print(f"wrote {path}")
     passed = sum(r["pass"] for r in rows)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The rows' log-sum-exps on the GPU against float64.
 
-    python3 bench/check_lse.py [--library DIR] [--out bench/results] [--softcap LIBRARY_DIR...]
+    python3 bench/check_lse.py [--library DIR] [--out bench/results/lse] [--softcap LIBRARY_DIR...]
 
 For every kernel of the library that writes them ("lse": true) and runs on
 this GPU, on random inputs with awkward lengths and several masks (none,
@@ -28,16 +28,14 @@ import math
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch
 
-import torch  # noqa: E402
+from tiled_attn import KernelLibrary, sdpa
+from tiled_attn.runtime import DTYPES, MASKS, TaSdpaArgs, TaWindow, set_tensor
 
-from check_correctness import visible_mask  # noqa: E402
-from check_softcap import CASES, rel_l2  # noqa: E402
-from common import write_csv  # noqa: E402
-from tiled_attn import KernelLibrary, sdpa  # noqa: E402
-from tiled_attn.runtime import DTYPES, MASKS, TaSdpaArgs, TaWindow, set_tensor  # noqa: E402
+from check_correctness import visible_mask
+from check_softcap import CASES, rel_l2
+from common import RESULTS, write_csv
 
 TORCH = {"f16": torch.float16, "bf16": torch.bfloat16}
 
@@ -170,9 +168,14 @@ def check_api(library, dtype_name, d, device, rows, dv=None) -> int:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--library", type=Path, default=None)
-    p.add_argument("--softcap", nargs="*", type=Path, default=[])
-    p.add_argument("--out", type=Path, default=Path("bench/results"))
+    p.add_argument("--library", type=Path, default=None,
+                   help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
+    p.add_argument("--softcap", nargs="*", type=Path, default=[], metavar="LIBRARY_DIR",
+                   help="more libraries whose softcap lse kernels to check")
+    p.add_argument("--out", type=Path, default=RESULTS / "lse",
+                   help="results folder (default: bench/results/lse)")
+    p.add_argument("--stem", default="lse",
+                   help="file name stem: <stem>_<device>_<date>.csv (default: lse)")
     args = p.parse_args()
     torch.manual_seed(0)
     device = torch.cuda.get_device_name()
@@ -195,7 +198,7 @@ def main() -> int:
                     failed += check_kernel(capped, kernel, cap, device, rows)
     keys = list(dict.fromkeys(key for row in rows for key in row))
     rows = [{key: row.get(key, "") for key in keys} for row in rows]
-    write_csv(args.out, "lse", device, datetime.date.today().isoformat(), rows)
+    write_csv(args.out, args.stem, device, datetime.date.today().isoformat(), rows)
     print(f"{len(rows) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Softcap kernels on the GPU against float64.
 
-    python3 bench/check_softcap.py LIBRARY_DIR... [--out bench/results]
+    python3 bench/check_softcap.py LIBRARY_DIR... [--out bench/results/softcap]
 
 For each softcap kernel of each LIBRARY_DIR (the library's, or kernels
 built by `tiled-attn-compile --softcap`) that runs on this GPU, asked for
@@ -23,14 +23,12 @@ import datetime
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch
 
-import torch  # noqa: E402
+from tiled_attn import KernelLibrary, sdpa
 
-from check_correctness import visible_mask  # noqa: E402
-from common import write_csv  # noqa: E402
-from tiled_attn import KernelLibrary, sdpa  # noqa: E402
+from check_correctness import visible_mask
+from common import RESULTS, write_csv
 
 CASES = [  # (S_q, S_k, causal, align, window)
     (1, 1, False, "top_left", (-1, -1)),
@@ -62,8 +60,12 @@ def rel_l2(out, ref) -> float:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("libraries", nargs="+", type=Path)
-    p.add_argument("--out", type=Path, default=Path("bench/results"))
+    p.add_argument("libraries", nargs="+", type=Path, metavar="LIBRARY_DIR",
+                   help="kernel library folders whose softcap kernels to check")
+    p.add_argument("--out", type=Path, default=RESULTS / "softcap",
+                   help="results folder (default: bench/results/softcap)")
+    p.add_argument("--stem", default="softcap",
+                   help="file name stem: <stem>_<device>_<date>.csv (default: softcap)")
     args = p.parse_args()
     torch.manual_seed(0)
     device = torch.cuda.get_device_name()
@@ -107,7 +109,7 @@ def main() -> int:
                                  "softcap": cap, "rel_l2": ours, "torch_rel_l2": torch_err,
                                  "max_abs_err": ours_max, "torch_max_abs_err": torch_max,
                                  "ok": ok})
-    write_csv(args.out, "softcap", device, datetime.date.today().isoformat(), rows)
+    write_csv(args.out, args.stem, device, datetime.date.today().isoformat(), rows)
     print(f"{len(rows) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Variable-length batches (sdpa_varlen) on the GPU against float64.
 
-    python3 bench/check_varlen.py [--library DIR] [--out bench/results] [--seed N]
+    python3 bench/check_varlen.py [--library DIR] [--out bench/results/varlen] [--seed N]
 
 For every kernel of the library compiled for variable-length batches
 ("varlen": true) that runs on this GPU, asked for by name, the kernel is
@@ -30,18 +30,16 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch
 
-import torch  # noqa: E402
-
-from check_correctness import visible_mask  # noqa: E402
-from check_lse import lse_error, reference  # noqa: E402
-from check_softcap import rel_l2  # noqa: E402
-from common import write_csv  # noqa: E402
-from tiled_attn import KernelLibrary, TiledAttnError, sdpa_varlen  # noqa: E402
-from tiled_attn.runtime import (DTYPES, MASKS, TaSdpaArgs, TaVarlen, TaWindow,  # noqa: E402
+from tiled_attn import KernelLibrary, TiledAttnError, sdpa_varlen
+from tiled_attn.runtime import (DTYPES, MASKS, TaSdpaArgs, TaVarlen, TaWindow,
                                 set_packed_tensor)
+
+from check_correctness import visible_mask
+from check_lse import lse_error, reference
+from check_softcap import rel_l2
+from common import RESULTS, write_csv
 
 TORCH = {"f16": torch.float16, "bf16": torch.bfloat16}
 #: Rows past the last offset, in q and in k and v: finite, never attended.
@@ -232,9 +230,13 @@ def check_api(library, dtype_name, d, sets, device, rows, dv=None) -> int:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--library", type=Path, default=None)
-    p.add_argument("--out", type=Path, default=Path("bench/results"))
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--library", type=Path, default=None,
+                   help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
+    p.add_argument("--out", type=Path, default=RESULTS / "varlen",
+                   help="results folder (default: bench/results/varlen)")
+    p.add_argument("--stem", default="varlen",
+                   help="file name stem: <stem>_<device>_<date>.csv (default: varlen)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the inputs and the length sets")
     args = p.parse_args()
     torch.manual_seed(args.seed)
     device = torch.cuda.get_device_name()
@@ -251,7 +253,7 @@ def main() -> int:
         for d, dv in library.head_dim_pairs:
             failed += check_api(library, dtype_name, d, sets, device, rows, dv)
     if rows:
-        write_csv(args.out, "varlen", device, datetime.date.today().isoformat(), rows)
+        write_csv(args.out, args.stem, device, datetime.date.today().isoformat(), rows)
     print(f"{len(rows) - failed} passed, {failed} failed")
     return 1 if failed or not rows else 0
 

@@ -1,19 +1,22 @@
-"""Helpers shared by the GPU scripts (bench_sdpa, smoke_gpu, quick_perf,
-compare_schedules): the repository's runtime on sys.path, CUDA-event timing
-of back-to-back runs and the float64 reference."""
+"""Helpers shared by the GPU scripts: CUDA-event timing of back-to-back runs,
+the float64 reference, the results folder and the CSV writer.
+
+The scripts import it as a sibling module (Python puts a script's folder on
+sys.path); `tiled_attn` comes from the installed wheel or PYTHONPATH=python
+(see bench/README.md)."""
 from __future__ import annotations
 
 import csv
 import math
 import re
-import os
 import statistics
-import sys
 import time
+from pathlib import Path
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import torch
 
-import torch  # noqa: E402
+#: bench/results: each script writes into its topic's folder below it.
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def sleep_cycles_per_ms() -> float | None:

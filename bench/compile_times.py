@@ -12,7 +12,7 @@ is built, with no GPU.
 
 LIBRARY defaults to ``$TILED_ATTN_KERNELS``, else ``build/kernels``;
 ``--machine`` to the host name, ``--date`` to today, ``--out`` to
-``bench/results``.
+``bench/results/compile-times``.
 """
 from __future__ import annotations
 
@@ -101,8 +101,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="machine name for the file name (default: the host name)")
     parser.add_argument("--date", default=datetime.date.today().isoformat(),
                         help="date for the file name, YYYY-MM-DD (default: today)")
-    parser.add_argument("--out", default=REPO_ROOT / "bench" / "results", type=Path,
-                        help="folder of the CSV (default: bench/results)")
+    parser.add_argument("--out", default=REPO_ROOT / "bench" / "results" / "compile-times",
+                        type=Path, help="folder of the CSV (default: bench/results/compile-times)")
     args = parser.parse_args(argv)
     if not re.match(r"^\d{4}-\d{2}-\d{2}$", args.date):
         parser.error(f"--date must be YYYY-MM-DD, got {args.date!r}")

@@ -10,10 +10,15 @@
 #   4. the wheel, installed outside the repository, finding its own runtime
 #      and kernels;
 #   5. host time per call, and the Llama forward benchmark.
-# Results land in $OUT (the device tool's output folder) or bench/results.
+# Run it from the repository root. Results land in the topic folders
+# (correctness/, launch-overhead/, llama-forward/) under $OUT (the device
+# tool's output folder), else under bench/results; copy $OUT/* into
+# bench/results/ afterwards. The repository's python/ is put first on
+# PYTHONPATH, so that the scripts import this checkout's tiled_attn.
 set -u
 OUT="${OUT:-bench/results}"
-mkdir -p "$OUT"
+mkdir -p "$OUT/correctness" "$OUT/launch-overhead" "$OUT/llama-forward"
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 export TILED_ATTN_KERNELS="$PWD/build/kernels"
 export TILED_ATTN_RUNTIME="$PWD/build/lib/libtiled_attn_runtime.so"
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -26,7 +31,7 @@ step "C++ example (examples/cpp, the installed package)"
 LD_LIBRARY_PATH="$PWD/.gpu" .gpu/sdpa_example build/kernels 2>&1 | tail -6
 
 step "correctness of every kernel"
-python3 bench/check_correctness.py --out "$OUT" 2>&1 | grep -v "^PASS" | tail -15
+python3 bench/check_correctness.py --out "$OUT/correctness" 2>&1 | grep -v "^PASS" | tail -15
 step "compute-sanitizer memcheck, one case"
 compute-sanitizer --tool memcheck --error-exitcode 3 python3 bench/check_correctness.py \
   --sanitize-one 2>&1 | grep -E "ERROR SUMMARY|passed|failed" | tail -3
@@ -46,7 +51,7 @@ r = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
 print('wheel: rel L2 vs torch', ((o.float() - r.float()).norm() / r.float().norm()).item())")
 
 step "host time per call"
-python3 bench/launch_overhead.py --out "$OUT"
+python3 bench/launch_overhead.py --out "$OUT/launch-overhead"
 step "Llama forward"
-python3 bench/llama_forward.py --out "$OUT" 2>&1 | tail -20
+python3 bench/llama_forward.py --out "$OUT/llama-forward" 2>&1 | tail -20
 step done

@@ -6,7 +6,7 @@ CUDA events over back-to-back calls (common.time_fn: 20 warm-up, 100 timed,
 4 rotating random input sets), 3 interleaved rounds; writes
 kernel_times_<device>_<date>.csv with every round's median.
 
-    python3 bench/kernel_times.py [--out bench/results]
+    python3 bench/kernel_times.py [--out bench/results/llama-forward]
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import argparse
 import datetime
 from pathlib import Path
 
-from common import sleep_cycles_per_ms, time_fn, write_csv  # (puts python/ on sys.path)
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+import tiled_attn
 
-import tiled_attn  # noqa: E402
+from common import RESULTS, sleep_cycles_per_ms, time_fn, write_csv
 
 SHAPES = ((2, 1024), (8, 256))
 
@@ -37,7 +37,8 @@ def ours(q, k, v):
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    p.add_argument("--out", type=Path, default=RESULTS / "llama-forward",
+                   help="results folder (default: bench/results/llama-forward)")
     args = p.parse_args()
     cpm = sleep_cycles_per_ms()
     device, date = torch.cuda.get_device_name(), datetime.date.today().isoformat()

@@ -19,7 +19,8 @@ shape the GPU finishes each call sooner than the host issues the next, so
 the figure is the host's; at a larger ``--shape`` it becomes the GPU's
 (the launch queue fills), which the CSV then says (gpu_bound).
 
-    python3 bench/launch_overhead.py [--calls 2000] [--rounds 15] [--out bench/results]
+    python3 bench/launch_overhead.py [--calls 2000] [--rounds 15]
+                                     [--out bench/results/launch-overhead]
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ import statistics
 import time
 from pathlib import Path
 
-from common import write_csv  # (puts python/ on sys.path)
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import tiled_attn
+import tiled_attn.ops  # noqa: F401 (registers torch.ops.tiled_attn)
 
-import tiled_attn  # noqa: E402
-import tiled_attn.ops  # noqa: E402,F401
+from common import RESULTS, write_csv
 
 PATHS = ("torch_sdpa", "tiled_attn", "tiled_attn_op", "tiled_attn_op_compiled")
 
@@ -47,7 +48,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--causal", action="store_true")
-    p.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    p.add_argument("--out", type=Path, default=RESULTS / "launch-overhead",
+                   help="results folder (default: bench/results/launch-overhead)")
     return p.parse_args()
 
 

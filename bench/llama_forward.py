@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end forward time of a Llama model with its attention through tiled_attn.
 
-    python3 bench/llama_forward.py [--out bench/results] [--quick] [--library build/kernels]
+    python3 bench/llama_forward.py [--out bench/results/llama-forward] [--quick] [--library DIR]
 
 Model: Llama architecture, 8 layers, hidden 2048, 16 heads of D=128 (16 KV
 heads unless --kv-heads), intermediate 5632, vocabulary 32000, bf16, random
@@ -28,7 +28,8 @@ and 90th percentiles. rel_l2_vs_sdpa and max_abs_diff_vs_sdpa compare the
 path's logits with the sdpa path's on the first input (float64).
 
 Writes ``<out>/llama_forward_<device>_<date>.csv`` and ``.md`` (command,
-versions, table); ``bench/plot_llama_forward.py CSV`` draws the bars.
+versions, table), ``<out>`` being ``bench/results/llama-forward`` unless
+--out says otherwise; ``bench/plot_llama_forward.py CSV`` draws the bars.
 """
 
 from __future__ import annotations
@@ -44,16 +45,15 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import device_slug, short_reason, sleep_cycles_per_ms, time_fn  # noqa: E402  (puts python/ on sys.path)
+import torch
+import transformers
+from packaging.version import Version
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from transformers import AutoModelForCausalLM, LlamaConfig
 
-import torch  # noqa: E402
-import transformers  # noqa: E402
-from packaging.version import Version  # noqa: E402
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
-from transformers import AutoModelForCausalLM, LlamaConfig  # noqa: E402
+import tiled_attn.integrations.transformers as ta_tf
 
-import tiled_attn.integrations.transformers as ta_tf  # noqa: E402
+from common import RESULTS, device_slug, short_reason, sleep_cycles_per_ms, time_fn
 
 SEED = 0
 SHAPES = ((2, 1024), (8, 256))
@@ -67,7 +67,8 @@ CSV_FIELDS = ("device", "date", "torch", "transformers", "shape", "path", "media
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=Path("bench/results"), help="results folder")
+    p.add_argument("--out", type=Path, default=RESULTS / "llama-forward",
+                   help="results folder (default: bench/results/llama-forward)")
     p.add_argument("--quick", action="store_true",
                    help="a short run: 3 rounds of 5 forwards, 2 warm-up forwards")
     p.add_argument("--library", type=Path, default=None,

@@ -10,7 +10,7 @@ the 4th (--launch-skip 3). With --names, one call runs under
 torch.profiler and the names of the kernels it launched are printed, one
 per line (for the scripts' kernel filters).
 """
-import sys
+import argparse
 
 import torch
 import torch.nn.functional as F
@@ -47,8 +47,16 @@ def main(s, lib, names=False):
     torch.cuda.synchronize()
 
 
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("seq", type=int, metavar="S", help="sequence length (B = 16384 / S)")
+    p.add_argument("provider", metavar="LIB|fa2|cudnn",
+                   help="a kernel library folder, or one of PyTorch's SDPA backends")
+    p.add_argument("--names", action="store_true",
+                   help="print the names of the CUDA kernels one call launches")
+    return p.parse_args(argv)
+
+
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--names"]
-    if len(args) != 2:
-        sys.exit(__doc__)
-    main(int(args[0]), args[1], names="--names" in sys.argv)
+    args = parse_args()
+    main(args.seq, args.provider, names=args.names)

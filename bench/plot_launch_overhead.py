@@ -1,23 +1,27 @@
 #!/usr/bin/env python3
 """Bar chart of bench/launch_overhead.py's CSV: host time per call of each path.
 
-    python3 bench/plot_launch_overhead.py bench/results/launch_overhead_<device>_<date>.csv
+    python3 bench/plot_launch_overhead.py CSV
+
+CSV: bench/results/launch-overhead/launch_overhead_<device>_<date>.csv;
+writes the PNG next to the CSV, with the same name. Needs matplotlib, not
+torch nor a GPU.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
-import sys
 from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
 
 def main() -> int:
-    path = Path(sys.argv[1])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("csv", type=Path, help="a CSV that launch_overhead.py wrote")
+    path = p.parse_args().csv
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     rows = list(csv.DictReader(path.open()))
     names = [r["path"] for r in rows]
     med = [float(r["median_us"]) for r in rows]

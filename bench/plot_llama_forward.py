@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Grouped bars from a llama_forward.py CSV: forward time per shape and path.
 
-    python3 bench/plot_llama_forward.py bench/results/llama_forward_<device>_<date>.csv
+    python3 bench/plot_llama_forward.py CSV
 
+CSV: bench/results/llama-forward/llama_forward_<device>_<date>.csv;
 writes the PNG next to the CSV, with the same name. Each bar is a path's
 median forward time, its whisker the 10th-90th percentile of the round
 medians, its label the speed relative to the sdpa path. Needs matplotlib,
@@ -11,6 +12,7 @@ not torch nor a GPU.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import sys
@@ -67,13 +69,12 @@ def plot(csv_path: Path) -> Path:
     return out
 
 
-def main(argv: list) -> int:
-    if len(argv) != 2:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    print(f"wrote {plot(Path(argv[1]))}")
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("csv", type=Path, help="a CSV that llama_forward.py wrote")
+    print(f"wrote {plot(p.parse_args(argv).csv)}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """TFLOP/s against S plots from bench_sdpa.py rows: one PNG per (dtype, D, mask).
 
-    python3 bench/plots.py bench/results/bench_<device>_<date>.csv
+    python3 bench/plots.py bench/results/throughput/bench_<device>_<date>.csv
 
 re-draws the plots of a CSV (next to it, with the same prefix) without a GPU
 or torch; bench_sdpa.py calls write_plots directly.
@@ -9,6 +9,7 @@ or torch; bench_sdpa.py calls write_plots directly.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import sys
@@ -81,6 +82,6 @@ def main(path: Path) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    sys.exit(main(Path(sys.argv[1])))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("csv", type=Path, help="a CSV that bench_sdpa.py wrote")
+    sys.exit(main(parser.parse_args().csv))

@@ -1,9 +1,10 @@
+#!/usr/bin/env python3
 """Prints the README's performance table from a bench_sdpa.py CSV.
 
-    python3 bench/readme_table.py bench/results/bench_<device>_<date>.csv
+    python3 bench/readme_table.py bench/results/throughput/bench_<device>_<date>.csv
 """
+import argparse
 import csv
-import sys
 from collections import defaultdict
 
 PROVIDERS = [("tiled-attn", "tiled-attn"), ("torch-flash", "SDPA flash (FA2)"),
@@ -28,4 +29,6 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("csv", help="a CSV that bench_sdpa.py wrote")
+    main(parser.parse_args().csv)
