@@ -418,45 +418,57 @@ SPEC_ARCH_BY_CAPABILITY = {(8, 0): "sm_80", (8, 6): "sm_80", (8, 9): "sm_80", (9
                            (12, 1): "sm_121a"}
 
 
+def spec_kernels() -> list:
+    """The kernels of kernels/library.json (a matrix of configurations x head
+    dims x variants x dtypes, see docs/library.md), each as a dict of its
+    chip, dtype, head dims, mask, softcap, lse, varlen and index width."""
+    import json
+    spec = json.loads((PACKAGE_ROOT.parent / "kernels" / "library.json").read_text())
+    kernels = []
+    for config in spec["configurations"]:
+        options = dict(opt.split("=", 1) for opt in config["lowering"].split())
+        for head_dim in config["head_dims"]:
+            d, dv = (head_dim, head_dim) if isinstance(head_dim, int) else head_dim
+            for variant in config["variants"]:
+                mask = next(m for m in ("none", "top_left", "window") if variant.startswith(m))
+                flags = variant[len(mask):].split("_")
+                for dtype in config.get("dtypes", spec["dtypes"]):
+                    kernels.append({"chip": options["chip"], "dtype": dtype, "d": d, "dv": dv,
+                                    "causal": mask, "softcap": "softcap" in flags,
+                                    "lse": "lse" in flags, "varlen": "varlen" in flags,
+                                    "bits": int(options.get("index-bitwidth", 64))})
+    return kernels
+
+
 def spec_entries() -> list:
     """One fake manifest entry per kernel of kernels/library.json (its chip,
     dtype, head dim, mask, softcap, log-sum-exps and index width), named
     after them."""
-    import json
-    spec = json.loads((PACKAGE_ROOT.parent / "kernels" / "library.json").read_text())
     entries = []
-    for kernel in spec["kernels"]:
-        options = dict(opt.split("=", 1) for opt in kernel["lowering"].split())
-        bits = int(options.get("index-bitwidth", 64))
-        for dtype in kernel["dtypes"]:
-            for d in kernel["head_dims"]:
-                causal = ("window" if kernel.get("window")
-                          else "top_left" if kernel["causal"] else "none")
-                softcap = "_softcap" if kernel.get("softcap") else ""
-                dv = kernel.get("head_dim_v", d)
-                dims = f"d{d}" if dv == d else f"d{d}v{dv}"
-                name = f"{options['chip']}_{dtype}_{dims}_{causal}{softcap}_{bits}"
-                if kernel.get("varlen"):
-                    name = f"{options['chip']}_{dtype}_{dims}_{causal}{softcap}_varlen_{bits}"
-                    entries.append(varlen_entry(name, causal, index_type=f"i{bits}",
-                                                softcap=bool(kernel.get("softcap")),
-                                                lse=bool(kernel.get("lse")),
-                                                arch=options["chip"], dtype=dtype, head_dim=d,
-                                                head_dim_v=dv))
-                elif causal == "window":
-                    entry = window_entry(name, index_type=f"i{bits}", arch=options["chip"],
-                                         dtype=dtype, head_dim=d, head_dim_v=dv)
-                    if kernel.get("softcap"):
-                        entry["params"] = entry["params"] + [SOFTCAP_PARAM]
-                        entry["softcap"] = True
-                    if kernel.get("lse"):
-                        entry["params"] = entry["params"] + lse_params(f"i{bits}")
-                        entry["lse"] = True
-                    entries.append(entry)
-                else:
-                    entries.append(kernel_entry(name, arch=options["chip"], dtype=dtype,
-                                                head_dim=d, head_dim_v=dv, causal=causal,
-                                                index_bits=bits))
+    for k in spec_kernels():
+        chip, dtype, d, dv, causal, bits = (k["chip"], k["dtype"], k["d"], k["dv"],
+                                            k["causal"], k["bits"])
+        softcap = "_softcap" if k["softcap"] else ""
+        dims = f"d{d}" if dv == d else f"d{d}v{dv}"
+        name = f"{chip}_{dtype}_{dims}_{causal}{softcap}_{bits}"
+        if k["varlen"]:
+            name = f"{chip}_{dtype}_{dims}_{causal}{softcap}_varlen_{bits}"
+            entries.append(varlen_entry(name, causal, index_type=f"i{bits}",
+                                        softcap=k["softcap"], lse=k["lse"],
+                                        arch=chip, dtype=dtype, head_dim=d, head_dim_v=dv))
+        elif causal == "window":
+            entry = window_entry(name, index_type=f"i{bits}", arch=chip,
+                                 dtype=dtype, head_dim=d, head_dim_v=dv)
+            if k["softcap"]:
+                entry["params"] = entry["params"] + [SOFTCAP_PARAM]
+                entry["softcap"] = True
+            if k["lse"]:
+                entry["params"] = entry["params"] + lse_params(f"i{bits}")
+                entry["lse"] = True
+            entries.append(entry)
+        else:
+            entries.append(kernel_entry(name, arch=chip, dtype=dtype, head_dim=d,
+                                        head_dim_v=dv, causal=causal, index_bits=bits))
     return entries
 
 

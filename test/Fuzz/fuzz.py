@@ -486,7 +486,7 @@ class Corpus:
         self.run_flags = parse_tool_flags(tool_help(tools["run"]))
         self.compile_flags = parse_tool_flags(tool_help(tools["compile"]))
         with open(os.path.join(repo, "kernels", "library.json")) as f:
-            self.library = json.load(f)
+            self.library = {"kernels": library_entries(json.load(f))}
         proc = subprocess.run([tools["compile"], "--spec=" +
                                os.path.join(repo, "kernels", "library.json"),
                                "--list"], stdout=subprocess.PIPE,
@@ -918,6 +918,34 @@ def case_opt_seed(rng, index, corpus):
 def case_bias(rng):
     """How sane a case's option values are: all, nearly all, or few."""
     return weighted(rng, [(1.0, 45), (0.92, 35), (0.6, 20)])
+
+
+def library_entries(spec):
+    """The kernels of a library spec as version-1 entries (one mask, one head
+    dim pair each): what the case generators draw from."""
+    if spec.get("version") == 1:
+        return spec["kernels"]
+    entries = []
+    for config in spec["configurations"]:
+        for variant in config["variants"]:
+            mask = next(m for m in ("none", "top_left", "window")
+                        if variant.startswith(m))
+            flags = variant[len(mask):].split("_")
+            for head_dim in config["head_dims"]:
+                d, dv = (head_dim, 0) if isinstance(head_dim, int) else head_dim
+                entry = {"dtypes": config.get("dtypes", spec["dtypes"]),
+                         "head_dims": [d], "causal": mask == "top_left",
+                         "window": mask == "window", "softcap": "softcap" in flags,
+                         "lse": "lse" in flags, "varlen": "varlen" in flags,
+                         "block_m": config["block_m"],
+                         "block_n": config["block_n"],
+                         "schedule": config["schedule"],
+                         "lowering": config["lowering"],
+                         "cubins": config["cubins"], "why": config["name"]}
+                if dv:
+                    entry["head_dim_v"] = dv
+                entries.append(entry)
+    return entries
 
 
 def library_kernel(rng, corpus):

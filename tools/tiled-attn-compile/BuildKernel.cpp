@@ -25,6 +25,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -32,6 +33,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -79,6 +81,8 @@ static std::string libraryFile(StringRef outDir, const Twine &fileName) {
 }
 
 std::string tiled_attn::findPtxas(StringRef given) {
+  if (given == "none")
+    return "";
   if (!given.empty())
     return given.str();
   if (auto found = llvm::sys::findProgramByName("ptxas"))
@@ -86,6 +90,103 @@ std::string tiled_attn::findPtxas(StringRef given) {
   if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
     return "/usr/local/cuda/bin/ptxas";
   return "";
+}
+
+/// The output of `program args...` (stdout and stderr), or "" when it
+/// cannot run.
+static std::string outputOf(StringRef program, ArrayRef<StringRef> args) {
+  SmallString<128> log;
+  if (llvm::sys::fs::createTemporaryFile("tiled-attn-compile", "txt", log))
+    return "";
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects);
+  auto buffer = llvm::MemoryBuffer::getFile(log);
+  std::string text = rc == 0 && buffer ? (*buffer)->getBuffer().str() : "";
+  llvm::sys::fs::remove(log);
+  return text;
+}
+
+static std::string sha256Hex(ArrayRef<uint8_t> bytes) {
+  return llvm::toHex(llvm::SHA256::hash(bytes), /*LowerCase=*/true);
+}
+
+std::string tiled_attn::toolchainId(StringRef executable, StringRef ptxas) {
+  std::string id = "tiled-attn-compile ";
+  if (auto buffer = llvm::MemoryBuffer::getFile(executable))
+    id += sha256Hex(llvm::arrayRefFromStringRef((*buffer)->getBuffer()));
+  else
+    id += "(unreadable: " + executable.str() + ")";
+  id += "; LLVM " LLVM_VERSION_STRING "; manifest " +
+        std::to_string(kManifestVersion) + "; ";
+  if (ptxas.empty())
+    return id + "no ptxas";
+  std::string version = outputOf(ptxas, {ptxas, "--version"});
+  return id + (version.empty() ? "ptxas (no version)"
+                               : StringRef(version).trim().str());
+}
+
+std::string tiled_attn::kernelInputsHash(const KernelSpec &kernel,
+                                         StringRef toolchain) {
+  std::string text = describeKernel(kernel) + "\n" + toolchain.str();
+  return sha256Hex(llvm::arrayRefFromStringRef(text));
+}
+
+llvm::StringMap<json::Object>
+tiled_attn::loadManifestEntries(StringRef outDir) {
+  llvm::StringMap<json::Object> entries;
+  auto buffer =
+      llvm::MemoryBuffer::getFile(libraryFile(outDir, "manifest.json"));
+  if (!buffer)
+    return entries;
+  llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return entries;
+  }
+  const json::Object *manifest = parsed->getAsObject();
+  if (!manifest || manifest->getString("generator") != "tiled-attn-compile" ||
+      manifest->getInteger("version") != kManifestVersion)
+    return entries;
+  if (const json::Array *kernels = manifest->getArray("kernels"))
+    for (const json::Value &k : *kernels)
+      if (const json::Object *o = k.getAsObject())
+        if (std::optional<StringRef> name = o->getString("name"))
+          entries[*name] = *o;
+  return entries;
+}
+
+/// The files of a manifest entry in the library folder: its PTX and cubins
+/// (plain file names; anything else is not this tool's).
+static SmallVector<std::string> entryFiles(StringRef outDir,
+                                           const json::Object &entry) {
+  SmallVector<std::string> files;
+  auto add = [&](std::optional<StringRef> name) {
+    if (name && !name->empty() && !name->contains('/') &&
+        *name != "manifest.json" && !name->starts_with("."))
+      files.push_back(libraryFile(outDir, *name));
+  };
+  add(entry.getString("ptx"));
+  if (const json::Object *cubins = entry.getObject("cubin"))
+    for (const auto &cubin : *cubins)
+      add(cubin.second.getAsString());
+  return files;
+}
+
+/// Whether the kernel's files in the library are those its spec and the
+/// toolchain make now.
+static bool isUpToDate(const KernelSpec &kernel, const BuildSettings &settings,
+                       StringRef inputsHash) {
+  if (settings.rebuild || settings.keepIR)
+    return false;
+  auto it = settings.previous.find(kernel.name);
+  if (it == settings.previous.end() ||
+      it->second.getString("inputs_hash") != inputsHash)
+    return false;
+  SmallVector<std::string> files = entryFiles(settings.outDir, it->second);
+  return !files.empty() && llvm::all_of(files, [](const std::string &file) {
+    return llvm::sys::fs::exists(file);
+  });
 }
 
 namespace {
@@ -413,9 +514,36 @@ static LogicalResult recordInManifest(const KernelSpec &kernel,
   return success();
 }
 
-LogicalResult tiled_attn::buildKernel(const DialectRegistry &registry,
-                                      const KernelSpec &kernel,
-                                      const BuildSettings &settings) {
+/// Prints one line of the build's progress.
+static void report(StringRef line) {
+  std::lock_guard<std::mutex> guard(outputMutex);
+  llvm::outs() << line << "\n";
+  llvm::outs().flush();
+}
+
+static LogicalResult buildChangedKernel(const DialectRegistry &registry,
+                                        const KernelSpec &kernel,
+                                        const BuildSettings &settings,
+                                        StringRef inputsHash);
+
+BuildOutcome tiled_attn::buildKernel(const DialectRegistry &registry,
+                                     const KernelSpec &kernel,
+                                     const BuildSettings &settings) {
+  std::string inputsHash = kernelInputsHash(kernel, settings.toolchain);
+  if (isUpToDate(kernel, settings, inputsHash)) {
+    report(kernel.name + ": up to date");
+    return BuildOutcome::UpToDate;
+  }
+  return succeeded(buildChangedKernel(registry, kernel, settings, inputsHash))
+             ? BuildOutcome::Built
+             : BuildOutcome::Failed;
+}
+
+/// buildKernel for a kernel that is not up to date.
+static LogicalResult buildChangedKernel(const DialectRegistry &registry,
+                                        const KernelSpec &kernel,
+                                        const BuildSettings &settings,
+                                        StringRef inputsHash) {
   MLIRContext ctx(registry, settings.concurrent
                                 ? MLIRContext::Threading::DISABLED
                                 : MLIRContext::Threading::ENABLED);
@@ -425,6 +553,12 @@ LogicalResult tiled_attn::buildKernel(const DialectRegistry &registry,
     return failure();
 
   StringRef outDir = settings.outDir;
+  // The files of the kernel's previous build go: a cubin of a chip it no
+  // longer has must not stay behind its new entry.
+  if (auto it = settings.previous.find(kernel.name);
+      it != settings.previous.end())
+    for (const std::string &file : entryFiles(outDir, it->second))
+      llvm::sys::fs::remove(file);
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail(kernel, "cannot create '" + outDir + "': " + ec.message());
   std::string ptxFile = libraryFile(outDir, kernel.name + ".ptx");
@@ -460,6 +594,7 @@ LogicalResult tiled_attn::buildKernel(const DialectRegistry &registry,
     entry["cubin"] = std::move(cubinFiles);
     entry["ptxas"] = std::move(reports);
   }
+  entry["inputs_hash"] = inputsHash;
   entry["compile_seconds"] =
       json::Object{{"to_ptx", roundedSeconds(lowered.toPTXSeconds)},
                    {"to_cubin", std::move(toCubinSeconds)}};
@@ -473,14 +608,14 @@ LogicalResult tiled_attn::buildKernel(const DialectRegistry &registry,
      << llvm::formatv("{0:f1}", lowered.toPTXSeconds) << " s to PTX";
   if (!kernel.cubins.empty() && !settings.ptxas.empty())
     os << llvm::formatv(", {0:f1} s to cubins", cubinSeconds);
-  std::lock_guard<std::mutex> guard(outputMutex);
-  llvm::outs() << line << "\n";
-  llvm::outs().flush();
+  report(line);
   return success();
 }
 
 LogicalResult tiled_attn::orderManifest(StringRef outDir,
-                                        ArrayRef<std::string> names) {
+                                        ArrayRef<std::string> names, bool prune,
+                                        size_t &pruned) {
+  pruned = 0;
   std::lock_guard<std::mutex> guard(manifestMutex);
   std::string manifestFile = libraryFile(outDir, "manifest.json");
   auto buffer = llvm::MemoryBuffer::getFile(manifestFile);
@@ -496,11 +631,13 @@ LogicalResult tiled_attn::orderManifest(StringRef outDir,
                  << ": not a manifest\n";
     return failure();
   }
+  // Kernels of earlier runs that this one did not build come first, in
+  // their order, then this run's in the order of `names`.
   auto rank = [&](const json::Value &k) -> size_t {
     const json::Object *o = k.getAsObject();
     std::optional<StringRef> name = o ? o->getString("name") : std::nullopt;
     auto *it = name ? llvm::find(names, *name) : names.end();
-    return it - names.begin();
+    return it == names.end() ? 0 : 1 + (it - names.begin());
   };
   std::vector<json::Value> ordered(kernels->begin(), kernels->end());
   std::stable_sort(ordered.begin(), ordered.end(),
@@ -508,8 +645,16 @@ LogicalResult tiled_attn::orderManifest(StringRef outDir,
                      return rank(a) < rank(b);
                    });
   json::Array sorted;
-  for (json::Value &k : ordered)
+  for (json::Value &k : ordered) {
+    if (prune && rank(k) == 0) {
+      if (const json::Object *o = k.getAsObject())
+        for (const std::string &file : entryFiles(outDir, *o))
+          llvm::sys::fs::remove(file);
+      ++pruned;
+      continue;
+    }
     sorted.push_back(std::move(k));
+  }
   (*manifest)["kernels"] = std::move(sorted);
   if (failed(writeManifest(manifestFile, std::move(*manifest)))) {
     llvm::errs() << "tiled-attn-compile: cannot write " << manifestFile << "\n";

@@ -50,6 +50,86 @@ StringRef tiled_attn::kernelMaskName(const KernelSpec &kernel) {
   return kernel.window ? "window" : kernel.causal ? "top_left" : "none";
 }
 
+std::string tiled_attn::kernelVariantName(const KernelSpec &kernel) {
+  return (kernelMaskName(kernel) + (kernel.softcap ? "_softcap" : "") +
+          (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : ""))
+      .str();
+}
+
+bool tiled_attn::parseKernelVariant(StringRef variant, KernelSpec &kernel) {
+  StringRef rest = variant;
+  kernel.causal = rest.consume_front("top_left");
+  kernel.window = !kernel.causal && rest.consume_front("window");
+  if (!kernel.causal && !kernel.window && !rest.consume_front("none"))
+    return false;
+  kernel.softcap = rest.consume_front("_softcap");
+  kernel.lse = rest.consume_front("_lse");
+  kernel.varlen = rest.consume_front("_varlen");
+  return rest.empty();
+}
+
+/// Every option of `options` with its value, in the options' own order.
+template <typename OptionsT>
+static std::string canonicalOptions(const OptionsT &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  options.print(os);
+  return text;
+}
+
+std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << kernel.name << ": dtype=" << kernel.dtype
+     << " head_dim=" << kernel.headDim
+     << " head_dim_v=" << (kernel.headDimV ? kernel.headDimV : kernel.headDim)
+     << " variant=" << kernelVariantName(kernel) << " block_m=" << kernel.blockM
+     << " block_n=" << kernel.blockN
+     << " schedule=" << canonicalOptions(*kernel.scheduleOptions)
+     << " lowering=" << canonicalOptions(*kernel.loweringOptions)
+     << " cubins=" << llvm::join(kernel.cubins, ",");
+  return text;
+}
+
+/// The chip of the kernel's PTX.
+static StringRef kernelChip(const KernelSpec &kernel) {
+  return kernel.loweringOptions->chip;
+}
+
+Expected<std::vector<KernelSpec>>
+tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
+                          llvm::ArrayRef<std::string> targets) {
+  if (targets.empty() || llvm::is_contained(targets, "all"))
+    return kernels;
+  auto selects = [](StringRef target, const KernelSpec &kernel) {
+    auto [chip, variant] = target.split(':');
+    return kernelChip(kernel) == chip &&
+           (variant.empty() || kernelVariantName(kernel) == variant);
+  };
+  for (StringRef target : targets)
+    if (llvm::none_of(kernels, [&](const KernelSpec &kernel) {
+          return selects(target, kernel);
+        })) {
+      llvm::SmallVector<StringRef> chips;
+      for (const KernelSpec &kernel : kernels)
+        if (!llvm::is_contained(chips, kernelChip(kernel)))
+          chips.push_back(kernelChip(kernel));
+      return llvm::createStringError(
+          "target '" + target +
+          "' selects no kernel (a target is all, a chip or chip:variant; the "
+          "kernels' chips are " +
+          llvm::join(chips, ", ") +
+          " and a variant is <none|top_left|window>[_softcap][_lse][_varlen])");
+    }
+  std::vector<KernelSpec> chosen;
+  for (KernelSpec &kernel : kernels)
+    if (llvm::any_of(targets, [&](const std::string &target) {
+          return selects(target, kernel);
+        }))
+      chosen.push_back(std::move(kernel));
+  return chosen;
+}
+
 Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
   auto fail = [&](const Twine &message) {
     return specError(kernel.origin, message);
@@ -86,15 +166,13 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
       return fail("cubin chip '" + cubin +
                   "' is not a chip name such as sm_80 or sm_120a");
 
-  kernel.name =
-      ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
-       Twine(kernel.headDim) +
-       (kernel.headDimV ? "v" + std::to_string(kernel.headDimV)
-                        : std::string()) +
-       "_" + kernelMaskName(kernel) + (kernel.softcap ? "_softcap" : "") +
-       (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : "") +
-       (lowering.indexBitwidth == 32 ? "_index32" : ""))
-          .str();
+  kernel.name = ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
+                 Twine(kernel.headDim) +
+                 (kernel.headDimV ? "v" + std::to_string(kernel.headDimV)
+                                  : std::string()) +
+                 "_" + kernelVariantName(kernel) +
+                 (lowering.indexBitwidth == 32 ? "_index32" : ""))
+                    .str();
   return Error::success();
 }
 
@@ -172,6 +250,29 @@ public:
     return result;
   }
 
+  /// A non-empty list of head dims, each D or [D, D_v]; D_v is 0 where
+  /// it is D.
+  std::vector<std::pair<int64_t, int64_t>> headDims(StringRef key) {
+    std::vector<std::pair<int64_t, int64_t>> result;
+    const json::Array *array = list(key, /*nonEmpty=*/true, "head dims");
+    for (const json::Value &item : array ? *array : json::Array()) {
+      std::optional<int64_t> d = item.getAsInteger(), dv = 0;
+      if (const json::Array *pair = item.getAsArray()) {
+        if (pair->size() == 2) {
+          d = (*pair)[0].getAsInteger();
+          dv = (*pair)[1].getAsInteger();
+        }
+      }
+      if (!d || !dv) {
+        mistyped(key, "a non-empty list of head dims, each D or [D, D_v]",
+                 *object.get(key));
+        break;
+      }
+      result.push_back({*d, *dv});
+    }
+    return result;
+  }
+
   Error takeError() {
     return problem ? specError(where, *problem) : Error::success();
   }
@@ -214,7 +315,20 @@ private:
 };
 } // namespace
 
-/// The kernels of one entry of the spec's "kernels" list, finalized.
+/// Finalizes a kernel of the spec, which must name its chip.
+static Error finalizeSpecKernel(KernelSpec &kernel) {
+  if (Error error = finalizeKernelSpec(kernel))
+    return error;
+  // The spec is the library's record: it names the chip of every kernel
+  // rather than relying on tile-to-ptx's default.
+  if (!kernel.loweringOptions->chip.hasValue())
+    return specError(kernel.origin, "lowering \"" + kernel.lowering +
+                                        "\" does not name the chip (chip=...)");
+  return Error::success();
+}
+
+/// The kernels of one entry of a version-1 spec's "kernels" list: one per
+/// dtype and head dim, of the entry's mask and flags, finalized.
 static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
                                                      const std::string &where) {
   const json::Object *object = value.getAsObject();
@@ -225,20 +339,21 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
   fields.allowOnly({"dtypes", "head_dims", "head_dim_v", "causal", "window",
                     "softcap", "lse", "varlen", "block_m", "block_n",
                     "schedule", "lowering", "cubins", "why"});
+  KernelSpec base;
+  base.origin = where;
   std::vector<std::string> dtypes = fields.strings("dtypes", true);
   std::vector<int64_t> headDims = fields.integers("head_dims");
-  int64_t headDimV =
-      object->get("head_dim_v") ? fields.integer("head_dim_v") : 0;
-  bool causal = fields.boolean("causal");
-  bool window = object->get("window") && fields.boolean("window");
-  bool softcap = object->get("softcap") && fields.boolean("softcap");
-  bool lse = object->get("lse") && fields.boolean("lse");
-  bool varlen = object->get("varlen") && fields.boolean("varlen");
-  int64_t blockM = fields.integer("block_m");
-  int64_t blockN = fields.integer("block_n");
-  std::string schedule = fields.string("schedule", false);
-  std::string lowering = fields.string("lowering", true);
-  std::vector<std::string> cubins = fields.strings("cubins", false);
+  base.headDimV = object->get("head_dim_v") ? fields.integer("head_dim_v") : 0;
+  base.causal = fields.boolean("causal");
+  base.window = object->get("window") && fields.boolean("window");
+  base.softcap = object->get("softcap") && fields.boolean("softcap");
+  base.lse = object->get("lse") && fields.boolean("lse");
+  base.varlen = object->get("varlen") && fields.boolean("varlen");
+  base.blockM = fields.integer("block_m");
+  base.blockN = fields.integer("block_n");
+  base.schedule = fields.string("schedule", false);
+  base.lowering = fields.string("lowering", true);
+  base.cubins = fields.strings("cubins", false);
   (void)fields.string("why", true);
   if (Error error = fields.takeError())
     return std::move(error);
@@ -247,28 +362,90 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
   for (const std::string &dtype : dtypes) {
     for (int64_t headDim : headDims) {
       KernelSpec kernel;
-      kernel.origin = where;
+      kernel.origin = base.origin;
       kernel.dtype = dtype;
       kernel.headDim = headDim;
-      kernel.headDimV = headDimV;
-      kernel.causal = causal;
-      kernel.window = window;
-      kernel.softcap = softcap;
-      kernel.lse = lse;
-      kernel.varlen = varlen;
-      kernel.blockM = blockM;
-      kernel.blockN = blockN;
-      kernel.schedule = schedule;
-      kernel.lowering = lowering;
-      kernel.cubins = cubins;
-      if (Error error = finalizeKernelSpec(kernel))
+      kernel.headDimV = base.headDimV;
+      kernel.causal = base.causal;
+      kernel.window = base.window;
+      kernel.softcap = base.softcap;
+      kernel.lse = base.lse;
+      kernel.varlen = base.varlen;
+      kernel.blockM = base.blockM;
+      kernel.blockN = base.blockN;
+      kernel.schedule = base.schedule;
+      kernel.lowering = base.lowering;
+      kernel.cubins = base.cubins;
+      if (Error error = finalizeSpecKernel(kernel))
         return std::move(error);
-      // The spec is the library's record: it names the chip of every
-      // kernel rather than relying on tile-to-ptx's default.
-      if (!kernel.loweringOptions->chip.hasValue())
-        return specError(where, "lowering \"" + lowering +
-                                    "\" does not name the chip (chip=...)");
       kernels.push_back(std::move(kernel));
+    }
+  }
+  return kernels;
+}
+
+/// The kernels of one configuration of a version-2 spec: one per head dim,
+/// variant and dtype, in that order, finalized.
+static Expected<std::vector<KernelSpec>>
+expandConfiguration(const json::Value &value, const std::string &where,
+                    const std::vector<std::string> &specDtypes,
+                    llvm::StringMap<std::string> &configurationNames) {
+  const json::Object *object = value.getAsObject();
+  if (!object)
+    return specError(where, "expected an object, got " +
+                                llvm::formatv("{0}", value).str());
+  FieldReader fields(*object, where);
+  fields.allowOnly({"name", "dtypes", "head_dims", "variants", "block_m",
+                    "block_n", "schedule", "lowering", "cubins"});
+  std::string name = fields.string("name", true);
+  std::vector<std::string> dtypes =
+      object->get("dtypes") ? fields.strings("dtypes", true) : specDtypes;
+  std::vector<std::pair<int64_t, int64_t>> headDims =
+      fields.headDims("head_dims");
+  std::vector<std::string> variants = fields.strings("variants", true);
+  KernelSpec base;
+  base.blockM = fields.integer("block_m");
+  base.blockN = fields.integer("block_n");
+  base.schedule = fields.string("schedule", false);
+  base.lowering = fields.string("lowering", true);
+  base.cubins = fields.strings("cubins", false);
+  if (Error error = fields.takeError())
+    return std::move(error);
+  if (!llvm::Regex("^[a-z0-9][a-z0-9-]*$").match(name))
+    return specError(where, "configuration name '" + name +
+                                "' must be lower-case letters, digits and "
+                                "dashes");
+  auto [previous, inserted] = configurationNames.try_emplace(name, where);
+  if (!inserted)
+    return specError(where, "configuration '" + name +
+                                "' is also the name of " + previous->second);
+  base.origin = where + " ('" + name + "')";
+  base.configuration = name;
+
+  std::vector<KernelSpec> kernels;
+  for (auto [headDim, headDimV] : headDims) {
+    for (const std::string &variant : variants) {
+      for (const std::string &dtype : dtypes) {
+        KernelSpec kernel;
+        if (!parseKernelVariant(variant, kernel))
+          return specError(base.origin,
+                           "variant '" + variant +
+                               "' is not <none|top_left|window>[_softcap]"
+                               "[_lse][_varlen]");
+        kernel.origin = base.origin;
+        kernel.configuration = base.configuration;
+        kernel.dtype = dtype;
+        kernel.headDim = headDim;
+        kernel.headDimV = headDimV;
+        kernel.blockM = base.blockM;
+        kernel.blockN = base.blockN;
+        kernel.schedule = base.schedule;
+        kernel.lowering = base.lowering;
+        kernel.cubins = base.cubins;
+        if (Error error = finalizeSpecKernel(kernel))
+          return std::move(error);
+        kernels.push_back(std::move(kernel));
+      }
     }
   }
   return kernels;
@@ -285,30 +462,43 @@ Expected<std::vector<KernelSpec>> tiled_attn::readLibrarySpec(StringRef path) {
   const json::Object *top = parsed->getAsObject();
   if (!top)
     return specError(path, "expected a JSON object at the top");
+  int64_t version = top->getInteger("version").value_or(0);
+  if (top->get("version") && version != 1 && version != 2)
+    return specError(path, "unsupported version " +
+                               llvm::formatv("{0}", *top->get("version")) +
+                               " (this tool reads versions 1 and 2)");
   FieldReader fields(*top, path.str());
-  fields.allowOnly({"version", "about", "kernels"});
-  int64_t version = fields.integer("version");
+  if (version == 2)
+    fields.allowOnly({"version", "about", "dtypes", "configurations"});
+  else
+    fields.allowOnly({"version", "about", "kernels"});
+  (void)fields.integer("version");
+  std::vector<std::string> dtypes;
+  if (version == 2)
+    dtypes = fields.strings("dtypes", true);
   if (Error error = fields.takeError())
     return std::move(error);
-  if (version != 1)
-    return specError(path, "unsupported version " + Twine(version) +
-                               " (this tool reads version 1)");
-  const json::Array *entries = top->getArray("kernels");
+  StringRef listKey = version == 2 ? "configurations" : "kernels";
+  const json::Array *entries = top->getArray(listKey);
   if (!entries || entries->empty())
-    return specError(path, "'kernels' must be a non-empty list of entries");
+    return specError(path, "'" + listKey + "' must be a non-empty list");
 
   std::vector<KernelSpec> kernels;
-  llvm::StringMap<std::string> origins;
+  llvm::StringMap<std::string> origins, configurationNames;
   for (auto [index, entry] : llvm::enumerate(*entries)) {
-    std::string where = (path + ": kernels[" + Twine(index) + "]").str();
-    Expected<std::vector<KernelSpec>> expanded = expandEntry(entry, where);
+    std::string where =
+        (path + ": " + listKey + "[" + Twine(index) + "]").str();
+    Expected<std::vector<KernelSpec>> expanded =
+        version == 2
+            ? expandConfiguration(entry, where, dtypes, configurationNames)
+            : expandEntry(entry, where);
     if (!expanded)
       return expanded.takeError();
     for (KernelSpec &kernel : *expanded) {
-      auto [it, inserted] = origins.try_emplace(kernel.name, where);
+      auto [it, inserted] = origins.try_emplace(kernel.name, kernel.origin);
       if (!inserted)
-        return specError(where, "kernel " + kernel.name + " is also given by " +
-                                    it->second);
+        return specError(kernel.origin, "kernel " + kernel.name +
+                                            " is also given by " + it->second);
       kernels.push_back(std::move(kernel));
     }
   }

@@ -8,20 +8,25 @@
 // A kernel of the library is what it computes (the generator's
 // configuration), how (the option strings of the `tile-schedule` and
 // `tile-to-ptx` pipelines) and the chips to assemble cubins for. The
-// library's spec, kernels/library.json, lists them:
+// library's spec, kernels/library.json, is a matrix of named configurations,
+// each built for each of its head dims, variants and dtypes:
 //
-//   {"version": 1, "about": "...",
-//    "kernels": [{"dtypes": ["f16", "bf16"], "head_dims": [128],
-//                 "causal": true, "block_m": 128, "block_n": 64,
-//                 (or "window": true: the band of diagonals each query
-//                 sees is given at run time, see #tile.sdpa),
-//                 "schedule": "exp2=1 mask-split=1",
-//                 "lowering": "chip=sm_80 warps=4 smem-lhs=1",
-//                 "cubins": ["sm_80", "sm_90"], "why": "..."}]}
+//   {"version": 2, "about": "...", "dtypes": ["f16", "bf16"],
+//    "configurations": [
+//      {"name": "sm80-d128-heavy-first", "head_dims": [128, [192, 128]],
+//       "variants": ["top_left", "window_lse", "window_softcap_lse"],
+//       "block_m": 128, "block_n": 64,
+//       "schedule": "exp2=1 mask-split=1 heavy-first=1",
+//       "lowering": "chip=sm_80 warps=4 smem-lhs=1",
+//       "cubins": ["sm_80", "sm_90"]}]}
 //
-// Each entry gives one kernel per dtype and head dim. The lowering names the
+// A head dim is D or [D, D_v] (V and O of another head dim); a variant is
+// <none|top_left|window>[_softcap][_lse][_varlen] (a `window` kernel takes
+// the band of diagonals each query sees at run time, see #tile.sdpa); a
+// configuration may name its own "dtypes". Version 1, a list of "kernels"
+// each of one mask with its flags, is still read. The lowering names the
 // chip of the PTX; a kernel's name follows from its configuration and
-// lowering: sdpa_fwd_<chip>_<dtype>_d<D>_<none|top_left|window>[_index32].
+// lowering: sdpa_fwd_<chip>_<dtype>_d<D>[v<D_v>]_<variant>[_index32].
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,8 +46,10 @@ namespace tiled_attn {
 /// One kernel of the library.
 struct KernelSpec {
   /// Where it was described, for messages: "kernels/library.json:
-  /// kernels[3]" or "the command line".
+  /// configuration 'sm80-d64'" or "the command line".
   std::string origin;
+  /// The spec's configuration it comes from; empty for the command line.
+  std::string configuration;
   /// sdpa_fwd_<chip>_<dtype>_d<D>[v<D_v>]_<none|top_left|window>[_softcap]
   /// [_lse][_varlen][_index32], set by finalizeKernelSpec.
   std::string name;
@@ -82,6 +89,30 @@ llvm::Error finalizeKernelSpec(KernelSpec &kernel);
 /// The kernel's mask as the manifest and its name say it: none, top_left or
 /// window.
 llvm::StringRef kernelMaskName(const KernelSpec &kernel);
+
+/// The kernel's variant as the spec and its name say it:
+/// <none|top_left|window>[_softcap][_lse][_varlen].
+std::string kernelVariantName(const KernelSpec &kernel);
+
+/// Sets the mask and the flags of `kernel` from a variant name; false if
+/// `variant` is not one.
+bool parseKernelVariant(llvm::StringRef variant, KernelSpec &kernel);
+
+/// One line that holds everything the kernel's PTX, cubins and manifest
+/// entry are made from: its name, what it computes, its blocks, its
+/// schedule and lowering as the options they parse to (every option, in a
+/// fixed order, so that two spellings of one schedule read the same) and
+/// its cubin chips. Two kernels of equal descriptions compile to the same
+/// files; tiled-attn-compile --describe prints it, and a kernel's inputs
+/// hash is taken over it.
+std::string describeKernel(const KernelSpec &kernel);
+
+/// Keeps the kernels that `targets` select: each target is a chip (every
+/// kernel whose PTX is for it), a chip and a variant ("sm_100a:top_left"),
+/// or "all". The error names a target that selects no kernel.
+llvm::Expected<std::vector<KernelSpec>>
+selectTargets(std::vector<KernelSpec> kernels,
+              llvm::ArrayRef<std::string> targets);
 
 /// Reads a library spec and expands its entries into finalized kernels.
 /// The error names the file, the entry and the problem: malformed JSON, an

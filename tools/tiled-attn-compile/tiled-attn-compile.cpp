@@ -14,6 +14,12 @@
 //   tiled-attn-compile --spec=kernels/library.json --list
 //   tiled-attn-compile --spec=kernels/library.json \
 //       --entry=sdpa_fwd_sm_80_f16_d128_top_left --out-dir=/tmp/k
+//   tiled-attn-compile --spec=kernels/library.json --prune \
+//       --targets=sm_90a,sm_80,sm_100a:top_left --out-dir=build/kernels
+//
+// A build is incremental: a kernel whose manifest entry has the hash of its
+// inputs (its description, this compiler, ptxas's version) and whose files
+// are there is not built again.
 //
 // or, for one kernel, from the generator's configuration and the option
 // strings of the tile-schedule and tile-to-ptx pipelines:
@@ -33,6 +39,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
@@ -64,6 +71,17 @@ static cl::list<std::string>
 static cl::opt<bool> listOnly("list",
                               cl::desc("With --spec: print its kernels' names"),
                               cl::init(false), cl::cat(specCategory));
+static cl::list<std::string> targets(
+    "targets", cl::CommaSeparated,
+    cl::desc("With --spec: build only the kernels of these targets, each "
+             "'all', a chip (the chip of the PTX: sm_90a) or a chip and a "
+             "variant (sm_100a:top_left)"),
+    cl::value_desc("target"), cl::cat(specCategory));
+static cl::opt<bool> prune(
+    "prune",
+    cl::desc("With --spec: drop from the library the kernels this run does "
+             "not build (their manifest entries and files)"),
+    cl::init(false), cl::cat(specCategory));
 
 static cl::opt<int64_t> headDim("head-dim", cl::desc("Head dimension"),
                                 cl::init(64), cl::cat(kernelCategory));
@@ -121,8 +139,20 @@ static cl::opt<std::string> outDir("out-dir", cl::desc("Library folder"),
 static cl::opt<std::string>
     ptxasPath("ptxas",
               cl::desc("ptxas to use (default: on PATH, else "
-                       "/usr/local/cuda/bin/ptxas; without one, no cubins)"),
+                       "/usr/local/cuda/bin/ptxas; without one, or with "
+                       "'none', no cubins)"),
               cl::init(""), cl::cat(outputCategory));
+static cl::opt<bool>
+    describe("describe",
+             cl::desc("Print, for each kernel, everything its files are made "
+                      "from (name, configuration, blocks, every schedule and "
+                      "lowering option, cubins), and build nothing"),
+             cl::init(false), cl::cat(outputCategory));
+static cl::opt<bool>
+    rebuild("rebuild",
+            cl::desc("Build every kernel again, even those whose manifest "
+                     "entry says they are up to date"),
+            cl::init(false), cl::cat(outputCategory));
 static cl::opt<bool>
     keepIR("keep-ir",
            cl::desc("Also write each kernel's scheduled tile IR and GPU IR"),
@@ -135,8 +165,9 @@ static int fail(const Twine &message) {
 
 /// The kernel that the single-kernel options describe.
 static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
-  if (listOnly || !entryNames.empty())
-    return llvm::createStringError("--list and --entry need --spec");
+  if (listOnly || !entryNames.empty() || targets.getNumOccurrences() || prune)
+    return llvm::createStringError(
+        "--list, --entry, --targets and --prune need --spec");
   KernelSpec kernel;
   kernel.origin = "the command line";
   kernel.dtype = dtype;
@@ -162,16 +193,27 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
 /// The kernels of --spec, or those of them that --entry names.
 static llvm::Expected<std::vector<KernelSpec>> kernelsFromSpec() {
   // (cl::list's operator& gives its storage, hence addressof.)
-  cl::Option *oneKernelOptions[] = {
-      &headDim, &headDimV, &dtype,    &causal,
-      &window,  &softcap,  &lse,      &blockM,
-      &blockN,  &schedule, &lowering, std::addressof(cubins)};
+  cl::Option *oneKernelOptions[] = {&headDim,
+                                    &headDimV,
+                                    &dtype,
+                                    &causal,
+                                    &window,
+                                    &softcap,
+                                    &lse,
+                                    &varlen,
+                                    &blockM,
+                                    &blockN,
+                                    &schedule,
+                                    &lowering,
+                                    std::addressof(cubins)};
   for (cl::Option *option : oneKernelOptions)
     if (option->getNumOccurrences())
       return llvm::createStringError(
           "--" + option->ArgStr.str() +
           " describes one kernel; with --spec, the spec describes them all");
   auto kernels = readLibrarySpec(specPath);
+  if (kernels)
+    kernels = selectTargets(std::move(*kernels), targets);
   if (!kernels || entryNames.empty())
     return kernels;
   for (const std::string &name : entryNames)
@@ -212,43 +254,65 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  if (describe) {
+    for (const KernelSpec &kernel : *kernels)
+      llvm::outs() << describeKernel(kernel) << "\n";
+    return 0;
+  }
+
   BuildSettings settings{outDir, findPtxas(ptxasPath), keepIR};
-  if (settings.ptxas.empty() &&
+  if (settings.ptxas.empty() && ptxasPath != "none" &&
       llvm::any_of(*kernels, [](const KernelSpec &kernel) {
         return !kernel.cubins.empty();
       }))
     llvm::errs() << "tiled-attn-compile: ptxas not found; no cubins, the "
                     "library ships PTX only\n";
+  settings.toolchain = toolchainId(
+      llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail), settings.ptxas);
+  settings.rebuild = rebuild;
+  settings.previous = loadManifestEntries(settings.outDir);
   DialectRegistry registry;
   registerTiledAttnDialects(registry);
   initializeNVPTXToolchain();
   unsigned threads = jobs ? unsigned(jobs)
                           : llvm::hardware_concurrency().compute_thread_count();
   threads = std::min<size_t>(threads, kernels->size());
-  if (threads <= 1) {
-    for (const KernelSpec &kernel : *kernels)
-      if (failed(buildKernel(registry, kernel, settings)))
-        return 1;
-    return 0;
-  }
   // Several kernels at once, each in its own MLIR context on one thread;
   // after a failure no new kernel starts. The manifest is then put in the
   // spec's order, as a sequential build leaves it.
-  settings.concurrent = true;
+  settings.concurrent = threads > 1;
   std::atomic<bool> failedAny{false};
-  {
+  std::atomic<size_t> upToDate{0};
+  auto build = [&registry, &settings, &failedAny,
+                &upToDate](const KernelSpec &kernel) {
+    if (failedAny)
+      return;
+    BuildOutcome outcome = buildKernel(registry, kernel, settings);
+    failedAny = failedAny || outcome == BuildOutcome::Failed;
+    upToDate += outcome == BuildOutcome::UpToDate;
+  };
+  if (threads <= 1) {
+    for (const KernelSpec &kernel : *kernels)
+      build(kernel);
+  } else {
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
     for (const KernelSpec &kernel : *kernels)
-      pool.async([&registry, &settings, &failedAny, &kernel] {
-        if (!failedAny && failed(buildKernel(registry, kernel, settings)))
-          failedAny = true;
-      });
+      pool.async([&build, &kernel] { build(kernel); });
     pool.wait();
   }
+  if (failedAny)
+    return 1;
   std::vector<std::string> names;
   for (const KernelSpec &kernel : *kernels)
     names.push_back(kernel.name);
-  if (failed(orderManifest(settings.outDir, names)) || failedAny)
+  size_t pruned = 0;
+  if (failed(orderManifest(settings.outDir, names, prune, pruned)))
     return 1;
+  llvm::outs() << "tiled-attn-compile: " << kernels->size() << " kernels in "
+               << settings.outDir << ": " << kernels->size() - upToDate
+               << " built, " << upToDate << " up to date";
+  if (prune)
+    llvm::outs() << ", " << pruned << " others removed";
+  llvm::outs() << "\n";
   return 0;
 }

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Registers the tile dialect and its passes, plus only the upstream dialects
-// and passes that tiled-attn's pipelines use.
+// Registers the tile dialect and its passes, the test passes of test/lib,
+// plus only the upstream dialects and passes that tiled-attn's pipelines use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,10 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace tiled_attn::test {
+void registerTestTileGPULayoutsPass();
+} // namespace tiled_attn::test
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tiled_attn::registerTiledAttnDialects(registry);
@@ -31,6 +35,7 @@ int main(int argc, char **argv) {
   tiled_attn::tilegpu::registerTileGPUPasses();
   tiled_attn::registerTilePipelines();
   tiled_attn::registerTiledAttnConversionPasses();
+  tiled_attn::test::registerTestTileGPULayoutsPass();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerLoopInvariantCodeMotionPass();

@@ -312,23 +312,4 @@ def TileGPUSimulateRolesPass
   let dependentDialects = ["::tiled_attn::tilegpu::TileGPUDialect"];
 }
 
-def TestTileGPULayoutsPass
-    : Pass<"test-tilegpu-layouts", "::mlir::func::FuncOp"> {
-  let summary = "Print and check the thread map of every distributed layout in a function's signature";
-  let description = [{
-    For each argument of the function whose type is a tile in a distributed
-    layout, walks every (warp, lane, register) through the layout interface
-    and checks that each lands inside the tile and that every element is
-    held by the same number of threads (1, or the replication of a layout
-    such as `cols`); prints the result and the first lane's registers of
-    the first warp. A test pass: it is how the mma.sync, wgmma and tcgen05
-    layouts are tested against the interface they share.
-
-    ```
-    tensor<64x16xf32, #tilegpu.wgmma<acc, warpgroups = 1>>: 128 threads x 8 registers, each element held 1 time(s)
-      warp 0 lane 0: (0, 0) (0, 1) (8, 0) (8, 1) (0, 8) (0, 9) (8, 8) (8, 9)
-    ```
-  }];
-}
-
 #endif // TILED_ATTN_DIALECT_TILEGPU_TRANSFORMS_PASSES_TD

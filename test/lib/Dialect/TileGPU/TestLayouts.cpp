@@ -5,13 +5,27 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
-#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
+//
+// test-tilegpu-layouts: for each argument of a function whose type is a tile
+// in a distributed layout, walks every (warp, lane, register) through the
+// layout interface and checks that each lands inside the tile and that
+// every element is held by the same number of threads (1, or the
+// replication of a layout such as `cols`); prints the result and the first
+// lane's registers of the first warp. It is how the mma.sync, wgmma and
+// tcgen05 layouts are tested against the interface they share:
+//
+//   tensor<64x16xf32, #tilegpu.wgmma<acc, warpgroups = 1>>: 128 threads x
+//   8 registers, each element held 1 time(s)
+//     warp 0 lane 0: (0, 0) (0, 1) (8, 0) (8, 1) (0, 8) (0, 9) (8, 8) (8, 9)
+//
+// A test pass: tiled-attn-opt registers it, the pass reference leaves it out.
+//
+//===----------------------------------------------------------------------===//
 
-namespace tiled_attn::tilegpu {
-#define GEN_PASS_DEF_TESTTILEGPULAYOUTSPASS
-#include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h.inc"
-} // namespace tiled_attn::tilegpu
+#include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
 
 using namespace mlir;
 using namespace tiled_attn::tilegpu;
@@ -59,8 +73,14 @@ LogicalResult checkLayout(DistributedLayoutAttrInterface layout,
 }
 
 struct TestTileGPULayoutsPass final
-    : tiled_attn::tilegpu::impl::TestTileGPULayoutsPassBase<
-          TestTileGPULayoutsPass> {
+    : PassWrapper<TestTileGPULayoutsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestTileGPULayoutsPass)
+
+  StringRef getArgument() const override { return "test-tilegpu-layouts"; }
+  StringRef getDescription() const override {
+    return "Print and check the thread map of every distributed layout in a "
+           "function's signature";
+  }
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     for (Type type : func.getArgumentTypes())
@@ -72,3 +92,9 @@ struct TestTileGPULayoutsPass final
 };
 
 } // namespace
+
+namespace tiled_attn::test {
+void registerTestTileGPULayoutsPass() {
+  PassRegistration<TestTileGPULayoutsPass>();
+}
+} // namespace tiled_attn::test
