@@ -3,11 +3,12 @@ and small kernel libraries for the C++ runtime to open."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import types
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 
 class FakeDevice:
@@ -54,7 +55,8 @@ def contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
 
 
 class FakeTensor:
-    """A tensor-like object with shape, dtype, device, strides and a data pointer."""
+    """A tensor-like object with shape, dtype, device, strides, a data pointer and
+    ``requires_grad`` (False unless set)."""
 
     def __init__(
         self,
@@ -69,6 +71,11 @@ class FakeTensor:
         self.device = FakeDevice(device)
         self._strides = tuple(strides) if strides is not None else contiguous_strides(shape)
         self._pointer = pointer
+        self.requires_grad = False
+
+    def requires_grad_(self, requires_grad: bool = True) -> "FakeTensor":
+        self.requires_grad = requires_grad
+        return self
 
     def dim(self) -> int:
         return len(self.shape)
@@ -102,8 +109,10 @@ FAKE_STREAM = 0x5150
 def fake_torch() -> types.ModuleType:
     """A stand-in for the ``torch`` module, enough for the eager path of
     :func:`tiled_attn.sdpa_varlen` on FakeTensors: dtypes, ``empty`` (fresh
-    made-up addresses), ``contiguous_format``, ``compiler.is_compiling`` and
-    the current stream (:data:`FAKE_STREAM`)."""
+    made-up addresses), ``contiguous_format``, ``compiler.is_compiling``, the
+    current stream (:data:`FAKE_STREAM`), and the grad mode:
+    ``is_grad_enabled`` (on at first) and ``no_grad()`` (a context manager
+    that turns it off)."""
     torch = types.ModuleType("torch")
     for name in ("float16", "bfloat16", "float32", "int32", "int64"):
         setattr(torch, name, FakeDtype(name))
@@ -116,6 +125,18 @@ def fake_torch() -> types.ModuleType:
 
     torch.empty = empty  # type: ignore[attr-defined]
     torch.compiler = types.SimpleNamespace(is_compiling=lambda: False)  # type: ignore
+    grad_mode = [True]
+    torch.is_grad_enabled = lambda: grad_mode[0]  # type: ignore[attr-defined]
+
+    @contextlib.contextmanager
+    def no_grad() -> Iterator[None]:
+        before, grad_mode[0] = grad_mode[0], False
+        try:
+            yield
+        finally:
+            grad_mode[0] = before
+
+    torch.no_grad = no_grad  # type: ignore[attr-defined]
     torch._C = types.SimpleNamespace(  # type: ignore[attr-defined]
         _cuda_getCurrentRawStream=lambda device: FAKE_STREAM)
     return torch

@@ -5,8 +5,9 @@ paths run on fakes.FakeTensor stand-ins and a stand-in for the torch module
 (fakes.fake_torch), over the real runtime and the fake driver (conftest.py),
 whose counters show that nothing was launched. Every case raises
 TypeError (a wrong kind of value), ValueError (a wrong value) or
-TiledAttnError (the library, a GPU it has no kernel for) and leaves the
-fake driver's launch count where it was. The C API's side of the same list
+TiledAttnError (the library, a GPU it has no kernel for; NoBackwardError,
+one, for inputs that require grad while grad mode is on: issue 36) and
+leaves the fake driver's launch count where it was. The C API's side of the same list
 is test/Runtime/BadInputsTest.cpp.
 """
 
@@ -21,7 +22,7 @@ import pytest
 from fakes import FakeTensor, fake_torch, kernel_entry, varlen_entry
 
 from tiled_attn import sdpa, sdpa_varlen
-from tiled_attn.errors import TiledAttnError
+from tiled_attn.errors import NoBackwardError, TiledAttnError
 
 #: Made-up device addresses, 256-byte aligned and far apart.
 Q, K, V, O = 0x100000000, 0x200000000, 0x300000000, 0x400000000
@@ -193,6 +194,89 @@ def test_offsets_past_the_address_space(library, fake_cuda) -> None:
         "v [2, 3, 131, 64] with strides [25152, 8384, 64, 1] at 0xfffffffffffff000 does not "
         "fit the 64-bit address space: its byte offsets overflow an int64 or its addresses "
         "pass 0 or 2^64")
+
+
+# ---------------------------------------------------------------- gradients
+#
+# No backward pass yet: with grad mode on, q, k or v requiring grad is refused
+# (NoBackwardError, naming the inputs) rather than computed without a
+# gradient; under torch.no_grad(), or with nothing requiring grad, the call
+# runs as before.
+
+
+def no_backward(function: str, subject: str) -> str:
+    """The message of check_no_grad for ``function`` and ``subject`` ("q requires")."""
+    return (f"{function}: {subject} grad, but tiled_attn has no backward pass yet (its kernels "
+            "are forward only), so gradients through attention would be dropped without a "
+            "word; call it under torch.no_grad() or torch.inference_mode() (model.eval() does "
+            "not turn gradients off), or pass tensors that do not require grad (.detach())")
+
+
+def sdpa_call(inputs: Tuple[FakeTensor, ...], **kwargs: Any) -> Any:
+    return sdpa(*inputs, **kwargs)
+
+
+def sdpa_varlen_call(inputs: Tuple[FakeTensor, ...], **kwargs: Any) -> Any:
+    return sdpa_varlen(*inputs, packed()[3], packed()[4], 300, 320, **kwargs)
+
+
+#: (function name, the call on (q, k, v), fresh (q, k, v)).
+GRAD_CALLS = {
+    "tiled_attn.sdpa": (sdpa_call, qkv),
+    "tiled_attn.sdpa_varlen": (sdpa_varlen_call, lambda: packed()[:3]),
+}
+
+
+@pytest.mark.parametrize("function", sorted(GRAD_CALLS))
+@pytest.mark.parametrize("index, name", [(0, "q"), (1, "k"), (2, "v")])
+def test_an_input_that_requires_grad_is_refused(library, fake_cuda, torch_stand_in, function,
+                                                index, name) -> None:
+    call, make = GRAD_CALLS[function]
+    inputs = make()
+    inputs[index].requires_grad_()
+    assert torch_stand_in.is_grad_enabled()
+    message = refused(fake_cuda, NoBackwardError, call, inputs, library=library)
+    assert message == no_backward(function, f"{name} requires")
+    # One of the package's errors, and what the transformers integration raised before.
+    assert issubclass(NoBackwardError, TiledAttnError)
+    assert issubclass(NoBackwardError, NotImplementedError)
+
+
+@pytest.mark.parametrize("function", sorted(GRAD_CALLS))
+def test_every_input_that_requires_grad_is_named(library, fake_cuda, function) -> None:
+    call, make = GRAD_CALLS[function]
+    q, k, v = make()
+    k.requires_grad_()
+    v.requires_grad_()
+    assert refused(fake_cuda, NoBackwardError, call, (q, k, v), library=library) == (
+        no_backward(function, "k and v require"))
+    q.requires_grad_()
+    assert refused(fake_cuda, NoBackwardError, call, (q, k, v), library=library) == (
+        no_backward(function, "q, k and v require"))
+
+
+@pytest.mark.parametrize("function", sorted(GRAD_CALLS))
+def test_under_no_grad_inputs_that_require_grad_run(library, fake_cuda, torch_stand_in,
+                                                    function) -> None:
+    call, make = GRAD_CALLS[function]
+    inputs = tuple(t.requires_grad_() for t in make())
+    with torch_stand_in.no_grad():
+        assert not torch_stand_in.is_grad_enabled()
+        out = launches(fake_cuda, call, inputs, library=library)
+    assert out.shape == inputs[0].shape
+    assert torch_stand_in.is_grad_enabled()  # back on after the block
+    # ... and with grad mode back on, refused again.
+    refused(fake_cuda, NoBackwardError, call, inputs, library=library)
+
+
+@pytest.mark.parametrize("function", sorted(GRAD_CALLS))
+def test_with_grad_mode_on_inputs_that_do_not_require_grad_run(library, fake_cuda,
+                                                               torch_stand_in, function) -> None:
+    call, make = GRAD_CALLS[function]
+    inputs = make()
+    assert torch_stand_in.is_grad_enabled() and not any(t.requires_grad for t in inputs)
+    out = launches(fake_cuda, call, inputs, library=library)
+    assert out.shape == inputs[0].shape
 
 
 # ---------------------------------------------------------------- packed sequences

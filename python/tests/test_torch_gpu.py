@@ -1,5 +1,6 @@
 """tiled_attn.sdpa under PyTorch on a GPU: the custom op, torch.compile,
-CUDA graphs, streams and the torch-level errors; windows, softcap and the
+CUDA graphs, streams and the torch-level errors (inputs that require grad
+included: no backward pass yet); windows, softcap and the
 log-sum-exps against float64; tiled_attn.sdpa_varlen on packed sequences,
 each against float64 attention over it alone.
 
@@ -478,6 +479,61 @@ def skip_without_varlen_kernel(dtype, d, causal, align, window, softcap=False, l
                     f"and head dim (softcap={softcap}, lse={lse})")
 
 
+NO_BACKWARD = (r"^{}: {} grad, but tiled_attn has no backward pass yet \(its kernels are "
+               r"forward only\), so gradients through attention would be dropped without a "
+               r"word; call it under torch.no_grad\(\) or torch.inference_mode\(\)")
+
+
+def test_inputs_that_require_grad_are_refused_until_a_backward_exists():
+    """Issue 36: with grad mode on, q, k or v requiring grad raises NoBackwardError
+    (eager, the op, torch.compile) instead of an output that drops the gradient;
+    under torch.no_grad() and torch.inference_mode() the call runs as before."""
+    q, k, v = qkv()
+    expected = tiled_attn.sdpa(q, k, v)
+    with pytest.raises(tiled_attn.NoBackwardError,
+                       match=NO_BACKWARD.format(r"tiled_attn\.sdpa", "q requires")):
+        tiled_attn.sdpa(q.requires_grad_(), k, v)
+    with pytest.raises(NotImplementedError, match=NO_BACKWARD.format(r"tiled_attn\.sdpa",
+                                                                     "k and v require")):
+        tiled_attn.sdpa(q.detach(), k.requires_grad_(), v.requires_grad_())
+    with torch.no_grad():
+        out = tiled_attn.sdpa(q, k, v)
+    assert not out.requires_grad and torch.equal(out, expected)
+    with torch.inference_mode():
+        assert torch.equal(tiled_attn.sdpa(q, k, v), expected)
+    # The op, called directly: its Autograd kernel refuses, else hands the call on.
+    with pytest.raises(tiled_attn.NoBackwardError,
+                       match=NO_BACKWARD.format("tiled_attn::sdpa", "q, k and v require")):
+        torch.ops.tiled_attn.sdpa(q, k, v)
+    with pytest.raises(tiled_attn.NoBackwardError,
+                       match=NO_BACKWARD.format("tiled_attn::sdpa_lse", "q, k and v require")):
+        torch.ops.tiled_attn.sdpa_lse(q, k, v)
+    with torch.no_grad():
+        assert torch.equal(torch.ops.tiled_attn.sdpa(q, k, v), expected)
+
+    # torch.compile: refused while Dynamo traces (fullgraph: its Unsupported
+    # error quotes the message; else the graph breaks and the op raises it).
+    def f(q, k, v):
+        return tiled_attn.sdpa(q * 1.0, k, v) + 0.0
+
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match=r"tiled_attn::sdpa: q, k and v require grad, but "
+                                        r"tiled_attn has no backward pass yet") as info:
+        torch.compile(f, fullgraph=True)(q, k, v)
+    assert isinstance(info.value, tiled_attn.NoBackwardError) or isinstance(
+        info.value.__cause__, tiled_attn.NoBackwardError)
+    torch._dynamo.reset()
+    with pytest.raises(tiled_attn.NoBackwardError, match="tiled_attn::sdpa: q, k and v require"):
+        torch.compile(f)(q, k, v)
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    with torch.no_grad():
+        assert torch.equal(compiled(q, k, v), expected)
+    plain = [t.detach() for t in (q, k, v)]  # grad mode on, nothing requires grad
+    out = compiled(*plain)
+    assert not out.requires_grad and torch.equal(out, expected)
+
+
 def packed_sequences(lengths_q, lengths_k, h=3, h_kv=3, d=64, dtype=torch.float16, seed=0,
                      q_scale=1.0):
     """Packed q [total_q, h, d], k and v [total_k, h_kv, d] (VARLEN_PADDING rows
@@ -660,6 +716,23 @@ def test_varlen_compiles_and_replays_in_a_cuda_graph():
         graph.replay()
         torch.cuda.synchronize()
         check_varlen(out, None, q, k, v, cu_q, cu_k, True, "top_left", (-1, -1))
+
+
+def test_varlen_inputs_that_require_grad_are_refused():
+    """Issue 36, for sdpa_varlen: refused with grad mode on, run under torch.no_grad()."""
+    q, k, v, cu_q, cu_k = packed_sequences([5, 6], [5, 6])
+    with pytest.raises(tiled_attn.NoBackwardError,
+                       match=NO_BACKWARD.format(r"tiled_attn\.sdpa_varlen", "v requires")):
+        tiled_attn.sdpa_varlen(q, k, v.requires_grad_(), cu_q, cu_k, 6, 6)
+    with pytest.raises(tiled_attn.NoBackwardError,
+                       match=NO_BACKWARD.format("tiled_attn::sdpa_varlen", "v requires")):
+        torch.ops.tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 6, 6)
+    skip_without_varlen_kernel(torch.float16, 64, False, "top_left", (-1, -1))
+    out = torch.full_like(q, math.nan)
+    with torch.no_grad():
+        assert tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 6, 6, out=out) is out
+    assert not out.requires_grad
+    check_varlen(out, None, q, k, v.detach(), cu_q, cu_k, False, "top_left", (-1, -1))
 
 
 def test_varlen_torch_level_errors():

@@ -186,6 +186,36 @@ def test_a_bad_sliding_window(window) -> None:
                                            sliding_window=window)
 
 
+def test_gradients_are_refused_with_sdpa_s_message() -> None:
+    """No backward pass yet: a forward with grad mode on, whose projections'
+    weights require grad, raises tiled_attn.sdpa's NoBackwardError (in eval and
+    training mode alike) rather than dropping attention's gradients; under
+    torch.no_grad() it runs."""
+    m = MODELS["mistral"]()
+    ids = torch.randint(3, 100, (2, 12), generator=torch.Generator().manual_seed(6))
+    ta_tf.set_attn_implementation(m, "tiled_attn")
+    message = (r"^tiled_attn attention: q, k and v require grad, but tiled_attn has no backward "
+               r"pass yet \(its kernels are forward only\), so gradients through attention "
+               r"would be dropped without a word; call it under torch.no_grad\(\) or "
+               r"torch.inference_mode\(\) \(model.eval\(\) does not turn gradients off\)")
+    for training in (False, True):
+        m.train(training)
+        with pytest.raises(tiled_attn.NoBackwardError, match=message):
+            m(ids)
+    m.eval()
+    CALLS.clear()
+    with torch.no_grad():
+        m(ids)
+    assert CALLS
+    # One input alone, named; plain tensors with grad mode on pass.
+    layer = m.model.layers[0].self_attn
+    q, kv = torch.randn(1, 4, 6, 16), torch.randn(1, 2, 6, 16)
+    with pytest.raises(NotImplementedError, match=r"^tiled_attn attention: v requires grad"):
+        ta_tf.tiled_attn_attention_forward(layer, q, kv, kv.clone().requires_grad_(), None)
+    out, _ = ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, None)
+    assert out.shape == (1, 6, 4, 16)
+
+
 # ---------------------------------------------------------------- softcap (Gemma 2)
 #
 # Gemma 2 passes softcap=config.attn_logit_softcapping to the attention

@@ -5,7 +5,8 @@ dtype, rank, the types of causal and scale); the sizes are the runtime's to
 check (test_runtime.py). ``check_window`` checks causal_align and
 window_size, ``check_softcap`` the softcap, ``check_gqa`` enable_gqa and
 the heads, ``check_varlen`` the offsets and longest lengths of packed
-sequences. ``copy_reason`` says which inputs sdpa copies.
+sequences. ``copy_reason`` says which inputs sdpa copies. ``check_no_grad``
+refuses inputs that require grad while grad mode is on (no backward pass).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from pathlib import Path
 import pytest
 from fakes import FakeTensor, qkv
 
+from tiled_attn.errors import NoBackwardError
 from tiled_attn.validation import (CAUSAL_ALIGNS, TORCH_DTYPES, check_gqa, check_inputs,
-                                  check_softcap, check_varlen, check_window, copy_reason)
+                                  check_no_grad, check_softcap, check_varlen, check_window,
+                                  copy_reason)
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 SUPPORTED = "tiled_attn.sdpa supports torch.float16 and torch.bfloat16"
@@ -498,3 +501,45 @@ def test_package_import_does_not_import_torch() -> None:
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], cwd=PACKAGE_ROOT, check=True)
+
+
+# ---------------------------------------------------------------- check_no_grad
+
+
+class GradMode:
+    """The torch module as check_no_grad reads it: ``is_grad_enabled()``."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def is_grad_enabled(self) -> bool:
+        return self.enabled
+
+
+@pytest.mark.parametrize("flags, subject", [
+    ((True, False, False), "q requires"),
+    ((False, True, False), "k requires"),
+    ((False, False, True), "v requires"),
+    ((True, False, True), "q and v require"),
+    ((True, True, True), "q, k and v require"),
+])
+def test_check_no_grad_names_the_inputs(flags, subject) -> None:
+    triple = qkv()
+    for t, flag in zip(triple, flags):
+        t.requires_grad_(flag)
+    with pytest.raises(NoBackwardError) as info:
+        check_no_grad(GradMode(True), *triple, function="tiled_attn.sdpa_varlen")
+    assert str(info.value) == (
+        f"tiled_attn.sdpa_varlen: {subject} grad, but tiled_attn has no backward pass yet (its "
+        "kernels are forward only), so gradients through attention would be dropped without a "
+        "word; call it under torch.no_grad() or torch.inference_mode() (model.eval() does not "
+        "turn gradients off), or pass tensors that do not require grad (.detach())")
+    # Grad mode off (torch.no_grad(), torch.inference_mode()): nothing to refuse.
+    check_no_grad(GradMode(False), *triple)
+
+
+def test_check_no_grad_passes_what_needs_no_gradient() -> None:
+    check_no_grad(GradMode(True), *qkv())
+    # Not tensors at all: check_inputs' TypeError is for them, not this.
+    check_no_grad(GradMode(True), None, 1, "v")
+

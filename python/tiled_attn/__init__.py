@@ -9,12 +9,15 @@ it needs the CUDA driver and torch, not MLIR nor a compiler. ``import
 tiled_attn.ops`` registers the ``torch.library`` ops ``tiled_attn::sdpa``
 and ``tiled_attn::sdpa_varlen`` (``tiled_attn.sdpa`` and
 ``tiled_attn.sdpa_varlen`` do so themselves under ``torch.compile``).
+They are forward only: with grad mode on, inputs that require grad raise
+:class:`NoBackwardError`.
 """
 
-from .errors import TiledAttnError
+from .errors import NoBackwardError, TiledAttnError
 from .runtime import KernelLibrary, default_library
 from .sdpa import sdpa
 from .varlen import sdpa_varlen
 
-__all__ = ["KernelLibrary", "TiledAttnError", "default_library", "sdpa", "sdpa_varlen"]
+__all__ = ["KernelLibrary", "NoBackwardError", "TiledAttnError", "default_library", "sdpa",
+           "sdpa_varlen"]
 __version__ = "0.2.0"

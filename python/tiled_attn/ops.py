@@ -26,11 +26,41 @@ total_q]``).
 - Fake (meta) implementation: a new contiguous tensor of q's shape (with
   v's head dim), dtype and device (and the log-sum-exps' float32 one), so that
   ``torch.compile(fullgraph=True)`` traces through it.
+- Autograd implementation: no gradient formula (there is no backward pass
+  yet), but a kernel that refuses: with grad mode on and q, k or v requiring
+  grad it raises :class:`~tiled_attn.errors.NoBackwardError`
+  (:func:`~tiled_attn.validation.check_no_grad`); otherwise it hands the call
+  on below autograd, to the CUDA or fake implementation, unchanged.
 
 ``library_path`` is a kernel library folder (None: the default one);
 ``kernel_name`` the name of a manifest entry (None: the best fit);
 ``enable_gqa``, ``causal_align``, ``window_size`` and ``softcap`` are
 :func:`tiled_attn.sdpa`'s. The op is forward only.
+
+Why an Autograd kernel that raises. An op with no Autograd kernel gets
+PyTorch's autograd fallback, which in its default mode ("warn") runs the op
+and gives the output a grad_fn that, at ``backward()``, only warns and passes
+no gradient on: attention's share of the gradients is dropped. Without this
+kernel that is what happened, on PyTorch 2.11, to ``torch.ops.tiled_attn.sdpa``
+called directly and to ``tiled_attn.sdpa`` under ``torch.compile`` (Inductor
+or aot_eager, fullgraph or not). A gradient formula registered with
+``torch.library.register_autograd`` whose backward raised would let the
+forward run and fail only at ``backward()``, and the eager
+:func:`tiled_attn.sdpa` (which skips the dispatcher to save host time) would
+still need a check of its own at the call. The Autograd kernel is the one
+place every dispatcher call passes where autograd is involved:
+``torch.ops.tiled_attn.*`` called directly, and ``torch.compile``, whose
+Dynamo runs the op on fake tensors that carry ``requires_grad`` and whose
+AOTAutograd traces through it. So the rule is one function,
+:func:`check_no_grad`, called at two doors, the eager entry points and this
+kernel, and both refuse at the call with the same message. Under
+``torch.compile``, as NoBackwardError is a NotImplementedError, Dynamo takes
+it for an op it cannot trace: with ``fullgraph=True`` it raises its
+``Unsupported`` error, which quotes the message (its ``__cause__`` is the
+NoBackwardError); without, it breaks the graph there and the op, run eagerly,
+raises NoBackwardError itself. Under ``torch.no_grad()`` (Dynamo guards on
+the grad mode) and ``torch.inference_mode()`` (which skips the Autograd keys),
+or when nothing requires grad, the kernel only hands the call on.
 """
 
 from __future__ import annotations
@@ -40,6 +70,7 @@ from typing import Any, Optional, Sequence, Tuple
 import torch
 
 from .sdpa import sdpa_eager
+from .validation import check_no_grad
 from .varlen import sdpa_varlen_eager
 
 __all__ = ["LSE_SCHEMA", "SCHEMA", "VARLEN_LSE_SCHEMA", "VARLEN_SCHEMA"]
@@ -192,3 +223,25 @@ _LIB.impl("sdpa_varlen", _sdpa_varlen_cuda, "CUDA")
 torch.library.register_fake("tiled_attn::sdpa_varlen", _sdpa_varlen_fake, lib=_LIB)
 _LIB.impl("sdpa_varlen_lse", _sdpa_varlen_lse_cuda, "CUDA")
 torch.library.register_fake("tiled_attn::sdpa_varlen_lse", _sdpa_varlen_lse_fake, lib=_LIB)
+
+
+def _refusing_autograd(name: str) -> Any:
+    """The Autograd kernel of op ``tiled_attn::<name>``: :func:`check_no_grad`,
+    then the call handed on below autograd (as ``torch.library.register_autograd``'s
+    own kernel does when nothing requires grad)."""
+    op = getattr(torch.ops.tiled_attn, name).default
+    function = f"tiled_attn::{name}"
+
+    def autograd(keyset: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                 *args: Any, **kwargs: Any) -> Any:
+        check_no_grad(torch, q, k, v, function)
+        with torch._C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & torch._C._after_autograd_keyset, q, k, v, *args,
+                                 **kwargs)
+
+    return autograd
+
+
+for _name in ("sdpa", "sdpa_lse", "sdpa_varlen", "sdpa_varlen_lse"):
+    _LIB.impl(_name, _refusing_autograd(_name), "Autograd", with_keyset=True)
+del _name

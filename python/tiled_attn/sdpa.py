@@ -12,6 +12,11 @@ packs its parameters and launches it on the current stream.
 (meta) implementation, so a compiled graph holds it without a break. In
 eager mode the same work runs without the dispatcher's round trip.
 
+There is no backward pass yet: with grad mode on, inputs that require grad
+are refused (:class:`~tiled_attn.errors.NoBackwardError`), in eager mode here
+and under ``torch.compile`` by the op's Autograd kernel
+(:func:`~tiled_attn.validation.check_no_grad`, one check for both).
+
 torch is imported inside the functions only, so that the rest of the
 package (and its unit tests) works without it.
 """
@@ -28,8 +33,8 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       default_library)
-from .validation import (ITEMSIZE, check_gqa, check_inputs, check_return_lse, check_scale,
-                         check_softcap, check_tensor, check_window, copy_reason)
+from .validation import (ITEMSIZE, check_gqa, check_inputs, check_no_grad, check_return_lse,
+                         check_scale, check_softcap, check_tensor, check_window, copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -113,7 +118,9 @@ def sdpa(
     Returns:
         ``out``, or a new contiguous ``[B, H, S_q, D]`` tensor, computed on
         the current torch stream; with ``return_lse``, the pair ``(out, lse)``.
-        It does not track gradients (forward only).
+        It does not track gradients: there is no backward pass yet, so with
+        grad mode on, q, k and v must not require grad (run under
+        ``torch.no_grad()`` or ``torch.inference_mode()``).
 
     Any strides are taken as they are if the last dimension's is 1 and the
     data pointer and the other strides are multiples of the kernel's
@@ -124,6 +131,11 @@ def sdpa(
         TypeError, ValueError: bad arguments; the message names the problem.
         TiledAttnError: no kernel library, no kernel for this device, dtype,
             head dim and mask (and window, and softcap), or a CUDA driver error.
+        NoBackwardError: grad mode is on and q, k or v requires grad (a
+            TiledAttnError and a NotImplementedError; the message names the
+            inputs). Under ``torch.compile`` the op raises it while Dynamo
+            traces (with ``fullgraph=True``, inside Dynamo's ``Unsupported``
+            error; :mod:`tiled_attn.ops`).
     """
     import torch
 
@@ -142,6 +154,7 @@ def sdpa(
         result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path, enable_gqa,
                                            causal_align, [left, right], softcap)
         return result if out is None else out.copy_(result)
+    check_no_grad(torch, q, k, v)
     return sdpa_eager(q, k, v, causal, scale, library, kernel, out, enable_gqa, causal_align,
                       window_size, softcap, return_lse)
 

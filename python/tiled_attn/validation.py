@@ -13,10 +13,13 @@ with an input, a scale that is not positive) is checked once, by the C++
 runtime, whose errors become ValueError.
 
 The functions read only ``.device`` (``.type``, ``.index``), ``.dtype``
-(through ``str()``), ``.shape``, ``.stride()`` and ``.data_ptr()``, so they
-work on torch tensors and on the unit tests' stand-ins alike. Bad arguments
-raise :class:`TypeError` (wrong kind of value) or :class:`ValueError` (right
-kind, wrong value); each message names the argument and the value.
+(through ``str()``), ``.shape``, ``.stride()``, ``.data_ptr()`` and
+``.requires_grad`` (and :func:`check_no_grad` calls ``is_grad_enabled()`` of
+the torch module it is given), so they work on torch tensors and on the unit
+tests' stand-ins alike. Bad arguments raise :class:`TypeError` (wrong kind of
+value) or :class:`ValueError` (right kind, wrong value); each message names
+the argument and the value. Inputs that need a gradient raise
+:class:`~tiled_attn.errors.NoBackwardError` (:func:`check_no_grad`).
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ import math
 import numbers
 from typing import Any, Optional, Tuple
 
-__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_gqa", "check_inputs", "check_return_lse",
-           "check_scale", "check_softcap", "check_tensor", "check_varlen", "check_window",
-           "copy_reason"]
+from .errors import NoBackwardError
+
+__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_gqa", "check_inputs", "check_no_grad",
+           "check_return_lse", "check_scale", "check_softcap", "check_tensor", "check_varlen",
+           "check_window", "copy_reason"]
 
 #: torch dtype (as ``str(dtype)``) -> the manifest's dtype name.
 TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16"}
@@ -85,6 +90,39 @@ def check_inputs(q: Any, k: Any, v: Any, causal: Any = False, scale: Any = None,
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)):
         raise TypeError(f"scale must be a float or None, got {type(scale).__name__} {scale!r}")
     return dtype
+
+
+def check_no_grad(torch: Any, q: Any, k: Any, v: Any, function: str = "tiled_attn.sdpa") -> None:
+    """NoBackwardError when grad mode is on and q, k or v requires grad.
+
+    tiled_attn has no backward pass yet: its output could not track gradients,
+    and in a model whose other paths carry them, attention's would be dropped
+    without a word (or ``backward()`` would fail later with PyTorch's "does not
+    require grad"). So a call that would need one is refused, naming the
+    inputs; under ``torch.no_grad()`` or ``torch.inference_mode()``, or when
+    no input requires grad, this does nothing.
+
+    The one check and message of every entry point (``function`` names it):
+    :func:`tiled_attn.sdpa` and :func:`tiled_attn.sdpa_varlen` in eager mode
+    (which do not go through the dispatcher), the Autograd kernel of the
+    ``tiled_attn::`` ops (:mod:`tiled_attn.ops`: direct op calls and
+    ``torch.compile``), and the transformers integration. ``torch`` is the
+    torch module (its ``is_grad_enabled``); anything without a
+    ``requires_grad`` attribute counts as not requiring grad (the type checks
+    come after, in :func:`check_inputs`).
+    """
+    if not (getattr(q, "requires_grad", False) or getattr(k, "requires_grad", False)
+            or getattr(v, "requires_grad", False)) or not torch.is_grad_enabled():
+        return
+    names = [name for name, t in (("q", q), ("k", k), ("v", v))
+             if getattr(t, "requires_grad", False)]
+    subject = (f"{names[0]} requires" if len(names) == 1
+               else f"{', '.join(names[:-1])} and {names[-1]} require")
+    raise NoBackwardError(
+        f"{function}: {subject} grad, but tiled_attn has no backward pass yet (its kernels "
+        "are forward only), so gradients through attention would be dropped without a word; "
+        "call it under torch.no_grad() or torch.inference_mode() (model.eval() does not turn "
+        "gradients off), or pass tensors that do not require grad (.detach())")
 
 
 def check_gqa(enable_gqa: Any, heads: int, kv_heads: Tuple[int, int]) -> None:

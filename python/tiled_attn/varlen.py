@@ -13,7 +13,9 @@ offsets on the host (it can be captured in a CUDA graph).
 
 Like :func:`tiled_attn.sdpa`, it is also a ``torch.library`` custom op,
 ``tiled_attn::sdpa_varlen`` (``tiled_attn::sdpa_varlen_lse`` with
-``return_lse``; :mod:`.ops`), which ``torch.compile`` keeps in its graph.
+``return_lse``; :mod:`.ops`), which ``torch.compile`` keeps in its graph; and
+like it, it refuses inputs that require grad while grad mode is on (no
+backward pass yet; :func:`~tiled_attn.validation.check_no_grad`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
 from .runtime import DTYPES, KernelLibrary, packed_view
 from .sdpa import (LibraryArg, _kernel_name_address, _mask_and_window, default_scale, launch,
                    library_of, output_for)
-from .validation import (check_gqa, check_inputs, check_return_lse, check_scale, check_softcap,
-                         check_varlen, check_window, copy_reason)
+from .validation import (check_gqa, check_inputs, check_no_grad, check_return_lse, check_scale,
+                         check_softcap, check_varlen, check_window, copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -89,13 +91,16 @@ def sdpa_varlen(
         ``out``, or a new ``[total_q, H, D_v]`` tensor, computed on the current
         torch stream; with ``return_lse``, the pair ``(out, lse)``. Rows past
         ``cu_seqlens_q[-1]`` (of both) are not written. Rows of q, k and v
-        past the last offset may be read, and must hold finite values.
+        past the last offset may be read, and must hold finite values. It
+        does not track gradients (no backward pass yet).
 
     Raises:
         TypeError, ValueError: bad arguments; the message names the problem.
         TiledAttnError: no kernel library, no varlen kernel for this device,
             dtype, head dim and mask (and window, softcap, log-sum-exps), or
             a CUDA driver error.
+        NoBackwardError: grad mode is on and q, k or v requires grad, as in
+            :func:`tiled_attn.sdpa`.
     """
     import torch
 
@@ -113,6 +118,7 @@ def sdpa_varlen(
             return _into(torch, out, result, cu_seqlens_q), lse
         result = torch.ops.tiled_attn.sdpa_varlen(*call)
         return _into(torch, out, result, cu_seqlens_q)
+    check_no_grad(torch, q, k, v, _NAMES["function"])
     return sdpa_varlen_eager(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                              causal, scale, library, kernel, out, enable_gqa, causal_align,
                              window_size, softcap, return_lse)

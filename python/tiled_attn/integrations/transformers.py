@@ -77,8 +77,11 @@ head); else they are passed as they are when :func:`tiled_attn.sdpa` has
 an ``enable_gqa`` keyword (it has); else K and V are repeated along the
 head dimension (transformers' ``repeat_kv``).
 
-Not supported, each refused with a message: dropout, gradients in training
-mode (the output does not track them), attention sinks, position biases,
+Not supported, each refused with a message: dropout, gradients (query, key
+or value requiring grad while grad mode is on, in training and in eval mode
+alike: there is no backward pass yet, so run under ``torch.no_grad()``, as
+``generate()`` does; :class:`tiled_attn.NoBackwardError`, the message of
+:func:`tiled_attn.sdpa`'s own check), attention sinks, position biases,
 paged caches. ``output_attentions`` gets None weights, as with SDPA.
 The function synchronises with the host when it reads a mask, so it is not
 for ``torch.compile`` or CUDA graphs yet.
@@ -102,6 +105,7 @@ from packaging.version import Version
 from transformers import modeling_utils
 
 import tiled_attn
+from tiled_attn.validation import check_no_grad
 
 try:  # 4.53 on: masks are built per implementation, through AttentionMaskInterface
     from transformers import masking_utils as _masking_utils
@@ -245,7 +249,7 @@ def tiled_attn_attention_forward(
     """transformers' attention-function contract, computed by :func:`tiled_attn.sdpa`.
 
     Args:
-        module: the attention layer (read: ``is_causal``, ``training``, ``config``).
+        module: the attention layer (read: ``is_causal``, ``config``).
         query: ``[B, H, S_q, D]``; key, value: ``[B, H_kv, S_k, D]`` with
             ``H_kv`` dividing ``H``; CUDA, fp16 or bf16.
         attention_mask: None, or a mask that is exactly causal (see the module
@@ -293,7 +297,8 @@ def _check_options(
     module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     dropout: float, kwargs: dict,
 ) -> None:
-    """NotImplementedError for what tiled_attn.sdpa does not compute."""
+    """NotImplementedError for what tiled_attn.sdpa does not compute (NoBackwardError,
+    one, for gradients)."""
     _check_mask_function(module)
     if dropout:
         raise NotImplementedError(
@@ -306,14 +311,8 @@ def _check_options(
                 f"{_PREFIX}: {option!r} is not supported; use attn_implementation=\"sdpa\" "
                 "or \"eager\" for this model"
             )
-    if torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value)):
-        if getattr(module, "training", False):
-            raise NotImplementedError(
-                f"{_PREFIX}: training is not supported: tiled_attn.sdpa is forward-only and its "
-                "output does not track gradients; use model.eval() and torch.no_grad()"
-            )
-        _warn_once("grad", f"{_PREFIX}: the attention output does not track gradients "
-                           "(tiled_attn.sdpa is forward-only); run under torch.no_grad()")
+    # tiled_attn.sdpa's own check and message, before the mask is read.
+    check_no_grad(torch, query, key, value, _PREFIX)
     if kwargs.get("output_attentions"):
         _warn_once("weights", f"{_PREFIX}: output_attentions=True is not supported; "
                               "the attention weights are returned as None")
