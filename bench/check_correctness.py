@@ -380,10 +380,12 @@ def planned_kernel(library, dtype: str, d: int, case: Case, capability,
     """The name of the kernel the runtime chooses for the case (kernel=None), from
     its plan of contiguous tensors of the case's shapes."""
     args, dv = TaSdpaArgs(), dv or d
-    for slot, (heads, seq, cols) in ((args.q, (case.h, case.sq, d)), (args.k, (case.hkv, case.sk, d)),
-                                     (args.v, (case.hkv, case.sk, dv)),
-                                     (args.o, (case.h, case.sq, dv))):
-        slot.data = 1 << 20
+    # Four views 2**36 bytes apart: the runtime refuses an output that
+    # overlaps an input, so they may not share one made-up address.
+    for index, (slot, (heads, seq, cols)) in enumerate((
+            (args.q, (case.h, case.sq, d)), (args.k, (case.hkv, case.sk, d)),
+            (args.v, (case.hkv, case.sk, dv)), (args.o, (case.h, case.sq, dv)))):
+        slot.data = (index + 1) << 36
         slot.sizes[:] = (case.b, heads, seq, cols)
         slot.strides[:] = (heads * seq * cols, seq * cols, cols, 1)
     mask = ("bottom_right" if case.bottom_right else "top_left") if case.causal else "none"

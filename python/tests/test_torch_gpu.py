@@ -133,9 +133,10 @@ def test_empty_problem_and_torch_level_errors():
         tiled_attn.sdpa(q.cpu(), k, v)
     with pytest.raises(ValueError, match="head dim 64 but q has 80"):
         tiled_attn.sdpa(torch.randn(2, 3, 77, 80, dtype=q.dtype, device="cuda"), k, v)
-    with pytest.raises(ValueError, match="head dim D=96 is not supported"):
-        d96 = torch.randn(2, 3, 77, 96, dtype=q.dtype, device="cuda")
-        tiled_attn.sdpa(d96, d96, d96)
+    # (D=96 was the example until the library took it, 2026-11-24.)
+    with pytest.raises(ValueError, match="head dim D=112 is not supported"):
+        d112 = torch.randn(2, 3, 77, 112, dtype=q.dtype, device="cuda")
+        tiled_attn.sdpa(d112, d112, d112)
     with pytest.raises(TiledAttnError, match="no kernel"):
         tiled_attn.sdpa(q, k, v, kernel="no_such_kernel")
 
