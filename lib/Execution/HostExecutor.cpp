@@ -766,8 +766,16 @@ LogicalResult Interpreter::execute(Operation *op) {
         RtValue out;
         out.shape = shapeOf(iota.getType());
         out.isInt = true;
-        out.ints.resize(out.shape[0]);
-        std::iota(out.ints.begin(), out.ints.end(), int64_t{0});
+        out.ints.resize(numElements(out.shape));
+        int64_t offset = iota.getOffset() ? getInt(iota.getOffset()) : 0;
+        unsigned width = iota.getType().getElementTypeBitWidth();
+        forEachIndex(out.shape, [&](int64_t linear, ArrayRef<int64_t> idx) {
+          // Wraps at the element type's width, as the GPU's registers do.
+          out.ints[linear] = llvm::APInt(64, static_cast<uint64_t>(offset) +
+                                                 idx[iota.getDim()])
+                                 .trunc(width)
+                                 .getSExtValue();
+        });
         set(iota, std::move(out));
         return success();
       })

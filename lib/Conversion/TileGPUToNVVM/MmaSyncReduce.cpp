@@ -175,10 +175,52 @@ struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
   }
 };
 
+/// Positions: each register's row or column (by the op's dim and the
+/// layout's kind) plus the offset, narrowed to the element type.
+struct IotaToGPU final : OpConversionPattern<IotaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IotaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (!tilegpu::getQuadFragmentLayout(op.getType().getEncoding()))
+      return rewriter.notifyMatchFailure(
+          op, "not in quad fragments (mma.sync, wgmma)");
+    Fragment f = Fragment::get(op.getType());
+    bool rows;
+    switch (f.kind) {
+    case MmaSyncKind::Acc:
+      rows = op.getDim() == 0;
+      break;
+    case MmaSyncKind::Rows:
+      rows = true;
+      break;
+    case MmaSyncKind::Cols:
+      rows = false;
+      break;
+    default:
+      return op.emitError() << "GPU lowering: positions take an accumulator, "
+                               "rows or columns layout, not "
+                            << op.getType().getEncoding();
+    }
+    LaneCoords lc(rewriter, loc);
+    Value offset =
+        adaptor.getOffset() ? adaptor.getOffset() : cIdx(rewriter, loc, 0);
+    Value positions =
+        rows ? coordinates(rewriter, loc, lc.firstRow(rewriter, loc, f, offset),
+                           f.rowOffset)
+             : coordinates(rewriter, loc, lc.firstCol(rewriter, loc, offset),
+                           f.colOffset);
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, type, positions);
+    return success();
+  }
+};
+
 } // namespace
 
 void tiled_attn::populateMmaSyncReducePatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ReduceToGPU, BroadcastToGPU, CausalMaskToGPU, WindowMaskToGPU,
-               BoundsMaskToGPU>(converter, patterns.getContext());
+               BoundsMaskToGPU, IotaToGPU>(converter, patterns.getContext());
 }

@@ -221,6 +221,39 @@ struct BoundsMaskToTmemLanes final : OpConversionPattern<BoundsMaskOp> {
   }
 };
 
+/// Positions: a thread's registers are consecutive columns of its row (an
+/// accumulator or a columns vector) or its row alone (a rows vector).
+struct IotaToTmemLanes final : OpConversionPattern<IotaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IotaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TmemLanesLayoutAttr layout = lanesOf(op.getType());
+    if (!layout)
+      return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t regs = layout.getRegisterCount(type.getShape());
+    Value offset =
+        adaptor.getOffset() ? adaptor.getOffset() : cIdx(rewriter, loc, 0);
+    Value zero = cIdx(rewriter, loc, 0);
+    bool rows = layout.getKind() == TmemLanesKind::Rows ||
+                (layout.getKind() == TmemLanesKind::Acc && op.getDim() == 0);
+    int64_t columns = type.getDimSize(type.getRank() - 1);
+    RowAndColumn at(rewriter, loc, layout, columns, rows ? offset : zero,
+                    rows ? zero : offset);
+    auto indexType = VectorType::get({regs}, rewriter.getIndexType());
+    Value positions =
+        rows ? vector::BroadcastOp::create(rewriter, loc, indexType, at.row)
+                   .getResult()
+             : consecutive(rewriter, loc, at.column, regs);
+    auto resultType =
+        cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, resultType, positions);
+    return success();
+  }
+};
+
 /// Each thread writes its row's registers in 16-byte pieces, each within
 /// the view's bounds.
 struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
@@ -384,6 +417,6 @@ void tiled_attn::populateTmemLanesPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<ReduceToTmemLanes, BroadcastToTmemLanes, CausalMaskToTmemLanes,
                WindowMaskToTmemLanes, BoundsMaskToTmemLanes, StoreFromTmemLanes,
-               LocalLoadToTmemLanes, LocalStoreFromTmemLanes>(
+               LocalLoadToTmemLanes, LocalStoreFromTmemLanes, IotaToTmemLanes>(
       converter, patterns.getContext());
 }

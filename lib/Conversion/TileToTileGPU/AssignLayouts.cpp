@@ -380,7 +380,11 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     seed(bcast.getResult(), layout(MmaSyncKind::Acc));
     return success();
   }
-  if (isa<CausalMaskOp, WindowMaskOp>(op)) {
+  // Masks and positions over a score block take the scores' layout; a
+  // rank-1 iota takes the rows' or columns' from what uses it.
+  auto iota = dyn_cast<IotaOp>(op);
+  if (isa<CausalMaskOp, WindowMaskOp>(op) ||
+      (iota && iota.getType().getRank() == 2)) {
     seed(op->getResult(0), layout(MmaSyncKind::Acc));
     return success();
   }

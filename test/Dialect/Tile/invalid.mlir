@@ -176,7 +176,7 @@ func.func @tile_dynamic_shape(%s: tensor<16x?xf32>) -> tensor<16xf32> {
 // -----
 
 func.func @iota_not_a_tile_size() -> tensor<24xi32> {
-  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<24xi32>'}}
+  // expected-error @+1 {{'tile.iota' op result #0 must be i32 or i64 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<24xi32>'}}
   %0 = tile.iota : tensor<24xi32>
   return %0 : tensor<24xi32>
 }
@@ -387,10 +387,34 @@ func.func @broadcast_shape(%r: tensor<16xf32>) -> tensor<16x32xf32> {
 // tile.iota and masks
 //===----------------------------------------------------------------------===//
 
-func.func @iota_rank() -> tensor<16x16xi32> {
-  // expected-error @+1 {{'tile.iota' op result #0 must be rank-1 i32 or i64 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<16x16xi32>'}}
-  %0 = tile.iota : tensor<16x16xi32>
+func.func @iota_rank() -> tensor<16x16x16xi32> {
+  // expected-error @+1 {{'tile.iota' op expects a rank-1 or rank-2 tile (a vector or a score block), got 'tensor<16x16x16xi32>'}}
+  %0 = tile.iota : tensor<16x16x16xi32>
+  return %0 : tensor<16x16x16xi32>
+}
+
+// -----
+
+func.func @iota_dim(%i: index) -> tensor<16x16xi32> {
+  // expected-error @+1 {{'tile.iota' op expects dim in [0, 2) for a rank-2 tile, got 2}}
+  %0 = tile.iota dim 2 offset(%i) : tensor<16x16xi32>
   return %0 : tensor<16x16xi32>
+}
+
+// -----
+
+func.func @iota_dim_of_a_vector() -> tensor<16xi32> {
+  // expected-error @+1 {{'tile.iota' op expects dim in [0, 1) for a rank-1 tile, got 1}}
+  %0 = tile.iota dim 1 : tensor<16xi32>
+  return %0 : tensor<16xi32>
+}
+
+// -----
+
+func.func @iota_not_integers() -> tensor<16xf32> {
+  // expected-error @+1 {{'tile.iota' op result #0 must be i32 or i64 tile}}
+  %0 = tile.iota : tensor<16xf32>
+  return %0 : tensor<16xf32>
 }
 
 // -----

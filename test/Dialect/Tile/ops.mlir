@@ -128,6 +128,21 @@ func.func @iota() -> (tensor<64xi32>, tensor<16xi64>) {
   return %a, %b : tensor<64xi32>, tensor<16xi64>
 }
 
+// Positions over a score block: dim 0 (the default, not printed) is each
+// element's row plus the offset, dim 1 its column plus the offset.
+// CHECK-LABEL: func.func @positions
+// CHECK-SAME: (%[[Q0:.*]]: index, %[[K0:.*]]: index)
+func.func @positions(%q0: index, %k0: index)
+    -> (tensor<64x32xi32>, tensor<64x32xi32>, tensor<32xi64>) {
+  // CHECK: tile.iota offset(%[[Q0]]) : tensor<64x32xi32>
+  // CHECK: tile.iota dim 1 offset(%[[K0]]) : tensor<64x32xi32>
+  // CHECK: tile.iota offset(%[[K0]]) : tensor<32xi64>
+  %q = tile.iota dim 0 offset(%q0) : tensor<64x32xi32>
+  %k = tile.iota dim 1 offset(%k0) : tensor<64x32xi32>
+  %keys = tile.iota offset(%k0) : tensor<32xi64>
+  return %q, %k, %keys : tensor<64x32xi32>, tensor<64x32xi32>, tensor<32xi64>
+}
+
 // CHECK-LABEL: func.func @masks
 // CHECK-SAME: (%[[R:.*]]: index, %[[C:.*]]: index, %[[N:.*]]: index)
 func.func @masks(%r: index, %c: index, %n: index)

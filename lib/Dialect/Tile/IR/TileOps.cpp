@@ -278,6 +278,19 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
 // IotaOp and masks
 //===----------------------------------------------------------------------===//
 
+LogicalResult IotaOp::verify() {
+  int64_t rank = getType().getRank();
+  if (rank != 1 && rank != 2)
+    return emitOpError() << "expects a rank-1 or rank-2 tile (a vector or a "
+                            "score block), got "
+                         << getType();
+  int64_t dim = getDimAttr().getValue().getSExtValue();
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "expects dim in [0, " << rank << ") for a rank-"
+                         << rank << " tile, got " << dim;
+  return success();
+}
+
 LogicalResult BoundsMaskOp::verify() {
   int64_t rank = getType().getRank();
   if (static_cast<int64_t>(getOffsets().size()) != rank ||

@@ -303,16 +303,34 @@ def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure,
 }
 
 def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
-  let summary = "The sequence 0, 1, ..., N-1 as a rank-1 tile";
+  let summary = "Positions: an offset plus the index along one dimension";
   let description = [{
+    The element at index `(i0, ..., i_{r-1})` of the result is `offset +
+    i_dim`: with no `dim` and no `offset`, the sequence 0, 1, ..., N-1 of a
+    rank-1 tile. Over a score tile (rank 2), `dim 0` with the block's first
+    query as the offset gives each element's query index and `dim 1` with
+    the block's first key its key index, in whatever register layout the
+    scores take: this is how a score or mask function sees positions
+    (ALiBi's `slope * (key - query)`, document and prefix masks). The
+    offset is an `index`; the element type (i32 or i64) must hold every
+    position.
+
     Example:
 
     ```mlir
     %cols = tile.iota : tensor<64xi32>
+    // The query and key index of every element of a 64x32 score block.
+    %q_idx = tile.iota dim 0 offset(%q_row0) : tensor<64x32xi32>
+    %kv_idx = tile.iota dim 1 offset(%k_col0) : tensor<64x32xi32>
     ```
   }];
-  let results = (outs Tile_IntTile1D:$result);
-  let assemblyFormat = "attr-dict `:` type($result)";
+  let arguments = (ins Optional<Index>:$offset,
+                       DefaultValuedAttr<I64Attr, "0">:$dim);
+  let results = (outs Tile_IntTile:$result);
+  let assemblyFormat = [{
+    (`dim` $dim^)? (`offset` `(` $offset^ `)`)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

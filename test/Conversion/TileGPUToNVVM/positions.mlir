@@ -1,0 +1,56 @@
+// RUN: tiled-attn-opt %s --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s
+
+// tile.iota in quad fragments (mma.sync, and wgmma's, which share them):
+// each register's row or column, from the lane (g = lane / 4, t = lane % 4)
+// and the layout's constant offsets, plus the op's offset. Over a score
+// block, dim 0 is the row and dim 1 the column of the accumulator's eight
+// registers (m16n8 halves: rows g and g + 8, columns 2t, 2t + 1 and 8 more);
+// a rows vector is rows g and g + 8; a columns vector 2t, 2t + 1, 2t + 8,
+// 2t + 9.
+
+// CHECK-LABEL: gpu.func @positions
+// CHECK-SAME: (%[[I:[^:]*]]: index {tilegpu.param = #tilegpu.param<scalar, "arg0">}, %[[J:[^:]*]]: index
+// CHECK-DAG: %[[ROWS8:.*]] = arith.constant dense<[0, 0, 8, 8, 0, 0, 8, 8]> : vector<8xindex>
+// CHECK-DAG: %[[COLS8:.*]] = arith.constant dense<[0, 1, 0, 1, 8, 9, 8, 9]> : vector<8xindex>
+// CHECK-DAG: %[[ROWS2:.*]] = arith.constant dense<[0, 8]> : vector<2xindex>
+// CHECK-DAG: %[[COLS4:.*]] = arith.constant dense<[0, 1, 8, 9]> : vector<4xindex>
+// dim 0: i + 16 * warp + g, plus each register's row offset.
+// CHECK: %[[G:.*]] = arith.divui %{{.*}}, %c4 : index
+// CHECK: %[[R0:.*]] = arith.addi %{{.*}}, %[[G]] : index
+// CHECK: %[[QB:.*]] = arith.addi %[[I]], %[[R0]] : index
+// CHECK: %[[QS:.*]] = vector.broadcast %[[QB]] : index to vector<8xindex>
+// CHECK: %[[QV:.*]] = arith.addi %[[QS]], %[[ROWS8]] : vector<8xindex>
+// CHECK: %[[Q:.*]] = arith.index_cast %[[QV]] : vector<8xindex> to vector<8xi32>
+// dim 1: j + 2t, plus each register's column offset.
+// CHECK: %[[T:.*]] = arith.remui %{{.*}}, %c4 : index
+// CHECK: %[[C0:.*]] = arith.muli %[[T]], %c2 : index
+// CHECK: %[[KB:.*]] = arith.addi %[[J]], %[[C0]] : index
+// CHECK: %[[KS:.*]] = vector.broadcast %[[KB]] : index to vector<8xindex>
+// CHECK: %[[KV:.*]] = arith.addi %[[KS]], %[[COLS8]] : vector<8xindex>
+// CHECK: %[[K:.*]] = arith.index_cast %[[KV]] : vector<8xindex> to vector<8xi32>
+// The rows vector, then the columns vector (no offset).
+// CHECK: arith.addi %{{.*}}, %[[ROWS2]] : vector<2xindex>
+// CHECK: %[[ROWS:.*]] = arith.index_cast %{{.*}} : vector<2xindex> to vector<2xi32>
+// CHECK: arith.addi %{{.*}}, %[[COLS4]] : vector<4xindex>
+// CHECK: %[[COLS:.*]] = arith.index_cast %{{.*}} : vector<4xindex> to vector<4xi32>
+// CHECK: vector.shuffle %[[ROWS]], %[[ROWS]] [0, 0, 1, 1, 0, 0, 1, 1]
+// CHECK: vector.shuffle %[[COLS]], %[[COLS]] [0, 1, 0, 1, 2, 3, 2, 3]
+// CHECK: arith.subi %[[K]], %[[Q]] : vector<8xi32>
+func.func @positions(%i: index, %j: index, %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %q = tile.iota dim 0 offset(%i) : tensor<16x16xi32>
+  %k = tile.iota dim 1 offset(%j) : tensor<16x16xi32>
+  %rows = tile.iota offset(%i) : tensor<16xi32>
+  %cols = tile.iota : tensor<16xi32>
+  %rb = tile.broadcast %rows along 1 : tensor<16xi32> -> tensor<16x16xi32>
+  %cb = tile.broadcast %cols along 0 : tensor<16xi32> -> tensor<16x16xi32>
+  %d = arith.subi %k, %q : tensor<16x16xi32>
+  %e = arith.addi %rb, %cb : tensor<16x16xi32>
+  %s = arith.addi %d, %e : tensor<16x16xi32>
+  %f = arith.sitofp %s : tensor<16x16xi32> to tensor<16x16xf32>
+  tile.store %f, %o[%c0, %c0, %c0, %c0] : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}

@@ -1,0 +1,44 @@
+// RUN: tiled-attn-opt %s --tilegpu-attach-target="chip=sm_100a" \
+// RUN:   --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s
+
+// tile.iota in the tcgen05 family's register layout (#tilegpu.tmem_lanes):
+// a thread holds one row, 32 * (warp % 4) + lane, and consecutive columns
+// from its column group's first. Over a score block, dim 0 is the thread's
+// row in every register, dim 1 its columns; a rows vector is the row alone
+// (one register), a columns vector the columns.
+
+// CHECK-LABEL: gpu.func @positions
+// CHECK-SAME: (%[[I:[^:]*]]: index {tilegpu.param = #tilegpu.param<scalar, "arg0">}, %[[J:[^:]*]]: index
+// CHECK-DAG: %[[STEPS:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : vector<16xindex>
+// dim 0: i + 32 * (warp % 4) + lane, in all 16 registers.
+// CHECK: %[[QUAD:.*]] = arith.muli %{{.*}}, %c32 : index
+// CHECK: %[[ROW:.*]] = arith.addi %[[QUAD]], %{{.*}} : index
+// CHECK: %[[QB:.*]] = arith.addi %[[I]], %[[ROW]] : index
+// CHECK: %[[QS:.*]] = vector.broadcast %[[QB]] : index to vector<16xindex>
+// CHECK: %[[Q:.*]] = arith.index_cast %[[QS]] : vector<16xindex> to vector<16xi32>
+// dim 1: j + the column group's first column, then consecutive columns.
+// CHECK: %[[KB:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK: %[[KS:.*]] = vector.broadcast %[[KB]] : index to vector<16xindex>
+// CHECK: %[[KV:.*]] = arith.addi %[[KS]], %[[STEPS]] : vector<16xindex>
+// CHECK: %[[K:.*]] = arith.index_cast %[[KV]] : vector<16xindex> to vector<16xi32>
+// The rows vector: one register.
+// CHECK: %[[RS:.*]] = vector.broadcast %{{.*}} : index to vector<1xindex>
+// CHECK: arith.index_cast %[[RS]] : vector<1xindex> to vector<1xi32>
+// CHECK: arith.subi %[[K]], %[[Q]] : vector<16xi32>
+func.func @positions(%i: index, %j: index, %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %q = tile.iota dim 0 offset(%i) : tensor<128x16xi32>
+  %k = tile.iota dim 1 offset(%j) : tensor<128x16xi32>
+  %rows = tile.iota offset(%i) : tensor<128xi32>
+  %cols = tile.iota : tensor<16xi32>
+  %rb = tile.broadcast %rows along 1 : tensor<128xi32> -> tensor<128x16xi32>
+  %cb = tile.broadcast %cols along 0 : tensor<16xi32> -> tensor<128x16xi32>
+  %d = arith.subi %k, %q : tensor<128x16xi32>
+  %e = arith.addi %rb, %cb : tensor<128x16xi32>
+  %s = arith.addi %d, %e : tensor<128x16xi32>
+  %f = arith.sitofp %s : tensor<128x16xi32> to tensor<128x16xf32>
+  tile.store %f, %o[%c0, %c0, %c0, %c0] : tensor<128x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}
