@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Python wheel: the package, the C++ runtime and the kernel
 # library, from an existing build (scripts/run.sh or scripts/setup.sh plus
-# scripts/build_kernels.sh). Usage: scripts/build_wheel.sh [build-dir] [out-dir]
+# scripts/build_kernels.sh). The wheel ships the kernels build/kernels holds:
+# the targets they were built for (scripts/run.sh's default, or
+# TILED_ATTN_TARGETS=all scripts/build_kernels.sh for every target).
+# Usage: scripts/build_wheel.sh [build-dir] [out-dir]
 set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${1:-$REPO_ROOT/build}"
