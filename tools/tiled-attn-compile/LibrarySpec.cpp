@@ -327,6 +327,33 @@ static Error finalizeSpecKernel(KernelSpec &kernel) {
   return Error::success();
 }
 
+/// A kernel of `base`'s configuration and variant (everything but the
+/// parsed options) of `dtype` and head dims (`headDim`, `headDimV`),
+/// finalized.
+static Expected<KernelSpec> specKernel(const KernelSpec &base,
+                                       const std::string &dtype,
+                                       int64_t headDim, int64_t headDimV) {
+  KernelSpec kernel;
+  kernel.origin = base.origin;
+  kernel.configuration = base.configuration;
+  kernel.dtype = dtype;
+  kernel.headDim = headDim;
+  kernel.headDimV = headDimV;
+  kernel.causal = base.causal;
+  kernel.window = base.window;
+  kernel.softcap = base.softcap;
+  kernel.lse = base.lse;
+  kernel.varlen = base.varlen;
+  kernel.blockM = base.blockM;
+  kernel.blockN = base.blockN;
+  kernel.schedule = base.schedule;
+  kernel.lowering = base.lowering;
+  kernel.cubins = base.cubins;
+  if (Error error = finalizeSpecKernel(kernel))
+    return std::move(error);
+  return kernel;
+}
+
 /// The kernels of one entry of a version-1 spec's "kernels" list: one per
 /// dtype and head dim, of the entry's mask and flags, finalized.
 static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
@@ -361,24 +388,11 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
   std::vector<KernelSpec> kernels;
   for (const std::string &dtype : dtypes) {
     for (int64_t headDim : headDims) {
-      KernelSpec kernel;
-      kernel.origin = base.origin;
-      kernel.dtype = dtype;
-      kernel.headDim = headDim;
-      kernel.headDimV = base.headDimV;
-      kernel.causal = base.causal;
-      kernel.window = base.window;
-      kernel.softcap = base.softcap;
-      kernel.lse = base.lse;
-      kernel.varlen = base.varlen;
-      kernel.blockM = base.blockM;
-      kernel.blockN = base.blockN;
-      kernel.schedule = base.schedule;
-      kernel.lowering = base.lowering;
-      kernel.cubins = base.cubins;
-      if (Error error = finalizeSpecKernel(kernel))
-        return std::move(error);
-      kernels.push_back(std::move(kernel));
+      Expected<KernelSpec> kernel =
+          specKernel(base, dtype, headDim, base.headDimV);
+      if (!kernel)
+        return kernel.takeError();
+      kernels.push_back(std::move(*kernel));
     }
   }
   return kernels;
@@ -425,26 +439,17 @@ expandConfiguration(const json::Value &value, const std::string &where,
   std::vector<KernelSpec> kernels;
   for (auto [headDim, headDimV] : headDims) {
     for (const std::string &variant : variants) {
+      if (!parseKernelVariant(variant, base))
+        return specError(base.origin,
+                         "variant '" + variant +
+                             "' is not <none|top_left|window>[_softcap]"
+                             "[_lse][_varlen]");
       for (const std::string &dtype : dtypes) {
-        KernelSpec kernel;
-        if (!parseKernelVariant(variant, kernel))
-          return specError(base.origin,
-                           "variant '" + variant +
-                               "' is not <none|top_left|window>[_softcap]"
-                               "[_lse][_varlen]");
-        kernel.origin = base.origin;
-        kernel.configuration = base.configuration;
-        kernel.dtype = dtype;
-        kernel.headDim = headDim;
-        kernel.headDimV = headDimV;
-        kernel.blockM = base.blockM;
-        kernel.blockN = base.blockN;
-        kernel.schedule = base.schedule;
-        kernel.lowering = base.lowering;
-        kernel.cubins = base.cubins;
-        if (Error error = finalizeSpecKernel(kernel))
-          return std::move(error);
-        kernels.push_back(std::move(kernel));
+        Expected<KernelSpec> kernel =
+            specKernel(base, dtype, headDim, headDimV);
+        if (!kernel)
+          return kernel.takeError();
+        kernels.push_back(std::move(*kernel));
       }
     }
   }
