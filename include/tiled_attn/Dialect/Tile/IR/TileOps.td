@@ -312,8 +312,8 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
     the block's first key its key index, in whatever register layout the
     scores take: this is how a score or mask function sees positions
     (ALiBi's `slope * (key - query)`, document and prefix masks). The
-    offset is an `index`; the element type (i32 or i64) must hold every
-    position.
+    offset is an `index`; positions wrap at the element type's width (i32
+    or i64), as a register of that type does.
 
     Example:
 
