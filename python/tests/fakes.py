@@ -86,6 +86,16 @@ class FakeTensor:
     def data_ptr(self) -> int:
         return self._pointer
 
+    def transpose(self, dim0: int, dim1: int) -> "FakeTensor":
+        """A view with dimensions ``dim0`` and ``dim1`` swapped: the same data,
+        their sizes and strides exchanged."""
+        shape, strides = list(self.shape), list(self._strides)
+        shape[dim0], shape[dim1] = shape[dim1], shape[dim0]
+        strides[dim0], strides[dim1] = strides[dim1], strides[dim0]
+        view = FakeTensor(shape, device=str(self.device), strides=strides, pointer=self._pointer)
+        view.dtype, view.requires_grad = self.dtype, self.requires_grad
+        return view
+
     def clone(self, memory_format: Any = None) -> "FakeTensor":
         """A contiguous copy at a new address (:func:`fake_torch`'s allocator)."""
         copy = FakeTensor(self.shape, device=str(self.device), pointer=_allocate())

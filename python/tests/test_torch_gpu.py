@@ -750,3 +750,141 @@ def test_varlen_torch_level_errors():
     if not any(kernel.varlen for kernel in tiled_attn.default_library().kernels):
         with pytest.raises(TiledAttnError, match=r"varlen \(num_seqs=2, .*; a varlen kernel of "):
             tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 6, 6)
+
+
+# ================================================================ PyTorch's order, the shim
+#
+# Issue 37, item 5: sdpa(query, key, value, attn_mask, dropout_p, is_causal,
+# scale, enable_gqa) against F.scaled_dot_product_attention, and
+# flash_attn_func / flash_attn_varlen_func against float64 references of
+# FlashAttention's semantics ([B, S, H, D], causal and window aligned
+# bottom-right).
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("sq, sk", [(131, 131), (77, 131)])
+def test_sdpa_in_pytorchs_order_agrees_with_torch(dtype, sq, sk):
+    q, k, v = qkv(sq=sq, sk=sk, dtype=dtype, seed=11)
+    ref = reference(q, k, v, True)  # PyTorch's is_causal: top-left
+    theirs = F.scaled_dot_product_attention(q, k, v, None, 0.0, True)
+    ours = tiled_attn.sdpa(q, k, v, None, 0.0, True)
+    assert rel_l2(ours, ref) < 1e-2 and rel_l2(ours, theirs.double()) < 1e-2
+    assert torch.equal(tiled_attn.sdpa(q, k, v, is_causal=True), ours)
+    assert torch.equal(tiled_attn.sdpa(q, k, v, causal=True), ours)
+    # scale: keyword-only in PyTorch's schema, positional (7th) here too.
+    theirs = F.scaled_dot_product_attention(q, k, v, None, 0.0, True, scale=0.05)
+    assert rel_l2(tiled_attn.sdpa(q, k, v, None, 0.0, True, 0.05), theirs.double()) < 1e-2
+    # The old sdpa(q, k, v, True) fails loudly.
+    with pytest.raises(TypeError, match=r"^attn_mask is the bool True: .* pass is_causal=True$"):
+        tiled_attn.sdpa(q, k, v, True)
+    with pytest.raises(tiled_attn.NotSupportedError, match=r"does not support masks as tensors"):
+        tiled_attn.sdpa(q, k, v, torch.ones(sq, sk, dtype=torch.bool, device="cuda"))
+    with pytest.raises(tiled_attn.NotSupportedError, match=r"^dropout_p is 0.1, but"):
+        tiled_attn.sdpa(q, k, v, None, 0.1, True)
+
+
+def test_sdpa_enable_gqa_positional_and_compiled():
+    g = torch.Generator(device="cuda").manual_seed(12)
+    q = torch.randn(2, 8, 200, 64, dtype=torch.float16, device="cuda", generator=g)
+    k, v = (torch.randn(2, 2, 200, 64, dtype=torch.float16, device="cuda", generator=g)
+            for _ in range(2))
+    ours = tiled_attn.sdpa(q, k, v, None, 0.0, True, None, True)
+    ref = reference(q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1), True)
+    assert rel_l2(ours, ref) < 1e-2
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda q, k, v: tiled_attn.sdpa(q, k, v, is_causal=True,
+                                                              enable_gqa=True), fullgraph=True)
+    assert rel_l2(compiled(q, k, v), ref) < 1e-2
+
+
+def flash_reference(q, k, v, causal, window, scale=None, softcap=0.0):
+    """FlashAttention's semantics in float64 on [B, S, H, D] tensors: with
+    shift = S_k - S_q, query i sees key j iff j <= i + shift when causal and
+    i + shift - left <= j <= i + shift + right for each bound not -1; K/V
+    heads grouped (head h on K/V head h // (H / H_kv)); a row that sees no
+    key is 0. Written from FlashAttention's docstring, not from band_scores."""
+    q, k, v = (t.double().transpose(1, 2) for t in (q, k, v))
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
+    s_q, s_k = q.shape[2], k.shape[2]
+    shift = s_k - s_q
+    i = torch.arange(s_q, device=q.device).view(-1, 1)
+    j = torch.arange(s_k, device=q.device).view(1, -1)
+    keep = torch.ones(s_q, s_k, dtype=torch.bool, device=q.device)
+    if causal:
+        keep &= j <= i + shift
+    if window[0] >= 0:
+        keep &= j >= i + shift - window[0]
+    if window[1] >= 0:
+        keep &= j <= i + shift + window[1]
+    scores = q @ k.transpose(-1, -2) * (scale if scale is not None else q.shape[-1] ** -0.5)
+    if softcap > 0:
+        scores = softcap * torch.tanh(scores / softcap)
+    probs = torch.softmax(scores.masked_fill(~keep, -math.inf), dim=-1).nan_to_num(0.0)
+    return (probs @ v).transpose(1, 2)
+
+
+def bshd(b=2, sq=77, sk=331, h=6, h_kv=2, d=64, dtype=torch.float16, seed=13):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return (torch.randn(b, sq, h, d, dtype=dtype, device="cuda", generator=g),
+            *(torch.randn(b, sk, h_kv, d, dtype=dtype, device="cuda", generator=g)
+              for _ in range(2)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal, window, sq, sk", [
+    (True, (-1, -1), 77, 331),      # bottom-right: the last query sees the last key
+    (True, (-1, -1), 331, 77),      # the first 254 queries see no key: 0
+    (True, (100, 0), 77, 331),      # a causal sliding window after a cache
+    (False, (32, 16), 150, 200),    # a two-sided window, bottom-right
+    (True, (-1, -1), 200, 200),     # S_q == S_k
+    (False, (-1, -1), 77, 331),     # no mask
+])
+def test_flash_attn_func_agrees_with_flash_attentions_semantics(dtype, causal, window, sq, sk):
+    if (causal and sq != sk or window != (-1, -1)) and not has_kernel("window", dtype, 64):
+        pytest.skip("the library has no window kernel of this dtype (bottom-right, windows)")
+    q, k, v = bshd(sq=sq, sk=sk, dtype=dtype)
+    ref = flash_reference(q, k, v, causal, window)
+    out = tiled_attn.flash_attn_func(q, k, v, causal=causal, window_size=window)
+    assert out.shape == q.shape and out.is_contiguous() and out.dtype == dtype
+    assert torch.isfinite(out).all()
+    seen = ref.abs().amax(dim=(2, 3)) > 0  # [B, S_q]: rows that see a key
+    assert torch.equal(out[~seen], torch.zeros_like(out[~seen]))
+    assert rel_l2(out[seen], ref[seen]) < 1e-2
+    # softmax_scale and softcap, FlashAttention's names.
+    if has_kernel("window", dtype, 64, softcap=True):
+        out = tiled_attn.flash_attn_func(q, k, v, 0.0, 0.1, causal, window, 5.0,
+                                         deterministic=True)
+        ref = flash_reference(q, k, v, causal, window, 0.1, 5.0)
+        assert rel_l2(out[seen], ref[seen]) < 1e-2
+
+
+def test_flash_attn_func_compiles_and_refuses():
+    if not has_kernel("window", torch.float16, 64):
+        pytest.skip("the library has no f16 D=64 window kernel")
+    q, k, v = bshd(sq=64, sk=256)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda q, k, v: tiled_attn.flash_attn_func(q, k, v, causal=True),
+                             fullgraph=True)
+    assert rel_l2(compiled(q, k, v), flash_reference(q, k, v, True, (-1, -1))) < 1e-2
+    with pytest.raises(tiled_attn.NotSupportedError, match=r"^dropout_p is 0.1"):
+        tiled_attn.flash_attn_func(q, k, v, 0.1)
+    with pytest.raises(tiled_attn.NotSupportedError, match=r"^alibi_slopes is not None"):
+        tiled_attn.flash_attn_func(q, k, v, alibi_slopes=torch.ones(6, device="cuda"))
+    with pytest.raises(tiled_attn.NotSupportedError, match=r"^return_attn_probs=True"):
+        tiled_attn.flash_attn_func(q, k, v, return_attn_probs=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal, window", [(True, (-1, -1)), (False, (32, 16)),
+                                            (True, (64, 0))])
+def test_flash_attn_varlen_func_is_bottom_right_per_sequence(dtype, causal, window):
+    skip_without_varlen_kernel(dtype, 64, causal, "bottom_right", window)
+    lengths_q, lengths_k = VARLEN_LENGTHS["cross"]
+    q, k, v, cu_q, cu_k = packed_sequences(lengths_q, lengths_k, dtype=dtype, seed=14)
+    out = tiled_attn.flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(lengths_q), max(lengths_k),
+                                            causal=causal, window_size=window)
+    end = int(cu_q[-1])
+    padded = torch.full_like(q, math.nan)
+    padded[:end] = out[:end]
+    check_varlen(padded, None, q, k, v, cu_q, cu_k, causal, "bottom_right", window)

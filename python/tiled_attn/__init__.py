@@ -1,7 +1,8 @@
 """tiled-attn's PyTorch runtime: attention kernels from a prebuilt library.
 
-    >>> from tiled_attn import sdpa, sdpa_varlen
-    >>> out = sdpa(q, k, v, causal=True)   # q, k, v: [B, H, S, D] fp16/bf16 CUDA
+    >>> from tiled_attn import flash_attn_func, sdpa, sdpa_varlen
+    >>> out = sdpa(q, k, v, is_causal=True)   # q, k, v: [B, H, S, D] fp16/bf16 CUDA
+    >>> out = flash_attn_func(q, k, v, causal=True)   # [B, S, H, D], bottom-right causal
     >>> out = sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_q, max_k)  # packed [T, H, D]
 
 Under it is the C++ runtime (``libtiled_attn_runtime.so``, through ctypes):
@@ -13,11 +14,12 @@ They are forward only: with grad mode on, inputs that require grad raise
 :class:`NoBackwardError`.
 """
 
-from .errors import NoBackwardError, TiledAttnError
+from .errors import NoBackwardError, NotSupportedError, TiledAttnError
+from .flash import flash_attn_func, flash_attn_varlen_func
 from .runtime import KernelLibrary, default_library
 from .sdpa import sdpa
 from .varlen import sdpa_varlen
 
-__all__ = ["KernelLibrary", "NoBackwardError", "TiledAttnError", "default_library", "sdpa",
-           "sdpa_varlen"]
+__all__ = ["KernelLibrary", "NoBackwardError", "NotSupportedError", "TiledAttnError",
+           "default_library", "flash_attn_func", "flash_attn_varlen_func", "sdpa", "sdpa_varlen"]
 __version__ = "0.2.0"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["NoBackwardError", "TiledAttnError"]
+__all__ = ["NoBackwardError", "NotSupportedError", "TiledAttnError"]
 
 
 class TiledAttnError(RuntimeError):
@@ -10,7 +10,8 @@ class TiledAttnError(RuntimeError):
 
     Bad arguments to :func:`tiled_attn.sdpa` raise :class:`ValueError` or
     :class:`TypeError` instead; inputs that need a gradient,
-    :class:`NoBackwardError`.
+    :class:`NoBackwardError`; a feature of PyTorch's or FlashAttention's
+    interface that tiled_attn lacks, :class:`NotSupportedError`.
     """
 
 
@@ -23,4 +24,20 @@ class NoBackwardError(TiledAttnError, NotImplementedError):
     A :class:`TiledAttnError` (a missing kernel: the backward one) and a
     :class:`NotImplementedError` (what the transformers integration raised for
     training before).
+    """
+
+
+class NotSupportedError(TiledAttnError, NotImplementedError):
+    """An argument of PyTorch's or FlashAttention's interface that tiled_attn
+    takes the place of but does not implement (yet).
+
+    Raised by :func:`tiled_attn.sdpa` for ``attn_mask`` tensors (issue 37) and
+    ``dropout_p != 0`` (the kernels are inference kernels, with no dropout),
+    and by :func:`tiled_attn.flash_attn_func` and
+    :func:`tiled_attn.flash_attn_varlen_func` for those and for
+    ``alibi_slopes`` (issue 37) and ``return_attn_probs=True``. A
+    :class:`TiledAttnError` (no kernel computes it) and a
+    :class:`NotImplementedError`, which callers that fall back to another
+    implementation for what a backend lacks catch, as for
+    :class:`NoBackwardError`.
     """

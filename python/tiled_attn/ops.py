@@ -35,7 +35,10 @@ total_q]``).
 ``library_path`` is a kernel library folder (None: the default one);
 ``kernel_name`` the name of a manifest entry (None: the best fit);
 ``enable_gqa``, ``causal_align``, ``window_size`` and ``softcap`` are
-:func:`tiled_attn.sdpa`'s. The op is forward only.
+:func:`tiled_attn.sdpa`'s. The op is forward only. ``causal`` is sdpa's
+``is_causal`` (or its alias ``causal``): sdpa, in PyTorch's argument order,
+checks ``attn_mask`` (None) and ``dropout_p`` (0) itself and passes the op
+the causal flag, so the schema keeps ``causal`` 4th.
 
 Why an Autograd kernel that raises. An op with no Autograd kernel gets
 PyTorch's autograd fallback, which in its default mode ("warn") runs the op

@@ -1,5 +1,7 @@
-"""``sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False, causal_align="top_left",
-window_size=(-1, -1), softcap=0.0, return_lse=False)``: attention with a library kernel.
+"""``sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+enable_gqa=False, *, causal=None, causal_align="top_left", window_size=(-1, -1), softcap=0.0,
+return_lse=False)``: attention with a library kernel, in the shape of PyTorch's
+``F.scaled_dot_product_attention``.
 
 One call is: the torch-level checks (:mod:`.validation`), the output
 allocation, a copy of any input whose layout the kernels cannot take, and
@@ -33,8 +35,9 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       default_library)
-from .validation import (ITEMSIZE, check_gqa, check_inputs, check_no_grad, check_return_lse,
-                         check_scale, check_softcap, check_tensor, check_window, copy_reason)
+from .validation import (ITEMSIZE, check_attention_args, check_gqa, check_inputs, check_no_grad,
+                         check_return_lse, check_scale, check_softcap, check_tensor, check_window,
+                         copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -45,13 +48,16 @@ LibraryArg = Union[None, str, "KernelLibrary"]
 
 
 def sdpa(
-    q: "torch.Tensor",
-    k: "torch.Tensor",
-    v: "torch.Tensor",
-    causal: bool = False,
+    query: "torch.Tensor",
+    key: "torch.Tensor",
+    value: "torch.Tensor",
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
     scale: Optional[float] = None,
-    *,
     enable_gqa: bool = False,
+    *,
+    causal: Optional[bool] = None,
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
@@ -62,15 +68,28 @@ def sdpa(
 ) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
     """Scaled dot-product attention, ``softmax(cap(scale * q @ k^T) [+ mask]) @ v``.
 
+    The arguments up to ``enable_gqa`` are PyTorch's
+    ``F.scaled_dot_product_attention``'s, in its order (the 4th positional
+    argument is ``attn_mask``, no longer ``causal``: a bool there is refused).
+
     Args:
-        q: ``[B, H, S_q, D]`` CUDA tensor, float16 or bfloat16.
-        k, v: ``[B, H_kv, S_k, D]`` tensors of q's device and dtype, ``S_k >= 1``;
+        query: ``[B, H, S_q, D]`` CUDA tensor, float16 or bfloat16 (the
+            messages call it q, and key and value k and v).
+        key, value: ``[B, H_kv, S_k, D]`` tensors of q's device and dtype, ``S_k >= 1``;
             ``H_kv == H`` unless ``enable_gqa``. v may have a head dim of its
             own, ``D_v`` (DeepSeek's MLA: ``D = 192``, ``D_v = 128``), which
             the output has; the library needs a kernel of the pair.
-        causal: a causal mask: query ``i`` sees keys ``j <= i + shift``, with
+        attn_mask: must be None: masks as tensors are not supported yet
+            (issue 37; NotSupportedError). A bool is refused with a
+            TypeError that points to ``is_causal`` (the old signature's 4th
+            positional argument was ``causal``).
+        dropout_p: must be 0 (NotSupportedError otherwise): the kernels are
+            inference kernels, with no dropout.
+        is_causal: a causal mask: query ``i`` sees keys ``j <= i + shift``, with
             ``shift`` 0 (PyTorch's ``is_causal``) or ``S_k - S_q``
             (FlashAttention's ``causal``), as ``causal_align`` says.
+        causal: keyword-only alias of ``is_causal`` (None: not given); with
+            ``is_causal=True``, ``causal=False`` is a ValueError.
         scale: the softmax scale, a finite positive float; ``1/sqrt(D)`` when None.
         enable_gqa: PyTorch's meaning: K and V may have fewer heads than Q,
             ``H_kv`` dividing ``H`` (grouped-query attention; MQA with
@@ -136,9 +155,19 @@ def sdpa(
             inputs). Under ``torch.compile`` the op raises it while Dynamo
             traces (with ``fullgraph=True``, inside Dynamo's ``Unsupported``
             error; :mod:`tiled_attn.ops`).
+        NotSupportedError: ``attn_mask`` a tensor or ``dropout_p != 0`` (a
+            TiledAttnError and a NotImplementedError).
     """
     import torch
 
+    q, k, v = query, key, value
+    # PyTorch's arguments: a few comparisons when they are the defaults (and
+    # for causal= alone); anything else is check_attention_args's.
+    if (attn_mask is not None or dropout_p != 0.0
+            or (is_causal is not False and (is_causal is not True or causal is not None))):
+        causal = check_attention_args(attn_mask, dropout_p, is_causal, causal)
+    elif causal is None:
+        causal = is_causal
     if torch.compiler.is_compiling():
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa)
 

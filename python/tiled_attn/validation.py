@@ -6,7 +6,9 @@ sequences: rank 3), that ``causal`` and ``scale`` have the right Python
 types, that ``causal_align``, ``window_size`` and ``softcap`` are ones the
 runtime takes, and for packed sequences that the offsets are int32 vectors
 of one length on q's device and the longest lengths ints >= 1, and that a
-scale is a value float32 can hold (:func:`check_scale`). Everything about
+scale is a value float32 can hold (:func:`check_scale`); and the arguments
+of PyTorch's and FlashAttention's interfaces that the package refuses or
+aliases (:func:`check_attention_args`, :func:`check_flash_args`). Everything about
 the sizes (shapes that disagree, a head dim the library lacks, an empty key
 sequence, strides the kernels cannot take, an output that shares memory
 with an input, a scale that is not positive) is checked once, by the C++
@@ -28,11 +30,12 @@ import math
 import numbers
 from typing import Any, Optional, Tuple
 
-from .errors import NoBackwardError
+from .errors import NoBackwardError, NotSupportedError
 
-__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_gqa", "check_inputs", "check_no_grad",
-           "check_return_lse", "check_scale", "check_softcap", "check_tensor", "check_varlen",
-           "check_window", "copy_reason"]
+__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_attention_args", "check_dropout",
+           "check_flash_args", "check_gqa", "check_inputs", "check_no_grad", "check_return_lse",
+           "check_scale", "check_softcap", "check_tensor", "check_varlen", "check_window",
+           "copy_reason"]
 
 #: torch dtype (as ``str(dtype)``) -> the manifest's dtype name.
 TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16"}
@@ -123,6 +126,86 @@ def check_no_grad(torch: Any, q: Any, k: Any, v: Any, function: str = "tiled_att
         "are forward only), so gradients through attention would be dropped without a word; "
         "call it under torch.no_grad() or torch.inference_mode() (model.eval() does not turn "
         "gradients off), or pass tensors that do not require grad (.detach())")
+
+
+def check_attention_args(attn_mask: Any, dropout_p: Any, is_causal: Any, causal: Any) -> Any:
+    """Check :func:`tiled_attn.sdpa`'s arguments of PyTorch's that it refuses
+    or aliases; return the causal flag (``causal`` when given, else
+    ``is_causal``; its type is :func:`check_inputs`'s to check).
+
+    The slow path of sdpa's argument mapping, taken only when ``attn_mask``
+    is not None, ``dropout_p`` is not 0, ``is_causal`` is not a bool or both
+    ``is_causal=True`` and ``causal`` are given. ``attn_mask`` must be None:
+    masks as tensors are not supported yet (NotSupportedError), and a bool
+    there is a caller of the old signature, whose 4th positional argument
+    was ``causal`` (TypeError, never a silent change of meaning).
+    """
+    if attn_mask is not None:
+        if attn_mask is True or attn_mask is False:
+            raise TypeError(
+                f"attn_mask is the bool {attn_mask!r}: tiled_attn.sdpa's 4th positional argument "
+                "is attn_mask now (PyTorch's order: query, key, value, attn_mask, dropout_p, "
+                "is_causal, scale, enable_gqa), and masks as tensors are not supported yet "
+                f"(issue 37); for {'a causal mask' if attn_mask else 'no mask'} pass "
+                f"is_causal={attn_mask!r}")
+        if not (hasattr(attn_mask, "shape") and hasattr(attn_mask, "dtype")):
+            raise TypeError(f"attn_mask must be None (masks as tensors are not supported yet, "
+                            f"issue 37), got {type(attn_mask).__name__} {_shown(attn_mask)}")
+        raise NotSupportedError(
+            f"attn_mask is a tensor of shape {tuple(attn_mask.shape)}, but tiled_attn.sdpa does "
+            "not support masks as tensors yet (issue 37): pass attn_mask=None, with "
+            "is_causal=True for a causal mask and window_size= for a sliding window")
+    check_dropout(dropout_p, "tiled_attn.sdpa")
+    if is_causal is not True and is_causal is not False:
+        raise TypeError(f"is_causal must be a bool, got {type(is_causal).__name__} "
+                        f"{_shown(is_causal)}")
+    if causal is None:
+        return is_causal
+    if causal is not True and causal is not False:
+        raise TypeError(f"causal (an alias of is_causal) must be a bool or None, got "
+                        f"{type(causal).__name__} {_shown(causal)}")
+    if is_causal and not causal:
+        raise ValueError("is_causal=True and causal=False disagree; causal is an alias of "
+                         "is_causal: pass one of them")
+    return causal
+
+
+def check_dropout(dropout_p: Any, function: str) -> None:
+    """Check that ``dropout_p`` is 0: the kernels are inference kernels, with no
+    dropout (NotSupportedError; TypeError for a value that is not a real number)."""
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, numbers.Real):
+        raise TypeError(f"dropout_p must be a float, got {type(dropout_p).__name__} "
+                        f"{_shown(dropout_p)}")
+    if dropout_p != 0:
+        raise NotSupportedError(
+            f"dropout_p is {dropout_p!r}, but {function} has no dropout (its kernels are "
+            "inference kernels): pass dropout_p=0.0")
+
+
+def check_flash_args(dropout_p: Any, alibi_slopes: Any, deterministic: Any,
+                     return_attn_probs: Any, function: str) -> None:
+    """Check the arguments of FlashAttention's that :func:`tiled_attn.flash_attn_func`
+    and :func:`tiled_attn.flash_attn_varlen_func` (``function``) accept but do
+    not implement: ``dropout_p`` must be 0, ``alibi_slopes`` None (not
+    supported yet, issue 37) and ``return_attn_probs`` False
+    (NotSupportedError); ``deterministic`` is a bool, and either is fine (the
+    forward pass is deterministic)."""
+    check_dropout(dropout_p, function)
+    if alibi_slopes is not None:
+        raise NotSupportedError(
+            f"alibi_slopes is not None, but {function} does not support ALiBi yet (issue 37): "
+            "pass alibi_slopes=None")
+    if deterministic is not True and deterministic is not False:
+        raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__} "
+                        f"{_shown(deterministic)}")
+    if return_attn_probs is not False:
+        if return_attn_probs is not True:
+            raise TypeError(f"return_attn_probs must be a bool, got "
+                            f"{type(return_attn_probs).__name__} {_shown(return_attn_probs)}")
+        raise NotSupportedError(
+            f"return_attn_probs=True is not supported: {function}'s kernels never form the "
+            "attention probabilities; for the rows' log-sum-exps (FlashAttention's "
+            "softmax_lse) call tiled_attn.sdpa or tiled_attn.sdpa_varlen with return_lse=True")
 
 
 def check_gqa(enable_gqa: Any, heads: int, kv_heads: Tuple[int, int]) -> None:

@@ -1,0 +1,149 @@
+"""A FlashAttention shim: ``flash_attn_func`` and ``flash_attn_varlen_func``
+with FlashAttention's signatures, layout and meaning, over
+:func:`tiled_attn.sdpa` and :func:`tiled_attn.sdpa_varlen`.
+
+What a port from FlashAttention keeps:
+
+- the layout: ``[B, S, H, D]`` (``flash_attn_func``; sdpa gets the
+  ``[B, H, S, D]`` views ``transpose(1, 2)``, which it reads in place, and
+  writes its result through the same view of a new ``[B, S_q, H, D_v]``
+  tensor: no copy either way) and packed ``[total, H, D]``
+  (``flash_attn_varlen_func``, sdpa_varlen's own);
+- the meaning of ``causal`` and ``window_size``: aligned bottom-right, query
+  ``i`` seeing keys ``j <= i + S_k - S_q`` (the last query sees the last
+  key), the window ``i + S_k - S_q - left <= j <= i + S_k - S_q + right``
+  (per sequence for varlen), not PyTorch's top-left;
+- grouped K/V heads without an argument (``H_kv`` dividing ``H``);
+- ``softmax_scale`` (``1/sqrt(D)`` when None) and ``softcap``.
+
+What it refuses (:class:`~tiled_attn.errors.NotSupportedError`):
+``dropout_p != 0`` (inference kernels), ``alibi_slopes`` (issue 37) and
+``return_attn_probs=True``. ``deterministic`` is accepted either way (the
+forward pass is deterministic). The ``library`` and ``kernel`` keywords are
+tiled_attn's own (:func:`tiled_attn.sdpa`'s).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from .sdpa import LibraryArg, sdpa
+from .validation import check_flash_args, check_inputs
+from .varlen import sdpa_varlen
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+__all__ = ["flash_attn_func", "flash_attn_varlen_func"]
+
+_FUNC = "tiled_attn.flash_attn_func"
+_VARLEN_FUNC = "tiled_attn.flash_attn_varlen_func"
+
+
+def flash_attn_func(
+    q: "torch.Tensor",
+    k: "torch.Tensor",
+    v: "torch.Tensor",
+    dropout_p: float = 0.0,
+    softmax_scale: Optional[float] = None,
+    causal: bool = False,
+    window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
+    alibi_slopes: Any = None,
+    deterministic: bool = False,
+    return_attn_probs: bool = False,
+    *,
+    library: LibraryArg = None,
+    kernel: Optional[str] = None,
+) -> "torch.Tensor":
+    """FlashAttention's ``flash_attn_func``: attention on ``[B, S, H, D]`` tensors.
+
+    Args:
+        q: ``[B, S_q, H, D]`` CUDA tensor, float16 or bfloat16.
+        k, v: ``[B, S_k, H_kv, D]`` tensors of q's device and dtype, ``H_kv``
+            dividing ``H`` (grouped-query attention as FlashAttention does
+            it); v may have a head dim of its own, ``D_v``.
+        dropout_p: must be 0 (no dropout: NotSupportedError).
+        softmax_scale: the softmax scale, ``1/sqrt(D)`` when None.
+        causal: FlashAttention's causal mask, aligned bottom-right: query
+            ``i`` sees keys ``j <= i + S_k - S_q`` (a query that sees none,
+            with ``S_q > S_k``, gives zeros, as in FlashAttention).
+        window_size: FlashAttention's ``(left, right)``, ``-1`` no bound on
+            that side, aligned bottom-right as the causal mask, with or
+            without it.
+        softcap: FlashAttention's logit soft-capping, ``0.0`` off.
+        alibi_slopes: must be None (ALiBi is not supported yet, issue 37).
+        deterministic: a bool; the forward pass is deterministic either way.
+        return_attn_probs: must be False (NotSupportedError).
+        library, kernel: :func:`tiled_attn.sdpa`'s.
+
+    Returns:
+        A new ``[B, S_q, H, D_v]`` tensor (contiguous), computed on the
+        current torch stream. No backward pass yet, as for
+        :func:`tiled_attn.sdpa`.
+
+    Raises:
+        the errors of :func:`tiled_attn.sdpa` (whose messages call the
+        ``[B, H, S, D]`` views q, k and v), and NotSupportedError or TypeError
+        for the arguments above.
+    """
+    import torch
+
+    if (dropout_p != 0.0 or alibi_slopes is not None or return_attn_probs is not False
+            or (deterministic is not False and deterministic is not True)):
+        check_flash_args(dropout_p, alibi_slopes, deterministic, return_attn_probs, _FUNC)
+    # Rank 4 (a non-tensor has no shape): check_inputs says what else is wrong.
+    if (len(getattr(q, "shape", ())) != 4 or len(getattr(k, "shape", ())) != 4
+            or len(getattr(v, "shape", ())) != 4):
+        check_inputs(q, k, v, causal, softmax_scale, function=_FUNC, layout="[B, S, H, D]")
+    batch, s_q, heads, _ = q.shape
+    # With S_q == S_k both alignments are the same (shift 0); top-left then
+    # keeps sdpa on its fastest path.
+    align = "top_left" if s_q == k.shape[1] else "bottom_right"
+    result = torch.empty((batch, s_q, heads, v.shape[3]), dtype=q.dtype, device=q.device)
+    sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale=softmax_scale,
+         enable_gqa=True, causal=causal, causal_align=align, window_size=window_size,
+         softcap=softcap, library=library, kernel=kernel, out=result.transpose(1, 2))
+    return result
+
+
+def flash_attn_varlen_func(
+    q: "torch.Tensor",
+    k: "torch.Tensor",
+    v: "torch.Tensor",
+    cu_seqlens_q: "torch.Tensor",
+    cu_seqlens_k: "torch.Tensor",
+    max_seqlen_q: int,
+    max_seqlen_k: int,
+    dropout_p: float = 0.0,
+    softmax_scale: Optional[float] = None,
+    causal: bool = False,
+    window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
+    alibi_slopes: Any = None,
+    deterministic: bool = False,
+    return_attn_probs: bool = False,
+    *,
+    library: LibraryArg = None,
+    kernel: Optional[str] = None,
+) -> "torch.Tensor":
+    """FlashAttention's ``flash_attn_varlen_func``: :func:`tiled_attn.sdpa_varlen`
+    with FlashAttention's bottom-right ``causal`` and ``window_size`` per
+    sequence (sequence ``b``'s query ``i`` sees its keys ``j <= i + S_k(b) -
+    S_q(b)``), grouped K/V heads without an argument, and
+    :func:`flash_attn_func`'s other arguments and refusals.
+
+    ``q`` is ``[total_q, H, D]``, ``k`` and ``v`` ``[total_k, H_kv, D]``;
+    ``cu_seqlens_q``, ``cu_seqlens_k`` (int32, ``num_seqs + 1`` offsets),
+    ``max_seqlen_q`` and ``max_seqlen_k`` as :func:`tiled_attn.sdpa_varlen`
+    takes them. Returns a new ``[total_q, H, D_v]`` tensor; rows past
+    ``cu_seqlens_q[-1]`` are not written.
+    """
+    if (dropout_p != 0.0 or alibi_slopes is not None or return_attn_probs is not False
+            or (deterministic is not False and deterministic is not True)):
+        check_flash_args(dropout_p, alibi_slopes, deterministic, return_attn_probs,
+                         _VARLEN_FUNC)
+    return sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+                       softmax_scale, enable_gqa=True, causal_align="bottom_right",
+                       window_size=window_size, softcap=softcap, library=library,
+                       kernel=kernel)
