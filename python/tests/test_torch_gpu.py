@@ -888,3 +888,39 @@ def test_flash_attn_varlen_func_is_bottom_right_per_sequence(dtype, causal, wind
     padded = torch.full_like(q, math.nan)
     padded[:end] = out[:end]
     check_varlen(padded, None, q, k, v, cu_q, cu_k, causal, "bottom_right", window)
+
+
+# torch.library.opcheck on every op of the package: the schema (no aliasing
+# or mutation it does not declare), the fake implementation against the real
+# kernel (shapes, strides, dtypes), and tracing through AOTAutograd with
+# dynamic shapes. The inputs require no grad (the ops refuse those while
+# grad mode is on: no backward pass yet), so the autograd registration test
+# is not among them.
+OPCHECK_TESTS = ("test_schema", "test_faketensor", "test_aot_dispatch_dynamic")
+
+
+@pytest.mark.parametrize("lse", [False, True])
+@pytest.mark.parametrize("causal", [False, True])
+def test_opcheck_sdpa(lse, causal):
+    q, k, v = qkv(sq=77, sk=131)
+    op = torch.ops.tiled_attn.sdpa_lse if lse else torch.ops.tiled_attn.sdpa
+    torch.library.opcheck(op.default, (q, k, v),
+                          {"causal": causal, "causal_align": "bottom_right"},
+                          test_utils=OPCHECK_TESTS)
+    # A window with grouped K/V heads, through the same checks.
+    q, k, v = qkv(h=4, sq=130, sk=130)
+    k, v = k[:, :2].contiguous(), v[:, :2].contiguous()
+    torch.library.opcheck(op.default, (q, k, v),
+                          {"enable_gqa": True, "window_size": [31, 0]},
+                          test_utils=OPCHECK_TESTS)
+
+
+@pytest.mark.parametrize("lse", [False, True])
+def test_opcheck_sdpa_varlen(lse):
+    # Without rows past the last sequence: those are left unwritten (an
+    # empty output's), which the eager and traced runs need not agree on.
+    q, k, v, cu_q, cu_k = packed_sequences([1, 77, 0, 130], [5, 77, 3, 130])
+    q, k, v = q[:208].contiguous(), k[:215].contiguous(), v[:215].contiguous()
+    op = torch.ops.tiled_attn.sdpa_varlen_lse if lse else torch.ops.tiled_attn.sdpa_varlen
+    torch.library.opcheck(op.default, (q, k, v, cu_q, cu_k, 130, 130), {"causal": True},
+                          test_utils=OPCHECK_TESTS)
