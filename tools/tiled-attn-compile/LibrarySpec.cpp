@@ -50,6 +50,10 @@ StringRef tiled_attn::kernelMaskName(const KernelSpec &kernel) {
   return kernel.window ? "window" : kernel.causal ? "top_left" : "none";
 }
 
+/// What parseKernelVariant reads, for messages.
+static constexpr llvm::StringLiteral kVariantGrammar =
+    "<none|top_left|window>[_softcap][_lse][_varlen]";
+
 std::string tiled_attn::kernelVariantName(const KernelSpec &kernel) {
   return (kernelMaskName(kernel) + (kernel.softcap ? "_softcap" : "") +
           (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : ""))
@@ -118,8 +122,8 @@ tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
           "target '" + target +
           "' selects no kernel (a target is all, a chip or chip:variant; the "
           "kernels' chips are " +
-          llvm::join(chips, ", ") +
-          " and a variant is <none|top_left|window>[_softcap][_lse][_varlen])");
+          llvm::join(chips, ", ") + " and a variant is " + kVariantGrammar +
+          ")");
     }
   std::vector<KernelSpec> chosen;
   for (KernelSpec &kernel : kernels)
@@ -147,10 +151,10 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
                 "causal masks of either alignment included; give causal or "
                 "window, not both");
 
-  kernel.scheduleOptions = std::make_unique<TileScheduleOptions>();
+  kernel.scheduleOptions = std::make_shared<TileScheduleOptions>();
   if (auto problem = parseOptions(kernel.schedule, *kernel.scheduleOptions))
     return fail("schedule \"" + kernel.schedule + "\": " + *problem);
-  kernel.loweringOptions = std::make_unique<TileToPTXOptions>();
+  kernel.loweringOptions = std::make_shared<TileToPTXOptions>();
   if (auto problem = parseOptions(kernel.lowering, *kernel.loweringOptions))
     return fail("lowering \"" + kernel.lowering + "\": " + *problem);
   if (Error error = kernel.scheduleOptions->verify())
@@ -327,28 +331,15 @@ static Error finalizeSpecKernel(KernelSpec &kernel) {
   return Error::success();
 }
 
-/// A kernel of `base`'s configuration and variant (everything but the
-/// parsed options) of `dtype` and head dims (`headDim`, `headDimV`),
-/// finalized.
+/// The kernel of `base`'s configuration and variant of `dtype` and head
+/// dims (`headDim`, `headDimV`), finalized.
 static Expected<KernelSpec> specKernel(const KernelSpec &base,
                                        const std::string &dtype,
                                        int64_t headDim, int64_t headDimV) {
-  KernelSpec kernel;
-  kernel.origin = base.origin;
-  kernel.configuration = base.configuration;
+  KernelSpec kernel = base;
   kernel.dtype = dtype;
   kernel.headDim = headDim;
   kernel.headDimV = headDimV;
-  kernel.causal = base.causal;
-  kernel.window = base.window;
-  kernel.softcap = base.softcap;
-  kernel.lse = base.lse;
-  kernel.varlen = base.varlen;
-  kernel.blockM = base.blockM;
-  kernel.blockN = base.blockN;
-  kernel.schedule = base.schedule;
-  kernel.lowering = base.lowering;
-  kernel.cubins = base.cubins;
   if (Error error = finalizeSpecKernel(kernel))
     return std::move(error);
   return kernel;
@@ -441,9 +432,7 @@ expandConfiguration(const json::Value &value, const std::string &where,
     for (const std::string &variant : variants) {
       if (!parseKernelVariant(variant, base))
         return specError(base.origin,
-                         "variant '" + variant +
-                             "' is not <none|top_left|window>[_softcap]"
-                             "[_lse][_varlen]");
+                         "variant '" + variant + "' is not " + kVariantGrammar);
       for (const std::string &dtype : dtypes) {
         Expected<KernelSpec> kernel =
             specKernel(base, dtype, headDim, headDimV);

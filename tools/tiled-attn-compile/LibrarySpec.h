@@ -76,9 +76,10 @@ struct KernelSpec {
   std::string lowering;
   /// Chips to assemble cubins for from the PTX.
   std::vector<std::string> cubins;
-  /// `schedule` and `lowering`, parsed by finalizeKernelSpec.
-  std::unique_ptr<TileScheduleOptions> scheduleOptions;
-  std::unique_ptr<TileToPTXOptions> loweringOptions;
+  /// `schedule` and `lowering`, parsed by finalizeKernelSpec (shared, so
+  /// that a spec's kernels are copies of their configuration's).
+  std::shared_ptr<TileScheduleOptions> scheduleOptions;
+  std::shared_ptr<TileToPTXOptions> loweringOptions;
 };
 
 /// Parses the option strings of `kernel`, checks its configuration, chip,

@@ -110,6 +110,21 @@ Value coordinates(OpBuilder &b, Location loc, Value base,
   return arith::AddIOp::create(b, loc, splat, offs);
 }
 
+/// The row of each of the lane's registers of `f`, plus `origin` (the
+/// tile's first row).
+Value registerRows(OpBuilder &b, Location loc, const Fragment &f,
+                   Value origin) {
+  LaneCoords lc(b, loc);
+  return coordinates(b, loc, lc.firstRow(b, loc, f, origin), f.rowOffset);
+}
+
+/// The column of each of the lane's registers of `f`, plus `origin`.
+Value registerCols(OpBuilder &b, Location loc, const Fragment &f,
+                   Value origin) {
+  LaneCoords lc(b, loc);
+  return coordinates(b, loc, lc.firstCol(b, loc, origin), f.colOffset);
+}
+
 struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -120,12 +135,9 @@ struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
     Fragment f = Fragment::get(op.getType());
-    LaneCoords lc(rewriter, loc);
     // row = row_offset + warp * rowsPerWarp + g + rowOffset[e]
-    Value rowBase = lc.firstRow(rewriter, loc, f, adaptor.getRowOffset());
-    Value colBase = lc.firstCol(rewriter, loc, adaptor.getColOffset());
-    Value rows = coordinates(rewriter, loc, rowBase, f.rowOffset);
-    Value cols = coordinates(rewriter, loc, colBase, f.colOffset);
+    Value rows = registerRows(rewriter, loc, f, adaptor.getRowOffset());
+    Value cols = registerCols(rewriter, loc, f, adaptor.getColOffset());
     rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::sle,
                                                cols, rows);
     return success();
@@ -164,9 +176,7 @@ struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
     Fragment f = Fragment::get(op.getType());
     if (f.kind != MmaSyncKind::Cols)
       return op.emitError() << "GPU lowering: bounds masks are over columns";
-    LaneCoords lc(rewriter, loc);
-    Value colBase = lc.firstCol(rewriter, loc, adaptor.getOffsets()[0]);
-    Value cols = coordinates(rewriter, loc, colBase, f.colOffset);
+    Value cols = registerCols(rewriter, loc, f, adaptor.getOffsets()[0]);
     Value limit = vector::BroadcastOp::create(rewriter, loc, cols.getType(),
                                               adaptor.getLimits()[0]);
     rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::slt,
@@ -203,14 +213,10 @@ struct IotaToGPU final : OpConversionPattern<IotaOp> {
                                "rows or columns layout, not "
                             << op.getType().getEncoding();
     }
-    LaneCoords lc(rewriter, loc);
     Value offset =
         adaptor.getOffset() ? adaptor.getOffset() : cIdx(rewriter, loc, 0);
-    Value positions =
-        rows ? coordinates(rewriter, loc, lc.firstRow(rewriter, loc, f, offset),
-                           f.rowOffset)
-             : coordinates(rewriter, loc, lc.firstCol(rewriter, loc, offset),
-                           f.colOffset);
+    Value positions = rows ? registerRows(rewriter, loc, f, offset)
+                           : registerCols(rewriter, loc, f, offset);
     auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, type, positions);
     return success();

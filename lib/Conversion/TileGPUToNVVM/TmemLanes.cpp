@@ -45,6 +45,18 @@ TmemLanesLayoutAttr lanesOf(Type type) {
                 : nullptr;
 }
 
+/// base + (0, 1, ..., n - 1), one index per register.
+Value consecutive(OpBuilder &b, Location loc, Value base, int64_t n) {
+  auto type = VectorType::get({n}, b.getIndexType());
+  SmallVector<int64_t> steps(n);
+  for (int64_t i = 0; i < n; ++i)
+    steps[i] = i;
+  Value offs = arith::ConstantOp::create(
+      b, loc, type, DenseElementsAttr::get(type, ArrayRef<int64_t>(steps)));
+  return arith::AddIOp::create(
+      b, loc, vector::BroadcastOp::create(b, loc, type, base), offs);
+}
+
 /// This thread's row (an index) and the first of its columns, plus the
 /// tile's offsets.
 struct RowAndColumn {
@@ -68,19 +80,17 @@ struct RowAndColumn {
             b, loc, at.columnGroup,
             cIdx(b, loc, columns / layout.getColumnGroups())));
   }
-};
 
-/// base + (0, 1, ..., n - 1), one index per register.
-Value consecutive(OpBuilder &b, Location loc, Value base, int64_t n) {
-  auto type = VectorType::get({n}, b.getIndexType());
-  SmallVector<int64_t> steps(n);
-  for (int64_t i = 0; i < n; ++i)
-    steps[i] = i;
-  Value offs = arith::ConstantOp::create(
-      b, loc, type, DenseElementsAttr::get(type, ArrayRef<int64_t>(steps)));
-  return arith::AddIOp::create(
-      b, loc, vector::BroadcastOp::create(b, loc, type, base), offs);
-}
+  /// The row of each of `regs` registers: the thread's.
+  Value rows(OpBuilder &b, Location loc, int64_t regs) const {
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({regs}, b.getIndexType()), row);
+  }
+  /// The column of each of `regs` registers: consecutive from the first.
+  Value columns(OpBuilder &b, Location loc, int64_t regs) const {
+    return consecutive(b, loc, column, regs);
+  }
+};
 
 struct ReduceToTmemLanes final : OpConversionPattern<ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -165,9 +175,8 @@ struct CausalMaskToTmemLanes final : OpConversionPattern<CausalMaskOp> {
     int64_t regs = layout.getRegisterCount(op.getType().getShape());
     RowAndColumn at(rewriter, loc, layout, columns, adaptor.getRowOffset(),
                     adaptor.getColOffset());
-    Value cols = consecutive(rewriter, loc, at.column, regs);
-    Value rows =
-        vector::BroadcastOp::create(rewriter, loc, cols.getType(), at.row);
+    Value cols = at.columns(rewriter, loc, regs);
+    Value rows = at.rows(rewriter, loc, regs);
     rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::sle,
                                                cols, rows);
     return success();
@@ -212,7 +221,7 @@ struct BoundsMaskToTmemLanes final : OpConversionPattern<BoundsMaskOp> {
     int64_t regs = layout.getRegisterCount(op.getType().getShape());
     RowAndColumn at(rewriter, loc, layout, columns, cIdx(rewriter, loc, 0),
                     adaptor.getOffsets()[0]);
-    Value cols = consecutive(rewriter, loc, at.column, regs);
+    Value cols = at.columns(rewriter, loc, regs);
     Value limit = vector::BroadcastOp::create(rewriter, loc, cols.getType(),
                                               adaptor.getLimits()[0]);
     rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::slt,
@@ -242,11 +251,8 @@ struct IotaToTmemLanes final : OpConversionPattern<IotaOp> {
     int64_t columns = type.getDimSize(type.getRank() - 1);
     RowAndColumn at(rewriter, loc, layout, columns, rows ? offset : zero,
                     rows ? zero : offset);
-    auto indexType = VectorType::get({regs}, rewriter.getIndexType());
     Value positions =
-        rows ? vector::BroadcastOp::create(rewriter, loc, indexType, at.row)
-                   .getResult()
-             : consecutive(rewriter, loc, at.column, regs);
+        rows ? at.rows(rewriter, loc, regs) : at.columns(rewriter, loc, regs);
     auto resultType =
         cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, resultType, positions);
