@@ -135,9 +135,12 @@ struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
     Fragment f = Fragment::get(op.getType());
+    LaneCoords lc(rewriter, loc);
     // row = row_offset + warp * rowsPerWarp + g + rowOffset[e]
-    Value rows = registerRows(rewriter, loc, f, adaptor.getRowOffset());
-    Value cols = registerCols(rewriter, loc, f, adaptor.getColOffset());
+    Value rowBase = lc.firstRow(rewriter, loc, f, adaptor.getRowOffset());
+    Value colBase = lc.firstCol(rewriter, loc, adaptor.getColOffset());
+    Value rows = coordinates(rewriter, loc, rowBase, f.rowOffset);
+    Value cols = coordinates(rewriter, loc, colBase, f.colOffset);
     rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::sle,
                                                cols, rows);
     return success();
