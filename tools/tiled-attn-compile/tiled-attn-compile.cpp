@@ -193,19 +193,10 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
 /// The kernels of --spec, or those of them that --entry names.
 static llvm::Expected<std::vector<KernelSpec>> kernelsFromSpec() {
   // (cl::list's operator& gives its storage, hence addressof.)
-  cl::Option *oneKernelOptions[] = {&headDim,
-                                    &headDimV,
-                                    &dtype,
-                                    &causal,
-                                    &window,
-                                    &softcap,
-                                    &lse,
-                                    &varlen,
-                                    &blockM,
-                                    &blockN,
-                                    &schedule,
-                                    &lowering,
-                                    std::addressof(cubins)};
+  cl::Option *cubinsOption = std::addressof(cubins);
+  cl::Option *oneKernelOptions[] = {
+      &headDim, &headDimV, &dtype,  &causal,   &window,   &softcap,    &lse,
+      &varlen,  &blockM,   &blockN, &schedule, &lowering, cubinsOption};
   for (cl::Option *option : oneKernelOptions)
     if (option->getNumOccurrences())
       return llvm::createStringError(
