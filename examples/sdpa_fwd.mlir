@@ -15,11 +15,14 @@
 // Run it on the host against a float64 reference:
 //   tiled-attn-run examples/sdpa_fwd.mlir --shapes=17x17,100x37
 
-func.func @sdpa_fwd(%q: !tile.view<?x?x?x64xf16>,   // [B, H, S_q, 64]
-                    %k: !tile.view<?x?x?x64xf16>,   // [B, H, S_k, 64]
-                    %v: !tile.view<?x?x?x64xf16>,   // [B, H, S_k, 64]
-                    %o: !tile.view<?x?x?x64xf16>,   // [B, H, S_q, 64]
-                    %scale: f32)                    // usually 1/sqrt(64)
+// Each argument carries its role (#tile.arg): the passes, the kernel ABI
+// and the runtime know arguments by it, not by their position.
+func.func @sdpa_fwd(
+    %q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>},  // [B, H, S_q, 64]
+    %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},  // [B, H, S_k, 64]
+    %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>},  // [B, H, S_k, 64]
+    %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},  // [B, H, S_q, 64]
+    %scale: f32 {tile.arg = #tile.arg<scale>})               // usually 1/sqrt(64)
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                                        causal = top_left,
                                        block_m = 64, block_n = 32>} {

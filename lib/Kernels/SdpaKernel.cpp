@@ -73,32 +73,59 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   };
 
   const bool window = cfg.causal == CausalMode::Window;
-  SmallVector<Type> argTypes{viewTy, viewTy, viewVTy, viewVTy, f32};
-  if (window) // window_lo, window_hi (and window_align)
-    argTypes.append(cfg.varlen ? 3 : 2, b.getIndexType());
-  if (cfg.softcap)
-    argTypes.push_back(f32); // softcap
-  if (cfg.lse)               // [B, H_q, S_q] row log-sum-exps
-    argTypes.push_back(ViewType::get(ctx, {dyn, dyn, dyn}, f32));
-  if (cfg.varlen) // cu_seqlens_q, cu_seqlens_k
-    argTypes.append(2, ViewType::get(ctx, {dyn}, b.getI32Type()));
+  // One argument per role the attribute names, in its order, each marked
+  // with its role.
+  SmallVector<ArgRole> roles = sdpa.getArgumentRoles();
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  for (ArgRole role : roles) {
+    switch (role) {
+    case ArgRole::Q:
+    case ArgRole::K:
+      argTypes.push_back(viewTy);
+      break;
+    case ArgRole::V:
+    case ArgRole::O:
+      argTypes.push_back(viewVTy);
+      break;
+    case ArgRole::Scale:
+    case ArgRole::Softcap:
+      argTypes.push_back(f32);
+      break;
+    case ArgRole::WindowLo:
+    case ArgRole::WindowHi:
+    case ArgRole::WindowAlign:
+      argTypes.push_back(b.getIndexType());
+      break;
+    case ArgRole::Lse: // [B, H_q, S_q] row log-sum-exps
+      argTypes.push_back(ViewType::get(ctx, {dyn, dyn, dyn}, f32));
+      break;
+    case ArgRole::CuSeqlensQ:
+    case ArgRole::CuSeqlensK:
+      argTypes.push_back(ViewType::get(ctx, {dyn}, b.getI32Type()));
+      break;
+    case ArgRole::Captured:
+      llvm_unreachable("the generator's kernels capture nothing");
+    }
+    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+        TileDialect::getArgAttrName(), ArgAttr::get(ctx, role, {}))));
+  }
   auto funcTy = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
   func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
+  func.setAllArgAttrs(argAttrs);
   Block *entry = func.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
-  Value q = entry->getArgument(0), k = entry->getArgument(1),
-        v = entry->getArgument(2), o = entry->getArgument(3),
-        scale = entry->getArgument(4);
-  Value windowLo = window ? entry->getArgument(5) : Value();
-  Value windowHi = window ? entry->getArgument(6) : Value();
-  Value windowAlign = window && cfg.varlen ? entry->getArgument(7) : Value();
-  unsigned next = 5 + (window ? (cfg.varlen ? 3 : 2) : 0);
-  Value cap = cfg.softcap ? entry->getArgument(next++) : Value();
-  Value lseView = cfg.lse ? entry->getArgument(next++) : Value();
-  Value cuSeqlensQ = cfg.varlen ? entry->getArgument(next++) : Value();
-  Value cuSeqlensK = cfg.varlen ? entry->getArgument(next++) : Value();
+  auto arg = [&](ArgRole role) -> Value { return findArgument(func, role); };
+  Value q = arg(ArgRole::Q), k = arg(ArgRole::K), v = arg(ArgRole::V),
+        o = arg(ArgRole::O), scale = arg(ArgRole::Scale);
+  Value windowLo = arg(ArgRole::WindowLo), windowHi = arg(ArgRole::WindowHi);
+  Value windowAlign = arg(ArgRole::WindowAlign);
+  Value cap = arg(ArgRole::Softcap);
+  Value lseView = arg(ArgRole::Lse);
+  Value cuSeqlensQ = arg(ArgRole::CuSeqlensQ);
+  Value cuSeqlensK = arg(ArgRole::CuSeqlensK);
   // With a softcap, the scores are softcap * tanh(scale / softcap * s): the
   // tanh's argument takes scale / softcap (one division per program), and
   // the softmax the cap as its scale (FlashAttention's folding).

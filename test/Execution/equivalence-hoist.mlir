@@ -67,9 +67,9 @@
 
 // A FlashAttention-2 kernel as in examples/sdpa_fwd.mlir, with its
 // loop-invariant work left inside the loop.
-func.func @hand(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                %scale: f32)
+func.func @hand(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                                        causal = top_left,
                                        block_m = 64, block_n = 32>} {

@@ -9,11 +9,11 @@
 // CHECK-NOT: FAIL
 // CHECK: {{^}}3 passed, 0 failed
 
-func.func @exact_integers(%q: !tile.view<?x?x?x64xf16>,   // [B, H, S_q, 64]
-                    %k: !tile.view<?x?x?x64xf16>,   // [B, H, S_k, 64]
-                    %v: !tile.view<?x?x?x64xf16>,   // [B, H, S_k, 64]
-                    %o: !tile.view<?x?x?x64xf16>,   // [B, H, S_q, 64]
-                    %scale: f32)                    // usually 1/sqrt(64)
+func.func @exact_integers(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>},   // [B, H, S_q, 64]
+                    %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},   // [B, H, S_k, 64]
+                    %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>},   // [B, H, S_k, 64]
+                    %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},   // [B, H, S_q, 64]
+                    %scale: f32 {tile.arg = #tile.arg<scale>})                    // usually 1/sqrt(64)
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                                        causal = top_left,
                                        block_m = 64, block_n = 32>} {

@@ -10,7 +10,7 @@
 // CHECK-NOT: FAIL
 // CHECK: {{^}}3 passed, 0 failed
 
-func.func @sdpa_fwd(%arg0: !tile.view<?x?x?x64xf16>, %arg1: !tile.view<?x?x?x64xf16>, %arg2: !tile.view<?x?x?x64xf16>, %arg3: !tile.view<?x?x?x64xf16>, %arg4: f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 128, block_n = 64>} {
+func.func @sdpa_fwd(%arg0: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %arg1: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, %arg2: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %arg3: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %arg4: f32 {tile.arg = #tile.arg<scale>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 128, block_n = 64>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c128 = arith.constant 128 : index

@@ -51,18 +51,6 @@ using namespace mlir;
 using namespace tiled_attn;
 using namespace tiled_attn::tilegpu;
 
-/// The role of argument `index` of `func`: its name in the `#tile.sdpa`
-/// signature, or `arg<index>` for a kernel without one.
-static std::string argumentName(func::FuncOp func, unsigned index) {
-  if (auto sdpa = func->getAttrOfType<tile::SdpaAttr>(
-          tile::TileDialect::getSdpaAttrName())) {
-    SmallVector<StringRef> names = sdpa.getArgumentNames();
-    if (index < names.size())
-      return names[index].str();
-  }
-  return "arg" + std::to_string(index);
-}
-
 namespace {
 /// The explicit parameters of one kernel, built argument by argument.
 struct ParamList {
@@ -123,7 +111,7 @@ tiled_attn::createKernelWithExplicitParams(OpBuilder &b, func::FuncOp func,
   MLIRContext *ctx = b.getContext();
   ParamList params;
   for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
-    std::string name = argumentName(func, index);
+    std::string name = tile::getArgumentName(func, index);
     // A tensor map (convert-tile-to-tilegpu made it, and named it after its
     // view): one pointer, the address of the grid-constant CUtensorMap.
     if (auto map = dyn_cast<TensorMapType>(type)) {

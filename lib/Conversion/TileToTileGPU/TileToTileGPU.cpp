@@ -428,13 +428,7 @@ Value SharedMemoryMaterializer::tensorMapFor(Value view, BufferType buffer,
     return map;
   // Named after the view it describes, as the kernel ABI names parameters.
   auto arg = cast<BlockArgument>(view);
-  std::string name = "arg" + std::to_string(arg.getArgNumber());
-  if (auto sdpa = func->getAttrOfType<tile::SdpaAttr>(
-          tile::TileDialect::getSdpaAttrName())) {
-    SmallVector<StringRef> names = sdpa.getArgumentNames();
-    if (arg.getArgNumber() < names.size())
-      name = names[arg.getArgNumber()].str();
-  }
+  std::string name = tile::getArgumentName(func, arg.getArgNumber());
   MLIRContext *ctx = buffer.getContext();
   auto attrs = DictionaryAttr::get(
       ctx, {NamedAttribute(TileGPUDialect::getParamAttrName(),

@@ -71,7 +71,7 @@ func.func private @sdpa_head_dim_v_same() attributes {tile.sdpa = #tile.sdpa<hea
 // With head_dim_v, v and o have a head dim of their own.
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k: !tile.view<?x?x?x192xbf16>, v, o: !tile.view<?x?x?x128xbf16>, scale: f32) and no results, got '(!tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x128xbf16>, f32) -> ()'}}
-func.func private @sdpa_v_head_dim(!tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x192xbf16>, !tile.view<?x?x?x128xbf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128, element_type = bf16, causal = none, block_m = 64, block_n = 64>}
+func.func private @sdpa_v_head_dim(!tile.view<?x?x?x192xbf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x192xbf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x192xbf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128, element_type = bf16, causal = none, block_m = 64, block_n = 64>}
 
 // -----
 
@@ -83,7 +83,7 @@ func.func private @sdpa_missing_output(!tile.view<?x?x?x64xf16>, !tile.view<?x?x
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> f32'}}
-func.func private @sdpa_result(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> f32 attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+func.func private @sdpa_result(!tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}) -> f32 attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
 
 // -----
 
@@ -95,29 +95,90 @@ func.func private @sdpa_window_without_band(!tile.view<?x?x?x64xf16>, !tile.view
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, window_lo, window_hi: index) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, i32, index) -> ()'}}
-func.func private @sdpa_window_band_type(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, i32, index) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64>}
+func.func private @sdpa_window_band_type(!tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, i32 {tile.arg = #tile.arg<window_lo>}, index {tile.arg = #tile.arg<window_hi>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64>}
 
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x128xbf16>, scale: f32) and no results, got '(!tile.view<?x?x?x128xbf16>, !tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x128xbf16>, !tile.view<?x?x?x128xbf16>, f32) -> ()'}}
-func.func @sdpa_head_dim_mismatch(%q: !tile.view<?x?x?x128xbf16>, %k: !tile.view<?x?x?x64xbf16>, %v: !tile.view<?x?x?x128xbf16>, %o: !tile.view<?x?x?x128xbf16>, %scale: f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16, causal = bottom_right, block_m = 128, block_n = 64>} {
+func.func @sdpa_head_dim_mismatch(%q: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<k>}, %v: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<o>}, %scale: f32 {tile.arg = #tile.arg<scale>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16, causal = bottom_right, block_m = 128, block_n = 64>} {
   return
 }
 
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xbf16>, scale: f32) and no results, got '(!tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xbf16>, f32) -> ()'}}
-func.func private @sdpa_element_type_mismatch(!tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x64xbf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xbf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = bf16, causal = none, block_m = 64, block_n = 64>}
+func.func private @sdpa_element_type_mismatch(!tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = bf16, causal = none, block_m = 64, block_n = 64>}
 
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32) and no results, got '(!tile.view<?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> ()'}}
-func.func private @sdpa_view_rank(!tile.view<?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+func.func private @sdpa_view_rank(!tile.view<?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
 
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f16) -> ()'}}
-func.func private @sdpa_scale_f16(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f16) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+func.func private @sdpa_scale_f16(!tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f16 {tile.arg = #tile.arg<scale>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// Every argument carries its role (#tile.arg), in any order; the roles are
+// what the passes, the kernel ABI and the runtime know arguments by.
+
+!v = !tile.view<?x?x?x64xf16>
+// expected-error @+1 {{'func.func' op argument #1 has no 'tile.arg' role (expected #tile.arg<k>)}}
+func.func private @sdpa_role_missing(!v {tile.arg = #tile.arg<q>}, !v, !v {tile.arg = #tile.arg<v>}, !v {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+!v = !tile.view<?x?x?x64xf16>
+// expected-error @+1 {{'func.func' op two arguments are 'k'}}
+func.func private @sdpa_role_twice(!v {tile.arg = #tile.arg<q>}, !v {tile.arg = #tile.arg<k>}, !v {tile.arg = #tile.arg<k>}, !v {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+!v = !tile.view<?x?x?x64xf16>
+// expected-error @+1 {{'func.func' op argument #5 is 'softcap', which this kernel's 'tile.sdpa' does not take}}
+func.func private @sdpa_role_not_taken(!v {tile.arg = #tile.arg<q>}, !v {tile.arg = #tile.arg<k>}, !v {tile.arg = #tile.arg<v>}, !v {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, f32 {tile.arg = #tile.arg<softcap>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// Captured inputs (of score and mask functions): views or scalars, each
+// with a name of its own.
+
+!v = !tile.view<?x?x?x64xf16>
+// expected-error @+1 {{'func.func' op captured input 'slopes' must be a view or an f32, i32 or index scalar, got 'f16'}}
+func.func private @sdpa_captured_type(!v {tile.arg = #tile.arg<q>}, !v {tile.arg = #tile.arg<k>}, !v {tile.arg = #tile.arg<v>}, !v {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, f16 {tile.arg = #tile.arg<captured, "slopes">}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+!v = !tile.view<?x?x?x64xf16>
+// expected-error @+1 {{'func.func' op two captured inputs named 'docs'}}
+func.func private @sdpa_captured_twice(!v {tile.arg = #tile.arg<q>}, !v {tile.arg = #tile.arg<k>}, !v {tile.arg = #tile.arg<v>}, !v {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, !tile.view<?x?xi32> {tile.arg = #tile.arg<captured, "docs">}, !tile.view<?x?xi32> {tile.arg = #tile.arg<captured, "docs">}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
+
+// -----
+
+// expected-error @+1 {{a captured input needs a name that is a C identifier, got '2x'}}
+func.func private @captured_name(f32 {tile.arg = #tile.arg<captured, "2x">})
+
+// -----
+
+// expected-error @+1 {{a captured input needs a name that is a C identifier, got none}}
+func.func private @captured_unnamed(f32 {tile.arg = #tile.arg<captured>})
+
+// -----
+
+// expected-error @+1 {{a captured input may not take the name of a role, got 'lse'}}
+func.func private @captured_role_name(f32 {tile.arg = #tile.arg<captured, "lse">})
+
+// -----
+
+// expected-error @+1 {{only a captured input has a name; 'q' is named by its role}}
+func.func private @role_named(f32 {tile.arg = #tile.arg<q, "query">})
+
+// -----
+
+// expected-error @+1 {{'tile.arg' must be a #tile.arg attribute}}
+func.func private @role_string(f32 {tile.arg = "q"})
 
 // -----
 
@@ -130,12 +191,12 @@ func.func private @sdpa_lse_missing(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x6
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, softcap: f32, lse: !tile.view<?x?x?xf32>) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, f32, !tile.view<?x?x?x?xf32>) -> ()'}}
-func.func private @sdpa_lse_rank(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, f32, !tile.view<?x?x?x?xf32>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, softcap = true, lse = true>}
+func.func private @sdpa_lse_rank(!tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, f32 {tile.arg = #tile.arg<softcap>}, !tile.view<?x?x?x?xf32> {tile.arg = #tile.arg<lse>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, softcap = true, lse = true>}
 
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, window_lo, window_hi: index, lse: !tile.view<?x?x?xf32>) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, index, index, !tile.view<?x?x?xf16>) -> ()'}}
-func.func private @sdpa_lse_element_type(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, index, index, !tile.view<?x?x?xf16>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64, lse = true>}
+func.func private @sdpa_lse_element_type(!tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, index {tile.arg = #tile.arg<window_lo>}, index {tile.arg = #tile.arg<window_hi>}, !tile.view<?x?x?xf16> {tile.arg = #tile.arg<lse>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64, lse = true>}
 
 // -----
 
@@ -528,7 +589,7 @@ func.func @read_type(%v: !tile.view<?xi32>, %i: index) {
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, cu_seqlens_q, cu_seqlens_k: !tile.view<?xi32>) and no results}}
-func.func @sdpa_varlen_offsets(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>, %s: f32, %cq: !tile.view<?xf32>, %ck: !tile.view<?xi32>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, varlen = true>} {
+func.func @sdpa_varlen_offsets(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %s: f32 {tile.arg = #tile.arg<scale>}, %cq: !tile.view<?xf32> {tile.arg = #tile.arg<cu_seqlens_q>}, %ck: !tile.view<?xi32> {tile.arg = #tile.arg<cu_seqlens_k>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, varlen = true>} {
   return
 }
 
@@ -547,9 +608,9 @@ func.func @sdpa_varlen_window(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?
 
 // The runtime launches ceil(S_q / block_m) programs: 64-row blocks under a
 // block_m of 256 would leave rows unwritten.
-func.func @sdpa_body_block_m(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                             %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                             %scale: f32)
+func.func @sdpa_body_block_m(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                             %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                             %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 256, block_n = 32>} {
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{'tile.load' op moves blocks of 64x64 of 'q', but the kernel's #tile.sdpa declares block_m = 256 and head_dim = 64 (blocks of 256x64)}}
@@ -560,9 +621,9 @@ func.func @sdpa_body_block_m(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x
 // -----
 
 // A transposed K block is compared as it lies in memory (block_n x head_dim).
-func.func @sdpa_body_block_n(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                             %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                             %scale: f32)
+func.func @sdpa_body_block_n(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                             %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                             %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32>} {
   %c0 = arith.constant 0 : index
   %kt_ok = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose : !tile.view<?x?x?x64xf16> -> tensor<64x32xf16>
@@ -574,9 +635,9 @@ func.func @sdpa_body_block_n(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x
 // -----
 
 // Through a slice (a sequence of a packed batch), and part of the head dim.
-func.func @sdpa_body_head_dim(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                              %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                              %scale: f32)
+func.func @sdpa_body_head_dim(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                              %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                              %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32>} {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
@@ -588,9 +649,9 @@ func.func @sdpa_body_head_dim(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?
 
 // -----
 
-func.func @sdpa_body_store_o(%q: !tile.view<?x?x?x192xbf16>, %k: !tile.view<?x?x?x192xbf16>,
-                             %v: !tile.view<?x?x?x128xbf16>, %o: !tile.view<?x?x?x128xbf16>,
-                             %scale: f32)
+func.func @sdpa_body_store_o(%q: !tile.view<?x?x?x192xbf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x192xbf16> {tile.arg = #tile.arg<k>},
+                             %v: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<o>},
+                             %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128, element_type = bf16, causal = none, block_m = 64, block_n = 32>} {
   %c0 = arith.constant 0 : index
   %o_i = arith.constant dense<1.0> : tensor<128x128xbf16>
@@ -601,9 +662,9 @@ func.func @sdpa_body_store_o(%q: !tile.view<?x?x?x192xbf16>, %k: !tile.view<?x?x
 
 // -----
 
-func.func @sdpa_body_store_lse(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                               %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                               %scale: f32, %lse: !tile.view<?x?x?xf32>)
+func.func @sdpa_body_store_lse(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                               %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                               %scale: f32 {tile.arg = #tile.arg<scale>}, %lse: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32, lse = true>} {
   %c0 = arith.constant 0 : index
   %rows = arith.constant dense<0.0> : tensor<128xf32>
@@ -630,9 +691,9 @@ func.func @tile_too_large(%q: !tile.view<?x?x?x64xf16>) {
 // Tensors of arith ops are checked by the kernel: a splat of 2^38 elements
 // costs nothing to parse and everything to lower or run.
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' holds a 'tensor<4294967296x64xf32>' of 274877906944 elements; a tile may have at most 65536 (the 65536 registers of one SM)}}
-func.func @kernel_value_too_large(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                                  %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                                  %scale: f32)
+func.func @kernel_value_too_large(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                                  %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                                  %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32>} {
   // expected-note @+1 {{the value is here}}
   %acc = arith.constant dense<0.0> : tensor<4294967296x64xf32>
@@ -643,9 +704,9 @@ func.func @kernel_value_too_large(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?
 
 // The element count overflows int64: it saturates.
 // expected-error @+1 {{holds a 'tensor<4294967296x4294967296x4294967296xf32>' of more than 2^63 elements}}
-func.func @kernel_value_overflow(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                                 %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                                 %scale: f32)
+func.func @kernel_value_overflow(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                                 %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                                 %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32>} {
   // expected-note @+1 {{the value is here}}
   %acc = arith.constant dense<0.0> : tensor<4294967296x4294967296x4294967296xf32>

@@ -195,21 +195,21 @@ func.func @log_sum_exp(%m: tensor<128xf32>, %l: tensor<128xf32>, %scale: f32)
 
 // CHECK-LABEL: func.func @sdpa_lse_attr
 // CHECK-SAME: lse = true
-func.func @sdpa_lse_attr(%q: !tile.view<?x?x?x64xf16>,
-                         %k: !tile.view<?x?x?x64xf16>,
-                         %v: !tile.view<?x?x?x64xf16>,
-                         %o: !tile.view<?x?x?x64xf16>, %scale: f32,
-                         %lse: !tile.view<?x?x?xf32>)
+func.func @sdpa_lse_attr(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>},
+                         %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                         %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>},
+                         %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %scale: f32 {tile.arg = #tile.arg<scale>},
+                         %lse: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, lse = true>} {
   return
 }
 
 // CHECK-LABEL: func.func @sdpa_attr
 // CHECK-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16, causal = bottom_right, block_m = 128, block_n = 64>}
-func.func @sdpa_attr(%q: !tile.view<?x?x?x128xbf16>,
-                     %k: !tile.view<?x?x?x128xbf16>,
-                     %v: !tile.view<?x?x?x128xbf16>,
-                     %o: !tile.view<?x?x?x128xbf16>, %scale: f32)
+func.func @sdpa_attr(%q: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<q>},
+                     %k: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<k>},
+                     %v: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<v>},
+                     %o: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<o>}, %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16,
                 causal = bottom_right, block_m = 128, block_n = 64>} {
   return
@@ -219,10 +219,10 @@ func.func @sdpa_attr(%q: !tile.view<?x?x?x128xbf16>,
 
 // CHECK-LABEL: func.func @sdpa_attr_head_dim_v
 // CHECK-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128, element_type = bf16, causal = none, block_m = 64, block_n = 64>}
-func.func @sdpa_attr_head_dim_v(%q: !tile.view<?x?x?x192xbf16>,
-                                %k: !tile.view<?x?x?x192xbf16>,
-                                %v: !tile.view<?x?x?x128xbf16>,
-                                %o: !tile.view<?x?x?x128xbf16>, %scale: f32)
+func.func @sdpa_attr_head_dim_v(%q: !tile.view<?x?x?x192xbf16> {tile.arg = #tile.arg<q>},
+                                %k: !tile.view<?x?x?x192xbf16> {tile.arg = #tile.arg<k>},
+                                %v: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<v>},
+                                %o: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<o>}, %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128,
                 element_type = bf16, causal = none, block_m = 64, block_n = 64>} {
   return
@@ -232,16 +232,33 @@ func.func @sdpa_attr_head_dim_v(%q: !tile.view<?x?x?x192xbf16>,
 
 // CHECK-LABEL: func.func private @sdpa_decl_none
 // CHECK-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 256>}
-func.func private @sdpa_decl_none(!tile.view<1x2x?x16xf16>,
-    !tile.view<?x?x?x16xf16>, !tile.view<?x?x?x16xf16>,
-    !tile.view<?x?x?x16xf16>, f32)
+func.func private @sdpa_decl_none(!tile.view<1x2x?x16xf16> {tile.arg = #tile.arg<q>},
+    !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>},
+    !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16,
                 causal = none, block_m = 16, block_n = 256>}
 
+// The roles, not the positions, say what each argument is: here the
+// scale first, and two captured inputs (a score function's per-head slopes
+// and a mask function's per-token document ids) between the tensors.
+// CHECK-LABEL: func.func private @sdpa_decl_roles
+// CHECK-SAME: (f32 {tile.arg = #tile.arg<scale>}, !tile.view<?xf32> {tile.arg = #tile.arg<captured, "slopes">}, !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}
+// CHECK-SAME: !tile.view<?x?xi32> {tile.arg = #tile.arg<captured, "doc_ids">}, i32 {tile.arg = #tile.arg<captured, "prefix">}, !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>})
+func.func private @sdpa_decl_roles(f32 {tile.arg = #tile.arg<scale>},
+    !tile.view<?xf32> {tile.arg = #tile.arg<captured, "slopes">},
+    !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>},
+    !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+    !tile.view<?x?xi32> {tile.arg = #tile.arg<captured, "doc_ids">},
+    i32 {tile.arg = #tile.arg<captured, "prefix">},
+    !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>},
+    !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>})
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16,
+                causal = none, block_m = 16, block_n = 16>}
+
 // CHECK-LABEL: func.func private @sdpa_decl_top_left
 // CHECK-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 256, element_type = f16, causal = top_left, block_m = 256, block_n = 16>}
-func.func private @sdpa_decl_top_left(!tile.view<?x?x?x256xf16>,
-    !tile.view<?x?x?x256xf16>, !tile.view<?x?x?x256xf16>,
-    !tile.view<?x?x?x256xf16>, f32)
+func.func private @sdpa_decl_top_left(!tile.view<?x?x?x256xf16> {tile.arg = #tile.arg<q>},
+    !tile.view<?x?x?x256xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x256xf16> {tile.arg = #tile.arg<v>},
+    !tile.view<?x?x?x256xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 256, element_type = f16,
                 causal = top_left, block_m = 256, block_n = 16>}

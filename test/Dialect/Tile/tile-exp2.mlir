@@ -99,9 +99,9 @@ func.func @every_step(%a: tensor<16x16xf32>, %b: tensor<16x32xf32>,
 // CHECK-LABEL: func.func @kernel
 // CHECK-SAME:    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 64, block_n = 32, exp2 = true>}
 // CHECK:         tile.online_softmax {{.*}} exp2 :
-func.func @kernel(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                  %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                  %scale: f32)
+func.func @kernel(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                  %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                  %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                                        causal = top_left,
                                        block_m = 64, block_n = 32>} {
@@ -130,8 +130,8 @@ func.func @kernel(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
 // CHECK-NEXT:    tile.reduce max %[[S]] along 1 : tensor<64x64xf32> -> tensor<64xf32>
 // CHECK-NEXT:    return
 func.func @negative_no_online_softmax(
-    %q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-    %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>, %scale: f32)
+    %q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+    %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                                        causal = none,
                                        block_m = 64, block_n = 64>} {

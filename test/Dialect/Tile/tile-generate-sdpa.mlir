@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 // DEFAULT-LABEL: func.func @sdpa_fwd(
-// DEFAULT-SAME: %[[Q:.*]]: !tile.view<?x?x?x64xf16>, %[[K:.*]]: !tile.view<?x?x?x64xf16>, %[[V:.*]]: !tile.view<?x?x?x64xf16>, %[[O:.*]]: !tile.view<?x?x?x64xf16>, %[[SCALE:.*]]: f32)
+// DEFAULT-SAME: %[[Q:[^:]*]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %[[K:[^:]*]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, %[[V:[^:]*]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %[[O:[^:]*]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %[[SCALE:[^:]*]]: f32 {tile.arg = #tile.arg<scale>})
 // DEFAULT-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64>}
 // DEFAULT-DAG: %[[C0:.*]] = arith.constant 0 : index
 // DEFAULT-DAG: %[[C1:.*]] = arith.constant 1 : index
@@ -58,7 +58,7 @@
 //===----------------------------------------------------------------------===//
 
 // CAUSAL-LABEL: func.func @sdpa_fwd(
-// CAUSAL-SAME: %[[Q:.*]]: !tile.view<?x?x?x128xbf16>, %[[K:.*]]: !tile.view<?x?x?x128xbf16>, %[[V:.*]]: !tile.view<?x?x?x128xbf16>, %[[O:.*]]: !tile.view<?x?x?x128xbf16>, %[[SCALE:.*]]: f32)
+// CAUSAL-SAME: %[[Q:[^:]*]]: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<q>}, %[[K:[^:]*]]: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<k>}, %[[V:[^:]*]]: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<v>}, %[[O:[^:]*]]: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<o>}, %[[SCALE:[^:]*]]: f32 {tile.arg = #tile.arg<scale>})
 // CAUSAL-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 128, element_type = bf16, causal = top_left, block_m = 128, block_n = 64>}
 // CAUSAL-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CAUSAL-DAG: %[[C128:.*]] = arith.constant 128 : index
@@ -92,7 +92,7 @@
 //===----------------------------------------------------------------------===//
 
 // BR-LABEL: func.func @sdpa_fwd(
-// BR-SAME: %[[Q:.*]]: !tile.view<?x?x?x64xf16>, %[[K:.*]]: !tile.view<?x?x?x64xf16>, %{{.*}}: !tile.view<?x?x?x64xf16>, %{{.*}}: !tile.view<?x?x?x64xf16>, %{{.*}}: f32)
+// BR-SAME: %[[Q:[^:]*]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %[[K:[^:]*]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, %{{[^:]*}}: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %{{[^:]*}}: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %{{[^:]*}}: f32 {tile.arg = #tile.arg<scale>})
 // BR-SAME: attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = bottom_right, block_m = 64, block_n = 64>}
 // BR: %[[M_BLK:.*]] = tile.block_id x
 // BR: %[[SEQ_Q:.*]] = tile.dim %[[Q]][2]
@@ -126,7 +126,7 @@
 //===----------------------------------------------------------------------===//
 
 // WINDOW-LABEL: func.func @sdpa_fwd(
-// WINDOW-SAME: %[[SCALE:.*]]: f32, %[[LO:.*]]: index, %[[HI:.*]]: index)
+// WINDOW-SAME: %[[SCALE:[^:]*]]: f32 {tile.arg = #tile.arg<scale>}, %[[LO:[^:]*]]: index {tile.arg = #tile.arg<window_lo>}, %[[HI:[^:]*]]: index {tile.arg = #tile.arg<window_hi>})
 // WINDOW-SAME: causal = window, block_m = 128, block_n = 64
 // WINDOW: %[[M_BLK:.*]] = tile.block_id x
 // WINDOW: %[[ROW:.*]] = arith.muli %[[M_BLK]], %{{.*}} : index
@@ -147,7 +147,7 @@
 //===----------------------------------------------------------------------===//
 
 // LSE-LABEL: func.func @sdpa_fwd(
-// LSE-SAME: %[[O:arg3]]: !tile.view<?x?x?x64xf16>, %[[SCALE:arg4]]: f32, %[[LO:arg5]]: index, %[[HI:arg6]]: index, %[[CAP:arg7]]: f32, %[[LSE:arg8]]: !tile.view<?x?x?xf32>)
+// LSE-SAME: %[[O:arg3]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %[[SCALE:arg4]]: f32 {tile.arg = #tile.arg<scale>}, %[[LO:arg5]]: index {tile.arg = #tile.arg<window_lo>}, %[[HI:arg6]]: index {tile.arg = #tile.arg<window_hi>}, %[[CAP:arg7]]: f32 {tile.arg = #tile.arg<softcap>}, %[[LSE:arg8]]: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>})
 // LSE-SAME: softcap = true, lse = true
 // LSE: %[[M_BLK:.*]] = tile.block_id x
 // LSE: %[[H:.*]] = tile.block_id y
@@ -167,8 +167,8 @@
 //===----------------------------------------------------------------------===//
 
 // VARLEN-LABEL: func.func @sdpa_fwd(
-// VARLEN-SAME: %[[Q:arg0]]: !tile.view<?x?x?x64xf16>, %[[K:arg1]]: !tile.view<?x?x?x64xf16>, %[[V:arg2]]: !tile.view<?x?x?x64xf16>, %[[O:arg3]]: !tile.view<?x?x?x64xf16>
-// VARLEN-SAME: %[[LO:arg5]]: index, %[[HI:arg6]]: index, %[[ALIGN:arg7]]: index, %[[LSEV:arg8]]: !tile.view<?x?x?xf32>, %[[CUQ:arg9]]: !tile.view<?xi32>, %[[CUK:arg10]]: !tile.view<?xi32>)
+// VARLEN-SAME: %[[Q:arg0]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %[[K:arg1]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, %[[V:arg2]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %[[O:arg3]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}
+// VARLEN-SAME: %[[LO:arg5]]: index {tile.arg = #tile.arg<window_lo>}, %[[HI:arg6]]: index {tile.arg = #tile.arg<window_hi>}, %[[ALIGN:arg7]]: index {tile.arg = #tile.arg<window_align>}, %[[LSEV:arg8]]: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>}, %[[CUQ:arg9]]: !tile.view<?xi32> {tile.arg = #tile.arg<cu_seqlens_q>}, %[[CUK:arg10]]: !tile.view<?xi32> {tile.arg = #tile.arg<cu_seqlens_k>})
 // VARLEN-SAME: lse = true, varlen = true
 // VARLEN: %[[M_BLK:.*]] = tile.block_id x
 // VARLEN: %[[B:.*]] = tile.block_id z
@@ -206,7 +206,7 @@
 // 128. Q K^T contracts over 192; P V and the accumulator, its rescale and the
 // output have 128.
 // MLA-LABEL: func.func @sdpa_fwd(
-// MLA-SAME: %[[Q:[^:]*]]: !tile.view<?x?x?x192xbf16>, %[[K:[^:]*]]: !tile.view<?x?x?x192xbf16>, %[[V:[^:]*]]: !tile.view<?x?x?x128xbf16>, %[[O:[^:]*]]: !tile.view<?x?x?x128xbf16>, %{{.*}}: f32)
+// MLA-SAME: %[[Q:[^:]*]]: !tile.view<?x?x?x192xbf16> {tile.arg = #tile.arg<q>}, %[[K:[^:]*]]: !tile.view<?x?x?x192xbf16> {tile.arg = #tile.arg<k>}, %[[V:[^:]*]]: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<v>}, %[[O:[^:]*]]: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<o>}, %{{[^:]*}}: f32 {tile.arg = #tile.arg<scale>})
 // MLA-SAME: tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 128, element_type = bf16
 // MLA: tile.load %[[Q]]{{.*}} -> tensor<64x192xbf16>
 // MLA: arith.constant dense<0.000000e+00> : tensor<64x128xf32>

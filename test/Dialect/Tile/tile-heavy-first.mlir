@@ -38,9 +38,9 @@
 // CHECK-NOT: tile.block_id
 // CHECK: tile.load %[[Q]][%[[NB]], %[[NH]], %[[M]], %{{.*}}]
 // CHECK: tile.store %{{.*}}, %{{.*}}[%[[NB]], %[[NH]], %[[M]], %{{.*}}]
-func.func @causal(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                  %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                  %scale: f32) attributes {
+func.func @causal(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                  %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                  %scale: f32 {tile.arg = #tile.arg<scale>}) attributes {
     tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                            causal = top_left, block_m = 128, block_n = 64>} {
   %c0 = arith.constant 0 : index
@@ -75,9 +75,9 @@ func.func @causal(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
 // GROUP: %[[R:.*]] = arith.remui %[[LOCAL]], %[[SIZE]] : index
 // GROUP: %[[HB:.*]] = arith.addi %[[FIRST]], %[[R]] : index
 // GROUP: tile.load %{{.*}}[%{{.*}}, %{{.*}}, %[[M]], %{{.*}}]
-func.func @causal_grouped(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                          %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                          %scale: f32) attributes {
+func.func @causal_grouped(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                          %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                          %scale: f32 {tile.arg = #tile.arg<scale>}) attributes {
     tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                            causal = top_left, block_m = 128, block_n = 64>} {
   %c0 = arith.constant 0 : index
@@ -98,9 +98,9 @@ func.func @causal_grouped(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64x
 // CHECK: %[[X:.*]] = tile.block_id x
 // CHECK-NOT: tile.dim
 // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}, %[[X]], %{{.*}}]
-func.func @negative_non_causal(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                               %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                               %scale: f32) attributes {
+func.func @negative_non_causal(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                               %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                               %scale: f32 {tile.arg = #tile.arg<scale>}) attributes {
     tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                            causal = none, block_m = 64, block_n = 64>} {
   %c0 = arith.constant 0 : index

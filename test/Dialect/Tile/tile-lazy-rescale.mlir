@@ -149,9 +149,9 @@ func.func @broadcast_lhs_shared(%s: tensor<16x16xf32>, %acc: tensor<16x32xf32>,
 
 // EXP2-LABEL: func.func @kernel
 // EXP2-SAME:    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, exp2 = true, rescale_threshold = 4>}
-func.func @kernel(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                  %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                  %scale: f32)
+func.func @kernel(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                  %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                  %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                                        causal = none,
                                        block_m = 64, block_n = 64>} {
@@ -186,8 +186,8 @@ func.func @kernel(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
 // T4-LABEL: func.func @negative_no_online_softmax
 // T4-SAME:    block_n = 64>}
 func.func @negative_no_online_softmax(
-    %q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-    %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>, %scale: f32)
+    %q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+    %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                                        causal = none,
                                        block_m = 64, block_n = 64>} {

@@ -4,9 +4,9 @@
 // tile-mask-split.mlir). Guard mode needs every mask to end in a select through broadcasts and
 // andi only (then it is all true below n_full).
 
-func.func @guard_mask_through_or(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                                 %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                                 %scale: f32)
+func.func @guard_mask_through_or(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                                 %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                                 %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -29,9 +29,9 @@ func.func @guard_mask_through_or(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x
 
 // -----
 
-func.func @guard_mask_used_elsewhere(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                                     %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                                     %scale: f32)
+func.func @guard_mask_used_elsewhere(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                                     %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                                     %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -95,9 +95,9 @@
 // FIRST-NOT:       arith.select
 // FIRST:           tile.online_softmax
 // FIRST:         tile.broadcast %[[UNMASKED]]#1 along 1
-func.func @top_left(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                    %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                    %scale: f32)
+func.func @top_left(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                    %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                    %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 32, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -149,7 +149,7 @@ func.func @top_left(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
 // then the right edge; blocks outside [n_first, n_visible) are not visited.
 
 // CHECK-LABEL: func.func @window
-// CHECK-SAME:    %[[BAND_LO:[^:]*]]: index, %[[BAND_HI:[^:]*]]: index)
+// CHECK-SAME:    %[[BAND_LO:[^:]*]]: index {tile.arg = #tile.arg<window_lo>}, %[[BAND_HI:[^:]*]]: index {tile.arg = #tile.arg<window_hi>})
 // CHECK-SAME:    mask_split = true
 // CHECK-DAG:     %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : tensor<32xf32>
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<32xf32>
@@ -219,9 +219,9 @@ func.func @top_left(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
 // FIRST:         %[[UNMASKED:.*]]:2 = scf.for %{{.*}} = %[[N_LO]] to %[[N_FULL]] step %{{.*}} iter_args(%{{.*}} = %[[MASKED]]#0, %{{.*}} = %[[MASKED]]#1)
 // FIRST-NOT:       tile.window_mask
 // FIRST:         tile.broadcast %[[UNMASKED]]#1 along 1
-func.func @window(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                  %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                  %scale: f32, %lo: index, %hi: index)
+func.func @window(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                  %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                  %scale: f32 {tile.arg = #tile.arg<scale>}, %lo: index {tile.arg = #tile.arg<window_lo>}, %hi: index {tile.arg = #tile.arg<window_hi>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = window, block_m = 32, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -277,9 +277,9 @@ func.func @window(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
 // CHECK-NOT:       tile.causal_mask
 // CHECK:         scf.for
 // CHECK:           tile.causal_mask %[[ROW]],
-func.func @bottom_right(%q: !tile.view<?x?x?x16xbf16>, %k: !tile.view<?x?x?x16xbf16>,
-                        %v: !tile.view<?x?x?x16xbf16>, %o: !tile.view<?x?x?x16xbf16>,
-                        %scale: f32)
+func.func @bottom_right(%q: !tile.view<?x?x?x16xbf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xbf16> {tile.arg = #tile.arg<k>},
+                        %v: !tile.view<?x?x?x16xbf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xbf16> {tile.arg = #tile.arg<o>},
+                        %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = bf16, causal = bottom_right, block_m = 16, block_n = 32>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -328,9 +328,9 @@ func.func @bottom_right(%q: !tile.view<?x?x?x16xbf16>, %k: !tile.view<?x?x?x16xb
 // CHECK:         scf.for %{{.*}} = %[[N_FULL]] to
 // CHECK:           tile.causal_mask
 // CHECK:           arith.select
-func.func @no_bounds_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                          %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                          %scale: f32)
+func.func @no_bounds_mask(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                          %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                          %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -384,9 +384,9 @@ func.func @no_bounds_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16x
 // CHECK:           tile.bounds_mask
 // CHECK:           arith.select
 // CHECK:           tile.load %[[V]][{{.*}}] pad(0.000000e+00) :
-func.func @non_causal(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                      %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                      %scale: f32)
+func.func @non_causal(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                      %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                      %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -438,9 +438,9 @@ func.func @non_causal(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>
 // CHECK-NOT:       tile.bounds_mask
 // CHECK:         scf.for %{{.*}} = %[[N_FULL]] to %[[UB]]
 // CHECK:           tile.bounds_mask
-func.func @bounds_only(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                       %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                       %scale: f32)
+func.func @bounds_only(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                       %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                       %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -472,9 +472,9 @@ func.func @bounds_only(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16
 // CHECK:         scf.for
 // CHECK:           tile.bounds_mask
 // CHECK-NOT:     scf.for
-func.func @negative_invariant_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                                   %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                       %scale: f32)
+func.func @negative_invariant_mask(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                                   %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                       %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -504,9 +504,9 @@ func.func @negative_invariant_mask(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<
 // CHECK:         scf.for %{{.*}} = %[[LB:.*]] to
 // CHECK:           tile.causal_mask
 // CHECK-NOT:     scf.for
-func.func @negative_already_split(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                                  %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                                  %scale: f32)
+func.func @negative_already_split(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                                  %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                                  %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16, mask_split = true>} {
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
@@ -531,9 +531,9 @@ func.func @negative_already_split(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?
 
 // Errors: a structure the pass does not understand is never split silently.
 
-func.func @row_offset_in_loop(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                              %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                              %scale: f32)
+func.func @row_offset_in_loop(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                              %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                              %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -551,9 +551,9 @@ func.func @row_offset_in_loop(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?
 
 // -----
 
-func.func @column_not_block(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                            %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                            %scale: f32)
+func.func @column_not_block(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                            %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                            %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -569,9 +569,9 @@ func.func @column_not_block(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x1
 
 // -----
 
-func.func @step_not_one(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                        %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                        %scale: f32)
+func.func @step_not_one(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                        %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                        %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
@@ -587,9 +587,9 @@ func.func @step_not_one(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf1
 
 // -----
 
-func.func @two_causal_masks(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                            %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                            %scale: f32)
+func.func @two_causal_masks(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                            %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                            %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -606,9 +606,9 @@ func.func @two_causal_masks(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x1
 
 // -----
 
-func.func @bounds_mask_rank_2(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
-                              %v: !tile.view<?x?x?x16xf16>, %o: !tile.view<?x?x?x16xf16>,
-                              %scale: f32)
+func.func @bounds_mask_rank_2(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                              %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>},
+                              %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = top_left, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

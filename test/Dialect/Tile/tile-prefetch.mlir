@@ -61,7 +61,7 @@ func.func @prefetch_one_load(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
 // original ones were, and `stages` is recorded in tile.sdpa.
 
 // CHECK-LABEL: func.func @prefetch_k_and_v
-// CHECK-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16>, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16>, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16>,
+// CHECK-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>}, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>},
 // CHECK-SAME: tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16, stages = 2>
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
@@ -80,7 +80,7 @@ func.func @prefetch_one_load(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
 // With three stages, two blocks of each are in flight, oldest first.
 
 // STAGES3-LABEL: func.func @prefetch_k_and_v
-// STAGES3-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16>, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16>, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16>,
+// STAGES3-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>}, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>},
 // STAGES3-SAME: tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16, stages = 3>
 // STAGES3-DAG: %[[C0:.*]] = arith.constant 0 : index
 // STAGES3-DAG: %[[C1:.*]] = arith.constant 1 : index
@@ -102,7 +102,7 @@ func.func @prefetch_one_load(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
 // computation stays at the top). tile.sdpa records it.
 
 // AFTER2-LABEL: func.func @prefetch_k_and_v
-// AFTER2-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16>, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16>, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16>,
+// AFTER2-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>}, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>},
 // AFTER2-SAME: tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16, stages = 2, refill_after_use = true>
 // AFTER2-DAG: %[[C0:.*]] = arith.constant 0 : index
 // AFTER2-DAG: %[[C1:.*]] = arith.constant 1 : index
@@ -122,7 +122,7 @@ func.func @prefetch_one_load(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
 // flight: it follows the mma that reads that one.
 
 // AFTER3-LABEL: func.func @prefetch_k_and_v
-// AFTER3-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16>, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16>, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16>,
+// AFTER3-SAME: (%{{[^:]*}}: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>}, %[[K:[^:]*]]: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>}, %[[V:[^:]*]]: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>},
 // AFTER3-SAME: tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16, causal = none, block_m = 16, block_n = 16, stages = 3, refill_after_use = true>
 // AFTER3-DAG: %[[C0:.*]] = arith.constant 0 : index
 // AFTER3-DAG: %[[C1:.*]] = arith.constant 1 : index
@@ -137,10 +137,10 @@ func.func @prefetch_one_load(%k: !tile.view<?x?x16xf16>, %q: tensor<16x16xf16>,
 
 // STAGES4-LABEL: func.func @prefetch_k_and_v
 // STAGES4-SAME: stages = 4>
-func.func @prefetch_k_and_v(%q: !tile.view<?x?x?x16xf16>,
-                            %k: !tile.view<?x?x?x16xf16>,
-                            %v: !tile.view<?x?x?x16xf16>,
-                            %o: !tile.view<?x?x?x16xf16>, %scale: f32)
+func.func @prefetch_k_and_v(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>},
+                            %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                            %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>},
+                            %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>}, %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16,
                 causal = none, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index
@@ -488,10 +488,10 @@ func.func @refill_after_last_reader(%k: !tile.view<?x16xf16>,
 // STAGES1-NEXT: }
 // STAGES1-NEXT: %[[OUT:.*]] = arith.truncf %[[R]]
 // STAGES1-NEXT: tile.store %[[OUT]]
-func.func @negative_stages_1(%q: !tile.view<?x?x?x16xf16>,
-                             %k: !tile.view<?x?x?x16xf16>,
-                             %v: !tile.view<?x?x?x16xf16>,
-                             %o: !tile.view<?x?x?x16xf16>, %scale: f32)
+func.func @negative_stages_1(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<q>},
+                             %k: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<k>},
+                             %v: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<v>},
+                             %o: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg<o>}, %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16,
                 causal = none, block_m = 16, block_n = 16>} {
   %c0 = arith.constant 0 : index

@@ -39,9 +39,9 @@
 // ONLY-N-LABEL: func.func @square
 // ONLY-N-SAME:    block_m = 64, block_n = 16
 // ONLY-N:         tile.mma {{.*}} : tensor<64x64xf16>, tensor<64x16xf16> -> tensor<64x16xf32>
-func.func @square(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                  %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                  %scale: f32)
+func.func @square(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                  %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                  %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                                        causal = top_left,
                                        block_m = 64, block_n = 64>} {
@@ -99,9 +99,9 @@ func.func @negative_not_a_kernel() -> tensor<64xi32> {
 
 // A block index used in a way the pass cannot rescale is an error, not a
 // silent change.
-func.func @negative_unknown_use(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>,
-                                %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>,
-                                %scale: f32)
+func.func @negative_unknown_use(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+                                %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+                                %scale: f32 {tile.arg = #tile.arg<scale>})
     attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16,
                                        causal = none, block_m = 64, block_n = 64>} {
   %c0 = arith.constant 0 : index

@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -210,27 +211,113 @@ SdpaAttr SdpaAttr::withDeferPv() const {
              /*defer_pv=*/true, getSoftcap(), getLse(), getVarlen());
 }
 
-SmallVector<StringRef> SdpaAttr::getArgumentNames() const {
-  SmallVector<StringRef> names = {"q", "k", "v", "o", "scale"};
+SmallVector<ArgRole> SdpaAttr::getArgumentRoles() const {
+  SmallVector<ArgRole> roles = {ArgRole::Q, ArgRole::K, ArgRole::V, ArgRole::O,
+                                ArgRole::Scale};
   if (getCausal() == CausalMode::Window)
-    names.append({"window_lo", "window_hi"});
+    roles.append({ArgRole::WindowLo, ArgRole::WindowHi});
   if (getCausal() == CausalMode::Window && getVarlen())
-    names.push_back("window_align");
+    roles.push_back(ArgRole::WindowAlign);
   if (getSoftcap())
-    names.push_back("softcap");
+    roles.push_back(ArgRole::Softcap);
   if (getLse())
-    names.push_back("lse");
+    roles.push_back(ArgRole::Lse);
   if (getVarlen())
-    names.append({"cu_seqlens_q", "cu_seqlens_k"});
-  return names;
+    roles.append({ArgRole::CuSeqlensQ, ArgRole::CuSeqlensK});
+  return roles;
 }
 
-/// The kernel ABI that an SDPA attribute promises: (q, k, v, o, scale) with
-/// rank-4 views of the attribute's element type and head dim, and for a
-/// `window` kernel the band's diagonals (window_lo, window_hi: index, with
-/// `varlen` window_align: index), with `softcap` the cap (f32), with `lse` a
-/// rank-3 f32 view for the row log-sum-exps, with `varlen` the sequences'
-/// offsets (cu_seqlens_q, cu_seqlens_k: rank-1 i32 views).
+//===----------------------------------------------------------------------===//
+// ArgAttr and the arguments' roles
+//===----------------------------------------------------------------------===//
+
+/// A C identifier: what a captured input's name must be, as the manifest,
+/// the C API and Python name it.
+static bool isIdentifier(StringRef name) {
+  if (name.empty() || llvm::isDigit(name.front()))
+    return false;
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+LogicalResult ArgAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              ArgRole role, StringAttr name) {
+  if (role != ArgRole::Captured) {
+    if (name)
+      return emitError() << "only a captured input has a name; '"
+                         << stringifyArgRole(role) << "' is named by its role";
+    return success();
+  }
+  if (!name || !isIdentifier(name.getValue()))
+    return emitError() << "a captured input needs a name that is a C "
+                          "identifier, got "
+                       << (name ? "'" + name.getValue().str() + "'"
+                                : std::string("none"));
+  if (symbolizeArgRole(name.getValue()))
+    return emitError() << "a captured input may not take the name of a role, "
+                          "got '"
+                       << name.getValue() << "'";
+  return success();
+}
+
+StringRef ArgAttr::getArgumentName() const {
+  return getRole() == ArgRole::Captured ? getName().getValue()
+                                        : stringifyArgRole(getRole());
+}
+
+ArgAttr tiled_attn::tile::getArgAttr(FunctionOpInterface func, unsigned index) {
+  if (index >= func.getNumArguments())
+    return {};
+  return func.getArgAttrOfType<ArgAttr>(index, TileDialect::getArgAttrName());
+}
+
+BlockArgument tiled_attn::tile::findArgument(FunctionOpInterface func,
+                                             ArgRole role) {
+  if (func.isExternal())
+    return {};
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (ArgAttr arg = getArgAttr(func, i); arg && arg.getRole() == role)
+      return func.getArgument(i);
+  return {};
+}
+
+ArgAttr tiled_attn::tile::getArgAttrOf(Value value) {
+  while (auto slice = value.getDefiningOp<SliceOp>())
+    value = slice.getView();
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg)
+    return {};
+  auto func =
+      dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!func || func.isExternal() ||
+      arg.getOwner() != &func.getFunctionBody().front())
+    return {};
+  return getArgAttr(func, arg.getArgNumber());
+}
+
+std::optional<ArgRole> tiled_attn::tile::getArgRole(Value value) {
+  if (ArgAttr arg = getArgAttrOf(value))
+    return arg.getRole();
+  return std::nullopt;
+}
+
+std::string tiled_attn::tile::getArgumentName(FunctionOpInterface func,
+                                              unsigned index) {
+  if (ArgAttr arg = getArgAttr(func, index))
+    return arg.getArgumentName().str();
+  return "arg" + std::to_string(index);
+}
+
+/// The kernel ABI that an SDPA attribute promises: one argument of each of
+/// its roles (SdpaAttr::getArgumentRoles), in any order, each marked with
+/// its `tile.arg`: q, k, v, o rank-4 views of the attribute's element type
+/// and head dims, scale f32, for a `window` kernel the band's diagonals
+/// (window_lo, window_hi: index, with `varlen` window_align: index), with
+/// `softcap` the cap (f32), with `lse` a rank-3 f32 view for the row
+/// log-sum-exps, with `varlen` the sequences' offsets (cu_seqlens_q,
+/// cu_seqlens_k: rank-1 i32 views); besides them, captured inputs (views,
+/// or f32, i32 or index scalars) of distinct names, and the parameters a
+/// lowering added (`tilegpu.param`).
 static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   FunctionType type = func.getFunctionType();
   MLIRContext *ctx = func.getContext();
@@ -249,7 +336,7 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   };
   bool window = sdpa.getCausal() == CausalMode::Window;
   bool varlen = sdpa.getVarlen();
-  SmallVector<StringRef> names = sdpa.getArgumentNames();
+  SmallVector<ArgRole> roles = sdpa.getArgumentRoles();
   auto fail = [&]() {
     InFlightDiagnostic diag = func.emitOpError()
                               << "with 'tile.sdpa' expects arguments (";
@@ -270,14 +357,8 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
     diag << ") and no results, got " << type;
     return diag;
   };
-  // Arguments after these are parameters a lowering added, each tagged with
-  // its kernel parameter (the GPU level's tensor maps).
-  unsigned numArgs = names.size();
-  if (type.getNumInputs() < numArgs || type.getNumResults() != 0)
+  if (type.getNumResults() != 0)
     return fail();
-  for (unsigned i = numArgs; i < type.getNumInputs(); ++i)
-    if (!func.getArgAttr(i, "tilegpu.param"))
-      return fail();
   // A view of the rank and element type (and head dim) expected; its
   // other sizes may be static.
   auto viewLike = [](Type input, ViewType like) {
@@ -286,20 +367,80 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
            view.getElementType() == like.getElementType() &&
            (like.getRank() != 4 || view.getShape()[3] == like.getShape()[3]);
   };
-  for (auto [name, input] : llvm::zip(names, type.getInputs())) {
-    bool ok =
-        llvm::StringSwitch<bool>(name)
-            .Cases({"q", "k"}, viewLike(input, expected))
-            .Cases({"v", "o"}, viewLike(input, expectedV))
-            .Cases({"scale", "softcap"}, input.isF32())
-            .Cases({"window_lo", "window_hi", "window_align"}, input.isIndex())
-            .Case("lse", viewLike(input, lseView))
-            .Cases({"cu_seqlens_q", "cu_seqlens_k"},
-                   viewLike(input, offsetsView))
-            .Default(false);
+  SmallVector<bool> seen(roles.size(), false);
+  llvm::StringSet<> captured;
+  for (auto [index, input] : llvm::enumerate(type.getInputs())) {
+    // Parameters a lowering added, each tagged with its kernel parameter
+    // (the GPU level's tensor maps).
+    if (func.getArgAttr(index, "tilegpu.param"))
+      continue;
+    ArgAttr arg = getArgAttr(func, index);
+    if (!arg) {
+      // Without roles the arguments are the generator's, in its order (a
+      // shorter list is a missing argument).
+      if (index >= roles.size() || type.getNumInputs() != roles.size())
+        return fail();
+      return func.emitOpError()
+             << "argument #" << index << " has no '"
+             << TileDialect::getArgAttrName() << "' role (expected #tile.arg<"
+             << stringifyArgRole(roles[index]) << ">)";
+    }
+    if (arg.getRole() == ArgRole::Captured) {
+      if (!isa<ViewType>(input) && !input.isF32() &&
+          !input.isSignlessInteger(32) && !input.isIndex())
+        return func.emitOpError()
+               << "captured input '" << arg.getName().getValue()
+               << "' must be a view or an f32, i32 or index scalar, got "
+               << input;
+      if (!captured.insert(arg.getName().getValue()).second)
+        return func.emitOpError() << "two captured inputs named '"
+                                  << arg.getName().getValue() << "'";
+      continue;
+    }
+    auto *at = llvm::find(roles, arg.getRole());
+    if (at == roles.end())
+      return func.emitOpError()
+             << "argument #" << index << " is '"
+             << stringifyArgRole(arg.getRole())
+             << "', which this kernel's 'tile.sdpa' does not take";
+    if (seen[at - roles.begin()])
+      return func.emitOpError()
+             << "two arguments are '" << stringifyArgRole(arg.getRole()) << "'";
+    seen[at - roles.begin()] = true;
+    bool ok = false;
+    switch (arg.getRole()) {
+    case ArgRole::Q:
+    case ArgRole::K:
+      ok = viewLike(input, expected);
+      break;
+    case ArgRole::V:
+    case ArgRole::O:
+      ok = viewLike(input, expectedV);
+      break;
+    case ArgRole::Scale:
+    case ArgRole::Softcap:
+      ok = input.isF32();
+      break;
+    case ArgRole::WindowLo:
+    case ArgRole::WindowHi:
+    case ArgRole::WindowAlign:
+      ok = input.isIndex();
+      break;
+    case ArgRole::Lse:
+      ok = viewLike(input, lseView);
+      break;
+    case ArgRole::CuSeqlensQ:
+    case ArgRole::CuSeqlensK:
+      ok = viewLike(input, offsetsView);
+      break;
+    case ArgRole::Captured:
+      break;
+    }
     if (!ok)
       return fail();
   }
+  if (llvm::is_contained(seen, false))
+    return fail();
   return success();
 }
 
@@ -344,6 +485,19 @@ static LogicalResult verifyKernelFootprint(func::FuncOp func) {
        << " (the 65536 registers of one SM)";
   diag.attachNote(tooLarge.getLoc()) << "the value is here";
   return diag;
+}
+
+LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != getArgAttrName())
+    return op->emitError() << "unknown tile dialect argument attribute '"
+                           << attr.getName().getValue() << "'";
+  if (!isa<ArgAttr>(attr.getValue()))
+    return op->emitError() << "'" << getArgAttrName()
+                           << "' must be a #tile.arg attribute";
+  return success();
 }
 
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op,

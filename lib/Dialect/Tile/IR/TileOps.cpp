@@ -122,33 +122,27 @@ static LogicalResult verifyBlockAgainstSdpa(Operation *op, Value view,
   auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
   if (!sdpa)
     return success();
-  while (auto slice = view.getDefiningOp<SliceOp>())
-    view = slice.getView();
-  auto arg = dyn_cast<BlockArgument>(view);
-  if (!arg || func.isExternal() ||
-      arg.getOwner() != &func.getFunctionBody().front())
+  ArgAttr arg = getArgAttrOf(view);
+  if (!arg)
     return success();
-  SmallVector<StringRef> names = sdpa.getArgumentNames();
-  if (arg.getArgNumber() >= names.size())
-    return success();
-  StringRef name = names[arg.getArgNumber()];
+  StringRef name = arg.getArgumentName();
   int64_t d = sdpa.getHeadDim(), dv = sdpa.getValueHeadDim();
   int64_t bm = sdpa.getBlockM(), bn = sdpa.getBlockN();
   SmallVector<int64_t, 2> expected;
   StringRef rows, cols;
-  if (name == "q") {
+  if (arg.getRole() == ArgRole::Q) {
     expected = {bm, d};
     rows = "block_m", cols = "head_dim";
-  } else if (name == "k") {
+  } else if (arg.getRole() == ArgRole::K) {
     expected = {bn, d};
     rows = "block_n", cols = "head_dim";
-  } else if (name == "v") {
+  } else if (arg.getRole() == ArgRole::V) {
     expected = {bn, dv};
     rows = "block_n", cols = sdpa.getHeadDimV() ? "head_dim_v" : "head_dim";
-  } else if (name == "o") {
+  } else if (arg.getRole() == ArgRole::O) {
     expected = {bm, dv};
     rows = "block_m", cols = sdpa.getHeadDimV() ? "head_dim_v" : "head_dim";
-  } else if (name == "lse") {
+  } else if (arg.getRole() == ArgRole::Lse) {
     expected = {bm};
     rows = "block_m";
   } else {

@@ -80,7 +80,7 @@ struct TileHeavyFirstPass final
     auto cst = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value q = func.getArgument(0);
+    Value q = findArgument(func, ArgRole::Q);
     Value x = BlockIdOp::create(b, loc, Dim::X);
     Value y = BlockIdOp::create(b, loc, Dim::Y);
     Value z = BlockIdOp::create(b, loc, Dim::Z);

@@ -93,26 +93,25 @@ private:
 LogicalResult RetileAnalysis::seedAccess(Operation *op, Value view,
                                          ValueRange indices, Value tile,
                                          bool transpose) {
-  auto arg = dyn_cast<BlockArgument>(view);
-  // The log-sum-exps' view (an `lse` kernel's, named by its #tile.sdpa)
-  // has the query rows, as O.
-  bool lse = false;
-  if (arg && arg.getOwner() == &func.getBody().front())
-    if (auto sdpa =
-            func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName())) {
-      SmallVector<StringRef> names = sdpa.getArgumentNames();
-      lse = arg.getArgNumber() < names.size() &&
-            names[arg.getArgNumber()] == "lse";
-    }
-  if (!arg || arg.getOwner() != &func.getBody().front() ||
-      (arg.getArgNumber() > 3 && !lse))
-    return op->emitError() << "tile-retile: expects loads and stores of the "
-                              "kernel's q, k, v, o and lse arguments";
   // Q, O and the log-sum-exps are blocked by BLOCK_M along the sequence; K
   // and V by BLOCK_N.
-  Role role = arg.getArgNumber() == 0 || arg.getArgNumber() == 3 || lse
-                  ? Role::M
-                  : Role::N;
+  Role role;
+  std::optional<ArgRole> argRole =
+      isa<BlockArgument>(view) ? getArgRole(view) : std::nullopt;
+  switch (argRole.value_or(ArgRole::Captured)) {
+  case ArgRole::Q:
+  case ArgRole::O:
+  case ArgRole::Lse:
+    role = Role::M;
+    break;
+  case ArgRole::K:
+  case ArgRole::V:
+    role = Role::N;
+    break;
+  default:
+    return op->emitError() << "tile-retile: expects loads and stores of the "
+                              "kernel's q, k, v, o and lse arguments";
+  }
   auto tileTy = cast<ShapedType>(tile.getType());
   int64_t rank = tileTy.getRank(), viewRank = indices.size();
   const int64_t seqDim = 2;

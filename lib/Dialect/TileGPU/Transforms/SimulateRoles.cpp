@@ -372,11 +372,14 @@ LogicalResult Simulator::spawn() {
   auto sdpa =
       func->getAttrOfType<tile::SdpaAttr>(tile::TileDialect::getSdpaAttrName());
   if (sdpa && sdpa.getCausal() == tile::CausalMode::Window) {
-    bind(seeded, entry.getArgument(5), SimValue::ofInt(options.windowLo));
-    bind(seeded, entry.getArgument(6), SimValue::ofInt(options.windowHi));
+    bind(seeded, tile::findArgument(func, tile::ArgRole::WindowLo),
+         SimValue::ofInt(options.windowLo));
+    bind(seeded, tile::findArgument(func, tile::ArgRole::WindowHi),
+         SimValue::ofInt(options.windowHi));
     // A varlen kernel's band as given (the configurations cover the bands).
     if (sdpa.getVarlen())
-      bind(seeded, entry.getArgument(7), SimValue::ofInt(0));
+      bind(seeded, tile::findArgument(func, tile::ArgRole::WindowAlign),
+           SimValue::ofInt(0));
   }
   if (!roles) {
     Agent &none = seeded;
@@ -613,22 +616,18 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
   // A varlen kernel's one sequence (batch entry 0): offsets [0, seq-q] and
   // [0, seq-k]; its slices have their `size`s.
   if (auto read = dyn_cast<tile::ReadOp>(op)) {
-    auto arg = dyn_cast<BlockArgument>(read.getView());
-    auto sdpa = func->getAttrOfType<tile::SdpaAttr>(
-        tile::TileDialect::getSdpaAttrName());
-    SmallVector<StringRef> names;
-    if (sdpa)
-      names = sdpa.getArgumentNames();
-    if (!arg || read.getIndices().size() != 1 ||
-        arg.getArgNumber() >= names.size() ||
-        !names[arg.getArgNumber()].starts_with("cu_seqlens_"))
+    std::optional<tile::ArgRole> role = isa<BlockArgument>(read.getView())
+                                            ? tile::getArgRole(read.getView())
+                                            : std::nullopt;
+    if (read.getIndices().size() != 1 || (role != tile::ArgRole::CuSeqlensQ &&
+                                          role != tile::ArgRole::CuSeqlensK))
       return op->emitError() << "tilegpu-simulate-roles: reads only the "
                                 "offsets of a varlen kernel";
     FailureOr<int64_t> index = intOf(agent, read.getIndices()[0]);
     if (failed(index))
       return failure();
-    int64_t length = names[arg.getArgNumber()] == "cu_seqlens_k" ? options.seqK
-                                                                 : options.seqQ;
+    int64_t length =
+        role == tile::ArgRole::CuSeqlensK ? options.seqK : options.seqQ;
     bind(agent, read, SimValue::ofInt(*index == 0 ? 0 : length));
     next();
     return success();
@@ -648,11 +647,11 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
       return success();
     }
     Value view = slice ? slice.getView() : dim.getView();
-    auto arg = dyn_cast<BlockArgument>(view);
+    std::optional<tile::ArgRole> role = tile::getArgRole(view);
     int64_t d = static_cast<int64_t>(dim.getIndex());
     int64_t value = 1;
     if (d == 2)
-      value = (arg && (arg.getArgNumber() == 1 || arg.getArgNumber() == 2))
+      value = (role == tile::ArgRole::K || role == tile::ArgRole::V)
                   ? options.seqK
                   : options.seqQ;
     else if (d == 3)

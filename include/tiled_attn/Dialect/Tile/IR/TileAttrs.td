@@ -39,6 +39,59 @@ def Tile_CausalMode : I32EnumAttr<"CausalMode",
   let cppNamespace = "::tiled_attn::tile";
 }
 
+def Tile_ArgRole : I32EnumAttr<"ArgRole",
+    "what a kernel argument is to the kernel's caller", [
+    I32EnumAttrCase<"Q", 0, "q">,
+    I32EnumAttrCase<"K", 1, "k">,
+    I32EnumAttrCase<"V", 2, "v">,
+    I32EnumAttrCase<"O", 3, "o">,
+    I32EnumAttrCase<"Scale", 4, "scale">,
+    I32EnumAttrCase<"WindowLo", 5, "window_lo">,
+    I32EnumAttrCase<"WindowHi", 6, "window_hi">,
+    I32EnumAttrCase<"WindowAlign", 7, "window_align">,
+    I32EnumAttrCase<"Softcap", 8, "softcap">,
+    I32EnumAttrCase<"Lse", 9, "lse">,
+    I32EnumAttrCase<"CuSeqlensQ", 10, "cu_seqlens_q">,
+    I32EnumAttrCase<"CuSeqlensK", 11, "cu_seqlens_k">,
+    I32EnumAttrCase<"Captured", 12, "captured">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tiled_attn::tile";
+}
+
+def Tile_ArgAttr : AttrDef<Tile_Dialect, "Arg"> {
+  let mnemonic = "arg";
+  let summary = "The role of a kernel argument, as the argument attribute `tile.arg`";
+  let description = [{
+    Every argument of a `tile.sdpa` kernel carries, as its `tile.arg`
+    argument attribute, what it is to the caller: the tensors `q`, `k`, `v`,
+    `o`, the scalars and views its variant adds (`scale`, `window_lo`,
+    `window_hi`, `window_align`, `softcap`, `lse`, `cu_seqlens_q`,
+    `cu_seqlens_k`), or a `captured` input of a score or mask function,
+    with its name. Passes find arguments by role, never by position; the
+    kernel ABI names each kernel parameter after its argument's role (a
+    captured input after its name), and the runtime binds its arguments by
+    these names.
+
+    Example:
+
+    ```mlir
+    func.func @k(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>},
+                 ...,
+                 %slopes: !tile.view<?xf32> {tile.arg = #tile.arg<captured, "slopes">})
+    ```
+  }];
+  let parameters = (ins EnumParameter<Tile_ArgRole>:$role,
+                        OptionalParameter<"::mlir::StringAttr">:$name);
+  let assemblyFormat = "`<` $role (`,` $name^)? `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The name the caller knows the argument by: the role's, or a captured
+    /// input's own.
+    ::llvm::StringRef getArgumentName() const;
+  }];
+}
+
 def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
   let mnemonic = "sdpa";
   let summary = "What an SDPA kernel computes and the schedule it carries";
@@ -124,12 +177,12 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     SdpaAttr withExp2() const;
     SdpaAttr withRescaleThreshold(int64_t threshold) const;
     SdpaAttr withDeferPv() const;
-    /// The names of the kernel's arguments, in order: q, k, v, o, scale,
-    /// for a `window` kernel window_lo, window_hi (and with `varlen`
-    /// window_align), with `softcap` softcap, with `lse` lse, and with
-    /// `varlen` cu_seqlens_q, cu_seqlens_k. The kernel ABI and the runtime
-    /// know the arguments by these names.
-    ::llvm::SmallVector<::llvm::StringRef> getArgumentNames() const;
+    /// The roles of the arguments this kernel takes besides its captured
+    /// inputs, in the generator's order: q, k, v, o, scale, for a `window`
+    /// kernel window_lo, window_hi (and with `varlen` window_align), with
+    /// `softcap` softcap, with `lse` lse, and with `varlen` cu_seqlens_q,
+    /// cu_seqlens_k. Each appears once among the kernel's `tile.arg`s.
+    ::llvm::SmallVector<ArgRole> getArgumentRoles() const;
     /// The head dim of V and O: head_dim_v, or head_dim where it is 0.
     int64_t getValueHeadDim() const {
       return getHeadDimV() ? getHeadDimV() : getHeadDim();

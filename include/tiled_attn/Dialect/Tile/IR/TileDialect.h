@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h.inc"
 #include "tiled_attn/Dialect/Tile/IR/TileEnums.h.inc"
@@ -52,6 +53,22 @@ int64_t saturatingElementCount(llvm::ArrayRef<int64_t> shape);
 /// two or a multiple of 16, with at most kMaxTileElements elements: the
 /// shapes that tiles may take.
 bool isTileShape(mlir::ShapedType type);
+
+/// The role (`tile.arg`) of argument `index` of `func`, or null.
+ArgAttr getArgAttr(mlir::FunctionOpInterface func, unsigned index);
+
+/// The argument of `func` whose role is `role` (the first, for captured
+/// inputs), or null.
+mlir::BlockArgument findArgument(mlir::FunctionOpInterface func, ArgRole role);
+
+/// The role of the function argument that `value` is, or is a `tile.slice`
+/// of; null when it is no argument with a role.
+ArgAttr getArgAttrOf(mlir::Value value);
+std::optional<ArgRole> getArgRole(mlir::Value value);
+
+/// The name the kernel ABI gives argument `index` of `func`: its role's
+/// (ArgAttr::getArgumentName), or `arg<index>` without one.
+std::string getArgumentName(mlir::FunctionOpInterface func, unsigned index);
 
 } // namespace tiled_attn::tile
 

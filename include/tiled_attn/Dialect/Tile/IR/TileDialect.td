@@ -35,12 +35,18 @@ def Tile_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
     /// Name of the discardable function attribute that carries an SDPA
     /// kernel's semantics and schedule.
     static constexpr ::llvm::StringLiteral getSdpaAttrName() {
       return "tile.sdpa";
+    }
+    /// Name of the argument attribute that carries a kernel argument's
+    /// role (#tile.arg).
+    static constexpr ::llvm::StringLiteral getArgAttrName() {
+      return "tile.arg";
     }
   }];
 }
