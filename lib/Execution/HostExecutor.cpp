@@ -22,6 +22,7 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -200,7 +201,11 @@ double minimumF(double a, double b) {
 
 class Interpreter {
 public:
-  explicit Interpreter(std::array<int64_t, 3> blockId) : blockId(blockId) {}
+  /// With `padReads`, a tile.read outside its view reads 0 instead of
+  /// failing: how a score or mask function of tile.apply reads (it becomes a
+  /// tile.gather, which pads).
+  explicit Interpreter(std::array<int64_t, 3> blockId, bool padReads = false)
+      : blockId(blockId), padReads(padReads) {}
 
   /// Runs `block` with `args` bound to its arguments and returns the operands
   /// of its terminator in `results`.
@@ -232,6 +237,7 @@ private:
   LogicalResult execLogSumExp(LogSumExpOp op);
 
   std::array<int64_t, 3> blockId;
+  bool padReads;
   llvm::DenseMap<Value, RtValue> env;
   /// The loop iterations this program instance has run or is about to.
   uint64_t iterations = 0;
@@ -749,6 +755,11 @@ LogicalResult Interpreter::execute(Operation *op) {
         int64_t offset = ref.base;
         for (auto [d, idx] : llvm::enumerate(read.getIndices())) {
           int64_t i = getInt(idx);
+          if ((i < 0 || i >= ref.sizes[d]) && padReads) {
+            set(read, isIntegerLike(read.getType()) ? RtValue::integer(0)
+                                                    : RtValue::scalar(0.0));
+            return success();
+          }
           if (i < 0 || i >= ref.sizes[d])
             return read.emitError()
                    << "host execution: read at index " << i << " of dimension "
@@ -760,6 +771,71 @@ LogicalResult Interpreter::execute(Operation *op) {
         set(read, isIntegerLike(read.getType())
                       ? RtValue::integer(static_cast<int64_t>(element))
                       : RtValue::scalar(element));
+        return success();
+      })
+      .Case([&](GatherOp gather) -> LogicalResult {
+        const ViewRef &ref = *get(gather.getView()).view;
+        RtValue out;
+        out.shape = shapeOf(gather.getType());
+        out.isInt = isIntegerLike(gather.getType());
+        int64_t n = numElements(out.shape);
+        SmallVector<const RtValue *> indices;
+        for (Value idx : gather.getIndices())
+          indices.push_back(&get(idx));
+        double pad = gather.getPad().convertToDouble();
+        for (int64_t e = 0; e < n; ++e) {
+          int64_t offset = ref.base;
+          bool inside = true;
+          for (auto [d, idx] : llvm::enumerate(indices)) {
+            int64_t i = idx->ints[idx->ints.size() == 1 ? 0 : e];
+            inside &= i >= 0 && i < ref.sizes[d];
+            offset += i * ref.tensor->strides[d];
+          }
+          double element = inside ? ref.tensor->data[offset] : pad;
+          if (out.isInt)
+            out.ints.push_back(static_cast<int64_t>(element));
+          else
+            out.data.push_back(element);
+        }
+        set(gather, std::move(out));
+        return success();
+      })
+      .Case([&](ApplyOp apply) -> LogicalResult {
+        // The function as written, one element at a time: the semantics
+        // tile-vectorize-apply must keep.
+        auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            apply, apply.getCalleeAttr());
+        RtValue out;
+        out.shape = shapeOf(apply.getType());
+        out.isInt = !apply.getScore();
+        int64_t rows = out.shape[0], cols = out.shape[1];
+        const RtValue *score =
+            apply.getScore() ? &get(apply.getScore()) : nullptr;
+        int64_t q0 = getInt(apply.getQStart()), k0 = getInt(apply.getKvStart());
+        SmallVector<RtValue> args;
+        if (score)
+          args.push_back(RtValue::scalar(0.0));
+        args.append({get(apply.getBatch()), get(apply.getHead()),
+                     RtValue::integer(0), RtValue::integer(0)});
+        for (Value capture : apply.getCaptures())
+          args.push_back(get(capture));
+        unsigned first = score ? 1 : 0;
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            if (score)
+              args[0] = RtValue::scalar(score->data[i * cols + j]);
+            args[first + 2] = RtValue::integer(q0 + i);
+            args[first + 3] = RtValue::integer(k0 + j);
+            Interpreter inner(blockId, /*padReads=*/true);
+            SmallVector<RtValue> results;
+            if (failed(inner.runBlock(fn.getBody().front(), args, results)))
+              return failure();
+            if (out.isInt)
+              out.ints.push_back(results[0].intValue() ? -1 : 0);
+            else
+              out.data.push_back(results[0].scalarValue());
+          }
+        set(apply, std::move(out));
         return success();
       })
       .Case([&](IotaOp iota) {
@@ -1025,15 +1101,10 @@ LogicalResult Interpreter::executeIntegerMath(Operation *op) {
 // Kernel launch
 //===----------------------------------------------------------------------===//
 
-LogicalResult tiled_attn::exec::runKernel(func::FuncOp kernel,
-                                          ArrayRef<KernelArg> args,
-                                          std::array<int64_t, 3> grid) {
-  if (kernel.isExternal())
-    return kernel.emitError() << "host execution needs a kernel with a body";
+/// The run-time values of `args`, checked against `fn`'s signature.
+static FailureOr<SmallVector<RtValue>> bindArguments(func::FuncOp kernel,
+                                                     ArrayRef<KernelArg> args) {
   FunctionType type = kernel.getFunctionType();
-  if (type.getNumResults() != 0)
-    return kernel.emitError() << "host execution expects a kernel with no "
-                                 "results";
   if (type.getNumInputs() != args.size())
     return kernel.emitError()
            << "host execution: the kernel takes " << type.getNumInputs()
@@ -1073,13 +1144,50 @@ LogicalResult tiled_attn::exec::runKernel(func::FuncOp kernel,
           wrapToWidth(static_cast<uint64_t>(arg.integer), intWidth(input))));
   }
 
+  return bound;
+}
+
+LogicalResult tiled_attn::exec::runKernel(func::FuncOp kernel,
+                                          ArrayRef<KernelArg> args,
+                                          std::array<int64_t, 3> grid) {
+  if (kernel.isExternal())
+    return kernel.emitError() << "host execution needs a kernel with a body";
+  FunctionType type = kernel.getFunctionType();
+  if (type.getNumResults() != 0)
+    return kernel.emitError() << "host execution expects a kernel with no "
+                                 "results";
+  FailureOr<SmallVector<RtValue>> bound = bindArguments(kernel, args);
+  if (failed(bound))
+    return failure();
   for (int64_t z = 0; z < grid[2]; ++z)
     for (int64_t y = 0; y < grid[1]; ++y)
       for (int64_t x = 0; x < grid[0]; ++x) {
         Interpreter interp({x, y, z});
         SmallVector<RtValue> results;
-        if (failed(interp.runBlock(kernel.getBody().front(), bound, results)))
+        if (failed(interp.runBlock(kernel.getBody().front(), *bound, results)))
           return failure();
       }
   return success();
+}
+
+FailureOr<double>
+tiled_attn::exec::callScalarFunction(func::FuncOp fn,
+                                     ArrayRef<KernelArg> args) {
+  if (fn.isExternal() || fn.getBody().getBlocks().size() != 1 ||
+      fn.getFunctionType().getNumResults() != 1)
+    return fn.emitError() << "host execution: a scalar function needs one "
+                             "block and one result";
+  FailureOr<SmallVector<RtValue>> bound = bindArguments(fn, args);
+  if (failed(bound))
+    return failure();
+  Interpreter interp({0, 0, 0}, /*padReads=*/true);
+  SmallVector<RtValue> results;
+  if (failed(interp.runBlock(fn.getBody().front(), *bound, results)))
+    return failure();
+  const RtValue &r = results.front();
+  if (!r.isInt)
+    return r.scalarValue();
+  if (fn.getFunctionType().getResult(0).isInteger(1))
+    return r.intValue() != 0 ? 1.0 : 0.0;
+  return static_cast<double>(r.intValue());
 }

@@ -49,12 +49,14 @@ Band tiled_attn::exec::windowBand(int64_t left, int64_t right, bool causal,
 void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
                                      HostTensor &v, HostTensor &out,
                                      double scale, Band band, double softcap,
-                                     HostTensor *lse) {
+                                     HostTensor *lse,
+                                     const ScoreFunctions *functions) {
   int64_t batch = q.sizes[0], heads = q.sizes[1], seqQ = q.sizes[2],
           seqK = k.sizes[2], dim = q.sizes[3], dimV = v.sizes[3];
   // Grouped KV heads: query head h reads K/V head h / (H_q / H_kv).
   int64_t group = heads / k.sizes[1];
   std::vector<double> scores(seqK);
+  const double minusInf = -std::numeric_limits<double>::infinity();
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t i = 0; i < seqQ; ++i) {
@@ -68,8 +70,15 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
             s += q.at({b, h, i, d}) * k.at({b, h / group, j, d});
           scores[j] = softcap > 0.0 ? softcap * std::tanh(s * scale / softcap)
                                     : s * scale;
+          if (functions && functions->score)
+            scores[j] = functions->score(scores[j], b, h, i, j);
+          if (functions && functions->mask && !functions->mask(b, h, i, j))
+            scores[j] = minusInf;
           maxScore = std::max(maxScore, scores[j]);
         }
+        // A row whose every key is masked sees no key.
+        if (maxScore == minusInf)
+          end = first;
         double sum = 0.0;
         for (int64_t j = first; j < end; ++j) {
           scores[j] = std::exp(scores[j] - maxScore);

@@ -15,14 +15,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Execution/HostExecutor.h"
 #include "tiled_attn/Execution/SdpaReference.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -30,6 +33,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <deque>
 #include <random>
 
 using namespace mlir;
@@ -89,6 +93,16 @@ static cl::opt<double>
                  cl::desc("Largest relative L2 error accepted (default 2e-3 "
                           "for f16, 1e-2 for bf16)"),
                  cl::init(0.0), cl::cat(runCategory));
+
+static cl::list<std::string> captureOpts(
+    "capture",
+    cl::desc("A captured input of the kernel's score and mask functions, "
+             "by its name: name=DIMS:LO:HI for a view, DIMS its sizes "
+             "joined by 'x', each a number or B, H, Hkv, Sq, Sk, filled with "
+             "uniform random values in [LO, HI] (integers for an integer "
+             "view); name=VALUE for a scalar. The reference applies the "
+             "functions of the kernel's tile.apply ops to them"),
+    cl::cat(runCategory));
 
 static cl::opt<double> lseToleranceOpt(
     "lse-tolerance",
@@ -250,6 +264,227 @@ static double maxLseError(const HostTensor &a, const HostTensor &b) {
   return worst;
 }
 
+/// What a launch binds to the kernel's arguments, by role.
+struct RoleValues {
+  HostTensor *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr,
+             *lse = nullptr, *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
+  double scale = 0.0, softcap = 0.0;
+  int64_t windowLo = 0, windowHi = 0, windowAlign = 0;
+  /// The captured inputs, by name.
+  llvm::StringMap<KernelArg> *captured = nullptr;
+};
+
+/// The arguments of `f` in its order, each the value of its role.
+static FailureOr<SmallVector<KernelArg>> bindByRole(func::FuncOp f,
+                                                    const RoleValues &values) {
+  SmallVector<KernelArg> args;
+  for (unsigned i = 0, e = f.getNumArguments(); i < e; ++i) {
+    tile::ArgAttr arg = tile::getArgAttr(f, i);
+    if (!arg)
+      return f.emitError() << "argument #" << i << " has no role";
+    auto view = [&](HostTensor *t) -> LogicalResult {
+      if (!t)
+        return failure();
+      args.push_back(KernelArg::view(*t));
+      return success();
+    };
+    LogicalResult ok = success();
+    switch (arg.getRole()) {
+    case tile::ArgRole::Q:
+      ok = view(values.q);
+      break;
+    case tile::ArgRole::K:
+      ok = view(values.k);
+      break;
+    case tile::ArgRole::V:
+      ok = view(values.v);
+      break;
+    case tile::ArgRole::O:
+      ok = view(values.o);
+      break;
+    case tile::ArgRole::Lse:
+      ok = view(values.lse);
+      break;
+    case tile::ArgRole::CuSeqlensQ:
+      ok = view(values.cuSeqlensQ);
+      break;
+    case tile::ArgRole::CuSeqlensK:
+      ok = view(values.cuSeqlensK);
+      break;
+    case tile::ArgRole::Scale:
+      args.push_back(KernelArg::value(values.scale));
+      break;
+    case tile::ArgRole::Softcap:
+      args.push_back(KernelArg::value(values.softcap));
+      break;
+    case tile::ArgRole::WindowLo:
+      args.push_back(KernelArg::index(values.windowLo));
+      break;
+    case tile::ArgRole::WindowHi:
+      args.push_back(KernelArg::index(values.windowHi));
+      break;
+    case tile::ArgRole::WindowAlign:
+      args.push_back(KernelArg::index(values.windowAlign));
+      break;
+    case tile::ArgRole::Captured: {
+      auto it = values.captured ? values.captured->find(arg.getArgumentName())
+                                : llvm::StringMap<KernelArg>::iterator();
+      if (!values.captured || it == values.captured->end())
+        return f.emitError() << "captured input '" << arg.getArgumentName()
+                             << "' has no value: give it with --capture";
+      args.push_back(it->second);
+      break;
+    }
+    }
+    if (failed(ok))
+      return f.emitError() << "argument #" << i << " ('"
+                           << arg.getArgumentName()
+                           << "') has no value in this run";
+  }
+  return args;
+}
+
+/// The captured inputs of --capture for one problem: tensors filled with
+/// uniform random values (kept in `storage`) and scalars, by name.
+static FailureOr<llvm::StringMap<KernelArg>>
+makeCaptures(func::FuncOp kernel, std::deque<HostTensor> &storage,
+             std::mt19937_64 &rng, int64_t batch, int64_t heads,
+             int64_t kvHeads, int64_t seqQ, int64_t seqK) {
+  llvm::StringMap<KernelArg> captured;
+  for (const std::string &spec : captureOpts) {
+    auto [name, value] = StringRef(spec).split('=');
+    BlockArgument arg;
+    for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i)
+      if (tile::ArgAttr a = tile::getArgAttr(kernel, i);
+          a && a.getRole() == tile::ArgRole::Captured &&
+          a.getArgumentName() == name)
+        arg = kernel.getArgument(i);
+    if (!arg)
+      return kernel.emitError() << "--capture: the kernel has no captured "
+                                   "input named '"
+                                << name << "'";
+    Type type = arg.getType();
+    auto view = dyn_cast<tile::ViewType>(type);
+    if (!view) {
+      double scalar;
+      if (value.getAsDouble(scalar))
+        return kernel.emitError()
+               << "--capture: expected " << name << "=VALUE for a scalar, got '"
+               << spec << "'";
+      captured[name] = type.isF32() ? KernelArg::value(scalar)
+                                    : KernelArg::index(int64_t(scalar));
+      continue;
+    }
+    SmallVector<StringRef> parts;
+    value.split(parts, ':');
+    double lo, hi;
+    if (parts.size() != 3 || parts[1].getAsDouble(lo) ||
+        parts[2].getAsDouble(hi) || lo > hi)
+      return kernel.emitError()
+             << "--capture: expected " << name
+             << "=DIMS:LO:HI for a view, got '" << spec << "'";
+    std::vector<int64_t> sizes;
+    SmallVector<StringRef> dims;
+    parts[0].split(dims, 'x');
+    for (StringRef d : dims) {
+      int64_t size;
+      if (d == "B")
+        size = batch;
+      else if (d == "H")
+        size = heads;
+      else if (d == "Hkv")
+        size = kvHeads;
+      else if (d == "Sq")
+        size = seqQ;
+      else if (d == "Sk")
+        size = seqK;
+      else if (d.getAsInteger(10, size) || size < 0)
+        return kernel.emitError() << "--capture: '" << d
+                                  << "' is no size (a number, B, H, Hkv, "
+                                     "Sq or Sk)";
+      sizes.push_back(size);
+    }
+    if (static_cast<int64_t>(sizes.size()) != view.getRank())
+      return kernel.emitError()
+             << "--capture: '" << name << "' is a rank-" << view.getRank()
+             << " view, given " << sizes.size() << " sizes";
+    HostTensor &t =
+        storage.emplace_back(HostTensor::create(view.getElementType(), sizes));
+    bool integer = view.getElementType().isInteger();
+    for (double &x : t.data) {
+      if (integer)
+        x = std::uniform_int_distribution<int64_t>(int64_t(lo),
+                                                   int64_t(hi))(rng);
+      else
+        x = roundToType(std::uniform_real_distribution<double>(lo, hi)(rng),
+                        view.getElementType());
+    }
+    captured[name] = KernelArg::view(t);
+  }
+  for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i)
+    if (tile::ArgAttr a = tile::getArgAttr(kernel, i);
+        a && a.getRole() == tile::ArgRole::Captured &&
+        !captured.count(a.getArgumentName()))
+      return kernel.emitError() << "captured input '" << a.getArgumentName()
+                                << "' has no value: give it with --capture";
+  return captured;
+}
+
+/// The score and mask functions of the kernel's tile.apply ops, for the
+/// reference: each applies its function through the host executor to the
+/// captured inputs the op passes (kernel arguments).
+static FailureOr<ScoreFunctions>
+referenceFunctions(func::FuncOp kernel,
+                   const llvm::StringMap<KernelArg> &captured) {
+  ScoreFunctions functions;
+  SmallVector<tile::ApplyOp> applies;
+  kernel.walk([&](tile::ApplyOp apply) { applies.push_back(apply); });
+  std::vector<std::function<bool(int64_t, int64_t, int64_t, int64_t)>> masks;
+  for (tile::ApplyOp apply : applies) {
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        apply, apply.getCalleeAttr());
+    SmallVector<KernelArg> extra;
+    for (Value capture : apply.getCaptures()) {
+      tile::ArgAttr arg = tile::getArgAttrOf(capture);
+      if (!arg || arg.getRole() != tile::ArgRole::Captured ||
+          !captured.count(arg.getArgumentName()))
+        return apply.emitError() << "the reference takes captured inputs "
+                                    "that are the kernel's own, given with "
+                                    "--capture";
+      extra.push_back(captured.lookup(arg.getArgumentName()));
+    }
+    auto call = [fn, extra](std::optional<double> score, int64_t b, int64_t h,
+                            int64_t q, int64_t kv) {
+      SmallVector<KernelArg> args;
+      if (score)
+        args.push_back(KernelArg::value(*score));
+      for (int64_t i : {b, h, q, kv})
+        args.push_back(KernelArg::index(i));
+      args.append(extra.begin(), extra.end());
+      FailureOr<double> r = callScalarFunction(fn, args);
+      if (failed(r))
+        llvm::report_fatal_error("the reference could not run a score or "
+                                 "mask function");
+      return *r;
+    };
+    if (apply.getScore()) {
+      if (functions.score)
+        return apply.emitError() << "the reference takes one score function";
+      functions.score = [call](double s, int64_t b, int64_t h, int64_t q,
+                               int64_t kv) { return call(s, b, h, q, kv); };
+    } else {
+      masks.push_back([call](int64_t b, int64_t h, int64_t q, int64_t kv) {
+        return call(std::nullopt, b, h, q, kv) != 0.0;
+      });
+    }
+  }
+  if (!masks.empty())
+    functions.mask = [masks](int64_t b, int64_t h, int64_t q, int64_t kv) {
+      return llvm::all_of(masks, [&](auto &m) { return m(b, h, q, kv); });
+    };
+  return functions;
+}
+
 /// Runs `kernel` (and `other`, when given) on random inputs of each shape
 /// and compares with the float64 reference; prints a line per shape.
 /// Returns the exit code: 0 when every shape passes.
@@ -301,8 +536,17 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     std::fill(lse.data.begin(), lse.data.end(),
               std::numeric_limits<double>::quiet_NaN());
     HostTensor lseRef = lse;
+    std::deque<HostTensor> captureStorage;
+    FailureOr<llvm::StringMap<KernelArg>> captured =
+        makeCaptures(kernel, captureStorage, rng, batchOpt, headsOpt, kvHeads,
+                     shape.seqQ, shape.seqK);
+    if (failed(captured))
+      return 1;
+    FailureOr<ScoreFunctions> functions = referenceFunctions(kernel, *captured);
+    if (failed(functions))
+      return 1;
     sdpaReference(q, k, v, ref, scale, band, softcap,
-                  sdpa.getLse() ? &lseRef : nullptr);
+                  sdpa.getLse() ? &lseRef : nullptr, &*functions);
 
     // Runs a kernel on (q, k, v) into `dest` on its grid (ceil(S_q /
     // block_m), H, B), and counts the elements it left unwritten.
@@ -313,16 +557,14 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
               .getBlockM();
       std::array<int64_t, 3> grid = {(shape.seqQ + blockM - 1) / blockM,
                                      headsOpt, batchOpt};
-      SmallVector<KernelArg> args{KernelArg::view(q), KernelArg::view(k),
-                                  KernelArg::view(v), KernelArg::view(dest),
-                                  KernelArg::value(scale)};
-      if (window) // the band's diagonals: window_lo, window_hi
-        args.append({KernelArg::index(band.lo), KernelArg::index(band.hi)});
-      if (softcap > 0.0)
-        args.push_back(KernelArg::value(softcap));
-      if (sdpa.getLse())
-        args.push_back(KernelArg::view(lseDest));
-      if (failed(runKernel(f, args, grid)))
+      RoleValues values;
+      values.q = &q, values.k = &k, values.v = &v, values.o = &dest;
+      values.lse = &lseDest;
+      values.scale = scale, values.softcap = softcap;
+      values.windowLo = band.lo, values.windowHi = band.hi;
+      values.captured = &*captured;
+      FailureOr<SmallVector<KernelArg>> args = bindByRole(f, values);
+      if (failed(args) || failed(runKernel(f, *args, grid)))
         return failure();
       auto isNan = [](double x) { return std::isnan(x); };
       return llvm::count_if(dest.data, isNan) +
@@ -496,18 +738,16 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
             .getBlockM();
     std::array<int64_t, 3> grid = {
         std::max<int64_t>(1, (maxQ + blockM - 1) / blockM), heads, numSeqs};
-    SmallVector<KernelArg> args{KernelArg::view(q), KernelArg::view(k),
-                                KernelArg::view(v), KernelArg::view(dest),
-                                KernelArg::value(scale)};
-    if (window)
-      args.append({KernelArg::index(lo), KernelArg::index(hi),
-                   KernelArg::index(request.bottomRight ? 1 : 0)});
-    if (softcap > 0.0)
-      args.push_back(KernelArg::value(softcap));
-    if (sdpa.getLse())
-      args.push_back(KernelArg::view(lseDest));
-    args.append({KernelArg::view(cuQ), KernelArg::view(cuK)});
-    return runKernel(f, args, grid);
+    RoleValues values;
+    values.q = &q, values.k = &k, values.v = &v, values.o = &dest;
+    values.lse = &lseDest, values.cuSeqlensQ = &cuQ, values.cuSeqlensK = &cuK;
+    values.scale = scale, values.softcap = softcap;
+    values.windowLo = lo, values.windowHi = hi;
+    values.windowAlign = request.bottomRight ? 1 : 0;
+    FailureOr<SmallVector<KernelArg>> args = bindByRole(f, values);
+    if (failed(args))
+      return failure();
+    return runKernel(f, *args, grid);
   };
   // Checks one run: the sequences' rows against the reference, the rows
   // past the last sequence unwritten.

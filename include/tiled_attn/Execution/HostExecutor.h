@@ -65,6 +65,12 @@ mlir::LogicalResult runKernel(mlir::func::FuncOp kernel,
                               llvm::ArrayRef<KernelArg> args,
                               std::array<int64_t, 3> grid);
 
+/// Runs the single-block function `fn` (a score or mask function of
+/// tile.apply) on `args` and returns its one result: a float, or an integer
+/// (an i1 as 0 or 1).
+mlir::FailureOr<double> callScalarFunction(mlir::func::FuncOp fn,
+                                           llvm::ArrayRef<KernelArg> args);
+
 /// Rounds `value` to the nearest value of `type` (f16, bf16 or f32; ties to
 /// even), as a conversion to that type would.
 double roundToType(double value, mlir::Type type);

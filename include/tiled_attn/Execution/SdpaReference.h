@@ -11,6 +11,8 @@
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Execution/HostExecutor.h"
 
+#include <functional>
+
 namespace tiled_attn::exec {
 
 /// softmax(scale * Q Kᵀ + mask) V in float64 for [B, H, S, D] tensors,
@@ -41,9 +43,22 @@ Band windowBand(int64_t left, int64_t right, bool causal, bool bottomRight,
 /// sees no key has an output of 0. With `softcap` > 0 each score is
 /// softcap * tanh(scale * s / softcap). With `lse` ([B, H_q, S_q]), each
 /// row's log-sum-exp of its scores goes there (-inf for a row with no key).
+/// A score function and a mask function of (batch, head, query, key), as
+/// FlexAttention's score_mod and mask_mod: the score function takes the
+/// scaled score (after the softcap, when there is one) and gives the score
+/// the softmax sees; the mask function says whether the query sees the key
+/// (within the band). Either may be empty.
+struct ScoreFunctions {
+  std::function<double(double score, int64_t b, int64_t h, int64_t q,
+                       int64_t kv)>
+      score;
+  std::function<bool(int64_t b, int64_t h, int64_t q, int64_t kv)> mask;
+};
+
 void sdpaReference(HostTensor &q, HostTensor &k, HostTensor &v, HostTensor &out,
                    double scale, Band band, double softcap = 0.0,
-                   HostTensor *lse = nullptr);
+                   HostTensor *lse = nullptr,
+                   const ScoreFunctions *functions = nullptr);
 
 /// ||a - b|| / ||b|| over all elements (||a - b|| when b is all zero).
 double relativeL2(HostTensor &a, HostTensor &b);

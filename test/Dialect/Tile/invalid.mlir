@@ -712,3 +712,82 @@ func.func @kernel_value_overflow(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.
   %acc = arith.constant dense<0.0> : tensor<4294967296x4294967296x4294967296xf32>
   return
 }
+
+// -----
+
+func.func @gather_rank(%v: !tile.view<?x?xi32>, %i: tensor<64xi32>) -> tensor<64xi32> {
+  // expected-error @+1 {{'tile.gather' op expects 2 indices for a rank-2 view, got 1}}
+  %r = tile.gather %v[%i] pad(0.0) : !tile.view<?x?xi32>, tensor<64xi32> -> tensor<64xi32>
+  return %r : tensor<64xi32>
+}
+
+// -----
+
+func.func @gather_shape(%v: !tile.view<?x?xi32>, %b: index, %i: tensor<32xi32>) -> tensor<64xi32> {
+  // expected-error @+1 {{'tile.gather' op expects index 1 to be an index or a tile of the result's shape, got 'tensor<32xi32>'}}
+  %r = tile.gather %v[%b, %i] pad(0.0) : !tile.view<?x?xi32>, index, tensor<32xi32> -> tensor<64xi32>
+  return %r : tensor<64xi32>
+}
+
+// -----
+
+func.func @gather_type(%v: !tile.view<?xf32>, %i: tensor<64xi32>) -> tensor<64xi32> {
+  // expected-error @+1 {{'tile.gather' op expects a result of the view's element type 'f32', got 'tensor<64xi32>'}}
+  %r = tile.gather %v[%i] pad(0.0) : !tile.view<?xf32>, tensor<64xi32> -> tensor<64xi32>
+  return %r : tensor<64xi32>
+}
+
+// -----
+
+func.func @gather_scalar(%v: !tile.view<?xf32>, %i: index) -> tensor<64xf32> {
+  // expected-error @+1 {{'tile.gather' op expects at least one tile of indices (one element at scalar indices is tile.read)}}
+  %r = tile.gather %v[%i] pad(0.0) : !tile.view<?xf32>, index -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+func.func @apply_missing(%i: index) -> tensor<16x16xi1> {
+  // expected-error @+1 {{'tile.apply' op expects 'nowhere' to be a func.func of the module}}
+  %m = tile.apply @nowhere at(%i, %i, %i, %i) : tensor<16x16xi1>
+  return %m : tensor<16x16xi1>
+}
+
+// -----
+
+func.func private @declared(index, index, index, index) -> i1
+
+func.func @apply_declared(%i: index) -> tensor<16x16xi1> {
+  // expected-error @+1 {{'tile.apply' op expects 'declared' to have a body (it is inlined)}}
+  %m = tile.apply @declared at(%i, %i, %i, %i) : tensor<16x16xi1>
+  return %m : tensor<16x16xi1>
+}
+
+// -----
+
+func.func @mask_f32(%b: index, %h: index, %q: index, %kv: index) -> f32 {
+  %c = arith.constant 0.0 : f32
+  return %c : f32
+}
+
+func.func @apply_signature(%i: index) -> tensor<16x16xi1> {
+  // expected-error @+1 {{'tile.apply' op expects 'mask_f32' of type '(index, index, index, index) -> i1' (batch, head, q_idx, kv_idx, captures), got '(index, index, index, index) -> f32'}}
+  %m = tile.apply @mask_f32 at(%i, %i, %i, %i) : tensor<16x16xi1>
+  return %m : tensor<16x16xi1>
+}
+
+// -----
+
+func.func @apply_mask_type(%i: index) -> tensor<16x16xf32> {
+  // expected-error @+1 {{'tile.apply' op expects a mask function (no score) to give an i1 tile, got 'tensor<16x16xf32>'}}
+  %m = tile.apply @f at(%i, %i, %i, %i) : tensor<16x16xf32>
+  return %m : tensor<16x16xf32>
+}
+
+// -----
+
+func.func @apply_score_type(%s: tensor<16x16xf32>, %i: index) -> tensor<16x32xf32> {
+  // expected-error @+1 {{'tile.apply' op expects a score function's result to be the score's type 'tensor<16x16xf32>', got 'tensor<16x32xf32>'}}
+  %m = tile.apply @f score(%s : tensor<16x16xf32>) at(%i, %i, %i, %i) : tensor<16x32xf32>
+  return %m : tensor<16x32xf32>
+}

@@ -238,6 +238,40 @@ func.func private @sdpa_decl_none(!tile.view<1x2x?x16xf16> {tile.arg = #tile.arg
     attributes {tile.sdpa = #tile.sdpa<head_dim = 16, element_type = f16,
                 causal = none, block_m = 16, block_n = 256>}
 
+// CHECK-LABEL: func.func @gather
+// CHECK: tile.gather %{{.*}}[%{{.*}}, %{{.*}}] pad(-1.000000e+00) : <?x?xi32>, index, tensor<64xi32> -> tensor<64xi32>
+// CHECK: tile.gather %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] pad(0.000000e+00) : <?x?x?x?xf32>, index, index, tensor<16x32xi32>, tensor<16x32xi32> -> tensor<16x32xf32>
+func.func @gather(%doc: !tile.view<?x?xi32>, %bias: !tile.view<?x?x?x?xf32>,
+                  %b: index, %kv: tensor<64xi32>, %qs: tensor<16x32xi32>,
+                  %ks: tensor<16x32xi32>) -> (tensor<64xi32>, tensor<16x32xf32>) {
+  %d = tile.gather %doc[%b, %kv] pad(-1.0) : !tile.view<?x?xi32>, index, tensor<64xi32> -> tensor<64xi32>
+  %x = tile.gather %bias[%b, %b, %qs, %ks] pad(0.0)
+      : !tile.view<?x?x?x?xf32>, index, index, tensor<16x32xi32>, tensor<16x32xi32> -> tensor<16x32xf32>
+  return %d, %x : tensor<64xi32>, tensor<16x32xf32>
+}
+
+func.func @softcap_fn(%s: f32, %b: index, %h: index, %q: index, %kv: index, %cap: f32) -> f32 {
+  %x = arith.divf %s, %cap : f32
+  %t = math.tanh %x : f32
+  %r = arith.mulf %t, %cap : f32
+  return %r : f32
+}
+
+func.func @causal_fn(%b: index, %h: index, %q: index, %kv: index) -> i1 {
+  %r = arith.cmpi ule, %kv, %q : index
+  return %r : i1
+}
+
+// CHECK-LABEL: func.func @apply
+// CHECK: tile.apply @softcap_fn score(%{{.*}} : tensor<64x32xf32>) at(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) captures(%{{.*}} : f32) : tensor<64x32xf32>
+// CHECK: tile.apply @causal_fn at(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : tensor<64x32xi1>
+func.func @apply(%s: tensor<64x32xf32>, %i: index, %cap: f32) -> (tensor<64x32xf32>, tensor<64x32xi1>) {
+  %r = tile.apply @softcap_fn score(%s : tensor<64x32xf32>) at(%i, %i, %i, %i)
+      captures(%cap : f32) : tensor<64x32xf32>
+  %m = tile.apply @causal_fn at(%i, %i, %i, %i) : tensor<64x32xi1>
+  return %r, %m : tensor<64x32xf32>, tensor<64x32xi1>
+}
+
 // The roles, not the positions, say what each argument is: here the
 // scale first, and two captured inputs (a score function's per-head slopes
 // and a mask function's per-token document ids) between the tensors.

@@ -7,6 +7,7 @@
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -282,6 +283,76 @@ LogicalResult IotaOp::verify() {
   if (dim < 0 || dim >= rank)
     return emitOpError() << "expects dim in [0, " << rank << ") for a rank-"
                          << rank << " tile, got " << dim;
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  ViewType view = getView().getType();
+  if (static_cast<int64_t>(getIndices().size()) != view.getRank())
+    return emitOpError() << "expects " << view.getRank()
+                         << " indices for a rank-" << view.getRank()
+                         << " view, got " << getIndices().size();
+  if (getType().getElementType() != view.getElementType())
+    return emitOpError() << "expects a result of the view's element type "
+                         << view.getElementType() << ", got " << getType();
+  bool anyTile = false;
+  for (auto [d, index] : llvm::enumerate(getIndices())) {
+    auto tile = dyn_cast<RankedTensorType>(index.getType());
+    if (!tile)
+      continue;
+    anyTile = true;
+    if (tile.getShape() != getType().getShape())
+      return emitOpError() << "expects index " << d
+                           << " to be an index or a tile of the result's "
+                              "shape, got "
+                           << tile;
+  }
+  if (!anyTile)
+    return emitOpError() << "expects at least one tile of indices (one "
+                            "element at scalar indices is tile.read)";
+  return success();
+}
+
+LogicalResult ApplyOp::verify() {
+  RankedTensorType type = getType();
+  if (type.getRank() != 2)
+    return emitOpError() << "expects a rank-2 result (a score block), got "
+                         << type;
+  if (getScore()) {
+    if (getScore().getType() != type)
+      return emitOpError() << "expects a score function's result to be the "
+                              "score's type "
+                           << getScore().getType() << ", got " << type;
+  } else if (!type.getElementType().isInteger(1)) {
+    return emitOpError() << "expects a mask function (no score) to give an "
+                            "i1 tile, got "
+                         << type;
+  }
+  return success();
+}
+
+LogicalResult ApplyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto fn =
+      symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getCalleeAttr());
+  if (!fn)
+    return emitOpError() << "expects '" << getCallee()
+                         << "' to be a func.func of the module";
+  if (fn.isExternal())
+    return emitOpError() << "expects '" << getCallee()
+                         << "' to have a body (it is inlined)";
+  Builder b(getContext());
+  SmallVector<Type> inputs;
+  if (getScore())
+    inputs.push_back(b.getF32Type());
+  inputs.append(4, b.getIndexType());
+  llvm::append_range(inputs, getCaptures().getTypes());
+  Type result = getScore() ? Type(b.getF32Type()) : Type(b.getI1Type());
+  auto expected = b.getFunctionType(inputs, result);
+  if (fn.getFunctionType() != expected)
+    return emitOpError() << "expects '" << getCallee() << "' of type "
+                         << expected << " (" << (getScore() ? "score, " : "")
+                         << "batch, head, q_idx, kv_idx, captures), got "
+                         << fn.getFunctionType();
   return success();
 }
 

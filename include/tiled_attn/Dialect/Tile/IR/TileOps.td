@@ -14,6 +14,7 @@ include "tiled_attn/Dialect/Tile/IR/TileTypes.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -329,6 +330,84 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
   let results = (outs Tile_IntTile:$result);
   let assemblyFormat = [{
     (`dim` $dim^)? (`offset` `(` $offset^ `)`)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_GatherOp : Tile_Op<"gather"> {
+  let summary = "Read a view at the positions a tile of indices gives";
+  let description = [{
+    Element `e` of the result is the view's element at `(i_0[e], ...,
+    i_{R-1}[e])`, one index per dimension of the view: an `index` (the same
+    for every element) or an i32 tile of the result's shape (an index per
+    element). An element whose indices fall outside the view's run-time
+    sizes reads as `pad`. This is how a score or mask function reads its
+    captured inputs at a block's positions: a per-token vector at the
+    block's rows or keys, a bias tensor at every (query, key), a table at
+    a relative position.
+
+    Example:
+
+    ```mlir
+    // The document id of each of the 64 keys of block %j of batch %b.
+    %kv = tile.iota offset(%k_col0) : tensor<64xi32>
+    %doc_k = tile.gather %doc_ids[%b, %kv] pad(-1.0)
+        : !tile.view<?x?xi32>, index, tensor<64xi32> -> tensor<64xi32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<Tile_ViewType, "the view to read", [MemRead]>:$view,
+    Variadic<AnyTypeOf<[Index, Tile_TileOf<[I32], "i32">]>>:$indices,
+    DefaultValuedAttr<F64Attr, "0.0">:$pad
+  );
+  let results = (outs Tile_TileOf<[I32, F16, BF16, F32], "i32, f16, bf16 or f32">:$result);
+  let assemblyFormat = [{
+    $view `[` $indices `]` `pad` `(` $pad `)` attr-dict `:` type($view) `,`
+    type($indices) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ApplyOp : Tile_Op<"apply", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A function of (score, batch, head, query, key) over a score block";
+  let description = [{
+    Applies a scalar function to every element of a `block_m x block_n`
+    score block: element `(i, j)` of the result is
+
+    ```
+    @f(score[i, j], batch, head, q_start + i, kv_start + j, captures...)
+    ```
+
+    a score function (FlexAttention's `score_mod`: an f32 score in, an f32
+    score out), or, without `score`, a mask function (`mask_mod`: an i1 out,
+    true where the query sees the key). The function is a `func.func` of the
+    module written on scalars: the score an f32, the four positions
+    `index`es, the captures as the kernel has them (views read with
+    `tile.read`, scalars); its body uses `arith` and `math` ops, `tile.read`
+    and `tile.dim`. `tile-vectorize-apply` replaces the op by the function's
+    body written on tiles, which every family lowers; the host executor runs
+    the op as written, one element at a time.
+
+    Example:
+
+    ```mlir
+    // ALiBi: score + slopes[h] * (kv - q).
+    %s2 = tile.apply @alibi score(%s : tensor<128x64xf32>) at(%b, %h, %q0, %k0)
+        captures(%slopes : !tile.view<?xf32>) : tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    FlatSymbolRefAttr:$callee,
+    Optional<Tile_F32Tile2D>:$score,
+    Index:$batch, Index:$head, Index:$q_start, Index:$kv_start,
+    Variadic<AnyType>:$captures
+  );
+  let results = (outs Tile_TileOf<[F32, I1], "f32 or i1">:$result);
+  let assemblyFormat = [{
+    $callee (`score` `(` $score^ `:` type($score) `)`)? `at` `(` $batch `,` $head `,`
+    $q_start `,` $kv_start `)` (`captures` `(` $captures^ `:`
+    type($captures) `)`)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }

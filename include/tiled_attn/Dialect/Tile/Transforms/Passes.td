@@ -107,6 +107,51 @@ def TileDecomposeOnlineSoftmaxPass
   ];
 }
 
+def TileVectorizeApplyPass : Pass<"tile-vectorize-apply", "::mlir::ModuleOp"> {
+  let summary = "Inline the scalar score and mask functions of tile.apply, written on tiles";
+  let description = [{
+    Replaces each `tile.apply` by its function's body written on tiles, and
+    then erases the functions no `tile.apply` calls any more. Each value of
+    the body becomes what it varies with: a scalar where it depends on
+    neither position (the batch, the head, a captured scalar, a per-head
+    slope read with `tile.read`), a vector of the block's rows (`tensor<BM>`)
+    where it depends on the query only, a vector of its keys (`tensor<BN>`)
+    where on the key only, and a whole score block (`tensor<BMxBN>`) where on
+    both or on the score. Positions are i32 (`tile.iota` from the block's
+    first query and key); `index` arithmetic on them is done in i32. A
+    `tile.read` at positions becomes a `tile.gather` of the vector or block
+    it varies over (reading 0 outside the view); vectors meet as late as
+    possible, through `tile.broadcast`, so that a per-token lookup costs one
+    read per row or key, not one per score.
+
+    ```mlir
+    // Before
+    func.func @document(%b: index, %h: index, %q: index, %kv: index,
+                        %doc: !tile.view<?x?xi32>) -> i1 {
+      %dq = tile.read %doc[%b, %q] : !tile.view<?x?xi32> -> i32
+      %dk = tile.read %doc[%b, %kv] : !tile.view<?x?xi32> -> i32
+      %same = arith.cmpi eq, %dq, %dk : i32
+      return %same : i1
+    }
+    %keep = tile.apply @document at(%b, %h, %q0, %k0)
+        captures(%doc : !tile.view<?x?xi32>) : tensor<128x64xi1>
+    // After
+    %q = tile.iota offset(%q0) : tensor<128xi32>
+    %kv = tile.iota offset(%k0) : tensor<64xi32>
+    %dq = tile.gather %doc[%b, %q] pad(0.0) : ..., tensor<128xi32> -> tensor<128xi32>
+    %dk = tile.gather %doc[%b, %kv] pad(0.0) : ..., tensor<64xi32> -> tensor<64xi32>
+    %dq2 = tile.broadcast %dq along 1 : tensor<128xi32> -> tensor<128x64xi32>
+    %dk2 = tile.broadcast %dk along 0 : tensor<64xi32> -> tensor<128x64xi32>
+    %keep = arith.cmpi eq, %dq2, %dk2 : tensor<128x64xi32>
+    ```
+
+    A function may use `arith` and `math` ops on scalars, `tile.read` and
+    `tile.dim`; anything else (regions, calls) is an error naming the op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TileExp2Pass : Pass<"tile-exp2", "::mlir::func::FuncOp"> {
   let summary = "Use exp2 with the softmax scale folded into one multiply-add";
   let description = [{

@@ -1,0 +1,238 @@
+//===- VectorizeApply.cpp - Score and mask functions written on tiles -----===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// A score or mask function is written on scalars, one (query, key) at a time,
+// as FlexAttention's score_mod and mask_mod are. Each tile.apply becomes the
+// function's body on tiles: every value takes the shape of what it varies
+// with (nothing, the rows, the keys, or both), so that a per-head or
+// per-token input is read once per head, row or key and the broadcast to the
+// score block comes as late as the body allows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace tiled_attn::tile {
+#define GEN_PASS_DEF_TILEVECTORIZEAPPLYPASS
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace tiled_attn::tile
+
+using namespace mlir;
+using namespace tiled_attn::tile;
+
+namespace {
+
+/// What a value of the function varies with: nothing (a scalar), the
+/// block's rows (a vector of block_m), its keys (a vector of block_n), or
+/// both (a block_m x block_n tile). The order is the lattice's: the join of
+/// Rows and Keys is Block.
+enum class Varies { Nothing, Rows, Keys, Block };
+
+Varies join(Varies a, Varies b) {
+  if (a == b || b == Varies::Nothing)
+    return a;
+  if (a == Varies::Nothing)
+    return b;
+  return Varies::Block;
+}
+
+struct Vectorized {
+  Value value;
+  Varies varies = Varies::Nothing;
+};
+
+class Vectorizer {
+public:
+  Vectorizer(OpBuilder &b, ApplyOp apply)
+      : b(b), apply(apply), loc(apply.getLoc()),
+        rows(apply.getType().getDimSize(0)),
+        keys(apply.getType().getDimSize(1)) {}
+
+  /// The function's result on tiles, a block of the op's type; failure after
+  /// reporting an op that has no tile form.
+  FailureOr<Value> run(func::FuncOp fn);
+
+private:
+  /// The element type a scalar type takes in a tile: positions and index
+  /// arithmetic are i32.
+  Type tileElement(Type type) {
+    return type.isIndex() ? Type(b.getI32Type()) : type;
+  }
+  Type typeFor(Varies varies, Type scalar) {
+    Type element = tileElement(scalar);
+    switch (varies) {
+    case Varies::Nothing:
+      return scalar;
+    case Varies::Rows:
+      return RankedTensorType::get({rows}, element);
+    case Varies::Keys:
+      return RankedTensorType::get({keys}, element);
+    case Varies::Block:
+      return RankedTensorType::get({rows, keys}, element);
+    }
+    llvm_unreachable("covered");
+  }
+  /// `v` as a value that varies with `to` (a join of its own).
+  Value widen(Vectorized v, Varies to);
+  LogicalResult vectorize(Operation *op);
+
+  OpBuilder &b;
+  ApplyOp apply;
+  Location loc;
+  int64_t rows, keys;
+  llvm::DenseMap<Value, Vectorized> map;
+};
+
+Value Vectorizer::widen(Vectorized v, Varies to) {
+  if (v.varies == to)
+    return v.value;
+  if (v.varies == Varies::Nothing) {
+    Value scalar = v.value;
+    if (scalar.getType().isIndex())
+      scalar = arith::IndexCastOp::create(b, loc, b.getI32Type(), scalar);
+    return tensor::SplatOp::create(
+        b, loc, cast<RankedTensorType>(typeFor(to, scalar.getType())), scalar);
+  }
+  assert(to == Varies::Block && "a vector widens to the block only");
+  auto type = RankedTensorType::get(
+      {rows, keys}, cast<RankedTensorType>(v.value.getType()).getElementType());
+  // A vector of the rows is copied along the keys (dimension 1), one of the
+  // keys along the rows (dimension 0).
+  return BroadcastOp::create(b, loc, type, v.value,
+                             v.varies == Varies::Rows ? 1 : 0);
+}
+
+LogicalResult Vectorizer::vectorize(Operation *op) {
+  auto fail = [&]() {
+    return op->emitOpError()
+           << "has no tile form: a function of tile.apply (@"
+           << apply.getCallee()
+           << ") may use arith and math ops on scalars, tile.read and "
+              "tile.dim";
+  };
+  if (op->getNumRegions() != 0 || op->getNumResults() != 1)
+    return fail();
+  Varies varies = Varies::Nothing;
+  for (Value operand : op->getOperands())
+    varies = join(varies, map.lookup(operand).varies);
+  Value result = op->getResult(0);
+
+  // Nothing varies: the op as it is, on scalars.
+  if (varies == Varies::Nothing) {
+    IRMapping mapping;
+    for (Value operand : op->getOperands())
+      mapping.map(operand, map.lookup(operand).value);
+    Operation *clone = b.clone(*op, mapping);
+    map[result] = {clone->getResult(0), Varies::Nothing};
+    return success();
+  }
+
+  // A read at positions: a gather of the rows, the keys or the block it
+  // varies with.
+  if (auto read = dyn_cast<ReadOp>(op)) {
+    if (!read.getType().isF32() && !read.getType().isInteger(32) &&
+        !read.getType().isF16() && !read.getType().isBF16())
+      return fail();
+    SmallVector<Value> indices;
+    for (Value index : read.getIndices()) {
+      Vectorized v = map.lookup(index);
+      indices.push_back(v.varies == Varies::Nothing ? v.value
+                                                    : widen(v, varies));
+    }
+    auto gather = GatherOp::create(
+        b, loc, cast<RankedTensorType>(typeFor(varies, read.getType())),
+        map.lookup(read.getView()).value, indices, b.getF64FloatAttr(0.0));
+    map[result] = {gather, varies};
+    return success();
+  }
+
+  if (!op->hasTrait<OpTrait::Elementwise>() ||
+      !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return fail();
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(widen(map.lookup(operand), varies));
+  Type resultType = typeFor(varies, result.getType());
+  // Casts between index and i32 are nothing on tiles (index is i32 there);
+  // other widths extend or truncate, signed as index_cast is.
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op)) {
+    Type from = getElementTypeOrSelf(operands[0].getType());
+    Type to = getElementTypeOrSelf(resultType);
+    Value cast = operands[0];
+    bool isUnsigned = isa<arith::IndexCastUIOp>(op);
+    if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+      cast = isUnsigned
+                 ? arith::ExtUIOp::create(b, loc, resultType, cast).getResult()
+                 : arith::ExtSIOp::create(b, loc, resultType, cast).getResult();
+    else if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+      cast = arith::TruncIOp::create(b, loc, resultType, cast);
+    map[result] = {cast, varies};
+    return success();
+  }
+  OperationState state(loc, op->getName(), operands, {resultType},
+                       op->getAttrs());
+  map[result] = {b.create(state)->getResult(0), varies};
+  return success();
+}
+
+FailureOr<Value> Vectorizer::run(func::FuncOp fn) {
+  Block &body = fn.getBody().front();
+  unsigned next = 0;
+  if (Value score = apply.getScore())
+    map[body.getArgument(next++)] = {score, Varies::Block};
+  map[body.getArgument(next++)] = {apply.getBatch(), Varies::Nothing};
+  map[body.getArgument(next++)] = {apply.getHead(), Varies::Nothing};
+  Value q =
+      IotaOp::create(b, loc, RankedTensorType::get({rows}, b.getI32Type()),
+                     apply.getQStart(), /*dim=*/0);
+  Value kv =
+      IotaOp::create(b, loc, RankedTensorType::get({keys}, b.getI32Type()),
+                     apply.getKvStart(), /*dim=*/0);
+  map[body.getArgument(next++)] = {q, Varies::Rows};
+  map[body.getArgument(next++)] = {kv, Varies::Keys};
+  for (Value capture : apply.getCaptures())
+    map[body.getArgument(next++)] = {capture, Varies::Nothing};
+  for (Operation &op : body.without_terminator())
+    if (failed(vectorize(&op)))
+      return failure();
+  Value result = body.getTerminator()->getOperand(0);
+  return widen(map.lookup(result), Varies::Block);
+}
+
+struct TileVectorizeApplyPass
+    : tiled_attn::tile::impl::TileVectorizeApplyPassBase<
+          TileVectorizeApplyPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTableCollection symbols;
+    llvm::SetVector<func::FuncOp> callees;
+    SmallVector<ApplyOp> applies;
+    module.walk([&](ApplyOp apply) { applies.push_back(apply); });
+    for (ApplyOp apply : applies) {
+      auto fn = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+          apply, apply.getCalleeAttr());
+      OpBuilder b(apply);
+      Vectorizer vectorizer(b, apply);
+      FailureOr<Value> result = vectorizer.run(fn);
+      if (failed(result))
+        return signalPassFailure();
+      apply.replaceAllUsesWith(*result);
+      apply.erase();
+      callees.insert(fn);
+    }
+    // The functions are inlined everywhere: nothing else may call them.
+    for (func::FuncOp fn : callees)
+      if (SymbolTable::symbolKnownUseEmpty(fn, module))
+        fn.erase();
+  }
+};
+
+} // namespace
