@@ -53,6 +53,8 @@ using namespace tiled_attn;
 
 void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
                                            const TileScheduleOptions &options) {
+  // Score and mask functions first: the schedule passes see tile ops only.
+  pm.addPass(tile::createTileVectorizeApplyPass());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   // Retiling understands only the generator's canonical form, so it comes
   // first; the mask split must see the unpipelined loop.
@@ -214,6 +216,8 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   target.chip = options.chip;
   target.family = options.family;
   pm.addPass(tilegpu::createTileGPUAttachTargetPass(target));
+  // A kernel not scheduled first may still hold score and mask functions.
+  pm.addPass(tile::createTileVectorizeApplyPass());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   TileGPUAssignLayoutsPassOptions layouts;
   layouts.warps = options.warps;

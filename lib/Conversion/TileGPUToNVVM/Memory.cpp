@@ -24,6 +24,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -267,6 +268,69 @@ struct ReadToMemRef final : OpConversionPattern<tile::ReadOp> {
   }
 };
 
+/// A gather on registers: each register's element at its own indices (the
+/// index tiles share the result's layout, register for register), read
+/// under its bounds check; outside the view, the pad.
+struct GatherToGPU final : OpConversionPattern<tile::GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = dyn_cast_or_null<VectorType>(
+        getTypeConverter()->convertType(op.getType()));
+    if (!type || type.getRank() != 1)
+      return rewriter.notifyMatchFailure(op, "not a register vector");
+    Value view = adaptor.getView();
+    Type element = type.getElementType();
+    Value pad =
+        isa<FloatType>(element)
+            ? arith::ConstantOp::create(
+                  rewriter, loc,
+                  rewriter.getFloatAttr(element, op.getPad().convertToDouble()))
+                  .getResult()
+            : arith::ConstantOp::create(
+                  rewriter, loc,
+                  rewriter.getIntegerAttr(
+                      element,
+                      static_cast<int64_t>(op.getPad().convertToDouble())))
+                  .getResult();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0, e = op.getView().getType().getRank(); d < e; ++d)
+      sizes.push_back(memref::DimOp::create(rewriter, loc, view, d));
+    SmallVector<Value> elements;
+    for (int64_t i = 0, n = type.getNumElements(); i < n; ++i) {
+      SmallVector<Value> indices;
+      Value inside;
+      for (auto [d, index] : llvm::enumerate(adaptor.getIndices())) {
+        Value at = index;
+        if (isa<VectorType>(index.getType()))
+          at = arith::IndexCastOp::create(
+              rewriter, loc, rewriter.getIndexType(),
+              vector::ExtractOp::create(rewriter, loc, index, i));
+        // Unsigned: a negative index is past every size.
+        Value ok = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::ult, at, sizes[d]);
+        inside =
+            inside
+                ? arith::AndIOp::create(rewriter, loc, inside, ok).getResult()
+                : ok;
+        indices.push_back(at);
+      }
+      auto branch = scf::IfOp::create(
+          rewriter, loc, inside,
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(
+                b, l, memref::LoadOp::create(b, l, view, indices).getResult());
+          },
+          [&](OpBuilder &b, Location l) { scf::YieldOp::create(b, l, pad); });
+      elements.push_back(branch.getResult(0));
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, elements);
+    return success();
+  }
+};
+
 struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -283,7 +347,8 @@ void tiled_attn::populateTileGPUMemoryToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<AllocToNVVM, SlotToNVVM, AsyncCopyToNVVM, AsyncWaitToNVVM,
                AsyncWaitAllToNVVM, BlockIdToGPU, DimToGPU, SliceToMemRef,
-               ReadToMemRef, ReturnToGPU>(converter, patterns.getContext());
+               ReadToMemRef, GatherToGPU, ReturnToGPU>(converter,
+                                                       patterns.getContext());
   populateTmaToNVVMPatterns(converter, patterns);
   populateTurnToNVVMPatterns(converter, patterns);
 }

@@ -388,6 +388,13 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     seed(op->getResult(0), layout(MmaSyncKind::Acc));
     return success();
   }
+  // A gather's elements lie where its indices do.
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    for (Value index : gather.getIndices())
+      if (isa<RankedTensorType>(index.getType()))
+        unify(index, gather.getResult());
+    return success();
+  }
   if (auto store = dyn_cast<StoreOp>(op)) {
     // A tile of rows (the log-sum-exps) leaves in the rows' layout.
     seed(
