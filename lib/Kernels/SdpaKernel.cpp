@@ -110,6 +110,64 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
         TileDialect::getArgAttrName(), ArgAttr::get(ctx, role, {}))));
   }
+  // The captured inputs of the score and mask functions, once per name.
+  auto module =
+      dyn_cast_or_null<ModuleOp>(b.getInsertionBlock()->getParentOp());
+  struct Function {
+    func::FuncOp fn;
+    SmallVector<unsigned> captures; // kernel argument numbers
+  };
+  Function scoreFn, maskFn;
+  llvm::StringMap<unsigned> capturedArgs;
+  for (auto [name, fn, isScore] :
+       {std::tuple{StringRef(cfg.scoreFunction), &scoreFn, true},
+        std::tuple{StringRef(cfg.maskFunction), &maskFn, false}}) {
+    if (name.empty())
+      continue;
+    auto found =
+        module ? module.lookupSymbol<func::FuncOp>(name) : func::FuncOp();
+    if (!found || found.isExternal())
+      return mlir::emitError(loc)
+             << "no function '" << name
+             << "' with a body in the module for the kernel's "
+             << (isScore ? "score" : "mask") << " function";
+    FunctionType type = found.getFunctionType();
+    unsigned leading = isScore ? 5 : 4;
+    bool ok = type.getNumInputs() >= leading && type.getNumResults() == 1 &&
+              (isScore ? type.getResult(0).isF32()
+                       : type.getResult(0).isInteger(1)) &&
+              (!isScore || type.getInput(0).isF32());
+    for (unsigned i = isScore ? 1 : 0; ok && i < leading; ++i)
+      ok = type.getInput(i).isIndex();
+    if (!ok)
+      return mlir::emitError(found.getLoc())
+             << "a " << (isScore ? "score" : "mask") << " function takes ("
+             << (isScore ? "score: f32, " : "")
+             << "b, h, q_idx, kv_idx: index, captured inputs...) and gives "
+             << (isScore ? "an f32" : "an i1") << ", got " << type;
+    fn->fn = found;
+    for (unsigned i = leading; i < type.getNumInputs(); ++i) {
+      ArgAttr role = getArgAttr(found, i);
+      if (!role || role.getRole() != ArgRole::Captured)
+        return mlir::emitError(found.getLoc())
+               << "argument #" << i << " of '" << name
+               << "' is a captured input: mark it #tile.arg<captured, "
+                  "\"name\">, the name the caller gives it by";
+      auto [it, inserted] =
+          capturedArgs.insert({role.getArgumentName(), argTypes.size()});
+      if (inserted) {
+        argTypes.push_back(type.getInput(i));
+        argAttrs.push_back(b.getDictionaryAttr(
+            b.getNamedAttr(TileDialect::getArgAttrName(), role)));
+      } else if (argTypes[it->second] != type.getInput(i)) {
+        return mlir::emitError(found.getLoc())
+               << "captured input '" << role.getArgumentName()
+               << "' has two types: " << argTypes[it->second] << " and "
+               << type.getInput(i);
+      }
+      fn->captures.push_back(it->second);
+    }
+  }
   auto funcTy = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
   func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
@@ -149,6 +207,14 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value mBlk = BlockIdOp::create(b, loc, Dim::X);
   Value head = BlockIdOp::create(b, loc, Dim::Y);
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
+  // What score and mask functions see: the batch entry (the sequence, with
+  // varlen), and positions from the block's first query and key (within
+  // the sequence), whatever the causal alignment.
+  Value position = batch;
+  Value unitScale =
+      scoreFn.fn ? arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f))
+                       .getResult()
+                 : Value();
   if (cfg.varlen) {
     // Sequence b's rows of the packed tensors: [cu[b], cu[b + 1]).
     Value next = arith::AddIOp::create(b, loc, batch, c1);
@@ -227,6 +293,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // The query position of this block's first row, as the causal mask sees
   // it: bottom-right alignment shifts queries by S_k - S_q.
   Value rowOffset = arith::MulIOp::create(b, loc, mBlk, cBm);
+  Value queryStart = rowOffset;
   if (cfg.causal == CausalMode::BottomRight)
     rowOffset = arith::AddIOp::create(
         b, loc, rowOffset, arith::SubIOp::create(b, loc, seqK, seqQ));
@@ -249,6 +316,22 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                                    arith::MulFOp::create(b, loc, s, factor));
         }
         Value colOffset = arith::MulIOp::create(b, loc, j, cBn);
+        auto captures = [&](const Function &f) {
+          SmallVector<Value> values;
+          for (unsigned a : f.captures)
+            values.push_back(func.getArgument(a));
+          return values;
+        };
+        // The score function sees the scores as the softmax would (scaled,
+        // capped); the softmax then takes them as they are.
+        if (scoreFn.fn) {
+          Value factor = tensor::SplatOp::create(
+              b, loc, tensorTy({bm, bn}, f32), softmaxScale);
+          s = arith::MulFOp::create(b, loc, s, factor);
+          s = ApplyOp::create(b, loc, tensorTy({bm, bn}, f32),
+                              scoreFn.fn.getSymName(), s, position, head,
+                              queryStart, colOffset, captures(scoreFn));
+        }
         // Keys past S_k: a mask over the block's columns, for every row.
         Value inBounds =
             BoundsMaskOp::create(b, loc, tensorTy({bn}, b.getI1Type()),
@@ -265,9 +348,16 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
               b, loc, tensorTy({bm, bn}, b.getI1Type()), rowOffset, colOffset);
           keep = arith::AndIOp::create(b, loc, keep, visible);
         }
+        if (maskFn.fn) {
+          Value visible = ApplyOp::create(
+              b, loc, tensorTy({bm, bn}, b.getI1Type()), maskFn.fn.getSymName(),
+              /*score=*/Value(), position, head, queryStart, colOffset,
+              captures(maskFn));
+          keep = arith::AndIOp::create(b, loc, keep, visible);
+        }
         s = arith::SelectOp::create(b, loc, keep, s, maskedScores);
         auto softmax = OnlineSoftmaxOp::create(
-            b, loc, s, iter[0], iter[1], softmaxScale,
+            b, loc, s, iter[0], iter[1], scoreFn.fn ? unitScale : softmaxScale,
             /*exp2=*/false, /*rescale_threshold=*/nullptr);
         Value p = arith::TruncFOp::create(b, loc, tensorTy({bm, bn}, elt),
                                           softmax.getProbs());

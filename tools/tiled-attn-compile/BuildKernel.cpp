@@ -15,6 +15,7 @@
 #include "BuildKernel.h"
 
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 #include "tiled_attn/Kernels/SdpaKernel.h"
 #include "tiled_attn/Pipelines/Pipelines.h"
@@ -24,6 +25,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
@@ -202,6 +204,11 @@ struct LoweredKernel {
   tile::SdpaAttr sdpa;
   /// The kernel's parameters, in order: the manifest's "params".
   json::Array params;
+  /// The score and mask functions ("" without one) and the captured inputs
+  /// they read: the manifest's "score_function", "mask_function" and
+  /// "captures" (each {name, kind: view or scalar, dtype, rank}).
+  std::string scoreFunction, maskFunction;
+  json::Array captures;
   std::string tileIR, gpuIR;
   /// Wall-clock seconds from the generator's tile IR to the PTX string.
   double toPTXSeconds = 0;
@@ -283,8 +290,45 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
                                               : Type(Float16Type::get(&ctx));
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
   OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
-  if (failed(buildSdpaKernel(builder, module->getLoc(), config)))
+  // The score and mask functions, each from its file, into the kernel's
+  // module; their results say which is which.
+  for (const std::string &name : kernel.functions) {
+    std::string path = functionPath(kernel, name);
+    OwningOpRef<ModuleOp> file = parseSourceFile<ModuleOp>(path, &ctx);
+    if (!file)
+      return fail(kernel, "cannot parse " + path);
+    auto fn = file->lookupSymbol<func::FuncOp>(name);
+    if (!fn || fn.getFunctionType().getNumResults() != 1)
+      return fail(kernel,
+                  path + " has no function @" + name + " with one result");
+    bool isScore = fn.getFunctionType().getResult(0).isF32();
+    std::string &slot = isScore ? config.scoreFunction : config.maskFunction;
+    if (!slot.empty())
+      return fail(kernel, "two " + std::string(isScore ? "score" : "mask") +
+                              " functions: " + slot + " and " + name);
+    slot = name;
+    builder.clone(*fn);
+  }
+  FailureOr<func::FuncOp> built =
+      buildSdpaKernel(builder, module->getLoc(), config);
+  if (failed(built))
     return fail(kernel, "the generator rejected the configuration");
+  out.scoreFunction = config.scoreFunction;
+  out.maskFunction = config.maskFunction;
+  for (unsigned i = 0, e = built->getNumArguments(); i < e; ++i) {
+    tile::ArgAttr role = tile::getArgAttr(*built, i);
+    if (!role || role.getRole() != tile::ArgRole::Captured)
+      continue;
+    Type type = built->getArgument(i).getType();
+    auto view = dyn_cast<tile::ViewType>(type);
+    std::string dtype;
+    llvm::raw_string_ostream(dtype) << (view ? view.getElementType() : type);
+    out.captures.push_back(
+        json::Object{{"name", role.getArgumentName()},
+                     {"kind", view ? "view" : "scalar"},
+                     {"dtype", dtype},
+                     {"rank", view ? view.getRank() : int64_t(0)}});
+  }
 
   Clock::time_point start = Clock::now();
   PassManager schedulePm(&ctx);
@@ -404,6 +448,9 @@ static json::Object manifestEntry(const KernelSpec &kernel,
       {"softcap", kernel.softcap},
       {"lse", kernel.lse},
       {"varlen", kernel.varlen},
+      {"score_function", lowered.scoreFunction},
+      {"mask_function", lowered.maskFunction},
+      {"captures", json::Array(lowered.captures)},
       {"symbol", "sdpa_fwd"},
       {"ptx", (kernel.name + ".ptx")},
       {"block", json::Array{threads, 1, 1}},

@@ -8,12 +8,16 @@
 #include "LibrarySpec.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -52,12 +56,22 @@ StringRef tiled_attn::kernelMaskName(const KernelSpec &kernel) {
 
 /// What parseKernelVariant reads, for messages.
 static constexpr llvm::StringLiteral kVariantGrammar =
-    "<none|top_left|window>[_softcap][_lse][_varlen]";
+    "<none|top_left|window>[_softcap][_lse][_varlen][+function...]";
 
 std::string tiled_attn::kernelVariantName(const KernelSpec &kernel) {
-  return (kernelMaskName(kernel) + (kernel.softcap ? "_softcap" : "") +
-          (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : ""))
-      .str();
+  std::string name =
+      (kernelMaskName(kernel) + (kernel.softcap ? "_softcap" : "") +
+       (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : ""))
+          .str();
+  for (const std::string &function : kernel.functions)
+    name += "+" + function;
+  return name;
+}
+
+/// A function's name: a C identifier, as the manifest and the callers name
+/// it.
+static bool isFunctionName(StringRef name) {
+  return llvm::Regex("^[A-Za-z_][A-Za-z0-9_]*$").match(name);
 }
 
 bool tiled_attn::parseKernelVariant(StringRef variant, KernelSpec &kernel) {
@@ -69,6 +83,18 @@ bool tiled_attn::parseKernelVariant(StringRef variant, KernelSpec &kernel) {
   kernel.softcap = rest.consume_front("_softcap");
   kernel.lse = rest.consume_front("_lse");
   kernel.varlen = rest.consume_front("_varlen");
+  kernel.functions.clear();
+  if (rest.consume_front("+")) {
+    llvm::SmallVector<StringRef> functions;
+    rest.split(functions, '+');
+    for (StringRef function : functions) {
+      if (!isFunctionName(function) ||
+          llvm::is_contained(kernel.functions, function))
+        return false;
+      kernel.functions.push_back(function.str());
+    }
+    rest = "";
+  }
   return rest.empty();
 }
 
@@ -79,6 +105,13 @@ static std::string canonicalOptions(const OptionsT &options) {
   llvm::raw_string_ostream os(text);
   options.print(os);
   return text;
+}
+
+std::string tiled_attn::functionPath(const KernelSpec &kernel,
+                                     StringRef function) {
+  llvm::SmallString<128> path(kernel.functionsDir);
+  llvm::sys::path::append(path, function + ".mlir");
+  return std::string(path);
 }
 
 std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
@@ -92,6 +125,15 @@ std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
      << " schedule=" << canonicalOptions(*kernel.scheduleOptions)
      << " lowering=" << canonicalOptions(*kernel.loweringOptions)
      << " cubins=" << llvm::join(kernel.cubins, ",");
+  // A function's text is part of what the kernel is made from.
+  for (const std::string &function : kernel.functions) {
+    auto file = llvm::MemoryBuffer::getFile(functionPath(kernel, function));
+    os << " function=" << function << ":"
+       << (file ? llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
+                                  (*file)->getBuffer())),
+                              /*LowerCase=*/true)
+                : std::string("unreadable"));
+  }
   return text;
 }
 
@@ -170,13 +212,14 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
       return fail("cubin chip '" + cubin +
                   "' is not a chip name such as sm_80 or sm_120a");
 
-  kernel.name = ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
-                 Twine(kernel.headDim) +
-                 (kernel.headDimV ? "v" + std::to_string(kernel.headDimV)
-                                  : std::string()) +
-                 "_" + kernelVariantName(kernel) +
-                 (lowering.indexBitwidth == 32 ? "_index32" : ""))
-                    .str();
+  kernel.name =
+      ("sdpa_fwd_" + lowering.chip + "_" + kernel.dtype + "_d" +
+       Twine(kernel.headDim) +
+       (kernel.headDimV ? "v" + std::to_string(kernel.headDimV)
+                        : std::string()) +
+       "_" + llvm::join(llvm::split(kernelVariantName(kernel), '+'), "_") +
+       (lowering.indexBitwidth == 32 ? "_index32" : ""))
+          .str();
   return Error::success();
 }
 
@@ -488,7 +531,16 @@ Expected<std::vector<KernelSpec>> tiled_attn::readLibrarySpec(StringRef path) {
             : expandEntry(entry, where);
     if (!expanded)
       return expanded.takeError();
+    // The functions' files live in `functions/` next to the spec.
+    llvm::SmallString<128> functionsDir = llvm::sys::path::parent_path(path);
+    llvm::sys::path::append(functionsDir, "functions");
     for (KernelSpec &kernel : *expanded) {
+      kernel.functionsDir = std::string(functionsDir);
+      for (const std::string &function : kernel.functions)
+        if (!llvm::sys::fs::exists(functionPath(kernel, function)))
+          return specError(kernel.origin, "function '" + function +
+                                              "' has no file " +
+                                              functionPath(kernel, function));
       auto [it, inserted] = origins.try_emplace(kernel.name, kernel.origin);
       if (!inserted)
         return specError(kernel.origin, "kernel " + kernel.name +

@@ -69,6 +69,13 @@ struct KernelSpec {
   /// Variable-length batches: packed views and the offsets cu_seqlens_q,
   /// cu_seqlens_k (tile-generate-sdpa's `varlen`).
   bool varlen = false;
+  /// Score and mask functions (tile.apply's), by name, each the function of
+  /// that name in `functionsDir`/<name>.mlir: a variant names them after
+  /// '+' (none+alibi, top_left+document). At most one of each kind.
+  std::vector<std::string> functions;
+  /// Where the functions' files are: the `functions` folder next to the
+  /// spec (kernels/functions for the library's).
+  std::string functionsDir;
   int64_t blockM = 64;
   int64_t blockN = 64;
   /// Options of tile-schedule and of tile-to-ptx, as written.
@@ -107,6 +114,9 @@ bool parseKernelVariant(llvm::StringRef variant, KernelSpec &kernel);
 /// files; tiled-attn-compile --describe prints it, and a kernel's inputs
 /// hash is taken over it.
 std::string describeKernel(const KernelSpec &kernel);
+
+/// The file of one of the kernel's functions: <functionsDir>/<name>.mlir.
+std::string functionPath(const KernelSpec &kernel, llvm::StringRef function);
 
 /// Keeps the kernels that `targets` select: each target is a chip (every
 /// kernel whose PTX is for it), a chip and a variant ("sm_100a:top_left"),

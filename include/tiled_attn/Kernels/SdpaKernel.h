@@ -42,6 +42,14 @@ struct SdpaKernelConfig {
   /// window_align (0: the diagonals as given; 1: shifted by each sequence's
   /// S_k - S_q).
   bool varlen = false;
+  /// A score function and a mask function (tile.apply's): the names of
+  /// func.funcs of the module the kernel is built in, or empty. The score
+  /// function takes the scaled (and capped) score and gives the score the
+  /// softmax sees; the mask function's false hides a key. Their captured
+  /// inputs (arguments marked #tile.arg<captured, "name">) become the
+  /// kernel's, after the others, once per name.
+  std::string scoreFunction;
+  std::string maskFunction;
   int64_t blockM = 64;
   int64_t blockN = 64;
   std::string name = "sdpa_fwd";

@@ -35,6 +35,8 @@ struct TileGenerateSdpaPass final
     config.blockM = blockM;
     config.blockN = blockN;
     config.name = kernelName;
+    config.scoreFunction = scoreFunction;
+    config.maskFunction = maskFunction;
 
     if (dtype == "f16")
       config.elementType = Float16Type::get(ctx);

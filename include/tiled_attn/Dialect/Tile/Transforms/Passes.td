@@ -192,6 +192,14 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
     Option<"headDimV", "head-dim-v", "int64_t", /*default=*/"0",
            "Head dimension of V and O where it differs from D (DeepSeek's "
            "MLA: head-dim=192 head-dim-v=128); 0 is D">,
+    Option<"scoreFunction", "score-function", "std::string",
+           /*default=*/"\"\"",
+           "A score function of the module (tile.apply's: the scaled score, "
+           "b, h, q_idx, kv_idx and captured inputs to a score), by name">,
+    Option<"maskFunction", "mask-function", "std::string",
+           /*default=*/"\"\"",
+           "A mask function of the module (b, h, q_idx, kv_idx and captured "
+           "inputs to an i1: whether the query sees the key), by name">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
            "Element type of Q, K, V and O: f16 or bf16">,
     Option<"causal", "causal", "bool", /*default=*/"false",
