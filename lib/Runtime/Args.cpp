@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 using namespace tiled_attn::runtime;
 
@@ -438,6 +439,53 @@ Status lseView(const ta_sdpa_args &args, ta_tensor &view) {
 
 } // namespace
 
+/// The captured inputs as given: named, distinct, of a known type, views
+/// of rank 1-4 with sizes >= 0, a last stride of 1 and an address where
+/// they hold elements, scalars of f32 or i32.
+static Status checkCaptures(const ta_sdpa_args &args) {
+  if (args.num_captures < 0 || (args.num_captures > 0 && !args.captures))
+    return invalidArgument("num_captures is ", args.num_captures,
+                           " with captures ", args.captures ? "given" : "null");
+  for (int32_t i = 0; i < args.num_captures; ++i) {
+    const ta_capture &c = args.captures[i];
+    if (!c.name || !*c.name)
+      return invalidArgument("captures[", i, "] has no name");
+    for (int32_t j = 0; j < i; ++j)
+      if (std::strcmp(args.captures[j].name, c.name) == 0)
+        return invalidArgument("captured input '", c.name,
+                               "' is given twice (captures[", j, "] and [", i,
+                               "])");
+    if (c.type < TA_CAPTURE_F32 || c.type > TA_CAPTURE_BF16)
+      return invalidArgument("captured input '", c.name, "' has type ",
+                             static_cast<int>(c.type),
+                             ", not a ta_capture_type");
+    if (c.rank < 0 || c.rank > 4)
+      return invalidArgument("captured input '", c.name, "' has rank ", c.rank,
+                             "; a view has rank 1 to 4, a scalar 0");
+    if (c.rank == 0) {
+      if (c.type != TA_CAPTURE_F32 && c.type != TA_CAPTURE_I32)
+        return invalidArgument("captured scalar '", c.name,
+                               "' must be f32 or i32");
+      continue;
+    }
+    bool empty = false;
+    for (int32_t d = 0; d < c.rank; ++d) {
+      if (c.sizes[d] < 0)
+        return invalidArgument("captured input '", c.name, "' has size ",
+                               c.sizes[d], " along dimension ", d);
+      empty |= c.sizes[d] == 0;
+    }
+    if (c.strides[c.rank - 1] != 1 && c.sizes[c.rank - 1] > 1)
+      return invalidArgument(
+          "captured input '", c.name, "' has a last-dimension stride of ",
+          c.strides[c.rank - 1], ", not 1: make it contiguous first");
+    if (!empty && !c.data)
+      return invalidArgument("captured input '", c.name,
+                             "' has elements but a null data pointer");
+  }
+  return Status();
+}
+
 Status tiled_attn::runtime::checkArgs(const ta_library &library,
                                       const ta_sdpa_args *args,
                                       Problem &problem) {
@@ -461,6 +509,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   TA_RETURN_IF_ERROR(checkScale(args->scale));
   TA_RETURN_IF_ERROR(checkSoftcap(args->softcap));
   TA_RETURN_IF_ERROR(checkWindow(*args));
+  TA_RETURN_IF_ERROR(checkCaptures(*args));
   TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3], args->v.sizes[3]));
   TA_RETURN_IF_ERROR(lseView(*args, problem.lseTensor));
   cuSeqlensViews(args->varlen, problem.cuSeqlens);

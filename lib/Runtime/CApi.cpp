@@ -93,6 +93,10 @@ Status describeKernel(const ta_library *library, int32_t index,
   info->softcap = k.softcap ? 1 : 0;
   info->lse = k.lse ? 1 : 0;
   info->varlen = k.varlen ? 1 : 0;
+  info->score_function = k.scoreFunction.c_str();
+  info->mask_function = k.maskFunction.c_str();
+  info->num_captures = static_cast<int32_t>(k.captureInfos.size());
+  info->captures = k.captureInfos.data();
   return Status();
 }
 

@@ -15,6 +15,12 @@ using namespace tiled_attn::runtime;
 ta_library::ta_library(Manifest manifestIn)
     : manifest(std::move(manifestIn)), modules(manifest.kernels.size()) {
   std::set<std::pair<int32_t, int32_t>> dims;
+  // The C API's view of each kernel's captured inputs, pointing into the
+  // manifest's strings, which stay where they are from here on.
+  for (KernelEntry &k : manifest.kernels)
+    for (const KernelEntry::Capture &capture : k.captures)
+      k.captureInfos.push_back({capture.name.c_str(), capture.function.c_str(),
+                                capture.type, capture.rank});
   const std::vector<KernelEntry> &kernels = manifest.kernels;
   for (int32_t i = 0; i < static_cast<int32_t>(kernels.size()); ++i) {
     const KernelEntry &k = kernels[i];

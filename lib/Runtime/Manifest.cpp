@@ -240,6 +240,52 @@ Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
   return Status();
 }
 
+/// "score_function" and "mask_function" (names, "" or absent for none)
+/// and "captures" (absent: none): each {name, kind: view or scalar, dtype:
+/// f32, i32, f16 or bf16, rank: 1-4 for a view, 0 for a scalar}, with
+/// distinct names.
+Status readFunctions(const FieldReader &r, KernelEntry &kernel) {
+  for (auto [key, out] : {std::pair{"score_function", &kernel.scoreFunction},
+                          std::pair{"mask_function", &kernel.maskFunction}}) {
+    const Json *value = r.find(key);
+    if (value && !value->is_string())
+      return r.fail(key, "a function's name or \"\"", *value);
+    if (value)
+      *out = value->get<std::string>();
+  }
+  const Json *captures = r.find("captures");
+  if (!captures)
+    return Status();
+  if (!captures->is_array())
+    return r.fail("captures", "a list of captured inputs", *captures);
+  for (size_t i = 0; i < captures->size(); ++i) {
+    const Json &raw = (*captures)[i];
+    if (!raw.is_object())
+      return r.fail(concat("captures[", i, "]"), "an object", raw);
+    FieldReader c(raw, r.where(), concat("captures[", i, "]."));
+    KernelEntry::Capture capture;
+    TA_RETURN_IF_ERROR(c.string("name", capture.name));
+    TA_RETURN_IF_ERROR(c.string("function", capture.function));
+    int kind = 0, dtype = 0;
+    TA_RETURN_IF_ERROR(c.choice("kind", {"view", "scalar"}, kind));
+    TA_RETURN_IF_ERROR(c.choice("dtype", {"f32", "i32", "f16", "bf16"}, dtype));
+    capture.type = static_cast<ta_capture_type>(dtype);
+    int64_t rank = 0;
+    TA_RETURN_IF_ERROR(kind == 0 ? c.integer("rank", 1, 4, rank)
+                                 : c.integer("rank", 0, 0, rank));
+    if (kind == 1 && dtype > 1)
+      return r.fail(concat("captures[", i, "].dtype"),
+                    "'f32' or 'i32' for a scalar", raw["dtype"]);
+    capture.rank = static_cast<int32_t>(rank);
+    for (const KernelEntry::Capture &other : kernel.captures)
+      if (other.name == capture.name)
+        return r.fail(concat("captures[", i, "].name"),
+                      "a name no other captured input has", raw["name"]);
+    kernel.captures.push_back(std::move(capture));
+  }
+  return Status();
+}
+
 Status readImages(const FieldReader &r, const std::string &root,
                   const std::string &realRoot, KernelEntry &kernel) {
   std::string ptx;
@@ -301,6 +347,7 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
   TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));
   TA_RETURN_IF_ERROR(readSchedule(r, kernel));
+  TA_RETURN_IF_ERROR(readFunctions(r, kernel));
   return readParams(r, kernel);
 }
 

@@ -119,7 +119,9 @@ enum class ParamKind : uint8_t {
   WindowLo,
   WindowHi,
   WindowAlign,
-  Softcap
+  Softcap,
+  /// A captured scalar of a score or mask function (Param::capture).
+  CapturedScalar
 };
 enum class ParamType : uint8_t { Ptr, I32, I64, F32, TensorMap };
 
@@ -131,7 +133,10 @@ constexpr uint32_t kTensorMapAlign = 64;
 struct Param {
   ParamKind kind = ParamKind::Base;
   ParamType type = ParamType::Ptr;
-  uint8_t tensor = 0;                ///< A TensorId (not used by scalars).
+  uint8_t tensor = 0; ///< A TensorId (not used by scalars).
+  /// The captured input (KernelEntry::captures) this parameter is of, or
+  /// -1: then `tensor` says which view.
+  int8_t capture = -1;
   uint8_t dim = 0;                   ///< For Size and Stride.
   uint16_t boxRows = 0, boxCols = 0; ///< For TensorMap.
   uint16_t swizzle = 0;              ///< For TensorMap: 0, 32, 64 or 128.
@@ -170,6 +175,17 @@ struct KernelEntry {
   /// "varlen"; it then takes cu_seqlens_q and cu_seqlens_k): it runs those,
   /// and only those.
   bool varlen = false;
+  /// The score and mask functions ("" without one) and the captured inputs
+  /// they read, which the caller gives by name (ta_capture).
+  std::string scoreFunction, maskFunction;
+  struct Capture {
+    std::string name, function;
+    ta_capture_type type = TA_CAPTURE_F32;
+    int32_t rank = 0; ///< 0: a scalar.
+  };
+  std::vector<Capture> captures;
+  /// `captures` as the C API shows them (pointing into `captures`).
+  std::vector<ta_capture_info> captureInfos;
   uint32_t block[3] = {1, 1, 1};
   /// Paths of the image files: the PTX, and cubins by arch (manifest order).
   std::string ptxPath;

@@ -144,10 +144,28 @@ const char *scalarName(ParamKind kind) {
                                        : "window_align";
 }
 
-/// The tensor the parameter names, or which scalar it is.
-Status readParamName(const FieldReader &p, Param &param) {
+/// The tensor the parameter names, or which scalar it is, or the captured
+/// input.
+Status readParamName(const FieldReader &p, const KernelEntry &kernel,
+                     Param &param) {
   std::string name;
   TA_RETURN_IF_ERROR(p.string("name", name));
+  for (size_t c = 0; c < kernel.captures.size(); ++c) {
+    const KernelEntry::Capture &capture = kernel.captures[c];
+    if (capture.name != name)
+      continue;
+    bool scalar = param.kind == ParamKind::Scale;
+    if (scalar != (capture.rank == 0) || param.kind == ParamKind::TensorMap)
+      return p.fail("kind",
+                    capture.rank == 0 ? "'scalar' for a captured scalar"
+                                      : "'base', 'size' or 'stride' for a "
+                                        "captured view",
+                    Json(kKinds[static_cast<int>(param.kind)]));
+    if (scalar)
+      param.kind = ParamKind::CapturedScalar;
+    param.capture = static_cast<int8_t>(c);
+    return Status();
+  }
   if (param.kind == ParamKind::Scale) {
     if (name == "window_lo")
       param.kind = ParamKind::WindowLo;
@@ -200,6 +218,11 @@ Status readParamType(const FieldReader &p, Param &param) {
     param.type = ParamType::F32;
     return type == "f32" ? Status()
                          : p.fail("type", "'f32' for scalar 'softcap'", type);
+  case ParamKind::CapturedScalar:
+    param.type = type == "i32" ? ParamType::I32 : ParamType::F32;
+    return type == "f32" || type == "i32"
+               ? Status()
+               : p.fail("type", "'f32' or 'i32' for a captured scalar", type);
   case ParamKind::TensorMap:
     param.type = ParamType::TensorMap;
     return type == "tensor_map"
@@ -260,11 +283,12 @@ Status readParam(const FieldReader &p, const KernelEntry &kernel,
   TA_RETURN_IF_ERROR(p.choice(
       "kind", {"base", "size", "stride", "scalar", "tensor_map"}, kind));
   param.kind = static_cast<ParamKind>(kind);
-  TA_RETURN_IF_ERROR(readParamName(p, param));
+  TA_RETURN_IF_ERROR(readParamName(p, kernel, param));
   TA_RETURN_IF_ERROR(readParamType(p, param));
   if (param.kind == ParamKind::Size || param.kind == ParamKind::Stride) {
     int64_t dim = 0;
-    TA_RETURN_IF_ERROR(p.integer("dim", 0, 3, dim));
+    int64_t rank = param.capture >= 0 ? kernel.captures[param.capture].rank : 4;
+    TA_RETURN_IF_ERROR(p.integer("dim", 0, rank - 1, dim));
     param.dim = static_cast<uint8_t>(dim);
   }
   if (param.kind == ParamKind::TensorMap)
@@ -417,6 +441,17 @@ Status tiled_attn::runtime::readParams(const FieldReader &entry,
     kernel.params.push_back(param);
   }
   kernel.paramBytes = offset;
+  // Every captured input reaches the kernel: its base, or its scalar.
+  for (size_t c = 0; c < kernel.captures.size(); ++c)
+    if (std::none_of(kernel.params.begin(), kernel.params.end(),
+                     [&](const Param &param) {
+                       return param.capture == static_cast<int8_t>(c) &&
+                              (param.kind == ParamKind::Base ||
+                               param.kind == ParamKind::CapturedScalar);
+                     }))
+      return libraryError(entry.where(), ": the captured input '",
+                          kernel.captures[c].name,
+                          "' has no parameter in field 'params'");
   TA_RETURN_IF_ERROR(checkWindowParams(entry, kernel));
   TA_RETURN_IF_ERROR(checkOptionalViews(entry, kernel));
   return checkSoftcapParam(entry, kernel);

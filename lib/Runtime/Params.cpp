@@ -21,6 +21,7 @@
 #include "Library.h"
 #include "TensorMap.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -153,6 +154,69 @@ Status packDiagonal(const Param &param, size_t index, const KernelEntry &kernel,
   return Status();
 }
 
+/// The caller's captured input of `kernel`'s capture `c`, checked against
+/// the manifest's record of it.
+Status findCapture(const KernelEntry &kernel, size_t c,
+                   const ta_sdpa_args &args, const ta_capture *&out) {
+  const KernelEntry::Capture &capture = kernel.captures[c];
+  static const char *const kTypes[] = {"f32", "i32", "f16", "bf16"};
+  for (int32_t i = 0; i < args.num_captures; ++i) {
+    const ta_capture &given = args.captures[i];
+    if (capture.name != given.name)
+      continue;
+    if (given.type != capture.type || given.rank != capture.rank)
+      return invalidArgument(
+          "captured input '", capture.name, "' is ",
+          given.rank ? concat("a rank-", given.rank, " view of ")
+                     : std::string("a scalar "),
+          kTypes[given.type], ", but kernel ", kernel.name, " takes ",
+          capture.rank ? concat("a rank-", capture.rank, " view of ")
+                       : std::string("a scalar "),
+          kTypes[capture.type]);
+    out = &given;
+    return Status();
+  }
+  return invalidArgument("kernel ", kernel.name, " (score function '",
+                         kernel.scoreFunction, "', mask function '",
+                         kernel.maskFunction, "') takes the captured input '",
+                         capture.name, "', which captures lacks");
+}
+
+/// Every captured input given is one the kernel takes.
+Status checkNoExtraCaptures(const KernelEntry &kernel,
+                            const ta_sdpa_args &args) {
+  for (int32_t i = 0; i < args.num_captures; ++i) {
+    const char *name = args.captures[i].name;
+    if (std::none_of(kernel.captures.begin(), kernel.captures.end(),
+                     [&](const auto &c) { return c.name == name; }))
+      return invalidArgument("captured input '", name, "' is not one kernel ",
+                             kernel.name, " takes");
+  }
+  return Status();
+}
+
+/// Stores a captured view's size or stride along param.dim as an i32 or
+/// i64.
+Status packCapturedIndex(const Param &param, size_t index,
+                         const KernelEntry &kernel, const ta_capture &c,
+                         unsigned char *out) {
+  bool isSize = param.kind == ParamKind::Size;
+  int64_t value = isSize ? c.sizes[param.dim] : c.strides[param.dim];
+  if (param.type == ParamType::I64) {
+    std::memcpy(out, &value, sizeof(value));
+    return Status();
+  }
+  if (value < INT32_MIN || value > INT32_MAX)
+    return invalidArgument("captured input '", c.name, "'s ",
+                           isSize ? "size" : "stride", " along dimension ",
+                           static_cast<int>(param.dim), " is ", value,
+                           ", which does not fit the i32 parameter params[",
+                           index, "] of kernel ", kernel.name);
+  int32_t narrow = static_cast<int32_t>(value);
+  std::memcpy(out, &narrow, sizeof(narrow));
+  return Status();
+}
+
 } // namespace
 
 Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
@@ -167,11 +231,30 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
   plan.shared_bytes = static_cast<uint32_t>(kernel.sharedBytes);
   plan.num_params = static_cast<int32_t>(kernel.params.size());
   std::memset(plan.param_data, 0, kernel.paramBytes);
+  TA_RETURN_IF_ERROR(checkNoExtraCaptures(kernel, *problem.args));
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const Param &param = kernel.params[i];
     plan.param_offsets[i] = param.offset;
     plan.param_sizes[i] = param.size;
     unsigned char *out = plan.param_data + param.offset;
+    if (param.capture >= 0) {
+      const ta_capture *c = nullptr;
+      TA_RETURN_IF_ERROR(findCapture(kernel, param.capture, *problem.args, c));
+      if (param.kind == ParamKind::Base) {
+        std::memcpy(out, &c->data, sizeof(c->data));
+      } else if (param.kind == ParamKind::CapturedScalar) {
+        if (param.type == ParamType::F32) {
+          float value = static_cast<float>(c->scalar);
+          std::memcpy(out, &value, sizeof(value));
+        } else {
+          int32_t value = static_cast<int32_t>(c->scalar);
+          std::memcpy(out, &value, sizeof(value));
+        }
+      } else {
+        TA_RETURN_IF_ERROR(packCapturedIndex(param, i, kernel, *c, out));
+      }
+      continue;
+    }
     const ta_tensor &t = *problem.tensors[param.tensor];
     switch (param.kind) {
     case ParamKind::Base:
@@ -195,6 +278,8 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
     case ParamKind::WindowHi:
     case ParamKind::WindowAlign:
       TA_RETURN_IF_ERROR(packDiagonal(param, i, kernel, problem, out));
+      break;
+    case ParamKind::CapturedScalar: // packed above
       break;
     }
   }

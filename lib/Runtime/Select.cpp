@@ -268,7 +268,9 @@ bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
          (problem.index32Ok || k.indexBits == 64) &&
          (k.groupedKv || problem.kvHeads == problem.heads) &&
          k.softcap == problem.softcap && (k.lse || !problem.lse) &&
-         k.varlen == problem.varlen;
+         k.varlen == problem.varlen &&
+         k.scoreFunction == (args.score_function ? args.score_function : "") &&
+         k.maskFunction == (args.mask_function ? args.mask_function : "");
 }
 
 } // namespace

@@ -119,7 +119,8 @@ def test_sdpa_has_pytorchs_signature() -> None:
     assert [parameters[name].default for name in positional[3:]] == [None, 0.0, False, None,
                                                                      False]
     keyword = [name for name, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-    assert keyword == ["causal", "causal_align", "window_size", "softcap", "return_lse",
+    assert keyword == ["causal", "causal_align", "window_size", "softcap", "score_mod",
+                       "score_mod_args", "mask_mod", "mask_mod_args", "return_lse",
                        "library", "kernel", "out"]
     assert parameters["causal"].default is None
 

@@ -25,6 +25,7 @@ from fakes import (FakeTensor, cu_seqlens_params, fake_torch, kernel_entry, lse_
 
 from tiled_attn import runtime
 from tiled_attn.errors import TiledAttnError
+from tiled_attn.functions import NO_FUNCTIONS
 from tiled_attn.runtime import (DTYPES, MASKS, KernelInfo, KernelLibrary, LaunchPlan, TaSdpaArgs,
                                 TaVarlen, TaWindow, default_library, default_library_path,
                                 runtime_path, set_packed_tensor, set_tensor)
@@ -181,7 +182,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 7
+    assert lib.ta_api_version() == runtime.API_VERSION == 8
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
@@ -1237,7 +1238,7 @@ def packed_args(causal: bool, causal_align: str, window_size: Any,
     sdpa_module._ARGS_LAYOUT.pack_into(
         args, 0, Q, *q.shape, *q.stride(), K, *k.shape, *k.stride(), V, *v.shape, *v.stride(),
         O, *o.shape, *o.stride(), DTYPES["f16"], mask, 0.125, 0, *window, softcap, lse,
-        *sdpa_module._VARLEN_OFF)
+        *sdpa_module._VARLEN_OFF, *NO_FUNCTIONS)
     return args
 
 
@@ -1596,10 +1597,11 @@ def varlen_problem(total_q: int = 500, total_k: int = 700, h: int = 3, h_kv: int
     return args
 
 
-def test_ta_varlen_is_the_last_field() -> None:
+def test_ta_varlen_follows_the_lse_and_precedes_the_functions() -> None:
     assert ctypes.sizeof(TaVarlen) == 48
     assert TaSdpaArgs.varlen.offset == TaSdpaArgs.lse.offset + 8
-    assert ctypes.sizeof(TaSdpaArgs) == TaSdpaArgs.varlen.offset + 48
+    assert TaSdpaArgs.score_function.offset == TaSdpaArgs.varlen.offset + 48
+    assert ctypes.sizeof(TaSdpaArgs) == TaSdpaArgs.num_captures.offset + 8
     assert TaSdpaArgs().varlen.enabled == 0
 
 

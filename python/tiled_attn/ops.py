@@ -5,11 +5,13 @@ Importing this module registers the op (it needs torch)::
     sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None,
          str? kernel_name=None, str? library_path=None,
          bool enable_gqa=False, str causal_align="top_left",
-         int[2] window_size=[-1, -1], float softcap=0.0) -> Tensor
+         int[2] window_size=[-1, -1], float softcap=0.0,
+         str? score_mod=None, Tensor[] score_mod_args=[],
+         str? mask_mod=None, Tensor[] mask_mod_args=[]) -> Tensor
     sdpa_lse(... the same ...) -> (Tensor, Tensor)
     sdpa_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q,
                 Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k,
-                ... sdpa's from causal on ...) -> Tensor
+                ... sdpa's from causal to softcap ...) -> Tensor
     sdpa_varlen_lse(... the same ...) -> (Tensor, Tensor)
 
 ``sdpa_lse`` is ``sdpa`` with ``return_lse=True``: it also returns the rows'
@@ -84,17 +86,19 @@ __all__ = ["LSE_SCHEMA", "SCHEMA", "VARLEN_LSE_SCHEMA", "VARLEN_SCHEMA"]
 SCHEMA = ("sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
           "str? kernel_name=None, str? library_path=None, bool enable_gqa=False, "
           "str causal_align=\"top_left\", int[2] window_size=[-1, -1], "
-          "float softcap=0.0) -> Tensor")
+          "float softcap=0.0, str? score_mod=None, Tensor[] score_mod_args=[], "
+          "str? mask_mod=None, Tensor[] mask_mod_args=[]) -> Tensor")
 
 LSE_SCHEMA = ("sdpa_lse(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
               "str? kernel_name=None, str? library_path=None, bool enable_gqa=False, "
               "str causal_align=\"top_left\", int[2] window_size=[-1, -1], "
-              "float softcap=0.0) -> (Tensor, Tensor)")
+              "float softcap=0.0, str? score_mod=None, Tensor[] score_mod_args=[], "
+              "str? mask_mod=None, Tensor[] mask_mod_args=[]) -> (Tensor, Tensor)")
 
 #: sdpa's arguments from causal on, after the packed sequences' own.
 _VARLEN_ARGS = ("Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
                 "int max_seqlen_q, int max_seqlen_k, " + SCHEMA[SCHEMA.index("bool causal"):
-                                                              SCHEMA.index(") -> ")])
+                                                              SCHEMA.index(", str? score_mod")])
 VARLEN_SCHEMA = f"sdpa_varlen({_VARLEN_ARGS}) -> Tensor"
 VARLEN_LSE_SCHEMA = f"sdpa_varlen_lse({_VARLEN_ARGS}) -> (Tensor, Tensor)"
 
@@ -122,9 +126,14 @@ def _sdpa_cuda(
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
+    score_mod: Optional[str] = None,
+    score_mod_args: Sequence[torch.Tensor] = (),
+    mask_mod: Optional[str] = None,
+    mask_mod_args: Sequence[torch.Tensor] = (),
 ) -> torch.Tensor:
     return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa,
-                      causal_align, tuple(window_size), softcap)
+                      causal_align, tuple(window_size), softcap, False, score_mod,
+                      tuple(score_mod_args), mask_mod, tuple(mask_mod_args))
 
 
 def _sdpa_fake(
@@ -139,6 +148,10 @@ def _sdpa_fake(
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
+    score_mod: Optional[str] = None,
+    score_mod_args: Sequence[torch.Tensor] = (),
+    mask_mod: Optional[str] = None,
+    mask_mod_args: Sequence[torch.Tensor] = (),
 ) -> torch.Tensor:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
     return torch.empty(_out_shape(q, v), dtype=q.dtype, device=q.device)
@@ -156,9 +169,14 @@ def _sdpa_lse_cuda(
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
+    score_mod: Optional[str] = None,
+    score_mod_args: Sequence[torch.Tensor] = (),
+    mask_mod: Optional[str] = None,
+    mask_mod_args: Sequence[torch.Tensor] = (),
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa,
-                      causal_align, tuple(window_size), softcap, True)
+                      causal_align, tuple(window_size), softcap, True, score_mod,
+                      tuple(score_mod_args), mask_mod, tuple(mask_mod_args))
 
 
 def _sdpa_lse_fake(
@@ -173,6 +191,10 @@ def _sdpa_lse_fake(
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
+    score_mod: Optional[str] = None,
+    score_mod_args: Sequence[torch.Tensor] = (),
+    mask_mod: Optional[str] = None,
+    mask_mod_args: Sequence[torch.Tensor] = (),
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
     return (torch.empty(_out_shape(q, v), dtype=q.dtype, device=q.device),

@@ -23,8 +23,8 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from ctypes import (POINTER, Structure, byref, c_char_p, c_float, c_int, c_int32, c_int64,
-                    c_uint32, c_uint64, c_ubyte, c_void_p)
+from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_float, c_int, c_int32,
+                    c_int64, c_uint32, c_uint64, c_ubyte, c_void_p)
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
@@ -51,7 +51,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 7
+API_VERSION = 8
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -98,6 +98,26 @@ class TaVarlen(Structure):
                 ("max_seqlen_k", c_int64)]
 
 
+#: ta_capture_type, by torch dtype name.
+CAPTURE_TYPES = {"float32": 0, "int32": 1, "float16": 2, "bfloat16": 3}
+#: ta_capture_type's names, as the manifest spells them.
+CAPTURE_TYPE_NAMES = ("f32", "i32", "f16", "bf16")
+
+
+class TaCapture(Structure):
+    """ta_capture: a captured input of a score or mask function, by name: a
+    view (``rank`` 1-4: device address, sizes, strides in elements) or a
+    scalar (``rank`` 0, in ``scalar``)."""
+
+    _fields_ = [("name", c_char_p), ("type", c_int), ("rank", c_int32), ("data", c_uint64),
+                ("sizes", c_int64 * 4), ("strides", c_int64 * 4), ("scalar", c_double)]
+
+
+class TaCaptureInfo(Structure):
+    _fields_ = [("name", c_char_p), ("function", c_char_p), ("type", c_int),
+                ("rank", c_int32)]
+
+
 class TaSdpaArgs(Structure):
     """ta_sdpa_args; ``softcap`` > 0 soft-caps the scores to
     ``softcap * tanh(scale * q.k / softcap)`` (0: off); ``lse``, the address of a
@@ -107,7 +127,9 @@ class TaSdpaArgs(Structure):
     _fields_ = [("q", TaTensor), ("k", TaTensor), ("v", TaTensor), ("o", TaTensor),
                 ("dtype", c_int), ("mask", c_int), ("scale", c_float), ("kernel", c_char_p),
                 ("window", TaWindow), ("softcap", c_float), ("lse", c_uint64),
-                ("varlen", TaVarlen)]
+                ("varlen", TaVarlen), ("score_function", c_char_p),
+                ("mask_function", c_char_p), ("captures", c_void_p),
+                ("num_captures", c_int32)]
 
 
 class TaKernelInfo(Structure):
@@ -116,7 +138,9 @@ class TaKernelInfo(Structure):
                 ("block_m", c_int32), ("block_n", c_int32), ("threads", c_int32),
                 ("shared_bytes", c_int32), ("index_bits", c_int32), ("align_bytes", c_int32),
                 ("num_params", c_int32), ("softcap", c_int32), ("lse", c_int32),
-                ("varlen", c_int32), ("head_dim_v", c_int32)]
+                ("varlen", c_int32), ("head_dim_v", c_int32),
+                ("score_function", c_char_p), ("mask_function", c_char_p),
+                ("num_captures", c_int32), ("captures", POINTER(TaCaptureInfo))]
 
 
 class TaLaunchPlan(Structure):
@@ -240,6 +264,12 @@ class KernelInfo:
     #: V's and O's head dim (D_v): :attr:`head_dim`, or DeepSeek's MLA's 128
     #: where Q and K have 192; 0 reads as :attr:`head_dim`.
     head_dim_v: int = 0
+    #: The score and mask functions ("" without one) and their captured
+    #: inputs, each ``(name, function, dtype, rank)`` (rank 0: a scalar), in
+    #: the order each function declares them.
+    score_function: str = ""
+    mask_function: str = ""
+    captures: Tuple[Tuple[str, str, str, int], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.head_dim_v:
@@ -317,9 +347,14 @@ class KernelLibrary:
         numbers = {name: getattr(info, name)
                    for name in ("head_dim", "block_m", "block_n", "threads", "shared_bytes",
                                 "index_bits", "align_bytes", "num_params")}
+        captures = tuple((c.name.decode(), c.function.decode(), CAPTURE_TYPE_NAMES[c.type],
+                          c.rank)
+                         for c in (info.captures[i] for i in range(info.num_captures)))
         return KernelInfo(index=index, **text, **numbers, softcap=bool(info.softcap),
                           lse=bool(info.lse), varlen=bool(info.varlen),
-                          head_dim_v=info.head_dim_v)
+                          head_dim_v=info.head_dim_v,
+                          score_function=info.score_function.decode(),
+                          mask_function=info.mask_function.decode(), captures=captures)
 
     def plan(self, args: TaSdpaArgs, capability: Tuple[int, int]) -> LaunchPlan:
         """The launch ``sdpa`` would make for ``args`` on a device of ``capability``."""

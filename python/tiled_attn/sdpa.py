@@ -1,6 +1,6 @@
 """``sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
 enable_gqa=False, *, causal=None, causal_align="top_left", window_size=(-1, -1), softcap=0.0,
-return_lse=False)``: attention with a library kernel, in the shape of PyTorch's
+score_mod=None, score_mod_args=(), mask_mod=None, mask_mod_args=(), return_lse=False)``: attention with a library kernel, in the shape of PyTorch's
 ``F.scaled_dot_product_attention``.
 
 One call is: the torch-level checks (:mod:`.validation`), the output
@@ -33,6 +33,7 @@ import threading
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
+from .functions import NO_FUNCTIONS, function_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       default_library)
 from .validation import (ITEMSIZE, check_attention_args, check_gqa, check_inputs, check_no_grad,
@@ -61,6 +62,10 @@ def sdpa(
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
+    score_mod: Optional[str] = None,
+    score_mod_args: Sequence[Any] = (),
+    mask_mod: Optional[str] = None,
+    mask_mod_args: Sequence[Any] = (),
     return_lse: bool = False,
     library: LibraryArg = None,
     kernel: Optional[str] = None,
@@ -116,6 +121,20 @@ def sdpa(
             off. A finite real number ``>= 0``. Needs a kernel compiled with
             softcap in the library (the compiler builds them as ``window``
             kernels, which compute every mask, no mask included).
+        score_mod: a score function of the library, by name (``"alibi"``):
+            FlexAttention's ``score_mod``, applied to each scaled (and
+            capped) score with its batch entry, head, query and key index,
+            before the masks. The library's kernels are compiled with it
+            (:mod:`tiled_attn.functions`; ``kernels/functions/<name>.mlir``).
+        score_mod_args: its captured inputs, in the order the function
+            declares them: tensors on q's device of the dtype and rank it
+            declares (ALiBi: ``slopes``, ``[H]`` float32), or numbers.
+        mask_mod: a mask function of the library, by name
+            (``"document"``): FlexAttention's ``mask_mod``; a query sees a
+            key only where it gives true (and the causal mask and window
+            allow). A row that sees no key gives zeros.
+        mask_mod_args: its captured inputs, likewise (document masking:
+            ``document_ids``, ``[B, S]`` int32).
         return_lse: also return each query row's log-sum-exp, FlashAttention's
             ``softmax_lse``: a new contiguous ``[B, H, S_q]`` float32 tensor
             holding ``log(sum_j exp(s_j))`` (natural log) over the scores
@@ -175,17 +194,19 @@ def sdpa(
         softcap = check_softcap(softcap)
         return_lse = check_return_lse(return_lse)
         path = str(library.path) if isinstance(library, KernelLibrary) else library
+        functions = (score_mod, list(score_mod_args), mask_mod, list(mask_mod_args))
         if return_lse:
             result, lse = torch.ops.tiled_attn.sdpa_lse(q, k, v, causal, scale, kernel, path,
                                                         enable_gqa, causal_align,
-                                                        [left, right], softcap)
+                                                        [left, right], softcap, *functions)
             return (result if out is None else out.copy_(result)), lse
         result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path, enable_gqa,
-                                           causal_align, [left, right], softcap)
+                                           causal_align, [left, right], softcap, *functions)
         return result if out is None else out.copy_(result)
     check_no_grad(torch, q, k, v)
     return sdpa_eager(q, k, v, causal, scale, library, kernel, out, enable_gqa, causal_align,
-                      window_size, softcap, return_lse)
+                      window_size, softcap, return_lse, score_mod, score_mod_args, mask_mod,
+                      mask_mod_args)
 
 
 def sdpa_eager(
@@ -202,6 +223,10 @@ def sdpa_eager(
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
     return_lse: bool = False,
+    score_mod: Optional[str] = None,
+    score_mod_args: Sequence[Any] = (),
+    mask_mod: Optional[str] = None,
+    mask_mod_args: Sequence[Any] = (),
 ) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
     """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``
     (and, with ``return_lse``, of ``tiled_attn::sdpa_lse``).
@@ -265,12 +290,17 @@ def sdpa_eager(
     lse = None
     if return_lse:
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=device)
+    functions, keep = (NO_FUNCTIONS, None) if (score_mod is None and mask_mod is None
+                                               and not score_mod_args and not mask_mod_args) else \
+        function_fields(torch, library, device, score_mod, score_mod_args, mask_mod,
+                        mask_mod_args)
     launch(torch, library, device.index,
            qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
            out.data_ptr(), *out.shape, *out.stride(),
            dtype, mask, scale,
            0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
-           0 if lse is None else lse.data_ptr(), *_VARLEN_OFF)
+           0 if lse is None else lse.data_ptr(), *_VARLEN_OFF, *functions)
+    del keep  # the captures stayed alive through the launch
     return out if lse is None else (out, lse)
 
 
@@ -333,8 +363,10 @@ def _unpackable(fields: Sequence[Any]) -> str:
 #: dtype, mask, scale, padding, the kernel name's address, ta_window
 #: (enabled, bottom_right, left, right), the softcap, padding, the
 #: log-sum-exps' address and ta_varlen (enabled, padding, num_seqs,
-#: cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k).
-_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq" + "f4xQ" + "i4xqQQqq")
+#: cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k), then the score and
+#: mask functions' names' addresses, the captures' address and count.
+_ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq" + "f4xQ" + "i4xqQQqq"
+                             + "QQQi4x")
 assert _ARGS_LAYOUT.size == ctypes.sizeof(TaSdpaArgs)
 _NO_MASK, _CAUSAL = MASKS["none"], MASKS["top_left"]
 #: Softcaps that are plainly normal float32 values: taken without check_softcap.

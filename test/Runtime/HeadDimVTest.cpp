@@ -47,11 +47,12 @@ class HeadDimV : public ChoiceTest {};
 } // namespace
 
 TEST(HeadDimVInfo, LayoutAndVersion) {
-  // head_dim_v is ta_kernel_info's last field (API version 7).
+  // head_dim_v is ta_kernel_info's last field (API version 7; version 8
+  // added the functions' captures to ta_sdpa_args, CapturesTest.cpp).
   EXPECT_EQ(offsetof(ta_kernel_info, head_dim_v),
             offsetof(ta_kernel_info, varlen) + sizeof(int32_t));
-  EXPECT_EQ(TA_API_VERSION, 7);
-  EXPECT_EQ(ta_api_version(), 7);
+  EXPECT_EQ(TA_API_VERSION, 8);
+  EXPECT_EQ(ta_api_version(), 8);
 }
 
 TEST_F(HeadDimV, KernelInfoSaysSo) {

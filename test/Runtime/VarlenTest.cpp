@@ -110,10 +110,11 @@ std::string noVarlenKernel(const std::string &mask) {
 } // namespace
 
 TEST(VarlenArgs, Layout) {
-  // varlen is the last field (API version 6), after the log-sum-exps'
-  // address; zero-initialized, off.
+  // varlen follows the log-sum-exps' address (API version 6; the
+  // functions' fields of version 8 follow it); zero-initialized, off.
   EXPECT_EQ(offsetof(ta_sdpa_args, varlen), offsetof(ta_sdpa_args, lse) + 8);
-  EXPECT_EQ(sizeof(ta_sdpa_args), offsetof(ta_sdpa_args, varlen) + 48);
+  EXPECT_EQ(offsetof(ta_sdpa_args, score_function),
+            offsetof(ta_sdpa_args, varlen) + 48);
   EXPECT_EQ(offsetof(ta_varlen, num_seqs), 8u);
   EXPECT_EQ(offsetof(ta_varlen, cu_seqlens_q), 16u);
   EXPECT_EQ(offsetof(ta_varlen, cu_seqlens_k), 24u);

@@ -323,8 +323,18 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     auto view = dyn_cast<tile::ViewType>(type);
     std::string dtype;
     llvm::raw_string_ostream(dtype) << (view ? view.getElementType() : type);
+    // The function that declares it: the first whose arguments name it.
+    std::string function;
+    for (const std::string &name : {config.scoreFunction, config.maskFunction})
+      if (auto fn = module->lookupSymbol<func::FuncOp>(name);
+          fn && function.empty())
+        for (unsigned a = 0, n = fn.getNumArguments(); a < n; ++a)
+          if (tile::ArgAttr r = tile::getArgAttr(fn, a);
+              r && r.getArgumentName() == role.getArgumentName())
+            function = name;
     out.captures.push_back(
         json::Object{{"name", role.getArgumentName()},
+                     {"function", function},
                      {"kind", view ? "view" : "scalar"},
                      {"dtype", dtype},
                      {"rank", view ? view.getRank() : int64_t(0)}});

@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 7
+#define TA_API_VERSION 8
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -201,6 +201,33 @@ typedef struct ta_varlen {
   int64_t max_seqlen_k;
 } ta_varlen;
 
+/** What a captured input holds (ta_capture.type). */
+typedef enum ta_capture_type {
+  TA_CAPTURE_F32 = 0,
+  TA_CAPTURE_I32 = 1,
+  TA_CAPTURE_F16 = 2,
+  TA_CAPTURE_BF16 = 3,
+} ta_capture_type;
+
+/** A captured input of a kernel's score or mask function (the manifest's
+    "captures" of the kernel): a view of device memory, or a scalar, given
+    by its name. A view's sizes must cover what the function reads (a read
+    outside them gives 0); its last stride must be 1. */
+typedef struct ta_capture {
+  /** The name the function gives it ("slopes", "document_ids"). */
+  const char *name;
+  ta_capture_type type;
+  /** 1 to 4 for a view; 0 for a scalar (f32 or i32, in `scalar`). */
+  int32_t rank;
+  /** A view's device address and its sizes and strides (in elements) of
+      its first `rank` dimensions. */
+  uint64_t data;
+  int64_t sizes[4];
+  int64_t strides[4];
+  /** A scalar's value. */
+  double scalar;
+} ta_capture;
+
 /** One attention call: O = softmax(cap(scale * Q K^T) + mask) V, where cap
     is the identity, or with a softcap c > 0 the logit soft-capping
     c * tanh(x / c) (see softcap below). */
@@ -257,7 +284,29 @@ typedef struct ta_sdpa_args {
   uint64_t lse;
   /** A variable-length batch; all zero for none (API version 5's calls). */
   ta_varlen varlen;
+  /** A score function and a mask function of the library, by name (the
+      manifest's "score_function" and "mask_function"), or null for none:
+      only kernels compiled with exactly these functions run the call. The
+      score function maps each scaled (and capped) score, with its batch
+      entry, head, query and key index, to the score the softmax sees; the
+      mask function hides the keys it gives false for. */
+  const char *score_function;
+  const char *mask_function;
+  /** Their captured inputs: every one the chosen kernel's manifest entry
+      lists under "captures", by name, of its type and rank; no others. */
+  const ta_capture *captures;
+  int32_t num_captures;
 } ta_sdpa_args;
+
+/** A captured input a kernel takes (ta_kernel_info.captures). */
+typedef struct ta_capture_info {
+  const char *name;
+  /** The function that reads it (the score function's, where both do). */
+  const char *function;
+  ta_capture_type type;
+  /** 1 to 4 for a view, 0 for a scalar. */
+  int32_t rank;
+} ta_capture_info;
 
 /** One kernel of the library, as its manifest entry describes it. The
     strings live as long as the library. */
@@ -299,6 +348,12 @@ typedef struct ta_kernel_info {
   /** V's and O's head dim: head_dim, or DeepSeek's MLA's 128 where Q and K
       have 192 (API version 7). */
   int32_t head_dim_v;
+  /** Its score and mask functions ("" without one) and their captured
+      inputs, in the order each function declares them (API version 8). */
+  const char *score_function;
+  const char *mask_function;
+  int32_t num_captures;
+  const ta_capture_info *captures;
 } ta_kernel_info;
 
 /** The most parameters, and parameter bytes, a launch plan holds. */

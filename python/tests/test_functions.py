@@ -1,0 +1,120 @@
+"""Score and mask functions through tiled_attn.sdpa (issue 37): the kernel of
+the functions asked for is chosen, their captured inputs reach its parameters
+by name, and bad captures are refused before anything launches. Runs on
+fakes.FakeTensor stand-ins over the real runtime and the fake driver."""
+
+from __future__ import annotations
+
+import struct
+import sys
+from typing import Any, Dict, List
+
+import pytest
+from fakes import FakeTensor, fake_torch, kernel_entry, standard_params
+
+from tiled_attn import sdpa
+
+Q, K, V, SLOPES, DOCS = 0x100000000, 0x200000000, 0x300000000, 0x700000000, 0x710000000
+FORMATS = {"ptr": "<Q", "i32": "<i", "i64": "<q", "f32": "<f"}
+
+
+def function_entry(name: str, alibi: bool, document: bool) -> Dict[str, Any]:
+    """A kernel with ALiBi (slopes: [H] f32) and/or document masking
+    (document_ids: [B, S] i32), whose parameters follow the standard ones as
+    the compiler's ABI lays them out."""
+    params = standard_params()
+    captures: List[Dict[str, Any]] = []
+    if alibi:
+        captures.append({"name": "slopes", "function": "alibi", "kind": "view",
+                         "dtype": "f32", "rank": 1})
+        params += [{"name": "slopes", "kind": "base", "type": "ptr"},
+                   {"name": "slopes", "kind": "size", "dim": 0, "type": "i64"}]
+    if document:
+        captures.append({"name": "document_ids", "function": "document", "kind": "view",
+                         "dtype": "i32", "rank": 2})
+        params += [{"name": "document_ids", "kind": "base", "type": "ptr"},
+                   {"name": "document_ids", "kind": "size", "dim": 0, "type": "i64"},
+                   {"name": "document_ids", "kind": "size", "dim": 1, "type": "i64"},
+                   {"name": "document_ids", "kind": "stride", "dim": 0, "type": "i64"}]
+    return kernel_entry(name, params=params, captures=captures,
+                        score_function="alibi" if alibi else "",
+                        mask_function="document" if document else "")
+
+
+ENTRIES = {"plain": kernel_entry("plain"), "alibi": function_entry("alibi", True, False),
+           "doc": function_entry("doc", False, True),
+           "alibi_doc": function_entry("alibi_doc", True, True)}
+
+
+@pytest.fixture
+def library(make_library, monkeypatch) -> Any:
+    monkeypatch.setitem(sys.modules, "torch", fake_torch())
+    return make_library(list(ENTRIES.values()))
+
+
+def qkv():
+    return (FakeTensor((2, 3, 77, 64), pointer=Q), FakeTensor((2, 3, 131, 64), pointer=K),
+            FakeTensor((2, 3, 131, 64), pointer=V))
+
+
+def slopes(dtype: str = "float32", shape=(3,)) -> FakeTensor:
+    return FakeTensor(shape, dtype=dtype, pointer=SLOPES)
+
+
+def docs(device: str = "cuda:0") -> FakeTensor:
+    return FakeTensor((2, 131), dtype="int32", pointer=DOCS, device=device)
+
+
+def launched(fake_cuda, **kwargs: Any) -> Dict[str, Any]:
+    """The kernel launched (by parameter count) and its parameters past the
+    standard 37, decoded."""
+    before = fake_cuda.count("launches")
+    sdpa(*qkv(), **kwargs)
+    assert fake_cuda.count("launches") == before + 1
+    raw = fake_cuda.last_params()
+    (name,) = [n for n, e in ENTRIES.items() if len(e["params"]) == len(raw)]
+    params = ENTRIES[name]["params"]
+    values = [struct.unpack(FORMATS[p["type"]], b)[0] for p, b in zip(params, raw)]
+    return {"kernel": name, "extra": values[37:]}
+
+
+def test_the_kernel_of_the_functions_gets_their_captures(library, fake_cuda) -> None:
+    assert launched(fake_cuda, library=library)["kernel"] == "plain"
+    seen = launched(fake_cuda, library=library, score_mod="alibi", score_mod_args=(slopes(),))
+    assert seen == {"kernel": "alibi", "extra": [SLOPES, 3]}
+    seen = launched(fake_cuda, library=library, mask_mod="document", mask_mod_args=[docs()])
+    assert seen == {"kernel": "doc", "extra": [DOCS, 2, 131, 131]}
+    seen = launched(fake_cuda, library=library, score_mod="alibi", score_mod_args=(slopes(),),
+                    mask_mod="document", mask_mod_args=(docs(),))
+    assert seen == {"kernel": "alibi_doc", "extra": [SLOPES, 3, DOCS, 2, 131, 131]}
+
+
+@pytest.mark.parametrize("kwargs, kind, message", [
+    (dict(score_mod="relpos"), ValueError,
+     "has no kernel with score_mod='relpos' and mask_mod=None; its functions: alibi, "
+     "alibi+document, document"),
+    (dict(score_mod="alibi"), ValueError,
+     "score_mod 'alibi' takes 1 captured input (slopes) in score_mod_args, got 0"),
+    (dict(score_mod="alibi", score_mod_args=(slopes(), slopes())), ValueError,
+     "score_mod 'alibi' takes 1 captured input (slopes) in score_mod_args, got 2"),
+    (dict(score_mod="alibi", score_mod_args=(slopes("float16"),)), ValueError,
+     "score_mod_args (slopes) must be a torch.float32 tensor, got torch.float16"),
+    (dict(score_mod="alibi", score_mod_args=(slopes(shape=(3, 1)),)), ValueError,
+     "score_mod_args (slopes) must have rank 1, got shape (3, 1)"),
+    (dict(mask_mod="document", mask_mod_args=(docs("cuda:1"),)), ValueError,
+     "mask_mod_args (document_ids) must be on cuda:0 (with q), got cuda:1"),
+    (dict(score_mod="alibi", score_mod_args=(0.5,)), TypeError,
+     "score_mod_args (slopes) must be a tensor, got float"),
+    (dict(score_mod_args=(slopes(),)), ValueError, "score_mod_args given without score_mod"),
+    (dict(score_mod=3), TypeError,
+     "score_mod must be the name of a library function (a str) or None, got int 3"),
+    (dict(mask_mod="document", mask_mod_args=docs()), TypeError,
+     "mask_mod_args must be a tuple of the function's captured inputs, got FakeTensor"),
+])
+def test_bad_functions_and_captures_are_refused(library, fake_cuda, kwargs, kind,
+                                                message) -> None:
+    before = fake_cuda.counts()
+    with pytest.raises(kind) as info:
+        sdpa(*qkv(), library=library, **kwargs)
+    assert message in str(info.value)
+    assert fake_cuda.counts() == before

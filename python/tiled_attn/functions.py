@@ -1,0 +1,115 @@
+"""Score and mask functions of the kernel library, by name, and their captured
+inputs.
+
+A score function (FlexAttention's ``score_mod``) maps each scaled score, with
+its batch entry, head, query and key index, to the score the softmax sees; a
+mask function (``mask_mod``) says whether the query sees the key. Both are
+``func.func``s of the tile dialect (``kernels/functions/<name>.mlir``),
+compiled into the library's kernels; a call names them and passes, in the
+order the function declares them, the tensors and numbers they read: its
+captured inputs (ALiBi's per-head ``slopes``, document masking's per-token
+``document_ids``).
+"""
+
+from __future__ import annotations
+
+from ctypes import addressof, create_string_buffer
+from typing import Any, List, Optional, Sequence, Tuple
+
+from .runtime import CAPTURE_TYPES, CAPTURE_TYPE_NAMES, KernelLibrary, TaCapture
+
+#: The ta_sdpa_args fields of a call without functions: score_function,
+#: mask_function, captures, num_captures.
+NO_FUNCTIONS = (0, 0, 0, 0)
+
+_NAMES: dict = {}
+
+
+def _name_address(name: str) -> int:
+    """The address of a NUL-terminated copy of ``name``, kept for the process."""
+    entry = _NAMES.get(name)
+    if entry is None:
+        entry = _NAMES.setdefault(name, create_string_buffer(name.encode()))
+    return addressof(entry)
+
+
+def function_fields(torch: Any, library: KernelLibrary, device: Any,
+                    score_mod: Optional[str], score_mod_args: Sequence[Any],
+                    mask_mod: Optional[str], mask_mod_args: Sequence[Any]
+                    ) -> Tuple[Tuple[int, int, int, int], List[Any]]:
+    """The ta_sdpa_args fields (score_function, mask_function, captures,
+    num_captures) of the functions asked for, and what must stay alive until
+    the launch: the captures' array and the tensors it points into.
+
+    Raises ValueError (TypeError for a wrong type) naming the argument: a
+    function no kernel of the library has, captured inputs of the wrong
+    count, type, dtype, rank or device."""
+    for what, name, args in (("score_mod", score_mod, score_mod_args),
+                             ("mask_mod", mask_mod, mask_mod_args)):
+        if name is not None and type(name) is not str:
+            raise TypeError(f"{what} must be the name of a library function (a str) or None, "
+                            f"got {type(name).__name__} {name!r}")
+        if not isinstance(args, (tuple, list)):
+            raise TypeError(f"{what}_args must be a tuple of the function's captured inputs, "
+                            f"got {type(args).__name__}")
+        if name is None and len(args):
+            raise ValueError(f"{what}_args given without {what}")
+    if score_mod is None and mask_mod is None:
+        return NO_FUNCTIONS, []
+    score, mask = score_mod or "", mask_mod or ""
+    kernel = next((k for k in library.kernels
+                   if k.score_function == score and k.mask_function == mask), None)
+    if kernel is None:
+        have = sorted({"+".join(f for f in (k.score_function, k.mask_function) if f)
+                       for k in library.kernels if k.score_function or k.mask_function})
+        raise ValueError(
+            f"the kernel library {library.path} has no kernel with score_mod={score_mod!r} and "
+            f"mask_mod={mask_mod!r}; its functions: {', '.join(have) or 'none'}")
+    captures = (TaCapture * max(1, len(kernel.captures)))()
+    keep: List[Any] = [captures]
+    count = 0
+    for what, name, args in (("score_mod", score_mod, score_mod_args),
+                             ("mask_mod", mask_mod, mask_mod_args)):
+        if name is None:
+            continue
+        wanted = [c for c in kernel.captures if c[1] == name]
+        if len(args) != len(wanted):
+            names = ", ".join(c[0] for c in wanted) or "none"
+            raise ValueError(f"{what} {name!r} takes {len(wanted)} captured input"
+                             f"{'' if len(wanted) == 1 else 's'} ({names}) in {what}_args, "
+                             f"got {len(args)}")
+        for (cname, _, dtype, rank), value in zip(wanted, args):
+            c = captures[count]
+            count += 1
+            encoded = cname.encode()
+            keep.append(encoded)
+            c.name = encoded
+            c.type = CAPTURE_TYPE_NAMES.index(dtype)
+            c.rank = rank
+            label = f"{what}_args ({cname})"
+            if rank == 0:
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise TypeError(f"{label} must be a number, got {type(value).__name__}")
+                c.scalar = float(value)
+                continue
+            if not hasattr(value, "data_ptr"):
+                raise TypeError(f"{label} must be a tensor, got {type(value).__name__}")
+            types = {getattr(torch, n): t for n, t in CAPTURE_TYPES.items()}
+            if types.get(value.dtype) != c.type:
+                torch_name = next(n for n, t in CAPTURE_TYPES.items() if t == c.type)
+                raise ValueError(f"{label} must be a torch.{torch_name} tensor, got "
+                                 f"{value.dtype}")
+            if value.dim() != rank:
+                raise ValueError(f"{label} must have rank {rank}, got shape "
+                                 f"{tuple(value.shape)}")
+            if value.device != device:
+                raise ValueError(f"{label} must be on {device} (with q), got {value.device}")
+            if value.stride()[-1] != 1 and value.shape[-1] > 1:
+                value = value.clone(memory_format=torch.contiguous_format)
+            keep.append(value)
+            c.data = value.data_ptr()
+            for d in range(rank):
+                c.sizes[d] = value.shape[d]
+                c.strides[d] = value.stride()[d]
+    return ((_name_address(score) if score_mod else 0, _name_address(mask) if mask_mod else 0,
+             addressof(captures), count), keep)
