@@ -226,6 +226,10 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
              ", D=", headDimText(problem.headDim, problem.headDimV), ", ",
              maskText(args), softcapText(problem), lseText(problem),
              varlenText(problem));
+  if (args.score_function)
+    wanted += concat(", score_function=", args.score_function);
+  if (args.mask_function)
+    wanted += concat(", mask_function=", args.mask_function);
   if (args.kernel)
     wanted += concat(", name=", args.kernel);
   if (!problem.index32Ok)

@@ -130,7 +130,9 @@ TEST_F(Captures, OnlyKernelsOfTheFunctionsAskedFor) {
   give({docs, prefix});
   EXPECT_EQ(chosen(), "doc");
   args.mask_function = "prefix_lm";
-  EXPECT_THAT(chosen(), HasSubstr("error 2: no kernel in the library"));
+  EXPECT_THAT(chosen(), HasSubstr("error 2: no kernel in the library for sm_90, "
+                                  "f16, D=64, causal=none, "
+                                  "mask_function=prefix_lm"));
 }
 
 TEST_F(Captures, Packed) {

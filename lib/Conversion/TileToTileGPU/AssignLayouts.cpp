@@ -504,7 +504,8 @@ LogicalResult LayoutAssignment::checkRegisterFootprint() {
   // could hold is refused: an mma's accumulator in registers is written
   // whole at every k-step, and a loop keeps what it carries and the tiles
   // it reads from outside (Q) live through every iteration. Splat constants
-  // are not counted (they lower to one value); an elementwise chain, such
+  // and splats of scalars are not counted (they lower to one value); an
+  // elementwise chain, such
   // as an epilogue on O read from tensor memory, may stream and is not
   // counted either.
   WalkResult walk = func.walk([&](Operation *op) {
@@ -527,6 +528,7 @@ LogicalResult LayoutAssignment::checkRegisterFootprint() {
       for (Value operand : inner->getOperands())
         if (loop.isDefinedOutsideOfLoop(operand) &&
             !operand.getDefiningOp<arith::ConstantOp>() &&
+            !operand.getDefiningOp<tensor::SplatOp>() &&
             seen.insert(operand).second)
           invariant += registersPerThread(operand);
     });

@@ -38,6 +38,13 @@ struct TileHoistInvariantsPass final
     auto canHoist = [&](Operation *op) {
       if (auto load = dyn_cast<LoadOp>(op))
         return !written.contains(load.getView());
+      // A broadcast costs nothing in the loop (each thread reuses the
+      // registers of its rows or columns) but a whole block of registers
+      // live through it when hoisted: a vector of positions or per-token
+      // values broadcast to a score block (score and mask functions) stays.
+      // (A splat of a scalar lowers to one register wherever it is.)
+      if (isa<BroadcastOp>(op))
+        return false;
       return isMemoryEffectFree(op) && isSpeculatable(op) &&
              op->getNumRegions() == 0;
     };

@@ -189,6 +189,12 @@ LogicalResult RetileAnalysis::visit(Operation *op) {
       unify(row, 0, lse.getResult(), 0);
     return success();
   }
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    for (Value index : gather.getIndices())
+      if (isa<ShapedType>(index.getType()))
+        unifyAll(index, gather.getResult());
+    return success();
+  }
   if (forEachRegionTie(op, [&](Value a, Value b) { unifyAll(a, b); }))
     return success();
   if (isa<BlockIdOp, DimOp, IotaOp, BoundsMaskOp, CausalMaskOp, WindowMaskOp,

@@ -619,6 +619,12 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     std::optional<tile::ArgRole> role = isa<BlockArgument>(read.getView())
                                             ? tile::getArgRole(read.getView())
                                             : std::nullopt;
+    // A captured input of a score or mask function: data, never a bound of
+    // anything the roles wait on.
+    if (role == tile::ArgRole::Captured) {
+      next();
+      return success();
+    }
     if (read.getIndices().size() != 1 || (role != tile::ArgRole::CuSeqlensQ &&
                                           role != tile::ArgRole::CuSeqlensK))
       return op->emitError() << "tilegpu-simulate-roles: reads only the "
