@@ -81,7 +81,7 @@ def document_ids(torch, b: int, s: int, generator):
     return torch.tensor(rows, device="cuda", dtype=torch.int32)
 
 
-def bias_and_mask(torch, b, h, s_q, s_k, causal, slopes, docs):
+def bias_and_mask(torch, b, h, s_q, s_k, causal, slopes, docs, prefix=None):
     """The additive float64 bias [B|1, H|1, S_q, S_k] (ALiBi) and bool mask
     (causal, document) the functions compute, as PyTorch's attn_mask sees them."""
     i = torch.arange(s_q, device="cuda").view(s_q, 1)
@@ -98,6 +98,8 @@ def bias_and_mask(torch, b, h, s_q, s_k, causal, slopes, docs):
         padded = torch.cat([docs, torch.zeros(b, max(0, s_q - s_k), dtype=docs.dtype,
                                               device="cuda")], 1)
         keep = keep & (padded[:, :s_q].view(b, 1, s_q, 1) == docs.view(b, 1, 1, s_k))
+    if prefix is not None:
+        keep = keep & ((j < prefix.view(b, 1, 1, 1)) | (j <= i))
     return bias, keep
 
 
@@ -115,24 +117,29 @@ def check(torch, F, sdpa, library, rows, device, date):
     gen = torch.Generator().manual_seed(0)
     cases = [("alibi", 2, 8, 4, 333, 1000), ("alibi", 1, 8, 2, 1000, 1000),
              ("document", 2, 8, 4, 777, 777), ("document", 1, 8, 8, 1000, 1000),
-             ("alibi+document", 2, 8, 4, 777, 777)]
+             ("alibi+document", 2, 8, 4, 777, 777), ("prefix_lm", 3, 8, 4, 777, 777)]
     for dtype in (torch.bfloat16, torch.float16):
         for function, b, h, h_kv, s_q, s_k in cases:
-            for causal in ((False,) if function == "alibi+document" else (False, True)):
+            for causal in ((False,) if function in ("alibi+document", "prefix_lm")
+                           else (False, True)):
                 q = torch.randn(b, h, s_q, 128, device="cuda", dtype=dtype)
                 k = torch.randn(b, h_kv, s_k, 128, device="cuda", dtype=dtype)
                 v = torch.randn(b, h_kv, s_k, 128, device="cuda", dtype=dtype)
                 slopes = alibi_slopes(torch, h) if "alibi" in function else None
                 docs = document_ids(torch, b, s_k, gen) if "document" in function else None
+                prefix = (torch.randint(0, s_k, (b,), generator=gen).to(torch.int32).cuda()
+                          if function == "prefix_lm" else None)
                 kwargs = {}
                 if slopes is not None:
                     kwargs.update(score_mod="alibi", score_mod_args=(slopes,))
                 if docs is not None:
                     kwargs.update(mask_mod="document", mask_mod_args=(docs,))
+                if prefix is not None:
+                    kwargs.update(mask_mod="prefix_lm", mask_mod_args=(prefix,))
                 out = sdpa(q, k, v, is_causal=causal, enable_gqa=True, library=library,
                            **kwargs)
                 scale = 128 ** -0.5
-                bias, keep = bias_and_mask(torch, b, h, s_q, s_k, causal, slopes, docs)
+                bias, keep = bias_and_mask(torch, b, h, s_q, s_k, causal, slopes, docs, prefix)
                 ref = reference(torch, q, k, v, scale, bias, keep)
                 additive = bias.masked_fill(~keep, float("-inf")).to(dtype)
                 with sdpa_kernel(SDPBackend.MATH):

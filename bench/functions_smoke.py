@@ -35,6 +35,9 @@ def main() -> int:
                 assert torch.isfinite(out).all()
         sdpa(q, k, v, enable_gqa=True, library=library, score_mod="alibi",
              score_mod_args=(slopes,), mask_mod="document", mask_mod_args=(docs,))
+        prefix = torch.tensor([0, 200], device="cuda", dtype=torch.int32)
+        sdpa(q, k, v, enable_gqa=True, library=library, mask_mod="prefix_lm",
+             mask_mod_args=(prefix,))
     torch.cuda.synchronize()
     print("functions smoke: ok")
     return 0

@@ -726,6 +726,16 @@ struct TileGPUAssignLayoutsPass final
     else
       os << "a thread has at most " << perThread << " registers on "
          << target.getChip();
+    // A splat of a scalar is one register in any layout: give each use its
+    // own, so that uses of different layouts (a score function's slope
+    // over the rows and over the keys) do not tie them together.
+    func.walk([&](tensor::SplatOp splat) {
+      SmallVector<OpOperand *> uses(llvm::make_pointer_range(splat->getUses()));
+      OpBuilder b(splat);
+      b.setInsertionPointAfter(splat);
+      for (OpOperand *use : llvm::drop_begin(uses))
+        use->set(b.clone(*splat)->getResult(0));
+    });
     FamilyLayouts layouts{func.getContext(), familyKind, warps, tma};
     if (failed(LayoutAssignment(func, layouts, smemLhs,
                                 std::min(perThread, shared), reason)

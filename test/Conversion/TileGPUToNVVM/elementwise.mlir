@@ -25,6 +25,8 @@
 // CHECK-SAME: %[[X:[^:]*]]: f32 {tilegpu.param = #tilegpu.param<scalar, "arg0">}, %{{[^:]*}}: index {tilegpu.param = #tilegpu.param<scalar, "arg1">}
 // CHECK-DAG: %[[HALF:.*]] = arith.constant dense<5.000000e-01> : vector<8xf32>
 // CHECK-DAG: %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : vector<8xf32>
+// A splat with several uses is one per use (each may take its own layout).
+// CHECK: %[[S2:.*]] = vector.broadcast %[[X]] : f32 to vector<8xf32>
 // CHECK: %[[S:.*]] = vector.broadcast %[[X]] : f32 to vector<8xf32>
 // CHECK: %[[MASK:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : vector<8xindex>
 // CHECK-NEXT: %[[SM:.*]] = arith.select %[[MASK]], %[[S]], %[[NEG_INF]] : vector<8xi1>, vector<8xf32>
@@ -60,7 +62,7 @@
 // CHECK-NEXT: %[[C:.*]] = math.fma %[[SM]], %[[HALF]], %[[B]] : vector<8xf32>
 // CHECK-NEXT: %[[D:.*]] = arith.negf %[[C]] : vector<8xf32>
 // CHECK-NEXT: %[[E:.*]] = math.exp %[[D]] : vector<8xf32>
-// CHECK-NEXT: %[[F:.*]] = arith.divf %[[E]], %[[S]] : vector<8xf32>
+// CHECK-NEXT: %[[F:.*]] = arith.divf %[[E]], %[[S2]] : vector<8xf32>
 // CHECK-NEXT: %[[Z:.*]] = arith.cmpf oeq, %[[F]], %[[HALF]] : vector<8xf32>
 // CHECK-NEXT: %[[G:.*]] = arith.select %[[Z]], %[[HALF]], %[[F]] : vector<8xi1>, vector<8xf32>
 // CHECK-NEXT: %[[H:.*]] = arith.truncf %[[G]] : vector<8xf32> to vector<8xf16>
