@@ -162,6 +162,57 @@ def check(torch, F, sdpa, library, rows, device, date):
                       f"{'PASS' if ok else 'FAIL'}")
 
 
+def check_attn_mask(torch, F, sdpa, library, rows, device, date):
+    """PyTorch's attn_mask (the bias score function): float and bool masks,
+    broadcast over the batch or the heads, against float64 and the math
+    backend."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for dtype in (torch.bfloat16, torch.float16):
+        for kind, shape in (("float", (2, 1, 333, 1000)), ("float", (1, 8, 333, 1000)),
+                            ("bool", (333, 1000)), ("bool", (2, 1, 1, 1000))):
+            for causal in (False, True):
+                b, h, h_kv, s_q, s_k = 2, 8, 4, 333, 1000
+                q = torch.randn(b, h, s_q, 128, device="cuda", dtype=dtype)
+                k = torch.randn(b, h_kv, s_k, 128, device="cuda", dtype=dtype)
+                v = torch.randn(b, h_kv, s_k, 128, device="cuda", dtype=dtype)
+                if kind == "float":
+                    mask = torch.randn(shape, device="cuda", dtype=dtype)
+                    bias = mask.double().expand(b, h, s_q, s_k)
+                    keep = torch.ones(1, 1, 1, 1, dtype=torch.bool, device="cuda")
+                else:
+                    mask = torch.rand(shape, device="cuda") > 0.3
+                    mask[..., 0] = True  # every query sees a key
+                    bias = torch.zeros(1, 1, 1, 1, dtype=torch.float64, device="cuda")
+                    keep = mask.expand(b, h, s_q, s_k)
+                if causal:
+                    i = torch.arange(s_q, device="cuda").view(s_q, 1)
+                    j = torch.arange(s_k, device="cuda").view(1, s_k)
+                    keep = keep & (j <= i)
+                out = sdpa(q, k, v, mask, is_causal=causal, enable_gqa=True, library=library)
+                ref = reference(torch, q, k, v, 128 ** -0.5, bias, keep)
+                # PyTorch's math backend with the same mask (and the causal
+                # one folded in: it takes no attn_mask with is_causal).
+                additive = bias.masked_fill(~keep, float("-inf")).to(dtype)
+                with sdpa_kernel(SDPBackend.MATH):
+                    theirs = F.scaled_dot_product_attention(
+                        q, k, v, attn_mask=additive.expand(b, h, s_q, s_k), enable_gqa=True)
+                theirs = theirs.double().nan_to_num(0.0)
+
+                def err(x):
+                    return ((x.double() - ref).norm() / ref.norm()).item()
+                ours, torch_err = err(out), err(theirs)
+                ok = ours <= 2 * torch_err
+                rows.append({"device": device, "date": date,
+                             "dtype": str(dtype).replace("torch.", ""),
+                             "function": f"attn_mask {kind} {list(shape)}", "causal": causal,
+                             "b": b, "h": h, "h_kv": h_kv, "s_q": s_q, "s_k": s_k, "d": 128,
+                             "tiled_attn_rel_l2": f"{ours:.3e}",
+                             "pytorch_math_rel_l2": f"{torch_err:.3e}",
+                             "ratio": f"{ours / torch_err:.2f}", "pass": ok})
+                print(f"{rows[-1]['dtype']} attn_mask {kind} {list(shape)} causal={causal}: "
+                      f"ours {ours:.2e} torch {torch_err:.2e} {'PASS' if ok else 'FAIL'}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=RESULTS / "functions",
@@ -169,6 +220,8 @@ def main() -> int:
     p.add_argument("--library", type=Path, default=None,
                    help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--check-only", action="store_true",
+                   help="run the correctness checks only (functions-check CSV)")
     p.add_argument("--replot", type=Path, default=None, metavar="CSV",
                    help="re-draw the PNG of a CSV this script wrote (next to it), and stop")
     args = p.parse_args()
@@ -186,7 +239,10 @@ def main() -> int:
     date = datetime.date.today().isoformat()
     checks: list = []
     check(torch, F, sdpa, library, checks, device, date)
+    check_attn_mask(torch, F, sdpa, library, checks, device, date)
     write_csv(args.out, "functions-check", device, date, checks)
+    if args.check_only:
+        return 0 if all(r["pass"] for r in checks) else 1
 
     rows = []
     gen = torch.Generator().manual_seed(1)

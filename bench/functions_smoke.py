@@ -35,6 +35,10 @@ def main() -> int:
                 assert torch.isfinite(out).all()
         sdpa(q, k, v, enable_gqa=True, library=library, score_mod="alibi",
              score_mod_args=(slopes,), mask_mod="document", mask_mod_args=(docs,))
+        sdpa(q, k, v, torch.randn(s, s, device="cuda", dtype=dtype), enable_gqa=True,
+             library=library)
+        sdpa(q, k, v, torch.rand(b, 1, 1, s, device="cuda") > 0.5, is_causal=True,
+             enable_gqa=True, library=library)
         prefix = torch.tensor([0, 200], device="cuda", dtype=torch.int32)
         sdpa(q, k, v, enable_gqa=True, library=library, mask_mod="prefix_lm",
              mask_mod_args=(prefix,))

@@ -45,6 +45,10 @@ class FakeDtype:
     def __hash__(self) -> int:
         return hash(self.name)
 
+    @property
+    def is_floating_point(self) -> bool:
+        return "float" in self.name
+
 
 def contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
     strides, step = [], 1
@@ -96,6 +100,24 @@ class FakeTensor:
         view.dtype, view.requires_grad = self.dtype, self.requires_grad
         return view
 
+    def reshape(self, shape: Sequence[int]) -> "FakeTensor":
+        """A view with leading dimensions of size 1 added (all sdpa needs)."""
+        extra = len(shape) - len(self.shape)
+        assert extra >= 0 and tuple(shape[extra:]) == self.shape
+        view = FakeTensor(shape, device=str(self.device),
+                          strides=(0,) * extra + self._strides, pointer=self._pointer)
+        view.dtype = self.dtype
+        return view
+
+    def expand(self, *shape: int) -> "FakeTensor":
+        """A broadcast view: stride 0 along the dimensions of size 1 made larger."""
+        strides = tuple(0 if old == 1 and new != 1 else s
+                        for old, new, s in zip(self.shape, shape, self._strides))
+        view = FakeTensor(shape, device=str(self.device), strides=strides,
+                          pointer=self._pointer)
+        view.dtype = self.dtype
+        return view
+
     def clone(self, memory_format: Any = None) -> "FakeTensor":
         """A contiguous copy at a new address (:func:`fake_torch`'s allocator)."""
         copy = FakeTensor(self.shape, device=str(self.device), pointer=_allocate())
@@ -124,7 +146,7 @@ def fake_torch() -> types.ModuleType:
     ``is_grad_enabled`` (on at first) and ``no_grad()`` (a context manager
     that turns it off)."""
     torch = types.ModuleType("torch")
-    for name in ("float16", "bfloat16", "float32", "int32", "int64"):
+    for name in ("float16", "bfloat16", "float32", "int32", "int64", "bool"):
         setattr(torch, name, FakeDtype(name))
     torch.contiguous_format = object()  # type: ignore[attr-defined]
 

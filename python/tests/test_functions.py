@@ -41,7 +41,18 @@ def function_entry(name: str, alibi: bool, document: bool) -> Dict[str, Any]:
                         mask_function="document" if document else "")
 
 
-ENTRIES = {"plain": kernel_entry("plain"), "alibi": function_entry("alibi", True, False),
+def bias_entry(name: str) -> Dict[str, Any]:
+    """A kernel with the bias score function (bias: [B, H, S_q, S_k] f32)."""
+    params = standard_params() + [{"name": "bias", "kind": "base", "type": "ptr"}] + [
+        {"name": "bias", "kind": kind, "dim": d, "type": "i64"}
+        for kind in ("size", "stride") for d in range(4)]
+    return kernel_entry(name, params=params, score_function="bias",
+                        captures=[{"name": "bias", "function": "bias", "kind": "view",
+                                   "dtype": "f32", "rank": 4}])
+
+
+ENTRIES = {"plain": kernel_entry("plain"), "bias": bias_entry("bias"),
+           "alibi": function_entry("alibi", True, False),
            "doc": function_entry("doc", False, True),
            "alibi_doc": function_entry("alibi_doc", True, True)}
 
@@ -92,7 +103,7 @@ def test_the_kernel_of_the_functions_gets_their_captures(library, fake_cuda) -> 
 @pytest.mark.parametrize("kwargs, kind, message", [
     (dict(score_mod="relpos"), ValueError,
      "has no kernel with score_mod='relpos' and mask_mod=None; its functions: alibi, "
-     "alibi+document, document"),
+     "alibi+document, bias, document"),
     (dict(score_mod="alibi"), ValueError,
      "score_mod 'alibi' takes 1 captured input (slopes) in score_mod_args, got 0"),
     (dict(score_mod="alibi", score_mod_args=(slopes(), slopes())), ValueError,
@@ -118,3 +129,12 @@ def test_bad_functions_and_captures_are_refused(library, fake_cuda, kwargs, kind
         sdpa(*qkv(), library=library, **kwargs)
     assert message in str(info.value)
     assert fake_cuda.counts() == before
+
+
+def test_a_float_attn_mask_is_the_bias_function(library, fake_cuda) -> None:
+    # PyTorch's attn_mask, broadcast over the batch: the bias kernel reads it
+    # through a [B, H, S_q, S_k] view of stride 0 along B and H.
+    mask = FakeTensor((77, 131), dtype="float32", pointer=0x720000000)
+    seen = launched(fake_cuda, library=library, attn_mask=mask)
+    assert seen == {"kernel": "bias",
+                    "extra": [0x720000000, 2, 3, 77, 131, 0, 0, 131, 1]}

@@ -151,8 +151,7 @@ def test_sdpa_scale_and_enable_gqa_positional(library, fake_cuda) -> None:
 
 BOOL_MASK = ("attn_mask is the bool {0}: tiled_attn.sdpa's 4th positional argument is attn_mask "
              "now (PyTorch's order: query, key, value, attn_mask, dropout_p, is_causal, scale, "
-             "enable_gqa), and masks as tensors are not supported yet (issue 37); for {1} pass "
-             "is_causal={0}")
+             "enable_gqa), a tensor; for {1} pass is_causal={0}")
 
 
 def test_a_bool_attn_mask_is_the_old_causal_and_refused(library, fake_cuda) -> None:
@@ -168,16 +167,27 @@ def test_a_bool_attn_mask_is_the_old_causal_and_refused(library, fake_cuda) -> N
                    library=library) == BOOL_MASK.format(True, "a causal mask")
 
 
-def test_attn_mask_tensors_are_not_supported_yet(library, fake_cuda) -> None:
-    mask = tensor((2, 1, 77, 131), 0x700000000, "bool")
-    message = refused(fake_cuda, NotSupportedError, sdpa, *qkv(), mask, library=library)
-    assert message == ("attn_mask is a tensor of shape (2, 1, 77, 131), but tiled_attn.sdpa does "
-                       "not support masks as tensors yet (issue 37): pass attn_mask=None, with "
-                       "is_causal=True for a causal mask and window_size= for a sliding window")
-    assert isinstance(NotSupportedError(message), (TiledAttnError, NotImplementedError))
+def test_attn_mask_tensors_are_checked(library, fake_cuda) -> None:
+    # A float or bool attn_mask runs on the library's bias kernels
+    # (test_functions.py); this library has none.
+    mask = tensor((2, 1, 77, 131), 0x700000000, "float32")
+    assert "has no kernel with score_mod='bias'" in refused(fake_cuda, ValueError, sdpa, *qkv(),
+                                                          mask, library=library)
+    assert refused(fake_cuda, ValueError, sdpa, *qkv(), tensor((2, 2, 77, 131), 0x700000000,
+                                                               "float32"),
+                   library=library) == ("attn_mask must broadcast to [B, H, S_q, S_k] = "
+                                        "[2, 3, 77, 131], got shape (2, 2, 77, 131)")
+    assert refused(fake_cuda, ValueError, sdpa, *qkv(), tensor((77, 131), 0x700000000, "int32"),
+                   library=library) == ("attn_mask must be a bool or floating-point tensor "
+                                        "(True or an additive value where a query sees a key), "
+                                        "got torch.int32")
+    assert refused(fake_cuda, ValueError, sdpa, *qkv(), FakeTensor((77, 131), dtype="float32",
+                                                                   device="cuda:1"),
+                   library=library) == "attn_mask must be on cuda:0 (with q), got cuda:1"
+    assert refused(fake_cuda, ValueError, sdpa, *qkv(), mask, score_mod="alibi",
+                   library=library).startswith("attn_mask and score_mod together")
     assert refused(fake_cuda, TypeError, sdpa, *qkv(), attn_mask="causal", library=library) == (
-        "attn_mask must be None (masks as tensors are not supported yet, issue 37), got str "
-        "'causal'")
+        "attn_mask must be None or a tensor, got str 'causal'")
 
 
 def test_dropout_is_refused(library, fake_cuda) -> None:

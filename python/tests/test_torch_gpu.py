@@ -777,10 +777,33 @@ def test_sdpa_in_pytorchs_order_agrees_with_torch(dtype, sq, sk):
     # The old sdpa(q, k, v, True) fails loudly.
     with pytest.raises(TypeError, match=r"^attn_mask is the bool True: .* pass is_causal=True$"):
         tiled_attn.sdpa(q, k, v, True)
-    with pytest.raises(tiled_attn.NotSupportedError, match=r"does not support masks as tensors"):
+    # attn_mask runs on the bias kernels, which the library has at D = 128 only.
+    with pytest.raises(ValueError, match=r"has no kernel with score_mod='bias'"):
         tiled_attn.sdpa(q, k, v, torch.ones(sq, sk, dtype=torch.bool, device="cuda"))
     with pytest.raises(tiled_attn.NotSupportedError, match=r"^dropout_p is 0.1, but"):
         tiled_attn.sdpa(q, k, v, None, 0.1, True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_attn_mask_float_and_bool_agree_with_torch(dtype):
+    # The bias kernels (sm_90a, D = 128): PyTorch's float and bool masks,
+    # broadcast, against F.scaled_dot_product_attention's math backend.
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the bias kernels are sm_90a's")
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q, k, v = qkv(sq=77, sk=131, d=128, dtype=dtype, seed=13)
+    g = torch.Generator(device="cuda").manual_seed(14)
+    masks = (torch.randn(2, 1, 77, 131, dtype=dtype, device="cuda", generator=g),
+             torch.rand(77, 131, device="cuda", generator=g) > 0.3)
+    for mask in masks:
+        if mask.dtype == torch.bool:
+            mask[:, 0] = True
+        with sdpa_kernel(SDPBackend.MATH):
+            theirs = F.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                                    mask if mask.dtype == torch.bool
+                                                    else mask.double())
+        ours = tiled_attn.sdpa(q, k, v, mask)
+        assert rel_l2(ours, theirs) < 1e-2
 
 
 def test_sdpa_enable_gqa_positional_and_compiled():

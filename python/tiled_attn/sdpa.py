@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 from .functions import NO_FUNCTIONS, function_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       default_library)
-from .validation import (ITEMSIZE, check_attention_args, check_gqa, check_inputs, check_no_grad,
-                         check_return_lse, check_scale, check_softcap, check_tensor, check_window,
-                         copy_reason)
+from .validation import (ITEMSIZE, attn_mask_as_bias, check_attention_args, check_gqa,
+                         check_inputs, check_no_grad, check_return_lse, check_scale,
+                         check_softcap, check_tensor, check_window, copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -84,10 +84,12 @@ def sdpa(
             ``H_kv == H`` unless ``enable_gqa``. v may have a head dim of its
             own, ``D_v`` (DeepSeek's MLA: ``D = 192``, ``D_v = 128``), which
             the output has; the library needs a kernel of the pair.
-        attn_mask: must be None: masks as tensors are not supported yet
-            (issue 37; NotSupportedError). A bool is refused with a
-            TypeError that points to ``is_causal`` (the old signature's 4th
-            positional argument was ``causal``).
+        attn_mask: PyTorch's: a bool (True: the query sees the key) or
+            float (added to the scaled scores) tensor that broadcasts to
+            ``[B, H, S_q, S_k]``, run on the library's ``bias`` kernels
+            (:func:`~tiled_attn.validation.attn_mask_as_bias`). A bool is
+            refused with a TypeError that points to ``is_causal`` (the old
+            signature's 4th positional argument was ``causal``).
         dropout_p: must be 0 (NotSupportedError otherwise): the kernels are
             inference kernels, with no dropout.
         is_causal: a causal mask: query ``i`` sees keys ``j <= i + shift``, with
@@ -185,6 +187,11 @@ def sdpa(
     if (attn_mask is not None or dropout_p != 0.0
             or (is_causal is not False and (is_causal is not True or causal is not None))):
         causal = check_attention_args(attn_mask, dropout_p, is_causal, causal)
+        if attn_mask is not None:
+            # PyTorch's mask, added to the scaled scores: the library's bias
+            # score function (kernels/functions/bias.mlir).
+            score_mod_args = (attn_mask_as_bias(torch, attn_mask, q, k, score_mod),)
+            score_mod = "bias"
     elif causal is None:
         causal = is_causal
     if torch.compiler.is_compiling():

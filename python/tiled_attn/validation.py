@@ -32,7 +32,8 @@ from typing import Any, Optional, Tuple
 
 from .errors import NoBackwardError, NotSupportedError
 
-__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "check_attention_args", "check_dropout",
+__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "attn_mask_as_bias", "check_attention_args",
+           "check_dropout",
            "check_flash_args", "check_gqa", "check_inputs", "check_no_grad", "check_return_lse",
            "check_scale", "check_softcap", "check_tensor", "check_varlen", "check_window",
            "copy_reason"]
@@ -135,26 +136,22 @@ def check_attention_args(attn_mask: Any, dropout_p: Any, is_causal: Any, causal:
 
     The slow path of sdpa's argument mapping, taken only when ``attn_mask``
     is not None, ``dropout_p`` is not 0, ``is_causal`` is not a bool or both
-    ``is_causal=True`` and ``causal`` are given. ``attn_mask`` must be None:
-    masks as tensors are not supported yet (NotSupportedError), and a bool
-    there is a caller of the old signature, whose 4th positional argument
-    was ``causal`` (TypeError, never a silent change of meaning).
+    ``is_causal=True`` and ``causal`` are given. ``attn_mask`` must be None
+    or a tensor (:func:`attn_mask_as_bias` checks and maps it); a bool there
+    is a caller of the old signature, whose 4th positional argument was
+    ``causal`` (TypeError, never a silent change of meaning).
     """
     if attn_mask is not None:
         if attn_mask is True or attn_mask is False:
             raise TypeError(
                 f"attn_mask is the bool {attn_mask!r}: tiled_attn.sdpa's 4th positional argument "
                 "is attn_mask now (PyTorch's order: query, key, value, attn_mask, dropout_p, "
-                "is_causal, scale, enable_gqa), and masks as tensors are not supported yet "
-                f"(issue 37); for {'a causal mask' if attn_mask else 'no mask'} pass "
+                "is_causal, scale, enable_gqa), a tensor; "
+                f"for {'a causal mask' if attn_mask else 'no mask'} pass "
                 f"is_causal={attn_mask!r}")
         if not (hasattr(attn_mask, "shape") and hasattr(attn_mask, "dtype")):
-            raise TypeError(f"attn_mask must be None (masks as tensors are not supported yet, "
-                            f"issue 37), got {type(attn_mask).__name__} {_shown(attn_mask)}")
-        raise NotSupportedError(
-            f"attn_mask is a tensor of shape {tuple(attn_mask.shape)}, but tiled_attn.sdpa does "
-            "not support masks as tensors yet (issue 37): pass attn_mask=None, with "
-            "is_causal=True for a causal mask and window_size= for a sliding window")
+            raise TypeError(f"attn_mask must be None or a tensor, got "
+                            f"{type(attn_mask).__name__} {_shown(attn_mask)}")
     check_dropout(dropout_p, "tiled_attn.sdpa")
     if is_causal is not True and is_causal is not False:
         raise TypeError(f"is_causal must be a bool, got {type(is_causal).__name__} "
@@ -168,6 +165,41 @@ def check_attention_args(attn_mask: Any, dropout_p: Any, is_causal: Any, causal:
         raise ValueError("is_causal=True and causal=False disagree; causal is an alias of "
                          "is_causal: pass one of them")
     return causal
+
+
+def attn_mask_as_bias(torch: Any, attn_mask: Any, q: Any, k: Any,
+                      score_mod: Any) -> Any:
+    """PyTorch's ``attn_mask`` as the captured input of the library's ``bias``
+    score function: a float32 ``[B, H, S_q, S_k]`` view of it, broadcast
+    dimensions of stride 0 (no copy for a float32 mask; a bool mask becomes 0
+    where True and -inf where False, a float mask of another dtype float32).
+    Raises ValueError naming the problem: a mask on another device, of
+    another dtype than bool or floating point, that does not broadcast to
+    ``[B, H, S_q, S_k]``, or given with a score function."""
+    if score_mod is not None:
+        raise ValueError("attn_mask and score_mod together: the kernels take one score "
+                         "function, and a float attn_mask is one (bias); add the mask in "
+                         "your score function instead")
+    b, h, s_q, s_k = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
+    if attn_mask.device != q.device:
+        raise ValueError(f"attn_mask must be on {q.device} (with q), got {attn_mask.device}")
+    if attn_mask.dtype != torch.bool and not attn_mask.dtype.is_floating_point:
+        raise ValueError(f"attn_mask must be a bool or floating-point tensor (True or an "
+                         f"additive value where a query sees a key), got {attn_mask.dtype}")
+    if attn_mask.dim() > 4:
+        raise ValueError(f"attn_mask must broadcast to [B, H, S_q, S_k] = "
+                         f"{[b, h, s_q, s_k]}, got shape {tuple(attn_mask.shape)}")
+    shape = (1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape)
+    if any(m not in (1, t) for m, t in zip(shape, (b, h, s_q, s_k))):
+        raise ValueError(f"attn_mask must broadcast to [B, H, S_q, S_k] = "
+                         f"{[b, h, s_q, s_k]}, got shape {tuple(attn_mask.shape)}")
+    mask = attn_mask.reshape(shape)
+    if mask.dtype == torch.bool:
+        mask = torch.zeros(shape, dtype=torch.float32, device=q.device).masked_fill(
+            ~mask, float("-inf"))
+    elif mask.dtype != torch.float32:
+        mask = mask.to(torch.float32)
+    return mask.expand(b, h, s_q, s_k)
 
 
 def check_dropout(dropout_p: Any, function: str) -> None:
