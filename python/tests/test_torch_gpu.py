@@ -778,7 +778,8 @@ def test_sdpa_in_pytorchs_order_agrees_with_torch(dtype, sq, sk):
     with pytest.raises(TypeError, match=r"^attn_mask is the bool True: .* pass is_causal=True$"):
         tiled_attn.sdpa(q, k, v, True)
     # attn_mask runs on the bias kernels, which the library has at D = 128 only.
-    with pytest.raises(ValueError, match=r"has no kernel with score_mod='bias'"):
+    with pytest.raises((ValueError, tiled_attn.TiledAttnError),
+                       match=r"score_mod='bias'|score_function=bias"):
         tiled_attn.sdpa(q, k, v, torch.ones(sq, sk, dtype=torch.bool, device="cuda"))
     with pytest.raises(tiled_attn.NotSupportedError, match=r"^dropout_p is 0.1, but"):
         tiled_attn.sdpa(q, k, v, None, 0.1, True)
@@ -936,6 +937,43 @@ def test_opcheck_sdpa(lse, causal):
     torch.library.opcheck(op.default, (q, k, v),
                           {"enable_gqa": True, "window_size": [31, 0]},
                           test_utils=OPCHECK_TESTS)
+
+
+def test_opcheck_and_compile_with_functions():
+    # Score and mask functions and their captured tensors through the ops:
+    # opcheck (schema, fake, dispatch), torch.compile(fullgraph=True) and a
+    # CUDA graph, against the eager call (sm_90a's D = 128 function kernels).
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the function kernels are sm_90a's")
+    q, k, v = qkv(h=8, sq=130, sk=130, d=128, dtype=torch.bfloat16, seed=21)
+    k, v = k[:, :4].contiguous(), v[:, :4].contiguous()
+    slopes = torch.rand(8, device="cuda")
+    docs = (torch.arange(130, device="cuda") // 40).to(torch.int32).repeat(2, 1)
+    torch.library.opcheck(torch.ops.tiled_attn.sdpa.default, (q, k, v),
+                          {"enable_gqa": True, "score_mod": "alibi",
+                           "score_mod_args": [slopes], "mask_mod": "document",
+                           "mask_mod_args": [docs]},
+                          test_utils=OPCHECK_TESTS)
+
+    def call(q, k, v, slopes, docs):
+        return tiled_attn.sdpa(q, k, v, enable_gqa=True, score_mod="alibi",
+                               score_mod_args=(slopes,), mask_mod="document",
+                               mask_mod_args=(docs,))
+    eager = call(q, k, v, slopes, docs)
+    compiled = torch.compile(call, fullgraph=True)(q, k, v, slopes, docs)
+    assert torch.equal(compiled, eager)
+    mask = torch.randn(130, 130, device="cuda", dtype=torch.bfloat16)
+    masked = torch.compile(lambda q, k, v, m: tiled_attn.sdpa(q, k, v, m, enable_gqa=True),
+                           fullgraph=True)(q, k, v, mask)
+    assert torch.equal(masked, tiled_attn.sdpa(q, k, v, mask, enable_gqa=True))
+    # A CUDA graph replays the launch with its captured tensors.
+    call(q, k, v, slopes, docs)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        graphed = call(q, k, v, slopes, docs)
+    slopes.mul_(0.5)
+    graph.replay()
+    assert torch.equal(graphed, call(q, k, v, slopes, docs))
 
 
 @pytest.mark.parametrize("lse", [False, True])

@@ -6,8 +6,8 @@ Importing this module registers the op (it needs torch)::
          str? kernel_name=None, str? library_path=None,
          bool enable_gqa=False, str causal_align="top_left",
          int[2] window_size=[-1, -1], float softcap=0.0,
-         str? score_mod=None, Tensor[] score_mod_args=[],
-         str? mask_mod=None, Tensor[] mask_mod_args=[]) -> Tensor
+         str? score_mod=None, Tensor[]? score_mod_args=None,
+         str? mask_mod=None, Tensor[]? mask_mod_args=None) -> Tensor
     sdpa_lse(... the same ...) -> (Tensor, Tensor)
     sdpa_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q,
                 Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k,
@@ -86,14 +86,14 @@ __all__ = ["LSE_SCHEMA", "SCHEMA", "VARLEN_LSE_SCHEMA", "VARLEN_SCHEMA"]
 SCHEMA = ("sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
           "str? kernel_name=None, str? library_path=None, bool enable_gqa=False, "
           "str causal_align=\"top_left\", int[2] window_size=[-1, -1], "
-          "float softcap=0.0, str? score_mod=None, Tensor[] score_mod_args=[], "
-          "str? mask_mod=None, Tensor[] mask_mod_args=[]) -> Tensor")
+          "float softcap=0.0, str? score_mod=None, Tensor[]? score_mod_args=None, "
+          "str? mask_mod=None, Tensor[]? mask_mod_args=None) -> Tensor")
 
 LSE_SCHEMA = ("sdpa_lse(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
               "str? kernel_name=None, str? library_path=None, bool enable_gqa=False, "
               "str causal_align=\"top_left\", int[2] window_size=[-1, -1], "
-              "float softcap=0.0, str? score_mod=None, Tensor[] score_mod_args=[], "
-              "str? mask_mod=None, Tensor[] mask_mod_args=[]) -> (Tensor, Tensor)")
+              "float softcap=0.0, str? score_mod=None, Tensor[]? score_mod_args=None, "
+              "str? mask_mod=None, Tensor[]? mask_mod_args=None) -> (Tensor, Tensor)")
 
 #: sdpa's arguments from causal on, after the packed sequences' own.
 _VARLEN_ARGS = ("Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
@@ -127,13 +127,13 @@ def _sdpa_cuda(
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
     score_mod: Optional[str] = None,
-    score_mod_args: Sequence[torch.Tensor] = (),
+    score_mod_args: Optional[Sequence[torch.Tensor]] = None,
     mask_mod: Optional[str] = None,
-    mask_mod_args: Sequence[torch.Tensor] = (),
+    mask_mod_args: Optional[Sequence[torch.Tensor]] = None,
 ) -> torch.Tensor:
     return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa,
                       causal_align, tuple(window_size), softcap, False, score_mod,
-                      tuple(score_mod_args), mask_mod, tuple(mask_mod_args))
+                      tuple(score_mod_args or ()), mask_mod, tuple(mask_mod_args or ()))
 
 
 def _sdpa_fake(
@@ -149,9 +149,9 @@ def _sdpa_fake(
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
     score_mod: Optional[str] = None,
-    score_mod_args: Sequence[torch.Tensor] = (),
+    score_mod_args: Optional[Sequence[torch.Tensor]] = None,
     mask_mod: Optional[str] = None,
-    mask_mod_args: Sequence[torch.Tensor] = (),
+    mask_mod_args: Optional[Sequence[torch.Tensor]] = None,
 ) -> torch.Tensor:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
     return torch.empty(_out_shape(q, v), dtype=q.dtype, device=q.device)
@@ -170,13 +170,13 @@ def _sdpa_lse_cuda(
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
     score_mod: Optional[str] = None,
-    score_mod_args: Sequence[torch.Tensor] = (),
+    score_mod_args: Optional[Sequence[torch.Tensor]] = None,
     mask_mod: Optional[str] = None,
-    mask_mod_args: Sequence[torch.Tensor] = (),
+    mask_mod_args: Optional[Sequence[torch.Tensor]] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa,
                       causal_align, tuple(window_size), softcap, True, score_mod,
-                      tuple(score_mod_args), mask_mod, tuple(mask_mod_args))
+                      tuple(score_mod_args or ()), mask_mod, tuple(mask_mod_args or ()))
 
 
 def _sdpa_lse_fake(
@@ -192,9 +192,9 @@ def _sdpa_lse_fake(
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
     score_mod: Optional[str] = None,
-    score_mod_args: Sequence[torch.Tensor] = (),
+    score_mod_args: Optional[Sequence[torch.Tensor]] = None,
     mask_mod: Optional[str] = None,
-    mask_mod_args: Sequence[torch.Tensor] = (),
+    mask_mod_args: Optional[Sequence[torch.Tensor]] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
     return (torch.empty(_out_shape(q, v), dtype=q.dtype, device=q.device),

@@ -33,7 +33,7 @@ attention layer, ``query`` ``[B, H, S_q, D]``, ``key``/``value``
   dropped as SDPA does. Query length 1: no mask.
 - A tensor (a boolean mask, or an additive float mask of 0 and the dtype's
   minimum as transformers before 4.53 builds for every implementation but
-  SDPA's and flash's): accepted only when it is exactly causal, query ``i``
+  SDPA's and flash's): run as causal when it is exactly causal, query ``i``
   seeing keys ``j <= i + o`` in every batch row and head for one ``o >= 0``
   (read from query 0). That is a full prefill (``o = 0``), a decode step or
   a chunk after a KV cache (``o`` = the tokens before), or a static cache's
@@ -42,8 +42,12 @@ attention layer, ``query`` ``[B, H, S_q, D]``, ``key``/``value``
   otherwise; :func:`tiled_attn.sdpa` takes the last only if it has a
   ``causal_align`` keyword, and otherwise a NotImplementedError names the
   case. Any other mask (padding, packed sequences, custom 4D masks, a
-  sliding window without ``sliding_window``) raises NotImplementedError
-  naming its shape, dtype and the first row that is not causal. Reading a
+  sliding window without ``sliding_window``) runs as
+  :func:`tiled_attn.sdpa`'s ``attn_mask`` on the library's ``bias``
+  kernels (so far sm_90a at D = 128; not with a sliding window or a
+  soft-cap); without them it raises NotImplementedError naming its shape,
+  dtype and the first row that is not causal. A query row that sees no key
+  (a left-padding position) gives zeros. Reading a
   mask costs one host synchronisation; the result is kept for the mask
   object (while its version counter is unchanged), so all layers of a
   forward share it.
@@ -128,7 +132,8 @@ MIN_TRANSFORMERS = "4.48"
 _RESERVED_PARTS = ("sdpa", "flash", "flex", "paged")
 
 _PREFIX = "tiled_attn attention"
-_SUPPORTED = "it supports causal masks without padding only"
+_SUPPORTED = ("it supports causal masks without padding, and other masks (padding) where "
+              "the kernel library has bias kernels (sm_90a, D = 128) only")
 
 
 # --------------------------------------------------------------------------
@@ -268,7 +273,12 @@ def tiled_attn_attention_forward(
     _check_options(module, query, key, value, dropout, kwargs)
     s_q = query.shape[2]
     window = _sliding_window(kwargs)
-    causal, align, keys = _resolve_mask(module, attention_mask, s_q, key.shape[2], kwargs, window)
+    try:
+        causal, align, keys = _resolve_mask(module, attention_mask, s_q, key.shape[2], kwargs,
+                                            window)
+    except _NotCausalMask as refusal:
+        return _masked_sdpa(query, key, value, attention_mask[..., :key.shape[2]], scaling,
+                            window, kwargs.get("softcap"), refusal), None
     first = 0
     if window is not None and s_q == 1:  # one query: its window is its last `window` keys
         first, window = max(0, keys - window), None
@@ -277,6 +287,39 @@ def tiled_attn_attention_forward(
     out = _grouped_sdpa(query, key, value, causal, align, scaling, window,
                         kwargs.get("softcap"))
     return out, None
+
+
+def _masked_sdpa(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor,
+    scale: Optional[float], window: Optional[int], softcap: Optional[float],
+    refusal: NotImplementedError,
+) -> torch.Tensor:
+    """A mask that is no causal mask (a padded batch, say) as tiled_attn.sdpa's
+    ``attn_mask``, which runs on the library's ``bias`` kernels: the mask as
+    booleans where it holds only 0 and the dtype's minimum (or is boolean),
+    else as the additive float mask it is. Without such kernels (or with a
+    sliding window or a soft-cap, which they do not combine with), the
+    NotImplementedError names the mask and why."""
+    if window is not None or softcap:
+        raise refusal
+    keep, odd = _keep(mask)
+    attn_mask = mask if odd is not None and bool(odd.any()) else keep
+    batch, heads, s_q, _ = query.shape
+    result = torch.empty(batch, s_q, heads, value.shape[-1], dtype=query.dtype,
+                         device=query.device)
+    try:
+        tiled_attn.sdpa(query, key, value, attn_mask, scale=scale,
+                        enable_gqa=key.shape[1] != heads, out=result.transpose(1, 2))
+    except (ValueError, tiled_attn.TiledAttnError) as error:
+        # The library has no bias kernels (the Python check), or none of
+        # this dtype, head dim and GPU (the runtime's).
+        if "score_mod='bias'" not in str(error) and "score_function=bias" not in str(error):
+            raise
+        raise NotImplementedError(
+            f"{refusal} (A mask like this runs on the library's bias kernels, as "
+            f"tiled_attn.sdpa's attn_mask, and this library has none for {query.dtype} and "
+            f"D={query.shape[-1]} on this GPU.)") from error
+    return result
 
 
 def _sliding_window(kwargs: dict) -> Optional[int]:
@@ -470,6 +513,12 @@ def _version(mask: torch.Tensor) -> Optional[int]:
 _LAST_MASK = _LastMask()
 
 
+class _NotCausalMask(NotImplementedError):
+    """A mask that is no causal mask (padding, packed sequences, a custom 4D
+    mask): :func:`_masked_sdpa` runs it on the library's bias kernels where
+    there are some."""
+
+
 def _causal_offset(mask: Any, s_q: int, s_k: int, window: Optional[int] = None) -> int:
     """The ``o >= 0`` such that ``mask[..., :s_k]`` lets query ``i`` see exactly the
     keys ``j <= i + o`` (and ``j > i + o - window`` with a sliding window), in
@@ -501,7 +550,7 @@ def _causal_offset(mask: Any, s_q: int, s_k: int, window: Optional[int] = None) 
     ok_host, seen_host, offset_host = torch.stack([ok.long(), seen.long(),
                                                    offset.long()]).tolist()
     if not ok_host or seen_host == 0:
-        raise NotImplementedError(_mask_error(mask, keep, odd, expected, seen_host, window))
+        raise _NotCausalMask(_mask_error(mask, keep, odd, expected, seen_host, window))
     _LAST_MASK.put(mask, s_q, s_k, window, offset_host)
     return offset_host
 
