@@ -112,8 +112,34 @@ def reference(torch, q, k, v, scale, bias, keep):
     return p @ v
 
 
-def check(torch, F, sdpa, library, rows, device, date):
+def compare(torch, F, out, q, k, v, bias, keep, rows, case):
+    """Appends to ``rows`` the relative L2 errors, against float64, of ``out``
+    and of PyTorch's math backend on the same inputs with the same bias and
+    mask (the causal one folded in: the math backend takes no attn_mask with
+    is_causal), and whether ``out``'s is within 2x of PyTorch's."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    b, h, s_q, s_k = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
+    ref = reference(torch, q, k, v, q.shape[-1] ** -0.5, bias, keep)
+    additive = bias.masked_fill(~keep, float("-inf")).to(q.dtype)
+    with sdpa_kernel(SDPBackend.MATH):
+        theirs = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=additive.expand(b, h, s_q, s_k), enable_gqa=True)
+    theirs = theirs.double().nan_to_num(0.0)
+
+    def err(x):
+        return ((x.double() - ref).norm() / ref.norm()).item()
+    ours, torch_err = err(out), err(theirs)
+    ok = ours <= 2 * torch_err
+    rows.append({**case, "dtype": str(q.dtype).replace("torch.", ""), "b": b, "h": h,
+                 "h_kv": k.shape[1], "s_q": s_q, "s_k": s_k, "d": q.shape[-1],
+                 "tiled_attn_rel_l2": f"{ours:.3e}", "pytorch_math_rel_l2": f"{torch_err:.3e}",
+                 "ratio": f"{ours / torch_err:.2f}", "pass": ok})
+    print(f"{rows[-1]['dtype']} {case['function']} causal={case['causal']} {b}x{h}/"
+          f"{k.shape[1]} {s_q}x{s_k}: ours {ours:.2e} torch {torch_err:.2e} "
+          f"{'PASS' if ok else 'FAIL'}")
+
+
+def check(torch, F, sdpa, library, rows, device, date):
     gen = torch.Generator().manual_seed(0)
     cases = [("alibi", 2, 8, 4, 333, 1000), ("alibi", 1, 8, 2, 1000, 1000),
              ("document", 2, 8, 4, 777, 777), ("document", 1, 8, 8, 1000, 1000),
@@ -138,35 +164,16 @@ def check(torch, F, sdpa, library, rows, device, date):
                     kwargs.update(mask_mod="prefix_lm", mask_mod_args=(prefix,))
                 out = sdpa(q, k, v, is_causal=causal, enable_gqa=True, library=library,
                            **kwargs)
-                scale = 128 ** -0.5
                 bias, keep = bias_and_mask(torch, b, h, s_q, s_k, causal, slopes, docs, prefix)
-                ref = reference(torch, q, k, v, scale, bias, keep)
-                additive = bias.masked_fill(~keep, float("-inf")).to(dtype)
-                with sdpa_kernel(SDPBackend.MATH):
-                    theirs = F.scaled_dot_product_attention(
-                        q, k, v, attn_mask=additive.expand(b, h, s_q, s_k), enable_gqa=True)
-                theirs = theirs.double().nan_to_num(0.0)
-
-                def err(x):
-                    return ((x.double() - ref).norm() / ref.norm()).item()
-                ours, torch_err = err(out), err(theirs)
-                ok = ours <= 2 * torch_err
-                rows.append({"device": device, "date": date,
-                             "dtype": str(dtype).replace("torch.", ""), "function": function,
-                             "causal": causal, "b": b, "h": h, "h_kv": h_kv, "s_q": s_q,
-                             "s_k": s_k, "d": 128, "tiled_attn_rel_l2": f"{ours:.3e}",
-                             "pytorch_math_rel_l2": f"{torch_err:.3e}",
-                             "ratio": f"{ours / torch_err:.2f}", "pass": ok})
-                print(f"{rows[-1]['dtype']} {function} causal={causal} {b}x{h}/{h_kv} "
-                      f"{s_q}x{s_k}: ours {ours:.2e} torch {torch_err:.2e} "
-                      f"{'PASS' if ok else 'FAIL'}")
+                compare(torch, F, out, q, k, v, bias, keep, rows,
+                        {"device": device, "date": date, "function": function,
+                         "causal": causal})
 
 
 def check_attn_mask(torch, F, sdpa, library, rows, device, date):
     """PyTorch's attn_mask (the bias score function): float and bool masks,
     broadcast over the batch or the heads, against float64 and the math
     backend."""
-    from torch.nn.attention import SDPBackend, sdpa_kernel
     for dtype in (torch.bfloat16, torch.float16):
         for kind, shape in (("float", (2, 1, 333, 1000)), ("float", (1, 8, 333, 1000)),
                             ("bool", (333, 1000)), ("bool", (2, 1, 1, 1000))):
@@ -189,28 +196,9 @@ def check_attn_mask(torch, F, sdpa, library, rows, device, date):
                     j = torch.arange(s_k, device="cuda").view(1, s_k)
                     keep = keep & (j <= i)
                 out = sdpa(q, k, v, mask, is_causal=causal, enable_gqa=True, library=library)
-                ref = reference(torch, q, k, v, 128 ** -0.5, bias, keep)
-                # PyTorch's math backend with the same mask (and the causal
-                # one folded in: it takes no attn_mask with is_causal).
-                additive = bias.masked_fill(~keep, float("-inf")).to(dtype)
-                with sdpa_kernel(SDPBackend.MATH):
-                    theirs = F.scaled_dot_product_attention(
-                        q, k, v, attn_mask=additive.expand(b, h, s_q, s_k), enable_gqa=True)
-                theirs = theirs.double().nan_to_num(0.0)
-
-                def err(x):
-                    return ((x.double() - ref).norm() / ref.norm()).item()
-                ours, torch_err = err(out), err(theirs)
-                ok = ours <= 2 * torch_err
-                rows.append({"device": device, "date": date,
-                             "dtype": str(dtype).replace("torch.", ""),
-                             "function": f"attn_mask {kind} {list(shape)}", "causal": causal,
-                             "b": b, "h": h, "h_kv": h_kv, "s_q": s_q, "s_k": s_k, "d": 128,
-                             "tiled_attn_rel_l2": f"{ours:.3e}",
-                             "pytorch_math_rel_l2": f"{torch_err:.3e}",
-                             "ratio": f"{ours / torch_err:.2f}", "pass": ok})
-                print(f"{rows[-1]['dtype']} attn_mask {kind} {list(shape)} causal={causal}: "
-                      f"ours {ours:.2e} torch {torch_err:.2e} {'PASS' if ok else 'FAIL'}")
+                compare(torch, F, out, q, k, v, bias, keep, rows,
+                        {"device": device, "date": date,
+                         "function": f"attn_mask {kind} {list(shape)}", "causal": causal})
 
 
 def main() -> int:

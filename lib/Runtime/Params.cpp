@@ -104,11 +104,13 @@ Status checkStrides(const Problem &problem, const KernelEntry &kernel) {
   return Status();
 }
 
-/// Stores sizes[dim] or strides[dim] of a tensor as an i32 or i64.
+/// Stores sizes[dim] or strides[dim] of a view, `prefix` and `name` naming
+/// it in messages ("q"; "the captured input slopes"), as an i32 or i64.
 Status packIndex(const Param &param, size_t index, const KernelEntry &kernel,
-                 const ta_tensor &t, unsigned char *out) {
+                 const int64_t *sizes, const int64_t *strides,
+                 const char *prefix, const char *name, unsigned char *out) {
   bool isSize = param.kind == ParamKind::Size;
-  int64_t value = isSize ? t.sizes[param.dim] : t.strides[param.dim];
+  int64_t value = isSize ? sizes[param.dim] : strides[param.dim];
   if (param.type == ParamType::I64) {
     std::memcpy(out, &value, sizeof(value));
     return Status();
@@ -116,12 +118,12 @@ Status packIndex(const Param &param, size_t index, const KernelEntry &kernel,
   if (value < INT32_MIN || value > INT32_MAX) {
     // A dimension of size 1 is only ever indexed at 0: its stride is
     // unused, and one that does not fit is passed as 0.
-    if (!isSize && t.sizes[param.dim] <= 1)
+    if (!isSize && sizes[param.dim] <= 1)
       value = 0;
     else
-      return invalidArgument(kTensorNames[param.tensor], "'s ",
-                             isSize ? "size" : "stride", " along dimension ",
-                             static_cast<int>(param.dim), " is ", value,
+      return invalidArgument(prefix, name, "'s ", isSize ? "size" : "stride",
+                             " along dimension ", static_cast<int>(param.dim),
+                             " is ", value,
                              ", which does not fit the i32 parameter params[",
                              index, "] of kernel ", kernel.name);
   }
@@ -195,28 +197,6 @@ Status checkNoExtraCaptures(const KernelEntry &kernel,
   return Status();
 }
 
-/// Stores a captured view's size or stride along param.dim as an i32 or
-/// i64.
-Status packCapturedIndex(const Param &param, size_t index,
-                         const KernelEntry &kernel, const ta_capture &c,
-                         unsigned char *out) {
-  bool isSize = param.kind == ParamKind::Size;
-  int64_t value = isSize ? c.sizes[param.dim] : c.strides[param.dim];
-  if (param.type == ParamType::I64) {
-    std::memcpy(out, &value, sizeof(value));
-    return Status();
-  }
-  if (value < INT32_MIN || value > INT32_MAX)
-    return invalidArgument("captured input '", c.name, "'s ",
-                           isSize ? "size" : "stride", " along dimension ",
-                           static_cast<int>(param.dim), " is ", value,
-                           ", which does not fit the i32 parameter params[",
-                           index, "] of kernel ", kernel.name);
-  int32_t narrow = static_cast<int32_t>(value);
-  std::memcpy(out, &narrow, sizeof(narrow));
-  return Status();
-}
-
 } // namespace
 
 Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
@@ -251,7 +231,8 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
           std::memcpy(out, &value, sizeof(value));
         }
       } else {
-        TA_RETURN_IF_ERROR(packCapturedIndex(param, i, kernel, *c, out));
+        TA_RETURN_IF_ERROR(packIndex(param, i, kernel, c->sizes, c->strides,
+                                     "the captured input ", c->name, out));
       }
       continue;
     }
@@ -262,7 +243,8 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
       break;
     case ParamKind::Size:
     case ParamKind::Stride:
-      TA_RETURN_IF_ERROR(packIndex(param, i, kernel, t, out));
+      TA_RETURN_IF_ERROR(packIndex(param, i, kernel, t.sizes, t.strides, "",
+                                   kTensorNames[param.tensor], out));
       break;
     case ParamKind::Scale:
       std::memcpy(out, &problem.args->scale, sizeof(float));

@@ -186,6 +186,19 @@ TEST_F(Captures, MissingExtraOrMistyped) {
                       "bf16, but kernel alibi takes a rank-1 view of f32");
 }
 
+TEST_F(Captures, SizesPastI32AreRefused) {
+  // A kernel of 32-bit indices takes a captured view's sizes as i32.
+  Json e = functionEntry("alibi", true, false);
+  e["params"][38]["type"] = "i32";
+  open({e});
+  args.score_function = "alibi";
+  slopes.sizes[0] = int64_t(1) << 33;
+  give({slopes});
+  EXPECT_EQ(chosen(), "error 1: the captured input slopes's size along "
+                      "dimension 0 is 8589934592, which does not fit the i32 "
+                      "parameter params[38] of kernel alibi");
+}
+
 TEST_F(Captures, BadCaptures) {
   open({functionEntry("alibi", true, false)});
   args.score_function = "alibi";
