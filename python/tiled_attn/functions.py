@@ -13,24 +13,15 @@ captured inputs (ALiBi's per-head ``slopes``, document masking's per-token
 
 from __future__ import annotations
 
-from ctypes import addressof, create_string_buffer
+from ctypes import addressof
 from typing import Any, List, Optional, Sequence, Tuple
 
-from .runtime import CAPTURE_TYPES, CAPTURE_TYPE_NAMES, KernelLibrary, TaCapture
+from .runtime import (CAPTURE_TYPES, CAPTURE_TYPE_NAMES, KernelLibrary, TaCapture,
+                      c_string_address)
 
 #: The ta_sdpa_args fields of a call without functions: score_function,
 #: mask_function, captures, num_captures.
 NO_FUNCTIONS = (0, 0, 0, 0)
-
-_NAMES: dict = {}
-
-
-def _name_address(name: str) -> int:
-    """The address of a NUL-terminated copy of ``name``, kept for the process."""
-    entry = _NAMES.get(name)
-    if entry is None:
-        entry = _NAMES.setdefault(name, create_string_buffer(name.encode()))
-    return addressof(entry)
 
 
 def function_fields(torch: Any, library: KernelLibrary, device: Any,
@@ -111,5 +102,6 @@ def function_fields(torch: Any, library: KernelLibrary, device: Any,
             for d in range(rank):
                 c.sizes[d] = value.shape[d]
                 c.strides[d] = value.stride()[d]
-    return ((_name_address(score) if score_mod else 0, _name_address(mask) if mask_mod else 0,
+    return ((c_string_address(score) if score_mod else 0,
+             c_string_address(mask) if mask_mod else 0,
              addressof(captures), count), keep)

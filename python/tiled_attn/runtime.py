@@ -73,6 +73,20 @@ TA_MAX_PARAMS = 64
 TA_MAX_PARAM_BYTES = 4096
 
 
+_C_STRINGS: Dict[str, Any] = {}
+
+
+def c_string_address(text: str) -> int:
+    """The address of a NUL-terminated copy of ``text``, kept for the process
+    (the names ta_sdpa_args points to: a kernel's, a function's)."""
+    entry = _C_STRINGS.get(text)
+    if entry is None:
+        # setdefault: two threads' first calls keep one buffer, so that no
+        # address handed out is freed.
+        entry = _C_STRINGS.setdefault(text, ctypes.create_string_buffer(text.encode()))
+    return ctypes.addressof(entry)
+
+
 class TaTensor(Structure):
     _fields_ = [("data", c_uint64), ("sizes", c_int64 * 4), ("strides", c_int64 * 4)]
 

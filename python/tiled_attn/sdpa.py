@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from .functions import NO_FUNCTIONS, function_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
-                      default_library)
+                      c_string_address, default_library)
 from .validation import (ITEMSIZE, attn_mask_as_bias, check_attention_args, check_gqa,
                          check_inputs, check_no_grad, check_return_lse, check_scale,
                          check_softcap, check_tensor, check_window, copy_reason)
@@ -387,7 +387,6 @@ _WINDOW_OFF = (0, 0, 0, 0)
 _VARLEN_OFF = (0, 0, 0, 0, 0, 0)
 _DTYPES: Dict[Any, int] = {}
 _THREAD = threading.local()
-_KERNEL_NAMES: Dict[str, Any] = {}
 
 
 def _mask_and_window(causal: Any, causal_align: Any, window_size: Any) -> tuple:
@@ -414,15 +413,10 @@ def _kernel_name_address(name: str) -> int:
     if type(name) is not str:
         raise TypeError(f"kernel must be a str (a manifest entry's name) or None, got "
                         f"{type(name).__name__} {name!r}")
-    entry = _KERNEL_NAMES.get(name)
-    if entry is None:
-        if "\0" in name:
-            raise ValueError(f"kernel must be a manifest entry's name, got {name!r}, which "
-                             "holds a NUL character")
-        # setdefault: two threads' first calls keep one buffer, so that no
-        # address handed out is freed.
-        entry = _KERNEL_NAMES.setdefault(name, ctypes.create_string_buffer(name.encode()))
-    return ctypes.addressof(entry)
+    if "\0" in name:
+        raise ValueError(f"kernel must be a manifest entry's name, got {name!r}, which "
+                         "holds a NUL character")
+    return c_string_address(name)
 
 
 def _init_dtypes() -> None:
