@@ -791,3 +791,16 @@ func.func @apply_score_type(%s: tensor<16x16xf32>, %i: index) -> tensor<16x32xf3
   %m = tile.apply @f score(%s : tensor<16x16xf32>) at(%i, %i, %i, %i) : tensor<16x32xf32>
   return %m : tensor<16x32xf32>
 }
+
+// -----
+
+func.func @apply_rank(%i: index) -> tensor<16xi1> {
+  // expected-error @+1 {{'tile.apply' op expects a rank-2 result (a score block), got 'tensor<16xi1>'}}
+  %m = tile.apply @f at(%i, %i, %i, %i) : tensor<16xi1>
+  return %m : tensor<16xi1>
+}
+
+// -----
+
+// expected-error @+1 {{unknown tile dialect argument attribute 'tile.role'}}
+func.func private @unknown_arg_attr(f32 {tile.role = #tile.arg<q>})
