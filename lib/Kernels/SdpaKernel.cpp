@@ -168,6 +168,33 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       fn->captures.push_back(it->second);
     }
   }
+  // A block-sparse kernel's block mask: four captured i32 views after the
+  // functions' captures.
+  SmallVector<unsigned> blockMaskArgs;
+  if (cfg.blockSparse) {
+    if (cfg.causal != CausalMode::None || cfg.varlen)
+      return emitError() << "a block-sparse kernel takes no causal or window "
+                            "mask (its mask function and block mask say "
+                            "which keys each query sees) and no varlen";
+    if (kBlockMaskSize % bm != 0 || kBlockMaskSize % bn != 0)
+      return emitError() << "a block-sparse kernel's blocks must divide the "
+                            "block mask's "
+                         << kBlockMaskSize << "x" << kBlockMaskSize
+                         << " blocks, got " << bm << "x" << bn;
+    for (StringRef name : kBlockMaskArguments) {
+      if (capturedArgs.count(name))
+        return emitError() << "a function's captured input '" << name
+                           << "' has the name of a block mask input of a "
+                              "block-sparse kernel";
+      int64_t rank = name.ends_with("indices") ? 4 : 3;
+      blockMaskArgs.push_back(argTypes.size());
+      argTypes.push_back(
+          ViewType::get(ctx, SmallVector<int64_t>(rank, dyn), b.getI32Type()));
+      argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
+          TileDialect::getArgAttrName(),
+          ArgAttr::get(ctx, ArgRole::Captured, StringAttr::get(ctx, name)))));
+    }
+  }
   auto funcTy = b.getFunctionType(argTypes, {});
   auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
   func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
@@ -298,76 +325,130 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     rowOffset = arith::AddIOp::create(
         b, loc, rowOffset, arith::SubIOp::create(b, loc, seqK, seqQ));
 
-  auto loop = scf::ForOp::create(
-      b, loc, c0, numBlocks, c1, ValueRange{initMax, initSum, initAcc},
-      [&](OpBuilder &b, Location loc, Value j, ValueRange iter) {
-        Value kt = LoadOp::create(b, loc, tensorTy({d, bn}, elt), k,
-                                  ValueRange{batch, kvHead, j, c0},
-                                  APFloat(0.0), /*transpose=*/true);
-        // V is loaded with K, so that its copy overlaps Q K^T and the softmax.
-        Value vt = LoadOp::create(b, loc, tensorTy({bn, dv}, elt), v,
-                                  ValueRange{batch, kvHead, j, c0},
-                                  APFloat(0.0), /*transpose=*/false);
-        Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
-        if (capScale) {
-          Value factor = tensor::SplatOp::create(
-              b, loc, tensorTy({bm, bn}, f32), capScale);
-          s = math::TanhOp::create(b, loc,
-                                   arith::MulFOp::create(b, loc, s, factor));
-        }
-        Value colOffset = arith::MulIOp::create(b, loc, j, cBn);
-        auto captures = [&](const Function &f) {
-          SmallVector<Value> values;
-          for (unsigned a : f.captures)
-            values.push_back(func.getArgument(a));
-          return values;
-        };
-        // The score function sees the scores as the softmax would (scaled,
-        // capped); the softmax then takes them as they are.
-        if (scoreFn.fn) {
-          Value factor = tensor::SplatOp::create(
-              b, loc, tensorTy({bm, bn}, f32), softmaxScale);
-          s = arith::MulFOp::create(b, loc, s, factor);
-          s = ApplyOp::create(b, loc, tensorTy({bm, bn}, f32),
-                              scoreFn.fn.getSymName(), s, position, head,
-                              queryStart, colOffset, captures(scoreFn));
-        }
-        // Keys past S_k: a mask over the block's columns, for every row.
-        Value inBounds =
-            BoundsMaskOp::create(b, loc, tensorTy({bn}, b.getI1Type()),
-                                 ValueRange{colOffset}, ValueRange{seqK});
-        Value keep = BroadcastOp::create(
-            b, loc, tensorTy({bm, bn}, b.getI1Type()), inBounds, 0);
-        if (window) {
-          Value visible =
-              WindowMaskOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
-                                   rowOffset, colOffset, windowLo, windowHi);
-          keep = arith::AndIOp::create(b, loc, keep, visible);
-        } else if (cfg.causal != CausalMode::None) {
-          Value visible = CausalMaskOp::create(
-              b, loc, tensorTy({bm, bn}, b.getI1Type()), rowOffset, colOffset);
-          keep = arith::AndIOp::create(b, loc, keep, visible);
-        }
-        if (maskFn.fn) {
-          Value visible = ApplyOp::create(
-              b, loc, tensorTy({bm, bn}, b.getI1Type()), maskFn.fn.getSymName(),
-              /*score=*/Value(), position, head, queryStart, colOffset,
-              captures(maskFn));
-          keep = arith::AndIOp::create(b, loc, keep, visible);
-        }
-        s = arith::SelectOp::create(b, loc, keep, s, maskedScores);
-        auto softmax = OnlineSoftmaxOp::create(
-            b, loc, s, iter[0], iter[1], scoreFn.fn ? unitScale : softmaxScale,
-            /*exp2=*/false, /*rescale_threshold=*/nullptr);
-        Value p = arith::TruncFOp::create(b, loc, tensorTy({bm, bn}, elt),
-                                          softmax.getProbs());
-        Value alpha = BroadcastOp::create(b, loc, tensorTy({bm, dv}, f32),
-                                          softmax.getAlpha(), 1);
-        Value acc = arith::MulFOp::create(b, loc, iter[2], alpha);
-        acc = MmaOp::create(b, loc, p, vt, acc);
-        scf::YieldOp::create(
-            b, loc, ValueRange{softmax.getNewMax(), softmax.getNewSum(), acc});
-      });
+  // The online softmax of a block's scores, and P V_j into the accumulator;
+  // yields the loop's new state.
+  auto softmaxStep = [&](OpBuilder &b, Location loc, Value s, Value vt,
+                         ValueRange iter) {
+    auto softmax = OnlineSoftmaxOp::create(
+        b, loc, s, iter[0], iter[1], scoreFn.fn ? unitScale : softmaxScale,
+        /*exp2=*/false, /*rescale_threshold=*/nullptr);
+    Value p = arith::TruncFOp::create(b, loc, tensorTy({bm, bn}, elt),
+                                      softmax.getProbs());
+    Value alpha = BroadcastOp::create(b, loc, tensorTy({bm, dv}, f32),
+                                      softmax.getAlpha(), 1);
+    Value acc = arith::MulFOp::create(b, loc, iter[2], alpha);
+    acc = MmaOp::create(b, loc, p, vt, acc);
+    scf::YieldOp::create(
+        b, loc, ValueRange{softmax.getNewMax(), softmax.getNewSum(), acc});
+  };
+  // One step over key block j: with the masks (the keys' bounds, the band,
+  // the mask function), or without them for a block the block mask lists
+  // as full.
+  auto step = [&](OpBuilder &b, Location loc, Value j, ValueRange iter,
+                  bool masked) {
+    Value kt = LoadOp::create(b, loc, tensorTy({d, bn}, elt), k,
+                              ValueRange{batch, kvHead, j, c0}, APFloat(0.0),
+                              /*transpose=*/true);
+    // V is loaded with K, so that its copy overlaps Q K^T and the softmax.
+    Value vt = LoadOp::create(b, loc, tensorTy({bn, dv}, elt), v,
+                              ValueRange{batch, kvHead, j, c0}, APFloat(0.0),
+                              /*transpose=*/false);
+    Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
+    if (capScale) {
+      Value factor =
+          tensor::SplatOp::create(b, loc, tensorTy({bm, bn}, f32), capScale);
+      s = math::TanhOp::create(b, loc,
+                               arith::MulFOp::create(b, loc, s, factor));
+    }
+    Value colOffset = arith::MulIOp::create(b, loc, j, cBn);
+    auto captures = [&](const Function &f) {
+      SmallVector<Value> values;
+      for (unsigned a : f.captures)
+        values.push_back(func.getArgument(a));
+      return values;
+    };
+    // The score function sees the scores as the softmax would (scaled,
+    // capped); the softmax then takes them as they are.
+    if (scoreFn.fn) {
+      Value factor = tensor::SplatOp::create(b, loc, tensorTy({bm, bn}, f32),
+                                             softmaxScale);
+      s = arith::MulFOp::create(b, loc, s, factor);
+      s = ApplyOp::create(b, loc, tensorTy({bm, bn}, f32),
+                          scoreFn.fn.getSymName(), s, position, head,
+                          queryStart, colOffset, captures(scoreFn));
+    }
+    if (!masked)
+      return softmaxStep(b, loc, s, vt, iter);
+    // Keys past S_k: a mask over the block's columns, for every row.
+    Value inBounds =
+        BoundsMaskOp::create(b, loc, tensorTy({bn}, b.getI1Type()),
+                             ValueRange{colOffset}, ValueRange{seqK});
+    Value keep = BroadcastOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
+                                     inBounds, 0);
+    if (window) {
+      Value visible =
+          WindowMaskOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
+                               rowOffset, colOffset, windowLo, windowHi);
+      keep = arith::AndIOp::create(b, loc, keep, visible);
+    } else if (cfg.causal != CausalMode::None) {
+      Value visible = CausalMaskOp::create(
+          b, loc, tensorTy({bm, bn}, b.getI1Type()), rowOffset, colOffset);
+      keep = arith::AndIOp::create(b, loc, keep, visible);
+    }
+    if (maskFn.fn) {
+      Value visible = ApplyOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
+                                      maskFn.fn.getSymName(),
+                                      /*score=*/Value(), position, head,
+                                      queryStart, colOffset, captures(maskFn));
+      keep = arith::AndIOp::create(b, loc, keep, visible);
+    }
+    s = arith::SelectOp::create(b, loc, keep, s, maskedScores);
+    return softmaxStep(b, loc, s, vt, iter);
+  };
+  SmallVector<Value> init{initMax, initSum, initAcc};
+  scf::ForOp loop;
+  if (!cfg.blockSparse) {
+    loop = scf::ForOp::create(
+        b, loc, c0, numBlocks, c1, init,
+        [&](OpBuilder &b, Location loc, Value j, ValueRange iter) {
+          step(b, loc, j, iter, /*masked=*/true);
+        });
+  } else {
+    // The block mask's row of this program's query block, and the kernel's
+    // key blocks per block of the block mask (r, a power of two).
+    Value maskRow =
+        arith::DivUIOp::create(b, loc, mBlk, cIndex(kBlockMaskSize / bm));
+    Value perMaskBlock = cIndex(kBlockMaskSize / bn);
+    auto readIndex = [&](OpBuilder &b, Location loc, unsigned arg,
+                         ValueRange at) -> Value {
+      Value read = ReadOp::create(b, loc, b.getI32Type(),
+                                  func.getArgument(blockMaskArgs[arg]), at);
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), read);
+    };
+    // The partial blocks (with the masks), then the full ones: step t of a
+    // list visits the kernel's block t % r of block mask block
+    // indices[t / r].
+    SmallVector<Value> state(init);
+    for (auto [counts, indices, masked] :
+         {std::tuple{0u, 1u, true}, std::tuple{2u, 3u, false}}) {
+      Value listed = readIndex(b, loc, counts, {batch, head, maskRow});
+      Value steps = arith::MulIOp::create(b, loc, listed, perMaskBlock);
+      loop = scf::ForOp::create(
+          b, loc, c0, steps, c1, state,
+          [&, indices = indices, masked = masked](OpBuilder &b, Location loc,
+                                                  Value t, ValueRange iter) {
+            Value maskBlock =
+                readIndex(b, loc, indices,
+                          {batch, head, maskRow,
+                           arith::DivUIOp::create(b, loc, t, perMaskBlock)});
+            Value j = arith::AddIOp::create(
+                b, loc, arith::MulIOp::create(b, loc, maskBlock, perMaskBlock),
+                arith::RemUIOp::create(b, loc, t, perMaskBlock));
+            step(b, loc, j, iter, masked);
+          });
+      state.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+  }
 
   Value sum = loop.getResult(1);
   // The rows' log-sum-exps (of the scores the softmax saw: scaled, capped),

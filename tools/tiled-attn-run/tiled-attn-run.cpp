@@ -18,6 +18,7 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Execution/HostExecutor.h"
 #include "tiled_attn/Execution/SdpaReference.h"
+#include "tiled_attn/Kernels/SdpaKernel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -345,12 +346,13 @@ static FailureOr<SmallVector<KernelArg>> bindByRole(func::FuncOp f,
 }
 
 /// The captured inputs of --capture for one problem: tensors filled with
-/// uniform random values (kept in `storage`) and scalars, by name.
+/// uniform random values (kept in `storage`) and scalars, by name, added to
+/// `captured` (those made otherwise: the block mask).
 static FailureOr<llvm::StringMap<KernelArg>>
 makeCaptures(func::FuncOp kernel, std::deque<HostTensor> &storage,
              std::mt19937_64 &rng, int64_t batch, int64_t heads,
-             int64_t kvHeads, int64_t seqQ, int64_t seqK) {
-  llvm::StringMap<KernelArg> captured;
+             int64_t kvHeads, int64_t seqQ, int64_t seqK,
+             llvm::StringMap<KernelArg> captured) {
   for (const std::string &spec : captureOpts) {
     auto [name, value] = StringRef(spec).split('=');
     BlockArgument arg;
@@ -428,6 +430,67 @@ makeCaptures(func::FuncOp kernel, std::deque<HostTensor> &storage,
       return kernel.emitError() << "captured input '" << a.getArgumentName()
                                 << "' has no value: give it with --capture";
   return captured;
+}
+
+/// A block-sparse kernel's block mask (kBlockMaskArguments), random: each
+/// block of kBlockMaskSize queries and keys is left out, partial or full
+/// with equal odds (full only when it lies inside S_k: a full block's keys
+/// are not checked against S_k), and listed in increasing order. The
+/// tensors go into `storage` and `captured`; `classes` gets each block's
+/// (0 left out, 1 partial, 2 full), [B, H, n_q, n_k] row-major. Nothing
+/// when the kernel takes no block mask.
+static LogicalResult makeBlockMask(func::FuncOp kernel,
+                                   std::deque<HostTensor> &storage,
+                                   std::mt19937_64 &rng, int64_t batch,
+                                   int64_t heads, int64_t seqQ, int64_t seqK,
+                                   llvm::StringMap<KernelArg> &captured,
+                                   std::vector<int> &classes) {
+  bool sparse = false;
+  for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i)
+    if (tile::ArgAttr a = tile::getArgAttr(kernel, i))
+      sparse |= a.getRole() == tile::ArgRole::Captured &&
+                a.getArgumentName() == kBlockMaskArguments[0];
+  if (!sparse)
+    return success();
+  for (const char *name : kBlockMaskArguments)
+    if (captured.count(name))
+      return kernel.emitError() << "--capture: '" << name
+                                << "' is the block mask's, which "
+                                   "tiled-attn-run makes itself";
+  const int64_t n = kBlockMaskSize;
+  int64_t blocksQ = std::max<int64_t>((seqQ + n - 1) / n, 1);
+  int64_t blocksK = std::max<int64_t>((seqK + n - 1) / n, 1);
+  MLIRContext *ctx = kernel.getContext();
+  Type i32 = IntegerType::get(ctx, 32);
+  HostTensor *tensors[4];
+  for (int t = 0; t < 4; ++t) {
+    std::vector<int64_t> sizes = {batch, heads, blocksQ};
+    if (t % 2)
+      sizes.push_back(blocksK);
+    tensors[t] = &storage.emplace_back(HostTensor::create(i32, sizes));
+    std::fill(tensors[t]->data.begin(), tensors[t]->data.end(), 0.0);
+    captured[kBlockMaskArguments[t]] = KernelArg::view(*tensors[t]);
+  }
+  classes.assign(batch * heads * blocksQ * blocksK, 0);
+  std::uniform_int_distribution<int> pick(0, 2);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < blocksQ; ++i) {
+        int64_t counts[2] = {0, 0};
+        for (int64_t j = 0; j < blocksK; ++j) {
+          int c = pick(rng);
+          if (c == 2 && (j + 1) * n > seqK)
+            c = 1;
+          classes[((b * heads + h) * blocksQ + i) * blocksK + j] = c;
+          if (c == 0)
+            continue;
+          int list = c == 1 ? 0 : 2;
+          tensors[list + 1]->at({b, h, i, counts[list / 2]++}) = double(j);
+        }
+        tensors[0]->at({b, h, i}) = double(counts[0]);
+        tensors[2]->at({b, h, i}) = double(counts[1]);
+      }
+  return success();
 }
 
 /// The score and mask functions of the kernel's tile.apply ops, for the
@@ -537,14 +600,32 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
               std::numeric_limits<double>::quiet_NaN());
     HostTensor lseRef = lse;
     std::deque<HostTensor> captureStorage;
+    llvm::StringMap<KernelArg> blockMask;
+    std::vector<int> blockClasses;
+    if (failed(makeBlockMask(kernel, captureStorage, rng, batchOpt, headsOpt,
+                             shape.seqQ, shape.seqK, blockMask, blockClasses)))
+      return 1;
     FailureOr<llvm::StringMap<KernelArg>> captured =
         makeCaptures(kernel, captureStorage, rng, batchOpt, headsOpt, kvHeads,
-                     shape.seqQ, shape.seqK);
+                     shape.seqQ, shape.seqK, blockMask);
     if (failed(captured))
       return 1;
     FailureOr<ScoreFunctions> functions = referenceFunctions(kernel, *captured);
     if (failed(functions))
       return 1;
+    // A block-sparse kernel sees the keys of its partial blocks that the
+    // mask function keeps, and every key of its full blocks.
+    if (!blockClasses.empty()) {
+      const int64_t n = kBlockMaskSize, heads = headsOpt;
+      int64_t blocksQ = std::max<int64_t>((shape.seqQ + n - 1) / n, 1);
+      int64_t blocksK = std::max<int64_t>((shape.seqK + n - 1) / n, 1);
+      functions->mask = [classes = blockClasses, inner = functions->mask, heads,
+                         blocksQ, blocksK,
+                         n](int64_t b, int64_t h, int64_t q, int64_t kv) {
+        int c = classes[((b * heads + h) * blocksQ + q / n) * blocksK + kv / n];
+        return c == 2 || (c == 1 && (!inner || inner(b, h, q, kv)));
+      };
+    }
     sdpaReference(q, k, v, ref, scale, band, softcap,
                   sdpa.getLse() ? &lseRef : nullptr, &*functions);
 

@@ -50,10 +50,28 @@ struct SdpaKernelConfig {
   /// kernel's, after the others, once per name.
   std::string scoreFunction;
   std::string maskFunction;
+  /// Block-sparse iteration over a block mask (FlexAttention's BlockMask)
+  /// of kBlockMaskSize x kBlockMaskSize blocks, given as four captured i32
+  /// views (kBlockMaskArguments): per batch entry, query head and query
+  /// block, the number of partial key blocks and their indices, and the
+  /// number of full ones and theirs. The kernel visits the partial blocks
+  /// with the mask function and the keys' bounds, then the full ones with
+  /// neither; a block in neither list costs nothing. blockM and blockN
+  /// divide kBlockMaskSize. Not with a causal or window mask, nor varlen.
+  bool blockSparse = false;
   int64_t blockM = 64;
   int64_t blockN = 64;
   std::string name = "sdpa_fwd";
 };
+
+/// The block size of a block-sparse kernel's block mask, in queries and
+/// keys (FlexAttention's default BLOCK_SIZE).
+inline constexpr int64_t kBlockMaskSize = 128;
+
+/// The captured inputs of a block-sparse kernel, in argument order: the
+/// names the caller gives them by (FlexAttention's BlockMask fields).
+inline constexpr const char *kBlockMaskArguments[] = {
+    "kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices"};
 
 /// Builds the FlashAttention-style forward kernel at the builder's insertion
 /// point (inside a module). Returns failure, after reporting through

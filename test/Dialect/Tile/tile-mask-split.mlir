@@ -1,6 +1,7 @@
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split | FileCheck %s
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split=guard=1 | FileCheck %s --check-prefix=GUARD
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split=masked-first=1 | FileCheck %s --check-prefix=FIRST
+// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 mask-function=document block-sparse=1" --tile-mask-split | FileCheck %s --check-prefix=SPARSE
 
 // Top-left, BLOCK_M = 32, BLOCK_N = 16. With row0 = m * 32:
 //   n_visible = clamp(ceildiv(row0 + 32, 16), 0, ub)
@@ -623,3 +624,19 @@ func.func @bounds_mask_rank_2(%q: !tile.view<?x?x?x16xf16> {tile.arg = #tile.arg
   }
   return
 }
+
+// A block-sparse kernel's two loops read the blocks they visit from the
+// block mask's lists, partial and full apart: they stay as they are (two
+// loops, the first with the keys' bounds mask, the second without).
+// SPARSE-LABEL: func.func @sdpa_fwd
+// SPARSE: tile.read %arg6
+// SPARSE: scf.for
+// SPARSE: tile.read %arg7
+// SPARSE: tile.bounds_mask
+// SPARSE: scf.yield
+// SPARSE: tile.read %arg8
+// SPARSE: scf.for
+// SPARSE: tile.read %arg9
+// SPARSE-NOT: tile.bounds_mask
+// SPARSE: scf.yield
+// SPARSE-NOT: scf.for

@@ -11,6 +11,7 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-prefetch="stages=2 streams=1 refill-after-use=1" | FileCheck %s --check-prefix=GEN-K-ONLY
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-prefetch="stages=2 streams=2" | FileCheck %s --check-prefix=GEN-STREAMS2
 // RUN: not tiled-attn-opt %s -split-input-file --tile-prefetch="streams=-1" 2>&1 | FileCheck %s --check-prefix=STREAMS-NEG
+// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 mask-function=document block-sparse=1" --tile-vectorize-apply --tile-prefetch="stages=2 refill-after-use=1" --cse | FileCheck %s --check-prefix=GEN-SPARSE
 
 // The loads of block %j in iteration %j are issued stages - 1 iterations
 // ahead: a prologue loads the first blocks, the loop carries the blocks in
@@ -292,14 +293,21 @@ func.func @prefetch_nested_loops(%q: !tile.view<?x16xf16>,
 
 // -----
 
-// A load of block j + 1 is not a load of block j: it is left alone.
+// A load of block j + 1, an index computed from j: its computation is
+// copied for the step ahead (the prologue's block 0 + 1, the refill's
+// (j + 1) + 1).
 
-// CHECK-LABEL: func.func @negative_index_j_plus_1
-// CHECK-NOT: tile.load
-// CHECK: scf.for %[[J:.*]] = %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<16x16xf16>)
-// CHECK-NEXT: %[[J1:.*]] = arith.addi %[[J]], %{{.*}} : index
-// CHECK-NEXT: tile.load %{{.*}}[%[[J1]], %{{.*}}]
-func.func @negative_index_j_plus_1(%k: !tile.view<?x16xf16>, %n: index)
+// CHECK-LABEL: func.func @index_j_plus_1
+// CHECK: %[[B0:.*]] = arith.addi %c0, %c1 : index
+// CHECK: %[[K0:.*]] = tile.load %{{.*}}[%[[B0]], %{{.*}}]
+// CHECK: scf.for %[[J:.*]] = %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[CUR:.*]] = %[[K0]])
+// CHECK-NEXT: arith.addi %[[J]], %c1 : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[J]], %c1 : index
+// CHECK-NEXT: %[[B1:.*]] = arith.addi %[[AHEAD]], %c1 : index
+// CHECK-NEXT: %[[NEXT:.*]] = tile.load %{{.*}}[%[[B1]], %{{.*}}]
+// CHECK: arith.addf %{{.*}}, %[[CUR]]
+// CHECK: scf.yield %{{.*}}, %[[NEXT]]
+func.func @index_j_plus_1(%k: !tile.view<?x16xf16>, %n: index)
     -> tensor<16x16xf16> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -714,3 +722,29 @@ func.func @in_bounds_refills(%k: !tile.view<?x?x16xf16>,
   }
   return %r2 : tensor<16x16xf32>
 }
+
+// A block-sparse kernel's loops load block indices[t / 2] * 2 + t % 2 (a
+// chain of index arithmetic and a read of the block list) at step t: the
+// prologue and each refill copy the chain for step t + 1, reading the list
+// at that step clamped into [0, ub - 1] (entry 0 when the loop runs no
+// step), so that the read stays inside the list.
+// GEN-SPARSE-LABEL: func.func @sdpa_fwd
+// GEN-SPARSE: %[[COUNT:.*]] = tile.read %arg6
+// GEN-SPARSE: %[[UB:.*]] = arith.muli
+// GEN-SPARSE: %[[LAST:.*]] = arith.subi %[[UB]], %c1
+// GEN-SPARSE: %[[LO:.*]] = arith.minsi %c0, %[[LAST]]
+// GEN-SPARSE: %[[AT:.*]] = arith.maxsi %[[LO]], %c0
+// GEN-SPARSE: %[[ENTRY:.*]] = arith.divui %[[AT]], %c2
+// GEN-SPARSE: tile.read %arg7[{{.*}}, %[[ENTRY]]]
+// GEN-SPARSE: %[[K0:.*]] = tile.load %arg1
+// GEN-SPARSE: %[[V0:.*]] = tile.load %arg2
+// GEN-SPARSE: scf.for %[[T:.*]] = %c0 to %[[UB]] step %c1 iter_args({{.*}}, %{{.*}} = %[[K0]], %{{.*}} = %[[V0]])
+// GEN-SPARSE: %[[NEXT:.*]] = arith.addi %[[T]], %c1
+// GEN-SPARSE: %[[HI:.*]] = arith.minsi %[[NEXT]], %[[LAST]]
+// GEN-SPARSE: %[[AHEAD:.*]] = arith.maxsi %[[HI]], %c0
+// GEN-SPARSE: %[[ENTRY2:.*]] = arith.divui %[[AHEAD]], %c2
+// GEN-SPARSE: tile.read %arg7[{{.*}}, %[[ENTRY2]]]
+// GEN-SPARSE: tile.load %arg1
+// GEN-SPARSE: tile.read %arg8
+// GEN-SPARSE: tile.read %arg9
+// GEN-SPARSE: scf.for

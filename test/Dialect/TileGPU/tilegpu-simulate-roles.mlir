@@ -19,6 +19,23 @@
 // RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=1000 seq-k=1000 block=1" 2>&1 | FileCheck %s --check-prefix=D64-MID
 // RUN: tiled-attn-opt %t.d64.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
 // RUN:   --tilegpu-simulate-roles="schedules=40 seq-q=1 seq-k=1" 2>&1 | FileCheck %s --check-prefix=D64-ONE
+// A block-sparse kernel (the library's sm_100a document masking: one Q tile
+// of 128 rows): its loops run over block lists, whose lengths the
+// simulation takes from each configuration's block mask (no block, partial
+// blocks only, full ones only, both).
+// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir \
+// RUN:   --tile-generate-sdpa="head-dim=128 dtype=bf16 block-m=128 block-n=64 mask-function=document block-sparse=1" \
+// RUN:   --tile-vectorize-apply \
+// RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
+// RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=4 \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 p-over-s=1" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="mma-warp=1 producer-registers=48 consumer-registers=232" \
+// RUN:   --canonicalize --cse -o %t.sparse.mlir
+// RUN: tiled-attn-opt %t.sparse.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=8 seq-q=1000 seq-k=1000 block=2" 2>&1 | FileCheck %s --check-prefix=SPARSE
+// SPARSE: remark: tilegpu-simulate-roles: 8 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 2; seq-q 1000, seq-k 1000, block 2, blocks 2+0; seq-q 1000, seq-k 1000, block 2, blocks 0+3; seq-q 1000, seq-k 1000, block 2, blocks 1+2; no deadlock, no hazard)
+
 // D64-LAST: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 3; no deadlock, no hazard)
 // D64-MID: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1000, seq-k 1000, block 1; no deadlock, no hazard)
 // D64-ONE: remark: tilegpu-simulate-roles: 40 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; no deadlock, no hazard)

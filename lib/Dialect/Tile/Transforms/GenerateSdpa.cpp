@@ -37,6 +37,7 @@ struct TileGenerateSdpaPass final
     config.name = kernelName;
     config.scoreFunction = scoreFunction;
     config.maskFunction = maskFunction;
+    config.blockSparse = blockSparse;
 
     if (dtype == "f16")
       config.elementType = Float16Type::get(ctx);

@@ -40,6 +40,10 @@
 // their views too: n_full also stays below floor(S / rows) of each such
 // view, and those loads are marked `in_bounds`.
 //
+// A loop that reads the blocks it visits from a list (a block-sparse
+// kernel's, whose block mask lists the partial and the full blocks apart)
+// and has no causal or window mask is left as it is.
+//
 // With `guard`, the loop stays one loop over [0, n_visible), and each
 // select that applies the masks runs only for j >= n_full, under an scf.if
 // (a uniform branch on the GPU); below n_full the scores pass unchanged.
@@ -117,6 +121,17 @@ bool isRowBlockLoad(LoadOp load, Value iv) {
          matchPattern(load.getIndices()[3], m_Zero()) &&
          !ShapedType::isDynamic(view.getShape()[3]) &&
          block[1] == view.getShape()[3];
+}
+
+/// Whether `loop` reads the blocks it visits from memory: a tile.read in its
+/// body at an index that depends on the loop (the block-sparse kernel's
+/// loops over the block mask's lists).
+bool readsBlockList(scf::ForOp loop) {
+  return llvm::any_of(loop.getBody()->getOps<ReadOp>(), [&](ReadOp read) {
+    return !llvm::all_of(read.getIndices(), [&](Value index) {
+      return loop.isDefinedOutsideOfLoop(index);
+    });
+  });
 }
 
 /// Checks that the masks of `loop` have the canonical form; otherwise emits
@@ -474,6 +489,10 @@ struct TileMaskSplitPass final
 
     SmallVector<MaskedLoop> matched;
     for (auto [loop, band] : loops) {
+      // A loop over a list of key blocks (a block-sparse kernel's) is split
+      // already: its block mask lists the partial and the full blocks apart.
+      if (!band && readsBlockList(cast<scf::ForOp>(loop)))
+        continue;
       FailureOr<MaskedLoop> m = matchMaskedLoop(cast<scf::ForOp>(loop), band);
       if (failed(m))
         return signalPassFailure();

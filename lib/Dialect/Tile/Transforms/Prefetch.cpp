@@ -51,6 +51,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace tiled_attn::tile {
 #define GEN_PASS_DEF_TILEPREFETCHPASS
@@ -62,25 +63,75 @@ using namespace tiled_attn::tile;
 
 namespace {
 
-/// The loads directly in `loop`'s body that read block `iv` of a fixed view:
-/// every operand is defined outside the loop, but for exactly one index,
-/// which is the induction variable itself. In body order.
-SmallVector<LoadOp> findBlockLoads(scf::ForOp loop) {
+/// A load of `loop`'s body that reads one block of a fixed view per
+/// iteration: every operand is defined outside the loop but one index, the
+/// block index, which is the induction variable itself or computed from it
+/// by `chain`: ops of the body free of memory effects and reads (tile.read)
+/// of views defined outside the loop (a block-sparse kernel's block lists).
+struct BlockLoad {
+  mutable LoadOp load;
+  unsigned blockPos;
+  SmallVector<Operation *> chain; // in body order
+  bool readsMemory = false;
+};
+
+/// The ops of `loop`'s body that compute `value` from the induction
+/// variable, in body order, or failure when one may write memory, has
+/// regions or reads memory other than through a tile.read of a view from
+/// outside the loop.
+FailureOr<SmallVector<Operation *>>
+blockIndexChain(scf::ForOp loop, Value value, bool &readsMemory) {
+  llvm::SetVector<Operation *> ops;
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || loop.isDefinedOutsideOfLoop(v))
+      continue;
+    if (def->getBlock() != loop.getBody() || def->getNumRegions() != 0)
+      return failure();
+    if (auto read = dyn_cast<ReadOp>(def)) {
+      if (!loop.isDefinedOutsideOfLoop(read.getView()))
+        return failure();
+      readsMemory = true;
+    } else if (!isMemoryEffectFree(def)) {
+      return failure();
+    }
+    if (ops.insert(def))
+      llvm::append_range(worklist, def->getOperands());
+  }
+  SmallVector<Operation *> chain(ops.begin(), ops.end());
+  llvm::sort(chain,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return chain;
+}
+
+/// The block loads of `loop`'s body (see BlockLoad), in body order.
+SmallVector<BlockLoad> findBlockLoads(scf::ForOp loop) {
   Value iv = loop.getInductionVar();
-  SmallVector<LoadOp> loads;
+  SmallVector<BlockLoad> loads;
   for (LoadOp load : loop.getBody()->getOps<LoadOp>()) {
     if (!loop.isDefinedOutsideOfLoop(load.getView()))
       continue;
-    int64_t ivIndices = 0;
-    bool invariant = true;
-    for (Value index : load.getIndices()) {
-      if (index == iv)
-        ++ivIndices;
-      else
-        invariant &= loop.isDefinedOutsideOfLoop(index);
+    SmallVector<unsigned> varying;
+    for (auto [pos, index] : llvm::enumerate(load.getIndices()))
+      if (!loop.isDefinedOutsideOfLoop(index))
+        varying.push_back(pos);
+    if (varying.size() != 1)
+      continue;
+    BlockLoad block{load, varying.front(), {}, false};
+    Value index = load.getIndices()[block.blockPos];
+    if (index != iv) {
+      FailureOr<SmallVector<Operation *>> chain =
+          blockIndexChain(loop, index, block.readsMemory);
+      // A chain that reads memory reads it at the iterations ahead, which
+      // stay inside the loop's range only with step 1 (see cloneBlockLoad).
+      if (failed(chain) ||
+          (block.readsMemory && getConstantIntValue(loop.getStep()) != 1))
+        continue;
+      block.chain = std::move(*chain);
     }
-    if (ivIndices == 1 && invariant)
-      loads.push_back(load);
+    loads.push_back(std::move(block));
   }
   return loads;
 }
@@ -152,12 +203,27 @@ void sinkRefills(scf::ForOp loop, ArrayRef<Value> refills, int64_t depth) {
   }
 }
 
-/// A copy of `load` for another block (`mapping` moves the induction
-/// variable). The prologue loads blocks that a short loop never reaches and
-/// a refill the block after the last iteration's: past the loop's range, so
-/// the copy drops `in_bounds` and pads again.
-Value cloneOutOfPlace(RewriterBase &rewriter, LoadOp load, IRMapping &mapping) {
-  auto copy = cast<LoadOp>(rewriter.clone(*load, mapping));
+/// A copy of `load` (and of its block index's chain) for iteration `at` of
+/// `loop`. The prologue loads blocks that a short loop never reaches and a
+/// refill the block after the last iteration's: past the loop's range, so
+/// the copy drops `in_bounds` and pads again. A chain that reads memory
+/// (a block list) reads at `at` clamped to [lb, ub - 1]: inside the list,
+/// whose entry lb exists even when the loop runs no iteration.
+Value cloneOutOfPlace(RewriterBase &rewriter, scf::ForOp loop,
+                      const BlockLoad &block, Value at) {
+  Location loc = block.load.getLoc();
+  IRMapping mapping;
+  if (block.readsMemory) {
+    Value last = arith::SubIOp::create(rewriter, loc, loop.getUpperBound(),
+                                       loop.getStep());
+    at = arith::MaxSIOp::create(rewriter, loc,
+                                arith::MinSIOp::create(rewriter, loc, at, last),
+                                loop.getLowerBound());
+  }
+  mapping.map(loop.getInductionVar(), at);
+  for (Operation *op : block.chain)
+    rewriter.clone(*op, mapping);
+  auto copy = cast<LoadOp>(rewriter.clone(*block.load, mapping));
   copy.setInBounds(false);
   return copy.getResult();
 }
@@ -251,7 +317,7 @@ Value carriedBlock(scf::ForOp prev, LoadOp load, unsigned ivPos, int64_t k,
 /// iter_args of `loop` (oldest first, grouped by load). Blocks that a
 /// preceding pipeline leaves in flight are taken from it.
 LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
-                            ArrayRef<LoadOp> loads, int64_t stages,
+                            ArrayRef<BlockLoad> loads, int64_t stages,
                             bool refillAfterUse) {
   Location loc = loop.getLoc();
   Value iv = loop.getInductionVar();
@@ -263,17 +329,17 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
   scf::ForOp prev = precedingPipeline(loop);
   SmallVector<Value> inFlight(loads.size() * depth);
   for (int64_t k = 0; k < depth; ++k) {
-    IRMapping blockK;
-    blockK.map(
-        iv, addSteps(rewriter, loc, loop.getLowerBound(), loop.getStep(), k));
-    for (auto [i, constLoad] : llvm::enumerate(loads)) {
-      LoadOp load = constLoad;
-      unsigned ivPos =
-          llvm::find(load.getIndices(), iv) - load.getIndices().begin();
+    Value blockK =
+        addSteps(rewriter, loc, loop.getLowerBound(), loop.getStep(), k);
+    for (auto [i, block] : llvm::enumerate(loads)) {
+      // A preceding pipeline carries the blocks of loads at the induction
+      // variable itself.
       Value carried =
-          prev ? carriedBlock(prev, load, ivPos, k, depth) : Value();
+          prev && block.chain.empty()
+              ? carriedBlock(prev, block.load, block.blockPos, k, depth)
+              : Value();
       inFlight[i * depth + k] =
-          carried ? carried : cloneOutOfPlace(rewriter, load, blockK);
+          carried ? carried : cloneOutOfPlace(rewriter, loop, block, blockK);
     }
   }
   Value distance = scaleStep(rewriter, loc, loop.getStep(), depth);
@@ -286,7 +352,9 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
   Value last;
   if (depth == 1 && refillAfterUse && !chainsToNextLoop(loop) &&
       getConstantIntValue(loop.getStep()) == 1 &&
-      llvm::any_of(loads, [](LoadOp l) { return l.getInBounds(); }))
+      llvm::any_of(loads, [](const BlockLoad &l) {
+        return l.chain.empty() && l.load.getInBounds();
+      }))
     last = arith::SubIOp::create(rewriter, loc, loop.getUpperBound(),
                                  loop.getStep());
 
@@ -296,20 +364,19 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
   SmallVector<Value> refills;
   auto shiftBlocks = [&](OpBuilder &, Location,
                          ArrayRef<BlockArgument> carried) {
-    rewriter.setInsertionPoint(loads.front());
-    IRMapping ahead, clamped;
+    rewriter.setInsertionPoint(loads.front().load);
+    IRMapping clamped;
     Value aheadIv = arith::AddIOp::create(rewriter, loc, iv, distance);
-    ahead.map(iv, aheadIv);
     if (last)
       clamped.map(iv, arith::MinSIOp::create(rewriter, loc, aheadIv, last));
     SmallVector<Value> yielded;
-    for (auto [i, constLoad] : llvm::enumerate(loads)) {
-      LoadOp load = constLoad;
+    for (auto [i, block] : llvm::enumerate(loads)) {
+      LoadOp load = block.load;
       ArrayRef<BlockArgument> blocks = carried.slice(i * depth, depth);
       rewriter.setInsertionPoint(load);
-      Value next = last && load.getInBounds()
+      Value next = last && block.chain.empty() && load.getInBounds()
                        ? rewriter.clone(*load, clamped)->getResult(0)
-                       : cloneOutOfPlace(rewriter, load, ahead);
+                       : cloneOutOfPlace(rewriter, loop, block, aheadIv);
       rewriter.replaceOp(load, blocks.front());
       llvm::append_range(yielded, blocks.drop_front());
       yielded.push_back(next);
@@ -356,7 +423,7 @@ struct TilePrefetchPass final
         [&](scf::ForOp loop) { loops.push_back(loop); });
     IRRewriter rewriter(&getContext());
     for (scf::ForOp loop : loops) {
-      SmallVector<LoadOp> loads = findBlockLoads(loop);
+      SmallVector<BlockLoad> loads = findBlockLoads(loop);
       if (streams > 0 && static_cast<int64_t>(loads.size()) > streams)
         loads.resize(streams);
       if (loads.empty() || mayWriteMemory(loop))

@@ -46,6 +46,7 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
 #include "tiled_attn/Dialect/TileGPU/Transforms/Passes.h"
+#include "tiled_attn/Kernels/SdpaKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -125,7 +126,18 @@ struct Frame {
 struct Config {
   int64_t seqQ, seqK, block, maxSteps;
   int64_t windowLo = 0, windowHi = 0;
+  /// A block-sparse kernel's block mask: the partial and the full blocks
+  /// of the query block (their indices: 0, 1, ...).
+  int64_t partialBlocks = 0, fullBlocks = 0;
 };
+
+/// Whether `func` is a block-sparse kernel: it takes a block mask.
+bool takesBlockMask(func::FuncOp func) {
+  return llvm::any_of(func.getArguments(), [](BlockArgument arg) {
+    tile::ArgAttr role = tile::getArgAttrOf(arg);
+    return role && role.getArgumentName() == kBlockMaskArguments[0];
+  });
+}
 
 struct Agent {
   int64_t role = 0, group = 0, groups = 1, warps = 1;
@@ -619,9 +631,24 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     std::optional<tile::ArgRole> role = isa<BlockArgument>(read.getView())
                                             ? tile::getArgRole(read.getView())
                                             : std::nullopt;
-    // A captured input of a score or mask function: data, never a bound of
-    // anything the roles wait on.
+    // A block mask's counts and indices bound the loops: the
+    // configuration's counts, and block i at entry i.
     if (role == tile::ArgRole::Captured) {
+      StringRef name = tile::getArgAttrOf(read.getView()).getArgumentName();
+      if (name == kBlockMaskArguments[0] || name == kBlockMaskArguments[2]) {
+        bind(agent, read,
+             SimValue::ofInt(name == kBlockMaskArguments[0]
+                                 ? options.partialBlocks
+                                 : options.fullBlocks));
+      } else if (name == kBlockMaskArguments[1] ||
+                 name == kBlockMaskArguments[3]) {
+        FailureOr<int64_t> entry = intOf(agent, read.getIndices().back());
+        if (failed(entry))
+          return failure();
+        bind(agent, read, SimValue::ofInt(*entry));
+      }
+      // Any other captured input of a score or mask function is data,
+      // never a bound of anything the roles wait on.
       next();
       return success();
     }
@@ -1162,13 +1189,19 @@ FailureOr<int64_t> Simulator::run() {
   }
 }
 
-/// ", band [lo, hi]" for a window kernel, "" otherwise.
+/// ", band [lo, hi]" for a window kernel, ", blocks P+F" for a
+/// block-sparse one, "" otherwise.
 std::string bandText(tile::SdpaAttr sdpa, const Config &config) {
-  if (!sdpa || sdpa.getCausal() != tile::CausalMode::Window)
-    return "";
-  return (", band [" + Twine(config.windowLo) + ", " + Twine(config.windowHi) +
-          "]")
-      .str();
+  std::string text;
+  if (sdpa && sdpa.getCausal() == tile::CausalMode::Window)
+    text = (", band [" + Twine(config.windowLo) + ", " +
+            Twine(config.windowHi) + "]")
+               .str();
+  if (config.partialBlocks || config.fullBlocks)
+    text += (", blocks " + Twine(config.partialBlocks) + "+" +
+             Twine(config.fullBlocks))
+                .str();
+  return text;
 }
 
 struct TileGPUSimulateRolesPass final
@@ -1227,6 +1260,20 @@ void TileGPUSimulateRolesPass::runOnOperation() {
         banded.push_back(c);
       }
     configs = std::move(banded);
+  }
+  // A block-sparse kernel runs each with block masks of no block, partial
+  // blocks only, full blocks only, and both.
+  if (takesBlockMask(func)) {
+    SmallVector<Config> sparse;
+    for (const Config &config : configs)
+      for (auto [partial, full] :
+           {std::pair<int64_t, int64_t>(0, 0), {2, 0}, {0, 3}, {1, 2}}) {
+        Config c = config;
+        c.partialBlocks = partial;
+        c.fullBlocks = full;
+        sparse.push_back(c);
+      }
+    configs = std::move(sparse);
   }
   int64_t total = 0;
   for (const Config &config : configs) {

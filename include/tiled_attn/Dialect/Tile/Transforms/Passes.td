@@ -224,6 +224,13 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
            "D] and two more arguments, cu_seqlens_q and cu_seqlens_k: "
            "!tile.view<?xi32>; program (m, h, b) computes block m of "
            "sequence b">,
+    Option<"blockSparse", "block-sparse", "bool", /*default=*/"false",
+           "Visit only the key blocks a block mask lists (FlexAttention's "
+           "BlockMask, 128x128 blocks): four more captured i32 views, "
+           "kv_num_blocks and full_kv_num_blocks ([B, H_q, ceil(S_q/128)]), "
+           "kv_indices and full_kv_indices ([B, H_q, ceil(S_q/128), "
+           "ceil(S_k/128)]); the full blocks skip the mask function and the "
+           "keys' bounds. Without causal, window and varlen">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "Query rows per program (multiple of 16 in [16, 256])">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
