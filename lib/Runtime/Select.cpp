@@ -277,6 +277,22 @@ bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
          k.maskFunction == (args.mask_function ? args.mask_function : "");
 }
 
+/// Whether the caller gives `k` exactly the captured inputs it takes, by
+/// name: among kernels of the same functions, the one that takes the given
+/// inputs (a block-sparse kernel takes a block mask's four more).
+bool takesGivenCaptures(const KernelEntry &k, const ta_sdpa_args &args) {
+  if (args.num_captures != static_cast<int32_t>(k.captures.size()))
+    return false;
+  return std::all_of(k.captures.begin(), k.captures.end(),
+                     [&](const KernelEntry::Capture &capture) {
+                       for (int32_t i = 0; i < args.num_captures; ++i)
+                         if (args.captures[i].name &&
+                             capture.name == args.captures[i].name)
+                           return true;
+                       return false;
+                     });
+}
+
 } // namespace
 
 Status tiled_attn::runtime::selectKernel(const ta_library &library,
@@ -298,7 +314,11 @@ Status tiled_attn::runtime::selectKernel(const ta_library &library,
   }
   // Without lse, the kernels that do not write it first (pass 0); with it,
   // only the kernels that do (pass 1).
+  // The first kernel that fits and takes the captured inputs given; else
+  // the first that fits, whose parameters then name what is missing or
+  // extra.
   const bool lseOrder[2] = {false, true};
+  int32_t firstFit = -1;
   for (int m = 0; m < numMasks; ++m)
     for (int pass = problem.lse ? 1 : 0; pass < 2; ++pass)
       for (const SelectionGroup &group : library.groups) {
@@ -308,12 +328,21 @@ Status tiled_attn::runtime::selectKernel(const ta_library &library,
             group.headDim != problem.headDim ||
             group.headDimV != problem.headDimV)
           continue;
-        for (int32_t candidate : group.kernels)
-          if (fits(kernels[candidate], problem, masks + m, 1, ccMajor,
-                   ccMinor)) {
+        for (int32_t candidate : group.kernels) {
+          if (!fits(kernels[candidate], problem, masks + m, 1, ccMajor,
+                    ccMinor))
+            continue;
+          if (takesGivenCaptures(kernels[candidate], args)) {
             kernel = candidate;
             return Status();
           }
+          if (firstFit < 0)
+            firstFit = candidate;
+        }
       }
+  if (firstFit >= 0) {
+    kernel = firstFit;
+    return Status();
+  }
   return noKernel(library, problem, ccMajor, ccMinor);
 }

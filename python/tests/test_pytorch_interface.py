@@ -120,7 +120,7 @@ def test_sdpa_has_pytorchs_signature() -> None:
                                                                      False]
     keyword = [name for name, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
     assert keyword == ["causal", "causal_align", "window_size", "softcap", "score_mod",
-                       "score_mod_args", "mask_mod", "mask_mod_args", "return_lse",
+                       "score_mod_args", "mask_mod", "mask_mod_args", "block_mask", "return_lse",
                        "library", "kernel", "out"]
     assert parameters["causal"].default is None
 

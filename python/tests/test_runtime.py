@@ -432,9 +432,10 @@ def spec_kernels() -> list:
         for head_dim in config["head_dims"]:
             d, dv = (head_dim, head_dim) if isinstance(head_dim, int) else head_dim
             for variant in config["variants"]:
-                # Kernels with score and mask functions (none+alibi) are
-                # chosen only when the call names them: test_functions.py.
-                if "+" in variant:
+                # Kernels with score and mask functions (none+alibi) or a
+                # block mask (none_sparse) are chosen only when the call
+                # names them: test_functions.py.
+                if "+" in variant or "_sparse" in variant:
                     continue
                 mask = next(m for m in ("none", "top_left", "window") if variant.startswith(m))
                 flags = variant[len(mask):].split("_")

@@ -26,11 +26,15 @@ NO_FUNCTIONS = (0, 0, 0, 0)
 
 def function_fields(torch: Any, library: KernelLibrary, device: Any,
                     score_mod: Optional[str], score_mod_args: Sequence[Any],
-                    mask_mod: Optional[str], mask_mod_args: Sequence[Any]
+                    mask_mod: Optional[str], mask_mod_args: Sequence[Any],
+                    block_mask_args: Sequence[Any] = ()
                     ) -> Tuple[Tuple[int, int, int, int], List[Any]]:
     """The ta_sdpa_args fields (score_function, mask_function, captures,
     num_captures) of the functions asked for, and what must stay alive until
-    the launch: the captures' array and the tensors it points into.
+    the launch: the captures' array and the tensors it points into. With
+    `block_mask_args` (block_mask.block_mask_args'), a block-sparse kernel's:
+    the block mask's four tensors are its captured inputs of function
+    "block_mask".
 
     Raises ValueError (TypeError for a wrong type) naming the argument: a
     function no kernel of the library has, captured inputs of the wrong
@@ -45,22 +49,33 @@ def function_fields(torch: Any, library: KernelLibrary, device: Any,
                             f"got {type(args).__name__}")
         if name is None and len(args):
             raise ValueError(f"{what}_args given without {what}")
-    if score_mod is None and mask_mod is None:
+    if score_mod is None and mask_mod is None and not block_mask_args:
         return NO_FUNCTIONS, []
     score, mask = score_mod or "", mask_mod or ""
+    sparse = bool(block_mask_args)
+
+    def takes_block_mask(k: Any) -> bool:
+        return any(c[1] == "block_mask" for c in k.captures)
+
     kernel = next((k for k in library.kernels
-                   if k.score_function == score and k.mask_function == mask), None)
+                   if k.score_function == score and k.mask_function == mask
+                   and takes_block_mask(k) == sparse), None)
     if kernel is None:
-        have = sorted({"+".join(f for f in (k.score_function, k.mask_function) if f)
-                       for k in library.kernels if k.score_function or k.mask_function})
+        have = sorted({"+".join(f for f in (k.score_function, k.mask_function,
+                                            "block_mask" if takes_block_mask(k) else "") if f)
+                       for k in library.kernels
+                       if k.score_function or k.mask_function or takes_block_mask(k)})
         raise ValueError(
             f"the kernel library {library.path} has no kernel with score_mod={score_mod!r} and "
-            f"mask_mod={mask_mod!r}; its functions: {', '.join(have) or 'none'}")
+            f"mask_mod={mask_mod!r}{' and a block_mask' if sparse else ''}; its functions: "
+            f"{', '.join(have) or 'none'}")
     captures = (TaCapture * max(1, len(kernel.captures)))()
     keep: List[Any] = [captures]
     count = 0
     for what, name, args in (("score_mod", score_mod, score_mod_args),
-                             ("mask_mod", mask_mod, mask_mod_args)):
+                             ("mask_mod", mask_mod, mask_mod_args),
+                             ("block_mask", "block_mask" if sparse else None,
+                              block_mask_args)):
         if name is None:
             continue
         wanted = [c for c in kernel.captures if c[1] == name]

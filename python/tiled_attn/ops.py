@@ -7,7 +7,8 @@ Importing this module registers the op (it needs torch)::
          bool enable_gqa=False, str causal_align="top_left",
          int[2] window_size=[-1, -1], float softcap=0.0,
          str? score_mod=None, Tensor[]? score_mod_args=None,
-         str? mask_mod=None, Tensor[]? mask_mod_args=None) -> Tensor
+         str? mask_mod=None, Tensor[]? mask_mod_args=None,
+         Tensor[]? block_mask=None) -> Tensor
     sdpa_lse(... the same ...) -> (Tensor, Tensor)
     sdpa_varlen(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q,
                 Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k,
@@ -87,13 +88,14 @@ SCHEMA = ("sdpa(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=No
           "str? kernel_name=None, str? library_path=None, bool enable_gqa=False, "
           "str causal_align=\"top_left\", int[2] window_size=[-1, -1], "
           "float softcap=0.0, str? score_mod=None, Tensor[]? score_mod_args=None, "
-          "str? mask_mod=None, Tensor[]? mask_mod_args=None) -> Tensor")
+          "str? mask_mod=None, Tensor[]? mask_mod_args=None, Tensor[]? block_mask=None) -> Tensor")
 
 LSE_SCHEMA = ("sdpa_lse(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, "
               "str? kernel_name=None, str? library_path=None, bool enable_gqa=False, "
               "str causal_align=\"top_left\", int[2] window_size=[-1, -1], "
               "float softcap=0.0, str? score_mod=None, Tensor[]? score_mod_args=None, "
-              "str? mask_mod=None, Tensor[]? mask_mod_args=None) -> (Tensor, Tensor)")
+              "str? mask_mod=None, Tensor[]? mask_mod_args=None, Tensor[]? block_mask=None) "
+              "-> (Tensor, Tensor)")
 
 #: sdpa's arguments from causal on, after the packed sequences' own.
 _VARLEN_ARGS = ("Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, "
@@ -130,10 +132,12 @@ def _sdpa_cuda(
     score_mod_args: Optional[Sequence[torch.Tensor]] = None,
     mask_mod: Optional[str] = None,
     mask_mod_args: Optional[Sequence[torch.Tensor]] = None,
+    block_mask: Optional[Sequence[torch.Tensor]] = None,
 ) -> torch.Tensor:
     return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa,
                       causal_align, tuple(window_size), softcap, False, score_mod,
-                      tuple(score_mod_args or ()), mask_mod, tuple(mask_mod_args or ()))
+                      tuple(score_mod_args or ()), mask_mod, tuple(mask_mod_args or ()),
+                      tuple(block_mask or ()))
 
 
 def _sdpa_fake(
@@ -152,6 +156,7 @@ def _sdpa_fake(
     score_mod_args: Optional[Sequence[torch.Tensor]] = None,
     mask_mod: Optional[str] = None,
     mask_mod_args: Optional[Sequence[torch.Tensor]] = None,
+    block_mask: Optional[Sequence[torch.Tensor]] = None,
 ) -> torch.Tensor:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
     return torch.empty(_out_shape(q, v), dtype=q.dtype, device=q.device)
@@ -173,10 +178,12 @@ def _sdpa_lse_cuda(
     score_mod_args: Optional[Sequence[torch.Tensor]] = None,
     mask_mod: Optional[str] = None,
     mask_mod_args: Optional[Sequence[torch.Tensor]] = None,
+    block_mask: Optional[Sequence[torch.Tensor]] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     return sdpa_eager(q, k, v, causal, scale, library_path, kernel_name, None, enable_gqa,
                       causal_align, tuple(window_size), softcap, True, score_mod,
-                      tuple(score_mod_args or ()), mask_mod, tuple(mask_mod_args or ()))
+                      tuple(score_mod_args or ()), mask_mod, tuple(mask_mod_args or ()),
+                      tuple(block_mask or ()))
 
 
 def _sdpa_lse_fake(
@@ -195,6 +202,7 @@ def _sdpa_lse_fake(
     score_mod_args: Optional[Sequence[torch.Tensor]] = None,
     mask_mod: Optional[str] = None,
     mask_mod_args: Optional[Sequence[torch.Tensor]] = None,
+    block_mask: Optional[Sequence[torch.Tensor]] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     torch._check(q.dim() == 4, lambda: f"q must have rank 4 [B, H, S, D], got {q.dim()}")
     return (torch.empty(_out_shape(q, v), dtype=q.dtype, device=q.device),

@@ -33,6 +33,7 @@ import threading
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
+from .block_mask import block_mask_args
 from .functions import NO_FUNCTIONS, function_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       c_string_address, default_library)
@@ -66,6 +67,7 @@ def sdpa(
     score_mod_args: Sequence[Any] = (),
     mask_mod: Optional[str] = None,
     mask_mod_args: Sequence[Any] = (),
+    block_mask: Any = None,
     return_lse: bool = False,
     library: LibraryArg = None,
     kernel: Optional[str] = None,
@@ -135,6 +137,11 @@ def sdpa(
             (``"document"``): FlexAttention's ``mask_mod``; a query sees a
             key only where it gives true (and the causal mask and window
             allow). A row that sees no key gives zeros.
+        block_mask: a :class:`tiled_attn.BlockMask` (``create_block_mask``):
+            visit only the key blocks it lists, the full ones without any
+            mask (FlexAttention's block-sparse iteration), on a block-sparse
+            kernel of the same functions (``none_sparse+document``); not
+            with a causal mask or window.
         mask_mod_args: its captured inputs, likewise (document masking:
             ``document_ids``, ``[B, S]`` int32).
         return_lse: also return each query row's log-sum-exp, FlashAttention's
@@ -194,6 +201,9 @@ def sdpa(
             score_mod = "bias"
     elif causal is None:
         causal = is_causal
+    if block_mask is not None and (causal or tuple(window_size) != (-1, -1)):
+        raise ValueError("block_mask takes no causal mask nor window: a block-sparse kernel "
+                         "sees the keys its block mask and mask function say")
     if torch.compiler.is_compiling():
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa)
 
@@ -201,7 +211,8 @@ def sdpa(
         softcap = check_softcap(softcap)
         return_lse = check_return_lse(return_lse)
         path = str(library.path) if isinstance(library, KernelLibrary) else library
-        functions = (score_mod, list(score_mod_args), mask_mod, list(mask_mod_args))
+        functions = (score_mod, list(score_mod_args), mask_mod, list(mask_mod_args),
+                     None if block_mask is None else block_mask_args(torch, block_mask, q, k))
         if return_lse:
             result, lse = torch.ops.tiled_attn.sdpa_lse(q, k, v, causal, scale, kernel, path,
                                                         enable_gqa, causal_align,
@@ -213,7 +224,8 @@ def sdpa(
     check_no_grad(torch, q, k, v)
     return sdpa_eager(q, k, v, causal, scale, library, kernel, out, enable_gqa, causal_align,
                       window_size, softcap, return_lse, score_mod, score_mod_args, mask_mod,
-                      mask_mod_args)
+                      mask_mod_args,
+                      () if block_mask is None else block_mask_args(torch, block_mask, q, k))
 
 
 def sdpa_eager(
@@ -234,6 +246,7 @@ def sdpa_eager(
     score_mod_args: Sequence[Any] = (),
     mask_mod: Optional[str] = None,
     mask_mod_args: Sequence[Any] = (),
+    block_mask: Sequence[Any] = (),
 ) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
     """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``
     (and, with ``return_lse``, of ``tiled_attn::sdpa_lse``).
@@ -298,9 +311,10 @@ def sdpa_eager(
     if return_lse:
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=device)
     functions, keep = (NO_FUNCTIONS, None) if (score_mod is None and mask_mod is None
-                                               and not score_mod_args and not mask_mod_args) else \
+                                               and not score_mod_args and not mask_mod_args
+                                               and not block_mask) else \
         function_fields(torch, library, device, score_mod, score_mod_args, mask_mod,
-                        mask_mod_args)
+                        mask_mod_args, block_mask)
     launch(torch, library, device.index,
            qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
            out.data_ptr(), *out.shape, *out.stride(),

@@ -135,6 +135,37 @@ TEST_F(Captures, OnlyKernelsOfTheFunctionsAskedFor) {
                                   "mask_function=prefix_lm"));
 }
 
+TEST_F(Captures, TheKernelThatTakesTheGivenCaptures) {
+  // Two kernels of the same mask function: the second also takes a captured
+  // "kv_num_blocks" (a block-sparse kernel's block mask). The kernel chosen
+  // takes exactly the captured inputs given, whatever the manifest's order;
+  // with neither set, the first of the functions names what is wrong.
+  Json sparse = functionEntry("doc_sparse", false, true);
+  sparse["captures"].push_back({{"name", "kv_num_blocks"},
+                                {"function", "block_mask"},
+                                {"kind", "view"},
+                                {"dtype", "i32"},
+                                {"rank", 3}});
+  sparse["params"].push_back(
+      {{"name", "kv_num_blocks"}, {"kind", "base"}, {"type", "ptr"}});
+  open({sparse, functionEntry("doc", false, true)});
+  args.mask_function = "document";
+  give({docs, prefix});
+  EXPECT_EQ(chosen(), "doc");
+  ta_capture blocks = {};
+  blocks.name = "kv_num_blocks";
+  blocks.type = TA_CAPTURE_I32;
+  blocks.rank = 3;
+  blocks.data = kFarAway + 0x300000;
+  blocks.sizes[0] = blocks.sizes[1] = blocks.sizes[2] = 1;
+  give({blocks, docs, prefix});
+  EXPECT_EQ(chosen(), "doc_sparse");
+  give({docs});
+  EXPECT_EQ(chosen(), "error 1: kernel doc_sparse (score function '', mask "
+                      "function 'document') takes the captured input "
+                      "'prefix', which captures lacks");
+}
+
 TEST_F(Captures, Packed) {
   open({functionEntry("alibi_doc", true, true)});
   args.score_function = "alibi";

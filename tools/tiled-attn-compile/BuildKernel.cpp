@@ -283,6 +283,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   config.softcap = kernel.softcap;
   config.lse = kernel.lse;
   config.varlen = kernel.varlen;
+  config.blockSparse = kernel.blockSparse;
   config.causal = kernel.window   ? tile::CausalMode::Window
                   : kernel.causal ? tile::CausalMode::TopLeft
                                   : tile::CausalMode::None;
@@ -332,6 +333,10 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
           if (tile::ArgAttr r = tile::getArgAttr(fn, a);
               r && r.getArgumentName() == role.getArgumentName())
             function = name;
+    // A block-sparse kernel's block mask is no function's: "block_mask".
+    if (function.empty() && config.blockSparse &&
+        llvm::is_contained(kBlockMaskArguments, role.getArgumentName()))
+      function = "block_mask";
     out.captures.push_back(
         json::Object{{"name", role.getArgumentName()},
                      {"function", function},

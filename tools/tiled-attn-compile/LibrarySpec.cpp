@@ -56,12 +56,13 @@ StringRef tiled_attn::kernelMaskName(const KernelSpec &kernel) {
 
 /// What parseKernelVariant reads, for messages.
 static constexpr llvm::StringLiteral kVariantGrammar =
-    "<none|top_left|window>[_softcap][_lse][_varlen][+function...]";
+    "<none|top_left|window>[_softcap][_lse][_varlen][_sparse][+function...]";
 
 std::string tiled_attn::kernelVariantName(const KernelSpec &kernel) {
   std::string name =
       (kernelMaskName(kernel) + (kernel.softcap ? "_softcap" : "") +
-       (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : ""))
+       (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : "") +
+       (kernel.blockSparse ? "_sparse" : ""))
           .str();
   for (const std::string &function : kernel.functions)
     name += "+" + function;
@@ -83,6 +84,7 @@ bool tiled_attn::parseKernelVariant(StringRef variant, KernelSpec &kernel) {
   kernel.softcap = rest.consume_front("_softcap");
   kernel.lse = rest.consume_front("_lse");
   kernel.varlen = rest.consume_front("_varlen");
+  kernel.blockSparse = rest.consume_front("_sparse");
   kernel.functions.clear();
   if (rest.consume_front("+")) {
     llvm::SmallVector<StringRef> functions;

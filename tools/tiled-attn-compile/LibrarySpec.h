@@ -21,7 +21,7 @@
 //       "cubins": ["sm_80", "sm_90"]}]}
 //
 // A head dim is D or [D, D_v] (V and O of another head dim); a variant is
-// <none|top_left|window>[_softcap][_lse][_varlen] (a `window` kernel takes
+// <none|top_left|window>[_softcap][_lse][_varlen][_sparse] (a `window` kernel takes
 // the band of diagonals each query sees at run time, see #tile.sdpa); a
 // configuration may name its own "dtypes". Version 1, a list of "kernels"
 // each of one mask with its flags, is still read. The lowering names the
@@ -51,7 +51,7 @@ struct KernelSpec {
   /// The spec's configuration it comes from; empty for the command line.
   std::string configuration;
   /// sdpa_fwd_<chip>_<dtype>_d<D>[v<D_v>]_<none|top_left|window>[_softcap]
-  /// [_lse][_varlen][_index32], set by finalizeKernelSpec.
+  /// [_lse][_varlen][_sparse][_index32], set by finalizeKernelSpec.
   std::string name;
   /// The generator's configuration.
   std::string dtype = "f16";
@@ -69,6 +69,10 @@ struct KernelSpec {
   /// Variable-length batches: packed views and the offsets cu_seqlens_q,
   /// cu_seqlens_k (tile-generate-sdpa's `varlen`).
   bool varlen = false;
+  /// Block-sparse iteration over a 128x128 block mask (tile-generate-sdpa's
+  /// `block-sparse`): four more captured views, kv_num_blocks, kv_indices,
+  /// full_kv_num_blocks, full_kv_indices.
+  bool blockSparse = false;
   /// Score and mask functions (tile.apply's), by name, each the function of
   /// that name in `functionsDir`/<name>.mlir: a variant names them after
   /// '+' (none+alibi, top_left+document). At most one of each kind.
@@ -99,7 +103,7 @@ llvm::Error finalizeKernelSpec(KernelSpec &kernel);
 llvm::StringRef kernelMaskName(const KernelSpec &kernel);
 
 /// The kernel's variant as the spec and its name say it:
-/// <none|top_left|window>[_softcap][_lse][_varlen].
+/// <none|top_left|window>[_softcap][_lse][_varlen][_sparse].
 std::string kernelVariantName(const KernelSpec &kernel);
 
 /// Sets the mask and the flags of `kernel` from a variant name; false if
