@@ -21,8 +21,8 @@
 //       "cubins": ["sm_80", "sm_90"]}]}
 //
 // A head dim is D or [D, D_v] (V and O of another head dim); a variant is
-// <none|top_left|window>[_softcap][_lse][_varlen][_sparse] (a `window` kernel takes
-// the band of diagonals each query sees at run time, see #tile.sdpa); a
+// <none|top_left|window>[_softcap][_lse][_varlen][_sparse] (a `window` kernel
+// takes the band of diagonals each query sees at run time, see #tile.sdpa); a
 // configuration may name its own "dtypes". Version 1, a list of "kernels"
 // each of one mask with its flags, is still read. The lowering names the
 // chip of the PTX; a kernel's name follows from its configuration and
