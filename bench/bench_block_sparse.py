@@ -4,6 +4,7 @@ mask (tiled_attn.create_block_mask), against float64, PyTorch's math backend
 and FlexAttention.
 
     python3 bench/bench_block_sparse.py [--out bench/results/block-sparse] [--rounds 5]
+    python3 bench/bench_block_sparse.py --replot bench/results/block-sparse/block-sparse-bench_<device>_<date>.csv
 
 Correctness (block-sparse-check CSV): bf16 and f16, D = 128, odd shapes
 (S not a multiple of 128, grouped KV heads), documents of random lengths:
@@ -174,12 +175,45 @@ def bench(rows, device, date, rounds):
         print(f"{name:40s} {ms:8.3f} ms  {plain / ms:6.2f}x plain")
 
 
+def plot(csv_path: Path) -> None:
+    """A bar chart of the benchmark CSV's providers, next to it (.png)."""
+    import csv
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = list(csv.DictReader(csv_path.open()))
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    names = [r["provider"] for r in rows]
+    ms = [float(r["ms"]) for r in rows]
+    bars = ax.barh(names, ms)
+    for bar, r in zip(bars, rows):
+        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
+                f" {float(r['ms']):.3f} ms ({r['speedup_over_plain']}x plain)", va="center",
+                fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("ms (lower is better)")
+    r = rows[0]
+    ax.set_title(f"document masking, bf16 D{r['d']} B{r['b']} H{r['h']} S{r['s']}, documents of "
+                 f"{r['doc_len']}: {r['device']}, {r['date']}", fontsize=9)
+    ax.set_xlim(0, max(ms) * 1.45)
+    fig.tight_layout()
+    out = csv_path.with_suffix(".png")
+    fig.savefig(out, dpi=120)
+    print(f"wrote {out}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=RESULTS / "block-sparse")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--check-only", action="store_true")
+    ap.add_argument("--replot", type=Path, default=None, metavar="CSV",
+                    help="only draw the plot of a benchmark CSV")
     args = ap.parse_args()
+    if args.replot:
+        plot(args.replot)
+        return
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
     rows = []
@@ -192,7 +226,7 @@ def main():
         return
     rows = []
     bench(rows, device, date, args.rounds)
-    write_csv(args.out, "block-sparse-bench", device, date, rows)
+    plot(write_csv(args.out, "block-sparse-bench", device, date, rows))
 
 
 if __name__ == "__main__":

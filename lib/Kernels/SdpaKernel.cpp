@@ -456,8 +456,11 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // no rows. Stored before O, so that the max is dead during O's epilogue
   // (and O's store, which may go through shared memory, stays last).
   if (lseView) {
+    // The softmax chain's own scale (1 when a score function has scaled
+    // the scores already), which tile-exp2 requires.
     Value lse = LogSumExpOp::create(b, loc, tensorTy({bm}, f32),
-                                    loop.getResult(0), sum, softmaxScale);
+                                    loop.getResult(0), sum,
+                                    scoreFn.fn ? unitScale : softmaxScale);
     StoreOp::create(b, loc, lse, lseView, ValueRange{batch, head, mBlk},
                     /*mask=*/Value());
   }

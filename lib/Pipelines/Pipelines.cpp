@@ -64,6 +64,8 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
     retile.blockN = options.blockN;
     fpm.addPass(tile::createTileRetilePass(retile));
   }
+  // A score function's row terms and the scale out of the scores.
+  fpm.addPass(tile::createTileFoldScoreTermsPass());
   if (options.maskSplit) {
     tile::TileMaskSplitPassOptions split;
     split.inBoundsLoads = options.inBoundsLoads;

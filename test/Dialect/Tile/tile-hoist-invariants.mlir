@@ -230,3 +230,30 @@ func.func @negative_fold_partial_mask(%s: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %masked = arith.select %vis, %s, %neg_inf : tensor<2x2xi1>, tensor<2x2xf32>
   return %masked : tensor<2x2xf32>
 }
+
+// -----
+
+// A read of a captured input at invariant indices (ALiBi's slope of the
+// head) leaves the loop; a read of any other view stays.
+
+// CHECK-LABEL: func.func @hoist_captured_read
+// CHECK:         %[[SLOPE:.*]] = tile.read %arg0[%arg2]
+// CHECK:         scf.for
+// CHECK-NOT:     tile.read %arg0
+// CHECK:         tile.read %arg1[%arg2]
+// CHECK:         arith.addf
+func.func @hoist_captured_read(
+    %slopes: !tile.view<?xf32> {tile.arg = #tile.arg<captured, "slopes">},
+    %other: !tile.view<?xf32>, %h: index, %n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> f32 {
+    %slope = tile.read %slopes[%h] : !tile.view<?xf32> -> f32
+    %x = tile.read %other[%h] : !tile.view<?xf32> -> f32
+    %s = arith.addf %acc, %slope : f32
+    %t = arith.addf %s, %x : f32
+    scf.yield %t : f32
+  }
+  return %r : f32
+}

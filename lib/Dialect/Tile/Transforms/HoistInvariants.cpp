@@ -38,6 +38,15 @@ struct TileHoistInvariantsPass final
     auto canHoist = [&](Operation *op) {
       if (auto load = dyn_cast<LoadOp>(op))
         return !written.contains(load.getView());
+      // A scalar read of a captured input (ALiBi's slope of the head): the
+      // caller gives one for every position its function sees, nothing
+      // writes it, so it moves out like a load (a program whose loop runs
+      // no step reads one element it does not use).
+      if (auto read = dyn_cast<ReadOp>(op)) {
+        ArgAttr role = getArgAttrOf(read.getView());
+        return role && role.getRole() == ArgRole::Captured &&
+               !written.contains(read.getView());
+      }
       // A broadcast costs nothing in the loop (each thread reuses the
       // registers of its rows or columns) but a whole block of registers
       // live through it when hoisted: a vector of positions or per-token

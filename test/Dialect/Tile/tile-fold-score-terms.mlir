@@ -1,0 +1,72 @@
+// tile-fold-score-terms on the generator's ALiBi kernels after
+// tile-vectorize-apply: the query term (slope * q_idx, the same in every
+// iteration) leaves the scores and returns in the log-sum-exps after the
+// loop; the scale moves from the scores into the softmax, the key term
+// divided by it once per block.
+
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 score-function=alibi lse=1" \
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 score-function=alibi lse=1" \
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms=scale=0 | FileCheck %s --check-prefix=ROWS
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 score-function=alibi lse=1" \
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms=row-terms=0 | FileCheck %s --check-prefix=SCALE
+// A bias read per score (a term that is no row or key vector) keeps the
+// scale where it is; a block-sparse kernel (two softmax loops) is left
+// alone.
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 score-function=bias" \
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s --check-prefix=BIAS
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 score-function=alibi block-sparse=1" \
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s --check-prefix=SPARSE
+// Numerically: the folded kernels against the generated ones and float64.
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=16 score-function=alibi lse=1 causal=1" -o %t.mlir
+// RUN: tiled-attn-opt %t.mlir --tile-vectorize-apply --tile-fold-score-terms -o %t.folded.mlir
+// RUN: tiled-attn-run %t.mlir --compare-with=%t.folded.mlir --equivalence-tolerance=2e-3 --batch=2 --heads=3 --kv-heads=1 \
+// RUN:   --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=slopes=H:-0.5:0 | FileCheck %s --check-prefix=HOST
+// HOST: 4 passed, 0 failed
+
+// CHECK-LABEL: func.func @sdpa_fwd
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %arg4 : f32
+// CHECK: %[[LOOP:.*]]:3 = scf.for
+// CHECK: %[[S:.*]] = tile.mma
+// CHECK-NOT: arith.subf
+// CHECK: %[[KV:.*]] = tile.iota offset(%{{.*}}) : tensor<64xi32>
+// CHECK: %[[SLOPE:.*]] = tile.read %arg6
+// CHECK: %[[KEYS:.*]] = arith.sitofp %[[KV]] : tensor<64xi32> to tensor<64xf32>
+// slope * keys / scale as (slope / scale) * keys.
+// CHECK: %[[FACTOR:.*]] = arith.mulf %[[SLOPE]], %[[INV]] : f32
+// CHECK: %[[FACTORS:.*]] = tensor.splat %[[FACTOR]] : tensor<64xf32>
+// CHECK: %[[DIV:.*]] = arith.mulf %[[KEYS]], %[[FACTORS]] : tensor<64xf32>
+// CHECK: %[[B:.*]] = tile.broadcast %[[DIV]] along 0
+// CHECK: %[[E:.*]] = arith.addf %[[S]], %[[B]] : tensor<64x64xf32>
+// CHECK: %[[SEL:.*]] = arith.select %{{.*}}, %[[E]], %{{.*}}
+// CHECK: tile.online_softmax %[[SEL]], %{{.*}}, %{{.*}} scale(%arg4)
+// CHECK: %[[LSE:.*]] = tile.log_sum_exp %[[LOOP]]#0, %[[LOOP]]#1 scale(%arg4)
+// CHECK: %[[FIXED:.*]] = arith.subf %[[LSE]], %{{.*}} : tensor<64xf32>
+// CHECK: tile.store %[[FIXED]], %arg5
+
+// ROWS-LABEL: func.func @sdpa_fwd
+// ROWS: scf.for
+// ROWS: %[[X:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<64x64xf32>
+// ROWS-NOT: arith.subf
+// ROWS: arith.addf %[[X]], %{{.*}} : tensor<64x64xf32>
+// ROWS: tile.online_softmax %{{.*}} scale(%cst)
+// ROWS: tile.log_sum_exp {{.*}} scale(%cst)
+// ROWS-NEXT: arith.subf
+
+// SCALE-LABEL: func.func @sdpa_fwd
+// SCALE: arith.divf
+// SCALE: scf.for
+// SCALE: arith.addf
+// SCALE: arith.subf %{{.*}}, %{{.*}} : tensor<64x64xf32>
+// SCALE: tile.online_softmax %{{.*}} scale(%arg4)
+// SCALE: tile.log_sum_exp {{.*}} scale(%arg4)
+// SCALE-NOT: arith.subf
+
+// BIAS-LABEL: func.func @sdpa_fwd
+// BIAS: scf.for
+// BIAS: arith.mulf %{{.*}} : tensor<64x64xf32>
+// BIAS: tile.gather
+// BIAS: tile.online_softmax %{{.*}} scale(%cst)
+
+// SPARSE-LABEL: func.func @sdpa_fwd
+// SPARSE-COUNT-2: arith.subf %{{.*}} : tensor<64x64xf32>
