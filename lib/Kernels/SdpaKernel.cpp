@@ -458,9 +458,9 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   if (lseView) {
     // The softmax chain's own scale (1 when a score function has scaled
     // the scores already), which tile-exp2 requires.
-    Value lse = LogSumExpOp::create(b, loc, tensorTy({bm}, f32),
-                                    loop.getResult(0), sum,
-                                    scoreFn.fn ? unitScale : softmaxScale);
+    Value lse =
+        LogSumExpOp::create(b, loc, tensorTy({bm}, f32), loop.getResult(0), sum,
+                            scoreFn.fn ? unitScale : softmaxScale);
     StoreOp::create(b, loc, lse, lseView, ValueRange{batch, head, mBlk},
                     /*mask=*/Value());
   }
