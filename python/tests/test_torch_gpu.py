@@ -976,6 +976,67 @@ def test_opcheck_and_compile_with_functions():
     assert torch.equal(graphed, call(q, k, v, slopes, docs))
 
 
+def test_block_mask_document_matches_every_block_and_compiles():
+    # A block mask (create_block_mask from the document mask) on the
+    # block-sparse document kernel: the output of the kernel that visits
+    # every block (up to rounding); through opcheck, torch.compile(fullgraph=True)
+    # and a CUDA graph; bad lists refused naming the field, nothing run.
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the block-sparse kernels measured here are sm_90a's")
+    q, k, v = qkv(h=8, sq=700, sk=700, d=128, dtype=torch.bfloat16, seed=23)
+    k, v = k[:, :4].contiguous(), v[:, :4].contiguous()
+    lengths = [200, 300, 200]
+    docs = torch.cat([torch.full((n,), i, dtype=torch.int32, device="cuda")
+                      for i, n in enumerate(lengths)]).repeat(2, 1)
+    visible = docs[:, None, :, None] == docs[:, None, None, :]
+    block_mask = tiled_attn.create_block_mask(visible)
+    assert block_mask.kv_num_blocks.shape == (2, 1, 6)
+    assert block_mask.kv_indices.shape == (2, 1, 6, 6)
+
+    def call(q, k, v, docs, block_mask):
+        return tiled_attn.sdpa(q, k, v, enable_gqa=True, mask_mod="document",
+                               mask_mod_args=(docs,), block_mask=block_mask)
+    sparse = call(q, k, v, docs, block_mask)
+    dense = tiled_attn.sdpa(q, k, v, enable_gqa=True, mask_mod="document",
+                            mask_mod_args=(docs,))
+    # The partial blocks come first, then the full ones: another order of
+    # the online softmax's blocks, equal up to rounding.
+    assert ((sparse.float() - dense.float()).norm() / dense.float().norm()).item() < 4e-3
+    lists = list(block_mask_args(block_mask, q, k))
+    torch.library.opcheck(torch.ops.tiled_attn.sdpa.default, (q, k, v),
+                          {"enable_gqa": True, "mask_mod": "document",
+                           "mask_mod_args": [docs], "block_mask": lists},
+                          test_utils=OPCHECK_TESTS)
+    compiled = torch.compile(call, fullgraph=True)(q, k, v, docs, block_mask)
+    assert torch.equal(compiled, sparse)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        graphed = call(q, k, v, docs, block_mask)
+    graph.replay()
+    assert torch.equal(graphed, sparse)
+    # Bad block masks and calls.
+    from dataclasses import replace
+    for bad, field in ((replace(block_mask, kv_indices=block_mask.kv_indices[..., :3]),
+                        "kv_indices"),
+                       (replace(block_mask, kv_num_blocks=block_mask.kv_num_blocks.long()),
+                        "kv_num_blocks"),
+                       (replace(block_mask, full_kv_indices=block_mask.full_kv_indices.cpu()),
+                        "full_kv_indices")):
+        with pytest.raises(ValueError, match=f"block_mask.{field}"):
+            call(q, k, v, docs, bad)
+    with pytest.raises(ValueError, match="block_mask takes no causal mask"):
+        tiled_attn.sdpa(q, k, v, is_causal=True, enable_gqa=True, block_mask=block_mask)
+    with pytest.raises(TypeError, match="tiled_attn.BlockMask"):
+        call(q, k, v, docs, lists)
+    with pytest.raises(ValueError, match="create_block_mask: mask must be a torch.bool"):
+        tiled_attn.create_block_mask(visible.float())
+
+
+def block_mask_args(block_mask, q, k):
+    from tiled_attn.block_mask import block_mask_args as args
+    return args(torch, block_mask, q, k)
+
+
 @pytest.mark.parametrize("lse", [False, True])
 def test_opcheck_sdpa_varlen(lse):
     # Without rows past the last sequence: those are left unwritten (an
