@@ -992,6 +992,13 @@ def test_block_mask_document_matches_every_block_and_compiles():
     block_mask = tiled_attn.create_block_mask(visible)
     assert block_mask.kv_num_blocks.shape == (2, 1, 6)
     assert block_mask.kv_indices.shape == (2, 1, 6, 6)
+    # FlexAttention's form, a mask function of index tensors evaluated a
+    # chunk of rows at a time, gives the same lists.
+    from_function = tiled_attn.create_block_mask(
+        lambda b, h, q_idx, kv_idx: docs[b, q_idx] == docs[b, kv_idx], 2, None, 700, 700,
+        rows_per_chunk=256)
+    for a, b in zip(block_mask.as_tuple(), from_function.as_tuple()):
+        assert torch.equal(a, b)
 
     def call(q, k, v, docs, block_mask):
         return tiled_attn.sdpa(q, k, v, enable_gqa=True, mask_mod="document",
@@ -1030,6 +1037,8 @@ def test_block_mask_document_matches_every_block_and_compiles():
         call(q, k, v, docs, lists)
     with pytest.raises(ValueError, match="create_block_mask: mask must be a torch.bool"):
         tiled_attn.create_block_mask(visible.float())
+    with pytest.raises(ValueError, match="needs Q_LEN and KV_LEN"):
+        tiled_attn.create_block_mask(lambda b, h, q, kv: q >= kv)
 
 
 def block_mask_args(block_mask, q, k):

@@ -11,7 +11,8 @@ n_q, n_k]`` (``B`` and ``H`` may be 1, broadcast), each list's first entries
 in increasing order; the kernels take them as captured inputs of those names.
 
 A full block must lie inside ``S_k``: its keys are not checked against it.
-:func:`create_block_mask` builds the lists on the GPU from a boolean mask.
+:func:`create_block_mask` builds the lists on the GPU from a boolean mask or,
+as FlexAttention's, from a mask function of index tensors.
 """
 
 from __future__ import annotations
@@ -55,36 +56,79 @@ def _lists(torch: Any, kinds: Any) -> Tuple[Any, Any]:
     return counts, order.to(torch.int32)
 
 
-def create_block_mask(mask: Any, Q_LEN: Optional[int] = None,
-                      KV_LEN: Optional[int] = None) -> BlockMask:
-    """A block mask from a boolean mask ``[B|1, H|1, S_q, S_k]`` (True: the
-    query sees the key), on its device: a block whose every element is True
-    (and inside ``S_k``) is full, one with some True partial, one with none
-    left out. The kernel still applies its mask function to the partial
-    blocks: pass the same mask to it (a mask function, or ``attn_mask``) or
-    the partial blocks count as fully visible but for ``S_k``."""
-    import torch
-
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.dim() != 4:
-        raise ValueError("create_block_mask: mask must be a torch.bool tensor "
-                         f"[B|1, H|1, S_q, S_k], got "
-                         f"{getattr(mask, 'dtype', type(mask).__name__)} of shape "
-                         f"{tuple(getattr(mask, 'shape', ()))}")
-    batch, heads, seq_q, seq_k = mask.shape
-    if (Q_LEN is not None and Q_LEN != seq_q) or (KV_LEN is not None and KV_LEN != seq_k):
-        raise ValueError(f"create_block_mask: mask is {seq_q}x{seq_k}, Q_LEN and KV_LEN say "
-                         f"{Q_LEN}x{KV_LEN}")
+def _classify(torch: Any, mask: Any, seq_q: int, seq_k: int,
+              rows: int) -> Tuple[Any, Any]:
+    """Per block of `mask` ([B, H, rows, S_k] bool, `rows` a multiple of
+    BLOCK_SIZE or the last rows up to S_q): whether some element is True,
+    and whether all are (keys past S_k count as False, rows past S_q as
+    True: they are not stored)."""
     n = BLOCK_SIZE
-    n_q, n_k = -(-seq_q // n), -(-seq_k // n)
-    # Keys past S_k are never seen (a block across S_k is never full); rows
-    # past S_q are not stored (they keep a block full).
-    pad = (0, n_k * n - seq_k, 0, n_q * n - seq_q)
-    seen = torch.nn.functional.pad(mask, pad, value=False)
+    batch, heads = mask.shape[:2]
+    n_q, n_k = -(-rows // n), -(-seq_k // n)
+    seen = torch.nn.functional.pad(mask, (0, n_k * n - seq_k, 0, n_q * n - rows), value=False)
     every = torch.nn.functional.pad(mask, (0, n_k * n - seq_k), value=False)
-    every = torch.nn.functional.pad(every, (0, 0, 0, n_q * n - seq_q), value=True)
+    every = torch.nn.functional.pad(every, (0, 0, 0, n_q * n - rows), value=True)
     shape = (batch, heads, n_q, n, n_k, n)
     some = seen.reshape(shape).any(dim=5).any(dim=3)
     full = every.reshape(shape).all(dim=5).all(dim=3)
+    return some, full
+
+
+def create_block_mask(mask: Any, B: Optional[int] = None, H: Optional[int] = None,
+                      Q_LEN: Optional[int] = None, KV_LEN: Optional[int] = None,
+                      device: Any = "cuda", rows_per_chunk: int = 1024) -> BlockMask:
+    """A block mask from a boolean mask, on the GPU: a block whose every
+    element is True (and inside ``S_k``) is full, one with some True
+    partial, one with none left out.
+
+    ``mask`` is a ``torch.bool`` tensor ``[B|1, H|1, S_q, S_k]`` (on its
+    device), or, as FlexAttention's ``create_block_mask(mask_mod, B, H,
+    Q_LEN, KV_LEN)``, a function ``mask_mod(b, h, q_idx, kv_idx)`` of index
+    tensors that broadcast (``b`` ``[B, 1, 1, 1]``, ``h`` ``[1, H, 1, 1]``,
+    ``q_idx`` ``[1, 1, R, 1]``, ``kv_idx`` ``[1, 1, 1, S_k]``; ``B`` or ``H``
+    None: 1, broadcast) giving a bool tensor, evaluated on ``device``
+    ``rows_per_chunk`` query rows at a time (never the whole ``S_q x S_k``
+    mask: 16 MB a chunk at ``S_k`` = 16k). The kernel still applies its mask
+    function to the partial blocks: pass the same mask to it (a library
+    mask function, or ``attn_mask``), or the partial blocks count as fully
+    visible but for ``S_k``."""
+    import torch
+
+    if callable(mask) and not isinstance(mask, torch.Tensor):
+        if Q_LEN is None or KV_LEN is None:
+            raise ValueError("create_block_mask: a mask function needs Q_LEN and KV_LEN")
+        if rows_per_chunk <= 0 or rows_per_chunk % BLOCK_SIZE:
+            raise ValueError(f"create_block_mask: rows_per_chunk must be a positive multiple of "
+                             f"{BLOCK_SIZE}, got {rows_per_chunk}")
+        batch, heads = B or 1, H or 1
+        b = torch.arange(batch, device=device).view(batch, 1, 1, 1)
+        h = torch.arange(heads, device=device).view(1, heads, 1, 1)
+        kv_idx = torch.arange(KV_LEN, device=device).view(1, 1, 1, KV_LEN)
+        somes, fulls = [], []
+        for start in range(0, Q_LEN, rows_per_chunk):
+            rows = min(rows_per_chunk, Q_LEN - start)
+            q_idx = torch.arange(start, start + rows, device=device).view(1, 1, rows, 1)
+            chunk = mask(b, h, q_idx, kv_idx)
+            if not isinstance(chunk, torch.Tensor) or chunk.dtype != torch.bool:
+                raise ValueError("create_block_mask: the mask function must give a torch.bool "
+                                 f"tensor, got {getattr(chunk, 'dtype', type(chunk).__name__)}")
+            chunk = chunk.expand(batch, heads, rows, KV_LEN)
+            some, full = _classify(torch, chunk, Q_LEN, KV_LEN, rows)
+            somes.append(some)
+            fulls.append(full)
+        some, full = torch.cat(somes, dim=2), torch.cat(fulls, dim=2)
+        seq_q, seq_k = Q_LEN, KV_LEN
+    else:
+        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.dim() != 4:
+            raise ValueError("create_block_mask: mask must be a torch.bool tensor "
+                             f"[B|1, H|1, S_q, S_k] or a mask function, got "
+                             f"{getattr(mask, 'dtype', type(mask).__name__)} of shape "
+                             f"{tuple(getattr(mask, 'shape', ()))}")
+        seq_q, seq_k = mask.shape[2:]
+        if (Q_LEN is not None and Q_LEN != seq_q) or (KV_LEN is not None and KV_LEN != seq_k):
+            raise ValueError(f"create_block_mask: mask is {seq_q}x{seq_k}, Q_LEN and KV_LEN "
+                             f"say {Q_LEN}x{KV_LEN}")
+        some, full = _classify(torch, mask, seq_q, seq_k, seq_q)
     counts, indices = _lists(torch, some & ~full)
     full_counts, full_indices = _lists(torch, full)
     return BlockMask(counts, indices, full_counts, full_indices, (seq_q, seq_k))
