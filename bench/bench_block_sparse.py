@@ -8,7 +8,8 @@ and FlexAttention.
 
 Correctness (block-sparse-check CSV): bf16 and f16, D = 128, odd shapes
 (S not a multiple of 128, grouped KV heads), documents of random lengths:
-the block-sparse kernel (none_sparse+document) and PyTorch's math backend
+the block-sparse kernels (none_sparse+document, none_sparse+document_causal)
+and PyTorch's math backend
 (the document mask as a boolean attn_mask) against float64; tiled-attn's
 error must be within 2x of PyTorch's. The block-sparse kernel without a
 mask function (none_sparse) under a random block mask, against float64 with
@@ -21,8 +22,10 @@ a warm-up, the median of each round's median, random normal inputs):
 tiled-attn's block-sparse document kernel, its document kernel without a
 block mask (every block visited), its plain kernel (no mask: the issue's
 bar is 5x faster than this), FlexAttention with the document mask_mod and
-its block mask, and PyTorch's SDPA without a mask. Reported in ms and as
-the speed-up over tiled-attn's plain kernel.
+its block mask, and PyTorch's SDPA without a mask; and the causal case:
+the block-sparse document_causal kernel, tiled-attn's and PyTorch's causal
+kernels, FlexAttention with the causal document mask_mod. Reported in ms
+and as the speed-up over tiled-attn's plain kernel of the case.
 """
 
 from __future__ import annotations
@@ -73,18 +76,21 @@ def check(rows, device, date):
             q = torch.randn(b, h, s, 128, device="cuda", dtype=dtype)
             k, v = (torch.randn(b, hkv, s, 128, device="cuda", dtype=dtype) for _ in range(2))
             visible = (ids[:, None, :, None] == ids[:, None, None, :])
-            block_mask = tiled_attn.create_block_mask(visible)
-            out = tiled_attn.sdpa(q, k, v, enable_gqa=hkv != h, mask_mod="document",
-                                  mask_mod_args=(ids,), block_mask=block_mask)
-            ref = float64_reference(q, k, v, visible)
-            with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
-                torch_out = torch.nn.functional.scaled_dot_product_attention(
-                    q, k, v, attn_mask=visible, enable_gqa=hkv != h)
-            ours, theirs = error(out, ref), error(torch_out, ref)
-            rows.append({"device": device, "date": date, "kernel": "none_sparse+document",
-                         "dtype": str(dtype).split(".")[-1], "b": b, "h": h, "hkv": hkv, "s": s,
-                         "visited": round(block_mask.sparsity(), 3), "rel_l2": f"{ours:.3e}",
-                         "torch_math_rel_l2": f"{theirs:.3e}", "ok": ours <= 2 * theirs})
+            causal = torch.ones(s, s, dtype=torch.bool, device="cuda").tril()
+            for function, seen in (("document", visible), ("document_causal", visible & causal)):
+                block_mask = tiled_attn.create_block_mask(seen)
+                out = tiled_attn.sdpa(q, k, v, enable_gqa=hkv != h, mask_mod=function,
+                                      mask_mod_args=(ids,), block_mask=block_mask)
+                ref = float64_reference(q, k, v, seen)
+                with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+                    torch_out = torch.nn.functional.scaled_dot_product_attention(
+                        q, k, v, attn_mask=seen, enable_gqa=hkv != h)
+                ours, theirs = error(out, ref), error(torch_out, ref)
+                rows.append({"device": device, "date": date, "kernel": f"none_sparse+{function}",
+                             "dtype": str(dtype).split(".")[-1], "b": b, "h": h, "hkv": hkv,
+                             "s": s, "visited": round(block_mask.sparsity(), 3),
+                             "rel_l2": f"{ours:.3e}", "torch_math_rel_l2": f"{theirs:.3e}",
+                             "ok": ours <= 2 * theirs})
             # No mask function: a random block mask, partial blocks seen in
             # full but for S_k.
             n = tiled_attn.block_mask.BLOCK_SIZE
@@ -158,39 +164,63 @@ def bench(rows, device, date, rounds):
 
     def document(b_, h_, q_idx, kv_idx):
         return ids[b_, q_idx] == ids[b_, kv_idx]
+
+    def document_causal(b_, h_, q_idx, kv_idx):
+        return (ids[b_, q_idx] == ids[b_, kv_idx]) & (kv_idx <= q_idx)
     flex_mask, flex_build_ms = timed(
         lambda: flex_block_mask(document, b, None, s, s, device="cuda"))
+    flex_causal_mask = flex_block_mask(document_causal, b, None, s, s, device="cuda")
+    causal_mask = tiled_attn.create_block_mask(document_causal, b, None, s, s)
     flex = torch.compile(flex_attention)
-    providers = {
-        "tiled-attn block-sparse document": lambda: tiled_attn.sdpa(
-            q, k, v, mask_mod="document", mask_mod_args=(ids,), block_mask=block_mask),
-        "tiled-attn document (every block)": lambda: tiled_attn.sdpa(
-            q, k, v, mask_mod="document", mask_mod_args=(ids,)),
-        "tiled-attn plain (no mask)": lambda: tiled_attn.sdpa(q, k, v),
-        "FlexAttention document (block mask)": lambda: flex(q, k, v, block_mask=flex_mask),
-        "PyTorch SDPA (no mask)": lambda: torch.nn.functional.scaled_dot_product_attention(
-            q, k, v),
+    cases = {
+        "document": {
+            "tiled-attn block-sparse document": lambda: tiled_attn.sdpa(
+                q, k, v, mask_mod="document", mask_mod_args=(ids,), block_mask=block_mask),
+            "tiled-attn document (every block)": lambda: tiled_attn.sdpa(
+                q, k, v, mask_mod="document", mask_mod_args=(ids,)),
+            "tiled-attn plain (no mask)": lambda: tiled_attn.sdpa(q, k, v),
+            "FlexAttention document (block mask)": lambda: flex(q, k, v, block_mask=flex_mask),
+            "PyTorch SDPA (no mask)": lambda: torch.nn.functional.scaled_dot_product_attention(
+                q, k, v),
+        },
+        "causal document": {
+            "tiled-attn block-sparse causal document": lambda: tiled_attn.sdpa(
+                q, k, v, mask_mod="document_causal", mask_mod_args=(ids,),
+                block_mask=causal_mask),
+            "tiled-attn plain causal": lambda: tiled_attn.sdpa(q, k, v, is_causal=True),
+            "FlexAttention causal document (block mask)": lambda: flex(
+                q, k, v, block_mask=flex_causal_mask),
+            "PyTorch SDPA causal": lambda: torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, is_causal=True),
+        },
     }
     ref = tiled_attn.sdpa(q, k, v, mask_mod="document", mask_mod_args=(ids,))
-    sparse = providers["tiled-attn block-sparse document"]()
-    flex_out = providers["FlexAttention document (block mask)"]()
+    sparse = cases["document"]["tiled-attn block-sparse document"]()
+    flex_out = cases["document"]["FlexAttention document (block mask)"]()
     print("sparse vs dense document kernel rel diff",
           error(sparse.float(), ref.double()), "flex vs dense", error(flex_out.float(), ref.double()))
-    times = {name: [] for name in providers}
-    for _ in range(rounds):
-        for name, fn in providers.items():
-            times[name].append(median_ms(fn))
-    plain = statistics.median(times["tiled-attn plain (no mask)"])
-    for name, ts in times.items():
-        ms = statistics.median(ts)
-        rows.append({"device": device, "date": date, "provider": name, "b": b, "h": h, "s": s,
-                     "d": d, "doc_len": 1024, "ms": f"{ms:.4f}",
-                     "speedup_over_plain": f"{plain / ms:.2f}",
-                     "visited_blocks": round(block_mask.sparsity(), 4),
-                     "create_block_mask_ms": f"{build_ms:.3f}",
-                     "create_block_mask_from_function_ms": f"{build_fn_ms:.3f}",
-                     "flex_create_block_mask_ms": f"{flex_build_ms:.3f}"})
-        print(f"{name:40s} {ms:8.3f} ms  {plain / ms:6.2f}x plain")
+    causal_out = cases["causal document"]["tiled-attn block-sparse causal document"]()
+    flex_causal = cases["causal document"]["FlexAttention causal document (block mask)"]()
+    print("causal document: tiled-attn vs FlexAttention rel diff",
+          error(causal_out.float(), flex_causal.double()))
+    for case, providers in cases.items():
+        visited = (block_mask if case == "document" else causal_mask).sparsity()
+        times = {name: [] for name in providers}
+        for _ in range(rounds):
+            for name, fn in providers.items():
+                times[name].append(median_ms(fn))
+        plain_name = next(n for n in providers if n.startswith("tiled-attn plain"))
+        plain = statistics.median(times[plain_name])
+        for name, ts in times.items():
+            ms = statistics.median(ts)
+            rows.append({"device": device, "date": date, "case": case, "provider": name,
+                         "b": b, "h": h, "s": s, "d": d, "doc_len": 1024, "ms": f"{ms:.4f}",
+                         "speedup_over_plain": f"{plain / ms:.2f}",
+                         "visited_blocks": round(visited, 4),
+                         "create_block_mask_ms": f"{build_ms:.3f}",
+                         "create_block_mask_from_function_ms": f"{build_fn_ms:.3f}",
+                         "flex_create_block_mask_ms": f"{flex_build_ms:.3f}"})
+            print(f"{name:45s} {ms:8.3f} ms  {plain / ms:6.2f}x {plain_name}")
 
 
 def plot(csv_path: Path) -> None:
@@ -207,12 +237,14 @@ def plot(csv_path: Path) -> None:
     bars = ax.barh(names, ms)
     for bar, r in zip(bars, rows):
         ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
-                f" {float(r['ms']):.3f} ms ({r['speedup_over_plain']}x plain)", va="center",
+                f" {float(r['ms']):.3f} ms ({r['speedup_over_plain']}x plain"
+                f"{' causal' if r.get('case') == 'causal document' else ''})", va="center",
                 fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("ms (lower is better)")
     r = rows[0]
-    ax.set_title(f"document masking, bf16 D{r['d']} B{r['b']} H{r['h']} S{r['s']}, documents of "
+    ax.set_title(f"document masking (block masks), bf16 D{r['d']} B{r['b']} H{r['h']} "
+                 f"S{r['s']}, documents of "
                  f"{r['doc_len']}: {r['device']}, {r['date']}", fontsize=9)
     ax.set_xlim(0, max(ms) * 1.45)
     fig.tight_layout()

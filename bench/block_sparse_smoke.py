@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A small block-sparse call for compute-sanitizer (issue 37): the document
-kernel and the kernel without a mask function under one block mask.
+kernel and the kernel without a mask function under one block mask, and
+the causal document kernel under its own.
 
     compute-sanitizer --tool memcheck python3 bench/block_sparse_smoke.py
 """
@@ -17,5 +18,8 @@ visible = ids[:, None, :, None] == ids[:, None, None, :]
 bm = tiled_attn.create_block_mask(visible)
 o = tiled_attn.sdpa(q, k, v, mask_mod="document", mask_mod_args=(ids,), block_mask=bm)
 o2 = tiled_attn.sdpa(q, k, v, block_mask=bm)
+causal = tiled_attn.create_block_mask(
+    lambda b, h, q_idx, kv_idx: (ids[b, q_idx] == ids[b, kv_idx]) & (kv_idx <= q_idx), 1, None, s, s)
+o3 = tiled_attn.sdpa(q, k, v, mask_mod="document_causal", mask_mod_args=(ids,), block_mask=causal)
 torch.cuda.synchronize()
-print("ok", o.float().norm().item(), o2.float().norm().item())
+print("ok", o.float().norm().item(), o2.float().norm().item(), o3.float().norm().item())
