@@ -22,7 +22,7 @@ import pytest
 from fakes import FakeTensor, fake_torch, kernel_entry, varlen_entry
 
 from tiled_attn import sdpa, sdpa_varlen
-from tiled_attn.errors import NoBackwardError, TiledAttnError
+from tiled_attn.errors import NoBackwardError, NoKernelError, TiledAttnError
 
 #: Made-up device addresses, 256-byte aligned and far apart.
 Q, K, V, O = 0x100000000, 0x200000000, 0x300000000, 0x400000000
@@ -511,7 +511,7 @@ def test_a_damaged_kernel_file(make_library, fake_cuda, torch_stand_in, device, 
 def test_a_gpu_the_library_has_no_kernel_for(make_library, fake_cuda, torch_stand_in) -> None:
     # Device 1 is of compute capability 8.0; the library has sm_90a and sm_100f kernels.
     root = make_library([kernel_entry("h", arch="sm_90a"), kernel_entry("b", arch="sm_100f")])
-    assert refused(fake_cuda, TiledAttnError, sdpa, *qkv(device="cuda:1"),
+    assert refused(fake_cuda, NoKernelError, sdpa, *qkv(device="cuda:1"),
                    library=str(root)) == (
         f"no kernel in the library for sm_80, f16, D=64, causal=none (library {root}: none "
         "of its kernels runs on a device of compute capability 8.0: it has kernels for "
@@ -524,7 +524,7 @@ def test_a_large_library_is_summarized(make_library, fake_cuda, torch_stand_in) 
     entries = [kernel_entry(f"k{i}", head_dim=64 * (1 + i % 2), arch=("sm_80", "sm_90a")[i % 2])
                for i in range(20)]
     root = make_library(entries)
-    assert refused(fake_cuda, TiledAttnError, sdpa, *qkv(dtype="bfloat16"),
+    assert refused(fake_cuda, NoKernelError, sdpa, *qkv(dtype="bfloat16"),
                    library=str(root)) == (
         f"no kernel in the library for sm_90, bf16, D=64, causal=none (library {root}: 20 "
         "kernels for sm_80, sm_90a; f16; D=64, 128 (ta_library_kernel describes each))")

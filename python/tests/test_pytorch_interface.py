@@ -20,7 +20,7 @@ import pytest
 from fakes import FakeTensor, fake_torch, kernel_entry, varlen_entry, window_entry
 
 import tiled_attn
-from tiled_attn import (NotSupportedError, TiledAttnError, flash_attn_func,
+from tiled_attn import (NoKernelError, NotSupportedError, TiledAttnError, flash_attn_func,
                         flash_attn_varlen_func, sdpa)
 
 #: Made-up device addresses, 256-byte aligned and far apart.
@@ -171,7 +171,9 @@ def test_attn_mask_tensors_are_checked(library, fake_cuda) -> None:
     # A float or bool attn_mask runs on the library's bias kernels
     # (test_functions.py); this library has none.
     mask = tensor((2, 1, 77, 131), 0x700000000, "float32")
-    assert "has no kernel with score_mod='bias'" in refused(fake_cuda, ValueError, sdpa, *qkv(),
+    # A missing kernel is both the library's fault and the argument's.
+    assert issubclass(NoKernelError, TiledAttnError) and issubclass(NoKernelError, ValueError)
+    assert "has no kernel with score_mod='bias'" in refused(fake_cuda, NoKernelError, sdpa, *qkv(),
                                                           mask, library=library)
     assert refused(fake_cuda, ValueError, sdpa, *qkv(), tensor((2, 2, 77, 131), 0x700000000,
                                                                "float32"),

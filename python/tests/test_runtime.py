@@ -24,7 +24,7 @@ from fakes import (FakeTensor, cu_seqlens_params, fake_torch, kernel_entry, lse_
                    softcap_entry, standard_params, varlen_entry, window_entry)
 
 from tiled_attn import runtime
-from tiled_attn.errors import TiledAttnError
+from tiled_attn.errors import NoKernelError, TiledAttnError
 from tiled_attn.functions import NO_FUNCTIONS
 from tiled_attn.runtime import (DTYPES, MASKS, KernelInfo, KernelLibrary, LaunchPlan, TaSdpaArgs,
                                 TaVarlen, TaWindow, default_library, default_library_path,
@@ -394,7 +394,7 @@ def test_highest_arch_not_above_the_device(open_library) -> None:
     for capability, name in [((8, 0), "a80"), ((8, 6), "a86"), ((8, 9), "a86"),
                              ((9, 0), "a90"), ((10, 0), "a90"), ((12, 1), "a120")]:
         assert chosen(library, args, capability) == name, capability
-    message = error_of(TiledAttnError, library.plan, args, (7, 5))
+    message = error_of(NoKernelError, library.plan, args, (7, 5))
     assert message.startswith("no kernel in the library for sm_75, f16, D=64, causal=none")
 
 
@@ -516,7 +516,7 @@ def test_library_spec_choice_per_capability(open_library) -> None:
             args.softcap, args.lse = 0.0, 0x500000000
             assert chosen(library, args, capability) == f"{arch}_{dtype}_{dims}_window_64"
             args.lse = 0
-        message = error_of(TiledAttnError, library.plan, args, (7, 5))
+        message = error_of(NoKernelError, library.plan, args, (7, 5))
         shown = f"{d}" if dv == d else f"{d} (D_v={dv})"
         assert message.startswith(f"no kernel in the library for sm_75, {dtype}, D={shown}"), \
             message
@@ -554,7 +554,7 @@ def test_dtype_head_dim_and_mask(open_library) -> None:
     assert chosen(library, problem(mask="top_left")) == "top_left"
     assert chosen(library, problem(mask="bottom_right")) == "bottom_right"
     assert chosen(library, problem(d=128, dtype="bf16", mask="top_left")) == "bf16_128_causal"
-    message = error_of(TiledAttnError, library.plan, problem(d=128, mask="bottom_right"), (9, 0))
+    message = error_of(NoKernelError, library.plan, problem(d=128, mask="bottom_right"), (9, 0))
     assert message.startswith("no kernel in the library for sm_90, f16, D=128, "
                               "causal=bottom_right (library ")
 
@@ -571,12 +571,12 @@ def test_named_kernel(open_library) -> None:
     assert chosen(library, problem(kernel="second")) == "second"
     assert chosen(library, problem(kernel="first"), (8, 0)) == "first"
     # A name restricts the choice to that entry, which must fit.
-    message = error_of(TiledAttnError, library.plan, problem(kernel="a90"), (8, 0))
+    message = error_of(NoKernelError, library.plan, problem(kernel="a90"), (8, 0))
     assert message.startswith("no kernel in the library for sm_80, f16, D=64, causal=none, "
                               "name=a90 (library ")
-    message = error_of(TiledAttnError, library.plan, problem(kernel="nope"), (9, 0))
+    message = error_of(NoKernelError, library.plan, problem(kernel="nope"), (9, 0))
     assert "name=nope" in message
-    message = error_of(TiledAttnError, library.plan,
+    message = error_of(NoKernelError, library.plan,
                        problem(kernel="first", mask="top_left"), (9, 0))
     assert "causal=top_left, name=first" in message
 
@@ -608,7 +608,7 @@ def test_only_narrow_kernels_and_a_large_offset(open_library) -> None:
     library = open_library([kernel_entry("narrow", index_bits=32)])
     q, k, v, o = tensors()
     k_far = FakeTensor(k.shape, strides=(k.stride()[0], 2**31, 64, 1), pointer=K)
-    assert error_of(TiledAttnError, library.plan, make_args(q, k_far, v, o), (8, 0)) == (
+    assert error_of(NoKernelError, library.plan, make_args(q, k_far, v, o), (8, 0)) == (
         "no kernel in the library for sm_80, f16, D=64, causal=none, 64-bit indices (an "
         f"element offset reaches 2**31) (library {library.path}: available: narrow (sm_80, f16, "
         "D=64, causal=none))")
@@ -617,7 +617,7 @@ def test_only_narrow_kernels_and_a_large_offset(open_library) -> None:
 def test_no_kernel_lists_the_library(open_library) -> None:
     library = open_library([kernel_entry("a"),
                             kernel_entry("b", arch="sm_90a", head_dim=128, causal="top_left")])
-    assert error_of(TiledAttnError, library.plan, problem(dtype="bf16"), (8, 0)) == (
+    assert error_of(NoKernelError, library.plan, problem(dtype="bf16"), (8, 0)) == (
         f"no kernel in the library for sm_80, bf16, D=64, causal=none (library {library.path}: "
         "available: a (sm_80, f16, D=64, causal=none); b (sm_90a, f16, D=128, "
         "causal=top_left))")
@@ -978,7 +978,7 @@ def test_a_device_the_driver_does_not_have(open_library, device) -> None:
 def test_no_kernel_for_the_device(open_library) -> None:
     library = open_library([kernel_entry("a90", arch="sm_90")])
     library.launch(problem(), 0, 0)
-    assert error_of(TiledAttnError, library.launch, problem(), 1, 0) == (
+    assert error_of(NoKernelError, library.launch, problem(), 1, 0) == (
         "no kernel in the library for sm_80, f16, D=64, causal=none "
         f"(library {library.path}: none of its kernels runs on a device of compute "
         "capability 8.0: it has kernels for sm_90 only)")
@@ -1110,7 +1110,7 @@ def test_the_masks_own_kernel_comes_before_a_window_kernel(open_library) -> None
     q, k, v, o = tensors(h=6)
     k, v = (FakeTensor((2, 2, 131, 64), pointer=t.data_ptr()) for t in (k, v))
     grouped = make_args(q, k, v, o, mask="top_left")
-    assert "grouped KV heads" in error_of(TiledAttnError, library.plan, grouped, (9, 0))
+    assert "grouped KV heads" in error_of(NoKernelError, library.plan, grouped, (9, 0))
     library = open_library([window_entry("w", grouped_kv=True),
                             kernel_entry("tl", causal="top_left")], name="grouped")
     assert chosen(library, grouped) == "w"
@@ -1119,10 +1119,10 @@ def test_the_masks_own_kernel_comes_before_a_window_kernel(open_library) -> None
 
 def test_no_mask_never_runs_on_a_window_kernel(open_library) -> None:
     library = open_library([window_entry("w")])
-    assert error_of(TiledAttnError, library.plan, problem(), (9, 0)) == (
+    assert error_of(NoKernelError, library.plan, problem(), (9, 0)) == (
         f"no kernel in the library for sm_90, f16, D=64, causal=none (library {library.path}: "
         "available: w (sm_80, f16, D=64, causal=window))")
-    assert error_of(TiledAttnError, library.plan, problem(window=(-1, 500), bottom_right=True),
+    assert error_of(NoKernelError, library.plan, problem(window=(-1, 500), bottom_right=True),
                     (9, 0)) == (
         "no kernel in the library for sm_90, f16, D=64, causal=none, window_size=(-1, 500) "
         f"bottom_right (library {library.path}: available: w (sm_80, f16, D=64, "
@@ -1132,15 +1132,15 @@ def test_no_mask_never_runs_on_a_window_kernel(open_library) -> None:
 def test_no_kernel_for_a_window_names_what_would_do(open_library) -> None:
     library = open_library([kernel_entry("none")])
     available = f"(library {library.path}: available: none (sm_80, f16, D=64, causal=none))"
-    assert error_of(TiledAttnError, library.plan, problem(mask="top_left", window=(4096, 0)),
+    assert error_of(NoKernelError, library.plan, problem(mask="top_left", window=(4096, 0)),
                     (9, 0)) == (
         f"no kernel in the library for sm_90, f16, D=64, causal=top_left, window_size=(4096, 0) "
         f"{available}; a kernel of causal=top_left or causal=window would compute it")
-    assert error_of(TiledAttnError, library.plan, problem(mask="top_left", window=(16, 0)),
+    assert error_of(NoKernelError, library.plan, problem(mask="top_left", window=(16, 0)),
                     (9, 0)) == (
         f"no kernel in the library for sm_90, f16, D=64, causal=top_left, window_size=(16, 0) "
         f"{available}; a kernel of causal=window would compute it")
-    assert error_of(TiledAttnError, library.plan, problem(mask="bottom_right"), (9, 0)) == (
+    assert error_of(NoKernelError, library.plan, problem(mask="bottom_right"), (9, 0)) == (
         f"no kernel in the library for sm_90, f16, D=64, causal=bottom_right {available}; a "
         "kernel of causal=bottom_right or causal=window would compute it")
 
@@ -1149,10 +1149,10 @@ def test_a_named_window_kernel(open_library) -> None:
     library = open_library([kernel_entry("tl", causal="top_left"), window_entry("w")])
     assert chosen(library, problem(mask="top_left", kernel="w")) == "w"
     assert "causal=top_left, window_size=(8, 0), name=tl (library " in error_of(
-        TiledAttnError, library.plan, problem(mask="top_left", window=(8, 0), kernel="tl"),
+        NoKernelError, library.plan, problem(mask="top_left", window=(8, 0), kernel="tl"),
         (9, 0))
     assert "causal=none, name=w (library " in error_of(
-        TiledAttnError, library.plan, problem(kernel="w"), (9, 0))
+        NoKernelError, library.plan, problem(kernel="w"), (9, 0))
     assert library.runs_on(library.kernels[1], (8, 0))
     assert not library.runs_on(library.kernels[1], (7, 5))
 
@@ -1370,28 +1370,28 @@ def test_calls_without_a_softcap_never_run_on_softcap_kernels(open_library) -> N
     library = open_library([softcap_entry("ws"), softcap_entry("tls", "top_left")])
     available = (f"(library {library.path}: available: ws (sm_80, f16, D=64, causal=window, "
                  "softcap); tls (sm_80, f16, D=64, causal=top_left, softcap))")
-    assert error_of(TiledAttnError, library.plan, problem(), (9, 0)) == (
+    assert error_of(NoKernelError, library.plan, problem(), (9, 0)) == (
         f"no kernel in the library for sm_90, f16, D=64, causal=none {available}")
-    assert error_of(TiledAttnError, library.plan, problem(mask="top_left"), (9, 0)) == (
+    assert error_of(NoKernelError, library.plan, problem(mask="top_left"), (9, 0)) == (
         f"no kernel in the library for sm_90, f16, D=64, causal=top_left {available}; a kernel "
         "of causal=top_left or causal=window would compute it")
     assert "causal=top_left, name=ws (library " in error_of(
-        TiledAttnError, library.plan, problem(mask="top_left", kernel="ws"), (9, 0))
+        NoKernelError, library.plan, problem(mask="top_left", kernel="ws"), (9, 0))
 
 
 def test_no_kernel_for_a_softcap_names_it(open_library) -> None:
     library = open_library([kernel_entry("none"), window_entry("w")])
     available = (f"(library {library.path}: available: none (sm_80, f16, D=64, causal=none); "
                  "w (sm_80, f16, D=64, causal=window))")
-    assert error_of(TiledAttnError, library.plan, problem(softcap=50.0), (9, 0)) == (
+    assert error_of(NoKernelError, library.plan, problem(softcap=50.0), (9, 0)) == (
         f"no kernel in the library for sm_90, f16, D=64, causal=none, softcap=50 {available}; "
         "a softcap kernel of causal=none or causal=window would compute it")
-    assert error_of(TiledAttnError, library.plan,
+    assert error_of(NoKernelError, library.plan,
                     problem(mask="top_left", window=(16, 0), softcap=30.5), (9, 0)) == (
         "no kernel in the library for sm_90, f16, D=64, causal=top_left, window_size=(16, 0), "
         f"softcap=30.5 {available}; a softcap kernel of causal=window would compute it")
     assert "causal=none, softcap=50, name=w (library " in error_of(
-        TiledAttnError, library.plan, problem(softcap=50.0, kernel="w"), (9, 0))
+        NoKernelError, library.plan, problem(softcap=50.0, kernel="w"), (9, 0))
 
 
 @pytest.mark.parametrize("softcap, shown", [(-1.0, "-1"), (-1e-30, "-1e-30"),
@@ -1510,7 +1510,7 @@ def test_lse_calls_run_only_on_lse_kernels(open_library, mask, window) -> None:
 
 def test_no_kernel_for_lse_names_it(open_library) -> None:
     library = open_library([kernel_entry("none"), window_entry("w")])
-    message = error_of(TiledAttnError, library.plan, problem(lse=LSE), (9, 0))
+    message = error_of(NoKernelError, library.plan, problem(lse=LSE), (9, 0))
     assert message.startswith("no kernel in the library for sm_90, f16, D=64, causal=none, "
                               "log-sum-exp (library ")
     assert message.endswith("; a log-sum-exp kernel of causal=none or causal=window would "
@@ -1646,7 +1646,7 @@ def test_varlen_calls_run_only_on_varlen_kernels(open_library) -> None:
                                 ("bottom_right", "w", "vw")):
         assert chosen(library, problem(mask=mask)) == plain
         assert chosen(library, varlen_problem(mask=mask)) == varlen
-    message = error_of(TiledAttnError, open_library([kernel_entry("none")], name="plain").plan,
+    message = error_of(NoKernelError, open_library([kernel_entry("none")], name="plain").plan,
                        varlen_problem(), (9, 0))
     assert message.startswith("no kernel in the library for sm_90, f16, D=64, causal=none, "
                               "varlen (num_seqs=4, max_seqlen_q=300, max_seqlen_k=320) (library ")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["NoBackwardError", "NotSupportedError", "TiledAttnError"]
+__all__ = ["NoBackwardError", "NoKernelError", "NotSupportedError", "TiledAttnError"]
 
 
 class TiledAttnError(RuntimeError):
@@ -40,4 +40,15 @@ class NotSupportedError(TiledAttnError, NotImplementedError):
     :class:`NotImplementedError`, which callers that fall back to another
     implementation for what a backend lacks catch, as for
     :class:`NoBackwardError`.
+    """
+
+
+class NoKernelError(TiledAttnError, ValueError):
+    """The kernel library has no kernel for this call: its dtype, head dims,
+    mask, flags, score or mask function, block mask and GPU (the runtime's
+    TA_ERROR_NO_KERNEL, whose message lists what the library has), or a
+    function name no kernel of the library has. A :class:`TiledAttnError`
+    and a :class:`ValueError` (what a missing function raised before), so
+    that a caller can fall back to another implementation by type, not by
+    the message's text.
     """

@@ -16,6 +16,7 @@ from __future__ import annotations
 from ctypes import addressof
 from typing import Any, List, Optional, Sequence, Tuple
 
+from .errors import NoKernelError
 from .runtime import (CAPTURE_TYPES, CAPTURE_TYPE_NAMES, KernelLibrary, TaCapture,
                       c_string_address)
 
@@ -65,7 +66,7 @@ def function_fields(torch: Any, library: KernelLibrary, device: Any,
                                             "block_mask" if takes_block_mask(k) else "") if f)
                        for k in library.kernels
                        if k.score_function or k.mask_function or takes_block_mask(k)})
-        raise ValueError(
+        raise NoKernelError(
             f"the kernel library {library.path} has no kernel with score_mod={score_mod!r} and "
             f"mask_mod={mask_mod!r}{' and a block_mask' if sparse else ''}; its functions: "
             f"{', '.join(have) or 'none'}")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from .errors import TiledAttnError
+from .errors import NoKernelError, TiledAttnError
 
 __all__ = [
     "KERNELS_ENV_VAR",
@@ -240,10 +240,13 @@ def runtime() -> Any:
 
 def raise_for(status: int) -> None:
     """Raise the exception for a failed call: ValueError for a bad argument,
-    TiledAttnError for the rest (no kernel, the library, the driver)."""
+    NoKernelError when the library has no kernel for the call, TiledAttnError
+    for the rest (the library, the driver)."""
     message = (runtime().ta_last_error() or b"").decode("utf-8", "replace")
     if status == TA_ERROR_INVALID_ARGUMENT:
         raise ValueError(message)
+    if status == TA_ERROR_NO_KERNEL:
+        raise NoKernelError(message)
     raise TiledAttnError(message)
 
 
