@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Interleaved A/B of two kernel libraries on the kernels tile-fold-score-terms
+and the hoisted captured reads changed (ALiBi, prefix-LM; sm_90a, bf16,
+D = 128): the library before and after, in the same process and rounds.
+
+    python3 bench/bench_fold_ab.py --before DIR --after DIR [--out bench/results/functions]
+
+H = 16, B*S = 16k tokens, S 4096 and 16384, ALiBi with and without the
+causal mask, prefix-LM (prefixes of S/4). CUDA events after a warm-up, the
+median of each round's median, the two libraries alternating within each
+round on the same random normal inputs; the relative L2 difference of
+their outputs is recorded too. Writes the CSV and a plot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import statistics
+from pathlib import Path
+
+import torch
+
+import tiled_attn
+from common import RESULTS, median_ms, write_csv
+
+
+def plot(csv_path: Path) -> None:
+    import csv
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = list(csv.DictReader(csv_path.open()))
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for i, lib in enumerate(("before", "after")):
+        ys = [next(float(r["tflops"]) for r in rows if r["case"] == c and r["library"] == lib)
+              for c in cases]
+        ax.bar([x + i * 0.4 for x in range(len(cases))], ys, 0.4, label=lib)
+    ax.set_xticks([x + 0.2 for x in range(len(cases))])
+    ax.set_xticklabels(cases, fontsize=7)
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(f"tile-fold-score-terms A/B, sm_90a bf16 D128: {rows[0]['device']}, "
+                 f"{rows[0]['date']}", fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    out = csv_path.with_suffix(".png")
+    fig.savefig(out, dpi=120)
+    print(f"wrote {out}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", type=Path, required=True)
+    ap.add_argument("--after", type=Path, required=True)
+    ap.add_argument("--out", type=Path, default=RESULTS / "functions")
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    libraries = {"before": tiled_attn.KernelLibrary.load(args.before),
+                 "after": tiled_attn.KernelLibrary.load(args.after)}
+    device = torch.cuda.get_device_name()
+    date = datetime.date.today().isoformat()
+    torch.manual_seed(0)
+    h, d = 16, 128
+    rows = []
+    for function, causal in (("alibi", False), ("alibi", True), ("prefix_lm", False)):
+        for s in (4096, 16384):
+            b = 16384 // s
+            q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
+                       for _ in range(3))
+            if function == "alibi":
+                kwargs = {"score_mod": "alibi",
+                          "score_mod_args": (torch.rand(h, device="cuda"),)}
+            else:
+                kwargs = {"mask_mod": "prefix_lm", "mask_mod_args": (
+                    torch.full((b,), s // 4, dtype=torch.int32, device="cuda"),)}
+            calls = {name: (lambda lib=lib: tiled_attn.sdpa(q, k, v, is_causal=causal,
+                                                            library=lib, **kwargs))
+                     for name, lib in libraries.items()}
+            outs = {name: fn() for name, fn in calls.items()}
+            diff = ((outs["after"].float() - outs["before"].float()).norm()
+                    / outs["before"].float().norm()).item()
+            times = {name: [] for name in calls}
+            for _ in range(args.rounds):
+                for name, fn in calls.items():
+                    times[name].append(median_ms(fn))
+            flops = 4 * b * h * s * s * d / (2 if causal else 1)
+            case = f"{function}{' causal' if causal else ''} S={s // 1024}k"
+            for name, ts in times.items():
+                ms = statistics.median(ts)
+                rows.append({"device": device, "date": date, "case": case, "library": name,
+                             "b": b, "h": h, "s": s, "d": d, "median_ms": f"{ms:.4f}",
+                             "spread_ms": f"{max(ts) - min(ts):.4f}",
+                             "tflops": f"{flops / ms / 1e9:.1f}",
+                             "after_vs_before_rel_l2": f"{diff:.2e}"})
+                print(f"{case:22s} {name:7s} {ms:8.3f} ms {flops / ms / 1e9:7.1f} TFLOP/s "
+                      f"(outputs differ by {diff:.1e})")
+    plot(write_csv(args.out, "fold-ab", device, date, rows))
+
+
+if __name__ == "__main__":
+    main()
