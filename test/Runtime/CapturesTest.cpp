@@ -26,6 +26,18 @@ using testing::HasSubstr;
 
 namespace {
 
+/// A captured input of kernel entry `e` in the manifest's "captures":
+/// `name`, declared by `function`, a view of `rank` (0: a scalar) of
+/// `dtype`.
+void addCapture(Json &e, const std::string &name, const std::string &function,
+                const std::string &dtype, int rank) {
+  e["captures"].push_back({{"name", name},
+                           {"function", function},
+                           {"kind", rank ? "view" : "scalar"},
+                           {"dtype", dtype},
+                           {"rank", rank}});
+}
+
 /// A kernel with ALiBi (a rank-1 f32 view "slopes": base and size, as the
 /// compiler's ABI passes a rank-1 view) and, with `document`, document
 /// masking (a rank-2 i32 view "document_ids": base, sizes and the first
@@ -35,11 +47,7 @@ Json functionEntry(const std::string &name, bool alibi, bool document) {
   e["captures"] = Json::array();
   if (alibi) {
     e["score_function"] = "alibi";
-    e["captures"].push_back({{"name", "slopes"},
-                             {"function", "alibi"},
-                             {"kind", "view"},
-                             {"dtype", "f32"},
-                             {"rank", 1}});
+    addCapture(e, "slopes", "alibi", "f32", 1);
     e["params"].push_back(
         {{"name", "slopes"}, {"kind", "base"}, {"type", "ptr"}});
     e["params"].push_back(
@@ -47,16 +55,8 @@ Json functionEntry(const std::string &name, bool alibi, bool document) {
   }
   if (document) {
     e["mask_function"] = "document";
-    e["captures"].push_back({{"name", "document_ids"},
-                             {"function", "document"},
-                             {"kind", "view"},
-                             {"dtype", "i32"},
-                             {"rank", 2}});
-    e["captures"].push_back({{"name", "prefix"},
-                             {"function", "document"},
-                             {"kind", "scalar"},
-                             {"dtype", "i32"},
-                             {"rank", 0}});
+    addCapture(e, "document_ids", "document", "i32", 2);
+    addCapture(e, "prefix", "document", "i32", 0);
     e["params"].push_back(
         {{"name", "document_ids"}, {"kind", "base"}, {"type", "ptr"}});
     for (int d : {0, 1})
@@ -130,9 +130,10 @@ TEST_F(Captures, OnlyKernelsOfTheFunctionsAskedFor) {
   give({docs, prefix});
   EXPECT_EQ(chosen(), "doc");
   args.mask_function = "prefix_lm";
-  EXPECT_THAT(chosen(), HasSubstr("error 2: no kernel in the library for sm_90, "
-                                  "f16, D=64, causal=none, "
-                                  "mask_function=prefix_lm"));
+  EXPECT_THAT(chosen(),
+              HasSubstr("error 2: no kernel in the library for sm_90, "
+                        "f16, D=64, causal=none, "
+                        "mask_function=prefix_lm"));
 }
 
 TEST_F(Captures, TheKernelThatTakesTheGivenCaptures) {
@@ -141,11 +142,7 @@ TEST_F(Captures, TheKernelThatTakesTheGivenCaptures) {
   // takes exactly the captured inputs given, whatever the manifest's order;
   // with neither set, the first of the functions names what is wrong.
   Json sparse = functionEntry("doc_sparse", false, true);
-  sparse["captures"].push_back({{"name", "kv_num_blocks"},
-                                {"function", "block_mask"},
-                                {"kind", "view"},
-                                {"dtype", "i32"},
-                                {"rank", 3}});
+  addCapture(sparse, "kv_num_blocks", "block_mask", "i32", 3);
   sparse["params"].push_back(
       {{"name", "kv_num_blocks"}, {"kind", "base"}, {"type", "ptr"}});
   open({sparse, functionEntry("doc", false, true)});

@@ -214,28 +214,34 @@ struct TileFoldScoreTermsPass final
 
     // The scale into the softmax: one scaled score, and row or key vectors
     // (or scalars) besides.
-    Value scaled, scale;
-    auto isScaledScore = [&](const Term &term) {
+    // A term `s * splat(c)` with c from outside the loop: s and c, or
+    // nulls.
+    auto scaledScore = [&](const Term &term) -> std::pair<Value, Value> {
       auto mul = term.value.getDefiningOp<arith::MulFOp>();
       if (term.negated || !mul)
-        return false;
+        return {};
       for (auto [s, c] : {std::pair(mul.getLhs(), mul.getRhs()),
                           std::pair(mul.getRhs(), mul.getLhs())})
         if (Value scalar = splatScalar(c);
-            scalar && loop.isDefinedOutsideOfLoop(scalar)) {
-          scaled = s;
-          scale = scalar;
-          return true;
-        }
-      return false;
+            scalar && loop.isDefinedOutsideOfLoop(scalar))
+          return {s, scalar};
+      return {};
     };
+    const Term *scoreTerm = nullptr;
+    int64_t scoreTerms = 0;
+    bool vectorsOnly = true;
+    for (const Term &term : terms) {
+      if (scaledScore(term).first) {
+        scoreTerm = &term;
+        ++scoreTerms;
+      } else {
+        vectorsOnly &=
+            rowsOf(term.value) || keysOf(term.value) || splatScalar(term.value);
+      }
+    }
     bool unitScale = matchPattern(softmax.getScale(), m_OneFloat());
-    // (Sets `scaled` and `scale` from the one scaled score.)
-    int64_t scoreTerms = llvm::count_if(terms, isScaledScore);
-    bool vectorsOnly = llvm::all_of(terms, [&](const Term &term) {
-      return isScaledScore(term) || rowsOf(term.value) || keysOf(term.value) ||
-             splatScalar(term.value);
-    });
+    auto [scaled, scale] =
+        scoreTerm ? scaledScore(*scoreTerm) : std::pair<Value, Value>();
     Value inverse;
     if (this->scale && unitScale && scoreTerms == 1 && vectorsOnly) {
       b.setInsertionPoint(loop);
@@ -252,7 +258,7 @@ struct TileFoldScoreTermsPass final
     Value sum;
     SmallVector<Term> rest;
     for (const Term &term : terms) {
-      if (inverse && isScaledScore(term)) {
+      if (inverse && &term == scoreTerm) {
         sum = scaled;
         continue;
       }
