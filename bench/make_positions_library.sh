@@ -20,7 +20,7 @@ cp "$BUILD_DIR/lib/libtiled_attn_runtime.so" "$OUT_DIR/"
 for target in "sm_80:warps=4" "sm_90a:warps=8"; do
   chip="${target%%:*}" lowering="chip=${target%%:*} ${target#*:}"
   name="sdpa_fwd_${chip}_f16_d64_top_left"
-  "$BIN/tiled-attn-compile" --head-dim=64 --causal --block-m=128 --block-n=64 \
+  "$BIN/tiled-attn-compile" --head-dim=64 --variant=top_left --block-m=128 --block-n=64 \
     --schedule="exp2=1" --lowering="$lowering" --ptxas=none \
     --out-dir="$OUT_DIR/kernels" > /dev/null
   "$BIN/tiled-attn-opt" "$REPO_ROOT/test/Pipelines/positions.mlir" \

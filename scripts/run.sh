@@ -27,8 +27,8 @@ run_kernel() { # name, file
 run_kernel sdpa_fwd_handwritten examples/sdpa_fwd.mlir
 
 # Kernels from the generator, one per configuration.
-for cfg in "head-dim=64 dtype=f16 causal=0" \
-           "head-dim=128 dtype=bf16 causal=1 block-m=128 block-n=64"; do
+for cfg in "head-dim=64 dtype=f16 variant=none" \
+           "head-dim=128 dtype=bf16 variant=top_left block-m=128 block-n=64"; do
   name="sdpa_$(echo "$cfg" | tr ' =' '_-')"
   echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="$cfg" -o "$OUT/$name.mlir"
   run_kernel "$name" "$OUT/$name.mlir"

@@ -51,13 +51,16 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                             const SdpaKernelConfig &cfg) {
   MLIRContext *ctx = b.getContext();
   auto emitError = [&]() { return mlir::emitError(loc); };
+  const KernelVariant &variant = cfg.variant;
+  // KernelVariant.def's masks are tile::CausalMode's, by name.
+  const CausalMode causal = *symbolizeCausalMode(kernelMaskName(variant.mask));
   SdpaAttr sdpa = SdpaAttr::getChecked(
-      emitError, ctx, cfg.headDim, cfg.headDimV, cfg.elementType, cfg.causal,
+      emitError, ctx, cfg.headDim, cfg.headDimV, cfg.elementType, causal,
       cfg.blockM, cfg.blockN, /*stages=*/int64_t{1},
       /*refillAfterUse=*/false,
       /*causalSplit=*/false, /*exp2=*/false,
       /*rescaleThreshold=*/int64_t{0},
-      /*deferPv=*/false, cfg.softcap, cfg.lse, cfg.varlen);
+      /*deferPv=*/false, variant.softcap, variant.lse, variant.varlen);
   if (!sdpa)
     return failure();
 
@@ -72,7 +75,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     return RankedTensorType::get(shape, t);
   };
 
-  const bool window = cfg.causal == CausalMode::Window;
+  const bool window = causal == CausalMode::Window;
   // One argument per role the attribute names, in its order, each marked
   // with its role.
   SmallVector<ArgRole> roles = sdpa.getArgumentRoles();
@@ -119,18 +122,35 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   };
   Function scoreFn, maskFn;
   llvm::StringMap<unsigned> capturedArgs;
-  for (auto [name, fn, isScore] :
-       {std::tuple{StringRef(cfg.scoreFunction), &scoreFn, true},
-        std::tuple{StringRef(cfg.maskFunction), &maskFn, false}}) {
-    if (name.empty())
-      continue;
+  // The variant's functions, a score function (an f32 result) and a mask
+  // function (an i1), at most one of each; their captured inputs go in
+  // that order.
+  // A function the module lacks is reported after the others are checked.
+  StringRef missing;
+  for (const std::string &name : variant.functions) {
     auto found =
         module ? module.lookupSymbol<func::FuncOp>(name) : func::FuncOp();
-    if (!found || found.isExternal())
+    if (!found || found.isExternal()) {
+      if (missing.empty())
+        missing = name;
+      continue;
+    }
+    FunctionType type = found.getFunctionType();
+    bool isScore = type.getNumResults() == 1 && type.getResult(0).isF32();
+    Function *fn = isScore ? &scoreFn : &maskFn;
+    if (fn->fn)
       return mlir::emitError(loc)
-             << "no function '" << name
-             << "' with a body in the module for the kernel's "
-             << (isScore ? "score" : "mask") << " function";
+             << "two " << (isScore ? "score" : "mask") << " functions: '"
+             << fn->fn.getSymName() << "' and '" << name
+             << "' (a score function gives an f32, a mask function an i1)";
+    fn->fn = found;
+  }
+  for (auto [fn, isScore] :
+       {std::pair{&scoreFn, true}, std::pair{&maskFn, false}}) {
+    if (!fn->fn)
+      continue;
+    func::FuncOp found = fn->fn;
+    StringRef name = found.getSymName();
     FunctionType type = found.getFunctionType();
     unsigned leading = isScore ? 5 : 4;
     bool ok = type.getNumInputs() >= leading && type.getNumResults() == 1 &&
@@ -145,7 +165,6 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
              << (isScore ? "score: f32, " : "")
              << "b, h, q_idx, kv_idx: index, captured inputs...) and gives "
              << (isScore ? "an f32" : "an i1") << ", got " << type;
-    fn->fn = found;
     for (unsigned i = leading; i < type.getNumInputs(); ++i) {
       ArgAttr role = getArgAttr(found, i);
       if (!role || role.getRole() != ArgRole::Captured)
@@ -168,11 +187,16 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       fn->captures.push_back(it->second);
     }
   }
+  if (!missing.empty())
+    return mlir::emitError(loc)
+           << "no function '" << missing
+           << "' with a body in the module for the kernel's variant "
+           << kernelVariantName(variant);
   // A block-sparse kernel's block mask: four captured i32 views after the
   // functions' captures.
   SmallVector<unsigned> blockMaskArgs;
-  if (cfg.blockSparse) {
-    if (cfg.causal != CausalMode::None || cfg.varlen)
+  if (variant.sparse) {
+    if (causal != CausalMode::None || variant.varlen)
       return emitError() << "a block-sparse kernel takes no causal or window "
                             "mask (its mask function and block mask say "
                             "which keys each query sees) and no varlen";
@@ -242,7 +266,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       scoreFn.fn ? arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f))
                        .getResult()
                  : Value();
-  if (cfg.varlen) {
+  if (variant.varlen) {
     // Sequence b's rows of the packed tensors: [cu[b], cu[b + 1]).
     Value next = arith::AddIOp::create(b, loc, batch, c1);
     auto offset = [&](Value offsets, Value at) -> Value {
@@ -321,7 +345,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // it: bottom-right alignment shifts queries by S_k - S_q.
   Value rowOffset = arith::MulIOp::create(b, loc, mBlk, cBm);
   Value queryStart = rowOffset;
-  if (cfg.causal == CausalMode::BottomRight)
+  if (causal == CausalMode::BottomRight)
     rowOffset = arith::AddIOp::create(
         b, loc, rowOffset, arith::SubIOp::create(b, loc, seqK, seqQ));
 
@@ -390,7 +414,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
           WindowMaskOp::create(b, loc, tensorTy({bm, bn}, b.getI1Type()),
                                rowOffset, colOffset, windowLo, windowHi);
       keep = arith::AndIOp::create(b, loc, keep, visible);
-    } else if (cfg.causal != CausalMode::None) {
+    } else if (causal != CausalMode::None) {
       Value visible = CausalMaskOp::create(
           b, loc, tensorTy({bm, bn}, b.getI1Type()), rowOffset, colOffset);
       keep = arith::AndIOp::create(b, loc, keep, visible);
@@ -407,7 +431,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   };
   SmallVector<Value> init{initMax, initSum, initAcc};
   scf::ForOp loop;
-  if (!cfg.blockSparse) {
+  if (!variant.sparse) {
     loop = scf::ForOp::create(
         b, loc, c0, numBlocks, c1, init,
         [&](OpBuilder &b, Location loc, Value j, ValueRange iter) {

@@ -29,7 +29,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
+using namespace tiled_attn;
 using namespace tiled_attn::runtime;
 
 namespace {
@@ -181,7 +183,7 @@ void findBand(const ta_sdpa_args &args, Problem &problem) {
                                : window.enabled && window.bottom_right;
   int64_t left = window.enabled ? window.left : -1;
   int64_t right = window.enabled ? window.right : -1;
-  if (!problem.varlen) {
+  if (!problem.asked.varlen) {
     problem.band = visibleDiagonals(problem.seqQ, problem.seqK, causal,
                                     problem.bottomRight, left, right);
     problem.needed = neededMask(problem.band, problem.seqQ, problem.seqK);
@@ -437,6 +439,28 @@ Status lseView(const ta_sdpa_args &args, ta_tensor &view) {
   return Status();
 }
 
+/// Whether the call gives, among its captured inputs, every argument the
+/// feature adds (KernelVariant.def; a block mask's four for `sparse`).
+bool givesCaptures(const ta_sdpa_args &args, bool KernelVariant::*member) {
+  for (const KernelFeature &feature : kKernelFeatures) {
+    if (feature.member != member)
+      continue;
+    std::string_view names = feature.arguments;
+    while (!names.empty()) {
+      size_t end = std::min(names.find(' '), names.size());
+      std::string_view name = names.substr(0, end);
+      names.remove_prefix(std::min(end + 1, names.size()));
+      bool given = false;
+      for (int32_t i = 0; i < args.num_captures && !given; ++i)
+        given = args.captures[i].name && name == args.captures[i].name;
+      if (!given)
+        return false;
+    }
+    return true;
+  }
+  return false;
+}
+
 } // namespace
 
 /// The captured inputs as given: named, distinct, of a known type, views
@@ -503,8 +527,8 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   for (int t = 0; t < 4; ++t)
     TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));
   TA_RETURN_IF_ERROR(checkShapes(*args));
-  problem.varlen = args->varlen.enabled != 0;
-  if (problem.varlen)
+  problem.asked.varlen = args->varlen.enabled != 0;
+  if (problem.asked.varlen)
     TA_RETURN_IF_ERROR(checkVarlen(*args));
   TA_RETURN_IF_ERROR(checkScale(args->scale));
   TA_RETURN_IF_ERROR(checkSoftcap(args->softcap));
@@ -516,11 +540,11 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.itemSize = itemSize(args->dtype);
   TA_RETURN_IF_ERROR(checkMemory(problem));
   const ta_varlen &varlen = args->varlen;
-  problem.batch = problem.varlen ? varlen.num_seqs : args->q.sizes[0];
+  problem.batch = problem.asked.varlen ? varlen.num_seqs : args->q.sizes[0];
   problem.heads = args->q.sizes[1];
   problem.kvHeads = args->k.sizes[1];
-  problem.seqQ = problem.varlen ? varlen.max_seqlen_q : args->q.sizes[2];
-  problem.seqK = problem.varlen ? varlen.max_seqlen_k : args->k.sizes[2];
+  problem.seqQ = problem.asked.varlen ? varlen.max_seqlen_q : args->q.sizes[2];
+  problem.seqK = problem.asked.varlen ? varlen.max_seqlen_k : args->k.sizes[2];
   problem.headDim = args->q.sizes[3];
   problem.headDimV = args->v.sizes[3];
   problem.empty = problem.batch == 0 || problem.heads == 0 ||
@@ -529,7 +553,8 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   for (const ta_tensor *t : problem.tensors)
     problem.index32Ok &= maxOffset(*t) < (int64_t(1) << 31);
   findBand(*args, problem);
-  problem.softcap = args->softcap > 0.0f;
-  problem.lse = args->lse != 0;
+  problem.asked.softcap = args->softcap > 0.0f;
+  problem.asked.lse = args->lse != 0;
+  problem.asked.sparse = givesCaptures(*args, &KernelVariant::sparse);
   return Status();
 }

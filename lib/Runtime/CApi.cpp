@@ -90,13 +90,15 @@ Status describeKernel(const ta_library *library, int32_t index,
   info->index_bits = k.indexBits;
   info->align_bytes = k.alignBytes;
   info->num_params = static_cast<int32_t>(k.params.size());
-  info->softcap = k.softcap ? 1 : 0;
-  info->lse = k.lse ? 1 : 0;
-  info->varlen = k.varlen ? 1 : 0;
+  info->softcap = k.variant.softcap ? 1 : 0;
+  info->lse = k.variant.lse ? 1 : 0;
+  info->varlen = k.variant.varlen ? 1 : 0;
   info->score_function = k.scoreFunction.c_str();
   info->mask_function = k.maskFunction.c_str();
   info->num_captures = static_cast<int32_t>(k.captureInfos.size());
   info->captures = k.captureInfos.data();
+  info->variant = k.variantText.c_str();
+  info->features = kernelFeatureBits(k.variant);
   return Status();
 }
 
@@ -107,6 +109,12 @@ extern "C" {
 TA_API int ta_api_version(void) { return TA_API_VERSION; }
 
 TA_API const char *ta_last_error(void) { return lastError.c_str(); }
+
+TA_API const char *ta_kernel_feature(int32_t index) {
+  return index >= 0 && index < tiled_attn::kNumKernelFeatures
+             ? tiled_attn::kKernelFeatures[index].name
+             : nullptr;
+}
 
 TA_API ta_status ta_library_open(const char *dir, ta_library **library) {
   return guarded("ta_library_open", [&] { return openLibrary(dir, library); });

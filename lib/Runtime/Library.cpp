@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <set>
 
+using namespace tiled_attn;
 using namespace tiled_attn::runtime;
 
 ta_library::ta_library(Manifest manifestIn)
@@ -27,19 +28,18 @@ ta_library::ta_library(Manifest manifestIn)
     dims.insert({k.headDim, k.headDimV});
     byName.emplace(k.name, i);
     auto group = std::find_if(groups.begin(), groups.end(), [&](auto &g) {
-      return g.dtype == k.dtype && g.mask == k.mask && g.softcap == k.softcap &&
-             g.lse == k.lse && g.varlen == k.varlen && g.headDim == k.headDim &&
-             g.headDimV == k.headDimV;
+      return g.dtype == k.dtype && g.variant.mask == k.variant.mask &&
+             kernelFeatureBits(g.variant) == kernelFeatureBits(k.variant) &&
+             g.headDim == k.headDim && g.headDimV == k.headDimV;
     });
-    if (group == groups.end())
-      group = groups.insert(groups.end(), SelectionGroup{k.dtype,
-                                                         k.mask,
-                                                         k.softcap,
-                                                         k.lse,
-                                                         k.varlen,
-                                                         k.headDim,
-                                                         k.headDimV,
-                                                         {}});
+    if (group == groups.end()) {
+      KernelVariant variant = k.variant;
+      variant.functions.clear();
+      group = groups.insert(
+          groups.end(),
+          SelectionGroup{
+              k.dtype, std::move(variant), k.headDim, k.headDimV, {}});
+    }
     group->kernels.push_back(i);
   }
   headDims.assign(dims.begin(), dims.end());

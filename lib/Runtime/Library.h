@@ -26,16 +26,14 @@
 
 namespace tiled_attn::runtime {
 
-/// The kernels computing one (dtype, mask, softcap, lse, varlen, head dims),
-/// best first: by arch (sortKey) descending, a 32-bit-index kernel before a
+/// The kernels computing one (dtype, mask and features, head dims), best
+/// first: by arch (sortKey) descending, a 32-bit-index kernel before a
 /// 64-bit one, then in manifest order. The first that runs on the device
 /// wins.
 struct SelectionGroup {
   ta_dtype dtype;
-  KernelMask mask;
-  bool softcap;
-  bool lse;
-  bool varlen;
+  /// The mask and features (no functions).
+  KernelVariant variant;
   int32_t headDim, headDimV;
   std::vector<int32_t> kernels;
 };
@@ -80,14 +78,10 @@ struct Problem {
   /// The band is aligned bottom-right (a varlen window kernel's
   /// window_align).
   bool bottomRight = false;
-  /// The scores are soft-capped (softcap > 0): only softcap kernels fit.
-  bool softcap = false;
-  /// The rows' log-sum-exps are asked for (ta_sdpa_args.lse != 0): only
-  /// "lse" kernels fit.
-  bool lse = false;
-  /// A variable-length batch (ta_sdpa_args.varlen): only "varlen" kernels
-  /// fit, and only them.
-  bool varlen = false;
+  /// The features the call asks for (KernelVariant.def): softcap (softcap >
+  /// 0), lse (ta_sdpa_args.lse != 0), varlen (ta_sdpa_args.varlen), sparse
+  /// (a block mask's captured inputs given). The mask is `needed`'s.
+  KernelVariant asked;
 };
 
 } // namespace tiled_attn::runtime

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
+using namespace tiled_attn;
 using namespace tiled_attn::runtime;
 
 namespace {
@@ -232,7 +233,7 @@ Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
       return s.fail("options", "a string", *options);
     kernel.schedule = options->get<std::string>();
   }
-  if (kernel.varlen && heavyFirst(kernel.schedule))
+  if (kernel.variant.varlen && heavyFirst(kernel.schedule))
     return s.fail("options",
                   "a schedule without heavy-first for a kernel of 'varlen' "
                   "true (its programs go by query block, head and sequence)",
@@ -252,6 +253,8 @@ Status readFunctions(const FieldReader &r, KernelEntry &kernel) {
       return r.fail(key, "a function's name or \"\"", *value);
     if (value)
       *out = value->get<std::string>();
+    if (!out->empty())
+      kernel.variant.functions.push_back(*out);
   }
   const Json *captures = r.find("captures");
   if (!captures)
@@ -331,11 +334,11 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   kernel.dtypeText = choice == 0 ? "f16" : "bf16";
   TA_RETURN_IF_ERROR(r.choice(
       "causal", {"none", "top_left", "bottom_right", "window"}, choice));
-  kernel.mask = static_cast<KernelMask>(choice);
-  kernel.maskText = kernelMaskName(kernel.mask);
-  TA_RETURN_IF_ERROR(r.flag("softcap", kernel.softcap));
-  TA_RETURN_IF_ERROR(r.flag("lse", kernel.lse));
-  TA_RETURN_IF_ERROR(r.flag("varlen", kernel.varlen));
+  kernel.variant.mask = static_cast<KernelMask>(choice);
+  kernel.maskText = kernelMaskName(kernel.variant.mask);
+  // One flag per feature of KernelVariant.def (absent: false).
+  for (const KernelFeature &feature : kKernelFeatures)
+    TA_RETURN_IF_ERROR(r.flag(feature.name, kernel.variant.*feature.member));
   int64_t headDim = 0;
   TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
   kernel.headDim = static_cast<int32_t>(headDim);
@@ -348,6 +351,7 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));
   TA_RETURN_IF_ERROR(readSchedule(r, kernel));
   TA_RETURN_IF_ERROR(readFunctions(r, kernel));
+  kernel.variantText = kernelVariantName(kernel.variant);
   return readParams(r, kernel);
 }
 

@@ -153,9 +153,15 @@ inline std::string headDimText(int64_t headDim, int64_t headDimV) {
 /// One kernel of the library, as its manifest entry describes it.
 struct KernelEntry {
   std::string name, archText, dtypeText, maskText, symbol, schedule;
+  /// kernelVariantName(variant), for ta_kernel_info.variant.
+  std::string variantText;
   Arch arch;
   ta_dtype dtype = TA_DTYPE_F16;
-  KernelMask mask = KernelMask::None;
+  /// Its mask and features (the entry's "causal" and one flag per feature
+  /// of KernelVariant.def): a kernel of an Exact feature runs the problems
+  /// that ask for it, and only those; one of an Output feature (lse) the
+  /// others too (with a view of no rows). Its functions are below.
+  KernelVariant variant;
   /// Q's and K's head dim, and V's and O's ("head_dim_v", the same when
   /// absent).
   int32_t headDim = 0, headDimV = 0, blockM = 0, blockN = 0, sharedBytes = 0;
@@ -163,18 +169,6 @@ struct KernelEntry {
   /// Whether the kernel reads K/V head h / (H_q / H_kv) for query head h
   /// (grouped KV heads); a library built before it has not.
   bool groupedKv = false;
-  /// Whether the kernel soft-caps the scores (the entry's "softcap"; it
-  /// then takes the softcap as a parameter): it runs the problems with
-  /// softcap > 0, and only those.
-  bool softcap = false;
-  /// Whether the kernel writes the rows' log-sum-exps (the entry's "lse";
-  /// it then takes the view "lse"): it runs the problems that ask for
-  /// them, and the others too (with a view of no rows).
-  bool lse = false;
-  /// Whether the kernel computes variable-length batches (the entry's
-  /// "varlen"; it then takes cu_seqlens_q and cu_seqlens_k): it runs those,
-  /// and only those.
-  bool varlen = false;
   /// The score and mask functions ("" without one) and the captured inputs
   /// they read, which the caller gives by name (ta_capture).
   std::string scoreFunction, maskFunction;
@@ -201,9 +195,8 @@ struct KernelEntry {
   /// `isCubin` says which.
   const std::string &imageFor(int ccMajor, int ccMinor, bool &isCubin) const;
 
-  /// "name (arch, dtype, D=64, causal=none)", with ", softcap", ", lse" and
-  /// ", varlen" before the parenthesis closes for such kernels, for
-  /// messages.
+  /// "name (arch, dtype, D=64, causal=none)", with its features (",
+  /// softcap, lse") before the parenthesis closes, for messages.
   std::string describe() const;
 };
 

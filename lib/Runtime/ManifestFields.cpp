@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <climits>
 
+using namespace tiled_attn;
 using namespace tiled_attn::runtime;
 
 std::string tiled_attn::runtime::showJson(const Json &value) {
@@ -299,12 +300,12 @@ Status readParam(const FieldReader &p, const KernelEntry &kernel,
 /// A "window" kernel takes window_lo and window_hi, and a varlen one
 /// window_align; no other kernel takes any of them.
 Status checkWindowParams(const FieldReader &entry, const KernelEntry &kernel) {
-  const bool window = kernel.mask == KernelMask::Window;
+  const bool window = kernel.variant.mask == KernelMask::Window;
   for (ParamKind kind :
        {ParamKind::WindowLo, ParamKind::WindowHi, ParamKind::WindowAlign}) {
     const char *name = scalarName(kind);
     const bool align = kind == ParamKind::WindowAlign;
-    const bool takes = window && (!align || kernel.varlen);
+    const bool takes = window && (!align || kernel.variant.varlen);
     auto param = std::find_if(kernel.params.begin(), kernel.params.end(),
                               [&](const Param &p) { return p.kind == kind; });
     if (takes && param == kernel.params.end())
@@ -331,11 +332,11 @@ Status checkSoftcapParam(const FieldReader &entry, const KernelEntry &kernel) {
   auto param =
       std::find_if(kernel.params.begin(), kernel.params.end(),
                    [](const Param &p) { return p.kind == ParamKind::Softcap; });
-  if (kernel.softcap && param == kernel.params.end())
+  if (kernel.variant.softcap && param == kernel.params.end())
     return libraryError(entry.where(), ": a kernel of 'softcap' true takes ",
                         "the scalar 'softcap' (the cap of its scores), which ",
                         "field 'params' lacks");
-  if (!kernel.softcap && param != kernel.params.end())
+  if (!kernel.variant.softcap && param != kernel.params.end())
     return libraryError(entry.where(), ": field 'params[",
                         param - kernel.params.begin(),
                         "]' is the scalar 'softcap', which only a kernel of ",
@@ -348,16 +349,16 @@ Status checkSoftcapParam(const FieldReader &entry, const KernelEntry &kernel) {
 struct OptionalView {
   TensorId tensor;
   const char *flag;
-  bool KernelEntry::*takes;
+  bool KernelVariant::*takes;
   int rank;
   const char *what;
 };
 
 constexpr OptionalView kOptionalViews[] = {
-    {kLse, "lse", &KernelEntry::lse, 3, "the rows' log-sum-exps"},
-    {kCuSeqlensQ, "varlen", &KernelEntry::varlen, 1,
+    {kLse, "lse", &KernelVariant::lse, 3, "the rows' log-sum-exps"},
+    {kCuSeqlensQ, "varlen", &KernelVariant::varlen, 1,
      "the query sequences' offsets"},
-    {kCuSeqlensK, "varlen", &KernelEntry::varlen, 1,
+    {kCuSeqlensK, "varlen", &KernelVariant::varlen, 1,
      "the key sequences' offsets"}};
 
 /// A kernel whose entry has `view.flag` true takes the view (its base,
@@ -366,7 +367,7 @@ constexpr OptionalView kOptionalViews[] = {
 Status checkOptionalView(const FieldReader &entry, const KernelEntry &kernel,
                          const OptionalView &view) {
   const char *name = kTensorNames[view.tensor];
-  const bool takes = kernel.*view.takes;
+  const bool takes = kernel.variant.*view.takes;
   bool base = false;
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const Param &param = kernel.params[i];

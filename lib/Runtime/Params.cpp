@@ -33,10 +33,10 @@ namespace {
 Status checkGrid(const Problem &problem, const KernelEntry &kernel,
                  uint32_t grid[3]) {
   const int64_t sizes[2] = {problem.heads, problem.batch};
-  const char *what[2] = {"q has head count ", problem.varlen
+  const char *what[2] = {"q has head count ", problem.asked.varlen
                                                   ? "varlen.num_seqs is "
                                                   : "q has batch size "};
-  const char *row = problem.varlen ? "sequence" : "batch entry";
+  const char *row = problem.asked.varlen ? "sequence" : "batch entry";
   for (int i = 0; i < 2; ++i)
     if (sizes[i] > kMaxGridYZ)
       return invalidArgument(what[i], sizes[i],
@@ -45,10 +45,11 @@ Status checkGrid(const Problem &problem, const KernelEntry &kernel,
   int64_t blocks = problem.seqQ / kernel.blockM +
                    (problem.seqQ % kernel.blockM != 0 ? 1 : 0);
   if (blocks > INT32_MAX)
-    return invalidArgument(
-        problem.varlen ? "varlen.max_seqlen_q is " : "q has sequence length ",
-        problem.seqQ, "; kernel ", kernel.name, " (block_m ", kernel.blockM,
-        ") would need ", blocks, " blocks along x, at most ", INT32_MAX);
+    return invalidArgument(problem.asked.varlen ? "varlen.max_seqlen_q is "
+                                                : "q has sequence length ",
+                           problem.seqQ, "; kernel ", kernel.name, " (block_m ",
+                           kernel.blockM, ") would need ", blocks,
+                           " blocks along x, at most ", INT32_MAX);
   grid[0] = static_cast<uint32_t>(blocks);
   grid[1] = static_cast<uint32_t>(problem.heads);
   grid[2] = static_cast<uint32_t>(problem.batch);

@@ -45,6 +45,7 @@
 #include <cstdio>
 #include <cstring>
 
+using namespace tiled_attn;
 using namespace tiled_attn::runtime;
 
 bool Arch::parse(const std::string &text, Arch &arch) {
@@ -104,8 +105,7 @@ const std::string &KernelEntry::imageFor(int ccMajor, int ccMinor,
 std::string KernelEntry::describe() const {
   return concat(name, " (", archText, ", ", dtypeText,
                 ", D=", headDimText(headDim, headDimV), ", causal=", maskText,
-                softcap ? ", softcap" : "", lse ? ", lse" : "",
-                varlen ? ", varlen)" : ")");
+                kernelFeaturesText(variant), ")");
 }
 
 namespace {
@@ -122,7 +122,8 @@ int candidateMasks(const Problem &problem, KernelMask masks[3]) {
   if (!args.window.enabled)
     add(static_cast<KernelMask>(args.mask));
   add(problem.needed);
-  if (problem.needed != KernelMask::None || problem.softcap || problem.lse)
+  if (problem.needed != KernelMask::None || problem.asked.softcap ||
+      problem.asked.lse)
     add(KernelMask::Window);
   return count;
 }
@@ -142,7 +143,7 @@ std::string maskText(const ta_sdpa_args &args) {
 
 /// ", softcap=50" for a problem with a softcap, else "".
 std::string softcapText(const Problem &problem) {
-  if (!problem.softcap)
+  if (!problem.asked.softcap)
     return "";
   char text[32];
   std::snprintf(text, sizeof(text), "%g",
@@ -152,13 +153,13 @@ std::string softcapText(const Problem &problem) {
 
 /// ", log-sum-exp" for a problem that asks for it, else "".
 std::string lseText(const Problem &problem) {
-  return problem.lse ? ", log-sum-exp" : "";
+  return problem.asked.lse ? ", log-sum-exp" : "";
 }
 
 /// ", varlen (num_seqs=4, max_seqlen_q=300, max_seqlen_k=300)" for a
 /// variable-length batch, else "".
 std::string varlenText(const Problem &problem) {
-  if (!problem.varlen)
+  if (!problem.asked.varlen)
     return "";
   return concat(", varlen (num_seqs=", problem.batch,
                 ", max_seqlen_q=", problem.seqQ,
@@ -244,16 +245,20 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
   KernelMask masks[3];
   int count = candidateMasks(problem, masks);
   std::string would;
-  if (count > 1 || args.window.enabled || problem.softcap || problem.lse ||
-      problem.varlen) {
+  if (count > 1 || args.window.enabled || kernelFeatureBits(problem.asked)) {
     for (int i = 0; i < count; ++i) {
       const char *separator = i == 0 ? "" : i + 1 < count ? ", " : " or ";
       would += concat(separator, "causal=", kernelMaskName(masks[i]));
     }
-    would = concat("; a ", problem.softcap ? "softcap " : "",
-                   problem.lse ? "log-sum-exp " : "",
-                   problem.varlen ? "varlen " : "", "kernel of ", would,
-                   " would compute it");
+    // ", with softcap and lse": the Exact features and the Output ones
+    // asked for.
+    std::string features;
+    for (const KernelFeature &feature : kKernelFeatures)
+      if (problem.asked.*feature.member)
+        features +=
+            concat(features.empty() ? ", with " : " and ", feature.name);
+    would = concat("; a kernel of ", would, features,
+                   features.empty() ? "" : ",", " would compute it");
   }
   return Status::error(TA_ERROR_NO_KERNEL,
                        concat("no kernel in the library for ", wanted,
@@ -266,13 +271,13 @@ bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
           int numMasks, int ccMajor, int ccMinor) {
   const ta_sdpa_args &args = *problem.args;
   return k.dtype == args.dtype &&
-         std::find(masks, masks + numMasks, k.mask) != masks + numMasks &&
+         std::find(masks, masks + numMasks, k.variant.mask) !=
+             masks + numMasks &&
          k.headDim == problem.headDim && k.headDimV == problem.headDimV &&
          k.arch.runsOn(ccMajor, ccMinor) &&
          (problem.index32Ok || k.indexBits == 64) &&
          (k.groupedKv || problem.kvHeads == problem.heads) &&
-         k.softcap == problem.softcap && (k.lse || !problem.lse) &&
-         k.varlen == problem.varlen &&
+         kernelFeaturesFit(k.variant, problem.asked) &&
          k.scoreFunction == (args.score_function ? args.score_function : "") &&
          k.maskFunction == (args.mask_function ? args.mask_function : "");
 }
@@ -312,19 +317,17 @@ Status tiled_attn::runtime::selectKernel(const ta_library &library,
     }
     return noKernel(library, problem, ccMajor, ccMinor);
   }
-  // Without lse, the kernels that do not write it first (pass 0); with it,
-  // only the kernels that do (pass 1).
-  // The first kernel that fits and takes the captured inputs given; else
-  // the first that fits, whose parameters then name what is missing or
-  // extra.
-  const bool lseOrder[2] = {false, true};
+  // The kernels of the fewest outputs the call does not ask for first
+  // (without lse, those that do not write it). The first kernel that fits
+  // and takes the captured inputs given; else the first that fits, whose
+  // parameters then name what is missing or extra.
   int32_t firstFit = -1;
   for (int m = 0; m < numMasks; ++m)
-    for (int pass = problem.lse ? 1 : 0; pass < 2; ++pass)
+    for (int extra = 0; extra <= kNumKernelFeatures; ++extra)
       for (const SelectionGroup &group : library.groups) {
-        if (group.dtype != args.dtype || group.mask != masks[m] ||
-            group.softcap != problem.softcap || group.lse != lseOrder[pass] ||
-            group.varlen != problem.varlen ||
+        if (group.dtype != args.dtype || group.variant.mask != masks[m] ||
+            !kernelFeaturesFit(group.variant, problem.asked) ||
+            kernelExtraOutputs(group.variant, problem.asked) != extra ||
             group.headDim != problem.headDim ||
             group.headDimV != problem.headDimV)
           continue;

@@ -53,20 +53,23 @@
 #ifndef TILED_ATTN_LIB_RUNTIME_WINDOW_H
 #define TILED_ATTN_LIB_RUNTIME_WINDOW_H
 
+#include "tiled_attn/Kernels/KernelVariant.h"
+#include "tiled_attn/Runtime/TiledAttn.h"
+
 #include <algorithm>
 #include <cstdint>
 
 namespace tiled_attn::runtime {
 
-/// The mask a kernel computes (its manifest entry's "causal"). The first
-/// three have ta_mask's values.
-enum class KernelMask : uint8_t { None, TopLeft, BottomRight, Window };
-constexpr const char *kKernelMaskNames[4] = {"none", "top_left", "bottom_right",
-                                             "window"};
-
-inline const char *kernelMaskName(KernelMask mask) {
-  return kKernelMaskNames[static_cast<int>(mask)];
-}
+/// The mask a kernel computes (its manifest entry's "causal";
+/// KernelVariant.def). The first three have ta_mask's values.
+using tiled_attn::KernelMask;
+using tiled_attn::kernelMaskName;
+static_assert(static_cast<int>(KernelMask::TopLeft) ==
+                      TA_MASK_CAUSAL_TOP_LEFT &&
+                  static_cast<int>(KernelMask::BottomRight) ==
+                      TA_MASK_CAUSAL_BOTTOM_RIGHT,
+              "KernelVariant.def's masks have ta_mask's values");
 
 /// The diagonals d = j - i (key j, query i) a query row sees: lo <= d <= hi.
 struct Diagonals {

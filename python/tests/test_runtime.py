@@ -182,7 +182,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 8
+    assert lib.ta_api_version() == runtime.API_VERSION == 9
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
@@ -347,17 +347,20 @@ def test_kernels_head_dims_and_align_bytes(open_library) -> None:
     assert library.kernels == (
         KernelInfo(index=0, name="a", arch="sm_80", dtype="f16", mask="none",
                    schedule="block-m=64", head_dim=64, block_m=64, block_n=32, threads=128,
-                   shared_bytes=16384, index_bits=64, align_bytes=16, num_params=37),
+                   shared_bytes=16384, index_bits=64, align_bytes=16, num_params=37,
+                   variant="none"),
         KernelInfo(index=1, name="b", arch="sm_90a", dtype="bf16", mask="top_left",
                    schedule="", head_dim=128, block_m=128, block_n=64, threads=128,
-                   shared_bytes=100000, index_bits=32, align_bytes=32, num_params=37),
+                   shared_bytes=100000, index_bits=32, align_bytes=32, num_params=37,
+                   variant="top_left"),
         KernelInfo(index=2, name="c", arch="sm_80", dtype="f16", mask="bottom_right",
                    schedule="", head_dim=128, block_m=64, block_n=0, threads=128,
-                   shared_bytes=16384, index_bits=64, align_bytes=16, num_params=37),
+                   shared_bytes=16384, index_bits=64, align_bytes=16, num_params=37,
+                   variant="bottom_right"),
         KernelInfo(index=3, name="mla", arch="sm_80", dtype="f16", mask="none",
                    schedule="block-m=64", head_dim=192, block_m=64, block_n=32, threads=128,
                    shared_bytes=16384, index_bits=64, align_bytes=16, num_params=37,
-                   head_dim_v=128),
+                   variant="none", head_dim_v=128),
     )
     assert library.kernels[0].head_dim_v == 64
     assert library.head_dims == (64, 128, 192)
@@ -1305,6 +1308,19 @@ def test_softcap_entry_is_a_window_entry_and_the_softcap() -> None:
     assert "softcap" not in kernel_entry("a") and "softcap" not in window_entry("w")
 
 
+def test_variants_and_features_come_from_the_runtime(open_library) -> None:
+    # One declaration (KernelVariant.def) names the features, in the order of
+    # ta_kernel_info.features' bits; KernelInfo reads each as an attribute.
+    assert runtime.kernel_features()[:4] == ("softcap", "lse", "varlen", "sparse")
+    library = open_library([softcap_entry("ws"), kernel_entry("a")])
+    ws, a = library.kernels
+    assert (ws.variant, ws.features) == ("window_softcap", frozenset({"softcap"}))
+    assert (ws.softcap, ws.lse, ws.varlen, ws.sparse) == (True, False, False, False)
+    assert (a.variant, a.features, a.softcap) == ("none", frozenset(), False)
+    with pytest.raises(AttributeError, match="no attribute 'softcapped'"):
+        ws.softcapped  # noqa: B018 (the attribute access is the test)
+
+
 def test_a_softcap_kernel_is_described(open_library) -> None:
     library = open_library([softcap_entry("ws"), window_entry("w"), kernel_entry("a")])
     ws, w, a = library.kernels
@@ -1385,11 +1401,11 @@ def test_no_kernel_for_a_softcap_names_it(open_library) -> None:
                  "w (sm_80, f16, D=64, causal=window))")
     assert error_of(NoKernelError, library.plan, problem(softcap=50.0), (9, 0)) == (
         f"no kernel in the library for sm_90, f16, D=64, causal=none, softcap=50 {available}; "
-        "a softcap kernel of causal=none or causal=window would compute it")
+        "a kernel of causal=none or causal=window, with softcap, would compute it")
     assert error_of(NoKernelError, library.plan,
                     problem(mask="top_left", window=(16, 0), softcap=30.5), (9, 0)) == (
         "no kernel in the library for sm_90, f16, D=64, causal=top_left, window_size=(16, 0), "
-        f"softcap=30.5 {available}; a softcap kernel of causal=window would compute it")
+        f"softcap=30.5 {available}; a kernel of causal=window, with softcap, would compute it")
     assert "causal=none, softcap=50, name=w (library " in error_of(
         NoKernelError, library.plan, problem(softcap=50.0, kernel="w"), (9, 0))
 
@@ -1513,7 +1529,7 @@ def test_no_kernel_for_lse_names_it(open_library) -> None:
     message = error_of(NoKernelError, library.plan, problem(lse=LSE), (9, 0))
     assert message.startswith("no kernel in the library for sm_90, f16, D=64, causal=none, "
                               "log-sum-exp (library ")
-    assert message.endswith("; a log-sum-exp kernel of causal=none or causal=window would "
+    assert message.endswith("; a kernel of causal=none or causal=window, with lse, would "
                             "compute it")
     assert error_of(ValueError, library.plan, problem(lse=LSE + 2), (9, 0)) == (
         "lse (the rows' log-sum-exps, float32) must be 4-byte aligned, got 0x500000002")
@@ -1650,7 +1666,7 @@ def test_varlen_calls_run_only_on_varlen_kernels(open_library) -> None:
                        varlen_problem(), (9, 0))
     assert message.startswith("no kernel in the library for sm_90, f16, D=64, causal=none, "
                               "varlen (num_seqs=4, max_seqlen_q=300, max_seqlen_k=320) (library ")
-    assert message.endswith("; a varlen kernel of causal=none would compute it")
+    assert message.endswith("; a kernel of causal=none, with varlen, would compute it")
 
 
 @pytest.mark.parametrize("fields, detail", [

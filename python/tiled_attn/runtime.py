@@ -27,7 +27,7 @@ from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_float, c_in
                     c_int64, c_uint32, c_uint64, c_ubyte, c_void_p)
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Optional, Sequence, Tuple
 
 from .errors import NoKernelError, TiledAttnError
 
@@ -36,6 +36,7 @@ __all__ = [
     "RUNTIME_ENV_VAR",
     "KernelInfo",
     "KernelLibrary",
+    "kernel_features",
     "LaunchPlan",
     "TaVarlen",
     "TaWindow",
@@ -51,7 +52,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 8
+API_VERSION = 9
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -154,7 +155,8 @@ class TaKernelInfo(Structure):
                 ("num_params", c_int32), ("softcap", c_int32), ("lse", c_int32),
                 ("varlen", c_int32), ("head_dim_v", c_int32),
                 ("score_function", c_char_p), ("mask_function", c_char_p),
-                ("num_captures", c_int32), ("captures", POINTER(TaCaptureInfo))]
+                ("num_captures", c_int32), ("captures", POINTER(TaCaptureInfo)),
+                ("variant", c_char_p), ("features", c_uint32)]
 
 
 class TaLaunchPlan(Structure):
@@ -187,6 +189,7 @@ _SIGNATURES: Dict[str, Tuple[Any, Sequence[Any]]] = {
     "ta_library_path": (c_char_p, [c_void_p]),
     "ta_library_kernel_count": (c_int32, [c_void_p]),
     "ta_library_kernel": (c_int, [c_void_p, c_int32, POINTER(TaKernelInfo)]),
+    "ta_kernel_feature": (c_char_p, [c_int32]),
     "ta_sdpa_plan": (c_int, [c_void_p, POINTER(TaSdpaArgs), c_int32, c_int32,
                              POINTER(TaLaunchPlan)]),
     "ta_sdpa": (c_int, [c_void_p, c_void_p, c_int32, c_void_p]),
@@ -238,6 +241,23 @@ def runtime() -> Any:
     return _RUNTIME
 
 
+_FEATURES: Optional[Tuple[str, ...]] = None
+
+
+def kernel_features() -> Tuple[str, ...]:
+    """The features a kernel may have ("softcap", "lse", "varlen", "sparse",
+    ...), in the order of their bits in ``ta_kernel_info.features``: the
+    runtime's list (``ta_kernel_feature``), from the one declaration the
+    compiler also builds from (``include/tiled_attn/Kernels/KernelVariant.def``)."""
+    global _FEATURES
+    if _FEATURES is None:
+        lib, names = runtime(), []
+        while (name := lib.ta_kernel_feature(len(names))) is not None:
+            names.append(name.decode())
+        _FEATURES = tuple(names)
+    return _FEATURES
+
+
 def raise_for(status: int) -> None:
     """Raise the exception for a failed call: ValueError for a bad argument,
     NoKernelError when the library has no kernel for the call, TiledAttnError
@@ -268,16 +288,17 @@ class KernelInfo:
     index_bits: int
     align_bytes: int
     num_params: int
-    #: Whether the kernel soft-caps the scores (it takes the softcap as a
-    #: parameter): it runs the calls with ``softcap > 0``, and only those.
-    softcap: bool = False
-    #: Whether the kernel can write the rows' log-sum-exps (it takes the view
-    #: ``lse``): only such kernels run the calls with ``return_lse=True``.
-    lse: bool = False
-    #: Whether the kernel computes variable-length batches (it takes the
-    #: views ``cu_seqlens_q`` and ``cu_seqlens_k``): it runs the calls of
-    #: :func:`tiled_attn.sdpa_varlen`, and only those.
-    varlen: bool = False
+    #: What the kernel computes, as the library spec and its name say it:
+    #: the mask, the features, the functions (``"window_softcap_lse"``,
+    #: ``"none_sparse+document"``).
+    variant: str = ""
+    #: Its features, of :func:`kernel_features`. Each also reads as a
+    #: boolean attribute: ``kernel.softcap`` (it soft-caps the scores and runs
+    #: the calls with ``softcap > 0`` only), ``kernel.lse`` (it can write the
+    #: rows' log-sum-exps), ``kernel.varlen`` (it runs
+    #: :func:`tiled_attn.sdpa_varlen`'s calls only), ``kernel.sparse`` (it
+    #: runs the calls with a ``block_mask`` only).
+    features: FrozenSet[str] = frozenset()
     #: V's and O's head dim (D_v): :attr:`head_dim`, or DeepSeek's MLA's 128
     #: where Q and K have 192; 0 reads as :attr:`head_dim`.
     head_dim_v: int = 0
@@ -292,6 +313,13 @@ class KernelInfo:
         if not self.head_dim_v:
             object.__setattr__(self, "head_dim_v", self.head_dim)
 
+    def __getattr__(self, name: str) -> bool:
+        # Only for names the dataclass lacks: a feature's name says whether
+        # the kernel has it.
+        if not name.startswith("_") and name in kernel_features():
+            return name in self.features
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     @property
     def causal(self) -> str:
         """The mask's name (also :attr:`mask`): none, top_left, bottom_right, or
@@ -302,13 +330,11 @@ class KernelInfo:
         return self.mask
 
     def describe(self) -> str:
-        softcap = ", softcap" if self.softcap else ""
-        lse = ", lse" if self.lse else ""
-        varlen = ", varlen" if self.varlen else ""
+        features = "".join(f", {name}" for name in kernel_features() if name in self.features)
         head_dim = (f"{self.head_dim}" if self.head_dim_v == self.head_dim
                     else f"{self.head_dim} (D_v={self.head_dim_v})")
         return (f"{self.name} ({self.arch}, {self.dtype}, D={head_dim}, "
-                f"mask={self.mask}{softcap}{lse}{varlen})")
+                f"mask={self.mask}{features})")
 
 
 @dataclass(frozen=True)
@@ -367,9 +393,10 @@ class KernelLibrary:
         captures = tuple((c.name.decode(), c.function.decode(), CAPTURE_TYPE_NAMES[c.type],
                           c.rank)
                          for c in (info.captures[i] for i in range(info.num_captures)))
-        return KernelInfo(index=index, **text, **numbers, softcap=bool(info.softcap),
-                          lse=bool(info.lse), varlen=bool(info.varlen),
-                          head_dim_v=info.head_dim_v,
+        features = frozenset(name for bit, name in enumerate(kernel_features())
+                             if info.features >> bit & 1)
+        return KernelInfo(index=index, **text, **numbers, variant=info.variant.decode(),
+                          features=features, head_dim_v=info.head_dim_v,
                           score_function=info.score_function.decode(),
                           mask_function=info.mask_function.decode(), captures=captures)
 

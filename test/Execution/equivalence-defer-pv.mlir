@@ -12,16 +12,16 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=64 block-n=32" --tile-defer-pv -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3,130x257 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 block-m=128 block-n=128 causal=1" --tile-schedule="exp2=1 mask-split=1 stages=2" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 block-m=128 block-n=128 causal=1" --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 block-m=128 block-n=128 variant=top_left" --tile-schedule="exp2=1 mask-split=1 stages=2" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 block-m=128 block-n=128 variant=top_left" --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3,130x257 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 block-m=32 block-n=16 causal=1 causal-align=bottom-right" --tile-schedule="mask-split=1 lazy-rescale=8" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 block-m=32 block-n=16 causal=1 causal-align=bottom-right" --tile-schedule="mask-split=1 lazy-rescale=8 defer-pv=1" -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 block-m=32 block-n=16 variant=bottom_right" --tile-schedule="mask-split=1 lazy-rescale=8" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 block-m=32 block-n=16 variant=bottom_right" --tile-schedule="mask-split=1 lazy-rescale=8 defer-pv=1" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3,130x257 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=32 block-n=16 causal=1" --tile-schedule="exp2=1 mask-split=1 masked-first=1 stages=3 lazy-rescale=8 lazy-rescale-guard=0" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=32 block-n=16 causal=1" --tile-schedule="exp2=1 mask-split=1 masked-first=1 stages=3 lazy-rescale=8 lazy-rescale-guard=0 defer-pv=1" -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=32 block-n=16 variant=top_left" --tile-schedule="exp2=1 mask-split=1 masked-first=1 stages=3 lazy-rescale=8 lazy-rescale-guard=0" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=32 block-n=16 variant=top_left" --tile-schedule="exp2=1 mask-split=1 masked-first=1 stages=3 lazy-rescale=8 lazy-rescale-guard=0 defer-pv=1" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3,130x257 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 block-m=64 block-n=64" --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" -o %t.after.mlir

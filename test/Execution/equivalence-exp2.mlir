@@ -13,20 +13,20 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=128 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 variant=bottom_right block-m=128 block-n=64" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
 // Decomposed (math.fma and math.exp2), against the undecomposed original.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 block-m=64 block-n=32" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 variant=top_left block-m=64 block-n=32" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=bottom_right" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} --layout=bshd | FileCheck %s
 
@@ -35,11 +35,11 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=top_left" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
@@ -47,7 +47,7 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 

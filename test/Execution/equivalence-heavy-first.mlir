@@ -10,7 +10,7 @@
 
 // DEFINE: %{shapes} = 1x1,17x17,100x100,257x257,100x37,37x100,300x5
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=64 block-n=32" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left block-m=64 block-n=32" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split --tile-heavy-first -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
 // RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first="head-group=2" -o %t.after.mlir
@@ -20,12 +20,12 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first="head-group=8" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=32 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=bottom_right block-m=32 block-n=64" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first="head-group=4" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
 
 // The schedule pipeline's knobs.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-schedule="block-m=128 mask-split=1 exp2=1 heavy-first=1 heavy-first-heads=4 stages=2 refill-after-use=1" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 --equivalence-tolerance=1e-3 | FileCheck %s --check-prefix=SCHED
 

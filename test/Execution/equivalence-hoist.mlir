@@ -39,11 +39,11 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-hoist-invariants -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --kernel=gen %{run} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="name=gen dtype=bf16 head-dim=64 causal=1 block-m=32 block-n=16" --tile-decompose-online-softmax -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="name=gen dtype=bf16 head-dim=64 variant=top_left block-m=32 block-n=16" --tile-decompose-online-softmax -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-hoist-invariants -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --kernel=gen %{run} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="name=gen dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=128 block-n=64" --tile-exp2 --tile-lazy-rescale --tile-decompose-online-softmax -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="name=gen dtype=f16 head-dim=128 variant=bottom_right block-m=128 block-n=64" --tile-exp2 --tile-lazy-rescale --tile-decompose-online-softmax -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-hoist-invariants -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --kernel=gen %{run} | FileCheck %s
 
@@ -51,11 +51,11 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-hoist-invariants -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --kernel=gen %{run} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="name=gen dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=128 block-n=32" --tile-exp2 --tile-decompose-online-softmax -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="name=gen dtype=bf16 head-dim=64 variant=bottom_right block-m=128 block-n=32" --tile-exp2 --tile-decompose-online-softmax -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-hoist-invariants -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --kernel=gen %{run} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="name=gen dtype=f16 head-dim=128 causal=1 block-m=64 block-n=64" --tile-decompose-online-softmax -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="name=gen dtype=f16 head-dim=128 variant=top_left block-m=64 block-n=64" --tile-decompose-online-softmax -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-hoist-invariants -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --kernel=gen %{run} --layout=bshd | FileCheck %s
 

@@ -17,11 +17,11 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=1 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=128 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 variant=bottom_right block-m=128 block-n=64" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=4 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
@@ -30,16 +30,16 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=1 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=8 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
 // With exp2, and both orders of the two passes.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 --tile-lazy-rescale=threshold=4 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 --tile-lazy-rescale=threshold=8 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{f16} | FileCheck %s
 
@@ -49,7 +49,7 @@
 
 // Without the guard in the IR (the GPU lowering skips per warp instead), the
 // result is the same bit for bit: skipping acc * 1 changes nothing.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=32 block-n=16" --tile-exp2 -o %t.gen.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left block-m=32 block-n=16" --tile-exp2 -o %t.gen.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-lazy-rescale=threshold=4 -o %t.before.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-lazy-rescale="threshold=4 guard=0" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BITWISE
@@ -59,19 +59,19 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=1 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=64 block-n=32" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=top_left block-m=64 block-n=32" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=4 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=128 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=bottom_right block-m=128 block-n=64" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=8 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-lazy-rescale=threshold=4 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=top_left block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 --tile-lazy-rescale=threshold=8 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
@@ -79,7 +79,7 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 --tile-lazy-rescale=threshold=1 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=64 block-n=32" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=bottom_right block-m=64 block-n=32" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-exp2 --tile-lazy-rescale=threshold=4 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir %{bf16} | FileCheck %s
 

@@ -9,58 +9,58 @@
 
 // DEFINE: %{shapes} = 1x1,17x17,64x64,100x100,257x257,100x37,37x100,5x300,300x5
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=SPLIT --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=bottom_right" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=SPLIT --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=128 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=top_left block-m=128 block-n=64" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=128 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=128 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=16 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 variant=bottom_right block-m=16 block-n=64" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-m=16 block-n=32" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=top_left block-m=16 block-n=32" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=16 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left block-m=16 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=64 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=bottom_right block-m=64 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // Blocks that do not divide each other (192 rows over 176 or 80 keys): the
 // diagonal crosses key blocks at a different column in every row block.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-m=192 block-n=176" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left block-m=192 block-n=176" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right block-m=48 block-n=80" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=bottom_right block-m=48 block-n=80" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
 // With the online softmax decomposed afterwards (and in the kernel it is
 // compared with), the split is still exact.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right block-m=64 block-n=32" -o %t.gen.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=bottom_right block-m=64 block-n=32" -o %t.gen.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-decompose-online-softmax -o %t.before.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-mask-split --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=128 block-n=32" -o %t.gen.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=top_left block-m=128 block-n=32" -o %t.gen.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-decompose-online-softmax -o %t.before.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-mask-split --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
@@ -82,10 +82,10 @@
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 // Guard mode (one loop, masks under a branch), causal and not, with and
 // without prefetching.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=guard=1 -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=128 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=top_left block-m=128 block-n=64" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=guard=1 --tile-prefetch="stages=2 refill-after-use=1" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=64 block-n=32" -o %t.before.mlir
@@ -93,11 +93,11 @@
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
 // Causal splits, pipelined as one: the masked loop starts with the blocks
 // the unmasked loop left in flight (tile-prefetch chains them).
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=128 block-n=64" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=top_left block-m=128 block-n=64" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split --tile-prefetch="stages=2 refill-after-use=1" -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=CHAINED --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split --tile-prefetch="stages=3" -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=CHAINED --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s
@@ -111,7 +111,7 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=masked-first=1 --tile-prefetch="stages=2 streams=1 refill-after-use=1" -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=MASKED-FIRST --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --equivalence-tolerance=1e-2 --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s --check-prefix=CLOSE
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=masked-first=1 --tile-prefetch="stages=2 refill-after-use=1" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --equivalence-tolerance=2e-3 --shapes=%{shapes} --batch=1 --heads=2 | FileCheck %s --check-prefix=CLOSE
 

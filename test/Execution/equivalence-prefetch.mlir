@@ -14,13 +14,13 @@
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1" --tile-prefetch=stages=3 -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=top_left" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=top_left" --tile-prefetch=stages=3 -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=IR3 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" --tile-prefetch=stages=4 -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=128 variant=bottom_right block-m=32 block-n=16" --tile-prefetch=stages=4 -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=IR4 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
@@ -31,17 +31,17 @@
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 
 // K only (streams=1, FlashAttention-2's schedule), refilled after use:
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" --tile-schedule="mask-split=1" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" --tile-schedule="mask-split=1 stages=2 prefetch-streams=1 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" --tile-schedule="mask-split=1" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" --tile-schedule="mask-split=1 stages=2 prefetch-streams=1 refill-after-use=1" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=16 block-n=16" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=16 block-n=16" --tile-prefetch=stages=2 -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=16 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=16 block-n=16" --tile-prefetch=stages=2 -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=IR2 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-n=16" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1 block-n=16" --tile-prefetch=stages=3 -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left block-n=16" --tile-prefetch=stages=3 -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=IR3 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
@@ -49,13 +49,13 @@
 // With the online softmax decomposed after prefetching. Both kernels are
 // decomposed, so that only the prefetch differs between them.
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" --tile-decompose-online-softmax -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" --tile-prefetch=stages=3 --tile-decompose-online-softmax -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" --tile-decompose-online-softmax -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" --tile-prefetch=stages=3 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=IR3 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" --tile-decompose-online-softmax -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" --tile-prefetch=stages=4 --tile-decompose-online-softmax -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=32 block-n=16" --tile-decompose-online-softmax -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=32 block-n=16" --tile-prefetch=stages=4 --tile-decompose-online-softmax -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=IR4 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
@@ -65,14 +65,14 @@
 // alignments, the online softmax decomposed, and the loops tile-mask-split
 // leaves (each pipelined on its own).
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 causal=1" --tile-prefetch="stages=2 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" --tile-prefetch="stages=2 refill-after-use=1" -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=AFTER2 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" --tile-prefetch="stages=3 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=32 block-n=16" --tile-prefetch="stages=3 refill-after-use=1" -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=AFTER3 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG
@@ -82,8 +82,8 @@
 // RUN: FileCheck %s --check-prefix=AFTER2 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-n=16" -o %t.before.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 block-n=16" --tile-mask-split --tile-prefetch="stages=3 refill-after-use=1" -o %t.after.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=top_left block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=top_left block-n=16" --tile-mask-split --tile-prefetch="stages=3 refill-after-use=1" -o %t.after.mlir
 // RUN: FileCheck %s --check-prefix=SPLIT3 --input-file=%t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=1x1,17x17,100x37,37x100,5x3 | FileCheck %s
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=257x257 --batch=1 --heads=2 | FileCheck %s --check-prefix=BIG

@@ -4,8 +4,8 @@
 // the same inputs. Tolerances: 2e-3 (f16) and 1e-2 (bf16) where rounding
 // changes (retile, exp2, lazy rescale); bitwise where it cannot.
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 causal=1" -o %t.c.mlir
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 dtype=bf16 causal=1 causal-align=bottom-right block-m=32 block-n=32" -o %t.br.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 variant=top_left" -o %t.c.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 dtype=bf16 variant=bottom_right block-m=32 block-n=32" -o %t.br.mlir
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" -o %t.n.mlir
 
 // Mask split + prefetch, stages 2 and 3: bitwise.

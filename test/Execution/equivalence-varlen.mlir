@@ -9,15 +9,15 @@
 
 // DEFINE: %{seqs} = 17x17,0x5,40x23,1x0,33x50,64x64
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=32 block-m=32 block-n=16 varlen=1" -o %t.none.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=32 block-m=32 block-n=16 variant=none_varlen" -o %t.none.mlir
 // RUN: tiled-attn-opt %t.none.mlir --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2 refill-after-use=1" -o %t.none2.mlir
 // RUN: tiled-attn-run %t.none.mlir --compare-with=%t.none2.mlir --equivalence-tolerance=2e-3 --shapes=%{seqs} --heads=4 --kv-heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=32 block-m=32 block-n=16 varlen=1 causal=1 causal-align=bottom-right" -o %t.br.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=32 block-m=32 block-n=16 variant=bottom_right_varlen" -o %t.br.mlir
 // RUN: tiled-attn-opt %t.br.mlir --tile-schedule="exp2=1 mask-split=1 stages=2" -o %t.br2.mlir
 // RUN: tiled-attn-run %t.br.mlir --compare-with=%t.br2.mlir --equivalence-tolerance=1e-2 --shapes=%{seqs} --heads=2 | FileCheck %s
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=32 block-m=32 block-n=16 varlen=1 window=1 lse=1 softcap=1" -o %t.window.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=32 block-m=32 block-n=16 variant=window_softcap_lse_varlen" -o %t.window.mlir
 // RUN: tiled-attn-opt %t.window.mlir --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 masked-first=1 stages=2" -o %t.window2.mlir
 // RUN: tiled-attn-run %t.window.mlir --compare-with=%t.window2.mlir --equivalence-tolerance=2e-3 --shapes=%{seqs} --heads=2 --softcap=2 --window=20,0 --window-causal | FileCheck %s --check-prefixes=CHECK,LSE
 // RUN: tiled-attn-run %t.window.mlir --compare-with=%t.window2.mlir --equivalence-tolerance=2e-3 --shapes=%{seqs} --heads=2 --softcap=30 --window=-1,-1 --window-causal --window-align=bottom-right | FileCheck %s --check-prefixes=CHECK,LSE

@@ -12,7 +12,7 @@
 
 // DEFINE: %{shapes} = 1x1,17x17,64x64,100x100,257x257,100x37,37x100,5x300,300x5
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 window=1 block-m=32 block-n=16" -o %t.before.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=window block-m=32 block-n=16" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split -o %t.split.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=masked-first=1 -o %t.first.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-mask-split=guard=1 -o %t.guard.mlir
@@ -35,13 +35,13 @@
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.guard.mlir --shapes=%{shapes} --batch=1 --heads=2 --window=20,33 --window-align=bottom-right | FileCheck %s
 
 // Blocks that do not divide each other, and grouped KV heads.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 window=1 block-m=48 block-n=80" -o %t.before2.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=window block-m=48 block-n=80" -o %t.before2.mlir
 // RUN: tiled-attn-opt %t.before2.mlir --tile-mask-split -o %t.split2.mlir
 // RUN: tiled-attn-run %t.before2.mlir --compare-with=%t.split2.mlir --shapes=%{shapes} --batch=1 --heads=4 --kv-heads=2 --window=90,0 --window-causal | FileCheck %s
 
 // The library's schedules (mask split, heavy-first, prefetch, exp2, lazy
 // rescale; masked-first as the tcgen05 entries have it): rounding changes.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 window=1 block-m=64 block-n=32" -o %t.gen.mlir
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=window block-m=64 block-n=32" -o %t.gen.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 heavy-first=1 heavy-first-heads=2 stages=2 refill-after-use=1" -o %t.lib1.mlir
 // RUN: tiled-attn-opt %t.gen.mlir --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 masked-first=1 stages=2" -o %t.lib2.mlir
 // RUN: tiled-attn-run %t.gen.mlir --compare-with=%t.lib1.mlir --equivalence-tolerance=2e-3 --shapes=%{shapes} --batch=2 --heads=2 --window=50,0 --window-causal | FileCheck %s --check-prefix=NEAR

@@ -4,18 +4,18 @@
 // S_q != S_k both ways, and a non-contiguous (bshd) layout.
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64" | tiled-attn-run | FileCheck %s
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1" | tiled-attn-run | FileCheck %s
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1 causal-align=bottom-right" | tiled-attn-run | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=top_left" | tiled-attn-run | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=bottom_right" | tiled-attn-run | FileCheck %s
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 block-m=128 block-n=64" | tiled-attn-run | FileCheck %s
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 block-m=128 block-n=64" | tiled-attn-run | FileCheck %s
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right block-m=32 block-n=16" | tiled-attn-run | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=top_left block-m=128 block-n=64" | tiled-attn-run | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right block-m=32 block-n=16" | tiled-attn-run | FileCheck %s
 
 // The decomposed online softmax computes the same thing.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1" --tile-decompose-online-softmax | tiled-attn-run | FileCheck %s
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 causal=1 causal-align=bottom-right" --tile-decompose-online-softmax | tiled-attn-run | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=top_left" --tile-decompose-online-softmax | tiled-attn-run | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=128 variant=bottom_right" --tile-decompose-online-softmax | tiled-attn-run | FileCheck %s
 
 // Strided (bshd) tensors, one batch and one head, and a large scale.
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 causal=1" | tiled-attn-run --layout=bshd | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 variant=top_left" | tiled-attn-run --layout=bshd | FileCheck %s
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64" | tiled-attn-run --batch=1 --heads=1 --scale=0.5 | FileCheck %s
 
 // CHECK-NOT: FAIL

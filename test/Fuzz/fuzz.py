@@ -386,12 +386,11 @@ def test_seeds(repo):
 
 
 GENERATED_TILE = [
-    "head-dim=64 causal=1",
-    "head-dim=64 dtype=bf16 block-m=32 block-n=16 window=1 lse=1 softcap=1",
-    "head-dim=32 block-m=32 block-n=16 varlen=1 causal=1 "
-    "causal-align=bottom-right",
+    "head-dim=64 variant=top_left",
+    "head-dim=64 dtype=bf16 block-m=32 block-n=16 variant=window_softcap_lse",
+    "head-dim=32 block-m=32 block-n=16 variant=bottom_right_varlen",
     "head-dim=192 head-dim-v=128 block-m=64 block-n=32",
-    "head-dim=128 block-m=128 block-n=64 causal=1",
+    "head-dim=128 block-m=128 block-n=64 variant=top_left",
 ]
 GENERATED_SCHEDULE = "exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 " \
                      "stages=2 refill-after-use=1"
@@ -954,11 +953,12 @@ def library_kernel(rng, corpus):
     gen = ["head-dim=%d" % rng.choice(entry["head_dims"]),
            "dtype=" + rng.choice(entry["dtypes"]),
            "block-m=%d" % entry["block_m"], "block-n=%d" % entry["block_n"]]
-    if entry.get("causal"):
-        gen.append("causal=1")
-    for key in ("window", "lse", "softcap", "varlen"):
+    variant = ("window" if entry.get("window") else
+               "top_left" if entry.get("causal") else "none")
+    for key in ("softcap", "lse", "varlen"):
         if entry.get(key):
-            gen.append(key + "=1")
+            variant += "_" + key
+    gen.append("variant=" + variant)
     if entry.get("head_dim_v"):
         gen.append("head-dim-v=%d" % entry["head_dim_v"])
     return gen, entry["schedule"].split(), entry["lowering"].split()

@@ -5,25 +5,25 @@
 // dtypes, and reports its resources (manifest.json, "ptxas": registers and
 // spill bytes).
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/sm_80
+// RUN: tiled-attn-compile --head-dim=64 --variant=top_left --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/sm_80
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/sm_80
 // RUN: FileCheck %s --input-file=%t/sm_80/manifest.json -DCHIP=sm_80
 // RUN: test -s %t/sm_80/sdpa_fwd_sm_80_f16_d64_top_left.sm_80.cubin
 // RUN: test -s %t/sm_80/sdpa_fwd_sm_80_bf16_d64_none.sm_80.cubin
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_89" --cubin=sm_89 --out-dir=%t/sm_89
+// RUN: tiled-attn-compile --head-dim=64 --variant=top_left --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_89" --cubin=sm_89 --out-dir=%t/sm_89
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_89" --cubin=sm_89 --out-dir=%t/sm_89
 // RUN: FileCheck %s --input-file=%t/sm_89/manifest.json -DCHIP=sm_89
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_90" --cubin=sm_90 --out-dir=%t/sm_90
+// RUN: tiled-attn-compile --head-dim=64 --variant=top_left --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_90" --cubin=sm_90 --out-dir=%t/sm_90
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_90" --cubin=sm_90 --out-dir=%t/sm_90
 // RUN: FileCheck %s --input-file=%t/sm_90/manifest.json -DCHIP=sm_90
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_120a" --cubin=sm_120a --out-dir=%t/sm_120a
+// RUN: tiled-attn-compile --head-dim=64 --variant=top_left --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_120a" --cubin=sm_120a --out-dir=%t/sm_120a
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_120a" --cubin=sm_120a --out-dir=%t/sm_120a
 // RUN: FileCheck %s --input-file=%t/sm_120a/manifest.json -DCHIP=sm_120a
 
-// RUN: tiled-attn-compile --head-dim=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_121a" --cubin=sm_121a --out-dir=%t/sm_121a
+// RUN: tiled-attn-compile --head-dim=64 --variant=top_left --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_121a" --cubin=sm_121a --out-dir=%t/sm_121a
 // RUN: tiled-attn-compile --head-dim=64 --dtype=bf16 --schedule="exp2=1" --lowering="chip=sm_121a" --cubin=sm_121a --out-dir=%t/sm_121a
 // RUN: FileCheck %s --input-file=%t/sm_121a/manifest.json -DCHIP=sm_121a
 
@@ -31,7 +31,7 @@
 // TMA into 128-byte swizzled panels paced by mbarriers and feed mma.sync
 // through ldmatrix (plain and .trans); no wgmma; no spills; 50 KB of shared
 // memory at D=128, within the chip's 99 KB.
-// RUN: tiled-attn-compile --head-dim=128 --causal --block-m=64 --block-n=64 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --lowering="chip=sm_120a warps=4 tma=1" --cubin=sm_120a --out-dir=%t/sm_120a_tma
+// RUN: tiled-attn-compile --head-dim=128 --variant=top_left --block-m=64 --block-n=64 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --lowering="chip=sm_120a warps=4 tma=1" --cubin=sm_120a --out-dir=%t/sm_120a_tma
 // RUN: tiled-attn-compile --head-dim=64 --block-m=64 --block-n=64 --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --lowering="chip=sm_121a warps=4 tma=1" --cubin=sm_121a --out-dir=%t/sm_121a_tma
 // RUN: FileCheck %s --input-file=%t/sm_120a_tma/manifest.json --check-prefix=SM120-TMA
 // RUN: FileCheck %s --input-file=%t/sm_120a_tma/manifest.json --check-prefix=SM90A-SPILLS
@@ -63,8 +63,8 @@
 // launch, the consumers' barrier 1 counts 384 threads), D=64 causal on one
 // warpgroup; P.V deferred (one wgmma group left in flight at the softmax's
 // wait).
-// RUN: tiled-attn-compile --head-dim=64 --block-m=64 --block-n=64 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=4" --cubin=sm_90a --out-dir=%t/sm_90a
-// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=8 warp-specialize=1 ring-slots=2 pingpong=1 producer-registers=24 consumer-registers=240" --cubin=sm_90a --out-dir=%t/sm_90a
+// RUN: tiled-attn-compile --head-dim=64 --block-m=64 --block-n=64 --variant=top_left --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=4" --cubin=sm_90a --out-dir=%t/sm_90a
+// RUN: tiled-attn-compile --head-dim=128 --block-m=128 --block-n=128 --variant=top_left --dtype=f16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=8 warp-specialize=1 ring-slots=2 pingpong=1 producer-registers=24 consumer-registers=240" --cubin=sm_90a --out-dir=%t/sm_90a
 // RUN: tiled-attn-compile --head-dim=64 --block-m=192 --block-n=128 --dtype=bf16 --schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --lowering="chip=sm_90a warps=12 warp-specialize=1 ring-slots=2 producer-registers=24 consumer-registers=160" --cubin=sm_90a --out-dir=%t/sm_90a
 // RUN: FileCheck %s --input-file=%t/sm_90a/sdpa_fwd_sm_90a_bf16_d64_none.ptx --check-prefix=SM90A-THREE
 // RUN: FileCheck %s --input-file=%t/sm_90a/manifest.json --check-prefix=SM90A
@@ -121,12 +121,12 @@
 // SM90A-THREE: cp.async.bulk.tensor.4d
 
 // D = 128, causal, f16 on sm_80: the largest kernel of the library.
-// RUN: tiled-attn-compile --head-dim=128 --causal --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT
+// RUN: tiled-attn-compile --head-dim=128 --variant=top_left --dtype=f16 --schedule="exp2=1 mask-split=1" --lowering="chip=sm_80" --cubin=sm_80 --out-dir=%t/d128 | FileCheck %s --check-prefix=D128-OUT
 // RUN: FileCheck %s --input-file=%t/d128/manifest.json --check-prefix=D128
 
 // 32-bit index arithmetic: ptxas takes it too, and the manifest names its
 // ABI (sizes and strides are 32-bit parameters).
-// RUN: tiled-attn-compile --head-dim=128 --causal --block-m=128 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --lowering="chip=sm_80 smem-lhs=1 index-bitwidth=32" --cubin=sm_80,sm_90 --out-dir=%t/index32
+// RUN: tiled-attn-compile --head-dim=128 --variant=top_left --block-m=128 --schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" --lowering="chip=sm_80 smem-lhs=1 index-bitwidth=32" --cubin=sm_80,sm_90 --out-dir=%t/index32
 // RUN: FileCheck %s --input-file=%t/index32/manifest.json --check-prefix=INDEX32
 // RUN: FileCheck %s --input-file=%t/index32/manifest.json --check-prefix=INDEX32-PARAMS
 // RUN: FileCheck %s --input-file=%t/index32/sdpa_fwd_sm_80_f16_d128_top_left_index32.ptx --check-prefix=INDEX32-PTX

@@ -1,7 +1,7 @@
 // The tile-schedule pipeline takes every knob in one option string, and the
 // kernel's #tile.sdpa attribute reports the schedule it now carries.
 
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 variant=top_left" \
 // RUN:   --tile-schedule="block-m=128 block-n=32 mask-split=1 exp2=1 lazy-rescale=8 stages=2" \
 // RUN:   | FileCheck %s --check-prefix=ALL
 // ALL: tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 128, block_n = 32, stages = 2, mask_split = true, exp2 = true, rescale_threshold = 8>

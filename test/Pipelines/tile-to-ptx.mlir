@@ -1,15 +1,15 @@
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 variant=top_left" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16" --tile-schedule --tile-to-ptx="chip=sm_80" | FileCheck %s --check-prefix=BF16
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule --tile-to-ptx="chip=sm_80 staged-stores=0" | FileCheck %s --check-prefix=DIRECT
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0" --tile-to-ptx="chip=sm_80 skip-unit-row-scales=1" | FileCheck %s --check-prefix=SKIP
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 causal=1" --tile-schedule="block-m=128 mask-split=1 mask-guard=1 exp2=1 stages=2 refill-after-use=1" --tile-to-ptx="chip=sm_80 smem-lhs=1" | FileCheck %s --check-prefix=GUARD
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 variant=top_left" --tile-schedule="block-m=128 mask-split=1 mask-guard=1 exp2=1 stages=2 refill-after-use=1" --tile-to-ptx="chip=sm_80 smem-lhs=1" | FileCheck %s --check-prefix=GUARD
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 block-m=128" --tile-schedule --tile-to-ptx="chip=sm_80 warps=8" | FileCheck %s --check-prefix=WARPS8
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_80 index-bitwidth=32" | FileCheck %s --check-prefix=INDEX32
 // RUN: rm -rf %t && tiled-attn-compile --head-dim=128 --block-m=128 --schedule="exp2=1 stages=2 prefetch-streams=1 refill-after-use=1" --lowering="chip=sm_80 smem-lhs=1 merge-barriers=1" --out-dir=%t
 // RUN: FileCheck %s --check-prefix=FA2 --input-file=%t/sdpa_fwd_sm_80_f16_d128_none.ptx
 // RUN: FileCheck %s --check-prefix=FA2-MANIFEST --input-file=%t/manifest.json
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 causal=1" --tile-schedule="exp2=1 mask-split=1" --tile-to-ptx="chip=sm_90" | FileCheck %s --check-prefix=SM90
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16 causal=1" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_120a" | FileCheck %s --check-prefix=SM120A
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 variant=top_left" --tile-schedule="exp2=1 mask-split=1" --tile-to-ptx="chip=sm_90" | FileCheck %s --check-prefix=SM90
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64 dtype=bf16 variant=top_left" --tile-schedule="exp2=1" --tile-to-ptx="chip=sm_120a" | FileCheck %s --check-prefix=SM120A
 // tile-to-ptx{family tma}: Hopper keeps its mma.sync path when asked, here
 // fed by TMA (what the sm_120a kernels run, on a chip this project can run).
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=64" --tile-schedule="exp2=1 stages=2" --tile-to-ptx="chip=sm_90a family=mma_sync tma=1" | FileCheck %s --check-prefix=HOPPER-MMA-SYNC

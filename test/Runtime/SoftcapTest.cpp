@@ -264,19 +264,22 @@ TEST_F(Softcap, NoKernelMessagesNameTheSoftcap) {
                                 "(sm_80, f16, D=64, causal=top_left); w "
                                 "(sm_80, f16, D=64, causal=window)";
   args.softcap = 50.0f;
-  EXPECT_EQ(chosen(), noKernel("causal=none, softcap=50", available,
-                               "; a softcap kernel of causal=none or "
-                               "causal=window would compute it"));
+  EXPECT_EQ(chosen(),
+            noKernel("causal=none, softcap=50", available,
+                     "; a kernel of causal=none or "
+                     "causal=window, with softcap, would compute it"));
   args.mask = TA_MASK_CAUSAL_TOP_LEFT;
-  EXPECT_EQ(chosen(), noKernel("causal=top_left, softcap=50", available,
-                               "; a softcap kernel of causal=top_left or "
-                               "causal=window would compute it"));
+  EXPECT_EQ(chosen(),
+            noKernel("causal=top_left, softcap=50", available,
+                     "; a kernel of causal=top_left or "
+                     "causal=window, with softcap, would compute it"));
   args.window = window(16, 0);
   args.softcap = 30.5f;
   EXPECT_EQ(chosen(),
             noKernel("causal=top_left, window_size=(16, 0), softcap=30.5",
                      available,
-                     "; a softcap kernel of causal=window would compute it"));
+                     "; a kernel of causal=window, with softcap, would "
+                     "compute it"));
 }
 
 TEST_F(Softcap, NamedKernels) {

@@ -259,8 +259,8 @@ TEST_F(Varlen, TheBandOnAWindowKernel) {
   std::string status = chosen();
   EXPECT_THAT(status, HasSubstr("causal=none, window_size=(-1, 500) "
                                 "top_left, varlen (num_seqs=4, "));
-  EXPECT_THAT(status, HasSubstr("; a varlen kernel of causal=none would "
-                                "compute it"));
+  EXPECT_THAT(status, HasSubstr("; a kernel of causal=none, with varlen, "
+                                "would compute it"));
 }
 
 TEST_F(Varlen, PackedViewsOffsetsAndGrid) {
@@ -429,11 +429,12 @@ TEST_F(Varlen, NoKernelMessagesNameIt) {
   open({maskEntry("none", "none"), maskEntry("w", "window")});
   std::string status = chosen();
   EXPECT_THAT(status, HasSubstr(noVarlenKernel("none") + " (library "));
-  EXPECT_THAT(status, HasSubstr("; a varlen kernel of causal=none would "
-                                "compute it"));
+  EXPECT_THAT(status, HasSubstr("; a kernel of causal=none, with varlen, "
+                                "would compute it"));
   args.mask = TA_MASK_CAUSAL_BOTTOM_RIGHT;
-  EXPECT_THAT(chosen(), HasSubstr("; a varlen kernel of causal=bottom_right "
-                                  "or causal=window would compute it"));
+  EXPECT_THAT(chosen(), HasSubstr("; a kernel of causal=bottom_right or "
+                                  "causal=window, with varlen, would compute "
+                                  "it"));
   args.kernel = "w";
   EXPECT_THAT(chosen(),
               HasSubstr(noVarlenKernel("bottom_right") + ", name=w (library "));

@@ -280,20 +280,15 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   config.headDimV = kernel.headDimV;
   config.blockM = kernel.blockM;
   config.blockN = kernel.blockN;
-  config.softcap = kernel.softcap;
-  config.lse = kernel.lse;
-  config.varlen = kernel.varlen;
-  config.blockSparse = kernel.blockSparse;
-  config.causal = kernel.window   ? tile::CausalMode::Window
-                  : kernel.causal ? tile::CausalMode::TopLeft
-                                  : tile::CausalMode::None;
+  config.variant = kernel.variant;
   config.elementType = kernel.dtype == "bf16" ? Type(BFloat16Type::get(&ctx))
                                               : Type(Float16Type::get(&ctx));
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
   OpBuilder builder = OpBuilder::atBlockEnd(module->getBody());
   // The score and mask functions, each from its file, into the kernel's
-  // module; their results say which is which.
-  for (const std::string &name : kernel.functions) {
+  // module; their results say which is which (the generator checks there
+  // is at most one of each).
+  for (const std::string &name : kernel.variant.functions) {
     std::string path = functionPath(kernel, name);
     OwningOpRef<ModuleOp> file = parseSourceFile<ModuleOp>(path, &ctx);
     if (!file)
@@ -303,19 +298,13 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
       return fail(kernel,
                   path + " has no function @" + name + " with one result");
     bool isScore = fn.getFunctionType().getResult(0).isF32();
-    std::string &slot = isScore ? config.scoreFunction : config.maskFunction;
-    if (!slot.empty())
-      return fail(kernel, "two " + std::string(isScore ? "score" : "mask") +
-                              " functions: " + slot + " and " + name);
-    slot = name;
+    (isScore ? out.scoreFunction : out.maskFunction) = name;
     builder.clone(*fn);
   }
   FailureOr<func::FuncOp> built =
       buildSdpaKernel(builder, module->getLoc(), config);
   if (failed(built))
     return fail(kernel, "the generator rejected the configuration");
-  out.scoreFunction = config.scoreFunction;
-  out.maskFunction = config.maskFunction;
   for (unsigned i = 0, e = built->getNumArguments(); i < e; ++i) {
     tile::ArgAttr role = tile::getArgAttr(*built, i);
     if (!role || role.getRole() != tile::ArgRole::Captured)
@@ -326,7 +315,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     llvm::raw_string_ostream(dtype) << (view ? view.getElementType() : type);
     // The function that declares it: the first whose arguments name it.
     std::string function;
-    for (const std::string &name : {config.scoreFunction, config.maskFunction})
+    for (const std::string &name : {out.scoreFunction, out.maskFunction})
       if (auto fn = module->lookupSymbol<func::FuncOp>(name);
           fn && function.empty())
         for (unsigned a = 0, n = fn.getNumArguments(); a < n; ++a)
@@ -334,7 +323,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
               r && r.getArgumentName() == role.getArgumentName())
             function = name;
     // A block-sparse kernel's block mask is no function's: "block_mask".
-    if (function.empty() && config.blockSparse &&
+    if (function.empty() && config.variant.sparse &&
         llvm::is_contained(kBlockMaskArguments, role.getArgumentName()))
       function = "block_mask";
     out.captures.push_back(
@@ -453,16 +442,13 @@ static json::Object manifestEntry(const KernelSpec &kernel,
   const TileToPTXOptions &lowering = *kernel.loweringOptions;
   tile::SdpaAttr sdpa = lowered.sdpa;
   int64_t threads = lowered.threads;
-  return json::Object{
+  json::Object entry{
       {"name", kernel.name},
       {"arch", std::string(lowering.chip)},
       {"dtype", kernel.dtype},
       {"head_dim", kernel.headDim},
       {"head_dim_v", sdpa.getValueHeadDim()},
-      {"causal", kernelMaskName(kernel)},
-      {"softcap", kernel.softcap},
-      {"lse", kernel.lse},
-      {"varlen", kernel.varlen},
+      {"causal", kernelMaskName(kernel.variant.mask)},
       {"score_function", lowered.scoreFunction},
       {"mask_function", lowered.maskFunction},
       {"captures", json::Array(lowered.captures)},
@@ -507,6 +493,10 @@ static json::Object manifestEntry(const KernelSpec &kernel,
            {"options", kernel.schedule},
            {"lowering", kernel.lowering}}},
   };
+  // One key per feature of KernelVariant.def.
+  for (const KernelFeature &feature : kKernelFeatures)
+    entry[feature.name] = kernel.variant.*feature.member;
+  return entry;
 }
 
 /// Merges `entry` into <outDir>/manifest.json, replacing an entry of the

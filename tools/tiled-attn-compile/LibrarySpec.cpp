@@ -50,56 +50,6 @@ static std::optional<std::string> parseOptions(StringRef text,
   return problem.str();
 }
 
-StringRef tiled_attn::kernelMaskName(const KernelSpec &kernel) {
-  return kernel.window ? "window" : kernel.causal ? "top_left" : "none";
-}
-
-/// What parseKernelVariant reads, for messages.
-static constexpr llvm::StringLiteral kVariantGrammar =
-    "<none|top_left|window>[_softcap][_lse][_varlen][_sparse][+function...]";
-
-std::string tiled_attn::kernelVariantName(const KernelSpec &kernel) {
-  std::string name =
-      (kernelMaskName(kernel) + (kernel.softcap ? "_softcap" : "") +
-       (kernel.lse ? "_lse" : "") + (kernel.varlen ? "_varlen" : "") +
-       (kernel.blockSparse ? "_sparse" : ""))
-          .str();
-  for (const std::string &function : kernel.functions)
-    name += "+" + function;
-  return name;
-}
-
-/// A function's name: a C identifier, as the manifest and the callers name
-/// it.
-static bool isFunctionName(StringRef name) {
-  return llvm::Regex("^[A-Za-z_][A-Za-z0-9_]*$").match(name);
-}
-
-bool tiled_attn::parseKernelVariant(StringRef variant, KernelSpec &kernel) {
-  StringRef rest = variant;
-  kernel.causal = rest.consume_front("top_left");
-  kernel.window = !kernel.causal && rest.consume_front("window");
-  if (!kernel.causal && !kernel.window && !rest.consume_front("none"))
-    return false;
-  kernel.softcap = rest.consume_front("_softcap");
-  kernel.lse = rest.consume_front("_lse");
-  kernel.varlen = rest.consume_front("_varlen");
-  kernel.blockSparse = rest.consume_front("_sparse");
-  kernel.functions.clear();
-  if (rest.consume_front("+")) {
-    llvm::SmallVector<StringRef> functions;
-    rest.split(functions, '+');
-    for (StringRef function : functions) {
-      if (!isFunctionName(function) ||
-          llvm::is_contained(kernel.functions, function))
-        return false;
-      kernel.functions.push_back(function.str());
-    }
-    rest = "";
-  }
-  return rest.empty();
-}
-
 /// Every option of `options` with its value, in the options' own order.
 template <typename OptionsT>
 static std::string canonicalOptions(const OptionsT &options) {
@@ -122,13 +72,13 @@ std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
   os << kernel.name << ": dtype=" << kernel.dtype
      << " head_dim=" << kernel.headDim
      << " head_dim_v=" << (kernel.headDimV ? kernel.headDimV : kernel.headDim)
-     << " variant=" << kernelVariantName(kernel) << " block_m=" << kernel.blockM
-     << " block_n=" << kernel.blockN
+     << " variant=" << kernelVariantName(kernel.variant)
+     << " block_m=" << kernel.blockM << " block_n=" << kernel.blockN
      << " schedule=" << canonicalOptions(*kernel.scheduleOptions)
      << " lowering=" << canonicalOptions(*kernel.loweringOptions)
      << " cubins=" << llvm::join(kernel.cubins, ",");
   // A function's text is part of what the kernel is made from.
-  for (const std::string &function : kernel.functions) {
+  for (const std::string &function : kernel.variant.functions) {
     auto file = llvm::MemoryBuffer::getFile(functionPath(kernel, function));
     os << " function=" << function << ":"
        << (file ? llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
@@ -152,7 +102,7 @@ tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
   auto selects = [](StringRef target, const KernelSpec &kernel) {
     auto [chip, variant] = target.split(':');
     return kernelChip(kernel) == chip &&
-           (variant.empty() || kernelVariantName(kernel) == variant);
+           (variant.empty() || kernelVariantName(kernel.variant) == variant);
   };
   for (StringRef target : targets)
     if (llvm::none_of(kernels, [&](const KernelSpec &kernel) {
@@ -166,8 +116,8 @@ tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
           "target '" + target +
           "' selects no kernel (a target is all, a chip or chip:variant; the "
           "kernels' chips are " +
-          llvm::join(chips, ", ") + " and a variant is " + kVariantGrammar +
-          ")");
+          llvm::join(chips, ", ") + " and a variant is " +
+          kernelVariantGrammar() + ")");
     }
   std::vector<KernelSpec> chosen;
   for (KernelSpec &kernel : kernels)
@@ -190,10 +140,6 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
     return fail("head_dim_v must be positive and differ from the head dim (" +
                 Twine(kernel.headDim) + "), or be left out; got " +
                 Twine(kernel.headDimV));
-  if (kernel.causal && kernel.window)
-    return fail("a window kernel takes its band of diagonals at run time, "
-                "causal masks of either alignment included; give causal or "
-                "window, not both");
 
   kernel.scheduleOptions = std::make_shared<TileScheduleOptions>();
   if (auto problem = parseOptions(kernel.schedule, *kernel.scheduleOptions))
@@ -219,7 +165,8 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
        Twine(kernel.headDim) +
        (kernel.headDimV ? "v" + std::to_string(kernel.headDimV)
                         : std::string()) +
-       "_" + llvm::join(llvm::split(kernelVariantName(kernel), '+'), "_") +
+       "_" +
+       llvm::join(llvm::split(kernelVariantName(kernel.variant), '+'), "_") +
        (lowering.indexBitwidth == 32 ? "_index32" : ""))
           .str();
   return Error::success();
@@ -399,19 +346,29 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
     return specError(where, "expected an object, got " +
                                 llvm::formatv("{0}", value).str());
   FieldReader fields(*object, where);
-  fields.allowOnly({"dtypes", "head_dims", "head_dim_v", "causal", "window",
-                    "softcap", "lse", "varlen", "block_m", "block_n",
-                    "schedule", "lowering", "cubins", "why"});
+  llvm::SmallVector<StringRef> known = {
+      "dtypes",  "head_dims", "head_dim_v", "causal", "window", "block_m",
+      "block_n", "schedule",  "lowering",   "cubins", "why"};
+  for (const KernelFeature &feature : kKernelFeatures)
+    known.push_back(feature.name);
+  fields.allowOnly(known);
   KernelSpec base;
   base.origin = where;
   std::vector<std::string> dtypes = fields.strings("dtypes", true);
   std::vector<int64_t> headDims = fields.integers("head_dims");
   base.headDimV = object->get("head_dim_v") ? fields.integer("head_dim_v") : 0;
-  base.causal = fields.boolean("causal");
-  base.window = object->get("window") && fields.boolean("window");
-  base.softcap = object->get("softcap") && fields.boolean("softcap");
-  base.lse = object->get("lse") && fields.boolean("lse");
-  base.varlen = object->get("varlen") && fields.boolean("varlen");
+  bool causal = fields.boolean("causal");
+  bool window = object->get("window") && fields.boolean("window");
+  if (causal && window)
+    return specError(where, "a window kernel takes its band of diagonals at "
+                            "run time, causal masks of either alignment "
+                            "included; give causal or window, not both");
+  base.variant.mask = window   ? KernelMask::Window
+                      : causal ? KernelMask::TopLeft
+                               : KernelMask::None;
+  for (const KernelFeature &feature : kKernelFeatures)
+    base.variant.*feature.member =
+        object->get(feature.name) && fields.boolean(feature.name);
   base.blockM = fields.integer("block_m");
   base.blockN = fields.integer("block_n");
   base.schedule = fields.string("schedule", false);
@@ -475,9 +432,11 @@ expandConfiguration(const json::Value &value, const std::string &where,
   std::vector<KernelSpec> kernels;
   for (auto [headDim, headDimV] : headDims) {
     for (const std::string &variant : variants) {
-      if (!parseKernelVariant(variant, base))
-        return specError(base.origin,
-                         "variant '" + variant + "' is not " + kVariantGrammar);
+      std::optional<KernelVariant> parsed = parseKernelVariant(variant);
+      if (!parsed)
+        return specError(base.origin, "variant '" + variant + "' is not " +
+                                          kernelVariantGrammar());
+      base.variant = std::move(*parsed);
       for (const std::string &dtype : dtypes) {
         Expected<KernelSpec> kernel =
             specKernel(base, dtype, headDim, headDimV);
@@ -538,7 +497,7 @@ Expected<std::vector<KernelSpec>> tiled_attn::readLibrarySpec(StringRef path) {
     llvm::sys::path::append(functionsDir, "functions");
     for (KernelSpec &kernel : *expanded) {
       kernel.functionsDir = std::string(functionsDir);
-      for (const std::string &function : kernel.functions)
+      for (const std::string &function : kernel.variant.functions)
         if (!llvm::sys::fs::exists(functionPath(kernel, function)))
           return specError(kernel.origin, "function '" + function +
                                               "' has no file " +

@@ -21,7 +21,7 @@
 //       "cubins": ["sm_80", "sm_90"]}]}
 //
 // A head dim is D or [D, D_v] (V and O of another head dim); a variant is
-// <none|top_left|window>[_softcap][_lse][_varlen][_sparse] (a `window` kernel
+// KernelVariant.def's <mask>[_feature...][+function...] (a `window` kernel
 // takes the band of diagonals each query sees at run time, see #tile.sdpa); a
 // configuration may name its own "dtypes". Version 1, a list of "kernels"
 // each of one mask with its flags, is still read. The lowering names the
@@ -33,6 +33,7 @@
 #ifndef TILED_ATTN_TOOLS_TILED_ATTN_COMPILE_LIBRARYSPEC_H
 #define TILED_ATTN_TOOLS_TILED_ATTN_COMPILE_LIBRARYSPEC_H
 
+#include "tiled_attn/Kernels/KernelVariant.h"
 #include "tiled_attn/Pipelines/Pipelines.h"
 
 #include "llvm/Support/Error.h"
@@ -50,33 +51,19 @@ struct KernelSpec {
   std::string origin;
   /// The spec's configuration it comes from; empty for the command line.
   std::string configuration;
-  /// sdpa_fwd_<chip>_<dtype>_d<D>[v<D_v>]_<none|top_left|window>[_softcap]
-  /// [_lse][_varlen][_sparse][_index32], set by finalizeKernelSpec.
+  /// sdpa_fwd_<chip>_<dtype>_d<D>[v<D_v>]_<variant, '+' as '_'>[_index32],
+  /// set by finalizeKernelSpec.
   std::string name;
   /// The generator's configuration.
   std::string dtype = "f16";
   int64_t headDim = 64;
   /// The head dim of V and O where it differs from headDim; 0 is headDim.
   int64_t headDimV = 0;
-  bool causal = false;
-  /// A `window` kernel: the diagonals each query sees are arguments
-  /// (excludes `causal`).
-  bool window = false;
-  /// Logit softcap: one more f32 parameter, softcap.
-  bool softcap = false;
-  /// The rows' log-sum-exps: one more view, lse ([B, H_q, S_q] f32).
-  bool lse = false;
-  /// Variable-length batches: packed views and the offsets cu_seqlens_q,
-  /// cu_seqlens_k (tile-generate-sdpa's `varlen`).
-  bool varlen = false;
-  /// Block-sparse iteration over a 128x128 block mask (tile-generate-sdpa's
-  /// `block-sparse`): four more captured views, kv_num_blocks, kv_indices,
-  /// full_kv_num_blocks, full_kv_indices.
-  bool blockSparse = false;
-  /// Score and mask functions (tile.apply's), by name, each the function of
-  /// that name in `functionsDir`/<name>.mlir: a variant names them after
-  /// '+' (none+alibi, top_left+document). At most one of each kind.
-  std::vector<std::string> functions;
+  /// What it computes (KernelVariant.def): its mask, features and score
+  /// and mask functions, each function the one of that name in
+  /// `functionsDir`/<name>.mlir (a variant names them after '+':
+  /// none+alibi, top_left+document; at most one of each kind).
+  KernelVariant variant;
   /// Where the functions' files are: the `functions` folder next to the
   /// spec (kernels/functions for the library's).
   std::string functionsDir;
@@ -97,18 +84,6 @@ struct KernelSpec {
 /// index width and cubin chips, and names it. The error names
 /// `kernel.origin` and the problem.
 llvm::Error finalizeKernelSpec(KernelSpec &kernel);
-
-/// The kernel's mask as the manifest and its name say it: none, top_left or
-/// window.
-llvm::StringRef kernelMaskName(const KernelSpec &kernel);
-
-/// The kernel's variant as the spec and its name say it:
-/// <none|top_left|window>[_softcap][_lse][_varlen][_sparse].
-std::string kernelVariantName(const KernelSpec &kernel);
-
-/// Sets the mask and the flags of `kernel` from a variant name; false if
-/// `variant` is not one.
-bool parseKernelVariant(llvm::StringRef variant, KernelSpec &kernel);
 
 /// One line that holds everything the kernel's PTX, cubins and manifest
 /// entry are made from: its name, what it computes, its blocks, its

@@ -92,26 +92,12 @@ static cl::opt<int64_t>
              cl::init(0), cl::cat(kernelCategory));
 static cl::opt<std::string> dtype("dtype", cl::desc("f16 or bf16"),
                                   cl::init("f16"), cl::cat(kernelCategory));
-static cl::opt<bool> causal("causal", cl::desc("Causal (top-left) mask"),
-                            cl::init(false), cl::cat(kernelCategory));
-static cl::opt<bool> softcap("softcap",
-                             cl::desc("Logit softcap (one more f32 parameter)"),
-                             cl::init(false), cl::cat(kernelCategory));
-static cl::opt<bool>
-    lse("lse",
-        cl::desc("Also write the rows' log-sum-exps (one more view, lse)"),
-        cl::init(false), cl::cat(kernelCategory));
-static cl::opt<bool> varlen(
-    "varlen",
-    cl::desc("Variable-length batches: packed q, k, v, o and the offsets "
-             "cu_seqlens_q, cu_seqlens_k"),
-    cl::init(false), cl::cat(kernelCategory));
-static cl::opt<bool>
-    window("window",
-           cl::desc("A band of diagonals given at run time (window_lo, "
-                    "window_hi): sliding windows and causal masks of either "
-                    "alignment"),
-           cl::init(false), cl::cat(kernelCategory));
+static cl::opt<std::string>
+    variant("variant",
+            cl::desc("What the kernel computes, as the library spec names it "
+                     "(KernelVariant.def): <mask>[_feature...], e.g. none, "
+                     "top_left, window_softcap_lse, none_varlen"),
+            cl::init("none"), cl::cat(kernelCategory));
 static cl::opt<int64_t> blockM("block-m", cl::desc("BLOCK_M"), cl::init(64),
                                cl::cat(kernelCategory));
 static cl::opt<int64_t> blockN("block-n", cl::desc("BLOCK_N"), cl::init(64),
@@ -173,11 +159,16 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
   kernel.dtype = dtype;
   kernel.headDim = headDim;
   kernel.headDimV = headDimV;
-  kernel.causal = causal;
-  kernel.window = window;
-  kernel.softcap = softcap;
-  kernel.lse = lse;
-  kernel.varlen = varlen;
+  std::optional<KernelVariant> parsed = parseKernelVariant(variant);
+  if (!parsed)
+    return llvm::createStringError("--variant must be " +
+                                   kernelVariantGrammar() + ", got '" +
+                                   variant + "'");
+  if (!parsed->functions.empty())
+    return llvm::createStringError(
+        "--variant: functions (+" + parsed->functions.front() +
+        ") come from the functions folder next to a spec; use --spec");
+  kernel.variant = std::move(*parsed);
   kernel.blockM = blockM;
   kernel.blockN = blockN;
   kernel.schedule = schedule;
@@ -194,9 +185,9 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
 static llvm::Expected<std::vector<KernelSpec>> kernelsFromSpec() {
   // (cl::list's operator& gives its storage, hence addressof.)
   cl::Option *cubinsOption = std::addressof(cubins);
-  cl::Option *oneKernelOptions[] = {
-      &headDim, &headDimV, &dtype,  &causal,   &window,   &softcap,    &lse,
-      &varlen,  &blockM,   &blockN, &schedule, &lowering, cubinsOption};
+  cl::Option *oneKernelOptions[] = {&headDim,  &headDimV, &dtype,
+                                    &variant,  &blockM,   &blockN,
+                                    &schedule, &lowering, cubinsOption};
   for (cl::Option *option : oneKernelOptions)
     if (option->getNumOccurrences())
       return llvm::createStringError(

@@ -9,6 +9,7 @@
 #define TILED_ATTN_KERNELS_SDPAKERNEL_H
 
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Kernels/KernelVariant.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -23,42 +24,39 @@ struct SdpaKernelConfig {
   int64_t headDimV = 0;
   /// f16 or bf16.
   mlir::Type elementType;
-  /// None, a causal mask (top_left, bottom_right), or `window`: a band of
-  /// diagonals given at run time by two more arguments (window_lo,
-  /// window_hi), with the key blocks outside it skipped by
-  /// `tile-mask-split`.
-  tile::CausalMode causal = tile::CausalMode::None;
-  /// Gemma 2's logit cap: one more f32 argument, softcap, and scores
-  /// softcap * tanh(scale * s / softcap).
-  bool softcap = false;
-  /// One more argument, a [B, H_q, S_q] f32 view, for each query row's
-  /// log-sum-exp (natural log, of the scores the softmax sees).
-  bool lse = false;
-  /// Variable-length batches: q, k, v, o (and lse) are packed tensors seen
-  /// as [1, H, total, D] ([1, H_q, total_q]), and two more arguments,
-  /// cu_seqlens_q and cu_seqlens_k (rank-1 i32 views of B + 1 offsets),
-  /// say where each sequence starts; program (m, h, b) computes block m of
-  /// sequence b. A `window` kernel takes one more index argument,
-  /// window_align (0: the diagonals as given; 1: shifted by each sequence's
-  /// S_k - S_q).
-  bool varlen = false;
-  /// A score function and a mask function (tile.apply's): the names of
-  /// func.funcs of the module the kernel is built in, or empty. The score
-  /// function takes the scaled (and capped) score and gives the score the
-  /// softmax sees; the mask function's false hides a key. Their captured
-  /// inputs (arguments marked #tile.arg<captured, "name">) become the
-  /// kernel's, after the others, once per name.
-  std::string scoreFunction;
-  std::string maskFunction;
-  /// Block-sparse iteration over a block mask (FlexAttention's BlockMask)
-  /// of kBlockMaskSize x kBlockMaskSize blocks, given as four captured i32
-  /// views (kBlockMaskArguments): per batch entry, query head and query
-  /// block, the number of partial key blocks and their indices, and the
-  /// number of full ones and theirs. The kernel visits the partial blocks
-  /// with the mask function and the keys' bounds, then the full ones with
-  /// neither; a block in neither list costs nothing. blockM and blockN
-  /// divide kBlockMaskSize. Not with a causal or window mask, nor varlen.
-  bool blockSparse = false;
+  /// What it computes besides (KernelVariant.def):
+  /// - the mask: none, a causal mask (top_left, bottom_right), or `window`:
+  ///   a band of diagonals given at run time by two more arguments
+  ///   (window_lo, window_hi), with the key blocks outside it skipped by
+  ///   `tile-mask-split`;
+  /// - `softcap` (Gemma 2's logit cap): one more f32 argument, softcap, and
+  ///   scores softcap * tanh(scale * s / softcap);
+  /// - `lse`: one more argument, a [B, H_q, S_q] f32 view, for each query
+  ///   row's log-sum-exp (natural log, of the scores the softmax sees);
+  /// - `varlen` (variable-length batches): q, k, v, o (and lse) are packed
+  ///   tensors seen as [1, H, total, D] ([1, H_q, total_q]), and two more
+  ///   arguments, cu_seqlens_q and cu_seqlens_k (rank-1 i32 views of B + 1
+  ///   offsets), say where each sequence starts; program (m, h, b) computes
+  ///   block m of sequence b. A `window` kernel takes one more index
+  ///   argument, window_align (0: the diagonals as given; 1: shifted by each
+  ///   sequence's S_k - S_q);
+  /// - `sparse`: block-sparse iteration over a block mask (FlexAttention's
+  ///   BlockMask) of kBlockMaskSize x kBlockMaskSize blocks, given as four
+  ///   captured i32 views (kBlockMaskArguments): per batch entry, query head
+  ///   and query block, the number of partial key blocks and their indices,
+  ///   and the number of full ones and theirs. The kernel visits the partial
+  ///   blocks with the mask function and the keys' bounds, then the full
+  ///   ones with neither; a block in neither list costs nothing. blockM and
+  ///   blockN divide kBlockMaskSize. Not with a causal or window mask, nor
+  ///   varlen;
+  /// - score and mask functions (tile.apply's), by name: func.funcs of the
+  ///   module the kernel is built in, a score function's result an f32 and a
+  ///   mask function's an i1. The score function takes the scaled (and
+  ///   capped) score and gives the score the softmax sees; the mask
+  ///   function's false hides a key. Their captured inputs (arguments marked
+  ///   #tile.arg<captured, "name">) become the kernel's, after the others,
+  ///   once per name.
+  KernelVariant variant;
   int64_t blockM = 64;
   int64_t blockN = 64;
   std::string name = "sdpa_fwd";
@@ -69,7 +67,8 @@ struct SdpaKernelConfig {
 inline constexpr int64_t kBlockMaskSize = 128;
 
 /// The captured inputs of a block-sparse kernel, in argument order: the
-/// names the caller gives them by (FlexAttention's BlockMask fields).
+/// names the caller gives them by (FlexAttention's BlockMask fields), as
+/// KernelVariant.def's `sparse` lists them (a unit test compares).
 inline constexpr const char *kBlockMaskArguments[] = {
     "kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices"};
 

@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 8
+#define TA_API_VERSION 9
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -354,7 +354,21 @@ typedef struct ta_kernel_info {
   const char *mask_function;
   int32_t num_captures;
   const ta_capture_info *captures;
+  /** What the kernel computes, as the library spec and the kernel's name
+      say it: its mask, its features and its functions, e.g.
+      "window_softcap_lse" or "none_sparse+document" (API version 9). */
+  const char *variant;
+  /** Its features: bit i set for ta_kernel_feature(i) (softcap, lse and
+      varlen above are three of them, kept for API version 8's callers). */
+  uint32_t features;
 } ta_kernel_info;
+
+/** The name of kernel feature `index` (0, 1, ...): "softcap", "lse",
+    "varlen", "sparse", ... in the order of ta_kernel_info.features' bits
+    and of the suffixes of a variant's name; null past the last (API
+    version 9). One declaration in the sources (KernelVariant.def) makes
+    the list, the manifest's keys and the variant names. */
+TA_API const char *ta_kernel_feature(int32_t index);
 
 /** The most parameters, and parameter bytes, a launch plan holds. */
 #define TA_MAX_PARAMS 64

@@ -1,9 +1,9 @@
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 variant=top_left" \
 // RUN:   --tile-schedule --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts \
 // RUN:   --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 variant=top_left" \
 // RUN:   --tile-schedule --tile-to-ptx="index-bitwidth=32" | FileCheck %s --check-prefix=PTX
 // RUN: tiled-attn-opt %s --convert-tilegpu-to-nvvm | FileCheck %s --check-prefix=POS
 

@@ -8,19 +8,19 @@
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=STAGED
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 variant=top_left" \
 // RUN:   --tile-schedule --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts \
 // RUN:   --convert-tile-to-tilegpu \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=GEN
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 variant=top_left" \
 // RUN:   --tile-schedule="mask-split=1" --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=SPLIT
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 variant=top_left" \
 // RUN:   --tile-schedule="mask-split=1 stages=2" --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \

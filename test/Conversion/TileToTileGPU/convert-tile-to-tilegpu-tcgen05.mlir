@@ -1,7 +1,7 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts \
 // RUN:   --convert-tile-to-tilegpu | FileCheck %s
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=64 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=64 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2" --tilegpu-attach-target="chip=sm_100a" \
 // RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu | FileCheck %s --check-prefix=SPLIT
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \

@@ -1,6 +1,6 @@
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts | FileCheck %s
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1 block-m=128" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 variant=top_left block-m=128" \
 // RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=8" \
 // RUN:   | FileCheck %s --check-prefix=GEN8
 // RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=16" --tile-schedule \
@@ -49,7 +49,7 @@
 // RUN: rm -rf %t && split-file --leading-lines %s %t
 // RUN: tiled-attn-opt %t/smem-lhs.mlir -split-input-file --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="smem-lhs=true" | FileCheck %s --check-prefix=SMEM
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 causal=1 block-m=128" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 variant=top_left block-m=128" \
 // RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="warps=8 smem-lhs=true" | FileCheck %s --check-prefix=GEN8SMEM
 // Modules the pass cannot give layouts to, without tilegpu-attach-target

@@ -1,7 +1,7 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-defer-pv | FileCheck %s
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=32" \
 // RUN:   --tile-defer-pv | FileCheck %s --check-prefix=SDPA
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=128 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=128 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" | FileCheck %s --check-prefix=SPLIT
 
 // tile-defer-pv on the generated kernel: the loop runs under an scf.if on

@@ -4,21 +4,21 @@
 // loop; the scale moves from the scores into the softmax, the key term
 // divided by it once per block.
 
-// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 score-function=alibi lse=1" \
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s
-// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 score-function=alibi lse=1" \
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms=scale=0 | FileCheck %s --check-prefix=ROWS
-// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 score-function=alibi lse=1" \
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms=row-terms=0 | FileCheck %s --check-prefix=SCALE
 // A bias read per score (a term that is no row or key vector) keeps the
 // scale where it is; a block-sparse kernel (two softmax loops) is left
 // alone.
-// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 score-function=bias" \
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s --check-prefix=BIAS
-// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 score-function=alibi block-sparse=1" \
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_sparse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s --check-prefix=SPARSE
 // Numerically: the folded kernels against the generated ones and float64.
-// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=16 score-function=alibi lse=1 causal=1" -o %t.mlir
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=16 variant=top_left_lse+alibi" -o %t.mlir
 // RUN: tiled-attn-opt %t.mlir --tile-vectorize-apply --tile-fold-score-terms -o %t.folded.mlir
 // RUN: tiled-attn-run %t.mlir --compare-with=%t.folded.mlir --equivalence-tolerance=2e-3 --batch=2 --heads=3 --kv-heads=1 \
 // RUN:   --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=slopes=H:-0.5:0 | FileCheck %s --check-prefix=HOST

@@ -4,11 +4,11 @@
 // and the mask function's result joins the bounds and causal masks.
 
 // RUN: tiled-attn-opt %s --split-input-file --verify-diagnostics \
-// RUN:   --tile-generate-sdpa="head-dim=64 causal=1 score-function=alibi mask-function=document" \
+// RUN:   --tile-generate-sdpa="head-dim=64 variant=top_left+alibi+document" \
 // RUN:   | FileCheck %s
-// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="mask-function=document" 2>&1 \
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="variant=none+document" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MISSING
-// MISSING: no function 'document' with a body in the module for the kernel's mask function
+// MISSING: no function 'document' with a body in the module for the kernel's variant none+document
 
 func.func @alibi(%score: f32, %b: index, %h: index, %q: index, %kv: index,
                  %slopes: !tile.view<?xf32> {tile.arg = #tile.arg<captured, "slopes">}) -> f32 {

@@ -1,10 +1,10 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa | FileCheck %s --check-prefix=DEFAULT
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 dtype=bf16 causal=1 block-m=128 block-n=64" | FileCheck %s --check-prefix=CAUSAL
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="causal=1 causal-align=bottom-right" | FileCheck %s --check-prefix=BR
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=128 dtype=bf16 variant=top_left block-m=128 block-n=64" | FileCheck %s --check-prefix=CAUSAL
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="variant=bottom_right" | FileCheck %s --check-prefix=BR
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="name=attn block-n=32" | FileCheck %s --check-prefix=NAME
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 block-m=128 block-n=64" | FileCheck %s --check-prefix=WINDOW
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 softcap=1 lse=1" | FileCheck %s --check-prefix=LSE
-// RUN: tiled-attn-opt %s --tile-generate-sdpa="window=1 lse=1 varlen=1" | FileCheck %s --check-prefix=VARLEN
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="variant=window block-m=128 block-n=64" | FileCheck %s --check-prefix=WINDOW
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="variant=window_softcap_lse" | FileCheck %s --check-prefix=LSE
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="variant=window_lse_varlen" | FileCheck %s --check-prefix=VARLEN
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="head-dim=192 head-dim-v=128 dtype=bf16" | FileCheck %s --check-prefix=MLA
 
 // The input is an empty module: the pass appends the kernel to it.
@@ -237,11 +237,14 @@
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa=block-m=40 2>&1 | FileCheck %s --check-prefix=ERR-BLOCK-M
 // ERR-BLOCK-M: error: block_m must be a multiple of 16 in [16, 256], got 40
 
-// RUN: not tiled-attn-opt %s --tile-generate-sdpa="causal=1 causal-align=diagonal" 2>&1 | FileCheck %s --check-prefix=ERR-ALIGN
-// ERR-ALIGN: error: tile-generate-sdpa: causal-align must be top-left or bottom-right, got 'diagonal'
-
-// RUN: not tiled-attn-opt %s --tile-generate-sdpa="window=1 causal=1" 2>&1 | FileCheck %s --check-prefix=ERR-WINDOW
-// ERR-WINDOW: error: tile-generate-sdpa: `window` masks by diagonals given at run time, which include causal masks of either alignment; it excludes `causal`
+// The variant's grammar is KernelVariant.def's: a mask, the features in
+// their order, then functions.
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="variant=diagonal" 2>&1 | FileCheck %s --check-prefix=ERR-VARIANT
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="variant=window_top_left" 2>&1 | FileCheck %s --check-prefix=ERR-VARIANT
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="variant=none_lse_softcap" 2>&1 | FileCheck %s --check-prefix=ERR-VARIANT
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="variant=none+alibi+alibi" 2>&1 | FileCheck %s --check-prefix=ERR-VARIANT
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa="variant=none_softcapped" 2>&1 | FileCheck %s --check-prefix=ERR-VARIANT
+// ERR-VARIANT: error: tile-generate-sdpa: variant must be <none|top_left|bottom_right|window>[_softcap][_lse][_varlen][_sparse][+function...], got '
 
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa=head-dim=72 2>&1 | FileCheck %s --check-prefix=ERR-HEAD-DIM
 // ERR-HEAD-DIM: error: head_dim must be a multiple of 16 in [16, 256], got 72

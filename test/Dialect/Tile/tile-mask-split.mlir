@@ -1,7 +1,7 @@
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split | FileCheck %s
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split=guard=1 | FileCheck %s --check-prefix=GUARD
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-mask-split=masked-first=1 | FileCheck %s --check-prefix=FIRST
-// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 mask-function=document block-sparse=1" --tile-mask-split | FileCheck %s --check-prefix=SPARSE
+// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 variant=none_sparse+document" --tile-mask-split | FileCheck %s --check-prefix=SPARSE
 
 // Top-left, BLOCK_M = 32, BLOCK_N = 16. With row0 = m * 32:
 //   n_visible = clamp(ceildiv(row0 + 32, 16), 0, ub)

@@ -11,7 +11,7 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-prefetch="stages=2 streams=1 refill-after-use=1" | FileCheck %s --check-prefix=GEN-K-ONLY
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-prefetch="stages=2 streams=2" | FileCheck %s --check-prefix=GEN-STREAMS2
 // RUN: not tiled-attn-opt %s -split-input-file --tile-prefetch="streams=-1" 2>&1 | FileCheck %s --check-prefix=STREAMS-NEG
-// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 mask-function=document block-sparse=1" --tile-vectorize-apply --tile-prefetch="stages=2 refill-after-use=1" --cse | FileCheck %s --check-prefix=GEN-SPARSE
+// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 variant=none_sparse+document" --tile-vectorize-apply --tile-prefetch="stages=2 refill-after-use=1" --cse | FileCheck %s --check-prefix=GEN-SPARSE
 
 // The loads of block %j in iteration %j are issued stages - 1 iterations
 // ahead: a prologue loads the first blocks, the loop carries the blocks in

@@ -6,7 +6,7 @@
 
 // The library's D=64 causal kernel (mma-warp, p-over-s, two Q tiles, an MMA
 // warp per tile): diagonal blocks of a 1000-key sequence and its ends.
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
 // RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 p-over-s=1" \
@@ -24,7 +24,7 @@
 // simulation takes from each configuration's block mask (no block, partial
 // blocks only, full ones only, both).
 // RUN: tiled-attn-opt %repo/kernels/functions/document.mlir \
-// RUN:   --tile-generate-sdpa="head-dim=128 dtype=bf16 block-m=128 block-n=64 mask-function=document block-sparse=1" \
+// RUN:   --tile-generate-sdpa="head-dim=128 dtype=bf16 block-m=128 block-n=64 variant=none_sparse+document" \
 // RUN:   --tile-vectorize-apply \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
 // RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=4 \
@@ -45,7 +45,7 @@
 // two-sided one (-(256 / 2), 128 + 1) and an empty one (2 > 1), with the
 // left edge's masked loop first (masked-first, as the library's tcgen05
 // window entries).
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 window=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 variant=window" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 masked-first=1 stages=2" \
 // RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 p-over-s=1" \
@@ -68,7 +68,7 @@
 // slot; when it waited for its own slot's only, the simulation caught a
 // copy into a slot another copy still wrote (one key and an empty first
 // loop; two-sided bands at 251 keys, with a softcap's extra ops).
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64 window=1 softcap=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64 variant=window_softcap" \
 // RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" \
 // RUN:   --tilegpu-attach-target=chip=sm_90a --tilegpu-assign-layouts=warps=4 --convert-tile-to-tilegpu \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory -o %t.sm90-window.mlir
@@ -97,7 +97,7 @@
 
 // Without an MMA warp (each softmax warpgroup issues its own products),
 // with and without warp roles.
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
 // RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" \
@@ -169,13 +169,13 @@
 // RUN:   --tilegpu-warp-specialize="producer-registers=24 consumer-registers=160" \
 // RUN:   --tilegpu-simulate-roles="schedules=16" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=HOPPER
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --tilegpu-attach-target=chip=sm_90a \
 // RUN:   --tilegpu-assign-layouts=warps=4 --convert-tile-to-tilegpu \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
 // RUN:   --tilegpu-simulate-roles="schedules=16" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=HOPPER
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=128 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=128 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --tilegpu-attach-target=chip=sm_90a \
 // RUN:   --tilegpu-assign-layouts=warps=8 --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory --tilegpu-pingpong \
@@ -225,7 +225,7 @@
 // not 8), a P.V goes while the correction scales O (or, the correction's
 // arrivals then landing in later phases, a deadlock: whichever the first
 // failing schedule meets).
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=256 block-n=128 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=256 block-n=128 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
 // RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 p-over-s=1 correction=1" \

@@ -1,4 +1,4 @@
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu="empty-barriers=1" \
 // RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
@@ -83,7 +83,7 @@
 // MMA role waits for the full K slot, then for each group's readiness
 // before issuing that group's row block and committing it, then releases
 // K's slot; the same for V and P.V. 12 warps in all.
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
 // RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1" \
@@ -182,7 +182,7 @@
 // the ready mbarrier of P.V, which now expects 8 warps per Q tile (4 of the
 // softmax, 4 of the correction). The consumers write the factors and arrive,
 // and no longer scale O.
-// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 causal=1" \
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 variant=top_left" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
 // RUN:   --tilegpu-attach-target=chip=sm_100a --tilegpu-assign-layouts=warps=8 \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 correction=1" \

@@ -35,9 +35,14 @@ struct TileGenerateSdpaPass final
     config.blockM = blockM;
     config.blockN = blockN;
     config.name = kernelName;
-    config.scoreFunction = scoreFunction;
-    config.maskFunction = maskFunction;
-    config.blockSparse = blockSparse;
+    std::optional<KernelVariant> parsed = parseKernelVariant(variant);
+    if (!parsed) {
+      module.emitError() << "tile-generate-sdpa: variant must be "
+                         << kernelVariantGrammar() << ", got '" << variant
+                         << "'";
+      return signalPassFailure();
+    }
+    config.variant = std::move(*parsed);
 
     if (dtype == "f16")
       config.elementType = Float16Type::get(ctx);
@@ -49,30 +54,6 @@ struct TileGenerateSdpaPass final
                          << dtype << "'";
       return signalPassFailure();
     }
-
-    if (causalAlign != "top-left" && causalAlign != "bottom-right") {
-      module.emitError() << "tile-generate-sdpa: causal-align must be "
-                            "top-left or bottom-right, got '"
-                         << causalAlign << "'";
-      return signalPassFailure();
-    }
-    if (window && causal) {
-      module.emitError() << "tile-generate-sdpa: `window` masks by diagonals "
-                            "given at run time, which include causal masks "
-                            "of either alignment; it excludes `causal`";
-      return signalPassFailure();
-    }
-    config.softcap = softcap;
-    config.lse = lse;
-    config.varlen = varlen;
-    if (window)
-      config.causal = CausalMode::Window;
-    else if (!causal)
-      config.causal = CausalMode::None;
-    else if (causalAlign == "top-left")
-      config.causal = CausalMode::TopLeft;
-    else
-      config.causal = CausalMode::BottomRight;
 
     // The name becomes a PTX entry point and a symbol the runtime looks up:
     // a C identifier.

@@ -181,7 +181,7 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
     padded on load, masked in the scores and masked on store.
 
     ```
-    tiled-attn-opt --tile-generate-sdpa="head-dim=128 dtype=bf16 causal=1 block-m=128 block-n=64" empty.mlir
+    tiled-attn-opt --tile-generate-sdpa="head-dim=128 dtype=bf16 variant=top_left block-m=128 block-n=64" empty.mlir
     ```
 
     The kernel carries a `tile.sdpa` attribute recording its configuration.
@@ -192,45 +192,32 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
     Option<"headDimV", "head-dim-v", "int64_t", /*default=*/"0",
            "Head dimension of V and O where it differs from D (DeepSeek's "
            "MLA: head-dim=192 head-dim-v=128); 0 is D">,
-    Option<"scoreFunction", "score-function", "std::string",
-           /*default=*/"\"\"",
-           "A score function of the module (tile.apply's: the scaled score, "
-           "b, h, q_idx, kv_idx and captured inputs to a score), by name">,
-    Option<"maskFunction", "mask-function", "std::string",
-           /*default=*/"\"\"",
-           "A mask function of the module (b, h, q_idx, kv_idx and captured "
-           "inputs to an i1: whether the query sees the key), by name">,
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
            "Element type of Q, K, V and O: f16 or bf16">,
-    Option<"causal", "causal", "bool", /*default=*/"false",
-           "Apply a causal mask">,
-    Option<"causalAlign", "causal-align", "std::string",
-           /*default=*/"\"top-left\"",
-           "Causal alignment: top-left (PyTorch is_causal) or bottom-right">,
-    Option<"window", "window", "bool", /*default=*/"false",
-           "Mask by a band of diagonals given at run time (arguments "
-           "window_lo, window_hi): sliding windows, either causal alignment "
-           "and their intersection; excludes `causal`">,
-    Option<"softcap", "softcap", "bool", /*default=*/"false",
-           "Cap the logits (Gemma 2's, FlashAttention's softcap): one more "
-           "f32 argument, softcap; scores softcap * tanh(scale * s / "
-           "softcap)">,
-    Option<"lse", "lse", "bool", /*default=*/"false",
-           "Also write each query row's log-sum-exp (float32, natural log) "
-           "through one more argument, lse: !tile.view<?x?x?xf32> "
-           "([B, H_q, S_q])">,
-    Option<"varlen", "varlen", "bool", /*default=*/"false",
-           "Variable-length batches: packed q, k, v, o seen as [1, H, total, "
-           "D] and two more arguments, cu_seqlens_q and cu_seqlens_k: "
-           "!tile.view<?xi32>; program (m, h, b) computes block m of "
-           "sequence b">,
-    Option<"blockSparse", "block-sparse", "bool", /*default=*/"false",
-           "Visit only the key blocks a block mask lists (FlexAttention's "
-           "BlockMask, 128x128 blocks): four more captured i32 views, "
-           "kv_num_blocks and full_kv_num_blocks ([B, H_q, ceil(S_q/128)]), "
-           "kv_indices and full_kv_indices ([B, H_q, ceil(S_q/128), "
-           "ceil(S_k/128)]); the full blocks skip the mask function and the "
-           "keys' bounds. Without causal, window and varlen">,
+    Option<"variant", "variant", "std::string", /*default=*/"\"none\"",
+           "What the kernel computes (KernelVariant.def), as the library "
+           "spec names it: <none|top_left|bottom_right|window>[_softcap]"
+           "[_lse][_varlen][_sparse][+function...]. top_left is PyTorch's "
+           "is_causal, bottom_right FlashAttention's causal; window takes "
+           "a band of diagonals at run time (arguments window_lo, "
+           "window_hi): sliding windows, either causal alignment and their "
+           "intersection. _softcap: one more f32 argument, softcap; scores "
+           "softcap * tanh(scale * s / softcap). _lse: each query row's "
+           "log-sum-exp (float32, natural log) through one more argument, "
+           "lse: !tile.view<?x?x?xf32> ([B, H_q, S_q]). _varlen: packed q, "
+           "k, v, o seen as [1, H, total, D] and two more arguments, "
+           "cu_seqlens_q and cu_seqlens_k: !tile.view<?xi32>; program "
+           "(m, h, b) computes block m of sequence b. _sparse: visit only "
+           "the key blocks a block mask lists (FlexAttention's BlockMask, "
+           "128x128 blocks): four more captured i32 views, kv_num_blocks and "
+           "full_kv_num_blocks ([B, H_q, ceil(S_q/128)]), kv_indices and "
+           "full_kv_indices ([B, H_q, ceil(S_q/128), ceil(S_k/128)]); the "
+           "full blocks skip the mask function and the keys' bounds; not "
+           "with a causal or window mask nor _varlen. +function: a score "
+           "function (the scaled score, b, h, q_idx, kv_idx and captured "
+           "inputs to an f32) or a mask function (b, h, q_idx, kv_idx and "
+           "captured inputs to an i1: whether the query sees the key) of "
+           "the module, by name">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "Query rows per program (multiple of 16 in [16, 256])">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",

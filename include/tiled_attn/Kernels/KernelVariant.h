@@ -1,0 +1,118 @@
+//===- KernelVariant.h - What a kernel computes -----------------*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// What a kernel computes, as the compiler and the runtime both name it: its
+// mask, its features and its score and mask functions, from the one
+// declaration in KernelVariant.def. Standard C++ only: the runtime, which
+// has no LLVM, compiles KernelVariant.cpp too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_KERNELS_KERNELVARIANT_H
+#define TILED_ATTN_KERNELS_KERNELVARIANT_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tiled_attn {
+
+/// Which keys a query sees (KernelVariant.def's masks).
+enum class KernelMask : uint8_t {
+#define TILED_ATTN_KERNEL_MASK(enumerator, name) enumerator,
+#include "tiled_attn/Kernels/KernelVariant.def"
+};
+
+inline constexpr const char *kKernelMaskNames[] = {
+#define TILED_ATTN_KERNEL_MASK(enumerator, name) name,
+#include "tiled_attn/Kernels/KernelVariant.def"
+};
+
+inline const char *kernelMaskName(KernelMask mask) {
+  return kKernelMaskNames[static_cast<int>(mask)];
+}
+
+/// The mask of that name, if any.
+std::optional<KernelMask> parseKernelMask(std::string_view name);
+
+/// What a kernel computes: a mask, features (KernelVariant.def), and score
+/// and mask functions by name (each the func.func of that name in the
+/// library's functions/<name>.mlir; which is which, their results say).
+struct KernelVariant {
+  KernelMask mask = KernelMask::None;
+#define TILED_ATTN_KERNEL_FEATURE(member, name, use, arguments, summary)       \
+  bool member = false;
+#include "tiled_attn/Kernels/KernelVariant.def"
+  std::vector<std::string> functions;
+
+  bool operator==(const KernelVariant &other) const;
+  bool operator!=(const KernelVariant &other) const {
+    return !(*this == other);
+  }
+};
+
+/// How a call's wish for a feature meets the kernels that have it.
+enum class FeatureUse : uint8_t {
+  /// A kernel with it runs the calls that ask for it, and only those.
+  Exact,
+  /// An output: a kernel with it also runs the calls that do not ask for
+  /// it, after the kernels without it.
+  Output,
+};
+
+/// One feature of KernelVariant.def.
+struct KernelFeature {
+  /// The variant's suffix _<name> and the manifest's key.
+  const char *name;
+  bool KernelVariant::*member;
+  FeatureUse use;
+  /// The kernel arguments it adds, space-separated, by the names the caller
+  /// binds them by.
+  const char *arguments;
+  const char *summary;
+};
+
+inline constexpr KernelFeature kKernelFeatures[] = {
+#define TILED_ATTN_KERNEL_FEATURE(member, name, use, arguments, summary)       \
+  {name, &KernelVariant::member, FeatureUse::use, arguments, summary},
+#include "tiled_attn/Kernels/KernelVariant.def"
+};
+inline constexpr int kNumKernelFeatures =
+    sizeof(kKernelFeatures) / sizeof(kKernelFeatures[0]);
+
+/// What parseKernelVariant reads, for messages and --help:
+/// "<none|top_left|bottom_right|window>[_softcap]...[+function...]".
+std::string kernelVariantGrammar();
+
+/// The variant a name spells, or nothing if `name` is not one: the mask,
+/// the features present in KernelVariant.def's order, then distinct
+/// function names (C identifiers) after '+'.
+std::optional<KernelVariant> parseKernelVariant(std::string_view name);
+
+/// The name parseKernelVariant reads back: "window_softcap_lse+alibi".
+std::string kernelVariantName(const KernelVariant &variant);
+
+/// The features' bits: bit i for kKernelFeatures[i].
+uint32_t kernelFeatureBits(const KernelVariant &variant);
+
+/// ", softcap, lse": the features present, for messages.
+std::string kernelFeaturesText(const KernelVariant &variant);
+
+/// Whether a kernel of features `kernel` runs a call that asks for the
+/// features of `asked` (each Exact feature equal; an Output feature the
+/// call asks for, present). Masks and functions are not compared.
+bool kernelFeaturesFit(const KernelVariant &kernel, const KernelVariant &asked);
+
+/// The Output features `kernel` has and `asked` does not ask for: among
+/// the kernels that fit, fewer is better.
+int kernelExtraOutputs(const KernelVariant &kernel, const KernelVariant &asked);
+
+} // namespace tiled_attn
+
+#endif // TILED_ATTN_KERNELS_KERNELVARIANT_H

@@ -1,0 +1,168 @@
+//===- VariantTest.cpp - What a kernel computes, as the runtime reads it --===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The kernel variants of KernelVariant.def through the C API:
+// ta_kernel_feature, ta_kernel_info.variant and .features, the manifest's
+// one flag per feature, and the choice of a kernel by the features a call
+// asks for (sparse: a block mask's four captured inputs given).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCuda.h"
+#include "TestLibrary.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+using namespace tatest;
+using testing::HasSubstr;
+
+namespace {
+
+/// The names of a block mask's captured inputs, in argument order.
+const char *const kBlockMask[] = {"kv_num_blocks", "kv_indices",
+                                  "full_kv_num_blocks", "full_kv_indices"};
+
+/// A kernel of mask function "document" (a rank-2 i32 view document_ids)
+/// and, with `sparse`, "sparse": true and a block mask's four rank-3/4 i32
+/// views after it.
+Json documentEntry(const std::string &name, bool sparse) {
+  Json e = kernelEntry(name);
+  e["mask_function"] = "document";
+  e["captures"] = Json::array();
+  auto capture = [&](const char *input, const char *function, int rank) {
+    e["captures"].push_back({{"name", input},
+                             {"function", function},
+                             {"kind", "view"},
+                             {"dtype", "i32"},
+                             {"rank", rank}});
+    e["params"].push_back({{"name", input}, {"kind", "base"}, {"type", "ptr"}});
+  };
+  capture("document_ids", "document", 2);
+  if (sparse) {
+    e["sparse"] = true;
+    for (int i = 0; i < 4; ++i)
+      capture(kBlockMask[i], "block_mask", i % 2 ? 4 : 3);
+  }
+  return e;
+}
+
+class Variant : public ChoiceTest {
+protected:
+  /// Gives document_ids and, with `blockMask`, the four block-mask views.
+  void give(bool blockMask) {
+    captures.clear();
+    ta_capture docs = {};
+    docs.name = "document_ids";
+    docs.type = TA_CAPTURE_I32;
+    docs.rank = 2;
+    docs.data = kFarAway + 0x200000;
+    docs.sizes[0] = 2, docs.sizes[1] = 131;
+    docs.strides[0] = 131, docs.strides[1] = 1;
+    captures.push_back(docs);
+    for (int i = 0; blockMask && i < 4; ++i) {
+      ta_capture view = {};
+      view.name = kBlockMask[i];
+      view.type = TA_CAPTURE_I32;
+      view.rank = i % 2 ? 4 : 3;
+      view.data = kFarAway + 0x300000 + 0x10000 * i;
+      for (int d = 0; d < view.rank; ++d)
+        view.sizes[d] = 1, view.strides[d] = 1;
+      captures.push_back(view);
+    }
+    args.mask_function = "document";
+    args.captures = captures.data();
+    args.num_captures = static_cast<int32_t>(captures.size());
+  }
+  std::vector<ta_capture> captures;
+};
+
+} // namespace
+
+TEST(VariantInfo, FeaturesByIndex) {
+  // KernelVariant.def's order: the bits of ta_kernel_info.features and the
+  // suffixes of a variant's name.
+  std::vector<std::string> names;
+  for (int32_t i = 0; ta_kernel_feature(i); ++i)
+    names.push_back(ta_kernel_feature(i));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"softcap", "lse", "varlen", "sparse"}));
+  EXPECT_EQ(ta_kernel_feature(-1), nullptr);
+  EXPECT_EQ(ta_kernel_feature(1 << 20), nullptr);
+  // variant and features follow captures (API version 9).
+  EXPECT_EQ(offsetof(ta_kernel_info, variant),
+            offsetof(ta_kernel_info, captures) + sizeof(void *));
+  EXPECT_EQ(TA_API_VERSION, 9);
+  EXPECT_EQ(ta_api_version(), 9);
+}
+
+TEST_F(Variant, KernelInfoNamesIt) {
+  Json softcap = kernelEntry("ws");
+  softcap["causal"] = "window";
+  softcap["softcap"] = true;
+  softcap["lse"] = true;
+  for (const char *bound : {"window_lo", "window_hi"})
+    softcap["params"].push_back(
+        {{"name", bound}, {"kind", "scalar"}, {"type", "i64"}});
+  softcap["params"].push_back(
+      {{"name", "lse"}, {"kind", "base"}, {"type", "ptr"}});
+  for (int d = 0; d < 3; ++d)
+    softcap["params"].push_back(
+        {{"name", "lse"}, {"kind", "stride"}, {"dim", d}, {"type", "i64"}});
+  softcap["params"].push_back(
+      {{"name", "softcap"}, {"kind", "scalar"}, {"type", "f32"}});
+  open({kernelEntry("plain"), softcap, documentEntry("doc", false),
+        documentEntry("doc_sparse", true)});
+  const char *variants[] = {"none", "window_softcap_lse", "none+document",
+                            "none_sparse+document"};
+  const uint32_t features[] = {0, 0b0011, 0, 0b1000};
+  for (int32_t i = 0; i < 4; ++i) {
+    ta_kernel_info info;
+    ASSERT_EQ(ta_library_kernel(library.get(), i, &info), TA_OK) << i;
+    EXPECT_STREQ(info.variant, variants[i]);
+    EXPECT_EQ(info.features, features[i]) << variants[i];
+    EXPECT_EQ(info.softcap, int32_t(features[i] & 1));
+    EXPECT_EQ(info.lse, int32_t(features[i] >> 1 & 1));
+  }
+}
+
+TEST_F(Variant, SparseKernelsRunTheCallsThatGiveABlockMask) {
+  open({documentEntry("doc_sparse", true), documentEntry("doc", false)});
+  give(false);
+  EXPECT_EQ(chosen(), "doc");
+  give(true);
+  EXPECT_EQ(chosen(), "doc_sparse");
+  // Named, a kernel must fit the call's features.
+  args.kernel = "doc_sparse";
+  give(false);
+  EXPECT_THAT(chosen(), HasSubstr("error 2: no kernel in the library for "));
+  args.kernel = nullptr;
+
+  open({documentEntry("doc_sparse", true)});
+  give(false);
+  EXPECT_THAT(chosen(), HasSubstr("error 2: no kernel in the library for "));
+  open({documentEntry("doc", false)});
+  give(true);
+  std::string status = chosen();
+  EXPECT_THAT(status, HasSubstr("error 2: no kernel in the library for "));
+  EXPECT_THAT(status, HasSubstr("; a kernel of causal=none, with sparse, "
+                                "would compute it"));
+}
+
+TEST_F(Variant, ManifestFlagsAreChecked) {
+  Json entry = documentEntry("doc_sparse", true);
+  entry["sparse"] = "yes";
+  writeLibrary(dir, manifestOf({entry}));
+  ta_library *raw = nullptr;
+  EXPECT_EQ(ta_library_open(dir.path().c_str(), &raw), TA_ERROR_LIBRARY);
+  EXPECT_THAT(lastError(),
+              HasSubstr("field 'sparse' must be true or false, got \"yes\""));
+}
