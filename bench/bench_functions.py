@@ -13,7 +13,10 @@ same inputs, the bias and mask as an additive float mask) against float64;
 tiled-attn's must be within 2x of PyTorch's (functions-check CSV).
 
 Speed: bf16, D = 128, H = 16, B*S = 16k tokens, S 4096 and 16384, causal and
-not. Providers, timed in interleaved rounds (CUDA events after a warm-up, the
+not; ALiBi, document masking, and PyTorch's attn_mask as a float32 bias and as
+a bool mask ([B, 1, S, S], broadcast over the heads; PyTorch's SDPA with the
+same attn_mask is timed in place of its plain kernel, and function_gb counts
+the bytes of the mask the programs read). Providers, timed in interleaved rounds (CUDA events after a warm-up, the
 median of each round's median, random normal inputs): tiled-attn with the
 function, tiled-attn without it (the same causal mask: what the function
 costs), FlexAttention with the same function (ALiBi as its score_mod; the
@@ -208,6 +211,9 @@ def main() -> int:
     p.add_argument("--library", type=Path, default=None,
                    help="kernel library folder (default: $TILED_ATTN_KERNELS or build/kernels)")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--functions", default="alibi,document,bias,mask",
+                   help="the functions to time, of alibi, document, bias (a float32 "
+                        "attn_mask) and mask (a bool attn_mask)")
     p.add_argument("--check-only", action="store_true",
                    help="run the correctness checks only (functions-check CSV)")
     p.add_argument("--replot", type=Path, default=None, metavar="CSV",
@@ -235,7 +241,7 @@ def main() -> int:
     rows = []
     gen = torch.Generator().manual_seed(1)
     h, d = 16, 128
-    for function in ("alibi", "document"):
+    for function in args.functions.split(","):
         for causal in (False, True):
             for s in (4096, 16384):
                 b = 16384 // s
@@ -257,14 +263,41 @@ def main() -> int:
                 def causal_mask(b_, h_, i, j):
                     return j <= i
 
+                # PyTorch's attn_mask, one per batch entry broadcast over the
+                # heads: a float32 bias (the bias kernels read it as it is)
+                # and a bool mask hiding a tenth of the pairs at random (the
+                # mask kernels read its bytes).
+                tensor = None
+                if function == "bias":
+                    tensor = torch.randn(b, 1, s, s, device="cuda", dtype=torch.float32)
+                elif function == "mask":
+                    tensor = torch.rand(b, 1, s, s, device="cuda") > 0.1
+                    tensor[..., 0] = True
+
+                def bias_mod(score, b_, h_, i, j):
+                    return score + tensor[b_, 0, i, j]
+
+                def tensor_mask(b_, h_, i, j):
+                    keep = tensor[b_, 0, i, j]
+                    return (keep & (j <= i)) if causal else keep
+
                 if function == "alibi":
                     block = create_block_mask(causal_mask, None, None, s, s,
                                               device="cuda") if causal else None
                     ours = dict(score_mod="alibi", score_mod_args=(slopes,))
                     theirs = dict(score_mod=alibi_mod, block_mask=block)
-                else:
+                elif function == "document":
                     block = create_block_mask(doc_mask, b, None, s, s, device="cuda")
                     ours = dict(mask_mod="document", mask_mod_args=(docs,))
+                    theirs = dict(block_mask=block)
+                elif function == "bias":
+                    block = create_block_mask(causal_mask, None, None, s, s,
+                                              device="cuda") if causal else None
+                    ours = dict(attn_mask=tensor)
+                    theirs = dict(score_mod=bias_mod, block_mask=block)
+                else:
+                    block = create_block_mask(tensor_mask, b, None, s, s, device="cuda")
+                    ours = dict(attn_mask=tensor)
                     theirs = dict(block_mask=block)
                 pairs = s * (s + 1) // 2 if causal else s * s
                 flops = 4 * b * h * pairs * d
@@ -277,6 +310,25 @@ def main() -> int:
                     "PyTorch SDPA plain": lambda: F.scaled_dot_product_attention(
                         q, k, v, is_causal=causal),
                 }
+                if tensor is not None:
+                    # PyTorch's SDPA with the same attn_mask (causal folded
+                    # into it: SDPA takes one or the other).
+                    i_ = torch.arange(s, device="cuda").view(s, 1)
+                    j_ = torch.arange(s, device="cuda").view(1, s)
+                    theirs_mask = tensor
+                    if causal:
+                        theirs_mask = (tensor.masked_fill(j_ > i_, float("-inf"))
+                                       if function == "bias" else tensor & (j_ <= i_))
+                    providers["PyTorch SDPA attn_mask"] = (
+                        lambda: F.scaled_dot_product_attention(
+                            q, k, v, theirs_mask if function == "mask"
+                            else theirs_mask.to(q.dtype)))
+                    del providers["PyTorch SDPA plain"]
+                # The bytes of the function's tensor each program reads:
+                # every head reads its batch entry's mask (the pairs the
+                # causal mask leaves, in whole blocks: about half).
+                extra_bytes = 0 if tensor is None else (
+                    b * h * pairs * tensor.element_size())
                 mine = providers[f"tiled-attn {function}"]().double()
                 flex_out = providers[f"FlexAttention {function}"]().double()
                 diff = ((mine - flex_out).norm() / flex_out.norm()).item()
@@ -291,6 +343,8 @@ def main() -> int:
                                  "function": function, "mask": "causal" if causal else "none",
                                  "s": s, "b": b, "h": h, "provider": n,
                                  "median_ms": f"{ms:.4f}", "tflops": f"{flops / ms / 1e9:.1f}",
+                                 "function_gb": f"{extra_bytes / 1e9:.3f}",
+                                 "function_gbps": f"{extra_bytes / ms / 1e6:.0f}",
                                  "spread_ms": f"{max(ts) - min(ts):.4f}",
                                  "vs_flex_rel_l2": f"{diff:.2e}"})
                     print(f"{function} {'causal' if causal else 'none'} S={s}: {n}: "

@@ -39,6 +39,7 @@ def main() -> int:
              library=library)
         sdpa(q, k, v, torch.rand(b, 1, 1, s, device="cuda") > 0.5, is_causal=True,
              enable_gqa=True, library=library)
+        sdpa(q, k, v, torch.rand(s, s, device="cuda") > 0.5, enable_gqa=True, library=library)
         prefix = torch.tensor([0, 200], device="cuda", dtype=torch.int32)
         sdpa(q, k, v, enable_gqa=True, library=library, mask_mod="prefix_lm",
              mask_mod_args=(prefix,))

@@ -68,6 +68,9 @@ double tiled_attn::exec::roundToType(double value, Type type) {
   if (type.isInteger(32))
     return static_cast<double>(
         static_cast<int32_t>(static_cast<int64_t>(value)));
+  if (type.isInteger(8))
+    return static_cast<double>(
+        static_cast<int8_t>(static_cast<int64_t>(value)));
   return value;
 }
 

@@ -479,7 +479,7 @@ static Status checkCaptures(const ta_sdpa_args &args) {
         return invalidArgument("captured input '", c.name,
                                "' is given twice (captures[", j, "] and [", i,
                                "])");
-    if (c.type < TA_CAPTURE_F32 || c.type > TA_CAPTURE_BF16)
+    if (c.type < TA_CAPTURE_F32 || c.type > TA_CAPTURE_I8)
       return invalidArgument("captured input '", c.name, "' has type ",
                              static_cast<int>(c.type),
                              ", not a ta_capture_type");

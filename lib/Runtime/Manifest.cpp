@@ -243,7 +243,7 @@ Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
 
 /// "score_function" and "mask_function" (names, "" or absent for none)
 /// and "captures" (absent: none): each {name, kind: view or scalar, dtype:
-/// f32, i32, f16 or bf16, rank: 1-4 for a view, 0 for a scalar}, with
+/// f32, i32, f16, bf16 or i8, rank: 1-4 for a view, 0 for a scalar}, with
 /// distinct names.
 Status readFunctions(const FieldReader &r, KernelEntry &kernel) {
   for (auto [key, out] : {std::pair{"score_function", &kernel.scoreFunction},
@@ -271,7 +271,7 @@ Status readFunctions(const FieldReader &r, KernelEntry &kernel) {
     TA_RETURN_IF_ERROR(c.string("function", capture.function));
     int kind = 0, dtype = 0;
     TA_RETURN_IF_ERROR(c.choice("kind", {"view", "scalar"}, kind));
-    TA_RETURN_IF_ERROR(c.choice("dtype", {"f32", "i32", "f16", "bf16"}, dtype));
+    TA_RETURN_IF_ERROR(c.choice("dtype", {"f32", "i32", "f16", "bf16", "i8"}, dtype));
     capture.type = static_cast<ta_capture_type>(dtype);
     int64_t rank = 0;
     TA_RETURN_IF_ERROR(kind == 0 ? c.integer("rank", 1, 4, rank)

@@ -146,7 +146,7 @@ def fake_torch() -> types.ModuleType:
     ``is_grad_enabled`` (on at first) and ``no_grad()`` (a context manager
     that turns it off)."""
     torch = types.ModuleType("torch")
-    for name in ("float16", "bfloat16", "float32", "int32", "int64", "bool"):
+    for name in ("float16", "bfloat16", "float32", "int32", "int64", "bool", "int8", "uint8"):
         setattr(torch, name, FakeDtype(name))
     torch.contiguous_format = object()  # type: ignore[attr-defined]
 

@@ -51,7 +51,20 @@ def bias_entry(name: str) -> Dict[str, Any]:
                                    "dtype": "f32", "rank": 4}])
 
 
+def mask_entry(name: str) -> Dict[str, Any]:
+    """A kernel with the mask mask function (mask: [B, H, S_q, S_k] i8; its
+    parameters without the unit last stride, so that it differs from the bias
+    kernel's by their count)."""
+    params = standard_params() + [{"name": "mask", "kind": "base", "type": "ptr"}] + [
+        {"name": "mask", "kind": kind, "dim": d, "type": "i64"}
+        for kind in ("size", "stride") for d in range(4 if kind == "size" else 3)]
+    return kernel_entry(name, params=params, mask_function="mask",
+                        captures=[{"name": "mask", "function": "mask", "kind": "view",
+                                   "dtype": "i8", "rank": 4}])
+
+
 ENTRIES = {"plain": kernel_entry("plain"), "bias": bias_entry("bias"),
+           "mask": mask_entry("mask"),
            "alibi": function_entry("alibi", True, False),
            "doc": function_entry("doc", False, True),
            "alibi_doc": function_entry("alibi_doc", True, True)}
@@ -103,7 +116,7 @@ def test_the_kernel_of_the_functions_gets_their_captures(library, fake_cuda) -> 
 @pytest.mark.parametrize("kwargs, kind, message", [
     (dict(score_mod="relpos"), ValueError,
      "has no kernel with score_mod='relpos' and mask_mod=None; its functions: alibi, "
-     "alibi+document, bias, document"),
+     "alibi+document, bias, document, mask"),
     (dict(score_mod="alibi"), ValueError,
      "score_mod 'alibi' takes 1 captured input (slopes) in score_mod_args, got 0"),
     (dict(score_mod="alibi", score_mod_args=(slopes(), slopes())), ValueError,
@@ -129,6 +142,30 @@ def test_bad_functions_and_captures_are_refused(library, fake_cuda, kwargs, kind
         sdpa(*qkv(), library=library, **kwargs)
     assert message in str(info.value)
     assert fake_cuda.counts() == before
+
+
+def test_a_bool_attn_mask_is_the_mask_function(library, fake_cuda) -> None:
+    # A bool attn_mask, broadcast over the heads: the mask kernel reads its
+    # bytes (no copy, no float conversion) through a [B, H, S_q, S_k] view of
+    # stride 0 along H.
+    mask = FakeTensor((2, 1, 77, 131), dtype="bool", pointer=0x740000000)
+    seen = launched(fake_cuda, library=library, attn_mask=mask)
+    assert seen == {"kernel": "mask",
+                    "extra": [0x740000000, 2, 3, 77, 131, 77 * 131, 0, 131]}
+    # The mask's bytes as int8 or uint8 do too, as mask_mod="mask".
+    for dtype in ("int8", "uint8"):
+        byte_mask = FakeTensor((2, 3, 77, 131), dtype=dtype, pointer=0x740000000)
+        seen = launched(fake_cuda, library=library, mask_mod="mask",
+                        mask_mod_args=(byte_mask,))
+        assert seen["kernel"] == "mask"
+    # A float32 mask for the byte mask is refused, naming the dtypes.
+    with pytest.raises(ValueError, match=r"mask_mod_args \(mask\) must be a torch.bool or "
+                                         r"torch.int8 or torch.uint8 tensor, got torch.float32"):
+        sdpa(*qkv(), library=library, mask_mod="mask",
+             mask_mod_args=(FakeTensor((2, 3, 77, 131), dtype="float32"),))
+    with pytest.raises(ValueError, match="a bool attn_mask and mask_mod together"):
+        sdpa(*qkv(), library=library, attn_mask=mask, mask_mod="document",
+             mask_mod_args=(docs(),))
 
 
 def test_a_float_attn_mask_is_the_bias_function(library, fake_cuda) -> None:

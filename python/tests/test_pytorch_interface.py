@@ -168,13 +168,16 @@ def test_a_bool_attn_mask_is_the_old_causal_and_refused(library, fake_cuda) -> N
 
 
 def test_attn_mask_tensors_are_checked(library, fake_cuda) -> None:
-    # A float or bool attn_mask runs on the library's bias kernels
-    # (test_functions.py); this library has none.
+    # A float attn_mask runs on the library's bias kernels, a bool one on its
+    # mask kernels (test_functions.py); this library has neither.
     mask = tensor((2, 1, 77, 131), 0x700000000, "float32")
     # A missing kernel is both the library's fault and the argument's.
     assert issubclass(NoKernelError, TiledAttnError) and issubclass(NoKernelError, ValueError)
     assert "has no kernel with score_mod='bias'" in refused(fake_cuda, NoKernelError, sdpa, *qkv(),
                                                           mask, library=library)
+    assert "has no kernel with score_mod=None and mask_mod='mask'" in refused(
+        fake_cuda, NoKernelError, sdpa, *qkv(), tensor((77, 131), 0x700000000, "bool"),
+        library=library)
     assert refused(fake_cuda, ValueError, sdpa, *qkv(), tensor((2, 2, 77, 131), 0x700000000,
                                                                "float32"),
                    library=library) == ("attn_mask must broadcast to [B, H, S_q, S_k] = "
@@ -187,7 +190,7 @@ def test_attn_mask_tensors_are_checked(library, fake_cuda) -> None:
                                                                    device="cuda:1"),
                    library=library) == "attn_mask must be on cuda:0 (with q), got cuda:1"
     assert refused(fake_cuda, ValueError, sdpa, *qkv(), mask, score_mod="alibi",
-                   library=library).startswith("attn_mask and score_mod together")
+                   library=library).startswith("a float attn_mask and score_mod together")
     assert refused(fake_cuda, TypeError, sdpa, *qkv(), attn_mask="causal", library=library) == (
         "attn_mask must be None or a tensor, got str 'causal'")
 

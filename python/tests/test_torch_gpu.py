@@ -777,9 +777,10 @@ def test_sdpa_in_pytorchs_order_agrees_with_torch(dtype, sq, sk):
     # The old sdpa(q, k, v, True) fails loudly.
     with pytest.raises(TypeError, match=r"^attn_mask is the bool True: .* pass is_causal=True$"):
         tiled_attn.sdpa(q, k, v, True)
-    # attn_mask runs on the bias kernels, which the library has at D = 128 only.
+    # A bool attn_mask runs on the mask kernels, which the library has at
+    # D = 128 only.
     with pytest.raises((ValueError, tiled_attn.TiledAttnError),
-                       match=r"score_mod='bias'|score_function=bias"):
+                       match=r"mask_mod='mask'|mask_function=mask"):
         tiled_attn.sdpa(q, k, v, torch.ones(sq, sk, dtype=torch.bool, device="cuda"))
     with pytest.raises(tiled_attn.NotSupportedError, match=r"^dropout_p is 0.1, but"):
         tiled_attn.sdpa(q, k, v, None, 0.1, True)
@@ -787,10 +788,10 @@ def test_sdpa_in_pytorchs_order_agrees_with_torch(dtype, sq, sk):
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_attn_mask_float_and_bool_agree_with_torch(dtype):
-    # The bias kernels (sm_90a, D = 128): PyTorch's float and bool masks,
-    # broadcast, against F.scaled_dot_product_attention's math backend.
+    # The bias and mask kernels (sm_90a, D = 128): PyTorch's float and bool
+    # masks, broadcast, against F.scaled_dot_product_attention's math backend.
     if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("the bias kernels are sm_90a's")
+        pytest.skip("the bias and mask kernels are sm_90a's")
     from torch.nn.attention import SDPBackend, sdpa_kernel
     q, k, v = qkv(sq=77, sk=131, d=128, dtype=dtype, seed=13)
     g = torch.Generator(device="cuda").manual_seed(14)

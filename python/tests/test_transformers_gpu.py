@@ -150,15 +150,15 @@ def test_padded_batch_without_bias_kernels_is_refused(cuda):
     mask = torch.ones_like(ids)
     mask[1, :8] = 0  # left padding in row 1
     with pytest.raises(NotImplementedError,
-                       match=r"without padding.*attention_mask of shape \(2, 1, 64.*bias kernels"):
+                       match=r"without padding.*attention_mask of shape \(2, 1, 64.*mask or bias kernels"):
         run(model, "tiled_attn", ids, attention_mask=mask)
 
 
 @pytest.mark.parametrize("dtype_name", list(DTYPES))
 def test_padded_batch_matches_sdpa(cuda, dtype_name):
-    # Left padding: the bias kernels (sm_90a, D = 128) take the mask.
+    # Left padding: the mask kernels (sm_90a, D = 128) take the mask.
     if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("the bias kernels are sm_90a's")
+        pytest.skip("the mask kernels are sm_90a's")
     model = llama(128, dtype_name)
     ids = token_ids(2, 96)
     mask = torch.ones_like(ids)

@@ -103,8 +103,9 @@ def function_fields(torch: Any, library: KernelLibrary, device: Any,
                 raise TypeError(f"{label} must be a tensor, got {type(value).__name__}")
             types = {getattr(torch, n): t for n, t in CAPTURE_TYPES.items()}
             if types.get(value.dtype) != c.type:
-                torch_name = next(n for n, t in CAPTURE_TYPES.items() if t == c.type)
-                raise ValueError(f"{label} must be a torch.{torch_name} tensor, got "
+                torch_names = " or ".join(f"torch.{n}" for n, t in CAPTURE_TYPES.items()
+                                          if t == c.type)
+                raise ValueError(f"{label} must be a {torch_names} tensor, got "
                                  f"{value.dtype}")
             if value.dim() != rank:
                 raise ValueError(f"{label} must have rank {rank}, got shape "

@@ -113,10 +113,11 @@ class TaVarlen(Structure):
                 ("max_seqlen_k", c_int64)]
 
 
-#: ta_capture_type, by torch dtype name.
-CAPTURE_TYPES = {"float32": 0, "int32": 1, "float16": 2, "bfloat16": 3}
+#: ta_capture_type, by torch dtype name (one byte, i8: bool, int8 or uint8).
+CAPTURE_TYPES = {"float32": 0, "int32": 1, "float16": 2, "bfloat16": 3, "bool": 4,
+                 "int8": 4, "uint8": 4}
 #: ta_capture_type's names, as the manifest spells them.
-CAPTURE_TYPE_NAMES = ("f32", "i32", "f16", "bf16")
+CAPTURE_TYPE_NAMES = ("f32", "i32", "f16", "bf16", "i8")
 
 
 class TaCapture(Structure):

@@ -37,7 +37,7 @@ from .block_mask import block_mask_args
 from .functions import NO_FUNCTIONS, function_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       c_string_address, default_library)
-from .validation import (ITEMSIZE, attn_mask_as_bias, check_attention_args, check_gqa,
+from .validation import (ITEMSIZE, attn_mask_as_function, check_attention_args, check_gqa,
                          check_inputs, check_no_grad, check_return_lse, check_scale,
                          check_softcap, check_tensor, check_window, copy_reason)
 
@@ -88,9 +88,11 @@ def sdpa(
             the output has; the library needs a kernel of the pair.
         attn_mask: PyTorch's: a bool (True: the query sees the key) or
             float (added to the scaled scores) tensor that broadcasts to
-            ``[B, H, S_q, S_k]``, run on the library's ``bias`` kernels
-            (:func:`~tiled_attn.validation.attn_mask_as_bias`). A bool is
-            refused with a TypeError that points to ``is_causal`` (the old
+            ``[B, H, S_q, S_k]``: a bool tensor runs on the library's
+            ``mask`` kernels (one byte per element), a float one on its
+            ``bias`` kernels
+            (:func:`~tiled_attn.validation.attn_mask_as_function`). A bool
+            (not a tensor) is refused with a TypeError that points to ``is_causal`` (the old
             signature's 4th positional argument was ``causal``).
         dropout_p: must be 0 (NotSupportedError otherwise): the kernels are
             inference kernels, with no dropout.
@@ -195,10 +197,14 @@ def sdpa(
             or (is_causal is not False and (is_causal is not True or causal is not None))):
         causal = check_attention_args(attn_mask, dropout_p, is_causal, causal)
         if attn_mask is not None:
-            # PyTorch's mask, added to the scaled scores: the library's bias
-            # score function (kernels/functions/bias.mlir).
-            score_mod_args = (attn_mask_as_bias(torch, attn_mask, q, k, score_mod),)
-            score_mod = "bias"
+            # PyTorch's mask: the library's mask function (bool) or bias
+            # score function (float), kernels/functions/{mask,bias}.mlir.
+            function, view = attn_mask_as_function(torch, attn_mask, q, k, score_mod,
+                                                   mask_mod)
+            if function == "mask":
+                mask_mod, mask_mod_args = function, (view,)
+            else:
+                score_mod, score_mod_args = function, (view,)
     elif causal is None:
         causal = is_causal
     if block_mask is not None and (causal or tuple(window_size) != (-1, -1)):

@@ -32,7 +32,7 @@ from typing import Any, Optional, Tuple
 
 from .errors import NoBackwardError, NotSupportedError
 
-__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "attn_mask_as_bias", "check_attention_args",
+__all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "attn_mask_as_function", "check_attention_args",
            "check_dropout",
            "check_flash_args", "check_gqa", "check_inputs", "check_no_grad", "check_return_lse",
            "check_scale", "check_softcap", "check_tensor", "check_varlen", "check_window",
@@ -137,7 +137,7 @@ def check_attention_args(attn_mask: Any, dropout_p: Any, is_causal: Any, causal:
     The slow path of sdpa's argument mapping, taken only when ``attn_mask``
     is not None, ``dropout_p`` is not 0, ``is_causal`` is not a bool or both
     ``is_causal=True`` and ``causal`` are given. ``attn_mask`` must be None
-    or a tensor (:func:`attn_mask_as_bias` checks and maps it); a bool there
+    or a tensor (:func:`attn_mask_as_function` checks and maps it); a bool there
     is a caller of the old signature, whose 4th positional argument was
     ``causal`` (TypeError, never a silent change of meaning).
     """
@@ -167,25 +167,33 @@ def check_attention_args(attn_mask: Any, dropout_p: Any, is_causal: Any, causal:
     return causal
 
 
-def attn_mask_as_bias(torch: Any, attn_mask: Any, q: Any, k: Any,
-                      score_mod: Any) -> Any:
-    """PyTorch's ``attn_mask`` as the captured input of the library's ``bias``
-    score function: a float32 ``[B, H, S_q, S_k]`` view of it, broadcast
-    dimensions of stride 0 (no copy for a float32 mask; a bool mask becomes 0
-    where True and -inf where False, a float mask of another dtype float32).
+def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod: Any,
+                          mask_mod: Any) -> Tuple[str, Any]:
+    """PyTorch's ``attn_mask`` as a function of the library and its captured
+    input, a ``[B, H, S_q, S_k]`` view whose broadcast dimensions have stride
+    0 (no copy): a bool mask as the ``mask`` mask function
+    (kernels/functions/mask.mlir, one byte per element, True: the query sees
+    the key), a float one as the ``bias`` score function
+    (kernels/functions/bias.mlir, float32: no copy for a float32 mask, a
+    float32 copy of another dtype's). Returns ``("mask" or "bias", view)``.
     Raises ValueError naming the problem: a mask on another device, of
     another dtype than bool or floating point, that does not broadcast to
-    ``[B, H, S_q, S_k]``, or given with a score function."""
-    if score_mod is not None:
-        raise ValueError("attn_mask and score_mod together: the kernels take one score "
-                         "function, and a float attn_mask is one (bias); add the mask in "
-                         "your score function instead")
+    ``[B, H, S_q, S_k]``, or given with a function of the same kind
+    (``mask_mod`` for a bool mask, ``score_mod`` for a float one)."""
     b, h, s_q, s_k = q.shape[0], q.shape[1], q.shape[2], k.shape[2]
     if attn_mask.device != q.device:
         raise ValueError(f"attn_mask must be on {q.device} (with q), got {attn_mask.device}")
     if attn_mask.dtype != torch.bool and not attn_mask.dtype.is_floating_point:
         raise ValueError(f"attn_mask must be a bool or floating-point tensor (True or an "
                          f"additive value where a query sees a key), got {attn_mask.dtype}")
+    if attn_mask.dtype == torch.bool and mask_mod is not None:
+        raise ValueError("a bool attn_mask and mask_mod together: the kernels take one mask "
+                         "function, and a bool attn_mask is one (mask); combine the two in "
+                         "your mask function instead")
+    if attn_mask.dtype != torch.bool and score_mod is not None:
+        raise ValueError("a float attn_mask and score_mod together: the kernels take one score "
+                         "function, and a float attn_mask is one (bias); add the mask in "
+                         "your score function instead")
     if attn_mask.dim() > 4:
         raise ValueError(f"attn_mask must broadcast to [B, H, S_q, S_k] = "
                          f"{[b, h, s_q, s_k]}, got shape {tuple(attn_mask.shape)}")
@@ -195,11 +203,10 @@ def attn_mask_as_bias(torch: Any, attn_mask: Any, q: Any, k: Any,
                          f"{[b, h, s_q, s_k]}, got shape {tuple(attn_mask.shape)}")
     mask = attn_mask.reshape(shape)
     if mask.dtype == torch.bool:
-        mask = torch.zeros(shape, dtype=torch.float32, device=q.device).masked_fill(
-            ~mask, float("-inf"))
-    elif mask.dtype != torch.float32:
+        return "mask", mask.expand(b, h, s_q, s_k)
+    if mask.dtype != torch.float32:
         mask = mask.to(torch.float32)
-    return mask.expand(b, h, s_q, s_k)
+    return "bias", mask.expand(b, h, s_q, s_k)
 
 
 def check_dropout(dropout_p: Any, function: str) -> None:

@@ -166,3 +166,40 @@ TEST_F(Variant, ManifestFlagsAreChecked) {
   EXPECT_THAT(lastError(),
               HasSubstr("field 'sparse' must be true or false, got \"yes\""));
 }
+
+TEST_F(Variant, ByteCapturesAreI8) {
+  // A kernel of the library's bool mask function: a captured rank-4 view of
+  // one byte per element (TA_CAPTURE_I8, API version 9).
+  Json e = kernelEntry("mask");
+  e["mask_function"] = "mask";
+  e["captures"] = Json::array({{{"name", "mask"},
+                                {"function", "mask"},
+                                {"kind", "view"},
+                                {"dtype", "i8"},
+                                {"rank", 4}}});
+  e["params"].push_back({{"name", "mask"}, {"kind", "base"}, {"type", "ptr"}});
+  open({e});
+  ta_kernel_info info;
+  ASSERT_EQ(ta_library_kernel(library.get(), 0, &info), TA_OK);
+  ASSERT_EQ(info.num_captures, 1);
+  EXPECT_EQ(info.captures[0].type, TA_CAPTURE_I8);
+  EXPECT_STREQ(info.variant, "none+mask");
+  ta_capture mask = {};
+  mask.name = "mask";
+  mask.type = TA_CAPTURE_I8;
+  mask.rank = 4;
+  mask.data = kFarAway + 0x400000;
+  int64_t sizes[4] = {2, 3, 77, 131}, strides[4] = {77 * 131, 0, 131, 1};
+  for (int d = 0; d < 4; ++d)
+    mask.sizes[d] = sizes[d], mask.strides[d] = strides[d];
+  args.mask_function = "mask";
+  args.captures = &mask;
+  args.num_captures = 1;
+  EXPECT_EQ(chosen(), "mask");
+  EXPECT_EQ(paramAs<uint64_t>(plan, plan.num_params - 1), mask.data);
+  // An f32 view where the kernel takes i8 is refused, naming both.
+  mask.type = TA_CAPTURE_F32;
+  EXPECT_THAT(chosen(), HasSubstr("error 1: "));
+  mask.type = static_cast<ta_capture_type>(TA_CAPTURE_I8 + 1);
+  EXPECT_THAT(chosen(), HasSubstr("has type 5, not a ta_capture_type"));
+}

@@ -207,6 +207,9 @@ typedef enum ta_capture_type {
   TA_CAPTURE_I32 = 1,
   TA_CAPTURE_F16 = 2,
   TA_CAPTURE_BF16 = 3,
+  /** One byte per element: a torch.bool, int8 or uint8 tensor (API
+      version 9; a boolean mask reads nonzero as true). */
+  TA_CAPTURE_I8 = 4,
 } ta_capture_type;
 
 /** A captured input of a kernel's score or mask function (the manifest's
@@ -214,7 +217,7 @@ typedef enum ta_capture_type {
     by its name. A view's sizes must cover what the function reads (a read
     outside them gives 0); its last stride must be 1. */
 typedef struct ta_capture {
-  /** The name the function gives it ("slopes", "document_ids"). */
+  /** The name the function gives it ("slopes", "document_ids", "mask"). */
   const char *name;
   ta_capture_type type;
   /** 1 to 4 for a view; 0 for a scalar (f32 or i32, in `scalar`). */

@@ -133,7 +133,7 @@ _RESERVED_PARTS = ("sdpa", "flash", "flex", "paged")
 
 _PREFIX = "tiled_attn attention"
 _SUPPORTED = ("it supports causal masks without padding, and other masks (padding) where "
-              "the kernel library has bias kernels (D = 128) only")
+              "the kernel library has mask and bias kernels (D = 128) only")
 
 
 # --------------------------------------------------------------------------
@@ -295,9 +295,9 @@ def _masked_sdpa(
     refusal: NotImplementedError,
 ) -> torch.Tensor:
     """A mask that is no causal mask (a padded batch, say) as tiled_attn.sdpa's
-    ``attn_mask``, which runs on the library's ``bias`` kernels: the mask as
-    booleans where it holds only 0 and the dtype's minimum (or is boolean),
-    else as the additive float mask it is. Without such kernels (or with a
+    ``attn_mask``: as booleans where it holds only 0 and the dtype's minimum
+    (or is boolean), which run on the library's ``mask`` kernels, else as the
+    additive float mask it is, on its ``bias`` kernels. Without such kernels (or with a
     sliding window or a soft-cap, which they do not combine with), the
     NotImplementedError names the mask and why."""
     if window is not None or softcap:
@@ -311,10 +311,10 @@ def _masked_sdpa(
         tiled_attn.sdpa(query, key, value, attn_mask, scale=scale,
                         enable_gqa=key.shape[1] != heads, out=result.transpose(1, 2))
     except tiled_attn.NoKernelError as error:
-        # The library has no bias kernels, or none of this dtype, head dim
-        # and GPU.
+        # The library has no mask (bias) kernels, or none of this dtype,
+        # head dim and GPU.
         raise NotImplementedError(
-            f"{refusal} (A mask like this runs on the library's bias kernels, as "
+            f"{refusal} (A mask like this runs on the library's mask or bias kernels, as "
             f"tiled_attn.sdpa's attn_mask, and this library has none for {query.dtype} and "
             f"D={query.shape[-1]} on this GPU.)") from error
     return result
@@ -513,7 +513,7 @@ _LAST_MASK = _LastMask()
 
 class _NotCausalMask(NotImplementedError):
     """A mask that is no causal mask (padding, packed sequences, a custom 4D
-    mask): :func:`_masked_sdpa` runs it on the library's bias kernels where
+    mask): :func:`_masked_sdpa` runs it on the library's mask or bias kernels where
     there are some."""
 
 

@@ -9,7 +9,7 @@ func.func private @view_rank_0(!tile.view<f16>)
 
 // -----
 
-// expected-error @+1 {{view elements must be f16, bf16, f32 or i32, got 'i64'}}
+// expected-error @+1 {{view elements must be f16, bf16, f32, i32 or i8, got 'i64'}}
 func.func private @view_element_i64(!tile.view<?x64xi64>)
 
 // -----

@@ -51,6 +51,14 @@ func.func @slice_read(%v: !tile.view<1x?x?x64xf16>, %cu: !tile.view<?xi32>, %i: 
   return %s, %r : !tile.view<1x?x?x64xf16>, i32
 }
 
+// A view of bytes (a boolean mask tensor) reads as i8.
+// CHECK-LABEL: func.func @read_i8
+// CHECK: tile.read %{{.*}}[%{{.*}}, %{{.*}}] : <?x?xi8> -> i8
+func.func @read_i8(%m: !tile.view<?x?xi8>, %i: index) -> i8 {
+  %r = tile.read %m[%i, %i] : !tile.view<?x?xi8> -> i8
+  return %r : i8
+}
+
 // CHECK-LABEL: func.func @load
 // CHECK-SAME: (%[[K:.*]]: !tile.view<?x?x?x128xf16>, %[[I:.*]]: index, %[[J:.*]]: index)
 func.func @load(%k: !tile.view<?x?x?x128xf16>, %i: index, %j: index)

@@ -119,9 +119,10 @@ LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
     if (!ShapedType::isDynamic(size) && size < 0)
       return emitError() << "view sizes must be non-negative, got " << size;
   if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32() &&
-      !elementType.isInteger(32))
-    return emitError() << "view elements must be f16, bf16, f32 or i32, got "
-                       << elementType;
+      !elementType.isInteger(32) && !elementType.isInteger(8))
+    return emitError()
+           << "view elements must be f16, bf16, f32, i32 or i8, got "
+           << elementType;
   return success();
 }
 

@@ -139,7 +139,8 @@ LogicalResult Vectorizer::vectorize(Operation *op) {
   // varies with.
   if (auto read = dyn_cast<ReadOp>(op)) {
     if (!read.getType().isF32() && !read.getType().isInteger(32) &&
-        !read.getType().isF16() && !read.getType().isBF16())
+        !read.getType().isInteger(8) && !read.getType().isF16() &&
+        !read.getType().isBF16())
       return fail();
     SmallVector<Value> indices;
     for (Value index : read.getIndices()) {

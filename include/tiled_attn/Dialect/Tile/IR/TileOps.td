@@ -137,7 +137,7 @@ def Tile_ReadOp : Tile_Op<"read"> {
   }];
   let arguments = (ins Arg<Tile_ViewType, "the view to read", [MemRead]>:$view,
                        Variadic<Index>:$indices);
-  let results = (outs AnyTypeOf<[I32, F16, BF16, F32]>:$result);
+  let results = (outs AnyTypeOf<[I32, I8, F16, BF16, F32]>:$result);
   let assemblyFormat = [{
     $view `[` $indices `]` attr-dict `:` type($view) `->` type($result)
   }];
@@ -360,7 +360,7 @@ def Tile_GatherOp : Tile_Op<"gather"> {
     Variadic<AnyTypeOf<[Index, Tile_TileOf<[I32], "i32">]>>:$indices,
     DefaultValuedAttr<F64Attr, "0.0">:$pad
   );
-  let results = (outs Tile_TileOf<[I32, F16, BF16, F32], "i32, f16, bf16 or f32">:$result);
+  let results = (outs Tile_TileOf<[I32, I8, F16, BF16, F32], "i32, i8, f16, bf16 or f32">:$result);
   let assemblyFormat = [{
     $view `[` $indices `]` `pad` `(` $pad `)` attr-dict `:` type($view) `,`
     type($indices) `->` type($result)
