@@ -98,6 +98,8 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
   // one block further.
   if (options.deferPv)
     fpm.addPass(tile::createTileDeferPvPass());
+  if (options.earlyGathers)
+    fpm.addPass(tile::createTileEarlyGathersPass());
   if (options.decompose)
     fpm.addPass(tile::createTileDecomposeOnlineSoftmaxPass());
   fpm.addPass(createCSEPass());

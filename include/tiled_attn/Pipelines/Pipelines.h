@@ -89,6 +89,13 @@ struct TileScheduleOptions
                      "overlaps it (FlashAttention-3's intra-warpgroup "
                      "overlap, tile-defer-pv)"),
       llvm::cl::init(false)};
+  Option<bool> earlyGathers{
+      *this, "early-gathers",
+      llvm::cl::desc("Issue each loop's gathers (a score or mask function's "
+                     "reads of a tensor at every query and key) before the "
+                     "loop body's mmas, so that their loads overlap them "
+                     "(tile-early-gathers)"),
+      llvm::cl::init(false)};
   Option<bool> decompose{
       *this, "decompose",
       llvm::cl::desc("Decompose the online softmax at the end"),
@@ -258,8 +265,9 @@ void buildGPUToPTXPipeline(mlir::OpPassManager &pm,
 void buildTileToPTXPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
 
-/// retile -> mask split -> exp2 -> lazy rescale -> heavy-first -> hoist ->
-/// prefetch -> decompose, each step only where its knob asks for it.
+/// retile -> fold score terms -> mask split -> exp2 -> lazy rescale ->
+/// heavy-first -> hoist -> prefetch -> defer P.V -> early gathers ->
+/// decompose, each step only where its knob asks for it.
 void buildTileSchedulePipeline(mlir::OpPassManager &pm,
                                const TileScheduleOptions &options);
 

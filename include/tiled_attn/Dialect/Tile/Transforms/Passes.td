@@ -152,6 +152,32 @@ def TileVectorizeApplyPass : Pass<"tile-vectorize-apply", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TileEarlyGathersPass : Pass<"tile-early-gathers", "::mlir::func::FuncOp"> {
+  let summary = "Issue a loop's gathers before its mmas";
+  let description = [{
+    Moves each `tile.gather` of a loop body that comes after the body's first
+    `tile.mma` (a score or mask function reading a tensor at every query and
+    key: a bias, a boolean mask, key ids), with the pure ops of the body it
+    depends on, to just before that mma, so that its loads are in flight
+    while the matrix unit works. A gather that needs an mma's result, an op
+    with effects or regions, or a view the function writes stays where it
+    is. The gathered block is live through the mmas.
+
+    Before (one step of the loop, after `tile-defer-pv`):
+
+    ```mlir
+    %s = tile.mma %q, %k, %zero : ...
+    %o = tile.mma %p, %v, %acc : ...
+    %k0 = arith.muli %j, %c64 : index
+    %cols = tile.iota offset(%k0) : tensor<64xi32>
+    %at = tile.broadcast %cols along 0 : tensor<64xi32> -> tensor<128x64xi32>
+    %bias = tile.gather %b[%bi, %h, %rows, %at] pad(0.0) : ...
+    ```
+
+    After: the last four ops come first.
+  }];
+}
+
 def TileExp2Pass : Pass<"tile-exp2", "::mlir::func::FuncOp"> {
   let summary = "Use exp2 with the softmax scale folded into one multiply-add";
   let description = [{

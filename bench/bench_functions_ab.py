@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Interleaved A/B of two kernel libraries on the kernels tile-fold-score-terms
-and the hoisted captured reads changed (ALiBi, prefix-LM; sm_90a, bf16,
-D = 128): the library before and after, in the same process and rounds.
+"""Interleaved A/B of two kernel libraries on score- and mask-function
+kernels (sm_90a, bf16, D = 128): a library before and after a change, in the
+same process and rounds.
 
-    python3 bench/bench_fold_ab.py --before DIR --after DIR [--out bench/results/functions]
+    python3 bench/bench_functions_ab.py --before DIR --after DIR [--stem fold-ab]
+        [--cases alibi,alibi-causal,prefix_lm] [--out bench/results/functions]
 
-H = 16, B*S = 16k tokens, S 4096 and 16384, ALiBi with and without the
-causal mask, prefix-LM (prefixes of S/4). CUDA events after a warm-up, the
-median of each round's median, the two libraries alternating within each
-round on the same random normal inputs; the relative L2 difference of
-their outputs is recorded too. Writes the CSV and a plot.
+H = 16, B*S = 16k tokens, S 4096 and 16384. Cases: alibi, prefix_lm
+(prefixes of S/4), bias (PyTorch's float32 attn_mask, [B, 1, S, S]), mask
+(its bool attn_mask, a tenth of the pairs hidden at random), document
+(documents of 1024), each optionally with "-causal". CUDA events after a
+warm-up, the median of each round's median, the two libraries alternating
+within each round on the same random normal inputs; the relative L2
+difference of their outputs is recorded too. Writes the CSV and a plot.
+(`fold-ab`: tile-fold-score-terms; `early-gathers-ab`: tile-early-gathers.)
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ def plot(csv_path: Path) -> None:
     ax.set_xticks([x + 0.2 for x in range(len(cases))])
     ax.set_xticklabels(cases, fontsize=7)
     ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"tile-fold-score-terms A/B, sm_90a bf16 D128: {rows[0]['device']}, "
+    ax.set_title(f"{csv_path.name.split('_')[0]}, sm_90a bf16 D128: {rows[0]['device']}, "
                  f"{rows[0]['date']}", fontsize=9)
     ax.legend()
     fig.tight_layout()
@@ -56,6 +60,9 @@ def main() -> None:
     ap.add_argument("--after", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=RESULTS / "functions")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--stem", default="fold-ab", help="the CSV's stem")
+    ap.add_argument("--cases", default="alibi,alibi-causal,prefix_lm",
+                    help="of alibi, prefix_lm, bias, mask, document, each with -causal")
     args = ap.parse_args()
     libraries = {"before": tiled_attn.KernelLibrary.load(args.before),
                  "after": tiled_attn.KernelLibrary.load(args.after)}
@@ -64,7 +71,8 @@ def main() -> None:
     torch.manual_seed(0)
     h, d = 16, 128
     rows = []
-    for function, causal in (("alibi", False), ("alibi", True), ("prefix_lm", False)):
+    for case_name in args.cases.split(","):
+        function, causal = case_name.removesuffix("-causal"), case_name.endswith("-causal")
         for s in (4096, 16384):
             b = 16384 // s
             q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
@@ -72,9 +80,18 @@ def main() -> None:
             if function == "alibi":
                 kwargs = {"score_mod": "alibi",
                           "score_mod_args": (torch.rand(h, device="cuda"),)}
-            else:
+            elif function == "prefix_lm":
                 kwargs = {"mask_mod": "prefix_lm", "mask_mod_args": (
                     torch.full((b,), s // 4, dtype=torch.int32, device="cuda"),)}
+            elif function == "bias":
+                kwargs = {"attn_mask": torch.randn(b, 1, s, s, device="cuda")}
+            elif function == "mask":
+                mask = torch.rand(b, 1, s, s, device="cuda") > 0.1
+                mask[..., 0] = True
+                kwargs = {"attn_mask": mask}
+            else:
+                ids = (torch.arange(s, device="cuda") // 1024).to(torch.int32)
+                kwargs = {"mask_mod": "document", "mask_mod_args": (ids.repeat(b, 1),)}
             calls = {name: (lambda lib=lib: tiled_attn.sdpa(q, k, v, is_causal=causal,
                                                             library=lib, **kwargs))
                      for name, lib in libraries.items()}
@@ -96,7 +113,7 @@ def main() -> None:
                              "after_vs_before_rel_l2": f"{diff:.2e}"})
                 print(f"{case:22s} {name:7s} {ms:8.3f} ms {flops / ms / 1e9:7.1f} TFLOP/s "
                       f"(outputs differ by {diff:.1e})")
-    plot(write_csv(args.out, "fold-ab", device, date, rows))
+    plot(write_csv(args.out, args.stem, device, date, rows))
 
 
 if __name__ == "__main__":
