@@ -174,17 +174,24 @@ def check(torch, F, sdpa, library, rows, device, date):
 
 
 def check_attn_mask(torch, F, sdpa, library, rows, device, date):
-    """PyTorch's attn_mask (the bias score function): float and bool masks,
-    broadcast over the batch or the heads, against float64 and the math
-    backend."""
-    for dtype in (torch.bfloat16, torch.float16):
-        for kind, shape in (("float", (2, 1, 333, 1000)), ("float", (1, 8, 333, 1000)),
-                            ("bool", (333, 1000)), ("bool", (2, 1, 1, 1000))):
+    """PyTorch's attn_mask (the bias score function and the mask mask
+    function): float and bool masks, broadcast over the batch or the heads,
+    against float64 and the math backend, at every head dim the library has
+    mask kernels of."""
+    head_dims = sorted({k.head_dim for k in library.kernels if k.mask_function == "mask"})
+    for d, dtype in ((d, t) for d in head_dims for t in (torch.bfloat16, torch.float16)):
+        if d != 128:
+            # Other head dims: one float and one bool mask, causal or not.
+            shapes = (("float", (2, 1, 333, 1000)), ("bool", (2, 1, 1, 1000)))
+        else:
+            shapes = (("float", (2, 1, 333, 1000)), ("float", (1, 8, 333, 1000)),
+                      ("bool", (333, 1000)), ("bool", (2, 1, 1, 1000)))
+        for kind, shape in shapes:
             for causal in (False, True):
                 b, h, h_kv, s_q, s_k = 2, 8, 4, 333, 1000
-                q = torch.randn(b, h, s_q, 128, device="cuda", dtype=dtype)
-                k = torch.randn(b, h_kv, s_k, 128, device="cuda", dtype=dtype)
-                v = torch.randn(b, h_kv, s_k, 128, device="cuda", dtype=dtype)
+                q = torch.randn(b, h, s_q, d, device="cuda", dtype=dtype)
+                k = torch.randn(b, h_kv, s_k, d, device="cuda", dtype=dtype)
+                v = torch.randn(b, h_kv, s_k, d, device="cuda", dtype=dtype)
                 if kind == "float":
                     mask = torch.randn(shape, device="cuda", dtype=dtype)
                     bias = mask.double().expand(b, h, s_q, s_k)
@@ -201,7 +208,8 @@ def check_attn_mask(torch, F, sdpa, library, rows, device, date):
                 out = sdpa(q, k, v, mask, is_causal=causal, enable_gqa=True, library=library)
                 compare(torch, F, out, q, k, v, bias, keep, rows,
                         {"device": device, "date": date,
-                         "function": f"attn_mask {kind} {list(shape)}", "causal": causal})
+                         "function": f"attn_mask {kind} {list(shape)}"
+                                     + ("" if d == 128 else f" D={d}"), "causal": causal})
 
 
 def main() -> int:

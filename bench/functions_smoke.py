@@ -43,6 +43,16 @@ def main() -> int:
         prefix = torch.tensor([0, 200], device="cuda", dtype=torch.int32)
         sdpa(q, k, v, enable_gqa=True, library=library, mask_mod="prefix_lm",
              mask_mod_args=(prefix,))
+    # attn_mask at the other head dims the library has mask kernels of.
+    for d in sorted({k.head_dim for k in library.kernels if k.mask_function == "mask"} - {128}):
+        for dtype in (torch.bfloat16, torch.float16):
+            q = torch.randn(b, h, s, d, device="cuda", dtype=dtype)
+            k = torch.randn(b, h_kv, s, d, device="cuda", dtype=dtype)
+            v = torch.randn(b, h_kv, s, d, device="cuda", dtype=dtype)
+            sdpa(q, k, v, torch.rand(b, 1, s, s, device="cuda") > 0.5, is_causal=True,
+                 enable_gqa=True, library=library)
+            sdpa(q, k, v, torch.randn(s, s, device="cuda", dtype=dtype), enable_gqa=True,
+                 library=library)
     torch.cuda.synchronize()
     print("functions smoke: ok")
     return 0

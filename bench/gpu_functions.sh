@@ -4,7 +4,9 @@
 # libraries, the float64 checks of the sm_80 kernels, the GPU test suites,
 # and bench_functions.py (checks and timings) on the sm_90a library.
 #
-#   OUT=DIR bench/gpu_functions.sh SM90A_LIBRARY SM80_LIBRARY RUNTIME_SO
+#   OUT=DIR [CHECK_ONLY=1] bench/gpu_functions.sh SM90A_LIBRARY SM80_LIBRARY RUNTIME_SO
+#
+# CHECK_ONLY=1: bench_functions.py's checks on the sm_90a library, no timings.
 #
 # Built on the build machine, e.g. into the ignored .gpu/ folder:
 #   tiled-attn-compile --spec=kernels/library.json --targets=sm_90a --out-dir=.gpu/v9/kernels --prune
@@ -27,5 +29,6 @@ tail -3 "$OUT/check80.txt"
 TILED_ATTN_KERNELS=$L timeout 200 python3 -m pytest -q -x python/tests/test_torch_gpu.py \
   python/tests/test_transformers_gpu.py > "$OUT/gpu-tests.txt" 2>&1
 tail -5 "$OUT/gpu-tests.txt"
-python3 bench/bench_functions.py --library "$L" --out "$OUT" --rounds 5 > "$OUT/bench.txt" 2>&1
+python3 bench/bench_functions.py --library "$L" --out "$OUT" --rounds 5 \
+  ${CHECK_ONLY:+--check-only} > "$OUT/bench.txt" 2>&1
 tail -40 "$OUT/bench.txt"

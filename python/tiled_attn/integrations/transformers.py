@@ -43,8 +43,8 @@ attention layer, ``query`` ``[B, H, S_q, D]``, ``key``/``value``
   ``causal_align`` keyword, and otherwise a NotImplementedError names the
   case. Any other mask (padding, packed sequences, custom 4D masks, a
   sliding window without ``sliding_window``) runs as
-  :func:`tiled_attn.sdpa`'s ``attn_mask`` on the library's ``bias``
-  kernels (so far at D = 128; not with a sliding window or a
+  :func:`tiled_attn.sdpa`'s ``attn_mask`` on the library's ``mask`` and
+  ``bias`` kernels (so far at D = 64, 128 and 256; not with a sliding window or a
   soft-cap); without them it raises NotImplementedError naming its shape,
   dtype and the first row that is not causal. A query row that sees no key
   (a left-padding position) gives zeros. Reading a
@@ -133,7 +133,7 @@ _RESERVED_PARTS = ("sdpa", "flash", "flex", "paged")
 
 _PREFIX = "tiled_attn attention"
 _SUPPORTED = ("it supports causal masks without padding, and other masks (padding) where "
-              "the kernel library has mask and bias kernels (D = 128) only")
+              "the kernel library has mask and bias kernels (D = 64, 128, 256) only")
 
 
 # --------------------------------------------------------------------------
