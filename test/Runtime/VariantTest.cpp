@@ -15,6 +15,8 @@
 #include "FakeCuda.h"
 #include "TestLibrary.h"
 
+#include "tiled_attn/Kernels/KernelVariant.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -28,8 +30,7 @@ using testing::HasSubstr;
 namespace {
 
 /// The names of a block mask's captured inputs, in argument order.
-const char *const kBlockMask[] = {"kv_num_blocks", "kv_indices",
-                                  "full_kv_num_blocks", "full_kv_indices"};
+constexpr auto &kBlockMask = tiled_attn::kBlockMaskArguments;
 
 /// A kernel of mask function "document" (a rank-2 i32 view document_ids)
 /// and, with `sparse`, "sparse": true and a block mask's four rank-3/4 i32
@@ -102,6 +103,21 @@ TEST(VariantInfo, FeaturesByIndex) {
             offsetof(ta_kernel_info, captures) + sizeof(void *));
   EXPECT_EQ(TA_API_VERSION, 9);
   EXPECT_EQ(ta_api_version(), 9);
+}
+
+TEST(VariantInfo, TheSparseFeatureListsTheBlockMaskArguments) {
+  // The generator's kBlockMaskArguments are the arguments KernelVariant.def
+  // declares for `sparse`, in order.
+  std::string joined;
+  for (const char *name : tiled_attn::kBlockMaskArguments)
+    joined += (joined.empty() ? "" : " ") + std::string(name);
+  const tiled_attn::KernelFeature *sparse = nullptr;
+  for (const tiled_attn::KernelFeature &feature : tiled_attn::kKernelFeatures)
+    if (feature.member == &tiled_attn::KernelVariant::sparse)
+      sparse = &feature;
+  ASSERT_NE(sparse, nullptr);
+  EXPECT_EQ(joined, sparse->arguments);
+  EXPECT_EQ(sparse->use, tiled_attn::FeatureUse::Exact);
 }
 
 TEST_F(Variant, KernelInfoNamesIt) {

@@ -86,6 +86,17 @@ inline constexpr KernelFeature kKernelFeatures[] = {
 inline constexpr int kNumKernelFeatures =
     sizeof(kKernelFeatures) / sizeof(kKernelFeatures[0]);
 
+/// The block size of a block-sparse kernel's block mask, in queries and
+/// keys (FlexAttention's default BLOCK_SIZE).
+inline constexpr int64_t kBlockMaskSize = 128;
+
+/// The captured inputs of a block-sparse kernel (the `sparse` feature), in
+/// argument order: the names the caller gives them by (FlexAttention's
+/// BlockMask fields), as KernelVariant.def's `sparse` lists them
+/// (test/Runtime/VariantTest.cpp compares).
+inline constexpr const char *kBlockMaskArguments[] = {
+    "kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices"};
+
 /// What parseKernelVariant reads, for messages and --help:
 /// "<none|top_left|bottom_right|window>[_softcap]...[+function...]".
 std::string kernelVariantGrammar();

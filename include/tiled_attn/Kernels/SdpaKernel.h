@@ -62,16 +62,6 @@ struct SdpaKernelConfig {
   std::string name = "sdpa_fwd";
 };
 
-/// The block size of a block-sparse kernel's block mask, in queries and
-/// keys (FlexAttention's default BLOCK_SIZE).
-inline constexpr int64_t kBlockMaskSize = 128;
-
-/// The captured inputs of a block-sparse kernel, in argument order: the
-/// names the caller gives them by (FlexAttention's BlockMask fields), as
-/// KernelVariant.def's `sparse` lists them (a unit test compares).
-inline constexpr const char *kBlockMaskArguments[] = {
-    "kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices"};
-
 /// Builds the FlashAttention-style forward kernel at the builder's insertion
 /// point (inside a module). Returns failure, after reporting through
 /// `emitError`, when the configuration is invalid.

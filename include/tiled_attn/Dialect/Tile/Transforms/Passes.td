@@ -221,29 +221,14 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
            "Element type of Q, K, V and O: f16 or bf16">,
     Option<"variant", "variant", "std::string", /*default=*/"\"none\"",
-           "What the kernel computes (KernelVariant.def), as the library "
-           "spec names it: <none|top_left|bottom_right|window>[_softcap]"
-           "[_lse][_varlen][_sparse][+function...]. top_left is PyTorch's "
-           "is_causal, bottom_right FlashAttention's causal; window takes "
-           "a band of diagonals at run time (arguments window_lo, "
-           "window_hi): sliding windows, either causal alignment and their "
-           "intersection. _softcap: one more f32 argument, softcap; scores "
-           "softcap * tanh(scale * s / softcap). _lse: each query row's "
-           "log-sum-exp (float32, natural log) through one more argument, "
-           "lse: !tile.view<?x?x?xf32> ([B, H_q, S_q]). _varlen: packed q, "
-           "k, v, o seen as [1, H, total, D] and two more arguments, "
-           "cu_seqlens_q and cu_seqlens_k: !tile.view<?xi32>; program "
-           "(m, h, b) computes block m of sequence b. _sparse: visit only "
-           "the key blocks a block mask lists (FlexAttention's BlockMask, "
-           "128x128 blocks): four more captured i32 views, kv_num_blocks and "
-           "full_kv_num_blocks ([B, H_q, ceil(S_q/128)]), kv_indices and "
-           "full_kv_indices ([B, H_q, ceil(S_q/128), ceil(S_k/128)]); the "
-           "full blocks skip the mask function and the keys' bounds; not "
-           "with a causal or window mask nor _varlen. +function: a score "
-           "function (the scaled score, b, h, q_idx, kv_idx and captured "
-           "inputs to an f32) or a mask function (b, h, q_idx, kv_idx and "
-           "captured inputs to an i1: whether the query sees the key) of "
-           "the module, by name">,
+           "What the kernel computes, as the library spec and the kernels' "
+           "names say it (the grammar of KernelVariant.def, "
+           "docs/library.md): a mask (none; top_left, PyTorch's is_causal; "
+           "bottom_right, FlashAttention's causal; window, a band of "
+           "diagonals given at run time), its features (_softcap, _lse, "
+           "_varlen, _sparse: each adds the arguments the .def lists), and "
+           "score and mask functions of the module by name (+alibi, "
+           "+document): window_softcap_lse, top_left+alibi+document">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "Query rows per program (multiple of 16 in [16, 256])">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
