@@ -4,7 +4,7 @@
     python3 bench/check_softcap.py LIBRARY_DIR... [--out bench/results/softcap]
 
 For each softcap kernel of each LIBRARY_DIR (the library's, or kernels
-built by `tiled-attn-compile --variant=none_softcap`) that runs on this GPU, asked for
+built by `tiled-attn-compile --variant=..._softcap`) that runs on this GPU, asked for
 by name, on random inputs with
 awkward lengths, caps of 5 and 50 and several masks (none, causal, a
 sliding window, bottom-right causal), sdpa(..., softcap=c) on NaN-poisoned

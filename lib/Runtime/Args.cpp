@@ -439,8 +439,10 @@ Status lseView(const ta_sdpa_args &args, ta_tensor &view) {
   return Status();
 }
 
-/// Whether the call gives, among its captured inputs, every argument the
-/// feature adds (KernelVariant.def; a block mask's four for `sparse`).
+/// Whether the call gives, among its captured inputs, any argument the
+/// feature adds (KernelVariant.def; a block mask's four for `sparse`): a
+/// kernel with the feature then runs it, and its parameters name what is
+/// missing.
 bool givesCaptures(const ta_sdpa_args &args, bool KernelVariant::*member) {
   for (const KernelFeature &feature : kKernelFeatures) {
     if (feature.member != member)
@@ -450,13 +452,11 @@ bool givesCaptures(const ta_sdpa_args &args, bool KernelVariant::*member) {
       size_t end = std::min(names.find(' '), names.size());
       std::string_view name = names.substr(0, end);
       names.remove_prefix(std::min(end + 1, names.size()));
-      bool given = false;
-      for (int32_t i = 0; i < args.num_captures && !given; ++i)
-        given = args.captures[i].name && name == args.captures[i].name;
-      if (!given)
-        return false;
+      for (int32_t i = 0; i < args.num_captures; ++i)
+        if (args.captures[i].name && name == args.captures[i].name)
+          return true;
     }
-    return true;
+    return false;
   }
   return false;
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
@@ -241,6 +242,29 @@ Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
   return Status();
 }
 
+/// "sparse" says whether the kernel takes a block mask's captured inputs
+/// (kBlockMaskArguments, of the function "block_mask"): a library built
+/// before the key existed has it absent, and the captures decide.
+Status checkSparse(const FieldReader &r, KernelEntry &kernel) {
+  int taken = 0;
+  for (const char *name : kBlockMaskArguments)
+    for (const KernelEntry::Capture &capture : kernel.captures)
+      taken += capture.name == name && capture.function == "block_mask";
+  const bool takes = taken == static_cast<int>(std::size(kBlockMaskArguments));
+  if (!r.find("sparse")) {
+    kernel.variant.sparse = takes;
+    return Status();
+  }
+  if (kernel.variant.sparse == takes)
+    return Status();
+  return r.fail("sparse",
+                takes ? "true for a kernel that takes a block mask's four "
+                        "captured inputs"
+                      : "false for a kernel that takes no block mask (its "
+                        "four captured inputs of function 'block_mask')",
+                Json(kernel.variant.sparse));
+}
+
 /// "score_function" and "mask_function" (names, "" or absent for none)
 /// and "captures" (absent: none): each {name, kind: view or scalar, dtype:
 /// f32, i32, f16, bf16 or i8, rank: 1-4 for a view, 0 for a scalar}, with
@@ -271,7 +295,8 @@ Status readFunctions(const FieldReader &r, KernelEntry &kernel) {
     TA_RETURN_IF_ERROR(c.string("function", capture.function));
     int kind = 0, dtype = 0;
     TA_RETURN_IF_ERROR(c.choice("kind", {"view", "scalar"}, kind));
-    TA_RETURN_IF_ERROR(c.choice("dtype", {"f32", "i32", "f16", "bf16", "i8"}, dtype));
+    TA_RETURN_IF_ERROR(
+        c.choice("dtype", {"f32", "i32", "f16", "bf16", "i8"}, dtype));
     capture.type = static_cast<ta_capture_type>(dtype);
     int64_t rank = 0;
     TA_RETURN_IF_ERROR(kind == 0 ? c.integer("rank", 1, 4, rank)
@@ -351,6 +376,7 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));
   TA_RETURN_IF_ERROR(readSchedule(r, kernel));
   TA_RETURN_IF_ERROR(readFunctions(r, kernel));
+  TA_RETURN_IF_ERROR(checkSparse(r, kernel));
   kernel.variantText = kernelVariantName(kernel.variant);
   return readParams(r, kernel);
 }

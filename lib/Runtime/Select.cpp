@@ -20,6 +20,13 @@
 // band); the mask of the band the queries see (Window.h); and, unless that
 // is no mask at all, a "window" kernel, which computes any band.
 //
+// The features (KernelVariant.def) a problem asks for: softcap (softcap >
+// 0), lse (ta_sdpa_args.lse != 0), varlen (ta_sdpa_args.varlen) and sparse
+// (any of a block mask's captured inputs given). A kernel of an Exact
+// feature (softcap, varlen, sparse) runs the problems that ask for it and
+// only those; one of an Output feature (lse) also the others, after the
+// kernels without it (kernelFeaturesFit, kernelExtraOutputs). In detail:
+//
 // A problem with a softcap (softcap > 0) runs only on kernels compiled with
 // it, and one without only on kernels without it: the two never mix. Since
 // the compiler builds softcap kernels as "window" kernels, a softcap
@@ -36,6 +43,10 @@
 // A variable-length batch (varlen) runs only on "varlen" kernels, and any
 // other problem only on kernels without it; the order above applies, with
 // the masks of its band per sequence (Window.h).
+//
+// A problem that gives a block mask runs only on "sparse" kernels, and any
+// other only on kernels without it; among the kernels that fit, the one
+// that takes exactly the captured inputs given wins (takesGivenCaptures).
 //
 //===----------------------------------------------------------------------===//
 

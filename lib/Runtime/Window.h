@@ -65,7 +65,8 @@ namespace tiled_attn::runtime {
 /// KernelVariant.def). The first three have ta_mask's values.
 using tiled_attn::KernelMask;
 using tiled_attn::kernelMaskName;
-static_assert(static_cast<int>(KernelMask::TopLeft) ==
+static_assert(static_cast<int>(KernelMask::None) == TA_MASK_NONE &&
+                  static_cast<int>(KernelMask::TopLeft) ==
                       TA_MASK_CAUSAL_TOP_LEFT &&
                   static_cast<int>(KernelMask::BottomRight) ==
                       TA_MASK_CAUSAL_BOTTOM_RIGHT,

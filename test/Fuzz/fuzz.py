@@ -126,7 +126,9 @@ SANE = {
     "family": ["mma_sync", "wgmma", "tcgen05"],
     "features": PTX_FEATURES, "cubin-features": PTX_FEATURES,
     "dtype": ["f16", "bf16"],
-    "causal-align": ["top-left", "bottom-right"],
+    "variant": ["none", "top_left", "bottom_right", "window", "window_lse",
+                "window_softcap_lse", "none_varlen", "top_left_softcap",
+                "bottom_right_varlen", "window_softcap_lse_varlen"],
     "head-dim": [16, 32, 64, 64, 96, 128, 128, 192, 256],
     "head-dim-v": [0, 0, 64, 128],
     "block-m": [0, 16, 32, 48, 64, 64, 128, 128, 192, 256],
@@ -153,7 +155,9 @@ BAD_STRINGS = {
     "features": BAD_FEATURES, "cubin-features": BAD_FEATURES,
     "family": ["", "mma", "WGMMA", "tcgen06", "mma_sync "],
     "dtype": ["f32", "f8", "i8", "", "F16", "f16 "],
-    "causal-align": ["", "top_left", "diagonal", "TOP-LEFT"],
+    "variant": ["", "causal", "top_left_top_left", "none_lse_softcap",
+                "none+", "none++x", "window_sparse", "none_varlen_sparse",
+                "TOP_LEFT", "none+1x", "none+missing_fn", "none_lse_"],
     "name": ["", "1abc", "@x", "a b", "%x", "x" * 300, "sdpa_fwd\"",
              "a.b"],
 }
@@ -162,7 +166,7 @@ BAD_STRINGS = {
 TILE_ORDER = ["tile-generate-sdpa", "tile-retile", "tile-mask-split",
               "tile-exp2", "tile-lazy-rescale", "tile-heavy-first",
               "tile-hoist-invariants", "tile-prefetch", "tile-defer-pv",
-              "tile-decompose-online-softmax"]
+              "tile-early-gathers", "tile-decompose-online-softmax"]
 GPU_ORDER = ["tilegpu-attach-target", "tilegpu-assign-layouts",
              "convert-tile-to-tilegpu", "tilegpu-merge-barriers",
              "tilegpu-resolve-async-waits", "tilegpu-allocate-memory",
@@ -395,10 +399,10 @@ GENERATED_TILE = [
 GENERATED_SCHEDULE = "exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 " \
                      "stages=2 refill-after-use=1"
 GENERATED_COMPILE = [
-    ["--head-dim=64", "--causal", "--block-m=64", "--block-n=64",
+    ["--head-dim=64", "--variant=top_left", "--block-m=64", "--block-n=64",
      "--schedule=exp2=1 mask-split=1 stages=2 refill-after-use=1",
      "--lowering=chip=sm_80 warps=4 skip-unit-row-scales=1"],
-    ["--head-dim=64", "--window", "--lse", "--block-m=64", "--block-n=64",
+    ["--head-dim=64", "--variant=window_lse", "--block-m=64", "--block-n=64",
      "--schedule=exp2=1 mask-split=1 stages=2",
      "--lowering=chip=sm_90a warps=4"],
     ["--head-dim=64", "--block-m=256", "--block-n=128",
@@ -988,8 +992,7 @@ def generate_items(rng, corpus, bias):
         if name in options and rng.random() < 0.85:
             items.append("%s=%s" % (name, option_value(rng, name, options[name],
                                                        bias)))
-    for name in ("causal", "window", "lse", "softcap", "varlen", "causal-align",
-                 "head-dim-v", "name"):
+    for name in ("variant", "head-dim-v", "name"):
         if name in options and rng.random() < 0.25:
             items.append("%s=%s" % (name, option_value(rng, name, options[name],
                                                        bias)))

@@ -138,27 +138,28 @@ TEST_F(Captures, OnlyKernelsOfTheFunctionsAskedFor) {
 
 TEST_F(Captures, TheKernelThatTakesTheGivenCaptures) {
   // Two kernels of the same mask function: the second also takes a captured
-  // "kv_num_blocks" (a block-sparse kernel's block mask). The kernel chosen
-  // takes exactly the captured inputs given, whatever the manifest's order;
-  // with neither set, the first of the functions names what is wrong.
-  Json sparse = functionEntry("doc_sparse", false, true);
-  addCapture(sparse, "kv_num_blocks", "block_mask", "i32", 3);
-  sparse["params"].push_back(
-      {{"name", "kv_num_blocks"}, {"kind", "base"}, {"type", "ptr"}});
-  open({sparse, functionEntry("doc", false, true)});
+  // "extra_ids". The kernel chosen takes exactly the captured inputs given,
+  // whatever the manifest's order; with neither set, the first of the
+  // functions names what is wrong. (A block mask's four inputs choose the
+  // `sparse` kernels: VariantTest.cpp.)
+  Json extra = functionEntry("doc_extra", false, true);
+  addCapture(extra, "extra_ids", "document", "i32", 3);
+  extra["params"].push_back(
+      {{"name", "extra_ids"}, {"kind", "base"}, {"type", "ptr"}});
+  open({extra, functionEntry("doc", false, true)});
   args.mask_function = "document";
   give({docs, prefix});
   EXPECT_EQ(chosen(), "doc");
-  ta_capture blocks = {};
-  blocks.name = "kv_num_blocks";
-  blocks.type = TA_CAPTURE_I32;
-  blocks.rank = 3;
-  blocks.data = kFarAway + 0x300000;
-  blocks.sizes[0] = blocks.sizes[1] = blocks.sizes[2] = 1;
-  give({blocks, docs, prefix});
-  EXPECT_EQ(chosen(), "doc_sparse");
+  ta_capture ids = {};
+  ids.name = "extra_ids";
+  ids.type = TA_CAPTURE_I32;
+  ids.rank = 3;
+  ids.data = kFarAway + 0x300000;
+  ids.sizes[0] = ids.sizes[1] = ids.sizes[2] = 1;
+  give({ids, docs, prefix});
+  EXPECT_EQ(chosen(), "doc_extra");
   give({docs});
-  EXPECT_EQ(chosen(), "error 1: kernel doc_sparse (score function '', mask "
+  EXPECT_EQ(chosen(), "error 1: kernel doc_extra (score function '', mask "
                       "function 'document') takes the captured input "
                       "'prefix', which captures lacks");
 }

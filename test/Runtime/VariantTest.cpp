@@ -174,13 +174,45 @@ TEST_F(Variant, SparseKernelsRunTheCallsThatGiveABlockMask) {
 }
 
 TEST_F(Variant, ManifestFlagsAreChecked) {
+  auto refused = [&](const Json &entry) {
+    writeLibrary(dir, manifestOf({entry}));
+    ta_library *raw = nullptr;
+    EXPECT_EQ(ta_library_open(dir.path().c_str(), &raw), TA_ERROR_LIBRARY);
+    return lastError();
+  };
   Json entry = documentEntry("doc_sparse", true);
   entry["sparse"] = "yes";
-  writeLibrary(dir, manifestOf({entry}));
-  ta_library *raw = nullptr;
-  EXPECT_EQ(ta_library_open(dir.path().c_str(), &raw), TA_ERROR_LIBRARY);
-  EXPECT_THAT(lastError(),
+  EXPECT_THAT(refused(entry),
               HasSubstr("field 'sparse' must be true or false, got \"yes\""));
+  // "sparse" agrees with the block mask's captured inputs.
+  entry["sparse"] = false;
+  EXPECT_THAT(refused(entry),
+              HasSubstr("field 'sparse' must be true for a kernel that takes "
+                        "a block mask's four captured inputs, got false"));
+  Json plain = documentEntry("doc", false);
+  plain["sparse"] = true;
+  EXPECT_THAT(refused(plain),
+              HasSubstr("field 'sparse' must be false for a kernel that "
+                        "takes no block mask"));
+}
+
+TEST_F(Variant, ALibraryWithoutTheSparseKeyReadsItFromTheCaptures) {
+  // A manifest written before API version 9 has no "sparse": its
+  // block-sparse kernels are the ones that take a block mask.
+  Json sparse = documentEntry("doc_sparse", true),
+       doc = documentEntry("doc", false);
+  sparse.erase("sparse");
+  open({sparse, doc});
+  give(true);
+  EXPECT_EQ(chosen(), "doc_sparse");
+  give(false);
+  EXPECT_EQ(chosen(), "doc");
+  // One of the block mask's inputs asks for a sparse kernel, whose
+  // parameters name the missing ones.
+  give(true);
+  args.num_captures = 2; // document_ids and kv_num_blocks only
+  EXPECT_THAT(chosen(), HasSubstr("takes the captured input 'kv_indices', "
+                                  "which captures lacks"));
 }
 
 TEST_F(Variant, ByteCapturesAreI8) {

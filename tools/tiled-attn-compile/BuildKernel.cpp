@@ -298,6 +298,12 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
       return fail(kernel,
                   path + " has no function @" + name + " with one result");
     bool isScore = fn.getFunctionType().getResult(0).isF32();
+    // One spelling per kernel: the score function before the mask
+    // function, as the manifest (and ta_kernel_info.variant) lists them.
+    if (isScore && !out.maskFunction.empty())
+      return fail(kernel, "variant " + kernelVariantName(kernel.variant) +
+                              ": name the score function " + name +
+                              " before the mask function " + out.maskFunction);
     (isScore ? out.scoreFunction : out.maskFunction) = name;
     builder.clone(*fn);
   }

@@ -141,6 +141,13 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
                 Twine(kernel.headDim) + "), or be left out; got " +
                 Twine(kernel.headDimV));
 
+  if (kernel.variant.sparse &&
+      (kernel.variant.mask != KernelMask::None || kernel.variant.varlen))
+    return fail("variant " + kernelVariantName(kernel.variant) +
+                ": a block-sparse kernel takes no causal or window mask (its "
+                "mask function and block mask say which keys each query "
+                "sees) and no varlen");
+
   kernel.scheduleOptions = std::make_shared<TileScheduleOptions>();
   if (auto problem = parseOptions(kernel.schedule, *kernel.scheduleOptions))
     return fail("schedule \"" + kernel.schedule + "\": " + *problem);

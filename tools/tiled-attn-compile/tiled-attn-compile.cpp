@@ -24,7 +24,8 @@
 // or, for one kernel, from the generator's configuration and the option
 // strings of the tile-schedule and tile-to-ptx pipelines:
 //
-//   tiled-attn-compile --head-dim=128 --dtype=bf16 --causal --block-m=128 \
+//   tiled-attn-compile --head-dim=128 --dtype=bf16 --variant=top_left \
+//       --block-m=128 \
 //       --schedule="exp2=1 mask-split=1" \
 //       --lowering="chip=sm_80 warps=4 smem-lhs=1" \
 //       --cubin=sm_80,sm_90 --out-dir=build/kernels

@@ -265,9 +265,10 @@ void buildGPUToPTXPipeline(mlir::OpPassManager &pm,
 void buildTileToPTXPipeline(mlir::OpPassManager &pm,
                             const TileToPTXOptions &options);
 
-/// retile -> fold score terms -> mask split -> exp2 -> lazy rescale ->
-/// heavy-first -> hoist -> prefetch -> defer P.V -> early gathers ->
-/// decompose, each step only where its knob asks for it.
+/// vectorize apply -> retile -> fold score terms -> mask split -> exp2 ->
+/// lazy rescale -> heavy-first -> hoist -> prefetch -> defer P.V -> early
+/// gathers -> decompose, then CSE: vectorize apply, fold score terms and
+/// hoist always, each other step only where its knob asks for it.
 void buildTileSchedulePipeline(mlir::OpPassManager &pm,
                                const TileScheduleOptions &options);
 

@@ -62,3 +62,29 @@ func.func @stays(%v: !tile.view<?x?xf32>, %w: !tile.view<?x?xf32>,
   }
   return %r : tensor<16x16xf32>
 }
+
+// -----
+
+// A write between the mma and the gather (here to another view, which might
+// alias the gathered one) keeps the gather after it.
+
+// CHECK-LABEL: func.func @after_a_write
+// CHECK:         scf.for
+// CHECK:           tile.mma
+// CHECK:           tile.store
+// CHECK:           tile.gather
+func.func @after_a_write(%v: !tile.view<?x?xf32>, %w: !tile.view<?x?xf32>,
+                         %a: tensor<16x16xf16>, %rows: tensor<16x16xi32>,
+                         %n: index) -> tensor<16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero) -> tensor<16x16xf32> {
+    %s = tile.mma %a, %a, %acc : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+    tile.store %s, %w[%c0, %c0] : tensor<16x16xf32>, !tile.view<?x?xf32>
+    %b = tile.gather %v[%rows, %rows] pad(0.0) : !tile.view<?x?xf32>, tensor<16x16xi32>, tensor<16x16xi32> -> tensor<16x16xf32>
+    %next = arith.addf %s, %b : tensor<16x16xf32>
+    scf.yield %next : tensor<16x16xf32>
+  }
+  return %r : tensor<16x16xf32>
+}

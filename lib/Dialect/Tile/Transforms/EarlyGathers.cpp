@@ -33,11 +33,30 @@ using namespace tiled_attn::tile;
 
 namespace {
 
+/// Whether an op between `from` and `to` (exclusive) may write memory (or
+/// its effects are unknown): a gather does not move above it.
+bool writesBetween(Operation *from, Operation *to) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+        getEffectsRecursively(op);
+    if (!effects)
+      return true;
+    for (const MemoryEffects::EffectInstance &effect : *effects)
+      if (isa<MemoryEffects::Write, MemoryEffects::Allocate,
+              MemoryEffects::Free>(effect.getEffect()))
+        return true;
+  }
+  return false;
+}
+
 /// Moves `gather` and the ops of `body` it depends on that come after
-/// `firstMma` to just before `firstMma`, if all of them are pure and none is
-/// an mma (whose result the gather would then need). Returns whether it
-/// moved.
+/// `firstMma` to just before `firstMma`, if all of them are pure, none is
+/// an mma (whose result the gather would then need) and nothing between
+/// the mma and the gather may write memory. Returns whether it moved.
 bool moveBefore(GatherOp gather, Operation *firstMma, Block *body) {
+  if (writesBetween(firstMma, gather))
+    return false;
   SetVector<Operation *> slice;
   BackwardSliceOptions options;
   options.inclusive = true;
@@ -73,7 +92,9 @@ bool moveBefore(GatherOp gather, Operation *firstMma, Block *body) {
 struct TileEarlyGathersPass final
     : tiled_attn::tile::impl::TileEarlyGathersPassBase<TileEarlyGathersPass> {
   void runOnOperation() override {
-    // Views the function writes: a gather of one keeps its place.
+    // Views the function writes (directly): a gather of one keeps its
+    // place; writes through anything else between the mma and a gather
+    // keep it too (writesBetween).
     llvm::SmallDenseSet<Value> written;
     getOperation().walk(
         [&](StoreOp store) { written.insert(store.getView()); });
