@@ -288,10 +288,24 @@ def test_flash_refusals(library, fake_cuda, function, args) -> None:
     assert refused(fake_cuda, NotSupportedError, call, dropout_p=0.1) == (
         f"dropout_p is 0.1, but {name} has no dropout (its kernels are inference kernels): pass "
         "dropout_p=0.0")
-    assert refused(fake_cuda, NotSupportedError, call,
-                   alibi_slopes=tensor((3,), 0x700000000, "float32")) == (
-        f"alibi_slopes is not None, but {name} does not support ALiBi yet (issue 37): pass "
-        "alibi_slopes=None")
+    slopes = tensor((3,), 0x700000000, "float32")
+    if function is flash_attn_func:
+        # Causal ALiBi runs on the alibi kernels (this library has none);
+        # FlashAttention's non-causal ALiBi is symmetric: refused.
+        assert refused(fake_cuda, NotSupportedError, call, alibi_slopes=slopes).startswith(
+            "alibi_slopes without causal=True: FlashAttention's non-causal ALiBi")
+        assert "has no kernel with score_mod='alibi'" in refused(
+            fake_cuda, NoKernelError, call, alibi_slopes=slopes, causal=True)
+        assert refused(fake_cuda, ValueError, call, causal=True,
+                       alibi_slopes=tensor((2, 3), 0x700000000, "float32")) == (
+            "alibi_slopes must have shape (3,) (one slope per query head; slopes per batch "
+            "entry are not supported), got (2, 3)")
+        assert refused(fake_cuda, ValueError, call, causal=True,
+                       alibi_slopes=tensor((3,), 0x700000000, "float16")) == (
+            "alibi_slopes must be float32 (FlashAttention's), got torch.float16")
+    else:
+        assert refused(fake_cuda, NotSupportedError, call, alibi_slopes=slopes).startswith(
+            f"alibi_slopes is not None, but {name} has no ALiBi kernels")
     assert refused(fake_cuda, NotSupportedError, call, return_attn_probs=True) == (
         f"return_attn_probs=True is not supported: {name}'s kernels never form the attention "
         "probabilities; for the rows' log-sum-exps (FlashAttention's softmax_lse) call "

@@ -884,6 +884,32 @@ def test_flash_attn_func_agrees_with_flash_attentions_semantics(dtype, causal, w
         assert rel_l2(out[seen], ref[seen]) < 1e-2
 
 
+def test_flash_attn_func_alibi_is_flashattentions():
+    # FlashAttention's causal ALiBi, -slope * |i + S_k - S_q - j| added to the
+    # scaled scores, written from its docstring, on the alibi kernels (D = 128).
+    if not any(k.score_function == "alibi" and k.mask == "top_left" and k.head_dim == 128
+               for k in tiled_attn.default_library().kernels):
+        pytest.skip("the library has no alibi kernels")
+    g = torch.Generator(device="cuda").manual_seed(21)
+    b, s, h, h_kv, d = 2, 333, 8, 2, 128
+    q = torch.randn(b, s, h, d, dtype=torch.bfloat16, device="cuda", generator=g)
+    k, v = (torch.randn(b, s, h_kv, d, dtype=torch.bfloat16, device="cuda", generator=g)
+            for _ in range(2))
+    slopes = torch.rand(h, device="cuda", generator=g)
+    ours = tiled_attn.flash_attn_func(q, k, v, causal=True, alibi_slopes=slopes)
+    qd, kd, vd = (t.double().transpose(1, 2) for t in (q, k, v))
+    kd, vd = kd.repeat_interleave(h // h_kv, 1), vd.repeat_interleave(h // h_kv, 1)
+    i = torch.arange(s, device="cuda").view(s, 1)
+    j = torch.arange(s, device="cuda").view(1, s)
+    scores = (qd @ kd.transpose(-1, -2)) * d ** -0.5
+    scores = scores - slopes.double().view(1, h, 1, 1) * (i - j).abs()
+    scores = scores.masked_fill(j > i, -math.inf)
+    ref = (torch.softmax(scores, -1) @ vd).transpose(1, 2)
+    assert rel_l2(ours, ref) < 1e-2
+    with pytest.raises(tiled_attn.NotSupportedError, match=r"^alibi_slopes without causal"):
+        tiled_attn.flash_attn_func(q, k, v, alibi_slopes=slopes)
+
+
 def test_flash_attn_func_compiles_and_refuses():
     if not has_kernel("window", torch.float16, 64):
         pytest.skip("the library has no f16 D=64 window kernel")
@@ -894,7 +920,7 @@ def test_flash_attn_func_compiles_and_refuses():
     assert rel_l2(compiled(q, k, v), flash_reference(q, k, v, True, (-1, -1))) < 1e-2
     with pytest.raises(tiled_attn.NotSupportedError, match=r"^dropout_p is 0.1"):
         tiled_attn.flash_attn_func(q, k, v, 0.1)
-    with pytest.raises(tiled_attn.NotSupportedError, match=r"^alibi_slopes is not None"):
+    with pytest.raises(tiled_attn.NotSupportedError, match=r"^alibi_slopes without causal"):
         tiled_attn.flash_attn_func(q, k, v, alibi_slopes=torch.ones(6, device="cuda"))
     with pytest.raises(tiled_attn.NotSupportedError, match=r"^return_attn_probs=True"):
         tiled_attn.flash_attn_func(q, k, v, return_attn_probs=True)

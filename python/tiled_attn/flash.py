@@ -17,8 +17,10 @@ What a port from FlashAttention keeps:
 - ``softmax_scale`` (``1/sqrt(D)`` when None) and ``softcap``.
 
 What it refuses (:class:`~tiled_attn.errors.NotSupportedError`):
-``dropout_p != 0`` (inference kernels), ``alibi_slopes`` (issue 37) and
-``return_attn_probs=True``. ``deterministic`` is accepted either way (the
+``dropout_p != 0`` (inference kernels), ``alibi_slopes`` without
+``causal=True`` or with ``flash_attn_varlen_func``, and
+``return_attn_probs=True``. Causal ALiBi runs on the library's ``alibi``
+kernels. ``deterministic`` is accepted either way (the
 forward pass is deterministic). The ``library`` and ``kernel`` keywords are
 tiled_attn's own (:func:`tiled_attn.sdpa`'s).
 """
@@ -28,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from .sdpa import LibraryArg, sdpa
-from .validation import check_flash_args, check_inputs
+from .validation import check_flash_args, check_inputs, flash_alibi
 from .varlen import sdpa_varlen
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,7 +74,11 @@ def flash_attn_func(
             that side, aligned bottom-right as the causal mask, with or
             without it.
         softcap: FlashAttention's logit soft-capping, ``0.0`` off.
-        alibi_slopes: must be None (ALiBi is not supported yet, issue 37).
+        alibi_slopes: FlashAttention's ALiBi, a float32 ``[H]`` tensor: with
+            ``causal=True``, ``-slope * |i + S_k - S_q - j|`` added to the
+            scaled scores, on the library's ``alibi`` kernels (top-left
+            causal ones, so S_q == S_k; another S_q gets a no-kernel error);
+            without ``causal``, NotSupportedError.
         deterministic: a bool; the forward pass is deterministic either way.
         return_attn_probs: must be False (NotSupportedError).
         library, kernel: :func:`tiled_attn.sdpa`'s.
@@ -100,10 +106,15 @@ def flash_attn_func(
     # With S_q == S_k both alignments are the same (shift 0); top-left then
     # keeps sdpa on its fastest path.
     align = "top_left" if s_q == k.shape[1] else "bottom_right"
+    functions = {}
+    if alibi_slopes is not None:
+        functions = {"score_mod": "alibi", "score_mod_args": (
+            flash_alibi(torch, alibi_slopes, causal, heads, q.device, _FUNC),)}
     result = torch.empty((batch, s_q, heads, v.shape[3]), dtype=q.dtype, device=q.device)
     sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale=softmax_scale,
          enable_gqa=True, causal=causal, causal_align=align, window_size=window_size,
-         softcap=softcap, library=library, kernel=kernel, out=result.transpose(1, 2))
+         softcap=softcap, library=library, kernel=kernel, out=result.transpose(1, 2),
+         **functions)
     return result
 
 

@@ -209,6 +209,37 @@ def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod:
     return "bias", mask.expand(b, h, s_q, s_k)
 
 
+def flash_alibi(torch: Any, alibi_slopes: Any, causal: Any, heads: int, device: Any,
+                function: str) -> Any:
+    """FlashAttention's ``alibi_slopes`` as the captured input of the library's
+    ``alibi`` score function: a float32 ``[H]`` tensor on q's device.
+    FlashAttention adds ``-slope * |i + S_k - S_q - j|`` to the scaled score;
+    under its causal mask (``j <= i + S_k - S_q``) that is ``slope * (j - i)``
+    plus a constant per row, which the softmax cancels, so the ``alibi``
+    function computes it exactly. Without the causal mask the penalty is
+    symmetric, which no kernel computes (NotSupportedError); slopes per batch
+    entry (``[B, H]``), another dtype, shape or device raise ValueError."""
+    if causal is not True:
+        raise NotSupportedError(
+            f"alibi_slopes without causal=True: FlashAttention's non-causal ALiBi penalizes "
+            f"-slope * |i + S_k - S_q - j| symmetrically, which {function}'s kernels do not "
+            "compute (their alibi function is causal ALiBi, slope * (j - i)); pass causal=True, "
+            "or tiled_attn.sdpa(score_mod='alibi') for slope * (j - i) without a mask")
+    if not hasattr(alibi_slopes, "data_ptr"):
+        raise TypeError(f"alibi_slopes must be a tensor, got {type(alibi_slopes).__name__}")
+    if alibi_slopes.dtype != torch.float32:
+        raise ValueError(f"alibi_slopes must be float32 (FlashAttention's), got "
+                         f"{alibi_slopes.dtype}")
+    if tuple(alibi_slopes.shape) != (heads,):
+        raise ValueError(f"alibi_slopes must have shape ({heads},) (one slope per query head; "
+                         f"slopes per batch entry are not supported), got "
+                         f"{tuple(alibi_slopes.shape)}")
+    if alibi_slopes.device != device:
+        raise ValueError(f"alibi_slopes must be on {device} (with q), got "
+                         f"{alibi_slopes.device}")
+    return alibi_slopes
+
+
 def check_dropout(dropout_p: Any, function: str) -> None:
     """Check that ``dropout_p`` is 0: the kernels are inference kernels, with no
     dropout (NotSupportedError; TypeError for a value that is not a real number)."""
@@ -225,15 +256,17 @@ def check_flash_args(dropout_p: Any, alibi_slopes: Any, deterministic: Any,
                      return_attn_probs: Any, function: str) -> None:
     """Check the arguments of FlashAttention's that :func:`tiled_attn.flash_attn_func`
     and :func:`tiled_attn.flash_attn_varlen_func` (``function``) accept but do
-    not implement: ``dropout_p`` must be 0, ``alibi_slopes`` None (not
-    supported yet, issue 37) and ``return_attn_probs`` False
+    not implement: ``dropout_p`` must be 0, ``alibi_slopes`` None for the
+    varlen function (flash_attn_func checks its own, :func:`flash_alibi`) and
+    ``return_attn_probs`` False
     (NotSupportedError); ``deterministic`` is a bool, and either is fine (the
     forward pass is deterministic)."""
     check_dropout(dropout_p, function)
-    if alibi_slopes is not None:
+    if alibi_slopes is not None and function.endswith("varlen_func"):
         raise NotSupportedError(
-            f"alibi_slopes is not None, but {function} does not support ALiBi yet (issue 37): "
-            "pass alibi_slopes=None")
+            f"alibi_slopes is not None, but {function} has no ALiBi kernels (variable-length "
+            "batches with a score function): pass alibi_slopes=None, or call "
+            "tiled_attn.flash_attn_func per sequence")
     if deterministic is not True and deterministic is not False:
         raise TypeError(f"deterministic must be a bool, got {type(deterministic).__name__} "
                         f"{_shown(deterministic)}")
