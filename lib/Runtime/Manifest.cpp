@@ -243,13 +243,13 @@ Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
 }
 
 /// "sparse" says whether the kernel takes a block mask's captured inputs
-/// (kBlockMaskArguments, of the function "block_mask"): a library built
+/// (kBlockMaskArguments, of the function kBlockMaskFunction): a library built
 /// before the key existed has it absent, and the captures decide.
 Status checkSparse(const FieldReader &r, KernelEntry &kernel) {
   int taken = 0;
   for (const char *name : kBlockMaskArguments)
     for (const KernelEntry::Capture &capture : kernel.captures)
-      taken += capture.name == name && capture.function == "block_mask";
+      taken += capture.name == name && capture.function == kBlockMaskFunction;
   const bool takes = taken == static_cast<int>(std::size(kBlockMaskArguments));
   if (!r.find("sparse")) {
     kernel.variant.sparse = takes;

@@ -54,18 +54,15 @@ def function_fields(torch: Any, library: KernelLibrary, device: Any,
         return NO_FUNCTIONS, []
     score, mask = score_mod or "", mask_mod or ""
     sparse = bool(block_mask_args)
-
-    def takes_block_mask(k: Any) -> bool:
-        return any(c[1] == "block_mask" for c in k.captures)
-
+    # A block-sparse kernel is one of the `sparse` feature (KernelVariant.def).
     kernel = next((k for k in library.kernels
                    if k.score_function == score and k.mask_function == mask
-                   and takes_block_mask(k) == sparse), None)
+                   and k.sparse == sparse), None)
     if kernel is None:
         have = sorted({"+".join(f for f in (k.score_function, k.mask_function,
-                                            "block_mask" if takes_block_mask(k) else "") if f)
+                                            "block_mask" if k.sparse else "") if f)
                        for k in library.kernels
-                       if k.score_function or k.mask_function or takes_block_mask(k)})
+                       if k.score_function or k.mask_function or k.sparse})
         raise NoKernelError(
             f"the kernel library {library.path} has no kernel with score_mod={score_mod!r} and "
             f"mask_mod={mask_mod!r}{' and a block_mask' if sparse else ''}; its functions: "

@@ -77,18 +77,10 @@ Json functionEntry(const std::string &name, bool alibi, bool document) {
 class Captures : public ChoiceTest {
 protected:
   void SetUp() override {
-    slopes.name = "slopes";
-    slopes.type = TA_CAPTURE_F32;
-    slopes.rank = 1;
-    slopes.data = kFarAway + 0x100000;
-    slopes.sizes[0] = 3;
-    slopes.strides[0] = 1;
-    docs.name = "document_ids";
-    docs.type = TA_CAPTURE_I32;
-    docs.rank = 2;
-    docs.data = kFarAway + 0x200000;
-    docs.sizes[0] = 2, docs.sizes[1] = 131;
-    docs.strides[0] = 140, docs.strides[1] = 1;
+    slopes =
+        viewCapture("slopes", TA_CAPTURE_F32, kFarAway + 0x100000, {3}, {1});
+    docs = viewCapture("document_ids", TA_CAPTURE_I32, kFarAway + 0x200000,
+                       {2, 131}, {140, 1});
     prefix.name = "prefix";
     prefix.type = TA_CAPTURE_I32;
     prefix.scalar = 17;
@@ -150,12 +142,8 @@ TEST_F(Captures, TheKernelThatTakesTheGivenCaptures) {
   args.mask_function = "document";
   give({docs, prefix});
   EXPECT_EQ(chosen(), "doc");
-  ta_capture ids = {};
-  ids.name = "extra_ids";
-  ids.type = TA_CAPTURE_I32;
-  ids.rank = 3;
-  ids.data = kFarAway + 0x300000;
-  ids.sizes[0] = ids.sizes[1] = ids.sizes[2] = 1;
+  ta_capture ids = viewCapture("extra_ids", TA_CAPTURE_I32, kFarAway + 0x300000,
+                               {1, 1, 1}, {0, 0, 0});
   give({ids, docs, prefix});
   EXPECT_EQ(chosen(), "doc_extra");
   give({docs});

@@ -23,22 +23,6 @@ using testing::HasSubstr;
 
 namespace {
 
-/// Opens a library of `manifest` and expects TA_ERROR_LIBRARY with a message
-/// holding the manifest path and each of `parts`.
-void expectOpenError(const Json &manifest,
-                     const std::vector<std::string> &parts,
-                     bool writeImages = true) {
-  TempDir dir;
-  writeLibrary(dir, manifest, writeImages);
-  Library library;
-  ASSERT_EQ(library.open(dir.path()), TA_ERROR_LIBRARY);
-  EXPECT_EQ(library.get(), nullptr);
-  std::string message = lastError();
-  EXPECT_THAT(message, HasSubstr(dir.path() + "/manifest.json"));
-  for (const std::string &part : parts)
-    EXPECT_THAT(message, HasSubstr(part));
-}
-
 /// A manifest of one kernel whose entry `edit` changes.
 template <typename Edit> Json oneKernel(Edit edit) {
   Json entry = kernelEntry("k0");

@@ -7,6 +7,7 @@
 
 #include "TestLibrary.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -152,6 +153,33 @@ ta_sdpa_args tatest::problem(int64_t b, int64_t h, int64_t sq, int64_t sk,
 }
 
 std::string tatest::lastError() { return ta_last_error(); }
+
+void tatest::expectOpenError(const Json &manifest,
+                             const std::vector<std::string> &parts,
+                             bool writeImages) {
+  TempDir dir;
+  writeLibrary(dir, manifest, writeImages);
+  Library library;
+  ASSERT_EQ(library.open(dir.path()), TA_ERROR_LIBRARY);
+  EXPECT_EQ(library.get(), nullptr);
+  std::string message = lastError();
+  EXPECT_THAT(message, testing::HasSubstr(dir.path() + "/manifest.json"));
+  for (const std::string &part : parts)
+    EXPECT_THAT(message, testing::HasSubstr(part));
+}
+
+ta_capture tatest::viewCapture(const char *name, ta_capture_type type,
+                               uint64_t data, const std::vector<int64_t> &sizes,
+                               const std::vector<int64_t> &strides) {
+  ta_capture c = {};
+  c.name = name;
+  c.type = type;
+  c.rank = static_cast<int32_t>(sizes.size());
+  c.data = data;
+  for (size_t d = 0; d < sizes.size() && d < 4; ++d)
+    c.sizes[d] = sizes[d], c.strides[d] = strides[d];
+  return c;
+}
 
 ta_window tatest::window(int64_t left, int64_t right, bool bottomRight) {
   ta_window w = {};

@@ -113,6 +113,18 @@ template <typename T> T paramAs(const ta_launch_plan &plan, int i) {
 /// ta_last_error() as a string.
 std::string lastError();
 
+/// Opens a library of `manifest` and expects TA_ERROR_LIBRARY with a message
+/// holding the manifest path and each of `parts`.
+void expectOpenError(const Json &manifest,
+                     const std::vector<std::string> &parts,
+                     bool writeImages = true);
+
+/// A captured view `name` of `type` at `data`, of the given sizes and
+/// strides (its rank is their count).
+ta_capture viewCapture(const char *name, ta_capture_type type, uint64_t data,
+                       const std::vector<int64_t> &sizes,
+                       const std::vector<int64_t> &strides);
+
 /// The path of the fake driver (also in $TILED_ATTN_LIBCUDA during tests).
 const char *fakeCudaPath();
 

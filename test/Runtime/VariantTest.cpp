@@ -61,23 +61,13 @@ protected:
   /// Gives document_ids and, with `blockMask`, the four block-mask views.
   void give(bool blockMask) {
     captures.clear();
-    ta_capture docs = {};
-    docs.name = "document_ids";
-    docs.type = TA_CAPTURE_I32;
-    docs.rank = 2;
-    docs.data = kFarAway + 0x200000;
-    docs.sizes[0] = 2, docs.sizes[1] = 131;
-    docs.strides[0] = 131, docs.strides[1] = 1;
-    captures.push_back(docs);
+    captures.push_back(viewCapture("document_ids", TA_CAPTURE_I32,
+                                   kFarAway + 0x200000, {2, 131}, {131, 1}));
     for (int i = 0; blockMask && i < 4; ++i) {
-      ta_capture view = {};
-      view.name = kBlockMask[i];
-      view.type = TA_CAPTURE_I32;
-      view.rank = i % 2 ? 4 : 3;
-      view.data = kFarAway + 0x300000 + 0x10000 * i;
-      for (int d = 0; d < view.rank; ++d)
-        view.sizes[d] = 1, view.strides[d] = 1;
-      captures.push_back(view);
+      std::vector<int64_t> ones(i % 2 ? 4 : 3, 1);
+      captures.push_back(viewCapture(kBlockMask[i], TA_CAPTURE_I32,
+                                     kFarAway + 0x300000 + 0x10000 * i, ones,
+                                     ones));
     }
     args.mask_function = "document";
     args.captures = captures.data();
@@ -173,27 +163,21 @@ TEST_F(Variant, SparseKernelsRunTheCallsThatGiveABlockMask) {
                                 "would compute it"));
 }
 
-TEST_F(Variant, ManifestFlagsAreChecked) {
-  auto refused = [&](const Json &entry) {
-    writeLibrary(dir, manifestOf({entry}));
-    ta_library *raw = nullptr;
-    EXPECT_EQ(ta_library_open(dir.path().c_str(), &raw), TA_ERROR_LIBRARY);
-    return lastError();
-  };
+TEST(VariantManifest, FlagsAreChecked) {
   Json entry = documentEntry("doc_sparse", true);
   entry["sparse"] = "yes";
-  EXPECT_THAT(refused(entry),
-              HasSubstr("field 'sparse' must be true or false, got \"yes\""));
+  expectOpenError(manifestOf({entry}),
+                  {"field 'sparse' must be true or false, got \"yes\""});
   // "sparse" agrees with the block mask's captured inputs.
   entry["sparse"] = false;
-  EXPECT_THAT(refused(entry),
-              HasSubstr("field 'sparse' must be true for a kernel that takes "
-                        "a block mask's four captured inputs, got false"));
+  expectOpenError(manifestOf({entry}),
+                  {"field 'sparse' must be true for a kernel that takes a "
+                   "block mask's four captured inputs, got false"});
   Json plain = documentEntry("doc", false);
   plain["sparse"] = true;
-  EXPECT_THAT(refused(plain),
-              HasSubstr("field 'sparse' must be false for a kernel that "
-                        "takes no block mask"));
+  expectOpenError(manifestOf({plain}),
+                  {"field 'sparse' must be false for a kernel that takes no "
+                   "block mask"});
 }
 
 TEST_F(Variant, ALibraryWithoutTheSparseKeyReadsItFromTheCaptures) {
@@ -232,14 +216,8 @@ TEST_F(Variant, ByteCapturesAreI8) {
   ASSERT_EQ(info.num_captures, 1);
   EXPECT_EQ(info.captures[0].type, TA_CAPTURE_I8);
   EXPECT_STREQ(info.variant, "none+mask");
-  ta_capture mask = {};
-  mask.name = "mask";
-  mask.type = TA_CAPTURE_I8;
-  mask.rank = 4;
-  mask.data = kFarAway + 0x400000;
-  int64_t sizes[4] = {2, 3, 77, 131}, strides[4] = {77 * 131, 0, 131, 1};
-  for (int d = 0; d < 4; ++d)
-    mask.sizes[d] = sizes[d], mask.strides[d] = strides[d];
+  ta_capture mask = viewCapture("mask", TA_CAPTURE_I8, kFarAway + 0x400000,
+                                {2, 3, 77, 131}, {77 * 131, 0, 131, 1});
   args.mask_function = "mask";
   args.captures = &mask;
   args.num_captures = 1;

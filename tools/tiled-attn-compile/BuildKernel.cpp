@@ -328,10 +328,11 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
           if (tile::ArgAttr r = tile::getArgAttr(fn, a);
               r && r.getArgumentName() == role.getArgumentName())
             function = name;
-    // A block-sparse kernel's block mask is no function's: "block_mask".
+    // A block-sparse kernel's block mask is no function's:
+    // kBlockMaskFunction.
     if (function.empty() && config.variant.sparse &&
         llvm::is_contained(kBlockMaskArguments, role.getArgumentName()))
-      function = "block_mask";
+      function = kBlockMaskFunction;
     out.captures.push_back(
         json::Object{{"name", role.getArgumentName()},
                      {"function", function},

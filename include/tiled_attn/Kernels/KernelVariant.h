@@ -90,6 +90,10 @@ inline constexpr int kNumKernelFeatures =
 /// keys (FlexAttention's default BLOCK_SIZE).
 inline constexpr int64_t kBlockMaskSize = 128;
 
+/// The function the manifest names as a block mask's captured inputs' (it is
+/// no tile-dialect function's).
+inline constexpr const char kBlockMaskFunction[] = "block_mask";
+
 /// The captured inputs of a block-sparse kernel (the `sparse` feature), in
 /// argument order: the names the caller gives them by (FlexAttention's
 /// BlockMask fields), as KernelVariant.def's `sparse` lists them

@@ -225,8 +225,8 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
            "names say it (the grammar of KernelVariant.def, "
            "docs/library.md): a mask (none; top_left, PyTorch's is_causal; "
            "bottom_right, FlashAttention's causal; window, a band of "
-           "diagonals given at run time), its features (_softcap, _lse, "
-           "_varlen, _sparse: each adds the arguments the .def lists), and "
+           "diagonals given at run time), its features (each _<name>, in "
+           "the .def's order, adding the arguments the .def lists), and "
            "score and mask functions of the module by name (+alibi, "
            "+document): window_softcap_lse, top_left+alibi+document">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
