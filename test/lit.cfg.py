@@ -54,6 +54,13 @@ if os.path.exists(target_tests):
     config.available_features.add("target-tests")
     config.substitutions.append(("%target_tests", target_tests))
 
+# The kernel builders' unit tests (test/Kernels), built when GoogleTest is
+# there.
+kernel_tests = os.path.join(config.tiled_attn_tools_dir, "tiled-attn-kernel-tests")
+if os.path.exists(kernel_tests):
+    config.available_features.add("kernel-tests")
+    config.substitutions.append(("%kernel_tests", kernel_tests))
+
 # The runtime library (lib/Runtime): its unit tests on the fake libcuda, and
 # the C++ example built against the installed CMake package. Present when
 # the build has them (TILED_ATTN_BUILD_RUNTIME, GoogleTest).

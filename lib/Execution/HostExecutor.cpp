@@ -776,6 +776,21 @@ LogicalResult Interpreter::execute(Operation *op) {
                       : RtValue::scalar(element));
         return success();
       })
+      .Case([&](WriteOp write) -> LogicalResult {
+        const ViewRef &ref = *get(write.getView()).view;
+        int64_t offset = ref.base;
+        for (auto [d, idx] : llvm::enumerate(write.getIndices())) {
+          int64_t i = getInt(idx);
+          if (i < 0 || i >= ref.sizes[d])
+            return success(); // Outside the view: not written.
+          offset += i * ref.tensor->strides[d];
+        }
+        const RtValue &value = get(write.getValue());
+        ref.tensor->data[offset] = value.isInt
+                                       ? static_cast<double>(value.intValue())
+                                       : value.scalarValue();
+        return success();
+      })
       .Case([&](GatherOp gather) -> LogicalResult {
         const ViewRef &ref = *get(gather.getView()).view;
         RtValue out;

@@ -36,6 +36,7 @@
 
 #include "tiled_attn/Kernels/SdpaKernel.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Kernels/KernelFunctions.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -79,49 +80,46 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // One argument per role the attribute names, in its order, each marked
   // with its role.
   SmallVector<ArgRole> roles = sdpa.getArgumentRoles();
-  SmallVector<Type> argTypes;
-  SmallVector<DictionaryAttr> argAttrs;
+  KernelArguments args;
   for (ArgRole role : roles) {
+    Type type;
     switch (role) {
     case ArgRole::Q:
     case ArgRole::K:
-      argTypes.push_back(viewTy);
+      type = viewTy;
       break;
     case ArgRole::V:
     case ArgRole::O:
-      argTypes.push_back(viewVTy);
+      type = viewVTy;
       break;
     case ArgRole::Scale:
     case ArgRole::Softcap:
-      argTypes.push_back(f32);
+      type = f32;
       break;
     case ArgRole::WindowLo:
     case ArgRole::WindowHi:
     case ArgRole::WindowAlign:
-      argTypes.push_back(b.getIndexType());
+      type = b.getIndexType();
       break;
     case ArgRole::Lse: // [B, H_q, S_q] row log-sum-exps
-      argTypes.push_back(ViewType::get(ctx, {dyn, dyn, dyn}, f32));
+      type = ViewType::get(ctx, {dyn, dyn, dyn}, f32);
       break;
     case ArgRole::CuSeqlensQ:
     case ArgRole::CuSeqlensK:
-      argTypes.push_back(ViewType::get(ctx, {dyn}, b.getI32Type()));
+      type = ViewType::get(ctx, {dyn}, b.getI32Type());
       break;
     case ArgRole::Captured:
-      llvm_unreachable("the generator's kernels capture nothing");
+    case ArgRole::SeqQ:
+    case ArgRole::SeqK:
+    case ArgRole::BlockKinds:
+      llvm_unreachable("not a role of tile.sdpa's");
     }
-    argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-        TileDialect::getArgAttrName(), ArgAttr::get(ctx, role, {}))));
+    args.add(b, type, ArgAttr::get(ctx, role, {}));
   }
   // The captured inputs of the score and mask functions, once per name.
   auto module =
       dyn_cast_or_null<ModuleOp>(b.getInsertionBlock()->getParentOp());
-  struct Function {
-    func::FuncOp fn;
-    SmallVector<unsigned> captures; // kernel argument numbers
-  };
-  Function scoreFn, maskFn;
-  llvm::StringMap<unsigned> capturedArgs;
+  KernelFunction scoreFn, maskFn;
   // The variant's functions, a score function (an f32 result) and a mask
   // function (an i1), at most one of each; their captured inputs go in
   // that order.
@@ -137,7 +135,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     }
     FunctionType type = found.getFunctionType();
     bool isScore = type.getNumResults() == 1 && type.getResult(0).isF32();
-    Function *fn = isScore ? &scoreFn : &maskFn;
+    KernelFunction *fn = isScore ? &scoreFn : &maskFn;
     if (fn->fn)
       return mlir::emitError(loc)
              << "two " << (isScore ? "score" : "mask") << " functions: '"
@@ -146,47 +144,9 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     fn->fn = found;
   }
   for (auto [fn, isScore] :
-       {std::pair{&scoreFn, true}, std::pair{&maskFn, false}}) {
-    if (!fn->fn)
-      continue;
-    func::FuncOp found = fn->fn;
-    StringRef name = found.getSymName();
-    FunctionType type = found.getFunctionType();
-    unsigned leading = isScore ? 5 : 4;
-    bool ok = type.getNumInputs() >= leading && type.getNumResults() == 1 &&
-              (isScore ? type.getResult(0).isF32()
-                       : type.getResult(0).isInteger(1)) &&
-              (!isScore || type.getInput(0).isF32());
-    for (unsigned i = isScore ? 1 : 0; ok && i < leading; ++i)
-      ok = type.getInput(i).isIndex();
-    if (!ok)
-      return mlir::emitError(found.getLoc())
-             << "a " << (isScore ? "score" : "mask") << " function takes ("
-             << (isScore ? "score: f32, " : "")
-             << "b, h, q_idx, kv_idx: index, captured inputs...) and gives "
-             << (isScore ? "an f32" : "an i1") << ", got " << type;
-    for (unsigned i = leading; i < type.getNumInputs(); ++i) {
-      ArgAttr role = getArgAttr(found, i);
-      if (!role || role.getRole() != ArgRole::Captured)
-        return mlir::emitError(found.getLoc())
-               << "argument #" << i << " of '" << name
-               << "' is a captured input: mark it #tile.arg<captured, "
-                  "\"name\">, the name the caller gives it by";
-      auto [it, inserted] =
-          capturedArgs.insert({role.getArgumentName(), argTypes.size()});
-      if (inserted) {
-        argTypes.push_back(type.getInput(i));
-        argAttrs.push_back(b.getDictionaryAttr(
-            b.getNamedAttr(TileDialect::getArgAttrName(), role)));
-      } else if (argTypes[it->second] != type.getInput(i)) {
-        return mlir::emitError(found.getLoc())
-               << "captured input '" << role.getArgumentName()
-               << "' has two types: " << argTypes[it->second] << " and "
-               << type.getInput(i);
-      }
-      fn->captures.push_back(it->second);
-    }
-  }
+       {std::pair{&scoreFn, true}, std::pair{&maskFn, false}})
+    if (fn->fn && failed(addFunctionCaptures(b, *fn, isScore, args)))
+      return failure();
   if (!missing.empty())
     return mlir::emitError(loc)
            << "no function '" << missing
@@ -206,23 +166,21 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                          << kBlockMaskSize << "x" << kBlockMaskSize
                          << " blocks, got " << bm << "x" << bn;
     for (StringRef name : kBlockMaskArguments) {
-      if (capturedArgs.count(name))
+      if (args.captured.count(name))
         return emitError() << "a function's captured input '" << name
                            << "' has the name of a block mask input of a "
                               "block-sparse kernel";
       int64_t rank = name.ends_with("indices") ? 4 : 3;
-      blockMaskArgs.push_back(argTypes.size());
-      argTypes.push_back(
-          ViewType::get(ctx, SmallVector<int64_t>(rank, dyn), b.getI32Type()));
-      argAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-          TileDialect::getArgAttrName(),
-          ArgAttr::get(ctx, ArgRole::Captured, StringAttr::get(ctx, name)))));
+      blockMaskArgs.push_back(args.add(
+          b,
+          ViewType::get(ctx, SmallVector<int64_t>(rank, dyn), b.getI32Type()),
+          ArgAttr::get(ctx, ArgRole::Captured, StringAttr::get(ctx, name))));
     }
   }
-  auto funcTy = b.getFunctionType(argTypes, {});
+  auto funcTy = b.getFunctionType(args.types, {});
   auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
   func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
-  func.setAllArgAttrs(argAttrs);
+  func.setAllArgAttrs(args.attrs);
   Block *entry = func.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
@@ -385,7 +343,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                                arith::MulFOp::create(b, loc, s, factor));
     }
     Value colOffset = arith::MulIOp::create(b, loc, j, cBn);
-    auto captures = [&](const Function &f) {
+    auto captures = [&](const KernelFunction &f) {
       SmallVector<Value> values;
       for (unsigned a : f.captures)
         values.push_back(func.getArgument(a));

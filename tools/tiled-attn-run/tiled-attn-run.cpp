@@ -336,6 +336,11 @@ static FailureOr<SmallVector<KernelArg>> bindByRole(func::FuncOp f,
       args.push_back(it->second);
       break;
     }
+    case tile::ArgRole::SeqQ:
+    case tile::ArgRole::SeqK:
+    case tile::ArgRole::BlockKinds:
+      ok = failure(); // A block-mask kernel's, not an SDPA kernel's.
+      break;
     }
     if (failed(ok))
       return f.emitError() << "argument #" << i << " ('"

@@ -268,6 +268,38 @@ struct ReadToMemRef final : OpConversionPattern<tile::ReadOp> {
   }
 };
 
+/// One element, written by the first thread of the program (or of its warp
+/// role): the value is the program's, the same in every thread. An element
+/// outside the view's sizes is not written.
+struct WriteToMemRef final : OpConversionPattern<tile::WriteOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::WriteOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value view = adaptor.getView();
+    Value inside;
+    for (auto [d, index] : llvm::enumerate(adaptor.getIndices())) {
+      Value size = memref::DimOp::create(rewriter, loc, view, d);
+      Value below = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, index, size);
+      inside =
+          inside ? arith::AndIOp::create(rewriter, loc, inside, below) : below;
+    }
+    OpBuilder::InsertionGuard guard(rewriter);
+    enterFirstThread(rewriter, loc);
+    if (inside) {
+      auto branch = scf::IfOp::create(rewriter, loc, inside,
+                                      /*withElseRegion=*/false);
+      rewriter.setInsertionPointToStart(branch.thenBlock());
+    }
+    memref::StoreOp::create(rewriter, loc, adaptor.getValue(), view,
+                            adaptor.getIndices());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// A gather on registers: each register's element at its own indices (the
 /// index tiles share the result's layout, register for register), read
 /// under its bounds check; outside the view, the pad.
@@ -347,8 +379,8 @@ void tiled_attn::populateTileGPUMemoryToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<AllocToNVVM, SlotToNVVM, AsyncCopyToNVVM, AsyncWaitToNVVM,
                AsyncWaitAllToNVVM, BlockIdToGPU, DimToGPU, SliceToMemRef,
-               ReadToMemRef, GatherToGPU, ReturnToGPU>(converter,
-                                                       patterns.getContext());
+               ReadToMemRef, WriteToMemRef, GatherToGPU, ReturnToGPU>(
+      converter, patterns.getContext());
   populateTmaToNVVMPatterns(converter, patterns);
   populateTurnToNVVMPatterns(converter, patterns);
 }

@@ -6,8 +6,9 @@
 //===----------------------------------------------------------------------===//
 //
 // A staged store goes through shared memory and leaves in 16-byte row
-// pieces; a direct one writes each lane's accumulator pairs, or a quad's
-// first lane its rows of a row vector. All check the view's bounds.
+// pieces; a direct one writes each lane's accumulator pairs (with a mask,
+// each element whose mask bit is set), or a quad's first lane its rows of a
+// row vector. All check the view's bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,10 +43,9 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
     if (layout.getKind() == MmaSyncKind::Rows && !op.getMask() &&
         op.getIndices().size() == 3)
       return storeRows(op, adaptor, rewriter);
-    if (layout.getKind() != MmaSyncKind::Acc || op.getMask() ||
-        op.getIndices().size() != 4)
-      return op.emitError() << "GPU lowering: stores take an unmasked "
-                               "accumulator tile into a rank-4 view, or a "
+    if (layout.getKind() != MmaSyncKind::Acc || op.getIndices().size() != 4)
+      return op.emitError() << "GPU lowering: stores take an accumulator "
+                               "tile into a rank-4 view, or an unmasked "
                                "vector of rows into a rank-3 one";
     Fragment frag = Fragment::get(type);
     LaneCoords lc(rewriter, loc);
@@ -61,19 +61,26 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
         rewriter, loc,
         arith::MulIOp::create(rewriter, loc, idx[3],
                               cIdx(rewriter, loc, type.getDimSize(1))));
-    for (int64_t e = 0; e < frag.size(); e += 2) {
+    // Masked: each element on its own, where its mask bit is set.
+    int64_t width = op.getMask() ? 1 : 2;
+    for (int64_t e = 0; e < frag.size(); e += width) {
       Value row = arith::AddIOp::create(rewriter, loc, rowBase,
                                         cIdx(rewriter, loc, frag.rowOffset[e]));
       Value col = arith::AddIOp::create(rewriter, loc, colBase,
                                         cIdx(rewriter, loc, frag.colOffset[e]));
-      Value inBounds =
-          pieceInBounds(rewriter, loc, row, seqLen, col, 2, colLen);
-      Value pair = extractRegisters(rewriter, loc, adaptor.getValue(), e, 2);
-      auto ifOp = scf::IfOp::create(rewriter, loc, inBounds,
+      Value write =
+          pieceInBounds(rewriter, loc, row, seqLen, col, width, colLen);
+      if (op.getMask())
+        write = arith::AndIOp::create(
+            rewriter, loc, write,
+            vector::ExtractOp::create(rewriter, loc, adaptor.getMask(), e));
+      Value piece =
+          extractRegisters(rewriter, loc, adaptor.getValue(), e, width);
+      auto ifOp = scf::IfOp::create(rewriter, loc, write,
                                     /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(ifOp.thenBlock());
-      vector::StoreOp::create(rewriter, loc, pair, view,
+      vector::StoreOp::create(rewriter, loc, piece, view,
                               ValueRange{idx[0], idx[1], row, col});
     }
     rewriter.eraseOp(op);

@@ -153,6 +153,7 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
 
   RewritePatternSet patterns(ctx);
   populateTileGPUMemoryToNVVMPatterns(converter, patterns);
+  populateCtaReducePatterns(converter, patterns);
   switch (target.getFamily()) {
   case Family::MmaSync:
     populateMmaSyncToNVVMPatterns(converter, patterns);

@@ -273,16 +273,19 @@ struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
     if (layout.getKind() == TmemLanesKind::Rows && !op.getMask() &&
         op.getIndices().size() == 3)
       return storeRows(op, adaptor, rewriter, layout);
-    if (layout.getKind() != TmemLanesKind::Acc || op.getMask() ||
-        op.getIndices().size() != 4)
-      return op.emitError() << "GPU lowering: stores take an unmasked "
-                               "accumulator tile into a rank-4 view, or a "
+    if (layout.getKind() != TmemLanesKind::Acc || op.getIndices().size() != 4)
+      return op.emitError() << "GPU lowering: stores take an accumulator "
+                               "tile into a rank-4 view, or an unmasked "
                                "vector of rows into a rank-3 one";
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getValue().getType());
     int64_t regs = layout.getRegisterCount(type.getShape());
-    int64_t width = std::min<int64_t>(
-        regs, 128 / type.getElementType().getIntOrFloatBitWidth());
+    // 16-byte pieces; masked, each element on its own under its mask bit.
+    int64_t width =
+        op.getMask()
+            ? 1
+            : std::min<int64_t>(
+                  regs, 128 / type.getElementType().getIntOrFloatBitWidth());
     Value view = adaptor.getView();
     ValueRange idx = adaptor.getIndices();
     RowAndColumn at(
@@ -298,6 +301,10 @@ struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
                                         cIdx(rewriter, loc, r));
       Value inBounds =
           pieceInBounds(rewriter, loc, at.row, seqLen, col, width, colLen);
+      if (op.getMask())
+        inBounds = arith::AndIOp::create(
+            rewriter, loc, inBounds,
+            vector::ExtractOp::create(rewriter, loc, adaptor.getMask(), r));
       Value piece =
           extractRegisters(rewriter, loc, adaptor.getValue(), r, width);
       auto ifOp = scf::IfOp::create(rewriter, loc, inBounds,

@@ -365,10 +365,10 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     return success();
   }
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    // A reduction to a scalar takes its input where it lies
+    // (convert-tile-to-tilegpu makes it a tilegpu.cta_reduce).
     if (!isa<RankedTensorType>(reduce.getType()))
-      return op->emitError()
-             << "tilegpu-assign-layouts: a reduction to a scalar "
-                "has no mma.sync layout yet";
+      return success();
     seed(reduce.getInput(), layout(MmaSyncKind::Acc));
     seed(reduce.getResult(),
          layout(reduce.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols));
@@ -378,6 +378,13 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     seed(bcast.getInput(),
          layout(bcast.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols));
     seed(bcast.getResult(), layout(MmaSyncKind::Acc));
+    return success();
+  }
+  // A bounds mask over a vector is over columns (the keys of a block), as
+  // every family lowers it.
+  if (auto bounds = dyn_cast<BoundsMaskOp>(op);
+      bounds && bounds.getType().getRank() == 1) {
+    seed(bounds.getResult(), layout(MmaSyncKind::Cols));
     return success();
   }
   // Masks and positions over a score block take the scores' layout; a

@@ -147,6 +147,7 @@ private:
   LogicalResult rewriteMma(tile::MmaOp mma);
   void insertMmaWait(MmaOp mma);
   void rewriteStore(tile::StoreOp store);
+  LogicalResult rewriteScalarReduction(tile::ReduceOp reduce);
   // TMA.
   LogicalResult materializeTma();
   Value tensorMapFor(Value view, BufferType buffer, Location loc);
@@ -407,6 +408,49 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
   if (!store->getNextNode()->hasTrait<OpTrait::IsTerminator>())
     gpu::BarrierOp::create(b, loc);
   store.erase();
+}
+
+/// A reduction to a scalar combines across the warps through a scratch
+/// buffer of one f32 per warp where they hold different elements. The
+/// buffer is allocated before the reduction's op in the kernel's body (a
+/// loop around it reuses it: the reduction's barriers order the uses).
+LogicalResult
+SharedMemoryMaterializer::rewriteScalarReduction(tile::ReduceOp reduce) {
+  auto input = cast<RankedTensorType>(reduce.getInput().getType());
+  auto layout =
+      dyn_cast_or_null<DistributedLayoutAttrInterface>(input.getEncoding());
+  if (!layout)
+    return reduce.emitError() << "convert-tile-to-tilegpu: a reduction to a "
+                                 "scalar takes a register tile, not "
+                              << input;
+  if (!reduce.getType().isF32())
+    return reduce.emitError() << "convert-tile-to-tilegpu: a reduction to a "
+                                 "scalar reduces f32 tiles on the GPU, not "
+                              << input;
+  FailureOr<ReductionSpread> spread =
+      getReductionSpread(layout, input.getShape(), [&] {
+        return reduce.emitError()
+               << "convert-tile-to-tilegpu: cannot reduce " << input << ": ";
+      });
+  if (failed(spread))
+    return failure();
+  OpBuilder b(reduce);
+  Location loc = reduce.getLoc();
+  Value scratch;
+  if (spread->warps.size() > 1) {
+    OpBuilder top(func.getContext());
+    top.setInsertionPoint(func.front().findAncestorOpInBlock(*reduce));
+    auto type = BufferType::get(
+        b.getContext(), {1, layout.getWarpCount()}, b.getF32Type(),
+        SharedEncodingAttr::get(b.getContext(), /*swizzle=*/0, /*pad=*/0,
+                                /*transposed=*/false));
+    scratch = AllocOp::create(top, loc, type, IntegerAttr());
+  }
+  Value result = CtaReduceOp::create(b, loc, b.getF32Type(), reduce.getInput(),
+                                     reduce.getKind(), scratch);
+  reduce.replaceAllUsesWith(result);
+  reduce.erase();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -992,6 +1036,14 @@ LogicalResult SharedMemoryMaterializer::run() {
   func.walk([&](tile::StoreOp store) { stores.push_back(store); });
   for (tile::StoreOp store : stores)
     rewriteStore(store);
+  SmallVector<tile::ReduceOp> scalarReductions;
+  func.walk([&](tile::ReduceOp reduce) {
+    if (!isa<RankedTensorType>(reduce.getType()))
+      scalarReductions.push_back(reduce);
+  });
+  for (tile::ReduceOp reduce : scalarReductions)
+    if (failed(rewriteScalarReduction(reduce)))
+      return failure();
   if (!drained && !finalCounts.empty()) {
     OpBuilder b(func.front().getTerminator());
     drainTma(b, func.getLoc());

@@ -309,15 +309,15 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma
 
 #acc = #tilegpu.mma_sync<acc, warps = 1>
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
-  func.func @negative_masked_store(%x: f16, %o: !tile.view<?x?x?x16xf16>, %n: index)
+  func.func @negative_masked_store(%x: f16, %o: !tile.view<?x?x16xf16>, %n: index)
       attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
     %c0 = arith.constant 0 : index
     %s = tensor.splat %x : tensor<16x16xf16, #acc>
     %m = tile.causal_mask %c0, %n : tensor<16x16xi1, #acc>
-    // expected-error @+2 {{GPU lowering: stores take an unmasked accumulator tile into a rank-4 view}}
+    // expected-error @+2 {{GPU lowering: stores take an accumulator tile into a rank-4 view, or an unmasked vector of rows into a rank-3 one}}
     // expected-error @+1 {{failed to legalize operation 'tile.store'}}
-    tile.store %s, %o[%c0, %c0, %c0, %c0] mask(%m : tensor<16x16xi1, #acc>)
-        : tensor<16x16xf16, #acc>, !tile.view<?x?x?x16xf16>
+    tile.store %s, %o[%c0, %c0, %c0] mask(%m : tensor<16x16xi1, #acc>)
+        : tensor<16x16xf16, #acc>, !tile.view<?x?x16xf16>
     return
   }
 }

@@ -297,3 +297,30 @@ func.func @shared_tile_read_after_store(%q: !tile.view<?x?x?x16xf16>,
 // CHAINED: scf.yield
 // CHAINED-NOT: nvgpu.device_async_copy
 // CHAINED: scf.for %{{.*}} iter_args(%{{.*}} = %[[FIRST]]#0, %{{.*}} = %[[FIRST]]#1, %{{.*}} = %[[FIRST]]#2, %{{.*}} = %[[FIRST]]#3, %{{.*}} = %[[FIRST]]#4) -> (vector<2xf32>, vector<2xf32>, vector<32xf32>, memref<64x72xf16, #gpu.address_space<workgroup>>, memref<64x72xf16, #gpu.address_space<workgroup>>)
+
+// -----
+
+// A masked store of an accumulator: each element on its own (a 1-element
+// vector store), where it lies in the view and its mask bit is set.
+// CHECK-LABEL: gpu.func @masked_store(
+// CHECK: %[[MASK:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : vector<8xindex>
+// CHECK: %[[IN0:.*]] = arith.andi
+// CHECK-NEXT: %[[BIT0:.*]] = vector.extract %[[MASK]][0] : i1 from vector<8xi1>
+// CHECK-NEXT: %[[W0:.*]] = arith.andi %[[IN0]], %[[BIT0]] : i1
+// CHECK: scf.if %[[W0]] {
+// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?x16xf32, strided<[?, ?, ?, 1], offset: ?>>, vector<1xf32>
+// CHECK: vector.extract %[[MASK]][1] : i1 from vector<8xi1>
+// CHECK-COUNT-7: vector.store %{{.*}} vector<1xf32>
+// CHECK-NOT: vector.store
+// STAGED-LABEL: gpu.func @masked_store(
+// STAGED-NOT: gpu.barrier
+// STAGED: vector<1xf32>
+func.func @masked_store(%x: f32, %o: !tile.view<?x?x?x16xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %s = tensor.splat %x : tensor<16x16xf32>
+  %r = tile.reduce max %s along 1 : tensor<16x16xf32> -> tensor<16xf32>
+  %m = tile.causal_mask %c0, %n : tensor<16x16xi1>
+  tile.store %s, %o[%c0, %c0, %c0, %c0] mask(%m : tensor<16x16xi1>)
+      : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}

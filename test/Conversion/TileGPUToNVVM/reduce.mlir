@@ -238,3 +238,54 @@ func.func @store_rows(%x: f32, %o: !tile.view<?x?x?xf32>, %i: index) {
   tile.store %l, %o[%c0, %c0, %i] : tensor<16xf32>, !tile.view<?x?x?xf32>
   return
 }
+
+// -----
+
+// Reductions to a scalar (tilegpu.cta_reduce, one warp: no shared memory).
+// A vector of rows lives in the quads' lanes g = lane / 4, each quad's four
+// lanes holding the same rows: the lane sums its rows g and g + 8, then
+// shuffles xor 4, 8 and 16 (not 1 and 2, which would count a row four
+// times). A vector of columns lives in the lanes t = lane % 4, the same in
+// every quad: xor 1 and 2. tile.write: the first thread writes, inside the
+// view.
+
+// CHECK-LABEL: gpu.func @reduce_to_scalar(
+// CHECK-DAG: %[[C4_I32:.*]] = arith.constant 4 : i32
+// CHECK: %[[R0:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[X4:.*]], %{{.*}} = gpu.shuffle  xor %[[R0]], %[[C4_I32]], %{{.*}} : f32
+// CHECK-NEXT: %[[R1:.*]] = arith.addf %[[R0]], %[[X4]] : f32
+// CHECK-NEXT: %[[X8:.*]], %{{.*}} = gpu.shuffle  xor %[[R1]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[R2:.*]] = arith.addf %[[R1]], %[[X8]] : f32
+// CHECK-NEXT: %[[X16:.*]], %{{.*}} = gpu.shuffle  xor %[[R2]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[ROWS:.*]] = arith.addf %[[R2]], %[[X16]] : f32
+// CHECK-NOT: gpu.barrier
+// CHECK: arith.addf
+// CHECK: arith.addf
+// CHECK: %[[C3:.*]] = arith.addf
+// CHECK-NEXT: %[[X1:.*]], %{{.*}} = gpu.shuffle  xor %[[C3]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[C4:.*]] = arith.addf %[[C3]], %[[X1]] : f32
+// CHECK-NEXT: %[[X2:.*]], %{{.*}} = gpu.shuffle  xor %[[C4]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[COLS:.*]] = arith.addf %[[C4]], %[[X2]] : f32
+// CHECK: %[[IN0:.*]] = arith.cmpi ugt, %{{.*}}, %{{.*}} : index
+// CHECK: %[[TID0:.*]] = gpu.thread_id  x
+// CHECK-NEXT: %[[FIRST0:.*]] = arith.cmpi eq, %[[TID0]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[FIRST0]] {
+// CHECK-NEXT:   scf.if %[[IN0]] {
+// CHECK-NEXT:     memref.store %[[ROWS]], %{{.*}}[%{{.*}}] : memref<?xf32, strided<[1], offset: ?>>
+// CHECK: memref.store %[[COLS]]
+// CHECK-NOT: gpu.barrier
+func.func @reduce_to_scalar(%x: f32, %n: index, %o: !tile.view<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = tensor.splat %x : tensor<16x16xf32>
+  %r = tile.reduce max %s along 1 : tensor<16x16xf32> -> tensor<16xf32>
+  %rows = tile.reduce sum %r along 0 : tensor<16xf32> -> f32
+  %in = tile.bounds_mask offsets(%c0) limits(%n) : tensor<16xi1>
+  %one = arith.constant dense<1.0> : tensor<16xf32>
+  %zero = arith.constant dense<0.0> : tensor<16xf32>
+  %c = arith.select %in, %one, %zero : tensor<16xi1>, tensor<16xf32>
+  %cols = tile.reduce sum %c along 0 : tensor<16xf32> -> f32
+  tile.write %rows, %o[%c0] : f32, !tile.view<?xf32>
+  tile.write %cols, %o[%c1] : f32, !tile.view<?xf32>
+  return
+}

@@ -262,9 +262,26 @@ func.func @negative_mma_rhs_not_loaded(%q: !tile.view<?x?x?x16xf16>,
 
 // -----
 
-func.func @negative_scalar_reduction(%o: !tile.view<?x?x?x16xf16>) {
+// A reduction to a scalar takes its input where it lies (here the rows'
+// layout its row reduction gives it); one with nothing to say where its
+// input lies has no layout.
+// CHECK-LABEL: func.func @scalar_reduction
+// CHECK: %[[R:.*]] = tile.reduce max %{{.*}} along 1 : tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>> -> tensor<64xf32, #tilegpu.mma_sync<rows, warps = 4>>
+// CHECK: tile.reduce min %[[R]] along 0 : tensor<64xf32, #tilegpu.mma_sync<rows, warps = 4>> -> f32
+func.func @scalar_reduction(%x: f32, %o: !tile.view<?x?xf32>) {
+  %s = tensor.splat %x : tensor<64x16xf32>
+  %r = tile.reduce max %s along 1 : tensor<64x16xf32> -> tensor<64xf32>
+  %m = tile.reduce min %r along 0 : tensor<64xf32> -> f32
+  %c0 = arith.constant 0 : index
+  tile.write %m, %o[%c0, %c0] : f32, !tile.view<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @negative_scalar_reduction_of_nothing(%o: !tile.view<?x?x?x16xf16>) {
+  // expected-error @+1 {{tilegpu-assign-layouts: cannot tell how to spread 'tensor<64xf32>' over the threads}}
   %m = arith.constant dense<1.0> : tensor<64xf32>
-  // expected-error @+1 {{tilegpu-assign-layouts: a reduction to a scalar has no mma.sync layout yet}}
   %min = tile.reduce min %m along 0 : tensor<64xf32> -> f32
   return
 }

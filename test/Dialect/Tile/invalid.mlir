@@ -553,7 +553,7 @@ func.func @online_softmax_rows_rank(%s: tensor<16x32xf32>, %m: tensor<16x32xf32>
 // -----
 
 //===----------------------------------------------------------------------===//
-// tile.slice and tile.read
+// tile.slice, tile.read and tile.write
 //===----------------------------------------------------------------------===//
 
 func.func @slice_dim(%v: !tile.view<?x?x?x64xf16>, %i: index) {
@@ -583,6 +583,30 @@ func.func @read_indices(%v: !tile.view<?xi32>, %i: index) {
 func.func @read_type(%v: !tile.view<?xi32>, %i: index) {
   // expected-error @+1 {{'tile.read' op expects the result type ('f32') to equal the view's element type ('i32')}}
   %0 = tile.read %v[%i] : !tile.view<?xi32> -> f32
+  return
+}
+
+// -----
+
+func.func @write_indices(%v: !tile.view<?x?xi8>, %x: i8, %i: index) {
+  // expected-error @+1 {{'tile.write' op expects 2 indices for a rank-2 view, got 1}}
+  tile.write %x, %v[%i] : i8, !tile.view<?x?xi8>
+  return
+}
+
+// -----
+
+func.func @write_type(%v: !tile.view<?xi8>, %x: i32, %i: index) {
+  // expected-error @+1 {{'tile.write' op expects the value type ('i32') to equal the view's element type ('i8')}}
+  tile.write %x, %v[%i] : i32, !tile.view<?xi8>
+  return
+}
+
+// -----
+
+func.func @write_not_a_scalar(%v: !tile.view<?xf32>, %x: tensor<4xf32>, %i: index) {
+  // expected-error @+1 {{'tile.write' op operand #0 must be}}
+  tile.write %x, %v[%i] : tensor<4xf32>, !tile.view<?xf32>
   return
 }
 

@@ -59,6 +59,14 @@ func.func @read_i8(%m: !tile.view<?x?xi8>, %i: index) -> i8 {
   return %r : i8
 }
 
+// One element written (a block mask kernel's block kind).
+// CHECK-LABEL: func.func @write
+// CHECK: tile.write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : i8, <?x?xi8>
+func.func @write(%m: !tile.view<?x?xi8>, %x: i8, %i: index) {
+  tile.write %x, %m[%i, %i] : i8, !tile.view<?x?xi8>
+  return
+}
+
 // CHECK-LABEL: func.func @load
 // CHECK-SAME: (%[[K:.*]]: !tile.view<?x?x?x128xf16>, %[[I:.*]]: index, %[[J:.*]]: index)
 func.func @load(%k: !tile.view<?x?x?x128xf16>, %i: index, %j: index)

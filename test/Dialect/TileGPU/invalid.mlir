@@ -1065,6 +1065,53 @@ func.func @negative_mma_result_type(
 // -----
 
 //===----------------------------------------------------------------------===//
+// tilegpu.cta_reduce
+//===----------------------------------------------------------------------===//
+
+func.func @negative_cta_reduce_no_scratch(
+    %rows: tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>) -> f32 {
+  // expected-error @+1 {{'tilegpu.cta_reduce' op needs a scratch buffer: the warps of 'tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>' hold different elements}}
+  %0 = tilegpu.cta_reduce max %rows : tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>> -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @negative_cta_reduce_needless_scratch(
+    %cols: tensor<64xf32, #tilegpu.mma_sync<cols, warps = 8>>) -> f32 {
+  %scratch = tilegpu.alloc : !tilegpu.buffer<1x8xf32, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.cta_reduce' op takes no scratch buffer: every warp of 'tensor<64xf32, #tilegpu.mma_sync<cols, warps = 8>>' holds the same elements}}
+  %0 = tilegpu.cta_reduce max %cols through %scratch
+      : tensor<64xf32, #tilegpu.mma_sync<cols, warps = 8>>,
+        !tilegpu.buffer<1x8xf32, #tilegpu.shared<>> -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @negative_cta_reduce_scratch_shape(
+    %rows: tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>) -> f32 {
+  %scratch = tilegpu.alloc : !tilegpu.buffer<1x4xf32, #tilegpu.shared<>>
+  // expected-error @+1 {{'tilegpu.cta_reduce' op takes a 1x8xf32 scratch buffer (one element per warp), not '!tilegpu.buffer<1x4xf32, #tilegpu.shared<>>'}}
+  %0 = tilegpu.cta_reduce max %rows through %scratch
+      : tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>,
+        !tilegpu.buffer<1x4xf32, #tilegpu.shared<>> -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @negative_cta_reduce_f16(
+    %cols: tensor<64xf16, #tilegpu.mma_sync<cols, warps = 8>>) -> f32 {
+  // expected-error @+1 {{'tilegpu.cta_reduce' op reduces f32 tiles, not 'tensor<64xf16, #tilegpu.mma_sync<cols, warps = 8>>'}}
+  %0 = tilegpu.cta_reduce max %cols : tensor<64xf16, #tilegpu.mma_sync<cols, warps = 8>> -> f32
+  return %0 : f32
+}
+
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // tilegpu.staged_store
 //===----------------------------------------------------------------------===//
 

@@ -313,6 +313,24 @@ func.func @staged_store(%o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>
 
 // -----
 
+// A reduction to one value: across warps through one f32 per warp (rows
+// lie in different warps), or with no buffer (every warp holds all columns).
+// CHECK-LABEL: func.func @cta_reduce
+func.func @cta_reduce(%rows: tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>,
+                      %cols: tensor<64xf32, #tilegpu.mma_sync<cols, warps = 8>>) -> (f32, f32) {
+  // CHECK: %[[SCRATCH:.*]] = tilegpu.alloc : <1x8xf32, #tilegpu.shared<>>
+  %scratch = tilegpu.alloc : !tilegpu.buffer<1x8xf32, #tilegpu.shared<>>
+  // CHECK: tilegpu.cta_reduce max %{{.*}} through %[[SCRATCH]] : tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>, !tilegpu.buffer<1x8xf32, #tilegpu.shared<>> -> f32
+  %a = tilegpu.cta_reduce max %rows through %scratch
+      : tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>,
+        !tilegpu.buffer<1x8xf32, #tilegpu.shared<>> -> f32
+  // CHECK: tilegpu.cta_reduce sum %{{.*}} : tensor<64xf32, #tilegpu.mma_sync<cols, warps = 8>> -> f32
+  %b = tilegpu.cta_reduce sum %cols : tensor<64xf32, #tilegpu.mma_sync<cols, warps = 8>> -> f32
+  return %a, %b : f32, f32
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // mbarriers
 //===----------------------------------------------------------------------===//

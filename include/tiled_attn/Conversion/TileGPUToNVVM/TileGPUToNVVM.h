@@ -251,6 +251,9 @@ mlir::LogicalResult setUpTensorMemory(mlir::gpu::GPUFuncOp kernel,
 /// same for every family.
 void populateTileGPUMemoryToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
+/// tilegpu.cta_reduce in any register layout (CtaReduce.cpp).
+void populateCtaReducePatterns(TileGPUToNVVMTypeConverter &converter,
+                               mlir::RewritePatternSet &patterns);
 /// TMA copies and mbarriers (the Hopper and Blackwell families).
 void populateTmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                mlir::RewritePatternSet &patterns);

@@ -435,7 +435,10 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
       ok = viewLike(input, offsetsView);
       break;
     case ArgRole::Captured:
-      break;
+    case ArgRole::SeqQ:
+    case ArgRole::SeqK:
+    case ArgRole::BlockKinds:
+      break; // Not an SDPA kernel's: `roles` has none of them.
     }
     if (!ok)
       return fail();

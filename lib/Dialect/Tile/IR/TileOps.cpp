@@ -56,7 +56,7 @@ OpFoldResult DimOp::fold(FoldAdaptor) {
 }
 
 //===----------------------------------------------------------------------===//
-// SliceOp and ReadOp
+// SliceOp, ReadOp and WriteOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult SliceOp::verify() {
@@ -72,17 +72,30 @@ LogicalResult SliceOp::verify() {
   return success();
 }
 
-LogicalResult ReadOp::verify() {
-  ViewType view = getView().getType();
-  if (static_cast<int64_t>(getIndices().size()) != view.getRank())
-    return emitOpError() << "expects " << view.getRank()
-                         << " indices for a rank-" << view.getRank()
-                         << " view, got " << getIndices().size();
-  if (getType() != view.getElementType())
-    return emitOpError() << "expects the result type (" << getType()
-                         << ") to equal the view's element type ("
-                         << view.getElementType() << ")";
+/// Checks what a read and a write share: one element index per view
+/// dimension and the view's element type.
+static LogicalResult verifyElementAccess(Operation *op, ViewType view,
+                                         size_t numIndices, Type element,
+                                         StringRef what) {
+  if (static_cast<int64_t>(numIndices) != view.getRank())
+    return op->emitOpError()
+           << "expects " << view.getRank() << " indices for a rank-"
+           << view.getRank() << " view, got " << numIndices;
+  if (element != view.getElementType())
+    return op->emitOpError() << "expects the " << what << " type (" << element
+                             << ") to equal the view's element type ("
+                             << view.getElementType() << ")";
   return success();
+}
+
+LogicalResult ReadOp::verify() {
+  return verifyElementAccess(*this, getView().getType(), getIndices().size(),
+                             getType(), "result");
+}
+
+LogicalResult WriteOp::verify() {
+  return verifyElementAccess(*this, getView().getType(), getIndices().size(),
+                             getValue().getType(), "value");
 }
 
 //===----------------------------------------------------------------------===//

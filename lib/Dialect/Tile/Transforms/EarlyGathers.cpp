@@ -98,6 +98,8 @@ struct TileEarlyGathersPass final
     llvm::SmallDenseSet<Value> written;
     getOperation().walk(
         [&](StoreOp store) { written.insert(store.getView()); });
+    getOperation().walk(
+        [&](WriteOp write) { written.insert(write.getView()); });
     getOperation().walk([&](scf::ForOp loop) {
       Block *body = loop.getBody();
       Operation *firstMma = nullptr;

@@ -31,6 +31,7 @@ struct TileHoistInvariantsPass final
     // Views the function writes: loads from them must stay where they are.
     llvm::SmallDenseSet<Value> written;
     func.walk([&](StoreOp store) { written.insert(store.getView()); });
+    func.walk([&](WriteOp write) { written.insert(write.getView()); });
 
     // A tile.load never faults (out-of-bounds elements read the pad value),
     // so one from a read-only view may move out of a loop that might not

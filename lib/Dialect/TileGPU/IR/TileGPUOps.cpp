@@ -227,6 +227,118 @@ LogicalResult MmaOp::verify() {
   return verifyRegisterTile(*this, getAcc(), "acc");
 }
 
+FailureOr<ReductionSpread> tiled_attn::tilegpu::getReductionSpread(
+    DistributedLayoutAttrInterface layout, ArrayRef<int64_t> shape,
+    function_ref<InFlightDiagnostic()> emitError) {
+  constexpr int64_t kLanes = 32;
+  int64_t warps = layout.getWarpCount();
+  int64_t regs = layout.getRegisterCount(shape);
+  // The elements each (warp, lane) holds, as sorted linear indices.
+  std::vector<SmallVector<int64_t>> held(warps * kLanes);
+  for (int64_t w = 0; w < warps; ++w)
+    for (int64_t l = 0; l < kLanes; ++l) {
+      SmallVector<int64_t> &elements = held[w * kLanes + l];
+      for (int64_t r = 0; r < regs; ++r) {
+        int64_t linear = 0;
+        for (auto [d, c] :
+             llvm::enumerate(layout.getElementCoordinates(shape, w, l, r)))
+          linear = linear * shape[d] + c;
+        elements.push_back(linear);
+      }
+      llvm::sort(elements);
+      if (std::adjacent_find(elements.begin(), elements.end()) !=
+          elements.end())
+        return emitError() << "a thread holds an element of the tile twice";
+    }
+  auto disjoint = [](ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+    for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+      if (a[i] == b[j])
+        return false;
+      a[i] < b[j] ? ++i : ++j;
+    }
+    return true;
+  };
+  ReductionSpread spread;
+  for (int64_t mask = 1; mask < kLanes; mask <<= 1) {
+    bool same = true, apart = true;
+    for (int64_t t = 0; t < warps * kLanes; ++t) {
+      ArrayRef<int64_t> a = held[t], b = held[t ^ mask];
+      same &= a == b;
+      apart &= disjoint(a, b);
+    }
+    if (!same && !apart)
+      return emitError() << "lanes " << mask
+                         << " apart hold partly the same elements";
+    if (apart)
+      spread.laneMasks.push_back(mask);
+  }
+  // Lanes that the butterfly combines must all hold different elements.
+  for (int64_t t = 0; t < warps * kLanes; ++t)
+    for (int64_t m = 1; m < (int64_t{1} << spread.laneMasks.size()); ++m) {
+      int64_t other = t;
+      for (auto [bit, mask] : llvm::enumerate(spread.laneMasks))
+        if (m >> bit & 1)
+          other ^= mask;
+      if (!disjoint(held[t], held[other]))
+        return emitError() << "lanes " << (t ^ other)
+                           << " apart hold partly the same elements";
+    }
+  // What each warp holds, and one warp of each set holding the same.
+  std::vector<SmallVector<int64_t>> ofWarp(warps);
+  for (int64_t w = 0; w < warps; ++w) {
+    for (int64_t l = 0; l < kLanes; ++l)
+      llvm::append_range(ofWarp[w], held[w * kLanes + l]);
+    llvm::sort(ofWarp[w]);
+    ofWarp[w].erase(std::unique(ofWarp[w].begin(), ofWarp[w].end()),
+                    ofWarp[w].end());
+  }
+  for (int64_t w = 0; w < warps; ++w) {
+    bool copy = false;
+    for (int64_t kept : spread.warps) {
+      if (ofWarp[w] == ofWarp[kept]) {
+        copy = true;
+        break;
+      }
+      if (!disjoint(ofWarp[w], ofWarp[kept]))
+        return emitError() << "warps " << kept << " and " << w
+                           << " hold partly the same elements";
+    }
+    if (!copy)
+      spread.warps.push_back(w);
+  }
+  return spread;
+}
+
+LogicalResult CtaReduceOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (!input.getElementType().isF32())
+    return emitOpError() << "reduces f32 tiles, not " << input;
+  if (failed(verifyRegisterTile(*this, getInput(), "input")))
+    return failure();
+  FailureOr<ReductionSpread> spread =
+      getReductionSpread(getDistributedLayout(input), input.getShape(), [&] {
+        return emitOpError() << "input " << input << ": ";
+      });
+  if (failed(spread))
+    return failure();
+  bool acrossWarps = spread->warps.size() > 1;
+  if (acrossWarps && !getScratch())
+    return emitOpError() << "needs a scratch buffer: the warps of " << input
+                         << " hold different elements";
+  if (!acrossWarps && getScratch())
+    return emitOpError() << "takes no scratch buffer: every warp of " << input
+                         << " holds the same elements";
+  if (getScratch()) {
+    BufferType scratch = getScratch().getType();
+    int64_t warps = getDistributedLayout(input).getWarpCount();
+    if (scratch.getShape() != ArrayRef<int64_t>{1, warps} ||
+        !scratch.getElementType().isF32())
+      return emitOpError() << "takes a 1x" << warps << "xf32 scratch buffer "
+                           << "(one element per warp), not " << scratch;
+  }
+  return success();
+}
+
 LogicalResult StagedStoreOp::verify() {
   auto value = cast<RankedTensorType>(getValue().getType());
   auto view = cast<tile::ViewType>(getView().getType());

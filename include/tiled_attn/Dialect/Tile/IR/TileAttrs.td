@@ -53,7 +53,10 @@ def Tile_ArgRole : I32EnumAttr<"ArgRole",
     I32EnumAttrCase<"Lse", 9, "lse">,
     I32EnumAttrCase<"CuSeqlensQ", 10, "cu_seqlens_q">,
     I32EnumAttrCase<"CuSeqlensK", 11, "cu_seqlens_k">,
-    I32EnumAttrCase<"Captured", 12, "captured">
+    I32EnumAttrCase<"Captured", 12, "captured">,
+    I32EnumAttrCase<"SeqQ", 13, "seq_q">,
+    I32EnumAttrCase<"SeqK", 14, "seq_k">,
+    I32EnumAttrCase<"BlockKinds", 15, "block_kinds">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::tiled_attn::tile";
@@ -68,7 +71,9 @@ def Tile_ArgAttr : AttrDef<Tile_Dialect, "Arg"> {
     `o`, the scalars and views its variant adds (`scale`, `window_lo`,
     `window_hi`, `window_align`, `softcap`, `lse`, `cu_seqlens_q`,
     `cu_seqlens_k`), or a `captured` input of a score or mask function,
-    with its name. Passes find arguments by role, never by position; the
+    with its name. A block-mask kernel (tile-generate-block-mask) takes the
+    problem's lengths `seq_q` and `seq_k` and writes the kinds of its blocks
+    to `block_kinds`. Passes find arguments by role, never by position; the
     kernel ABI names each kernel parameter after its argument's role (a
     captured input after its name), and the runtime binds its arguments by
     these names.

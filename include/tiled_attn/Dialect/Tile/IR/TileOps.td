@@ -144,6 +144,31 @@ def Tile_ReadOp : Tile_Op<"read"> {
   let hasVerifier = 1;
 }
 
+def Tile_WriteOp : Tile_Op<"write"> {
+  let summary = "Write one element of a view";
+  let description = [{
+    The counterpart of `tile.read`: writes `value` (a scalar of the view's
+    element type) at `indices` (one per dimension, in elements). An element
+    outside the view's run-time sizes is not written. The value is the
+    program's, not a thread's: on the GPU one thread of the program writes
+    it, so it must be the same in every thread (a `tile.reduce` to a scalar,
+    a `tile.read`, arithmetic on block ids and arguments).
+
+    Example:
+
+    ```mlir
+    tile.write %kind, %kinds[%b, %h, %qb, %j] : i8, !tile.view<?x?x?x?xi8>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[I32, I8, F16, BF16, F32]>:$value,
+                       Arg<Tile_ViewType, "the view to write", [MemWrite]>:$view,
+                       Variadic<Index>:$indices);
+  let assemblyFormat = [{
+    $value `,` $view `[` $indices `]` attr-dict `:` type($value) `,` type($view)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//

@@ -246,6 +246,38 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileGenerateBlockMaskPass : Pass<"tile-generate-block-mask", "::mlir::ModuleOp"> {
+  let summary = "Add the kernel that builds a block mask from a mask function";
+  let description = [{
+    Appends a kernel that classifies the 128x128 blocks of the mask a mask
+    function of the module gives (FlexAttention's `create_block_mask`, on
+    the GPU): program (m, h, b) evaluates the function over query block m
+    and each key block, reduces each block to whether some element is
+    visible and whether all are, and writes 0 (empty), 1 (partial) or 2
+    (full) to `block_kinds[b, h, m, j]`. Rows past `seq_q` count as visible
+    and keys past `seq_k` as hidden, so that a full block needs no bounds
+    check. Its arguments: the function's captured inputs, `seq_q`, `seq_k`
+    and `block_kinds`.
+
+    ```
+    tiled-attn-opt --tile-generate-block-mask="mask-function=document" kernels/functions/document.mlir
+    ```
+  }];
+  let options = [
+    Option<"maskFunction", "mask-function", "std::string", /*default=*/"\"\"",
+           "The mask function of the module, by name">,
+    Option<"kernelName", "name", "std::string", /*default=*/"\"block_mask\"",
+           "Symbol name of the generated kernel">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::tiled_attn::tile::TileDialect",
+  ];
+}
+
 def TileHeavyFirstPass : Pass<"tile-heavy-first", "::mlir::func::FuncOp"> {
   let summary = "Start the causal programs with the most work first";
   let description = [{

@@ -9,6 +9,7 @@
 #define TILED_ATTN_DIALECT_TILEGPU_IR_TILEGPUOPS_TD
 
 include "tiled_attn/Dialect/TileGPU/IR/TileGPUTypes.td"
+include "tiled_attn/Dialect/Tile/IR/TileAttrs.td"
 include "tiled_attn/Dialect/Tile/IR/TileTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpBase.td"
@@ -302,6 +303,44 @@ def TileGPU_StagedStoreOp : TileGPU_Op<"staged_store", [
   let assemblyFormat = [{
     $value `,` $view `[` $indices `]` `through` $staging attr-dict `:`
     type($value) `,` type($view) `,` type($staging)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions across the program
+//===----------------------------------------------------------------------===//
+
+def TileGPU_CtaReduceOp : TileGPU_Op<"cta_reduce", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Reduce a register tile to one value every thread holds";
+  let description = [{
+    Combines every element of `input` with `max`, `min` or `sum` (`tile.reduce`
+    of a rank-1 tile to a scalar, at the GPU level). The input's layout says
+    who holds what (`getReductionSpread`): each thread combines its own
+    registers, the lanes of a warp that hold different elements combine by
+    xor shuffles (lanes that hold copies are left out, so a sum counts each
+    element once), and warps that hold different elements combine through
+    `scratch`, one element per warp, written between two barriers of the
+    threads that run the op and read back by every thread in warp order. A
+    layout whose warps all hold the same elements needs no `scratch`; one
+    whose warps hold different ones must have it. Every thread that runs the
+    op must reach it (its barriers are the program's, or its warp role's).
+
+    Example:
+
+    ```mlir
+    %any = tilegpu.cta_reduce max %rows through %scratch
+        : tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>,
+          !tilegpu.buffer<1x8xf32, #tilegpu.shared<>> -> f32
+    ```
+  }];
+  let arguments = (ins TileGPU_RegisterTile:$input, Tile_ReduceKind:$kind,
+                       Optional<TileGPU_SharedBuffer>:$scratch);
+  let results = (outs F32:$result);
+  let assemblyFormat = [{
+    $kind $input (`through` $scratch^)? attr-dict `:` type($input)
+    (`,` type($scratch)^)? `->` type($result)
   }];
   let hasVerifier = 1;
 }

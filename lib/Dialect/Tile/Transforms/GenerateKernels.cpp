@@ -1,4 +1,4 @@
-//===- GenerateSdpa.cpp - Add an SDPA kernel built from options -----------===//
+//===- GenerateKernels.cpp - Add kernels built from options ---------------===//
 //
 // Part of the tiled-attn project, under the Apache License v2.0 with LLVM
 // Exceptions.
@@ -6,12 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
+#include "tiled_attn/Kernels/BlockMaskKernel.h"
 #include "tiled_attn/Kernels/SdpaKernel.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace tiled_attn::tile {
+#define GEN_PASS_DEF_TILEGENERATEBLOCKMASKPASS
 #define GEN_PASS_DEF_TILEGENERATESDPAPASS
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h.inc"
 } // namespace tiled_attn::tile
@@ -21,6 +23,42 @@ using namespace tiled_attn;
 using namespace tiled_attn::tile;
 
 namespace {
+
+/// The name becomes a PTX entry point and a symbol the runtime looks up: a
+/// C identifier the module does not have yet.
+LogicalResult checkKernelName(ModuleOp module, StringRef pass,
+                              StringRef kernelName) {
+  auto identifierChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+  if (kernelName.empty() || llvm::isDigit(kernelName.front()) ||
+      !llvm::all_of(kernelName, identifierChar))
+    return module.emitError()
+           << pass
+           << ": name must be a C identifier (letters, digits and '_', not "
+              "starting with a digit): it names the PTX entry point; got '"
+           << kernelName << "'";
+  if (module.lookupSymbol(kernelName))
+    return module.emitError()
+           << pass << ": the module already has a symbol named '" << kernelName
+           << "'";
+  return success();
+}
+
+struct TileGenerateBlockMaskPass final
+    : tile::impl::TileGenerateBlockMaskPassBase<TileGenerateBlockMaskPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(checkKernelName(module, getArgument(), kernelName)))
+      return signalPassFailure();
+    BlockMaskKernelConfig config;
+    config.maskFunction = maskFunction;
+    config.name = kernelName;
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    if (failed(buildBlockMaskKernel(builder, module.getLoc(), config)))
+      return signalPassFailure();
+  }
+};
 
 struct TileGenerateSdpaPass final
     : tile::impl::TileGenerateSdpaPassBase<TileGenerateSdpaPass> {
@@ -55,23 +93,8 @@ struct TileGenerateSdpaPass final
       return signalPassFailure();
     }
 
-    // The name becomes a PTX entry point and a symbol the runtime looks up:
-    // a C identifier.
-    auto identifierChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
-    if (kernelName.empty() || llvm::isDigit(kernelName.front()) ||
-        !llvm::all_of(kernelName, identifierChar)) {
-      module.emitError() << "tile-generate-sdpa: name must be a C identifier "
-                            "(letters, digits and '_', not starting with a "
-                            "digit): it names the PTX entry point; got '"
-                         << kernelName << "'";
+    if (failed(checkKernelName(module, getArgument(), kernelName)))
       return signalPassFailure();
-    }
-    if (module.lookupSymbol(kernelName)) {
-      module.emitError() << "tile-generate-sdpa: the module already has a "
-                            "symbol named '"
-                         << kernelName << "'";
-      return signalPassFailure();
-    }
 
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     if (failed(buildSdpaKernel(builder, module.getLoc(), config)))
