@@ -65,6 +65,33 @@ Status openLibrary(const char *dir, ta_library **library) {
   return Status();
 }
 
+/// A block mask kernel's ta_kernel_info: its name, arch, launch shape, mask
+/// function and that function's captured inputs; the SDPA fields empty.
+Status describeBlockMask(const ta_library *library, int32_t index,
+                         ta_kernel_info *info) {
+  if (!library || !info)
+    return invalidArgument(
+        "ta_library_block_mask: ", library ? "info" : "library", " is null");
+  int32_t count = static_cast<int32_t>(library->manifest.blockMasks.size());
+  if (index < 0 || index >= count)
+    return invalidArgument("block mask kernel index ", index,
+                           " is out of range: the library holds ", count);
+  const KernelEntry &k = library->manifest.blockMasks[index];
+  *info = ta_kernel_info{};
+  info->name = k.name.c_str();
+  info->arch = k.archText.c_str();
+  info->dtype = info->mask = info->schedule = info->score_function = "";
+  info->threads = static_cast<int32_t>(k.block[0] * k.block[1] * k.block[2]);
+  info->shared_bytes = k.sharedBytes;
+  info->index_bits = k.indexBits;
+  info->num_params = static_cast<int32_t>(k.params.size());
+  info->mask_function = k.maskFunction.c_str();
+  info->num_captures = static_cast<int32_t>(k.captureInfos.size());
+  info->captures = k.captureInfos.data();
+  info->variant = k.variantText.c_str();
+  return Status();
+}
+
 Status describeKernel(const ta_library *library, int32_t index,
                       ta_kernel_info *info) {
   if (!library || !info)
@@ -124,8 +151,10 @@ TA_API void ta_library_close(ta_library *library) {
   if (!library)
     return;
   try {
-    if (const Driver *driver = library->loadedDriver.load())
+    if (const Driver *driver = library->loadedDriver.load()) {
       library->modules.unloadAll(*driver);
+      library->blockMaskModules.unloadAll(*driver);
+    }
   } catch (...) {
     // Best effort: the library is freed regardless.
   }
@@ -146,6 +175,17 @@ TA_API ta_status ta_library_kernel(const ta_library *library, int32_t index,
                  [&] { return describeKernel(library, index, info); });
 }
 
+TA_API int32_t ta_library_block_mask_count(const ta_library *library) {
+  return library ? static_cast<int32_t>(library->manifest.blockMasks.size())
+                 : 0;
+}
+
+TA_API ta_status ta_library_block_mask(const ta_library *library, int32_t index,
+                                       ta_kernel_info *info) {
+  return guarded("ta_library_block_mask",
+                 [&] { return describeBlockMask(library, index, info); });
+}
+
 TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
                               int32_t cc_major, int32_t cc_minor,
                               ta_launch_plan *plan) {
@@ -163,6 +203,16 @@ TA_API ta_status ta_sdpa(ta_library *library, const ta_sdpa_args *args,
     if (__builtin_expect(!library, 0))
       return invalidArgument("ta_sdpa: library is null");
     return launch(*library, args, device, stream);
+  });
+}
+
+TA_API ta_status ta_block_mask(ta_library *library,
+                               const ta_block_mask_args *args, int32_t device,
+                               void *stream) {
+  return guarded("ta_block_mask", [&] {
+    if (!library)
+      return invalidArgument("ta_block_mask: library is null");
+    return launchBlockMask(*library, args, device, stream);
   });
 }
 

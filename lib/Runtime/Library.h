@@ -97,6 +97,8 @@ struct ta_library {
   /// Resolved on first need (see driver()).
   std::atomic<const tiled_attn::runtime::Driver *> loadedDriver{nullptr};
   tiled_attn::runtime::ModuleCache modules;
+  /// The block mask kernels' (manifest.blockMasks).
+  tiled_attn::runtime::ModuleCache blockMaskModules;
 
   /// The CUDA driver, loaded on the first call that needs it.
   tiled_attn::runtime::Status driver(const tiled_attn::runtime::Driver *&out);
@@ -130,6 +132,17 @@ Status planLaunch(ta_library &library, const ta_sdpa_args *args, int ccMajor,
 /// ta_sdpa: checks, chooses, loads (once per context) and launches.
 Status launch(ta_library &library, const ta_sdpa_args *args, int device,
               void *stream);
+
+/// Fills `plan`'s block, shared bytes and parameters of a kernel whose
+/// every parameter is a captured input (a block mask kernel's), from
+/// `captures` (`count` of them), each checked against the manifest.
+Status packCapturedParams(const KernelEntry &kernel, const ta_capture *captures,
+                          int32_t count, ta_launch_plan &plan);
+
+/// ta_block_mask: checks, chooses a block mask kernel of the function,
+/// loads it (once per context) and launches it.
+Status launchBlockMask(ta_library &library, const ta_block_mask_args *args,
+                       int device, void *stream);
 
 } // namespace tiled_attn::runtime
 

@@ -339,6 +339,57 @@ Status readImages(const FieldReader &r, const std::string &root,
   return Status();
 }
 
+/// The rest of a block mask kernel's entry (after its name and arch): what
+/// it launches (abi, symbol, images, block, shared_bytes), its mask
+/// function and captured inputs, and its parameters, which bind the
+/// function's captured inputs, then seq_q and seq_k (i64 scalars) and
+/// block_kinds (an i8 view of rank 4) as captured inputs of their own.
+Status readBlockMaskEntry(const FieldReader &r, const Manifest &manifest,
+                          const std::string &realRoot, KernelEntry &kernel) {
+  kernel.program = KernelEntry::Program::BlockMask;
+  TA_RETURN_IF_ERROR(readAbi(r, kernel));
+  TA_RETURN_IF_ERROR(r.string("symbol", kernel.symbol));
+  TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
+  const Json *block = r.find("block");
+  if (!block)
+    return r.missing("block");
+  int64_t dims[3];
+  bool good = block->is_array() && block->size() == 3;
+  for (size_t i = 0; good && i < 3; ++i)
+    good = readInteger((*block)[i], 1, kMaxThreadsPerBlock, dims[i]);
+  if (!good || dims[0] * dims[1] * dims[2] > kMaxThreadsPerBlock)
+    return r.fail("block",
+                  concat("a list of 3 positive integers, at most ",
+                         kMaxThreadsPerBlock, " threads"),
+                  *block);
+  for (int i = 0; i < 3; ++i)
+    kernel.block[i] = static_cast<uint32_t>(dims[i]);
+  int64_t value = 0;
+  TA_RETURN_IF_ERROR(r.integer("shared_bytes", 0, INT32_MAX, value));
+  kernel.sharedBytes = static_cast<int32_t>(value);
+  TA_RETURN_IF_ERROR(
+      r.integer("block_size", kBlockMaskSize, kBlockMaskSize, value));
+  TA_RETURN_IF_ERROR(readFunctions(r, kernel));
+  if (kernel.maskFunction.empty() || !kernel.scoreFunction.empty())
+    return r.fail("mask_function", "the name of a mask function",
+                  kernel.maskFunction);
+  for (const char *name : {"seq_q", "seq_k", "block_kinds"}) {
+    if (std::any_of(
+            kernel.captures.begin(), kernel.captures.end(),
+            [&](const KernelEntry::Capture &c) { return c.name == name; }))
+      return r.fail("captures", concat("no captured input named '", name, "'"),
+                    name);
+    KernelEntry::Capture capture;
+    capture.name = name;
+    bool view = std::string(name) == "block_kinds";
+    capture.type = view ? TA_CAPTURE_I8 : TA_CAPTURE_I32;
+    capture.rank = view ? 4 : 0;
+    kernel.captures.push_back(std::move(capture));
+  }
+  kernel.variantText = kernelVariantName(kernel.variant);
+  return readParams(r, kernel);
+}
+
 Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
                  const std::string &realRoot, KernelEntry &kernel) {
   std::string where = concat(manifest.path, ": kernel #", index);
@@ -352,8 +403,16 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   TA_RETURN_IF_ERROR(r.string("name", kernel.name));
   TA_RETURN_IF_ERROR(r.string("arch", kernel.archText));
   TA_RETURN_IF_ERROR(readArch(r, "arch", kernel.archText, kernel.arch));
-  TA_RETURN_IF_ERROR(readAbi(r, kernel));
   int choice = 0;
+  // No "program": an SDPA kernel (the manifests before block masks).
+  std::string program = "sdpa";
+  if (r.find("program"))
+    TA_RETURN_IF_ERROR(r.string("program", program));
+  if (program == "block_mask")
+    return readBlockMaskEntry(r, manifest, realRoot, kernel);
+  if (program != "sdpa")
+    return r.fail("program", "'sdpa' or 'block_mask'", program);
+  TA_RETURN_IF_ERROR(readAbi(r, kernel));
   TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
   kernel.dtype = static_cast<ta_dtype>(choice);
   kernel.dtypeText = choice == 0 ? "f16" : "bf16";
@@ -402,13 +461,15 @@ Status tiled_attn::runtime::readManifest(const std::string &root,
                                               : showJson(*kernels));
   std::string realRoot = realPath(manifest.root);
   std::set<std::string> names;
-  manifest.kernels.resize(kernels->size());
   for (size_t i = 0; i < kernels->size(); ++i) {
-    KernelEntry &kernel = manifest.kernels[i];
+    KernelEntry kernel;
     TA_RETURN_IF_ERROR(readEntry((*kernels)[i], i, manifest, realRoot, kernel));
     if (!names.insert(kernel.name).second)
       return libraryError(manifest.path, ": kernel #", i, ": kernel name '",
                           kernel.name, "' appears twice");
+    (kernel.program == KernelEntry::Program::BlockMask ? manifest.blockMasks
+                                                       : manifest.kernels)
+        .push_back(std::move(kernel));
   }
   return Status();
 }

@@ -152,6 +152,11 @@ inline std::string headDimText(int64_t headDim, int64_t headDimV) {
 
 /// One kernel of the library, as its manifest entry describes it.
 struct KernelEntry {
+  /// The manifest's "program": an SDPA kernel, or the block mask kernel of
+  /// a mask function (every parameter of which is a captured input: the
+  /// function's, then seq_q and seq_k, then the block_kinds view).
+  enum class Program : uint8_t { Sdpa, BlockMask };
+  Program program = Program::Sdpa;
   std::string name, archText, dtypeText, maskText, symbol, schedule;
   /// kernelVariantName(variant), for ta_kernel_info.variant.
   std::string variantText;
@@ -206,6 +211,9 @@ struct Manifest {
   std::string path;
   std::string generator;
   std::vector<KernelEntry> kernels;
+  /// The block mask kernels ("program": "block_mask"), apart: no SDPA call
+  /// selects them.
+  std::vector<KernelEntry> blockMasks;
 };
 
 /// Reads and checks `<root>/manifest.json` and the files it names. Every

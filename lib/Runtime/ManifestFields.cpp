@@ -220,10 +220,13 @@ Status readParamType(const FieldReader &p, Param &param) {
     return type == "f32" ? Status()
                          : p.fail("type", "'f32' for scalar 'softcap'", type);
   case ParamKind::CapturedScalar:
-    param.type = type == "i32" ? ParamType::I32 : ParamType::F32;
-    return type == "f32" || type == "i32"
+    param.type = type == "i32"   ? ParamType::I32
+                 : type == "i64" ? ParamType::I64
+                                 : ParamType::F32;
+    return type == "f32" || type == "i32" || type == "i64"
                ? Status()
-               : p.fail("type", "'f32' or 'i32' for a captured scalar", type);
+               : p.fail("type", "'f32', 'i32' or 'i64' for a captured scalar",
+                        type);
   case ParamKind::TensorMap:
     param.type = ParamType::TensorMap;
     return type == "tensor_map"

@@ -157,14 +157,15 @@ Status packDiagonal(const Param &param, size_t index, const KernelEntry &kernel,
   return Status();
 }
 
-/// The caller's captured input of `kernel`'s capture `c`, checked against
-/// the manifest's record of it.
+/// The caller's captured input of `kernel`'s capture `c` among `given`
+/// (`count` of them), checked against the manifest's record of it.
 Status findCapture(const KernelEntry &kernel, size_t c,
-                   const ta_sdpa_args &args, const ta_capture *&out) {
+                   const ta_capture *captures, int32_t count,
+                   const ta_capture *&out) {
   const KernelEntry::Capture &capture = kernel.captures[c];
-  static const char *const kTypes[] = {"f32", "i32", "f16", "bf16"};
-  for (int32_t i = 0; i < args.num_captures; ++i) {
-    const ta_capture &given = args.captures[i];
+  static const char *const kTypes[] = {"f32", "i32", "f16", "bf16", "i8"};
+  for (int32_t i = 0; i < count; ++i) {
+    const ta_capture &given = captures[i];
     if (capture.name != given.name)
       continue;
     if (given.type != capture.type || given.rank != capture.rank)
@@ -187,9 +188,9 @@ Status findCapture(const KernelEntry &kernel, size_t c,
 
 /// Every captured input given is one the kernel takes.
 Status checkNoExtraCaptures(const KernelEntry &kernel,
-                            const ta_sdpa_args &args) {
-  for (int32_t i = 0; i < args.num_captures; ++i) {
-    const char *name = args.captures[i].name;
+                            const ta_capture *captures, int32_t count) {
+  for (int32_t i = 0; i < count; ++i) {
+    const char *name = captures[i].name;
     if (std::none_of(kernel.captures.begin(), kernel.captures.end(),
                      [&](const auto &c) { return c.name == name; }))
       return invalidArgument("captured input '", name, "' is not one kernel ",
@@ -198,7 +199,56 @@ Status checkNoExtraCaptures(const KernelEntry &kernel,
   return Status();
 }
 
+/// Stores captured input `c`'s part that `param` (params[i]) is: its base,
+/// a size or stride, or its scalar value.
+Status packCapture(const KernelEntry &kernel, const Param &param, size_t i,
+                   const ta_capture &c, unsigned char *out) {
+  if (param.kind == ParamKind::Base) {
+    std::memcpy(out, &c.data, sizeof(c.data));
+  } else if (param.kind == ParamKind::CapturedScalar) {
+    if (param.type == ParamType::F32) {
+      float value = static_cast<float>(c.scalar);
+      std::memcpy(out, &value, sizeof(value));
+    } else if (param.type == ParamType::I64) {
+      int64_t value = static_cast<int64_t>(c.scalar);
+      std::memcpy(out, &value, sizeof(value));
+    } else {
+      int32_t value = static_cast<int32_t>(c.scalar);
+      std::memcpy(out, &value, sizeof(value));
+    }
+  } else {
+    return packIndex(param, i, kernel, c.sizes, c.strides,
+                     "the captured input ", c.name, out);
+  }
+  return Status();
+}
+
 } // namespace
+
+Status tiled_attn::runtime::packCapturedParams(const KernelEntry &kernel,
+                                               const ta_capture *captures,
+                                               int32_t count,
+                                               ta_launch_plan &plan) {
+  TA_RETURN_IF_ERROR(checkNoExtraCaptures(kernel, captures, count));
+  for (int i = 0; i < 3; ++i)
+    plan.block[i] = kernel.block[i];
+  plan.shared_bytes = static_cast<uint32_t>(kernel.sharedBytes);
+  plan.num_params = static_cast<int32_t>(kernel.params.size());
+  std::memset(plan.param_data, 0, kernel.paramBytes);
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    const Param &param = kernel.params[i];
+    plan.param_offsets[i] = param.offset;
+    plan.param_sizes[i] = param.size;
+    if (param.capture < 0)
+      return libraryError("kernel ", kernel.name, ": params[", i,
+                          "] is no captured input's");
+    const ta_capture *c = nullptr;
+    TA_RETURN_IF_ERROR(findCapture(kernel, param.capture, captures, count, c));
+    TA_RETURN_IF_ERROR(
+        packCapture(kernel, param, i, *c, plan.param_data + param.offset));
+  }
+  return Status();
+}
 
 Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
                                       const Problem &problem,
@@ -212,7 +262,8 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
   plan.shared_bytes = static_cast<uint32_t>(kernel.sharedBytes);
   plan.num_params = static_cast<int32_t>(kernel.params.size());
   std::memset(plan.param_data, 0, kernel.paramBytes);
-  TA_RETURN_IF_ERROR(checkNoExtraCaptures(kernel, *problem.args));
+  TA_RETURN_IF_ERROR(checkNoExtraCaptures(kernel, problem.args->captures,
+                                          problem.args->num_captures));
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const Param &param = kernel.params[i];
     plan.param_offsets[i] = param.offset;
@@ -220,21 +271,10 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
     unsigned char *out = plan.param_data + param.offset;
     if (param.capture >= 0) {
       const ta_capture *c = nullptr;
-      TA_RETURN_IF_ERROR(findCapture(kernel, param.capture, *problem.args, c));
-      if (param.kind == ParamKind::Base) {
-        std::memcpy(out, &c->data, sizeof(c->data));
-      } else if (param.kind == ParamKind::CapturedScalar) {
-        if (param.type == ParamType::F32) {
-          float value = static_cast<float>(c->scalar);
-          std::memcpy(out, &value, sizeof(value));
-        } else {
-          int32_t value = static_cast<int32_t>(c->scalar);
-          std::memcpy(out, &value, sizeof(value));
-        }
-      } else {
-        TA_RETURN_IF_ERROR(packIndex(param, i, kernel, c->sizes, c->strides,
-                                     "the captured input ", c->name, out));
-      }
+      TA_RETURN_IF_ERROR(findCapture(kernel, param.capture,
+                                     problem.args->captures,
+                                     problem.args->num_captures, c));
+      TA_RETURN_IF_ERROR(packCapture(kernel, param, i, *c, out));
       continue;
     }
     const ta_tensor &t = *problem.tensors[param.tensor];

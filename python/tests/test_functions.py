@@ -13,6 +13,7 @@ import pytest
 from fakes import FakeTensor, fake_torch, kernel_entry, standard_params
 
 from tiled_attn import sdpa
+from tiled_attn.errors import NoKernelError
 
 Q, K, V, SLOPES, DOCS = 0x100000000, 0x200000000, 0x300000000, 0x700000000, 0x710000000
 FORMATS = {"ptr": "<Q", "i32": "<i", "i64": "<q", "f32": "<f"}
@@ -175,3 +176,65 @@ def test_a_float_attn_mask_is_the_bias_function(library, fake_cuda) -> None:
     seen = launched(fake_cuda, library=library, attn_mask=mask)
     assert seen == {"kernel": "bias",
                     "extra": [0x720000000, 2, 3, 77, 131, 0, 0, 131, 1]}
+
+
+def block_mask_entry(name: str = "block_mask_sm_80_document") -> Dict[str, Any]:
+    """The block mask kernel of "document" as tiled-attn-compile records it:
+    every parameter a captured input's (document_ids, seq_q, seq_k,
+    block_kinds)."""
+    params = [{"name": "document_ids", "kind": "base", "type": "ptr"},
+              {"name": "document_ids", "kind": "size", "dim": 0, "type": "i64"},
+              {"name": "document_ids", "kind": "size", "dim": 1, "type": "i64"},
+              {"name": "document_ids", "kind": "stride", "dim": 0, "type": "i64"},
+              {"name": "seq_q", "kind": "scalar", "type": "i64"},
+              {"name": "seq_k", "kind": "scalar", "type": "i64"},
+              {"name": "block_kinds", "kind": "base", "type": "ptr"}]
+    params += [{"name": "block_kinds", "kind": kind, "dim": d, "type": "i64"}
+               for kind in ("size", "stride") for d in range(4 if kind == "size" else 3)]
+    return {"name": name, "program": "block_mask", "arch": "sm_80",
+            "mask_function": "document",
+            "captures": [{"name": "document_ids", "function": "document", "kind": "view",
+                          "dtype": "i32", "rank": 2}],
+            "symbol": "block_mask", "ptx": f"{name}.ptx", "block": [256, 1, 1],
+            "block_size": 128, "shared_bytes": 256, "abi": "tiled-attn-v2",
+            "index_bits": 64, "params": params}
+
+
+def test_block_mask_kernels_are_listed_apart_and_launch_by_name(open_library,
+                                                                fake_cuda) -> None:
+    from ctypes import addressof
+
+    from tiled_attn.functions import capture_array
+    from tiled_attn.runtime import TaBlockMaskArgs
+
+    library = open_library([kernel_entry("plain"), block_mask_entry()])
+    assert [k.name for k in library.kernels] == ["plain"]
+    (kernel,) = library.block_masks
+    assert kernel.mask_function == "document"
+    assert kernel.captures == (("document_ids", "document", "i32", 2),)
+    torch = fake_torch()
+    ids = FakeTensor((2, 300), dtype="int32", pointer=DOCS)
+    captures, count, keep = capture_array(torch, ids.device, kernel.captures,
+                                          (("mask_mod", "document", (ids,)),))
+    args = TaBlockMaskArgs(mask_function=b"document", captures=addressof(captures),
+                           num_captures=count, seq_q=300, seq_k=700)
+    args.block_kinds.data = 0x720000000
+    args.block_kinds.sizes[:] = (2, 3, 3, 6)
+    args.block_kinds.strides[:] = (54, 18, 6, 1)
+    before = fake_cuda.count("launches")
+    library.launch_block_mask(args, 0, 0)
+    assert fake_cuda.count("launches") == before + 1
+    assert fake_cuda.last_grid() == (3, 3, 2)
+    values = [struct.unpack(FORMATS[p["type"]], b)[0]
+              for p, b in zip(block_mask_entry()["params"], fake_cuda.last_params())]
+    assert values == [DOCS, 2, 300, 300, 300, 700, 0x720000000, 2, 3, 3, 6, 54, 18, 6]
+    # A function without a block mask kernel, and a capture of the wrong kind.
+    args.mask_function = b"prefix_lm"
+    with pytest.raises(NoKernelError, match="no block mask kernel of mask function "
+                                            "'prefix_lm'.*'document'"):
+        library.launch_block_mask(args, 0, 0)
+    with pytest.raises(ValueError, match=r"mask_mod_args \(document_ids\) must be a "
+                                         r"torch.int32 tensor"):
+        capture_array(torch, ids.device, kernel.captures,
+                      (("mask_mod", "document", (FakeTensor((2, 300), dtype="float32"),)),))
+    del keep

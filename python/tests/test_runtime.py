@@ -182,7 +182,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 9
+    assert lib.ta_api_version() == runtime.API_VERSION == 10
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
@@ -431,6 +431,8 @@ def spec_kernels() -> list:
     spec = json.loads((PACKAGE_ROOT.parent / "kernels" / "library.json").read_text())
     kernels = []
     for config in spec["configurations"]:
+        if config.get("program", "sdpa") != "sdpa":
+            continue  # block mask kernels: test_functions.py
         options = dict(opt.split("=", 1) for opt in config["lowering"].split())
         for head_dim in config["head_dims"]:
             d, dv = (head_dim, head_dim) if isinstance(head_dim, int) else head_dim

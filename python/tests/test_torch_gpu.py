@@ -21,7 +21,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import tiled_attn  # noqa: E402
 import tiled_attn.ops  # noqa: E402,F401  (registers tiled_attn::sdpa)
-from tiled_attn import TiledAttnError  # noqa: E402
+from tiled_attn import NoKernelError, TiledAttnError  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -1066,6 +1066,52 @@ def test_block_mask_document_matches_every_block_and_compiles():
         tiled_attn.create_block_mask(visible.float())
     with pytest.raises(ValueError, match="needs Q_LEN and KV_LEN"):
         tiled_attn.create_block_mask(lambda b, h, q, kv: q >= kv)
+
+
+def test_block_mask_from_a_library_mask_function():
+    # create_block_mask("document", ...): the library's block mask kernel of
+    # the function gives the lists the dense mask gives; the sparse kernel
+    # runs on them; a CUDA graph replays it; bad calls are refused naming the
+    # argument.
+    library = tiled_attn.default_library()
+    if not any(k.mask_function == "document" for k in library.block_masks):
+        pytest.skip("the library has no block mask kernel of 'document'")
+    docs = torch.cat([torch.full((n,), i, dtype=torch.int32, device="cuda")
+                      for i, n in enumerate([200, 300, 229])]).repeat(2, 1)
+    compiled = tiled_attn.create_block_mask("document", 2, 3, 729, 729, mask_mod_args=(docs,))
+    dense = tiled_attn.create_block_mask(
+        lambda b, h, q_idx, kv_idx: docs[b, q_idx] == docs[b, kv_idx], 2, 3, 729, 729)
+    for a, b in zip(compiled.as_tuple(), dense.as_tuple()):
+        assert torch.equal(a, b)
+    # S_q != S_k, and the lists of a CUDA graph's replay.
+    prefix = torch.tensor([0, 300], dtype=torch.int32, device="cuda")
+    short = tiled_attn.create_block_mask("prefix_lm", 2, None, 130, 700, mask_mod_args=(prefix,))
+    expected = tiled_attn.create_block_mask(
+        lambda b, h, q_idx, kv_idx: (kv_idx < prefix[b].view(-1, 1, 1, 1)) | (kv_idx <= q_idx),
+        2, None, 130, 700)
+    for a, b in zip(short.as_tuple(), expected.as_tuple()):
+        assert torch.equal(a, b)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        graphed = tiled_attn.create_block_mask("document", 2, 3, 729, 729,
+                                               mask_mod_args=(docs,))
+    docs[1, :] = 0  # one document: every block of batch entry 1 is full
+    graph.replay()
+    whole = tiled_attn.create_block_mask(
+        lambda b, h, q_idx, kv_idx: docs[b, q_idx] == docs[b, kv_idx], 2, 3, 729, 729)
+    for a, b in zip(graphed.as_tuple(), whole.as_tuple()):
+        assert torch.equal(a, b)
+    with pytest.raises(NoKernelError, match="no block mask kernel of mask function 'alibi'"):
+        tiled_attn.create_block_mask("alibi", 2, 3, 729, 729, mask_mod_args=(docs,))
+    with pytest.raises(ValueError, match=r"document_ids\) must be a torch.int32"):
+        tiled_attn.create_block_mask("document", 2, 3, 729, 729, mask_mod_args=(docs.float(),))
+    with pytest.raises(ValueError, match="takes 1 captured input"):
+        tiled_attn.create_block_mask("document", 2, 3, 729, 729)
+    with pytest.raises(ValueError, match="needs Q_LEN and KV_LEN"):
+        tiled_attn.create_block_mask("document", 2, 3, mask_mod_args=(docs,))
+    with pytest.raises(ValueError, match="runs on a CUDA device"):
+        tiled_attn.create_block_mask("document", 2, 3, 729, 729, mask_mod_args=(docs,),
+                                     device="cpu")
 
 
 def block_mask_args(block_mask, q, k):

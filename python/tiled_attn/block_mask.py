@@ -11,14 +11,18 @@ n_q, n_k]`` (``B`` and ``H`` may be 1, broadcast), each list's first entries
 in increasing order; the kernels take them as captured inputs of those names.
 
 A full block must lie inside ``S_k``: its keys are not checked against it.
-:func:`create_block_mask` builds the lists on the GPU from a boolean mask or,
-as FlexAttention's, from a mask function of index tensors.
+:func:`create_block_mask` builds the lists on the GPU from a boolean mask,
+as FlexAttention's from a mask function of index tensors, or, fastest, from
+a mask function of the kernel library by name (``"document"``,
+``"prefix_lm"``): the library's block mask kernel of that function, compiled
+from the same tile-dialect function the attention kernels apply, classifies
+the blocks (``ta_block_mask``), so the two cannot disagree.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 #: The queries and keys of a block of a block mask (FlexAttention's default).
 BLOCK_SIZE = 128
@@ -76,7 +80,8 @@ def _classify(torch: Any, mask: Any, seq_q: int, seq_k: int,
 
 def create_block_mask(mask: Any, B: Optional[int] = None, H: Optional[int] = None,
                       Q_LEN: Optional[int] = None, KV_LEN: Optional[int] = None,
-                      device: Any = "cuda", rows_per_chunk: int = 1024) -> BlockMask:
+                      device: Any = "cuda", rows_per_chunk: int = 1024, *,
+                      mask_mod_args: Sequence[Any] = (), library: Any = None) -> BlockMask:
     """A block mask from a boolean mask, on the GPU: a block whose every
     element is True (and inside ``S_k``) is full, one with some True
     partial, one with none left out.
@@ -91,8 +96,27 @@ def create_block_mask(mask: Any, B: Optional[int] = None, H: Optional[int] = Non
     mask: 16 MB a chunk at ``S_k`` = 16k). The kernel still applies its mask
     function to the partial blocks: pass the same mask to it (a library
     mask function, or ``attn_mask``), or the partial blocks count as fully
-    visible but for ``S_k``."""
+    visible but for ``S_k``.
+
+    ``mask`` may also name a mask function of the kernel library (``library``:
+    a :class:`~tiled_attn.runtime.KernelLibrary` or its folder, None the
+    default), its captured inputs in ``mask_mod_args`` as for
+    :func:`tiled_attn.sdpa`'s ``mask_mod``: the library's block mask kernel of
+    that function classifies the blocks in one launch, called with batch
+    entry b < B and head h < H."""
     import torch
+
+    if isinstance(mask, str):
+        if Q_LEN is None or KV_LEN is None:
+            raise ValueError("create_block_mask: a mask function needs Q_LEN and KV_LEN")
+        some, full = _classify_by_kernel(torch, mask, B or 1, H or 1, Q_LEN, KV_LEN,
+                                         torch.device(device), mask_mod_args, library)
+        counts, indices = _lists(torch, some & ~full)
+        full_counts, full_indices = _lists(torch, full)
+        return BlockMask(counts, indices, full_counts, full_indices, (Q_LEN, KV_LEN))
+    if mask_mod_args:
+        raise ValueError("create_block_mask: mask_mod_args is for a mask function of the "
+                         "kernel library, named by a str")
 
     if callable(mask) and not isinstance(mask, torch.Tensor):
         if Q_LEN is None or KV_LEN is None:
@@ -132,6 +156,58 @@ def create_block_mask(mask: Any, B: Optional[int] = None, H: Optional[int] = Non
     counts, indices = _lists(torch, some & ~full)
     full_counts, full_indices = _lists(torch, full)
     return BlockMask(counts, indices, full_counts, full_indices, (seq_q, seq_k))
+
+
+def _classify_by_kernel(torch: Any, name: str, batch: int, heads: int, seq_q: int,
+                        seq_k: int, device: Any, mask_mod_args: Sequence[Any],
+                        library: Any) -> Tuple[Any, Any]:
+    """Per block of library mask function `name`'s [batch, heads, seq_q,
+    seq_k] mask: whether some element is visible, and whether all are, from
+    the library's block mask kernel of the function."""
+    from ctypes import addressof
+
+    from .errors import NoKernelError
+    from .functions import capture_array
+    from .runtime import TaBlockMaskArgs
+    from .sdpa import _current_stream, library_of
+
+    for what, value in (("B", batch), ("H", heads), ("Q_LEN", seq_q), ("KV_LEN", seq_k)):
+        least = 0 if what.endswith("LEN") else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"create_block_mask: {what} must be an int of at least {least}, "
+                             f"got {value!r}")
+    if device.type != "cuda":
+        raise ValueError(f"create_block_mask: a library mask function runs on a CUDA device, "
+                         f"got device {device}")
+    lib = library_of(library)
+    kernel = next((k for k in lib.block_masks if k.mask_function == name), None)
+    if kernel is None:
+        have = sorted({k.mask_function for k in lib.block_masks})
+        raise NoKernelError(f"create_block_mask: the kernel library {lib.path} has no block "
+                            f"mask kernel of mask function {name!r}; its block mask "
+                            f"functions: {', '.join(have) or 'none'}")
+    if not isinstance(mask_mod_args, (tuple, list)):
+        raise TypeError("mask_mod_args must be a tuple of the function's captured inputs, "
+                        f"got {type(mask_mod_args).__name__}")
+    if device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    captures, count, keep = capture_array(torch, device, kernel.captures,
+                                          (("mask_mod", name, mask_mod_args),))
+    n = BLOCK_SIZE
+    kinds = torch.empty(batch, heads, -(-seq_q // n), -(-seq_k // n), dtype=torch.int8,
+                        device=device)
+    args = TaBlockMaskArgs()
+    args.mask_function = name.encode()
+    args.captures = addressof(captures)
+    args.num_captures = count
+    args.seq_q, args.seq_k = seq_q, seq_k
+    args.block_kinds.data = kinds.data_ptr()
+    args.block_kinds.sizes[:] = kinds.shape
+    args.block_kinds.strides[:] = kinds.stride()
+    if kinds.numel():
+        lib.launch_block_mask(args, device.index, _current_stream(torch, device.index))
+    del keep  # (PyTorch reuses the memory of a freed clone in stream order)
+    return kinds >= 1, kinds == 2
 
 
 def block_mask_args(torch: Any, block_mask: Any, q: Any, k: Any) -> List[Any]:

@@ -67,16 +67,33 @@ def function_fields(torch: Any, library: KernelLibrary, device: Any,
             f"the kernel library {library.path} has no kernel with score_mod={score_mod!r} and "
             f"mask_mod={mask_mod!r}{' and a block_mask' if sparse else ''}; its functions: "
             f"{', '.join(have) or 'none'}")
-    captures = (TaCapture * max(1, len(kernel.captures)))()
+    groups = (("score_mod", score_mod, score_mod_args),
+              ("mask_mod", mask_mod, mask_mod_args),
+              ("block_mask", "block_mask" if sparse else None, block_mask_args))
+    captures, count, keep = capture_array(torch, device, kernel.captures, groups)
+    return ((c_string_address(score) if score_mod else 0,
+             c_string_address(mask) if mask_mod else 0,
+             addressof(captures), count), keep)
+
+
+def capture_array(torch: Any, device: Any, kernel_captures: Sequence[Tuple[str, str, str, int]],
+                  groups: Sequence[Tuple[str, Optional[str], Sequence[Any]]]
+                  ) -> Tuple[Any, int, List[Any]]:
+    """The ta_capture array of a kernel's captured inputs (``kernel_captures``,
+    each ``(name, function, dtype, rank)``), from ``groups``, each ``(what,
+    function, values)``: a function's values in its declared order (``what``
+    names the argument in messages; a None function is skipped). Returns the
+    array, how many it holds, and what must stay alive until the launch.
+
+    Raises ValueError (TypeError for a wrong type) naming the argument:
+    captured inputs of the wrong count, type, dtype, rank or device."""
+    captures = (TaCapture * max(1, len(kernel_captures)))()
     keep: List[Any] = [captures]
     count = 0
-    for what, name, args in (("score_mod", score_mod, score_mod_args),
-                             ("mask_mod", mask_mod, mask_mod_args),
-                             ("block_mask", "block_mask" if sparse else None,
-                              block_mask_args)):
+    for what, name, args in groups:
         if name is None:
             continue
-        wanted = [c for c in kernel.captures if c[1] == name]
+        wanted = [c for c in kernel_captures if c[1] == name]
         if len(args) != len(wanted):
             names = ", ".join(c[0] for c in wanted) or "none"
             raise ValueError(f"{what} {name!r} takes {len(wanted)} captured input"
@@ -116,6 +133,4 @@ def function_fields(torch: Any, library: KernelLibrary, device: Any,
             for d in range(rank):
                 c.sizes[d] = value.shape[d]
                 c.strides[d] = value.stride()[d]
-    return ((c_string_address(score) if score_mod else 0,
-             c_string_address(mask) if mask_mod else 0,
-             addressof(captures), count), keep)
+    return captures, count, keep

@@ -52,7 +52,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 9
+API_VERSION = 10
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -148,6 +148,16 @@ class TaSdpaArgs(Structure):
                 ("num_captures", c_int32)]
 
 
+class TaBlockMaskArgs(Structure):
+    """ta_block_mask_args: the block kinds of a library mask function's mask
+    (``mask_function``, its ``captures``), of ``seq_q`` x ``seq_k``, into the
+    int8 ``[B, H, ceil(seq_q / 128), ceil(seq_k / 128)]`` ``block_kinds``."""
+
+    _fields_ = [("mask_function", c_char_p), ("captures", c_void_p),
+                ("num_captures", c_int32), ("seq_q", c_int64), ("seq_k", c_int64),
+                ("block_kinds", TaTensor)]
+
+
 class TaKernelInfo(Structure):
     _fields_ = [("name", c_char_p), ("arch", c_char_p), ("dtype", c_char_p),
                 ("mask", c_char_p), ("schedule", c_char_p), ("head_dim", c_int32),
@@ -194,6 +204,9 @@ _SIGNATURES: Dict[str, Tuple[Any, Sequence[Any]]] = {
     "ta_sdpa_plan": (c_int, [c_void_p, POINTER(TaSdpaArgs), c_int32, c_int32,
                              POINTER(TaLaunchPlan)]),
     "ta_sdpa": (c_int, [c_void_p, c_void_p, c_int32, c_void_p]),
+    "ta_library_block_mask_count": (c_int32, [c_void_p]),
+    "ta_library_block_mask": (c_int, [c_void_p, c_int32, POINTER(TaKernelInfo)]),
+    "ta_block_mask": (c_int, [c_void_p, POINTER(TaBlockMaskArgs), c_int32, c_void_p]),
 }
 
 
@@ -375,15 +388,21 @@ class KernelLibrary:
         #: The strictest alignment any kernel needs; the torch layer copies
         #: inputs that miss it.
         self.align_bytes = max((k.align_bytes for k in self.kernels), default=16)
+        #: The block mask kernels (each of one mask function: its
+        #: ``mask_function`` and ``captures``; the SDPA fields empty).
+        self.block_masks: Tuple[KernelInfo, ...] = tuple(
+            self._kernel(i, block_mask=True)
+            for i in range(lib.ta_library_block_mask_count(handle)))
 
     @classmethod
     def load(cls, root: "str | os.PathLike[str] | None" = None) -> "KernelLibrary":
         """The library at ``root``, default :func:`default_library_path`."""
         return cls(root if root is not None else default_library_path())
 
-    def _kernel(self, index: int) -> KernelInfo:
+    def _kernel(self, index: int, block_mask: bool = False) -> KernelInfo:
         info = TaKernelInfo()
-        status = self._lib.ta_library_kernel(self.handle, index, byref(info))
+        describe = self._lib.ta_library_block_mask if block_mask else self._lib.ta_library_kernel
+        status = describe(self.handle, index, byref(info))
         if status != TA_OK:
             raise_for(status)
         text = {name: getattr(info, name).decode()
@@ -459,6 +478,13 @@ class KernelLibrary:
     def launch(self, args: TaSdpaArgs, device: int, stream: int) -> None:
         """Check, choose, pack and launch on ``stream`` of CUDA device ``device``."""
         self.launch_packed(ctypes.addressof(args), device, stream)
+
+    def launch_block_mask(self, args: TaBlockMaskArgs, device: int, stream: int) -> None:
+        """ta_block_mask: check, choose the function's block mask kernel and
+        launch it on ``stream`` of CUDA device ``device``."""
+        status = self._lib.ta_block_mask(self.handle, byref(args), device, stream)
+        if status != TA_OK:
+            raise_for(status)
 
     def launch_packed(self, args_address: int, device: int, stream: int) -> None:
         """:meth:`launch` with the ta_sdpa_args at ``args_address`` (the hot path)."""

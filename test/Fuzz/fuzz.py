@@ -930,6 +930,8 @@ def library_entries(spec):
         return spec["kernels"]
     entries = []
     for config in spec["configurations"]:
+        if config.get("program", "sdpa") != "sdpa":
+            continue  # block mask kernels: no SDPA entry to draw from
         for variant in config["variants"]:
             mask = next(m for m in ("none", "top_left", "window")
                         if variant.startswith(m))

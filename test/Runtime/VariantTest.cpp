@@ -91,8 +91,8 @@ TEST(VariantInfo, FeaturesByIndex) {
   // variant and features follow captures (API version 9).
   EXPECT_EQ(offsetof(ta_kernel_info, variant),
             offsetof(ta_kernel_info, captures) + sizeof(void *));
-  EXPECT_EQ(TA_API_VERSION, 9);
-  EXPECT_EQ(ta_api_version(), 9);
+  EXPECT_EQ(TA_API_VERSION, 10);
+  EXPECT_EQ(ta_api_version(), 10);
 }
 
 TEST(VariantInfo, TheSparseFeatureListsTheBlockMaskArguments) {

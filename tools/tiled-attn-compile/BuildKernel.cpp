@@ -17,6 +17,7 @@
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
+#include "tiled_attn/Kernels/BlockMaskKernel.h"
 #include "tiled_attn/Kernels/SdpaKernel.h"
 #include "tiled_attn/Pipelines/Pipelines.h"
 
@@ -307,8 +308,15 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     (isScore ? out.scoreFunction : out.maskFunction) = name;
     builder.clone(*fn);
   }
+  const bool blockMask = kernel.program == KernelProgram::BlockMask;
+  if (blockMask && out.maskFunction.empty())
+    return fail(kernel, "a block mask kernel needs a mask function (an i1 "
+                        "result), got " +
+                            kernelVariantName(kernel.variant));
   FailureOr<func::FuncOp> built =
-      buildSdpaKernel(builder, module->getLoc(), config);
+      blockMask ? buildBlockMaskKernel(builder, module->getLoc(),
+                                       {out.maskFunction, kBlockMaskSymbol})
+                : buildSdpaKernel(builder, module->getLoc(), config);
   if (failed(built))
     return fail(kernel, "the generator rejected the configuration");
   for (unsigned i = 0, e = built->getNumArguments(); i < e; ++i) {
@@ -342,16 +350,19 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   }
 
   Clock::time_point start = Clock::now();
-  PassManager schedulePm(&ctx);
-  buildTileSchedulePipeline(schedulePm, *kernel.scheduleOptions);
-  if (failed(schedulePm.run(*module)))
-    return fail(kernel, "the schedule \"" + kernel.schedule + "\" failed");
+  // (A block mask kernel has no schedule: it is lowered as built.)
+  if (!blockMask) {
+    PassManager schedulePm(&ctx);
+    buildTileSchedulePipeline(schedulePm, *kernel.scheduleOptions);
+    if (failed(schedulePm.run(*module)))
+      return fail(kernel, "the schedule \"" + kernel.schedule + "\" failed");
+  }
   out.toPTXSeconds += secondsSince(start);
   if (keepIR)
     llvm::raw_string_ostream(out.tileIR) << *module;
-  out.sdpa =
-      cast<tile::SdpaAttr>((*module->getOps<func::FuncOp>().begin())
-                               ->getAttr(tile::TileDialect::getSdpaAttrName()));
+  if (!blockMask)
+    out.sdpa = cast<tile::SdpaAttr>(
+        built->getOperation()->getAttr(tile::TileDialect::getSdpaAttrName()));
 
   start = Clock::now();
   PassManager gpuPm(&ctx), nvvmPm(&ctx), ptxPm(&ctx);
@@ -443,9 +454,34 @@ static std::optional<json::Object> assemble(StringRef ptxas, StringRef ptx,
   return report;
 }
 
+/// The manifest entry of a block mask kernel lowered to PTX (no cubins
+/// yet): its mask function and captured inputs, launch shape, block size
+/// and parameters.
+static json::Object blockMaskEntry(const KernelSpec &kernel,
+                                   const LoweredKernel &lowered) {
+  const TileToPTXOptions &lowering = *kernel.loweringOptions;
+  return json::Object{{"name", kernel.name},
+                      {"program", kernelProgramName(kernel.program)},
+                      {"arch", std::string(lowering.chip)},
+                      {"mask_function", lowered.maskFunction},
+                      {"captures", json::Array(lowered.captures)},
+                      {"symbol", kBlockMaskSymbol},
+                      {"ptx", (kernel.name + ".ptx")},
+                      {"block", json::Array{lowered.threads, 1, 1}},
+                      {"block_size", kBlockMaskSize},
+                      {"shared_bytes", lowered.sharedBytes},
+                      {"tensor_memory_columns", lowered.tensorMemoryColumns},
+                      {"abi", "tiled-attn-v2"},
+                      {"index_bits", int64_t(lowering.indexBitwidth)},
+                      {"params", json::Array(lowered.params)},
+                      {"lowering", kernel.lowering}};
+}
+
 /// The manifest entry of a kernel lowered to PTX (no cubins yet).
 static json::Object manifestEntry(const KernelSpec &kernel,
                                   const LoweredKernel &lowered) {
+  if (kernel.program == KernelProgram::BlockMask)
+    return blockMaskEntry(kernel, lowered);
   const TileToPTXOptions &lowering = *kernel.loweringOptions;
   tile::SdpaAttr sdpa = lowered.sdpa;
   int64_t threads = lowered.threads;

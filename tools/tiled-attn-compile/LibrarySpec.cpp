@@ -59,6 +59,10 @@ static std::string canonicalOptions(const OptionsT &options) {
   return text;
 }
 
+StringRef tiled_attn::kernelProgramName(KernelProgram program) {
+  return program == KernelProgram::BlockMask ? "block_mask" : "sdpa";
+}
+
 std::string tiled_attn::functionPath(const KernelSpec &kernel,
                                      StringRef function) {
   llvm::SmallString<128> path(kernel.functionsDir);
@@ -69,14 +73,19 @@ std::string tiled_attn::functionPath(const KernelSpec &kernel,
 std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << kernel.name << ": dtype=" << kernel.dtype
-     << " head_dim=" << kernel.headDim
-     << " head_dim_v=" << (kernel.headDimV ? kernel.headDimV : kernel.headDim)
-     << " variant=" << kernelVariantName(kernel.variant)
-     << " block_m=" << kernel.blockM << " block_n=" << kernel.blockN
-     << " schedule=" << canonicalOptions(*kernel.scheduleOptions)
-     << " lowering=" << canonicalOptions(*kernel.loweringOptions)
-     << " cubins=" << llvm::join(kernel.cubins, ",");
+  if (kernel.program == KernelProgram::BlockMask)
+    os << kernel.name << ": program=block_mask"
+       << " lowering=" << canonicalOptions(*kernel.loweringOptions)
+       << " cubins=" << llvm::join(kernel.cubins, ",");
+  else
+    os << kernel.name << ": dtype=" << kernel.dtype
+       << " head_dim=" << kernel.headDim
+       << " head_dim_v=" << (kernel.headDimV ? kernel.headDimV : kernel.headDim)
+       << " variant=" << kernelVariantName(kernel.variant)
+       << " block_m=" << kernel.blockM << " block_n=" << kernel.blockN
+       << " schedule=" << canonicalOptions(*kernel.scheduleOptions)
+       << " lowering=" << canonicalOptions(*kernel.loweringOptions)
+       << " cubins=" << llvm::join(kernel.cubins, ",");
   // A function's text is part of what the kernel is made from.
   for (const std::string &function : kernel.variant.functions) {
     auto file = llvm::MemoryBuffer::getFile(functionPath(kernel, function));
@@ -128,7 +137,40 @@ tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
   return chosen;
 }
 
+/// A block mask kernel: its lowering and cubins, and its name,
+/// block_mask_<chip>_<function>.
+static Error finalizeBlockMaskSpec(KernelSpec &kernel) {
+  auto fail = [&](const Twine &message) {
+    return specError(kernel.origin, message);
+  };
+  if (kernel.variant.mask != KernelMask::None ||
+      kernelFeaturesText(kernel.variant) != "" ||
+      kernel.variant.functions.size() != 1)
+    return fail("a block mask kernel is of one mask function, got " +
+                kernelVariantName(kernel.variant));
+  if (!kernel.schedule.empty())
+    return fail("a block mask kernel takes no schedule, got \"" +
+                kernel.schedule + "\"");
+  kernel.scheduleOptions = std::make_shared<TileScheduleOptions>();
+  kernel.loweringOptions = std::make_shared<TileToPTXOptions>();
+  if (auto problem = parseOptions(kernel.lowering, *kernel.loweringOptions))
+    return fail("lowering \"" + kernel.lowering + "\": " + *problem);
+  if (Error error = kernel.loweringOptions->verify())
+    return fail("lowering \"" + kernel.lowering +
+                "\": " + llvm::toString(std::move(error)));
+  llvm::Regex chipName("^sm_[0-9]+[af]?$");
+  for (const std::string &cubin : kernel.cubins)
+    if (!chipName.match(cubin))
+      return fail("cubin chip '" + cubin +
+                  "' is not a chip name such as sm_80 or sm_120a");
+  kernel.name = "block_mask_" + std::string(kernel.loweringOptions->chip) +
+                "_" + kernel.variant.functions.front();
+  return Error::success();
+}
+
 Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
+  if (kernel.program == KernelProgram::BlockMask)
+    return finalizeBlockMaskSpec(kernel);
   auto fail = [&](const Twine &message) {
     return specError(kernel.origin, message);
   };
@@ -398,6 +440,57 @@ static Expected<std::vector<KernelSpec>> expandEntry(const json::Value &value,
   return kernels;
 }
 
+/// Checks a configuration's name (lower-case letters, digits and dashes, one
+/// configuration each) and records it.
+static Error checkConfigurationName(const std::string &name,
+                                    const std::string &where,
+                                    llvm::StringMap<std::string> &names) {
+  if (!llvm::Regex("^[a-z0-9][a-z0-9-]*$").match(name))
+    return specError(where, "configuration name '" + name +
+                                "' must be lower-case letters, digits and "
+                                "dashes");
+  auto [previous, inserted] = names.try_emplace(name, where);
+  if (!inserted)
+    return specError(where, "configuration '" + name +
+                                "' is also the name of " + previous->second);
+  return Error::success();
+}
+
+/// The kernels of a configuration of block mask kernels ("program":
+/// "block_mask"): one per mask function, each lowered as `lowering` says.
+static Expected<std::vector<KernelSpec>>
+expandBlockMasks(const json::Object &object, const std::string &where,
+                 llvm::StringMap<std::string> &configurationNames) {
+  FieldReader fields(object, where);
+  fields.allowOnly({"name", "program", "functions", "lowering", "cubins"});
+  std::string name = fields.string("name", true);
+  std::string program = fields.string("program", true);
+  std::vector<std::string> functions = fields.strings("functions", true);
+  KernelSpec base;
+  base.program = KernelProgram::BlockMask;
+  base.lowering = fields.string("lowering", true);
+  base.cubins = fields.strings("cubins", false);
+  if (Error error = fields.takeError())
+    return std::move(error);
+  if (program != "block_mask")
+    return specError(where, "program must be block_mask (or left out for "
+                            "SDPA kernels), got '" +
+                                program + "'");
+  if (Error error = checkConfigurationName(name, where, configurationNames))
+    return std::move(error);
+  base.origin = where + " ('" + name + "')";
+  base.configuration = name;
+  std::vector<KernelSpec> kernels;
+  for (const std::string &function : functions) {
+    KernelSpec kernel = base;
+    kernel.variant.functions = {function};
+    if (Error error = finalizeSpecKernel(kernel))
+      return std::move(error);
+    kernels.push_back(std::move(kernel));
+  }
+  return kernels;
+}
+
 /// The kernels of one configuration of a version-2 spec: one per head dim,
 /// variant and dtype, in that order, finalized.
 static Expected<std::vector<KernelSpec>>
@@ -408,6 +501,8 @@ expandConfiguration(const json::Value &value, const std::string &where,
   if (!object)
     return specError(where, "expected an object, got " +
                                 llvm::formatv("{0}", value).str());
+  if (object->get("program"))
+    return expandBlockMasks(*object, where, configurationNames);
   FieldReader fields(*object, where);
   fields.allowOnly({"name", "dtypes", "head_dims", "variants", "block_m",
                     "block_n", "schedule", "lowering", "cubins"});
@@ -425,14 +520,8 @@ expandConfiguration(const json::Value &value, const std::string &where,
   base.cubins = fields.strings("cubins", false);
   if (Error error = fields.takeError())
     return std::move(error);
-  if (!llvm::Regex("^[a-z0-9][a-z0-9-]*$").match(name))
-    return specError(where, "configuration name '" + name +
-                                "' must be lower-case letters, digits and "
-                                "dashes");
-  auto [previous, inserted] = configurationNames.try_emplace(name, where);
-  if (!inserted)
-    return specError(where, "configuration '" + name +
-                                "' is also the name of " + previous->second);
+  if (Error error = checkConfigurationName(name, where, configurationNames))
+    return std::move(error);
   base.origin = where + " ('" + name + "')";
   base.configuration = name;
 

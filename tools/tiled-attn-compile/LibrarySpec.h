@@ -45,7 +45,16 @@
 namespace tiled_attn {
 
 /// One kernel of the library.
+/// What a kernel of the library is: an SDPA forward kernel
+/// (tile-generate-sdpa's), or the block mask kernel of a mask function
+/// (tile-generate-block-mask's), the manifest's "program".
+enum class KernelProgram { Sdpa, BlockMask };
+
+/// The manifest's name of `program`: "sdpa" or "block_mask".
+llvm::StringRef kernelProgramName(KernelProgram program);
+
 struct KernelSpec {
+  KernelProgram program = KernelProgram::Sdpa;
   /// Where it was described, for messages: "kernels/library.json:
   /// configuration 'sm80-d64'" or "the command line".
   std::string origin;

@@ -94,6 +94,11 @@ inline constexpr int64_t kBlockMaskSize = 128;
 /// no tile-dialect function's).
 inline constexpr const char kBlockMaskFunction[] = "block_mask";
 
+/// The PTX entry point of a block mask kernel (tile-generate-block-mask's,
+/// the manifest's "program": "block_mask"), which classifies the
+/// kBlockMaskSize blocks of a mask function's mask.
+inline constexpr const char kBlockMaskSymbol[] = "block_mask";
+
 /// The captured inputs of a block-sparse kernel (the `sparse` feature), in
 /// argument order: the names the caller gives them by (FlexAttention's
 /// BlockMask fields), as KernelVariant.def's `sparse` lists them

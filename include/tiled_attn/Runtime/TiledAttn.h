@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 9
+#define TA_API_VERSION 10
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -444,6 +444,44 @@ TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
     of zero; with varlen, H or total_q) launches nothing. */
 TA_API ta_status ta_sdpa(ta_library *library, const ta_sdpa_args *args,
                          int32_t device, void *stream);
+
+/** A block mask from a mask function of the library, on the GPU
+    (FlexAttention's create_block_mask, compiled): the kinds of the
+    TA_BLOCK_MASK_SIZE x TA_BLOCK_MASK_SIZE blocks of the [B, H, seq_q,
+    seq_k] mask the function gives, one int8 per block, 0 (no query sees a
+    key of it), 1 (some do) or 2 (all do and the block lies inside seq_k).
+    Rows past seq_q count as seeing every key. */
+#define TA_BLOCK_MASK_SIZE 128
+
+typedef struct ta_block_mask_args {
+  /** The mask function, by name ("document", "prefix_lm"); the library
+      must have a block mask kernel of it. */
+  const char *mask_function;
+  /** Its captured inputs, by name, as for ta_sdpa_args. */
+  const ta_capture *captures;
+  int32_t num_captures;
+  /** The query and key lengths (0: nothing to do). */
+  int64_t seq_q, seq_k;
+  /** The output: a device tensor of int8 [B, H, ceil(seq_q / 128),
+      ceil(seq_k / 128)] (strides in elements); program (m, h, b) writes
+      block_kinds[b, h, m, :], the function called with batch b and head
+      h. */
+  ta_tensor block_kinds;
+} ta_block_mask_args;
+
+/** The library's block mask kernels (API version 10): how many, and one's
+    name, arch, threads, shared_bytes, mask_function and that function's
+    captured inputs (the SDPA fields of ta_kernel_info are empty or 0). */
+TA_API int32_t ta_library_block_mask_count(const ta_library *library);
+TA_API ta_status ta_library_block_mask(const ta_library *library,
+                                       int32_t index, ta_kernel_info *info);
+
+/** Writes the block kinds of args->mask_function's mask on `device`
+    (the CUDA device ordinal; the caller's current context) in `stream`.
+    Launches one kernel, allocates nothing, does not synchronize. */
+TA_API ta_status ta_block_mask(ta_library *library,
+                               const ta_block_mask_args *args, int32_t device,
+                               void *stream);
 
 #ifdef __cplusplus
 } /* extern "C" */
