@@ -143,17 +143,23 @@ def compare(torch, F, out, q, k, v, bias, keep, rows, case):
 
 
 def check(torch, F, sdpa, library, rows, device, date):
+    """The score and mask functions against float64 and the math backend, at
+    the head dims the library has ALiBi kernels of: at D = 128 every case, at
+    the others one case of each function."""
     gen = torch.Generator().manual_seed(0)
     cases = [("alibi", 2, 8, 4, 333, 1000), ("alibi", 1, 8, 2, 1000, 1000),
              ("document", 2, 8, 4, 777, 777), ("document", 1, 8, 8, 1000, 1000),
              ("alibi+document", 2, 8, 4, 777, 777), ("prefix_lm", 3, 8, 4, 777, 777)]
+    head_dims = sorted({k.head_dim for k in library.kernels if k.score_function == "alibi"})
+    runs = [(d, case) for d in head_dims for case in cases
+            if d == 128 or case in (cases[0], cases[2], cases[5])]
     for dtype in (torch.bfloat16, torch.float16):
-        for function, b, h, h_kv, s_q, s_k in cases:
+        for d, (function, b, h, h_kv, s_q, s_k) in runs:
             for causal in ((False,) if function in ("alibi+document", "prefix_lm")
                            else (False, True)):
-                q = torch.randn(b, h, s_q, 128, device="cuda", dtype=dtype)
-                k = torch.randn(b, h_kv, s_k, 128, device="cuda", dtype=dtype)
-                v = torch.randn(b, h_kv, s_k, 128, device="cuda", dtype=dtype)
+                q = torch.randn(b, h, s_q, d, device="cuda", dtype=dtype)
+                k = torch.randn(b, h_kv, s_k, d, device="cuda", dtype=dtype)
+                v = torch.randn(b, h_kv, s_k, d, device="cuda", dtype=dtype)
                 slopes = alibi_slopes(torch, h) if "alibi" in function else None
                 docs = document_ids(torch, b, s_k, gen) if "document" in function else None
                 prefix = (torch.randint(0, s_k, (b,), generator=gen).to(torch.int32).cuda()
@@ -169,7 +175,8 @@ def check(torch, F, sdpa, library, rows, device, date):
                            **kwargs)
                 bias, keep = bias_and_mask(torch, b, h, s_q, s_k, causal, slopes, docs, prefix)
                 compare(torch, F, out, q, k, v, bias, keep, rows,
-                        {"device": device, "date": date, "function": function,
+                        {"device": device, "date": date,
+                         "function": function + ("" if d == 128 else f" D={d}"),
                          "causal": causal})
 
 
