@@ -490,6 +490,14 @@ class Corpus:
         self.compile_flags = parse_tool_flags(tool_help(tools["compile"]))
         with open(os.path.join(repo, "kernels", "library.json")) as f:
             self.library = {"kernels": library_entries(json.load(f))}
+        # The library's score and mask functions, by name (block mask kernels
+        # are built from them).
+        functions_dir = os.path.join(repo, "kernels", "functions")
+        self.functions = {}
+        for name in sorted(os.listdir(functions_dir)):
+            if name.endswith(".mlir"):
+                with open(os.path.join(functions_dir, name)) as f:
+                    self.functions[name[:-len(".mlir")]] = f.read()
         proc = subprocess.run([tools["compile"], "--spec=" +
                                os.path.join(repo, "kernels", "library.json"),
                                "--list"], stdout=subprocess.PIPE,
@@ -1015,6 +1023,8 @@ def case_opt_generate(rng, index, corpus):
         args = ["input.mlir"] + ["--%s=%s" % (n, join_items(rng, l))
                                  for n, l in zip(names[:stop], lists[:stop])]
         origin = "opt library kernel"
+    elif rng.random() < 0.15:
+        return block_mask_case(rng, index, corpus)
     else:
         bias = case_bias(rng)
         args = ["input.mlir", "--tile-generate-sdpa=" + join_items(
@@ -1031,6 +1041,24 @@ def case_opt_generate(rng, index, corpus):
         text = corpus.pick(rng, corpus.seeds).text
     return Case(index, "opt", args + ["-o", "out.mlir"], {"input.mlir": text},
                 origin=origin)
+
+
+def block_mask_case(rng, index, corpus):
+    """tile-generate-block-mask on a library function's file (a mask
+    function, a score function, or a name the file lacks), then perhaps the
+    GPU pipeline with random options (its reductions to a scalar take every
+    family's layouts)."""
+    name, text = rng.choice(sorted(corpus.functions.items()))
+    function = name if rng.random() < 0.8 else rng.choice(
+        sorted(corpus.functions) + ["", "missing", "seq_q", "1x"])
+    items = ["mask-function=" + function]
+    if rng.random() < 0.2:
+        items.append("name=" + rng.choice(["block_mask", "k", name, "2k", "a-b"]))
+    args = ["input.mlir", "--tile-generate-block-mask=" + join_items(rng, items)]
+    if rng.random() < 0.7:
+        args.append(pipeline_arg(rng, corpus, "tile-to-ptx", case_bias(rng)))
+    return Case(index, "opt", args + ["-o", "out.mlir"], {"input.mlir": text},
+                origin="opt tile-generate-block-mask")
 
 
 SHAPE_VALUES = [0, 1, 1, 2, 3, 16, 17, 17, 31, 33, 37, 64, 65, 100, 127, 128,
