@@ -61,7 +61,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       /*refillAfterUse=*/false,
       /*causalSplit=*/false, /*exp2=*/false,
       /*rescaleThreshold=*/int64_t{0},
-      /*deferPv=*/false, variant.softcap, variant.lse, variant.varlen);
+      /*deferPv=*/false, variant.softcap, variant.lse, variant.varlen,
+      variant.split);
   if (!sdpa)
     return failure();
 
@@ -89,8 +90,14 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       type = viewTy;
       break;
     case ArgRole::V:
-    case ArgRole::O:
       type = viewVTy;
+      break;
+    case ArgRole::O: // with split, the partial outputs, in f32
+      type = variant.split ? ViewType::get(ctx, {dyn, dyn, dyn, dv}, f32)
+                           : viewVTy;
+      break;
+    case ArgRole::NumSplits:
+      type = b.getIndexType();
       break;
     case ArgRole::Scale:
     case ArgRole::Softcap:
@@ -147,6 +154,9 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
        {std::pair{&scoreFn, true}, std::pair{&maskFn, false}})
     if (fn->fn && failed(addFunctionCaptures(b, *fn, isScore, args)))
       return failure();
+  if (variant.split && (scoreFn.fn || maskFn.fn || variant.sparse))
+    return emitError() << "a split-KV kernel takes no score or mask function "
+                          "and no block mask";
   if (!missing.empty())
     return mlir::emitError(loc)
            << "no function '" << missing
@@ -216,6 +226,26 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value mBlk = BlockIdOp::create(b, loc, Dim::X);
   Value head = BlockIdOp::create(b, loc, Dim::Y);
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
+  // With split, grid y is (head, chunk of the keys) and the partial outputs'
+  // head index is y itself: the query head is y / num_splits, and k and v
+  // narrow to the chunk, ceil(ceil(S_k / block_n) / num_splits) key blocks
+  // from block chunk * (y % num_splits) (none past S_k).
+  Value outHead = head;
+  if (variant.split) {
+    Value numSplits = arg(ArgRole::NumSplits);
+    head = arith::DivUIOp::create(b, loc, outHead, numSplits);
+    Value chunk = arith::RemUIOp::create(b, loc, outHead, numSplits);
+    Value keys = DimOp::create(b, loc, k, 2);
+    Value blocks = arith::CeilDivUIOp::create(b, loc, keys, cBn);
+    Value perChunk = arith::MulIOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, blocks, numSplits), cBn);
+    Value start = arith::MinUIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, chunk, perChunk), keys);
+    Value len = arith::MinUIOp::create(
+        b, loc, perChunk, arith::SubIOp::create(b, loc, keys, start));
+    k = SliceOp::create(b, loc, k, 2, start, len);
+    v = SliceOp::create(b, loc, v, 2, start, len);
+  }
   // What score and mask functions see: the batch entry (the sequence, with
   // varlen), and positions from the block's first query and key (within
   // the sequence), whatever the causal alignment.
@@ -443,7 +473,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     Value lse =
         LogSumExpOp::create(b, loc, tensorTy({bm}, f32), loop.getResult(0), sum,
                             scoreFn.fn ? unitScale : softmaxScale);
-    StoreOp::create(b, loc, lse, lseView, ValueRange{batch, head, mBlk},
+    StoreOp::create(b, loc, lse, lseView, ValueRange{batch, outHead, mBlk},
                     /*mask=*/Value());
   }
   // O = acc * (1 / l): one division per row, not per element (as
@@ -455,8 +485,10 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value out = arith::MulFOp::create(
       b, loc, loop.getResult(2),
       BroadcastOp::create(b, loc, tensorTy({bm, dv}, f32), inv, 1));
-  out = arith::TruncFOp::create(b, loc, tensorTy({bm, dv}, elt), out);
-  StoreOp::create(b, loc, out, o, ValueRange{batch, head, mBlk, c0},
+  // (Split-KV's partial outputs stay f32 for the merge.)
+  if (!variant.split)
+    out = arith::TruncFOp::create(b, loc, tensorTy({bm, dv}, elt), out);
+  StoreOp::create(b, loc, out, o, ValueRange{batch, outHead, mBlk, c0},
                   /*mask=*/Value());
   func::ReturnOp::create(b, loc);
   return func;

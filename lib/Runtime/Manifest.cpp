@@ -433,6 +433,12 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   TA_RETURN_IF_ERROR(r.string("symbol", kernel.symbol));
   TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
   TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));
+  // Split-KV kernels (issue 38's first step) write partial outputs that a
+  // merge must combine, which no call of this runtime does yet.
+  if (kernel.variant.split)
+    return libraryError(r.where(), ": a split-KV kernel ('split': true), "
+                                   "which this runtime does not launch yet; "
+                                   "leave it out of the library");
   TA_RETURN_IF_ERROR(readSchedule(r, kernel));
   TA_RETURN_IF_ERROR(readFunctions(r, kernel));
   TA_RETURN_IF_ERROR(checkSparse(r, kernel));

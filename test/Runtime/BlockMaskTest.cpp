@@ -250,3 +250,12 @@ TEST_F(BlockMask, BadManifestEntriesAreRefused) {
   EXPECT_EQ(blockMask(), TA_ERROR_LIBRARY);
   EXPECT_THAT(lastError(), HasSubstr("is no captured input's"));
 }
+
+TEST(SplitKv, KernelsAreRefusedUntilTheRuntimeMergesThem) {
+  // A split-KV kernel (tiled-attn-compile --variant=none_lse_split) writes
+  // partial outputs that no call of this runtime merges yet.
+  Json e = kernelEntry("split");
+  e["lse"] = true;
+  e["split"] = true;
+  expectOpenError(manifestOf({e}), {"a split-KV kernel ('split': true)"});
+}

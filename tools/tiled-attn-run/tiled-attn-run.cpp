@@ -111,6 +111,13 @@ static cl::opt<double> lseToleranceOpt(
              "row's log-sum-exp (default 1e-3)"),
     cl::init(1e-3), cl::cat(runCategory));
 
+static cl::opt<int64_t> splitsOpt(
+    "splits",
+    cl::desc("For a `split` (split-KV) kernel: the chunks of the keys, one "
+             "program each; the run merges their partial outputs and "
+             "log-sum-exps in float64 before the comparison (default 3)"),
+    cl::init(3), cl::cat(runCategory));
+
 static cl::opt<double> softcapOpt(
     "softcap",
     cl::desc("For a softcap kernel: the cap (default 30); scores become "
@@ -270,10 +277,41 @@ struct RoleValues {
   HostTensor *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr,
              *lse = nullptr, *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
   double scale = 0.0, softcap = 0.0;
-  int64_t windowLo = 0, windowHi = 0, windowAlign = 0;
+  int64_t windowLo = 0, windowHi = 0, windowAlign = 0, numSplits = 0;
   /// The captured inputs, by name.
   llvm::StringMap<KernelArg> *captured = nullptr;
 };
+
+/// Split-KV's merge, in float64: for each row, the chunks' log-sum-exps
+/// l_s give weights exp(l_s - L), L = log(sum_s exp(l_s)), and the output is
+/// sum_s w_s o_s (rounded to `out`'s element type), L its log-sum-exp (-inf
+/// and a zero row where no chunk saw a key).
+static void mergeSplits(HostTensor &partial, HostTensor &partialLse,
+                        int64_t splits, HostTensor &out, HostTensor &lse) {
+  const int64_t batch = out.sizes[0], heads = out.sizes[1], rows = out.sizes[2],
+                dv = out.sizes[3];
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t r = 0; r < rows; ++r) {
+        double top = -inf;
+        for (int64_t s = 0; s < splits; ++s)
+          top = std::max(top, partialLse.at({b, h * splits + s, r}));
+        double sum = 0.0;
+        for (int64_t s = 0; s < splits; ++s)
+          if (top != -inf)
+            sum += std::exp(partialLse.at({b, h * splits + s, r}) - top);
+        for (int64_t d = 0; d < dv; ++d) {
+          double acc = 0.0;
+          for (int64_t s = 0; s < splits && top != -inf; ++s)
+            acc += std::exp(partialLse.at({b, h * splits + s, r}) - top) / sum *
+                   partial.at({b, h * splits + s, r, d});
+          out.at({b, h, r, d}) = roundToType(acc, out.elementType);
+        }
+        if (!lse.sizes.empty() && lse.sizes[2] > r)
+          lse.at({b, h, r}) = top == -inf ? -inf : top + std::log(sum);
+      }
+}
 
 /// The arguments of `f` in its order, each the value of its role.
 static FailureOr<SmallVector<KernelArg>> bindByRole(func::FuncOp f,
@@ -336,6 +374,9 @@ static FailureOr<SmallVector<KernelArg>> bindByRole(func::FuncOp f,
       args.push_back(it->second);
       break;
     }
+    case tile::ArgRole::NumSplits:
+      args.push_back(KernelArg::index(values.numSplits));
+      break;
     case tile::ArgRole::SeqQ:
     case tile::ArgRole::SeqK:
     case tile::ArgRole::BlockKinds:
@@ -638,21 +679,39 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     // block_m), H, B), and counts the elements it left unwritten.
     auto launch = [&](func::FuncOp f, HostTensor &dest,
                       HostTensor &lseDest) -> FailureOr<int64_t> {
-      int64_t blockM =
-          cast<tile::SdpaAttr>(f->getAttr(tile::TileDialect::getSdpaAttrName()))
-              .getBlockM();
+      auto attr = cast<tile::SdpaAttr>(
+          f->getAttr(tile::TileDialect::getSdpaAttrName()));
+      int64_t blockM = attr.getBlockM();
+      // Split-KV: the program of (head, chunk) writes partial outputs and
+      // log-sum-exps at head index head * splits + chunk.
+      const int64_t splits = attr.getSplit() ? splitsOpt.getValue() : 1;
       std::array<int64_t, 3> grid = {(shape.seqQ + blockM - 1) / blockM,
-                                     headsOpt, batchOpt};
+                                     headsOpt * splits, batchOpt};
+      HostTensor partial = HostTensor::create(
+          f32, {batchOpt, headsOpt * splits, shape.seqQ, dimV});
+      HostTensor partialLse =
+          HostTensor::create(f32, {batchOpt, headsOpt * splits, shape.seqQ});
+      auto nan = std::numeric_limits<double>::quiet_NaN();
+      std::fill(partial.data.begin(), partial.data.end(), nan);
+      std::fill(partialLse.data.begin(), partialLse.data.end(), nan);
       RoleValues values;
-      values.q = &q, values.k = &k, values.v = &v, values.o = &dest;
-      values.lse = &lseDest;
+      values.q = &q, values.k = &k, values.v = &v;
+      values.o = attr.getSplit() ? &partial : &dest;
+      values.lse = attr.getSplit() ? &partialLse : &lseDest;
       values.scale = scale, values.softcap = softcap;
       values.windowLo = band.lo, values.windowHi = band.hi;
+      values.numSplits = splits;
       values.captured = &*captured;
       FailureOr<SmallVector<KernelArg>> args = bindByRole(f, values);
       if (failed(args) || failed(runKernel(f, *args, grid)))
         return failure();
       auto isNan = [](double x) { return std::isnan(x); };
+      if (attr.getSplit()) {
+        int64_t unwritten = llvm::count_if(partial.data, isNan) +
+                            llvm::count_if(partialLse.data, isNan);
+        mergeSplits(partial, partialLse, splits, dest, lseDest);
+        return unwritten;
+      }
       return llvm::count_if(dest.data, isNan) +
              llvm::count_if(lseDest.data, isNan);
     };

@@ -56,6 +56,35 @@ func.func private @sdpa_refill_after_use_default_stages() attributes {tile.sdpa 
 
 // -----
 
+// Split-KV writes partial outputs with their log-sum-exps, which the merge
+// needs, and splits the keys of an unmasked problem.
+
+// expected-error @+1 {{split (split-KV) needs lse and takes no causal mask, window or varlen}}
+func.func private @sdpa_split_without_lse() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, split = true>}
+
+// -----
+
+// expected-error @+1 {{split (split-KV) needs lse and takes no causal mask, window or varlen}}
+func.func private @sdpa_split_causal() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 64, block_n = 64, lse = true, split = true>}
+
+// -----
+
+// A split kernel's o is the partial outputs, in f32, and num_splits follows.
+// expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k: !tile.view<?x?x?x64xf16>, v: !tile.view<?x?x?x64xf16>, o: !tile.view<?x?x?x64xf32>, scale: f32, lse: !tile.view<?x?x?xf32>, num_splits: index) and no results}}
+func.func @sdpa_split_f16_output(
+    %q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>},
+    %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
+    %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>},
+    %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
+    %scale: f32 {tile.arg = #tile.arg<scale>},
+    %lse: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>},
+    %n: index {tile.arg = #tile.arg<num_splits>})
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, lse = true, split = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{head_dim_v must be a multiple of 16 in [16, 256] other than head_dim (192), or omitted, got 100}}
 func.func private @sdpa_head_dim_v() attributes {tile.sdpa = #tile.sdpa<head_dim = 192, head_dim_v = 100, element_type = f16, causal = none, block_m = 64, block_n = 64>}
 

@@ -136,7 +136,8 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t blockM, int64_t blockN, int64_t stages,
                                bool refillAfterUse, bool maskSplit, bool exp2,
                                int64_t rescaleThreshold, bool deferPv,
-                               bool softcap, bool lse, bool varlen) {
+                               bool softcap, bool lse, bool varlen,
+                               bool split) {
   if (!isMultipleOf16In(headDim, 16, 256))
     return emitError() << "head_dim must be a multiple of 16 in [16, 256], got "
                        << headDim;
@@ -160,6 +161,9 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "stages must be in [1, 4], got " << stages;
   if (refillAfterUse && stages < 2)
     return emitError() << "refill_after_use needs stages >= 2";
+  if (split && (!lse || causal != CausalMode::None || varlen))
+    return emitError() << "split (split-KV) needs lse and takes no causal "
+                          "mask, window or varlen";
   if (rescaleThreshold < 0 || rescaleThreshold > 16)
     return emitError() << "rescale_threshold must be in [0, 16] (0 is off), "
                           "got "
@@ -171,14 +175,14 @@ SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
   return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
              getCausal(), blockM, blockN, getStages(), getRefillAfterUse(),
              getMaskSplit(), getExp2(), getRescaleThreshold(), getDeferPv(),
-             getSoftcap(), getLse(), getVarlen());
+             getSoftcap(), getLse(), getVarlen(), getSplit());
 }
 
 SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
   return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
              getCausal(), getBlockM(), getBlockN(), stages, refillAfterUse,
              getMaskSplit(), getExp2(), getRescaleThreshold(), getDeferPv(),
-             getSoftcap(), getLse(), getVarlen());
+             getSoftcap(), getLse(), getVarlen(), getSplit());
 }
 
 SdpaAttr SdpaAttr::withMaskSplit() const {
@@ -186,7 +190,7 @@ SdpaAttr SdpaAttr::withMaskSplit() const {
              getCausal(), getBlockM(), getBlockN(), getStages(),
              getRefillAfterUse(),
              /*mask_split=*/true, getExp2(), getRescaleThreshold(),
-             getDeferPv(), getSoftcap(), getLse(), getVarlen());
+             getDeferPv(), getSoftcap(), getLse(), getVarlen(), getSplit());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
@@ -194,22 +198,22 @@ SdpaAttr SdpaAttr::withExp2() const {
              getCausal(), getBlockM(), getBlockN(), getStages(),
              getRefillAfterUse(), getMaskSplit(),
              /*exp2=*/true, getRescaleThreshold(), getDeferPv(), getSoftcap(),
-             getLse(), getVarlen());
+             getLse(), getVarlen(), getSplit());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
   return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
              getCausal(), getBlockM(), getBlockN(), getStages(),
              getRefillAfterUse(), getMaskSplit(), getExp2(), threshold,
-             getDeferPv(), getSoftcap(), getLse(), getVarlen());
+             getDeferPv(), getSoftcap(), getLse(), getVarlen(), getSplit());
 }
 
 SdpaAttr SdpaAttr::withDeferPv() const {
-  return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
-             getCausal(), getBlockM(), getBlockN(), getStages(),
-             getRefillAfterUse(), getMaskSplit(), getExp2(),
-             getRescaleThreshold(),
-             /*defer_pv=*/true, getSoftcap(), getLse(), getVarlen());
+  return get(
+      getContext(), getHeadDim(), getHeadDimV(), getElementType(), getCausal(),
+      getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
+      getMaskSplit(), getExp2(), getRescaleThreshold(),
+      /*defer_pv=*/true, getSoftcap(), getLse(), getVarlen(), getSplit());
 }
 
 SmallVector<ArgRole> SdpaAttr::getArgumentRoles() const {
@@ -225,6 +229,8 @@ SmallVector<ArgRole> SdpaAttr::getArgumentRoles() const {
     roles.push_back(ArgRole::Lse);
   if (getVarlen())
     roles.append({ArgRole::CuSeqlensQ, ArgRole::CuSeqlensK});
+  if (getSplit())
+    roles.push_back(ArgRole::NumSplits);
   return roles;
 }
 
@@ -328,6 +334,9 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   auto expectedV = ViewType::get(ctx, {dyn, dyn, dyn, sdpa.getValueHeadDim()},
                                  sdpa.getElementType());
   auto lseView = ViewType::get(ctx, {dyn, dyn, dyn}, Float32Type::get(ctx));
+  // With split, o is the partial outputs, in f32.
+  auto partialView = ViewType::get(ctx, {dyn, dyn, dyn, sdpa.getValueHeadDim()},
+                                   Float32Type::get(ctx));
   auto offsetsView = ViewType::get(ctx, {dyn}, IntegerType::get(ctx, 32));
   // Printed through a string: a type streamed into a diagnostic is quoted.
   auto str = [](Type t) {
@@ -341,7 +350,10 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
   auto fail = [&]() {
     InFlightDiagnostic diag = func.emitOpError()
                               << "with 'tile.sdpa' expects arguments (";
-    if (expectedV == expected)
+    if (sdpa.getSplit())
+      diag << "q, k: " << str(expected) << ", v: " << str(expectedV)
+           << ", o: " << str(partialView);
+    else if (expectedV == expected)
       diag << "q, k, v, o: " << str(expected);
     else
       diag << "q, k: " << str(expected) << ", v, o: " << str(expectedV);
@@ -355,6 +367,8 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
       diag << ", lse: " << str(lseView);
     if (varlen)
       diag << ", cu_seqlens_q, cu_seqlens_k: " << str(offsetsView);
+    if (sdpa.getSplit())
+      diag << ", num_splits: index";
     diag << ") and no results, got " << type;
     return diag;
   };
@@ -415,12 +429,17 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
       ok = viewLike(input, expected);
       break;
     case ArgRole::V:
-    case ArgRole::O:
       ok = viewLike(input, expectedV);
+      break;
+    case ArgRole::O:
+      ok = viewLike(input, sdpa.getSplit() ? partialView : expectedV);
       break;
     case ArgRole::Scale:
     case ArgRole::Softcap:
       ok = input.isF32();
+      break;
+    case ArgRole::NumSplits:
+      ok = input.isIndex();
       break;
     case ArgRole::WindowLo:
     case ArgRole::WindowHi:

@@ -56,7 +56,8 @@ def Tile_ArgRole : I32EnumAttr<"ArgRole",
     I32EnumAttrCase<"Captured", 12, "captured">,
     I32EnumAttrCase<"SeqQ", 13, "seq_q">,
     I32EnumAttrCase<"SeqK", 14, "seq_k">,
-    I32EnumAttrCase<"BlockKinds", 15, "block_kinds">
+    I32EnumAttrCase<"BlockKinds", 15, "block_kinds">,
+    I32EnumAttrCase<"NumSplits", 16, "num_splits">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::tiled_attn::tile";
@@ -139,6 +140,16 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     diagonals by each sequence's `S_k - S_q` (bottom-right alignment,
     which differs from sequence to sequence).
 
+    `split` (split-KV, for decoding: few queries, many keys): the kernel
+    takes one more index argument, `num_splits`, program `(m, y, b)`
+    computes query head `h = y / num_splits` against the `s = y %
+    num_splits`-th of `num_splits` chunks of the keys (whole key blocks),
+    and o and lse are the partial results, `[B, H * num_splits, S_q, D_v]`
+    in f32 and `[B, H * num_splits, S_q]`, at head index y: each chunk's
+    output normalized by its own sum and that sum's log-sum-exp, which a
+    combine step merges (`exp(lse_s - lse)` weights). It needs `lse`, no
+    causal mask or window, no varlen and no functions.
+
     The schedule knobs after the block sizes are set by the passes that
     apply them and are omitted from the printout while at their defaults:
     `stages` and `refill_after_use` (K/V blocks in flight and where their
@@ -168,7 +179,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     DefaultValuedParameter<"bool", "false">:$defer_pv,
     DefaultValuedParameter<"bool", "false">:$softcap,
     DefaultValuedParameter<"bool", "false">:$lse,
-    DefaultValuedParameter<"bool", "false">:$varlen
+    DefaultValuedParameter<"bool", "false">:$varlen,
+    DefaultValuedParameter<"bool", "false">:$split
   );
 
   let assemblyFormat = "`<` struct(params) `>`";
