@@ -119,6 +119,8 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     case ArgRole::SeqQ:
     case ArgRole::SeqK:
     case ArgRole::BlockKinds:
+    case ArgRole::OPartial:
+    case ArgRole::LsePartial:
       llvm_unreachable("not a role of tile.sdpa's");
     }
     args.add(b, type, ArgAttr::get(ctx, role, {}));

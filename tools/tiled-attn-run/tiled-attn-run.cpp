@@ -380,7 +380,9 @@ static FailureOr<SmallVector<KernelArg>> bindByRole(func::FuncOp f,
     case tile::ArgRole::SeqQ:
     case tile::ArgRole::SeqK:
     case tile::ArgRole::BlockKinds:
-      ok = failure(); // A block-mask kernel's, not an SDPA kernel's.
+    case tile::ArgRole::OPartial:
+    case tile::ArgRole::LsePartial:
+      ok = failure(); // Another program's, not an SDPA kernel's.
       break;
     }
     if (failed(ok))

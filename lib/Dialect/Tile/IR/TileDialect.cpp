@@ -457,6 +457,8 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
     case ArgRole::SeqQ:
     case ArgRole::SeqK:
     case ArgRole::BlockKinds:
+    case ArgRole::OPartial:
+    case ArgRole::LsePartial:
       break; // Not an SDPA kernel's: `roles` has none of them.
     }
     if (!ok)

@@ -8,6 +8,7 @@
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 #include "tiled_attn/Kernels/BlockMaskKernel.h"
 #include "tiled_attn/Kernels/SdpaKernel.h"
+#include "tiled_attn/Kernels/SplitMergeKernel.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/StringExtras.h"
@@ -15,6 +16,7 @@
 namespace tiled_attn::tile {
 #define GEN_PASS_DEF_TILEGENERATEBLOCKMASKPASS
 #define GEN_PASS_DEF_TILEGENERATESDPAPASS
+#define GEN_PASS_DEF_TILEGENERATESPLITMERGEPASS
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h.inc"
 } // namespace tiled_attn::tile
 
@@ -56,6 +58,35 @@ struct TileGenerateBlockMaskPass final
     config.name = kernelName;
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     if (failed(buildBlockMaskKernel(builder, module.getLoc(), config)))
+      return signalPassFailure();
+  }
+};
+
+struct TileGenerateSplitMergePass final
+    : tile::impl::TileGenerateSplitMergePassBase<TileGenerateSplitMergePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(checkKernelName(module, getArgument(), kernelName)))
+      return signalPassFailure();
+    SplitMergeKernelConfig config;
+    config.headDimV = headDimV;
+    config.blockM = blockM;
+    config.blockD = blockD;
+    config.name = kernelName;
+    if (dtype == "f16")
+      config.elementType = Float16Type::get(module.getContext());
+    else if (dtype == "bf16")
+      config.elementType = BFloat16Type::get(module.getContext());
+    else {
+      module.emitError() << getArgument()
+                         << ": dtype must be f16 or bf16, got '" << dtype
+                         << "'";
+      return signalPassFailure();
+    }
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    if (failed(buildSplitMergeKernel(builder, module.getLoc(), config)))
       return signalPassFailure();
   }
 };

@@ -57,7 +57,9 @@ def Tile_ArgRole : I32EnumAttr<"ArgRole",
     I32EnumAttrCase<"SeqQ", 13, "seq_q">,
     I32EnumAttrCase<"SeqK", 14, "seq_k">,
     I32EnumAttrCase<"BlockKinds", 15, "block_kinds">,
-    I32EnumAttrCase<"NumSplits", 16, "num_splits">
+    I32EnumAttrCase<"NumSplits", 16, "num_splits">,
+    I32EnumAttrCase<"OPartial", 17, "o_partial">,
+    I32EnumAttrCase<"LsePartial", 18, "lse_partial">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::tiled_attn::tile";
@@ -74,7 +76,9 @@ def Tile_ArgAttr : AttrDef<Tile_Dialect, "Arg"> {
     `cu_seqlens_k`), or a `captured` input of a score or mask function,
     with its name. A block-mask kernel (tile-generate-block-mask) takes the
     problem's lengths `seq_q` and `seq_k` and writes the kinds of its blocks
-    to `block_kinds`. Passes find arguments by role, never by position; the
+    to `block_kinds`; a split-KV merge kernel (tile-generate-split-merge)
+    reads a split kernel's `o_partial` and `lse_partial` (its `o` and `lse`)
+    with `num_splits` and writes `o` and `lse`. Passes find arguments by role, never by position; the
     kernel ABI names each kernel parameter after its argument's role (a
     captured input after its name), and the runtime binds its arguments by
     these names.

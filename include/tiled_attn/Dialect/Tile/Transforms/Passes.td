@@ -278,6 +278,41 @@ def TileGenerateBlockMaskPass : Pass<"tile-generate-block-mask", "::mlir::Module
   ];
 }
 
+def TileGenerateSplitMergePass : Pass<"tile-generate-split-merge", "::mlir::ModuleOp"> {
+  let summary = "Add the kernel that merges split-KV partial results";
+  let description = [{
+    Appends the kernel that merges what a split-KV kernel
+    (`tile-generate-sdpa{variant=none_lse_split}`) writes: program (m, h, b)
+    reads the `num_splits` chunks' log-sum-exps and f32 outputs of
+    `block-m` query rows from `lse_partial` and `o_partial` (head index h *
+    num_splits + s) and writes `o` (weights exp(lse_s - lse), `block-d`
+    columns at a time) and `lse`.
+
+    ```
+    tiled-attn-opt --tile-generate-split-merge="head-dim-v=128 dtype=bf16" empty.mlir
+    ```
+  }];
+  let options = [
+    Option<"headDimV", "head-dim-v", "int64_t", /*default=*/"128",
+           "Head dimension of V and O">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
+           "Element type of O: f16 or bf16">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"16",
+           "Query rows per program (a multiple of 16)">,
+    Option<"blockD", "block-d", "int64_t", /*default=*/"64",
+           "Columns per step (a multiple of 8 dividing head-dim-v)">,
+    Option<"kernelName", "name", "std::string", /*default=*/"\"split_merge\"",
+           "Symbol name of the generated kernel">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::tiled_attn::tile::TileDialect",
+  ];
+}
+
 def TileHeavyFirstPass : Pass<"tile-heavy-first", "::mlir::func::FuncOp"> {
   let summary = "Start the causal programs with the most work first";
   let description = [{
