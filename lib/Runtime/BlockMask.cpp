@@ -152,18 +152,6 @@ Status tiled_attn::runtime::launchBlockMask(ta_library &library,
   TA_RETURN_IF_ERROR(library.blockMaskModules.get(*driver, context.context(),
                                                   kernel, index, slot->ccMajor,
                                                   slot->ccMinor, function));
-  void *params[TA_MAX_PARAMS];
-  for (int32_t i = 0; i < plan.num_params; ++i)
-    params[i] = plan.param_data + plan.param_offsets[i];
-  CUresult result = driver->api().launchKernel(
-      function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
-      plan.block[1], plan.block[2], plan.shared_bytes,
-      static_cast<CUstream>(stream), params, nullptr);
-  if (result != CUDA_SUCCESS)
-    return driver->failure(result,
-                           concat("cuLaunchKernel(block mask kernel ",
-                                  kernel.name, ", grid (", plan.grid[0], ", ",
-                                  plan.grid[1], ", ", plan.grid[2], "))"),
-                           "");
+  TA_RETURN_IF_ERROR(launchPlan(*driver, function, kernel, plan, stream));
   return context.exit();
 }

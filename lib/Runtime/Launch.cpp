@@ -29,8 +29,21 @@ void emptyPlan(ta_launch_plan &plan) {
   plan.num_params = 0;
 }
 
-Status launchFailure(const Driver &driver, CUresult result,
-                     const KernelEntry &kernel, const ta_launch_plan &plan) {
+} // namespace
+
+Status tiled_attn::runtime::launchPlan(const Driver &driver,
+                                       CUfunction function,
+                                       const KernelEntry &kernel,
+                                       ta_launch_plan &plan, void *stream) {
+  void *params[TA_MAX_PARAMS];
+  for (int32_t i = 0; i < plan.num_params; ++i)
+    params[i] = plan.param_data + plan.param_offsets[i];
+  CUresult result = driver.api().launchKernel(
+      function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
+      plan.block[1], plan.block[2], plan.shared_bytes,
+      static_cast<CUstream>(stream), params, nullptr);
+  if (__builtin_expect(result == CUDA_SUCCESS, 1))
+    return Status();
   return driver.failure(result,
                         concat("cuLaunchKernel(kernel ", kernel.name,
                                ", grid (", plan.grid[0], ", ", plan.grid[1],
@@ -39,8 +52,6 @@ Status launchFailure(const Driver &driver, CUresult result,
                                "), shared_bytes ", plan.shared_bytes, ")"),
                         "");
 }
-
-} // namespace
 
 Status tiled_attn::runtime::planLaunch(ta_library &library,
                                        const ta_sdpa_args *args, int ccMajor,
@@ -93,14 +104,6 @@ Status tiled_attn::runtime::launch(ta_library &library,
   TA_RETURN_IF_ERROR(library.modules.get(*driver, context.context(), kernel,
                                          index, slot->ccMajor, slot->ccMinor,
                                          function));
-  void *params[TA_MAX_PARAMS];
-  for (int32_t i = 0; i < plan.num_params; ++i)
-    params[i] = plan.param_data + plan.param_offsets[i];
-  CUresult result = driver->api().launchKernel(
-      function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
-      plan.block[1], plan.block[2], plan.shared_bytes,
-      static_cast<CUstream>(stream), params, nullptr);
-  if (__builtin_expect(result != CUDA_SUCCESS, 0))
-    return launchFailure(*driver, result, kernel, plan);
+  TA_RETURN_IF_ERROR(launchPlan(*driver, function, kernel, plan, stream));
   return context.exit();
 }

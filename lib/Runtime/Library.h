@@ -133,6 +133,13 @@ Status planLaunch(ta_library &library, const ta_sdpa_args *args, int ccMajor,
 Status launch(ta_library &library, const ta_sdpa_args *args, int device,
               void *stream);
 
+/// cuLaunchKernel of `plan` (its grid, block, shared bytes and packed
+/// parameters) for `kernel`'s `function` on `stream`; a failure names the
+/// kernel and the launch's shape.
+Status launchPlan(const Driver &driver, CUfunction function,
+                  const KernelEntry &kernel, ta_launch_plan &plan,
+                  void *stream);
+
 /// Fills `plan`'s block, shared bytes and parameters of a kernel whose
 /// every parameter is a captured input (a block mask kernel's), from
 /// `captures` (`count` of them), each checked against the manifest.

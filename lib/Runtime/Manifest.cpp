@@ -167,7 +167,9 @@ Status readAbi(const FieldReader &r, KernelEntry &kernel) {
   return r.flag("grouped_kv", kernel.groupedKv);
 }
 
-Status readLaunchShape(const FieldReader &r, KernelEntry &kernel) {
+/// "block" (the CTA's threads) and "shared_bytes": what every kernel's
+/// launch needs.
+Status readBlockAndSharedBytes(const FieldReader &r, KernelEntry &kernel) {
   const Json *block = r.find("block");
   if (!block)
     return r.missing("block");
@@ -183,10 +185,16 @@ Status readLaunchShape(const FieldReader &r, KernelEntry &kernel) {
   for (int i = 0; i < 3; ++i)
     kernel.block[i] = static_cast<uint32_t>(dims[i]);
   int64_t value = 0;
-  TA_RETURN_IF_ERROR(r.integer("block_m", 1, INT32_MAX, value));
-  kernel.blockM = static_cast<int32_t>(value);
   TA_RETURN_IF_ERROR(r.integer("shared_bytes", 0, INT32_MAX, value));
   kernel.sharedBytes = static_cast<int32_t>(value);
+  return Status();
+}
+
+Status readLaunchShape(const FieldReader &r, KernelEntry &kernel) {
+  TA_RETURN_IF_ERROR(readBlockAndSharedBytes(r, kernel));
+  int64_t value = 0;
+  TA_RETURN_IF_ERROR(r.integer("block_m", 1, INT32_MAX, value));
+  kernel.blockM = static_cast<int32_t>(value);
   const int64_t defaultAlign = kDefaultAlignBytes;
   TA_RETURN_IF_ERROR(
       r.integer("align_bytes", 1, 1 << 30, value, &defaultAlign));
@@ -350,23 +358,8 @@ Status readBlockMaskEntry(const FieldReader &r, const Manifest &manifest,
   TA_RETURN_IF_ERROR(readAbi(r, kernel));
   TA_RETURN_IF_ERROR(r.string("symbol", kernel.symbol));
   TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
-  const Json *block = r.find("block");
-  if (!block)
-    return r.missing("block");
-  int64_t dims[3];
-  bool good = block->is_array() && block->size() == 3;
-  for (size_t i = 0; good && i < 3; ++i)
-    good = readInteger((*block)[i], 1, kMaxThreadsPerBlock, dims[i]);
-  if (!good || dims[0] * dims[1] * dims[2] > kMaxThreadsPerBlock)
-    return r.fail("block",
-                  concat("a list of 3 positive integers, at most ",
-                         kMaxThreadsPerBlock, " threads"),
-                  *block);
-  for (int i = 0; i < 3; ++i)
-    kernel.block[i] = static_cast<uint32_t>(dims[i]);
+  TA_RETURN_IF_ERROR(readBlockAndSharedBytes(r, kernel));
   int64_t value = 0;
-  TA_RETURN_IF_ERROR(r.integer("shared_bytes", 0, INT32_MAX, value));
-  kernel.sharedBytes = static_cast<int32_t>(value);
   TA_RETURN_IF_ERROR(
       r.integer("block_size", kBlockMaskSize, kBlockMaskSize, value));
   TA_RETURN_IF_ERROR(readFunctions(r, kernel));

@@ -283,6 +283,47 @@ func.func @negative_accumulator_load(%q: !tile.view<?x?x?x16xf16>)
 
 // -----
 
+// A reduction to a scalar becomes tilegpu.cta_reduce: through one f32 per
+// warp, allocated before the loop that runs it, where the warps hold
+// different rows; with no buffer where every warp holds the same columns.
+
+#rows = #tilegpu.mma_sync<rows, warps = 8>
+#cols = #tilegpu.mma_sync<cols, warps = 8>
+// CHECK-LABEL: func.func @scalar_reductions
+// CHECK-COUNT-2: arith.constant
+// CHECK-NEXT: %[[SCRATCH:.*]] = tilegpu.alloc : <1x8xf32, #tilegpu.shared<>>
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: tilegpu.cta_reduce max %{{.*}} through %[[SCRATCH]] : tensor<128xf32, #tilegpu.mma_sync<rows, warps = 8>>, !tilegpu.buffer<1x8xf32, #tilegpu.shared<>> -> f32
+// CHECK-NOT: tilegpu.alloc
+// CHECK: tilegpu.cta_reduce sum %{{.*}} : tensor<64xf32, #tilegpu.mma_sync<cols, warps = 8>> -> f32
+func.func @scalar_reductions(%r: tensor<128xf32, #rows>, %c: tensor<64xf32, #cols>,
+                             %o: !tile.view<?xf32>, %n: index)
+    attributes {tilegpu.warps = 8 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %m = tile.reduce max %r along 0 : tensor<128xf32, #rows> -> f32
+    tile.write %m, %o[%i] : f32, !tile.view<?xf32>
+  }
+  %s = tile.reduce sum %c along 0 : tensor<64xf32, #cols> -> f32
+  tile.write %s, %o[%c0] : f32, !tile.view<?xf32>
+  return
+}
+
+// -----
+
+// The GPU reduces f32 tiles to a scalar (its shuffles and scratch are f32).
+
+#cols16 = #tilegpu.mma_sync<cols, warps = 1>
+func.func @negative_f16_scalar_reduction(%c: tensor<16xf16, #cols16>)
+    attributes {tilegpu.warps = 1 : i64} {
+  // expected-error @+1 {{convert-tile-to-tilegpu: a reduction to a scalar reduces f32 tiles on the GPU, not 'tensor<16xf16, #tilegpu.mma_sync<cols, warps = 1>>'}}
+  %s = tile.reduce max %c along 0 : tensor<16xf16, #cols16> -> f16
+  return
+}
+
+// -----
+
 // tilegpu-assign-layouts not run.
 
 func.func @negative_no_layout(%q: !tile.view<?x?x?x16xf16>) {

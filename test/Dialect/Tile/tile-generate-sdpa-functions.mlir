@@ -9,6 +9,10 @@
 // RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="variant=none+document" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MISSING
 // MISSING: no function 'document' with a body in the module for the kernel's variant none+document
+// A split-KV kernel (issue 38) takes no functions yet.
+// RUN: not tiled-attn-opt %s --split-input-file --tile-generate-sdpa="variant=none_lse_split+alibi" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=SPLIT
+// SPLIT: error: a split-KV kernel takes no score or mask function and no block mask
 
 func.func @alibi(%score: f32, %b: index, %h: index, %q: index, %kv: index,
                  %slopes: !tile.view<?xf32> {tile.arg = #tile.arg<captured, "slopes">}) -> f32 {
