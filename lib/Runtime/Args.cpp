@@ -220,6 +220,7 @@ Status checkMemory(const Problem &problem) {
     const ta_tensor &view = *problem.tensors[t];
     if (!hasElements(view))
       continue;
+    // f32 log-sum-exps and partial results, i32 offsets; q, k, v, o 16-bit.
     uint32_t size = t == kLse || t >= kCuSeqlensQ ? 4 : problem.itemSize;
     if (!byteSpan(view, size, spans[t]))
       return invalidArgument(
@@ -236,7 +237,7 @@ Status checkMemory(const Problem &problem) {
         " has elements that share an address; the kernels write each ",
         "element of the output once: give o a layout whose elements do not ",
         "overlap (contiguous, for one)");
-  for (int out : {kO, kLse}) {
+  for (int out : {kO, kLse, kOPartial, kLsePartial}) {
     if (!used[out])
       continue;
     for (int t = 0; t < kNumTensors; ++t) {
@@ -248,8 +249,9 @@ Status checkMemory(const Problem &problem) {
           kTensorNames[out], ": bytes ", pointerText(spans[out].first), " to ",
           pointerText(spans[out].last), ", ", kTensorNames[t], ": bytes ",
           pointerText(spans[t].first), " to ", pointerText(spans[t].last),
-          "); the outputs (o, lse) must not share memory with the inputs (q, ",
-          "k, v, the sequences' offsets) nor with each other");
+          "); the outputs (o, lse, and split-KV's workspace) must not share ",
+          "memory with the inputs (q, k, v, the sequences' offsets) nor with ",
+          "each other");
     }
   }
   return Status();
@@ -463,6 +465,46 @@ bool givesCaptures(const ta_sdpa_args &args, bool KernelVariant::*member) {
 
 } // namespace
 
+/// Packed GQA: a call of one query row per head (decode) whose query heads
+/// share K/V heads becomes, for the kernels, a call of H_kv heads of
+/// G = H_q / H_kv rows each, the group's query heads: q [B, H_q, 1, D] is
+/// read as [B, H_kv, G, D] (strides: batch's, G heads', a head's, 1), and o
+/// and lse likewise, so that each K/V head is read once for its whole
+/// group and a tile's rows hold G queries, not one. Only where every row is
+/// the same query: no varlen, no score or mask function, no block mask, and
+/// a band that hides no key (no mask, or bottom-right causal, or a window
+/// as wide as the keys); and not for a kernel named by the caller, which
+/// runs the call as given.
+static void packGroupedQueries(const ta_sdpa_args &args, Problem &problem) {
+  if (problem.asked.varlen || problem.empty || problem.seqQ != 1 ||
+      problem.kvHeads == 0 || problem.kvHeads == problem.heads ||
+      problem.heads % problem.kvHeads != 0 ||
+      problem.needed != KernelMask::None || args.score_function ||
+      args.mask_function || args.num_captures > 0 || args.kernel)
+    return;
+  const int64_t group = problem.heads / problem.kvHeads;
+  auto pack = [&](const ta_tensor &t, ta_tensor &packed) {
+    packed = ta_tensor{
+        t.data,
+        {t.sizes[0], problem.kvHeads, group, t.sizes[3]},
+        {t.strides[0], t.strides[1] * group, t.strides[1], t.strides[3]}};
+  };
+  pack(args.q, problem.packed[0]);
+  pack(args.o, problem.packed[1]);
+  problem.tensors[kQ] = &problem.packed[0];
+  problem.tensors[kO] = &problem.packed[1];
+  // lse [B, H_q, 1] (contiguous) is [B, H_kv, G]; without lse, no rows.
+  ta_tensor &lse = problem.lseTensor;
+  lse.sizes[1] = problem.kvHeads;
+  lse.sizes[2] = lse.sizes[2] ? group : 0;
+  lse.strides[1] = group;
+  problem.heads = problem.kvHeads;
+  problem.seqQ = group;
+  problem.packedGqa = true;
+  // Every packed row sees every key.
+  problem.band = Diagonals{1 - group, problem.seqK - 1};
+}
+
 /// The captured inputs as given: named, distinct, of a known type, views
 /// of rank 1-4 with sizes >= 0, a last stride of 1 and an address where
 /// they hold elements, scalars of f32 or i32.
@@ -510,6 +552,10 @@ static Status checkCaptures(const ta_sdpa_args &args) {
   return Status();
 }
 
+Status tiled_attn::runtime::checkViewsApart(const Problem &problem) {
+  return checkMemory(problem);
+}
+
 Status tiled_attn::runtime::checkArgs(const ta_library &library,
                                       const ta_sdpa_args *args,
                                       Problem &problem) {
@@ -523,6 +569,8 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.tensors[kLse] = &problem.lseTensor;
   problem.tensors[kCuSeqlensQ] = &problem.cuSeqlens[0];
   problem.tensors[kCuSeqlensK] = &problem.cuSeqlens[1];
+  problem.tensors[kOPartial] = &problem.partial[0];
+  problem.tensors[kLsePartial] = &problem.partial[1];
   TA_RETURN_IF_ERROR(checkEnums(*args));
   for (int t = 0; t < 4; ++t)
     TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));
@@ -556,5 +604,10 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.asked.softcap = args->softcap > 0.0f;
   problem.asked.lse = args->lse != 0;
   problem.asked.sparse = givesCaptures(*args, &KernelVariant::sparse);
+  if (args->num_splits < 0)
+    return invalidArgument("num_splits is ", args->num_splits,
+                           "; 0 lets the runtime choose, 1 is no split, more "
+                           "asks for that many chunks of the keys");
+  packGroupedQueries(*args, problem);
   return Status();
 }

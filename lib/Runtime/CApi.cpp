@@ -197,6 +197,17 @@ TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
   });
 }
 
+TA_API ta_status ta_sdpa_workspace_size(ta_library *library,
+                                        const ta_sdpa_args *args, int device,
+                                        uint64_t *bytes) {
+  return guarded("ta_sdpa_workspace_size", [&] {
+    if (!library || !bytes)
+      return invalidArgument("ta_sdpa_workspace_size: ",
+                             library ? "bytes" : "library", " is null");
+    return workspaceSize(*library, args, device, *bytes);
+  });
+}
+
 TA_API ta_status ta_sdpa(ta_library *library, const ta_sdpa_args *args,
                          int32_t device, void *stream) {
   return guarded("ta_sdpa", [&] {

@@ -184,7 +184,13 @@ Status Driver::device(int ordinal, const DeviceSlot *&slot) const {
       check(api_.deviceGetAttribute(
                 &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
             "cuDeviceGetAttribute(COMPUTE_CAPABILITY_MINOR)"));
+  int sms = 0;
+  TA_RETURN_IF_ERROR(
+      check(api_.deviceGetAttribute(
+                &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+            "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)"));
   s.device = device;
+  s.smCount = sms;
   s.ccMajor = major;
   s.ccMinor = minor;
   s.ready.store(true, std::memory_order_release);

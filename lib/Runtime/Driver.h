@@ -63,6 +63,8 @@ struct DeviceSlot {
   CUdevice device = 0;
   int ccMajor = 0;
   int ccMinor = 0;
+  /// Its streaming multiprocessors (split-KV's heuristic).
+  int smCount = 0;
   /// The device's primary context, retained on first need and kept.
   mutable std::atomic<CUcontext> primary{nullptr};
 };

@@ -18,6 +18,7 @@
 #include "Driver.h"
 #include "Manifest.h"
 #include "ModuleCache.h"
+#include "Splits.h"
 
 #include <atomic>
 #include <string_view>
@@ -80,8 +81,19 @@ struct Problem {
   bool bottomRight = false;
   /// The features the call asks for (KernelVariant.def): softcap (softcap >
   /// 0), lse (ta_sdpa_args.lse != 0), varlen (ta_sdpa_args.varlen), sparse
-  /// (a block mask's captured inputs given). The mask is `needed`'s.
+  /// (a block mask's captured inputs given), split (set by the launch when
+  /// it splits the keys: planSplit). The mask is `needed`'s.
   KernelVariant asked;
+  /// Packed GQA (Args.cpp, packGroupedQueries): q and o are the views in
+  /// `packed`, heads is H_kv and seqQ the group's size; only kernels of no
+  /// mask (or "window" ones, given the band of every key) run it.
+  bool packedGqa = false;
+  ta_tensor packed[2] = {};
+  /// Split-KV: the chunks of the keys (1: no split), and the partial
+  /// results in the workspace (o_partial, lse_partial; without a split,
+  /// views of no elements).
+  int64_t numSplits = 1;
+  ta_tensor partial[2] = {};
 };
 
 } // namespace tiled_attn::runtime
@@ -99,6 +111,8 @@ struct ta_library {
   tiled_attn::runtime::ModuleCache modules;
   /// The block mask kernels' (manifest.blockMasks).
   tiled_attn::runtime::ModuleCache blockMaskModules;
+  /// The split merge kernels' (manifest.splitMerges).
+  tiled_attn::runtime::ModuleCache splitMergeModules;
 
   /// The CUDA driver, loaded on the first call that needs it.
   tiled_attn::runtime::Status driver(const tiled_attn::runtime::Driver *&out);
@@ -113,6 +127,10 @@ namespace tiled_attn::runtime {
 Status checkArgs(const ta_library &library, const ta_sdpa_args *args,
                  Problem &problem);
 
+/// checkArgs' check of the views' memory, again (after the split-KV
+/// workspace's views are set): no output shares memory with another view.
+Status checkViewsApart(const Problem &problem);
+
 /// The kernel for `problem` on a device of capability `cc`, or
 /// TA_ERROR_NO_KERNEL listing the library's kernels.
 Status selectKernel(const ta_library &library, const Problem &problem,
@@ -125,9 +143,29 @@ Status buildPlan(const KernelEntry &kernel, int32_t index,
                  const Problem &problem, const Driver *driver,
                  ta_launch_plan &plan);
 
+/// Split-KV's choice for a checked problem on a device of capability `cc`
+/// with `smCount` SMs: the split kernel, the merge kernel, the chunks and
+/// the workspace; numSplits 1 (and no kernels) where the call does not
+/// split: no workspace asked for (ta_sdpa_args.num_splits 1), a problem the
+/// split kernels do not compute (a mask that hides keys, varlen,
+/// functions, a named kernel), no split or merge kernel in the library for
+/// it, or the heuristic's choice (Splits.h).
+struct SplitChoice {
+  int32_t splitKernel = -1, mergeKernel = -1;
+  int64_t numSplits = 1;
+  SplitWorkspace workspace;
+};
+Status planSplit(const ta_library &library, Problem &problem, int ccMajor,
+                 int ccMinor, int64_t smCount, SplitChoice &choice);
+
 /// ta_sdpa_plan: what ta_sdpa would launch on a device of capability `cc`.
 Status planLaunch(ta_library &library, const ta_sdpa_args *args, int ccMajor,
                   int ccMinor, ta_launch_plan &plan);
+
+/// ta_sdpa_workspace_size: the bytes of split-KV's workspace for `args` on
+/// `device` (0 when the call would not split).
+Status workspaceSize(ta_library &library, const ta_sdpa_args *args, int device,
+                     uint64_t &bytes);
 
 /// ta_sdpa: checks, chooses, loads (once per context) and launches.
 Status launch(ta_library &library, const ta_sdpa_args *args, int device,

@@ -383,6 +383,38 @@ Status readBlockMaskEntry(const FieldReader &r, const Manifest &manifest,
   return readParams(r, kernel);
 }
 
+/// The rest of a split merge kernel's entry (after its name and arch): what
+/// it launches, the output's dtype and D_v, its rows per program (block_m),
+/// and its parameters: the views o_partial, lse_partial, o and lse, and the
+/// scalar num_splits.
+Status readSplitMergeEntry(const FieldReader &r, const Manifest &manifest,
+                           const std::string &realRoot, KernelEntry &kernel) {
+  kernel.program = KernelEntry::Program::SplitMerge;
+  TA_RETURN_IF_ERROR(readAbi(r, kernel));
+  int choice = 0;
+  TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
+  kernel.dtype = static_cast<ta_dtype>(choice);
+  kernel.dtypeText = choice == 0 ? "f16" : "bf16";
+  int64_t headDimV = 0;
+  TA_RETURN_IF_ERROR(r.integer("head_dim_v", 1, INT32_MAX, headDimV));
+  kernel.headDim = kernel.headDimV = static_cast<int32_t>(headDimV);
+  kernel.maskText = "none";
+  TA_RETURN_IF_ERROR(r.string("symbol", kernel.symbol));
+  TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
+  TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));
+  kernel.variantText = "split_merge";
+  TA_RETURN_IF_ERROR(readParams(r, kernel));
+  for (TensorId view : {kOPartial, kLsePartial, kO, kLse})
+    if (std::none_of(kernel.params.begin(), kernel.params.end(),
+                     [&](const Param &p) {
+                       return p.tensor == view && p.kind == ParamKind::Base;
+                     }))
+      return libraryError(r.where(), ": a split merge kernel takes the view '",
+                          kTensorNames[view], "', whose base field 'params' ",
+                          "lacks");
+  return Status();
+}
+
 Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
                  const std::string &realRoot, KernelEntry &kernel) {
   std::string where = concat(manifest.path, ": kernel #", index);
@@ -403,8 +435,10 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
     TA_RETURN_IF_ERROR(r.string("program", program));
   if (program == "block_mask")
     return readBlockMaskEntry(r, manifest, realRoot, kernel);
+  if (program == "split_merge")
+    return readSplitMergeEntry(r, manifest, realRoot, kernel);
   if (program != "sdpa")
-    return r.fail("program", "'sdpa' or 'block_mask'", program);
+    return r.fail("program", "'sdpa', 'block_mask' or 'split_merge'", program);
   TA_RETURN_IF_ERROR(readAbi(r, kernel));
   TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
   kernel.dtype = static_cast<ta_dtype>(choice);
@@ -426,12 +460,6 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   TA_RETURN_IF_ERROR(r.string("symbol", kernel.symbol));
   TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
   TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));
-  // Split-KV kernels (issue 38's first step) write partial outputs that a
-  // merge must combine, which no call of this runtime does yet.
-  if (kernel.variant.split)
-    return libraryError(r.where(), ": a split-KV kernel ('split': true), "
-                                   "which this runtime does not launch yet; "
-                                   "leave it out of the library");
   TA_RETURN_IF_ERROR(readSchedule(r, kernel));
   TA_RETURN_IF_ERROR(readFunctions(r, kernel));
   TA_RETURN_IF_ERROR(checkSparse(r, kernel));
@@ -466,8 +494,9 @@ Status tiled_attn::runtime::readManifest(const std::string &root,
     if (!names.insert(kernel.name).second)
       return libraryError(manifest.path, ": kernel #", i, ": kernel name '",
                           kernel.name, "' appears twice");
-    (kernel.program == KernelEntry::Program::BlockMask ? manifest.blockMasks
-                                                       : manifest.kernels)
+    (kernel.program == KernelEntry::Program::BlockMask    ? manifest.blockMasks
+     : kernel.program == KernelEntry::Program::SplitMerge ? manifest.splitMerges
+                                                          : manifest.kernels)
         .push_back(std::move(kernel));
   }
   return Status();

@@ -94,7 +94,10 @@ struct Arch {
 /// The tensors a parameter may name, in ta_sdpa_args order.
 /// lse is an "lse" kernel's [B, H, S_q] float32 output (ta_sdpa_args.lse);
 /// cu_seqlens_q and cu_seqlens_k a "varlen" kernel's rank-1 int32 views of
-/// the sequences' offsets (ta_sdpa_args.varlen).
+/// the sequences' offsets (ta_sdpa_args.varlen). o_partial and lse_partial
+/// are split-KV's partial results in the workspace (Splits.h): a "split"
+/// kernel's "o" and "lse" are read as them, and a split merge kernel takes
+/// them by these names.
 enum TensorId : uint8_t {
   kQ = 0,
   kK = 1,
@@ -102,11 +105,14 @@ enum TensorId : uint8_t {
   kO = 3,
   kLse = 4,
   kCuSeqlensQ = 5,
-  kCuSeqlensK = 6
+  kCuSeqlensK = 6,
+  kOPartial = 7,
+  kLsePartial = 8
 };
-constexpr int kNumTensors = 7;
+constexpr int kNumTensors = 9;
 constexpr const char *kTensorNames[kNumTensors] = {
-    "q", "k", "v", "o", "lse", "cu_seqlens_q", "cu_seqlens_k"};
+    "q",         "k",          "v", "o", "lse", "cu_seqlens_q", "cu_seqlens_k",
+    "o_partial", "lse_partial"};
 
 /// The kinds of parameter; a "scalar" is Scale, WindowLo, WindowHi,
 /// WindowAlign or Softcap, by its name.
@@ -121,7 +127,9 @@ enum class ParamKind : uint8_t {
   WindowAlign,
   Softcap,
   /// A captured scalar of a score or mask function (Param::capture).
-  CapturedScalar
+  CapturedScalar,
+  /// The number of chunks of split-KV (a split kernel's and a merge's).
+  NumSplits
 };
 enum class ParamType : uint8_t { Ptr, I32, I64, F32, TensorMap };
 
@@ -154,8 +162,10 @@ inline std::string headDimText(int64_t headDim, int64_t headDimV) {
 struct KernelEntry {
   /// The manifest's "program": an SDPA kernel, or the block mask kernel of
   /// a mask function (every parameter of which is a captured input: the
-  /// function's, then seq_q and seq_k, then the block_kinds view).
-  enum class Program : uint8_t { Sdpa, BlockMask };
+  /// function's, then seq_q and seq_k, then the block_kinds view), or the
+  /// merge of split-KV's partial results ("split_merge": o_partial,
+  /// lse_partial, num_splits, o, lse).
+  enum class Program : uint8_t { Sdpa, BlockMask, SplitMerge };
   Program program = Program::Sdpa;
   std::string name, archText, dtypeText, maskText, symbol, schedule;
   /// kernelVariantName(variant), for ta_kernel_info.variant.
@@ -214,6 +224,9 @@ struct Manifest {
   /// The block mask kernels ("program": "block_mask"), apart: no SDPA call
   /// selects them.
   std::vector<KernelEntry> blockMasks;
+  /// The split merge kernels ("program": "split_merge"), apart too: a
+  /// split-KV call runs one after its split kernel (of its dtype and D_v).
+  std::vector<KernelEntry> splitMerges;
 };
 
 /// Reads and checks `<root>/manifest.json` and the files it names. Every

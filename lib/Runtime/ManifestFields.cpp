@@ -138,11 +138,12 @@ uint32_t paramSize(ParamType type) {
   return 0;
 }
 
-/// The name of a window scalar.
+/// The name of a window scalar, or num_splits.
 const char *scalarName(ParamKind kind) {
-  return kind == ParamKind::WindowLo   ? "window_lo"
-         : kind == ParamKind::WindowHi ? "window_hi"
-                                       : "window_align";
+  return kind == ParamKind::WindowLo    ? "window_lo"
+         : kind == ParamKind::WindowHi  ? "window_hi"
+         : kind == ParamKind::NumSplits ? "num_splits"
+                                        : "window_align";
 }
 
 /// The tensor the parameter names, or which scalar it is, or the captured
@@ -176,21 +177,30 @@ Status readParamName(const FieldReader &p, const KernelEntry &kernel,
       param.kind = ParamKind::WindowAlign;
     else if (name == "softcap")
       param.kind = ParamKind::Softcap;
+    else if (name == "num_splits")
+      param.kind = ParamKind::NumSplits;
     else if (name != "scale")
       return p.fail("name",
-                    "'scale', 'window_lo', 'window_hi', 'window_align' or "
-                    "'softcap' for kind 'scalar'",
+                    "'scale', 'window_lo', 'window_hi', 'window_align', "
+                    "'softcap' or 'num_splits' for kind 'scalar'",
                     name);
     return Status();
   }
+  // A split merge kernel's views are its partial results and its outputs;
+  // an SDPA kernel's are q, k, v, o and the optional ones.
+  const bool merge = kernel.program == KernelEntry::Program::SplitMerge;
   for (uint8_t tensor = 0; tensor < kNumTensors; ++tensor)
-    if (name == kTensorNames[tensor]) {
+    if (name == kTensorNames[tensor] &&
+        (merge ? tensor == kO || tensor == kLse || tensor == kOPartial ||
+                     tensor == kLsePartial
+               : tensor != kOPartial && tensor != kLsePartial)) {
       param.tensor = tensor;
       return Status();
     }
   return p.fail("name",
-                "one of 'q', 'k', 'v', 'o', 'lse', 'cu_seqlens_q', "
-                "'cu_seqlens_k'",
+                merge ? "one of 'o_partial', 'lse_partial', 'o', 'lse'"
+                      : "one of 'q', 'k', 'v', 'o', 'lse', 'cu_seqlens_q', "
+                        "'cu_seqlens_k'",
                 name);
 }
 
@@ -235,6 +245,7 @@ Status readParamType(const FieldReader &p, Param &param) {
   case ParamKind::WindowLo:
   case ParamKind::WindowHi:
   case ParamKind::WindowAlign:
+  case ParamKind::NumSplits:
     param.type = type == "i64" ? ParamType::I64 : ParamType::I32;
     if (type == "i32" || type == "i64")
       return Status();
@@ -456,7 +467,47 @@ Status tiled_attn::runtime::readParams(const FieldReader &entry,
       return libraryError(entry.where(), ": the captured input '",
                           kernel.captures[c].name,
                           "' has no parameter in field 'params'");
+  // A split merge kernel's views and scalar: readSplitMergeEntry's.
+  const bool merge = kernel.program == KernelEntry::Program::SplitMerge;
+  const bool takesSplits = merge || kernel.variant.split;
+  auto splits = std::find_if(
+      kernel.params.begin(), kernel.params.end(),
+      [](const Param &p) { return p.kind == ParamKind::NumSplits; });
+  if (takesSplits != (splits != kernel.params.end()))
+    return libraryError(
+        entry.where(),
+        takesSplits ? ": a split-KV kernel ('split': true) or a split merge "
+                      "kernel takes the scalar 'num_splits', which field "
+                      "'params' lacks"
+                    : concat(": field 'params[", splits - kernel.params.begin(),
+                             "]' is the scalar 'num_splits', which only a "
+                             "split-KV kernel ('split': true) or a split "
+                             "merge kernel takes"));
+  if (merge)
+    return Status();
   TA_RETURN_IF_ERROR(checkWindowParams(entry, kernel));
   TA_RETURN_IF_ERROR(checkOptionalViews(entry, kernel));
-  return checkSoftcapParam(entry, kernel);
+  TA_RETURN_IF_ERROR(checkSoftcapParam(entry, kernel));
+  // A split-KV kernel's o and lse are the partial results (Manifest.h).
+  if (kernel.variant.split) {
+    if (!kernel.variant.lse)
+      return libraryError(entry.where(), ": a split-KV kernel ('split': "
+                                         "true) writes log-sum-exps: 'lse' "
+                                         "must be true");
+    for (Param &param : kernel.params) {
+      // The partial results are f32, which the tensor maps (of the call's
+      // dtype) do not describe.
+      if (param.capture < 0 && param.tensor == kO &&
+          param.kind == ParamKind::TensorMap)
+        return libraryError(entry.where(), ": a split-KV kernel writes its "
+                                           "f32 partial output without a "
+                                           "tensor map of 'o'");
+      if (param.capture < 0 && (param.tensor == kO || param.tensor == kLse) &&
+          (param.kind == ParamKind::Base || param.kind == ParamKind::Size ||
+           param.kind == ParamKind::Stride ||
+           param.kind == ParamKind::TensorMap))
+        param.tensor = param.tensor == kO ? kOPartial : kLsePartial;
+    }
+  }
+  return Status();
 }

@@ -32,7 +32,10 @@ namespace {
 
 Status checkGrid(const Problem &problem, const KernelEntry &kernel,
                  uint32_t grid[3]) {
-  const int64_t sizes[2] = {problem.heads, problem.batch};
+  // A split kernel's programs along y are (head, chunk).
+  const int64_t sizes[2] = {problem.heads *
+                                (kernel.variant.split ? problem.numSplits : 1),
+                            problem.batch};
   const char *what[2] = {"q has head count ", problem.asked.varlen
                                                   ? "varlen.num_seqs is "
                                                   : "q has batch size "};
@@ -51,7 +54,7 @@ Status checkGrid(const Problem &problem, const KernelEntry &kernel,
                            kernel.blockM, ") would need ", blocks,
                            " blocks along x, at most ", INT32_MAX);
   grid[0] = static_cast<uint32_t>(blocks);
-  grid[1] = static_cast<uint32_t>(problem.heads);
+  grid[1] = static_cast<uint32_t>(sizes[0]);
   grid[2] = static_cast<uint32_t>(problem.batch);
   return Status();
 }
@@ -303,6 +306,14 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
       TA_RETURN_IF_ERROR(packDiagonal(param, i, kernel, problem, out));
       break;
     case ParamKind::CapturedScalar: // packed above
+      break;
+    case ParamKind::NumSplits:
+      if (param.type == ParamType::I64) {
+        std::memcpy(out, &problem.numSplits, sizeof(int64_t));
+      } else {
+        int32_t narrow = static_cast<int32_t>(problem.numSplits);
+        std::memcpy(out, &narrow, sizeof(narrow));
+      }
       break;
     }
   }

@@ -130,7 +130,9 @@ int candidateMasks(const Problem &problem, KernelMask masks[3]) {
     if (std::find(masks, masks + count, mask) == masks + count)
       masks[count++] = mask;
   };
-  if (!args.window.enabled)
+  // (Packed GQA's rows are one query's: the mask asked for does not apply
+  // to them, the band of every key does.)
+  if (!args.window.enabled && !problem.packedGqa)
     add(static_cast<KernelMask>(args.mask));
   add(problem.needed);
   if (problem.needed != KernelMask::None || problem.asked.softcap ||

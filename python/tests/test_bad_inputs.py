@@ -367,8 +367,9 @@ def test_outputs_that_share_memory_with_an_input(library, fake_cuda, name, shift
     message = refused(fake_cuda, ValueError, sdpa, q, k, v,
                       out=out_like(q, given.data_ptr() + shift), library=library)
     assert message.startswith(f"o overlaps {name} in memory (o: bytes ")
-    assert message.endswith("); the outputs (o, lse) must not share memory with the inputs "
-                            "(q, k, v, the sequences' offsets) nor with each other")
+    assert message.endswith("); the outputs (o, lse, and split-KV's workspace) must not share "
+                            "memory with the inputs (q, k, v, the sequences' offsets) nor with "
+                            "each other")
 
 
 def test_inputs_of_other_layouts(library, fake_cuda) -> None:

@@ -182,7 +182,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 10
+    assert lib.ta_api_version() == runtime.API_VERSION == 11
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:
@@ -439,8 +439,9 @@ def spec_kernels() -> list:
             for variant in config["variants"]:
                 # Kernels with score and mask functions (none+alibi) or a
                 # block mask (none_sparse) are chosen only when the call
-                # names them: test_functions.py.
-                if "+" in variant or "_sparse" in variant:
+                # names them (test_functions.py), split-KV kernels only by a
+                # call that splits (test/Runtime/SplitKvTest.cpp).
+                if "+" in variant or "_sparse" in variant or "_split" in variant:
                     continue
                 mask = next(m for m in ("none", "top_left", "window") if variant.startswith(m))
                 flags = variant[len(mask):].split("_")
@@ -1249,7 +1250,7 @@ def packed_args(causal: bool, causal_align: str, window_size: Any,
     sdpa_module._ARGS_LAYOUT.pack_into(
         args, 0, Q, *q.shape, *q.stride(), K, *k.shape, *k.stride(), V, *v.shape, *v.stride(),
         O, *o.shape, *o.stride(), DTYPES["f16"], mask, 0.125, 0, *window, softcap, lse,
-        *sdpa_module._VARLEN_OFF, *NO_FUNCTIONS)
+        *sdpa_module._VARLEN_OFF, *NO_FUNCTIONS, *sdpa_module.NO_SPLIT)
     return args
 
 
@@ -1436,8 +1437,8 @@ def test_bad_softcaps(open_library, softcap, shown) -> None:
     (dict(softcap="yes", params=standard_params() + [SOFTCAP_PARAM]),
      "field 'softcap' must be true or false, got \"yes\""),
     (dict(params=[{"name": "cap", "kind": "scalar", "type": "f32"}]),
-     "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi', 'window_align' or "
-     "'softcap' for kind 'scalar', got \"cap\""),
+     "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi', 'window_align', "
+     "'softcap' or 'num_splits' for kind 'scalar', got \"cap\""),
 ])
 def test_bad_softcap_entries(make_library, fields, detail) -> None:
     root = make_library([kernel_entry("a", **fields)])
@@ -1625,7 +1626,11 @@ def test_ta_varlen_follows_the_lse_and_precedes_the_functions() -> None:
     assert ctypes.sizeof(TaVarlen) == 48
     assert TaSdpaArgs.varlen.offset == TaSdpaArgs.lse.offset + 8
     assert TaSdpaArgs.score_function.offset == TaSdpaArgs.varlen.offset + 48
-    assert ctypes.sizeof(TaSdpaArgs) == TaSdpaArgs.num_captures.offset + 8
+    # Then split-KV's fields (API version 11): num_splits packed after
+    # num_captures, the workspace's address and bytes.
+    assert TaSdpaArgs.num_splits.offset == TaSdpaArgs.num_captures.offset + 4
+    assert TaSdpaArgs.workspace.offset == TaSdpaArgs.num_splits.offset + 4
+    assert ctypes.sizeof(TaSdpaArgs) == TaSdpaArgs.workspace_bytes.offset + 8
     assert TaSdpaArgs().varlen.enabled == 0
 
 

@@ -52,7 +52,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 10
+API_VERSION = 11
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -145,7 +145,8 @@ class TaSdpaArgs(Structure):
                 ("window", TaWindow), ("softcap", c_float), ("lse", c_uint64),
                 ("varlen", TaVarlen), ("score_function", c_char_p),
                 ("mask_function", c_char_p), ("captures", c_void_p),
-                ("num_captures", c_int32)]
+                ("num_captures", c_int32), ("num_splits", c_int32),
+                ("workspace", c_uint64), ("workspace_bytes", c_uint64)]
 
 
 class TaBlockMaskArgs(Structure):
@@ -204,6 +205,7 @@ _SIGNATURES: Dict[str, Tuple[Any, Sequence[Any]]] = {
     "ta_sdpa_plan": (c_int, [c_void_p, POINTER(TaSdpaArgs), c_int32, c_int32,
                              POINTER(TaLaunchPlan)]),
     "ta_sdpa": (c_int, [c_void_p, c_void_p, c_int32, c_void_p]),
+    "ta_sdpa_workspace_size": (c_int, [c_void_p, c_void_p, c_int32, POINTER(c_uint64)]),
     "ta_library_block_mask_count": (c_int32, [c_void_p]),
     "ta_library_block_mask": (c_int, [c_void_p, c_int32, POINTER(TaKernelInfo)]),
     "ta_block_mask": (c_int, [c_void_p, POINTER(TaBlockMaskArgs), c_int32, c_void_p]),
@@ -378,6 +380,9 @@ class KernelLibrary:
         self.handle = handle
         self._handle_value = handle.value
         self._ta_sdpa = lib.ta_sdpa
+        self._ta_workspace_size = lib.ta_sdpa_workspace_size
+        self._workspace_bytes = c_uint64(0)
+        self._workspace_bytes_ref = byref(self._workspace_bytes)
         self.path = Path(lib.ta_library_path(handle).decode())
         self.kernels: Tuple[KernelInfo, ...] = tuple(
             self._kernel(i) for i in range(lib.ta_library_kernel_count(handle)))
@@ -491,6 +496,16 @@ class KernelLibrary:
         status = self._ta_sdpa(self._handle_value, args_address, device, stream)
         if status != TA_OK:
             raise_for(status)
+
+    def workspace_size(self, args_address: int, device: int) -> int:
+        """ta_sdpa_workspace_size: the bytes of split-KV's workspace the
+        ta_sdpa_args at ``args_address`` need on CUDA device ``device`` (0: the
+        call does not split)."""
+        status = self._ta_workspace_size(self._handle_value, args_address, device,
+                                         self._workspace_bytes_ref)
+        if status != TA_OK:
+            raise_for(status)
+        return self._workspace_bytes.value
 
     def __del__(self) -> None:
         handle = getattr(self, "handle", None)

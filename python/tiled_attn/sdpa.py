@@ -253,6 +253,7 @@ def sdpa_eager(
     mask_mod: Optional[str] = None,
     mask_mod_args: Sequence[Any] = (),
     block_mask: Sequence[Any] = (),
+    num_splits: int = 0,
 ) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
     """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``
     (and, with ``return_lse``, of ``tiled_attn::sdpa_lse``).
@@ -321,13 +322,29 @@ def sdpa_eager(
                                                and not block_mask) else \
         function_fields(torch, library, device, score_mod, score_mod_args, mask_mod,
                         mask_mod_args, block_mask)
-    launch(torch, library, device.index,
-           qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
-           out.data_ptr(), *out.shape, *out.stride(),
-           dtype, mask, scale,
-           0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
-           0 if lse is None else lse.data_ptr(), *_VARLEN_OFF, *functions)
-    del keep  # the captures stayed alive through the launch
+    # Split-KV (decode: few query rows against many keys) where the runtime
+    # chooses it: asked only of calls whose grid may leave SMs idle.
+    if type(num_splits) is not int or num_splits != 0:
+        num_splits = check_num_splits(num_splits)
+    splits = (num_splits, 0, 0) if (num_splits == 1 or k.shape[2] < _SPLIT_MIN_KEYS
+                                    or q.shape[0] * q.shape[1] * q.shape[2] > _SPLIT_MAX_ROWS
+                                    or kernel is not None) else None
+    fields = (qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
+              out.data_ptr(), *out.shape, *out.stride(),
+              dtype, mask, scale,
+              0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
+              0 if lse is None else lse.data_ptr(), *_VARLEN_OFF, *functions)
+    workspace = None
+    if splits is None:
+        splits = num_splits, 0, 0
+        args = _thread_args()
+        _pack(args, (*fields, *splits))
+        size = library.workspace_size(args.address, device.index)
+        if size:
+            workspace = torch.empty(size, dtype=torch.uint8, device=device)
+            splits = (splits[0], workspace.data_ptr(), size)
+    launch(torch, library, device.index, *fields, *splits)
+    del keep, workspace  # alive through the launch
     return out if lse is None else (out, lse)
 
 
@@ -367,11 +384,24 @@ def launch(torch: Any, library: KernelLibrary, device: Optional[int], *fields: A
     """Packs ``fields`` as ta_sdpa_args (:data:`_ARGS_LAYOUT`) into this thread's
     buffer and launches on the current stream of CUDA device ``device``."""
     args = _thread_args()
+    _pack(args, fields)
+    library.launch_packed(args.address, device, _current_stream(torch, device))
+
+
+def _pack(args: Any, fields: Sequence[Any]) -> None:
     try:
         _ARGS_LAYOUT.pack_into(args.buffer, 0, *fields)
     except struct.error:
         raise ValueError(_unpackable(fields)) from None
-    library.launch_packed(args.address, device, _current_stream(torch, device))
+
+
+def check_num_splits(num_splits: Any) -> int:
+    """``num_splits`` as ta_sdpa_args takes it: an int >= 0 (0: the runtime
+    chooses, 1: no split, n: n chunks of the keys)."""
+    if type(num_splits) is not int or num_splits < 0 or num_splits > 2**31 - 1:
+        raise ValueError(f"num_splits must be an int >= 0 (0: the runtime chooses, 1: no "
+                         f"split), got {num_splits!r}")
+    return num_splits
 
 
 def _unpackable(fields: Sequence[Any]) -> str:
@@ -393,9 +423,16 @@ def _unpackable(fields: Sequence[Any]) -> str:
 #: cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k), then the score and
 #: mask functions' names' addresses, the captures' address and count.
 _ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq" + "f4xQ" + "i4xqQQqq"
-                             + "QQQi4x")
+                             + "QQQi" + "iQQ")
 assert _ARGS_LAYOUT.size == ctypes.sizeof(TaSdpaArgs)
 _NO_MASK, _CAUSAL = MASKS["none"], MASKS["top_left"]
+#: Calls that may split their keys (the runtime decides): at least this many
+#: keys, and at most this many query rows in all (B * H * S_q).
+_SPLIT_MIN_KEYS = 512
+_SPLIT_MAX_ROWS = 32768
+#: ta_sdpa_args' split fields for a call that does not split (no workspace:
+#: never split, as a zero-initialized ta_sdpa_args).
+NO_SPLIT = (0, 0, 0)
 #: Softcaps that are plainly normal float32 values: taken without check_softcap.
 _SOFTCAP_FAST = (1e-30, 1e30)
 #: Scales likewise, taken without check_scale.

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
 
 from .functions import NO_FUNCTIONS
 from .runtime import DTYPES, KernelLibrary, packed_view
-from .sdpa import (LibraryArg, _kernel_name_address, _mask_and_window, default_scale, launch,
-                   library_of, output_for)
+from .sdpa import (NO_SPLIT, LibraryArg, _kernel_name_address, _mask_and_window, default_scale,
+                   launch, library_of, output_for)
 from .validation import (check_gqa, check_inputs, check_no_grad, check_return_lse, check_scale,
                          check_softcap, check_varlen, check_window, copy_reason)
 
@@ -180,6 +180,6 @@ def sdpa_varlen_eager(
            0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
            0 if lse is None else lse.data_ptr(),
            1, num_seqs, cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr(),
-           int(max_seqlen_q), int(max_seqlen_k), *NO_FUNCTIONS)
+           int(max_seqlen_q), int(max_seqlen_k), *NO_FUNCTIONS, *NO_SPLIT)
     return out if lse is None else (out, lse)
 

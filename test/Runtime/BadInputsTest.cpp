@@ -298,9 +298,9 @@ TEST_F(BadInputs, OutputsThatShareMemory) {
       args = problem(2, 3, 77, 77, 64);
       args.o.data = view(args, t).data + shift;
       expectInvalid({std::string("o overlaps ") + kViews[t] + " in memory",
-                     "the outputs (o, lse) must not share memory with the "
-                     "inputs (q, k, v, the sequences' offsets) nor with "
-                     "each other"});
+                     "the outputs (o, lse, and split-KV's workspace) must "
+                     "not share memory with the inputs (q, k, v, the "
+                     "sequences' offsets) nor with each other"});
     }
   // o's last 16 bytes on q's first.
   args = problem(2, 3, 77, 131, 64);

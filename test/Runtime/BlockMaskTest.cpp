@@ -237,7 +237,8 @@ TEST_F(BlockMask, BadManifestEntriesAreRefused) {
   expectOpenError(manifestOf({e}), {"mask_function"});
   e = blockMaskEntry();
   e["program"] = "combine";
-  expectOpenError(manifestOf({e}), {"program", "'sdpa' or 'block_mask'"});
+  expectOpenError(manifestOf({e}),
+                  {"program", "'sdpa', 'block_mask' or 'split_merge'"});
   e = blockMaskEntry();
   e["captures"][0]["name"] = "block_kinds";
   expectOpenError(manifestOf({e}), {"no captured input named 'block_kinds'"});
@@ -249,13 +250,4 @@ TEST_F(BlockMask, BadManifestEntriesAreRefused) {
   ASSERT_EQ(library.open(dir.path()), TA_OK) << lastError();
   EXPECT_EQ(blockMask(), TA_ERROR_LIBRARY);
   EXPECT_THAT(lastError(), HasSubstr("is no captured input's"));
-}
-
-TEST(SplitKv, KernelsAreRefusedUntilTheRuntimeMergesThem) {
-  // A split-KV kernel (tiled-attn-compile --variant=none_lse_split) writes
-  // partial outputs that no call of this runtime merges yet.
-  Json e = kernelEntry("split");
-  e["lse"] = true;
-  e["split"] = true;
-  expectOpenError(manifestOf({e}), {"a split-KV kernel ('split': true)"});
 }

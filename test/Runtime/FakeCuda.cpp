@@ -48,7 +48,8 @@ void fakecuda::reset() {
   s.lastImage.clear();
   s.maxDynamicShared = s.funcSetAttributeCalls = s.tensorMapCalls = 0;
   s.recording = true;
-  s.lastLaunch = Launch();
+  s.lastLaunch = s.previousLaunch = Launch();
+  s.smCount = 132;
   s.lastTensorMap = TensorMapCall();
 }
 
@@ -122,6 +123,16 @@ int fakecuda::moduleLoads(CUcontext context) {
 fakecuda::Launch fakecuda::lastLaunch() {
   std::lock_guard<std::mutex> lock(state().mutex);
   return state().lastLaunch;
+}
+
+fakecuda::Launch fakecuda::previousLaunch() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().previousLaunch;
+}
+
+void fakecuda::setSmCount(int count) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().smCount = count;
 }
 
 fakecuda::TensorMapCall fakecuda::lastTensorMap() {

@@ -97,6 +97,10 @@ int launches();
 int maxDynamicShared();
 int funcSetAttributeCalls();
 Launch lastLaunch();
+/// The launch before the last (a split-KV call's split kernel).
+Launch previousLaunch();
+/// The SM count every device reports (132 after reset()).
+void setSmCount(int count);
 int tensorMapCalls();
 TensorMapCall lastTensorMap();
 

@@ -140,6 +140,8 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
     *value = state().devices[device].first;
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
     *value = state().devices[device].second;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+    *value = state().smCount;
   else
     return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
@@ -275,6 +277,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridX,
   ++s.launches;
   if (!s.recording)
     return CUDA_SUCCESS;
+  s.previousLaunch = std::move(s.lastLaunch);
   fakecuda::Launch &launch = s.lastLaunch;
   launch = fakecuda::Launch();
   launch.symbol = fn->symbol;

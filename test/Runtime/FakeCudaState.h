@@ -42,7 +42,8 @@ struct State {
   std::string lastImage;
   int maxDynamicShared = 0, funcSetAttributeCalls = 0;
   bool recording = true;
-  fakecuda::Launch lastLaunch;
+  fakecuda::Launch lastLaunch, previousLaunch;
+  int smCount = 132;
   int tensorMapCalls = 0;
   fakecuda::TensorMapCall lastTensorMap;
 };

@@ -298,7 +298,8 @@ TEST(Manifest, BadParams) {
        "'cu_seqlens_q', 'cu_seqlens_k', got \"x\""},
       {{{"name", "q"}, {"kind", "scalar"}, {"type", "f32"}},
        "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi', "
-       "'window_align' or 'softcap' for kind 'scalar', got \"q\""},
+       "'window_align', 'softcap' or 'num_splits' for kind 'scalar', got "
+       "\"q\""},
       {{{"name", "q"}, {"kind", "base"}, {"type", "i64"}},
        "field 'params[0].type' must be 'ptr' for kind 'base', got \"i64\""},
       {{{"name", "q"}, {"kind", "size"}, {"dim", 0}, {"type", "u32"}},
@@ -440,8 +441,8 @@ TEST(Manifest, WindowParams) {
                     withParam(e, "window", "i32");
                   }),
                   {"field 'params[37].name' must be 'scale', 'window_lo', "
-                   "'window_hi', 'window_align' or 'softcap' for kind "
-                   "'scalar', got \"window\""});
+                   "'window_hi', 'window_align', 'softcap' or 'num_splits' "
+                   "for kind 'scalar', got \"window\""});
 }
 
 TEST(Manifest, SoftcapKernels) {

@@ -84,15 +84,15 @@ TEST(VariantInfo, FeaturesByIndex) {
   std::vector<std::string> names;
   for (int32_t i = 0; ta_kernel_feature(i); ++i)
     names.push_back(ta_kernel_feature(i));
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"softcap", "lse", "varlen", "sparse", "split"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"softcap", "lse", "varlen",
+                                             "sparse", "split"}));
   EXPECT_EQ(ta_kernel_feature(-1), nullptr);
   EXPECT_EQ(ta_kernel_feature(1 << 20), nullptr);
   // variant and features follow captures (API version 9).
   EXPECT_EQ(offsetof(ta_kernel_info, variant),
             offsetof(ta_kernel_info, captures) + sizeof(void *));
-  EXPECT_EQ(TA_API_VERSION, 10);
-  EXPECT_EQ(ta_api_version(), 10);
+  EXPECT_EQ(TA_API_VERSION, 11);
+  EXPECT_EQ(ta_api_version(), 11);
 }
 
 TEST(VariantInfo, TheSparseFeatureListsTheBlockMaskArguments) {

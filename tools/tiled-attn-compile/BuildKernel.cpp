@@ -19,6 +19,7 @@
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 #include "tiled_attn/Kernels/BlockMaskKernel.h"
 #include "tiled_attn/Kernels/SdpaKernel.h"
+#include "tiled_attn/Kernels/SplitMergeKernel.h"
 #include "tiled_attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -309,13 +310,22 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     builder.clone(*fn);
   }
   const bool blockMask = kernel.program == KernelProgram::BlockMask;
+  const bool merge = kernel.program == KernelProgram::SplitMerge;
   if (blockMask && out.maskFunction.empty())
     return fail(kernel, "a block mask kernel needs a mask function (an i1 "
                         "result), got " +
                             kernelVariantName(kernel.variant));
+  // The merge's columns per step: the widest of 64, 32, 16, 8 dividing D_v.
+  int64_t mergeColumns = 64;
+  while (kernel.headDimV % mergeColumns)
+    mergeColumns /= 2;
   FailureOr<func::FuncOp> built =
       blockMask ? buildBlockMaskKernel(builder, module->getLoc(),
                                        {out.maskFunction, kBlockMaskSymbol})
+      : merge   ? buildSplitMergeKernel(builder, module->getLoc(),
+                                        {kernel.headDimV, config.elementType,
+                                         kernel.blockM, mergeColumns,
+                                         kSplitMergeSymbol})
                 : buildSdpaKernel(builder, module->getLoc(), config);
   if (failed(built))
     return fail(kernel, "the generator rejected the configuration");
@@ -350,8 +360,8 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   }
 
   Clock::time_point start = Clock::now();
-  // (A block mask kernel has no schedule: it is lowered as built.)
-  if (!blockMask) {
+  // (A block mask or merge kernel has no schedule: it is lowered as built.)
+  if (!blockMask && !merge) {
     PassManager schedulePm(&ctx);
     buildTileSchedulePipeline(schedulePm, *kernel.scheduleOptions);
     if (failed(schedulePm.run(*module)))
@@ -360,7 +370,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   out.toPTXSeconds += secondsSince(start);
   if (keepIR)
     llvm::raw_string_ostream(out.tileIR) << *module;
-  if (!blockMask)
+  if (!blockMask && !merge)
     out.sdpa = cast<tile::SdpaAttr>(
         built->getOperation()->getAttr(tile::TileDialect::getSdpaAttrName()));
 
@@ -477,11 +487,36 @@ static json::Object blockMaskEntry(const KernelSpec &kernel,
                       {"lowering", kernel.lowering}};
 }
 
+/// The manifest entry of a split merge kernel lowered to PTX (no cubins
+/// yet): the output's dtype and D_v, launch shape, rows per program and
+/// parameters.
+static json::Object splitMergeEntry(const KernelSpec &kernel,
+                                    const LoweredKernel &lowered) {
+  const TileToPTXOptions &lowering = *kernel.loweringOptions;
+  return json::Object{{"name", kernel.name},
+                      {"program", kernelProgramName(kernel.program)},
+                      {"arch", std::string(lowering.chip)},
+                      {"dtype", kernel.dtype},
+                      {"head_dim_v", kernel.headDimV},
+                      {"symbol", kSplitMergeSymbol},
+                      {"ptx", (kernel.name + ".ptx")},
+                      {"block", json::Array{lowered.threads, 1, 1}},
+                      {"block_m", kernel.blockM},
+                      {"shared_bytes", lowered.sharedBytes},
+                      {"tensor_memory_columns", lowered.tensorMemoryColumns},
+                      {"abi", "tiled-attn-v2"},
+                      {"index_bits", int64_t(lowering.indexBitwidth)},
+                      {"params", json::Array(lowered.params)},
+                      {"lowering", kernel.lowering}};
+}
+
 /// The manifest entry of a kernel lowered to PTX (no cubins yet).
 static json::Object manifestEntry(const KernelSpec &kernel,
                                   const LoweredKernel &lowered) {
   if (kernel.program == KernelProgram::BlockMask)
     return blockMaskEntry(kernel, lowered);
+  if (kernel.program == KernelProgram::SplitMerge)
+    return splitMergeEntry(kernel, lowered);
   const TileToPTXOptions &lowering = *kernel.loweringOptions;
   tile::SdpaAttr sdpa = lowered.sdpa;
   int64_t threads = lowered.threads;

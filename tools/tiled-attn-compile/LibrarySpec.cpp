@@ -60,7 +60,15 @@ static std::string canonicalOptions(const OptionsT &options) {
 }
 
 StringRef tiled_attn::kernelProgramName(KernelProgram program) {
-  return program == KernelProgram::BlockMask ? "block_mask" : "sdpa";
+  switch (program) {
+  case KernelProgram::BlockMask:
+    return "block_mask";
+  case KernelProgram::SplitMerge:
+    return "split_merge";
+  case KernelProgram::Sdpa:
+    break;
+  }
+  return "sdpa";
 }
 
 std::string tiled_attn::functionPath(const KernelSpec &kernel,
@@ -73,7 +81,12 @@ std::string tiled_attn::functionPath(const KernelSpec &kernel,
 std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (kernel.program == KernelProgram::BlockMask)
+  if (kernel.program == KernelProgram::SplitMerge)
+    os << kernel.name << ": program=split_merge dtype=" << kernel.dtype
+       << " head_dim_v=" << kernel.headDimV << " block_m=" << kernel.blockM
+       << " lowering=" << canonicalOptions(*kernel.loweringOptions)
+       << " cubins=" << llvm::join(kernel.cubins, ",");
+  else if (kernel.program == KernelProgram::BlockMask)
     os << kernel.name << ": program=block_mask"
        << " lowering=" << canonicalOptions(*kernel.loweringOptions)
        << " cubins=" << llvm::join(kernel.cubins, ",");
@@ -108,10 +121,13 @@ tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
                           llvm::ArrayRef<std::string> targets) {
   if (targets.empty() || llvm::is_contained(targets, "all"))
     return kernels;
+  // A split merge kernel's "variant" is split_merge (it computes none).
   auto selects = [](StringRef target, const KernelSpec &kernel) {
     auto [chip, variant] = target.split(':');
-    return kernelChip(kernel) == chip &&
-           (variant.empty() || kernelVariantName(kernel.variant) == variant);
+    std::string name = kernel.program == KernelProgram::SplitMerge
+                           ? std::string("split_merge")
+                           : kernelVariantName(kernel.variant);
+    return kernelChip(kernel) == chip && (variant.empty() || name == variant);
   };
   for (StringRef target : targets)
     if (llvm::none_of(kernels, [&](const KernelSpec &kernel) {
@@ -126,7 +142,7 @@ tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
           "' selects no kernel (a target is all, a chip or chip:variant; the "
           "kernels' chips are " +
           llvm::join(chips, ", ") + " and a variant is " +
-          kernelVariantGrammar() + ")");
+          kernelVariantGrammar() + ", or split_merge)");
     }
   std::vector<KernelSpec> chosen;
   for (KernelSpec &kernel : kernels)
@@ -168,9 +184,45 @@ static Error finalizeBlockMaskSpec(KernelSpec &kernel) {
   return Error::success();
 }
 
+/// A split merge kernel: its dtype, D_v, rows per program, lowering and
+/// cubins, and its name, split_merge_<chip>_<dtype>_dv<D_v>.
+static Error finalizeSplitMergeSpec(KernelSpec &kernel) {
+  auto fail = [&](const Twine &message) {
+    return specError(kernel.origin, message);
+  };
+  if (kernel.dtype != "f16" && kernel.dtype != "bf16")
+    return fail("dtype must be f16 or bf16, got '" + kernel.dtype + "'");
+  if (kernel.headDimV < 8 || kernel.headDimV > 256 || kernel.headDimV % 8)
+    return fail("a split merge kernel's head dim (D_v) is a multiple of 8 "
+                "from 8 to 256, got " +
+                Twine(kernel.headDimV));
+  if (kernel.blockM < 16 || kernel.blockM > 256 || kernel.blockM % 16)
+    return fail("a split merge kernel's block_m is a multiple of 16 from 16 "
+                "to 256, got " +
+                Twine(kernel.blockM));
+  kernel.headDim = kernel.headDimV;
+  kernel.scheduleOptions = std::make_shared<TileScheduleOptions>();
+  kernel.loweringOptions = std::make_shared<TileToPTXOptions>();
+  if (auto problem = parseOptions(kernel.lowering, *kernel.loweringOptions))
+    return fail("lowering \"" + kernel.lowering + "\": " + *problem);
+  if (Error error = kernel.loweringOptions->verify())
+    return fail("lowering \"" + kernel.lowering +
+                "\": " + llvm::toString(std::move(error)));
+  llvm::Regex chipName("^sm_[0-9]+[af]?$");
+  for (const std::string &cubin : kernel.cubins)
+    if (!chipName.match(cubin))
+      return fail("cubin chip '" + cubin +
+                  "' is not a chip name such as sm_80 or sm_120a");
+  kernel.name = "split_merge_" + std::string(kernel.loweringOptions->chip) +
+                "_" + kernel.dtype + "_dv" + std::to_string(kernel.headDimV);
+  return Error::success();
+}
+
 Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
   if (kernel.program == KernelProgram::BlockMask)
     return finalizeBlockMaskSpec(kernel);
+  if (kernel.program == KernelProgram::SplitMerge)
+    return finalizeSplitMergeSpec(kernel);
   auto fail = [&](const Twine &message) {
     return specError(kernel.origin, message);
   };
@@ -491,6 +543,48 @@ expandBlockMasks(const json::Object &object, const std::string &where,
   return kernels;
 }
 
+/// The kernels of a configuration of split merge kernels ("program":
+/// "split_merge"): one per dtype and D_v ("head_dims_v"), each of block_m
+/// rows per program, lowered as `lowering` says.
+static Expected<std::vector<KernelSpec>>
+expandSplitMerges(const json::Object &object, const std::string &where,
+                  const std::vector<std::string> &specDtypes,
+                  llvm::StringMap<std::string> &configurationNames) {
+  FieldReader fields(object, where);
+  fields.allowOnly({"name", "program", "dtypes", "head_dims_v", "block_m",
+                    "lowering", "cubins"});
+  std::string name = fields.string("name", true);
+  std::vector<std::string> dtypes =
+      object.get("dtypes") ? fields.strings("dtypes", true) : specDtypes;
+  std::vector<std::pair<int64_t, int64_t>> headDims =
+      fields.headDims("head_dims_v");
+  KernelSpec base;
+  base.program = KernelProgram::SplitMerge;
+  base.blockM = fields.integer("block_m");
+  base.lowering = fields.string("lowering", true);
+  base.cubins = fields.strings("cubins", false);
+  if (Error error = fields.takeError())
+    return std::move(error);
+  if (Error error = checkConfigurationName(name, where, configurationNames))
+    return std::move(error);
+  base.origin = where + " ('" + name + "')";
+  base.configuration = name;
+  std::vector<KernelSpec> kernels;
+  for (auto [headDim, headDimV] : headDims)
+    for (const std::string &dtype : dtypes) {
+      if (headDimV != 0)
+        return specError(base.origin, "head_dims_v lists single head dims "
+                                      "(D_v), got a pair");
+      KernelSpec kernel = base;
+      kernel.dtype = dtype;
+      kernel.headDimV = headDim;
+      if (Error error = finalizeSpecKernel(kernel))
+        return std::move(error);
+      kernels.push_back(std::move(kernel));
+    }
+  return kernels;
+}
+
 /// The kernels of one configuration of a version-2 spec: one per head dim,
 /// variant and dtype, in that order, finalized.
 static Expected<std::vector<KernelSpec>>
@@ -501,6 +595,9 @@ expandConfiguration(const json::Value &value, const std::string &where,
   if (!object)
     return specError(where, "expected an object, got " +
                                 llvm::formatv("{0}", value).str());
+  if (auto program = object->getString("program");
+      program && *program == "split_merge")
+    return expandSplitMerges(*object, where, specDtypes, configurationNames);
   if (object->get("program"))
     return expandBlockMasks(*object, where, configurationNames);
   FieldReader fields(*object, where);

@@ -47,10 +47,12 @@ namespace tiled_attn {
 /// One kernel of the library.
 /// What a kernel of the library is: an SDPA forward kernel
 /// (tile-generate-sdpa's), or the block mask kernel of a mask function
-/// (tile-generate-block-mask's), the manifest's "program".
-enum class KernelProgram { Sdpa, BlockMask };
+/// (tile-generate-block-mask's), or the merge of split-KV's partial results
+/// for one output dtype and D_v (tile-generate-split-merge's): the
+/// manifest's "program".
+enum class KernelProgram { Sdpa, BlockMask, SplitMerge };
 
-/// The manifest's name of `program`: "sdpa" or "block_mask".
+/// The manifest's name of `program`: "sdpa", "block_mask" or "split_merge".
 llvm::StringRef kernelProgramName(KernelProgram program);
 
 struct KernelSpec {

@@ -98,6 +98,9 @@ inline constexpr const char kBlockMaskFunction[] = "block_mask";
 /// the manifest's "program": "block_mask"), which classifies the
 /// kBlockMaskSize blocks of a mask function's mask.
 inline constexpr const char kBlockMaskSymbol[] = "block_mask";
+/// The symbol of a split merge kernel (tile-generate-split-merge's, in the
+/// library).
+inline constexpr const char kSplitMergeSymbol[] = "split_merge";
 
 /// The captured inputs of a block-sparse kernel (the `sparse` feature), in
 /// argument order: the names the caller gives them by (FlexAttention's

@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 10
+#define TA_API_VERSION 11
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -299,6 +299,29 @@ typedef struct ta_sdpa_args {
       lists under "captures", by name, of its type and rank; no others. */
   const ta_capture *captures;
   int32_t num_captures;
+  /** Split-KV (API version 11; zero-initialized arguments never split):
+      with a workspace, a call whose grid would leave most SMs idle (decode:
+      few query rows, heads and sequences, many keys) splits the keys into
+      chunks, one program per chunk writing a partial output and
+      log-sum-exps into the workspace, and a merge kernel of the library
+      (its "split_merge" entries) combines them into o (and lse).
+      num_splits: 0 lets the runtime choose by its heuristic over the
+      device's SMs (docs/runtime.md, "Split-KV"), 1 never splits, n > 1 asks
+      for n chunks (fewer where the keys have fewer blocks, or the grid's y
+      extent would pass 65535). Negative is TA_ERROR_INVALID_ARGUMENT.
+      Only calls whose every query sees every key split (no mask, or
+      bottom-right causal with S_q = 1, and no window that hides keys),
+      without varlen, functions, block mask or named kernel, and only where
+      the library has a "split" kernel and a merge kernel for the problem;
+      any other call runs unsplit, as without a workspace.
+      workspace: the device address (256-byte aligned) of at least
+      workspace_bytes bytes that the call may overwrite, not shared with
+      q, k, v, o or lse, or 0 for none (then no split).
+      ta_sdpa_workspace_size gives the bytes a call needs; a smaller
+      workspace_bytes is TA_ERROR_INVALID_ARGUMENT. */
+  int32_t num_splits;
+  uint64_t workspace;
+  uint64_t workspace_bytes;
 } ta_sdpa_args;
 
 /** A captured input a kernel takes (ta_kernel_info.captures). */
@@ -429,11 +452,23 @@ TA_API ta_status ta_library_kernel(const ta_library *library, int32_t index,
     manifest entry lists them. Checks the arguments as ta_sdpa does. For an
     empty output (B, H or S_q of zero), which ta_sdpa launches nothing for,
     the plan has kernel -1, a zero grid and block, and no parameters (with
-    varlen: H or total_q of zero). */
+    varlen: H or total_q of zero). The plan is the unsplit call's (as with
+    num_splits 1): split-KV needs the device's SM count (see
+    ta_sdpa_workspace_size). A decode call of grouped KV heads shows its
+    packed grid: H_kv heads of H_q / H_kv rows (docs/runtime.md, "Packed
+    GQA"). */
 TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
                               int32_t cc_major, int32_t cc_minor,
                               ta_launch_plan *plan);
 
+/** The workspace bytes ta_sdpa needs for `args` on CUDA device `device`
+    (its compute capability and SM count choose the split kernel and the
+    number of chunks), as if args->workspace were given: 0 when the call
+    would not split (see ta_sdpa_args.num_splits). Checks the arguments as
+    ta_sdpa does; needs no CUDA context. (API version 11.) */
+TA_API ta_status ta_sdpa_workspace_size(ta_library *library,
+                                        const ta_sdpa_args *args, int device,
+                                        uint64_t *bytes);
 /** Checks the arguments, chooses the kernel for `device` (a CUDA device
     ordinal), loads its module in the calling thread's current CUDA context
     (the device's primary context if none is current on this device) once
@@ -441,7 +476,9 @@ TA_API ta_status ta_sdpa_plan(ta_library *library, const ta_sdpa_args *args,
     legacy default stream). Asynchronous: returns once the kernel is queued.
     Does not synchronize nor allocate device memory, so it can be captured
     in a CUDA graph once the module is loaded. An empty output (B, H or S_q
-    of zero; with varlen, H or total_q) launches nothing. */
+    of zero; with varlen, H or total_q) launches nothing. A call that splits
+    its keys (ta_sdpa_args.num_splits) launches two kernels on `stream`:
+    the split kernel, then the merge. */
 TA_API ta_status ta_sdpa(ta_library *library, const ta_sdpa_args *args,
                          int32_t device, void *stream);
 
@@ -473,8 +510,8 @@ typedef struct ta_block_mask_args {
     name, arch, threads, shared_bytes, mask_function and that function's
     captured inputs (the SDPA fields of ta_kernel_info are empty or 0). */
 TA_API int32_t ta_library_block_mask_count(const ta_library *library);
-TA_API ta_status ta_library_block_mask(const ta_library *library,
-                                       int32_t index, ta_kernel_info *info);
+TA_API ta_status ta_library_block_mask(const ta_library *library, int32_t index,
+                                       ta_kernel_info *info);
 
 /** Writes the block kinds of args->mask_function's mask on `device`
     (the CUDA device ordinal; the caller's current context) in `stream`.

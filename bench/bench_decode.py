@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""Decode attention (issue 38): one new query token per sequence against a
+long KV cache, tiled-attn next to PyTorch's SDPA backends, as GB/s of K and V.
+
+    python3 bench/bench_decode.py [--out bench/results/decode] [--library DIR]
+                                  [--check] [--quick]
+    python3 bench/bench_decode.py --replot bench/results/decode/decode_<device>_<date>.csv
+
+Grid (the issue's table): bf16, S_q = 1, 32 query heads on 8 KV heads,
+D = 128, batch in {1, 16, 64}, S_k in {4096, 32768}; q [B, H_q, 1, D], K and
+V [B, H_kv, S_k, D] (contiguous), fresh torch.randn inputs. Providers, each
+taking turns over --rounds rounds on the same inputs:
+
+- ``tiled-attn``: sdpa(q, k, v, enable_gqa=True): packed GQA (the group's
+  query heads as the rows of one tile) and split-KV where the runtime's
+  heuristic chooses it;
+- ``tiled-attn-unsplit``: the same with num_splits=1 (packed GQA alone);
+- ``torch-auto`` and each forced backend (flash, efficient, cuDNN), with
+  enable_gqa=True.
+
+Times are medians of CUDA-event timings after a warm-up (bench/common.py),
+each provider's median of its round medians; enough input sets rotate
+that K and V are read from HBM, not L2 (at least 256 MiB of them, at most 8
+sets). GB/s counts K's and V's bytes once (2 B H_kv S_k D * 2 bytes).
+
+--check first compares outputs (and log-sum-exps) with float64 on odd
+shapes (GQA ratios 1, 4, 8; D 64/128/256; lengths 1 and not a multiple of a
+block; forced and chosen splits; bottom-right causal), within 2x of PyTorch's
+math backend's error, and writes decode-check_<device>_<date>.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import math
+import statistics
+import sys
+from pathlib import Path
+
+# torch and the package are imported by main(), so that --replot runs where
+# only matplotlib is.
+torch = F = SDPBackend = sdpa_kernel = None
+
+CASES = [(b, sk) for b in (1, 16, 64) for sk in (4096, 32768)]
+H_Q, H_KV, D = 32, 8, 128
+PROVIDERS = ("tiled-attn", "tiled-attn-unsplit", "torch-auto", "torch-flash",
+             "torch-efficient", "torch-cudnn")
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "decode")
+    p.add_argument("--library", default=None)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--check", action="store_true")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--replot", type=Path, default=None)
+    return p.parse_args()
+
+
+def import_gpu_modules() -> None:
+    global torch, F, SDPBackend, sdpa_kernel
+    import torch as torch_module
+    import torch.nn.functional as functional
+    from torch.nn.attention import SDPBackend as backend, sdpa_kernel as forced
+
+    torch, F, SDPBackend, sdpa_kernel = torch_module, functional, backend, forced
+
+
+def provider(name: str, library):
+    from tiled_attn.sdpa import sdpa_eager
+
+    if name == "tiled-attn":
+        return lambda q, k, v: sdpa_eager(q, k, v, library=library, enable_gqa=True)
+    if name == "tiled-attn-unsplit":
+        return lambda q, k, v: sdpa_eager(q, k, v, library=library, enable_gqa=True,
+                                          num_splits=1)
+    backend = {"torch-auto": None, "torch-flash": SDPBackend.FLASH_ATTENTION,
+               "torch-efficient": SDPBackend.EFFICIENT_ATTENTION,
+               "torch-cudnn": SDPBackend.CUDNN_ATTENTION}[name]
+
+    def run(q, k, v):
+        with (sdpa_kernel(backend) if backend is not None else contextlib.nullcontext()):
+            return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    return run
+
+
+def reference(q, k, v, causal=False):
+    """float64 attention with grouped KV heads, bottom-right causal if asked;
+    returns (out, lse)."""
+    g = q.shape[1] // k.shape[1]
+    k64 = k.double().repeat_interleave(g, 1)
+    v64 = v.double().repeat_interleave(g, 1)
+    s = q.double() @ k64.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        sq, sk = q.shape[2], k.shape[2]
+        i = torch.arange(sq, device=q.device)[:, None]
+        j = torch.arange(sk, device=q.device)[None, :]
+        s = s.masked_fill(j > i + sk - sq, float("-inf"))
+    return torch.softmax(s, -1) @ v64, torch.logsumexp(s, -1)
+
+
+def check(library, device: str, date: str, out: Path) -> bool:
+    from common import rel_l2, write_csv
+    from tiled_attn.sdpa import sdpa_eager
+
+    torch.manual_seed(0)
+    shapes = [  # b, h_q, h_kv, s_q, s_k, d, causal, num_splits
+        (1, 32, 8, 1, 32768, 128, False, 0), (3, 8, 8, 1, 1000, 128, False, 0),
+        (2, 16, 2, 1, 777, 64, False, 0), (2, 8, 1, 1, 5000, 256, False, 0),
+        (1, 8, 1, 1, 1, 128, False, 0), (2, 12, 4, 1, 4097, 128, True, 0),
+        (1, 32, 8, 1, 4096, 128, False, 3), (1, 32, 8, 1, 4096, 128, False, 1),
+        (2, 8, 2, 3, 3000, 128, False, 0), (1, 4, 4, 5, 2049, 64, False, 0),
+        (1, 32, 4, 1, 65536, 128, False, 0), (4, 16, 2, 1, 333, 256, False, 0),
+    ]
+    rows, ok = [], True
+    for b, hq, hkv, sq, sk, d, causal, splits in shapes:
+        for dtype in (torch.bfloat16, torch.float16):
+            q = torch.randn(b, hq, sq, d, device="cuda", dtype=dtype)
+            k = torch.randn(b, hkv, sk, d, device="cuda", dtype=dtype)
+            v = torch.randn(b, hkv, sk, d, device="cuda", dtype=dtype)
+            ref, ref_lse = reference(q, k, v, causal)
+            o, lse = sdpa_eager(q, k, v, causal=causal, causal_align="bottom_right",
+                                library=library, enable_gqa=True, return_lse=True,
+                                num_splits=splits)
+            with sdpa_kernel(SDPBackend.MATH):
+                m = F.scaled_dot_product_attention(
+                    q, k.repeat_interleave(hq // hkv, 1), v.repeat_interleave(hq // hkv, 1),
+                    attn_mask=(torch.ones(sq, sk, dtype=torch.bool, device="cuda")
+                               .tril(sk - sq) if causal else None))
+            err, math_err = rel_l2(o, ref), rel_l2(m, ref)
+            lse_err = (lse.double() - ref_lse).abs().max().item()
+            passed = err <= 2 * max(math_err, 1e-3) and lse_err < 1e-3
+            ok &= passed
+            rows.append(dict(b=b, h_q=hq, h_kv=hkv, s_q=sq, s_k=sk, d=d, causal=causal,
+                             num_splits=splits, dtype=str(dtype).split(".")[-1],
+                             rel_l2=f"{err:.3e}", pytorch_math_rel_l2=f"{math_err:.3e}",
+                             lse_max_abs_err=f"{lse_err:.2e}", passed=passed))
+            print(rows[-1], flush=True)
+    write_csv(out, "decode-check", device, date, rows)
+    return ok
+
+
+def bench(library, args, cycles) -> list[dict]:
+    from common import short_reason, time_fn
+
+    rows = []
+    cases = CASES[:2] if args.quick else CASES
+    for b, sk in cases:
+        kv_bytes = 2 * b * H_KV * sk * D * 2
+        sets_n = max(1, min(8, math.ceil((256 << 20) / kv_bytes)))
+        sets = [(torch.randn(b, H_Q, 1, D, device="cuda", dtype=torch.bfloat16),
+                 torch.randn(b, H_KV, sk, D, device="cuda", dtype=torch.bfloat16),
+                 torch.randn(b, H_KV, sk, D, device="cuda", dtype=torch.bfloat16))
+                for _ in range(sets_n)]
+        times = {name: [] for name in PROVIDERS}
+        notes = {}
+        for _ in range(args.rounds):
+            for name in PROVIDERS:
+                if name in notes:
+                    continue
+                try:
+                    times[name].append(time_fn(provider(name, library), sets, args.warmup,
+                                               args.iters, cycles)[0])
+                except Exception as exc:  # a backend that refuses the shape
+                    notes[name] = short_reason(exc)
+        for name in PROVIDERS:
+            ms = statistics.median(times[name]) if times[name] else float("nan")
+            rows.append(dict(batch=b, s_k=sk, h_q=H_Q, h_kv=H_KV, d=D, provider=name,
+                             ms=f"{ms:.4f}", gb_per_s=f"{kv_bytes / ms / 1e6:.0f}",
+                             note=notes.get(name, "")))
+            print(rows[-1], flush=True)
+        del sets
+        torch.cuda.empty_cache()
+    return rows
+
+
+def plot(csv_path: Path) -> None:
+    import csv
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(csv.DictReader(csv_path.open()))
+    cells = sorted({(int(r["batch"]), int(r["s_k"])) for r in rows})
+    names = [p for p in PROVIDERS if any(r["provider"] == p for r in rows)]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        values = []
+        for cell in cells:
+            match = [r for r in rows if (int(r["batch"]), int(r["s_k"])) == cell
+                     and r["provider"] == name]
+            values.append(float(match[0]["gb_per_s"]) if match and match[0]["gb_per_s"] != "nan"
+                          else 0.0)
+        ax.bar([c + i * width for c in range(len(cells))], values, width, label=name)
+    ax.set_xticks([c + 0.4 - width / 2 for c in range(len(cells))])
+    ax.set_xticklabels([f"B={b}\nS_k={sk // 1024}k" for b, sk in cells])
+    ax.set_ylabel("GB/s of K and V read")
+    stem = csv_path.stem
+    ax.set_title(f"Decode, bf16, S_q=1, 32/8 heads, D=128 ({stem.split('_', 1)[1]})")
+    ax.legend(fontsize=8, ncol=3)
+    fig.tight_layout()
+    fig.savefig(csv_path.with_suffix(".png"), dpi=120)
+    print(f"wrote {csv_path.with_suffix('.png')}")
+
+
+def main() -> int:
+    args = parse_args()
+    if args.replot:
+        plot(args.replot)
+        return 0
+    import_gpu_modules()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from common import sleep_cycles_per_ms, write_csv
+    from tiled_attn import KernelLibrary
+    from tiled_attn.sdpa import library_of
+
+    library = library_of(args.library) if args.library else KernelLibrary.load()
+    device = torch.cuda.get_device_name()
+    date = datetime.date.today().isoformat()
+    ok = True
+    if args.check:
+        ok = check(library, device, date, args.out)
+    rows = bench(library, args, sleep_cycles_per_ms())
+    path = write_csv(args.out, "decode", device, date, rows)
+    try:
+        plot(path)
+    except ImportError:
+        print("matplotlib missing: no plot (--replot later)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,351 @@
+//===- SplitKvTest.cpp - Packed GQA and split-KV decode calls -------------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// The decode paths of the runtime on the fake driver: the split heuristic
+// (Splits.h) on the shapes it is meant for; packed GQA (a call of one query
+// row per head runs on H_kv heads of H_q / H_kv rows, where every row sees
+// every key, and only there); and a split-KV call: the workspace's size,
+// the split kernel's grid and parameters (its o and lse are the partial
+// results in the workspace, num_splits its chunks), then the merge's
+// (o_partial, lse_partial, num_splits, o, lse), and the refusals (a
+// workspace too small or misaligned, overlapping an input; a negative
+// num_splits). Fake devices: 0 is sm_90 (132 SMs unless set), 1 is sm_80.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCuda.h"
+#include "Splits.h"
+#include "TestLibrary.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace tatest;
+using testing::HasSubstr;
+using tiled_attn::runtime::chooseNumSplits;
+using tiled_attn::runtime::SplitWorkspace;
+using tiled_attn::runtime::splitWorkspace;
+
+TEST(SplitHeuristic, SplitsOnlyWhereTheGridLeavesSmsIdle) {
+  // Decode, batch 1, 8 KV heads packed: 8 programs on 132 SMs, 32k keys in
+  // blocks of 128: the fewest chunks that keep 85% of the best wave busy
+  // (15 x 8 = 120 of 132 SMs).
+  EXPECT_EQ(chooseNumSplits(8, 256, 132), 15);
+  // The grid fills 80% of the SMs already: no split.
+  EXPECT_EQ(chooseNumSplits(106, 256, 132), 1);
+  EXPECT_EQ(chooseNumSplits(128, 256, 132), 1);
+  // 105 programs: 5 chunks fill 525 of 528 slots (2 to 4 only 79%).
+  EXPECT_EQ(chooseNumSplits(105, 256, 132), 5);
+  // Few keys: at least kMinBlocksPerSplit blocks per chunk, so 32 blocks
+  // give at most 8 chunks, and 7 blocks none.
+  EXPECT_EQ(chooseNumSplits(8, 32, 132), 7);
+  EXPECT_EQ(chooseNumSplits(8, 7, 132), 1);
+  // One program: at most kMaxSplits (128 of 132 SMs), 85% of that is 109.
+  EXPECT_EQ(chooseNumSplits(1, 1 << 20, 132), 109);
+  EXPECT_LE(chooseNumSplits(1, 1 << 20, 1000), tiled_attn::runtime::kMaxSplits);
+  // Nonsense in, no split out.
+  EXPECT_EQ(chooseNumSplits(0, 256, 132), 1);
+  EXPECT_EQ(chooseNumSplits(8, 256, 0), 1);
+  // Every choice keeps the last wave at least 85% as busy as the best.
+  for (int64_t tiles : {1, 3, 8, 17, 40, 64, 100})
+    for (int64_t blocks : {8, 64, 512})
+      for (int64_t sms : {46, 108, 132, 148}) {
+        int64_t s = chooseNumSplits(tiles, blocks, sms);
+        ASSERT_GE(s, 1);
+        ASSERT_LE(s, std::max<int64_t>(1, blocks / 4));
+        if (s > 1)
+          EXPECT_LT(tiles * 10, sms * 8);
+      }
+}
+
+TEST(SplitHeuristic, WorkspaceOfThePartialResults) {
+  SplitWorkspace w;
+  ASSERT_TRUE(splitWorkspace(2, 8, 4, 128, 14, w));
+  EXPECT_EQ(w.partialOutputOffset, 0u);
+  EXPECT_EQ(w.partialLseOffset, 2u * 8 * 14 * 4 * 128 * 4);
+  EXPECT_EQ(w.bytes, w.partialLseOffset + 2u * 8 * 14 * 4 * 4);
+  // 256-byte aligned parts.
+  ASSERT_TRUE(splitWorkspace(1, 1, 3, 8, 3, w));
+  EXPECT_EQ(w.partialLseOffset, 512u);
+  EXPECT_EQ(w.bytes, 768u);
+  EXPECT_FALSE(
+      splitWorkspace(int64_t(1) << 40, int64_t(1) << 20, 64, 128, 64, w));
+}
+
+namespace {
+
+/// Base, sizes of dims 0-2 and strides of dims 0-2 of view `name` (rank
+/// 4), or of dims 0-1 (rank 3), as the compiler emits them.
+void addView(Json &params, const std::string &name, int rank) {
+  params.push_back({{"name", name}, {"kind", "base"}, {"type", "ptr"}});
+  for (int dim = 0; dim < 3; ++dim)
+    params.push_back(
+        {{"name", name}, {"kind", "size"}, {"dim", dim}, {"type", "i64"}});
+  for (int dim = 0; dim < rank - 1; ++dim)
+    params.push_back(
+        {{"name", name}, {"kind", "stride"}, {"dim", dim}, {"type", "i64"}});
+}
+
+/// A grouped-KV kernel of mask `causal` (f16, D 64).
+Json groupedEntry(const std::string &name, const std::string &causal) {
+  Json e = kernelEntry(name);
+  e["causal"] = causal;
+  e["grouped_kv"] = true;
+  return e;
+}
+
+/// A split-KV kernel: the standard parameters, lse, num_splits; sm_90,
+/// block_m 64, block_n 128.
+Json splitEntry(const std::string &name) {
+  Json e = kernelEntry(name);
+  e["arch"] = "sm_90";
+  e["lse"] = true;
+  e["split"] = true;
+  e["grouped_kv"] = true;
+  e["schedule"]["block_n"] = 128;
+  addView(e["params"], "lse", 3);
+  e["params"].push_back(
+      {{"name", "num_splits"}, {"kind", "scalar"}, {"type", "i64"}});
+  return e;
+}
+
+/// A merge kernel of f16 and D_v 64, 16 rows per program.
+Json mergeEntry(const std::string &name, const std::string &arch = "sm_80") {
+  Json params = Json::array();
+  addView(params, "o_partial", 4);
+  addView(params, "lse_partial", 3);
+  params.push_back(
+      {{"name", "num_splits"}, {"kind", "scalar"}, {"type", "i64"}});
+  addView(params, "o", 4);
+  addView(params, "lse", 3);
+  return Json{{"name", name},           {"program", "split_merge"},
+              {"arch", arch},           {"dtype", "f16"},
+              {"head_dim_v", 64},       {"symbol", "split_merge"},
+              {"ptx", name + ".ptx"},   {"block", {32, 1, 1}},
+              {"block_m", 16},          {"shared_bytes", 2304},
+              {"abi", "tiled-attn-v2"}, {"index_bits", 64},
+              {"params", params}};
+}
+
+class SplitKv : public testing::Test {
+protected:
+  void SetUp() override { fakecuda::reset(); }
+  void TearDown() override { fakecuda::reset(); }
+
+  void open(const std::vector<Json> &entries) {
+    writeLibrary(dir, manifestOf(entries));
+    ASSERT_EQ(library.open(dir.path()), TA_OK) << lastError();
+  }
+
+  /// A decode step: B 2, 8 query heads on 2 KV heads, S_q 1, S_k 4096.
+  void decode(int64_t b = 2, int64_t sk = 4096) {
+    args = problem(b, 8, 1, sk, 64);
+    contiguous(args.k, args.k.data, b, 2, sk, 64);
+    contiguous(args.v, args.v.data, b, 2, sk, 64);
+  }
+
+  uint64_t workspaceSize(int device = 0) {
+    uint64_t bytes = ~uint64_t(0);
+    EXPECT_EQ(ta_sdpa_workspace_size(library.get(), &args, device, &bytes),
+              TA_OK)
+        << lastError();
+    return bytes;
+  }
+
+  TempDir dir;
+  Library library;
+  ta_sdpa_args args = problem(2, 8, 1, 4096, 64);
+};
+
+/// Parameter `i` of a launch, as T.
+template <typename T> T launchParam(const fakecuda::Launch &launch, int i) {
+  T value;
+  EXPECT_EQ(launch.params.at(i).size(), sizeof(T));
+  std::memcpy(&value, launch.params.at(i).data(), sizeof(T));
+  return value;
+}
+
+} // namespace
+
+TEST_F(SplitKv, PackedGqaReadsTheGroupAsRows) {
+  open({groupedEntry("none", "none"), groupedEntry("br", "bottom_right"),
+        groupedEntry("tl", "top_left")});
+  decode();
+  for (ta_mask mask : {TA_MASK_NONE, TA_MASK_CAUSAL_BOTTOM_RIGHT}) {
+    args.mask = mask;
+    ta_launch_plan plan;
+    ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
+        << lastError();
+    // Every row sees every key: the kernel of no mask, on H_kv heads.
+    EXPECT_EQ(plan.kernel, 0);
+    EXPECT_EQ(plan.grid[0], 1u);
+    EXPECT_EQ(plan.grid[1], 2u);
+    EXPECT_EQ(plan.grid[2], 2u);
+    // q as [B, H_kv, G, D]: sizes 2, 2, 4, 64; strides 512, 256, 64, 1.
+    const int64_t sizes[4] = {2, 2, 4, 64}, strides[4] = {512, 256, 64, 1};
+    for (int view : {0, 3})
+      for (int dim = 0; dim < 4; ++dim) {
+        EXPECT_EQ(paramAs<int64_t>(plan, view * 9 + 1 + dim), sizes[dim]);
+        EXPECT_EQ(paramAs<int64_t>(plan, view * 9 + 5 + dim), strides[dim]);
+      }
+  }
+  // Top-left causal with S_q 1 sees key 0 only: not packed.
+  args.mask = TA_MASK_CAUSAL_TOP_LEFT;
+  ta_launch_plan plan;
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK);
+  EXPECT_EQ(plan.kernel, 2);
+  EXPECT_EQ(plan.grid[1], 8u);
+  // A window that hides keys, a named kernel, equal heads: not packed.
+  args.mask = TA_MASK_NONE;
+  args.window = window(100, 0, /*bottomRight=*/true);
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_NO_KERNEL);
+  args.window = ta_window{};
+  args.kernel = "none";
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK);
+  EXPECT_EQ(plan.grid[1], 8u);
+  args.kernel = nullptr;
+  args = problem(2, 8, 1, 4096, 64);
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK);
+  EXPECT_EQ(plan.grid[1], 8u);
+  EXPECT_EQ(plan.grid[0], 1u);
+}
+
+TEST_F(SplitKv, NoWorkspaceWithoutSplitOrMergeKernels) {
+  open({groupedEntry("none", "none"), splitEntry("split")});
+  decode();
+  // A split kernel but no merge: no split.
+  EXPECT_EQ(workspaceSize(), 0u);
+}
+
+TEST_F(SplitKv, SplitKernelThenMerge) {
+  open(
+      {groupedEntry("none", "none"), splitEntry("split"), mergeEntry("merge")});
+  decode(/*b=*/1, /*sk=*/4096);
+  // B 1, 2 KV heads of 4 rows: 2 programs; 32 key blocks of 128: at most
+  // 8 chunks, and 7 are within 85% of 8's wave.
+  const int64_t splits = chooseNumSplits(2, 32, 132);
+  ASSERT_EQ(splits, 7);
+  SplitWorkspace w;
+  ASSERT_TRUE(splitWorkspace(1, 2, 4, 64, splits, w));
+  EXPECT_EQ(workspaceSize(), w.bytes);
+  // Without a workspace: the unsplit kernel.
+  ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
+  EXPECT_EQ(fakecuda::launches(), 1);
+  EXPECT_EQ(fakecuda::lastLaunch().grid[1], 2u);
+  // With one: the split kernel, then the merge.
+  const uint64_t workspace = kFarAway;
+  args.workspace = workspace;
+  args.workspace_bytes = w.bytes;
+  ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
+  EXPECT_EQ(fakecuda::launches(), 3);
+  fakecuda::Launch split = fakecuda::previousLaunch(),
+                   merge = fakecuda::lastLaunch();
+  EXPECT_EQ(split.symbol, "sdpa_fwd");
+  EXPECT_EQ(split.grid[0], 1u);
+  EXPECT_EQ(split.grid[1], 2u * splits);
+  EXPECT_EQ(split.grid[2], 1u);
+  // Its o (params 27-35) is the partial output [1, 2 * 8, 4, 64] f32.
+  EXPECT_EQ(launchParam<uint64_t>(split, 27), workspace);
+  const int64_t oSizes[4] = {1, 2 * splits, 4, 64};
+  const int64_t oStrides[4] = {2 * splits * 4 * 64, 4 * 64, 64, 1};
+  for (int dim = 0; dim < 4; ++dim) {
+    EXPECT_EQ(launchParam<int64_t>(split, 28 + dim), oSizes[dim]);
+    EXPECT_EQ(launchParam<int64_t>(split, 32 + dim), oStrides[dim]);
+  }
+  // Then scale, lse (the partial log-sum-exps), num_splits.
+  EXPECT_EQ(launchParam<uint64_t>(split, 37), workspace + w.partialLseOffset);
+  EXPECT_EQ(launchParam<int64_t>(split, 39), 2 * splits);
+  EXPECT_EQ(launchParam<int64_t>(split, 43), splits);
+  // The merge: one program per 16 rows of each (KV head, batch entry).
+  EXPECT_EQ(merge.symbol, "split_merge");
+  EXPECT_EQ(merge.grid[0], 1u);
+  EXPECT_EQ(merge.grid[1], 2u);
+  EXPECT_EQ(merge.grid[2], 1u);
+  // o_partial (params 0-6), lse_partial (7-12), num_splits, o (14-20),
+  // lse (21-26).
+  EXPECT_EQ(launchParam<uint64_t>(merge, 0), workspace);
+  EXPECT_EQ(launchParam<int64_t>(merge, 2), 2 * splits);
+  EXPECT_EQ(launchParam<uint64_t>(merge, 7), workspace + w.partialLseOffset);
+  EXPECT_EQ(launchParam<int64_t>(merge, 13), splits);
+  EXPECT_EQ(launchParam<uint64_t>(merge, 14), args.o.data);
+  // o as the packed [1, 2, 4, 64] view; no lse asked: a view of no rows.
+  EXPECT_EQ(launchParam<int64_t>(merge, 16), 2);
+  EXPECT_EQ(launchParam<int64_t>(merge, 17), 4);
+  EXPECT_EQ(launchParam<int64_t>(merge, 19), 256);
+  EXPECT_EQ(launchParam<int64_t>(merge, 24), 0);
+  // num_splits: 1 never splits, n asks for n (at most the key blocks).
+  args.num_splits = 1;
+  EXPECT_EQ(workspaceSize(), 0u);
+  args.num_splits = 3;
+  ASSERT_TRUE(splitWorkspace(1, 2, 4, 64, 3, w));
+  EXPECT_EQ(workspaceSize(), w.bytes);
+  args.num_splits = 1000;
+  ASSERT_TRUE(splitWorkspace(1, 2, 4, 64, 32, w));
+  EXPECT_EQ(workspaceSize(), w.bytes);
+  // On more SMs, more chunks; a full grid none.
+  args.num_splits = 0;
+  decode(/*b=*/64, /*sk=*/4096);
+  EXPECT_EQ(workspaceSize(), 0u);
+}
+
+TEST_F(SplitKv, BadWorkspacesAreRefused) {
+  open(
+      {groupedEntry("none", "none"), splitEntry("split"), mergeEntry("merge")});
+  decode(1, 4096);
+  const uint64_t bytes = workspaceSize();
+  ASSERT_GT(bytes, 0u);
+  args.workspace = kFarAway;
+  args.workspace_bytes = bytes - 1;
+  EXPECT_EQ(ta_sdpa(library.get(), &args, 0, nullptr),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(),
+              HasSubstr("workspace_bytes is " + std::to_string(bytes - 1)));
+  EXPECT_THAT(lastError(), HasSubstr("needs " + std::to_string(bytes) +
+                                     " bytes (ta_sdpa_workspace_size)"));
+  args.workspace_bytes = bytes;
+  args.workspace = kFarAway + 64;
+  EXPECT_EQ(ta_sdpa(library.get(), &args, 0, nullptr),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(), HasSubstr("workspace must be 256-byte aligned"));
+  // Over k.
+  args.workspace = args.k.data;
+  EXPECT_EQ(ta_sdpa(library.get(), &args, 0, nullptr),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(), HasSubstr("o_partial overlaps k in memory"));
+  args.workspace = kFarAway;
+  args.num_splits = -2;
+  EXPECT_EQ(ta_sdpa(library.get(), &args, 0, nullptr),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(), HasSubstr("num_splits is -2"));
+  EXPECT_EQ(fakecuda::launches(), 0);
+}
+
+TEST_F(SplitKv, ManifestEntriesAreChecked) {
+  Json noSplits = splitEntry("split");
+  noSplits["params"].erase(noSplits["params"].size() - 1);
+  expectOpenError(manifestOf({noSplits}),
+                  {"takes the scalar 'num_splits', which field 'params' "
+                   "lacks"});
+  Json noLse = splitEntry("split");
+  noLse["lse"] = false;
+  expectOpenError(manifestOf({noLse}), {"'lse' true takes"});
+  Json stray = kernelEntry("k");
+  stray["params"].push_back(
+      {{"name", "num_splits"}, {"kind", "scalar"}, {"type", "i64"}});
+  expectOpenError(manifestOf({stray}),
+                  {"is the scalar 'num_splits', which only a split-KV"});
+  Json mergeWithQ = mergeEntry("m");
+  mergeWithQ["params"][0]["name"] = "q";
+  expectOpenError(manifestOf({mergeWithQ}),
+                  {"one of 'o_partial', 'lse_partial', 'o', 'lse'"});
+  Json sdpaWithPartial = kernelEntry("k");
+  sdpaWithPartial["params"][0]["name"] = "o_partial";
+  expectOpenError(manifestOf({sdpaWithPartial}), {"one of 'q', 'k', 'v'"});
+}
