@@ -47,6 +47,7 @@ CASES = [(b, sk) for b in (1, 16, 64) for sk in (4096, 32768)]
 H_Q, H_KV, D = 32, 8, 128
 PROVIDERS = ("tiled-attn", "tiled-attn-unsplit", "torch-auto", "torch-flash",
              "torch-efficient", "torch-cudnn")
+SWEEP_SPLITS = (2, 4, 8, 12, 16, 24, 32, 48, 64)
 
 
 def parse_args() -> argparse.Namespace:
@@ -59,6 +60,10 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--check", action="store_true")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--replot", type=Path, default=None)
+    p.add_argument("--sweep", action="store_true",
+                   help="batch 1 only: tiled-attn with num_splits forced to each of "
+                        "SWEEP_SPLITS, next to the heuristic's and PyTorch's")
+    p.add_argument("--tag", default="", help="appended to the CSV's name")
     return p.parse_args()
 
 
@@ -79,6 +84,10 @@ def provider(name: str, library):
     if name == "tiled-attn-unsplit":
         return lambda q, k, v: sdpa_eager(q, k, v, library=library, enable_gqa=True,
                                           num_splits=1)
+    if name.startswith("tiled-attn-s"):
+        splits = int(name[len("tiled-attn-s"):])
+        return lambda q, k, v: sdpa_eager(q, k, v, library=library, enable_gqa=True,
+                                          num_splits=splits)
     backend = {"torch-auto": None, "torch-flash": SDPBackend.FLASH_ATTENTION,
                "torch-efficient": SDPBackend.EFFICIENT_ATTENTION,
                "torch-cudnn": SDPBackend.CUDNN_ATTENTION}[name]
@@ -149,7 +158,10 @@ def bench(library, args, cycles) -> list[dict]:
     from common import short_reason, time_fn
 
     rows = []
-    cases = CASES[:2] if args.quick else CASES
+    cases = CASES[:2] if args.quick or args.sweep else CASES
+    providers = PROVIDERS
+    if args.sweep:
+        providers = ("tiled-attn", *(f"tiled-attn-s{s}" for s in SWEEP_SPLITS), "torch-cudnn")
     for b, sk in cases:
         kv_bytes = 2 * b * H_KV * sk * D * 2
         sets_n = max(1, min(8, math.ceil((256 << 20) / kv_bytes)))
@@ -157,10 +169,10 @@ def bench(library, args, cycles) -> list[dict]:
                  torch.randn(b, H_KV, sk, D, device="cuda", dtype=torch.bfloat16),
                  torch.randn(b, H_KV, sk, D, device="cuda", dtype=torch.bfloat16))
                 for _ in range(sets_n)]
-        times = {name: [] for name in PROVIDERS}
+        times = {name: [] for name in providers}
         notes = {}
         for _ in range(args.rounds):
-            for name in PROVIDERS:
+            for name in providers:
                 if name in notes:
                     continue
                 try:
@@ -168,7 +180,7 @@ def bench(library, args, cycles) -> list[dict]:
                                                args.iters, cycles)[0])
                 except Exception as exc:  # a backend that refuses the shape
                     notes[name] = short_reason(exc)
-        for name in PROVIDERS:
+        for name in providers:
             ms = statistics.median(times[name]) if times[name] else float("nan")
             rows.append(dict(batch=b, s_k=sk, h_q=H_Q, h_kv=H_KV, d=D, provider=name,
                              ms=f"{ms:.4f}", gb_per_s=f"{kv_bytes / ms / 1e6:.0f}",
@@ -227,7 +239,10 @@ def main() -> int:
     if args.check:
         ok = check(library, device, date, args.out)
     rows = bench(library, args, sleep_cycles_per_ms())
-    path = write_csv(args.out, "decode", device, date, rows)
+    stem = ("decode-sweep" if args.sweep else "decode") + (f"-{args.tag}" if args.tag else "")
+    path = write_csv(args.out, stem, device, date, rows)
+    if args.sweep:
+        return 0 if ok else 1
     try:
         plot(path)
     except ImportError:

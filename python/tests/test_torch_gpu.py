@@ -1128,3 +1128,51 @@ def test_opcheck_sdpa_varlen(lse):
     op = torch.ops.tiled_attn.sdpa_varlen_lse if lse else torch.ops.tiled_attn.sdpa_varlen
     torch.library.opcheck(op.default, (q, k, v, cu_q, cu_k, 130, 130), {"causal": True},
                           test_utils=OPCHECK_TESTS)
+
+
+def decode_qkv(b=1, hq=32, hkv=8, sk=8192, d=128, dtype=torch.bfloat16, seed=0):
+    """A decode step: one query token per sequence, grouped KV heads."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return (torch.randn(b, hq, 1, d, dtype=dtype, device="cuda", generator=g),
+            torch.randn(b, hkv, sk, d, dtype=dtype, device="cuda", generator=g),
+            torch.randn(b, hkv, sk, d, dtype=dtype, device="cuda", generator=g))
+
+
+def grouped_reference(q, k, v):
+    group = q.shape[1] // k.shape[1]
+    return reference(q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1), False)
+
+
+def test_decode_step_in_a_cuda_graph():
+    # Packed GQA and split-KV (where the library has split kernels): two
+    # launches and a workspace from PyTorch's allocator, captured once.
+    static = [t.clone() for t in decode_qkv()]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        tiled_attn.sdpa(*static, enable_gqa=True)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = tiled_attn.sdpa(*static, enable_gqa=True)
+    for seed in (1, 2):
+        fresh = decode_qkv(seed=seed)
+        for dst, src in zip(static, fresh):
+            dst.copy_(src)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel_l2(out, grouped_reference(*fresh)) < 1e-2
+
+
+def test_decode_step_compiles_without_graph_break():
+    q, k, v = decode_qkv(b=2, sk=3000)
+
+    def f(q, k, v):
+        return tiled_attn.sdpa(q, k, v, enable_gqa=True, causal=True,
+                               causal_align="bottom_right") * 2.0
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, fullgraph=True)
+    assert rel_l2(compiled(q, k, v), 2.0 * grouped_reference(q, k, v)) < 1e-2
+    explanation = torch._dynamo.explain(f)(q, k, v)
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
