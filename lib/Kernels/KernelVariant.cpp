@@ -101,14 +101,6 @@ std::string tiled_attn::kernelVariantName(const KernelVariant &variant) {
   return name;
 }
 
-uint32_t tiled_attn::kernelFeatureBits(const KernelVariant &variant) {
-  uint32_t bits = 0;
-  for (int i = 0; i < kNumKernelFeatures; ++i)
-    if (variant.*kKernelFeatures[i].member)
-      bits |= uint32_t(1) << i;
-  return bits;
-}
-
 std::string tiled_attn::kernelFeaturesText(const KernelVariant &variant) {
   std::string text;
   for (const KernelFeature &feature : kKernelFeatures)

@@ -61,8 +61,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       /*refillAfterUse=*/false,
       /*causalSplit=*/false, /*exp2=*/false,
       /*rescaleThreshold=*/int64_t{0},
-      /*deferPv=*/false, variant.softcap, variant.lse, variant.varlen,
-      variant.split);
+      /*deferPv=*/false, static_cast<const KernelFeatures &>(variant));
   if (!sdpa)
     return failure();
 

@@ -445,7 +445,7 @@ Status lseView(const ta_sdpa_args &args, ta_tensor &view) {
 /// feature adds (KernelVariant.def; a block mask's four for `sparse`): a
 /// kernel with the feature then runs it, and its parameters name what is
 /// missing.
-bool givesCaptures(const ta_sdpa_args &args, bool KernelVariant::*member) {
+bool givesCaptures(const ta_sdpa_args &args, bool KernelFeatures::*member) {
   for (const KernelFeature &feature : kKernelFeatures) {
     if (feature.member != member)
       continue;

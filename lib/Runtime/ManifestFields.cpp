@@ -363,7 +363,7 @@ Status checkSoftcapParam(const FieldReader &entry, const KernelEntry &kernel) {
 struct OptionalView {
   TensorId tensor;
   const char *flag;
-  bool KernelVariant::*takes;
+  bool KernelFeatures::*takes;
   int rank;
   const char *what;
 };

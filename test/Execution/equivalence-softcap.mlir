@@ -21,7 +21,7 @@
 // The cap's argument comes last; the tanh takes scale / softcap, the
 // softmax the cap as its scale.
 // IR: func.func @sdpa_fwd({{.*}}, %[[SCALE:[^:]*]]: f32 {tile.arg = #tile.arg<scale>}, %[[CAP:[^:]*]]: f32 {tile.arg = #tile.arg<softcap>})
-// IR-SAME: softcap = true
+// IR-SAME: features = [softcap]
 // IR: %[[RATIO:.*]] = arith.divf %[[SCALE]], %[[CAP]] : f32
 // IR: %[[S:.*]] = tile.mma
 // IR: %[[F:.*]] = tensor.splat %[[RATIO]] : tensor<32x16xf32>

@@ -639,11 +639,11 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     Band band = window ? windowBand(request.left, request.right, request.causal,
                                     request.bottomRight, shape.seqQ, shape.seqK)
                        : bandOf(sdpa.getCausal(), shape.seqQ, shape.seqK);
-    double softcap = sdpa.getSoftcap() ? softcapOpt.getValue() : 0.0;
+    double softcap = sdpa.getFeatures().softcap ? softcapOpt.getValue() : 0.0;
     // With `lse`: the rows' log-sum-exps, poisoned like the output.
     Type f32 = Float32Type::get(&context);
     HostTensor lse = HostTensor::create(
-        f32, {batchOpt, headsOpt, sdpa.getLse() ? shape.seqQ : 0});
+        f32, {batchOpt, headsOpt, sdpa.getFeatures().lse ? shape.seqQ : 0});
     std::fill(lse.data.begin(), lse.data.end(),
               std::numeric_limits<double>::quiet_NaN());
     HostTensor lseRef = lse;
@@ -675,7 +675,7 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       };
     }
     sdpaReference(q, k, v, ref, scale, band, softcap,
-                  sdpa.getLse() ? &lseRef : nullptr, &*functions);
+                  sdpa.getFeatures().lse ? &lseRef : nullptr, &*functions);
 
     // Runs a kernel on (q, k, v) into `dest` on its grid (ceil(S_q /
     // block_m), H, B), and counts the elements it left unwritten.
@@ -686,7 +686,7 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       int64_t blockM = attr.getBlockM();
       // Split-KV: the program of (head, chunk) writes partial outputs and
       // log-sum-exps at head index head * splits + chunk.
-      const int64_t splits = attr.getSplit() ? splitsOpt.getValue() : 1;
+      const int64_t splits = attr.getFeatures().split ? splitsOpt.getValue() : 1;
       std::array<int64_t, 3> grid = {(shape.seqQ + blockM - 1) / blockM,
                                      headsOpt * splits, batchOpt};
       HostTensor partial = HostTensor::create(
@@ -698,8 +698,8 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       std::fill(partialLse.data.begin(), partialLse.data.end(), nan);
       RoleValues values;
       values.q = &q, values.k = &k, values.v = &v;
-      values.o = attr.getSplit() ? &partial : &dest;
-      values.lse = attr.getSplit() ? &partialLse : &lseDest;
+      values.o = attr.getFeatures().split ? &partial : &dest;
+      values.lse = attr.getFeatures().split ? &partialLse : &lseDest;
       values.scale = scale, values.softcap = softcap;
       values.windowLo = band.lo, values.windowHi = band.hi;
       values.numSplits = splits;
@@ -708,7 +708,7 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       if (failed(args) || failed(runKernel(f, *args, grid)))
         return failure();
       auto isNan = [](double x) { return std::isnan(x); };
-      if (attr.getSplit()) {
+      if (attr.getFeatures().split) {
         int64_t unwritten = llvm::count_if(partial.data, isNan) +
                             llvm::count_if(partialLse.data, isNan);
         mergeSplits(partial, partialLse, splits, dest, lseDest);
@@ -725,7 +725,7 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     // The log-sum-exps: an absolute error (they are logs), and -inf exactly
     // where the reference has it (a row that saw no key).
     std::optional<double> lseError;
-    if (sdpa.getLse()) {
+    if (sdpa.getFeatures().lse) {
       lseError = maxLseError(lse, lseRef);
       ok = ok && *lseError <= lseToleranceOpt;
     }
@@ -745,7 +745,7 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       difference = relativeL2(out2, out);
       ok = ok && *unwritten2 == 0 && *difference <= equivalenceTolerance &&
            relativeL2(out2, ref) <= tolerance;
-      if (sdpa.getLse())
+      if (sdpa.getFeatures().lse)
         ok = ok && maxLseError(lse2, lseRef) <= lseToleranceOpt;
     }
     (ok ? passed : failedCount)++;
@@ -797,7 +797,7 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   double tolerance = toleranceOpt != 0.0 ? toleranceOpt.getValue()
                      : elt.isBF16()      ? 1e-2
                                          : 2e-3;
-  double softcap = sdpa.getSoftcap() ? softcapOpt.getValue() : 0.0;
+  double softcap = sdpa.getFeatures().softcap ? softcapOpt.getValue() : 0.0;
   bool window = sdpa.getCausal() == tile::CausalMode::Window;
   const int64_t extra = 3; // rows past the last sequence
   int64_t numSeqs = shapes.size(), totalQ = 0, totalK = 0, maxQ = 0, maxK = 0;
@@ -829,7 +829,7 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       HostTensor::create(elt, {1, heads, totalQ + extra, dimV}, packed);
   std::fill(out.data.begin(), out.data.end(), nan);
   HostTensor lse =
-      HostTensor::create(f32, {1, heads, sdpa.getLse() ? totalQ + extra : 0});
+      HostTensor::create(f32, {1, heads, sdpa.getFeatures().lse ? totalQ + extra : 0});
   std::fill(lse.data.begin(), lse.data.end(), nan);
 
   // The reference, one sequence at a time, over the packed rows.
@@ -937,10 +937,10 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   Result result = check(out, lse);
   bool ok = result.unwritten == 0 && result.written == 0 &&
             result.error <= tolerance &&
-            (!sdpa.getLse() || result.lseError <= lseToleranceOpt);
+            (!sdpa.getFeatures().lse || result.lseError <= lseToleranceOpt);
   // An lse kernel asked for no log-sum-exps (a view of no rows, as the
   // runtime passes): the same output, and nothing written past it.
-  if (sdpa.getLse()) {
+  if (sdpa.getFeatures().lse) {
     HostTensor out2 = out;
     HostTensor none = HostTensor::create(f32, {1, heads, 0});
     std::fill(out2.data.begin(), out2.data.end(), nan);
@@ -961,7 +961,7 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     difference = relativeL2(r2.covered, result.covered);
     ok = ok && r2.unwritten == 0 && r2.written == 0 && r2.error <= tolerance &&
          *difference <= equivalenceTolerance &&
-         (!sdpa.getLse() || r2.lseError <= lseToleranceOpt);
+         (!sdpa.getFeatures().lse || r2.lseError <= lseToleranceOpt);
   }
   llvm::outs() << kernel.getSymName() << " varlen H=" << heads;
   if (kvHeads != heads)
@@ -980,7 +980,7 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
                  << (request.bottomRight ? " bottom-right" : "");
   llvm::outs() << ": rel_l2=" << llvm::format("%.3e", result.error)
                << " tol=" << llvm::format("%.1e", tolerance);
-  if (sdpa.getLse())
+  if (sdpa.getFeatures().lse)
     llvm::outs() << " lse_err=" << llvm::format("%.1e", result.lseError);
   if (difference)
     llvm::outs() << " vs " << (*other).getSymName()
@@ -1022,7 +1022,7 @@ static LogicalResult checkProblemSize(func::FuncOp kernel, tile::SdpaAttr sdpa,
     return mul(batch, add(mul(seqQ, perQuery), mul(seqK, perKey)));
   };
   int64_t largest = 0;
-  if (sdpa.getVarlen()) {
+  if (sdpa.getFeatures().varlen) {
     int64_t totalQ = 0, totalK = 0;
     for (const Shape &s : shapes) {
       totalQ = add(totalQ, s.seqQ);
@@ -1112,10 +1112,10 @@ int main(int argc, char **argv) {
                         << sdpa;
     return 2;
   }
-  auto shapes = parseShapes(shapesOpt, sdpa.getVarlen() ? 0 : 1);
+  auto shapes = parseShapes(shapesOpt, sdpa.getFeatures().varlen ? 0 : 1);
   if (failed(shapes))
     return 2;
-  if (sdpa.getVarlen() &&
+  if (sdpa.getFeatures().varlen &&
       (batchOpt.getNumOccurrences() || layoutOpt.getNumOccurrences())) {
     kernel->emitError() << "a varlen kernel runs the sequences of --shapes "
                            "packed ([total, H, D]); --batch and --layout do "
@@ -1135,8 +1135,8 @@ int main(int argc, char **argv) {
         otherSdpa.getValueHeadDim() != sdpa.getValueHeadDim() ||
         otherSdpa.getElementType() != sdpa.getElementType() ||
         otherSdpa.getCausal() != sdpa.getCausal() ||
-        otherSdpa.getSoftcap() != sdpa.getSoftcap() ||
-        otherSdpa.getVarlen() != sdpa.getVarlen()) {
+        otherSdpa.getFeatures().softcap != sdpa.getFeatures().softcap ||
+        otherSdpa.getFeatures().varlen != sdpa.getFeatures().varlen) {
       other->emitError() << "computes something else than the kernel it is "
                             "compared with: "
                          << otherSdpa << " vs " << sdpa;
@@ -1144,7 +1144,7 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (sdpa.getVarlen())
+  if (sdpa.getFeatures().varlen)
     return runVarlen(*kernel, other, *shapes, request, context);
   return runShapes(*kernel, other, *shapes, request, context);
 }

@@ -41,14 +41,31 @@ inline const char *kernelMaskName(KernelMask mask) {
 /// The mask of that name, if any.
 std::optional<KernelMask> parseKernelMask(std::string_view name);
 
-/// What a kernel computes: a mask, features (KernelVariant.def), and score
-/// and mask functions by name (each the func.func of that name in the
-/// library's functions/<name>.mlir; which is which, their results say).
-struct KernelVariant {
-  KernelMask mask = KernelMask::None;
+/// A kernel's features (KernelVariant.def), one flag each: what
+/// `#tile.sdpa` carries as its `features`, and what a KernelVariant has
+/// besides its mask and functions.
+struct KernelFeatures {
 #define TILED_ATTN_KERNEL_FEATURE(member, name, use, arguments, summary)       \
   bool member = false;
 #include "tiled_attn/Kernels/KernelVariant.def"
+
+  bool operator==(const KernelFeatures &other) const {
+    bool same = true;
+#define TILED_ATTN_KERNEL_FEATURE(member, name, use, arguments, summary)       \
+  same &= member == other.member;
+#include "tiled_attn/Kernels/KernelVariant.def"
+    return same;
+  }
+  bool operator!=(const KernelFeatures &other) const {
+    return !(*this == other);
+  }
+};
+
+/// What a kernel computes: a mask, features (KernelVariant.def), and score
+/// and mask functions by name (each the func.func of that name in the
+/// library's functions/<name>.mlir; which is which, their results say).
+struct KernelVariant : KernelFeatures {
+  KernelMask mask = KernelMask::None;
   std::vector<std::string> functions;
 
   bool operator==(const KernelVariant &other) const;
@@ -70,7 +87,7 @@ enum class FeatureUse : uint8_t {
 struct KernelFeature {
   /// The variant's suffix _<name> and the manifest's key.
   const char *name;
-  bool KernelVariant::*member;
+  bool KernelFeatures::*member;
   FeatureUse use;
   /// The kernel arguments it adds, space-separated, by the names the caller
   /// binds them by.
@@ -121,8 +138,15 @@ std::optional<KernelVariant> parseKernelVariant(std::string_view name);
 /// The name parseKernelVariant reads back: "window_softcap_lse+alibi".
 std::string kernelVariantName(const KernelVariant &variant);
 
-/// The features' bits: bit i for kKernelFeatures[i].
-uint32_t kernelFeatureBits(const KernelVariant &variant);
+/// The features as bits: bit i for kKernelFeatures[i] (the order of
+/// ta_kernel_info.features and of a variant's suffixes).
+inline uint32_t kernelFeatureBits(const KernelFeatures &features) {
+  uint32_t bits = 0;
+  for (int i = 0; i < kNumKernelFeatures; ++i)
+    if (features.*kKernelFeatures[i].member)
+      bits |= uint32_t(1) << i;
+  return bits;
+}
 
 /// ", softcap, lse": the features present, for messages.
 std::string kernelFeaturesText(const KernelVariant &variant);

@@ -56,16 +56,30 @@ func.func private @sdpa_refill_after_use_default_stages() attributes {tile.sdpa 
 
 // -----
 
+// The features are KernelVariant.def's, by name, in its order, once each.
+
+// expected-error @+2 {{unknown kernel feature 'paged' (KernelVariant.def: softcap, lse, varlen, sparse, split)}}
+// expected-error @+1 {{failed to parse Tile_SdpaAttr parameter 'features'}}
+func.func private @sdpa_unknown_feature() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse, paged]>}
+
+// -----
+
+// expected-error @+2 {{kernel feature 'softcap' out of order or repeated (KernelVariant.def's order: softcap, lse, varlen, sparse, split)}}
+// expected-error @+1 {{failed to parse Tile_SdpaAttr parameter 'features'}}
+func.func private @sdpa_features_out_of_order() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse, softcap]>}
+
+// -----
+
 // Split-KV writes partial outputs with their log-sum-exps, which the merge
 // needs, and splits the keys of an unmasked problem.
 
 // expected-error @+1 {{split (split-KV) needs lse and takes no causal mask, window or varlen}}
-func.func private @sdpa_split_without_lse() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, split = true>}
+func.func private @sdpa_split_without_lse() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [split]>}
 
 // -----
 
 // expected-error @+1 {{split (split-KV) needs lse and takes no causal mask, window or varlen}}
-func.func private @sdpa_split_causal() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 64, block_n = 64, lse = true, split = true>}
+func.func private @sdpa_split_causal() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = top_left, block_m = 64, block_n = 64, features = [lse, split]>}
 
 // -----
 
@@ -79,7 +93,7 @@ func.func @sdpa_split_f16_output(
     %scale: f32 {tile.arg = #tile.arg<scale>},
     %lse: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>},
     %n: index {tile.arg = #tile.arg<num_splits>})
-    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, lse = true, split = true>} {
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse, split]>} {
   return
 }
 
@@ -215,17 +229,17 @@ func.func private @role_string(f32 {tile.arg = "q"})
 // rank 3, f32.
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, lse: !tile.view<?x?x?xf32>) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) -> ()'}}
-func.func private @sdpa_lse_missing(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, lse = true>}
+func.func private @sdpa_lse_missing(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse]>}
 
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, softcap: f32, lse: !tile.view<?x?x?xf32>) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, f32, !tile.view<?x?x?x?xf32>) -> ()'}}
-func.func private @sdpa_lse_rank(!tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, f32 {tile.arg = #tile.arg<softcap>}, !tile.view<?x?x?x?xf32> {tile.arg = #tile.arg<lse>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, softcap = true, lse = true>}
+func.func private @sdpa_lse_rank(!tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, f32 {tile.arg = #tile.arg<softcap>}, !tile.view<?x?x?x?xf32> {tile.arg = #tile.arg<lse>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [softcap, lse]>}
 
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, window_lo, window_hi: index, lse: !tile.view<?x?x?xf32>) and no results, got '(!tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, !tile.view<?x?x?x64xf16>, f32, index, index, !tile.view<?x?x?xf16>) -> ()'}}
-func.func private @sdpa_lse_element_type(!tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, index {tile.arg = #tile.arg<window_lo>}, index {tile.arg = #tile.arg<window_hi>}, !tile.view<?x?x?xf16> {tile.arg = #tile.arg<lse>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64, lse = true>}
+func.func private @sdpa_lse_element_type(!tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, f32 {tile.arg = #tile.arg<scale>}, index {tile.arg = #tile.arg<window_lo>}, index {tile.arg = #tile.arg<window_hi>}, !tile.view<?x?x?xf16> {tile.arg = #tile.arg<lse>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64, features = [lse]>}
 
 // -----
 
@@ -642,14 +656,14 @@ func.func @write_not_a_scalar(%v: !tile.view<?xf32>, %x: tensor<4xf32>, %i: inde
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, cu_seqlens_q, cu_seqlens_k: !tile.view<?xi32>) and no results}}
-func.func @sdpa_varlen_offsets(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %s: f32 {tile.arg = #tile.arg<scale>}, %cq: !tile.view<?xf32> {tile.arg = #tile.arg<cu_seqlens_q>}, %ck: !tile.view<?xi32> {tile.arg = #tile.arg<cu_seqlens_k>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, varlen = true>} {
+func.func @sdpa_varlen_offsets(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %s: f32 {tile.arg = #tile.arg<scale>}, %cq: !tile.view<?xf32> {tile.arg = #tile.arg<cu_seqlens_q>}, %ck: !tile.view<?xi32> {tile.arg = #tile.arg<cu_seqlens_k>}) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [varlen]>} {
   return
 }
 
 // -----
 
 // expected-error @+1 {{'func.func' op with 'tile.sdpa' expects arguments (q, k, v, o: !tile.view<?x?x?x64xf16>, scale: f32, window_lo, window_hi, window_align: index, cu_seqlens_q, cu_seqlens_k: !tile.view<?xi32>) and no results}}
-func.func @sdpa_varlen_window(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>, %s: f32, %lo: index, %hi: index, %cq: !tile.view<?xi32>, %ck: !tile.view<?xi32>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64, varlen = true>} {
+func.func @sdpa_varlen_window(%q: !tile.view<?x?x?x64xf16>, %k: !tile.view<?x?x?x64xf16>, %v: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>, %s: f32, %lo: index, %hi: index, %cq: !tile.view<?xi32>, %ck: !tile.view<?xi32>) attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = window, block_m = 64, block_n = 64, features = [varlen]>} {
   return
 }
 
@@ -718,7 +732,7 @@ func.func @sdpa_body_store_o(%q: !tile.view<?x?x?x192xbf16> {tile.arg = #tile.ar
 func.func @sdpa_body_store_lse(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
                                %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>},
                                %scale: f32 {tile.arg = #tile.arg<scale>}, %lse: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>})
-    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32, lse = true>} {
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 32, features = [lse]>} {
   %c0 = arith.constant 0 : index
   %rows = arith.constant dense<0.0> : tensor<128xf32>
   // expected-error @+1 {{'tile.store' op moves blocks of 128 of 'lse', but the kernel's #tile.sdpa declares block_m = 64 (blocks of 64)}}

@@ -210,13 +210,13 @@ func.func @log_sum_exp(%m: tensor<128xf32>, %l: tensor<128xf32>, %scale: f32)
 // An `lse` kernel writes the rows' log-sum-exps through a rank-3 f32 view.
 
 // CHECK-LABEL: func.func @sdpa_lse_attr
-// CHECK-SAME: lse = true
+// CHECK-SAME: features = [lse]
 func.func @sdpa_lse_attr(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>},
                          %k: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>},
                          %v: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>},
                          %o: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %scale: f32 {tile.arg = #tile.arg<scale>},
                          %lse: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>})
-    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, lse = true>} {
+    attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse]>} {
   return
 }
 

@@ -148,7 +148,7 @@
 
 // LSE-LABEL: func.func @sdpa_fwd(
 // LSE-SAME: %[[O:arg3]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}, %[[SCALE:arg4]]: f32 {tile.arg = #tile.arg<scale>}, %[[LO:arg5]]: index {tile.arg = #tile.arg<window_lo>}, %[[HI:arg6]]: index {tile.arg = #tile.arg<window_hi>}, %[[CAP:arg7]]: f32 {tile.arg = #tile.arg<softcap>}, %[[LSE:arg8]]: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>})
-// LSE-SAME: softcap = true, lse = true
+// LSE-SAME: features = [softcap, lse]
 // LSE: %[[M_BLK:.*]] = tile.block_id x
 // LSE: %[[H:.*]] = tile.block_id y
 // LSE: %[[B:.*]] = tile.block_id z
@@ -169,7 +169,7 @@
 // VARLEN-LABEL: func.func @sdpa_fwd(
 // VARLEN-SAME: %[[Q:arg0]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %[[K:arg1]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<k>}, %[[V:arg2]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<v>}, %[[O:arg3]]: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<o>}
 // VARLEN-SAME: %[[LO:arg5]]: index {tile.arg = #tile.arg<window_lo>}, %[[HI:arg6]]: index {tile.arg = #tile.arg<window_hi>}, %[[ALIGN:arg7]]: index {tile.arg = #tile.arg<window_align>}, %[[LSEV:arg8]]: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>}, %[[CUQ:arg9]]: !tile.view<?xi32> {tile.arg = #tile.arg<cu_seqlens_q>}, %[[CUK:arg10]]: !tile.view<?xi32> {tile.arg = #tile.arg<cu_seqlens_k>})
-// VARLEN-SAME: lse = true, varlen = true
+// VARLEN-SAME: features = [lse, varlen]
 // VARLEN: %[[M_BLK:.*]] = tile.block_id x
 // VARLEN: %[[B:.*]] = tile.block_id z
 // VARLEN: %[[NEXT:.*]] = arith.addi %[[B]], %c1

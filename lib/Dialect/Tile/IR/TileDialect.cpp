@@ -18,6 +18,7 @@
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
+using namespace tiled_attn;
 using namespace tiled_attn::tile;
 
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.cpp.inc"
@@ -136,8 +137,7 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t blockM, int64_t blockN, int64_t stages,
                                bool refillAfterUse, bool maskSplit, bool exp2,
                                int64_t rescaleThreshold, bool deferPv,
-                               bool softcap, bool lse, bool varlen,
-                               bool split) {
+                               KernelFeatures features) {
   if (!isMultipleOf16In(headDim, 16, 256))
     return emitError() << "head_dim must be a multiple of 16 in [16, 256], got "
                        << headDim;
@@ -161,7 +161,8 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "stages must be in [1, 4], got " << stages;
   if (refillAfterUse && stages < 2)
     return emitError() << "refill_after_use needs stages >= 2";
-  if (split && (!lse || causal != CausalMode::None || varlen))
+  if (features.split &&
+      (!features.lse || causal != CausalMode::None || features.varlen))
     return emitError() << "split (split-KV) needs lse and takes no causal "
                           "mask, window or varlen";
   if (rescaleThreshold < 0 || rescaleThreshold > 16)
@@ -175,14 +176,14 @@ SdpaAttr SdpaAttr::withBlocks(int64_t blockM, int64_t blockN) const {
   return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
              getCausal(), blockM, blockN, getStages(), getRefillAfterUse(),
              getMaskSplit(), getExp2(), getRescaleThreshold(), getDeferPv(),
-             getSoftcap(), getLse(), getVarlen(), getSplit());
+             getFeatures());
 }
 
 SdpaAttr SdpaAttr::withStages(int64_t stages, bool refillAfterUse) const {
   return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
              getCausal(), getBlockM(), getBlockN(), stages, refillAfterUse,
              getMaskSplit(), getExp2(), getRescaleThreshold(), getDeferPv(),
-             getSoftcap(), getLse(), getVarlen(), getSplit());
+             getFeatures());
 }
 
 SdpaAttr SdpaAttr::withMaskSplit() const {
@@ -190,22 +191,21 @@ SdpaAttr SdpaAttr::withMaskSplit() const {
              getCausal(), getBlockM(), getBlockN(), getStages(),
              getRefillAfterUse(),
              /*mask_split=*/true, getExp2(), getRescaleThreshold(),
-             getDeferPv(), getSoftcap(), getLse(), getVarlen(), getSplit());
+             getDeferPv(), getFeatures());
 }
 
 SdpaAttr SdpaAttr::withExp2() const {
   return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
              getCausal(), getBlockM(), getBlockN(), getStages(),
              getRefillAfterUse(), getMaskSplit(),
-             /*exp2=*/true, getRescaleThreshold(), getDeferPv(), getSoftcap(),
-             getLse(), getVarlen(), getSplit());
+             /*exp2=*/true, getRescaleThreshold(), getDeferPv(), getFeatures());
 }
 
 SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
   return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
              getCausal(), getBlockM(), getBlockN(), getStages(),
              getRefillAfterUse(), getMaskSplit(), getExp2(), threshold,
-             getDeferPv(), getSoftcap(), getLse(), getVarlen(), getSplit());
+             getDeferPv(), getFeatures());
 }
 
 SdpaAttr SdpaAttr::withDeferPv() const {
@@ -213,25 +213,79 @@ SdpaAttr SdpaAttr::withDeferPv() const {
       getContext(), getHeadDim(), getHeadDimV(), getElementType(), getCausal(),
       getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
       getMaskSplit(), getExp2(), getRescaleThreshold(),
-      /*defer_pv=*/true, getSoftcap(), getLse(), getVarlen(), getSplit());
+      /*defer_pv=*/true, getFeatures());
 }
 
 SmallVector<ArgRole> SdpaAttr::getArgumentRoles() const {
   SmallVector<ArgRole> roles = {ArgRole::Q, ArgRole::K, ArgRole::V, ArgRole::O,
                                 ArgRole::Scale};
+  KernelFeatures features = getFeatures();
   if (getCausal() == CausalMode::Window)
     roles.append({ArgRole::WindowLo, ArgRole::WindowHi});
-  if (getCausal() == CausalMode::Window && getVarlen())
+  if (getCausal() == CausalMode::Window && features.varlen)
     roles.push_back(ArgRole::WindowAlign);
-  if (getSoftcap())
-    roles.push_back(ArgRole::Softcap);
-  if (getLse())
-    roles.push_back(ArgRole::Lse);
-  if (getVarlen())
-    roles.append({ArgRole::CuSeqlensQ, ArgRole::CuSeqlensK});
-  if (getSplit())
-    roles.push_back(ArgRole::NumSplits);
+  // Each feature's arguments (KernelVariant.def) that are roles; the
+  // others (a block mask's) are captured inputs.
+  for (const KernelFeature &feature : kKernelFeatures) {
+    if (!(features.*feature.member))
+      continue;
+    SmallVector<StringRef> names;
+    StringRef(feature.arguments).split(names, ' ', -1, /*KeepEmpty=*/false);
+    for (StringRef name : names)
+      if (std::optional<ArgRole> role = symbolizeArgRole(name))
+        roles.push_back(*role);
+  }
   return roles;
+}
+
+/// "softcap, lse, varlen, ...": KernelVariant.def's features in order.
+static std::string featureNames() {
+  std::string text;
+  for (const KernelFeature &feature : kKernelFeatures)
+    text += (text.empty() ? "" : ", ") + std::string(feature.name);
+  return text;
+}
+
+FailureOr<KernelFeatures>
+tiled_attn::tile::parseKernelFeatures(AsmParser &parser) {
+  KernelFeatures features;
+  int last = -1;
+  auto parseOne = [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef name;
+    if (parser.parseKeyword(&name))
+      return failure();
+    for (int i = 0; i < kNumKernelFeatures; ++i) {
+      if (name != kKernelFeatures[i].name)
+        continue;
+      if (i <= last)
+        return parser.emitError(loc)
+               << "kernel feature '" << name
+               << "' out of order or repeated (KernelVariant.def's order: "
+               << featureNames() << ")";
+      features.*kKernelFeatures[i].member = true;
+      last = i;
+      return success();
+    }
+    return parser.emitError(loc)
+           << "unknown kernel feature '" << name << "' (KernelVariant.def: "
+           << featureNames() << ")";
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseOne))
+    return failure();
+  return features;
+}
+
+void tiled_attn::tile::printKernelFeatures(AsmPrinter &printer,
+                                           const KernelFeatures &features) {
+  printer << '[';
+  bool first = true;
+  for (const KernelFeature &feature : kKernelFeatures)
+    if (features.*feature.member) {
+      printer << (first ? "" : ", ") << feature.name;
+      first = false;
+    }
+  printer << ']';
 }
 
 //===----------------------------------------------------------------------===//
@@ -345,12 +399,12 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
     return text;
   };
   bool window = sdpa.getCausal() == CausalMode::Window;
-  bool varlen = sdpa.getVarlen();
+  bool varlen = sdpa.getFeatures().varlen;
   SmallVector<ArgRole> roles = sdpa.getArgumentRoles();
   auto fail = [&]() {
     InFlightDiagnostic diag = func.emitOpError()
                               << "with 'tile.sdpa' expects arguments (";
-    if (sdpa.getSplit())
+    if (sdpa.getFeatures().split)
       diag << "q, k: " << str(expected) << ", v: " << str(expectedV)
            << ", o: " << str(partialView);
     else if (expectedV == expected)
@@ -361,13 +415,13 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
     if (window)
       diag << (varlen ? ", window_lo, window_hi, window_align: index"
                       : ", window_lo, window_hi: index");
-    if (sdpa.getSoftcap())
+    if (sdpa.getFeatures().softcap)
       diag << ", softcap: f32";
-    if (sdpa.getLse())
+    if (sdpa.getFeatures().lse)
       diag << ", lse: " << str(lseView);
     if (varlen)
       diag << ", cu_seqlens_q, cu_seqlens_k: " << str(offsetsView);
-    if (sdpa.getSplit())
+    if (sdpa.getFeatures().split)
       diag << ", num_splits: index";
     diag << ") and no results, got " << type;
     return diag;
@@ -432,7 +486,7 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
       ok = viewLike(input, expectedV);
       break;
     case ArgRole::O:
-      ok = viewLike(input, sdpa.getSplit() ? partialView : expectedV);
+      ok = viewLike(input, sdpa.getFeatures().split ? partialView : expectedV);
       break;
     case ArgRole::Scale:
     case ArgRole::Softcap:

@@ -53,7 +53,7 @@ struct TileHeavyFirstPass final
       return;
     // A varlen kernel's sequences have their own lengths: the order of its
     // programs by work is not the grid's.
-    if (sdpa.getVarlen()) {
+    if (sdpa.getFeatures().varlen) {
       func.emitError() << "tile-heavy-first: does not reorder a varlen "
                           "kernel's programs (its sequences' lengths are "
                           "known only at run time)";

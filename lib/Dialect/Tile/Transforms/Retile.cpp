@@ -257,7 +257,7 @@ void TileRetilePass::runOnOperation() {
   auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
   if (!sdpa)
     return; // Not an SDPA kernel: nothing to retile.
-  if (sdpa.getVarlen()) {
+  if (sdpa.getFeatures().varlen) {
     func.emitError() << "tile-retile: varlen kernels are not supported (their "
                         "views are slices, not the kernel's arguments)";
     return signalPassFailure();

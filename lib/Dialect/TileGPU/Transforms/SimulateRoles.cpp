@@ -389,7 +389,7 @@ LogicalResult Simulator::spawn() {
     bind(seeded, tile::findArgument(func, tile::ArgRole::WindowHi),
          SimValue::ofInt(options.windowHi));
     // A varlen kernel's band as given (the configurations cover the bands).
-    if (sdpa.getVarlen())
+    if (sdpa.getFeatures().varlen)
       bind(seeded, tile::findArgument(func, tile::ArgRole::WindowAlign),
            SimValue::ofInt(0));
   }

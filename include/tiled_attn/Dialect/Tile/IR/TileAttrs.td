@@ -102,6 +102,17 @@ def Tile_ArgAttr : AttrDef<Tile_Dialect, "Arg"> {
   }];
 }
 
+// A kernel's features, KernelVariant.def's (softcap, lse, varlen, sparse,
+// split, ...), as one parameter: the declaration there is the only list, and
+// `#tile.sdpa` spells them as it does (`features = [softcap, lse]`).
+def Tile_KernelFeaturesParameter
+    : AttrParameter<"::tiled_attn::KernelFeatures",
+                    "the kernel's features (KernelVariant.def)"> {
+  let parser = "::tiled_attn::tile::parseKernelFeatures($_parser)";
+  let printer = "::tiled_attn::tile::printKernelFeatures($_printer, $_self)";
+  let defaultValue = "::tiled_attn::KernelFeatures()";
+}
+
 def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
   let mnemonic = "sdpa";
   let summary = "What an SDPA kernel computes and the schedule it carries";
@@ -127,6 +138,10 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     `head_dim_v` is the head dim of V and O where it differs from Q's and
     K's (DeepSeek's MLA: 192 for Q and K, 128 for V and O); it is omitted
     (0) when they share `head_dim`.
+
+    `features` lists the kernel's features (KernelVariant.def: the one
+    declaration of them, whose names these are, in its order), each adding
+    the arguments the declaration names:
 
     `softcap` (Gemma 2's logit cap, FlashAttention's `softcap`): the kernel
     takes one more f32 argument, `softcap`, after the others, and the
@@ -154,6 +169,10 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     combine step merges (`exp(lse_s - lse)` weights). It needs `lse`, no
     causal mask or window, no varlen and no functions.
 
+    `sparse` (a block mask's blocks, FlexAttention's `BlockMask`): the
+    kernel takes the block mask's four captured i32 views and visits only
+    the blocks it lists.
+
     The schedule knobs after the block sizes are set by the passes that
     apply them and are omitted from the printout while at their defaults:
     `stages` and `refill_after_use` (K/V blocks in flight and where their
@@ -166,6 +185,8 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     ```mlir
     #tile.sdpa<head_dim = 128, element_type = bf16, causal = top_left,
                block_m = 128, block_n = 64>
+    #tile.sdpa<head_dim = 128, element_type = bf16, causal = none,
+               block_m = 64, block_n = 128, features = [lse, split]>
     ```
   }];
   let parameters = (ins
@@ -181,10 +202,7 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     DefaultValuedParameter<"bool", "false">:$exp2,
     DefaultValuedParameter<"int64_t", "0">:$rescale_threshold,
     DefaultValuedParameter<"bool", "false">:$defer_pv,
-    DefaultValuedParameter<"bool", "false">:$softcap,
-    DefaultValuedParameter<"bool", "false">:$lse,
-    DefaultValuedParameter<"bool", "false">:$varlen,
-    DefaultValuedParameter<"bool", "false">:$split
+    Tile_KernelFeaturesParameter:$features
   );
 
   let assemblyFormat = "`<` struct(params) `>`";
@@ -200,9 +218,11 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     SdpaAttr withDeferPv() const;
     /// The roles of the arguments this kernel takes besides its captured
     /// inputs, in the generator's order: q, k, v, o, scale, for a `window`
-    /// kernel window_lo, window_hi (and with `varlen` window_align), with
-    /// `softcap` softcap, with `lse` lse, and with `varlen` cu_seqlens_q,
-    /// cu_seqlens_k. Each appears once among the kernel's `tile.arg`s.
+    /// kernel window_lo, window_hi (and with `varlen` window_align), then
+    /// each feature's arguments that are roles (KernelVariant.def's
+    /// "arguments", in its order: softcap, lse, cu_seqlens_q and
+    /// cu_seqlens_k, num_splits; a block mask's are captured inputs). Each
+    /// appears once among the kernel's `tile.arg`s.
     ::llvm::SmallVector<ArgRole> getArgumentRoles() const;
     /// The head dim of V and O: head_dim_v, or head_dim where it is 0.
     int64_t getValueHeadDim() const {

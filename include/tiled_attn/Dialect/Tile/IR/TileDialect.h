@@ -22,6 +22,25 @@
 
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h.inc"
 #include "tiled_attn/Dialect/Tile/IR/TileEnums.h.inc"
+#include "tiled_attn/Kernels/KernelVariant.h"
+
+#include "llvm/ADT/Hashing.h"
+#include "mlir/IR/OpImplementation.h"
+
+namespace tiled_attn {
+/// For `#tile.sdpa`'s storage.
+inline llvm::hash_code hash_value(const KernelFeatures &features) {
+  return llvm::hash_value(kernelFeatureBits(features));
+}
+} // namespace tiled_attn
+
+namespace tiled_attn::tile {
+/// `#tile.sdpa`'s `features`: `[softcap, lse]`, KernelVariant.def's names
+/// in its order, each at most once.
+mlir::FailureOr<KernelFeatures> parseKernelFeatures(mlir::AsmParser &parser);
+void printKernelFeatures(mlir::AsmPrinter &printer,
+                         const KernelFeatures &features);
+} // namespace tiled_attn::tile
 
 #define GET_ATTRDEF_CLASSES
 #include "tiled_attn/Dialect/Tile/IR/TileAttrs.h.inc"
