@@ -686,7 +686,8 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       int64_t blockM = attr.getBlockM();
       // Split-KV: the program of (head, chunk) writes partial outputs and
       // log-sum-exps at head index head * splits + chunk.
-      const int64_t splits = attr.getFeatures().split ? splitsOpt.getValue() : 1;
+      const int64_t splits =
+          attr.getFeatures().split ? splitsOpt.getValue() : 1;
       std::array<int64_t, 3> grid = {(shape.seqQ + blockM - 1) / blockM,
                                      headsOpt * splits, batchOpt};
       HostTensor partial = HostTensor::create(
@@ -828,8 +829,8 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
   HostTensor out =
       HostTensor::create(elt, {1, heads, totalQ + extra, dimV}, packed);
   std::fill(out.data.begin(), out.data.end(), nan);
-  HostTensor lse =
-      HostTensor::create(f32, {1, heads, sdpa.getFeatures().lse ? totalQ + extra : 0});
+  HostTensor lse = HostTensor::create(
+      f32, {1, heads, sdpa.getFeatures().lse ? totalQ + extra : 0});
   std::fill(lse.data.begin(), lse.data.end(), nan);
 
   // The reference, one sequence at a time, over the packed rows.

@@ -209,11 +209,11 @@ SdpaAttr SdpaAttr::withRescaleThreshold(int64_t threshold) const {
 }
 
 SdpaAttr SdpaAttr::withDeferPv() const {
-  return get(
-      getContext(), getHeadDim(), getHeadDimV(), getElementType(), getCausal(),
-      getBlockM(), getBlockN(), getStages(), getRefillAfterUse(),
-      getMaskSplit(), getExp2(), getRescaleThreshold(),
-      /*defer_pv=*/true, getFeatures());
+  return get(getContext(), getHeadDim(), getHeadDimV(), getElementType(),
+             getCausal(), getBlockM(), getBlockN(), getStages(),
+             getRefillAfterUse(), getMaskSplit(), getExp2(),
+             getRescaleThreshold(),
+             /*defer_pv=*/true, getFeatures());
 }
 
 SmallVector<ArgRole> SdpaAttr::getArgumentRoles() const {
@@ -268,8 +268,8 @@ tiled_attn::tile::parseKernelFeatures(AsmParser &parser) {
       return success();
     }
     return parser.emitError(loc)
-           << "unknown kernel feature '" << name << "' (KernelVariant.def: "
-           << featureNames() << ")";
+           << "unknown kernel feature '" << name
+           << "' (KernelVariant.def: " << featureNames() << ")";
   };
   if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseOne))
     return failure();

@@ -24,8 +24,8 @@
 #include "tiled_attn/Dialect/Tile/IR/TileEnums.h.inc"
 #include "tiled_attn/Kernels/KernelVariant.h"
 
-#include "llvm/ADT/Hashing.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/Hashing.h"
 
 namespace tiled_attn {
 /// For `#tile.sdpa`'s storage.
