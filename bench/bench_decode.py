@@ -45,8 +45,8 @@ torch = F = SDPBackend = sdpa_kernel = None
 
 CASES = [(b, sk) for b in (1, 16, 64) for sk in (4096, 32768)]
 H_Q, H_KV, D = 32, 8, 128
-PROVIDERS = ("tiled-attn", "tiled-attn-unsplit", "torch-auto", "torch-flash",
-             "torch-efficient", "torch-cudnn")
+PROVIDERS = ("tiled-attn", "tiled-attn-unsplit", "tiled-attn-kvcache", "torch-auto",
+             "torch-flash", "torch-efficient", "torch-cudnn")
 SWEEP_SPLITS = (2, 4, 8, 12, 16, 24, 32, 48, 64)
 
 
@@ -84,6 +84,12 @@ def provider(name: str, library):
     if name == "tiled-attn-unsplit":
         return lambda q, k, v: sdpa_eager(q, k, v, library=library, enable_gqa=True,
                                           num_splits=1)
+    if name == "tiled-attn-kvcache":
+        # sdpa_with_kvcache on [B, S_max, H_kv, D] caches (vLLM's and
+        # FlashAttention's layout), every cache full: kvcache_sets' inputs.
+        from tiled_attn import sdpa_with_kvcache
+
+        return lambda q, k, v: sdpa_with_kvcache(q, k, v, library=library)
     if name.startswith("tiled-attn-s"):
         splits = int(name[len("tiled-attn-s"):])
         return lambda q, k, v: sdpa_eager(q, k, v, library=library, enable_gqa=True,
@@ -151,6 +157,67 @@ def check(library, device: str, date: str, out: Path) -> bool:
                              lse_max_abs_err=f"{lse_err:.2e}", passed=passed))
             print(rows[-1], flush=True)
     write_csv(out, "decode-check", device, date, rows)
+    return check_kvcache(library, device, date, out) and ok
+
+
+def check_kvcache(library, device: str, date: str, out: Path) -> bool:
+    """sdpa_with_kvcache on [B, S_max, H_kv, D] caches filled to random
+    lengths (0, 1, not a multiple of any block, full), S_q 1 to 8,
+    bottom-right causal by each length, against float64 per sequence."""
+    from common import write_csv
+    from tiled_attn import sdpa_with_kvcache
+
+    torch.manual_seed(1)
+    shapes = [  # b, s_q, h_q, h_kv, s_max, d, causal, lse
+        (4, 1, 32, 8, 4096, 128, True, False), (5, 1, 8, 1, 3000, 64, True, True),
+        (3, 1, 4, 4, 777, 256, False, True), (2, 4, 16, 2, 1000, 128, True, False),
+        (6, 8, 8, 8, 513, 64, True, True), (1, 1, 32, 8, 32768, 128, True, True),
+        (3, 3, 12, 4, 2049, 256, True, False),
+    ]
+    rows, ok = [], True
+    for b, sq, hq, hkv, smax, d, causal, want_lse in shapes:
+        for dtype in (torch.bfloat16, torch.float16):
+            q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
+            kc = torch.randn(b, smax, hkv, d, device="cuda", dtype=dtype)
+            vc = torch.randn(b, smax, hkv, d, device="cuda", dtype=dtype)
+            lens = [smax, 0, 1][:b] + [int(x) for x in torch.randint(1, smax + 1, (max(0, b - 3),))]
+            lens = [max(length, sq) if causal and length else length for length in lens]
+            seqlens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+            result = sdpa_with_kvcache(q, kc, vc, seqlens, causal=causal, return_lse=want_lse,
+                                       library=library)
+            o, lse = result if want_lse else (result, None)
+            err = num = lse_err = 0.0
+            math_err = 0.0
+            for i, length in enumerate(lens):
+                if length == 0:
+                    err += o[i].double().abs().sum().item()
+                    continue
+                qi = q[i:i + 1].transpose(1, 2)
+                ki, vi = (t[i:i + 1, :length].transpose(1, 2) for t in (kc, vc))
+                ref, ref_lse = reference(qi, ki, vi, causal)
+                diff = o[i:i + 1].transpose(1, 2).double() - ref
+                err += diff.norm().item() ** 2
+                num += ref.norm().item() ** 2
+                group = hq // hkv
+                with sdpa_kernel(SDPBackend.MATH):
+                    m = F.scaled_dot_product_attention(
+                        qi, ki.repeat_interleave(group, 1), vi.repeat_interleave(group, 1),
+                        attn_mask=(torch.ones(sq, length, dtype=torch.bool, device="cuda")
+                                   .tril(length - sq) if causal else None))
+                math_err += (m.double() - ref).norm().item() ** 2
+                if lse is not None:
+                    lse_err = max(lse_err, (lse[i].double() - ref_lse[0]).abs().max().item())
+            rel, math_rel = math.sqrt(err / num), math.sqrt(math_err / num)
+            passed = rel <= 2 * max(math_rel, 1e-3) and lse_err < 1e-3
+            if lse is not None and 0 in lens:
+                passed &= bool(torch.isinf(lse[lens.index(0)]).all())
+            ok &= passed
+            rows.append(dict(b=b, s_q=sq, h_q=hq, h_kv=hkv, s_max=smax, d=d, causal=causal,
+                             lengths=" ".join(map(str, lens)), dtype=str(dtype).split(".")[-1],
+                             rel_l2=f"{rel:.3e}", pytorch_math_rel_l2=f"{math_rel:.3e}",
+                             lse_max_abs_err=f"{lse_err:.2e}", passed=passed))
+            print(rows[-1], flush=True)
+    write_csv(out, "kvcache-check", device, date, rows)
     return ok
 
 
@@ -169,6 +236,11 @@ def bench(library, args, cycles) -> list[dict]:
                  torch.randn(b, H_KV, sk, D, device="cuda", dtype=torch.bfloat16),
                  torch.randn(b, H_KV, sk, D, device="cuda", dtype=torch.bfloat16))
                 for _ in range(sets_n)]
+        # The caches' layout for sdpa_with_kvcache: [B, S_k, H_kv, D] copies
+        # (q [B, 1, H_q, D]), made once per case.
+        kv_sets = ([(q.transpose(1, 2), k.transpose(1, 2).contiguous(),
+                     v.transpose(1, 2).contiguous()) for q, k, v in sets]
+                   if "tiled-attn-kvcache" in providers else None)
         times = {name: [] for name in providers}
         notes = {}
         for _ in range(args.rounds):
@@ -176,7 +248,8 @@ def bench(library, args, cycles) -> list[dict]:
                 if name in notes:
                     continue
                 try:
-                    times[name].append(time_fn(provider(name, library), sets, args.warmup,
+                    inputs = kv_sets if name == "tiled-attn-kvcache" else sets
+                    times[name].append(time_fn(provider(name, library), inputs, args.warmup,
                                                args.iters, cycles)[0])
                 except Exception as exc:  # a backend that refuses the shape
                     notes[name] = short_reason(exc)
@@ -186,7 +259,7 @@ def bench(library, args, cycles) -> list[dict]:
                              ms=f"{ms:.4f}", gb_per_s=f"{kv_bytes / ms / 1e6:.0f}",
                              note=notes.get(name, "")))
             print(rows[-1], flush=True)
-        del sets
+        del sets, kv_sets
         torch.cuda.empty_cache()
     return rows
 

@@ -27,6 +27,10 @@
 // V and O may have a head dim of their own (D_v, `head_dim_v`): S = Q_i K_jᵀ
 // contracts over D, acc = P V_j has D_v columns.
 //
+// With `seqused`, batch entry b attends to its first seqused_k[b] keys: k
+// and v are sliced to them first (with varlen, the sequence's length is
+// capped by it), so that the masks and split-KV's chunks see that length.
+//
 // With `varlen`, the tensors are packed sequences seen as [1, H, total, D];
 // program (m, h, b) reads sequence b's first rows and lengths from
 // cu_seqlens_q/k and slices q, o (and lse) and k, v to them, so that the
@@ -112,6 +116,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       break;
     case ArgRole::CuSeqlensQ:
     case ArgRole::CuSeqlensK:
+    case ArgRole::SeqUsedK:
       type = ViewType::get(ctx, {dyn}, b.getI32Type());
       break;
     case ArgRole::Captured:
@@ -155,6 +160,9 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
        {std::pair{&scoreFn, true}, std::pair{&maskFn, false}})
     if (fn->fn && failed(addFunctionCaptures(b, *fn, isScore, args)))
       return failure();
+  if (variant.seqused && window)
+    return emitError() << "a seqused kernel takes no window: its band would "
+                          "not follow each entry's length (causal masks do)";
   if (variant.split && (scoreFn.fn || maskFn.fn || variant.sparse))
     return emitError() << "a split-KV kernel takes no score or mask function "
                           "and no block mask";
@@ -204,6 +212,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value lseView = arg(ArgRole::Lse);
   Value cuSeqlensQ = arg(ArgRole::CuSeqlensQ);
   Value cuSeqlensK = arg(ArgRole::CuSeqlensK);
+  Value seqUsedK = arg(ArgRole::SeqUsedK);
   // With a softcap, the scores are softcap * tanh(scale / softcap * s): the
   // tanh's argument takes scale / softcap (one division per program), and
   // the softmax the cap as its scale (FlashAttention's folding).
@@ -227,25 +236,49 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value mBlk = BlockIdOp::create(b, loc, Dim::X);
   Value head = BlockIdOp::create(b, loc, Dim::Y);
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
+  auto readIndexAt = [&](Value offsets, Value at) -> Value {
+    Value read = ReadOp::create(b, loc, b.getI32Type(), offsets, at);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), read);
+  };
+  // With seqused: batch entry b's keys are its first seqused_k[b] (at most
+  // S_k; a negative length is none). Without varlen k and v are sliced here,
+  // before split-KV's chunks and the masks, which then see that length.
+  // The keys this program reads, as one slice of k and v along S_k (a TMA
+  // load takes one slice of an argument): [keyStart, keyStart + keyLen).
+  Value usedKeys, keyStart, keyLen;
+  if (variant.seqused) {
+    Value used = readIndexAt(seqUsedK, batch);
+    Value nonNegative =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, used, c0);
+    usedKeys = arith::SelectOp::create(b, loc, nonNegative, used, c0);
+    if (!variant.varlen) {
+      keyStart = c0;
+      keyLen =
+          arith::MinUIOp::create(b, loc, usedKeys, DimOp::create(b, loc, k, 2));
+    }
+  }
   // With split, grid y is (head, chunk of the keys) and the partial outputs'
   // head index is y itself: the query head is y / num_splits, and k and v
   // narrow to the chunk, ceil(ceil(S_k / block_n) / num_splits) key blocks
-  // from block chunk * (y % num_splits) (none past S_k).
+  // from block chunk * (y % num_splits) (none past S_k, or past the used
+  // keys).
   Value outHead = head;
   if (variant.split) {
     Value numSplits = arg(ArgRole::NumSplits);
     head = arith::DivUIOp::create(b, loc, outHead, numSplits);
     Value chunk = arith::RemUIOp::create(b, loc, outHead, numSplits);
-    Value keys = DimOp::create(b, loc, k, 2);
+    Value keys = keyLen ? keyLen : DimOp::create(b, loc, k, 2).getResult();
     Value blocks = arith::CeilDivUIOp::create(b, loc, keys, cBn);
     Value perChunk = arith::MulIOp::create(
         b, loc, arith::CeilDivUIOp::create(b, loc, blocks, numSplits), cBn);
-    Value start = arith::MinUIOp::create(
+    keyStart = arith::MinUIOp::create(
         b, loc, arith::MulIOp::create(b, loc, chunk, perChunk), keys);
-    Value len = arith::MinUIOp::create(
-        b, loc, perChunk, arith::SubIOp::create(b, loc, keys, start));
-    k = SliceOp::create(b, loc, k, 2, start, len);
-    v = SliceOp::create(b, loc, v, 2, start, len);
+    keyLen = arith::MinUIOp::create(
+        b, loc, perChunk, arith::SubIOp::create(b, loc, keys, keyStart));
+  }
+  if (keyLen) {
+    k = SliceOp::create(b, loc, k, 2, keyStart, keyLen);
+    v = SliceOp::create(b, loc, v, 2, keyStart, keyLen);
   }
   // What score and mask functions see: the batch entry (the sequence, with
   // varlen), and positions from the block's first query and key (within
@@ -268,6 +301,10 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     Value startK = offset(cuSeqlensK, batch);
     Value lenK =
         arith::SubIOp::create(b, loc, offset(cuSeqlensK, next), startK);
+    // With seqused, the sequence's keys are its first seqused_k[b] from
+    // its offset (at most its span).
+    if (usedKeys)
+      lenK = arith::MinUIOp::create(b, loc, lenK, usedKeys);
     // A bottom-right band shifts by this sequence's S_k - S_q.
     if (windowAlign) {
       Value shift = arith::MulIOp::create(

@@ -571,6 +571,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.tensors[kCuSeqlensK] = &problem.cuSeqlens[1];
   problem.tensors[kOPartial] = &problem.partial[0];
   problem.tensors[kLsePartial] = &problem.partial[1];
+  problem.tensors[kSeqUsedK] = &problem.seqUsed;
   TA_RETURN_IF_ERROR(checkEnums(*args));
   for (int t = 0; t < 4; ++t)
     TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));
@@ -585,6 +586,15 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   TA_RETURN_IF_ERROR(checkHeadDim(library, args->q.sizes[3], args->v.sizes[3]));
   TA_RETURN_IF_ERROR(lseView(*args, problem.lseTensor));
   cuSeqlensViews(args->varlen, problem.cuSeqlens);
+  if (args->seqused_k) {
+    if (args->seqused_k % alignof(int32_t))
+      return invalidArgument("seqused_k (int32 key lengths) must be 4-byte ",
+                             "aligned, got ", pointerText(args->seqused_k));
+    int64_t entries =
+        args->varlen.enabled ? args->varlen.num_seqs : args->q.sizes[0];
+    problem.seqUsed =
+        ta_tensor{args->seqused_k, {entries, 1, 1, 1}, {1, 1, 1, 1}};
+  }
   problem.itemSize = itemSize(args->dtype);
   TA_RETURN_IF_ERROR(checkMemory(problem));
   const ta_varlen &varlen = args->varlen;
@@ -604,6 +614,18 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.asked.softcap = args->softcap > 0.0f;
   problem.asked.lse = args->lse != 0;
   problem.asked.sparse = givesCaptures(*args, &KernelVariant::sparse);
+  // Per-entry key lengths: the kernels align a causal mask by each entry's
+  // length, so the mask asked for is the one (the band on the longest
+  // lengths says which rows see every key: none); no window.
+  problem.asked.seqused = args->seqused_k != 0;
+  if (problem.asked.seqused) {
+    if (args->window.enabled)
+      return invalidArgument("seqused_k with a sliding window is not ",
+                             "supported (the kernels align causal masks by ",
+                             "each entry's length, not windows)");
+    if (problem.needed != KernelMask::None)
+      problem.needed = static_cast<KernelMask>(args->mask);
+  }
   if (args->num_splits < 0)
     return invalidArgument("num_splits is ", args->num_splits,
                            "; 0 lets the runtime choose, 1 is no split, more "

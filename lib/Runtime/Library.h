@@ -94,6 +94,9 @@ struct Problem {
   /// views of no elements).
   int64_t numSplits = 1;
   ta_tensor partial[2] = {};
+  /// The rank-1 view a "seqused" kernel reads: ta_sdpa_args.seqused_k's
+  /// batch (or num_seqs) lengths; without it, a view of no elements.
+  ta_tensor seqUsed = {};
 };
 
 } // namespace tiled_attn::runtime

@@ -95,7 +95,9 @@ struct Arch {
 /// lse is an "lse" kernel's [B, H, S_q] float32 output (ta_sdpa_args.lse);
 /// cu_seqlens_q and cu_seqlens_k a "varlen" kernel's rank-1 int32 views of
 /// the sequences' offsets (ta_sdpa_args.varlen). o_partial and lse_partial
-/// are split-KV's partial results in the workspace (Splits.h): a "split"
+/// are split-KV's partial results in the workspace (Splits.h), seqused_k a
+/// "seqused" kernel's rank-1 int32 view of the entries' key lengths
+/// (ta_sdpa_args.seqused_k). A "split"
 /// kernel's "o" and "lse" are read as them, and a split merge kernel takes
 /// them by these names.
 enum TensorId : uint8_t {
@@ -107,12 +109,20 @@ enum TensorId : uint8_t {
   kCuSeqlensQ = 5,
   kCuSeqlensK = 6,
   kOPartial = 7,
-  kLsePartial = 8
+  kLsePartial = 8,
+  kSeqUsedK = 9
 };
-constexpr int kNumTensors = 9;
-constexpr const char *kTensorNames[kNumTensors] = {
-    "q",         "k",          "v", "o", "lse", "cu_seqlens_q", "cu_seqlens_k",
-    "o_partial", "lse_partial"};
+constexpr int kNumTensors = 10;
+constexpr const char *kTensorNames[kNumTensors] = {"q",
+                                                   "k",
+                                                   "v",
+                                                   "o",
+                                                   "lse",
+                                                   "cu_seqlens_q",
+                                                   "cu_seqlens_k",
+                                                   "o_partial",
+                                                   "lse_partial",
+                                                   "seqused_k"};
 
 /// The kinds of parameter; a "scalar" is Scale, WindowLo, WindowHi,
 /// WindowAlign or Softcap, by its name.

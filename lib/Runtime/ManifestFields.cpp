@@ -200,7 +200,7 @@ Status readParamName(const FieldReader &p, const KernelEntry &kernel,
   return p.fail("name",
                 merge ? "one of 'o_partial', 'lse_partial', 'o', 'lse'"
                       : "one of 'q', 'k', 'v', 'o', 'lse', 'cu_seqlens_q', "
-                        "'cu_seqlens_k'",
+                        "'cu_seqlens_k', 'seqused_k'",
                 name);
 }
 
@@ -373,7 +373,9 @@ constexpr OptionalView kOptionalViews[] = {
     {kCuSeqlensQ, "varlen", &KernelVariant::varlen, 1,
      "the query sequences' offsets"},
     {kCuSeqlensK, "varlen", &KernelVariant::varlen, 1,
-     "the key sequences' offsets"}};
+     "the key sequences' offsets"},
+    {kSeqUsedK, "seqused", &KernelVariant::seqused, 1,
+     "the entries' key lengths"}};
 
 /// A kernel whose entry has `view.flag` true takes the view (its base,
 /// sizes and strides of dims below its rank, no tensor map); no other

@@ -441,7 +441,8 @@ def spec_kernels() -> list:
                 # block mask (none_sparse) are chosen only when the call
                 # names them (test_functions.py), split-KV kernels only by a
                 # call that splits (test/Runtime/SplitKvTest.cpp).
-                if "+" in variant or "_sparse" in variant or "_split" in variant:
+                if ("+" in variant or "_sparse" in variant or "_split" in variant
+                        or "_seqused" in variant):
                     continue
                 mask = next(m for m in ("none", "top_left", "window") if variant.startswith(m))
                 flags = variant[len(mask):].split("_")
@@ -1630,7 +1631,9 @@ def test_ta_varlen_follows_the_lse_and_precedes_the_functions() -> None:
     # num_captures, the workspace's address and bytes.
     assert TaSdpaArgs.num_splits.offset == TaSdpaArgs.num_captures.offset + 4
     assert TaSdpaArgs.workspace.offset == TaSdpaArgs.num_splits.offset + 4
-    assert ctypes.sizeof(TaSdpaArgs) == TaSdpaArgs.workspace_bytes.offset + 8
+    # Then the entries' key lengths (seqused_k).
+    assert TaSdpaArgs.seqused_k.offset == TaSdpaArgs.workspace_bytes.offset + 8
+    assert ctypes.sizeof(TaSdpaArgs) == TaSdpaArgs.seqused_k.offset + 8
     assert TaSdpaArgs().varlen.enabled == 0
 
 

@@ -1176,3 +1176,49 @@ def test_decode_step_compiles_without_graph_break():
     assert rel_l2(compiled(q, k, v), 2.0 * grouped_reference(q, k, v)) < 1e-2
     explanation = torch._dynamo.explain(f)(q, k, v)
     assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+
+
+def kvcache_reference(q, k_cache, v_cache, lengths):
+    """float64 attention of each sequence's queries to its first lengths[b]
+    keys, bottom-right causal, [B, S_q, H, D]."""
+    out = torch.zeros(q.shape, dtype=torch.float64, device=q.device)
+    for b, length in enumerate(lengths):
+        if length:
+            qb = q[b:b + 1].transpose(1, 2).double()
+            kb, vb = (t[b:b + 1, :length].transpose(1, 2) for t in (k_cache, v_cache))
+            group = q.shape[2] // k_cache.shape[2]
+            kb, vb = kb.double().repeat_interleave(group, 1), vb.double().repeat_interleave(group, 1)
+            scores = qb @ kb.transpose(-1, -2) / math.sqrt(q.shape[-1])
+            i = torch.arange(q.shape[1], device=q.device)[:, None]
+            j = torch.arange(length, device=q.device)[None, :]
+            scores = scores.masked_fill(j > i + length - q.shape[1], -math.inf)
+            out[b] = (torch.softmax(scores, -1) @ vb)[0].transpose(0, 1)
+    return out
+
+
+def test_kvcache_decode_in_a_cuda_graph_and_compiled():
+    g = torch.Generator(device="cuda").manual_seed(3)
+    b, hq, hkv, smax, d = 3, 16, 4, 2048, 128
+    q = torch.randn(b, 1, hq, d, dtype=torch.bfloat16, device="cuda", generator=g)
+    kc, vc = (torch.randn(b, smax, hkv, d, dtype=torch.bfloat16, device="cuda", generator=g)
+              for _ in range(2))
+    lengths = torch.tensor([smax, 1, 700], dtype=torch.int32, device="cuda")
+    out = tiled_attn.sdpa_with_kvcache(q, kc, vc, lengths)
+    assert out.shape == q.shape
+    assert rel_l2(out, kvcache_reference(q, kc, vc, [smax, 1, 700])) < 1e-2
+    # A decode step captured once, replayed as the caches fill.
+    static_q, static_lengths = q.clone(), lengths.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = tiled_attn.sdpa_with_kvcache(static_q, kc, vc, static_lengths)
+    for step, fill in enumerate(([5, 2047, 64], [0, 300, 2048])):
+        static_q.copy_(torch.randn(q.shape, dtype=q.dtype, device="cuda", generator=g))
+        static_lengths.copy_(torch.tensor(fill, dtype=torch.int32))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel_l2(captured, kvcache_reference(static_q, kc, vc, fill)) < 1e-2, step
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda q, k, v, n: tiled_attn.sdpa_with_kvcache(q, k, v, n) * 2.0,
+                             fullgraph=True)
+    assert rel_l2(compiled(q, kc, vc, lengths),
+                  2.0 * kvcache_reference(q, kc, vc, [smax, 1, 700])) < 1e-2

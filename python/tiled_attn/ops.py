@@ -77,6 +77,7 @@ import torch
 
 from .sdpa import sdpa_eager
 from .validation import check_no_grad
+from .kvcache import kvcache_eager
 from .varlen import sdpa_varlen_eager
 
 __all__ = ["LSE_SCHEMA", "SCHEMA", "VARLEN_LSE_SCHEMA", "VARLEN_SCHEMA"]
@@ -104,7 +105,15 @@ _VARLEN_ARGS = ("Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_se
 VARLEN_SCHEMA = f"sdpa_varlen({_VARLEN_ARGS}) -> Tensor"
 VARLEN_LSE_SCHEMA = f"sdpa_varlen_lse({_VARLEN_ARGS}) -> (Tensor, Tensor)"
 
+#: sdpa_with_kvcache's op: q, the caches, the int32 lengths, then its options.
+_KVCACHE_ARGS = ("Tensor q, Tensor k_cache, Tensor v_cache, Tensor cache_seqlens, "
+                 "bool causal, float? scale, float softcap, int num_splits, str? library_path")
+KVCACHE_SCHEMA = f"sdpa_with_kvcache({_KVCACHE_ARGS}) -> Tensor"
+KVCACHE_LSE_SCHEMA = f"sdpa_with_kvcache_lse({_KVCACHE_ARGS}) -> (Tensor, Tensor)"
+
 _LIB = torch.library.Library("tiled_attn", "DEF")
+_LIB.define(KVCACHE_SCHEMA)
+_LIB.define(KVCACHE_LSE_SCHEMA)
 _LIB.define(SCHEMA)
 _LIB.define(LSE_SCHEMA)
 _LIB.define(VARLEN_SCHEMA)
@@ -258,6 +267,37 @@ _LIB.impl("sdpa_varlen_lse", _sdpa_varlen_lse_cuda, "CUDA")
 torch.library.register_fake("tiled_attn::sdpa_varlen_lse", _sdpa_varlen_lse_fake, lib=_LIB)
 
 
+def _kvcache_cuda(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                  cache_seqlens: torch.Tensor, causal: bool, scale: Optional[float],
+                  softcap: float, num_splits: int, library_path: Optional[str]) -> Any:
+    return kvcache_eager(q, k_cache, v_cache, cache_seqlens, causal, scale, softcap,
+                         num_splits, library_path, False)
+
+
+def _kvcache_lse_cuda(*args: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+    q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits, path = args
+    return kvcache_eager(q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits,
+                         path, True)
+
+
+def _kvcache_fake(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                  *args: Any) -> torch.Tensor:
+    return torch.empty((*q.shape[:-1], v_cache.shape[-1]), dtype=q.dtype, device=q.device)
+
+
+def _kvcache_lse_fake(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                      *args: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+    return (_kvcache_fake(q, k_cache, v_cache),
+            torch.empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32,
+                        device=q.device))
+
+
+_LIB.impl("sdpa_with_kvcache", _kvcache_cuda, "CUDA")
+torch.library.register_fake("tiled_attn::sdpa_with_kvcache", _kvcache_fake, lib=_LIB)
+_LIB.impl("sdpa_with_kvcache_lse", _kvcache_lse_cuda, "CUDA")
+torch.library.register_fake("tiled_attn::sdpa_with_kvcache_lse", _kvcache_lse_fake, lib=_LIB)
+
+
 def _refusing_autograd(name: str) -> Any:
     """The Autograd kernel of op ``tiled_attn::<name>``: :func:`check_no_grad`,
     then the call handed on below autograd (as ``torch.library.register_autograd``'s
@@ -275,6 +315,7 @@ def _refusing_autograd(name: str) -> Any:
     return autograd
 
 
-for _name in ("sdpa", "sdpa_lse", "sdpa_varlen", "sdpa_varlen_lse"):
+for _name in ("sdpa", "sdpa_lse", "sdpa_varlen", "sdpa_varlen_lse", "sdpa_with_kvcache",
+              "sdpa_with_kvcache_lse"):
     _LIB.impl(_name, _refusing_autograd(_name), "Autograd", with_keyset=True)
 del _name

@@ -146,7 +146,8 @@ class TaSdpaArgs(Structure):
                 ("varlen", TaVarlen), ("score_function", c_char_p),
                 ("mask_function", c_char_p), ("captures", c_void_p),
                 ("num_captures", c_int32), ("num_splits", c_int32),
-                ("workspace", c_uint64), ("workspace_bytes", c_uint64)]
+                ("workspace", c_uint64), ("workspace_bytes", c_uint64),
+                ("seqused_k", c_uint64)]
 
 
 class TaBlockMaskArgs(Structure):

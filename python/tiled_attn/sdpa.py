@@ -254,6 +254,7 @@ def sdpa_eager(
     mask_mod_args: Sequence[Any] = (),
     block_mask: Sequence[Any] = (),
     num_splits: int = 0,
+    seqused_k: Optional["torch.Tensor"] = None,
 ) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
     """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``
     (and, with ``return_lse``, of ``tiled_attn::sdpa_lse``).
@@ -326,6 +327,7 @@ def sdpa_eager(
     # chooses it: asked only of calls whose grid may leave SMs idle.
     if type(num_splits) is not int or num_splits != 0:
         num_splits = check_num_splits(num_splits)
+    seqused = 0 if seqused_k is None else seqused_k.data_ptr()
     splits = (num_splits, 0, 0) if (num_splits == 1 or k.shape[2] < _SPLIT_MIN_KEYS
                                     or q.shape[0] * q.shape[1] * q.shape[2] > _SPLIT_MAX_ROWS
                                     or kernel is not None) else None
@@ -338,12 +340,12 @@ def sdpa_eager(
     if splits is None:
         splits = num_splits, 0, 0
         args = _thread_args()
-        _pack(args, (*fields, *splits))
+        _pack(args, (*fields, *splits, seqused))
         size = library.workspace_size(args.address, device.index)
         if size:
             workspace = torch.empty(size, dtype=torch.uint8, device=device)
             splits = (splits[0], workspace.data_ptr(), size)
-    launch(torch, library, device.index, *fields, *splits)
+    launch(torch, library, device.index, *fields, *splits, seqused)
     del keep, workspace  # alive through the launch
     return out if lse is None else (out, lse)
 
@@ -423,16 +425,17 @@ def _unpackable(fields: Sequence[Any]) -> str:
 #: cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k), then the score and
 #: mask functions' names' addresses, the captures' address and count.
 _ARGS_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "iif4xQ" + "iiqq" + "f4xQ" + "i4xqQQqq"
-                             + "QQQi" + "iQQ")
+                             + "QQQi" + "iQQ" + "Q")
 assert _ARGS_LAYOUT.size == ctypes.sizeof(TaSdpaArgs)
 _NO_MASK, _CAUSAL = MASKS["none"], MASKS["top_left"]
 #: Calls that may split their keys (the runtime decides): at least this many
 #: keys, and at most this many query rows in all (B * H * S_q).
 _SPLIT_MIN_KEYS = 512
 _SPLIT_MAX_ROWS = 32768
-#: ta_sdpa_args' split fields for a call that does not split (no workspace:
-#: never split, as a zero-initialized ta_sdpa_args).
-NO_SPLIT = (0, 0, 0)
+#: ta_sdpa_args' last fields (num_splits, workspace, workspace_bytes,
+#: seqused_k) for a call that does not split (no workspace: never split, as
+#: a zero-initialized ta_sdpa_args) and has no per-entry key lengths.
+NO_SPLIT = (0, 0, 0, 0)
 #: Softcaps that are plainly normal float32 values: taken without check_softcap.
 _SOFTCAP_FAST = (1e-30, 1e30)
 #: Scales likewise, taken without check_scale.

@@ -941,6 +941,10 @@ def library_entries(spec):
         if config.get("program", "sdpa") != "sdpa":
             continue  # block mask kernels: no SDPA entry to draw from
         for variant in config["variants"]:
+            # Decode kernels (split-KV, per-entry key lengths) take
+            # arguments the version-1 entries cannot name: not drawn from.
+            if "_split" in variant or "_seqused" in variant:
+                continue
             mask = next(m for m in ("none", "top_left", "window")
                         if variant.startswith(m))
             flags = variant[len(mask):].split("_")

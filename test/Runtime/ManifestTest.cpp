@@ -295,7 +295,7 @@ TEST(Manifest, BadParams) {
        "'scalar', 'tensor_map', got \"offset\""},
       {{{"name", "x"}, {"kind", "base"}, {"type", "ptr"}},
        "field 'params[0].name' must be one of 'q', 'k', 'v', 'o', 'lse', "
-       "'cu_seqlens_q', 'cu_seqlens_k', got \"x\""},
+       "'cu_seqlens_q', 'cu_seqlens_k', 'seqused_k', got \"x\""},
       {{{"name", "q"}, {"kind", "scalar"}, {"type", "f32"}},
        "field 'params[0].name' must be 'scale', 'window_lo', 'window_hi', "
        "'window_align', 'softcap' or 'num_splits' for kind 'scalar', got "

@@ -349,3 +349,80 @@ TEST_F(SplitKv, ManifestEntriesAreChecked) {
   sdpaWithPartial["params"][0]["name"] = "o_partial";
   expectOpenError(manifestOf({sdpaWithPartial}), {"one of 'q', 'k', 'v'"});
 }
+
+namespace {
+
+/// A seqused kernel: the standard parameters, then seqused_k (base, size).
+Json seqUsedEntry(const std::string &name, const std::string &causal,
+                  bool split = false) {
+  Json e = split ? splitEntry(name) : groupedEntry(name, causal);
+  e["seqused"] = true;
+  e["params"].push_back(
+      {{"name", "seqused_k"}, {"kind", "base"}, {"type", "ptr"}});
+  e["params"].push_back(
+      {{"name", "seqused_k"}, {"kind", "size"}, {"dim", 0}, {"type", "i64"}});
+  return e;
+}
+
+} // namespace
+
+TEST_F(SplitKv, SeqUsedKernelsRunCallsWithLengthsOnly) {
+  open({groupedEntry("none", "none"), seqUsedEntry("none_used", "none"),
+        seqUsedEntry("br_used", "bottom_right"),
+        seqUsedEntry("split_used", "none", /*split=*/true),
+        mergeEntry("merge")});
+  decode(/*b=*/2, /*sk=*/4096);
+  ta_launch_plan plan;
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK);
+  EXPECT_EQ(plan.kernel, 0);
+  // With lengths: the seqused kernel, packed (every row one query, which
+  // sees every key of its entry), and seqused_k after the standard views.
+  const uint64_t lengths = 0x700000000;
+  args.seqused_k = lengths;
+  args.mask = TA_MASK_CAUSAL_BOTTOM_RIGHT;
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
+      << lastError();
+  EXPECT_EQ(plan.kernel, 1);
+  EXPECT_EQ(plan.grid[1], 2u);
+  EXPECT_EQ(paramAs<uint64_t>(plan, 37), lengths);
+  EXPECT_EQ(paramAs<int64_t>(plan, 38), 2);
+  // Several query rows, bottom-right: aligned by each entry's length, so
+  // the bottom-right kernel (the band of the longest length says nothing).
+  args = problem(2, 8, 4, 4096, 64);
+  contiguous(args.k, args.k.data, 2, 2, 4096, 64);
+  contiguous(args.v, args.v.data, 2, 2, 4096, 64);
+  args.seqused_k = lengths;
+  args.mask = TA_MASK_CAUSAL_BOTTOM_RIGHT;
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK);
+  EXPECT_EQ(plan.kernel, 2);
+  // Top-left: no such kernel here.
+  args.mask = TA_MASK_CAUSAL_TOP_LEFT;
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_NO_KERNEL);
+  EXPECT_THAT(lastError(), HasSubstr("with seqused"));
+  // A window, misaligned lengths: refused.
+  args.mask = TA_MASK_NONE;
+  args.window = window(100, 0);
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(), HasSubstr("seqused_k with a sliding window"));
+  args.window = ta_window{};
+  args.seqused_k = lengths + 2;
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(), HasSubstr("seqused_k (int32 key lengths) must be "
+                                     "4-byte aligned"));
+  // A decode step of batch 1 with lengths splits on the seqused split
+  // kernel, which takes the lengths too.
+  decode(/*b=*/1, /*sk=*/32768);
+  args.seqused_k = lengths;
+  const uint64_t bytes = workspaceSize();
+  ASSERT_GT(bytes, 0u);
+  args.workspace = kFarAway;
+  args.workspace_bytes = bytes;
+  ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
+  fakecuda::Launch split = fakecuda::previousLaunch();
+  EXPECT_EQ(launchParam<int64_t>(split, 43), split.grid[1] / 2);
+  EXPECT_EQ(launchParam<uint64_t>(split, 44), lengths);
+  EXPECT_EQ(fakecuda::lastLaunch().symbol, "split_merge");
+}

@@ -85,7 +85,7 @@ TEST(VariantInfo, FeaturesByIndex) {
   for (int32_t i = 0; ta_kernel_feature(i); ++i)
     names.push_back(ta_kernel_feature(i));
   EXPECT_EQ(names, (std::vector<std::string>{"softcap", "lse", "varlen",
-                                             "sparse", "split"}));
+                                             "sparse", "split", "seqused"}));
   EXPECT_EQ(ta_kernel_feature(-1), nullptr);
   EXPECT_EQ(ta_kernel_feature(1 << 20), nullptr);
   // variant and features follow captures (API version 9).

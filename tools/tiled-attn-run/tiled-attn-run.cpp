@@ -275,7 +275,8 @@ static double maxLseError(const HostTensor &a, const HostTensor &b) {
 /// What a launch binds to the kernel's arguments, by role.
 struct RoleValues {
   HostTensor *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr,
-             *lse = nullptr, *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr;
+             *lse = nullptr, *cuSeqlensQ = nullptr, *cuSeqlensK = nullptr,
+             *seqUsedK = nullptr;
   double scale = 0.0, softcap = 0.0;
   int64_t windowLo = 0, windowHi = 0, windowAlign = 0, numSplits = 0;
   /// The captured inputs, by name.
@@ -349,6 +350,9 @@ static FailureOr<SmallVector<KernelArg>> bindByRole(func::FuncOp f,
       break;
     case tile::ArgRole::CuSeqlensK:
       ok = view(values.cuSeqlensK);
+      break;
+    case tile::ArgRole::SeqUsedK:
+      ok = view(values.seqUsedK);
       break;
     case tile::ArgRole::Scale:
       args.push_back(KernelArg::value(values.scale));
@@ -674,6 +678,34 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
         return c == 2 || (c == 1 && (!inner || inner(b, h, q, kv)));
       };
     }
+    // With seqused: each batch entry's filled length (S_k for the first,
+    // then 0 and 1 where the batch has room, the rest uniform in [0, S_k]);
+    // the reference sees only those keys, its causal diagonal aligned by
+    // that length.
+    HostTensor seqUsed = HostTensor::create(
+        IntegerType::get(&context, 32),
+        {sdpa.getFeatures().seqused ? batchOpt.getValue() : int64_t(0)});
+    if (sdpa.getFeatures().seqused) {
+      std::uniform_int_distribution<int64_t> length(0, shape.seqK);
+      std::vector<int64_t> lengths;
+      for (int64_t b = 0; b < batchOpt; ++b) {
+        int64_t len = b == 0 ? shape.seqK : b <= 2 ? b - 1 : length(rng);
+        lengths.push_back(std::min(len, shape.seqK));
+        seqUsed.data[b] = static_cast<double>(lengths.back());
+      }
+      const bool bottomRight =
+          sdpa.getCausal() == tile::CausalMode::BottomRight;
+      if (bottomRight)
+        band = bandOf(tile::CausalMode::None, shape.seqQ, shape.seqK);
+      functions->mask = [lengths, inner = functions->mask, bottomRight,
+                         seqQ = shape.seqQ](int64_t b, int64_t h, int64_t q,
+                                            int64_t kv) {
+        int64_t used = lengths[b];
+        if (kv >= used || (bottomRight && kv > q + used - seqQ))
+          return false;
+        return !inner || inner(b, h, q, kv);
+      };
+    }
     sdpaReference(q, k, v, ref, scale, band, softcap,
                   sdpa.getFeatures().lse ? &lseRef : nullptr, &*functions);
 
@@ -704,6 +736,7 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       values.scale = scale, values.softcap = softcap;
       values.windowLo = band.lo, values.windowHi = band.hi;
       values.numSplits = splits;
+      values.seqUsedK = &seqUsed;
       values.captured = &*captured;
       FailureOr<SmallVector<KernelArg>> args = bindByRole(f, values);
       if (failed(args) || failed(runKernel(f, *args, grid)))

@@ -322,6 +322,17 @@ typedef struct ta_sdpa_args {
   int32_t num_splits;
   uint64_t workspace;
   uint64_t workspace_bytes;
+  /** Per-entry key lengths (API version 11; FlashAttention's seqused_k, a
+      KV cache's filled lengths): 0 for none, else the device address of B
+      int32 values (with varlen, num_seqs), 4-byte aligned; batch entry b
+      (sequence b) attends to its first min(seqused_k[b], S_k) keys (a
+      negative length is 0), and a causal mask aligns by that length
+      (bottom-right: its last query sees its last used key). The runtime
+      cannot check the values (the caller's contract, as cu_seqlens').
+      Only kernels of the manifest's "seqused": true run such a call, and
+      they run no other; a sliding window with seqused_k is
+      TA_ERROR_INVALID_ARGUMENT. */
+  uint64_t seqused_k;
 } ta_sdpa_args;
 
 /** A captured input a kernel takes (ta_kernel_info.captures). */

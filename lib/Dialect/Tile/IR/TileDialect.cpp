@@ -423,6 +423,8 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
       diag << ", cu_seqlens_q, cu_seqlens_k: " << str(offsetsView);
     if (sdpa.getFeatures().split)
       diag << ", num_splits: index";
+    if (sdpa.getFeatures().seqused)
+      diag << ", seqused_k: " << str(offsetsView);
     diag << ") and no results, got " << type;
     return diag;
   };
@@ -505,6 +507,7 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
       break;
     case ArgRole::CuSeqlensQ:
     case ArgRole::CuSeqlensK:
+    case ArgRole::SeqUsedK:
       ok = viewLike(input, offsetsView);
       break;
     case ArgRole::Captured:

@@ -59,7 +59,8 @@ def Tile_ArgRole : I32EnumAttr<"ArgRole",
     I32EnumAttrCase<"BlockKinds", 15, "block_kinds">,
     I32EnumAttrCase<"NumSplits", 16, "num_splits">,
     I32EnumAttrCase<"OPartial", 17, "o_partial">,
-    I32EnumAttrCase<"LsePartial", 18, "lse_partial">
+    I32EnumAttrCase<"LsePartial", 18, "lse_partial">,
+    I32EnumAttrCase<"SeqUsedK", 19, "seqused_k">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::tiled_attn::tile";
@@ -172,6 +173,13 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     `sparse` (a block mask's blocks, FlexAttention's `BlockMask`): the
     kernel takes the block mask's four captured i32 views and visits only
     the blocks it lists.
+
+    `seqused` (a KV cache's filled lengths, FlashAttention's `seqused_k`,
+    vLLM's): the kernel takes a rank-1 i32 view `seqused_k`, and batch
+    entry (or, with `varlen`, sequence) b attends to its first
+    `min(seqused_k[b], S_k)` keys: k and v are sliced to them before
+    anything else, so that the causal alignment, the key bounds and
+    split-KV's chunks are that length's.
 
     The schedule knobs after the block sizes are set by the passes that
     apply them and are omitted from the printout while at their defaults:

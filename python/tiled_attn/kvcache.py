@@ -1,0 +1,143 @@
+"""Decode against a KV cache: :func:`sdpa_with_kvcache`, modeled on
+FlashAttention's ``flash_attn_with_kvcache``.
+
+A step of autoregressive decoding (or of speculative decoding, or a chunk of
+a prefill) attends ``S_q`` new query tokens of each sequence to the keys and
+values already in its cache. The caches are ``[B, S_max, H_kv, D]``
+(FlashAttention's and vLLM's contiguous layout), filled up to each
+sequence's ``cache_seqlens[b]``; the kernels read them in place (the
+``[B, H, S, D]`` views ``transpose(1, 2)``), read only the filled keys, and
+align the causal mask by each sequence's own length (its last query sees
+its last key). The runtime packs a decode step's grouped query heads into
+the rows of one tile (packed GQA) and splits long caches across the SMs
+(split-KV, the workspace from PyTorch's allocator): see docs/runtime.md,
+"Decode".
+
+Not yet: paged caches (``block_table``), sliding windows, appending new
+keys and values to the cache (``k``, ``v`` of FlashAttention's call: write
+them into the cache first, then call this), rotary embeddings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
+
+from .errors import NotSupportedError
+from .sdpa import LibraryArg, library_of, sdpa_eager
+from .validation import check_inputs
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+__all__ = ["sdpa_with_kvcache"]
+
+_FUNC = "tiled_attn.sdpa_with_kvcache"
+
+
+def sdpa_with_kvcache(
+    q: "torch.Tensor",
+    k_cache: "torch.Tensor",
+    v_cache: "torch.Tensor",
+    cache_seqlens: "Union[torch.Tensor, int, None]" = None,
+    *,
+    block_table: Optional["torch.Tensor"] = None,
+    causal: bool = True,
+    scale: Optional[float] = None,
+    window_size: Sequence[int] = (-1, -1),
+    softcap: float = 0.0,
+    return_lse: bool = False,
+    num_splits: int = 0,
+    library: LibraryArg = None,
+) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
+    """Attention of new query tokens to a KV cache.
+
+    Args:
+        q: ``[B, S_q, H_q, D]`` CUDA tensor, float16 or bfloat16: the new
+            tokens' queries (``S_q`` 1 for a decode step).
+        k_cache, v_cache: ``[B, S_max, H_kv, D]`` (v: ``D_v``) tensors of
+            q's dtype and device, ``H_kv`` dividing ``H_q``.
+        cache_seqlens: the filled length of each sequence's cache: an int32
+            ``[B]`` tensor on q's device, or an int (every sequence), or None
+            (the whole cache). Sequence b attends to keys ``0 ..
+            cache_seqlens[b] - 1`` (at most ``S_max``; 0 gives zeros). The
+            values are read by the kernels only: a length past ``S_max``
+            reads ``S_max`` keys, and their being right is the caller's
+            contract (as for FlashAttention).
+        block_table: a paged cache's block table: not supported yet
+            (NotSupportedError).
+        causal: aligned bottom-right by each sequence's length: query ``i``
+            of ``S_q`` sees keys ``j <= i + cache_seqlens[b] - S_q``
+            (FlashAttention's). With ``S_q == 1`` it hides nothing.
+        scale: the softmax scale, ``1/sqrt(D)`` when None.
+        window_size: must be ``(-1, -1)`` (no sliding window yet).
+        softcap: logit soft-capping, ``0.0`` off.
+        return_lse: also return the rows' log-sum-exps, ``[B, H_q, S_q]``
+            float32 (FlashAttention's ``softmax_lse``).
+        num_splits: split-KV's chunks: 0 lets the runtime choose (its
+            heuristic over the SMs), 1 never splits, ``n`` asks for ``n``.
+        library: :func:`tiled_attn.sdpa`'s.
+
+    Returns:
+        A new ``[B, S_q, H_q, D_v]`` tensor (and the log-sum-exps), computed
+        on the current torch stream; no host synchronization, and only
+        PyTorch's allocator allocates (CUDA-graph capturable once the
+        kernels are loaded).
+    """
+    import torch
+
+    if block_table is not None:
+        raise NotSupportedError(f"{_FUNC}: block_table (a paged KV cache) is not "
+                                "supported yet; pass contiguous [B, S_max, H_kv, D] caches")
+    if tuple(window_size) != (-1, -1):
+        raise NotSupportedError(f"{_FUNC}: window_size={tuple(window_size)}: sliding "
+                                "windows over a KV cache are not supported yet")
+    if (len(getattr(q, "shape", ())) != 4 or len(getattr(k_cache, "shape", ())) != 4
+            or len(getattr(v_cache, "shape", ())) != 4):
+        check_inputs(q, k_cache, v_cache, causal, scale, function=_FUNC,
+                     layout="[B, S, H, D]")
+    batch = q.shape[0]
+    lengths = _cache_lengths(torch, cache_seqlens, batch, k_cache.shape[1], q.device)
+    if torch.compiler.is_compiling():
+        from . import ops  # noqa: F401  (registers tiled_attn::sdpa_with_kvcache)
+
+        path = None if library is None else str(library_of(library).path)
+        op = (torch.ops.tiled_attn.sdpa_with_kvcache_lse if return_lse
+              else torch.ops.tiled_attn.sdpa_with_kvcache)
+        return op(q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits, path)
+    return kvcache_eager(q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits,
+                         library, return_lse)
+
+
+def kvcache_eager(q: "torch.Tensor", k_cache: "torch.Tensor", v_cache: "torch.Tensor",
+                  lengths: "torch.Tensor", causal: bool, scale: Optional[float],
+                  softcap: float, num_splits: int, library: LibraryArg,
+                  return_lse: bool) -> Any:
+    """:func:`sdpa_with_kvcache`'s work on checked lengths, and the CUDA
+    implementation of ``tiled_attn::sdpa_with_kvcache(_lse)``."""
+    import torch
+
+    batch, s_q, heads, _ = q.shape
+    result = torch.empty((batch, s_q, heads, v_cache.shape[3]), dtype=q.dtype,
+                         device=q.device)
+    out = sdpa_eager(q.transpose(1, 2), k_cache.transpose(1, 2), v_cache.transpose(1, 2),
+                     causal=causal, scale=scale, library=library, out=result.transpose(1, 2),
+                     enable_gqa=True, causal_align="bottom_right", softcap=softcap,
+                     return_lse=return_lse, num_splits=num_splits, seqused_k=lengths)
+    return (result, out[1]) if return_lse else result
+
+
+def _cache_lengths(torch: Any, cache_seqlens: Any, batch: int, s_max: int,
+                   device: Any) -> "torch.Tensor":
+    """cache_seqlens as the int32 [B] tensor the kernels read."""
+    if cache_seqlens is None or (type(cache_seqlens) is int and cache_seqlens >= 0):
+        length = s_max if cache_seqlens is None else min(cache_seqlens, s_max)
+        return torch.full((batch,), length, dtype=torch.int32, device=device)
+    if not isinstance(cache_seqlens, torch.Tensor):
+        raise TypeError(f"{_FUNC}: cache_seqlens must be an int32 tensor of shape [B], an "
+                        f"int >= 0 or None, got {cache_seqlens!r}")
+    if (cache_seqlens.dtype is not torch.int32 or cache_seqlens.device != device
+            or tuple(cache_seqlens.shape) != (batch,)):
+        raise ValueError(f"{_FUNC}: cache_seqlens must be an int32 tensor of shape [{batch}] "
+                         f"on {device}, got {cache_seqlens.dtype} of shape "
+                         f"{tuple(cache_seqlens.shape)} on {cache_seqlens.device}")
+    return cache_seqlens.contiguous()
