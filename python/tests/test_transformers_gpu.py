@@ -145,6 +145,9 @@ def test_logits_match_sdpa(cuda, head_dim, dtype_name, seq):
 
 
 def test_padded_batch_without_bias_kernels_is_refused(cuda):
+    if any(k.head_dim == 64 and k.mask_function == "mask" for k in default_library().kernels):
+        pytest.skip("the library has D = 64 mask kernels (test_padded_batch_matches_sdpa "
+                    "runs padded batches on them)")
     model = llama(64, "bf16")
     ids = token_ids(2, 64)
     mask = torch.ones_like(ids)
