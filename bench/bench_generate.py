@@ -32,6 +32,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "decode")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--caches", nargs="+", default=["dynamic", "static"])
     p.add_argument("--replot", type=Path, default=None)
     return p.parse_args()
 
@@ -88,7 +89,7 @@ def main() -> int:
                                                  **{dtype_key: torch.bfloat16}).eval()
     batches = (1, 8) if args.quick else (1, 8, 32)
     rows = []
-    for cache in ("dynamic", "static"):
+    for cache in args.caches:
         for batch in batches:
             gen = torch.Generator(device="cuda").manual_seed(batch)
             prompt = torch.randint(3, 32000, (batch, 2048), device="cuda", generator=gen)

@@ -273,6 +273,22 @@ def tiled_attn_attention_forward(
     _check_options(module, query, key, value, dropout, kwargs)
     s_q = query.shape[2]
     window = _sliding_window(kwargs)
+    if attention_mask is not None and torch.compiler.is_compiling():
+        # Under torch.compile (transformers compiles static-cache decoding)
+        # the mask is not read on the host, which would break the graph in
+        # every layer and make Dynamo recompile: it runs as tiled_attn.sdpa's
+        # attn_mask on the library's mask (bool) or bias (float) kernels,
+        # which read it on the GPU.
+        if window is not None or kwargs.get("softcap"):
+            raise NotImplementedError(
+                f"{_PREFIX}: under torch.compile a mask tensor with a sliding window or a "
+                "soft-cap is not supported (it would be read on the host)")
+        batch, heads, _, _ = query.shape
+        result = torch.empty(batch, s_q, heads, value.shape[-1], dtype=query.dtype,
+                             device=query.device)
+        tiled_attn.sdpa(query, key, value, attention_mask[..., :key.shape[2]], scale=scaling,
+                        enable_gqa=key.shape[1] != heads, out=result.transpose(1, 2))
+        return result, None
     try:
         causal, align, keys = _resolve_mask(module, attention_mask, s_q, key.shape[2], kwargs,
                                             window)
