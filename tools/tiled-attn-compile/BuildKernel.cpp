@@ -464,21 +464,19 @@ static std::optional<json::Object> assemble(StringRef ptxas, StringRef ptx,
   return report;
 }
 
-/// The manifest entry of a block mask kernel lowered to PTX (no cubins
-/// yet): its mask function and captured inputs, launch shape, block size
-/// and parameters.
-static json::Object blockMaskEntry(const KernelSpec &kernel,
-                                   const LoweredKernel &lowered) {
+/// The manifest fields every kernel of a program other than SDPA has (a
+/// block mask or split merge kernel, lowered to PTX, no cubins yet): name,
+/// program, arch, symbol, image, launch shape, ABI and parameters.
+static json::Object programEntry(const KernelSpec &kernel,
+                                 const LoweredKernel &lowered,
+                                 StringRef symbol) {
   const TileToPTXOptions &lowering = *kernel.loweringOptions;
   return json::Object{{"name", kernel.name},
                       {"program", kernelProgramName(kernel.program)},
                       {"arch", std::string(lowering.chip)},
-                      {"mask_function", lowered.maskFunction},
-                      {"captures", json::Array(lowered.captures)},
-                      {"symbol", kBlockMaskSymbol},
+                      {"symbol", symbol},
                       {"ptx", (kernel.name + ".ptx")},
                       {"block", json::Array{lowered.threads, 1, 1}},
-                      {"block_size", kBlockMaskSize},
                       {"shared_bytes", lowered.sharedBytes},
                       {"tensor_memory_columns", lowered.tensorMemoryColumns},
                       {"abi", "tiled-attn-v2"},
@@ -487,27 +485,26 @@ static json::Object blockMaskEntry(const KernelSpec &kernel,
                       {"lowering", kernel.lowering}};
 }
 
-/// The manifest entry of a split merge kernel lowered to PTX (no cubins
-/// yet): the output's dtype and D_v, launch shape, rows per program and
-/// parameters.
+/// A block mask kernel's entry: its mask function and captured inputs and
+/// its block size besides.
+static json::Object blockMaskEntry(const KernelSpec &kernel,
+                                   const LoweredKernel &lowered) {
+  json::Object entry = programEntry(kernel, lowered, kBlockMaskSymbol);
+  entry["mask_function"] = lowered.maskFunction;
+  entry["captures"] = json::Array(lowered.captures);
+  entry["block_size"] = kBlockMaskSize;
+  return entry;
+}
+
+/// A split merge kernel's entry: the output's dtype and D_v and its rows
+/// per program besides.
 static json::Object splitMergeEntry(const KernelSpec &kernel,
                                     const LoweredKernel &lowered) {
-  const TileToPTXOptions &lowering = *kernel.loweringOptions;
-  return json::Object{{"name", kernel.name},
-                      {"program", kernelProgramName(kernel.program)},
-                      {"arch", std::string(lowering.chip)},
-                      {"dtype", kernel.dtype},
-                      {"head_dim_v", kernel.headDimV},
-                      {"symbol", kSplitMergeSymbol},
-                      {"ptx", (kernel.name + ".ptx")},
-                      {"block", json::Array{lowered.threads, 1, 1}},
-                      {"block_m", kernel.blockM},
-                      {"shared_bytes", lowered.sharedBytes},
-                      {"tensor_memory_columns", lowered.tensorMemoryColumns},
-                      {"abi", "tiled-attn-v2"},
-                      {"index_bits", int64_t(lowering.indexBitwidth)},
-                      {"params", json::Array(lowered.params)},
-                      {"lowering", kernel.lowering}};
+  json::Object entry = programEntry(kernel, lowered, kSplitMergeSymbol);
+  entry["dtype"] = kernel.dtype;
+  entry["head_dim_v"] = kernel.headDimV;
+  entry["block_m"] = kernel.blockM;
+  return entry;
 }
 
 /// The manifest entry of a kernel lowered to PTX (no cubins yet).

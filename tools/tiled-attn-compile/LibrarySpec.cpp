@@ -153,6 +153,28 @@ tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
   return chosen;
 }
 
+/// A kernel lowered as built, with no schedule (a block mask or split merge
+/// kernel's): default schedule options, its lowering parsed and verified,
+/// its cubins' chip names checked.
+static Error finalizeUnscheduledLowering(KernelSpec &kernel) {
+  auto fail = [&](const Twine &message) {
+    return specError(kernel.origin, message);
+  };
+  kernel.scheduleOptions = std::make_shared<TileScheduleOptions>();
+  kernel.loweringOptions = std::make_shared<TileToPTXOptions>();
+  if (auto problem = parseOptions(kernel.lowering, *kernel.loweringOptions))
+    return fail("lowering \"" + kernel.lowering + "\": " + *problem);
+  if (Error error = kernel.loweringOptions->verify())
+    return fail("lowering \"" + kernel.lowering +
+                "\": " + llvm::toString(std::move(error)));
+  llvm::Regex chipName("^sm_[0-9]+[af]?$");
+  for (const std::string &cubin : kernel.cubins)
+    if (!chipName.match(cubin))
+      return fail("cubin chip '" + cubin +
+                  "' is not a chip name such as sm_80 or sm_120a");
+  return Error::success();
+}
+
 /// A block mask kernel: its lowering and cubins, and its name,
 /// block_mask_<chip>_<function>.
 static Error finalizeBlockMaskSpec(KernelSpec &kernel) {
@@ -167,18 +189,8 @@ static Error finalizeBlockMaskSpec(KernelSpec &kernel) {
   if (!kernel.schedule.empty())
     return fail("a block mask kernel takes no schedule, got \"" +
                 kernel.schedule + "\"");
-  kernel.scheduleOptions = std::make_shared<TileScheduleOptions>();
-  kernel.loweringOptions = std::make_shared<TileToPTXOptions>();
-  if (auto problem = parseOptions(kernel.lowering, *kernel.loweringOptions))
-    return fail("lowering \"" + kernel.lowering + "\": " + *problem);
-  if (Error error = kernel.loweringOptions->verify())
-    return fail("lowering \"" + kernel.lowering +
-                "\": " + llvm::toString(std::move(error)));
-  llvm::Regex chipName("^sm_[0-9]+[af]?$");
-  for (const std::string &cubin : kernel.cubins)
-    if (!chipName.match(cubin))
-      return fail("cubin chip '" + cubin +
-                  "' is not a chip name such as sm_80 or sm_120a");
+  if (Error error = finalizeUnscheduledLowering(kernel))
+    return error;
   kernel.name = "block_mask_" + std::string(kernel.loweringOptions->chip) +
                 "_" + kernel.variant.functions.front();
   return Error::success();
@@ -201,18 +213,8 @@ static Error finalizeSplitMergeSpec(KernelSpec &kernel) {
                 "to 256, got " +
                 Twine(kernel.blockM));
   kernel.headDim = kernel.headDimV;
-  kernel.scheduleOptions = std::make_shared<TileScheduleOptions>();
-  kernel.loweringOptions = std::make_shared<TileToPTXOptions>();
-  if (auto problem = parseOptions(kernel.lowering, *kernel.loweringOptions))
-    return fail("lowering \"" + kernel.lowering + "\": " + *problem);
-  if (Error error = kernel.loweringOptions->verify())
-    return fail("lowering \"" + kernel.lowering +
-                "\": " + llvm::toString(std::move(error)));
-  llvm::Regex chipName("^sm_[0-9]+[af]?$");
-  for (const std::string &cubin : kernel.cubins)
-    if (!chipName.match(cubin))
-      return fail("cubin chip '" + cubin +
-                  "' is not a chip name such as sm_80 or sm_120a");
+  if (Error error = finalizeUnscheduledLowering(kernel))
+    return error;
   kernel.name = "split_merge_" + std::string(kernel.loweringOptions->chip) +
                 "_" + kernel.dtype + "_dv" + std::to_string(kernel.headDimV);
   return Error::success();
