@@ -48,6 +48,9 @@ H_Q, H_KV, D = 32, 8, 128
 PROVIDERS = ("tiled-attn", "tiled-attn-unsplit", "tiled-attn-kvcache", "torch-auto",
              "torch-flash", "torch-efficient", "torch-cudnn")
 SWEEP_SPLITS = (2, 4, 8, 12, 16, 24, 32, 48, 64)
+#: (D, page size) pairs the library's paged kernels do not take: their
+#: block_n at D = 256 is 32, and only D = 64 and 128 have kernels of 16.
+UNPAGED = {(256, 16)}
 
 
 def parse_args() -> argparse.Namespace:
@@ -160,10 +163,32 @@ def check(library, device: str, date: str, out: Path) -> bool:
     return check_kvcache(library, device, date, out) and ok
 
 
-def check_kvcache(library, device: str, date: str, out: Path) -> bool:
+def paged(kc, vc, page: int):
+    """The caches ``[B, S_max, H_kv, D]`` as pages of ``page`` keys in a
+    random order, with three more that no entry uses, what no key fills
+    holding random values: (k_pages, v_pages, block_table), the pages
+    ``[num_pages, page, H_kv, D]`` and the table int32 ``[B, max_pages]``."""
+    b, smax = kc.shape[:2]
+    per = -(-smax // page)
+    order = torch.randperm(b * per + 3, device=kc.device)
+    table = order[:b * per].view(b, per).to(torch.int32)
+    pages = []
+    for cache in (kc, vc):
+        out = torch.randn(b * per + 3, page, *cache.shape[2:], device=cache.device,
+                          dtype=cache.dtype)
+        padded = torch.nn.functional.pad(cache, (0, 0, 0, 0, 0, per * page - smax))
+        out[order[:b * per]] = padded.reshape(b * per, page, *cache.shape[2:])
+        pages.append(out)
+    return pages[0], pages[1], table
+
+
+def check_kvcache(library, device: str, date: str, out: Path, page_sizes=(0,),
+                  stem: str = "kvcache-check") -> bool:
     """sdpa_with_kvcache on [B, S_max, H_kv, D] caches filled to random
     lengths (0, 1, not a multiple of any block, full), S_q 1 to 8,
-    bottom-right causal by each length, against float64 per sequence."""
+    bottom-right causal by each length, against float64 per sequence; for
+    each page size of ``page_sizes`` but 0, the same caches paged (paged())
+    through a block table."""
     from common import write_csv
     from tiled_attn import sdpa_with_kvcache
 
@@ -175,49 +200,57 @@ def check_kvcache(library, device: str, date: str, out: Path) -> bool:
         (3, 3, 12, 4, 2049, 256, True, False),
     ]
     rows, ok = [], True
-    for b, sq, hq, hkv, smax, d, causal, want_lse in shapes:
-        for dtype in (torch.bfloat16, torch.float16):
-            q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
-            kc = torch.randn(b, smax, hkv, d, device="cuda", dtype=dtype)
-            vc = torch.randn(b, smax, hkv, d, device="cuda", dtype=dtype)
-            lens = [smax, 0, 1][:b] + [int(x) for x in torch.randint(1, smax + 1, (max(0, b - 3),))]
-            lens = [max(length, sq) if causal and length else length for length in lens]
-            seqlens = torch.tensor(lens, dtype=torch.int32, device="cuda")
-            result = sdpa_with_kvcache(q, kc, vc, seqlens, causal=causal, return_lse=want_lse,
-                                       library=library)
-            o, lse = result if want_lse else (result, None)
-            err = num = lse_err = 0.0
-            math_err = 0.0
-            for i, length in enumerate(lens):
-                if length == 0:
-                    err += o[i].double().abs().sum().item()
-                    continue
-                qi = q[i:i + 1].transpose(1, 2)
-                ki, vi = (t[i:i + 1, :length].transpose(1, 2) for t in (kc, vc))
-                ref, ref_lse = reference(qi, ki, vi, causal)
-                diff = o[i:i + 1].transpose(1, 2).double() - ref
-                err += diff.norm().item() ** 2
-                num += ref.norm().item() ** 2
-                group = hq // hkv
-                with sdpa_kernel(SDPBackend.MATH):
-                    m = F.scaled_dot_product_attention(
-                        qi, ki.repeat_interleave(group, 1), vi.repeat_interleave(group, 1),
-                        attn_mask=(torch.ones(sq, length, dtype=torch.bool, device="cuda")
-                                   .tril(length - sq) if causal else None))
-                math_err += (m.double() - ref).norm().item() ** 2
-                if lse is not None:
-                    lse_err = max(lse_err, (lse[i].double() - ref_lse[0]).abs().max().item())
-            rel, math_rel = math.sqrt(err / num), math.sqrt(math_err / num)
-            passed = rel <= 2 * max(math_rel, 1e-3) and lse_err < 1e-3
-            if lse is not None and 0 in lens:
-                passed &= bool(torch.isinf(lse[lens.index(0)]).all())
-            ok &= passed
-            rows.append(dict(b=b, s_q=sq, h_q=hq, h_kv=hkv, s_max=smax, d=d, causal=causal,
-                             lengths=" ".join(map(str, lens)), dtype=str(dtype).split(".")[-1],
-                             rel_l2=f"{rel:.3e}", pytorch_math_rel_l2=f"{math_rel:.3e}",
-                             lse_max_abs_err=f"{lse_err:.2e}", passed=passed))
-            print(rows[-1], flush=True)
-    write_csv(out, "kvcache-check", device, date, rows)
+    for (b, sq, hq, hkv, smax, d, causal, want_lse), page, dtype in (
+            (s, p, t) for s in shapes for p in page_sizes
+            for t in (torch.bfloat16, torch.float16)):
+        if (page and (d, page) in UNPAGED) or d not in library.head_dims:
+            continue  # (a library built for fewer head dims: the others')
+        q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
+        kc = torch.randn(b, smax, hkv, d, device="cuda", dtype=dtype)
+        vc = torch.randn(b, smax, hkv, d, device="cuda", dtype=dtype)
+        lens = [smax, 0, 1][:b] + [int(x) for x in torch.randint(1, smax + 1, (max(0, b - 3),))]
+        lens = [max(length, sq) if causal and length else length for length in lens]
+        seqlens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+        table = None
+        kin, vin = kc, vc
+        if page:
+            kin, vin, table = paged(kc, vc, page)
+        result = sdpa_with_kvcache(q, kin, vin, seqlens, causal=causal, return_lse=want_lse,
+                                   library=library, block_table=table)
+        o, lse = result if want_lse else (result, None)
+        err = num = lse_err = 0.0
+        math_err = 0.0
+        for i, length in enumerate(lens):
+            if length == 0:
+                err += o[i].double().abs().sum().item()
+                continue
+            qi = q[i:i + 1].transpose(1, 2)
+            ki, vi = (t[i:i + 1, :length].transpose(1, 2) for t in (kc, vc))
+            ref, ref_lse = reference(qi, ki, vi, causal)
+            diff = o[i:i + 1].transpose(1, 2).double() - ref
+            err += diff.norm().item() ** 2
+            num += ref.norm().item() ** 2
+            group = hq // hkv
+            with sdpa_kernel(SDPBackend.MATH):
+                m = F.scaled_dot_product_attention(
+                    qi, ki.repeat_interleave(group, 1), vi.repeat_interleave(group, 1),
+                    attn_mask=(torch.ones(sq, length, dtype=torch.bool, device="cuda")
+                               .tril(length - sq) if causal else None))
+            math_err += (m.double() - ref).norm().item() ** 2
+            if lse is not None:
+                lse_err = max(lse_err, (lse[i].double() - ref_lse[0]).abs().max().item())
+        rel, math_rel = math.sqrt(err / num), math.sqrt(math_err / num)
+        passed = rel <= 2 * max(math_rel, 1e-3) and lse_err < 1e-3
+        if lse is not None and 0 in lens:
+            passed &= bool(torch.isinf(lse[lens.index(0)]).all())
+        ok &= passed
+        rows.append(dict(b=b, s_q=sq, h_q=hq, h_kv=hkv, s_max=smax, d=d, causal=causal,
+                         page_size=page or "",
+                         lengths=" ".join(map(str, lens)), dtype=str(dtype).split(".")[-1],
+                         rel_l2=f"{rel:.3e}", pytorch_math_rel_l2=f"{math_rel:.3e}",
+                         lse_max_abs_err=f"{lse_err:.2e}", passed=passed))
+        print(rows[-1], flush=True)
+    write_csv(out, stem, device, date, rows)
     return ok
 
 

@@ -31,6 +31,12 @@
 // and v are sliced to them first (with varlen, the sequence's length is
 // capped by it), so that the masks and split-KV's chunks see that length.
 //
+// With `paged`, k and v are a cache's pages, [num_pages, H_kv, page_size,
+// D], and key block j of batch entry b lies in page block_table[b, j /
+// (page_size / block_n)], as its block j % (page_size / block_n): the
+// loads read it there (two indices per block, the page from a read of the
+// table), and the keys' count, the used length, takes the place of S_k.
+//
 // With `varlen`, the tensors are packed sequences seen as [1, H, total, D];
 // program (m, h, b) reads sequence b's first rows and lengths from
 // cu_seqlens_q/k and slices q, o (and lse) and k, v to them, so that the
@@ -196,6 +202,18 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
           ArgAttr::get(ctx, ArgRole::Captured, StringAttr::get(ctx, name))));
     }
   }
+  // A paged kernel's block table: a captured i32 view after the others.
+  std::optional<unsigned> blockTableArg;
+  if (variant.paged) {
+    if (args.captured.count(kBlockTableArgument))
+      return emitError() << "a function's captured input '"
+                         << kBlockTableArgument
+                         << "' has the name of a paged kernel's block table";
+    blockTableArg =
+        args.add(b, ViewType::get(ctx, {dyn, dyn}, b.getI32Type()),
+                 ArgAttr::get(ctx, ArgRole::Captured,
+                              StringAttr::get(ctx, kBlockTableArgument)));
+  }
   auto funcTy = b.getFunctionType(args.types, {});
   auto func = func::FuncOp::create(b, loc, cfg.name, funcTy);
   func->setAttr(TileDialect::getSdpaAttrName(), sdpa);
@@ -251,7 +269,14 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     Value nonNegative =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, used, c0);
     usedKeys = arith::SelectOp::create(b, loc, nonNegative, used, c0);
-    if (!variant.varlen) {
+    if (variant.paged) {
+      // At most the pages the table holds.
+      Value capacity = arith::MulIOp::create(
+          b, loc, DimOp::create(b, loc, func.getArgument(*blockTableArg), 1),
+          DimOp::create(b, loc, k, 2));
+      keyStart = c0;
+      keyLen = arith::MinUIOp::create(b, loc, usedKeys, capacity);
+    } else if (!variant.varlen) {
       keyStart = c0;
       keyLen =
           arith::MinUIOp::create(b, loc, usedKeys, DimOp::create(b, loc, k, 2));
@@ -276,7 +301,17 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     keyLen = arith::MinUIOp::create(
         b, loc, perChunk, arith::SubIOp::create(b, loc, keys, keyStart));
   }
-  if (keyLen) {
+  // Paged: the keys' blocks from block keyStart / block_n on (a multiple
+  // of block_n), each in its page, so k and v stay whole.
+  Value firstKeyBlock, blocksPerPage;
+  if (variant.paged) {
+    firstKeyBlock = arith::DivUIOp::create(b, loc, keyStart, cBn);
+    // (At least 1: a page smaller than a block breaks the contract, and
+    // then gives wrong keys, never a division by zero.)
+    blocksPerPage = arith::MaxUIOp::create(
+        b, loc,
+        arith::DivUIOp::create(b, loc, DimOp::create(b, loc, k, 2), cBn), c1);
+  } else if (keyLen) {
     k = SliceOp::create(b, loc, k, 2, keyStart, keyLen);
     v = SliceOp::create(b, loc, v, 2, keyStart, keyLen);
   }
@@ -336,7 +371,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     batch = c0;
   }
   Value seqQ = DimOp::create(b, loc, q, 2);
-  Value seqK = DimOp::create(b, loc, k, 2);
+  Value seqK = variant.paged ? keyLen : DimOp::create(b, loc, k, 2).getResult();
   Value qTile = LoadOp::create(b, loc, tensorTy({bm, d}, elt), q,
                                ValueRange{batch, head, mBlk, c0},
                                /*pad=*/APFloat(0.0), /*transpose=*/false);
@@ -396,13 +431,24 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // as full.
   auto step = [&](OpBuilder &b, Location loc, Value j, ValueRange iter,
                   bool masked) {
+    // Key block j: of batch entry b, or of its page.
+    Value kvEntry = batch, kvBlock = j;
+    if (variant.paged) {
+      Value block = arith::AddIOp::create(b, loc, j, firstKeyBlock);
+      Value page = ReadOp::create(
+          b, loc, b.getI32Type(), func.getArgument(*blockTableArg),
+          ValueRange{batch,
+                     arith::DivUIOp::create(b, loc, block, blocksPerPage)});
+      kvEntry = arith::IndexCastOp::create(b, loc, b.getIndexType(), page);
+      kvBlock = arith::RemUIOp::create(b, loc, block, blocksPerPage);
+    }
     Value kt = LoadOp::create(b, loc, tensorTy({d, bn}, elt), k,
-                              ValueRange{batch, kvHead, j, c0}, APFloat(0.0),
-                              /*transpose=*/true);
+                              ValueRange{kvEntry, kvHead, kvBlock, c0},
+                              APFloat(0.0), /*transpose=*/true);
     // V is loaded with K, so that its copy overlaps Q K^T and the softmax.
     Value vt = LoadOp::create(b, loc, tensorTy({bn, dv}, elt), v,
-                              ValueRange{batch, kvHead, j, c0}, APFloat(0.0),
-                              /*transpose=*/false);
+                              ValueRange{kvEntry, kvHead, kvBlock, c0},
+                              APFloat(0.0), /*transpose=*/false);
     Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
     if (capScale) {
       Value factor =

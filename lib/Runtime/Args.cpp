@@ -260,7 +260,7 @@ Status checkMemory(const Problem &problem) {
 /// Batch and D agree across q, k, v; k and v have the same heads, whose
 /// number divides q's (grouped KV heads), and the same S; o has q's shape;
 /// S_k >= 1. With varlen, S is the total length of the packed sequences.
-Status checkShapes(const ta_sdpa_args &args) {
+Status checkShapes(const ta_sdpa_args &args, bool paged) {
   const ta_tensor &q = args.q;
   static const char *const what[4] = {"batch size", "head count",
                                       "sequence length", "head dim"};
@@ -268,9 +268,11 @@ Status checkShapes(const ta_sdpa_args &args) {
   const ta_tensor *kv[2] = {&args.k, &args.v};
   for (int i = 0; i < 2; ++i) {
     const char *name = i == 0 ? "k" : "v";
-    // V's head dim is its own (D_v, which O has).
+    // V's head dim is its own (D_v, which O has); a paged cache's first
+    // dimension is its pages.
     for (int dim : {0, 3})
-      if ((i == 0 || dim == 0) && kv[i]->sizes[dim] != q.sizes[dim])
+      if ((i == 0 || dim == 0) && !(paged && dim == 0) &&
+          kv[i]->sizes[dim] != q.sizes[dim])
         return invalidArgument(name, " has ", what[dim], " ", kv[i]->sizes[dim],
                                " but q has ", q.sizes[dim], " (q ",
                                shapeText(q), ", ", name, " ", shapeText(*kv[i]),
@@ -288,6 +290,14 @@ Status checkShapes(const ta_sdpa_args &args) {
     return invalidArgument("v has head count ", args.v.sizes[1], " but k has ",
                            kvHeads, " (k ", shapeText(args.k), ", v ",
                            shapeText(args.v), ")");
+  if (paged && args.v.sizes[0] != args.k.sizes[0])
+    return invalidArgument("v has ", args.v.sizes[0], " pages but k has ",
+                           args.k.sizes[0], " (k ", shapeText(args.k), ", v ",
+                           shapeText(args.v), ")");
+  if (paged && args.v.sizes[2] != args.k.sizes[2])
+    return invalidArgument("v has page size ", args.v.sizes[2], " but k has ",
+                           args.k.sizes[2], " (k ", shapeText(args.k), ", v ",
+                           shapeText(args.v), ")");
   if (args.v.sizes[2] != args.k.sizes[2])
     return invalidArgument("v has ", length, " ", args.v.sizes[2],
                            " but k has ", args.k.sizes[2], " (k ",
@@ -301,6 +311,42 @@ Status checkShapes(const ta_sdpa_args &args) {
   if (args.k.sizes[2] < 1)
     return invalidArgument("k has ", length, " ", args.k.sizes[2],
                            "; tiled-attn needs at least one key");
+  return Status();
+}
+
+/// A paged KV cache (a "block_table" captured input given): k and v are
+/// [num_pages, H_kv, page_size, D] pages, the table a rank-2 int32 view of
+/// q's batch size rows, and the entries' lengths in seqused_k; no varlen
+/// or window. The keys are at most the table's pages' (problem.seqK).
+Status checkPaged(const ta_sdpa_args &args, Problem &problem) {
+  const ta_capture *table = nullptr;
+  for (int32_t i = 0; i < args.num_captures; ++i)
+    if (args.captures[i].name &&
+        std::string_view(args.captures[i].name) == kBlockTableArgument)
+      table = &args.captures[i];
+  if (table->type != TA_CAPTURE_I32 || table->rank != 2)
+    return invalidArgument(kBlockTableArgument, " must be a rank-2 int32 view ",
+                           "[B, max_pages] (TA_CAPTURE_I32), got type ",
+                           static_cast<int>(table->type), " of rank ",
+                           table->rank);
+  if (table->sizes[0] != args.q.sizes[0])
+    return invalidArgument(kBlockTableArgument, " has ", table->sizes[0],
+                           " rows but q has batch size ", args.q.sizes[0]);
+  if (table->sizes[1] < 1)
+    return invalidArgument(kBlockTableArgument, " has no columns (",
+                           table->sizes[1], "); it lists each entry's pages");
+  if (!args.seqused_k)
+    return invalidArgument("a paged KV cache (", kBlockTableArgument,
+                           ") needs seqused_k, each entry's filled length");
+  if (args.varlen.enabled || args.window.enabled)
+    return invalidArgument("a paged KV cache (", kBlockTableArgument,
+                           ") takes no varlen batch or sliding window yet");
+  problem.pageSize = args.k.sizes[2];
+  if (table->sizes[1] > (int64_t(1) << 40) / problem.pageSize)
+    return invalidArgument(kBlockTableArgument, " has ", table->sizes[1],
+                           " pages of ", problem.pageSize,
+                           " keys: more keys than 2^40");
+  problem.seqK = table->sizes[1] * problem.pageSize;
   return Status();
 }
 
@@ -446,6 +492,8 @@ Status lseView(const ta_sdpa_args &args, ta_tensor &view) {
 /// kernel with the feature then runs it, and its parameters name what is
 /// missing.
 bool givesCaptures(const ta_sdpa_args &args, bool KernelFeatures::*member) {
+  if (!args.captures) // (checkCaptures refuses it)
+    return false;
   for (const KernelFeature &feature : kKernelFeatures) {
     if (feature.member != member)
       continue;
@@ -471,7 +519,8 @@ bool givesCaptures(const ta_sdpa_args &args, bool KernelFeatures::*member) {
 /// read as [B, H_kv, G, D] (strides: batch's, G heads', a head's, 1), and o
 /// and lse likewise, so that each K/V head is read once for its whole
 /// group and a tile's rows hold G queries, not one. Only where every row is
-/// the same query: no varlen, no score or mask function, no block mask, and
+/// the same query: no varlen, no score or mask function, no block mask (a
+/// paged cache's block table is the only captured input it takes), and
 /// a band that hides no key (no mask, or bottom-right causal, or a window
 /// as wide as the keys); and not for a kernel named by the caller, which
 /// runs the call as given.
@@ -480,7 +529,8 @@ static void packGroupedQueries(const ta_sdpa_args &args, Problem &problem) {
       problem.kvHeads == 0 || problem.kvHeads == problem.heads ||
       problem.heads % problem.kvHeads != 0 ||
       problem.needed != KernelMask::None || args.score_function ||
-      args.mask_function || args.num_captures > 0 || args.kernel)
+      args.mask_function || args.num_captures > (problem.asked.paged ? 1 : 0) ||
+      args.kernel)
     return;
   const int64_t group = problem.heads / problem.kvHeads;
   auto pack = [&](const ta_tensor &t, ta_tensor &packed) {
@@ -575,7 +625,8 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   TA_RETURN_IF_ERROR(checkEnums(*args));
   for (int t = 0; t < 4; ++t)
     TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));
-  TA_RETURN_IF_ERROR(checkShapes(*args));
+  problem.asked.paged = givesCaptures(*args, &KernelVariant::paged);
+  TA_RETURN_IF_ERROR(checkShapes(*args, problem.asked.paged));
   problem.asked.varlen = args->varlen.enabled != 0;
   if (problem.asked.varlen)
     TA_RETURN_IF_ERROR(checkVarlen(*args));
@@ -603,6 +654,8 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.kvHeads = args->k.sizes[1];
   problem.seqQ = problem.asked.varlen ? varlen.max_seqlen_q : args->q.sizes[2];
   problem.seqK = problem.asked.varlen ? varlen.max_seqlen_k : args->k.sizes[2];
+  if (problem.asked.paged)
+    TA_RETURN_IF_ERROR(checkPaged(*args, problem));
   problem.headDim = args->q.sizes[3];
   problem.headDimV = args->v.sizes[3];
   problem.empty = problem.batch == 0 || problem.heads == 0 ||

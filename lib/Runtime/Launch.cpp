@@ -64,14 +64,17 @@ Status tiled_attn::runtime::planSplit(const ta_library &library,
   choice = SplitChoice();
   if (args.num_splits == 1 || problem.empty || problem.asked.varlen ||
       problem.asked.sparse || problem.needed != KernelMask::None ||
-      args.score_function || args.mask_function || args.num_captures > 0 ||
-      args.kernel || library.manifest.splitMerges.empty())
+      args.score_function || args.mask_function ||
+      args.num_captures > (problem.asked.paged ? 1 : 0) || args.kernel ||
+      library.manifest.splitMerges.empty())
     return Status();
   // A split kernel of the problem's dtype and head dims, if any (before
   // selectKernel, whose failure would build a message).
   if (std::none_of(library.groups.begin(), library.groups.end(),
                    [&](const SelectionGroup &g) {
-                     return g.variant.split && g.dtype == args.dtype &&
+                     return g.variant.split &&
+                            g.variant.paged == problem.asked.paged &&
+                            g.dtype == args.dtype &&
                             g.headDim == problem.headDim &&
                             g.headDimV == problem.headDimV;
                    }))
@@ -167,8 +170,8 @@ Status launchSplit(ta_library &library, Problem &problem,
                                          split.splitKernel, slot.ccMajor,
                                          slot.ccMinor, function));
   TA_RETURN_IF_ERROR(launchPlan(driver, function, kernel, plan, stream));
-  TA_RETURN_IF_ERROR(
-      buildPlan(merge, split.mergeKernel, problem, &driver, plan));
+  TA_RETURN_IF_ERROR(buildPlan(merge, split.mergeKernel, problem, &driver, plan,
+                               /*takesCaptures=*/false));
   TA_RETURN_IF_ERROR(library.splitMergeModules.get(
       driver, context.context(), merge, split.mergeKernel, slot.ccMajor,
       slot.ccMinor, function));

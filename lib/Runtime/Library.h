@@ -97,6 +97,9 @@ struct Problem {
   /// The rank-1 view a "seqused" kernel reads: ta_sdpa_args.seqused_k's
   /// batch (or num_seqs) lengths; without it, a view of no elements.
   ta_tensor seqUsed = {};
+  /// A paged KV cache's page size (k's and v's dim 2; asked.paged); seqK is
+  /// then the block table's pages' keys.
+  int64_t pageSize = 0;
 };
 
 } // namespace tiled_attn::runtime
@@ -141,10 +144,13 @@ Status selectKernel(const ta_library &library, const Problem &problem,
 
 /// Checks the strides against the kernel's needs and fills `plan`: grid,
 /// block, shared bytes and the packed parameters. `driver` builds TMA
-/// descriptors; it may be null for a kernel that takes none.
+/// descriptors; it may be null for a kernel that takes none. The caller's
+/// captured inputs must all be the kernel's, unless `takesCaptures` is
+/// false (a split merge after a paged split kernel: the block table was
+/// the split kernel's).
 Status buildPlan(const KernelEntry &kernel, int32_t index,
                  const Problem &problem, const Driver *driver,
-                 ta_launch_plan &plan);
+                 ta_launch_plan &plan, bool takesCaptures = true);
 
 /// Split-KV's choice for a checked problem on a device of capability `cc`
 /// with `smCount` SMs: the split kernel, the merge kernel, the chunks and

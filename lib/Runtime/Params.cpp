@@ -256,7 +256,8 @@ Status tiled_attn::runtime::packCapturedParams(const KernelEntry &kernel,
 Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
                                       const Problem &problem,
                                       const Driver *driver,
-                                      ta_launch_plan &plan) {
+                                      ta_launch_plan &plan,
+                                      bool takesCaptures) {
   TA_RETURN_IF_ERROR(checkGrid(problem, kernel, plan.grid));
   TA_RETURN_IF_ERROR(checkStrides(problem, kernel));
   plan.kernel = index;
@@ -265,8 +266,9 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
   plan.shared_bytes = static_cast<uint32_t>(kernel.sharedBytes);
   plan.num_params = static_cast<int32_t>(kernel.params.size());
   std::memset(plan.param_data, 0, kernel.paramBytes);
-  TA_RETURN_IF_ERROR(checkNoExtraCaptures(kernel, problem.args->captures,
-                                          problem.args->num_captures));
+  if (takesCaptures)
+    TA_RETURN_IF_ERROR(checkNoExtraCaptures(kernel, problem.args->captures,
+                                            problem.args->num_captures));
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const Param &param = kernel.params[i];
     plan.param_offsets[i] = param.offset;

@@ -48,6 +48,10 @@
 // other only on kernels without it; among the kernels that fit, the one
 // that takes exactly the captured inputs given wins (takesGivenCaptures).
 //
+// A problem that gives a block table (a paged KV cache) runs only on
+// "paged" kernels whose block_n divides its page size, and any other only
+// on kernels without it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Library.h"
@@ -246,6 +250,9 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
     wanted += concat(", mask_function=", args.mask_function);
   if (args.kernel)
     wanted += concat(", name=", args.kernel);
+  if (problem.asked.paged)
+    wanted += concat(", page_size=", problem.pageSize,
+                     " (paged kernels whose block_n divides it)");
   if (!problem.index32Ok)
     wanted += ", 64-bit indices (an element offset reaches 2**31)";
   if (problem.kvHeads != problem.heads)
@@ -290,6 +297,7 @@ bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
          k.arch.runsOn(ccMajor, ccMinor) &&
          (problem.index32Ok || k.indexBits == 64) &&
          (k.groupedKv || problem.kvHeads == problem.heads) &&
+         (!problem.asked.paged || problem.pageSize % k.blockN == 0) &&
          kernelFeaturesFit(k.variant, problem.asked) &&
          k.scoreFunction == (args.score_function ? args.score_function : "") &&
          k.maskFunction == (args.mask_function ? args.mask_function : "");

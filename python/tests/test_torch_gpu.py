@@ -1226,3 +1226,78 @@ def test_kvcache_decode_in_a_cuda_graph_and_compiled():
                              fullgraph=True)
     assert rel_l2(compiled(q, kc, vc, lengths),
                   2.0 * kvcache_reference(q, kc, vc, [smax, 1, 700])) < 1e-2
+
+
+def paged_caches(k_cache, v_cache, page, generator):
+    """[B, S_max, H_kv, D] caches as pages of ``page`` keys in a random
+    order, with two more no sequence uses (random values everywhere no key
+    is): (k pages, v pages [num_pages, page, H_kv, D], block_table int32
+    [B, max_pages])."""
+    b, smax = k_cache.shape[:2]
+    per = -(-smax // page)
+    order = torch.randperm(b * per + 2, device=k_cache.device, generator=generator)
+    out = []
+    for cache in (k_cache, v_cache):
+        pages = torch.randn(b * per + 2, page, *cache.shape[2:], dtype=cache.dtype,
+                            device=cache.device, generator=generator)
+        padded = torch.nn.functional.pad(cache, (0, 0, 0, 0, 0, per * page - smax))
+        pages[order[:b * per]] = padded.reshape(b * per, page, *cache.shape[2:])
+        out.append(pages)
+    return out[0], out[1], order[:b * per].view(b, per).to(torch.int32)
+
+
+@pytest.mark.parametrize("page", [16, 64, 256])
+def test_kvcache_paged_in_a_cuda_graph_and_compiled(page):
+    # A paged cache (a block table into pages in a random order): the same
+    # results as the contiguous cache's reference, lengths not a multiple of
+    # the page; a decode step captured once and replayed as the caches fill;
+    # torch.compile(fullgraph=True) and opcheck of the op with the table.
+    g = torch.Generator(device="cuda").manual_seed(4)
+    b, hq, hkv, smax, d = 3, 16, 4, 2048, 128
+    q = torch.randn(b, 1, hq, d, dtype=torch.bfloat16, device="cuda", generator=g)
+    kc, vc = (torch.randn(b, smax, hkv, d, dtype=torch.bfloat16, device="cuda", generator=g)
+              for _ in range(2))
+    kp, vp, table = paged_caches(kc, vc, page, g)
+    fill = [smax, 1, 700]
+    lengths = torch.tensor(fill, dtype=torch.int32, device="cuda")
+    out = tiled_attn.sdpa_with_kvcache(q, kp, vp, lengths, block_table=table)
+    assert rel_l2(out, kvcache_reference(q, kc, vc, fill)) < 1e-2
+    # Split-KV over the pages (batch 1, the whole cache).
+    one = tiled_attn.sdpa_with_kvcache(q[:1], kp, vp, lengths[:1], block_table=table[:1])
+    assert rel_l2(one, kvcache_reference(q[:1], kc[:1], vc[:1], fill[:1])) < 1e-2
+    static_q, static_lengths = q.clone(), lengths.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = tiled_attn.sdpa_with_kvcache(static_q, kp, vp, static_lengths,
+                                                block_table=table)
+    for step, fill in enumerate(([5, 2047, 64], [0, 300, 2048])):
+        static_q.copy_(torch.randn(q.shape, dtype=q.dtype, device="cuda", generator=g))
+        static_lengths.copy_(torch.tensor(fill, dtype=torch.int32))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel_l2(captured, kvcache_reference(static_q, kc, vc, fill)) < 1e-2, step
+    torch._dynamo.reset()
+    compiled = torch.compile(
+        lambda q, k, v, n, t: tiled_attn.sdpa_with_kvcache(q, k, v, n, block_table=t) * 2.0,
+        fullgraph=True)
+    assert rel_l2(compiled(q, kp, vp, lengths, table),
+                  2.0 * kvcache_reference(q, kc, vc, [smax, 1, 700])) < 1e-2
+    torch.library.opcheck(torch.ops.tiled_attn.sdpa_with_kvcache.default,
+                          (q, kp, vp, lengths, True, None, 0.0, 0, None),
+                          {"block_table": table})
+
+
+def test_kvcache_paged_bad_inputs():
+    q = torch.randn(2, 1, 8, 128, dtype=torch.bfloat16, device="cuda")
+    kp = torch.randn(10, 64, 2, 128, dtype=torch.bfloat16, device="cuda")
+    table = torch.zeros(2, 4, dtype=torch.int32, device="cuda")
+    with pytest.raises(ValueError, match=r"block_table must be an int32 tensor of shape \[2"):
+        tiled_attn.sdpa_with_kvcache(q, kp, kp, 10, block_table=table.long())
+    with pytest.raises(ValueError, match=r"block_table must be an int32 tensor of shape \[2"):
+        tiled_attn.sdpa_with_kvcache(q, kp, kp, 10, block_table=table[:1])
+    # A page size no paged kernel's block_n divides.
+    odd = torch.randn(10, 24, 2, 128, dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(tiled_attn.NoKernelError, match="page_size=24"):
+        tiled_attn.sdpa_with_kvcache(q, odd, odd, 10, block_table=table)
+    with pytest.raises(ValueError, match="v has 9 pages but k has 10"):
+        tiled_attn.sdpa_with_kvcache(q, kp, kp[:9], 10, block_table=table)

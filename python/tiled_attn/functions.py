@@ -76,6 +76,23 @@ def function_fields(torch: Any, library: KernelLibrary, device: Any,
              addressof(captures), count), keep)
 
 
+def paged_fields(torch: Any, library: KernelLibrary, device: Any,
+                 block_table: Any) -> Tuple[Tuple[int, int, int, int], List[Any]]:
+    """The ta_sdpa_args fields (score_function, mask_function, captures,
+    num_captures) of a call on a paged KV cache: its block table, the
+    captured input ``block_table`` of the library's paged kernels, and what
+    must stay alive until the launch.
+
+    Raises NoKernelError when the library has no paged kernel."""
+    kernel = next((k for k in library.kernels if k.paged), None)
+    if kernel is None:
+        raise NoKernelError(f"the kernel library {library.path} has no paged kernels (a "
+                            "KV cache with a block_table): rebuild it with kernels/library.json")
+    captures, count, keep = capture_array(torch, device, kernel.captures,
+                                          (("block_table", "paged", (block_table,)),))
+    return (0, 0, addressof(captures), count), keep
+
+
 def capture_array(torch: Any, device: Any, kernel_captures: Sequence[Tuple[str, str, str, int]],
                   groups: Sequence[Tuple[str, Optional[str], Sequence[Any]]]
                   ) -> Tuple[Any, int, List[Any]]:

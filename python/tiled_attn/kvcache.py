@@ -13,9 +13,15 @@ the rows of one tile (packed GQA) and splits long caches across the SMs
 (split-KV, the workspace from PyTorch's allocator): see docs/runtime.md,
 "Decode".
 
-Not yet: paged caches (``block_table``), sliding windows, appending new
-keys and values to the cache (``k``, ``v`` of FlashAttention's call: write
-them into the cache first, then call this), rotary embeddings.
+A paged cache (vLLM's: ``block_table``) is ``[num_pages, page_size, H_kv,
+D]`` pages, sequence b's keys ``i * page_size ...`` in page
+``block_table[b, i]``; the library's paged kernels read each key block
+from its page (page sizes that their ``block_n`` divides: 16, 64, 256,
+...).
+
+Not yet: sliding windows, appending new keys and values to the cache
+(``k``, ``v`` of FlashAttention's call: write them into the cache first,
+then call this), rotary embeddings, the varlen form (``cu_seqlens_q``).
 """
 
 from __future__ import annotations
@@ -55,16 +61,25 @@ def sdpa_with_kvcache(
         q: ``[B, S_q, H_q, D]`` CUDA tensor, float16 or bfloat16: the new
             tokens' queries (``S_q`` 1 for a decode step).
         k_cache, v_cache: ``[B, S_max, H_kv, D]`` (v: ``D_v``) tensors of
-            q's dtype and device, ``H_kv`` dividing ``H_q``.
+            q's dtype and device, ``H_kv`` dividing ``H_q``; with a
+            ``block_table``, the pages ``[num_pages, page_size, H_kv, D]``.
         cache_seqlens: the filled length of each sequence's cache: an int32
             ``[B]`` tensor on q's device, or an int (every sequence), or None
             (the whole cache). Sequence b attends to keys ``0 ..
-            cache_seqlens[b] - 1`` (at most ``S_max``; 0 gives zeros). The
+            cache_seqlens[b] - 1`` (at most ``S_max``, with a block table
+            ``max_pages * page_size``; 0 gives zeros). The
             values are read by the kernels only: a length past ``S_max``
             reads ``S_max`` keys, and their being right is the caller's
             contract (as for FlashAttention).
-        block_table: a paged cache's block table: not supported yet
-            (NotSupportedError).
+        block_table: a paged cache's block table, an int32 ``[B,
+            max_pages]`` tensor on q's device: sequence b's keys ``i *
+            page_size .. (i + 1) * page_size - 1`` are in page
+            ``block_table[b, i]``. Only its first ``ceil(cache_seqlens[b] /
+            page_size)`` entries are read, and they must lie in ``[0,
+            num_pages)`` (the caller's contract, as the lengths are; a
+            page past the cache reads as zeros). Every element of a read
+            page must be finite (rows past the length get weight 0, and
+            ``0 * inf`` is NaN): vLLM's zero-initialized caches are.
         causal: aligned bottom-right by each sequence's length: query ``i``
             of ``S_q`` sees keys ``j <= i + cache_seqlens[b] - S_q``
             (FlashAttention's). With ``S_q == 1`` it hides nothing.
@@ -85,9 +100,6 @@ def sdpa_with_kvcache(
     """
     import torch
 
-    if block_table is not None:
-        raise NotSupportedError(f"{_FUNC}: block_table (a paged KV cache) is not "
-                                "supported yet; pass contiguous [B, S_max, H_kv, D] caches")
     if tuple(window_size) != (-1, -1):
         raise NotSupportedError(f"{_FUNC}: window_size={tuple(window_size)}: sliding "
                                 "windows over a KV cache are not supported yet")
@@ -96,22 +108,27 @@ def sdpa_with_kvcache(
         check_inputs(q, k_cache, v_cache, causal, scale, function=_FUNC,
                      layout="[B, S, H, D]")
     batch = q.shape[0]
-    lengths = _cache_lengths(torch, cache_seqlens, batch, k_cache.shape[1], q.device)
+    capacity = k_cache.shape[1]
+    if block_table is not None:
+        _check_block_table(torch, block_table, batch, q.device)
+        capacity *= block_table.shape[1]
+    lengths = _cache_lengths(torch, cache_seqlens, batch, capacity, q.device)
     if torch.compiler.is_compiling():
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa_with_kvcache)
 
         path = None if library is None else str(library_of(library).path)
         op = (torch.ops.tiled_attn.sdpa_with_kvcache_lse if return_lse
               else torch.ops.tiled_attn.sdpa_with_kvcache)
-        return op(q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits, path)
+        return op(q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits, path,
+                  block_table)
     return kvcache_eager(q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits,
-                         library, return_lse)
+                         library, return_lse, block_table)
 
 
 def kvcache_eager(q: "torch.Tensor", k_cache: "torch.Tensor", v_cache: "torch.Tensor",
                   lengths: "torch.Tensor", causal: bool, scale: Optional[float],
                   softcap: float, num_splits: int, library: LibraryArg,
-                  return_lse: bool) -> Any:
+                  return_lse: bool, block_table: Optional["torch.Tensor"] = None) -> Any:
     """:func:`sdpa_with_kvcache`'s work on checked lengths, and the CUDA
     implementation of ``tiled_attn::sdpa_with_kvcache(_lse)``."""
     import torch
@@ -119,11 +136,28 @@ def kvcache_eager(q: "torch.Tensor", k_cache: "torch.Tensor", v_cache: "torch.Te
     batch, s_q, heads, _ = q.shape
     result = torch.empty((batch, s_q, heads, v_cache.shape[3]), dtype=q.dtype,
                          device=q.device)
+    # (A paged cache's pages, [num_pages, page_size, H_kv, D], are read as
+    # [num_pages, H_kv, page_size, D] alike.)
     out = sdpa_eager(q.transpose(1, 2), k_cache.transpose(1, 2), v_cache.transpose(1, 2),
                      causal=causal, scale=scale, library=library, out=result.transpose(1, 2),
                      enable_gqa=True, causal_align="bottom_right", softcap=softcap,
-                     return_lse=return_lse, num_splits=num_splits, seqused_k=lengths)
+                     return_lse=return_lse, num_splits=num_splits, seqused_k=lengths,
+                     block_table=block_table)
     return (result, out[1]) if return_lse else result
+
+
+def _check_block_table(torch: Any, block_table: Any, batch: int, device: Any) -> None:
+    """A block table as the paged kernels read it: int32 ``[B, max_pages]``
+    on q's device, its rows of unit stride."""
+    if not isinstance(block_table, torch.Tensor):
+        raise TypeError(f"{_FUNC}: block_table must be an int32 tensor of shape [B, "
+                        f"max_pages], got {type(block_table).__name__}")
+    if (block_table.dtype is not torch.int32 or block_table.device != device
+            or block_table.dim() != 2 or block_table.shape[0] != batch
+            or block_table.shape[1] < 1):
+        raise ValueError(f"{_FUNC}: block_table must be an int32 tensor of shape [{batch}, "
+                         f"max_pages >= 1] on {device}, got {block_table.dtype} of shape "
+                         f"{tuple(block_table.shape)} on {block_table.device}")
 
 
 def _cache_lengths(torch: Any, cache_seqlens: Any, batch: int, s_max: int,

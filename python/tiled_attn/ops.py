@@ -107,7 +107,8 @@ VARLEN_LSE_SCHEMA = f"sdpa_varlen_lse({_VARLEN_ARGS}) -> (Tensor, Tensor)"
 
 #: sdpa_with_kvcache's op: q, the caches, the int32 lengths, then its options.
 _KVCACHE_ARGS = ("Tensor q, Tensor k_cache, Tensor v_cache, Tensor cache_seqlens, "
-                 "bool causal, float? scale, float softcap, int num_splits, str? library_path")
+                 "bool causal, float? scale, float softcap, int num_splits, str? library_path, "
+                 "Tensor? block_table=None")
 KVCACHE_SCHEMA = f"sdpa_with_kvcache({_KVCACHE_ARGS}) -> Tensor"
 KVCACHE_LSE_SCHEMA = f"sdpa_with_kvcache_lse({_KVCACHE_ARGS}) -> (Tensor, Tensor)"
 
@@ -269,15 +270,17 @@ torch.library.register_fake("tiled_attn::sdpa_varlen_lse", _sdpa_varlen_lse_fake
 
 def _kvcache_cuda(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                   cache_seqlens: torch.Tensor, causal: bool, scale: Optional[float],
-                  softcap: float, num_splits: int, library_path: Optional[str]) -> Any:
+                  softcap: float, num_splits: int, library_path: Optional[str],
+                  block_table: Optional[torch.Tensor] = None) -> Any:
     return kvcache_eager(q, k_cache, v_cache, cache_seqlens, causal, scale, softcap,
-                         num_splits, library_path, False)
+                         num_splits, library_path, False, block_table)
 
 
 def _kvcache_lse_cuda(*args: Any) -> Tuple[torch.Tensor, torch.Tensor]:
-    q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits, path = args
+    q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits, path = args[:9]
+    block_table = args[9] if len(args) > 9 else None
     return kvcache_eager(q, k_cache, v_cache, lengths, causal, scale, softcap, num_splits,
-                         path, True)
+                         path, True, block_table)
 
 
 def _kvcache_fake(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,

@@ -34,7 +34,8 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from .block_mask import block_mask_args
-from .functions import NO_FUNCTIONS, function_fields
+from .errors import NotSupportedError
+from .functions import NO_FUNCTIONS, function_fields, paged_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       c_string_address, default_library)
 from .validation import (ITEMSIZE, attn_mask_as_function, check_attention_args, check_gqa,
@@ -255,6 +256,7 @@ def sdpa_eager(
     block_mask: Sequence[Any] = (),
     num_splits: int = 0,
     seqused_k: Optional["torch.Tensor"] = None,
+    block_table: Optional["torch.Tensor"] = None,
 ) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
     """:func:`sdpa`'s work, and the CUDA implementation of ``tiled_attn::sdpa``
     (and, with ``return_lse``, of ``tiled_attn::sdpa_lse``).
@@ -323,12 +325,21 @@ def sdpa_eager(
                                                and not block_mask) else \
         function_fields(torch, library, device, score_mod, score_mod_args, mask_mod,
                         mask_mod_args, block_mask)
+    keys = k.shape[2]
+    if block_table is not None:
+        # A paged cache (k, v: [num_pages, H_kv, page_size, D]): the table
+        # is the paged kernels' captured input.
+        if functions is not NO_FUNCTIONS:
+            raise NotSupportedError("a paged KV cache (block_table) with score or mask "
+                                    "functions or a block mask is not supported")
+        functions, keep = paged_fields(torch, library, device, block_table)
+        keys *= block_table.shape[1]
     # Split-KV (decode: few query rows against many keys) where the runtime
     # chooses it: asked only of calls whose grid may leave SMs idle.
     if type(num_splits) is not int or num_splits != 0:
         num_splits = check_num_splits(num_splits)
     seqused = 0 if seqused_k is None else seqused_k.data_ptr()
-    splits = (num_splits, 0, 0) if (num_splits == 1 or k.shape[2] < _SPLIT_MIN_KEYS
+    splits = (num_splits, 0, 0) if (num_splits == 1 or keys < _SPLIT_MIN_KEYS
                                     or q.shape[0] * q.shape[1] * q.shape[2] > _SPLIT_MAX_ROWS
                                     or kernel is not None) else None
     fields = (qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,

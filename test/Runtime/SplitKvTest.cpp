@@ -426,3 +426,123 @@ TEST_F(SplitKv, SeqUsedKernelsRunCallsWithLengthsOnly) {
   EXPECT_EQ(launchParam<uint64_t>(split, 44), lengths);
   EXPECT_EQ(fakecuda::lastLaunch().symbol, "split_merge");
 }
+
+namespace {
+
+/// A paged kernel (KernelVariant.def's paged): seqused's, and the block
+/// table, a captured rank-2 i32 view, after it; block_n 64.
+Json pagedEntry(const std::string &name, const std::string &causal,
+                bool split = false) {
+  Json e = seqUsedEntry(name, causal, split);
+  e["paged"] = true;
+  e["schedule"]["block_n"] = 64;
+  e["captures"] = Json::array({{{"name", "block_table"},
+                                {"function", "paged"},
+                                {"kind", "view"},
+                                {"dtype", "i32"},
+                                {"rank", 2}}});
+  e["params"].push_back(
+      {{"name", "block_table"}, {"kind", "base"}, {"type", "ptr"}});
+  for (int dim = 0; dim < 2; ++dim)
+    e["params"].push_back({{"name", "block_table"},
+                           {"kind", "size"},
+                           {"dim", dim},
+                           {"type", "i64"}});
+  e["params"].push_back({{"name", "block_table"},
+                         {"kind", "stride"},
+                         {"dim", 0},
+                         {"type", "i64"}});
+  return e;
+}
+
+} // namespace
+
+TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
+  open({seqUsedEntry("none_used", "none"), pagedEntry("none_paged", "none"),
+        pagedEntry("split_paged", "none", /*split=*/true),
+        mergeEntry("merge")});
+  // A decode step of batch 2 on a cache of 100 pages of 128 keys, 2 KV
+  // heads: k and v [100, 2, 128, 64], laid out as vLLM's [100, 128, 2, 64].
+  const int64_t pages = 100, pageSize = 128;
+  decode(/*b=*/2, /*sk=*/pageSize);
+  for (ta_tensor *t : {&args.k, &args.v}) {
+    t->sizes[0] = pages;
+    t->strides[0] = pageSize * 2 * 64;
+    t->strides[1] = 64;
+    t->strides[2] = 2 * 64;
+    t->strides[3] = 1;
+  }
+  const uint64_t lengths = 0x700000000;
+  args.seqused_k = lengths;
+  ta_capture table = viewCapture("block_table", TA_CAPTURE_I32,
+                                 kFarAway + 0x900000, {2, 16}, {16, 1});
+  args.captures = &table;
+  args.num_captures = 1;
+  ta_launch_plan plan;
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
+      << lastError();
+  EXPECT_EQ(plan.kernel, 1);
+  // Packed GQA (a program per KV head) on k's pages as they are.
+  EXPECT_EQ(plan.grid[1], 2u);
+  EXPECT_EQ(paramAs<int64_t>(plan, 10), pages);
+  EXPECT_EQ(paramAs<int64_t>(plan, 12), pageSize);
+  EXPECT_EQ(paramAs<uint64_t>(plan, 37), lengths);
+  EXPECT_EQ(paramAs<uint64_t>(plan, 39), kFarAway + 0x900000);
+  EXPECT_EQ(paramAs<int64_t>(plan, 41), 16); // the table's pages per entry
+  // Batch 1 on 256 pages of the table (32k keys): split, the paged split
+  // kernel taking the table too, then the merge.
+  table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
+                      {1, 256}, {256, 1});
+  args.q.sizes[0] = args.o.sizes[0] = 1;
+  const uint64_t bytes = workspaceSize();
+  ASSERT_GT(bytes, 0u);
+  args.workspace = kFarAway;
+  args.workspace_bytes = bytes;
+  ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
+  fakecuda::Launch split = fakecuda::previousLaunch();
+  EXPECT_EQ(split.params.size(), 50u); // the split kernel's, table included
+  EXPECT_EQ(launchParam<uint64_t>(split, 44), lengths);
+  EXPECT_EQ(launchParam<uint64_t>(split, 46), kFarAway + 0x900000);
+  EXPECT_EQ(fakecuda::lastLaunch().symbol, "split_merge");
+  args.workspace = args.workspace_bytes = 0;
+  table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
+                      {2, 16}, {16, 1});
+  args.q.sizes[0] = args.o.sizes[0] = 2;
+
+  // A page size no kernel's block_n divides.
+  args.k.sizes[2] = args.v.sizes[2] = 96;
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_NO_KERNEL);
+  EXPECT_THAT(lastError(), HasSubstr("page_size=96 (paged kernels whose "
+                                     "block_n divides it)"));
+  args.k.sizes[2] = args.v.sizes[2] = pageSize;
+  // v's pages differ from k's.
+  args.v.sizes[0] = pages - 1;
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(), HasSubstr("v has 99 pages but k has 100"));
+  args.v.sizes[0] = pages;
+  // A table of another batch size, or of another rank or type.
+  table.sizes[0] = 3;
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(),
+              HasSubstr("block_table has 3 rows but q has batch size 2"));
+  table.sizes[0] = 2;
+  table.type = TA_CAPTURE_F32;
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(), HasSubstr("block_table must be a rank-2 int32"));
+  table.type = TA_CAPTURE_I32;
+  // No lengths.
+  args.seqused_k = 0;
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(), HasSubstr("needs seqused_k"));
+  args.seqused_k = lengths;
+  // Without a table, k's pages are a batch size: refused as before.
+  args.num_captures = 0;
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(), HasSubstr("k has batch size 100 but q has 2"));
+}

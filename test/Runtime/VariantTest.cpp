@@ -84,8 +84,9 @@ TEST(VariantInfo, FeaturesByIndex) {
   std::vector<std::string> names;
   for (int32_t i = 0; ta_kernel_feature(i); ++i)
     names.push_back(ta_kernel_feature(i));
-  EXPECT_EQ(names, (std::vector<std::string>{"softcap", "lse", "varlen",
-                                             "sparse", "split", "seqused"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"softcap", "lse", "varlen", "sparse",
+                                      "split", "seqused", "paged"}));
   EXPECT_EQ(ta_kernel_feature(-1), nullptr);
   EXPECT_EQ(ta_kernel_feature(1 << 20), nullptr);
   // variant and features follow captures (API version 9).
@@ -108,6 +109,16 @@ TEST(VariantInfo, TheSparseFeatureListsTheBlockMaskArguments) {
   ASSERT_NE(sparse, nullptr);
   EXPECT_EQ(joined, sparse->arguments);
   EXPECT_EQ(sparse->use, tiled_attn::FeatureUse::Exact);
+}
+
+TEST(VariantInfo, ThePagedFeatureListsTheBlockTable) {
+  const tiled_attn::KernelFeature *paged = nullptr;
+  for (const tiled_attn::KernelFeature &feature : tiled_attn::kKernelFeatures)
+    if (feature.member == &tiled_attn::KernelVariant::paged)
+      paged = &feature;
+  ASSERT_NE(paged, nullptr);
+  EXPECT_STREQ(paged->arguments, tiled_attn::kBlockTableArgument);
+  EXPECT_EQ(paged->use, tiled_attn::FeatureUse::Exact);
 }
 
 TEST_F(Variant, KernelInfoNamesIt) {

@@ -351,6 +351,10 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     if (function.empty() && config.variant.sparse &&
         llvm::is_contained(kBlockMaskArguments, role.getArgumentName()))
       function = kBlockMaskFunction;
+    // A paged kernel's block table is its feature's: "paged".
+    if (function.empty() && config.variant.paged &&
+        role.getArgumentName() == kBlockTableArgument)
+      function = "paged";
     out.captures.push_back(
         json::Object{{"name", role.getArgumentName()},
                      {"function", function},

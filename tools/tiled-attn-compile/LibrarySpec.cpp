@@ -270,7 +270,11 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
                         : std::string()) +
        "_" +
        llvm::join(llvm::split(kernelVariantName(kernel.variant), '+'), "_") +
-       (lowering.indexBitwidth == 32 ? "_index32" : ""))
+       (lowering.indexBitwidth == 32 ? "_index32" : "") +
+       // A paged kernel takes the page sizes its block_n divides: the
+       // library may hold several.
+       (kernel.variant.paged ? "_bn" + std::to_string(kernel.blockN)
+                             : std::string()))
           .str();
   return Error::success();
 }

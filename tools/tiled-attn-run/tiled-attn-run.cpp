@@ -33,8 +33,10 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
+#include <numeric>
 #include <random>
 
 using namespace mlir;
@@ -117,6 +119,15 @@ static cl::opt<int64_t> splitsOpt(
              "program each; the run merges their partial outputs and "
              "log-sum-exps in float64 before the comparison (default 3)"),
     cl::init(3), cl::cat(runCategory));
+
+static cl::opt<int64_t> pageSizeOpt(
+    "page-size",
+    cl::desc("For a `paged` kernel: the cache's page size, a multiple of the "
+             "kernel's block_n (default 2 * block_n). K and V go into pages "
+             "of a [num_pages, H_kv, page_size, D] cache in a random order, "
+             "with pages no entry uses; what no key fills holds large "
+             "values, which a kernel that reads them shows"),
+    cl::init(0), cl::cat(runCategory));
 
 static cl::opt<double> softcapOpt(
     "softcap",
@@ -478,7 +489,8 @@ makeCaptures(func::FuncOp kernel, std::deque<HostTensor> &storage,
   for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i)
     if (tile::ArgAttr a = tile::getArgAttr(kernel, i);
         a && a.getRole() == tile::ArgRole::Captured &&
-        !captured.count(a.getArgumentName()))
+        !captured.count(a.getArgumentName()) &&
+        a.getArgumentName() != kBlockTableArgument) // made with the pages
       return kernel.emitError() << "captured input '" << a.getArgumentName()
                                 << "' has no value: give it with --capture";
   return captured;
@@ -600,6 +612,53 @@ referenceFunctions(func::FuncOp kernel,
   return functions;
 }
 
+/// A paged cache of `k` and `v` ([B, H_kv, S_k, D]): pages of `pageSize`
+/// keys, [num_pages, H_kv, pageSize, D] laid out as vLLM's [num_pages,
+/// pageSize, H_kv, D], batch entry b's page i at `table`[b, i], the pages
+/// in a random order with two more that no entry uses. Every element no
+/// key of an entry's first `lengths[b]` fills (the last page's tail, the
+/// spare pages, the pages past the used ones) holds 256, which a kernel
+/// that read it unmasked would show; the table's entries past the used
+/// pages point past the cache.
+static LogicalResult pageCaches(HostTensor &k, HostTensor &v,
+                                ArrayRef<int64_t> lengths, int64_t pageSize,
+                                std::mt19937_64 &rng, HostTensor &kPages,
+                                HostTensor &vPages, HostTensor &table) {
+  const int64_t batch = k.sizes[0], heads = k.sizes[1], seqK = k.sizes[2];
+  const int64_t perEntry =
+      std::max<int64_t>((seqK + pageSize - 1) / pageSize, 1);
+  const int64_t numPages = batch * perEntry + 2;
+  if (numPages * heads * pageSize * k.sizes[3] > (int64_t(1) << 27))
+    return failure();
+  std::vector<int64_t> order(numPages);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  table = HostTensor::create(IntegerType::get(k.elementType.getContext(), 32),
+                             {batch, perEntry});
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t used = (lengths[b] + pageSize - 1) / pageSize;
+    for (int64_t i = 0; i < perEntry; ++i)
+      table.at({b, i}) = static_cast<double>(i < used ? order[b * perEntry + i]
+                                                      : numPages + 3);
+  }
+  auto fill = [&](HostTensor &from, HostTensor &pages) {
+    pages = HostTensor::create(from.elementType,
+                               {numPages, heads, pageSize, from.sizes[3]},
+                               {0, 2, 1, 3});
+    std::fill(pages.data.begin(), pages.data.end(), 256.0);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t s = 0; s < lengths[b]; ++s) {
+        int64_t page = order[b * perEntry + s / pageSize];
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t c = 0; c < from.sizes[3]; ++c)
+            pages.at({page, h, s % pageSize, c}) = from.at({b, h, s, c});
+      }
+  };
+  fill(k, kPages);
+  fill(v, vPages);
+  return success();
+}
+
 /// Runs `kernel` (and `other`, when given) on random inputs of each shape
 /// and compares with the float64 reference; prints a line per shape.
 /// Returns the exit code: 0 when every shape passes.
@@ -685,9 +744,9 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     HostTensor seqUsed = HostTensor::create(
         IntegerType::get(&context, 32),
         {sdpa.getFeatures().seqused ? batchOpt.getValue() : int64_t(0)});
+    std::vector<int64_t> lengths;
     if (sdpa.getFeatures().seqused) {
       std::uniform_int_distribution<int64_t> length(0, shape.seqK);
-      std::vector<int64_t> lengths;
       for (int64_t b = 0; b < batchOpt; ++b) {
         int64_t len = b == 0 ? shape.seqK : b <= 2 ? b - 1 : length(rng);
         lengths.push_back(std::min(len, shape.seqK));
@@ -708,6 +767,24 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     }
     sdpaReference(q, k, v, ref, scale, band, softcap,
                   sdpa.getFeatures().lse ? &lseRef : nullptr, &*functions);
+    // Paged: the kernel reads k and v from the pages of a cache.
+    HostTensor kPages, vPages, blockTable;
+    if (sdpa.getFeatures().paged) {
+      int64_t pageSize =
+          pageSizeOpt ? pageSizeOpt.getValue() : 2 * sdpa.getBlockN();
+      if (pageSize < 1 || pageSize % sdpa.getBlockN()) {
+        kernel.emitError() << "--page-size must be a positive multiple of "
+                              "the kernel's block_n ("
+                           << sdpa.getBlockN() << "), got " << pageSize;
+        return 1;
+      }
+      if (failed(pageCaches(k, v, lengths, pageSize, rng, kPages, vPages,
+                            blockTable))) {
+        kernel.emitError() << "the cache's pages exceed the host's limit";
+        return 1;
+      }
+      (*captured)[kBlockTableArgument] = KernelArg::view(blockTable);
+    }
 
     // Runs a kernel on (q, k, v) into `dest` on its grid (ceil(S_q /
     // block_m), H, B), and counts the elements it left unwritten.
@@ -731,6 +808,8 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
       std::fill(partialLse.data.begin(), partialLse.data.end(), nan);
       RoleValues values;
       values.q = &q, values.k = &k, values.v = &v;
+      if (attr.getFeatures().paged)
+        values.k = &kPages, values.v = &vPages;
       values.o = attr.getFeatures().split ? &partial : &dest;
       values.lse = attr.getFeatures().split ? &partialLse : &lseDest;
       values.scale = scale, values.softcap = softcap;

@@ -126,6 +126,12 @@ inline constexpr const char kSplitMergeSymbol[] = "split_merge";
 inline constexpr const char *kBlockMaskArguments[] = {
     "kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices"};
 
+/// The captured input that holds a `paged` kernel's block table (the page of
+/// each batch entry's keys, vLLM's and FlashAttention's block_table), as
+/// KernelVariant.def's `paged` names it (test/Runtime/VariantTest.cpp
+/// compares).
+inline constexpr const char *kBlockTableArgument = "block_table";
+
 /// What parseKernelVariant reads, for messages and --help:
 /// "<none|top_left|bottom_right|window>[_softcap]...[+function...]".
 std::string kernelVariantGrammar();

@@ -331,7 +331,22 @@ typedef struct ta_sdpa_args {
       cannot check the values (the caller's contract, as cu_seqlens').
       Only kernels of the manifest's "seqused": true run such a call, and
       they run no other; a sliding window with seqused_k is
-      TA_ERROR_INVALID_ARGUMENT. */
+      TA_ERROR_INVALID_ARGUMENT.
+
+      A paged KV cache (vLLM's, FlashAttention's block_table) is a call
+      with seqused_k and a captured input named "block_table" (captures):
+      a rank-2 TA_CAPTURE_I32 view [B, max_pages], entry b's keys
+      i * page_size ... (i + 1) * page_size - 1 in page block_table[b, i];
+      k and v are then the caches' pages, [num_pages, H_kv, page_size, D]
+      (vLLM's [num_pages, page_size, H_kv, D] with strides), and S_k is
+      max_pages * page_size. Only kernels of the manifest's "paged": true
+      whose block_n divides page_size run it (the library's: 64, so pages
+      of 64, 128, 256, ... keys). Table entries are read for an entry's
+      first ceil(seqused_k[b] / page_size) pages only, and must lie in
+      [0, num_pages) there: the caller's contract (a page past the cache
+      reads as zeros). Every element of a read page must be finite, the
+      rows past the entry's length included (they get weight 0). No varlen
+      or sliding window yet. */
   uint64_t seqused_k;
 } ta_sdpa_args;
 

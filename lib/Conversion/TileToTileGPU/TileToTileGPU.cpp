@@ -994,6 +994,33 @@ LogicalResult SharedMemoryMaterializer::run() {
     for (tile::LoadOp load : loads)
       if (Stream *stream = streamOf(load); stream && isTmaLoad(load))
         stream->slots = ringSlots;
+  // A cp.async ring of more than one slot picks a block's slot by its
+  // block index (rewriteLoad), which then must follow the loop: the
+  // induction variable plus a constant, so that the blocks in flight sit
+  // in different slots. A block index read from memory (a paged cache's)
+  // does not; such a load needs one slot (refills after use) or TMA, whose
+  // slots follow a count of the loads issued.
+  for (tile::LoadOp load : loads) {
+    Stream *stream = streamOf(load);
+    auto loop = load->getParentOfType<scf::ForOp>();
+    if (!stream || stream->slots < 2 || isTmaLoad(load) || !loop)
+      continue;
+    Value block = load.getIndices()[load.getIndices().size() - 2];
+    Value iv = loop.getInductionVar();
+    auto add = block.getDefiningOp<arith::AddIOp>();
+    bool follows =
+        block == iv ||
+        (add &&
+         ((add.getLhs() == iv && matchPattern(add.getRhs(), m_Constant())) ||
+          (add.getRhs() == iv && matchPattern(add.getLhs(), m_Constant()))));
+    if (!follows)
+      return load.emitError()
+             << "convert-tile-to-tilegpu: a cp.async ring of " << stream->slots
+             << " slots picks each block's slot by its block index, which "
+                "here is not the loop's induction variable plus a constant "
+                "(a block read through a table); refill after use (one "
+                "slot) or load with TMA";
+  }
   allocate();
   for (tile::LoadOp load : loads)
     rewriteLoad(load);

@@ -9,6 +9,18 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
 // RUN:   --tile-schedule="stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu | FileCheck %s --check-prefix=AFTER
+// A paged cache's blocks, read through its block table, in a cp.async ring
+// of two slots: refused (a block's slot is its block index's parity), and
+// taken with refills after use (one slot).
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64 variant=none_seqused_paged" \
+// RUN:   --tile-schedule="stages=2" --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts \
+// RUN:   --convert-tile-to-tilegpu 2>&1 | FileCheck %s --check-prefix=PAGED-RING
+// PAGED-RING: error: convert-tile-to-tilegpu: a cp.async ring of 2 slots picks each block's slot by its block index, which here is not the loop's induction variable plus a constant (a block read through a table); refill after use (one slot) or load with TMA
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64 variant=none_seqused_paged" \
+// RUN:   --tile-schedule="stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu | FileCheck %s --check-prefix=PAGED-AFTER
+// PAGED-AFTER: tilegpu.alloc : <64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// PAGED-AFTER-NOT: tilegpu.slot
 
 // Shared memory made explicit. The kernels are written with their layouts,
 // as tilegpu-assign-layouts leaves them (one warp). Redundant barriers stay

@@ -58,13 +58,20 @@ func.func private @sdpa_refill_after_use_default_stages() attributes {tile.sdpa 
 
 // The features are KernelVariant.def's, by name, in its order, once each.
 
-// expected-error @+2 {{unknown kernel feature 'paged' (KernelVariant.def: softcap, lse, varlen, sparse, split, seqused)}}
+// expected-error @+2 {{unknown kernel feature 'dropout' (KernelVariant.def: softcap, lse, varlen, sparse, split, seqused, paged)}}
 // expected-error @+1 {{failed to parse Tile_SdpaAttr parameter 'features'}}
-func.func private @sdpa_unknown_feature() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse, paged]>}
+func.func private @sdpa_unknown_feature() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse, dropout]>}
 
 // -----
 
-// expected-error @+2 {{kernel feature 'softcap' out of order or repeated (KernelVariant.def's order: softcap, lse, varlen, sparse, split, seqused)}}
+// A paged cache's keys are each entry's used ones: paged needs seqused.
+
+// expected-error @+1 {{paged (a paged KV cache) needs seqused and takes no varlen or block mask}}
+func.func private @sdpa_paged_without_seqused() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse, paged]>}
+
+// -----
+
+// expected-error @+2 {{kernel feature 'softcap' out of order or repeated (KernelVariant.def's order: softcap, lse, varlen, sparse, split, seqused, paged)}}
 // expected-error @+1 {{failed to parse Tile_SdpaAttr parameter 'features'}}
 func.func private @sdpa_features_out_of_order() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse, softcap]>}
 

@@ -244,7 +244,7 @@
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="variant=none_lse_softcap" 2>&1 | FileCheck %s --check-prefix=ERR-VARIANT
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="variant=none+alibi+alibi" 2>&1 | FileCheck %s --check-prefix=ERR-VARIANT
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa="variant=none_softcapped" 2>&1 | FileCheck %s --check-prefix=ERR-VARIANT
-// ERR-VARIANT: error: tile-generate-sdpa: variant must be <none|top_left|bottom_right|window>[_softcap][_lse][_varlen][_sparse][_split][_seqused][+function...], got '
+// ERR-VARIANT: error: tile-generate-sdpa: variant must be <none|top_left|bottom_right|window>[_softcap][_lse][_varlen][_sparse][_split][_seqused][_paged][+function...], got '
 
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa=head-dim=72 2>&1 | FileCheck %s --check-prefix=ERR-HEAD-DIM
 // ERR-HEAD-DIM: error: head_dim must be a multiple of 16 in [16, 256], got 72

@@ -12,6 +12,7 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64" --tile-prefetch="stages=2 streams=2" | FileCheck %s --check-prefix=GEN-STREAMS2
 // RUN: not tiled-attn-opt %s -split-input-file --tile-prefetch="streams=-1" 2>&1 | FileCheck %s --check-prefix=STREAMS-NEG
 // RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 variant=none_sparse+document" --tile-vectorize-apply --tile-prefetch="stages=2 refill-after-use=1" --cse | FileCheck %s --check-prefix=GEN-SPARSE
+// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 variant=none_seqused_paged" --tile-prefetch="stages=2" --cse | FileCheck %s --check-prefix=GEN-PAGED
 
 // The loads of block %j in iteration %j are issued stages - 1 iterations
 // ahead: a prologue loads the first blocks, the loop carries the blocks in
@@ -295,13 +296,12 @@ func.func @prefetch_nested_loops(%q: !tile.view<?x16xf16>,
 
 // A load of block j + 1, an index computed from j: its computation is
 // copied for the step ahead (the prologue's block 0 + 1, the refill's
-// (j + 1) + 1).
+// (j + 1) + 1), and the original, now unused, is gone.
 
 // CHECK-LABEL: func.func @index_j_plus_1
 // CHECK: %[[B0:.*]] = arith.addi %c0, %c1 : index
 // CHECK: %[[K0:.*]] = tile.load %{{.*}}[%[[B0]], %{{.*}}]
 // CHECK: scf.for %[[J:.*]] = %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[CUR:.*]] = %[[K0]])
-// CHECK-NEXT: arith.addi %[[J]], %c1 : index
 // CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[J]], %c1 : index
 // CHECK-NEXT: %[[B1:.*]] = arith.addi %[[AHEAD]], %c1 : index
 // CHECK-NEXT: %[[NEXT:.*]] = tile.load %{{.*}}[%[[B1]], %{{.*}}]
@@ -748,3 +748,24 @@ func.func @in_bounds_refills(%k: !tile.view<?x?x16xf16>,
 // GEN-SPARSE: tile.read %arg8
 // GEN-SPARSE: tile.read %arg9
 // GEN-SPARSE: scf.for
+
+// A paged cache's loop loads block j of an entry from its page: two
+// indices vary, the page (a read of the block table) and the block within
+// it, both from j through one chain. The prologue and each refill copy the
+// chain for the step ahead, the read clamped into the loop's range; the
+// original chain, read included, goes with the loads it fed.
+// GEN-PAGED-LABEL: func.func @sdpa_fwd
+// GEN-PAGED: %[[LAST:.*]] = arith.subi %{{.*}}, %c1 : index
+// GEN-PAGED: tile.read %arg6[%{{.*}}, %[[P0:.*]]] : <?x?xi32> -> i32
+// GEN-PAGED: %[[K0:.*]] = tile.load %arg1[%[[PAGE0:.*]], %{{.*}}, %[[IN0:.*]], %c0]
+// GEN-PAGED: %[[V0:.*]] = tile.load %arg2[%[[PAGE0]], %{{.*}}, %[[IN0]], %c0]
+// GEN-PAGED: scf.for %[[J:.*]] = %c0 to %{{.*}} step %c1 iter_args({{.*}}, %{{.*}} = %[[K0]], %{{.*}} = %[[V0]])
+// GEN-PAGED-NOT: tile.read
+// GEN-PAGED: %[[NEXT:.*]] = arith.addi %[[J]], %c1 : index
+// GEN-PAGED: %[[HI:.*]] = arith.minsi %[[NEXT]], %[[LAST]] : index
+// GEN-PAGED: tile.read %arg6
+// GEN-PAGED-NOT: tile.read
+// GEN-PAGED: tile.load %arg1
+// GEN-PAGED: tile.load %arg2
+// GEN-PAGED-NOT: tile.read
+// GEN-PAGED: scf.yield

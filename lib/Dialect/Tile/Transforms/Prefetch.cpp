@@ -64,30 +64,35 @@ using namespace tiled_attn::tile;
 namespace {
 
 /// A load of `loop`'s body that reads one block of a fixed view per
-/// iteration: every operand is defined outside the loop but one index, the
-/// block index, which is the induction variable itself or computed from it
-/// by `chain`: ops of the body free of memory effects and reads (tile.read)
-/// of views defined outside the loop (a block-sparse kernel's block lists).
+/// iteration: every operand is defined outside the loop but the indices
+/// that vary, the block index or, in a paged cache, the page and the block
+/// in it, which are the induction variable itself (one index) or computed
+/// from it by `chain`: ops of the body free of memory effects and reads
+/// (tile.read) of views defined outside the loop (a block-sparse kernel's
+/// block lists, a paged kernel's block table).
 struct BlockLoad {
   mutable LoadOp load;
-  unsigned blockPos;
+  unsigned blockPos;              // the first index that varies
   SmallVector<Operation *> chain; // in body order
   bool readsMemory = false;
 };
 
-/// The ops of `loop`'s body that compute `value` from the induction
+/// The ops of `loop`'s body that compute `values` from the induction
 /// variable, in body order, or failure when one may write memory, has
 /// regions or reads memory other than through a tile.read of a view from
 /// outside the loop.
 FailureOr<SmallVector<Operation *>>
-blockIndexChain(scf::ForOp loop, Value value, bool &readsMemory) {
+blockIndexChain(scf::ForOp loop, ValueRange values, bool &readsMemory) {
   llvm::SetVector<Operation *> ops;
-  SmallVector<Value> worklist{value};
+  SmallVector<Value> worklist(values.begin(), values.end());
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
-    Operation *def = v.getDefiningOp();
-    if (!def || loop.isDefinedOutsideOfLoop(v))
+    if (loop.isDefinedOutsideOfLoop(v) || v == loop.getInductionVar())
       continue;
+    // An iteration argument: the block depends on earlier iterations.
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return failure();
     if (def->getBlock() != loop.getBody() || def->getNumRegions() != 0)
       return failure();
     if (auto read = dyn_cast<ReadOp>(def)) {
@@ -114,16 +119,22 @@ SmallVector<BlockLoad> findBlockLoads(scf::ForOp loop) {
     if (!loop.isDefinedOutsideOfLoop(load.getView()))
       continue;
     SmallVector<unsigned> varying;
+    SmallVector<Value> indices;
     for (auto [pos, index] : llvm::enumerate(load.getIndices()))
-      if (!loop.isDefinedOutsideOfLoop(index))
+      if (!loop.isDefinedOutsideOfLoop(index)) {
         varying.push_back(pos);
-    if (varying.size() != 1)
+        indices.push_back(index);
+      }
+    // (Two indices that vary: both computed from the induction variable,
+    // a page and the block in it; the variable itself twice is not a
+    // block.)
+    if (varying.empty() ||
+        (indices.size() > 1 && llvm::is_contained(indices, iv)))
       continue;
     BlockLoad block{load, varying.front(), {}, false};
-    Value index = load.getIndices()[block.blockPos];
-    if (index != iv) {
+    if (indices.size() != 1 || indices.front() != iv) {
       FailureOr<SmallVector<Operation *>> chain =
-          blockIndexChain(loop, index, block.readsMemory);
+          blockIndexChain(loop, indices, block.readsMemory);
       // A chain that reads memory reads it at the iterations ahead, which
       // stay inside the loop's range only with step 1 (see cloneBlockLoad).
       if (failed(chain) ||
@@ -388,6 +399,18 @@ LogicalResult pipelineLoads(RewriterBase &rewriter, scf::ForOp loop,
       rewriter, inFlight, /*replaceInitOperandUsesInLoop=*/false, shiftBlocks);
   if (failed(pipelined))
     return failure();
+  // The chains of the loads replaced are left to the refills' copies (a
+  // read of a block table or list has a memory effect, which folding
+  // keeps).
+  llvm::SetVector<Operation *> chains;
+  for (const BlockLoad &block : loads)
+    chains.insert(block.chain.begin(), block.chain.end());
+  SmallVector<Operation *> chainOps = chains.takeVector();
+  llvm::sort(chainOps,
+             [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+  for (Operation *op : chainOps)
+    if (op->use_empty())
+      rewriter.eraseOp(op);
   if (refillAfterUse)
     sinkRefills(cast<scf::ForOp>(pipelined->getOperation()), refills, depth);
   return success();

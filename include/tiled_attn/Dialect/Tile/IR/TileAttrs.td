@@ -181,6 +181,15 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     anything else, so that the causal alignment, the key bounds and
     split-KV's chunks are that length's.
 
+    `paged` (a paged KV cache, vLLM's and FlashAttention's `block_table`):
+    k and v are pages, `[num_pages, H_kv, page_size, D]`, and the kernel
+    takes a captured rank-2 i32 view `block_table`: batch entry b's keys
+    `i * page_size` to `(i + 1) * page_size - 1` lie in page
+    `block_table[b, i]`. Each key block is read from its page (page_size a
+    multiple of block_n: the caller's contract, which the runtime checks);
+    the keys are the first `min(seqused_k[b], max_pages * page_size)`, so
+    it needs `seqused`, and takes no varlen or block mask.
+
     The schedule knobs after the block sizes are set by the passes that
     apply them and are omitted from the printout while at their defaults:
     `stages` and `refill_after_use` (K/V blocks in flight and where their
