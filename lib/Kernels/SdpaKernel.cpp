@@ -37,7 +37,9 @@
 // loads read it there (two indices per block, the page from a read of the
 // table), and the keys' count, the used length, takes the place of S_k.
 //
-// With `varlen`, the tensors are packed sequences seen as [1, H, total, D];
+// With `varlen`, the tensors are packed sequences seen as [1, H, total, D]
+// (with `paged`, q, o and lse are; the keys are sequence b's pages, row b
+// of the block table, seqused_k[b] of them);
 // program (m, h, b) reads sequence b's first rows and lengths from
 // cu_seqlens_q/k and slices q, o (and lse) and k, v to them, so that the
 // loop above, its masks and its stores see one sequence as a batch entry.
@@ -318,7 +320,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // What score and mask functions see: the batch entry (the sequence, with
   // varlen), and positions from the block's first query and key (within
   // the sequence), whatever the causal alignment.
-  Value position = batch;
+  Value position = batch, tableRow = batch;
   Value unitScale =
       scoreFn.fn ? arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f))
                        .getResult()
@@ -333,13 +335,17 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     Value startQ = offset(cuSeqlensQ, batch);
     Value lenQ =
         arith::SubIOp::create(b, loc, offset(cuSeqlensQ, next), startQ);
-    Value startK = offset(cuSeqlensK, batch);
-    Value lenK =
-        arith::SubIOp::create(b, loc, offset(cuSeqlensK, next), startK);
-    // With seqused, the sequence's keys are its first seqused_k[b] from
-    // its offset (at most its span).
-    if (usedKeys)
-      lenK = arith::MinUIOp::create(b, loc, lenK, usedKeys);
+    // A paged sequence's keys are its pages' (keyLen, from seqused; its
+    // cu_seqlens_k is not read).
+    Value startK, lenK = keyLen;
+    if (!variant.paged) {
+      startK = offset(cuSeqlensK, batch);
+      lenK = arith::SubIOp::create(b, loc, offset(cuSeqlensK, next), startK);
+      // With seqused, the sequence's keys are its first seqused_k[b] from
+      // its offset (at most its span).
+      if (usedKeys)
+        lenK = arith::MinUIOp::create(b, loc, lenK, usedKeys);
+    }
     // A bottom-right band shifts by this sequence's S_k - S_q.
     if (windowAlign) {
       Value shift = arith::MulIOp::create(
@@ -365,9 +371,15 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
           b, loc, lenQ, arith::SubIOp::create(b, loc, rows, first));
       lseView = SliceOp::create(b, loc, lseView, 2, first, count);
     }
-    k = SliceOp::create(b, loc, k, 2, startK, keys);
-    v = SliceOp::create(b, loc, v, 2, startK, keys);
-    // The packed views have one batch entry.
+    if (variant.paged) {
+      keyLen = keys;
+    } else {
+      k = SliceOp::create(b, loc, k, 2, startK, keys);
+      v = SliceOp::create(b, loc, v, 2, startK, keys);
+    }
+    // The packed views have one batch entry (the block table a row per
+    // sequence).
+    tableRow = batch;
     batch = c0;
   }
   Value seqQ = DimOp::create(b, loc, q, 2);
@@ -437,7 +449,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       Value block = arith::AddIOp::create(b, loc, j, firstKeyBlock);
       Value page = ReadOp::create(
           b, loc, b.getI32Type(), func.getArgument(*blockTableArg),
-          ValueRange{batch,
+          ValueRange{tableRow,
                      arith::DivUIOp::create(b, loc, block, blocksPerPage)});
       kvEntry = arith::IndexCastOp::create(b, loc, b.getIndexType(), page);
       kvBlock = arith::RemUIOp::create(b, loc, block, blocksPerPage);

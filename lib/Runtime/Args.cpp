@@ -316,8 +316,9 @@ Status checkShapes(const ta_sdpa_args &args, bool paged) {
 
 /// A paged KV cache (a "block_table" captured input given): k and v are
 /// [num_pages, H_kv, page_size, D] pages, the table a rank-2 int32 view of
-/// q's batch size rows, and the entries' lengths in seqused_k; no varlen
-/// or window. The keys are at most the table's pages' (problem.seqK).
+/// q's batch size rows (with varlen, num_seqs rows), and the entries'
+/// lengths in seqused_k; no window. The keys are at most the table's pages'
+/// (problem.seqK).
 Status checkPaged(const ta_sdpa_args &args, Problem &problem) {
   const ta_capture *table = nullptr;
   for (int32_t i = 0; i < args.num_captures; ++i)
@@ -329,18 +330,23 @@ Status checkPaged(const ta_sdpa_args &args, Problem &problem) {
                            "[B, max_pages] (TA_CAPTURE_I32), got type ",
                            static_cast<int>(table->type), " of rank ",
                            table->rank);
-  if (table->sizes[0] != args.q.sizes[0])
+  // A row per batch entry, or with varlen per sequence.
+  if (!args.varlen.enabled && table->sizes[0] != args.q.sizes[0])
     return invalidArgument(kBlockTableArgument, " has ", table->sizes[0],
                            " rows but q has batch size ", args.q.sizes[0]);
+  if (args.varlen.enabled && table->sizes[0] != args.varlen.num_seqs)
+    return invalidArgument(kBlockTableArgument, " has ", table->sizes[0],
+                           " rows but varlen.num_seqs is ",
+                           args.varlen.num_seqs);
   if (table->sizes[1] < 1)
     return invalidArgument(kBlockTableArgument, " has no columns (",
                            table->sizes[1], "); it lists each entry's pages");
   if (!args.seqused_k)
     return invalidArgument("a paged KV cache (", kBlockTableArgument,
                            ") needs seqused_k, each entry's filled length");
-  if (args.varlen.enabled || args.window.enabled)
+  if (args.window.enabled)
     return invalidArgument("a paged KV cache (", kBlockTableArgument,
-                           ") takes no varlen batch or sliding window yet");
+                           ") takes no sliding window yet");
   problem.pageSize = args.k.sizes[2];
   if (table->sizes[1] > (int64_t(1) << 40) / problem.pageSize)
     return invalidArgument(kBlockTableArgument, " has ", table->sizes[1],
@@ -354,11 +360,11 @@ Status checkPaged(const ta_sdpa_args &args, Problem &problem) {
 /// tensors), at least one sequence, the offsets' addresses, and longest
 /// lengths from 1 to the totals (a query total of 0 is an empty output).
 /// The shapes are checked (checkShapes): k's total is >= 1.
-Status checkVarlen(const ta_sdpa_args &args) {
+Status checkVarlen(const ta_sdpa_args &args, bool paged) {
   const ta_varlen &varlen = args.varlen;
   const ta_tensor *tensors[4] = {&args.q, &args.k, &args.v, &args.o};
   for (int t = 0; t < 4; ++t)
-    if (tensors[t]->sizes[0] != 1)
+    if (tensors[t]->sizes[0] != 1 && !(paged && (t == 1 || t == 2)))
       return invalidArgument(
           "with varlen, ", kTensorNames[t], " must be a [1, H, total, D] view ",
           "of the packed [total, H, D] sequences, got batch size ",
@@ -379,7 +385,9 @@ Status checkVarlen(const ta_sdpa_args &args) {
   const uint64_t offsets[2] = {varlen.cu_seqlens_q, varlen.cu_seqlens_k};
   const int64_t longest[2] = {varlen.max_seqlen_q, varlen.max_seqlen_k};
   const int64_t totals[2] = {args.q.sizes[2], args.k.sizes[2]};
-  for (int side = 0; side < 2; ++side) {
+  // (A paged cache's keys are its pages': cu_seqlens_k and max_seqlen_k
+  // are not read.)
+  for (int side = 0; side < (paged ? 1 : 2); ++side) {
     if (offsets[side] == 0)
       return invalidArgument("varlen.cu_seqlens_", sides[side], " is null");
     if (offsets[side] % alignof(int32_t))
@@ -629,7 +637,7 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   TA_RETURN_IF_ERROR(checkShapes(*args, problem.asked.paged));
   problem.asked.varlen = args->varlen.enabled != 0;
   if (problem.asked.varlen)
-    TA_RETURN_IF_ERROR(checkVarlen(*args));
+    TA_RETURN_IF_ERROR(checkVarlen(*args, problem.asked.paged));
   TA_RETURN_IF_ERROR(checkScale(args->scale));
   TA_RETURN_IF_ERROR(checkSoftcap(args->softcap));
   TA_RETURN_IF_ERROR(checkWindow(*args));

@@ -9,6 +9,7 @@ Needs torch, a CUDA GPU and a kernel library for it (skipped otherwise).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -1301,3 +1302,37 @@ def test_kvcache_paged_bad_inputs():
         tiled_attn.sdpa_with_kvcache(q, odd, odd, 10, block_table=table)
     with pytest.raises(ValueError, match="v has 9 pages but k has 10"):
         tiled_attn.sdpa_with_kvcache(q, kp, kp[:9], 10, block_table=table)
+
+
+@pytest.mark.parametrize("page", [16, 64])
+def test_varlen_paged_as_vllm_calls_it(page):
+    # vLLM's call: packed query sequences of a mixed batch (a prefill chunk,
+    # decodes, an empty sequence) against paged caches, through
+    # flash_attn_varlen_func with seqused_k and block_table; against the
+    # float64 reference of each sequence (bottom-right causal by its length).
+    g = torch.Generator(device="cuda").manual_seed(5)
+    hq, hkv, smax, d = 8, 2, 600, 128
+    s_q = [7, 1, 1, 0, 3, 2]
+    lens = [300, 1, 599, 0, 37, 0]
+    b = len(s_q)
+    kc, vc = (torch.randn(b, smax, hkv, d, dtype=torch.bfloat16, device="cuda", generator=g)
+              for _ in range(2))
+    kp, vp, table = paged_caches(kc, vc, page, g)
+    q = torch.randn(sum(s_q), hq, d, dtype=torch.bfloat16, device="cuda", generator=g)
+    cu = torch.tensor([0] + list(itertools.accumulate(s_q)), dtype=torch.int32, device="cuda")
+    used = torch.tensor(lens, dtype=torch.int32, device="cuda")
+    out = tiled_attn.flash_attn_varlen_func(q, kp, vp, cu, None, max(s_q), None, causal=True,
+                                            seqused_k=used, block_table=table)
+    o, lse = tiled_attn.sdpa_varlen_with_kvcache(q, kp, vp, cu, max(s_q), used, table,
+                                                 return_lse=True)
+    assert torch.equal(out, o)
+    assert lse.shape == (hq, sum(s_q))
+    for i in range(b):
+        rows = slice(int(cu[i]), int(cu[i + 1]))
+        if s_q[i] == 0:
+            continue
+        ref = kvcache_reference(q[rows].unsqueeze(0), kc[i:i + 1], vc[i:i + 1], [lens[i]])
+        if lens[i] == 0:
+            assert o[rows].abs().max().item() == 0.0
+            continue
+        assert rel_l2(o[rows].unsqueeze(0), ref) < 1e-2, i

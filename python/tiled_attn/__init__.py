@@ -17,12 +17,12 @@ They are forward only: with grad mode on, inputs that require grad raise
 from .block_mask import BlockMask, create_block_mask
 from .errors import NoBackwardError, NoKernelError, NotSupportedError, TiledAttnError
 from .flash import flash_attn_func, flash_attn_varlen_func
-from .kvcache import sdpa_with_kvcache
+from .kvcache import sdpa_varlen_with_kvcache, sdpa_with_kvcache
 from .runtime import KernelLibrary, default_library
 from .sdpa import sdpa
 from .varlen import sdpa_varlen
 
 __all__ = ["BlockMask", "KernelLibrary", "NoBackwardError", "NoKernelError", "NotSupportedError", "TiledAttnError",
            "create_block_mask", "default_library", "flash_attn_func", "flash_attn_varlen_func", "sdpa", "sdpa_varlen",
-           "sdpa_with_kvcache"]
+           "sdpa_varlen_with_kvcache", "sdpa_with_kvcache"]
 __version__ = "0.2.0"

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from .errors import NotSupportedError
+from .kvcache import sdpa_varlen_with_kvcache
 from .sdpa import LibraryArg, sdpa
 from .validation import check_flash_args, check_inputs, flash_alibi
 from .varlen import sdpa_varlen
@@ -135,6 +137,8 @@ def flash_attn_varlen_func(
     deterministic: bool = False,
     return_attn_probs: bool = False,
     *,
+    seqused_k: Optional["torch.Tensor"] = None,
+    block_table: Optional["torch.Tensor"] = None,
     library: LibraryArg = None,
     kernel: Optional[str] = None,
 ) -> "torch.Tensor":
@@ -149,11 +153,24 @@ def flash_attn_varlen_func(
     ``max_seqlen_q`` and ``max_seqlen_k`` as :func:`tiled_attn.sdpa_varlen`
     takes them. Returns a new ``[total_q, H, D_v]`` tensor; rows past
     ``cu_seqlens_q[-1]`` are not written.
+
+    With ``block_table`` (vLLM's call: ``seqused_k`` and a paged cache),
+    ``k`` and ``v`` are the pages ``[num_pages, page_size, H_kv, D]`` and
+    :func:`tiled_attn.sdpa_varlen_with_kvcache` runs it (``cu_seqlens_k``
+    and ``max_seqlen_k`` are not read, no window); ``seqused_k`` without a
+    table is not supported yet.
     """
     if (dropout_p != 0.0 or alibi_slopes is not None or return_attn_probs is not False
             or (deterministic is not False and deterministic is not True)):
         check_flash_args(dropout_p, alibi_slopes, deterministic, return_attn_probs,
                          _VARLEN_FUNC)
+    if block_table is not None or seqused_k is not None:
+        if block_table is None or seqused_k is None or tuple(window_size) != (-1, -1):
+            raise NotSupportedError(f"{_VARLEN_FUNC}: seqused_k is supported with a paged "
+                                    "cache's block_table (both given) and no window_size")
+        return sdpa_varlen_with_kvcache(q, k, v, cu_seqlens_q, max_seqlen_q, seqused_k,
+                                        block_table, causal=causal, scale=softmax_scale,
+                                        softcap=softcap, library=library)
     return sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
                        softmax_scale, enable_gqa=True, causal_align="bottom_right",
                        window_size=window_size, softcap=softcap, library=library,

@@ -35,7 +35,7 @@ from .validation import check_inputs
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["sdpa_with_kvcache"]
+__all__ = ["sdpa_varlen_with_kvcache", "sdpa_with_kvcache"]
 
 _FUNC = "tiled_attn.sdpa_with_kvcache"
 
@@ -175,3 +175,92 @@ def _cache_lengths(torch: Any, cache_seqlens: Any, batch: int, s_max: int,
                          f"on {device}, got {cache_seqlens.dtype} of shape "
                          f"{tuple(cache_seqlens.shape)} on {cache_seqlens.device}")
     return cache_seqlens.contiguous()
+
+
+def sdpa_varlen_with_kvcache(
+    q: "torch.Tensor",
+    k_cache: "torch.Tensor",
+    v_cache: "torch.Tensor",
+    cu_seqlens_q: "torch.Tensor",
+    max_seqlen_q: int,
+    seqused_k: "torch.Tensor",
+    block_table: "torch.Tensor",
+    *,
+    causal: bool = True,
+    scale: Optional[float] = None,
+    softcap: float = 0.0,
+    return_lse: bool = False,
+    library: LibraryArg = None,
+) -> "Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]":
+    """vLLM's attention call: packed query sequences against paged caches.
+
+    Args:
+        q: ``[total_q, H_q, D]`` CUDA tensor, float16 or bfloat16: the
+            sequences' new tokens, packed (a mixed batch of prefills and
+            decodes: sequence b's are rows ``cu_seqlens_q[b] ..
+            cu_seqlens_q[b + 1] - 1``).
+        k_cache, v_cache: the pages ``[num_pages, page_size, H_kv, D]``, of
+            q's dtype and device, ``H_kv`` dividing ``H_q``.
+        cu_seqlens_q: int32 ``[num_seqs + 1]`` offsets into q (0 first).
+        max_seqlen_q: the longest sequence's query count (or more).
+        seqused_k: int32 ``[num_seqs]``: sequence b's keys are its first
+            ``seqused_k[b]`` (its new tokens' included: write them into the
+            cache first).
+        block_table: int32 ``[num_seqs, max_pages]``: sequence b's keys ``i
+            * page_size ..`` are in page ``block_table[b, i]``.
+        causal: bottom-right by each sequence's lengths: its query ``i`` of
+            ``S_q(b)`` sees keys ``j <= i + seqused_k[b] - S_q(b)``.
+        scale, softcap, return_lse, library: :func:`sdpa_with_kvcache`'s.
+
+    Returns a new ``[total_q, H_q, D_v]`` tensor (rows past
+    ``cu_seqlens_q[-1]`` not written) and, with ``return_lse``, the
+    log-sum-exps ``[H_q, total_q]`` (FlashAttention's varlen layout). The
+    offsets, lengths and table entries are read by the kernels only: their
+    being right is the caller's contract (as for FlashAttention). Runs on
+    the library's ``varlen`` ``paged`` kernels (no packed GQA or split-KV).
+    """
+    import torch
+
+    from .runtime import DTYPES, MASKS, packed_view
+    from .sdpa import NO_SPLIT, default_scale, launch, output_for
+    from .functions import paged_fields
+    from .validation import (check_return_lse, check_scale, check_softcap, check_tensor,
+                             check_varlen)
+
+    func = "tiled_attn.sdpa_varlen_with_kvcache"
+    check_tensor("q", q)
+    for name, t in (("k_cache", k_cache), ("v_cache", v_cache)):
+        check_tensor(name, t)
+        if t.dtype != q.dtype or t.device != q.device or t.dim() != 4:
+            raise ValueError(f"{func}: {name} must be [num_pages, page_size, H_kv, D] pages of "
+                             f"q's dtype ({q.dtype}) and device ({q.device}), got {t.dtype} of "
+                             f"shape {tuple(t.shape)} on {t.device}")
+    if q.dim() != 3 or q.dtype not in (torch.float16, torch.bfloat16) or q.device.type != "cuda":
+        raise ValueError(f"{func}: q must be a [total_q, H_q, D] CUDA tensor of float16 or "
+                         f"bfloat16, got {q.dtype} of shape {tuple(q.shape)} on {q.device}")
+    num_seqs = check_varlen(q, cu_seqlens_q, cu_seqlens_q, max_seqlen_q, max_seqlen_q)
+    _check_block_table(torch, block_table, num_seqs, q.device)
+    capacity = k_cache.shape[1] * block_table.shape[1]
+    lengths = _cache_lengths(torch, seqused_k, num_seqs, capacity, q.device)
+    softcap = check_softcap(softcap)
+    return_lse = check_return_lse(return_lse)
+    library = library_of(library)
+    scale = default_scale(q.shape[-1]) if scale is None else check_scale(scale)
+    out = output_for(torch, q, v_cache[0], None)
+    lse = (torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
+           if return_lse else None)
+    functions, keep = paged_fields(torch, library, q.device, block_table)
+
+    def pages(t: "torch.Tensor") -> Tuple[int, ...]:
+        view = t.transpose(1, 2)  # [num_pages, H_kv, page_size, D]
+        return (view.data_ptr(), *view.shape, *view.stride())
+
+    launch(torch, library, q.device.index,
+           *packed_view(q), *pages(k_cache), *pages(v_cache), *packed_view(out),
+           DTYPES["bf16" if q.dtype is torch.bfloat16 else "f16"],
+           MASKS["bottom_right" if causal else "none"], scale, 0,
+           0, 0, 0, 0, softcap, 0 if lse is None else lse.data_ptr(),
+           1, num_seqs, cu_seqlens_q.data_ptr(), 0, int(max_seqlen_q), capacity,
+           *functions, *NO_SPLIT[:3], lengths.data_ptr())
+    del keep
+    return out if lse is None else (out, lse)

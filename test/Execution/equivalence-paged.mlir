@@ -25,6 +25,17 @@
 // RUN: tiled-attn-opt %t.split.mlir --tile-schedule="exp2=1 mask-split=1 stages=3 defer-pv=1" -o %t.splits.mlir
 // RUN: tiled-attn-run %t.split.mlir --compare-with=%t.splits.mlir --equivalence-tolerance=2e-3 --shapes=%{shapes} --batch=5 --heads=4 --kv-heads=1 --splits=3 --page-size=32 | FileCheck %s --check-prefixes=CHECK,LSE
 
+// vLLM's form: packed query sequences (varlen) against paged caches, each
+// sequence its row of the table and its seqused_k keys (cu_seqlens_k is not
+// read), empty sequences included; a mutation reading row 0 for every
+// sequence fails.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=32 block-n=16 variant=bottom_right_lse_varlen_seqused_paged" -o %t.varlen.mlir
+// RUN: tiled-attn-opt %t.varlen.mlir --tile-schedule="exp2=1 mask-split=1 stages=2 defer-pv=1" -o %t.varlens.mlir
+// RUN: tiled-attn-run %t.varlen.mlir --compare-with=%t.varlens.mlir --equivalence-tolerance=2e-3 --shapes=1x1,1x300,3x100,5x129,64x257,17x17,0x5,4x0 --heads=4 --kv-heads=2 --page-size=48 | FileCheck %s --check-prefix=VARLEN
+// RUN: sed -e 's/tile.read %arg9\[%2, /tile.read %arg9[%c0, /' %t.varlen.mlir > %t.mut3.mlir
+// RUN: not tiled-attn-run %t.mut3.mlir --shapes=1x300,3x100,5x129 --heads=4 --kv-heads=2 | FileCheck %s --check-prefix=MUTANT
+// VARLEN: varlen H=4 Hkv=2 {{.*}} causal=bottom_right: {{.*}} PASS
+
 // Mutations: the table ignored (each entry's keys read from page b), or the
 // block within the page ignored, fail.
 // RUN: sed -e 's/tile.read %arg6\[%2, \(%[0-9]*\)\] : <?x?xi32>/tile.read %arg6[%2, %c0] : <?x?xi32>/' %t.none.mlir > %t.mut1.mlir

@@ -545,4 +545,33 @@ TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
   EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
             TA_ERROR_INVALID_ARGUMENT);
   EXPECT_THAT(lastError(), HasSubstr("k has batch size 100 but q has 2"));
+
+  // vLLM's form: packed query sequences (varlen, q and o [1, H, total, D])
+  // against the pages, a table row per sequence; cu_seqlens_k is not read
+  // (null) and the table's rows are the sequences'.
+  Json varlenPaged = pagedEntry("varlen_paged", "none");
+  varlenPaged["varlen"] = true;
+  for (const char *name : {"cu_seqlens_q", "cu_seqlens_k"}) {
+    varlenPaged["params"].push_back(
+        {{"name", name}, {"kind", "base"}, {"type", "ptr"}});
+    varlenPaged["params"].push_back(
+        {{"name", name}, {"kind", "size"}, {"dim", 0}, {"type", "i64"}});
+  }
+  open({seqUsedEntry("none_used", "none"), pagedEntry("none_paged", "none"),
+        varlenPaged});
+  for (ta_tensor *t : {&args.q, &args.o}) {
+    t->sizes[0] = 1, t->sizes[2] = 5; // packed [5, 8, 64]
+    t->strides[0] = 5 * 8 * 64, t->strides[1] = 64, t->strides[2] = 8 * 64;
+  }
+  args.varlen = ta_varlen{1, 2, 0x800000000, 0, 4, 1};
+  args.num_captures = 1;
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
+      << lastError();
+  EXPECT_EQ(plan.kernel, 2);
+  EXPECT_EQ(plan.grid[2], 2u);
+  table.sizes[0] = 3;
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(lastError(),
+              HasSubstr("block_table has 3 rows but varlen.num_seqs is 2"));
 }

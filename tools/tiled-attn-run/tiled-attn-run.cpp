@@ -980,6 +980,47 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
           ref.at({0, h, q0 + r, d}) = so.at({0, h, r, d});
       }
   }
+  // With seqused, each sequence's length is its own S_k; paged, its keys
+  // are copied into pages of a cache (pageCaches) and k and v are those.
+  HostTensor seqUsed = HostTensor::create(
+      i32, {sdpa.getFeatures().seqused ? numSeqs : int64_t(0)});
+  HostTensor kPages, vPages, blockTable;
+  llvm::StringMap<KernelArg> captured;
+  if (sdpa.getFeatures().seqused)
+    for (auto [i, shape] : llvm::enumerate(shapes))
+      seqUsed.data[i] = static_cast<double>(shape.seqK);
+  if (sdpa.getFeatures().paged) {
+    int64_t pageSize =
+        pageSizeOpt ? pageSizeOpt.getValue() : 2 * sdpa.getBlockN();
+    if (pageSize < 1 || pageSize % sdpa.getBlockN()) {
+      kernel.emitError() << "--page-size must be a positive multiple of the "
+                            "kernel's block_n ("
+                         << sdpa.getBlockN() << "), got " << pageSize;
+      return 1;
+    }
+    // The sequences' keys as [num_seqs, H_kv, max S_k, D] entries.
+    auto entries = [&](HostTensor &from) {
+      HostTensor t = HostTensor::create(
+          elt, {numSeqs, kvHeads, std::max<int64_t>(maxK, 1), from.sizes[3]});
+      for (auto [i, shape] : llvm::enumerate(shapes))
+        for (int64_t h = 0; h < kvHeads; ++h)
+          for (int64_t r = 0; r < shape.seqK; ++r)
+            for (int64_t d = 0; d < from.sizes[3]; ++d)
+              t.at({int64_t(i), h, r, d}) =
+                  from.at({0, h, static_cast<int64_t>(cuK.data[i]) + r, d});
+      return t;
+    };
+    HostTensor ks = entries(k), vs = entries(v);
+    std::vector<int64_t> lengths;
+    for (const Shape &shape : shapes)
+      lengths.push_back(shape.seqK);
+    if (failed(pageCaches(ks, vs, lengths, pageSize, rng, kPages, vPages,
+                          blockTable))) {
+      kernel.emitError() << "the cache's pages exceed the host's limit";
+      return 1;
+    }
+    captured[kBlockTableArgument] = KernelArg::view(blockTable);
+  }
   // A window kernel's diagonals relative to the top-left alignment, with
   // sides past every sequence's diagonals unbounded; window_align shifts
   // them by each sequence's S_k - S_q.
@@ -1000,6 +1041,9 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
         std::max<int64_t>(1, (maxQ + blockM - 1) / blockM), heads, numSeqs};
     RoleValues values;
     values.q = &q, values.k = &k, values.v = &v, values.o = &dest;
+    if (sdpa.getFeatures().paged)
+      values.k = &kPages, values.v = &vPages;
+    values.seqUsedK = &seqUsed, values.captured = &captured;
     values.lse = &lseDest, values.cuSeqlensQ = &cuQ, values.cuSeqlensK = &cuK;
     values.scale = scale, values.softcap = softcap;
     values.windowLo = lo, values.windowHi = hi;

@@ -66,7 +66,7 @@ func.func private @sdpa_unknown_feature() attributes {tile.sdpa = #tile.sdpa<hea
 
 // A paged cache's keys are each entry's used ones: paged needs seqused.
 
-// expected-error @+1 {{paged (a paged KV cache) needs seqused and takes no varlen or block mask}}
+// expected-error @+1 {{paged (a paged KV cache) needs seqused and takes no block mask}}
 func.func private @sdpa_paged_without_seqused() attributes {tile.sdpa = #tile.sdpa<head_dim = 64, element_type = f16, causal = none, block_m = 64, block_n = 64, features = [lse, paged]>}
 
 // -----

@@ -165,10 +165,9 @@ LogicalResult SdpaAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       (!features.lse || causal != CausalMode::None || features.varlen))
     return emitError() << "split (split-KV) needs lse and takes no causal "
                           "mask, window or varlen";
-  if (features.paged &&
-      (!features.seqused || features.varlen || features.sparse))
+  if (features.paged && (!features.seqused || features.sparse))
     return emitError() << "paged (a paged KV cache) needs seqused and takes "
-                          "no varlen or block mask";
+                          "no block mask";
   if (rescaleThreshold < 0 || rescaleThreshold > 16)
     return emitError() << "rescale_threshold must be in [0, 16] (0 is off), "
                           "got "

@@ -188,7 +188,9 @@ def Tile_SdpaAttr : AttrDef<Tile_Dialect, "Sdpa"> {
     `block_table[b, i]`. Each key block is read from its page (page_size a
     multiple of block_n: the caller's contract, which the runtime checks);
     the keys are the first `min(seqused_k[b], max_pages * page_size)`, so
-    it needs `seqused`, and takes no varlen or block mask.
+    it needs `seqused`, and takes no block mask. With `varlen`, q, o and
+    lse are packed and sequence b's keys are row b's pages (cu_seqlens_k
+    is not read).
 
     The schedule knobs after the block sizes are set by the passes that
     apply them and are omitted from the printout while at their defaults:
