@@ -1336,3 +1336,11 @@ def test_varlen_paged_as_vllm_calls_it(page):
             assert o[rows].abs().max().item() == 0.0
             continue
         assert rel_l2(o[rows].unsqueeze(0), ref) < 1e-2, i
+    # The op: torch.compile(fullgraph=True), opcheck.
+    torch._dynamo.reset()
+    compiled = torch.compile(
+        lambda q, k, v, cu, n, t: tiled_attn.sdpa_varlen_with_kvcache(q, k, v, cu, 7, n, t),
+        fullgraph=True)
+    assert torch.equal(compiled(q, kp, vp, cu, used, table), o)
+    torch.library.opcheck(torch.ops.tiled_attn.sdpa_varlen_with_kvcache_lse.default,
+                          (q, kp, vp, cu, max(s_q), used, table, True, None, 0.0, None))

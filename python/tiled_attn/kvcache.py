@@ -217,8 +217,31 @@ def sdpa_varlen_with_kvcache(
     log-sum-exps ``[H_q, total_q]`` (FlashAttention's varlen layout). The
     offsets, lengths and table entries are read by the kernels only: their
     being right is the caller's contract (as for FlashAttention). Runs on
-    the library's ``varlen`` ``paged`` kernels (no packed GQA or split-KV).
+    the library's ``varlen`` ``paged`` kernels (no packed GQA or split-KV);
+    under ``torch.compile`` as the op ``tiled_attn::sdpa_varlen_with_kvcache``
+    (``_lse``).
     """
+    import torch
+
+    if torch.compiler.is_compiling():
+        from . import ops  # noqa: F401  (registers the ops)
+
+        path = None if library is None else str(library_of(library).path)
+        op = (torch.ops.tiled_attn.sdpa_varlen_with_kvcache_lse if return_lse
+              else torch.ops.tiled_attn.sdpa_varlen_with_kvcache)
+        return op(q, k_cache, v_cache, cu_seqlens_q, max_seqlen_q, seqused_k, block_table,
+                  causal, scale, softcap, path)
+    return varlen_kvcache_eager(q, k_cache, v_cache, cu_seqlens_q, max_seqlen_q, seqused_k,
+                                block_table, causal, scale, softcap, return_lse, library)
+
+
+def varlen_kvcache_eager(q: "torch.Tensor", k_cache: "torch.Tensor", v_cache: "torch.Tensor",
+                         cu_seqlens_q: "torch.Tensor", max_seqlen_q: int,
+                         seqused_k: "torch.Tensor", block_table: "torch.Tensor", causal: bool,
+                         scale: Optional[float], softcap: float, return_lse: bool,
+                         library: LibraryArg) -> Any:
+    """:func:`sdpa_varlen_with_kvcache`'s work, and the CUDA implementation of
+    ``tiled_attn::sdpa_varlen_with_kvcache(_lse)``."""
     import torch
 
     from .runtime import DTYPES, MASKS, packed_view

@@ -77,7 +77,7 @@ import torch
 
 from .sdpa import sdpa_eager
 from .validation import check_no_grad
-from .kvcache import kvcache_eager
+from .kvcache import kvcache_eager, varlen_kvcache_eager
 from .varlen import sdpa_varlen_eager
 
 __all__ = ["LSE_SCHEMA", "SCHEMA", "VARLEN_LSE_SCHEMA", "VARLEN_SCHEMA"]
@@ -111,10 +111,19 @@ _KVCACHE_ARGS = ("Tensor q, Tensor k_cache, Tensor v_cache, Tensor cache_seqlens
                  "Tensor? block_table=None")
 KVCACHE_SCHEMA = f"sdpa_with_kvcache({_KVCACHE_ARGS}) -> Tensor"
 KVCACHE_LSE_SCHEMA = f"sdpa_with_kvcache_lse({_KVCACHE_ARGS}) -> (Tensor, Tensor)"
+#: sdpa_varlen_with_kvcache's op (vLLM's call on paged caches).
+_VARLEN_KVCACHE_ARGS = ("Tensor q, Tensor k_cache, Tensor v_cache, Tensor cu_seqlens_q, "
+                        "int max_seqlen_q, Tensor seqused_k, Tensor block_table, bool causal, "
+                        "float? scale, float softcap, str? library_path")
+VARLEN_KVCACHE_SCHEMA = f"sdpa_varlen_with_kvcache({_VARLEN_KVCACHE_ARGS}) -> Tensor"
+VARLEN_KVCACHE_LSE_SCHEMA = (f"sdpa_varlen_with_kvcache_lse({_VARLEN_KVCACHE_ARGS}) "
+                             "-> (Tensor, Tensor)")
 
 _LIB = torch.library.Library("tiled_attn", "DEF")
 _LIB.define(KVCACHE_SCHEMA)
 _LIB.define(KVCACHE_LSE_SCHEMA)
+_LIB.define(VARLEN_KVCACHE_SCHEMA)
+_LIB.define(VARLEN_KVCACHE_LSE_SCHEMA)
 _LIB.define(SCHEMA)
 _LIB.define(LSE_SCHEMA)
 _LIB.define(VARLEN_SCHEMA)
@@ -295,6 +304,31 @@ def _kvcache_lse_fake(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Ten
                         device=q.device))
 
 
+def _varlen_kvcache_cuda(*args: Any) -> torch.Tensor:
+    return varlen_kvcache_eager(*args[:10], False, args[10])
+
+
+def _varlen_kvcache_lse_cuda(*args: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+    return varlen_kvcache_eager(*args[:10], True, args[10])
+
+
+def _varlen_kvcache_fake(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                         *args: Any) -> torch.Tensor:
+    return torch.empty((*q.shape[:-1], v_cache.shape[-1]), dtype=q.dtype, device=q.device)
+
+
+def _varlen_kvcache_lse_fake(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                             *args: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+    return (_varlen_kvcache_fake(q, k_cache, v_cache),
+            torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device))
+
+
+_LIB.impl("sdpa_varlen_with_kvcache", _varlen_kvcache_cuda, "CUDA")
+torch.library.register_fake("tiled_attn::sdpa_varlen_with_kvcache", _varlen_kvcache_fake,
+                            lib=_LIB)
+_LIB.impl("sdpa_varlen_with_kvcache_lse", _varlen_kvcache_lse_cuda, "CUDA")
+torch.library.register_fake("tiled_attn::sdpa_varlen_with_kvcache_lse",
+                            _varlen_kvcache_lse_fake, lib=_LIB)
 _LIB.impl("sdpa_with_kvcache", _kvcache_cuda, "CUDA")
 torch.library.register_fake("tiled_attn::sdpa_with_kvcache", _kvcache_fake, lib=_LIB)
 _LIB.impl("sdpa_with_kvcache_lse", _kvcache_lse_cuda, "CUDA")
@@ -319,6 +353,7 @@ def _refusing_autograd(name: str) -> Any:
 
 
 for _name in ("sdpa", "sdpa_lse", "sdpa_varlen", "sdpa_varlen_lse", "sdpa_with_kvcache",
-              "sdpa_with_kvcache_lse"):
+              "sdpa_with_kvcache_lse", "sdpa_varlen_with_kvcache",
+              "sdpa_varlen_with_kvcache_lse"):
     _LIB.impl(_name, _refusing_autograd(_name), "Autograd", with_keyset=True)
 del _name
