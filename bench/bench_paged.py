@@ -15,7 +15,10 @@ entry's keys are contiguous beyond a page. Providers, taking turns over
 --rounds rounds: ``tiled-attn-kvcache`` (contiguous [B, S_k, H_kv, D]),
 ``tiled-attn-paged<P>`` for each page size, and PyTorch's ``torch-auto``
 and ``torch-cudnn`` on [B, H_kv, S_k, D] tensors (PyTorch has no paged
-attention). Times as bench_decode.py's: CUDA-event medians after a
+attention), and ``tiled-attn-varlen-paged64``: the same step as vLLM
+calls it, ``sdpa_varlen_with_kvcache`` on packed queries (one per
+sequence, ``cu_seqlens_q`` 0, 1, ..., B) and pages of 64 (no packed GQA
+there). Times as bench_decode.py's: CUDA-event medians after a
 warm-up, each provider's median of its round medians, enough input sets
 rotating that K and V come from HBM.
 
@@ -39,7 +42,7 @@ import bench_decode as decode
 
 PAGE_SIZES = (16, 64, 256)
 PROVIDERS = ("tiled-attn-kvcache", *(f"tiled-attn-paged{p}" for p in PAGE_SIZES),
-             "torch-auto", "torch-cudnn")
+             "tiled-attn-varlen-paged64", "torch-auto", "torch-cudnn")
 
 
 def parse_args() -> argparse.Namespace:
@@ -62,7 +65,7 @@ def parse_args() -> argparse.Namespace:
 
 def bench(library, args, cycles) -> list[dict]:
     from common import short_reason, time_fn
-    from tiled_attn import sdpa_with_kvcache
+    from tiled_attn import sdpa_varlen_with_kvcache, sdpa_with_kvcache
 
     torch = decode.torch
     rows = []
@@ -81,10 +84,16 @@ def bench(library, args, cycles) -> list[dict]:
         for page in PAGE_SIZES:
             inputs[f"tiled-attn-paged{page}"] = [(q, *decode.paged(k, v, page))
                                                  for q, k, v in caches]
+        inputs["tiled-attn-varlen-paged64"] = [(q[:, 0], *rest) for q, *rest
+                                               in inputs["tiled-attn-paged64"]]
         lengths = torch.full((b,), sk, dtype=torch.int32, device="cuda")
+        cu = torch.arange(b + 1, dtype=torch.int32, device="cuda")
 
         def run_kvcache(q, k, v, table=None):
             return sdpa_with_kvcache(q, k, v, lengths, library=library, block_table=table)
+
+        def run_varlen(q, k, v, table):
+            return sdpa_varlen_with_kvcache(q, k, v, cu, 1, lengths, table, library=library)
 
         times = {name: [] for name in PROVIDERS}
         notes = {}
@@ -92,7 +101,8 @@ def bench(library, args, cycles) -> list[dict]:
             for name in PROVIDERS:
                 if name in notes:
                     continue
-                fn = (run_kvcache if name.startswith("tiled-attn")
+                fn = (run_varlen if name.startswith("tiled-attn-varlen")
+                      else run_kvcache if name.startswith("tiled-attn")
                       else decode.provider(name, library))
                 sets = inputs["torch" if name.startswith("torch") else name]
                 try:
