@@ -254,9 +254,27 @@ def check_kvcache(library, device: str, date: str, out: Path, page_sizes=(0,),
     return ok
 
 
-def bench(library, args, cycles) -> list[dict]:
-    from common import short_reason, time_fn
+def time_case(calls: dict, b: int, sk: int, args, cycles) -> list[dict]:
+    """One cell of the grid: each of ``calls`` (name -> (fn, input sets))
+    timed in interleaved rounds (common.interleaved: each provider's median
+    of its CUDA-event medians), as rows with GB/s of K and V read."""
+    from common import interleaved, time_fn
 
+    times, notes = interleaved(
+        calls, args.rounds, lambda call: time_fn(call[0], call[1], args.warmup, args.iters,
+                                                 cycles)[0])
+    kv_bytes = 2 * b * H_KV * sk * D * 2
+    rows = []
+    for name in calls:
+        ms = statistics.median(times[name]) if times[name] else float("nan")
+        rows.append(dict(batch=b, s_k=sk, h_q=H_Q, h_kv=H_KV, d=D, provider=name,
+                         ms=f"{ms:.4f}", gb_per_s=f"{kv_bytes / ms / 1e6:.0f}",
+                         note=notes.get(name, "")))
+        print(rows[-1], flush=True)
+    return rows
+
+
+def bench(library, args, cycles) -> list[dict]:
     rows = []
     cases = CASES[:2] if args.quick or args.sweep else CASES
     providers = PROVIDERS
@@ -274,24 +292,10 @@ def bench(library, args, cycles) -> list[dict]:
         kv_sets = ([(q.transpose(1, 2), k.transpose(1, 2).contiguous(),
                      v.transpose(1, 2).contiguous()) for q, k, v in sets]
                    if "tiled-attn-kvcache" in providers else None)
-        times = {name: [] for name in providers}
-        notes = {}
-        for _ in range(args.rounds):
-            for name in providers:
-                if name in notes:
-                    continue
-                try:
-                    inputs = kv_sets if name == "tiled-attn-kvcache" else sets
-                    times[name].append(time_fn(provider(name, library), inputs, args.warmup,
-                                               args.iters, cycles)[0])
-                except Exception as exc:  # a backend that refuses the shape
-                    notes[name] = short_reason(exc)
-        for name in providers:
-            ms = statistics.median(times[name]) if times[name] else float("nan")
-            rows.append(dict(batch=b, s_k=sk, h_q=H_Q, h_kv=H_KV, d=D, provider=name,
-                             ms=f"{ms:.4f}", gb_per_s=f"{kv_bytes / ms / 1e6:.0f}",
-                             note=notes.get(name, "")))
-            print(rows[-1], flush=True)
+        calls = {name: (provider(name, library),
+                        kv_sets if name == "tiled-attn-kvcache" else sets)
+                 for name in providers}
+        rows += time_case(calls, b, sk, args, cycles)
         del sets, kv_sets
         torch.cuda.empty_cache()
     return rows

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import math
-import statistics
 import sys
 from pathlib import Path
 
@@ -64,7 +63,6 @@ def parse_args() -> argparse.Namespace:
 
 
 def bench(library, args, cycles) -> list[dict]:
-    from common import short_reason, time_fn
     from tiled_attn import sdpa_varlen_with_kvcache, sdpa_with_kvcache
 
     torch = decode.torch
@@ -95,26 +93,12 @@ def bench(library, args, cycles) -> list[dict]:
         def run_varlen(q, k, v, table):
             return sdpa_varlen_with_kvcache(q, k, v, cu, 1, lengths, table, library=library)
 
-        times = {name: [] for name in PROVIDERS}
-        notes = {}
-        for _ in range(args.rounds):
-            for name in PROVIDERS:
-                if name in notes:
-                    continue
-                fn = (run_varlen if name.startswith("tiled-attn-varlen")
-                      else run_kvcache if name.startswith("tiled-attn")
-                      else decode.provider(name, library))
-                sets = inputs["torch" if name.startswith("torch") else name]
-                try:
-                    times[name].append(time_fn(fn, sets, args.warmup, args.iters, cycles)[0])
-                except Exception as exc:  # a provider that refuses the shape
-                    notes[name] = short_reason(exc)
-        for name in PROVIDERS:
-            ms = statistics.median(times[name]) if times[name] else float("nan")
-            rows.append(dict(batch=b, s_k=sk, h_q=H_Q, h_kv=H_KV, d=D, provider=name,
-                             ms=f"{ms:.4f}", gb_per_s=f"{kv_bytes / ms / 1e6:.0f}",
-                             note=notes.get(name, "")))
-            print(rows[-1], flush=True)
+        calls = {name: (run_varlen if name.startswith("tiled-attn-varlen")
+                        else run_kvcache if name.startswith("tiled-attn")
+                        else decode.provider(name, library),
+                        inputs["torch" if name.startswith("torch") else name])
+                 for name in PROVIDERS}
+        rows += decode.time_case(calls, b, sk, args, cycles)
         del caches, inputs
         torch.cuda.empty_cache()
     return rows

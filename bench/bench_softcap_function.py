@@ -127,7 +127,7 @@ def main() -> int:
 
     import torch
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-    from common import median_ms, write_csv
+    from common import interleaved, median_ms, write_csv
     from tiled_attn import KernelLibrary, sdpa
 
     torch.manual_seed(0)
@@ -161,10 +161,7 @@ def main() -> int:
                 "tiled-attn plain": lambda: sdpa(q, k, v, is_causal=causal, library=library),
                 "FlexAttention": lambda: flex(q, k, v, score_mod=tanh_mod, block_mask=block),
             }
-            times = {name: [] for name in providers}
-            for _ in range(args.rounds):
-                for name, fn in providers.items():
-                    times[name].append(median_ms(fn))
+            times, _ = interleaved(providers, args.rounds, median_ms, catch=False)
             pairs = s * (s + 1) // 2 if causal else s * s
             flops = 4 * b * h * pairs * d
             for name, ts in times.items():

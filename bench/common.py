@@ -115,6 +115,26 @@ def write_csv(out_dir, stem: str, device: str, date: str, rows: list[dict]):
     return path
 
 
+def interleaved(calls: dict, rounds: int, time_one, catch: bool = True):
+    """Times each of ``calls`` (name -> what ``time_one`` times) once per round,
+    the calls taking turns, so that drift hits them all alike: returns each
+    name's list of times and, with ``catch``, the reason of each call that
+    raised (a backend that refuses the shape), which is timed no more."""
+    times = {name: [] for name in calls}
+    notes = {}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            if name in notes:
+                continue
+            try:
+                times[name].append(time_one(call))
+            except Exception as exc:  # noqa: BLE001
+                if not catch:
+                    raise
+                notes[name] = short_reason(exc)
+    return times, notes
+
+
 def short_reason(exc: BaseException, limit: int = 240) -> str:
     text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
     return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -1201,6 +1201,23 @@ def kvcache_reference(q, k_cache, v_cache, lengths):
     return out
 
 
+def check_replayed_as_caches_fill(step, q, lengths, kc, vc, g):
+    """A decode step, ``step(q, lengths)`` on a 3-entry batch, captured once in
+    a CUDA graph and replayed as the caches fill (new queries and lengths
+    each time), against the float64 reference on the contiguous caches kc,
+    vc."""
+    static_q, static_lengths = q.clone(), lengths.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = step(static_q, static_lengths)
+    for i, fill in enumerate(([5, 2047, 64], [0, 300, 2048])):
+        static_q.copy_(torch.randn(q.shape, dtype=q.dtype, device="cuda", generator=g))
+        static_lengths.copy_(torch.tensor(fill, dtype=torch.int32))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert rel_l2(captured, kvcache_reference(static_q, kc, vc, fill)) < 1e-2, i
+
+
 def test_kvcache_decode_in_a_cuda_graph_and_compiled():
     g = torch.Generator(device="cuda").manual_seed(3)
     b, hq, hkv, smax, d = 3, 16, 4, 2048, 128
@@ -1211,17 +1228,8 @@ def test_kvcache_decode_in_a_cuda_graph_and_compiled():
     out = tiled_attn.sdpa_with_kvcache(q, kc, vc, lengths)
     assert out.shape == q.shape
     assert rel_l2(out, kvcache_reference(q, kc, vc, [smax, 1, 700])) < 1e-2
-    # A decode step captured once, replayed as the caches fill.
-    static_q, static_lengths = q.clone(), lengths.clone()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        captured = tiled_attn.sdpa_with_kvcache(static_q, kc, vc, static_lengths)
-    for step, fill in enumerate(([5, 2047, 64], [0, 300, 2048])):
-        static_q.copy_(torch.randn(q.shape, dtype=q.dtype, device="cuda", generator=g))
-        static_lengths.copy_(torch.tensor(fill, dtype=torch.int32))
-        graph.replay()
-        torch.cuda.synchronize()
-        assert rel_l2(captured, kvcache_reference(static_q, kc, vc, fill)) < 1e-2, step
+    check_replayed_as_caches_fill(
+        lambda q, n: tiled_attn.sdpa_with_kvcache(q, kc, vc, n), q, lengths, kc, vc, g)
     torch._dynamo.reset()
     compiled = torch.compile(lambda q, k, v, n: tiled_attn.sdpa_with_kvcache(q, k, v, n) * 2.0,
                              fullgraph=True)
@@ -1266,17 +1274,9 @@ def test_kvcache_paged_in_a_cuda_graph_and_compiled(page):
     # Split-KV over the pages (batch 1, the whole cache).
     one = tiled_attn.sdpa_with_kvcache(q[:1], kp, vp, lengths[:1], block_table=table[:1])
     assert rel_l2(one, kvcache_reference(q[:1], kc[:1], vc[:1], fill[:1])) < 1e-2
-    static_q, static_lengths = q.clone(), lengths.clone()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        captured = tiled_attn.sdpa_with_kvcache(static_q, kp, vp, static_lengths,
-                                                block_table=table)
-    for step, fill in enumerate(([5, 2047, 64], [0, 300, 2048])):
-        static_q.copy_(torch.randn(q.shape, dtype=q.dtype, device="cuda", generator=g))
-        static_lengths.copy_(torch.tensor(fill, dtype=torch.int32))
-        graph.replay()
-        torch.cuda.synchronize()
-        assert rel_l2(captured, kvcache_reference(static_q, kc, vc, fill)) < 1e-2, step
+    check_replayed_as_caches_fill(
+        lambda q, n: tiled_attn.sdpa_with_kvcache(q, kp, vp, n, block_table=table),
+        q, lengths, kc, vc, g)
     torch._dynamo.reset()
     compiled = torch.compile(
         lambda q, k, v, n, t: tiled_attn.sdpa_with_kvcache(q, k, v, n, block_table=t) * 2.0,

@@ -158,6 +158,17 @@ protected:
     return bytes;
   }
 
+  /// Runs `args` with a workspace of the size it needs (which must be some:
+  /// the call splits); `split` gets the split kernel's launch.
+  void runSplit(fakecuda::Launch &split) {
+    const uint64_t bytes = workspaceSize();
+    ASSERT_GT(bytes, 0u);
+    args.workspace = kFarAway;
+    args.workspace_bytes = bytes;
+    ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
+    split = fakecuda::previousLaunch();
+  }
+
   TempDir dir;
   Library library;
   ta_sdpa_args args = problem(2, 8, 1, 4096, 64);
@@ -416,12 +427,8 @@ TEST_F(SplitKv, SeqUsedKernelsRunCallsWithLengthsOnly) {
   // kernel, which takes the lengths too.
   decode(/*b=*/1, /*sk=*/32768);
   args.seqused_k = lengths;
-  const uint64_t bytes = workspaceSize();
-  ASSERT_GT(bytes, 0u);
-  args.workspace = kFarAway;
-  args.workspace_bytes = bytes;
-  ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
-  fakecuda::Launch split = fakecuda::previousLaunch();
+  fakecuda::Launch split;
+  ASSERT_NO_FATAL_FAILURE(runSplit(split));
   EXPECT_EQ(launchParam<int64_t>(split, 43), split.grid[1] / 2);
   EXPECT_EQ(launchParam<uint64_t>(split, 44), lengths);
   EXPECT_EQ(fakecuda::lastLaunch().symbol, "split_merge");
@@ -494,12 +501,8 @@ TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
   table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
                       {1, 256}, {256, 1});
   args.q.sizes[0] = args.o.sizes[0] = 1;
-  const uint64_t bytes = workspaceSize();
-  ASSERT_GT(bytes, 0u);
-  args.workspace = kFarAway;
-  args.workspace_bytes = bytes;
-  ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
-  fakecuda::Launch split = fakecuda::previousLaunch();
+  fakecuda::Launch split;
+  ASSERT_NO_FATAL_FAILURE(runSplit(split));
   EXPECT_EQ(split.params.size(), 50u); // the split kernel's, table included
   EXPECT_EQ(launchParam<uint64_t>(split, 44), lengths);
   EXPECT_EQ(launchParam<uint64_t>(split, 46), kFarAway + 0x900000);

@@ -612,24 +612,36 @@ referenceFunctions(func::FuncOp kernel,
   return functions;
 }
 
-/// A paged cache of `k` and `v` ([B, H_kv, S_k, D]): pages of `pageSize`
-/// keys, [num_pages, H_kv, pageSize, D] laid out as vLLM's [num_pages,
-/// pageSize, H_kv, D], batch entry b's page i at `table`[b, i], the pages
-/// in a random order with two more that no entry uses. Every element no
-/// key of an entry's first `lengths[b]` fills (the last page's tail, the
-/// spare pages, the pages past the used ones) holds 256, which a kernel
-/// that read it unmasked would show; the table's entries past the used
-/// pages point past the cache.
-static LogicalResult pageCaches(HostTensor &k, HostTensor &v,
-                                ArrayRef<int64_t> lengths, int64_t pageSize,
+/// A paged cache of `k` and `v` ([B, H_kv, S_k, D]) for the paged `kernel`:
+/// pages of --page-size keys (default 2 * block_n), [num_pages, H_kv,
+/// page_size, D] laid out as vLLM's [num_pages, page_size, H_kv, D], batch
+/// entry b's page i at `table`[b, i], the pages in a random order with two
+/// more that no entry uses. Every element no key of an entry's first
+/// `lengths[b]` fills (the last page's tail, the spare pages, the pages
+/// past the used ones) holds 256, which a kernel that read it unmasked
+/// would show; the table's entries past the used pages point past the
+/// cache. Fails, after an error on `kernel`, on a page size that is no
+/// multiple of block_n or a cache past the host's limit.
+static LogicalResult pageCaches(func::FuncOp kernel, HostTensor &k,
+                                HostTensor &v, ArrayRef<int64_t> lengths,
                                 std::mt19937_64 &rng, HostTensor &kPages,
                                 HostTensor &vPages, HostTensor &table) {
+  const int64_t blockN =
+      cast<tile::SdpaAttr>(
+          kernel->getAttr(tile::TileDialect::getSdpaAttrName()))
+          .getBlockN();
+  const int64_t pageSize = pageSizeOpt ? pageSizeOpt.getValue() : 2 * blockN;
+  if (pageSize < 1 || pageSize % blockN)
+    return kernel.emitError()
+           << "--page-size must be a positive multiple of the kernel's "
+              "block_n ("
+           << blockN << "), got " << pageSize;
   const int64_t batch = k.sizes[0], heads = k.sizes[1], seqK = k.sizes[2];
   const int64_t perEntry =
       std::max<int64_t>((seqK + pageSize - 1) / pageSize, 1);
   const int64_t numPages = batch * perEntry + 2;
   if (numPages * heads * pageSize * k.sizes[3] > (int64_t(1) << 27))
-    return failure();
+    return kernel.emitError() << "the cache's pages exceed the host's limit";
   std::vector<int64_t> order(numPages);
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), rng);
@@ -770,19 +782,9 @@ static int runShapes(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     // Paged: the kernel reads k and v from the pages of a cache.
     HostTensor kPages, vPages, blockTable;
     if (sdpa.getFeatures().paged) {
-      int64_t pageSize =
-          pageSizeOpt ? pageSizeOpt.getValue() : 2 * sdpa.getBlockN();
-      if (pageSize < 1 || pageSize % sdpa.getBlockN()) {
-        kernel.emitError() << "--page-size must be a positive multiple of "
-                              "the kernel's block_n ("
-                           << sdpa.getBlockN() << "), got " << pageSize;
+      if (failed(pageCaches(kernel, k, v, lengths, rng, kPages, vPages,
+                            blockTable)))
         return 1;
-      }
-      if (failed(pageCaches(k, v, lengths, pageSize, rng, kPages, vPages,
-                            blockTable))) {
-        kernel.emitError() << "the cache's pages exceed the host's limit";
-        return 1;
-      }
       (*captured)[kBlockTableArgument] = KernelArg::view(blockTable);
     }
 
@@ -990,14 +992,6 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     for (auto [i, shape] : llvm::enumerate(shapes))
       seqUsed.data[i] = static_cast<double>(shape.seqK);
   if (sdpa.getFeatures().paged) {
-    int64_t pageSize =
-        pageSizeOpt ? pageSizeOpt.getValue() : 2 * sdpa.getBlockN();
-    if (pageSize < 1 || pageSize % sdpa.getBlockN()) {
-      kernel.emitError() << "--page-size must be a positive multiple of the "
-                            "kernel's block_n ("
-                         << sdpa.getBlockN() << "), got " << pageSize;
-      return 1;
-    }
     // The sequences' keys as [num_seqs, H_kv, max S_k, D] entries.
     auto entries = [&](HostTensor &from) {
       HostTensor t = HostTensor::create(
@@ -1014,11 +1008,9 @@ static int runVarlen(func::FuncOp kernel, FailureOr<func::FuncOp> other,
     std::vector<int64_t> lengths;
     for (const Shape &shape : shapes)
       lengths.push_back(shape.seqK);
-    if (failed(pageCaches(ks, vs, lengths, pageSize, rng, kPages, vPages,
-                          blockTable))) {
-      kernel.emitError() << "the cache's pages exceed the host's limit";
+    if (failed(pageCaches(kernel, ks, vs, lengths, rng, kPages, vPages,
+                          blockTable)))
       return 1;
-    }
     captured[kBlockTableArgument] = KernelArg::view(blockTable);
   }
   // A window kernel's diagonals relative to the top-left alignment, with
