@@ -422,6 +422,15 @@ LogicalResult Interpreter::execLoad(LoadOp op) {
   for (Value idx : op.getIndices())
     indices.push_back(getInt(idx));
   SmallVector<int64_t> blockShape = op.getBlockShape();
+  // With gather, the rows come in groups, each a block of its own at its
+  // own first index.
+  SmallVector<int64_t> gather;
+  for (Value idx : op.getGather())
+    gather.push_back(getInt(idx));
+  int64_t groupRows = gather.empty() ? 0 : blockShape[0] / gather.size();
+  SmallVector<int64_t> groupShape(blockShape);
+  if (groupRows)
+    groupShape[0] = groupRows;
   double pad =
       roundToType(op.getPad().convertToDouble(), t.tensor->elementType);
   RtValue out;
@@ -435,7 +444,15 @@ LogicalResult Interpreter::execLoad(LoadOp op) {
     if (transpose)
       std::reverse(blockIndex.begin(), blockIndex.end());
     int64_t offset;
-    bool inside = viewOffset(t, indices, blockShape, blockIndex, offset);
+    bool inside;
+    if (groupRows) {
+      SmallVector<int64_t, 4> at(indices);
+      at[0] = gather[blockIndex[0] / groupRows];
+      blockIndex[0] %= groupRows;
+      inside = viewOffset(t, at, groupShape, blockIndex, offset);
+    } else {
+      inside = viewOffset(t, indices, blockShape, blockIndex, offset);
+    }
     outside |= !inside;
     elements[linear] = inside ? t.tensor->data[offset] : pad;
   });

@@ -171,6 +171,12 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   if (variant.seqused && window)
     return emitError() << "a seqused kernel takes no window: its band would "
                           "not follow each entry's length (causal masks do)";
+  if (cfg.pageSize && (!variant.paged || cfg.pageSize >= bn ||
+                       bn % cfg.pageSize || cfg.pageSize % 8))
+    return emitError() << "a page size of " << cfg.pageSize
+                       << " needs a paged kernel and a multiple of 8 that "
+                          "divides block_n ("
+                       << bn << ") and is smaller";
   if (variant.split && (scoreFn.fn || maskFn.fn || variant.sparse))
     return emitError() << "a split-KV kernel takes no score or mask function "
                           "and no block mask";
@@ -265,7 +271,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // before split-KV's chunks and the masks, which then see that length.
   // The keys this program reads, as one slice of k and v along S_k (a TMA
   // load takes one slice of an argument): [keyStart, keyStart + keyLen).
-  Value usedKeys, keyStart, keyLen;
+  Value usedKeys, keyStart, keyLen, pagedKeys;
   if (variant.seqused) {
     Value used = readIndexAt(seqUsedK, batch);
     Value nonNegative =
@@ -278,6 +284,7 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
           DimOp::create(b, loc, k, 2));
       keyStart = c0;
       keyLen = arith::MinUIOp::create(b, loc, usedKeys, capacity);
+      pagedKeys = keyLen;
     } else if (!variant.varlen) {
       keyStart = c0;
       keyLen =
@@ -384,9 +391,9 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   }
   Value seqQ = DimOp::create(b, loc, q, 2);
   Value seqK = variant.paged ? keyLen : DimOp::create(b, loc, k, 2).getResult();
-  Value qTile = LoadOp::create(b, loc, tensorTy({bm, d}, elt), q,
-                               ValueRange{batch, head, mBlk, c0},
-                               /*pad=*/APFloat(0.0), /*transpose=*/false);
+  Value qTile = LoadOp::create(
+      b, loc, tensorTy({bm, d}, elt), q, ValueRange{batch, head, mBlk, c0},
+      /*gather=*/ValueRange{}, /*pad=*/APFloat(0.0), /*transpose=*/false);
   // The K/V head of this query head: its group of H_q / H_kv query heads.
   // The divisions (an emulated sequence on the GPU, on the way to the
   // first K/V copy: 2-5% at D=64 and S <= 4096 on an H100) are skipped
@@ -445,7 +452,32 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
                   bool masked) {
     // Key block j: of batch entry b, or of its page.
     Value kvEntry = batch, kvBlock = j;
-    if (variant.paged) {
+    SmallVector<Value> gather;
+    if (variant.paged && cfg.pageSize) {
+      // Gathered from bn / pageSize pages, the block's group g from the
+      // page of its first key, none past the last used page (the table's
+      // entries past it may be anything; those keys are masked).
+      int64_t groups = bn / cfg.pageSize;
+      Value block = arith::AddIOp::create(b, loc, j, firstKeyBlock);
+      Value lastPage = arith::DivUIOp::create(
+          b, loc,
+          arith::SubIOp::create(
+              b, loc, arith::MaxUIOp::create(b, loc, pagedKeys, c1), c1),
+          cIndex(cfg.pageSize));
+      Value firstPage = arith::MulIOp::create(b, loc, block, cIndex(groups));
+      for (int64_t g = 0; g < groups; ++g) {
+        Value at = arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, firstPage, cIndex(g)),
+            lastPage);
+        gather.push_back(arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            ReadOp::create(b, loc, b.getI32Type(),
+                           func.getArgument(*blockTableArg),
+                           ValueRange{tableRow, at})));
+      }
+      kvEntry = c0;
+      kvBlock = c0;
+    } else if (variant.paged) {
       Value block = arith::AddIOp::create(b, loc, j, firstKeyBlock);
       Value page = ReadOp::create(
           b, loc, b.getI32Type(), func.getArgument(*blockTableArg),
@@ -455,11 +487,11 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
       kvBlock = arith::RemUIOp::create(b, loc, block, blocksPerPage);
     }
     Value kt = LoadOp::create(b, loc, tensorTy({d, bn}, elt), k,
-                              ValueRange{kvEntry, kvHead, kvBlock, c0},
+                              ValueRange{kvEntry, kvHead, kvBlock, c0}, gather,
                               APFloat(0.0), /*transpose=*/true);
     // V is loaded with K, so that its copy overlaps Q K^T and the softmax.
     Value vt = LoadOp::create(b, loc, tensorTy({bn, dv}, elt), v,
-                              ValueRange{kvEntry, kvHead, kvBlock, c0},
+                              ValueRange{kvEntry, kvHead, kvBlock, c0}, gather,
                               APFloat(0.0), /*transpose=*/false);
     Value s = MmaOp::create(b, loc, qTile, kt, zeroScores);
     if (capScale) {

@@ -221,7 +221,8 @@ bool heavyFirst(const std::string &options) {
   return false;
 }
 
-/// "schedule": {"block_n": 64, "options": "...", ...}; optional. A varlen
+/// "schedule": {"block_n": 64, "page_size": 0, "options": "...", ...};
+/// optional. A varlen
 /// kernel is not heavy-first: heavy-first numbers the programs longest
 /// first by their query block, which under varlen says nothing of a
 /// program's length (each sequence has its own), and the runtime launches
@@ -237,6 +238,9 @@ Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
   int64_t blockN = 0;
   TA_RETURN_IF_ERROR(s.integer("block_n", 1, INT32_MAX, blockN, &none));
   kernel.blockN = static_cast<int32_t>(blockN);
+  int64_t pageSize = 0;
+  TA_RETURN_IF_ERROR(s.integer("page_size", 0, INT32_MAX, pageSize, &none));
+  kernel.pageSize = static_cast<int32_t>(pageSize);
   if (const Json *options = s.find("options")) {
     if (!options->is_string())
       return s.fail("options", "a string", *options);

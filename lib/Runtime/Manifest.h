@@ -190,6 +190,10 @@ struct KernelEntry {
   /// Q's and K's head dim, and V's and O's ("head_dim_v", the same when
   /// absent).
   int32_t headDim = 0, headDimV = 0, blockM = 0, blockN = 0, sharedBytes = 0;
+  /// A paged kernel's one page size when smaller than blockN (its key
+  /// blocks gathered from several pages), else 0: pages of any multiple of
+  /// blockN.
+  int32_t pageSize = 0;
   int32_t indexBits = 64, alignBytes = kDefaultAlignBytes;
   /// Whether the kernel reads K/V head h / (H_q / H_kv) for query head h
   /// (grouped KV heads); a library built before it has not.

@@ -49,8 +49,9 @@
 // that takes exactly the captured inputs given wins (takesGivenCaptures).
 //
 // A problem that gives a block table (a paged KV cache) runs only on
-// "paged" kernels whose block_n divides its page size, and any other only
-// on kernels without it.
+// "paged" kernels whose block_n divides its page size, or whose one page
+// size (smaller than a block, each block gathered from several pages) it
+// is, and any other only on kernels without it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -252,7 +253,8 @@ Status noKernel(const ta_library &library, const Problem &problem, int ccMajor,
     wanted += concat(", name=", args.kernel);
   if (problem.asked.paged)
     wanted += concat(", page_size=", problem.pageSize,
-                     " (paged kernels whose block_n divides it)");
+                     " (paged kernels whose block_n divides it, or of "
+                     "that page size)");
   if (!problem.index32Ok)
     wanted += ", 64-bit indices (an element offset reaches 2**31)";
   if (problem.kvHeads != problem.heads)
@@ -297,7 +299,9 @@ bool fits(const KernelEntry &k, const Problem &problem, const KernelMask *masks,
          k.arch.runsOn(ccMajor, ccMinor) &&
          (problem.index32Ok || k.indexBits == 64) &&
          (k.groupedKv || problem.kvHeads == problem.heads) &&
-         (!problem.asked.paged || problem.pageSize % k.blockN == 0) &&
+         (!problem.asked.paged ||
+          (k.pageSize ? problem.pageSize == k.pageSize
+                      : problem.pageSize % k.blockN == 0)) &&
          kernelFeaturesFit(k.variant, problem.asked) &&
          k.scoreFunction == (args.score_function ? args.score_function : "") &&
          k.maskFunction == (args.mask_function ? args.mask_function : "");

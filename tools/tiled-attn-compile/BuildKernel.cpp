@@ -282,6 +282,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   config.headDimV = kernel.headDimV;
   config.blockM = kernel.blockM;
   config.blockN = kernel.blockN;
+  config.pageSize = kernel.pageSize;
   config.variant = kernel.variant;
   config.elementType = kernel.dtype == "bf16" ? Type(BFloat16Type::get(&ctx))
                                               : Type(Float16Type::get(&ctx));
@@ -546,6 +547,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
        json::Object{
            {"block_m", sdpa.getBlockM()},
            {"block_n", sdpa.getBlockN()},
+           {"page_size", kernel.pageSize},
            {"warps", int64_t(lowering.warps)},
            {"smem_lhs", bool(lowering.smemLhs)},
            {"tma", bool(lowering.tma)},

@@ -96,6 +96,8 @@ std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
        << " head_dim_v=" << (kernel.headDimV ? kernel.headDimV : kernel.headDim)
        << " variant=" << kernelVariantName(kernel.variant)
        << " block_m=" << kernel.blockM << " block_n=" << kernel.blockN
+       << (kernel.pageSize ? " page_size=" + std::to_string(kernel.pageSize)
+                           : std::string())
        << " schedule=" << canonicalOptions(*kernel.scheduleOptions)
        << " lowering=" << canonicalOptions(*kernel.loweringOptions)
        << " cubins=" << llvm::join(kernel.cubins, ",");
@@ -232,6 +234,13 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
     return fail("dtype must be f16 or bf16, got '" + kernel.dtype + "'");
   if (kernel.headDim < 1 || kernel.blockM < 1 || kernel.blockN < 1)
     return fail("head dim, block_m and block_n must be positive");
+  if (kernel.pageSize &&
+      (!kernel.variant.paged || kernel.pageSize < 8 || kernel.pageSize % 8 ||
+       kernel.pageSize >= kernel.blockN || kernel.blockN % kernel.pageSize))
+    return fail("page_size " + Twine(kernel.pageSize) +
+                " needs a paged variant and a multiple of 8 that divides "
+                "block_n (" +
+                Twine(kernel.blockN) + ") and is smaller");
   if (kernel.headDimV < 0 || kernel.headDimV == kernel.headDim)
     return fail("head_dim_v must be positive and differ from the head dim (" +
                 Twine(kernel.headDim) + "), or be left out; got " +
@@ -271,10 +280,13 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
        "_" +
        llvm::join(llvm::split(kernelVariantName(kernel.variant), '+'), "_") +
        (lowering.indexBitwidth == 32 ? "_index32" : "") +
-       // A paged kernel takes the page sizes its block_n divides: the
-       // library may hold several.
+       // A paged kernel takes the page sizes its block_n divides (or its
+       // one page size, smaller than a block): the library may hold
+       // several.
        (kernel.variant.paged ? "_bn" + std::to_string(kernel.blockN)
-                             : std::string()))
+                             : std::string()) +
+       (kernel.pageSize ? "_p" + std::to_string(kernel.pageSize)
+                        : std::string()))
           .str();
   return Error::success();
 }
@@ -608,7 +620,7 @@ expandConfiguration(const json::Value &value, const std::string &where,
     return expandBlockMasks(*object, where, configurationNames);
   FieldReader fields(*object, where);
   fields.allowOnly({"name", "dtypes", "head_dims", "variants", "block_m",
-                    "block_n", "schedule", "lowering", "cubins"});
+                    "block_n", "page_size", "schedule", "lowering", "cubins"});
   std::string name = fields.string("name", true);
   std::vector<std::string> dtypes =
       object->get("dtypes") ? fields.strings("dtypes", true) : specDtypes;
@@ -618,6 +630,7 @@ expandConfiguration(const json::Value &value, const std::string &where,
   KernelSpec base;
   base.blockM = fields.integer("block_m");
   base.blockN = fields.integer("block_n");
+  base.pageSize = object->get("page_size") ? fields.integer("page_size") : 0;
   base.schedule = fields.string("schedule", false);
   base.lowering = fields.string("lowering", true);
   base.cubins = fields.strings("cubins", false);

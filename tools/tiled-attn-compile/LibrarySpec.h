@@ -80,6 +80,9 @@ struct KernelSpec {
   std::string functionsDir;
   int64_t blockM = 64;
   int64_t blockN = 64;
+  /// A paged kernel's one page size, smaller than blockN (its key blocks
+  /// gathered from blockN / pageSize pages), or 0: any multiple of blockN.
+  int64_t pageSize = 0;
   /// Options of tile-schedule and of tile-to-ptx, as written.
   std::string schedule;
   std::string lowering;

@@ -103,6 +103,12 @@ static cl::opt<int64_t> blockM("block-m", cl::desc("BLOCK_M"), cl::init(64),
                                cl::cat(kernelCategory));
 static cl::opt<int64_t> blockN("block-n", cl::desc("BLOCK_N"), cl::init(64),
                                cl::cat(kernelCategory));
+static cl::opt<int64_t>
+    pageSize("page-size",
+             cl::desc("A paged kernel's one page size, smaller than BLOCK_N "
+                      "(its key blocks gathered from several pages); 0: any "
+                      "multiple of BLOCK_N"),
+             cl::init(0), cl::cat(kernelCategory));
 static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Options of the tile-schedule pipeline, e.g. "
@@ -172,6 +178,7 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
   kernel.variant = std::move(*parsed);
   kernel.blockM = blockM;
   kernel.blockN = blockN;
+  kernel.pageSize = pageSize;
   kernel.schedule = schedule;
   kernel.lowering = lowering;
   kernel.cubins.assign(cubins.begin(), cubins.end());
@@ -186,9 +193,9 @@ static llvm::Expected<std::vector<KernelSpec>> kernelFromOptions() {
 static llvm::Expected<std::vector<KernelSpec>> kernelsFromSpec() {
   // (cl::list's operator& gives its storage, hence addressof.)
   cl::Option *cubinsOption = std::addressof(cubins);
-  cl::Option *oneKernelOptions[] = {&headDim,  &headDimV, &dtype,
-                                    &variant,  &blockM,   &blockN,
-                                    &schedule, &lowering, cubinsOption};
+  cl::Option *oneKernelOptions[] = {
+      &headDim, &headDimV, &dtype,    &variant,  &blockM,
+      &blockN,  &pageSize, &schedule, &lowering, cubinsOption};
   for (cl::Option *option : oneKernelOptions)
     if (option->getNumOccurrences())
       return llvm::createStringError(

@@ -621,7 +621,9 @@ referenceFunctions(func::FuncOp kernel,
 /// past the used ones) holds 256, which a kernel that read it unmasked
 /// would show; the table's entries past the used pages point past the
 /// cache. Fails, after an error on `kernel`, on a page size that is no
-/// multiple of block_n or a cache past the host's limit.
+/// multiple of block_n (for a kernel that gathers its key blocks from
+/// several pages, tile.load's gather: not its groups' rows) or a cache past
+/// the host's limit.
 static LogicalResult pageCaches(func::FuncOp kernel, HostTensor &k,
                                 HostTensor &v, ArrayRef<int64_t> lengths,
                                 std::mt19937_64 &rng, HostTensor &kPages,
@@ -630,8 +632,19 @@ static LogicalResult pageCaches(func::FuncOp kernel, HostTensor &k,
       cast<tile::SdpaAttr>(
           kernel->getAttr(tile::TileDialect::getSdpaAttrName()))
           .getBlockN();
-  const int64_t pageSize = pageSizeOpt ? pageSizeOpt.getValue() : 2 * blockN;
-  if (pageSize < 1 || pageSize % blockN)
+  int64_t groupRows = 0;
+  kernel.walk([&](tile::LoadOp load) {
+    if (!load.getGather().empty())
+      groupRows = load.getBlockShape()[0] / load.getGather().size();
+  });
+  const int64_t pageSize = pageSizeOpt ? pageSizeOpt.getValue()
+                           : groupRows ? groupRows
+                                       : 2 * blockN;
+  if (groupRows && pageSize != groupRows)
+    return kernel.emitError()
+           << "--page-size must be the " << groupRows
+           << " rows the kernel gathers its key blocks in, got " << pageSize;
+  if (!groupRows && (pageSize < 1 || pageSize % blockN))
     return kernel.emitError()
            << "--page-size must be a positive multiple of the kernel's "
               "block_n ("

@@ -59,6 +59,11 @@ struct SdpaKernelConfig {
   KernelVariant variant;
   int64_t blockM = 64;
   int64_t blockN = 64;
+  /// With `paged`: 0 for pages of any multiple of blockN (a key block lies
+  /// in one page), or the one page size, smaller than blockN and dividing
+  /// it, the kernel takes: each key block is then gathered from blockN /
+  /// pageSize pages (tile.load's gather).
+  int64_t pageSize = 0;
   std::string name = "sdpa_fwd";
 };
 

@@ -37,18 +37,30 @@ namespace {
 /// `indices` into `buffer`, all threads together, as one cp.async group.
 /// Nobody waits here. Unless the block is known to be `inBounds`, each
 /// 16-byte copy checks its row and columns against the view's sizes and
-/// reads nothing (zero fill) outside.
+/// reads nothing (zero fill) outside. With `gather` (G indices), the rows
+/// come in G groups, group g from leading index gather[g] and row block
+/// indices[2] of rows / G rows.
 void copyBlockToShared(OpBuilder &b, Location loc, Value view,
-                       ValueRange indices, Value buffer, int64_t rows,
-                       int64_t cols, int64_t threads, bool inBounds) {
+                       ValueRange indices, ValueRange gather, Value buffer,
+                       int64_t rows, int64_t cols, int64_t threads,
+                       bool inBounds) {
   LaneCoords lc(b, loc);
   const int64_t vec = 8; // 16 bytes of f16 or bf16
   int64_t chunksPerRow = cols / vec, chunks = rows * chunksPerRow;
+  int64_t groups = std::max<int64_t>(gather.size(), 1),
+          groupRows = rows / groups;
   Value seqLen = memref::DimOp::create(b, loc, view, 2);
   Value colLen = memref::DimOp::create(b, loc, view, 3);
-  Value row0 = arith::MulIOp::create(b, loc, indices[2], cIdx(b, loc, rows));
+  Value row0 =
+      arith::MulIOp::create(b, loc, indices[2], cIdx(b, loc, groupRows));
   Value col0 = arith::MulIOp::create(b, loc, indices[3], cIdx(b, loc, cols));
   Value zero = cIdx(b, loc, 0), full = cIdx(b, loc, vec);
+  // Rows [i * rowsPerStep, (i + 1) * rowsPerStep) are copy i's: within one
+  // group when the steps divide the groups, else each thread picks its
+  // row's.
+  int64_t rowsPerStep = threads / chunksPerRow;
+  bool stepInGroup = rowsPerStep > 0 && threads % chunksPerRow == 0 &&
+                     groupRows % rowsPerStep == 0;
 
   SmallVector<Value> tokens;
   for (int64_t i = 0; i < chunks / threads; ++i) {
@@ -59,12 +71,29 @@ void copyBlockToShared(OpBuilder &b, Location loc, Value view,
         b, loc,
         arith::RemUIOp::create(b, loc, chunk, cIdx(b, loc, chunksPerRow)),
         full);
-    Value seq = arith::AddIOp::create(b, loc, row0, r);
+    Value entry = indices[0], groupRow = r;
+    if (!gather.empty()) {
+      groupRow = arith::RemUIOp::create(b, loc, r, cIdx(b, loc, groupRows));
+      if (stepInGroup) {
+        entry = gather[i * rowsPerStep / groupRows];
+      } else {
+        Value group =
+            arith::DivUIOp::create(b, loc, r, cIdx(b, loc, groupRows));
+        entry = gather[0];
+        for (int64_t g = 1; g < groups; ++g)
+          entry = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
+                                    cIdx(b, loc, g)),
+              gather[g], entry);
+      }
+    }
+    Value seq = arith::AddIOp::create(b, loc, row0, groupRow);
     Value col = arith::AddIOp::create(b, loc, col0, c);
     if (inBounds) {
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
-          ValueRange{r, c}, view, ValueRange{indices[0], indices[1], seq, col},
+          ValueRange{r, c}, view, ValueRange{entry, indices[1], seq, col},
           b.getIndexAttr(vec), /*srcElements=*/Value(),
           /*bypassL1=*/b.getUnitAttr()));
       continue;
@@ -76,9 +105,8 @@ void copyBlockToShared(OpBuilder &b, Location loc, Value view,
     Value srcCol = arith::SelectOp::create(b, loc, inBounds, col, zero);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
-        ValueRange{r, c}, view,
-        ValueRange{indices[0], indices[1], srcSeq, srcCol}, b.getIndexAttr(vec),
-        srcElements, /*bypassL1=*/b.getUnitAttr()));
+        ValueRange{r, c}, view, ValueRange{entry, indices[1], srcSeq, srcCol},
+        b.getIndexAttr(vec), srcElements, /*bypassL1=*/b.getUnitAttr()));
   }
   nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
@@ -172,8 +200,8 @@ struct AsyncCopyToNVVM final : OpConversionPattern<AsyncCopyOp> {
                             << " block does not split into " << threads
                             << " threads' 16-byte copies";
     copyBlockToShared(rewriter, op.getLoc(), adaptor.getView(),
-                      adaptor.getIndices(), adaptor.getDst(), rows, cols,
-                      threads, op.getInBounds());
+                      adaptor.getIndices(), adaptor.getGather(),
+                      adaptor.getDst(), rows, cols, threads, op.getInBounds());
     rewriter.replaceOp(op, adaptor.getDst());
     return success();
   }

@@ -158,9 +158,14 @@ struct TmaLoadToNVVM final : OpConversionPattern<TmaLoadOp> {
     int64_t panelCols = encoding.getPanelColumns(dst.getElementType());
     int64_t panels = stored[1] / panelCols;
     int64_t bytes = panels * encoding.getPanelBytes(dst.getShape());
-    ValueRange idx = adaptor.getIndices();
+    ValueRange idx = adaptor.getIndices(), gather = adaptor.getGather();
+    // A gathered tile: one copy per group of rows and panel, group g from
+    // its own leading index into its rows of each panel.
+    int64_t groups = std::max<int64_t>(gather.size(), 1);
+    int64_t groupRows = stored[0] / groups;
+    int64_t groupBytes = encoding.getPanelBytes(dst.getShape()) / groups;
     Value row = arith::MulIOp::create(rewriter, loc, idx[2],
-                                      cIdx(rewriter, loc, stored[0]));
+                                      cIdx(rewriter, loc, groupRows));
     if (Value offset = adaptor.getRowOffset())
       row = arith::AddIOp::create(rewriter, loc, row, offset);
     Value col0 = arith::MulIOp::create(rewriter, loc, idx[3],
@@ -175,12 +180,15 @@ struct TmaLoadToNVVM final : OpConversionPattern<TmaLoadOp> {
           arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(),
                                        bytes),
           NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
-      for (int64_t p = 0; p < panels; ++p) {
-        Value col = arith::AddIOp::create(rewriter, loc, col0,
-                                          cIdx(rewriter, loc, p * panelCols));
+      for (int64_t p = 0; p < panels * groups; ++p) {
+        int64_t g = p % groups;
+        Value col = arith::AddIOp::create(
+            rewriter, loc, col0, cIdx(rewriter, loc, p / groups * panelCols));
         Value panel = sharedPointer(
             rewriter, loc, adaptor.getDst(),
-            cIdx(rewriter, loc, p * encoding.getPanelBytes(dst.getShape())));
+            cIdx(rewriter, loc,
+                 p / groups * encoding.getPanelBytes(dst.getShape()) +
+                     g * groupBytes));
         // The copy writes shared::cluster; this CTA's shared window is
         // part of it.
         panel = LLVM::AddrSpaceCastOp::create(
@@ -190,7 +198,8 @@ struct TmaLoadToNVVM final : OpConversionPattern<TmaLoadOp> {
             panel);
         SmallVector<Value> coords = {
             toI32(rewriter, loc, col), toI32(rewriter, loc, row),
-            toI32(rewriter, loc, idx[1]), toI32(rewriter, loc, idx[0])};
+            toI32(rewriter, loc, idx[1]),
+            toI32(rewriter, loc, gather.empty() ? idx[0] : gather[g])};
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
             rewriter, loc, panel, adaptor.getMap(), coords, bar,
             /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),

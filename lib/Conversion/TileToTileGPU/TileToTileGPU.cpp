@@ -150,7 +150,8 @@ private:
   LogicalResult rewriteScalarReduction(tile::ReduceOp reduce);
   // TMA.
   LogicalResult materializeTma();
-  Value tensorMapFor(Value view, BufferType buffer, Location loc);
+  Value tensorMapFor(Value view, BufferType buffer, int64_t groups,
+                     Location loc);
   LogicalResult rewriteTmaLoads(Block &block,
                                 llvm::DenseMap<Value, Value> &counts);
   llvm::SetVector<Value> tmaStreamsIn(Operation *op);
@@ -288,9 +289,9 @@ void SharedMemoryMaterializer::rewriteLoad(tile::LoadOp load) {
   }
   // Nobody may still be reading the buffer.
   gpu::BarrierOp::create(b, loc);
-  Value copy =
-      AsyncCopyOp::create(b, loc, buffer.getType(), load.getView(),
-                          load.getIndices(), buffer, load.getInBounds());
+  Value copy = AsyncCopyOp::create(b, loc, buffer.getType(), load.getView(),
+                                   load.getIndices(), load.getGather(), buffer,
+                                   load.getInBounds());
   if (getSharedEncoding(load.getType())) {
     load.getResult().replaceAllUsesWith(copy);
     load.erase();
@@ -458,12 +459,13 @@ SharedMemoryMaterializer::rewriteScalarReduction(tile::ReduceOp reduce) {
 //===----------------------------------------------------------------------===//
 
 /// The tensor map (a kernel argument, made on first use) that copies the
-/// panels of `buffer` out of `view`.
+/// panels of `buffer` out of `view`, or of one of its `groups` groups of
+/// rows (a gathered load's).
 Value SharedMemoryMaterializer::tensorMapFor(Value view, BufferType buffer,
-                                             Location loc) {
+                                             int64_t groups, Location loc) {
   auto encoding = cast<SharedEncodingAttr>(buffer.getEncoding());
   Type elt = buffer.getElementType();
-  int64_t rows = encoding.getStoredShape(buffer.getTileShape())[0];
+  int64_t rows = encoding.getStoredShape(buffer.getTileShape())[0] / groups;
   auto type = TensorMapType::get(buffer.getContext(),
                                  {rows, encoding.getPanelColumns(elt)}, elt,
                                  encoding.getSwizzle());
@@ -521,7 +523,8 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
         view = slice.getView();
         rowOffset = slice.getOffset();
       }
-      Value map = tensorMapFor(view, type, loc);
+      Value map = tensorMapFor(
+          view, type, std::max<int64_t>(load.getGather().size(), 1), loc);
       // Nobody may still be reading the slot: with empty barriers, the
       // readers of the load `slots` before this one have released it (the
       // wait for the phase before the first passes at once); a buffer of
@@ -554,7 +557,8 @@ LogicalResult SharedMemoryMaterializer::rewriteTmaLoads(
         gpu::BarrierOp::create(b, loc);
       }
       Value copy = TmaLoadOp::create(b, loc, type, map, load.getIndices(),
-                                     rowOffset, buffer, barriers, slot);
+                                     load.getGather(), rowOffset, buffer,
+                                     barriers, slot);
       tickets[copy] = Ticket{count, barriers, slots, empty};
       counts[barriers] = arith::AddIOp::create(
           b, loc, count, arith::ConstantIndexOp::create(b, loc, 1));

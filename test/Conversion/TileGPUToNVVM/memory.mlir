@@ -27,6 +27,29 @@
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=CHAINED
 
+// Pages of 16 under key blocks of 64 (D = 64, 4 warps): each thread's four
+// 16-byte copies of a block lie in rows 16 apart, one per page, so copy i
+// reads the page of gather index i (read from the table at the top of the
+// loop, before the block's products), four different pages.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 variant=none_seqused_paged page-size=16" \
+// RUN:   --tile-schedule="stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu --tilegpu-merge-barriers \
+// RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=GATHER
+// GATHER: scf.for
+// GATHER: %[[P0:.*]] = memref.load %{{.*}}[%block_id_z, %{{.*}}] : memref<?x?xi32
+// GATHER-NEXT: %[[E0:[0-9]+]] = arith.index_cast %[[P0]] : i32 to index
+// GATHER: %[[P1:.*]] = memref.load %{{.*}}[%block_id_z, %{{.*}}] : memref<?x?xi32
+// GATHER-NEXT: %[[E1:[0-9]+]] = arith.index_cast %[[P1]] : i32 to index
+// GATHER: %[[P2:.*]] = memref.load %{{.*}}[%block_id_z, %{{.*}}] : memref<?x?xi32
+// GATHER-NEXT: %[[E2:[0-9]+]] = arith.index_cast %[[P2]] : i32 to index
+// GATHER: %[[P3:.*]] = memref.load %{{.*}}[%block_id_z, %{{.*}}] : memref<?x?xi32
+// GATHER-NEXT: %[[E3:[0-9]+]] = arith.index_cast %[[P3]] : i32 to index
+// GATHER: nvgpu.device_async_copy %[[K:[a-z_0-9]+]][%[[E0]], %[[H:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}}], %[[KB:[a-z_0-9]+]][
+// GATHER: nvgpu.device_async_copy %[[K]][%[[E1]], %[[H]], %{{[0-9]+}}, %{{[0-9]+}}], %[[KB]][
+// GATHER: nvgpu.device_async_copy %[[K]][%[[E2]], %[[H]], %{{[0-9]+}}, %{{[0-9]+}}], %[[KB]][
+// GATHER: nvgpu.device_async_copy %[[K]][%[[E3]], %[[H]], %{{[0-9]+}}, %{{[0-9]+}}], %[[KB]][
+
 // Loads, stores, block ids and dims. A load is a cooperative cp.async copy
 // into dynamic shared memory (zero fill past the view's end), an A operand
 // is then read with ldmatrix.x4. A store (staged-stores=0) writes each

@@ -1,6 +1,15 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=128" \
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu | FileCheck %s
+// Pages of 16 under blocks of 64: K's and V's maps have a box of one page's
+// rows, and each block's copy gathers four pages.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=64 block-n=64 page-size=16 variant=none_seqused_paged" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=GATHER
+// GATHER-LABEL: func.func @sdpa_fwd
+// GATHER-SAME: !tilegpu.tensor_map<16x64xf16, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "k"
+// GATHER-SAME: !tilegpu.tensor_map<16x64xf16, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "v"
+// GATHER: tilegpu.tma_load %{{.*}} gather(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) into {{.*}} : <16x64xf16, swizzle = 128>, <128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
 
 // The wgmma family's loads are TMA's: each view that is loaded gets a tensor
 // map (a new kernel argument tagged with its parameter), each stream a ring

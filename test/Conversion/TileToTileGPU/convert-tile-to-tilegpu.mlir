@@ -21,6 +21,12 @@
 // RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu | FileCheck %s --check-prefix=PAGED-AFTER
 // PAGED-AFTER: tilegpu.alloc : <64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
 // PAGED-AFTER-NOT: tilegpu.slot
+// Pages of 16 under blocks of 64: the copies keep the gather.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64 page-size=16 variant=none_seqused_paged" \
+// RUN:   --tile-schedule="stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu | FileCheck %s --check-prefix=GATHER
+// GATHER: tilegpu.async_copy %arg1[%c0, %{{.*}}, %c0, %c0] gather(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) into %{{.*}} : <?x?x?x64xf16>, <64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+// GATHER: tilegpu.async_copy %arg2[%c0, %{{.*}}, %c0, %c0] gather(
 
 // Shared memory made explicit. The kernels are written with their layouts,
 // as tilegpu-assign-layouts leaves them (one warp). Redundant barriers stay

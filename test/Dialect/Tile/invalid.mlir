@@ -326,6 +326,22 @@ func.func @load_num_indices(%v: !tile.view<?x?x?x64xf16>, %i: index) -> tensor<6
 
 // -----
 
+func.func @load_gather_no_leading_index(%v: !tile.view<?x64xf16>, %i: index) -> tensor<16x64xf16> {
+  // expected-error @+1 {{'tile.load' op expects 'gather' to replace a leading index, but the view has none past the tile's}}
+  %0 = tile.load %v[%i, %i] gather(%i, %i) pad(0.0) : !tile.view<?x64xf16> -> tensor<16x64xf16>
+  return %0 : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @load_gather_groups(%v: !tile.view<?x?x?x64xf16>, %i: index) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'tile.load' op expects the block's 64 rows to split into the 3 groups of 'gather'}}
+  %0 = tile.load %v[%i, %i, %i, %i] gather(%i, %i, %i) pad(0.0) transpose : !tile.view<?x?x?x64xf16> -> tensor<64x64xf16>
+  return %0 : tensor<64x64xf16>
+}
+
+// -----
+
 func.func @load_tile_rank(%v: !tile.view<?xf16>, %i: index) -> tensor<16x16xf16> {
   // expected-error @+1 {{'tile.load' op expects a tile of rank at most 1 (the view's), got rank 2}}
   %0 = tile.load %v[%i] pad(0.0) : !tile.view<?xf16> -> tensor<16x16xf16>

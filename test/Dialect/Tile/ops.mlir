@@ -91,6 +91,17 @@ func.func @load(%k: !tile.view<?x?x?x128xf16>, %i: index, %j: index)
         tensor<64x128xf16>
 }
 
+// A key block of 64 from four pages of 16: group g at page %pg.
+// CHECK-LABEL: func.func @load_gather
+// CHECK-SAME: (%[[K:.*]]: !tile.view<?x?x16x128xf16>, %[[I:.*]]: index, %[[P0:.*]]: index, %[[P1:.*]]: index)
+func.func @load_gather(%k: !tile.view<?x?x16x128xf16>, %i: index, %p0: index,
+                       %p1: index) -> tensor<128x64xf16> {
+  // CHECK: tile.load %[[K]][%[[I]], %[[I]], %[[I]], %[[I]]] gather(%[[P0]], %[[P1]], %[[P0]], %[[P1]]) pad(0.000000e+00) transpose : <?x?x16x128xf16> -> tensor<128x64xf16>
+  %kt = tile.load %k[%i, %i, %i, %i] gather(%p0, %p1, %p0, %p1) pad(0.0)
+      transpose : !tile.view<?x?x16x128xf16> -> tensor<128x64xf16>
+  return %kt : tensor<128x64xf16>
+}
+
 // CHECK-LABEL: func.func @store
 // CHECK-SAME: (%[[T:.*]]: tensor<64x64xbf16>, %[[O:.*]]: !tile.view<?x?x?x64xbf16>, %[[I:.*]]: index, %[[M:.*]]: tensor<64x64xi1>)
 func.func @store(%t: tensor<64x64xbf16>, %o: !tile.view<?x?x?x64xbf16>,

@@ -13,6 +13,7 @@
 // RUN: not tiled-attn-opt %s -split-input-file --tile-prefetch="streams=-1" 2>&1 | FileCheck %s --check-prefix=STREAMS-NEG
 // RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 variant=none_sparse+document" --tile-vectorize-apply --tile-prefetch="stages=2 refill-after-use=1" --cse | FileCheck %s --check-prefix=GEN-SPARSE
 // RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 variant=none_seqused_paged" --tile-prefetch="stages=2" --cse | FileCheck %s --check-prefix=GEN-PAGED
+// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir --tile-generate-sdpa="head-dim=64 block-n=64 page-size=16 variant=none_seqused_paged" --tile-prefetch="stages=2" --cse | FileCheck %s --check-prefix=GEN-GATHER
 
 // The loads of block %j in iteration %j are issued stages - 1 iterations
 // ahead: a prologue loads the first blocks, the loop carries the blocks in
@@ -769,3 +770,20 @@ func.func @in_bounds_refills(%k: !tile.view<?x?x16xf16>,
 // GEN-PAGED: tile.load %arg2
 // GEN-PAGED-NOT: tile.read
 // GEN-PAGED: scf.yield
+
+// Pages of 16 under blocks of 64: each key block gathers four pages, the
+// four reads of the table one chain with the loads (the gather indices
+// vary, the other indices do not). The prologue and each refill read the
+// next block's four pages.
+// GEN-GATHER-LABEL: func.func @sdpa_fwd
+// GEN-GATHER-COUNT-4: tile.read %arg6
+// GEN-GATHER: %[[K0:.*]] = tile.load %arg1[%c0, %{{.*}}, %c0, %c0] gather(%[[A:.*]], %[[B:.*]], %[[C:.*]], %[[D:.*]]) pad
+// GEN-GATHER: %[[V0:.*]] = tile.load %arg2[%c0, %{{.*}}, %c0, %c0] gather(%[[A]], %[[B]], %[[C]], %[[D]]) pad
+// GEN-GATHER: scf.for %[[J:.*]] = %c0 to %{{.*}} step %c1 iter_args({{.*}}, %{{.*}} = %[[K0]], %{{.*}} = %[[V0]])
+// GEN-GATHER: arith.addi %[[J]], %c1 : index
+// GEN-GATHER-COUNT-4: tile.read %arg6
+// GEN-GATHER-NOT: tile.read
+// GEN-GATHER: tile.load %arg1{{.*}} gather(
+// GEN-GATHER: tile.load %arg2{{.*}} gather(
+// GEN-GATHER-NOT: tile.read
+// GEN-GATHER: scf.yield

@@ -171,6 +171,36 @@ func.func @negative_tma_box(%map: !tilegpu.tensor_map<64x64xf16, swizzle = 128>,
 
 // -----
 
+func.func @negative_tma_gather_box(%map: !tilegpu.tensor_map<64x64xf16, swizzle = 128>, %i: index) {
+  %buf = tilegpu.alloc : !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+  %bars = tilegpu.alloc : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+  // expected-error @+1 {{the box must be one panel (all stored rows, or one gather group's}}
+  %r = tilegpu.tma_load %map[%i, %i, %i, %i] gather(%i, %i, %i, %i) into %buf, %bars[%i] : !tilegpu.tensor_map<64x64xf16, swizzle = 128>, !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_tma_gather_atoms(%map: !tilegpu.tensor_map<4x64xf16, swizzle = 128>, %i: index) {
+  %buf = tilegpu.alloc : !tilegpu.buffer<64x16xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+  %bars = tilegpu.alloc : !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+  // expected-error @+1 {{gathers 16 stored rows in 4 groups: each must be a multiple of 8 rows (whole swizzle atoms)}}
+  %r = tilegpu.tma_load %map[%i, %i, %i, %i] gather(%i, %i, %i, %i) into %buf, %bars[%i] : !tilegpu.tensor_map<4x64xf16, swizzle = 128>, !tilegpu.buffer<64x16xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, !tilegpu.buffer<1xi64, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_async_copy_gather(%v: !tile.view<?x?x?x64xf16>, %i: index) {
+  %b = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{gathers 64 stored rows in 3 equal groups, each at a leading index of a view of rank 3 or more}}
+  %c = tilegpu.async_copy %v[%i, %i, %i, %i] gather(%i, %i, %i) into %b
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
 func.func @negative_tma_barriers(%map: !tilegpu.tensor_map<128x64xf16, swizzle = 128>, %i: index) {
   %buf = tilegpu.alloc : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>
   %bars = tilegpu.alloc : !tilegpu.buffer<2xi32, #tilegpu.shared<>>
@@ -576,6 +606,7 @@ func.func @negative_async_copy_into_tmem_generic(%v: !tile.view<?x?x?x64xf32>, %
   %b = tilegpu.alloc : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
   // expected-error @+1 {{'tilegpu.async_copy' op operand #5 must be a buffer in shared memory, but got '!tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>'}}
   %c = "tilegpu.async_copy"(%v, %i, %i, %i, %i, %b)
+      <{operandSegmentSizes = array<i32: 1, 4, 0, 1>}>
       : (!tile.view<?x?x?x64xf32>, index, index, index, index,
          !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>)
       -> !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
@@ -588,6 +619,7 @@ func.func @negative_async_copy_from_memref(%v: memref<?x64xf16>, %i: index) {
   %b = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
   // expected-error @+1 {{'tilegpu.async_copy' op operand #0 must be}}
   %c = "tilegpu.async_copy"(%v, %i, %i, %b)
+      <{operandSegmentSizes = array<i32: 1, 2, 0, 1>}>
       : (memref<?x64xf16>, index, index, !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>)
       -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
   return
@@ -599,6 +631,7 @@ func.func @negative_async_copy_result_type(%v: !tile.view<?x?x?x64xf16>, %i: ind
   %b = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
   // expected-error @+1 {{'tilegpu.async_copy' op failed to verify that the result is the destination buffer}}
   %c = "tilegpu.async_copy"(%v, %i, %i, %i, %i, %b)
+      <{operandSegmentSizes = array<i32: 1, 4, 0, 1>}>
       : (!tile.view<?x?x?x64xf16>, index, index, index, index,
          !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>)
       -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 16>>

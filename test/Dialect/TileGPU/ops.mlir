@@ -180,6 +180,10 @@ func.func @async_copy(%qv: !tile.view<?x?x?x64xf16>, %kv: !tile.view<?x?x?x64xf1
   // CHECK: %[[VC:.*]] = tilegpu.async_copy %[[V]][%[[I]], %[[I]], %[[I]], %[[I]]] into %[[VS]] in_bounds : <?x?x?x64xbf16>, <64x64xbf16, #tilegpu.shared<swizzle = 128>>
   %v = tilegpu.async_copy %vv[%i, %i, %i, %i] into %vslot in_bounds
       : !tile.view<?x?x?x64xbf16>, !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>
+  // A block gathered from two pages of 32 rows.
+  // CHECK: tilegpu.async_copy %[[K]][%[[I]], %[[I]], %[[I]], %[[I]]] gather(%[[I]], %[[I]]) into %{{.*}} : <?x?x?x64xf16>, <64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  %kg = tilegpu.async_copy %kv[%i, %i, %i, %i] gather(%i, %i) into %kbuf
+      : !tile.view<?x?x?x64xf16>, !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
   // CHECK: tilegpu.async_wait %[[QC]] pending(2) : <128x64xf16, #tilegpu.shared<pad = 8>>
   %qr = tilegpu.async_wait %q pending(2) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
   // CHECK: tilegpu.async_wait %[[KC]] pending(0) : <64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>

@@ -187,6 +187,17 @@ LogicalResult LoadOp::verify() {
   if (getTranspose() && getType().getRank() != 2)
     return emitOpError() << "expects a rank-2 tile with 'transpose', got rank "
                          << getType().getRank();
+  if (!getGather().empty()) {
+    int64_t groups = getGather().size(), rank = getType().getRank();
+    if (getIndices().size() == static_cast<size_t>(rank))
+      return emitOpError() << "expects 'gather' to replace a leading index, "
+                              "but the view has none past the tile's";
+    int64_t rows = getBlockShape()[0];
+    if (rows % groups)
+      return emitOpError() << "expects the block's " << rows
+                           << " rows to split into the " << groups
+                           << " groups of 'gather'";
+  }
   return verifyBlockAgainstSdpa(*this, getView(), getBlockShape());
 }
 

@@ -103,6 +103,7 @@ struct TileGenerateSdpaPass final
     config.headDimV = headDimV;
     config.blockM = blockM;
     config.blockN = blockN;
+    config.pageSize = pageSize;
     config.name = kernelName;
     std::optional<KernelVariant> parsed = parseKernelVariant(variant);
     if (!parsed) {

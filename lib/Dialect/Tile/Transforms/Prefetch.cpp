@@ -66,13 +66,15 @@ namespace {
 /// A load of `loop`'s body that reads one block of a fixed view per
 /// iteration: every operand is defined outside the loop but the indices
 /// that vary, the block index or, in a paged cache, the page and the block
-/// in it, which are the induction variable itself (one index) or computed
+/// in it (or the pages a block is gathered from, tile.load's `gather`),
+/// which are the induction variable itself (one index) or computed
 /// from it by `chain`: ops of the body free of memory effects and reads
 /// (tile.read) of views defined outside the loop (a block-sparse kernel's
 /// block lists, a paged kernel's block table).
 struct BlockLoad {
   mutable LoadOp load;
-  unsigned blockPos;              // the first index that varies
+  unsigned blockPos;              // the first index that varies (of the
+                                  // indices, then the gather indices)
   SmallVector<Operation *> chain; // in body order
   bool readsMemory = false;
 };
@@ -120,7 +122,8 @@ SmallVector<BlockLoad> findBlockLoads(scf::ForOp loop) {
       continue;
     SmallVector<unsigned> varying;
     SmallVector<Value> indices;
-    for (auto [pos, index] : llvm::enumerate(load.getIndices()))
+    for (auto [pos, index] : llvm::enumerate(
+             llvm::concat<Value>(load.getIndices(), load.getGather())))
       if (!loop.isDefinedOutsideOfLoop(index)) {
         varying.push_back(pos);
         indices.push_back(index);

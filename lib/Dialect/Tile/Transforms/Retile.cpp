@@ -269,6 +269,20 @@ void TileRetilePass::runOnOperation() {
                         "tile-mask-split";
     return signalPassFailure();
   }
+  // A gathered load's groups are its rows split among its gather indices,
+  // each the size of what it reads from (a page): another block size would
+  // need other indices.
+  if (newN != oldN) {
+    WalkResult gathered = func.walk([](LoadOp load) {
+      return load.getGather().empty() ? WalkResult::advance()
+                                      : WalkResult::interrupt();
+    });
+    if (gathered.wasInterrupted()) {
+      func.emitError() << "tile-retile: the kernel gathers its key blocks "
+                          "(tile.load's gather), whose groups fix block_n";
+      return signalPassFailure();
+    }
+  }
 
   // A constant tile used in several places (CSE merges equal splats) carries
   // no dataflow: give each use its own copy, so that each can take the shape

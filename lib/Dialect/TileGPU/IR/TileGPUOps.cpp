@@ -103,6 +103,15 @@ LogicalResult AsyncCopyOp::verify() {
                          << (encoding.getTransposed() ? " transposed" : "")
                          << " tile stores rows of " << storedCols
                          << " elements, but the view's rows have " << viewCols;
+  int64_t storedRows =
+      encoding.getTransposed() ? dst.getShape()[1] : dst.getShape()[0];
+  if (!getGather().empty() &&
+      (view.getRank() < 3 ||
+       storedRows % static_cast<int64_t>(getGather().size())))
+    return emitOpError() << "gathers " << storedRows << " stored rows in "
+                         << getGather().size()
+                         << " equal groups, each at a leading index of a "
+                            "view of rank 3 or more";
   return success();
 }
 
@@ -395,13 +404,20 @@ LogicalResult TmaLoadOp::verify() {
   auto encoding = cast<SharedEncodingAttr>(dst.getEncoding());
   Type elt = dst.getElementType();
   SmallVector<int64_t, 2> stored = encoding.getStoredShape(dst.getShape());
+  int64_t groups = std::max<int64_t>(getGather().size(), 1);
+  if (stored[0] % groups || (groups > 1 && (stored[0] / groups) % 8))
+    return emitOpError() << "gathers " << stored[0] << " stored rows in "
+                         << groups
+                         << " groups: each must be a multiple of 8 rows (whole "
+                            "swizzle atoms)";
   if (!encoding.getSwizzle() || encoding.getSwizzle() != map.getSwizzle() ||
-      map.getElementType() != elt || map.getRows() != stored[0] ||
+      map.getElementType() != elt || map.getRows() != stored[0] / groups ||
       map.getCols() != encoding.getPanelColumns(elt) ||
       stored[1] % map.getCols())
     return emitOpError() << "copies panels of " << dst << " with " << map
-                         << ": the box must be one panel (all stored rows, "
-                            "the swizzle's bytes of columns) of the same "
+                         << ": the box must be one panel (all stored rows, or "
+                            "one gather group's, the swizzle's bytes of "
+                            "columns) of the same "
                             "element type and swizzle";
   return success();
 }

@@ -173,7 +173,7 @@ def Tile_WriteOp : Tile_Op<"write"> {
 // Memory
 //===----------------------------------------------------------------------===//
 
-def Tile_LoadOp : Tile_Op<"load"> {
+def Tile_LoadOp : Tile_Op<"load", [AttrSizedOperandSegments]> {
   let summary = "Load a tile from a view, padding what lies outside it";
   let description = [{
     Reads the block of a view at the given indices. A view of rank R and a
@@ -191,25 +191,38 @@ def Tile_LoadOp : Tile_Op<"load"> {
     bounds. The schedule pass that proves it sets it (`tile-mask-split`);
     the host executor reports a load that breaks the promise as an error.
 
+    With `gather(%e0, ..., %eG-1)`, the block's rows (as it lies in memory:
+    the tile's columns with `transpose`) come in G equal groups read from
+    different places: group g is the load of a block of rows / G rows at
+    the same indices, but with the first index replaced by `%eg` (and the
+    row index counting blocks of rows / G). A paged KV cache
+    [num_pages, H, page_size, D] with pages smaller than a key block reads
+    one block from G pages this way, each `%eg` a page from the block table.
+
     Example:
 
     ```mlir
     // Block %j of 64 keys of batch %b and head %h, as Kᵀ.
     %kt = tile.load %k[%b, %h, %j, %c0] pad(0.0) transpose
         : !tile.view<?x?x?x128xf16> -> tensor<128x64xf16>
+    // 64 keys from four pages of 16.
+    %kp = tile.load %pages[%c0, %h, %c0, %c0] gather(%p0, %p1, %p2, %p3)
+        pad(0.0) transpose : !tile.view<?x?x16x128xf16> -> tensor<128x64xf16>
     ```
   }];
   let arguments = (ins
     Arg<Tile_ViewType, "the view to read", [MemRead]>:$view,
     Variadic<Index>:$indices,
+    Variadic<Index>:$gather,
     DefaultValuedAttr<F64Attr, "0.0">:$pad,
     UnitAttr:$transpose,
     UnitAttr:$in_bounds
   );
   let results = (outs Tile_AnyTile:$result);
   let assemblyFormat = [{
-    $view `[` $indices `]` `pad` `(` $pad `)` (`transpose` $transpose^)?
-    (`in_bounds` $in_bounds^)? attr-dict `:` type($view) `->` type($result)
+    $view `[` $indices `]` (`gather` `(` $gather^ `)`)? `pad` `(` $pad `)`
+    (`transpose` $transpose^)? (`in_bounds` $in_bounds^)? attr-dict `:`
+    type($view) `->` type($result)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

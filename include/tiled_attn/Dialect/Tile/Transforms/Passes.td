@@ -233,6 +233,10 @@ def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
            "Query rows per program (multiple of 16 in [16, 256])">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
            "Keys per inner-loop step (multiple of 16 in [16, 256])">,
+    Option<"pageSize", "page-size", "int64_t", /*default=*/"0",
+           "A paged kernel's page size when smaller than block-n (each key "
+           "block gathered from block-n / page-size pages); 0: pages of "
+           "any multiple of block-n">,
     Option<"kernelName", "name", "std::string", /*default=*/"\"sdpa_fwd\"",
            "Symbol name of the generated kernel">,
   ];

@@ -90,7 +90,7 @@ def TileGPU_SlotOp : TileGPU_Op<"slot", [Pure]> {
   let hasVerifier = 1;
 }
 
-def TileGPU_AsyncCopyOp : TileGPU_Op<"async_copy", [
+def TileGPU_AsyncCopyOp : TileGPU_Op<"async_copy", [AttrSizedOperandSegments,
     TypesMatchWith<"the result is the destination buffer", "dst", "result", "$_self">,
     MemoryEffects<[MemRead, MemWrite<TileGPU_SharedMemory>]>]> {
   let summary = "Copy a block of a view into a shared buffer, asynchronously";
@@ -103,6 +103,10 @@ def TileGPU_AsyncCopyOp : TileGPU_Op<"async_copy", [
     here: the result is the buffer with its copy in flight, and readers wait
     for it with `tilegpu.async_wait`.
 
+    With `gather`, the block's stored rows come in as many equal groups as
+    there are gather indices, group g read with the first index replaced by
+    gather index g and the row index counting groups (tile.load's gather).
+
     Example:
 
     ```mlir
@@ -111,11 +115,12 @@ def TileGPU_AsyncCopyOp : TileGPU_Op<"async_copy", [
     ```
   }];
   let arguments = (ins Tile_ViewType:$view, Variadic<Index>:$indices,
+                       Variadic<Index>:$gather,
                        TileGPU_SharedBuffer:$dst, UnitAttr:$in_bounds);
   let results = (outs TileGPU_SharedBuffer:$result);
   let assemblyFormat = [{
-    $view `[` $indices `]` `into` $dst (`in_bounds` $in_bounds^)? attr-dict
-    `:` type($view) `,` type($dst)
+    $view `[` $indices `]` (`gather` `(` $gather^ `)`)? `into` $dst
+    (`in_bounds` $in_bounds^)? attr-dict `:` type($view) `,` type($dst)
   }];
   let hasVerifier = 1;
 }
@@ -449,6 +454,13 @@ def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [AttrSizedOperandSegments,
     batch): rows past the slice are read from the view as they are, and
     its users mask them.
 
+    With `gather`, the tile's stored rows come in as many equal groups as
+    there are gather indices (a multiple of 8 rows each, so that each lands
+    on whole swizzle atoms), and the map's box is one group's rows of a
+    panel: group g is copied with the first index replaced by gather index
+    g and the row index counting groups (tile.load's gather), one copy per
+    group and panel.
+
     Example:
 
     ```mlir
@@ -459,12 +471,14 @@ def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [AttrSizedOperandSegments,
     ```
   }];
   let arguments = (ins TileGPU_TensorMapType:$map, Variadic<Index>:$indices,
+                       Variadic<Index>:$gather,
                        Optional<Index>:$row_offset,
                        TileGPU_SharedBuffer:$dst, TileGPU_SharedBuffer:$barriers,
                        Index:$index);
   let results = (outs TileGPU_SharedBuffer:$result);
   let assemblyFormat = [{
-    $map `[` $indices `]` (`offset` `(` $row_offset^ `)`)? `into` $dst `,` $barriers `[` $index `]` attr-dict
+    $map `[` $indices `]` (`gather` `(` $gather^ `)`)? (`offset` `(` $row_offset^ `)`)?
+    `into` $dst `,` $barriers `[` $index `]` attr-dict
     `:` type($map) `,` type($dst) `,` type($barriers)
   }];
   let hasVerifier = 1;
