@@ -530,10 +530,15 @@ bool givesCaptures(const ta_sdpa_args &args, bool KernelFeatures::*member) {
 /// the same query: no varlen, no score or mask function, no block mask (a
 /// paged cache's block table is the only captured input it takes), and
 /// a band that hides no key (no mask, or bottom-right causal, or a window
-/// as wide as the keys); and not for a kernel named by the caller, which
-/// runs the call as given.
+/// as wide as the keys); log-sum-exps whose heads are adjacent (the packed
+/// rows of a kernel's lse view are; a varlen decode step's, [H_q, total_q],
+/// are not); and not for a kernel named by the caller, which runs the call
+/// as given.
 static void packGroupedQueries(const ta_sdpa_args &args, Problem &problem) {
+  const ta_tensor &q = *problem.tensors[kQ], &o = *problem.tensors[kO];
+  const ta_tensor &lse = problem.lseTensor;
   if (problem.asked.varlen || problem.empty || problem.seqQ != 1 ||
+      (lse.sizes[2] && lse.sizes[1] > 1 && lse.strides[1] != 1) ||
       problem.kvHeads == 0 || problem.kvHeads == problem.heads ||
       problem.heads % problem.kvHeads != 0 ||
       problem.needed != KernelMask::None || args.score_function ||
@@ -547,20 +552,59 @@ static void packGroupedQueries(const ta_sdpa_args &args, Problem &problem) {
         {t.sizes[0], problem.kvHeads, group, t.sizes[3]},
         {t.strides[0], t.strides[1] * group, t.strides[1], t.strides[3]}};
   };
-  pack(args.q, problem.packed[0]);
-  pack(args.o, problem.packed[1]);
+  pack(q, problem.packed[0]);
+  pack(o, problem.packed[1]);
   problem.tensors[kQ] = &problem.packed[0];
   problem.tensors[kO] = &problem.packed[1];
-  // lse [B, H_q, 1] (contiguous) is [B, H_kv, G]; without lse, no rows.
-  ta_tensor &lse = problem.lseTensor;
-  lse.sizes[1] = problem.kvHeads;
-  lse.sizes[2] = lse.sizes[2] ? group : 0;
-  lse.strides[1] = group;
+  // lse [B, H_q, 1] (heads adjacent) is [B, H_kv, G]; without lse, no rows.
+  ta_tensor &packedLse = problem.lseTensor;
+  packedLse.sizes[1] = problem.kvHeads;
+  packedLse.sizes[2] = packedLse.sizes[2] ? group : 0;
+  packedLse.strides[1] = group;
   problem.heads = problem.kvHeads;
   problem.seqQ = group;
   problem.packedGqa = true;
   // Every packed row sees every key.
   problem.band = Diagonals{1 - group, problem.seqK - 1};
+}
+
+/// vLLM's decode step: a varlen call against paged caches whose every
+/// sequence has one query (max_seqlen_q 1 and total_q num_seqs: under the
+/// contract that max_seqlen_q bounds each length, every length is 1, so
+/// cu_seqlens_q is 0, 1, ..., num_seqs) is the batch of num_seqs entries of
+/// one query each: q and o [total_q, H_q, D] are [num_seqs, H_q, 1, D] (a
+/// token's stride is the batch's), lse [H_q, total_q] is [num_seqs, H_q, 1],
+/// and the kernels without varlen run it, split-KV included, and packed GQA
+/// unless it asks for the log-sum-exps (whose heads are then total_q
+/// apart). Causal masks are bottom-right by each sequence's length either
+/// way (a single query sees every used key); top-left ones and functions
+/// are left to the varlen kernels.
+static void batchOneQueryPerSequence(const ta_sdpa_args &args,
+                                     Problem &problem) {
+  const ta_varlen &varlen = args.varlen;
+  if (!problem.asked.varlen || !problem.asked.paged || !args.seqused_k ||
+      varlen.max_seqlen_q != 1 || args.q.sizes[2] != varlen.num_seqs ||
+      (args.mask != TA_MASK_NONE && args.mask != TA_MASK_CAUSAL_BOTTOM_RIGHT) ||
+      args.window.enabled || args.score_function || args.mask_function ||
+      args.num_captures != 1 || args.kernel)
+    return;
+  auto batch = [&](const ta_tensor &t, ta_tensor &batched) {
+    batched = ta_tensor{t.data,
+                        {varlen.num_seqs, t.sizes[1], 1, t.sizes[3]},
+                        {t.strides[2], t.strides[1], t.strides[2], 1}};
+  };
+  batch(args.q, problem.batched[0]);
+  batch(args.o, problem.batched[1]);
+  problem.tensors[kQ] = &problem.batched[0];
+  problem.tensors[kO] = &problem.batched[1];
+  ta_tensor &lse = problem.lseTensor;
+  lse.sizes[0] = varlen.num_seqs;
+  lse.sizes[2] = lse.sizes[2] ? 1 : 0;
+  lse.strides[0] = 1;
+  // No cu_seqlens for kernels without varlen.
+  problem.cuSeqlens[0] = problem.cuSeqlens[1] = ta_tensor{};
+  problem.asked.varlen = false;
+  problem.batchedVarlen = true;
 }
 
 /// The captured inputs as given: named, distinct, of a known type, views
@@ -656,18 +700,20 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   }
   problem.itemSize = itemSize(args->dtype);
   TA_RETURN_IF_ERROR(checkMemory(problem));
+  batchOneQueryPerSequence(*args, problem);
   const ta_varlen &varlen = args->varlen;
-  problem.batch = problem.asked.varlen ? varlen.num_seqs : args->q.sizes[0];
-  problem.heads = args->q.sizes[1];
+  const ta_tensor &q = *problem.tensors[kQ];
+  problem.batch = problem.asked.varlen ? varlen.num_seqs : q.sizes[0];
+  problem.heads = q.sizes[1];
   problem.kvHeads = args->k.sizes[1];
-  problem.seqQ = problem.asked.varlen ? varlen.max_seqlen_q : args->q.sizes[2];
+  problem.seqQ = problem.asked.varlen ? varlen.max_seqlen_q : q.sizes[2];
   problem.seqK = problem.asked.varlen ? varlen.max_seqlen_k : args->k.sizes[2];
   if (problem.asked.paged)
     TA_RETURN_IF_ERROR(checkPaged(*args, problem));
   problem.headDim = args->q.sizes[3];
   problem.headDimV = args->v.sizes[3];
   problem.empty = problem.batch == 0 || problem.heads == 0 ||
-                  problem.seqQ == 0 || args->q.sizes[2] == 0;
+                  problem.seqQ == 0 || q.sizes[2] == 0;
   problem.index32Ok = true;
   for (const ta_tensor *t : problem.tensors)
     problem.index32Ok &= maxOffset(*t) < (int64_t(1) << 31);

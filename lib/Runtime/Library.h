@@ -89,6 +89,11 @@ struct Problem {
   /// mask (or "window" ones, given the band of every key) run it.
   bool packedGqa = false;
   ta_tensor packed[2] = {};
+  /// A varlen call of one query per sequence against paged caches, run as
+  /// the batch it is (Args.cpp, batchOneQueryPerSequence): q and o are the
+  /// views in `batched`, [num_seqs, H_q, 1, D], and asked.varlen is off.
+  bool batchedVarlen = false;
+  ta_tensor batched[2] = {};
   /// Split-KV: the chunks of the keys (1: no split), and the partial
   /// results in the workspace (o_partial, lse_partial; without a split,
   /// views of no elements).

@@ -1305,6 +1305,46 @@ def test_kvcache_paged_bad_inputs():
 
 
 @pytest.mark.parametrize("page", [16, 64])
+def test_varlen_paged_decode_step_runs_as_its_batch(page):
+    # vLLM's decode step (one query per sequence) through
+    # sdpa_varlen_with_kvcache: run as the batch it is (packed GQA, split-KV
+    # for one long sequence), the same outputs and log-sum-exps as
+    # sdpa_with_kvcache's, right against float64, soft-capped too (a varlen
+    # kernel has no softcap), and captured in a CUDA graph (the split's
+    # workspace from PyTorch's allocator) and replayed as the caches fill.
+    g = torch.Generator(device="cuda").manual_seed(6)
+    hq, hkv, smax, d = 16, 4, 2048, 128
+    kc, vc = (torch.randn(3, smax, hkv, d, dtype=torch.bfloat16, device="cuda", generator=g)
+              for _ in range(2))
+    kp, vp, table = paged_caches(kc, vc, page, g)
+    q = torch.randn(3, hq, d, dtype=torch.bfloat16, device="cuda", generator=g)
+    cu = torch.arange(4, dtype=torch.int32, device="cuda")
+    fill = [smax, 1, 700]
+    used = torch.tensor(fill, dtype=torch.int32, device="cuda")
+    o = tiled_attn.sdpa_varlen_with_kvcache(q, kp, vp, cu, 1, used, table)
+    batch_o, batch_lse = tiled_attn.sdpa_with_kvcache(q.unsqueeze(1), kp, vp, used,
+                                                      block_table=table, return_lse=True)
+    assert torch.equal(o, batch_o.squeeze(1))
+    assert rel_l2(o.unsqueeze(1), kvcache_reference(q.unsqueeze(1), kc, vc, fill)) < 1e-2
+    # With the log-sum-exps ([H_q, total_q]: a group's heads are total_q
+    # apart, so unpacked).
+    o_lse, lse = tiled_attn.sdpa_varlen_with_kvcache(q, kp, vp, cu, 1, used, table,
+                                                     return_lse=True)
+    assert rel_l2(o_lse.unsqueeze(1), kvcache_reference(q.unsqueeze(1), kc, vc, fill)) < 1e-2
+    assert torch.allclose(lse, batch_lse.reshape(3, hq).t(), atol=1e-4)
+    one = tiled_attn.sdpa_varlen_with_kvcache(q[:1], kp, vp, cu[:2], 1, used[:1], table[:1])
+    assert rel_l2(one.unsqueeze(1),
+                  kvcache_reference(q[:1].unsqueeze(1), kc[:1], vc[:1], fill[:1])) < 1e-2
+    capped = tiled_attn.sdpa_varlen_with_kvcache(q, kp, vp, cu, 1, used, table, softcap=5.0)
+    assert torch.equal(capped, tiled_attn.sdpa_with_kvcache(
+        q.unsqueeze(1), kp, vp, used, block_table=table, softcap=5.0).squeeze(1))
+    check_replayed_as_caches_fill(
+        lambda q, n: tiled_attn.sdpa_varlen_with_kvcache(q.squeeze(1), kp, vp, cu, 1, n,
+                                                         table).unsqueeze(1),
+        q.unsqueeze(1), used, kc, vc, g)
+
+
+@pytest.mark.parametrize("page", [16, 64])
 def test_varlen_paged_as_vllm_calls_it(page):
     # vLLM's call: packed query sequences of a mixed batch (a prefill chunk,
     # decodes, an empty sequence) against paged caches, through

@@ -245,7 +245,7 @@ def varlen_kvcache_eager(q: "torch.Tensor", k_cache: "torch.Tensor", v_cache: "t
     import torch
 
     from .runtime import DTYPES, MASKS, packed_view
-    from .sdpa import NO_SPLIT, default_scale, launch, output_for
+    from .sdpa import _SPLIT_MIN_KEYS, default_scale, launch, output_for, split_workspace
     from .functions import paged_fields
     from .validation import (check_return_lse, check_scale, check_softcap, check_tensor,
                              check_varlen)
@@ -278,12 +278,18 @@ def varlen_kvcache_eager(q: "torch.Tensor", k_cache: "torch.Tensor", v_cache: "t
         view = t.transpose(1, 2)  # [num_pages, H_kv, page_size, D]
         return (view.data_ptr(), *view.shape, *view.stride())
 
-    launch(torch, library, q.device.index,
-           *packed_view(q), *pages(k_cache), *pages(v_cache), *packed_view(out),
-           DTYPES["bf16" if q.dtype is torch.bfloat16 else "f16"],
-           MASKS["bottom_right" if causal else "none"], scale, 0,
-           0, 0, 0, 0, softcap, 0 if lse is None else lse.data_ptr(),
-           1, num_seqs, cu_seqlens_q.data_ptr(), 0, int(max_seqlen_q), capacity,
-           *functions, *NO_SPLIT[:3], lengths.data_ptr())
-    del keep
+    fields = (*packed_view(q), *pages(k_cache), *pages(v_cache), *packed_view(out),
+              DTYPES["bf16" if q.dtype is torch.bfloat16 else "f16"],
+              MASKS["bottom_right" if causal else "none"], scale, 0,
+              0, 0, 0, 0, softcap, 0 if lse is None else lse.data_ptr(),
+              1, num_seqs, cu_seqlens_q.data_ptr(), 0, int(max_seqlen_q), capacity,
+              *functions)
+    # A decode step (one query per sequence) runs as its batch (packed GQA,
+    # split-KV where the runtime chooses it: docs/runtime.md).
+    splits, workspace = ((0, 0, 0), None)
+    if int(max_seqlen_q) == 1 and q.shape[0] == num_seqs and capacity >= _SPLIT_MIN_KEYS:
+        splits, workspace = split_workspace(torch, library, q.device, fields, 0,
+                                            lengths.data_ptr())
+    launch(torch, library, q.device.index, *fields, *splits, lengths.data_ptr())
+    del keep, workspace
     return out if lse is None else (out, lse)

@@ -349,13 +349,7 @@ def sdpa_eager(
               0 if lse is None else lse.data_ptr(), *_VARLEN_OFF, *functions)
     workspace = None
     if splits is None:
-        splits = num_splits, 0, 0
-        args = _thread_args()
-        _pack(args, (*fields, *splits, seqused))
-        size = library.workspace_size(args.address, device.index)
-        if size:
-            workspace = torch.empty(size, dtype=torch.uint8, device=device)
-            splits = (splits[0], workspace.data_ptr(), size)
+        splits, workspace = split_workspace(torch, library, device, fields, num_splits, seqused)
     launch(torch, library, device.index, *fields, *splits, seqused)
     del keep, workspace  # alive through the launch
     return out if lse is None else (out, lse)
@@ -399,6 +393,21 @@ def launch(torch: Any, library: KernelLibrary, device: Optional[int], *fields: A
     args = _thread_args()
     _pack(args, fields)
     library.launch_packed(args.address, device, _current_stream(torch, device))
+
+
+def split_workspace(torch: Any, library: KernelLibrary, device: Any, fields: Sequence[Any],
+                    num_splits: int, seqused: int) -> Tuple[Tuple[int, int, int], Any]:
+    """ta_sdpa_args' num_splits, workspace and workspace_bytes for a call of
+    ``fields`` (all of ta_sdpa_args' before them) that the runtime may split,
+    and the workspace (from PyTorch's allocator, None when the call does
+    not split), to be kept alive through the launch."""
+    args = _thread_args()
+    _pack(args, (*fields, num_splits, 0, 0, seqused))
+    size = library.workspace_size(args.address, device.index)
+    if not size:
+        return (num_splits, 0, 0), None
+    workspace = torch.empty(size, dtype=torch.uint8, device=device)
+    return (num_splits, workspace.data_ptr(), size), workspace
 
 
 def _pack(args: Any, fields: Sequence[Any]) -> None:

@@ -579,3 +579,82 @@ TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
   EXPECT_THAT(lastError(),
               HasSubstr("block_table has 3 rows but varlen.num_seqs is 2"));
 }
+
+TEST_F(SplitKv, VarlenDecodeStepsRunAsTheirBatch) {
+  // vLLM's decode step: a varlen call against paged caches with one query
+  // per sequence (total_q = num_seqs, max_seqlen_q 1) runs on the paged
+  // kernels without varlen, as the batch of num_seqs entries it is: packed
+  // GQA, and split-KV where it pays.
+  Json varlenPaged = pagedEntry("varlen_paged", "bottom_right");
+  varlenPaged["varlen"] = true;
+  for (const char *name : {"cu_seqlens_q", "cu_seqlens_k"}) {
+    varlenPaged["params"].push_back(
+        {{"name", name}, {"kind", "base"}, {"type", "ptr"}});
+    varlenPaged["params"].push_back(
+        {{"name", name}, {"kind", "size"}, {"dim", 0}, {"type", "i64"}});
+  }
+  open({pagedEntry("none_paged", "none"), varlenPaged,
+        pagedEntry("split_paged", "none", /*split=*/true),
+        mergeEntry("merge")});
+  const int64_t pages = 100, pageSize = 128;
+  decode(/*b=*/2, /*sk=*/pageSize);
+  for (ta_tensor *t : {&args.k, &args.v}) {
+    t->sizes[0] = pages;
+    t->strides[0] = pageSize * 2 * 64;
+    t->strides[1] = 64;
+    t->strides[2] = 2 * 64;
+    t->strides[3] = 1;
+  }
+  args.seqused_k = 0x700000000;
+  ta_capture table = viewCapture("block_table", TA_CAPTURE_I32,
+                                 kFarAway + 0x900000, {2, 16}, {16, 1});
+  args.captures = &table;
+  args.num_captures = 1;
+  // q and o packed [2, 8, 64]: one token per sequence.
+  for (ta_tensor *t : {&args.q, &args.o}) {
+    t->sizes[0] = 1, t->sizes[2] = 2;
+    t->strides[0] = 2 * 8 * 64, t->strides[1] = 64, t->strides[2] = 8 * 64;
+  }
+  args.varlen = ta_varlen{1, 2, 0x800000000, 0, 1, pages * pageSize};
+  args.mask = TA_MASK_CAUSAL_BOTTOM_RIGHT;
+  ta_launch_plan plan;
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
+      << lastError();
+  EXPECT_EQ(plan.kernel, 0);
+  // A program per (KV head, sequence); q read as [2, 2, 4, 64]: a token's
+  // stride is the batch's, a group of 4 heads a KV head's rows.
+  EXPECT_EQ(plan.grid[1], 2u);
+  EXPECT_EQ(plan.grid[2], 2u);
+  EXPECT_EQ(paramAs<int64_t>(plan, 1), 2);
+  EXPECT_EQ(paramAs<int64_t>(plan, 2), 2);
+  EXPECT_EQ(paramAs<int64_t>(plan, 3), 4);
+  EXPECT_EQ(paramAs<int64_t>(plan, 5), 8 * 64);
+  EXPECT_EQ(paramAs<int64_t>(plan, 6), 4 * 64);
+  EXPECT_EQ(paramAs<int64_t>(plan, 7), 64);
+  // One sequence on 256 pages: split, then the merge.
+  table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
+                      {1, 256}, {256, 1});
+  for (ta_tensor *t : {&args.q, &args.o})
+    t->sizes[2] = 1;
+  args.varlen.num_seqs = 1;
+  fakecuda::Launch split;
+  ASSERT_NO_FATAL_FAILURE(runSplit(split));
+  EXPECT_EQ(fakecuda::lastLaunch().symbol, "split_merge");
+  args.workspace = args.workspace_bytes = 0;
+  // Two queries in one sequence (total_q 2, max_seqlen_q 2), or a top-left
+  // mask: the varlen kernel, as given.
+  table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
+                      {2, 16}, {16, 1});
+  for (ta_tensor *t : {&args.q, &args.o})
+    t->sizes[2] = 2;
+  args.varlen.num_seqs = 2;
+  args.varlen.max_seqlen_q = 2;
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
+      << lastError();
+  EXPECT_EQ(plan.kernel, 1);
+  args.varlen.max_seqlen_q = 1;
+  args.mask = TA_MASK_CAUSAL_TOP_LEFT;
+  EXPECT_NE(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK);
+  EXPECT_THAT(lastError(), HasSubstr("causal=top_left, varlen (num_seqs=2, "
+                                     "max_seqlen_q=1"));
+}

@@ -178,7 +178,11 @@ typedef struct ta_tensor {
     Kernel choice: only kernels compiled for it (the manifest's "varlen":
     true; they take cu_seqlens_q and cu_seqlens_k as views of int32, and a
     "window" one also window_align) run a variable-length batch, and only
-    kernels without it run the others. The mask order of ta_window applies,
+    kernels without it run the others; but a decode step against a paged
+    cache (seqused_k and a block_table, max_seqlen_q 1 and total_q equal to
+    num_seqs: one query per sequence; no mask or bottom-right causal, no
+    functions) runs as the batch of num_seqs entries it is, packed GQA and
+    split-KV included (see docs/runtime.md). The mask order of ta_window applies,
     with the band computed on the longest lengths: a window kernel takes
     it relative to each sequence's top-left diagonal (window_lo,
     window_hi), and window_align (1 for bottom-right, else 0) adds that
