@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Decode on a paged KV cache (issue 38): sdpa_with_kvcache with a block
-table, pages of 16, 64 and 256 keys, next to the contiguous cache and
+table, pages of 16, 32, 64 and 256 keys, next to the contiguous cache and
 PyTorch's SDPA backends on contiguous tensors, as GB/s of K and V.
 
     python3 bench/bench_paged.py [--out bench/results/decode] [--library DIR]
@@ -23,7 +23,7 @@ warm-up, each provider's median of its round medians, enough input sets
 rotating that K and V come from HBM.
 
 --check first runs bench_decode.check_kvcache on the paged caches (page
-sizes 16, 64, 256; lengths 0, 1, not a multiple of a page, full; S_q 1 to
+sizes 16, 32, 64, 256; lengths 0, 1, not a multiple of a page, full; S_q 1 to
 8; GQA ratios 1, 4, 8; D 64, 128, 256; bottom-right causal; split-KV at
 batch 1) against float64, within 2x of PyTorch's math backend's error, and
 writes paged-check_<device>_<date>.csv.
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import bench_decode as decode
 
-PAGE_SIZES = (16, 64, 256)
+PAGE_SIZES = (16, 32, 64, 256)
 PROVIDERS = ("tiled-attn-kvcache", *(f"tiled-attn-paged{p}" for p in PAGE_SIZES),
              "tiled-attn-varlen-paged64", "torch-auto", "torch-cudnn")
 

@@ -1255,7 +1255,7 @@ def paged_caches(k_cache, v_cache, page, generator):
     return out[0], out[1], order[:b * per].view(b, per).to(torch.int32)
 
 
-@pytest.mark.parametrize("page", [16, 64, 256])
+@pytest.mark.parametrize("page", [16, 32, 64, 256])
 def test_kvcache_paged_in_a_cuda_graph_and_compiled(page):
     # A paged cache (a block table into pages in a random order): the same
     # results as the contiguous cache's reference, lengths not a multiple of
