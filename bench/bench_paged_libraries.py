@@ -13,7 +13,7 @@ grid is bench_decode.py's (bf16, S_q = 1, 32 query heads on 8 KV heads,
 D = 128, every cache full, the pages of all entries in a random order).
 Timing as bench_decode.time_case: interleaved rounds, CUDA-event medians
 after a warm-up, input sets rotating so that K and V come from HBM.
-Writes paged-libraries_<device>_<date>.csv.
+Writes paged-libraries[-<tag>]_<device>_<date>.csv and its plot.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--tag", default="", help="appended to the CSV's name")
     args = p.parse_args()
     decode.import_gpu_modules()
     import torch
@@ -75,7 +76,8 @@ def main() -> int:
         del caches, sets
         torch.cuda.empty_cache()
     device = torch.cuda.get_device_name()
-    path = write_csv(args.out, "paged-libraries", device,
+    stem = "paged-libraries" + (f"-{args.tag}" if args.tag else "")
+    path = write_csv(args.out, stem, device,
                      datetime.date.today().isoformat(), rows)
     plot(path)
     return 0
