@@ -126,6 +126,7 @@ Status describeKernel(const ta_library *library, int32_t index,
   info->captures = k.captureInfos.data();
   info->variant = k.variantText.c_str();
   info->features = kernelFeatureBits(k.variant);
+  info->page_size = k.pageSize;
   return Status();
 }
 

@@ -241,6 +241,12 @@ Status readSchedule(const FieldReader &r, KernelEntry &kernel) {
   int64_t pageSize = 0;
   TA_RETURN_IF_ERROR(s.integer("page_size", 0, INT32_MAX, pageSize, &none));
   kernel.pageSize = static_cast<int32_t>(pageSize);
+  if (pageSize &&
+      (!kernel.variant.paged || blockN <= pageSize || blockN % pageSize != 0))
+    return s.fail("page_size",
+                  "0, or for a kernel of 'paged' true a page size smaller "
+                  "than block_n that divides it",
+                  Json(pageSize));
   if (const Json *options = s.find("options")) {
     if (!options->is_string())
       return s.fail("options", "a string", *options);

@@ -52,7 +52,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 11
+API_VERSION = 12
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -169,7 +169,7 @@ class TaKernelInfo(Structure):
                 ("varlen", c_int32), ("head_dim_v", c_int32),
                 ("score_function", c_char_p), ("mask_function", c_char_p),
                 ("num_captures", c_int32), ("captures", POINTER(TaCaptureInfo)),
-                ("variant", c_char_p), ("features", c_uint32)]
+                ("variant", c_char_p), ("features", c_uint32), ("page_size", c_int32)]
 
 
 class TaLaunchPlan(Structure):
@@ -325,6 +325,10 @@ class KernelInfo:
     score_function: str = ""
     mask_function: str = ""
     captures: Tuple[Tuple[str, str, str, int], ...] = ()
+    #: A paged kernel's one page size, smaller than :attr:`block_n` (its key
+    #: blocks gathered from several pages), or 0: a paged kernel then takes
+    #: the page sizes :attr:`block_n` divides.
+    page_size: int = 0
 
     def __post_init__(self) -> None:
         if not self.head_dim_v:
@@ -424,7 +428,8 @@ class KernelLibrary:
         return KernelInfo(index=index, **text, **numbers, variant=info.variant.decode(),
                           features=features, head_dim_v=info.head_dim_v,
                           score_function=info.score_function.decode(),
-                          mask_function=info.mask_function.decode(), captures=captures)
+                          mask_function=info.mask_function.decode(), captures=captures,
+                          page_size=info.page_size)
 
     def plan(self, args: TaSdpaArgs, capability: Tuple[int, int]) -> LaunchPlan:
         """The launch ``sdpa`` would make for ``args`` on a device of ``capability``."""

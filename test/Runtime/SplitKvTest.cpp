@@ -580,6 +580,68 @@ TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
               HasSubstr("block_table has 3 rows but varlen.num_seqs is 2"));
 }
 
+TEST_F(SplitKv, GatheringKernelsTakeTheirPageSizeOnly) {
+  // A kernel that gathers its key blocks of 64 from pages of 16
+  // (schedule.page_size) runs calls with pages of 16 only; one of 16-key
+  // blocks takes every multiple of 16. The manifest's order decides
+  // between them where both fit.
+  Json gathered = pagedEntry("gathered_p16", "none");
+  gathered["schedule"]["page_size"] = 16;
+  Json blocks16 = pagedEntry("blocks16", "none");
+  blocks16["schedule"]["block_n"] = 16;
+  open({gathered, blocks16});
+  ta_kernel_info info;
+  ASSERT_EQ(ta_library_kernel(library.get(), 0, &info), TA_OK);
+  EXPECT_EQ(info.page_size, 16);
+  EXPECT_EQ(info.block_n, 64);
+  ASSERT_EQ(ta_library_kernel(library.get(), 1, &info), TA_OK);
+  EXPECT_EQ(info.page_size, 0);
+  decode(/*b=*/2, /*sk=*/16);
+  for (ta_tensor *t : {&args.k, &args.v}) {
+    t->sizes[0] = 100;
+    t->strides[0] = 16 * 2 * 64;
+    t->strides[1] = 64;
+    t->strides[2] = 2 * 64;
+  }
+  args.seqused_k = 0x700000000;
+  ta_capture table = viewCapture("block_table", TA_CAPTURE_I32,
+                                 kFarAway + 0x900000, {2, 16}, {16, 1});
+  args.captures = &table;
+  args.num_captures = 1;
+  ta_launch_plan plan;
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
+      << lastError();
+  EXPECT_EQ(plan.kernel, 0);
+  // Pages of 32: not the gathering kernel's.
+  for (ta_tensor *t : {&args.k, &args.v}) {
+    t->sizes[2] = 32;
+    t->strides[0] = 32 * 2 * 64;
+  }
+  ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
+      << lastError();
+  EXPECT_EQ(plan.kernel, 1);
+  // Pages of 8: neither's.
+  for (ta_tensor *t : {&args.k, &args.v}) {
+    t->sizes[2] = 8;
+    t->strides[0] = 8 * 2 * 64;
+  }
+  EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
+            TA_ERROR_NO_KERNEL);
+  EXPECT_THAT(lastError(), HasSubstr("page_size=8"));
+  // A page size on a kernel that is not paged, or one block_n does not
+  // split into, is a bad manifest entry.
+  Json plain = groupedEntry("plain", "none");
+  plain["schedule"]["page_size"] = 16;
+  writeLibrary(dir, manifestOf({plain}));
+  EXPECT_EQ(library.open(dir.path()), TA_ERROR_LIBRARY);
+  EXPECT_THAT(lastError(), HasSubstr("page_size"));
+  gathered["schedule"]["page_size"] = 24;
+  writeLibrary(dir, manifestOf({gathered}));
+  EXPECT_EQ(library.open(dir.path()), TA_ERROR_LIBRARY);
+  EXPECT_THAT(lastError(), HasSubstr("a page size smaller than block_n that "
+                                     "divides it"));
+}
+
 TEST_F(SplitKv, VarlenDecodeStepsRunAsTheirBatch) {
   // vLLM's decode step: a varlen call against paged caches with one query
   // per sequence (total_q = num_seqs, max_seqlen_q 1) runs on the paged

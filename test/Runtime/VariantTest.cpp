@@ -92,8 +92,11 @@ TEST(VariantInfo, FeaturesByIndex) {
   // variant and features follow captures (API version 9).
   EXPECT_EQ(offsetof(ta_kernel_info, variant),
             offsetof(ta_kernel_info, captures) + sizeof(void *));
-  EXPECT_EQ(TA_API_VERSION, 11);
-  EXPECT_EQ(ta_api_version(), 11);
+  // page_size follows features (API version 12).
+  EXPECT_EQ(offsetof(ta_kernel_info, page_size),
+            offsetof(ta_kernel_info, features) + sizeof(uint32_t));
+  EXPECT_EQ(TA_API_VERSION, 12);
+  EXPECT_EQ(ta_api_version(), 12);
 }
 
 TEST(VariantInfo, TheSparseFeatureListsTheBlockMaskArguments) {

@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 11
+#define TA_API_VERSION 12
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -182,8 +182,8 @@ typedef struct ta_tensor {
     cache (seqused_k and a block_table, max_seqlen_q 1 and total_q equal to
     num_seqs: one query per sequence; no mask or bottom-right causal, no
     functions) runs as the batch of num_seqs entries it is, packed GQA and
-    split-KV included (see docs/runtime.md). The mask order of ta_window applies,
-    with the band computed on the longest lengths: a window kernel takes
+    split-KV included (see docs/runtime.md). The mask order of ta_window
+   applies, with the band computed on the longest lengths: a window kernel takes
     it relative to each sequence's top-left diagonal (window_lo,
     window_hi), and window_align (1 for bottom-right, else 0) adds that
     sequence's len_k - len_q to both. The grid is (ceil(max_seqlen_q /
@@ -417,6 +417,10 @@ typedef struct ta_kernel_info {
   /** Its features: bit i set for ta_kernel_feature(i) (softcap, lse and
       varlen above are three of them, kept for API version 8's callers). */
   uint32_t features;
+  /** A paged kernel's one page size, smaller than block_n (each key block
+      gathered from block_n / page_size pages), or 0: a paged kernel of
+      this value takes the page sizes block_n divides (API version 12). */
+  int32_t page_size;
 } ta_kernel_info;
 
 /** The name of kernel feature `index` (0, 1, ...): "softcap", "lse",
