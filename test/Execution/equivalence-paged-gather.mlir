@@ -13,6 +13,10 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=32 block-n=64 page-size=16 variant=none_seqused_paged" -o %t.none.mlir
 // RUN: tiled-attn-opt %t.none.mlir --tile-schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" -o %t.nones.mlir
 // RUN: tiled-attn-run %t.none.mlir --compare-with=%t.nones.mlir --equivalence-tolerance=2e-3 --shapes=%{shapes} --batch=5 --heads=4 --kv-heads=2 | FileCheck %s
+// Pages of 8 under blocks of 64 (eight pages a block).
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 block-m=32 block-n=64 page-size=8 variant=none_seqused_paged" -o %t.p8.mlir
+// RUN: tiled-attn-opt %t.p8.mlir --tile-schedule="exp2=1 mask-split=1 stages=2 refill-after-use=1" -o %t.p8s.mlir
+// RUN: tiled-attn-run %t.p8.mlir --compare-with=%t.p8s.mlir --equivalence-tolerance=2e-3 --shapes=%{shapes} --batch=3 --heads=2 | FileCheck %s
 
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=bf16 head-dim=64 block-m=32 block-n=64 page-size=32 variant=bottom_right_lse_seqused_paged" -o %t.br.mlir
 // RUN: tiled-attn-opt %t.br.mlir --tile-schedule="exp2=1 mask-split=1 stages=3 defer-pv=1" -o %t.brs.mlir

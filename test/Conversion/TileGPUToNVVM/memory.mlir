@@ -49,6 +49,23 @@
 // GATHER: nvgpu.device_async_copy %[[K]][%[[E1]], %[[H]], %{{[0-9]+}}, %{{[0-9]+}}], %[[KB]][
 // GATHER: nvgpu.device_async_copy %[[K]][%[[E2]], %[[H]], %{{[0-9]+}}, %{{[0-9]+}}], %[[KB]][
 // GATHER: nvgpu.device_async_copy %[[K]][%[[E3]], %[[H]], %{{[0-9]+}}, %{{[0-9]+}}], %[[KB]][
+// Pages of 8 (eight per block): a copy's 16 rows span two pages, so each
+// thread picks its row's page (its group, r / 8) from the eight.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 variant=none_seqused_paged page-size=8" \
+// RUN:   --tile-schedule="stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts --convert-tile-to-tilegpu --tilegpu-merge-barriers \
+// RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=GATHER-ROW
+// GATHER-ROW: scf.for
+// GATHER-ROW: %[[Q0:.*]] = memref.load %{{.*}}[%block_id_z, %{{.*}}] : memref<?x?xi32
+// GATHER-ROW-NEXT: %[[P0:[0-9]+]] = arith.index_cast %[[Q0]] : i32 to index
+// GATHER-ROW: %[[Q1:.*]] = memref.load %{{.*}}[%block_id_z, %{{.*}}] : memref<?x?xi32
+// GATHER-ROW-NEXT: %[[P1:[0-9]+]] = arith.index_cast %[[Q1]] : i32 to index
+// GATHER-ROW: %[[IS1:[0-9]+]] = arith.cmpi eq, %{{[0-9]+}}, %c1 : index
+// GATHER-ROW-NEXT: %[[S1:[0-9]+]] = arith.select %[[IS1]], %[[P1]], %[[P0]] : index
+// GATHER-ROW-COUNT-5: arith.select
+// GATHER-ROW: %[[PAGE:[0-9]+]] = arith.select
+// GATHER-ROW: nvgpu.device_async_copy %{{[a-z_0-9]+}}[%[[PAGE]],
 
 // Loads, stores, block ids and dims. A load is a cooperative cp.async copy
 // into dynamic shared memory (zero fill past the view's end), an A operand
