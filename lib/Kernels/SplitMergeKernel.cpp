@@ -5,15 +5,23 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// One program per block of query rows of one (batch, head):
+// One program per block of query rows and block of block_d columns of one
+// (batch, head): program x takes row block x / (D_v / block_d) and column
+// block x % (D_v / block_d) (the manifest's "programs_per_row_block" tells
+// the runtime to launch that many along x per row block). One pass over the
+// chunks s, an online softmax over them (as the forward kernel's over key
+// blocks):
 //
-//   m = max_s lse_s                     (rows; -inf where every chunk is)
-//   l = sum_s exp(lse_s - m)            (with m taken as 0 where it is -inf)
-//   for each block of block_d columns c:
-//     acc = sum_s (exp(lse_s - m) / l) o_s[:, c]
-//     o[:, c] = acc                     (0 where l == 0)
-//   lse = m + log(l)                    (-inf where l == 0)
+//   m' = max(m, lse_s)                  (rows; -inf while every chunk is)
+//   l = l * exp(m - m') + exp(lse_s - m')        (m' taken as 0 where it
+//   acc = acc * exp(m - m') + exp(lse_s - m') o_s[:, c]   is -inf, and the
+//                                                          rescale as 1)
+//   then o[:, c] = acc / l              (0 where l == 0)
+//   lse = m + log(l)                    (-inf where l == 0; written by the
+//                                        programs of column block 0)
 //
+// One chain of dependent reads per chunk: the merge's time is the chunks'
+// count of memory latencies, so the columns are spread over programs.
 // The partial results are read with tile.gather at the rows' and columns'
 // positions (reads past S_q give -inf and 0, which the stores drop).
 //
@@ -78,7 +86,10 @@ tiled_attn::buildSplitMergeKernel(OpBuilder &b, Location loc,
   };
   const double inf = std::numeric_limits<double>::infinity();
   Value c0 = cIndex(0), c1 = cIndex(1);
-  Value m = BlockIdOp::create(b, loc, Dim::X);
+  const int64_t columnBlocks = dv / bd;
+  Value x = BlockIdOp::create(b, loc, Dim::X);
+  Value m = arith::DivUIOp::create(b, loc, x, cIndex(columnBlocks));
+  Value column = arith::RemUIOp::create(b, loc, x, cIndex(columnBlocks));
   Value h = BlockIdOp::create(b, loc, Dim::Y);
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
   Value q0 = arith::MulIOp::create(b, loc, m, cIndex(bm));
@@ -90,74 +101,74 @@ tiled_attn::buildSplitMergeKernel(OpBuilder &b, Location loc,
                             ValueRange{batch, at, rows},
                             b.getF64FloatAttr(-inf));
   };
-  Value negInf = splat({bm}, -inf), zero = splat({bm}, 0.0);
-  // The largest log-sum-exp of each row.
-  Value top =
-      scf::ForOp::create(
-          b, loc, c0, splits, c1, ValueRange{negInf},
-          [&](OpBuilder &b, Location loc, Value s, ValueRange iter) {
-            Value x = partialLse(b, loc, s);
-            scf::YieldOp::create(
-                b, loc,
-                ValueRange{arith::MaximumFOp::create(b, loc, iter[0], x)});
-          })
-          .getResult(0);
-  Value none =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, top, negInf);
-  Value base = arith::SelectOp::create(b, loc, none, zero, top);
-  auto weight = [&](OpBuilder &b, Location loc, Value s) -> Value {
-    return math::ExpOp::create(
-        b, loc, arith::SubFOp::create(b, loc, partialLse(b, loc, s), base));
-  };
-  Value sum =
-      scf::ForOp::create(
-          b, loc, c0, splits, c1, ValueRange{zero},
-          [&](OpBuilder &b, Location loc, Value s, ValueRange iter) {
-            scf::YieldOp::create(b, loc,
-                                 ValueRange{arith::AddFOp::create(
-                                     b, loc, iter[0], weight(b, loc, s))});
-          })
-          .getResult(0);
-  Value empty =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
-  Value inv = arith::SelectOp::create(
-      b, loc, empty, zero,
-      arith::DivFOp::create(b, loc, splat({bm}, 1.0), sum));
+  Value negInf = splat({bm}, -inf), zero = splat({bm}, 0.0),
+        one = splat({bm}, 1.0);
   Value rows2 =
       IotaOp::create(b, loc, tile({bm, bd}, i32), q0, b.getI64IntegerAttr(0));
-  for (int64_t c = 0; c < dv / bd; ++c) {
-    Value cols = IotaOp::create(b, loc, tile({bm, bd}, i32), cIndex(c * bd),
-                                b.getI64IntegerAttr(1));
-    Value acc =
-        scf::ForOp::create(
-            b, loc, c0, splits, c1, ValueRange{splat({bm, bd}, 0.0)},
-            [&](OpBuilder &b, Location loc, Value s, ValueRange iter) {
-              Value at = arith::AddIOp::create(b, loc, first, s);
-              Value part = GatherOp::create(
-                  b, loc, tile({bm, bd}, f32), oPartial,
-                  ValueRange{batch, at, rows2, cols}, b.getF64FloatAttr(0.0));
-              Value w = arith::MulFOp::create(b, loc, weight(b, loc, s), inv);
-              Value wide =
-                  BroadcastOp::create(b, loc, tile({bm, bd}, f32), w, 1);
-              Value add = arith::MulFOp::create(b, loc, part, wide);
-              scf::YieldOp::create(
-                  b, loc,
-                  ValueRange{arith::AddFOp::create(b, loc, iter[0], add)});
-            })
-            .getResult(0);
-    Value out =
-        arith::TruncFOp::create(b, loc, tile({bm, bd}, cfg.elementType), acc);
-    StoreOp::create(b, loc, out, o, ValueRange{batch, h, m, cIndex(c)},
+  Value cols = IotaOp::create(b, loc, tile({bm, bd}, i32),
+                              arith::MulIOp::create(b, loc, column, cIndex(bd)),
+                              b.getI64IntegerAttr(1));
+  // The running largest log-sum-exp m, the sum l of exp(lse_s - m) and the
+  // weighted outputs, rescaled by exp(m - m') when m grows to m'. (A row
+  // every chunk of which is empty keeps m = -inf: its weights are 0, never
+  // NaN.)
+  auto merged = scf::ForOp::create(
+      b, loc, c0, splits, c1, ValueRange{negInf, zero, splat({bm, bd}, 0.0)},
+      [&](OpBuilder &b, Location loc, Value s, ValueRange iter) {
+        Value lseS = partialLse(b, loc, s);
+        Value at = arith::AddIOp::create(b, loc, first, s);
+        Value part = GatherOp::create(b, loc, tile({bm, bd}, f32), oPartial,
+                                      ValueRange{batch, at, rows2, cols},
+                                      b.getF64FloatAttr(0.0));
+        Value top = arith::MaximumFOp::create(b, loc, iter[0], lseS);
+        Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           top, negInf);
+        Value base = arith::SelectOp::create(b, loc, none, zero, top);
+        // exp(m - m') and exp(lse_s - m'); with m' = -inf, 1 and 0.
+        Value scale = math::ExpOp::create(
+            b, loc, arith::SubFOp::create(b, loc, iter[0], base));
+        scale = arith::SelectOp::create(b, loc, none, one, scale);
+        Value w = math::ExpOp::create(
+            b, loc, arith::SubFOp::create(b, loc, lseS, base));
+        Value sum = arith::AddFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, iter[1], scale), w);
+        Value kept = arith::MulFOp::create(
+            b, loc, iter[2],
+            BroadcastOp::create(b, loc, tile({bm, bd}, f32), scale, 1));
+        Value add = arith::MulFOp::create(
+            b, loc, part,
+            BroadcastOp::create(b, loc, tile({bm, bd}, f32), w, 1));
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{top, sum, arith::AddFOp::create(b, loc, kept, add)});
+      });
+  Value top = merged.getResult(0), sum = merged.getResult(1);
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+  Value inv = arith::SelectOp::create(b, loc, empty, zero,
+                                      arith::DivFOp::create(b, loc, one, sum));
+  Value acc = arith::MulFOp::create(
+      b, loc, merged.getResult(2),
+      BroadcastOp::create(b, loc, tile({bm, bd}, f32), inv, 1));
+  Value out =
+      arith::TruncFOp::create(b, loc, tile({bm, bd}, cfg.elementType), acc);
+  StoreOp::create(b, loc, out, o, ValueRange{batch, h, m, column},
+                  /*mask=*/Value());
+  // The log-sum-exps, once per row block: by its column block 0.
+  Value firstColumn =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, column, c0);
+  auto ifFirst = scf::IfOp::create(b, loc, firstColumn, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifFirst.thenBlock());
+    Value logSum = arith::AddFOp::create(
+        b, loc, top,
+        math::LogOp::create(b, loc,
+                            arith::SelectOp::create(b, loc, empty, one, sum)));
+    Value lseOut = arith::SelectOp::create(b, loc, empty, negInf, logSum);
+    StoreOp::create(b, loc, lseOut, lse, ValueRange{batch, h, m},
                     /*mask=*/Value());
   }
-  Value logSum = arith::AddFOp::create(
-      b, loc, top,
-      math::LogOp::create(
-          b, loc,
-          arith::SelectOp::create(b, loc, empty, splat({bm}, 1.0), sum)));
-  Value lseOut = arith::SelectOp::create(b, loc, empty, negInf, logSum);
-  StoreOp::create(b, loc, lseOut, lse, ValueRange{batch, h, m},
-                  /*mask=*/Value());
   func::ReturnOp::create(b, loc);
   return func;
 }

@@ -412,6 +412,13 @@ Status readSplitMergeEntry(const FieldReader &r, const Manifest &manifest,
   TA_RETURN_IF_ERROR(r.string("symbol", kernel.symbol));
   TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
   TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));
+  // Programs along x per block of rows (one per block of columns; absent
+  // in a library built before it: 1).
+  const int64_t one = 1;
+  int64_t perRowBlock = 1;
+  TA_RETURN_IF_ERROR(
+      r.integer("programs_per_row_block", 1, 1 << 16, perRowBlock, &one));
+  kernel.programsPerRowBlock = static_cast<int32_t>(perRowBlock);
   kernel.variantText = "split_merge";
   TA_RETURN_IF_ERROR(readParams(r, kernel));
   for (TensorId view : {kOPartial, kLsePartial, kO, kLse})

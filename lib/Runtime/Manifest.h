@@ -194,6 +194,9 @@ struct KernelEntry {
   /// blocks gathered from several pages), else 0: pages of any multiple of
   /// blockN.
   int32_t pageSize = 0;
+  /// Programs along x per block of block_m rows (a split merge kernel's,
+  /// one per block of columns); 1 for every other kernel.
+  int32_t programsPerRowBlock = 1;
   int32_t indexBits = 64, alignBytes = kDefaultAlignBytes;
   /// Whether the kernel reads K/V head h / (H_q / H_kv) for query head h
   /// (grouped KV heads); a library built before it has not.

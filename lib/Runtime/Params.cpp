@@ -45,8 +45,9 @@ Status checkGrid(const Problem &problem, const KernelEntry &kernel,
       return invalidArgument(what[i], sizes[i],
                              "; tiled-attn launches one block row per head ",
                              "and ", row, ", at most ", kMaxGridYZ);
-  int64_t blocks = problem.seqQ / kernel.blockM +
-                   (problem.seqQ % kernel.blockM != 0 ? 1 : 0);
+  int64_t blocks = (problem.seqQ / kernel.blockM +
+                    (problem.seqQ % kernel.blockM != 0 ? 1 : 0)) *
+                   kernel.programsPerRowBlock;
   if (blocks > INT32_MAX)
     return invalidArgument(problem.asked.varlen ? "varlen.max_seqlen_q is "
                                                 : "q has sequence length ",

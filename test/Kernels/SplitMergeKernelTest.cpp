@@ -77,9 +77,11 @@ void checkMerge(MLIRContext &ctx, Type elementType, int64_t dv, Case c,
   std::vector<KernelArg> args = {KernelArg::view(o), KernelArg::view(lse),
                                  KernelArg::index(c.splits),
                                  KernelArg::view(out), KernelArg::view(outLse)};
+  // D_v / block_d programs along x per block of rows, a column block each.
   ASSERT_TRUE(succeeded(runKernel(
       *kernel, args,
-      {(c.seqQ + config.blockM - 1) / config.blockM, c.heads, c.batch})));
+      {(c.seqQ + config.blockM - 1) / config.blockM * (dv / config.blockD),
+       c.heads, c.batch})));
   double errorSq = 0.0, normSq = 0.0;
   for (int64_t bi = 0; bi < c.batch; ++bi)
     for (int64_t h = 0; h < c.heads; ++h)

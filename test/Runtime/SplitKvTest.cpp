@@ -304,6 +304,18 @@ TEST_F(SplitKv, SplitKernelThenMerge) {
   args.num_splits = 0;
   decode(/*b=*/64, /*sk=*/4096);
   EXPECT_EQ(workspaceSize(), 0u);
+  // A merge of two programs per block of rows (a block of columns each:
+  // the manifest's programs_per_row_block) is launched with twice the x.
+  Json wide = mergeEntry("merge");
+  wide["programs_per_row_block"] = 2;
+  open({groupedEntry("none", "none"), splitEntry("split"), wide});
+  decode(/*b=*/1, /*sk=*/4096);
+  args.workspace = workspace;
+  args.workspace_bytes = workspaceSize();
+  ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
+  EXPECT_EQ(fakecuda::lastLaunch().symbol, "split_merge");
+  EXPECT_EQ(fakecuda::lastLaunch().grid[0], 2u);
+  EXPECT_EQ(fakecuda::lastLaunch().grid[1], 2u);
 }
 
 TEST_F(SplitKv, BadWorkspacesAreRefused) {

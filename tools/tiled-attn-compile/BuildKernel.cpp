@@ -273,6 +273,16 @@ static LogicalResult recordParams(const KernelSpec &kernel, ModuleOp module,
   return success();
 }
 
+/// A split merge kernel's columns per program: the widest of 16, 8
+/// dividing D_v (narrow, so that a decode step's few rows spread over more
+/// programs: each program's time is the chunks' count of memory latencies).
+static int64_t splitMergeColumns(int64_t headDimV) {
+  int64_t columns = 16;
+  while (columns > 8 && headDimV % columns)
+    columns /= 2;
+  return columns;
+}
+
 /// Generates the kernel and lowers it to PTX, timing the schedule, the GPU
 /// lowering and the PTX pipeline (not the generator nor any IR printing).
 static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
@@ -316,10 +326,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     return fail(kernel, "a block mask kernel needs a mask function (an i1 "
                         "result), got " +
                             kernelVariantName(kernel.variant));
-  // The merge's columns per step: the widest of 64, 32, 16, 8 dividing D_v.
-  int64_t mergeColumns = 64;
-  while (kernel.headDimV % mergeColumns)
-    mergeColumns /= 2;
+  const int64_t mergeColumns = splitMergeColumns(kernel.headDimV);
   FailureOr<func::FuncOp> built =
       blockMask ? buildBlockMaskKernel(builder, module->getLoc(),
                                        {out.maskFunction, kBlockMaskSymbol})
@@ -509,6 +516,10 @@ static json::Object splitMergeEntry(const KernelSpec &kernel,
   entry["dtype"] = kernel.dtype;
   entry["head_dim_v"] = kernel.headDimV;
   entry["block_m"] = kernel.blockM;
+  // Its programs along x per block of rows: one per block of columns
+  // (SplitMergeKernel.cpp).
+  entry["programs_per_row_block"] =
+      kernel.headDimV / splitMergeColumns(kernel.headDimV);
   return entry;
 }
 

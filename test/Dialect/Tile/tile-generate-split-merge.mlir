@@ -2,10 +2,13 @@
 // RUN: not tiled-attn-opt %s --tile-generate-split-merge="head-dim-v=96 block-d=64" 2>&1 | FileCheck %s --check-prefix=BLOCK-D
 // RUN: not tiled-attn-opt %s --tile-generate-split-merge="dtype=f32" 2>&1 | FileCheck %s --check-prefix=DTYPE
 
-// The merge of a split-KV kernel's chunks: the partial outputs and
-// log-sum-exps (head index h * num_splits + s), the largest log-sum-exp
-// and the sum of the weights per row, then per 64 columns the weighted
-// sum of the chunks' outputs; o and lse out.
+// The merge of a split-KV kernel's chunks: program x takes row block x / 2
+// and column block x % 2 (64 of D_v = 128 columns each); the partial
+// outputs and log-sum-exps (head index h * num_splits + s) in one pass over
+// the chunks, an online softmax over them (the running largest
+// log-sum-exp, the sum of the weights and the weighted sum of the outputs,
+// rescaled as the largest grows); o's column block out, and lse by the
+// programs of column block 0.
 
 // CHECK-LABEL: func.func @split_merge(
 // CHECK-SAME: %[[OP:[^:]*]]: !tile.view<?x?x?x128xf32> {tile.arg = #tile.arg<o_partial>}
@@ -13,14 +16,20 @@
 // CHECK-SAME: %[[S:[^:]*]]: index {tile.arg = #tile.arg<num_splits>}
 // CHECK-SAME: %[[O:[^:]*]]: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<o>}
 // CHECK-SAME: %[[LSE:[^:]*]]: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>})
+// CHECK: %[[X:.*]] = tile.block_id x
+// CHECK: %[[M:.*]] = arith.divui %[[X]], %c2
+// CHECK: %[[C:.*]] = arith.remui %[[X]], %c2
 // CHECK: %[[H:.*]] = tile.block_id y
 // CHECK: %[[FIRST:.*]] = arith.muli %[[H]], %[[S]]
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[S]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[S]] {{.*}} -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>)
 // CHECK: tile.gather %[[LP]]
+// CHECK: tile.gather %[[OP]]
 // CHECK: arith.maximumf
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[S]]
-// CHECK: math.exp
-// CHECK-COUNT-2: tile.store %{{.*}}, %[[O]]
+// CHECK-COUNT-2: math.exp
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+// CHECK: tile.store %{{.*}}, %[[O]][%{{.*}}, %[[H]], %[[M]], %[[C]]]
+// CHECK: scf.if
 // CHECK: tile.store %{{.*}}, %[[LSE]]
 
 // BLOCK-D: error: block_m must be a multiple of 16 in [16, 256], block_d a multiple of 8 dividing head_dim_v (at most 256); got block_m 16, block_d 64, head_dim_v 96
