@@ -338,7 +338,7 @@ def main() -> int:
         return 0
     import_gpu_modules()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from common import sleep_cycles_per_ms, write_csv
+    from common import sleep_cycles_per_ms, try_plot, write_csv
     from tiled_attn import KernelLibrary
     from tiled_attn.sdpa import library_of
 
@@ -353,10 +353,7 @@ def main() -> int:
     path = write_csv(args.out, stem, device, date, rows)
     if args.sweep:
         return 0 if ok else 1
-    try:
-        plot(path)
-    except ImportError:
-        print("matplotlib missing: no plot (--replot later)")
+    try_plot(plot, path)
     return 0 if ok else 1
 
 

@@ -74,7 +74,7 @@ def main() -> int:
     from transformers import AutoModelForCausalLM, LlamaConfig
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from common import short_reason, write_csv
+    from common import short_reason, try_plot, write_csv
     import tiled_attn.integrations.transformers as ta_tf
 
     ta_tf.register()
@@ -132,10 +132,7 @@ def main() -> int:
                 print(rows[-1], flush=True)
     device = torch.cuda.get_device_name()
     path = write_csv(args.out, "generate", device, datetime.date.today().isoformat(), rows)
-    try:
-        plot(path)
-    except ImportError:
-        print("matplotlib missing: no plot (--replot later)")
+    try_plot(plot, path)
     return 0
 
 

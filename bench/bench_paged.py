@@ -112,7 +112,7 @@ def main() -> int:
         return 0
     decode.import_gpu_modules()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from common import sleep_cycles_per_ms, write_csv
+    from common import sleep_cycles_per_ms, try_plot, write_csv
     from tiled_attn import KernelLibrary
     from tiled_attn.sdpa import library_of
 
@@ -128,10 +128,7 @@ def main() -> int:
     rows = bench(library, args, sleep_cycles_per_ms())
     path = write_csv(args.out, "paged" + (f"-{args.tag}" if args.tag else ""), device, date,
                      rows)
-    try:
-        decode.plot(path)
-    except ImportError:
-        print("matplotlib missing: no plot (--replot later)")
+    try_plot(decode.plot, path)
     return 0 if ok else 1
 
 

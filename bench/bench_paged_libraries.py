@@ -41,7 +41,7 @@ def main() -> int:
     args = p.parse_args()
     decode.import_gpu_modules()
     import torch
-    from common import sleep_cycles_per_ms, write_csv
+    from common import sleep_cycles_per_ms, try_plot, write_csv
     from tiled_attn import sdpa_with_kvcache
     from tiled_attn.sdpa import library_of
 
@@ -79,7 +79,7 @@ def main() -> int:
     stem = "paged-libraries" + (f"-{args.tag}" if args.tag else "")
     path = write_csv(args.out, stem, device,
                      datetime.date.today().isoformat(), rows)
-    plot(path)
+    try_plot(plot, path)
     return 0
 
 

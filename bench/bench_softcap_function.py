@@ -127,7 +127,7 @@ def main() -> int:
 
     import torch
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-    from common import interleaved, median_ms, write_csv
+    from common import interleaved, median_ms, try_plot, write_csv
     from tiled_attn import KernelLibrary, sdpa
 
     torch.manual_seed(0)
@@ -170,10 +170,7 @@ def main() -> int:
                                  ms=f"{ms:.4f}", tflops=f"{flops / ms / 1e9:.1f}"))
                 print(rows[-1], flush=True)
     path = write_csv(args.out, "softcap-function", device, date, rows)
-    try:
-        plot(path)
-    except ImportError:
-        print("matplotlib missing: no plot (--replot later)")
+    try_plot(plot, path)
     return 0 if ok else 1
 
 

@@ -115,6 +115,15 @@ def write_csv(out_dir, stem: str, device: str, date: str, rows: list[dict]):
     return path
 
 
+def try_plot(plot, csv_path) -> None:
+    """plot(csv_path), or a note when matplotlib is missing (the CSV stands;
+    the script's --replot draws it later)."""
+    try:
+        plot(csv_path)
+    except ImportError:
+        print("matplotlib missing: no plot (--replot later)")
+
+
 def interleaved(calls: dict, rounds: int, time_one, catch: bool = True):
     """Times each of ``calls`` (name -> what ``time_one`` times) once per round,
     the calls taking turns, so that drift hits them all alike: returns each

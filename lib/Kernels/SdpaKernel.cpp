@@ -36,6 +36,9 @@
 // (page_size / block_n)], as its block j % (page_size / block_n): the
 // loads read it there (two indices per block, the page from a read of the
 // table), and the keys' count, the used length, takes the place of S_k.
+// With a page size smaller than block_n (SdpaKernelConfig::pageSize), each
+// key block is one load that gathers block_n / page_size pages (tile.load's
+// gather), each page read from the table, clamped to the last used one.
 //
 // With `varlen`, the tensors are packed sequences seen as [1, H, total, D]
 // (with `paged`, q, o and lse are; the keys are sequence b's pages, row b

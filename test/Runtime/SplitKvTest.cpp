@@ -150,6 +150,41 @@ protected:
     contiguous(args.v, args.v.data, b, 2, sk, 64);
   }
 
+  /// A decode step of batch 2 (8 query heads on 2 KV heads, D 64) on a
+  /// paged cache of `pages` pages of `pageSize` keys: k and v [pages, 2,
+  /// pageSize, 64], laid out as vLLM's [pages, pageSize, 2, 64]; lengths
+  /// (seqused_k at kLengths) and a block table of 2 x 16 pages.
+  void pagedDecode(int64_t pages, int64_t pageSize) {
+    decode(/*b=*/2, /*sk=*/pageSize);
+    for (ta_tensor *t : {&args.k, &args.v}) {
+      t->sizes[0] = pages;
+      t->strides[1] = 64;
+      t->strides[3] = 1;
+    }
+    setPageSize(pageSize);
+    args.seqused_k = kLengths;
+    bindTable(2, 16);
+  }
+
+  /// k's and v's pages hold `pageSize` keys each.
+  void setPageSize(int64_t pageSize) {
+    for (ta_tensor *t : {&args.k, &args.v}) {
+      t->sizes[2] = pageSize;
+      t->strides[0] = pageSize * 2 * 64;
+      t->strides[2] = 2 * 64;
+    }
+  }
+
+  /// The call's one captured input: a block table of `rows` x `pages`.
+  void bindTable(int64_t rows, int64_t pages) {
+    table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
+                        {rows, pages}, {pages, 1});
+    args.captures = &table;
+    args.num_captures = 1;
+  }
+
+  static constexpr uint64_t kLengths = 0x700000000;
+
   uint64_t workspaceSize(int device = 0) {
     uint64_t bytes = ~uint64_t(0);
     EXPECT_EQ(ta_sdpa_workspace_size(library.get(), &args, device, &bytes),
@@ -172,6 +207,7 @@ protected:
   TempDir dir;
   Library library;
   ta_sdpa_args args = problem(2, 8, 1, 4096, 64);
+  ta_capture table = {};
 };
 
 /// Parameter `i` of a launch, as T.
@@ -474,6 +510,19 @@ Json pagedEntry(const std::string &name, const std::string &causal,
   return e;
 }
 
+/// A paged kernel of vLLM's varlen form: the packed sequences' offsets too.
+Json varlenPagedEntry(const std::string &name, const std::string &causal) {
+  Json e = pagedEntry(name, causal);
+  e["varlen"] = true;
+  for (const char *offsets : {"cu_seqlens_q", "cu_seqlens_k"}) {
+    e["params"].push_back(
+        {{"name", offsets}, {"kind", "base"}, {"type", "ptr"}});
+    e["params"].push_back(
+        {{"name", offsets}, {"kind", "size"}, {"dim", 0}, {"type", "i64"}});
+  }
+  return e;
+}
+
 } // namespace
 
 TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
@@ -483,20 +532,8 @@ TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
   // A decode step of batch 2 on a cache of 100 pages of 128 keys, 2 KV
   // heads: k and v [100, 2, 128, 64], laid out as vLLM's [100, 128, 2, 64].
   const int64_t pages = 100, pageSize = 128;
-  decode(/*b=*/2, /*sk=*/pageSize);
-  for (ta_tensor *t : {&args.k, &args.v}) {
-    t->sizes[0] = pages;
-    t->strides[0] = pageSize * 2 * 64;
-    t->strides[1] = 64;
-    t->strides[2] = 2 * 64;
-    t->strides[3] = 1;
-  }
-  const uint64_t lengths = 0x700000000;
-  args.seqused_k = lengths;
-  ta_capture table = viewCapture("block_table", TA_CAPTURE_I32,
-                                 kFarAway + 0x900000, {2, 16}, {16, 1});
-  args.captures = &table;
-  args.num_captures = 1;
+  pagedDecode(pages, pageSize);
+  const uint64_t lengths = kLengths;
   ta_launch_plan plan;
   ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
       << lastError();
@@ -510,8 +547,7 @@ TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
   EXPECT_EQ(paramAs<int64_t>(plan, 41), 16); // the table's pages per entry
   // Batch 1 on 256 pages of the table (32k keys): split, the paged split
   // kernel taking the table too, then the merge.
-  table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
-                      {1, 256}, {256, 1});
+  bindTable(1, 256);
   args.q.sizes[0] = args.o.sizes[0] = 1;
   fakecuda::Launch split;
   ASSERT_NO_FATAL_FAILURE(runSplit(split));
@@ -520,8 +556,7 @@ TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
   EXPECT_EQ(launchParam<uint64_t>(split, 46), kFarAway + 0x900000);
   EXPECT_EQ(fakecuda::lastLaunch().symbol, "split_merge");
   args.workspace = args.workspace_bytes = 0;
-  table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
-                      {2, 16}, {16, 1});
+  bindTable(2, 16);
   args.q.sizes[0] = args.o.sizes[0] = 2;
 
   // A page size no kernel's block_n divides.
@@ -565,16 +600,8 @@ TEST_F(SplitKv, PagedKernelsRunCallsWithABlockTableOnly) {
   // vLLM's form: packed query sequences (varlen, q and o [1, H, total, D])
   // against the pages, a table row per sequence; cu_seqlens_k is not read
   // (null) and the table's rows are the sequences'.
-  Json varlenPaged = pagedEntry("varlen_paged", "none");
-  varlenPaged["varlen"] = true;
-  for (const char *name : {"cu_seqlens_q", "cu_seqlens_k"}) {
-    varlenPaged["params"].push_back(
-        {{"name", name}, {"kind", "base"}, {"type", "ptr"}});
-    varlenPaged["params"].push_back(
-        {{"name", name}, {"kind", "size"}, {"dim", 0}, {"type", "i64"}});
-  }
   open({seqUsedEntry("none_used", "none"), pagedEntry("none_paged", "none"),
-        varlenPaged});
+        varlenPagedEntry("varlen_paged", "none")});
   for (ta_tensor *t : {&args.q, &args.o}) {
     t->sizes[0] = 1, t->sizes[2] = 5; // packed [5, 8, 64]
     t->strides[0] = 5 * 8 * 64, t->strides[1] = 64, t->strides[2] = 8 * 64;
@@ -608,35 +635,18 @@ TEST_F(SplitKv, GatheringKernelsTakeTheirPageSizeOnly) {
   EXPECT_EQ(info.block_n, 64);
   ASSERT_EQ(ta_library_kernel(library.get(), 1, &info), TA_OK);
   EXPECT_EQ(info.page_size, 0);
-  decode(/*b=*/2, /*sk=*/16);
-  for (ta_tensor *t : {&args.k, &args.v}) {
-    t->sizes[0] = 100;
-    t->strides[0] = 16 * 2 * 64;
-    t->strides[1] = 64;
-    t->strides[2] = 2 * 64;
-  }
-  args.seqused_k = 0x700000000;
-  ta_capture table = viewCapture("block_table", TA_CAPTURE_I32,
-                                 kFarAway + 0x900000, {2, 16}, {16, 1});
-  args.captures = &table;
-  args.num_captures = 1;
+  pagedDecode(/*pages=*/100, /*pageSize=*/16);
   ta_launch_plan plan;
   ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
       << lastError();
   EXPECT_EQ(plan.kernel, 0);
   // Pages of 32: not the gathering kernel's.
-  for (ta_tensor *t : {&args.k, &args.v}) {
-    t->sizes[2] = 32;
-    t->strides[0] = 32 * 2 * 64;
-  }
+  setPageSize(32);
   ASSERT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan), TA_OK)
       << lastError();
   EXPECT_EQ(plan.kernel, 1);
   // Pages of 8: neither's.
-  for (ta_tensor *t : {&args.k, &args.v}) {
-    t->sizes[2] = 8;
-    t->strides[0] = 8 * 2 * 64;
-  }
+  setPageSize(8);
   EXPECT_EQ(ta_sdpa_plan(library.get(), &args, 9, 0, &plan),
             TA_ERROR_NO_KERNEL);
   EXPECT_THAT(lastError(), HasSubstr("page_size=8"));
@@ -659,31 +669,12 @@ TEST_F(SplitKv, VarlenDecodeStepsRunAsTheirBatch) {
   // per sequence (total_q = num_seqs, max_seqlen_q 1) runs on the paged
   // kernels without varlen, as the batch of num_seqs entries it is: packed
   // GQA, and split-KV where it pays.
-  Json varlenPaged = pagedEntry("varlen_paged", "bottom_right");
-  varlenPaged["varlen"] = true;
-  for (const char *name : {"cu_seqlens_q", "cu_seqlens_k"}) {
-    varlenPaged["params"].push_back(
-        {{"name", name}, {"kind", "base"}, {"type", "ptr"}});
-    varlenPaged["params"].push_back(
-        {{"name", name}, {"kind", "size"}, {"dim", 0}, {"type", "i64"}});
-  }
-  open({pagedEntry("none_paged", "none"), varlenPaged,
+  open({pagedEntry("none_paged", "none"),
+        varlenPagedEntry("varlen_paged", "bottom_right"),
         pagedEntry("split_paged", "none", /*split=*/true),
         mergeEntry("merge")});
   const int64_t pages = 100, pageSize = 128;
-  decode(/*b=*/2, /*sk=*/pageSize);
-  for (ta_tensor *t : {&args.k, &args.v}) {
-    t->sizes[0] = pages;
-    t->strides[0] = pageSize * 2 * 64;
-    t->strides[1] = 64;
-    t->strides[2] = 2 * 64;
-    t->strides[3] = 1;
-  }
-  args.seqused_k = 0x700000000;
-  ta_capture table = viewCapture("block_table", TA_CAPTURE_I32,
-                                 kFarAway + 0x900000, {2, 16}, {16, 1});
-  args.captures = &table;
-  args.num_captures = 1;
+  pagedDecode(pages, pageSize);
   // q and o packed [2, 8, 64]: one token per sequence.
   for (ta_tensor *t : {&args.q, &args.o}) {
     t->sizes[0] = 1, t->sizes[2] = 2;
@@ -706,8 +697,7 @@ TEST_F(SplitKv, VarlenDecodeStepsRunAsTheirBatch) {
   EXPECT_EQ(paramAs<int64_t>(plan, 6), 4 * 64);
   EXPECT_EQ(paramAs<int64_t>(plan, 7), 64);
   // One sequence on 256 pages: split, then the merge.
-  table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
-                      {1, 256}, {256, 1});
+  bindTable(1, 256);
   for (ta_tensor *t : {&args.q, &args.o})
     t->sizes[2] = 1;
   args.varlen.num_seqs = 1;
@@ -717,8 +707,7 @@ TEST_F(SplitKv, VarlenDecodeStepsRunAsTheirBatch) {
   args.workspace = args.workspace_bytes = 0;
   // Two queries in one sequence (total_q 2, max_seqlen_q 2), or a top-left
   // mask: the varlen kernel, as given.
-  table = viewCapture("block_table", TA_CAPTURE_I32, kFarAway + 0x900000,
-                      {2, 16}, {16, 1});
+  bindTable(2, 16);
   for (ta_tensor *t : {&args.q, &args.o})
     t->sizes[2] = 2;
   args.varlen.num_seqs = 2;
