@@ -746,6 +746,9 @@ LogicalResult Interpreter::execute(Operation *op) {
       .Case([&](BroadcastOp b) { return execBroadcast(b); })
       .Case([&](OnlineSoftmaxOp s) { return execOnlineSoftmax(s); })
       .Case([&](LogSumExpOp s) { return execLogSumExp(s); })
+      // One program at a time: every earlier grid has finished.
+      .Case<WaitPriorGridsOp, LaunchDependentGridsOp>(
+          [&](Operation *) { return success(); })
       .Case([&](BlockIdOp b) {
         set(b, RtValue::integer(blockId[static_cast<int>(b.getDim())]));
         return success();

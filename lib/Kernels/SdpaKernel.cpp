@@ -301,6 +301,10 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // keys).
   Value outHead = head;
   if (variant.split) {
+    // The merge, launched after this kernel as its dependent, may take the
+    // SMs this grid leaves free once all its programs run, and waits
+    // there for this grid to end (tile.wait_prior_grids).
+    LaunchDependentGridsOp::create(b, loc);
     Value numSplits = arg(ArgRole::NumSplits);
     head = arith::DivUIOp::create(b, loc, outHead, numSplits);
     Value chunk = arith::RemUIOp::create(b, loc, outHead, numSplits);

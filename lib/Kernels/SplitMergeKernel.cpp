@@ -85,6 +85,10 @@ tiled_attn::buildSplitMergeKernel(OpBuilder &b, Location loc,
         b, loc, DenseElementsAttr::get(tile(shape, f32), b.getF32FloatAttr(v)));
   };
   const double inf = std::numeric_limits<double>::infinity();
+  // The partial results are the split kernel's, launched just before: the
+  // runtime launches this program as its dependent, so it may start while
+  // that kernel runs (its launch hidden), and waits here for it to end.
+  WaitPriorGridsOp::create(b, loc);
   Value c0 = cIndex(0), c1 = cIndex(1);
   const int64_t columnBlocks = dv / bd;
   Value x = BlockIdOp::create(b, loc, Dim::X);

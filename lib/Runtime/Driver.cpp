@@ -98,6 +98,8 @@ Status Driver::load(const std::string &path, bool fromEnv) {
   TA_RETURN_IF_ERROR(
       resolve(handle_, path, "cuFuncSetAttribute", a.funcSetAttribute));
   TA_RETURN_IF_ERROR(resolve(handle_, path, "cuLaunchKernel", a.launchKernel));
+  TA_RETURN_IF_ERROR(resolve(handle_, path, "cuLaunchKernelEx",
+                             a.launchKernelEx, /*optional=*/true));
   TA_RETURN_IF_ERROR(resolve(handle_, path, "cuTensorMapEncodeTiled",
                              a.tensorMapEncodeTiled, /*optional=*/true));
 

@@ -52,6 +52,9 @@ struct DriverApi {
   decltype(&::cuModuleUnload) moduleUnload = nullptr;
   decltype(&::cuFuncSetAttribute) funcSetAttribute = nullptr;
   decltype(&::cuLaunchKernel) launchKernel = nullptr;
+  /// Null in drivers older than CUDA 11.8; needed only to launch a kernel
+  /// as the dependent of the one before it (programmatic dependent launch).
+  decltype(&::cuLaunchKernelEx) launchKernelEx = nullptr;
   /// Null in drivers older than CUDA 12.0; needed only by kernels that take
   /// a TMA descriptor.
   decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;

@@ -37,23 +37,46 @@ void emptyPlan(ta_launch_plan &plan) {
 Status tiled_attn::runtime::launchPlan(const Driver &driver,
                                        CUfunction function,
                                        const KernelEntry &kernel,
-                                       ta_launch_plan &plan, void *stream) {
+                                       ta_launch_plan &plan, void *stream,
+                                       bool asDependent) {
   void *params[TA_MAX_PARAMS];
   for (int32_t i = 0; i < plan.num_params; ++i)
     params[i] = plan.param_data + plan.param_offsets[i];
-  CUresult result = driver.api().launchKernel(
-      function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
-      plan.block[1], plan.block[2], plan.shared_bytes,
-      static_cast<CUstream>(stream), params, nullptr);
+  const DriverApi &api = driver.api();
+  const bool dependent =
+      asDependent && kernel.waitsPriorGrids && api.launchKernelEx;
+  CUresult result;
+  if (dependent) {
+    CUlaunchAttribute attribute = {};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = plan.grid[0];
+    config.gridDimY = plan.grid[1];
+    config.gridDimZ = plan.grid[2];
+    config.blockDimX = plan.block[0];
+    config.blockDimY = plan.block[1];
+    config.blockDimZ = plan.block[2];
+    config.sharedMemBytes = plan.shared_bytes;
+    config.hStream = static_cast<CUstream>(stream);
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    result = api.launchKernelEx(&config, function, params, nullptr);
+  } else {
+    result = api.launchKernel(function, plan.grid[0], plan.grid[1],
+                              plan.grid[2], plan.block[0], plan.block[1],
+                              plan.block[2], plan.shared_bytes,
+                              static_cast<CUstream>(stream), params, nullptr);
+  }
   if (__builtin_expect(result == CUDA_SUCCESS, 1))
     return Status();
-  return driver.failure(result,
-                        concat("cuLaunchKernel(kernel ", kernel.name,
-                               ", grid (", plan.grid[0], ", ", plan.grid[1],
-                               ", ", plan.grid[2], "), block (", plan.block[0],
-                               ", ", plan.block[1], ", ", plan.block[2],
-                               "), shared_bytes ", plan.shared_bytes, ")"),
-                        "");
+  return driver.failure(
+      result,
+      concat(dependent ? "cuLaunchKernelEx(kernel " : "cuLaunchKernel(kernel ",
+             kernel.name, ", grid (", plan.grid[0], ", ", plan.grid[1], ", ",
+             plan.grid[2], "), block (", plan.block[0], ", ", plan.block[1],
+             ", ", plan.block[2], "), shared_bytes ", plan.shared_bytes, ")"),
+      "");
 }
 
 Status tiled_attn::runtime::planSplit(const ta_library &library,
@@ -175,7 +198,9 @@ Status launchSplit(ta_library &library, Problem &problem,
   TA_RETURN_IF_ERROR(library.splitMergeModules.get(
       driver, context.context(), merge, split.mergeKernel, slot.ccMajor,
       slot.ccMinor, function));
-  TA_RETURN_IF_ERROR(launchPlan(driver, function, merge, plan, stream));
+  // As the split kernel's dependent: its launch hidden behind that grid.
+  TA_RETURN_IF_ERROR(launchPlan(driver, function, merge, plan, stream,
+                                /*asDependent=*/true));
   return context.exit();
 }
 

@@ -187,10 +187,14 @@ Status launch(ta_library &library, const ta_sdpa_args *args, int device,
 
 /// cuLaunchKernel of `plan` (its grid, block, shared bytes and packed
 /// parameters) for `kernel`'s `function` on `stream`; a failure names the
-/// kernel and the launch's shape.
+/// kernel and the launch's shape. With `asDependent`, and when the kernel
+/// waits for the grid before it (waitsPriorGrids) and the driver has
+/// cuLaunchKernelEx, it is launched as that grid's dependent
+/// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION): it may start
+/// while the earlier grid runs, and waits in its griddepcontrol.wait.
 Status launchPlan(const Driver &driver, CUfunction function,
-                  const KernelEntry &kernel, ta_launch_plan &plan,
-                  void *stream);
+                  const KernelEntry &kernel, ta_launch_plan &plan, void *stream,
+                  bool asDependent = false);
 
 /// Fills `plan`'s block, shared bytes and parameters of a kernel whose
 /// every parameter is a captured input (a block mask kernel's), from

@@ -201,6 +201,14 @@ Status readLaunchShape(const FieldReader &r, KernelEntry &kernel) {
   if (value & (value - 1))
     return r.fail("align_bytes", "a power of two", value);
   kernel.alignBytes = static_cast<int32_t>(value);
+  // A kernel that waits for the grid before it (griddepcontrol, sm_90 on)
+  // may be launched as that grid's dependent.
+  TA_RETURN_IF_ERROR(r.flag("waits_prior_grids", kernel.waitsPriorGrids));
+  if (kernel.waitsPriorGrids && kernel.arch.major < 9)
+    return r.fail("waits_prior_grids",
+                  concat("false for ", kernel.archText,
+                         " (grid dependency control is sm_90's and later's)"),
+                  true);
   return Status();
 }
 

@@ -197,6 +197,11 @@ struct KernelEntry {
   /// Programs along x per block of block_m rows (a split merge kernel's,
   /// one per block of columns); 1 for every other kernel.
   int32_t programsPerRowBlock = 1;
+  /// Whether the kernel waits for the grid launched before it on its
+  /// stream ("waits_prior_grids": tile.wait_prior_grids), so that it may be
+  /// launched as that grid's dependent (a split merge after its split
+  /// kernel: programmatic dependent launch).
+  bool waitsPriorGrids = false;
   int32_t indexBits = 64, alignBytes = kDefaultAlignBytes;
   /// Whether the kernel reads K/V head h / (H_q / H_kv) for query head h
   /// (grouped KV heads); a library built before it has not.

@@ -48,6 +48,9 @@ struct Launch {
   std::vector<std::vector<unsigned char>> params;
   /// The addresses cuLaunchKernel was given.
   std::vector<const void *> paramAddresses;
+  /// Launched by cuLaunchKernelEx as the dependent of the grid before it
+  /// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION).
+  bool programmatic = false;
 };
 
 struct TensorMapCall {

@@ -263,12 +263,11 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction function,
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridX,
-                                unsigned int gridY, unsigned int gridZ,
-                                unsigned int blockX, unsigned int blockY,
-                                unsigned int blockZ, unsigned int sharedBytes,
-                                CUstream stream, void **params, void **extra) {
-  FAKE_ENTRY("cuLaunchKernel");
+namespace {
+/// Counts (and, recording, keeps) a launch of either entry point.
+CUresult recordLaunch(CUfunction f, const unsigned (&dims)[6],
+                      unsigned sharedBytes, CUstream stream, void **params,
+                      bool programmatic) {
   if (!fakecuda::current())
     return CUDA_ERROR_INVALID_CONTEXT;
   auto *fn = reinterpret_cast<Function *>(f);
@@ -282,7 +281,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridX,
   launch = fakecuda::Launch();
   launch.symbol = fn->symbol;
   launch.context = fakecuda::current();
-  unsigned dims[6] = {gridX, gridY, gridZ, blockX, blockY, blockZ};
+  launch.programmatic = programmatic;
   for (int i = 0; i < 3; ++i) {
     launch.grid[i] = dims[i];
     launch.block[i] = dims[3 + i];
@@ -295,6 +294,36 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridX,
     launch.paramAddresses.push_back(params[i]);
   }
   return CUDA_SUCCESS;
+}
+} // namespace
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridX,
+                                unsigned int gridY, unsigned int gridZ,
+                                unsigned int blockX, unsigned int blockY,
+                                unsigned int blockZ, unsigned int sharedBytes,
+                                CUstream stream, void **params, void **extra) {
+  FAKE_ENTRY("cuLaunchKernel");
+  return recordLaunch(f, {gridX, gridY, gridZ, blockX, blockY, blockZ},
+                      sharedBytes, stream, params, /*programmatic=*/false);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                                  void **params, void **extra) {
+  FAKE_ENTRY("cuLaunchKernelEx");
+  if (!config || (config->numAttrs && !config->attrs))
+    return CUDA_ERROR_INVALID_VALUE;
+  bool programmatic = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute &a = config->attrs[i];
+    if (a.id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      return CUDA_ERROR_NOT_SUPPORTED; // (the fake knows no other)
+    programmatic = a.value.programmaticStreamSerializationAllowed != 0;
+  }
+  return recordLaunch(f,
+                      {config->gridDimX, config->gridDimY, config->gridDimZ,
+                       config->blockDimX, config->blockDimY, config->blockDimZ},
+                      config->sharedMemBytes, config->hStream, params,
+                      programmatic);
 }
 
 CUresult CUDAAPI cuTensorMapEncodeTiled(

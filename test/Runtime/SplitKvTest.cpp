@@ -354,6 +354,34 @@ TEST_F(SplitKv, SplitKernelThenMerge) {
   EXPECT_EQ(fakecuda::lastLaunch().grid[1], 2u);
 }
 
+TEST_F(SplitKv, AWaitingMergeIsLaunchedAsTheSplitKernelsDependent) {
+  // A merge that waits for the grid before it (waits_prior_grids: its
+  // griddepcontrol.wait) goes by cuLaunchKernelEx with programmatic stream
+  // serialization; the split kernel, and a merge that does not wait, by
+  // cuLaunchKernel.
+  Json waiting = mergeEntry("merge", "sm_90a");
+  waiting["waits_prior_grids"] = true;
+  open({groupedEntry("none", "none"), splitEntry("split"), waiting});
+  decode(/*b=*/1, /*sk=*/4096);
+  args.workspace = kFarAway;
+  args.workspace_bytes = workspaceSize();
+  ASSERT_GT(args.workspace_bytes, 0u);
+  ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
+  EXPECT_EQ(fakecuda::previousLaunch().symbol, "sdpa_fwd");
+  EXPECT_FALSE(fakecuda::previousLaunch().programmatic);
+  EXPECT_EQ(fakecuda::lastLaunch().symbol, "split_merge");
+  EXPECT_TRUE(fakecuda::lastLaunch().programmatic);
+  // The same grid and parameters as a plain launch's.
+  EXPECT_EQ(fakecuda::lastLaunch().grid[1], 2u);
+  EXPECT_EQ(launchParam<uint64_t>(fakecuda::lastLaunch(), 0), kFarAway);
+
+  open({groupedEntry("none", "none"), splitEntry("split"),
+        mergeEntry("merge", "sm_90a")});
+  ASSERT_EQ(ta_sdpa(library.get(), &args, 0, nullptr), TA_OK) << lastError();
+  EXPECT_EQ(fakecuda::lastLaunch().symbol, "split_merge");
+  EXPECT_FALSE(fakecuda::lastLaunch().programmatic);
+}
+
 TEST_F(SplitKv, BadWorkspacesAreRefused) {
   open(
       {groupedEntry("none", "none"), splitEntry("split"), mergeEntry("merge")});
@@ -404,6 +432,15 @@ TEST_F(SplitKv, ManifestEntriesAreChecked) {
   mergeWithQ["params"][0]["name"] = "q";
   expectOpenError(manifestOf({mergeWithQ}),
                   {"one of 'o_partial', 'lse_partial', 'o', 'lse'"});
+  // Grid dependency control is sm_90's and later's.
+  Json waitingOnAmpere = mergeEntry("m");
+  waitingOnAmpere["waits_prior_grids"] = true;
+  expectOpenError(manifestOf({waitingOnAmpere}),
+                  {"field 'waits_prior_grids' must be false for sm_80"});
+  Json notAFlag = mergeEntry("m", "sm_90a");
+  notAFlag["waits_prior_grids"] = 1;
+  expectOpenError(manifestOf({notAFlag}),
+                  {"field 'waits_prior_grids' must be true or false"});
   Json sdpaWithPartial = kernelEntry("k");
   sdpaWithPartial["params"][0]["name"] = "o_partial";
   expectOpenError(manifestOf({sdpaWithPartial}), {"one of 'q', 'k', 'v'"});

@@ -211,6 +211,9 @@ struct LoweredKernel {
   /// "captures" (each {name, kind: view or scalar, dtype, rank}).
   std::string scoreFunction, maskFunction;
   json::Array captures;
+  /// Whether the kernel waits for the grid before it (griddepcontrol.wait,
+  /// from tile.wait_prior_grids): the manifest's "waits_prior_grids".
+  bool waitsPriorGrids = false;
   std::string tileIR, gpuIR;
   /// Wall-clock seconds from the generator's tile IR to the PTX string.
   double toPTXSeconds = 0;
@@ -416,6 +419,9 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     return fail(kernel, "lowering to NVVM failed");
   if (failed(recordParams(kernel, *module, params, out.params)))
     return failure();
+  module->walk([&](NVVM::GriddepcontrolOp op) {
+    out.waitsPriorGrids |= op.getKind() == NVVM::GridDepActionKind::wait;
+  });
   if (failed(ptxPm.run(*module)))
     return fail(kernel, "lowering to PTX failed");
   module->walk([&](gpu::BinaryOp binary) {
@@ -497,6 +503,15 @@ static json::Object programEntry(const KernelSpec &kernel,
                       {"lowering", kernel.lowering}};
 }
 
+/// Marks an entry whose kernel waits for the grid launched before it (the
+/// runtime launches it as that grid's dependent); absent otherwise.
+static json::Object withGridDependency(json::Object entry,
+                                       const LoweredKernel &lowered) {
+  if (lowered.waitsPriorGrids)
+    entry["waits_prior_grids"] = true;
+  return entry;
+}
+
 /// A block mask kernel's entry: its mask function and captured inputs and
 /// its block size besides.
 static json::Object blockMaskEntry(const KernelSpec &kernel,
@@ -527,9 +542,9 @@ static json::Object splitMergeEntry(const KernelSpec &kernel,
 static json::Object manifestEntry(const KernelSpec &kernel,
                                   const LoweredKernel &lowered) {
   if (kernel.program == KernelProgram::BlockMask)
-    return blockMaskEntry(kernel, lowered);
+    return withGridDependency(blockMaskEntry(kernel, lowered), lowered);
   if (kernel.program == KernelProgram::SplitMerge)
-    return splitMergeEntry(kernel, lowered);
+    return withGridDependency(splitMergeEntry(kernel, lowered), lowered);
   const TileToPTXOptions &lowering = *kernel.loweringOptions;
   tile::SdpaAttr sdpa = lowered.sdpa;
   int64_t threads = lowered.threads;
@@ -588,7 +603,7 @@ static json::Object manifestEntry(const KernelSpec &kernel,
   // One key per feature of KernelVariant.def.
   for (const KernelFeature &feature : kKernelFeatures)
     entry[feature.name] = kernel.variant.*feature.member;
-  return entry;
+  return withGridDependency(std::move(entry), lowered);
 }
 
 /// Merges `entry` into <outDir>/manifest.json, replacing an entry of the

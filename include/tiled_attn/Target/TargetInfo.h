@@ -56,6 +56,10 @@ struct TargetInfo {
   /// The chips lookup knows, for diagnostics.
   static std::string knownChips();
 
+  /// Grid dependency control (griddepcontrol: programmatic dependent
+  /// launch), which came with TMA in sm_90.
+  bool hasGridDependencyControl() const { return hasTMA; }
+
   bool hasFamily(tilegpu::Family family) const {
     return llvm::is_contained(families, family);
   }

@@ -391,6 +391,25 @@ struct GatherToGPU final : OpConversionPattern<tile::GatherOp> {
   }
 };
 
+/// tile.wait_prior_grids and tile.launch_dependent_grids: griddepcontrol
+/// where the chip has it, else nothing (a kernel for such a chip is never
+/// launched as a dependent).
+template <typename Op, NVVM::GridDepActionKind Kind>
+struct GridDependencyToNVVM final : OpConversionPattern<Op> {
+  GridDependencyToNVVM(TileGPUToNVVMTypeConverter &converter, MLIRContext *ctx,
+                       bool supported)
+      : OpConversionPattern<Op>(converter, ctx), supported(supported) {}
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (supported)
+      NVVM::GriddepcontrolOp::create(rewriter, op.getLoc(), Kind);
+    rewriter.eraseOp(op);
+    return success();
+  }
+  bool supported;
+};
+
 struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -404,7 +423,14 @@ struct ReturnToGPU final : OpConversionPattern<func::ReturnOp> {
 } // namespace
 
 void tiled_attn::populateTileGPUMemoryToNVVMPatterns(
-    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns,
+    bool gridDependencyControl) {
+  patterns
+      .add<GridDependencyToNVVM<tile::WaitPriorGridsOp,
+                                NVVM::GridDepActionKind::wait>,
+           GridDependencyToNVVM<tile::LaunchDependentGridsOp,
+                                NVVM::GridDepActionKind::launch_dependents>>(
+          converter, patterns.getContext(), gridDependencyControl);
   patterns.add<AllocToNVVM, SlotToNVVM, AsyncCopyToNVVM, AsyncWaitToNVVM,
                AsyncWaitAllToNVVM, BlockIdToGPU, DimToGPU, SliceToMemRef,
                ReadToMemRef, WriteToMemRef, GatherToGPU, ReturnToGPU>(

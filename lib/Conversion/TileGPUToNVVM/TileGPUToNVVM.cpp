@@ -17,6 +17,7 @@
 #include "tiled_attn/Conversion/Passes.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUOps.h"
+#include "tiled_attn/Target/TargetInfo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
@@ -152,7 +153,9 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
   }
 
   RewritePatternSet patterns(ctx);
-  populateTileGPUMemoryToNVVMPatterns(converter, patterns);
+  std::optional<TargetInfo> info = TargetInfo::lookup(target.getChip());
+  populateTileGPUMemoryToNVVMPatterns(converter, patterns,
+                                      info && info->hasGridDependencyControl());
   populateCtaReducePatterns(converter, patterns);
   switch (target.getFamily()) {
   case Family::MmaSync:

@@ -27,6 +27,24 @@
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=CHAINED
 
+// tile.wait_prior_grids (the split merge's first op) is griddepcontrol.wait
+// where the chip has grid dependency control (sm_90 on), before the first
+// read of the partial results, and nothing on sm_80.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-split-merge="head-dim-v=64" \
+// RUN:   --tilegpu-attach-target="chip=sm_90a family=mma_sync" --tilegpu-assign-layouts="warps=1" \
+// RUN:   --convert-tile-to-tilegpu --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=GRID-WAIT
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-split-merge="head-dim-v=64" \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=1" \
+// RUN:   --convert-tile-to-tilegpu --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=NO-GRID-WAIT
+// GRID-WAIT: gpu.func @split_merge(
+// GRID-WAIT-NOT: memref.load
+// GRID-WAIT: nvvm.griddepcontrol wait
+// GRID-WAIT: memref.load
+// NO-GRID-WAIT: gpu.func @split_merge(
+// NO-GRID-WAIT-NOT: griddepcontrol
+
 // Pages of 16 under key blocks of 64 (D = 64, 4 warps): each thread's four
 // 16-byte copies of a block lie in rows 16 apart, one per page, so copy i
 // reads the page of gather index i (read from the table at the top of the

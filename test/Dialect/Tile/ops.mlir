@@ -16,6 +16,15 @@ func.func @block_id() -> (index, index, index) {
   return %x, %y, %z : index, index, index
 }
 
+// CHECK-LABEL: func.func @grid_dependencies
+func.func @grid_dependencies() {
+  // CHECK-NEXT: tile.launch_dependent_grids
+  // CHECK-NEXT: tile.wait_prior_grids
+  tile.launch_dependent_grids
+  tile.wait_prior_grids
+  return
+}
+
 // CHECK-LABEL: func.func @view_types
 // CHECK-SAME: %{{.*}}: !tile.view<?x?x?x64xf16>
 // CHECK-SAME: %{{.*}}: !tile.view<2x4x?x128xbf16>

@@ -7,7 +7,8 @@
 // outputs and log-sum-exps (head index h * num_splits + s) in one pass over
 // the chunks, an online softmax over them (the running largest
 // log-sum-exp, the sum of the weights and the weighted sum of the outputs,
-// rescaled as the largest grows); o's column block out, and lse by the
+// rescaled as the largest grows), after the split kernel's grid has ended
+// (tile.wait_prior_grids: the merge is launched as its dependent); o's column block out, and lse by the
 // programs of column block 0.
 
 // CHECK-LABEL: func.func @split_merge(
@@ -16,6 +17,7 @@
 // CHECK-SAME: %[[S:[^:]*]]: index {tile.arg = #tile.arg<num_splits>}
 // CHECK-SAME: %[[O:[^:]*]]: !tile.view<?x?x?x128xbf16> {tile.arg = #tile.arg<o>}
 // CHECK-SAME: %[[LSE:[^:]*]]: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>})
+// CHECK-NEXT: tile.wait_prior_grids
 // CHECK: %[[X:.*]] = tile.block_id x
 // CHECK: %[[M:.*]] = arith.divui %[[X]], %c2
 // CHECK: %[[C:.*]] = arith.remui %[[X]], %c2

@@ -248,9 +248,12 @@ mlir::LogicalResult setUpTensorMemory(mlir::gpu::GPUFuncOp kernel,
                                       mlir::gpu::GPUModuleOp gpuModule);
 
 /// Buffers, asynchronous copies and their waits, block ids and sizes: the
-/// same for every family.
+/// same for every family. tile.wait_prior_grids and
+/// tile.launch_dependent_grids become griddepcontrol with
+/// `gridDependencyControl` (the chip has it), and nothing without.
 void populateTileGPUMemoryToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
-                                         mlir::RewritePatternSet &patterns);
+                                         mlir::RewritePatternSet &patterns,
+                                         bool gridDependencyControl);
 /// tilegpu.cta_reduce in any register layout (CtaReduce.cpp).
 void populateCtaReducePatterns(TileGPUToNVVMTypeConverter &converter,
                                mlir::RewritePatternSet &patterns);

@@ -170,6 +170,53 @@ def Tile_WriteOp : Tile_Op<"write"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Grids on one stream
+//===----------------------------------------------------------------------===//
+
+def Tile_WaitPriorGridsOp : Tile_Op<"wait_prior_grids"> {
+  let summary = "Wait until the grid launched before this one has finished";
+  let description = [{
+    A program that reads what the kernel launched before it on its stream
+    wrote (a split-KV merge reading the partial outputs) may be launched as
+    that kernel's dependent (programmatic dependent launch, sm_90 and
+    later): it then starts before the earlier grid has finished, and this
+    op waits until that grid has ended and its writes are visible. Nothing
+    that reads the earlier grid's results, or writes what it reads, may
+    come before it. A kernel that has it is launched so by the runtime (the
+    manifest's `waits_prior_grids`); launched as usual, or on a chip
+    without grid dependency control (sm_80), it does nothing.
+
+    Example:
+
+    ```mlir
+    tile.wait_prior_grids
+    %lse = tile.gather %lse_partial[%b, %at, %rows] ...
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def Tile_LaunchDependentGridsOp : Tile_Op<"launch_dependent_grids"> {
+  let summary = "Let the grid launched after this one start";
+  let description = [{
+    Once every program of this grid has run this op (or ended), the kernel
+    launched after it as its dependent may start, its programs taking free
+    SMs while this grid finishes; they wait in `tile.wait_prior_grids`
+    before they read this grid's results. It says nothing about this
+    program's own writes and may come anywhere; early is best where the
+    dependent is small (a split-KV kernel lets its merge start). On a chip
+    without grid dependency control it does nothing.
+
+    Example:
+
+    ```mlir
+    tile.launch_dependent_grids
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
 
