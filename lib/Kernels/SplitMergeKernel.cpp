@@ -20,8 +20,10 @@
 //   lse = m + log(l)                    (-inf where l == 0; written by the
 //                                        programs of column block 0)
 //
-// One chain of dependent reads per chunk: the merge's time is the chunks'
-// count of memory latencies, so the columns are spread over programs.
+// The loop takes chunksPerStep chunks a step, their reads issued together
+// (a chunk past the last reads past the views: -inf and 0, no weight), so
+// a step waits one memory latency, not one per chunk; the columns are
+// spread over programs.
 // The partial results are read with tile.gather at the rows' and columns'
 // positions (reads past S_q give -inf and 0, which the stores drop).
 //
@@ -33,6 +35,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -47,6 +50,10 @@ tiled_attn::buildSplitMergeKernel(OpBuilder &b, Location loc,
   if (!cfg.elementType ||
       (!cfg.elementType.isF16() && !cfg.elementType.isBF16()))
     return emitError(loc) << "the merged output is f16 or bf16";
+  if (cfg.chunksPerStep < 0 || cfg.chunksPerStep > 16)
+    return emitError(loc) << "chunks per step must be in [1, 16] (0: "
+                             "chosen), got "
+                          << cfg.chunksPerStep;
   if (bm < 16 || bm > 256 || bm % 16 || bd < 8 || bd % 8 || dv < bd ||
       dv > 256 || dv % bd)
     return emitError(loc) << "block_m must be a multiple of 16 in [16, 256], "
@@ -89,7 +96,7 @@ tiled_attn::buildSplitMergeKernel(OpBuilder &b, Location loc,
   // runtime launches this program as its dependent, so it may start while
   // that kernel runs (its launch hidden), and waits here for it to end.
   WaitPriorGridsOp::create(b, loc);
-  Value c0 = cIndex(0), c1 = cIndex(1);
+  Value c0 = cIndex(0);
   const int64_t columnBlocks = dv / bd;
   Value x = BlockIdOp::create(b, loc, Dim::X);
   Value m = arith::DivUIOp::create(b, loc, x, cIndex(columnBlocks));
@@ -99,11 +106,14 @@ tiled_attn::buildSplitMergeKernel(OpBuilder &b, Location loc,
   Value q0 = arith::MulIOp::create(b, loc, m, cIndex(bm));
   Value rows = IotaOp::create(b, loc, tile({bm}, i32), q0, IntegerAttr());
   Value first = arith::MulIOp::create(b, loc, h, splits);
-  auto partialLse = [&](OpBuilder &b, Location loc, Value s) -> Value {
-    Value at = arith::AddIOp::create(b, loc, first, s);
-    return GatherOp::create(b, loc, tile({bm}, f32), lsePartial,
-                            ValueRange{batch, at, rows},
-                            b.getF64FloatAttr(-inf));
+  // The partials' head index of chunk s, or one past the view (its reads
+  // give the pads: -inf and 0) for s past the last chunk.
+  auto chunkAt = [&](OpBuilder &b, Location loc, Value view, Value s) -> Value {
+    Value valid =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, s, splits);
+    return arith::SelectOp::create(b, loc, valid,
+                                   arith::AddIOp::create(b, loc, first, s),
+                                   DimOp::create(b, loc, view, 1));
   };
   Value negInf = splat({bm}, -inf), zero = splat({bm}, 0.0),
         one = splat({bm}, 1.0);
@@ -112,19 +122,35 @@ tiled_attn::buildSplitMergeKernel(OpBuilder &b, Location loc,
   Value cols = IotaOp::create(b, loc, tile({bm, bd}, i32),
                               arith::MulIOp::create(b, loc, column, cIndex(bd)),
                               b.getI64IntegerAttr(1));
+  auto rowsTile = [&](Value v) {
+    return BroadcastOp::create(b, loc, tile({bm, bd}, f32), v, 1).getResult();
+  };
   // The running largest log-sum-exp m, the sum l of exp(lse_s - m) and the
-  // weighted outputs, rescaled by exp(m - m') when m grows to m'. (A row
-  // every chunk of which is empty keeps m = -inf: its weights are 0, never
-  // NaN.)
+  // weighted outputs, rescaled by exp(m - m') when m grows to m' (the
+  // largest of m and the step's chunks). (A row every chunk of which is
+  // empty keeps m = -inf: its weights are 0, never NaN.)
+  const int64_t step = cfg.chunksPerStep
+                           ? cfg.chunksPerStep
+                           : std::clamp<int64_t>(64 * 32 / (bm * bd), 1, 8);
   auto merged = scf::ForOp::create(
-      b, loc, c0, splits, c1, ValueRange{negInf, zero, splat({bm, bd}, 0.0)},
-      [&](OpBuilder &b, Location loc, Value s, ValueRange iter) {
-        Value lseS = partialLse(b, loc, s);
-        Value at = arith::AddIOp::create(b, loc, first, s);
-        Value part = GatherOp::create(b, loc, tile({bm, bd}, f32), oPartial,
-                                      ValueRange{batch, at, rows2, cols},
-                                      b.getF64FloatAttr(0.0));
-        Value top = arith::MaximumFOp::create(b, loc, iter[0], lseS);
+      b, loc, c0, splits, cIndex(step),
+      ValueRange{negInf, zero, splat({bm, bd}, 0.0)},
+      [&](OpBuilder &b, Location loc, Value s0, ValueRange iter) {
+        SmallVector<Value> lses, parts;
+        for (int64_t i = 0; i < step; ++i) {
+          Value s = arith::AddIOp::create(b, loc, s0, cIndex(i));
+          lses.push_back(GatherOp::create(
+              b, loc, tile({bm}, f32), lsePartial,
+              ValueRange{batch, chunkAt(b, loc, lsePartial, s), rows},
+              b.getF64FloatAttr(-inf)));
+          parts.push_back(GatherOp::create(
+              b, loc, tile({bm, bd}, f32), oPartial,
+              ValueRange{batch, chunkAt(b, loc, oPartial, s), rows2, cols},
+              b.getF64FloatAttr(0.0)));
+        }
+        Value top = iter[0];
+        for (Value lse : lses)
+          top = arith::MaximumFOp::create(b, loc, top, lse);
         Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                            top, negInf);
         Value base = arith::SelectOp::create(b, loc, none, zero, top);
@@ -132,19 +158,16 @@ tiled_attn::buildSplitMergeKernel(OpBuilder &b, Location loc,
         Value scale = math::ExpOp::create(
             b, loc, arith::SubFOp::create(b, loc, iter[0], base));
         scale = arith::SelectOp::create(b, loc, none, one, scale);
-        Value w = math::ExpOp::create(
-            b, loc, arith::SubFOp::create(b, loc, lseS, base));
-        Value sum = arith::AddFOp::create(
-            b, loc, arith::MulFOp::create(b, loc, iter[1], scale), w);
-        Value kept = arith::MulFOp::create(
-            b, loc, iter[2],
-            BroadcastOp::create(b, loc, tile({bm, bd}, f32), scale, 1));
-        Value add = arith::MulFOp::create(
-            b, loc, part,
-            BroadcastOp::create(b, loc, tile({bm, bd}, f32), w, 1));
-        scf::YieldOp::create(
-            b, loc,
-            ValueRange{top, sum, arith::AddFOp::create(b, loc, kept, add)});
+        Value sum = arith::MulFOp::create(b, loc, iter[1], scale);
+        Value acc = arith::MulFOp::create(b, loc, iter[2], rowsTile(scale));
+        for (auto [lse, part] : llvm::zip(lses, parts)) {
+          Value w = math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, lse, base));
+          sum = arith::AddFOp::create(b, loc, sum, w);
+          acc = arith::AddFOp::create(
+              b, loc, acc, arith::MulFOp::create(b, loc, part, rowsTile(w)));
+        }
+        scf::YieldOp::create(b, loc, ValueRange{top, sum, acc});
       });
   Value top = merged.getResult(0), sum = merged.getResult(1);
   Value empty =

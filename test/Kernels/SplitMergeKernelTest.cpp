@@ -9,7 +9,8 @@
 // with its gathers as the GPU pipeline has them) against the merge worked
 // out in float64: random partial outputs and log-sum-exps of several chunks,
 // with chunks that saw no key (-inf) and rows no chunk saw, at S_q not a
-// multiple of the block.
+// multiple of the block, with as many chunks as a step reads, fewer and
+// more.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,12 +42,13 @@ struct Case {
 };
 
 void checkMerge(MLIRContext &ctx, Type elementType, int64_t dv, Case c,
-                unsigned seed) {
+                unsigned seed, int64_t chunksPerStep = 0) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
   OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
   SplitMergeKernelConfig config;
   config.headDimV = dv;
   config.elementType = elementType;
+  config.chunksPerStep = chunksPerStep;
   FailureOr<func::FuncOp> kernel =
       buildSplitMergeKernel(b, module->getLoc(), config);
   ASSERT_TRUE(succeeded(kernel));
@@ -124,6 +126,11 @@ TEST(SplitMergeKernel, MergesChunksAsFloat64Does) {
   checkMerge(ctx, BFloat16Type::get(&ctx), 128, {2, 3, 4, 17}, 1);
   checkMerge(ctx, Float16Type::get(&ctx), 64, {1, 2, 7, 1}, 2);
   checkMerge(ctx, BFloat16Type::get(&ctx), 128, {1, 1, 1, 40}, 3);
+  // Several steps of 8 chunks, the last one full or not; steps of 1 and 3.
+  checkMerge(ctx, BFloat16Type::get(&ctx), 128, {1, 3, 16, 5}, 4);
+  checkMerge(ctx, Float16Type::get(&ctx), 64, {2, 2, 17, 3}, 5);
+  checkMerge(ctx, BFloat16Type::get(&ctx), 64, {1, 2, 7, 9}, 6, 1);
+  checkMerge(ctx, BFloat16Type::get(&ctx), 64, {1, 2, 7, 9}, 7, 3);
 }
 
 } // namespace

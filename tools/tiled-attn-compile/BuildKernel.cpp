@@ -329,14 +329,16 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
     return fail(kernel, "a block mask kernel needs a mask function (an i1 "
                         "result), got " +
                             kernelVariantName(kernel.variant));
-  const int64_t mergeColumns = splitMergeColumns(kernel.headDimV);
+  SplitMergeKernelConfig mergeConfig;
+  mergeConfig.headDimV = kernel.headDimV;
+  mergeConfig.elementType = config.elementType;
+  mergeConfig.blockM = kernel.blockM;
+  mergeConfig.blockD = splitMergeColumns(kernel.headDimV);
+  mergeConfig.name = kSplitMergeSymbol;
   FailureOr<func::FuncOp> built =
       blockMask ? buildBlockMaskKernel(builder, module->getLoc(),
                                        {out.maskFunction, kBlockMaskSymbol})
-      : merge   ? buildSplitMergeKernel(builder, module->getLoc(),
-                                        {kernel.headDimV, config.elementType,
-                                         kernel.blockM, mergeColumns,
-                                         kSplitMergeSymbol})
+      : merge   ? buildSplitMergeKernel(builder, module->getLoc(), mergeConfig)
                 : buildSdpaKernel(builder, module->getLoc(), config);
   if (failed(built))
     return fail(kernel, "the generator rejected the configuration");

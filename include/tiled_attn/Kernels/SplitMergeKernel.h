@@ -23,6 +23,11 @@ struct SplitMergeKernelConfig {
   /// Rows per program and columns per step.
   int64_t blockM = 16;
   int64_t blockD = 64;
+  /// Chunks read per step of the loop over them: their reads are issued
+  /// together, so a step waits one memory latency, not one per chunk. 0:
+  /// as many as 64 registers of a warp's lanes hold of the partial outputs
+  /// (block_m * block_d / 32 each), at most 8.
+  int64_t chunksPerStep = 0;
   std::string name = "split_merge";
 };
 

@@ -1,11 +1,13 @@
 // RUN: tiled-attn-opt %s --tile-generate-split-merge="head-dim-v=128 dtype=bf16" | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-split-merge="head-dim-v=128 block-d=16 dtype=bf16" | FileCheck %s --check-prefix=NARROW
 // RUN: not tiled-attn-opt %s --tile-generate-split-merge="head-dim-v=96 block-d=64" 2>&1 | FileCheck %s --check-prefix=BLOCK-D
 // RUN: not tiled-attn-opt %s --tile-generate-split-merge="dtype=f32" 2>&1 | FileCheck %s --check-prefix=DTYPE
 
 // The merge of a split-KV kernel's chunks: program x takes row block x / 2
 // and column block x % 2 (64 of D_v = 128 columns each); the partial
 // outputs and log-sum-exps (head index h * num_splits + s) in one pass over
-// the chunks, an online softmax over them (the running largest
+// the chunks, two a step (a step's partial outputs fill 64 registers of a
+// warp's lanes: 16 x 64 f32 is 32 each; eight of 16 x 16), an online softmax over them (the running largest
 // log-sum-exp, the sum of the weights and the weighted sum of the outputs,
 // rescaled as the largest grows), after the split kernel's grid has ended
 // (tile.wait_prior_grids: the merge is launched as its dependent); o's column block out, and lse by the
@@ -23,12 +25,22 @@
 // CHECK: %[[C:.*]] = arith.remui %[[X]], %c2
 // CHECK: %[[H:.*]] = tile.block_id y
 // CHECK: %[[FIRST:.*]] = arith.muli %[[H]], %[[S]]
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[S]] {{.*}} -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>)
-// CHECK: tile.gather %[[LP]]
-// CHECK: tile.gather %[[OP]]
-// CHECK: arith.maximumf
-// CHECK-COUNT-2: math.exp
+// CHECK: scf.for %[[S0:.*]] = %{{.*}} to %[[S]] step %c2{{.*}} -> (tensor<16xf32>, tensor<16xf32>, tensor<16x64xf32>)
+// The step's chunks' reads first (a chunk past the last reads past the
+// views), then its largest log-sum-exp, the rescale and its weights.
+// CHECK: %[[SI:.*]] = arith.addi %[[S0]], %c0
+// CHECK: %[[VALID:.*]] = arith.cmpi ult, %[[SI]], %[[S]]
+// CHECK: %[[PAST:.*]] = tile.dim %[[LP]][1]
+// CHECK: %[[AT:.*]] = arith.addi %[[FIRST]], %[[SI]]
+// CHECK: %[[CHUNK:.*]] = arith.select %[[VALID]], %[[AT]], %[[PAST]]
+// CHECK: tile.gather %[[LP]][%{{.*}}, %[[CHUNK]],
+// CHECK-COUNT-2: tile.gather %[[OP]]
+// CHECK-NOT: math.exp
+// CHECK-COUNT-2: arith.maximumf
+// CHECK-COUNT-3: math.exp
 // CHECK: scf.yield
+// NARROW: scf.for {{.*}} step %c8{{.*}} -> (tensor<16xf32>, tensor<16xf32>, tensor<16x16xf32>)
+// NARROW-COUNT-8: tile.gather %{{.*}} : <?x?x?x128xf32>
 // CHECK-NOT: scf.for
 // CHECK: tile.store %{{.*}}, %[[O]][%{{.*}}, %[[H]], %[[M]], %[[C]]]
 // CHECK: scf.if

@@ -74,6 +74,7 @@ struct TileGenerateSplitMergePass final
     config.headDimV = headDimV;
     config.blockM = blockM;
     config.blockD = blockD;
+    config.chunksPerStep = chunksPerStep;
     config.name = kernelName;
     if (dtype == "f16")
       config.elementType = Float16Type::get(module.getContext());

@@ -290,7 +290,8 @@ def TileGenerateSplitMergePass : Pass<"tile-generate-split-merge", "::mlir::Modu
     reads the `num_splits` chunks' log-sum-exps and f32 outputs of
     `block-m` query rows from `lse_partial` and `o_partial` (head index h *
     num_splits + s) and writes `o` (weights exp(lse_s - lse), `block-d`
-    columns at a time) and `lse`.
+    columns at a time) and `lse`; the loop over the chunks takes
+    `chunks-per-step` of them a step, their reads issued together.
 
     ```
     tiled-attn-opt --tile-generate-split-merge="head-dim-v=128 dtype=bf16" empty.mlir
@@ -305,6 +306,9 @@ def TileGenerateSplitMergePass : Pass<"tile-generate-split-merge", "::mlir::Modu
            "Query rows per program (a multiple of 16)">,
     Option<"blockD", "block-d", "int64_t", /*default=*/"64",
            "Columns per step (a multiple of 8 dividing head-dim-v)">,
+    Option<"chunksPerStep", "chunks-per-step", "int64_t", /*default=*/"0",
+           "Chunks whose reads a step of the loop issues together (1-16; "
+           "0: as many as 64 registers of a warp hold, at most 8)">,
     Option<"kernelName", "name", "std::string", /*default=*/"\"split_merge\"",
            "Symbol name of the generated kernel">,
   ];
