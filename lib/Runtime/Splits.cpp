@@ -27,13 +27,33 @@ int32_t tiled_attn::runtime::chooseNumSplits(int64_t tiles, int64_t keyBlocks,
     int64_t waves = (programs + smCount - 1) / smCount;
     return static_cast<double>(programs) / static_cast<double>(waves * smCount);
   };
+  auto waves = [&](int64_t splits) {
+    return (tiles * splits + smCount - 1) / smCount;
+  };
+  auto longest = [&](int64_t splits) {
+    return (keyBlocks + splits - 1) / splits;
+  };
+  auto mergeSteps = [&](int64_t splits) {
+    return (splits + kMergeChunksPerStep - 1) / kMergeChunksPerStep;
+  };
   double best = 0.0;
   for (int64_t s = 1; s <= most; ++s)
     best = std::max(best, efficiency(s));
+  int64_t chosen = 1;
   for (int64_t s = 1; s <= most; ++s)
-    if (efficiency(s) >= 0.85 * best)
-      return static_cast<int32_t>(s);
-  return 1;
+    if (efficiency(s) >= 0.85 * best) {
+      chosen = s;
+      break;
+    }
+  // Balanced chunks: the fewest chunks of the shortest longest chunk among
+  // those of the same waves and merge steps (32 blocks: 8 chunks of 4, not
+  // 7 of up to 5).
+  int64_t balanced = chosen;
+  for (int64_t s = chosen + 1; s <= most; ++s)
+    if (waves(s) == waves(chosen) && mergeSteps(s) == mergeSteps(chosen) &&
+        longest(s) < longest(balanced))
+      balanced = s;
+  return static_cast<int32_t>(balanced);
 }
 
 bool tiled_attn::runtime::splitWorkspace(int64_t batch, int64_t heads,

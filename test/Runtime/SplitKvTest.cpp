@@ -35,19 +35,24 @@ using tiled_attn::runtime::splitWorkspace;
 TEST(SplitHeuristic, SplitsOnlyWhereTheGridLeavesSmsIdle) {
   // Decode, batch 1, 8 KV heads packed: 8 programs on 132 SMs, 32k keys in
   // blocks of 128: the fewest chunks that keep 85% of the best wave busy
-  // (15 x 8 = 120 of 132 SMs).
-  EXPECT_EQ(chooseNumSplits(8, 256, 132), 15);
+  // (15 x 8 = 120 of 132 SMs), balanced: 16 chunks of 16 blocks (one wave
+  // and two merge steps as well) instead of 15 of up to 18.
+  EXPECT_EQ(chooseNumSplits(8, 256, 132), 16);
+  // 4k keys in blocks of 64: 15, balanced to 16 chunks of 4.
+  EXPECT_EQ(chooseNumSplits(8, 64, 132), 16);
   // The grid fills 80% of the SMs already: no split.
   EXPECT_EQ(chooseNumSplits(106, 256, 132), 1);
   EXPECT_EQ(chooseNumSplits(128, 256, 132), 1);
   // 105 programs: 5 chunks fill 525 of 528 slots (2 to 4 only 79%).
   EXPECT_EQ(chooseNumSplits(105, 256, 132), 5);
   // Few keys: at least kMinBlocksPerSplit blocks per chunk, so 32 blocks
-  // give at most 8 chunks, and 7 blocks none.
-  EXPECT_EQ(chooseNumSplits(8, 32, 132), 7);
+  // give at most 8 chunks (7 are within 85%, and 8 balance them), and 7
+  // blocks none.
+  EXPECT_EQ(chooseNumSplits(8, 32, 132), 8);
   EXPECT_EQ(chooseNumSplits(8, 7, 132), 1);
-  // One program: at most kMaxSplits (128 of 132 SMs), 85% of that is 109.
-  EXPECT_EQ(chooseNumSplits(1, 1 << 20, 132), 109);
+  // One program: at most kMaxSplits (128 of 132 SMs), 85% of that is 109,
+  // balanced up to 112 (14 merge steps of 8).
+  EXPECT_EQ(chooseNumSplits(1, 1 << 20, 132), 112);
   EXPECT_LE(chooseNumSplits(1, 1 << 20, 1000), tiled_attn::runtime::kMaxSplits);
   // Nonsense in, no split out.
   EXPECT_EQ(chooseNumSplits(0, 256, 132), 1);
@@ -61,6 +66,14 @@ TEST(SplitHeuristic, SplitsOnlyWhereTheGridLeavesSmsIdle) {
         ASSERT_LE(s, std::max<int64_t>(1, blocks / 4));
         if (s > 1)
           EXPECT_LT(tiles * 10, sms * 8);
+        // Balanced: no more chunks of the same waves and merge steps has
+        // a shorter longest chunk.
+        for (int64_t t = s + 1; s > 1 && t <= blocks / 4; ++t)
+          if ((tiles * t + sms - 1) / sms == (tiles * s + sms - 1) / sms &&
+              (t + 7) / 8 == (s + 7) / 8)
+            EXPECT_GE((blocks + t - 1) / t, (blocks + s - 1) / s)
+                << tiles << " tiles, " << blocks << " blocks, " << sms
+                << " SMs: " << s << " chunks, " << t << " shorter";
       }
 }
 
@@ -276,9 +289,9 @@ TEST_F(SplitKv, SplitKernelThenMerge) {
       {groupedEntry("none", "none"), splitEntry("split"), mergeEntry("merge")});
   decode(/*b=*/1, /*sk=*/4096);
   // B 1, 2 KV heads of 4 rows: 2 programs; 32 key blocks of 128: at most
-  // 8 chunks, and 7 are within 85% of 8's wave.
+  // 8 chunks (7 are within 85% of 8's wave; 8 balance them).
   const int64_t splits = chooseNumSplits(2, 32, 132);
-  ASSERT_EQ(splits, 7);
+  ASSERT_EQ(splits, 8);
   SplitWorkspace w;
   ASSERT_TRUE(splitWorkspace(1, 2, 4, 64, splits, w));
   EXPECT_EQ(workspaceSize(), w.bytes);
