@@ -3,8 +3,12 @@
 contiguous cache and on pages of each --pages size, with num_splits forced
 to each of --splits and with the heuristic's choice (0), as GB/s of K and V.
 
-    python3 bench/bench_split_counts.py [--library DIR] [--splits 7,8,15,16]
-        [--pages 16,64] [--out bench/results/decode] [--tag TAG]
+    python3 bench/bench_split_counts.py [--library [NAME=]DIR ...]
+        [--splits 7,8,15,16] [--pages 16,64] [--out bench/results/decode]
+        [--tag TAG]
+
+With several libraries (NAME=DIR each), every one runs every case, its
+name before the provider's (an A/B of split kernel configurations).
 
 The grid is bench_decode.py's at batch 1 (bf16, S_q = 1, 32 query heads on
 8 KV heads, D = 128, every cache full, pages in a random order); timing as
@@ -26,7 +30,8 @@ import bench_decode as decode
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--library", default=None)
+    p.add_argument("--library", action="append", default=[],
+                   help="[NAME=]DIR; repeat for an A/B")
     p.add_argument("--splits", default="7,8,15,16")
     p.add_argument("--pages", default="16,64")
     p.add_argument("--out", type=Path,
@@ -43,8 +48,11 @@ def main() -> int:
     from tiled_attn import sdpa_with_kvcache
     from tiled_attn.sdpa import library_of
 
-    lib = library_of(args.library) if args.library else None
-    counts = [0] + [int(s) for s in args.splits.split(",") if s]
+    libs = {}
+    for spec in args.library or [""]:
+        name, sep, path = spec.rpartition("=") if "=" in spec else ("", "", spec)
+        libs[name] = library_of(path) if path else None
+    counts = [0] + [int(s) for s in args.splits.split(",") if s and s != "0"]
     pages = [0] + [int(s) for s in args.pages.split(",") if s]
     cycles = sleep_cycles_per_ms()
     rows = []
@@ -61,15 +69,17 @@ def main() -> int:
                        [(q, *decode.paged(k, v, page)) for q, k, v in caches])
                 for page in pages}
 
-        def call(splits):
+        def call(lib, splits):
             return lambda q, k, v, t: sdpa_with_kvcache(
                 q, k, v, lengths, library=lib, block_table=t, num_splits=splits)
         calls = {}
-        for page in pages:
-            for splits in counts:
-                name = (f"{'contiguous' if page == 0 else f'paged{page}'}-"
-                        f"{'heuristic' if splits == 0 else f's{splits}'}")
-                calls[name] = (call(splits), sets[page])
+        for lib_name, lib in libs.items():
+            for page in pages:
+                for splits in counts:
+                    name = (f"{lib_name + '-' if lib_name else ''}"
+                            f"{'contiguous' if page == 0 else f'paged{page}'}-"
+                            f"{'heuristic' if splits == 0 else f's{splits}'}")
+                    calls[name] = (call(lib, splits), sets[page])
         rows += decode.time_case(calls, b, sk, args, cycles)
         del caches, sets
         torch.cuda.empty_cache()

@@ -84,6 +84,7 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
   if (options.heavyFirst) {
     tile::TileHeavyFirstPassOptions heavy;
     heavy.headGroup = options.heavyFirstHeads;
+    heavy.allMasks = options.heavyFirstAllMasks;
     fpm.addPass(tile::createTileHeavyFirstPass(heavy));
   }
   fpm.addPass(tile::createTileHoistInvariantsPass());

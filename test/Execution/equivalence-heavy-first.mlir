@@ -24,10 +24,21 @@
 // RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first="head-group=4" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
 
+// all-masks: a kernel without a causal mask, its query blocks upwards with
+// the heads innermost.
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=none block-m=32 block-n=32" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-heavy-first="all-masks=1" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 | FileCheck %s
+
 // The schedule pipeline's knobs.
 // RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=top_left" -o %t.before.mlir
 // RUN: tiled-attn-opt %t.before.mlir --tile-schedule="block-m=128 mask-split=1 exp2=1 heavy-first=1 heavy-first-heads=4 stages=2 refill-after-use=1" -o %t.after.mlir
 // RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 --equivalence-tolerance=1e-3 | FileCheck %s --check-prefix=SCHED
+// RUN: tiled-attn-opt %s --tile-generate-sdpa="dtype=f16 head-dim=64 variant=none" -o %t.before.mlir
+// RUN: tiled-attn-opt %t.before.mlir --tile-schedule="block-m=64 mask-split=1 exp2=1 heavy-first=1 heavy-first-all-masks=1 stages=2" -o %t.after.mlir
+// RUN: tiled-attn-run %t.before.mlir --compare-with=%t.after.mlir --shapes=%{shapes} --batch=2 --heads=3 --equivalence-tolerance=1e-3 | FileCheck %s --check-prefix=SCHED
+// RUN: FileCheck %s --check-prefix=SCHED-ORDER --input-file=%t.after.mlir
+// SCHED-ORDER: arith.remui
 
 // CHECK-COUNT-7: diff=0.000e+00 {{.*}}PASS
 // CHECK: {{^}}7 passed, 0 failed

@@ -64,6 +64,12 @@ struct TileScheduleOptions
       llvm::cl::desc("Causal kernels: the query blocks with the most work "
                      "get the first program ids (tile-heavy-first)"),
       llvm::cl::init(false)};
+  Option<bool> heavyFirstAllMasks{
+      *this, "heavy-first-all-masks",
+      llvm::cl::desc("With heavy-first: kernels without a causal mask too, "
+                     "their query blocks upwards with the heads innermost "
+                     "(tile-heavy-first{all-masks})"),
+      llvm::cl::init(false)};
   Option<int64_t> heavyFirstHeads{
       *this, "heavy-first-heads",
       llvm::cl::desc("With heavy-first: heads ordered together (0: all)"),

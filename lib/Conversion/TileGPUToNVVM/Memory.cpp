@@ -331,6 +331,14 @@ struct WriteToMemRef final : OpConversionPattern<tile::WriteOp> {
 /// A gather on registers: each register's element at its own indices (the
 /// index tiles share the result's layout, register for register), read
 /// under its bounds check; outside the view, the pad.
+///
+/// The element's offset is computed before its branch, so that what the
+/// registers share is computed once: the scalar indices' part of the
+/// offset once per gather, a row's product with its stride once per row
+/// (the last stride is 1). Inside the branch is only the load, from the
+/// view's base as a flat memref. (With the offset inside each branch, as
+/// memref.load would compute it, every register paid three 64-bit
+/// multiplications: the float bias read at 0.37-0.41x the plain kernel.)
 struct GatherToGPU final : OpConversionPattern<tile::GatherOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -355,33 +363,65 @@ struct GatherToGPU final : OpConversionPattern<tile::GatherOp> {
                       element,
                       static_cast<int64_t>(op.getPad().convertToDouble())))
                   .getResult();
-    SmallVector<Value> sizes;
-    for (int64_t d = 0, e = op.getView().getType().getRank(); d < e; ++d)
-      sizes.push_back(memref::DimOp::create(rewriter, loc, view, d));
+    const int64_t rank = op.getView().getType().getRank();
+    auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc, view);
+    // The view's elements from its base buffer on, as a flat memref (the
+    // offsets below are the view's own, its offset included).
+    auto flatType =
+        MemRefType::get({ShapedType::kDynamic}, element,
+                        StridedLayoutAttr::get(rewriter.getContext(), 0, {1}),
+                        cast<MemRefType>(view.getType()).getMemorySpace());
+    Value flat = memref::ReinterpretCastOp::create(
+        rewriter, loc, flatType, meta.getBaseBuffer(),
+        /*offset=*/rewriter.getIndexAttr(0),
+        /*sizes=*/
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(int64_t(1) << 40)},
+        /*strides=*/ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+    ValueRange sizes = meta.getSizes(), strides = meta.getStrides();
+    auto times = [&](Value index, int64_t d) -> Value {
+      // The last stride is 1 (the view's memref type says so).
+      if (d == rank - 1)
+        return index;
+      return arith::MulIOp::create(rewriter, loc, index, strides[d]);
+    };
+    // Unsigned: a negative index is past every size.
+    auto below = [&](Value index, int64_t d) -> Value {
+      return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                   index, sizes[d]);
+    };
+    auto both = [&](Value a, Value b) -> Value {
+      return a ? arith::AndIOp::create(rewriter, loc, a, b).getResult() : b;
+    };
+    // The scalar indices' part, once.
+    Value common = meta.getOffset(), commonInside;
+    for (auto [d, index] : llvm::enumerate(adaptor.getIndices()))
+      if (!isa<VectorType>(index.getType())) {
+        common = arith::AddIOp::create(rewriter, loc, common,
+                                       times(index, int64_t(d)));
+        commonInside = both(commonInside, below(index, int64_t(d)));
+      }
     SmallVector<Value> elements;
     for (int64_t i = 0, n = type.getNumElements(); i < n; ++i) {
-      SmallVector<Value> indices;
-      Value inside;
+      Value offset = common, inside = commonInside;
       for (auto [d, index] : llvm::enumerate(adaptor.getIndices())) {
-        Value at = index;
-        if (isa<VectorType>(index.getType()))
-          at = arith::IndexCastOp::create(
-              rewriter, loc, rewriter.getIndexType(),
-              vector::ExtractOp::create(rewriter, loc, index, i));
-        // Unsigned: a negative index is past every size.
-        Value ok = arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::ult, at, sizes[d]);
-        inside =
-            inside
-                ? arith::AndIOp::create(rewriter, loc, inside, ok).getResult()
-                : ok;
-        indices.push_back(at);
+        if (!isa<VectorType>(index.getType()))
+          continue;
+        Value at = arith::IndexCastOp::create(
+            rewriter, loc, rewriter.getIndexType(),
+            vector::ExtractOp::create(rewriter, loc, index, i));
+        offset =
+            arith::AddIOp::create(rewriter, loc, offset, times(at, int64_t(d)));
+        inside = both(inside, below(at, int64_t(d)));
       }
+      if (!inside) // (a view of rank 0: nothing to check)
+        inside = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
       auto branch = scf::IfOp::create(
           rewriter, loc, inside,
           [&](OpBuilder &b, Location l) {
             scf::YieldOp::create(
-                b, l, memref::LoadOp::create(b, l, view, indices).getResult());
+                b, l,
+                memref::LoadOp::create(b, l, flat, ValueRange{offset})
+                    .getResult());
           },
           [&](OpBuilder &b, Location l) { scf::YieldOp::create(b, l, pad); });
       elements.push_back(branch.getResult(0));

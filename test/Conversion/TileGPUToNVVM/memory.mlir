@@ -45,6 +45,23 @@
 // NO-GRID-WAIT: gpu.func @split_merge(
 // NO-GRID-WAIT-NOT: griddepcontrol
 
+// A gather on registers (the merge's reads of lse_partial[b, chunk, rows]):
+// the offset of the scalar indices once, from the view's metadata; then
+// per register its row's part and its bounds check outside its branch,
+// and in the branch only the load from the view's base as a flat memref.
+// NO-GRID-WAIT: %[[BASE:.*]], %[[OFF:.*]], %[[SIZES:.*]]:3, %[[STRIDES:.*]]:3 = memref.extract_strided_metadata
+// NO-GRID-WAIT: %[[FLAT:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [0], sizes: [1099511627776], strides: [1] : memref<f32> to memref<?xf32, strided<[1]>>
+// NO-GRID-WAIT: %[[B:.*]] = arith.muli %block_id_z, %[[STRIDES]]#0
+// NO-GRID-WAIT: arith.addi %[[OFF]], %[[B]]
+// NO-GRID-WAIT: arith.muli %{{.*}}, %[[STRIDES]]#1
+// NO-GRID-WAIT-NOT: scf.if
+// NO-GRID-WAIT: vector.extract
+// NO-GRID-WAIT: %[[AT:.*]] = arith.index_cast
+// NO-GRID-WAIT: %[[ROW:.*]] = arith.addi %{{.*}}, %[[AT]]
+// NO-GRID-WAIT-NOT: memref.load
+// NO-GRID-WAIT: scf.if %{{.*}} -> (f32) {
+// NO-GRID-WAIT-NEXT: memref.load %[[FLAT]][%[[ROW]]] : memref<?xf32, strided<[1]>>
+
 // Pages of 16 under key blocks of 64 (D = 64, 4 warps): each thread's four
 // 16-byte copies of a block lie in rows 16 apart, one per page, so copy i
 // reads the page of gather index i (read from the table at the top of the

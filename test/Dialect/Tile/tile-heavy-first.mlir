@@ -1,6 +1,7 @@
 // RUN: tiled-attn-opt %s -split-input-file --tile-heavy-first | FileCheck %s
 // RUN: tiled-attn-opt %s -split-input-file --tile-heavy-first="head-group=4" | FileCheck %s --check-prefix=GROUP
 // RUN: not tiled-attn-opt %s -split-input-file --tile-heavy-first="head-group=-1" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: tiled-attn-opt %s -split-input-file --tile-heavy-first="all-masks=1" | FileCheck %s --check-prefix=ALL
 // BAD: tile-heavy-first: head-group must be >= 0, got -1
 // The option is checked whether or not the pass has work: a non-causal kernel
 // (nothing to reorder) is refused with the bad option too.
@@ -92,9 +93,20 @@ func.func @causal_grouped(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}
 // -----
 
 // negative_non_causal: without a causal mask every program does the same
-// work; the order is left alone.
+// work; the order is left alone. With all-masks it is renumbered with the
+// query blocks upwards and the heads innermost (m = L / (H * B)), so that
+// the heads' programs of a query block run together (a tensor broadcast
+// over the heads is then read from L2).
 
 // CHECK-LABEL: func.func @negative_non_causal(
+// ALL-LABEL: func.func @negative_non_causal(
+// ALL: %[[B:.*]] = tile.dim %{{.*}}[0]
+// ALL: %[[H:.*]] = tile.dim %{{.*}}[1]
+// ALL: %[[P:.*]] = arith.muli %[[H]], %[[B]] : index
+// ALL-NEXT: %[[M:.*]] = arith.divui %[[L:.*]], %[[P]] : index
+// ALL-NEXT: arith.remui %[[L]], %[[P]] : index
+// ALL-NOT: arith.subi
+// ALL: tile.load %{{.*}}[%{{.*}}, %{{.*}}, %[[M]], %{{.*}}]
 // CHECK: %[[X:.*]] = tile.block_id x
 // CHECK-NOT: tile.dim
 // CHECK: tile.load %{{.*}}[%{{.*}}, %{{.*}}, %[[X]], %{{.*}}]

@@ -19,6 +19,11 @@
 // longest-processing-time-first order over the whole grid, and the last
 // wave is made of the shortest programs of every head.
 //
+// With all-masks, a kernel without a causal mask is renumbered the same
+// way with its query blocks upwards (m = L / (H * B)): the heads' programs
+// of one query block run together, and a tensor broadcast over the heads
+// that they all read (a bias or mask [B, 1, S_q, S_k]) comes from L2.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
@@ -49,8 +54,9 @@ struct TileHeavyFirstPass final
       return signalPassFailure();
     }
     auto sdpa = func->getAttrOfType<SdpaAttr>(TileDialect::getSdpaAttrName());
-    if (!sdpa || sdpa.getCausal() == CausalMode::None)
+    if (!sdpa || (sdpa.getCausal() == CausalMode::None && !allMasks))
       return;
+    const bool upwards = sdpa.getCausal() == CausalMode::None;
     // A varlen kernel's sequences have their own lengths: the order of its
     // programs by work is not the grid's.
     if (sdpa.getFeatures().varlen) {
@@ -112,9 +118,12 @@ struct TileHeavyFirstPass final
       group = arith::MinUIOp::create(
           b, loc, g, arith::SubIOp::create(b, loc, programsPerBlock, first));
     }
-    Value m =
-        arith::SubIOp::create(b, loc, arith::SubIOp::create(b, loc, nq, cst(1)),
-                              arith::DivUIOp::create(b, loc, local, group));
+    // Query blocks downwards (the longest causal programs first), or
+    // upwards without a causal mask (all-masks).
+    Value m = arith::DivUIOp::create(b, loc, local, group);
+    if (!upwards)
+      m = arith::SubIOp::create(b, loc,
+                                arith::SubIOp::create(b, loc, nq, cst(1)), m);
     Value head = arith::RemUIOp::create(b, loc, local, group);
     if (headGroup > 0)
       head = arith::AddIOp::create(b, loc, first, head);

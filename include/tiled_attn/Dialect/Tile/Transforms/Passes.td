@@ -337,11 +337,19 @@ def TileHeavyFirstPass : Pass<"tile-heavy-first", "::mlir::func::FuncOp"> {
 
     The grid is unchanged (the runtime contract), and every (m, h, b) is
     reached once: a permutation of the programs, bitwise identical. Kernels
-    without a causal mask are left alone.
+    without a causal mask are left alone, unless `all-masks`: then their
+    query blocks count upwards, the heads innermost as well (m = L / (H *
+    B)), so that the programs of one query block of every head run
+    together; a tensor broadcast over the heads (PyTorch's attn_mask
+    [B, 1, S_q, S_k]) is then read by them from L2 rather than once per
+    head from memory.
   }];
   let options = [
     Option<"headGroup", "head-group", "int64_t", /*default=*/"0",
            "Heads (of the B * H) whose programs are ordered together; 0: all">,
+    Option<"allMasks", "all-masks", "bool", /*default=*/"false",
+           "Kernels without a causal mask too: query blocks upwards, heads "
+           "innermost">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
