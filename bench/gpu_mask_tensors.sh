@@ -16,10 +16,14 @@ B=$(realpath "$1") A=$(realpath "$2")
 export PYTHONPATH=$PWD/python TILED_ATTN_RUNTIME=$(realpath "$3")
 STEM=$4
 : "${OUT:?set OUT to the results folder}"
+# Everything into $OUT/$STEM.log as it happens (a call cut off at its limit
+# keeps what ran), each step under its own time limit.
+exec > >(tee "$OUT/$STEM.log") 2>&1
+export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name --format=csv,noheader
-python3 bench/bench_functions_ab.py --before "$B" --after "$A" --stem "$STEM" \
+timeout 300 python3 bench/bench_functions_ab.py --before "$B" --after "$A" --stem "$STEM" \
   --cases "${CASES:-bias,mask}" --out "$OUT" --rounds 5
-ncu --set full --import-source no --clock-control none -k regex:sdpa_fwd --launch-skip 3 \
+timeout 240 ncu --set full --import-source no --clock-control none -k regex:sdpa_fwd --launch-skip 3 \
   --launch-count 1 -f -o /tmp/bias python3 bench/ncu_workload.py 4096 "$A" \
   --attn-mask bias --dtype bf16 > /tmp/ncu.log 2>&1 || tail -20 /tmp/ncu.log
 ncu -i /tmp/bias.ncu-rep --page source --csv --print-source sass > "$OUT/$STEM-bias.sass.csv"

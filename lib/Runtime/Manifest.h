@@ -123,6 +123,19 @@ constexpr const char *kTensorNames[kNumTensors] = {"q",
                                                    "o_partial",
                                                    "lse_partial",
                                                    "seqused_k"};
+/// The rank of each tensor's view, and what it holds (for messages).
+constexpr int kTensorRanks[kNumTensors] = {4, 4, 4, 4, 3, 1, 1, 4, 3, 1};
+constexpr const char *kTensorContents[kNumTensors] = {
+    "the queries",
+    "the keys",
+    "the values",
+    "the output",
+    "the rows' log-sum-exps",
+    "the query sequences' offsets",
+    "the key sequences' offsets",
+    "split-KV's partial outputs",
+    "split-KV's partial log-sum-exps",
+    "the entries' key lengths"};
 
 /// The kinds of parameter; a "scalar" is Scale, WindowLo, WindowHi,
 /// WindowAlign or Softcap, by its name.

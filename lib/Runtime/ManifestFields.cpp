@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <string_view>
 
 using namespace tiled_attn;
 using namespace tiled_attn::runtime;
@@ -359,31 +360,46 @@ Status checkSoftcapParam(const FieldReader &entry, const KernelEntry &kernel) {
   return Status();
 }
 
-/// A view only some kernels take: those whose entry has `flag` true.
+/// A view only the kernels of one feature take: an argument of a feature
+/// of KernelVariant.def that names a tensor of kTensorNames (the features'
+/// other arguments are scalars or captured inputs, checked elsewhere).
 struct OptionalView {
   TensorId tensor;
-  const char *flag;
-  bool KernelFeatures::*takes;
-  int rank;
-  const char *what;
+  const KernelFeature *feature;
 };
 
-constexpr OptionalView kOptionalViews[] = {
-    {kLse, "lse", &KernelVariant::lse, 3, "the rows' log-sum-exps"},
-    {kCuSeqlensQ, "varlen", &KernelVariant::varlen, 1,
-     "the query sequences' offsets"},
-    {kCuSeqlensK, "varlen", &KernelVariant::varlen, 1,
-     "the key sequences' offsets"},
-    {kSeqUsedK, "seqused", &KernelVariant::seqused, 1,
-     "the entries' key lengths"}};
+/// The optional views, derived from KernelVariant.def's features and their
+/// arguments (today: lse's lse, varlen's cu_seqlens_q and cu_seqlens_k,
+/// seqused's seqused_k).
+const std::vector<OptionalView> &optionalViews() {
+  static const std::vector<OptionalView> views = [] {
+    std::vector<OptionalView> found;
+    for (const KernelFeature &feature : kKernelFeatures) {
+      std::string_view arguments = feature.arguments;
+      while (!arguments.empty()) {
+        size_t end = arguments.find(' ');
+        std::string_view argument = arguments.substr(0, end);
+        for (uint8_t t = 0; t < kNumTensors; ++t)
+          if (argument == kTensorNames[t])
+            found.push_back({static_cast<TensorId>(t), &feature});
+        arguments = end == std::string_view::npos ? std::string_view()
+                                                  : arguments.substr(end + 1);
+      }
+    }
+    return found;
+  }();
+  return views;
+}
 
-/// A kernel whose entry has `view.flag` true takes the view (its base,
+/// A kernel whose entry has its feature true takes the view (its base,
 /// sizes and strides of dims below its rank, no tensor map); no other
 /// kernel takes it.
 Status checkOptionalView(const FieldReader &entry, const KernelEntry &kernel,
                          const OptionalView &view) {
   const char *name = kTensorNames[view.tensor];
-  const bool takes = kernel.variant.*view.takes;
+  const char *flag = view.feature->name;
+  const int rank = kTensorRanks[view.tensor];
+  const bool takes = kernel.variant.*(view.feature->member);
   bool base = false;
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const Param &param = kernel.params[i];
@@ -396,30 +412,30 @@ Status checkOptionalView(const FieldReader &entry, const KernelEntry &kernel,
     if (!takes)
       return libraryError(entry.where(), ": field 'params[", i,
                           "]' belongs to the view '", name,
-                          "', which only a kernel of '", view.flag,
-                          "' true takes (this one's '", view.flag, "' is ",
-                          entry.find(view.flag) ? "false" : "absent", ")");
+                          "', which only a kernel of '", flag,
+                          "' true takes (this one's '", flag, "' is ",
+                          entry.find(flag) ? "false" : "absent", ")");
     if (param.kind == ParamKind::TensorMap ||
-        (param.kind != ParamKind::Base && param.dim >= view.rank))
+        (param.kind != ParamKind::Base && param.dim >= rank))
       return libraryError(
           entry.where(), ": field 'params[", i,
-          "]' must be the base, a size or a stride of the rank-", view.rank,
+          "]' must be the base, a size or a stride of the rank-", rank,
           " view '", name, "' (",
-          view.rank == 1 ? std::string("dim 0")
-                         : concat("dims 0-", view.rank - 1),
+          rank == 1 ? std::string("dim 0") : concat("dims 0-", rank - 1),
           ", no tensor map)");
     base |= param.kind == ParamKind::Base;
   }
   if (takes && !base)
-    return libraryError(entry.where(), ": a kernel of '", view.flag,
-                        "' true takes the view '", name, "' (", view.what,
+    return libraryError(entry.where(), ": a kernel of '", flag,
+                        "' true takes the view '", name, "' (",
+                        kTensorContents[view.tensor],
                         "), whose base field 'params' lacks");
   return Status();
 }
 
-/// The optional views of kOptionalViews.
+/// The optional views of KernelVariant.def's features.
 Status checkOptionalViews(const FieldReader &entry, const KernelEntry &kernel) {
-  for (const OptionalView &view : kOptionalViews)
+  for (const OptionalView &view : optionalViews())
     TA_RETURN_IF_ERROR(checkOptionalView(entry, kernel, view));
   return Status();
 }

@@ -475,6 +475,29 @@ Json seqUsedEntry(const std::string &name, const std::string &causal,
 
 } // namespace
 
+// seqused_k is an optional view of KernelVariant.def's seqused feature (its
+// argument): only a seqused kernel takes it, as a rank-1 view, and it must.
+TEST_F(SplitKv, SeqUsedViewIsChecked) {
+  Json stray = groupedEntry("stray", "none");
+  stray["params"].push_back(
+      {{"name", "seqused_k"}, {"kind", "base"}, {"type", "ptr"}});
+  expectOpenError(manifestOf({stray}),
+                  {"belongs to the view 'seqused_k', which only a kernel of "
+                   "'seqused' true takes (this one's 'seqused' is absent)"});
+  Json lacking = groupedEntry("lacking", "none");
+  lacking["seqused"] = true;
+  expectOpenError(manifestOf({lacking}),
+                  {"a kernel of 'seqused' true takes the view 'seqused_k' "
+                   "(the entries' key lengths), whose base field 'params' "
+                   "lacks"});
+  Json deep = seqUsedEntry("deep", "none");
+  deep["params"].push_back(
+      {{"name", "seqused_k"}, {"kind", "stride"}, {"dim", 1}, {"type", "i64"}});
+  expectOpenError(manifestOf({deep}),
+                  {"must be the base, a size or a stride of the rank-1 view "
+                   "'seqused_k' (dim 0, no tensor map)"});
+}
+
 TEST_F(SplitKv, SeqUsedKernelsRunCallsWithLengthsOnly) {
   open({groupedEntry("none", "none"), seqUsedEntry("none_used", "none"),
         seqUsedEntry("br_used", "bottom_right"),
