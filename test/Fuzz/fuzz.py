@@ -409,7 +409,7 @@ GENERATED_COMPILE = [
      "--schedule=exp2=1 lazy-rescale=8 lazy-rescale-guard=0 stages=2",
      "--lowering=chip=sm_100a warps=8 warp-specialize=1 ring-slots=2 "
      "mma-warp=1 p-over-s=1 correction=1 producer-registers=48 "
-     "consumer-registers=176 correction-registers=56"],
+     "consumer-registers=160 correction-registers=56"],
 ]
 
 

@@ -66,14 +66,19 @@ LogicalResult tiled_attn::lowerWarpSpecialize(gpu::GPUFuncOp kernel,
     if (total != warps)
       return op.emitError() << "GPU lowering: the roles hold " << total
                             << " warps, the kernel " << warps;
-    // setmaxnreg.inc waits until the registers it asks for are free: more
-    // than the register file would wait forever.
-    if (registerFile > 65536)
+    // setmaxnreg.inc waits until the registers it asks for are free in the
+    // CTA's pool, which holds what the launch gave its warps (each warp
+    // launchRegisters per thread) and what setmaxnreg.dec gave back: budgets
+    // past it wait forever. (24 and 240 for 4 and 8 warps fill the 64512 of
+    // 384 threads at 168 exactly; 32 and 240 hang.)
+    const int64_t pool = 32 * warps * launchRegisters(32 * warps);
+    if (registerFile > pool)
       return op.emitError()
              << "GPU lowering: the roles' register budgets take "
-             << registerFile
-             << " registers, more than the SM's 65536 (setmaxnreg would "
-                "wait forever); lower the budgets";
+             << registerFile << " registers, more than the " << pool
+             << " a CTA of " << 32 * warps << " threads starts with ("
+             << launchRegisters(32 * warps)
+             << " each; setmaxnreg would wait forever); lower the budgets";
     Location loc = op.getLoc();
     OpBuilder b(op);
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);

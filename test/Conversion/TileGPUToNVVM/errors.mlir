@@ -21,14 +21,32 @@ module {
 // -----
 
 // setmaxnreg.inc waits for registers that the other roles free: budgets
-// beyond the register file would hang the kernel.
+// beyond what the CTA was launched with would hang the kernel.
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
   func.func @negative_register_file(%o: !tile.view<?x?x?x16xf32>)
       attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 16 : i64} {
-    // expected-error @+1 {{GPU lowering: the roles' register budgets take 67584 registers, more than the SM's 65536 (setmaxnreg would wait forever); lower the budgets}}
+    // expected-error @+1 {{GPU lowering: the roles' register budgets take 67584 registers, more than the 65536 a CTA of 512 threads starts with (128 each; setmaxnreg would wait forever); lower the budgets}}
     tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 240>, #tilegpu.role<"producer", warps = 4, registers = 24, active = 1>, #tilegpu.role<"mma", warps = 4, registers = 24, active = 1>] {
       tilegpu.async_wait_all
     }, {
+      tilegpu.async_wait_all
+    }, {
+      tilegpu.async_wait_all
+    }
+    return
+  }
+}
+
+// -----
+
+// 384 threads start with 168 registers each (64512): 8 warps at 240 and 4
+// at 32 would take 65536, all of the SM's file but more than the CTA's, and
+// hang (the library's causal attn_mask kernels did, 2026-12-01); 24 fits.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
+  func.func @negative_launch_registers(%o: !tile.view<?x?x?x16xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 12 : i64} {
+    // expected-error @+1 {{GPU lowering: the roles' register budgets take 65536 registers, more than the 64512 a CTA of 384 threads starts with (168 each; setmaxnreg would wait forever); lower the budgets}}
+    tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 240>, #tilegpu.role<"producer", warps = 4, registers = 32, active = 1>] {
       tilegpu.async_wait_all
     }, {
       tilegpu.async_wait_all

@@ -44,7 +44,7 @@
 // Both kernels assemble for their chips.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=96 block-m=256 block-n=128" \
 // RUN:   --tile-schedule="exp2=1 lazy-rescale=8 lazy-rescale-guard=0 mask-split=1 stages=2" \
-// RUN:   --tile-to-ptx="chip=sm_100a warps=8 warp-specialize=1 ring-slots=2 mma-warp=1 p-over-s=1 correction=1 producer-registers=48 consumer-registers=176 correction-registers=56" \
+// RUN:   --tile-to-ptx="chip=sm_100a warps=8 warp-specialize=1 ring-slots=2 mma-warp=1 p-over-s=1 correction=1 producer-registers=48 consumer-registers=160 correction-registers=56" \
 // RUN:   | sed -n 's/.*assembly = "\([^"]*\)".*/\1/p' | sed -e 's/\\0A/\n/g' -e 's/\\09/\t/g' > %t.sm100a.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_100a %t.sm100a.ptx -o %t.sm100a.cubin %}
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=96 block-m=64 block-n=64" \

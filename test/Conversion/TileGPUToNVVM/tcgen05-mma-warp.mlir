@@ -87,7 +87,7 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     tilegpu.mbarrier_init %ready[%c0], count(4) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
     tilegpu.mbarrier_init %ready[%c1], count(4) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
     gpu.barrier
-    tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 232>,
+    tilegpu.warp_specialize [#tilegpu.role<"consumer", warps = 8, registers = 224>,
                              #tilegpu.role<"producer", warps = 1, registers = 48>,
                              #tilegpu.role<"mma", warps = 3, registers = 48, active = 1>] {
       %g = tilegpu.group_id {groups = 2}
