@@ -9,11 +9,13 @@ same process and rounds.
 H = 16, B*S = 16k tokens, S 4096 and 16384. Cases: alibi, prefix_lm
 (prefixes of S/4), bias (PyTorch's float32 attn_mask, [B, 1, S, S]), mask
 (its bool attn_mask, a tenth of the pairs hidden at random), document
-(documents of 1024), each optionally with "-causal". CUDA events after a
+(documents of 1024), plain (no function), each optionally with "-causal". CUDA events after a
 warm-up, the median of each round's median, the two libraries alternating
 within each round on the same random normal inputs; the relative L2
 difference of their outputs is recorded too. Writes the CSV and a plot.
-(`fold-ab`: tile-fold-score-terms; `early-gathers-ab`: tile-early-gathers.)
+With --plain LIB, LIB's plain kernel (the same causal mask, no function)
+runs in the same rounds too, as the "plain" rows. (`fold-ab`:
+tile-fold-score-terms; `early-gathers-ab`: tile-early-gathers.)
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ def plot(csv_path: Path) -> None:
     rows = list(csv.DictReader(csv_path.open()))
     cases = list(dict.fromkeys(r["case"] for r in rows))
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    for i, lib in enumerate(("before", "after")):
+    libs = list(dict.fromkeys(r["library"] for r in rows))
+    width = 0.8 / len(libs)
+    for i, lib in enumerate(libs):
         ys = [next(float(r["tflops"]) for r in rows if r["case"] == c and r["library"] == lib)
               for c in cases]
-        ax.bar([x + i * 0.4 for x in range(len(cases))], ys, 0.4, label=lib)
-    ax.set_xticks([x + 0.2 for x in range(len(cases))])
+        ax.bar([x + i * width for x in range(len(cases))], ys, width, label=lib)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cases))])
     ax.set_xticklabels(cases, fontsize=7)
     ax.set_ylabel("TFLOP/s")
     ax.set_title(f"{csv_path.name.split('_')[0]}, sm_90a bf16 D128: {rows[0]['device']}, "
@@ -61,11 +65,15 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "functions")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--stem", default="fold-ab", help="the CSV's stem")
+    ap.add_argument("--plain", type=Path, default=None,
+                    help="a library whose plain kernel (no function, the case's causal "
+                         "mask) runs in the same rounds, as 'plain', for the ratio to it")
     ap.add_argument("--cases", default="alibi,alibi-causal,prefix_lm",
-                    help="of alibi, prefix_lm, bias, mask, document, each with -causal")
+                    help="of alibi, prefix_lm, bias, mask, document, plain, each with -causal")
     args = ap.parse_args()
     libraries = {"before": tiled_attn.KernelLibrary.load(args.before),
                  "after": tiled_attn.KernelLibrary.load(args.after)}
+    plain = tiled_attn.KernelLibrary.load(args.plain) if args.plain else None
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
     torch.manual_seed(0)
@@ -77,7 +85,9 @@ def main() -> None:
             b = 16384 // s
             q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
                        for _ in range(3))
-            if function == "alibi":
+            if function == "plain":
+                kwargs = {}
+            elif function == "alibi":
                 kwargs = {"score_mod": "alibi",
                           "score_mod_args": (torch.rand(h, device="cuda"),)}
             elif function == "prefix_lm":
@@ -95,6 +105,9 @@ def main() -> None:
             calls = {name: (lambda lib=lib: tiled_attn.sdpa(q, k, v, is_causal=causal,
                                                             library=lib, **kwargs))
                      for name, lib in libraries.items()}
+            if plain is not None:
+                calls["plain"] = lambda: tiled_attn.sdpa(q, k, v, is_causal=causal,
+                                                         library=plain)
             outs = {name: fn() for name, fn in calls.items()}
             diff = ((outs["after"].float() - outs["before"].float()).norm()
                     / outs["before"].float().norm()).item()
