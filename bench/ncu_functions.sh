@@ -2,7 +2,8 @@
 # Where the sm_90a attn_mask kernels spend their time, beside the plain
 # kernel: bf16 D = 128 non-causal at S (B*S = 16384, H = 16), one Nsight
 # Compute report (full set, 4th launch, real clocks) each of the plain
-# kernel, PyTorch's float32 bias and its bool mask through the library, and
+# kernel, PyTorch's float32 bias and its bool mask through the library
+# (CASES="plain bias mask", the default; alibi: the ALiBi function), and
 # for each: the metrics that say what bounds it and bench/sass_stalls.py's
 # stall summary of its SASS.
 #
@@ -18,8 +19,12 @@ LIB=$(realpath "$1"); S=${2:-4096}; STEM=${3:-ncu-functions}
 exec > >(tee "$OUT/$STEM.txt") 2>&1
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
 date -u +%F
-for case in plain bias mask; do
-  args=(); [ "$case" = plain ] || args=(--attn-mask "$case")
+for case in ${CASES:-plain bias mask}; do
+  case $case in
+    plain) args=() ;;
+    alibi) args=(--score-mod alibi) ;;
+    *) args=(--attn-mask "$case") ;;
+  esac
   echo "== $case (S = $S, bf16, D = 128, non-causal)"
   timeout 150 ncu --set full --import-source no --clock-control none -k regex:sdpa_fwd \
     --launch-skip 3 --launch-count 1 -f -o "/tmp/$case" \
