@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # PyTorch's attn_mask kernels (the bias and mask functions, sm_90a) on a
 # GPU in one call: an interleaved A/B of two libraries on the non-causal
-# bias and mask cases (bench_functions_ab.py), then Nsight Compute's
-# per-instruction stall samples of the second library's bias kernel (bf16,
-# D = 128, S = 4096) and its SASS.
+# bias and mask cases (bench_functions_ab.py), then Nsight Compute on the
+# second library's bias kernel (bf16, D = 128, S = 4096: ncu_functions.sh,
+# its metrics and stall samples into $OUT/$STEM-ncu.txt).
 #
 #   OUT=DIR bench/gpu_mask_tensors.sh BEFORE_LIB AFTER_LIB RUNTIME_SO STEM
 #
@@ -23,10 +23,4 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name --format=csv,noheader
 timeout 300 python3 bench/bench_functions_ab.py --before "$B" --after "$A" --stem "$STEM" \
   --cases "${CASES:-bias,mask}" --out "$OUT" --rounds 5
-timeout 240 ncu --set full --import-source no --clock-control none -k regex:sdpa_fwd --launch-skip 3 \
-  --launch-count 1 -f -o /tmp/bias python3 bench/ncu_workload.py 4096 "$A" \
-  --attn-mask bias --dtype bf16 > /tmp/ncu.log 2>&1 || tail -20 /tmp/ncu.log
-ncu -i /tmp/bias.ncu-rep --page source --csv --print-source sass > "$OUT/$STEM-bias.sass.csv"
-python3 bench/sass_stalls.py "$OUT/$STEM-bias.sass.csv" --top 25
-ncu -i /tmp/bias.ncu-rep --page details --print-units base 2>&1 \
-  | grep -E "Duration|Issue Slots Busy|Executed Ipc|L2 Hit|Registers Per|Warp Cycles Per Issued|Memory Throughput|No Eligible" | head -20
+CASES=bias timeout 240 bash bench/ncu_functions.sh "$A" 4096 "$STEM-ncu"

@@ -10,7 +10,8 @@
 #   OUT=DIR bench/ncu_functions.sh LIBRARY [S] [STEM]
 #
 # Writes $OUT/STEM.txt (STEM default ncu-functions) and each report's SASS
-# source page as $OUT/STEM-CASE.sass.csv.
+# source page as $OUT/STEM-CASE.sass.csv. The runtime comes from
+# $TILED_ATTN_RUNTIME (or build/lib), as for every bench script.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
