@@ -879,16 +879,25 @@ LogicalResult Interpreter::execute(Operation *op) {
       .Case([&](IotaOp iota) {
         RtValue out;
         out.shape = shapeOf(iota.getType());
-        out.isInt = true;
-        out.ints.resize(numElements(out.shape));
+        bool isFloat = isa<FloatType>(iota.getType().getElementType());
+        out.isInt = !isFloat;
+        if (isFloat)
+          out.data.resize(numElements(out.shape));
+        else
+          out.ints.resize(numElements(out.shape));
         int64_t offset = iota.getOffset() ? getInt(iota.getOffset()) : 0;
-        unsigned width = iota.getType().getElementTypeBitWidth();
+        // Wraps at the element type's width, as the GPU's registers do;
+        // f32 positions are the i32 ones, rounded to f32.
+        unsigned width = isFloat ? 32 : iota.getType().getElementTypeBitWidth();
         forEachIndex(out.shape, [&](int64_t linear, ArrayRef<int64_t> idx) {
-          // Wraps at the element type's width, as the GPU's registers do.
-          out.ints[linear] = llvm::APInt(64, static_cast<uint64_t>(offset) +
+          int64_t position = llvm::APInt(64, static_cast<uint64_t>(offset) +
                                                  idx[iota.getDim()])
                                  .trunc(width)
                                  .getSExtValue();
+          if (isFloat)
+            out.data[linear] = static_cast<float>(position);
+          else
+            out.ints[linear] = position;
         });
         set(iota, std::move(out));
         return success();

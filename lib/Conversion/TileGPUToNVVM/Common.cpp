@@ -285,6 +285,31 @@ Value tiled_attn::sharedDescriptor(OpBuilder &b, Location loc, Value buffer,
           b, loc, i64, static_cast<int64_t>(bits & ~uint64_t(0xffffffffu))));
 }
 
+Value tiled_attn::positionVector(OpBuilder &b, Location loc, Value base,
+                                 ArrayRef<int64_t> offsets, VectorType type) {
+  if (auto floatTy = dyn_cast<FloatType>(type.getElementType())) {
+    Value first = arith::SIToFPOp::create(
+        b, loc, floatTy,
+        arith::IndexCastOp::create(b, loc, b.getI32Type(), base));
+    Value splat = vector::BroadcastOp::create(b, loc, type, first);
+    if (llvm::all_of(offsets, [](int64_t o) { return o == 0; }))
+      return splat;
+    SmallVector<Attribute> values;
+    for (int64_t o : offsets)
+      values.push_back(b.getFloatAttr(floatTy, static_cast<double>(o)));
+    Value constants = arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, values));
+    return arith::AddFOp::create(b, loc, splat, constants);
+  }
+  auto indexTy =
+      VectorType::get({static_cast<int64_t>(offsets.size())}, b.getIndexType());
+  Value constants = arith::ConstantOp::create(
+      b, loc, indexTy, DenseElementsAttr::get(indexTy, offsets));
+  Value splat = vector::BroadcastOp::create(b, loc, indexTy, base);
+  return arith::IndexCastOp::create(
+      b, loc, type, arith::AddIOp::create(b, loc, splat, constants));
+}
+
 int64_t tiled_attn::kMajorStepOffset(int64_t kStep, int64_t panelColumns,
                                      int64_t panelBytes, int64_t elementBytes) {
   int64_t col = kStep * 16;

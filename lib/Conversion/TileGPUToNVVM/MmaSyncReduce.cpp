@@ -110,14 +110,6 @@ Value coordinates(OpBuilder &b, Location loc, Value base,
   return arith::AddIOp::create(b, loc, splat, offs);
 }
 
-/// The row of each of the lane's registers of `f`, plus `origin` (the
-/// tile's first row).
-Value registerRows(OpBuilder &b, Location loc, const Fragment &f,
-                   Value origin) {
-  LaneCoords lc(b, loc);
-  return coordinates(b, loc, lc.firstRow(b, loc, f, origin), f.rowOffset);
-}
-
 /// The column of each of the lane's registers of `f`, plus `origin`.
 Value registerCols(OpBuilder &b, Location loc, const Fragment &f,
                    Value origin) {
@@ -189,7 +181,7 @@ struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
 };
 
 /// Positions: each register's row or column (by the op's dim and the
-/// layout's kind) plus the offset, narrowed to the element type.
+/// layout's kind) plus the offset, in the element type (positionVector).
 struct IotaToGPU final : OpConversionPattern<IotaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -218,10 +210,13 @@ struct IotaToGPU final : OpConversionPattern<IotaOp> {
     }
     Value offset =
         adaptor.getOffset() ? adaptor.getOffset() : cIdx(rewriter, loc, 0);
-    Value positions = rows ? registerRows(rewriter, loc, f, offset)
-                           : registerCols(rewriter, loc, f, offset);
+    LaneCoords lc(rewriter, loc);
+    Value base = rows ? lc.firstRow(rewriter, loc, f, offset)
+                      : lc.firstCol(rewriter, loc, offset);
     auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, type, positions);
+    rewriter.replaceOp(op,
+                       positionVector(rewriter, loc, base,
+                                      rows ? f.rowOffset : f.colOffset, type));
     return success();
   }
 };

@@ -251,11 +251,16 @@ struct IotaToTmemLanes final : OpConversionPattern<IotaOp> {
     int64_t columns = type.getDimSize(type.getRank() - 1);
     RowAndColumn at(rewriter, loc, layout, columns, rows ? offset : zero,
                     rows ? zero : offset);
-    Value positions =
-        rows ? at.rows(rewriter, loc, regs) : at.columns(rewriter, loc, regs);
+    // A rows vector repeats the thread's row; columns are consecutive.
+    SmallVector<int64_t> offsets(regs, 0);
+    if (!rows)
+      for (int64_t r = 0; r < regs; ++r)
+        offsets[r] = r;
     auto resultType =
         cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, resultType, positions);
+    rewriter.replaceOp(op,
+                       positionVector(rewriter, loc, rows ? at.row : at.column,
+                                      offsets, resultType));
     return success();
   }
 };

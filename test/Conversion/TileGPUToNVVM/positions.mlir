@@ -1,4 +1,4 @@
-// RUN: tiled-attn-opt %s --tilegpu-attach-target="chip=sm_80" \
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s
@@ -52,5 +52,36 @@ func.func @positions(%i: index, %j: index, %o: !tile.view<?x?x?x16xf32>) {
   %s = arith.addi %d, %e : tensor<16x16xi32>
   %f = arith.sitofp %s : tensor<16x16xi32> to tensor<16x16xf32>
   tile.store %f, %o[%c0, %c0, %c0, %c0] : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}
+
+// -----
+
+// f32 positions: the first row or column of the lane converted once, each
+// register's offset added as an f32 constant (exact below 2^24), instead of
+// a conversion per register.
+// CHECK-LABEL: gpu.func @float_positions
+// CHECK-SAME: (%[[I:[^:]*]]: index {tilegpu.param = #tilegpu.param<scalar, "arg0">}, %[[J:[^:]*]]: index
+// CHECK-DAG: %[[ROWS2:.*]] = arith.constant dense<[0.000000e+00, 8.000000e+00]> : vector<2xf32>
+// CHECK-DAG: %[[COLS8:.*]] = arith.constant dense<[0.000000e+00, 1.000000e+00, 0.000000e+00, 1.000000e+00, 8.000000e+00, 9.000000e+00, 8.000000e+00, 9.000000e+00]> : vector<8xf32>
+// CHECK: %[[KB:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK: %[[KI:.*]] = arith.index_cast %[[KB]] : index to i32
+// CHECK: %[[KF:.*]] = arith.sitofp %[[KI]] : i32 to f32
+// CHECK: %[[KS:.*]] = vector.broadcast %[[KF]] : f32 to vector<8xf32>
+// CHECK: %[[K:.*]] = arith.addf %[[KS]], %[[COLS8]] : vector<8xf32>
+// CHECK: %[[QB:.*]] = arith.addi %[[I]], %{{.*}} : index
+// CHECK: %[[QI:.*]] = arith.index_cast %[[QB]] : index to i32
+// CHECK: %[[QF:.*]] = arith.sitofp %[[QI]] : i32 to f32
+// CHECK: %[[QS:.*]] = vector.broadcast %[[QF]] : f32 to vector<2xf32>
+// CHECK: %[[Q:.*]] = arith.addf %[[QS]], %[[ROWS2]] : vector<2xf32>
+// CHECK: %[[QB8:.*]] = vector.shuffle %[[Q]], %[[Q]] [0, 0, 1, 1, 0, 0, 1, 1]
+// CHECK: arith.subf %[[K]], %[[QB8]] : vector<8xf32>
+func.func @float_positions(%i: index, %j: index, %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %k = tile.iota dim 1 offset(%j) : tensor<16x16xf32>
+  %rows = tile.iota offset(%i) : tensor<16xf32>
+  %rb = tile.broadcast %rows along 1 : tensor<16xf32> -> tensor<16x16xf32>
+  %s = arith.subf %k, %rb : tensor<16x16xf32>
+  tile.store %s, %o[%c0, %c0, %c0, %c0] : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
   return
 }

@@ -1,4 +1,4 @@
-// RUN: tiled-attn-opt %s --tilegpu-attach-target="chip=sm_100a" \
+// RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_100a" \
 // RUN:   --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s
@@ -40,5 +40,31 @@ func.func @positions(%i: index, %j: index, %o: !tile.view<?x?x?x16xf32>) {
   %s = arith.addi %d, %e : tensor<128x16xi32>
   %f = arith.sitofp %s : tensor<128x16xi32> to tensor<128x16xf32>
   tile.store %f, %o[%c0, %c0, %c0, %c0] : tensor<128x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}
+
+// -----
+
+// f32 positions: the thread's first column converted once plus 0, 1, ...
+// as f32 constants; its row converted once.
+// CHECK-LABEL: gpu.func @float_positions
+// CHECK-SAME: (%[[I:[^:]*]]: index {tilegpu.param = #tilegpu.param<scalar, "arg0">}, %[[J:[^:]*]]: index
+// CHECK-DAG: %[[STEPS:.*]] = arith.constant dense<[0.000000e+00, 1.000000e+00, 2.000000e+00, {{.*}}, 1.500000e+01]> : vector<16xf32>
+// CHECK: %[[KB:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK: %[[KI:.*]] = arith.index_cast %[[KB]] : index to i32
+// CHECK: %[[KF:.*]] = arith.sitofp %[[KI]] : i32 to f32
+// CHECK: %[[KS:.*]] = vector.broadcast %[[KF]] : f32 to vector<16xf32>
+// CHECK: %[[K:.*]] = arith.addf %[[KS]], %[[STEPS]] : vector<16xf32>
+// CHECK: %[[QI:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[QF:.*]] = arith.sitofp %[[QI]] : i32 to f32
+// CHECK: %[[QS:.*]] = vector.broadcast %[[QF]] : f32 to vector<16xf32>
+// CHECK: arith.subf %[[K]], %[[QS]] : vector<16xf32>
+func.func @float_positions(%i: index, %j: index, %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %k = tile.iota dim 1 offset(%j) : tensor<128x16xf32>
+  %rows = tile.iota offset(%i) : tensor<128xf32>
+  %rb = tile.broadcast %rows along 1 : tensor<128xf32> -> tensor<128x16xf32>
+  %s = arith.subf %k, %rb : tensor<128x16xf32>
+  tile.store %s, %o[%c0, %c0, %c0, %c0] : tensor<128x16xf32>, !tile.view<?x?x?x16xf32>
   return
 }

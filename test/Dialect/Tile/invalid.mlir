@@ -287,9 +287,17 @@ func.func @tile_dynamic_shape(%s: tensor<16x?xf32>) -> tensor<16xf32> {
 // -----
 
 func.func @iota_not_a_tile_size() -> tensor<24xi32> {
-  // expected-error @+1 {{'tile.iota' op result #0 must be i32 or i64 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<24xi32>'}}
+  // expected-error @+1 {{'tile.iota' op result #0 must be i32, i64 or f32 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<24xi32>'}}
   %0 = tile.iota : tensor<24xi32>
   return %0 : tensor<24xi32>
+}
+
+// -----
+
+func.func @iota_f16() -> tensor<16xf16> {
+  // expected-error @+1 {{'tile.iota' op result #0 must be i32, i64 or f32 tile (static shape of 2^k or 16k sizes, at most 65536 elements), but got 'tensor<16xf16>'}}
+  %0 = tile.iota : tensor<16xf16>
+  return %0 : tensor<16xf16>
 }
 
 // -----
@@ -534,14 +542,6 @@ func.func @iota_dim_of_a_vector() -> tensor<16xi32> {
   // expected-error @+1 {{'tile.iota' op expects dim in [0, 1) for a rank-1 tile, got 1}}
   %0 = tile.iota dim 1 : tensor<16xi32>
   return %0 : tensor<16xi32>
-}
-
-// -----
-
-func.func @iota_not_integers() -> tensor<16xf32> {
-  // expected-error @+1 {{'tile.iota' op result #0 must be i32 or i64 tile}}
-  %0 = tile.iota : tensor<16xf32>
-  return %0 : tensor<16xf32>
 }
 
 // -----

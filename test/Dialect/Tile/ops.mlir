@@ -155,13 +155,15 @@ func.func @reduce_broadcast(%s: tensor<128x64xf32>, %h: tensor<16x32xf16>)
 }
 
 // CHECK-LABEL: func.func @iota
-func.func @iota() -> (tensor<64xi32>, tensor<16xi64>) {
+func.func @iota() -> (tensor<64xi32>, tensor<16xi64>, tensor<32xf32>) {
   // CHECK: %[[A:.*]] = tile.iota : tensor<64xi32>
   // CHECK: %[[B:.*]] = tile.iota : tensor<16xi64>
-  // CHECK: return %[[A]], %[[B]]
+  // CHECK: %[[C:.*]] = tile.iota : tensor<32xf32>
+  // CHECK: return %[[A]], %[[B]], %[[C]]
   %a = tile.iota : tensor<64xi32>
   %b = tile.iota : tensor<16xi64>
-  return %a, %b : tensor<64xi32>, tensor<16xi64>
+  %c = tile.iota : tensor<32xf32>
+  return %a, %b, %c : tensor<64xi32>, tensor<16xi64>, tensor<32xf32>
 }
 
 // Positions over a score block: dim 0 (the default, not printed) is each

@@ -2,7 +2,7 @@
 // tile-vectorize-apply: the query term (slope * q_idx, the same in every
 // iteration) leaves the scores and returns in the log-sum-exps after the
 // loop; the scale moves from the scores into the softmax, the key term
-// divided by it once per block.
+// divided by it once per block; the keys' positions are f32 positions.
 
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s
@@ -10,6 +10,8 @@
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms=scale=0 | FileCheck %s --check-prefix=ROWS
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms=row-terms=0 | FileCheck %s --check-prefix=SCALE
+// RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms=float-positions=0 | FileCheck %s --check-prefix=INTPOS
 // A bias read per score (a term that is no row or key vector) keeps the
 // scale where it is; a block-sparse kernel (two softmax loops) is left
 // alone.
@@ -29,9 +31,11 @@
 // CHECK: %[[LOOP:.*]]:3 = scf.for
 // CHECK: %[[S:.*]] = tile.mma
 // CHECK-NOT: arith.subf
-// CHECK: %[[KV:.*]] = tile.iota offset(%{{.*}}) : tensor<64xi32>
+// The keys' positions as floats: an f32 iota, not a conversion of i32 ones.
+// CHECK-NOT: arith.sitofp
 // CHECK: %[[SLOPE:.*]] = tile.read %arg6
-// CHECK: %[[KEYS:.*]] = arith.sitofp %[[KV]] : tensor<64xi32> to tensor<64xf32>
+// CHECK-NOT: arith.sitofp
+// CHECK: %[[KEYS:.*]] = tile.iota offset(%{{.*}}) : tensor<64xf32>
 // slope * keys / scale as (slope / scale) * keys.
 // CHECK: %[[FACTOR:.*]] = arith.mulf %[[SLOPE]], %[[INV]] : f32
 // CHECK: %[[FACTORS:.*]] = tensor.splat %[[FACTOR]] : tensor<64xf32>
@@ -52,6 +56,12 @@
 // ROWS: tile.online_softmax %{{.*}} scale(%cst)
 // ROWS: tile.log_sum_exp {{.*}} scale(%cst)
 // ROWS-NEXT: arith.subf
+
+// INTPOS-LABEL: func.func @sdpa_fwd
+// INTPOS: scf.for
+// INTPOS: %[[KV:.*]] = tile.iota offset(%{{.*}}) : tensor<64xi32>
+// INTPOS: arith.sitofp %[[KV]] : tensor<64xi32> to tensor<64xf32>
+// INTPOS-NOT: tile.iota {{.*}} : tensor<64xf32>
 
 // SCALE-LABEL: func.func @sdpa_fwd
 // SCALE: arith.divf

@@ -189,6 +189,15 @@ mlir::Value ldmatrix(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
                      tilegpu::BufferType bufferType, mlir::Value row,
                      mlir::Value col, int64_t matrices, bool transpose);
 
+/// Positions (tile.iota's registers): `base` (an index) plus each
+/// register's constant offset, as a vector of `type` (i32, i64 or f32). An
+/// f32 vector converts `base` once and adds the offsets as f32 constants,
+/// one add per register instead of a conversion: exact while the positions
+/// stay below 2^24.
+mlir::Value positionVector(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value base, llvm::ArrayRef<int64_t> offsets,
+                           mlir::VectorType type);
+
 /// Registers [offset, offset + size) of a lane's vector (a vector.shuffle,
 /// which every backend lowers).
 mlir::Value extractRegisters(mlir::OpBuilder &b, mlir::Location loc,

@@ -23,6 +23,11 @@
 // (the runtime refuses anything else), so dividing by it is exact up to
 // rounding and keeps -inf where the masks put it.
 //
+// The key term's positions, `arith.sitofp` of an i32 `tile.iota`, become an
+// f32 `tile.iota`: the same numbers below 2^24, which a GPU computes as one
+// conversion of the block's first position plus an f32 constant per
+// register, instead of an integer add and a conversion per key.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
@@ -119,6 +124,30 @@ void eraseIfDead(Operation *op) {
     eraseIfDead(def);
 }
 
+/// `arith.sitofp` of i32 positions to f32 becomes f32 positions (equal
+/// below 2^24): the GPU then adds each register's offset in f32 to one
+/// conversion of the block's first position.
+void convertPositionsToFloat(func::FuncOp func) {
+  SmallVector<arith::SIToFPOp> casts;
+  func.walk([&](arith::SIToFPOp cast) {
+    auto iota = cast.getIn().getDefiningOp<IotaOp>();
+    auto to = dyn_cast<RankedTensorType>(cast.getType());
+    if (iota && iota.getType().getElementType().isInteger(32) && to &&
+        to.getElementType().isF32())
+      casts.push_back(cast);
+  });
+  for (arith::SIToFPOp cast : casts) {
+    auto iota = cast.getIn().getDefiningOp<IotaOp>();
+    OpBuilder b(cast);
+    auto positions = IotaOp::create(b, iota.getLoc(), cast.getType(),
+                                    iota.getOffset(), iota.getDimAttr());
+    cast.replaceAllUsesWith(positions.getResult());
+    cast.erase();
+    if (iota->use_empty())
+      iota.erase();
+  }
+}
+
 struct TileFoldScoreTermsPass final
     : tiled_attn::tile::impl::TileFoldScoreTermsPassBase<
           TileFoldScoreTermsPass> {
@@ -126,6 +155,8 @@ struct TileFoldScoreTermsPass final
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (floatPositions)
+      convertPositionsToFloat(func);
     SmallVector<OnlineSoftmaxOp> softmaxes;
     func.walk([&](OnlineSoftmaxOp op) { softmaxes.push_back(op); });
     if (softmaxes.size() != 1)

@@ -42,6 +42,7 @@ def Tile_MmaInputTile : Tile_TileOf<[F16, BF16], "f16 or bf16">;
 def Tile_F32Tile : Tile_TileOf<[F32], "f32">;
 def Tile_MaskTile : Tile_TileOf<[I1], "i1">;
 def Tile_IntTile : Tile_TileOf<[I32, I64], "i32 or i64">;
+def Tile_PositionTile : Tile_TileOf<[I32, I64, F32], "i32, i64 or f32">;
 def Tile_MmaInputTile2D : Tile_RankedTileOf<[F16, BF16], 2, "f16 or bf16">;
 def Tile_F32Tile2D : Tile_RankedTileOf<[F32], 2, "f32">;
 def Tile_IntTile1D : Tile_RankedTileOf<[I32, I64], 1, "i32 or i64">;
@@ -398,8 +399,12 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
     the block's first key its key index, in whatever register layout the
     scores take: this is how a score or mask function sees positions
     (ALiBi's `slope * (key - query)`, document and prefix masks). The
-    offset is an `index`; positions wrap at the element type's width (i32
-    or i64), as a register of that type does.
+    offset is an `index`; integer positions wrap at the element type's
+    width (i32 or i64), as a register of that type does. f32 positions are
+    the i32 ones as floats, exact below 2^24 (16M): a GPU converts a
+    block's first position once and adds each register's constant offset,
+    instead of converting every position (`tile-fold-score-terms` turns a
+    score function's `arith.sitofp` of positions into them).
 
     Example:
 
@@ -408,11 +413,12 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
     // The query and key index of every element of a 64x32 score block.
     %q_idx = tile.iota dim 0 offset(%q_row0) : tensor<64x32xi32>
     %kv_idx = tile.iota dim 1 offset(%k_col0) : tensor<64x32xi32>
+    %kv_pos = tile.iota offset(%k_col0) : tensor<32xf32>
     ```
   }];
   let arguments = (ins Optional<Index>:$offset,
                        DefaultValuedAttr<I64Attr, "0">:$dim);
-  let results = (outs Tile_IntTile:$result);
+  let results = (outs Tile_PositionTile:$result);
   let assemblyFormat = [{
     (`dim` $dim^)? (`offset` `(` $offset^ `)`)? attr-dict `:` type($result)
   }];

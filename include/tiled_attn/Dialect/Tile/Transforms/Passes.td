@@ -373,7 +373,21 @@ def TileFoldScoreTermsPass
       into the softmax: `x = s + (t_1 - ...) / c` with the vectors divided
       once per block and the softmax's (and the log-sum-exps') scale `c`,
       which `tile-exp2` then folds into exp2's multiply-add. The scale is
-      finite and positive (the runtime's rule).
+      finite and positive (the runtime's rule);
+    - with `float-positions`, i32 positions converted to f32
+      (`arith.sitofp` of a `tile.iota`, ALiBi's `kv_idx` as a float) become
+      f32 positions (`tile.iota : tensor<..xf32>`), which a GPU computes as
+      the block's first position, converted once, plus each register's
+      constant: one f32 add per key instead of an integer add and a
+      conversion. Equal below 2^24 (16M) positions.
+
+    ```mlir
+    // before
+    %k = tile.iota offset(%j0) : tensor<128xi32>
+    %kf = arith.sitofp %k : tensor<128xi32> to tensor<128xf32>
+    // after
+    %kf = tile.iota offset(%j0) : tensor<128xf32>
+    ```
 
     A score then costs one addition per key term instead of a multiply
     and an addition or subtraction per term (the library's Hopper ALiBi
@@ -387,6 +401,8 @@ def TileFoldScoreTermsPass
            "Drop the loop-invariant row terms (restored in log-sum-exps)">,
     Option<"scale", "scale", "bool", /*default=*/"true",
            "Move the scale from the scores into the softmax">,
+    Option<"floatPositions", "float-positions", "bool", /*default=*/"true",
+           "Read i32 positions converted to f32 as f32 positions">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
