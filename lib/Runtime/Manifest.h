@@ -91,51 +91,28 @@ struct Arch {
   std::string str() const;
 };
 
-/// The tensors a parameter may name, in ta_sdpa_args order.
-/// lse is an "lse" kernel's [B, H, S_q] float32 output (ta_sdpa_args.lse);
-/// cu_seqlens_q and cu_seqlens_k a "varlen" kernel's rank-1 int32 views of
-/// the sequences' offsets (ta_sdpa_args.varlen). o_partial and lse_partial
-/// are split-KV's partial results in the workspace (Splits.h), seqused_k a
-/// "seqused" kernel's rank-1 int32 view of the entries' key lengths
-/// (ta_sdpa_args.seqused_k). A "split"
-/// kernel's "o" and "lse" are read as them, and a split merge kernel takes
-/// them by these names.
+/// The tensors a parameter may name, in ta_sdpa_args order, each with its
+/// name, its view's rank and what it holds (for messages): TensorViews.def.
 enum TensorId : uint8_t {
-  kQ = 0,
-  kK = 1,
-  kV = 2,
-  kO = 3,
-  kLse = 4,
-  kCuSeqlensQ = 5,
-  kCuSeqlensK = 6,
-  kOPartial = 7,
-  kLsePartial = 8,
-  kSeqUsedK = 9
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) id,
+#include "TensorViews.def"
 };
-constexpr int kNumTensors = 10;
-constexpr const char *kTensorNames[kNumTensors] = {"q",
-                                                   "k",
-                                                   "v",
-                                                   "o",
-                                                   "lse",
-                                                   "cu_seqlens_q",
-                                                   "cu_seqlens_k",
-                                                   "o_partial",
-                                                   "lse_partial",
-                                                   "seqused_k"};
-/// The rank of each tensor's view, and what it holds (for messages).
-constexpr int kTensorRanks[kNumTensors] = {4, 4, 4, 4, 3, 1, 1, 4, 3, 1};
+constexpr int kNumTensors = 0
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) +1
+#include "TensorViews.def"
+    ;
+constexpr const char *kTensorNames[kNumTensors] = {
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) name,
+#include "TensorViews.def"
+};
+constexpr int kTensorRanks[kNumTensors] = {
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) rank,
+#include "TensorViews.def"
+};
 constexpr const char *kTensorContents[kNumTensors] = {
-    "the queries",
-    "the keys",
-    "the values",
-    "the output",
-    "the rows' log-sum-exps",
-    "the query sequences' offsets",
-    "the key sequences' offsets",
-    "split-KV's partial outputs",
-    "split-KV's partial log-sum-exps",
-    "the entries' key lengths"};
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) contents,
+#include "TensorViews.def"
+};
 
 /// The kinds of parameter; a "scalar" is Scale, WindowLo, WindowHi,
 /// WindowAlign or Softcap, by its name.
