@@ -2,16 +2,17 @@
 // tile-vectorize-apply: the query term (slope * q_idx, the same in every
 // iteration) leaves the scores and returns in the log-sum-exps after the
 // loop; the scale moves from the scores into the softmax, the key term
-// divided by it once per block; the keys' positions are f32 positions.
+// divided by it once per block; with float-positions (off by default) the
+// keys' positions are f32 positions.
 
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
-// RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms=float-positions=1 | FileCheck %s
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms=scale=0 | FileCheck %s --check-prefix=ROWS
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms=row-terms=0 | FileCheck %s --check-prefix=SCALE
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
-// RUN:   --tile-vectorize-apply --tile-fold-score-terms=float-positions=0 | FileCheck %s --check-prefix=INTPOS
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s --check-prefix=INTPOS
 // A bias read per score (a term that is no row or key vector) keeps the
 // scale where it is; a block-sparse kernel (two softmax loops) is left
 // alone.
@@ -21,7 +22,7 @@
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s --check-prefix=SPARSE
 // Numerically: the folded kernels against the generated ones and float64.
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=16 variant=top_left_lse+alibi" -o %t.mlir
-// RUN: tiled-attn-opt %t.mlir --tile-vectorize-apply --tile-fold-score-terms -o %t.folded.mlir
+// RUN: tiled-attn-opt %t.mlir --tile-vectorize-apply --tile-fold-score-terms=float-positions=1 -o %t.folded.mlir
 // RUN: tiled-attn-run %t.mlir --compare-with=%t.folded.mlir --equivalence-tolerance=2e-3 --batch=2 --heads=3 --kv-heads=1 \
 // RUN:   --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=slopes=H:-0.5:0 | FileCheck %s --check-prefix=HOST
 // HOST: 4 passed, 0 failed
@@ -31,7 +32,8 @@
 // CHECK: %[[LOOP:.*]]:3 = scf.for
 // CHECK: %[[S:.*]] = tile.mma
 // CHECK-NOT: arith.subf
-// The keys' positions as floats: an f32 iota, not a conversion of i32 ones.
+// With float-positions, the keys' positions as floats: an f32 iota, not a
+// conversion of i32 ones.
 // CHECK-NOT: arith.sitofp
 // CHECK: %[[SLOPE:.*]] = tile.read %arg6
 // CHECK-NOT: arith.sitofp

@@ -403,8 +403,9 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
     width (i32 or i64), as a register of that type does. f32 positions are
     the i32 ones as floats, exact below 2^24 (16M): a GPU converts a
     block's first position once and adds each register's constant offset,
-    instead of converting every position (`tile-fold-score-terms` turns a
-    score function's `arith.sitofp` of positions into them).
+    instead of converting every position (`tile-fold-score-terms` with
+    `float-positions` turns a score function's `arith.sitofp` of positions
+    into them).
 
     Example:
 
