@@ -256,6 +256,16 @@ Value tiled_attn::sharedDescriptor(OpBuilder &b, Location loc, Value buffer,
                                    static_cast<int64_t>(bits)));
 }
 
+Value tiled_attn::registerIndices(OpBuilder &b, Location loc, Value base,
+                                  ArrayRef<int64_t> offsets) {
+  auto type =
+      VectorType::get({static_cast<int64_t>(offsets.size())}, b.getIndexType());
+  Value constants = arith::ConstantOp::create(
+      b, loc, type, DenseElementsAttr::get(type, offsets));
+  Value splat = vector::BroadcastOp::create(b, loc, type, base);
+  return arith::AddIOp::create(b, loc, splat, constants);
+}
+
 Value tiled_attn::positionVector(OpBuilder &b, Location loc, Value base,
                                  ArrayRef<int64_t> offsets, VectorType type) {
   if (auto floatTy = dyn_cast<FloatType>(type.getElementType())) {
@@ -272,13 +282,8 @@ Value tiled_attn::positionVector(OpBuilder &b, Location loc, Value base,
         b, loc, type, DenseElementsAttr::get(type, values));
     return arith::AddFOp::create(b, loc, splat, constants);
   }
-  auto indexTy =
-      VectorType::get({static_cast<int64_t>(offsets.size())}, b.getIndexType());
-  Value constants = arith::ConstantOp::create(
-      b, loc, indexTy, DenseElementsAttr::get(indexTy, offsets));
-  Value splat = vector::BroadcastOp::create(b, loc, indexTy, base);
-  return arith::IndexCastOp::create(
-      b, loc, type, arith::AddIOp::create(b, loc, splat, constants));
+  return arith::IndexCastOp::create(b, loc, type,
+                                    registerIndices(b, loc, base, offsets));
 }
 
 int64_t tiled_attn::kMajorStepOffset(int64_t kStep, int64_t panelColumns,

@@ -99,22 +99,11 @@ struct BroadcastToGPU final : OpConversionPattern<BroadcastOp> {
   }
 };
 
-/// The vector of each register's row (or column) coordinate plus `base`.
-Value coordinates(OpBuilder &b, Location loc, Value base,
-                  ArrayRef<int64_t> offsets) {
-  auto type =
-      VectorType::get({static_cast<int64_t>(offsets.size())}, b.getIndexType());
-  Value offs = arith::ConstantOp::create(b, loc, type,
-                                         DenseElementsAttr::get(type, offsets));
-  Value splat = vector::BroadcastOp::create(b, loc, type, base);
-  return arith::AddIOp::create(b, loc, splat, offs);
-}
-
 /// The column of each of the lane's registers of `f`, plus `origin`.
 Value registerCols(OpBuilder &b, Location loc, const Fragment &f,
                    Value origin) {
   LaneCoords lc(b, loc);
-  return coordinates(b, loc, lc.firstCol(b, loc, origin), f.colOffset);
+  return registerIndices(b, loc, lc.firstCol(b, loc, origin), f.colOffset);
 }
 
 struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
@@ -131,8 +120,8 @@ struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
     // row = row_offset + warp * rowsPerWarp + g + rowOffset[e]
     Value rowBase = lc.firstRow(rewriter, loc, f, adaptor.getRowOffset());
     Value colBase = lc.firstCol(rewriter, loc, adaptor.getColOffset());
-    Value rows = coordinates(rewriter, loc, rowBase, f.rowOffset);
-    Value cols = coordinates(rewriter, loc, colBase, f.colOffset);
+    Value rows = registerIndices(rewriter, loc, rowBase, f.rowOffset);
+    Value cols = registerIndices(rewriter, loc, colBase, f.colOffset);
     rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::sle,
                                                cols, rows);
     return success();

@@ -47,14 +47,10 @@ TmemLanesLayoutAttr lanesOf(Type type) {
 
 /// base + (0, 1, ..., n - 1), one index per register.
 Value consecutive(OpBuilder &b, Location loc, Value base, int64_t n) {
-  auto type = VectorType::get({n}, b.getIndexType());
   SmallVector<int64_t> steps(n);
   for (int64_t i = 0; i < n; ++i)
     steps[i] = i;
-  Value offs = arith::ConstantOp::create(
-      b, loc, type, DenseElementsAttr::get(type, ArrayRef<int64_t>(steps)));
-  return arith::AddIOp::create(
-      b, loc, vector::BroadcastOp::create(b, loc, type, base), offs);
+  return registerIndices(b, loc, base, steps);
 }
 
 /// This thread's row (an index) and the first of its columns, plus the

@@ -189,6 +189,10 @@ mlir::Value ldmatrix(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
                      tilegpu::BufferType bufferType, mlir::Value row,
                      mlir::Value col, int64_t matrices, bool transpose);
 
+/// `base` (an index) plus each register's constant offset: the index
+/// vector of a lane's rows, columns or positions.
+mlir::Value registerIndices(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value base, llvm::ArrayRef<int64_t> offsets);
 /// Positions (tile.iota's registers): `base` (an index) plus each
 /// register's constant offset, as a vector of `type` (i32, i64 or f32). An
 /// f32 vector converts `base` once and adds the offsets as f32 constants,
