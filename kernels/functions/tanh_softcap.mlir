@@ -8,7 +8,9 @@ func.func @tanh_softcap(%score: f32, %b: index, %h: index, %q_idx: index,
                         %kv_idx: index,
                         %cap: f32 {tile.arg = #tile.arg<captured, "cap">}) -> f32 {
   %one = arith.constant 1.0 : f32
-  %inverse = arith.divf %one, %cap : f32
+  // Approximate (afn: rcp.approx, within an ulp): a correctly rounded
+  // reciprocal's slow path would cost the kernel's loop its uniform datapath.
+  %inverse = arith.divf %one, %cap fastmath<afn> : f32
   %x = arith.mulf %score, %inverse : f32
   %t = math.tanh %x : f32
   %result = arith.mulf %cap, %t : f32

@@ -244,10 +244,14 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   Value seqUsedK = arg(ArgRole::SeqUsedK);
   // With a softcap, the scores are softcap * tanh(scale / softcap * s): the
   // tanh's argument takes scale / softcap (one division per program), and
-  // the softmax the cap as its scale (FlashAttention's folding).
+  // the softmax the cap as its scale (FlashAttention's folding). The
+  // division is approximate (afn: div.approx on NVPTX, within 2 ulp): a
+  // correctly rounded one has a slow path whose call makes ptxas keep the
+  // loop's uniform work (the wgmma descriptors) in vector registers.
   Value capScale, softmaxScale = scale;
   if (cap) {
-    capScale = arith::DivFOp::create(b, loc, scale, cap);
+    capScale =
+        arith::DivFOp::create(b, loc, scale, cap, arith::FastMathFlags::afn);
     softmaxScale = cap;
   }
 

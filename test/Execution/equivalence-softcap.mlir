@@ -22,7 +22,7 @@
 // softmax the cap as its scale.
 // IR: func.func @sdpa_fwd({{.*}}, %[[SCALE:[^:]*]]: f32 {tile.arg = #tile.arg<scale>}, %[[CAP:[^:]*]]: f32 {tile.arg = #tile.arg<softcap>})
 // IR-SAME: features = [softcap]
-// IR: %[[RATIO:.*]] = arith.divf %[[SCALE]], %[[CAP]] : f32
+// IR: %[[RATIO:.*]] = arith.divf %[[SCALE]], %[[CAP]] fastmath<afn> : f32
 // IR: %[[S:.*]] = tile.mma
 // IR: %[[F:.*]] = tensor.splat %[[RATIO]] : tensor<32x16xf32>
 // IR: %[[X:.*]] = arith.mulf %[[S]], %[[F]] : tensor<32x16xf32>

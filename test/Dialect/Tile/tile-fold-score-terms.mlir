@@ -28,7 +28,7 @@
 // HOST: 4 passed, 0 failed
 
 // CHECK-LABEL: func.func @sdpa_fwd
-// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %arg4 : f32
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %arg4 fastmath<afn> : f32
 // CHECK: %[[LOOP:.*]]:3 = scf.for
 // CHECK: %[[S:.*]] = tile.mma
 // CHECK-NOT: arith.subf

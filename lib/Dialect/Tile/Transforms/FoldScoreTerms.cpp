@@ -278,7 +278,11 @@ struct TileFoldScoreTermsPass final
     if (this->scale && unitScale && scoreTerms == 1 && vectorsOnly) {
       b.setInsertionPoint(loop);
       Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
-      inverse = arith::DivFOp::create(b, loc, one, scale);
+      // An approximate reciprocal (afn: rcp.approx on NVPTX, within an ulp):
+      // a correctly rounded one has a slow path whose call makes ptxas keep
+      // the loop's uniform work (the wgmma descriptors) in vector registers.
+      inverse =
+          arith::DivFOp::create(b, loc, one, scale, arith::FastMathFlags::afn);
       changed = true;
     }
     if (!changed)
