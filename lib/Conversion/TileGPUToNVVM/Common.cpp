@@ -241,19 +241,48 @@ FailureOr<uint64_t> tiled_attn::swizzledDescriptorBits(
 
 Value tiled_attn::sharedDescriptor(OpBuilder &b, Location loc, Value buffer,
                                    Value byteOffset, uint64_t bits) {
+  // The start address field is the operand's shared address >> 4 in bits
+  // 0-13 of the low word (shared addresses stay below 2^18). A constant
+  // offset that is a multiple of 16 bytes (a k-step's, a panel's) adds its
+  // >> 4 to the field without carrying out of it, so the descriptor is the
+  // buffer's base descriptor, built once, plus one 32-bit add: the k-steps
+  // of an mma share the base, as CUTLASS's descriptor iterators do, instead
+  // of a 64-bit add, shift, mask and or each. The high word is constant.
+  int64_t constant = 0;
+  Value dynamic = byteOffset;
+  if (std::optional<int64_t> c = getConstantIntValue(byteOffset)) {
+    constant = *c;
+    dynamic = Value();
+  } else if (auto add = byteOffset.getDefiningOp<arith::AddIOp>()) {
+    if (std::optional<int64_t> c = getConstantIntValue(add.getRhs())) {
+      constant = *c;
+      dynamic = add.getLhs();
+    }
+  }
+  if (constant % 16 != 0) {
+    constant = 0;
+    dynamic = byteOffset;
+  }
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto c32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
   Value address =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  address = arith::AddIOp::create(b, loc, address, byteOffset);
-  Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), address);
-  Value start = arith::AndIOp::create(
-      b, loc,
-      arith::ShRUIOp::create(
-          b, loc, i64, arith::ConstantIntOp::create(b, loc, b.getI64Type(), 4)),
-      arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0x3fff));
+  if (dynamic)
+    address = arith::AddIOp::create(b, loc, address, dynamic);
+  Value low = arith::IndexCastUIOp::create(b, loc, i32, address);
+  low = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, low, c32(4)), c32(0x3fff));
+  low = arith::OrIOp::create(b, loc, low,
+                             c32(static_cast<int32_t>(bits & 0xffffffffu)));
+  if (constant != 0)
+    low = arith::AddIOp::create(b, loc, low, c32(constant >> 4));
+  Value wide = arith::ExtUIOp::create(b, loc, i64, low);
   return arith::OrIOp::create(
-      b, loc, start,
-      arith::ConstantIntOp::create(b, loc, b.getI64Type(),
-                                   static_cast<int64_t>(bits)));
+      b, loc, wide,
+      arith::ConstantIntOp::create(
+          b, loc, i64, static_cast<int64_t>(bits & ~uint64_t(0xffffffffu))));
 }
 
 Value tiled_attn::registerIndices(OpBuilder &b, Location loc, Value base,

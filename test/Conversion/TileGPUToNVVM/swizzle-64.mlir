@@ -14,11 +14,14 @@
 // TCGEN05-LABEL: gpu.func @sdpa_fwd
 // TCGEN05-SAME: !tilegpu.tensor_map<256x32xf16, swizzle = 64>
 // TCGEN05-SAME: !tilegpu.tensor_map<128x32xf16, swizzle = 64>
-// TCGEN05-DAG: %[[NMAJOR:.*]] = arith.constant -9223301530638090240 : i64
-// TCGEN05-DAG: %[[KMAJOR:.*]] = arith.constant -9223301530671579136 : i64
-// TCGEN05: arith.ori %{{.*}}, %[[KMAJOR]] : i64
+// TCGEN05-DAG: %[[NMAJOR:.*]] = arith.constant 33554432 : i32
+// TCGEN05-DAG: %[[KMAJOR:.*]] = arith.constant 65536 : i32
+// TCGEN05-DAG: %[[HI:.*]] = arith.constant -9223301530671644672 : i64
+// TCGEN05: arith.ori %{{.*}}, %[[KMAJOR]] : i32
+// TCGEN05: arith.ori %{{.*}}, %[[HI]] : i64
 // TCGEN05: nvvm.tcgen05.mma
-// TCGEN05: arith.ori %{{.*}}, %[[NMAJOR]] : i64
+// TCGEN05: arith.ori %{{.*}}, %[[NMAJOR]] : i32
+// TCGEN05: arith.ori %{{.*}}, %[[HI]] : i64
 // TCGEN05: nvvm.tcgen05.mma
 //
 // mma.sync with TMA (sm_120a): ldmatrix reads K and V with TMA's 64-byte

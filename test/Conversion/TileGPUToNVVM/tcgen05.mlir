@@ -30,8 +30,9 @@
 // CHECK: llvm.mlir.global internal @tiled_attn_tmem_base() {addr_space = 3 : i32, alignment = 16 : i64} : i32
 // CHECK-LABEL: gpu.func @tcgen05_block
 // CHECK-SAME: tilegpu.tmem_columns = 256 : i64
-// CHECK-DAG: %[[KMAJOR:.*]] = arith.constant 4611756662049538048 : i64
-// CHECK-DAG: %[[NMAJOR:.*]] = arith.constant 4611756662116581376 : i64
+// CHECK-DAG: %[[KMAJOR:.*]] = arith.constant 65536 : i32
+// CHECK-DAG: %[[HI:.*]] = arith.constant 4611756662049472512 : i64
+// CHECK-DAG: %[[NMAJOR:.*]] = arith.constant 67108864 : i32
 // CHECK-DAG: %[[IDESC_S:.*]] = arith.constant 136314896 : i32
 // CHECK-DAG: %[[IDESC_O:.*]] = arith.constant 135331856 : i32
 // CHECK: scf.if
@@ -46,7 +47,8 @@
 // constant bits are hoisted to the top; the start address is or'ed in.
 // CHECK: scf.if
 // CHECK: nvvm.tcgen05.fence <after>
-// CHECK: arith.ori %{{.*}}, %[[KMAJOR]] : i64
+// CHECK: arith.ori %{{.*}}, %[[KMAJOR]] : i32
+// CHECK: arith.ori %{{.*}}, %[[HI]] : i64
 // CHECK-COUNT-4: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %[[IDESC_S]], %{{.*}} {ctaGroup = #nvvm.cta_group<cta_1>, kind = #nvvm.tcgen05_mma_kind<f16>} : (!llvm.ptr<6>, i64, i64, i32, i1)
 // CHECK: nvvm.tcgen05.commit %{{.*}} : !llvm.ptr<3>
 
@@ -66,7 +68,8 @@
 
 // O = P.V: eight k-steps of 16 keys, A from tensor memory.
 // CHECK: nvvm.tcgen05.fence <after>
-// CHECK: arith.ori %{{.*}}, %[[NMAJOR]] : i64
+// CHECK: arith.ori %{{.*}}, %[[NMAJOR]] : i32
+// CHECK: arith.ori %{{.*}}, %[[HI]] : i64
 // CHECK-COUNT-8: nvvm.tcgen05.mma %{{.*}}, %{{.*}}, %{{.*}}, %[[IDESC_O]], %{{.*}} {{.*}} : (!llvm.ptr<6>, !llvm.ptr<6>, i64, i32, i1)
 // CHECK: nvvm.tcgen05.commit
 

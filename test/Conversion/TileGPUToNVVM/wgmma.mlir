@@ -81,15 +81,27 @@
 // D96-LABEL: gpu.func @sdpa_fwd
 // D96-SAME: !tilegpu.tensor_map<128x32xf16, swizzle = 64>
 // D96-SAME: !tilegpu.tensor_map<64x32xf16, swizzle = 64>
-// D96-DAG: %[[NMAJOR:.*]] = arith.constant -9223371899399045120 : i64
-// D96-DAG: %[[KMAJOR:.*]] = arith.constant -9223371899415756800 : i64
+// The low word holds the start address >> 4 and LBO, the high word the
+// rest: 0x80000020 << 32 for all three. A k-step's descriptor is the
+// buffer's base descriptor plus its offset >> 4 in the low word (the second
+// k-step of K: 32 bytes into the 64-byte panel row, + 2).
+// D96-DAG: %[[HI:.*]] = arith.constant -9223371899415822336 : i64
+// D96-DAG: %[[NMAJOR:.*]] = arith.constant 16777216 : i32
+// D96-DAG: %[[KMAJOR:.*]] = arith.constant 65536 : i32
 // D96: nvvm.wgmma.fence.aligned
-// D96: %[[B:.*]] = arith.ori %{{.*}}, %[[KMAJOR]] : i64
-// D96: %[[A:.*]] = arith.ori %{{.*}}, %[[KMAJOR]] : i64
+// D96: %[[BBASE:.*]] = arith.ori %{{.*}}, %[[KMAJOR]] : i32
+// D96: %[[BW:.*]] = arith.extui %[[BBASE]] : i32 to i64
+// D96: %[[B:.*]] = arith.ori %[[BW]], %[[HI]] : i64
+// D96: arith.ori %{{.*}}, %[[KMAJOR]] : i32
+// D96: %[[A:.*]] = arith.ori %{{.*}}, %[[HI]] : i64
 // D96-NEXT: nvvm.wgmma.mma_async %[[A]], %[[B]], {{.*}} <m = 64, n = 64, k = 16>
+// D96: %[[B1BASE:.*]] = arith.ori %{{.*}}, %[[KMAJOR]] : i32
+// D96-NEXT: %[[B1:.*]] = arith.addi %[[B1BASE]], %c2_i32 : i32
+// D96-NEXT: arith.extui %[[B1]] : i32 to i64
 // D96-COUNT-5: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>
 // D96-NOT: nvvm.wgmma.mma_async
 // D96: nvvm.wgmma.commit.group.sync.aligned
 // D96: nvvm.wgmma.fence.aligned
-// D96: arith.ori %{{.*}}, %[[NMAJOR]] : i64
+// D96: arith.ori %{{.*}}, %[[NMAJOR]] : i32
+// D96: arith.ori %{{.*}}, %[[HI]] : i64
 // D96: wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16

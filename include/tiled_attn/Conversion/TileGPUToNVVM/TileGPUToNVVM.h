@@ -220,7 +220,9 @@ mlir::FailureOr<uint64_t> swizzledDescriptorBits(
     llvm::Expected<uint64_t> (*encode)(const encoding::SharedMatrix &),
     tilegpu::SharedEncodingAttr panels, int64_t leadingBytes);
 /// The descriptor of the operand `byteOffset` bytes into shared `buffer`:
-/// the start address >> 4 in bits 0-13 over `bits`.
+/// the start address >> 4 in bits 0-13 over `bits`. A constant part of
+/// `byteOffset` that is a multiple of 16 is added to the low word of the
+/// buffer's base descriptor (one 32-bit add per k-step, the base shared).
 mlir::Value sharedDescriptor(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value buffer, mlir::Value byteOffset,
                              uint64_t bits);
