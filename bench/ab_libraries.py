@@ -66,12 +66,23 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+def short_names(paths):
+    """Each library's name: the fewest trailing path components that tell the
+    libraries apart (.gpu/a/kernels and .gpu/b/kernels: a/kernels, b/kernels)."""
+    parts = [p.rstrip("/").split("/") for p in paths]
+    for n in range(1, max(len(x) for x in parts) + 1):
+        names = ["/".join(x[-n:]) for x in parts]
+        if len(set(names)) == len(names):
+            return names
+    raise SystemExit("ab_libraries: the same library is named twice")
+
+
 def main(args):
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
     for _ in range(200):
         a @ a
     torch.cuda.synchronize()
-    libs = {p.rstrip("/").split("/")[-1]: KernelLibrary.load(p) for p in args.libraries}
+    libs = {n: KernelLibrary.load(p) for n, p in zip(short_names(args.libraries), args.libraries)}
     window = (args.window, 0) if args.window is not None else (-1, -1)
     for dt, d, causal, s, q, k, v, flops in grid_cases(args.dtypes, args.head_dims, args.causal,
                                                        args.seqs):

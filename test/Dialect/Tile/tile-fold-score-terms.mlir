@@ -2,17 +2,17 @@
 // tile-vectorize-apply: the query term (slope * q_idx, the same in every
 // iteration) leaves the scores and returns in the log-sum-exps after the
 // loop; the scale moves from the scores into the softmax, the key term
-// divided by it once per block; with float-positions (off by default) the
-// keys' positions are f32 positions.
+// divided by it once per block; with float-positions (the default) the
+// keys' positions are f32 positions (the INTPOS run: without, the i32 ones converted).
 
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
-// RUN:   --tile-vectorize-apply --tile-fold-score-terms=float-positions=1 | FileCheck %s
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms=scale=0 | FileCheck %s --check-prefix=ROWS
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms=row-terms=0 | FileCheck %s --check-prefix=SCALE
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
-// RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s --check-prefix=INTPOS
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms=float-positions=0 | FileCheck %s --check-prefix=INTPOS
 // A bias read per score (a term that is no row or key vector) keeps the
 // scale where it is; a block-sparse kernel (two softmax loops) is left
 // alone.

@@ -23,7 +23,7 @@
 // (the runtime refuses anything else), so dividing by it is exact up to
 // rounding and keeps -inf where the masks put it.
 //
-// With `float-positions` (off by default until measured on a GPU), the key
+// With `float-positions` (on by default), the key
 // term's positions, `arith.sitofp` of an i32 `tile.iota`, become an f32
 // `tile.iota`: the same numbers below 2^24, which a GPU computes as one
 // conversion of the block's first position plus an f32 constant per

@@ -374,8 +374,8 @@ def TileFoldScoreTermsPass
       once per block and the softmax's (and the log-sum-exps') scale `c`,
       which `tile-exp2` then folds into exp2's multiply-add. The scale is
       finite and positive (the runtime's rule);
-    - with `float-positions` (off by default: its kernels have not run on
-      a GPU yet), i32 positions converted to f32
+    - with `float-positions` (on by default), i32 positions converted to
+      f32
       (`arith.sitofp` of a `tile.iota`, ALiBi's `kv_idx` as a float) become
       f32 positions (`tile.iota : tensor<..xf32>`), which a GPU computes as
       the block's first position, converted once, plus each register's
@@ -402,9 +402,8 @@ def TileFoldScoreTermsPass
            "Drop the loop-invariant row terms (restored in log-sum-exps)">,
     Option<"scale", "scale", "bool", /*default=*/"true",
            "Move the scale from the scores into the softmax">,
-    Option<"floatPositions", "float-positions", "bool", /*default=*/"false",
-           "Read i32 positions converted to f32 as f32 positions (off until "
-           "measured on a GPU)">,
+    Option<"floatPositions", "float-positions", "bool", /*default=*/"true",
+           "Read i32 positions converted to f32 as f32 positions">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
