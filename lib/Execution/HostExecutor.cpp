@@ -889,7 +889,20 @@ LogicalResult Interpreter::execute(Operation *op) {
         // Wraps at the element type's width, as the GPU's registers do;
         // f32 positions are the i32 ones, rounded to f32.
         unsigned width = isFloat ? 32 : iota.getType().getElementTypeBitWidth();
+        // With a step: fma(i_dim, step, offset * step), as the GPU does.
+        std::optional<double> step, first;
+        if (iota.getStep()) {
+          step = get(iota.getStep()).scalarValue();
+          first = static_cast<float>(
+              static_cast<float>(static_cast<int32_t>(offset)) * *step);
+        }
         forEachIndex(out.shape, [&](int64_t linear, ArrayRef<int64_t> idx) {
+          if (step) {
+            out.data[linear] = static_cast<float>(
+                std::fma(static_cast<double>(idx[iota.getDim()]), *step,
+                         *first));
+            return;
+          }
           int64_t position = llvm::APInt(64, static_cast<uint64_t>(offset) +
                                                  idx[iota.getDim()])
                                  .trunc(width)

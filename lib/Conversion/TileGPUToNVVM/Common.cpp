@@ -296,11 +296,14 @@ Value tiled_attn::registerIndices(OpBuilder &b, Location loc, Value base,
 }
 
 Value tiled_attn::positionVector(OpBuilder &b, Location loc, Value base,
-                                 ArrayRef<int64_t> offsets, VectorType type) {
+                                 ArrayRef<int64_t> offsets, VectorType type,
+                                 Value step) {
   if (auto floatTy = dyn_cast<FloatType>(type.getElementType())) {
     Value first = arith::SIToFPOp::create(
         b, loc, floatTy,
         arith::IndexCastOp::create(b, loc, b.getI32Type(), base));
+    if (step)
+      first = arith::MulFOp::create(b, loc, first, step);
     Value splat = vector::BroadcastOp::create(b, loc, type, first);
     if (llvm::all_of(offsets, [](int64_t o) { return o == 0; }))
       return splat;
@@ -309,6 +312,10 @@ Value tiled_attn::positionVector(OpBuilder &b, Location loc, Value base,
       values.push_back(b.getFloatAttr(floatTy, static_cast<double>(o)));
     Value constants = arith::ConstantOp::create(
         b, loc, type, DenseElementsAttr::get(type, values));
+    if (step)
+      return vector::FMAOp::create(
+          b, loc, constants, vector::BroadcastOp::create(b, loc, type, step),
+          splat);
     return arith::AddFOp::create(b, loc, splat, constants);
   }
   return arith::IndexCastOp::create(b, loc, type,

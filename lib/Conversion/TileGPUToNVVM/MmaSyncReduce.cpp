@@ -205,7 +205,8 @@ struct IotaToGPU final : OpConversionPattern<IotaOp> {
     auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     rewriter.replaceOp(op,
                        positionVector(rewriter, loc, base,
-                                      rows ? f.rowOffset : f.colOffset, type));
+                                      rows ? f.rowOffset : f.colOffset, type,
+                                      adaptor.getStep()));
     return success();
   }
 };

@@ -256,7 +256,7 @@ struct IotaToTmemLanes final : OpConversionPattern<IotaOp> {
         cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     rewriter.replaceOp(op,
                        positionVector(rewriter, loc, rows ? at.row : at.column,
-                                      offsets, resultType));
+                                      offsets, resultType, adaptor.getStep()));
     return success();
   }
 };

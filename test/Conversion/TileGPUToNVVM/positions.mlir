@@ -85,3 +85,24 @@ func.func @float_positions(%i: index, %j: index, %o: !tile.view<?x?x?x16xf32>) {
   tile.store %s, %o[%c0, %c0, %c0, %c0] : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
   return
 }
+
+// -----
+
+// f32 positions with a step: the thread's first position times the step
+// once, then one multiply-add per register (constant offset * step + that).
+// CHECK-LABEL: gpu.func @scaled_positions
+// CHECK-SAME: (%[[J:[^:]*]]: index {{.*}}, %[[S:[^:]*]]: f32
+// CHECK-DAG: %[[COLS8:.*]] = arith.constant dense<[0.000000e+00, 1.000000e+00, 0.000000e+00, 1.000000e+00, 8.000000e+00, 9.000000e+00, 8.000000e+00, 9.000000e+00]> : vector<8xf32>
+// CHECK: %[[KB:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK: %[[KI:.*]] = arith.index_cast %[[KB]] : index to i32
+// CHECK: %[[KF:.*]] = arith.sitofp %[[KI]] : i32 to f32
+// CHECK: %[[FIRST:.*]] = arith.mulf %[[KF]], %[[S]] : f32
+// CHECK: %[[FIRSTS:.*]] = vector.broadcast %[[FIRST]] : f32 to vector<8xf32>
+// CHECK: %[[STEPS:.*]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
+// CHECK: vector.fma %[[COLS8]], %[[STEPS]], %[[FIRSTS]] : vector<8xf32>
+func.func @scaled_positions(%j: index, %slope: f32, %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %k = tile.iota dim 1 offset(%j) step(%slope) : tensor<16x16xf32>
+  tile.store %k, %o[%c0, %c0, %c0, %c0] : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}

@@ -68,3 +68,22 @@ func.func @float_positions(%i: index, %j: index, %o: !tile.view<?x?x?x16xf32>) {
   tile.store %s, %o[%c0, %c0, %c0, %c0] : tensor<128x16xf32>, !tile.view<?x?x?x16xf32>
   return
 }
+
+// -----
+
+// f32 positions with a step in tmem lanes: the thread's first column times
+// the step once, then one multiply-add per register.
+// CHECK-LABEL: gpu.func @scaled_positions
+// CHECK-SAME: (%[[J:[^:]*]]: index {{.*}}, %[[S:[^:]*]]: f32
+// CHECK-DAG: %[[STEPS:.*]] = arith.constant dense<[0.000000e+00, 1.000000e+00, 2.000000e+00, {{.*}}, 1.500000e+01]> : vector<16xf32>
+// CHECK: %[[KF:.*]] = arith.sitofp %{{.*}} : i32 to f32
+// CHECK: %[[FIRST:.*]] = arith.mulf %[[KF]], %[[S]] : f32
+// CHECK: %[[FIRSTS:.*]] = vector.broadcast %[[FIRST]] : f32 to vector<16xf32>
+// CHECK: %[[SS:.*]] = vector.broadcast %[[S]] : f32 to vector<16xf32>
+// CHECK: vector.fma %[[STEPS]], %[[SS]], %[[FIRSTS]] : vector<16xf32>
+func.func @scaled_positions(%j: index, %slope: f32, %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %k = tile.iota dim 1 offset(%j) step(%slope) : tensor<128x16xf32>
+  tile.store %k, %o[%c0, %c0, %c0, %c0] : tensor<128x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}

@@ -538,6 +538,14 @@ func.func @iota_dim(%i: index) -> tensor<16x16xi32> {
 
 // -----
 
+func.func @iota_step_of_integers(%i: index, %s: f32) -> tensor<16xi32> {
+  // expected-error @+1 {{'tile.iota' op expects f32 positions with a step, got 'tensor<16xi32>'}}
+  %0 = tile.iota offset(%i) step(%s) : tensor<16xi32>
+  return %0 : tensor<16xi32>
+}
+
+// -----
+
 func.func @iota_dim_of_a_vector() -> tensor<16xi32> {
   // expected-error @+1 {{'tile.iota' op expects dim in [0, 1) for a rank-1 tile, got 1}}
   %0 = tile.iota dim 1 : tensor<16xi32>

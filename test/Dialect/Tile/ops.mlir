@@ -181,6 +181,15 @@ func.func @positions(%q0: index, %k0: index)
   return %q, %k, %keys : tensor<64x32xi32>, tensor<64x32xi32>, tensor<32xi64>
 }
 
+// f32 positions times a step (ALiBi's slope * kv_idx).
+// CHECK-LABEL: func.func @scaled_positions
+// CHECK-SAME: (%[[K0:.*]]: index, %[[S:.*]]: f32)
+func.func @scaled_positions(%k0: index, %slope: f32) -> tensor<32xf32> {
+  // CHECK: tile.iota offset(%[[K0]]) step(%[[S]]) : tensor<32xf32>
+  %keys = tile.iota offset(%k0) step(%slope) : tensor<32xf32>
+  return %keys : tensor<32xf32>
+}
+
 // CHECK-LABEL: func.func @masks
 // CHECK-SAME: (%[[R:.*]]: index, %[[C:.*]]: index, %[[N:.*]]: index)
 func.func @masks(%r: index, %c: index, %n: index)

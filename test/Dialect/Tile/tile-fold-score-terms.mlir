@@ -37,12 +37,12 @@
 // CHECK-NOT: arith.sitofp
 // CHECK: %[[SLOPE:.*]] = tile.read %arg6
 // CHECK-NOT: arith.sitofp
-// CHECK: %[[KEYS:.*]] = tile.iota offset(%{{.*}}) : tensor<64xf32>
-// slope * keys / scale as (slope / scale) * keys.
+// slope * keys / scale as (slope / scale) * keys, the keys' positions
+// with that step.
 // CHECK: %[[FACTOR:.*]] = arith.mulf %[[SLOPE]], %[[INV]] : f32
-// CHECK: %[[FACTORS:.*]] = tensor.splat %[[FACTOR]] : tensor<64xf32>
-// CHECK: %[[DIV:.*]] = arith.mulf %[[KEYS]], %[[FACTORS]] : tensor<64xf32>
-// CHECK: %[[B:.*]] = tile.broadcast %[[DIV]] along 0
+// CHECK-NOT: arith.mulf
+// CHECK: %[[KEYS:.*]] = tile.iota offset(%{{.*}}) step(%[[FACTOR]]) : tensor<64xf32>
+// CHECK: %[[B:.*]] = tile.broadcast %[[KEYS]] along 0
 // CHECK: %[[E:.*]] = arith.addf %[[S]], %[[B]] : tensor<64x64xf32>
 // CHECK: %[[SEL:.*]] = arith.select %{{.*}}, %[[E]], %{{.*}}
 // CHECK: tile.online_softmax %[[SEL]], %{{.*}}, %{{.*}} scale(%arg4)

@@ -197,10 +197,12 @@ mlir::Value registerIndices(mlir::OpBuilder &b, mlir::Location loc,
 /// register's constant offset, as a vector of `type` (i32, i64 or f32). An
 /// f32 vector converts `base` once and adds the offsets as f32 constants,
 /// one add per register instead of a conversion: exact while the positions
-/// stay below 2^24.
+/// stay below 2^24. With a `step` (an f32), the positions times it: `base`
+/// times the step once, then one multiply-add per register.
 mlir::Value positionVector(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value base, llvm::ArrayRef<int64_t> offsets,
-                           mlir::VectorType type);
+                           mlir::VectorType type,
+                           mlir::Value step = mlir::Value());
 
 /// Registers [offset, offset + size) of a lane's vector (a vector.shuffle,
 /// which every backend lowers).

@@ -307,6 +307,9 @@ LogicalResult IotaOp::verify() {
   if (dim < 0 || dim >= rank)
     return emitOpError() << "expects dim in [0, " << rank << ") for a rank-"
                          << rank << " tile, got " << dim;
+  if (getStep() && !getType().getElementType().isF32())
+    return emitOpError() << "expects f32 positions with a step, got "
+                         << getType();
   return success();
 }
 

@@ -27,7 +27,9 @@
 // term's positions, `arith.sitofp` of an i32 `tile.iota`, become an f32
 // `tile.iota`: the same numbers below 2^24, which a GPU computes as one
 // conversion of the block's first position plus an f32 constant per
-// register, instead of an integer add and a conversion per key.
+// register, instead of an integer add and a conversion per key; and f32
+// positions times a scalar become positions with that step (ALiBi's
+// `kv_idx * slope / scale`: one multiply-add per key on a GPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -149,6 +151,32 @@ void convertPositionsToFloat(func::FuncOp func) {
   }
 }
 
+/// f32 positions times a scalar become positions with that step (one
+/// multiply-add per register on a GPU, where the product took an add and a
+/// multiply): ALiBi's key term `kv_idx * (slope / scale)`.
+void scalePositions(func::FuncOp func) {
+  SmallVector<std::tuple<arith::MulFOp, IotaOp, Value>> products;
+  func.walk([&](arith::MulFOp mul) {
+    for (auto [v, other] : {std::pair(mul.getLhs(), mul.getRhs()),
+                            std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto iota = v.getDefiningOp<IotaOp>();
+      Value step = splatScalar(other);
+      if (iota && !iota.getStep() && iota.getType().getElementType().isF32() &&
+          step) {
+        products.emplace_back(mul, iota, step);
+        return;
+      }
+    }
+  });
+  for (auto [mul, iota, step] : products) {
+    OpBuilder b(mul);
+    auto scaled = IotaOp::create(b, mul.getLoc(), mul.getType(),
+                                 iota.getOffset(), iota.getDimAttr(), step);
+    mul.replaceAllUsesWith(scaled.getResult());
+    eraseIfDead(mul);
+  }
+}
+
 struct TileFoldScoreTermsPass final
     : tiled_attn::tile::impl::TileFoldScoreTermsPassBase<
           TileFoldScoreTermsPass> {
@@ -158,6 +186,13 @@ struct TileFoldScoreTermsPass final
     func::FuncOp func = getOperation();
     if (floatPositions)
       convertPositionsToFloat(func);
+    foldTerms(func);
+    if (floatPositions)
+      scalePositions(func);
+  }
+
+  /// The row terms out of the loop and the scale into the softmax.
+  void foldTerms(func::FuncOp func) {
     SmallVector<OnlineSoftmaxOp> softmaxes;
     func.walk([&](OnlineSoftmaxOp op) { softmaxes.push_back(op); });
     if (softmaxes.size() != 1)

@@ -389,7 +389,7 @@ def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure,
   let hasFolder = 1;
 }
 
-def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+def Tile_IotaOp : Tile_Op<"iota", [Pure, AttrSizedOperandSegments]> {
   let summary = "Positions: an offset plus the index along one dimension";
   let description = [{
     The element at index `(i0, ..., i_{r-1})` of the result is `offset +
@@ -407,7 +407,13 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
     `float-positions` turns a score function's `arith.sitofp` of positions
     into them).
 
-    Example:
+    f32 positions may take a `step`: the element is then the position times
+    the step, within an ulp of the product (the host rounds it as
+    `fma(i_dim, step, offset * step)`). A GPU multiplies a thread's first
+    position by the step once and does one multiply-add per register, where
+    a product of positions and a scalar took an add and a multiply
+    (`tile-fold-score-terms` with `float-positions` turns ALiBi's `slope *
+    kv_idx` into one).
 
     ```mlir
     %cols = tile.iota : tensor<64xi32>
@@ -415,14 +421,29 @@ def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
     %q_idx = tile.iota dim 0 offset(%q_row0) : tensor<64x32xi32>
     %kv_idx = tile.iota dim 1 offset(%k_col0) : tensor<64x32xi32>
     %kv_pos = tile.iota offset(%k_col0) : tensor<32xf32>
+    // slope * kv_idx of each key of the block.
+    %kv_term = tile.iota offset(%k_col0) step(%slope) : tensor<32xf32>
     ```
   }];
   let arguments = (ins Optional<Index>:$offset,
-                       DefaultValuedAttr<I64Attr, "0">:$dim);
+                       DefaultValuedAttr<I64Attr, "0">:$dim,
+                       Optional<F32>:$step);
   let results = (outs Tile_PositionTile:$result);
   let assemblyFormat = [{
-    (`dim` $dim^)? (`offset` `(` $offset^ `)`)? attr-dict `:` type($result)
+    (`dim` $dim^)? (`offset` `(` $offset^ `)`)? (`step` `(` $step^ `)`)?
+    attr-dict `:` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$type, "::mlir::Value":$offset,
+                   "::mlir::IntegerAttr":$dim), [{
+      build($_builder, $_state, type, offset, dim, ::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$type, "::mlir::Value":$offset,
+                   "int64_t":$dim), [{
+      build($_builder, $_state, type, offset,
+            $_builder.getI64IntegerAttr(dim), ::mlir::Value());
+    }]>,
+  ];
   let hasVerifier = 1;
 }
 

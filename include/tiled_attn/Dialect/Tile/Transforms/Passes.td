@@ -380,7 +380,9 @@ def TileFoldScoreTermsPass
       f32 positions (`tile.iota : tensor<..xf32>`), which a GPU computes as
       the block's first position, converted once, plus each register's
       constant: one f32 add per key instead of an integer add and a
-      conversion. Equal below 2^24 (16M) positions.
+      conversion. Equal below 2^24 (16M) positions. f32 positions times a
+      scalar then become positions with that step (`tile.iota ...
+      step(%a)`, one multiply-add per key).
 
     ```mlir
     // before
