@@ -54,7 +54,9 @@ using namespace tiled_attn;
 void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
                                            const TileScheduleOptions &options) {
   // Score and mask functions first: the schedule passes see tile ops only.
-  pm.addPass(tile::createTileVectorizeApplyPass());
+  tile::TileVectorizeApplyPassOptions vectorize;
+  vectorize.blockLoads = options.blockLoads;
+  pm.addPass(tile::createTileVectorizeApplyPass(vectorize));
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   // Retiling understands only the generator's canonical form, so it comes
   // first; the mask split must see the unpipelined loop.

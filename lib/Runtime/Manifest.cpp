@@ -293,8 +293,8 @@ Status checkSparse(const FieldReader &r, KernelEntry &kernel) {
 
 /// "score_function" and "mask_function" (names, "" or absent for none)
 /// and "captures" (absent: none): each {name, kind: view or scalar, dtype:
-/// f32, i32, f16, bf16 or i8, rank: 1-4 for a view, 0 for a scalar}, with
-/// distinct names.
+/// f32, i32, f16, bf16 or i8, rank: 1-4 for a view, 0 for a scalar,
+/// align_bytes: a power of two, 1 when absent}, with distinct names.
 Status readFunctions(const FieldReader &r, KernelEntry &kernel) {
   for (auto [key, out] : {std::pair{"score_function", &kernel.scoreFunction},
                           std::pair{"mask_function", &kernel.maskFunction}}) {
@@ -331,6 +331,13 @@ Status readFunctions(const FieldReader &r, KernelEntry &kernel) {
       return r.fail(concat("captures[", i, "].dtype"),
                     "'f32' or 'i32' for a scalar", raw["dtype"]);
     capture.rank = static_cast<int32_t>(rank);
+    int64_t align = 1;
+    const int64_t noAlign = 1;
+    TA_RETURN_IF_ERROR(c.integer("align_bytes", 1, 256, align, &noAlign));
+    if (align & (align - 1))
+      return r.fail(concat("captures[", i, "].align_bytes"), "a power of two",
+                    raw["align_bytes"]);
+    capture.alignBytes = static_cast<int32_t>(align);
     for (const KernelEntry::Capture &other : kernel.captures)
       if (other.name == capture.name)
         return r.fail(concat("captures[", i, "].name"),

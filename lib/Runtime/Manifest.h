@@ -203,6 +203,10 @@ struct KernelEntry {
     std::string name, function;
     ta_capture_type type = TA_CAPTURE_F32;
     int32_t rank = 0; ///< 0: a scalar.
+    /// What the view's data pointer and strides (but the last, of 1) must
+    /// be multiples of, in bytes: 16 where the kernel copies it in 16-byte
+    /// blocks (block loads), else 1.
+    int32_t alignBytes = 1;
   };
   std::vector<Capture> captures;
   /// `captures` as the C API shows them (pointing into `captures`).

@@ -181,6 +181,31 @@ Status findCapture(const KernelEntry &kernel, size_t c,
           capture.rank ? concat("a rank-", capture.rank, " view of ")
                        : std::string("a scalar "),
           kTypes[capture.type]);
+    // A view the kernel copies in 16-byte blocks: its address and the
+    // strides of its dimensions longer than 1 (the last is 1) aligned.
+    uint64_t align = static_cast<uint64_t>(capture.alignBytes);
+    uint64_t itemSize = given.type == TA_CAPTURE_I8 ? 1
+                        : given.type == TA_CAPTURE_F16 ||
+                                given.type == TA_CAPTURE_BF16
+                            ? 2
+                            : 4;
+    if (align > 1 && given.rank > 0) {
+      bool aligned = given.data % align == 0;
+      for (int32_t d = 0; d + 1 < given.rank; ++d)
+        aligned &= given.sizes[d] <= 1 ||
+                   (static_cast<uint64_t>(given.strides[d]) * itemSize) %
+                           align ==
+                       0;
+      if (!aligned)
+        return invalidArgument(
+            "captured input '", capture.name, "' cannot be passed to kernel ",
+            kernel.name, " as it is: the kernel copies it in ", align,
+            "-byte blocks, so its data pointer and the strides of its "
+            "dimensions longer than 1 must be multiples of ",
+            align, " bytes (pad its rows: for a [..., S_k] float32 view, to a "
+                   "multiple of ",
+            align / itemSize, " elements)");
+    }
     out = &given;
     return Status();
   }

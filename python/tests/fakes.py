@@ -118,12 +118,29 @@ class FakeTensor:
         view.dtype = self.dtype
         return view
 
+    def narrow(self, dim: int, start: int, length: int) -> "FakeTensor":
+        """A view of ``length`` elements from ``start`` along ``dim``."""
+        dim %= len(self.shape)
+        shape = self.shape[:dim] + (length,) + self.shape[dim + 1:]
+        view = FakeTensor(shape, device=str(self.device), strides=self._strides,
+                          pointer=self._pointer + start * self._strides[dim] * _ITEM_SIZES[str(self.dtype).replace("torch.", "")])
+        view.dtype = self.dtype
+        return view
+
+    def copy_(self, src: "FakeTensor") -> "FakeTensor":
+        """Copies nothing (fakes hold no data); checks the shapes."""
+        assert tuple(src.shape) == tuple(self.shape)
+        return self
+
     def clone(self, memory_format: Any = None) -> "FakeTensor":
         """A contiguous copy at a new address (:func:`fake_torch`'s allocator)."""
         copy = FakeTensor(self.shape, device=str(self.device), pointer=_allocate())
         copy.dtype = self.dtype
         return copy
 
+
+_ITEM_SIZES = {"float16": 2, "bfloat16": 2, "float32": 4, "int32": 4, "int64": 8, "bool": 1,
+               "int8": 1, "uint8": 1}
 
 _NEXT_ADDRESS = [0x7E0000000000]
 

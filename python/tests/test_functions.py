@@ -172,10 +172,23 @@ def test_a_bool_attn_mask_is_the_mask_function(library, fake_cuda) -> None:
 def test_a_float_attn_mask_is_the_bias_function(library, fake_cuda) -> None:
     # PyTorch's attn_mask, broadcast over the batch: the bias kernel reads it
     # through a [B, H, S_q, S_k] view of stride 0 along B and H.
-    mask = FakeTensor((77, 131), dtype="float32", pointer=0x720000000)
+    # (Rows 132 floats apart, 16-byte aligned: no copy; see aligned_rows.)
+    mask = FakeTensor((77, 131), dtype="float32", pointer=0x720000000, strides=(132, 1))
     seen = launched(fake_cuda, library=library, attn_mask=mask)
     assert seen == {"kernel": "bias",
-                    "extra": [0x720000000, 2, 3, 77, 131, 0, 0, 131, 1]}
+                    "extra": [0x720000000, 2, 3, 77, 131, 0, 0, 132, 1]}
+
+
+
+def test_a_float_attn_mask_gets_16_byte_aligned_rows(library, fake_cuda) -> None:
+    # Rows of 131 floats (524 bytes) apart are copied into rows 132 apart, as
+    # kernels that copy the bias in 16-byte blocks need (their manifest's
+    # align_bytes); the view keeps S_k = 131.
+    mask = FakeTensor((77, 131), dtype="float32", pointer=0x720000000)
+    seen = launched(fake_cuda, library=library, attn_mask=mask)
+    assert seen["kernel"] == "bias"
+    assert seen["extra"][0] != 0x720000000 and seen["extra"][0] % 16 == 0
+    assert seen["extra"][1:] == [2, 3, 77, 131, 0, 0, 132, 1]
 
 
 def block_mask_entry(name: str = "block_mask_sm_80_document") -> Dict[str, Any]:

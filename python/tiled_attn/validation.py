@@ -206,7 +206,28 @@ def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod:
         return "mask", mask.expand(b, h, s_q, s_k)
     if mask.dtype != torch.float32:
         mask = mask.to(torch.float32)
-    return "bias", mask.expand(b, h, s_q, s_k)
+    return "bias", aligned_rows(torch, mask).expand(b, h, s_q, s_k)
+
+
+def aligned_rows(torch: Any, t: Any) -> Any:
+    """``t`` (float32) with a last stride of 1 and a 16-byte aligned data
+    pointer and strides (of the dimensions longer than 1), as kernels that
+    copy a bias in 16-byte blocks need (their manifest's ``align_bytes``):
+    ``t`` itself when it is so, else a copy whose rows are padded to a
+    multiple of 4 elements (PyTorch pads its memory-efficient kernel's bias
+    the same way)."""
+    def aligned(x: Any) -> bool:
+        strides = x.stride()
+        return (strides[-1] == 1 and x.data_ptr() % 16 == 0 and
+                all(st % 4 == 0 for st, n in zip(strides[:-1], x.shape[:-1]) if n > 1))
+    if any(n == 0 for n in t.shape) or aligned(t):
+        return t
+    s_k = t.shape[-1]
+    # (The padding is never read: a copy stops at the row's last element.)
+    padded = torch.empty((*t.shape[:-1], (s_k + 3) // 4 * 4), dtype=t.dtype, device=t.device)
+    rows = padded.narrow(-1, 0, s_k)
+    rows.copy_(t)
+    return rows
 
 
 def flash_alibi(torch: Any, alibi_slopes: Any, causal: Any, heads: int, device: Any,

@@ -264,4 +264,12 @@ TEST_F(Captures, ManifestErrors) {
   writeLibrary(dir, manifestOf({e}));
   EXPECT_EQ(ta_library_open(dir.path().c_str(), &lib), TA_ERROR_LIBRARY);
   EXPECT_THAT(lastError(), HasSubstr("field 'params[38].dim' must be"));
+  // A capture's align_bytes (block-loaded views) is a power of two.
+  e = functionEntry("alibi", true, false);
+  e["captures"][0]["align_bytes"] = 12;
+  writeLibrary(dir, manifestOf({e}));
+  EXPECT_EQ(ta_library_open(dir.path().c_str(), &lib), TA_ERROR_LIBRARY);
+  EXPECT_THAT(lastError(),
+              HasSubstr("field 'captures[0].align_bytes' must be a power of "
+                        "two"));
 }

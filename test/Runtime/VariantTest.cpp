@@ -243,3 +243,42 @@ TEST_F(Variant, ByteCapturesAreI8) {
   mask.type = static_cast<ta_capture_type>(TA_CAPTURE_I8 + 1);
   EXPECT_THAT(chosen(), HasSubstr("has type 5, not a ta_capture_type"));
 }
+
+TEST_F(Variant, BlockLoadedCapturesAreAligned) {
+  // A kernel that copies its bias in 16-byte blocks (block-loads: the
+  // manifest's align_bytes 16) takes a view whose data pointer and strides
+  // (of dimensions longer than 1) are multiples of 16 bytes, and refuses
+  // another, naming the capture and the padding that fixes it.
+  Json e = kernelEntry("bias");
+  e["score_function"] = "bias";
+  e["captures"] = Json::array({{{"name", "bias"},
+                                {"function", "bias"},
+                                {"kind", "view"},
+                                {"dtype", "f32"},
+                                {"rank", 4},
+                                {"align_bytes", 16}}});
+  e["params"].push_back({{"name", "bias"}, {"kind", "base"}, {"type", "ptr"}});
+  open({e});
+  // A [2, 1, 77, 132] bias broadcast over 3 heads: rows of 132 floats.
+  ta_capture bias = viewCapture("bias", TA_CAPTURE_F32, kFarAway + 0x400000,
+                                {2, 3, 77, 132}, {77 * 132, 0, 132, 1});
+  args.score_function = "bias";
+  args.captures = &bias;
+  args.num_captures = 1;
+  EXPECT_EQ(chosen(), "bias");
+  // Rows of 131 floats (524 bytes) are not.
+  bias.sizes[3] = 131;
+  bias.strides[0] = 77 * 131;
+  bias.strides[2] = 131;
+  EXPECT_THAT(chosen(),
+              HasSubstr("captured input 'bias' cannot be passed to kernel "
+                        "bias as it is: the kernel copies it in 16-byte "
+                        "blocks"));
+  EXPECT_THAT(chosen(), HasSubstr("to a multiple of 4 elements"));
+  // Nor is a data pointer 4 bytes past a 16-byte boundary.
+  bias.sizes[3] = 132;
+  bias.strides[0] = 77 * 132;
+  bias.strides[2] = 132;
+  bias.data += 4;
+  EXPECT_THAT(chosen(), HasSubstr("cannot be passed to kernel bias"));
+}

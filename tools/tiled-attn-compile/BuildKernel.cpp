@@ -208,7 +208,9 @@ struct LoweredKernel {
   json::Array params;
   /// The score and mask functions ("" without one) and the captured inputs
   /// they read: the manifest's "score_function", "mask_function" and
-  /// "captures" (each {name, kind: view or scalar, dtype, rank}).
+  /// "captures" (each {name, kind: view or scalar, dtype, rank}, and
+  /// align_bytes for a view the kernel copies in blocks: 16, the data
+  /// pointer's and the strides' alignment that 16-byte copies need).
   std::string scoreFunction, maskFunction;
   json::Array captures;
   /// Whether the kernel waits for the grid before it (griddepcontrol.wait,
@@ -387,6 +389,20 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   out.toPTXSeconds += secondsSince(start);
   if (keepIR)
     llvm::raw_string_ostream(out.tileIR) << *module;
+  // A captured view the schedule loads in blocks (tile-vectorize-apply's
+  // block-loads) is copied 16 bytes at a time.
+  built->walk([&](tile::LoadOp load) {
+    auto arg = dyn_cast<BlockArgument>(load.getView());
+    if (!arg || arg.getOwner() != &built->getBody().front())
+      return;
+    tile::ArgAttr role = tile::getArgAttr(*built, arg.getArgNumber());
+    if (!role || role.getRole() != tile::ArgRole::Captured)
+      return;
+    for (json::Value &capture : out.captures)
+      if (json::Object *o = capture.getAsObject();
+          o && o->getString("name") == role.getArgumentName())
+        (*o)["align_bytes"] = int64_t(16);
+  });
   if (!blockMask && !merge)
     out.sdpa = cast<tile::SdpaAttr>(
         built->getOperation()->getAttr(tile::TileDialect::getSdpaAttrName()));

@@ -95,6 +95,13 @@ struct TileScheduleOptions
                      "overlaps it (FlashAttention-3's intra-warpgroup "
                      "overlap, tile-defer-pv)"),
       llvm::cl::init(false)};
+  Option<bool> blockLoads{
+      *this, "block-loads",
+      llvm::cl::desc("Read a tensor a function reads at every (query, key) "
+                     "as a tile.load of the score's block, staged in shared "
+                     "memory, instead of a gather in the scores' layout "
+                     "(tile-vectorize-apply's block-loads)"),
+      llvm::cl::init(false)};
   Option<bool> earlyGathers{
       *this, "early-gathers",
       llvm::cl::desc("Issue each loop's gathers (a score or mask function's "

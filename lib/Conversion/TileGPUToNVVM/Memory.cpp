@@ -34,18 +34,21 @@ using namespace tiled_attn::tilegpu;
 namespace {
 
 /// Issues the copy of the `rows x cols` block of `view` at tile indices
-/// `indices` into `buffer`, all threads together, as one cp.async group.
-/// Nobody waits here. Unless the block is known to be `inBounds`, each
-/// 16-byte copy checks its row and columns against the view's sizes and
-/// reads nothing (zero fill) outside. With `gather` (G indices), the rows
-/// come in G groups, group g from leading index gather[g] and row block
-/// indices[2] of rows / G rows.
+/// `indices` into `buffer`, all threads together, as one cp.async group of
+/// 16-byte copies (`vec` elements each). Nobody waits here. Unless the
+/// block is known to be `inBounds`, each copy checks its row and columns
+/// against the view's sizes and reads nothing (zero fill) outside; with
+/// `partialColumns`, a copy that crosses the end of its row reads the
+/// elements before it and zero-fills the rest (a block whose columns are
+/// keys: S_k need not be a multiple of vec). With `gather` (G indices), the
+/// rows come in G groups, group g from leading index gather[g] and row
+/// block indices[2] of rows / G rows.
 void copyBlockToShared(OpBuilder &b, Location loc, Value view,
                        ValueRange indices, ValueRange gather, Value buffer,
-                       int64_t rows, int64_t cols, int64_t threads,
-                       bool inBounds) {
+                       int64_t rows, int64_t cols, int64_t vec,
+                       int64_t threads, bool inBounds, bool partialColumns) {
   LaneCoords lc(b, loc);
-  const int64_t vec = 8; // 16 bytes of f16 or bf16
+  UnitAttr bypassL1 = b.getUnitAttr(); // cp.async.cg: 16 bytes, past L1
   int64_t chunksPerRow = cols / vec, chunks = rows * chunksPerRow;
   int64_t groups = std::max<int64_t>(gather.size(), 1),
           groupRows = rows / groups;
@@ -94,19 +97,34 @@ void copyBlockToShared(OpBuilder &b, Location loc, Value view,
       tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
           b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
           ValueRange{r, c}, view, ValueRange{entry, indices[1], seq, col},
-          b.getIndexAttr(vec), /*srcElements=*/Value(),
-          /*bypassL1=*/b.getUnitAttr()));
+          b.getIndexAttr(vec), /*srcElements=*/Value(), bypassL1));
       continue;
     }
-    Value inBounds = pieceInBounds(b, loc, seq, seqLen, col, vec, colLen);
-    // Out of bounds: read nothing (zero fill) from a valid address.
-    Value srcElements = arith::SelectOp::create(b, loc, inBounds, full, zero);
+    Value inBounds, srcElements;
+    if (partialColumns) {
+      // The elements left in the row, at most vec (none past its end).
+      Value left = arith::MaxSIOp::create(
+          b, loc,
+          arith::MinSIOp::create(b, loc,
+                                 arith::SubIOp::create(b, loc, colLen, col),
+                                 full),
+          zero);
+      inBounds = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, seq, seqLen),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, left, zero));
+      srcElements = arith::SelectOp::create(b, loc, inBounds, left, zero);
+    } else {
+      inBounds = pieceInBounds(b, loc, seq, seqLen, col, vec, colLen);
+      // Out of bounds: read nothing (zero fill) from a valid address.
+      srcElements = arith::SelectOp::create(b, loc, inBounds, full, zero);
+    }
     Value srcSeq = arith::SelectOp::create(b, loc, inBounds, seq, zero);
     Value srcCol = arith::SelectOp::create(b, loc, inBounds, col, zero);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), buffer,
         ValueRange{r, c}, view, ValueRange{entry, indices[1], srcSeq, srcCol},
-        b.getIndexAttr(vec), srcElements, /*bypassL1=*/b.getUnitAttr()));
+        b.getIndexAttr(vec), srcElements, bypassL1));
   }
   nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
@@ -195,13 +213,24 @@ struct AsyncCopyToNVVM final : OpConversionPattern<AsyncCopyOp> {
     if (threads == 0)
       return op.emitError() << "GPU lowering: the kernel has no "
                                "tilegpu.warps";
-    if ((rows * cols / 8) % threads || cols % 8)
+    // 16-byte copies: 8 elements of Q, K and V (rows of whole copies), 4 of
+    // a 32-bit block whose columns are keys (a bias block: rows of S_k
+    // elements, 16-byte aligned, the last copy of a row partial).
+    int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+    if (bits != 16 && bits != 32)
+      return op.emitError() << "GPU lowering: copies blocks of 16- or 32-bit "
+                               "elements, not "
+                            << type.getElementType();
+    int64_t vec = 128 / bits;
+    if ((rows * cols / vec) % threads || cols % vec)
       return op.emitError() << "GPU lowering: a " << rows << "x" << cols
                             << " block does not split into " << threads
-                            << " threads' 16-byte copies";
+                            << " threads' " << vec * bits / 8
+                            << "-byte copies";
     copyBlockToShared(rewriter, op.getLoc(), adaptor.getView(),
                       adaptor.getIndices(), adaptor.getGather(),
-                      adaptor.getDst(), rows, cols, threads, op.getInBounds());
+                      adaptor.getDst(), rows, cols, vec, threads,
+                      op.getInBounds(), /*partialColumns=*/bits == 32);
     rewriter.replaceOp(op, adaptor.getDst());
     return success();
   }

@@ -195,7 +195,40 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
   }
 };
 
-/// An A operand read from shared memory: ldmatrix.x4 per (m-tile, k-step).
+/// A block in the accumulator's layout read from a padded, untransposed
+/// shared buffer (a bias or mask block a function reads at every score):
+/// each lane's column pairs, one vector load of two elements each. With
+/// rows padded by 8 elements, the eight rows of a warp's read of 32-bit
+/// pairs fall in distinct banks within each half-warp.
+static FailureOr<Value> loadAccumulator(OpBuilder &b, Location loc,
+                                        LocalLoadOp op, Value buffer) {
+  auto encoding = cast<SharedEncodingAttr>(op.getBuffer().getType().getEncoding());
+  if (encoding.getSwizzle() || encoding.getTransposed())
+    return op.emitError() << "GPU lowering: reads an accumulator-layout "
+                             "block from padded, untransposed buffers only, "
+                             "not "
+                          << op.getBuffer().getType();
+  Fragment frag = Fragment::get(op.getType());
+  Type element = op.getType().getElementType();
+  LaneCoords lc(b, loc);
+  Value zero = cIdx(b, loc, 0);
+  Value row0 = lc.firstRow(b, loc, frag, zero);
+  Value col0 = lc.firstCol(b, loc, zero);
+  SmallVector<Value> pieces;
+  for (int64_t r = 0; r < frag.size(); r += 2) {
+    assert(frag.rowOffset[r] == frag.rowOffset[r + 1] &&
+           frag.colOffset[r] + 1 == frag.colOffset[r + 1] &&
+           "an accumulator's registers come in column pairs");
+    Value row = arith::AddIOp::create(b, loc, row0, cIdx(b, loc, frag.rowOffset[r]));
+    Value col = arith::AddIOp::create(b, loc, col0, cIdx(b, loc, frag.colOffset[r]));
+    pieces.push_back(vector::LoadOp::create(
+        b, loc, VectorType::get({2}, element), buffer, ValueRange{row, col}));
+  }
+  return concatRegisters(b, loc, pieces);
+}
+
+/// An A operand read from shared memory: ldmatrix.x4 per (m-tile, k-step);
+/// an accumulator-layout block: loadAccumulator.
 struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -205,6 +238,14 @@ struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
     auto layout = dyn_cast<MmaSyncLayoutAttr>(type.getEncoding());
     if (!layout)
       return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
+    if (layout.getKind() == MmaSyncKind::Acc) {
+      FailureOr<Value> acc =
+          loadAccumulator(rewriter, op.getLoc(), op, adaptor.getBuffer());
+      if (failed(acc))
+        return failure();
+      rewriter.replaceOp(op, *acc);
+      return success();
+    }
     if (layout.getKind() != MmaSyncKind::OperandA ||
         cast<SharedEncodingAttr>(op.getBuffer().getType().getEncoding())
             .getTransposed())

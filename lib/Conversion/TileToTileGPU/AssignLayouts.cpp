@@ -287,6 +287,10 @@ private:
   }
   LogicalResult visit(Operation *op);
   LogicalResult visitTcgen05Mma(MmaOp mma);
+  /// Blocks loaded for elementwise use (a bias block, tile-vectorize-apply's
+  /// block-loads): staged in shared memory and read into the scores'
+  /// layout by a tile.convert_layout where they are used.
+  LogicalResult stageBlockLoads();
   LogicalResult checkShape(Value v, Attribute l);
   /// Refuses register tiles that no thread of the kernel can hold (an mma's
   /// accumulator, or what a loop keeps live), before the lowering unrolls
@@ -553,7 +557,79 @@ LogicalResult LayoutAssignment::checkRegisterFootprint() {
   return failure(walk.wasInterrupted());
 }
 
+/// `v` and the loop and branch values it is handed on to (iteration
+/// arguments, loop and branch results), in `chain`.
+static void collectHandedOn(Value v, llvm::SetVector<Value> &chain) {
+  if (!chain.insert(v))
+    return;
+  for (OpOperand &use : v.getUses()) {
+    Operation *owner = use.getOwner();
+    if (auto loop = dyn_cast<scf::ForOp>(owner)) {
+      unsigned i = use.getOperandNumber() - loop.getNumControlOperands();
+      collectHandedOn(loop.getRegionIterArgs()[i], chain);
+      collectHandedOn(loop.getResult(i), chain);
+    } else if (auto yield = dyn_cast<scf::YieldOp>(owner)) {
+      Operation *parent = yield->getParentOp();
+      unsigned i = use.getOperandNumber();
+      if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+        collectHandedOn(loop.getRegionIterArgs()[i], chain);
+        collectHandedOn(loop.getResult(i), chain);
+      } else if (isa<scf::IfOp>(parent)) {
+        collectHandedOn(parent->getResult(i), chain);
+      }
+    }
+  }
+}
+
+LogicalResult LayoutAssignment::stageBlockLoads() {
+  SmallVector<LoadOp> loads;
+  func.walk([&](LoadOp load) { loads.push_back(load); });
+  for (LoadOp load : loads) {
+    // (Q, K and V are 16-bit; block-loads' blocks 32-bit.)
+    if (load.getType().getElementTypeBitWidth() != 32)
+      continue;
+    llvm::SetVector<Value> chain;
+    collectHandedOn(load.getResult(), chain);
+    // (A refill shares its loop's values with the load that starts them,
+    // which may have put the reads in place already.)
+    SmallVector<OpOperand *> reads;
+    bool mmaOperand = false, staged = false;
+    for (Value v : chain)
+      for (OpOperand &use : v.getUses()) {
+        if (isa<scf::ForOp, scf::YieldOp>(use.getOwner()))
+          continue;
+        if (isa<ConvertLayoutOp>(use.getOwner())) {
+          staged = true;
+          continue;
+        }
+        mmaOperand |= isa<MmaOp>(use.getOwner());
+        reads.push_back(&use);
+      }
+    if (mmaOperand || (reads.empty() && !staged))
+      continue;
+    if (family.family != Family::MmaSync || family.tma)
+      return load.emitError()
+             << "tilegpu-assign-layouts: a block read in the scores' layout "
+                "(block-loads) is staged by cp.async on mma.sync kernels "
+                "only; not yet by TMA";
+    if (load.getTranspose())
+      return load.emitError() << "tilegpu-assign-layouts: a block read in the "
+                                 "scores' layout is loaded untransposed";
+    for (OpOperand *use : reads) {
+      OpBuilder b(use->getOwner());
+      auto read = ConvertLayoutOp::create(b, use->getOwner()->getLoc(),
+                                          use->get().getType(), use->get());
+      use->set(read);
+    }
+    seed(load.getResult(),
+         family.shared(cast<RankedTensorType>(load.getType()), false));
+  }
+  return success();
+}
+
 LogicalResult LayoutAssignment::run() {
+  if (failed(stageBlockLoads()))
+    return failure();
   // An mma operand computed in registers (P) arrives in the accumulator
   // layout of the mma that produced it: make the move explicit.
   func.walk([&](MmaOp mma) {
@@ -647,6 +723,11 @@ LogicalResult LayoutAssignment::run() {
       };
       if ((isa<TensorMemoryEncodingAttr>(fromLayout) && lanes(toLayout)) ||
           (lanes(fromLayout) && isa<TensorMemoryEncodingAttr>(toLayout)))
+        return WalkResult::advance();
+      // A staged block read from shared memory into the accumulator's
+      // layout (tilegpu.local_load).
+      if (isa<SharedEncodingAttr>(fromLayout) && to &&
+          to.getKind() == MmaSyncKind::Acc)
         return WalkResult::advance();
       bool sameRegs = from && to &&
                       fromLayout.getTypeID() == toLayout.getTypeID() &&

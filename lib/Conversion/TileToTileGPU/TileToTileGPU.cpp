@@ -1031,6 +1031,20 @@ LogicalResult SharedMemoryMaterializer::run() {
   if (failed(materializeTma()))
     return failure();
   retypeLoops();
+  // A staged block read into registers (tilegpu-assign-layouts'
+  // convert_layout from its shared encoding).
+  SmallVector<tile::ConvertLayoutOp> blockReads;
+  func.walk([&](tile::ConvertLayoutOp read) {
+    if (isa<BufferType>(read.getInput().getType()))
+      blockReads.push_back(read);
+  });
+  for (tile::ConvertLayoutOp read : blockReads) {
+    OpBuilder b(read);
+    Value tile =
+        LocalLoadOp::create(b, read.getLoc(), read.getType(), read.getInput());
+    read.replaceAllUsesWith(tile);
+    read.erase();
+  }
 
   // Every buffer with a copy in flight: copies, and the loop-carried
   // buffers and loop results that hand them on.

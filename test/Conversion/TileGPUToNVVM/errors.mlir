@@ -234,16 +234,18 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma
   func.func @negative_local_load_to_acc(%q: !tile.view<?x?x?x16xf16>)
       attributes {tilegpu.shared_bytes = 768 : i64, tilegpu.warps = 1 : i64} {
     %c0 = arith.constant 0 : index
-    %buf = tilegpu.alloc offset(0) : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+    %buf = tilegpu.alloc offset(0) : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
     %cp = tilegpu.async_copy %q[%c0, %c0, %c0, %c0] into %buf
-        : !tile.view<?x?x?x16xf16>, !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+        : !tile.view<?x?x?x16xf16>, !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
     %r = tilegpu.async_wait %cp pending(0)
-        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
     gpu.barrier
-    // expected-error @+2 {{GPU lowering: reads untransposed A operands from shared memory only}}
+    // An accumulator-layout block (a bias block) is read from padded,
+    // untransposed buffers.
+    // expected-error @+2 {{GPU lowering: reads an accumulator-layout block from padded, untransposed buffers only}}
     // expected-error @+1 {{failed to legalize operation 'tilegpu.local_load'}}
     %qa = tilegpu.local_load %r
-        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8>>
+        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
         -> tensor<16x16xf16, #tilegpu.mma_sync<acc, warps = 1>>
     return
   }

@@ -26,6 +26,19 @@
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \
 // RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
 // RUN:   | FileCheck %s --check-prefix=CHAINED
+// A bias block (block-loads, f32): 16-byte copies of 4 elements, the last
+// of a row partial (its elements left, at most 4, zero-filling the rest);
+// read into the accumulator's layout as column pairs, one vector load each.
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias block-m=64 block-n=32" \
+// RUN:   --tile-schedule="block-loads=1 stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu --tilegpu-merge-barriers \
+// RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=BLOCK
+// BLOCK: %[[LEFT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// BLOCK: %[[MIN:.*]] = arith.minsi %[[LEFT]], %c4{{.*}} : index
+// BLOCK: %[[N:.*]] = arith.maxsi %[[MIN]], %c0{{.*}} : index
+// BLOCK: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 4, %{{.*}} {bypassL1} : memref<?x?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<64x40xf32, #gpu.address_space<workgroup>>
+// BLOCK: vector.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x40xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 
 // tile.wait_prior_grids (the split merge's first op) is griddepcontrol.wait
 // where the chip has grid dependency control (sm_90 on), before the first

@@ -2,6 +2,18 @@
 // RUN:   | FileCheck %s
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics \
 // RUN:   --convert-tile-to-tilegpu="staged-stores=0" | FileCheck %s --check-prefix=NOSTAGE
+// A bias block staged in shared memory (block-loads): a cp.async copy into
+// its buffer, which the loop carries, and a local_load into the
+// accumulator's layout where it is read:
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias block-m=64 block-n=32" \
+// RUN:   --tile-schedule="block-loads=1 stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=BLOCK
+// BLOCK: %[[BUF:.*]] = tilegpu.alloc : <64x32xf32, #tilegpu.shared<pad = 8>>
+// BLOCK: tilegpu.async_copy %arg5[{{.*}}] into %[[BUF]] : <?x?x?x?xf32>, <64x32xf32, #tilegpu.shared<pad = 8>>
+// BLOCK: scf.for
+// BLOCK: tilegpu.async_wait
+// BLOCK: tilegpu.local_load %{{.*}} : <64x32xf32, #tilegpu.shared<pad = 8>> -> tensor<64x32xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// BLOCK: tilegpu.async_copy %arg5[{{.*}}] into %[[BUF]]
 // The generated kernel, pipelined by tile-prefetch:
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=64 block-n=64" \
 // RUN:   --tile-schedule="stages=2" --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts \

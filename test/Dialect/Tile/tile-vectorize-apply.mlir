@@ -1,4 +1,29 @@
 // RUN: tiled-attn-opt %s --split-input-file --tile-vectorize-apply --verify-diagnostics | FileCheck %s
+// block-loads: a 32-bit tensor read at (b, h, q_idx, kv_idx) becomes the
+// load of the score's block (block indices: the block's first query and key
+// over the block shape); a one-byte mask keeps its gathers; the blocks equal
+// the gathers on the host.
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
+// RUN:   --tile-vectorize-apply=block-loads=1 | FileCheck %s --check-prefix=BLOCK
+// RUN: tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask" \
+// RUN:   --tile-vectorize-apply=block-loads=1 | FileCheck %s --check-prefix=BYTES
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=16 variant=top_left_lse+bias" -o %t.mlir
+// RUN: tiled-attn-opt %t.mlir --tile-vectorize-apply=block-loads=1 -o %t.blocks.mlir
+// RUN: tiled-attn-run %t.mlir --compare-with=%t.blocks.mlir --equivalence-tolerance=1e-6 --batch=2 --heads=3 --kv-heads=1 \
+// RUN:   --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=bias=Bx1xSqxSk:-2:2 | FileCheck %s --check-prefix=HOST
+// HOST: 4 passed, 0 failed
+
+// BLOCK-LABEL: func.func @sdpa_fwd
+// BLOCK: %[[QB:.*]] = tile.block_id x
+// BLOCK: scf.for %[[J:[^ ]*]] =
+// BLOCK-NOT: tile.gather
+// BLOCK: tile.load %arg5[%{{.*}}, %{{.*}}, %[[QB]], %[[J]]] pad(0.000000e+00) : <?x?x?x?xf32> -> tensor<64x64xf32>
+// BLOCK-NOT: tile.gather
+
+// BYTES-LABEL: func.func @sdpa_fwd
+// BYTES: tile.gather %arg5[
+// BYTES-NOT: tile.load %arg5
+
 
 // Each value takes the shape of what it varies with: a per-head slope stays
 // a scalar read, positions are i32 vectors of the rows and of the keys, and
@@ -122,4 +147,25 @@ func.func @branchy(%b: index, %h: index, %q: index, %kv: index) -> i1 {
 func.func @branchy_block(%b: index, %h: index, %q0: index, %k0: index) -> tensor<16x16xi1> {
   %m = tile.apply @branchy at(%b, %h, %q0, %k0) : tensor<16x16xi1>
   return %m : tensor<16x16xi1>
+}
+
+// -----
+
+// block-loads needs the block's first positions as multiples of its shape;
+// other starts keep the gather (here without block-loads as well).
+func.func @bias(%score: f32, %b: index, %h: index, %q: index, %kv: index,
+                %t: !tile.view<?x?x?x?xf32>) -> f32 {
+  %x = tile.read %t[%b, %h, %q, %kv] : !tile.view<?x?x?x?xf32> -> f32
+  %r = arith.addf %score, %x : f32
+  return %r : f32
+}
+
+// CHECK-LABEL: func.func @bias_at_any_start
+// CHECK: tile.gather
+func.func @bias_at_any_start(%s: tensor<64x32xf32>, %b: index, %h: index,
+                             %q0: index, %k0: index,
+                             %t: !tile.view<?x?x?x?xf32>) -> tensor<64x32xf32> {
+  %x = tile.apply @bias score(%s : tensor<64x32xf32>) at(%b, %h, %q0, %k0)
+      captures(%t : !tile.view<?x?x?x?xf32>) : tensor<64x32xf32>
+  return %x : tensor<64x32xf32>
 }

@@ -18,6 +18,7 @@
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace tiled_attn::tile {
@@ -51,10 +52,10 @@ struct Vectorized {
 
 class Vectorizer {
 public:
-  Vectorizer(OpBuilder &b, ApplyOp apply)
+  Vectorizer(OpBuilder &b, ApplyOp apply, bool blockLoads)
       : b(b), apply(apply), loc(apply.getLoc()),
         rows(apply.getType().getDimSize(0)),
-        keys(apply.getType().getDimSize(1)) {}
+        keys(apply.getType().getDimSize(1)), blockLoads(blockLoads) {}
 
   /// The function's result on tiles, a block of the op's type; failure after
   /// reporting an op that has no tile form.
@@ -83,11 +84,17 @@ private:
   /// `v` as a value that varies with `to` (a join of its own).
   Value widen(Vectorized v, Varies to);
   LogicalResult vectorize(Operation *op);
+  /// With blockLoads, a read at (..., q_idx, kv_idx) as the load of the
+  /// score's block; null if it is not one.
+  Value blockLoad(ReadOp read);
 
   OpBuilder &b;
   ApplyOp apply;
   Location loc;
   int64_t rows, keys;
+  bool blockLoads;
+  /// The function's query and key positions (its arguments).
+  Value qArg, kvArg;
   llvm::DenseMap<Value, Vectorized> map;
 };
 
@@ -108,6 +115,63 @@ Value Vectorizer::widen(Vectorized v, Varies to) {
   // keys along the rows (dimension 0).
   return BroadcastOp::create(b, loc, type, v.value,
                              v.varies == Varies::Rows ? 1 : 0);
+}
+
+/// The block index of a block's first position `start`, for blocks of
+/// `size`: x where start = x * size (a product by a multiple of size, or a
+/// constant multiple); null when `start` is not visibly such a multiple.
+static Value blockIndexOf(OpBuilder &b, Location loc, Value start,
+                          int64_t size) {
+  APInt value;
+  if (matchPattern(start, m_ConstantInt(&value))) {
+    int64_t c = value.getSExtValue();
+    return c % size == 0 ? arith::ConstantIndexOp::create(b, loc, c / size)
+                         : Value();
+  }
+  auto mul = start.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return {};
+  for (auto [x, factor] : {std::pair(mul.getLhs(), mul.getRhs()),
+                           std::pair(mul.getRhs(), mul.getLhs())}) {
+    if (!matchPattern(factor, m_ConstantInt(&value)))
+      continue;
+    int64_t c = value.getSExtValue();
+    if (c <= 0 || c % size != 0)
+      continue;
+    if (c == size)
+      return x;
+    return arith::MulIOp::create(b, loc, x,
+                                 arith::ConstantIndexOp::create(b, loc, c / size));
+  }
+  return {};
+}
+
+Value Vectorizer::blockLoad(ReadOp read) {
+  OperandRange indices = read.getIndices();
+  size_t rank = indices.size();
+  // 32-bit elements: the GPU copies rows of S_k of them in 16-byte pieces
+  // (a one-byte mask keeps its gathers).
+  if (!blockLoads || rank < 2 || indices[rank - 2] != qArg ||
+      indices[rank - 1] != kvArg ||
+      read.getType().getIntOrFloatBitWidth() != 32)
+    return {};
+  SmallVector<Value> at;
+  for (Value index : indices.drop_back(2)) {
+    Vectorized v = map.lookup(index);
+    if (v.varies != Varies::Nothing)
+      return {};
+    at.push_back(v.value);
+  }
+  Value qBlock = blockIndexOf(b, loc, apply.getQStart(), rows);
+  Value kvBlock = blockIndexOf(b, loc, apply.getKvStart(), keys);
+  if (!qBlock || !kvBlock)
+    return {};
+  at.append({qBlock, kvBlock});
+  return LoadOp::create(b, loc,
+                        RankedTensorType::get({rows, keys}, read.getType()),
+                        map.lookup(read.getView()).value, at,
+                        /*gather=*/ValueRange{}, /*pad=*/APFloat(0.0),
+                        /*transpose=*/false);
 }
 
 LogicalResult Vectorizer::vectorize(Operation *op) {
@@ -142,6 +206,10 @@ LogicalResult Vectorizer::vectorize(Operation *op) {
         !read.getType().isInteger(8) && !read.getType().isF16() &&
         !read.getType().isBF16())
       return fail();
+    if (Value load = blockLoad(read)) {
+      map[result] = {load, Varies::Block};
+      return success();
+    }
     SmallVector<Value> indices;
     for (Value index : read.getIndices()) {
       Vectorized v = map.lookup(index);
@@ -197,7 +265,9 @@ FailureOr<Value> Vectorizer::run(func::FuncOp fn) {
   Value kv =
       IotaOp::create(b, loc, RankedTensorType::get({keys}, b.getI32Type()),
                      apply.getKvStart(), /*dim=*/0);
+  qArg = body.getArgument(next);
   map[body.getArgument(next++)] = {q, Varies::Rows};
+  kvArg = body.getArgument(next);
   map[body.getArgument(next++)] = {kv, Varies::Keys};
   for (Value capture : apply.getCaptures())
     map[body.getArgument(next++)] = {capture, Varies::Nothing};
@@ -211,6 +281,8 @@ FailureOr<Value> Vectorizer::run(func::FuncOp fn) {
 struct TileVectorizeApplyPass
     : tiled_attn::tile::impl::TileVectorizeApplyPassBase<
           TileVectorizeApplyPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection symbols;
@@ -221,7 +293,7 @@ struct TileVectorizeApplyPass
       auto fn = symbols.lookupNearestSymbolFrom<func::FuncOp>(
           apply, apply.getCalleeAttr());
       OpBuilder b(apply);
-      Vectorizer vectorizer(b, apply);
+      Vectorizer vectorizer(b, apply, blockLoads);
       FailureOr<Value> result = vectorizer.run(fn);
       if (failed(result))
         return signalPassFailure();

@@ -147,7 +147,28 @@ def TileVectorizeApplyPass : Pass<"tile-vectorize-apply", "::mlir::ModuleOp"> {
 
     A function may use `arith` and `math` ops on scalars, `tile.read` and
     `tile.dim`; anything else (regions, calls) is an error naming the op.
+
+    With `block-loads`, a read of 32-bit elements at `(..., q_idx, kv_idx)`
+    whose other indices vary with neither position (a bias tensor of
+    `[B, H, S_q, S_k]`) becomes a `tile.load` of the score's block, as K's
+    block is loaded: block indices `q_start / BM` and `kv_start / BN`
+    (when the block's first query and key are multiples of the block
+    shape, as the generator's are; otherwise a gather), 0 outside the
+    view. The GPU then copies the block into shared memory (cp.async or
+    TMA) and reads it in the scores' layout, instead of loading each
+    element from global memory in that layout.
+
+    ```mlir
+    // %bias read at (b, h, q_idx, kv_idx), block %j of 64 keys
+    %x = tile.load %bias[%b, %h, %i, %j] pad(0.0)
+        : !tile.view<?x?x?x?xf32> -> tensor<128x64xf32>
+    ```
   }];
+  let options = [
+    Option<"blockLoads", "block-loads", "bool", /*default=*/"false",
+           "Read a tensor at every (query, key) as a tile.load of the "
+           "score's block">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
 }
