@@ -800,7 +800,10 @@ def test_attn_mask_float_and_bool_agree_with_torch(dtype):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     q, k, v = qkv(sq=77, sk=131, d=128, dtype=dtype, seed=13)
     g = torch.Generator(device="cuda").manual_seed(14)
+    # (S_k = 131: rows of float32 that are not 16-byte aligned, which the
+    # kernels that copy the bias in 16-byte blocks get padded.)
     masks = (torch.randn(2, 1, 77, 131, dtype=dtype, device="cuda", generator=g),
+             torch.randn(2, 1, 77, 131, dtype=torch.float32, device="cuda", generator=g),
              torch.rand(77, 131, device="cuda", generator=g) > 0.3)
     for mask in masks:
         if mask.dtype == torch.bool:

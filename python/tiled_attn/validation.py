@@ -215,10 +215,13 @@ def aligned_rows(torch: Any, t: Any) -> Any:
     copy a bias in 16-byte blocks need (their manifest's ``align_bytes``):
     ``t`` itself when it is so, else a copy whose rows are padded to a
     multiple of 4 elements (PyTorch pads its memory-efficient kernel's bias
-    the same way)."""
+    the same way). Under torch.compile the data pointer is not known when
+    tracing: the strides decide (a view 4 bytes into its storage is then
+    refused by the runtime, naming the padding)."""
     def aligned(x: Any) -> bool:
         strides = x.stride()
-        return (strides[-1] == 1 and x.data_ptr() % 16 == 0 and
+        return (strides[-1] == 1 and
+                (torch.compiler.is_compiling() or x.data_ptr() % 16 == 0) and
                 all(st % 4 == 0 for st, n in zip(strides[:-1], x.shape[:-1]) if n > 1))
     if any(n == 0 for n in t.shape) or aligned(t):
         return t
