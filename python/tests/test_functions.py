@@ -147,12 +147,18 @@ def test_bad_functions_and_captures_are_refused(library, fake_cuda, kwargs, kind
 
 def test_a_bool_attn_mask_is_the_mask_function(library, fake_cuda) -> None:
     # A bool attn_mask, broadcast over the heads: the mask kernel reads its
-    # bytes (no copy, no float conversion) through a [B, H, S_q, S_k] view of
-    # stride 0 along H.
+    # bytes (no float conversion) through a [B, H, S_q, S_k] view of stride 0
+    # along H; rows 16-byte aligned as they are (no copy: rows 144 apart) or
+    # copied into rows padded to 16 bytes (rows of 131 bytes).
+    aligned = FakeTensor((2, 1, 77, 131), dtype="bool", pointer=0x740000000,
+                         strides=(77 * 144, 77 * 144, 144, 1))
+    seen = launched(fake_cuda, library=library, attn_mask=aligned)
+    assert seen == {"kernel": "mask",
+                    "extra": [0x740000000, 2, 3, 77, 131, 77 * 144, 0, 144]}
     mask = FakeTensor((2, 1, 77, 131), dtype="bool", pointer=0x740000000)
     seen = launched(fake_cuda, library=library, attn_mask=mask)
-    assert seen == {"kernel": "mask",
-                    "extra": [0x740000000, 2, 3, 77, 131, 77 * 131, 0, 131]}
+    assert seen["kernel"] == "mask" and seen["extra"][0] != 0x740000000
+    assert seen["extra"][1:] == [2, 3, 77, 131, 77 * 144, 0, 144]
     # The mask's bytes as int8 or uint8 do too, as mask_mod="mask".
     for dtype in ("int8", "uint8"):
         byte_mask = FakeTensor((2, 3, 77, 131), dtype=dtype, pointer=0x740000000)

@@ -203,31 +203,34 @@ def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod:
                          f"{[b, h, s_q, s_k]}, got shape {tuple(attn_mask.shape)}")
     mask = attn_mask.reshape(shape)
     if mask.dtype == torch.bool:
-        return "mask", mask.expand(b, h, s_q, s_k)
+        return "mask", aligned_rows(torch, mask).expand(b, h, s_q, s_k)
     if mask.dtype != torch.float32:
         mask = mask.to(torch.float32)
     return "bias", aligned_rows(torch, mask).expand(b, h, s_q, s_k)
 
 
 def aligned_rows(torch: Any, t: Any) -> Any:
-    """``t`` (float32) with a last stride of 1 and a 16-byte aligned data
-    pointer and strides (of the dimensions longer than 1), as kernels that
-    copy a bias in 16-byte blocks need (their manifest's ``align_bytes``):
-    ``t`` itself when it is so, else a copy whose rows are padded to a
-    multiple of 4 elements (PyTorch pads its memory-efficient kernel's bias
-    the same way). Under torch.compile the data pointer is not known when
+    """``t`` (a float32 bias or a bool mask) with a last stride of 1 and a
+    16-byte aligned data pointer and strides (of the dimensions longer than
+    1), as kernels that copy a bias or mask in 16-byte blocks need (their
+    manifest's ``align_bytes``): ``t`` itself when it is so, else a copy
+    whose rows are padded to 16 bytes (4 floats, 16 bools; PyTorch pads its
+    memory-efficient kernel's bias the same way). Under torch.compile the data pointer is not known when
     tracing: the strides decide (a view 4 bytes into its storage is then
     refused by the runtime, naming the padding)."""
+    per16 = 4 if t.dtype == torch.float32 else 16  # elements in 16 bytes
+
     def aligned(x: Any) -> bool:
         strides = x.stride()
         return (strides[-1] == 1 and
                 (torch.compiler.is_compiling() or x.data_ptr() % 16 == 0) and
-                all(st % 4 == 0 for st, n in zip(strides[:-1], x.shape[:-1]) if n > 1))
+                all(st % per16 == 0 for st, n in zip(strides[:-1], x.shape[:-1]) if n > 1))
     if any(n == 0 for n in t.shape) or aligned(t):
         return t
     s_k = t.shape[-1]
     # (The padding is never read: a copy stops at the row's last element.)
-    padded = torch.empty((*t.shape[:-1], (s_k + 3) // 4 * 4), dtype=t.dtype, device=t.device)
+    padded = torch.empty((*t.shape[:-1], (s_k + per16 - 1) // per16 * per16), dtype=t.dtype,
+                         device=t.device)
     rows = padded.narrow(-1, 0, s_k)
     rows.copy_(t)
     return rows

@@ -213,13 +213,14 @@ struct AsyncCopyToNVVM final : OpConversionPattern<AsyncCopyOp> {
     if (threads == 0)
       return op.emitError() << "GPU lowering: the kernel has no "
                                "tilegpu.warps";
-    // 16-byte copies: 8 elements of Q, K and V (rows of whole copies), 4 of
-    // a 32-bit block whose columns are keys (a bias block: rows of S_k
-    // elements, 16-byte aligned, the last copy of a row partial).
+    // 16-byte copies: 8 elements of Q, K and V (rows of whole copies), 4 or
+    // 16 of a 32-bit or one-byte block whose columns are keys (a bias or
+    // mask block: rows of S_k elements, 16-byte aligned, the last copy of a
+    // row partial).
     int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-    if (bits != 16 && bits != 32)
-      return op.emitError() << "GPU lowering: copies blocks of 16- or 32-bit "
-                               "elements, not "
+    if (bits != 16 && bits != 32 && bits != 8)
+      return op.emitError() << "GPU lowering: copies blocks of 8-, 16- or "
+                               "32-bit elements, not "
                             << type.getElementType();
     int64_t vec = 128 / bits;
     if ((rows * cols / vec) % threads || cols % vec)
@@ -230,7 +231,7 @@ struct AsyncCopyToNVVM final : OpConversionPattern<AsyncCopyOp> {
     copyBlockToShared(rewriter, op.getLoc(), adaptor.getView(),
                       adaptor.getIndices(), adaptor.getGather(),
                       adaptor.getDst(), rows, cols, vec, threads,
-                      op.getInBounds(), /*partialColumns=*/bits == 32);
+                      op.getInBounds(), /*partialColumns=*/bits != 16);
     rewriter.replaceOp(op, adaptor.getDst());
     return success();
   }

@@ -585,8 +585,9 @@ LogicalResult LayoutAssignment::stageBlockLoads() {
   SmallVector<LoadOp> loads;
   func.walk([&](LoadOp load) { loads.push_back(load); });
   for (LoadOp load : loads) {
-    // (Q, K and V are 16-bit; block-loads' blocks 32-bit.)
-    if (load.getType().getElementTypeBitWidth() != 32)
+    // (Q, K and V are 16-bit; block-loads' blocks 32-bit or bytes.)
+    unsigned bits = load.getType().getElementTypeBitWidth();
+    if (bits != 32 && bits != 8)
       continue;
     llvm::SetVector<Value> chain;
     collectHandedOn(load.getResult(), chain);
@@ -621,8 +622,13 @@ LogicalResult LayoutAssignment::stageBlockLoads() {
                                           use->get().getType(), use->get());
       use->set(read);
     }
+    // Rows padded to a multiple of 16 bytes (cp.async's 16-byte pieces): 8
+    // floats of a bias, 16 bytes of a mask.
     seed(load.getResult(),
-         family.shared(cast<RankedTensorType>(load.getType()), false));
+         bits == 8 ? SharedEncodingAttr::get(load.getContext(), /*swizzle=*/0,
+                                             /*pad=*/16, /*transposed=*/false)
+                   : family.shared(cast<RankedTensorType>(load.getType()),
+                                   false));
   }
   return success();
 }

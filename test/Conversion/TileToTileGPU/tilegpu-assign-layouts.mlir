@@ -16,6 +16,12 @@
 // RUN: not tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
 // RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BLOCK-TMA
+// RUN: tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask block-m=64 block-n=32" \
+// RUN:   --tile-schedule="block-loads=1 stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=4" | FileCheck %s --check-prefix=BLOCK-BYTES
+// (A mask block's rows padded by 16 bytes: cp.async copies 16 at a time.)
+// BLOCK-BYTES: tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xi8> -> tensor<64x32xi8, #tilegpu.shared<pad = 16>>
+// BLOCK-BYTES: tile.convert_layout %{{.*}} : tensor<64x32xi8, #tilegpu.shared<pad = 16>> -> tensor<64x32xi8, #tilegpu.mma_sync<acc, warps = 4>>
 // BLOCK: tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xf32> -> tensor<64x32xf32, #tilegpu.shared<pad = 8>>
 // BLOCK: scf.for {{.*}} iter_args({{.*}}, %[[B:[^ ]*]] = %{{.*}}) -> ({{.*}}tensor<64x32xf32, #tilegpu.shared<pad = 8>>)
 // BLOCK: tile.convert_layout %[[B]] : tensor<64x32xf32, #tilegpu.shared<pad = 8>> -> tensor<64x32xf32, #tilegpu.mma_sync<acc, warps = 4>>

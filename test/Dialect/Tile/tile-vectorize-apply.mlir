@@ -1,8 +1,8 @@
 // RUN: tiled-attn-opt %s --split-input-file --tile-vectorize-apply --verify-diagnostics | FileCheck %s
-// block-loads: a 32-bit tensor read at (b, h, q_idx, kv_idx) becomes the
-// load of the score's block (block indices: the block's first query and key
-// over the block shape); a one-byte mask keeps its gathers; the blocks equal
-// the gathers on the host.
+// block-loads: a 32-bit or one-byte tensor read at (b, h, q_idx, kv_idx)
+// becomes the load of the score's block (block indices: the block's first
+// query and key over the block shape); the blocks equal the gathers on the
+// host.
 // RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
 // RUN:   --tile-vectorize-apply=block-loads=1 | FileCheck %s --check-prefix=BLOCK
 // RUN: tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask" \
@@ -11,6 +11,10 @@
 // RUN: tiled-attn-opt %t.mlir --tile-vectorize-apply=block-loads=1 -o %t.blocks.mlir
 // RUN: tiled-attn-run %t.mlir --compare-with=%t.blocks.mlir --equivalence-tolerance=1e-6 --batch=2 --heads=3 --kv-heads=1 \
 // RUN:   --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=bias=Bx1xSqxSk:-2:2 | FileCheck %s --check-prefix=HOST
+// RUN: tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=16 variant=none+mask" -o %t.mask.mlir
+// RUN: tiled-attn-opt %t.mask.mlir --tile-vectorize-apply=block-loads=1 -o %t.mask-blocks.mlir
+// RUN: tiled-attn-run %t.mask.mlir --compare-with=%t.mask-blocks.mlir --equivalence-tolerance=1e-6 --batch=2 --heads=3 \
+// RUN:   --kv-heads=1 --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=mask=Bx1xSqxSk:0:1 | FileCheck %s --check-prefix=HOST
 // HOST: 4 passed, 0 failed
 
 // BLOCK-LABEL: func.func @sdpa_fwd
@@ -21,8 +25,8 @@
 // BLOCK-NOT: tile.gather
 
 // BYTES-LABEL: func.func @sdpa_fwd
-// BYTES: tile.gather %arg5[
-// BYTES-NOT: tile.load %arg5
+// BYTES-NOT: tile.gather
+// BYTES: tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xi8> -> tensor<64x64xi8>
 
 
 // Each value takes the shape of what it varies with: a per-head slope stays

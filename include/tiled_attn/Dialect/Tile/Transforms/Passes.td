@@ -148,10 +148,10 @@ def TileVectorizeApplyPass : Pass<"tile-vectorize-apply", "::mlir::ModuleOp"> {
     A function may use `arith` and `math` ops on scalars, `tile.read` and
     `tile.dim`; anything else (regions, calls) is an error naming the op.
 
-    With `block-loads`, a read of 32-bit elements at `(..., q_idx, kv_idx)`
-    whose other indices vary with neither position (a bias tensor of
-    `[B, H, S_q, S_k]`) becomes a `tile.load` of the score's block, as K's
-    block is loaded: block indices `q_start / BM` and `kv_start / BN`
+    With `block-loads`, a read of 32-bit or one-byte elements at
+    `(..., q_idx, kv_idx)` whose other indices vary with neither position (a
+    bias or a boolean mask of `[B, H, S_q, S_k]`) becomes a `tile.load` of
+    the score's block, as K's block is loaded: block indices `q_start / BM` and `kv_start / BN`
     (when the block's first query and key are multiples of the block
     shape, as the generator's are; otherwise a gather), 0 outside the
     view. The GPU then copies the block into shared memory (cp.async or
