@@ -21,6 +21,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -195,40 +196,92 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
   }
 };
 
-/// A block in the accumulator's layout read from a padded, untransposed
-/// shared buffer (a bias or mask block a function reads at every score):
-/// each lane's column pairs, one vector load of two elements each. With
-/// rows padded by 8 elements, the eight rows of a warp's read of 32-bit
-/// pairs fall in distinct banks within each half-warp.
+/// A block in the accumulator's layout (mma.sync's or wgmma's quad
+/// fragments) read from an untransposed shared buffer (a bias or mask
+/// block a function reads at every score): each lane's column pairs, one
+/// vector load of two elements each. With rows padded by 16 bytes, the
+/// eight rows of a warp's read of 32-bit pairs fall in distinct banks
+/// within each half-warp; in TMA's swizzled panels (W bytes a panel row)
+/// a pair lies in one 16-byte chunk, whose index in its row is xor-ed with
+/// the row as TMA stores it (ldmatrix() undoes the same swizzle).
 static FailureOr<Value> loadAccumulator(OpBuilder &b, Location loc,
                                         LocalLoadOp op, Value buffer) {
-  auto encoding = cast<SharedEncodingAttr>(op.getBuffer().getType().getEncoding());
-  if (encoding.getSwizzle() || encoding.getTransposed())
+  BufferType bufferType = op.getBuffer().getType();
+  auto encoding = cast<SharedEncodingAttr>(bufferType.getEncoding());
+  if (encoding.getTransposed())
     return op.emitError() << "GPU lowering: reads an accumulator-layout "
-                             "block from padded, untransposed buffers only, "
-                             "not "
-                          << op.getBuffer().getType();
+                             "block from untransposed buffers only, not "
+                          << bufferType;
   Fragment frag = Fragment::get(op.getType());
   Type element = op.getType().getElementType();
+  auto c = [&](int64_t v) { return cIdx(b, loc, v); };
   LaneCoords lc(b, loc);
-  Value zero = cIdx(b, loc, 0);
-  Value row0 = lc.firstRow(b, loc, frag, zero);
-  Value col0 = lc.firstCol(b, loc, zero);
+  Value row0 = lc.firstRow(b, loc, frag, c(0));
+  Value col0 = lc.firstCol(b, loc, c(0));
+  int64_t swizzle = encoding.getSwizzle();
+  Value flat;
+  int64_t panelCols = 0, rows = 0, chunkElements = 0;
+  if (swizzle) {
+    panelCols = encoding.getPanelColumns(element);
+    rows = encoding.getStoredShape(bufferType.getTileShape())[0];
+    chunkElements = 128 / element.getIntOrFloatBitWidth();
+    flat = memref::CollapseShapeOp::create(
+        b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+  }
   SmallVector<Value> pieces;
+  auto pair = VectorType::get({2}, element);
   for (int64_t r = 0; r < frag.size(); r += 2) {
     assert(frag.rowOffset[r] == frag.rowOffset[r + 1] &&
            frag.colOffset[r] + 1 == frag.colOffset[r + 1] &&
            "an accumulator's registers come in column pairs");
-    Value row = arith::AddIOp::create(b, loc, row0, cIdx(b, loc, frag.rowOffset[r]));
-    Value col = arith::AddIOp::create(b, loc, col0, cIdx(b, loc, frag.colOffset[r]));
-    pieces.push_back(vector::LoadOp::create(
-        b, loc, VectorType::get({2}, element), buffer, ValueRange{row, col}));
+    Value row = arith::AddIOp::create(b, loc, row0, c(frag.rowOffset[r]));
+    Value col = arith::AddIOp::create(b, loc, col0, c(frag.colOffset[r]));
+    if (!swizzle) {
+      pieces.push_back(
+          vector::LoadOp::create(b, loc, pair, buffer, ValueRange{row, col}));
+      continue;
+    }
+    Value panel = arith::DivUIOp::create(b, loc, col, c(panelCols));
+    Value inPanel = arith::RemUIOp::create(b, loc, col, c(panelCols));
+    Value chunk = arith::DivUIOp::create(b, loc, inPanel, c(chunkElements));
+    Value phase = arith::RemUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, row, c(128 / swizzle)),
+        c(swizzle / 16));
+    Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+    Value index = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, panel, c(rows * panelCols)),
+            arith::MulIOp::create(b, loc, row, c(panelCols))),
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, swizzled, c(chunkElements)),
+            arith::RemUIOp::create(b, loc, inPanel, c(chunkElements))));
+    pieces.push_back(
+        vector::LoadOp::create(b, loc, pair, flat, ValueRange{index}));
   }
   return concatRegisters(b, loc, pieces);
 }
 
-/// An A operand read from shared memory: ldmatrix.x4 per (m-tile, k-step);
-/// an accumulator-layout block: loadAccumulator.
+/// A block in the accumulator's layout, mma.sync's or wgmma's (quad
+/// fragments), read from shared memory: loadAccumulator.
+struct LocalLoadToAccumulator final : OpConversionPattern<LocalLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LocalLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MmaSyncLayoutAttr quad = getQuadFragmentLayout(op.getType().getEncoding());
+    if (!quad || quad.getKind() != MmaSyncKind::Acc)
+      return rewriter.notifyMatchFailure(op, "not an accumulator's layout");
+    FailureOr<Value> acc =
+        loadAccumulator(rewriter, op.getLoc(), op, adaptor.getBuffer());
+    if (failed(acc))
+      return failure();
+    rewriter.replaceOp(op, *acc);
+    return success();
+  }
+};
+
+/// An A operand read from shared memory: ldmatrix.x4 per (m-tile, k-step).
 struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -236,16 +289,8 @@ struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
     auto layout = dyn_cast<MmaSyncLayoutAttr>(type.getEncoding());
-    if (!layout)
-      return rewriter.notifyMatchFailure(op, "not an mma.sync tile");
-    if (layout.getKind() == MmaSyncKind::Acc) {
-      FailureOr<Value> acc =
-          loadAccumulator(rewriter, op.getLoc(), op, adaptor.getBuffer());
-      if (failed(acc))
-        return failure();
-      rewriter.replaceOp(op, *acc);
-      return success();
-    }
+    if (!layout || layout.getKind() == MmaSyncKind::Acc)
+      return rewriter.notifyMatchFailure(op, "not an mma.sync operand");
     if (layout.getKind() != MmaSyncKind::OperandA ||
         cast<SharedEncodingAttr>(op.getBuffer().getType().getEncoding())
             .getTransposed())
@@ -303,7 +348,8 @@ void tiled_attn::populateMmaSyncToNVVMPatterns(
 
 void tiled_attn::populateQuadFragmentPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<ConvertLayoutInPlace>(converter, patterns.getContext());
+  patterns.add<ConvertLayoutInPlace, LocalLoadToAccumulator>(
+      converter, patterns.getContext());
   populateMmaSyncReducePatterns(converter, patterns);
   populateMmaSyncStorePatterns(converter, patterns);
 }

@@ -240,9 +240,9 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma
     %r = tilegpu.async_wait %cp pending(0)
         : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
     gpu.barrier
-    // An accumulator-layout block (a bias block) is read from padded,
+    // An accumulator-layout block (a bias block) is read from
     // untransposed buffers.
-    // expected-error @+2 {{GPU lowering: reads an accumulator-layout block from padded, untransposed buffers only}}
+    // expected-error @+2 {{GPU lowering: reads an accumulator-layout block from untransposed buffers only}}
     // expected-error @+1 {{failed to legalize operation 'tilegpu.local_load'}}
     %qa = tilegpu.local_load %r
         : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>

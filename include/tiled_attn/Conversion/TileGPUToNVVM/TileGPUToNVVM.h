@@ -298,7 +298,8 @@ void populateWgmmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
 void populateMmaSyncToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
                                    mlir::RewritePatternSet &patterns);
 /// What mma.sync's and wgmma's quad fragments share: in-place layout moves
-/// (acc -> opa), reductions, broadcasts, masks and stores.
+/// (acc -> opa), accumulator-layout reads of shared blocks, reductions,
+/// broadcasts, masks and stores.
 void populateQuadFragmentPatterns(TileGPUToNVVMTypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);
 /// The parts of the quad-fragment patterns, one file each.
