@@ -218,16 +218,11 @@ static FailureOr<Value> loadAccumulator(OpBuilder &b, Location loc,
   LaneCoords lc(b, loc);
   Value row0 = lc.firstRow(b, loc, frag, c(0));
   Value col0 = lc.firstCol(b, loc, c(0));
-  int64_t swizzle = encoding.getSwizzle();
+  bool swizzled = encoding.getSwizzle() != 0;
   Value flat;
-  int64_t panelCols = 0, rows = 0, chunkElements = 0;
-  if (swizzle) {
-    panelCols = encoding.getPanelColumns(element);
-    rows = encoding.getStoredShape(bufferType.getTileShape())[0];
-    chunkElements = 128 / element.getIntOrFloatBitWidth();
+  if (swizzled)
     flat = memref::CollapseShapeOp::create(
         b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
-  }
   SmallVector<Value> pieces;
   auto pair = VectorType::get({2}, element);
   for (int64_t r = 0; r < frag.size(); r += 2) {
@@ -236,28 +231,13 @@ static FailureOr<Value> loadAccumulator(OpBuilder &b, Location loc,
            "an accumulator's registers come in column pairs");
     Value row = arith::AddIOp::create(b, loc, row0, c(frag.rowOffset[r]));
     Value col = arith::AddIOp::create(b, loc, col0, c(frag.colOffset[r]));
-    if (!swizzle) {
-      pieces.push_back(
-          vector::LoadOp::create(b, loc, pair, buffer, ValueRange{row, col}));
-      continue;
-    }
-    Value panel = arith::DivUIOp::create(b, loc, col, c(panelCols));
-    Value inPanel = arith::RemUIOp::create(b, loc, col, c(panelCols));
-    Value chunk = arith::DivUIOp::create(b, loc, inPanel, c(chunkElements));
-    Value phase = arith::RemUIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, row, c(128 / swizzle)),
-        c(swizzle / 16));
-    Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
-    Value index = arith::AddIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, panel, c(rows * panelCols)),
-            arith::MulIOp::create(b, loc, row, c(panelCols))),
-        arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, swizzled, c(chunkElements)),
-            arith::RemUIOp::create(b, loc, inPanel, c(chunkElements))));
     pieces.push_back(
-        vector::LoadOp::create(b, loc, pair, flat, ValueRange{index}));
+        swizzled
+            ? vector::LoadOp::create(
+                  b, loc, pair, flat,
+                  ValueRange{swizzledIndex(b, loc, bufferType, row, col)})
+            : vector::LoadOp::create(b, loc, pair, buffer,
+                                     ValueRange{row, col}));
   }
   return concatRegisters(b, loc, pieces);
 }

@@ -126,6 +126,36 @@ bool tiled_attn::readsWithLdmatrix(BufferType buffer) {
   return buffer.getElementType().getIntOrFloatBitWidth() == 16;
 }
 
+Value tiled_attn::swizzledIndex(OpBuilder &b, Location loc,
+                                BufferType bufferType, Value row, Value col) {
+  // A panel row of W bytes holds W/16 chunks of 16 bytes; TMA's W-byte
+  // swizzle xors a chunk's index with bits 7 and up of the row's offset
+  // (row x W) in the panel, modulo W/16: row mod 8 for W = 128, row / 2
+  // mod 4 for 64, row / 4 mod 2 for 32.
+  auto encoding = cast<SharedEncodingAttr>(bufferType.getEncoding());
+  Type elementType = bufferType.getElementType();
+  int64_t swizzle = encoding.getSwizzle();
+  int64_t panelCols = encoding.getPanelColumns(elementType);
+  int64_t rows = encoding.getStoredShape(bufferType.getTileShape())[0];
+  int64_t chunkElements = 128 / elementType.getIntOrFloatBitWidth();
+  auto c = [&](int64_t v) { return cIdx(b, loc, v); };
+  Value panel = arith::DivUIOp::create(b, loc, col, c(panelCols));
+  Value inPanel = arith::RemUIOp::create(b, loc, col, c(panelCols));
+  Value chunk = arith::DivUIOp::create(b, loc, inPanel, c(chunkElements));
+  Value phase = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, row, c(128 / swizzle)),
+      c(swizzle / 16));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+  return arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, panel, c(rows * panelCols)),
+          arith::MulIOp::create(b, loc, row, c(panelCols))),
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, swizzled, c(chunkElements)),
+          arith::RemUIOp::create(b, loc, inPanel, c(chunkElements))));
+}
+
 Value tiled_attn::ldmatrix(OpBuilder &b, Location loc, Value buffer,
                            BufferType bufferType, Value row, Value col,
                            int64_t matrices, bool transpose) {
@@ -137,29 +167,7 @@ Value tiled_attn::ldmatrix(OpBuilder &b, Location loc, Value buffer,
         b, loc, result, buffer, ValueRange{row, col}, b.getBoolAttr(transpose),
         b.getI32IntegerAttr(matrices));
   assert(readsWithLdmatrix(bufferType) && "a swizzle ldmatrix cannot undo");
-  // A panel row of W bytes holds W/16 chunks of 16 bytes; TMA's W-byte
-  // swizzle xors a chunk's index with bits 7 and up of the row's offset
-  // (row x W) in the panel, modulo W/16: row mod 8 for W = 128, row / 2
-  // mod 4 for 64, row / 4 mod 2 for 32.
-  int64_t swizzle = encoding.getSwizzle();
-  int64_t panelCols = encoding.getPanelColumns(elementType);
-  int64_t rows = encoding.getStoredShape(bufferType.getTileShape())[0];
-  auto c = [&](int64_t v) { return cIdx(b, loc, v); };
-  Value panel = arith::DivUIOp::create(b, loc, col, c(panelCols));
-  Value inPanel = arith::RemUIOp::create(b, loc, col, c(panelCols));
-  Value chunk = arith::DivUIOp::create(b, loc, inPanel, c(8));
-  Value phase = arith::RemUIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, row, c(128 / swizzle)),
-      c(swizzle / 16));
-  Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
-  Value index = arith::AddIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, panel, c(rows * panelCols)),
-          arith::MulIOp::create(b, loc, row, c(panelCols))),
-      arith::AddIOp::create(b, loc,
-                            arith::MulIOp::create(b, loc, swizzled, c(8)),
-                            arith::RemUIOp::create(b, loc, inPanel, c(8))));
+  Value index = swizzledIndex(b, loc, bufferType, row, col);
   Value flat = memref::CollapseShapeOp::create(
       b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
   return nvgpu::LdMatrixOp::create(b, loc, result, flat, ValueRange{index},

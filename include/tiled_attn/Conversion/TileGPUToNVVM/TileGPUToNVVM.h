@@ -168,6 +168,13 @@ struct LaneCoords {
 /// The lane's eight registers of A-operand piece (mTile, kStep) of `frag`
 /// (an `opa` fragment), read from the untransposed shared `buffer` that holds
 /// the whole tile with one ldmatrix.x4.
+/// The flat element index of (row, col) of a tile in TMA's swizzled panels
+/// (`bufferType`'s encoding has a swizzle): its panel, its row in the
+/// panel, and its 16-byte chunk xor-ed with the row as TMA stores it.
+mlir::Value swizzledIndex(mlir::OpBuilder &b, mlir::Location loc,
+                          tilegpu::BufferType bufferType, mlir::Value row,
+                          mlir::Value col);
+
 /// Whether ldmatrix() reads `buffer`: padded rows, or 128-byte swizzled
 /// panels.
 bool readsWithLdmatrix(tilegpu::BufferType buffer);
