@@ -60,6 +60,20 @@ Status checkGrid(const Problem &problem, const KernelEntry &kernel,
   return Status();
 }
 
+/// Whether a view's data pointer and the strides of its dimensions longer
+/// than 1 but the last are multiples of `align` bytes (a power of two:
+/// modulo 2^64 is exact).
+bool alignedView(uint64_t data, const int64_t *sizes, const int64_t *strides,
+                 int rank, uint64_t itemSize, uint64_t align) {
+  if (data % align)
+    return false;
+  for (int dim = 0; dim + 1 < rank; ++dim)
+    if (sizes[dim] > 1 &&
+        (static_cast<uint64_t>(strides[dim]) * itemSize) % align)
+      return false;
+  return true;
+}
+
 /// Why `t` cannot be passed to `kernel` as it is; empty when it can.
 std::string strideProblem(const ta_tensor &t, uint32_t itemSize,
                           uint64_t align) {
@@ -86,17 +100,10 @@ Status checkStrides(const Problem &problem, const KernelEntry &kernel) {
   for (int t = 0; t < 4; ++t) {
     const ta_tensor &tensor = *problem.tensors[t];
     // The common case first, without building a message.
-    if (tensor.strides[3] == 1 && tensor.data % align == 0) {
-      bool aligned = true;
-      for (int dim = 0; dim < 3; ++dim)
-        aligned &=
-            tensor.sizes[dim] <= 1 ||
-            (static_cast<uint64_t>(tensor.strides[dim]) * problem.itemSize) %
-                    align ==
-                0;
-      if (aligned)
-        continue;
-    }
+    if (tensor.strides[3] == 1 &&
+        alignedView(tensor.data, tensor.sizes, tensor.strides, 4,
+                    problem.itemSize, align))
+      continue;
     const char *name = kTensorNames[t];
     return invalidArgument(
         name, " cannot be passed to kernel ", kernel.name,
@@ -189,23 +196,17 @@ Status findCapture(const KernelEntry &kernel, size_t c,
                                 given.type == TA_CAPTURE_BF16
                             ? 2
                             : 4;
-    if (align > 1 && given.rank > 0) {
-      bool aligned = given.data % align == 0;
-      for (int32_t d = 0; d + 1 < given.rank; ++d)
-        aligned &= given.sizes[d] <= 1 ||
-                   (static_cast<uint64_t>(given.strides[d]) * itemSize) %
-                           align ==
-                       0;
-      if (!aligned)
-        return invalidArgument(
-            "captured input '", capture.name, "' cannot be passed to kernel ",
-            kernel.name, " as it is: the kernel copies it in ", align,
-            "-byte blocks, so its data pointer and the strides of its "
-            "dimensions longer than 1 must be multiples of ",
-            align, " bytes (pad its rows: for a [..., S_k] float32 view, to a "
-                   "multiple of ",
-            align / itemSize, " elements)");
-    }
+    if (align > 1 && given.rank > 0 &&
+        !alignedView(given.data, given.sizes, given.strides, given.rank,
+                     itemSize, align))
+      return invalidArgument(
+          "captured input '", capture.name, "' cannot be passed to kernel ",
+          kernel.name, " as it is: the kernel copies it in ", align,
+          "-byte blocks, so its data pointer and the strides of its "
+          "dimensions longer than 1 must be multiples of ",
+          align, " bytes (pad its rows: for a [..., S_k] float32 view, to a "
+                 "multiple of ",
+          align / itemSize, " elements)");
     out = &given;
     return Status();
   }

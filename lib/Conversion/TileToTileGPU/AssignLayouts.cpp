@@ -557,40 +557,23 @@ LogicalResult LayoutAssignment::checkRegisterFootprint() {
   return failure(walk.wasInterrupted());
 }
 
-/// `v` and the loop and branch values it is handed on to (iteration
-/// arguments, loop and branch results), in `chain`.
-static void collectHandedOn(Value v, llvm::SetVector<Value> &chain) {
-  if (!chain.insert(v))
-    return;
-  for (OpOperand &use : v.getUses()) {
-    Operation *owner = use.getOwner();
-    if (auto loop = dyn_cast<scf::ForOp>(owner)) {
-      unsigned i = use.getOperandNumber() - loop.getNumControlOperands();
-      collectHandedOn(loop.getRegionIterArgs()[i], chain);
-      collectHandedOn(loop.getResult(i), chain);
-    } else if (auto yield = dyn_cast<scf::YieldOp>(owner)) {
-      Operation *parent = yield->getParentOp();
-      unsigned i = use.getOperandNumber();
-      if (auto loop = dyn_cast<scf::ForOp>(parent)) {
-        collectHandedOn(loop.getRegionIterArgs()[i], chain);
-        collectHandedOn(loop.getResult(i), chain);
-      } else if (isa<scf::IfOp>(parent)) {
-        collectHandedOn(parent->getResult(i), chain);
-      }
-    }
-  }
-}
-
 LogicalResult LayoutAssignment::stageBlockLoads() {
   SmallVector<LoadOp> loads;
   func.walk([&](LoadOp load) { loads.push_back(load); });
+  // The values loops and branches hand a block on to (and the refills
+  // that replace it): the load's class of region ties.
+  llvm::EquivalenceClasses<Value> ties;
+  func.walk([&](Operation *op) {
+    forEachRegionTie(op, [&](Value a, Value b) { ties.unionSets(a, b); });
+  });
   for (LoadOp load : loads) {
     // (Q, K and V are 16-bit; block-loads' blocks 32-bit or bytes.)
     unsigned bits = load.getType().getElementTypeBitWidth();
     if (bits != 32 && bits != 8)
       continue;
-    llvm::SetVector<Value> chain;
-    collectHandedOn(load.getResult(), chain);
+    SmallVector<Value> chain{load.getResult()};
+    if (ties.contains(load.getResult()))
+      chain.assign(ties.findLeader(load.getResult()), ties.member_end());
     // (A refill shares its loop's values with the load that starts them,
     // which may have put the reads in place already.)
     SmallVector<OpOperand *> reads;
