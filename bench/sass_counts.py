@@ -4,12 +4,15 @@ to a kernel without a GPU.
 
     python3 bench/sass_counts.py --out FILE.csv LABEL=KERNEL.cubin [...]
 
+(a KERNEL.sass instead: `cuobjdump -sass`'s saved output of a cubin)
+
 Disassembles each cubin with cuobjdump (CUOBJDUMP, else on PATH, else
 /usr/local/cuda/bin/cuobjdump; PyPI's nvidia-cuda-cuobjdump has one) and
 writes, per cubin, its whole instruction count and the counts of the
 opcodes that show where integer work runs: the uniform datapath (UIADD3,
 ULOP3, USHF), vector registers (LOP3, IMAD, SHF, R2UR moves to uniform
-registers), conversions (I2FP) and calls (CALL).
+registers), conversions (I2FP), the floating-point pipe (FADD, FMUL, FFMA,
+FMNMX), MUFU and calls (CALL).
 """
 
 import argparse
@@ -21,7 +24,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-OPCODES = ["UIADD3", "ULOP3", "USHF", "R2UR", "LOP3", "IMAD", "SHF", "I2FP", "FADD", "CALL"]
+OPCODES = ["UIADD3", "ULOP3", "USHF", "R2UR", "LOP3", "IMAD", "SHF", "I2FP", "FADD", "FMUL",
+           "FFMA", "FMNMX", "MUFU", "CALL"]
 LINE = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T]+\s+)?([A-Z0-9_]+)")
 
 
@@ -34,8 +38,9 @@ def cuobjdump() -> str:
 
 
 def counts(tool: str, cubin: Path) -> collections.Counter:
-    sass = subprocess.run([tool, "-sass", str(cubin)], check=True, capture_output=True,
-                          text=True).stdout
+    # A .sass file is cuobjdump -sass's output, saved.
+    sass = cubin.read_text() if cubin.suffix == ".sass" else subprocess.run(
+        [tool, "-sass", str(cubin)], check=True, capture_output=True, text=True).stdout
     ops = collections.Counter()
     for line in sass.splitlines():
         m = LINE.match(line)
