@@ -141,7 +141,7 @@ Status tiled_attn::runtime::launchBlockMask(ta_library &library,
                                      slot->ccMajor, slot->ccMinor, index));
   const KernelEntry &kernel = library.manifest.blockMasks[index];
   ta_launch_plan plan;
-  TA_RETURN_IF_ERROR(packCapturedParams(kernel, captures, count, plan));
+  TA_RETURN_IF_ERROR(packCapturedParams(kernel, captures, count, driver, plan));
   plan.kernel = index;
   plan.grid[0] = static_cast<uint32_t>(args->block_kinds.sizes[2]);
   plan.grid[1] = static_cast<uint32_t>(args->block_kinds.sizes[1]);

@@ -198,9 +198,11 @@ Status launchPlan(const Driver &driver, CUfunction function,
 
 /// Fills `plan`'s block, shared bytes and parameters of a kernel whose
 /// every parameter is a captured input (a block mask kernel's), from
-/// `captures` (`count` of them), each checked against the manifest.
+/// `captures` (`count` of them), each checked against the manifest (and
+/// the TMA descriptors of captured views made with `driver`).
 Status packCapturedParams(const KernelEntry &kernel, const ta_capture *captures,
-                          int32_t count, ta_launch_plan &plan);
+                          int32_t count, const Driver *driver,
+                          ta_launch_plan &plan);
 
 /// ta_block_mask: checks, chooses a block mask kernel of the function,
 /// loads it (once per context) and launches it.

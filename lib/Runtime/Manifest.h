@@ -253,6 +253,19 @@ Status readManifest(const std::string &root, Manifest &manifest);
 /// Bytes per element of a ta_dtype (both are 16-bit floats).
 inline uint32_t itemSize(ta_dtype /*dtype*/) { return 2; }
 
+/// Bytes per element of a captured input's type.
+inline uint32_t itemSize(ta_capture_type type) {
+  switch (type) {
+  case TA_CAPTURE_I8:
+    return 1;
+  case TA_CAPTURE_F16:
+  case TA_CAPTURE_BF16:
+    return 2;
+  default:
+    return 4;
+  }
+}
+
 } // namespace tiled_attn::runtime
 
 #endif // TILED_ATTN_LIB_RUNTIME_MANIFEST_H

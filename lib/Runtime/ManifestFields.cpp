@@ -158,11 +158,16 @@ Status readParamName(const FieldReader &p, const KernelEntry &kernel,
     if (capture.name != name)
       continue;
     bool scalar = param.kind == ParamKind::Scale;
-    if (scalar != (capture.rank == 0) || param.kind == ParamKind::TensorMap)
+    // (A captured view read by blocks through TMA: [B|1, H|1, S_q, S_k].)
+    bool map = param.kind == ParamKind::TensorMap;
+    if (scalar != (capture.rank == 0) || (map && capture.rank != 4))
       return p.fail("kind",
                     capture.rank == 0 ? "'scalar' for a captured scalar"
-                                      : "'base', 'size' or 'stride' for a "
-                                        "captured view",
+                    : capture.rank == 4
+                        ? "'base', 'size', 'stride' or 'tensor_map' for a "
+                          "captured rank-4 view"
+                        : "'base', 'size' or 'stride' for a captured view "
+                          "of rank below 4",
                     Json(kKinds[static_cast<int>(param.kind)]));
     if (scalar)
       param.kind = ParamKind::CapturedScalar;
@@ -274,18 +279,27 @@ Status readTensorMapBox(const FieldReader &p, const KernelEntry &kernel,
   TA_RETURN_IF_ERROR(p.integer("swizzle", 0, 128, swizzle, &noSwizzle));
   if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
     return p.fail("swizzle", "0, 32, 64 or 128 (bytes)", swizzle);
-  int64_t rowBytes = cols * itemSize(kernel.dtype);
+  // A captured view's elements are its own type's.
+  static const char *const kCaptureTypes[] = {"f32", "i32", "f16", "bf16",
+                                              "i8"};
+  const KernelEntry::Capture *capture =
+      param.capture >= 0 ? &kernel.captures[param.capture] : nullptr;
+  int64_t rowBytes =
+      cols * (capture ? itemSize(capture->type) : itemSize(kernel.dtype));
+  const std::string elements =
+      capture ? concat(kCaptureTypes[capture->type], " elements of '",
+                       capture->name, "'")
+              : concat(kernel.dtypeText, " elements");
   if (rowBytes % 16)
     return p.fail("box",
                   concat("a box whose rows are a multiple of 16 bytes (", cols,
-                         " ", kernel.dtypeText, " elements are ", rowBytes,
-                         " bytes)"),
+                         " ", elements, " are ", rowBytes, " bytes)"),
                   *box);
   if (swizzle && rowBytes > swizzle)
     return p.fail("box",
                   concat("a box whose rows fit the ", swizzle,
-                         "-byte swizzle (", cols, " ", kernel.dtypeText,
-                         " elements are ", rowBytes, " bytes)"),
+                         "-byte swizzle (", cols, " ", elements, " are ",
+                         rowBytes, " bytes)"),
                   *box);
   param.boxRows = static_cast<uint16_t>(rows);
   param.boxCols = static_cast<uint16_t>(cols);

@@ -191,14 +191,10 @@ Status findCapture(const KernelEntry &kernel, size_t c,
     // A view the kernel copies in 16-byte blocks: its address and the
     // strides of its dimensions longer than 1 (the last is 1) aligned.
     uint64_t align = static_cast<uint64_t>(capture.alignBytes);
-    uint64_t itemSize = given.type == TA_CAPTURE_I8 ? 1
-                        : given.type == TA_CAPTURE_F16 ||
-                                given.type == TA_CAPTURE_BF16
-                            ? 2
-                            : 4;
+    uint64_t size = itemSize(given.type);
     if (align > 1 && given.rank > 0 &&
-        !alignedView(given.data, given.sizes, given.strides, given.rank,
-                     itemSize, align))
+        !alignedView(given.data, given.sizes, given.strides, given.rank, size,
+                     align))
       return invalidArgument(
           "captured input '", capture.name, "' cannot be passed to kernel ",
           kernel.name, " as it is: the kernel copies it in ", align,
@@ -206,7 +202,7 @@ Status findCapture(const KernelEntry &kernel, size_t c,
           "dimensions longer than 1 must be multiples of ",
           align, " bytes (pad its rows: for a [..., S_k] float32 view, to a "
                  "multiple of ",
-          align / itemSize, " elements)");
+          align / size, " elements)");
     out = &given;
     return Status();
   }
@@ -230,10 +226,13 @@ Status checkNoExtraCaptures(const KernelEntry &kernel,
 }
 
 /// Stores captured input `c`'s part that `param` (params[i]) is: its base,
-/// a size or stride, or its scalar value.
+/// a size or stride, its scalar value, or the TMA descriptor of its blocks.
 Status packCapture(const KernelEntry &kernel, const Param &param, size_t i,
-                   const ta_capture &c, unsigned char *out) {
-  if (param.kind == ParamKind::Base) {
+                   const ta_capture &c, const Driver *driver,
+                   unsigned char *out) {
+  if (param.kind == ParamKind::TensorMap) {
+    return encodeCaptureTensorMap(driver, kernel, param, c, out);
+  } else if (param.kind == ParamKind::Base) {
     std::memcpy(out, &c.data, sizeof(c.data));
   } else if (param.kind == ParamKind::CapturedScalar) {
     if (param.type == ParamType::F32) {
@@ -258,6 +257,7 @@ Status packCapture(const KernelEntry &kernel, const Param &param, size_t i,
 Status tiled_attn::runtime::packCapturedParams(const KernelEntry &kernel,
                                                const ta_capture *captures,
                                                int32_t count,
+                                               const Driver *driver,
                                                ta_launch_plan &plan) {
   TA_RETURN_IF_ERROR(checkNoExtraCaptures(kernel, captures, count));
   for (int i = 0; i < 3; ++i)
@@ -274,8 +274,8 @@ Status tiled_attn::runtime::packCapturedParams(const KernelEntry &kernel,
                           "] is no captured input's");
     const ta_capture *c = nullptr;
     TA_RETURN_IF_ERROR(findCapture(kernel, param.capture, captures, count, c));
-    TA_RETURN_IF_ERROR(
-        packCapture(kernel, param, i, *c, plan.param_data + param.offset));
+    TA_RETURN_IF_ERROR(packCapture(kernel, param, i, *c, driver,
+                                   plan.param_data + param.offset));
   }
   return Status();
 }
@@ -306,7 +306,7 @@ Status tiled_attn::runtime::buildPlan(const KernelEntry &kernel, int32_t index,
       TA_RETURN_IF_ERROR(findCapture(kernel, param.capture,
                                      problem.args->captures,
                                      problem.args->num_captures, c));
-      TA_RETURN_IF_ERROR(packCapture(kernel, param, i, *c, out));
+      TA_RETURN_IF_ERROR(packCapture(kernel, param, i, *c, driver, out));
       continue;
     }
     const ta_tensor &t = *problem.tensors[param.tensor];

@@ -20,6 +20,14 @@
 // 16 bytes), which lets through the arbitrary strides frameworks give such
 // dimensions.
 //
+// A captured view read by blocks (a bias or mask tensor [B|1, H|1, S_q,
+// S_k], a score or mask function's input) gets the same map over its own
+// element type. Such a view is often broadcast by stride 0 (a mask shared
+// by the heads, or a padding row shared by the queries); the driver takes
+// a zero byte stride (tried on an H100 with CUDA 13's driver, 2026-12-06),
+// and the copies then read the same memory at every index of that
+// dimension, as the view means.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TensorMap.h"
@@ -46,10 +54,21 @@ CUtensorMapSwizzle swizzleMode(uint16_t bytes) {
   }
 }
 
+/// What a tensor map describes: a rank-4 view's address, sizes and
+/// strides (in elements, outermost first) and its element type.
+struct MapSource {
+  const char *name;
+  uint64_t data;
+  const int64_t *sizes, *strides;
+  CUtensorMapDataType type;
+  uint64_t itemSize;
+};
+
 /// The byte strides of dims S, H, B (TMA dims 1, 2, 3).
-Status byteStrides(const KernelEntry &kernel, const char *name,
-                   const ta_tensor &t, uint64_t itemSize,
+Status byteStrides(const KernelEntry &kernel, const MapSource &t,
                    const cuuint64_t dims[4], cuuint64_t strides[3]) {
+  const char *name = t.name;
+  const uint64_t itemSize = t.itemSize;
   cuuint64_t contiguous = dims[0] * itemSize;
   for (int i = 0; i < 3; ++i) {
     int dim = 2 - i; // S, H, B in ta_tensor order.
@@ -83,12 +102,11 @@ Status byteStrides(const KernelEntry &kernel, const char *name,
 
 } // namespace
 
-Status tiled_attn::runtime::encodeTensorMap(const Driver *driver,
-                                            const KernelEntry &kernel,
-                                            const Param &param,
-                                            const ta_tensor &t, ta_dtype dtype,
-                                            unsigned char *out) {
-  const char *name = kTensorNames[param.tensor];
+namespace {
+
+Status encode(const Driver *driver, const KernelEntry &kernel,
+              const Param &param, const MapSource &t, unsigned char *out) {
+  const char *name = t.name;
   if (!driver || !driver->api().tensorMapEncodeTiled)
     return driverError(
         "kernel ", kernel.name, " takes a TMA descriptor of ", name,
@@ -103,7 +121,6 @@ Status tiled_attn::runtime::encodeTensorMap(const Driver *driver,
                            " is not 16-byte aligned, which the TMA ",
                            "descriptor of kernel ", kernel.name, " needs");
   }
-  uint64_t item = itemSize(dtype);
   cuuint64_t dims[4];
   for (int i = 0; i < 4; ++i) {
     int64_t size = t.sizes[3 - i];
@@ -114,14 +131,11 @@ Status tiled_attn::runtime::encodeTensorMap(const Driver *driver,
     dims[i] = static_cast<cuuint64_t>(size);
   }
   cuuint64_t strides[3];
-  TA_RETURN_IF_ERROR(byteStrides(kernel, name, t, item, dims, strides));
+  TA_RETURN_IF_ERROR(byteStrides(kernel, t, dims, strides));
   cuuint32_t box[4] = {param.boxCols, param.boxRows, 1, 1};
   cuuint32_t elementStrides[4] = {1, 1, 1, 1};
-  CUtensorMapDataType type = dtype == TA_DTYPE_BF16
-                                 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   CUresult result = driver->api().tensorMapEncodeTiled(
-      reinterpret_cast<CUtensorMap *>(out), type, 4,
+      reinterpret_cast<CUtensorMap *>(out), t.type, 4,
       reinterpret_cast<void *>(static_cast<uintptr_t>(t.data)), dims, strides,
       box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
       swizzleMode(param.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
@@ -135,4 +149,49 @@ Status tiled_attn::runtime::encodeTensorMap(const Driver *driver,
              "}, byte strides {", strides[0], ", ", strides[1], ", ",
              strides[2], "}, box {", box[0], ", ", box[1], ", 1, 1}, swizzle ",
              param.swizzle));
+}
+
+} // namespace
+
+Status tiled_attn::runtime::encodeTensorMap(const Driver *driver,
+                                            const KernelEntry &kernel,
+                                            const Param &param,
+                                            const ta_tensor &t, ta_dtype dtype,
+                                            unsigned char *out) {
+  MapSource source{kTensorNames[param.tensor],
+                   t.data,
+                   t.sizes,
+                   t.strides,
+                   dtype == TA_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                   itemSize(dtype)};
+  return encode(driver, kernel, param, source, out);
+}
+
+Status tiled_attn::runtime::encodeCaptureTensorMap(const Driver *driver,
+                                                   const KernelEntry &kernel,
+                                                   const Param &param,
+                                                   const ta_capture &c,
+                                                   unsigned char *out) {
+  CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  switch (c.type) {
+  case TA_CAPTURE_I8:
+    type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    break;
+  case TA_CAPTURE_I32:
+    type = CU_TENSOR_MAP_DATA_TYPE_INT32;
+    break;
+  case TA_CAPTURE_F16:
+    type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    break;
+  case TA_CAPTURE_BF16:
+    type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    break;
+  case TA_CAPTURE_F32:
+    break;
+  }
+  // (The manifest reader takes tensor maps of rank-4 captures only, and
+  // findCapture has checked the caller's rank against it.)
+  MapSource source{c.name, c.data, c.sizes, c.strides, type, itemSize(c.type)};
+  return encode(driver, kernel, param, source, out);
 }

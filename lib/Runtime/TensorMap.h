@@ -24,6 +24,14 @@ Status encodeTensorMap(const Driver *driver, const KernelEntry &kernel,
                        const Param &param, const ta_tensor &t, ta_dtype dtype,
                        unsigned char *out);
 
+/// The same for a captured rank-4 view the kernel copies by blocks (a bias
+/// or mask tensor [B|1, H|1, S_q, S_k] of f32, f16, bf16, i32 or bytes): a
+/// dimension broadcast by stride 0 keeps its zero stride, so that the
+/// copies read the same memory at each of its indices.
+Status encodeCaptureTensorMap(const Driver *driver, const KernelEntry &kernel,
+                              const Param &param, const ta_capture &c,
+                              unsigned char *out);
+
 } // namespace tiled_attn::runtime
 
 #endif // TILED_ATTN_LIB_RUNTIME_TENSORMAP_H

@@ -816,6 +816,38 @@ def test_attn_mask_float_and_bool_agree_with_torch(dtype):
         assert rel_l2(ours, theirs) < 1e-2
 
 
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_attn_mask_broadcast_by_stride_zero(d):
+    # Masks broadcast by stride 0 over heads, queries or the batch, with rows
+    # 16-byte aligned (S_k = 144) so that they reach the kernels as views
+    # (the sm_90a kernels copy their blocks with TMA, through a tensor map
+    # with those zero strides), and causal on top.
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the bias and mask kernels of each head dim are sm_90a's")
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q, k, v = qkv(sq=77, sk=144, d=d, dtype=torch.bfloat16, seed=15)
+    g = torch.Generator(device="cuda").manual_seed(16)
+    keep = torch.rand(2, 1, 1, 144, device="cuda", generator=g) > 0.4
+    keep[..., 0] = True
+    masks = (torch.randn(2, 1, 1, 144, dtype=torch.float32, device="cuda", generator=g),
+             torch.randn(1, 1, 77, 144, dtype=torch.float32, device="cuda", generator=g),
+             keep,
+             (torch.rand(1, 3, 1, 144, device="cuda", generator=g) > 0.4) | keep[:1])
+    for mask in masks:
+        for causal in (False, True):
+            dense = mask.expand(2, 3, 77, 144)
+            if causal:
+                tri = torch.ones(77, 144, dtype=torch.bool, device="cuda").tril()
+                dense = (dense & tri if mask.dtype == torch.bool
+                         else dense.double().masked_fill(~tri, -math.inf))
+            with sdpa_kernel(SDPBackend.MATH):
+                theirs = F.scaled_dot_product_attention(
+                    q.double(), k.double(), v.double(),
+                    dense if dense.dtype == torch.bool else dense.double())
+            ours = tiled_attn.sdpa(q, k, v, mask, is_causal=causal)
+            assert rel_l2(ours, theirs) < 1e-2, (tuple(mask.shape), mask.dtype, causal)
+
+
 def test_sdpa_enable_gqa_positional_and_compiled():
     g = torch.Generator(device="cuda").manual_seed(12)
     q = torch.randn(2, 8, 200, 64, dtype=torch.float16, device="cuda", generator=g)

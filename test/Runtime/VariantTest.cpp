@@ -282,3 +282,95 @@ TEST_F(Variant, BlockLoadedCapturesAreAligned) {
   bias.data += 4;
   EXPECT_THAT(chosen(), HasSubstr("cannot be passed to kernel bias"));
 }
+
+TEST_F(Variant, CapturedViewsTakeTensorMaps) {
+  // A Hopper kernel copies its bias and mask blocks with TMA: a tensor map
+  // of each, over the capture's own element type (f32, bytes), with the
+  // strides of the view as given: a dimension broadcast by stride 0 keeps
+  // its zero stride.
+  fakecuda::reset();
+  Json e = kernelEntry("bias_tma");
+  e["arch"] = "sm_90a";
+  e["score_function"] = "bias";
+  e["mask_function"] = "mask";
+  e["captures"] = Json::array();
+  for (const char *name : {"bias", "mask"}) {
+    e["captures"].push_back(
+        {{"name", name},
+         {"function", name},
+         {"kind", "view"},
+         {"dtype", name == std::string("bias") ? "f32" : "i8"},
+         {"rank", 4},
+         {"align_bytes", 16}});
+    e["params"].push_back({{"name", name}, {"kind", "base"}, {"type", "ptr"}});
+  }
+  e["params"].push_back({{"name", "bias"},
+                         {"kind", "tensor_map"},
+                         {"type", "tensor_map"},
+                         {"box", {128, 32}},
+                         {"swizzle", 128}});
+  e["params"].push_back({{"name", "mask"},
+                         {"kind", "tensor_map"},
+                         {"type", "tensor_map"},
+                         {"box", {128, 64}},
+                         {"swizzle", 64}});
+  open({e});
+  ta_capture captures[2] = {
+      // [2, 1, 77, 132] broadcast over 3 heads.
+      viewCapture("bias", TA_CAPTURE_F32, kFarAway + 0x400000, {2, 3, 77, 132},
+                  {77 * 132, 0, 132, 1}),
+      // [1, 1, 1, 144] broadcast over batch, heads and queries.
+      viewCapture("mask", TA_CAPTURE_I8, kFarAway + 0x800000, {2, 3, 77, 144},
+                  {0, 0, 0, 1})};
+  args.score_function = "bias";
+  args.mask_function = "mask";
+  args.captures = captures;
+  args.num_captures = 2;
+  ASSERT_EQ(chosen(), "bias_tma");
+  ASSERT_EQ(fakecuda::tensorMapCalls(), 2);
+  fakecuda::TensorMapCall call = fakecuda::lastTensorMap();
+  EXPECT_EQ(call.dataType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(call.globalAddress),
+            kFarAway + 0x800000);
+  const uint64_t maskDims[4] = {144, 77, 3, 2};
+  const unsigned maskBox[4] = {64, 128, 1, 1};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(call.globalDim[i], maskDims[i]) << i;
+    EXPECT_EQ(call.boxDim[i], maskBox[i]) << i;
+  }
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(call.globalStrides[i], 0u) << i;
+  EXPECT_EQ(call.swizzle, CU_TENSOR_MAP_SWIZZLE_64B);
+
+  // The bias alone, to see its call.
+  fakecuda::reset();
+  e["mask_function"] = "";
+  e["captures"].erase(1);
+  for (size_t i = e["params"].size(); i-- > 0;)
+    if (e["params"][i]["name"] == "mask")
+      e["params"].erase(i);
+  open({e});
+  args.mask_function = nullptr;
+  args.num_captures = 1;
+  ASSERT_EQ(chosen(), "bias_tma");
+  call = fakecuda::lastTensorMap();
+  EXPECT_EQ(call.dataType, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  const uint64_t biasDims[4] = {132, 77, 3, 2};
+  const uint64_t biasStrides[3] = {132 * 4, 0, 77 * 132 * 4};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(call.globalDim[i], biasDims[i]) << i;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(call.globalStrides[i], biasStrides[i]) << i;
+  EXPECT_EQ(call.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+
+  // A float32 box row past its swizzle, and a map of a view of rank 2,
+  // are the manifest's errors.
+  e["params"].back()["box"] = {128, 64};
+  expectOpenError(manifestOf({e}),
+                  {"a box whose rows fit the 128-byte swizzle (64 f32 "
+                   "elements of 'bias' are 256 bytes)"});
+  e["params"].back()["box"] = {128, 32};
+  e["captures"][0]["rank"] = 2;
+  expectOpenError(manifestOf({e}), {"'base', 'size' or 'stride' for a "
+                                    "captured view of rank below 4"});
+}

@@ -591,11 +591,11 @@ LogicalResult LayoutAssignment::stageBlockLoads() {
       }
     if (mmaOperand || (reads.empty() && !staged))
       continue;
-    if (family.family != Family::MmaSync || family.tma)
+    if (isTcgen05())
       return load.emitError()
              << "tilegpu-assign-layouts: a block read in the scores' layout "
-                "(block-loads) is staged by cp.async on mma.sync kernels "
-                "only; not yet by TMA";
+                "(block-loads) is staged on mma.sync and wgmma kernels only; "
+                "not yet into tcgen05's tensor-memory lanes";
     if (load.getTranspose())
       return load.emitError() << "tilegpu-assign-layouts: a block read in the "
                                  "scores' layout is loaded untransposed";
@@ -605,13 +605,26 @@ LogicalResult LayoutAssignment::stageBlockLoads() {
                                           use->get().getType(), use->get());
       use->set(read);
     }
-    // Rows padded to a multiple of 16 bytes (cp.async's 16-byte pieces): 8
-    // floats of a bias, 16 bytes of a mask.
-    seed(load.getResult(),
-         bits == 8 ? SharedEncodingAttr::get(load.getContext(), /*swizzle=*/0,
-                                             /*pad=*/16, /*transposed=*/false)
-                   : family.shared(cast<RankedTensorType>(load.getType()),
-                                   false));
+    // By TMA (the kernel's K and V are): the block in swizzled panels, as
+    // TMA writes them. By cp.async: rows padded to a multiple of 16 bytes
+    // (its 16-byte pieces), 8 floats of a bias, 16 bytes of a mask.
+    auto type = cast<RankedTensorType>(load.getType());
+    Attribute encoding;
+    if (family.tma || family.family != Family::MmaSync) {
+      encoding = tiled_attn::tmaSharedEncoding(
+          load.getContext(), type.getShape(), type.getElementType(), false);
+      if (!encoding)
+        return load.emitError()
+               << "tilegpu-assign-layouts: a block read in the scores' layout "
+                  "is staged by TMA in swizzled panels, which need rows of a "
+                  "multiple of 32 bytes";
+    } else {
+      encoding = bits == 8 ? SharedEncodingAttr::get(load.getContext(),
+                                                     /*swizzle=*/0, /*pad=*/16,
+                                                     /*transposed=*/false)
+                           : family.shared(type, false);
+    }
+    seed(load.getResult(), encoding);
   }
   return success();
 }

@@ -10,6 +10,24 @@
 // GATHER-SAME: !tilegpu.tensor_map<16x64xf16, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "k"
 // GATHER-SAME: !tilegpu.tensor_map<16x64xf16, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "v"
 // GATHER: tilegpu.tma_load %{{.*}} gather(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) into {{.*}} : <16x64xf16, swizzle = 128>, <128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// A bias block (block-loads) is a TMA stream as K and V are: its own map
+// (over the captured view, named after it), a ring of two slots with full
+// and empty mbarriers; its reader waits for the slot, reads it into the
+// scores' layout and releases it.
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
+// RUN:   --tile-schedule="block-loads=1 stages=2" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
+// RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" | FileCheck %s --check-prefix=BIAS
+// BIAS-LABEL: func.func @sdpa_fwd
+// BIAS-SAME: %[[BMAP:[a-z0-9]+]]: !tilegpu.tensor_map<64x32xf32, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "bias"
+// BIAS: %[[RING:.*]] = tilegpu.alloc : <2x64x64xf32, #tilegpu.shared<swizzle = 128>>
+// BIAS-NEXT: %[[FULL:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// BIAS-NEXT: %[[FREE:.*]] = tilegpu.alloc : <2xi64, #tilegpu.shared<>>
+// BIAS: scf.for
+// BIAS: tilegpu.mbarrier_wait %[[FREE]]
+// BIAS-NEXT: tilegpu.tma_load %[[BMAP]][{{.*}}] into %{{.*}}, %[[FULL]][{{.*}}] : <64x32xf32, swizzle = 128>, <64x64xf32, #tilegpu.shared<swizzle = 128>>
+// BIAS: tilegpu.mbarrier_wait %[[FULL]]
+// BIAS-NEXT: tilegpu.local_load %{{.*}} : <64x64xf32, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
+// BIAS: tilegpu.mbarrier_arrive %[[FREE]]
 
 // The wgmma family's loads are TMA's: each view that is loaded gets a tensor
 // map (a new kernel argument tagged with its parameter), each stream a ring

@@ -8,14 +8,22 @@
 // RUN: not tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="warps=3" 2>&1 | FileCheck %s --check-prefix=WARPS3
 // A bias block (tile-vectorize-apply's block-loads) is staged in shared
-// memory, rows padded, and read into the scores' layout where it is used;
-// on wgmma (TMA) not yet:
+// memory, rows padded for cp.async on mma.sync; on wgmma (TMA, as K and V)
+// in 128-byte swizzled panels (32 floats a panel row), a mask's 64 bytes a
+// row in 64-byte ones; read into the scores' layout where it is used. Not
+// yet on tcgen05 (its scores live in tensor memory):
 // RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias block-m=64 block-n=32" \
 // RUN:   --tile-schedule="block-loads=1 stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="warps=4" | FileCheck %s --check-prefix=BLOCK
-// RUN: not tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
-// RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" 2>&1 \
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
+// RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
 // RUN:   | FileCheck %s --check-prefix=BLOCK-TMA
+// RUN: tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask" \
+// RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
+// RUN:   | FileCheck %s --check-prefix=BLOCK-TMA-BYTES
+// RUN: not tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask" \
+// RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=4" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BLOCK-TCGEN05
 // RUN: tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask block-m=64 block-n=32" \
 // RUN:   --tile-schedule="block-loads=1 stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="warps=4" | FileCheck %s --check-prefix=BLOCK-BYTES
@@ -26,7 +34,11 @@
 // BLOCK: scf.for {{.*}} iter_args({{.*}}, %[[B:[^ ]*]] = %{{.*}}) -> ({{.*}}tensor<64x32xf32, #tilegpu.shared<pad = 8>>)
 // BLOCK: tile.convert_layout %[[B]] : tensor<64x32xf32, #tilegpu.shared<pad = 8>> -> tensor<64x32xf32, #tilegpu.mma_sync<acc, warps = 4>>
 // BLOCK: tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xf32> -> tensor<64x32xf32, #tilegpu.shared<pad = 8>>
-// BLOCK-TMA: error: tilegpu-assign-layouts: a block read in the scores' layout (block-loads) is staged by cp.async on mma.sync kernels only; not yet by TMA
+// BLOCK-TMA: %[[B:.*]] = tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xf32> -> tensor<64x64xf32, #tilegpu.shared<swizzle = 128>>
+// BLOCK-TMA: tile.convert_layout %[[B]] : tensor<64x64xf32, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
+// BLOCK-TMA-BYTES: %[[B:.*]] = tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xi8> -> tensor<64x64xi8, #tilegpu.shared<swizzle = 64>>
+// BLOCK-TMA-BYTES: tile.convert_layout %[[B]] : tensor<64x64xi8, #tilegpu.shared<swizzle = 64>> -> tensor<64x64xi8, #tilegpu.wgmma<acc, warpgroups = 1>>
+// BLOCK-TCGEN05: error: tilegpu-assign-layouts: a block read in the scores' layout (block-loads) is staged on mma.sync and wgmma kernels only; not yet into tcgen05's tensor-memory lanes
 // Register tiles no thread can hold are refused before anything unrolls
 // them (D = 256 with 256 x 256 blocks took 203 s and 2.1 GB to compile for
 // sm_80 before), alone or as a loop's carried values, under the SM's
