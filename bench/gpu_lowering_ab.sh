@@ -8,7 +8,8 @@
 #
 #   OUT=DIR bench/gpu_lowering_ab.sh ab|checks BEFORE AFTER AFTER_SM80 RUNTIME_SO STEM
 #
-# "ab" (about 5 minutes): the ALiBi and plain kernels' A/B at D = 128, the
+# "ab" (about 5 minutes): the ALiBi and plain kernels' A/B at D = 128 (or
+# the cases in $CASES, bench_functions_ab.py's), the
 # function checks on sm_90a, check_correctness.py on the new library (as
 # far as it gets in a minute) and memcheck; "checks": the plain grid's A/B
 # (D = 64 and 128), check_softcap.py and gpu_functions.sh (sm_80 included).
@@ -25,8 +26,8 @@ export PYTHONPATH=$PWD/python TILED_ATTN_RUNTIME=$RT PYTHONUNBUFFERED=1
 exec > >(tee "$OUT/$STEM-$PART.log") 2>&1
 nvidia-smi --query-gpu=name --format=csv,noheader
 if [ "$PART" = ab ]; then
-  timeout 110 python3 bench/bench_functions_ab.py --before "$B" --after "$N" --stem "$STEM-functions" \
-    --cases plain,plain-causal,alibi,alibi-causal --rounds 5 --out "$OUT"
+  timeout 170 python3 bench/bench_functions_ab.py --before "$B" --after "$N" --stem "$STEM-functions" \
+    --cases "${CASES:-plain,plain-causal,alibi,alibi-causal}" --rounds 5 --out "$OUT"
   timeout 70 python3 bench/bench_functions.py --library "$N" --check-only --out "$OUT/sm90a" \
     > "$OUT/$STEM-check-functions.txt" 2>&1
   tail -3 "$OUT/$STEM-check-functions.txt"

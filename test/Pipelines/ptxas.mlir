@@ -106,7 +106,7 @@
 // SM90A-PTX: wgmma.commit_group.sync.aligned
 // SM90A-PTX: bar.arrive %r{{[0-9]+}}, %r{{[0-9]+}};
 // SM90A-PTX: wgmma.wait_group.sync.aligned 1
-// SM90A-PTX: mbarrier.arrive.shared.b64
+// SM90A-PTX: @%p{{[0-9]+}} mbarrier.arrive.expect_tx.shared.b64 _, [%r{{[0-9]+}}], %r{{[0-9]+}};
 // SM90A-PTX: wgmma.wait_group.sync.aligned 0
 // SM90A-PTX: bar.sync 1, 256;
 // SM90A-PTX: setmaxnreg.dec.sync.aligned.u32 24;

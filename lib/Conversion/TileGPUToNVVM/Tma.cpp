@@ -118,7 +118,8 @@ struct MBarrierWaitToNVVM final : OpConversionPattern<MBarrierWaitOp> {
 };
 
 /// __syncwarp orders the reads of the warp's lanes before its first lane's
-/// arrive (release semantics, CTA scope).
+/// arrive (release semantics, CTA scope). A predicated one is upstream's
+/// arrive with an expect-tx of no bytes, which takes a predicate operand.
 struct MBarrierArriveToNVVM final : OpConversionPattern<MBarrierArriveOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -131,6 +132,16 @@ struct MBarrierArriveToNVVM final : OpConversionPattern<MBarrierArriveOp> {
         rewriter, loc, threadIdInRole(rewriter, loc), cIdx(rewriter, loc, 32));
     Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
                                         lane, cIdx(rewriter, loc, 0));
+    if (op.getPredicated()) {
+      NVVM::MBarrierArriveExpectTxOp::create(
+          rewriter, loc, /*resultTypes=*/TypeRange{},
+          barrierPointer(rewriter, loc, adaptor.getBarriers(),
+                         adaptor.getIndex()),
+          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 0),
+          NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/first);
+      rewriter.eraseOp(op);
+      return success();
+    }
     auto guard = scf::IfOp::create(rewriter, loc, first, /*withElse=*/false);
     OpBuilder::InsertionGuard g(rewriter);
     rewriter.setInsertionPointToStart(guard.thenBlock());

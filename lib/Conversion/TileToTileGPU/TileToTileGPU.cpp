@@ -892,6 +892,7 @@ LogicalResult SharedMemoryMaterializer::releaseIn(Value value,
   if (handedOn)
     return success();
   OpBuilder b(func.getContext());
+  bool predicated = true;
   if (users.size() == 1 && isa<scf::IfOp>(users.front())) {
     auto branch = cast<scf::IfOp>(users.front());
     if (!branch.elseBlock())
@@ -922,6 +923,9 @@ LogicalResult SharedMemoryMaterializer::releaseIn(Value value,
                                   "mma without its wait";
       last = *waits.begin();
     }
+    // One predicated arrive, but after a read into registers (see
+    // tilegpu.mbarrier_arrive).
+    predicated = !isa<LocalLoadOp>(last);
     b.setInsertionPointAfter(last);
   }
   Value slot =
@@ -934,7 +938,7 @@ LogicalResult SharedMemoryMaterializer::releaseIn(Value value,
     MmaCommitOp::create(b, loc, ticket.empty, slot, issuers,
                         /*joint=*/issuers > 1);
   else
-    MBarrierArriveOp::create(b, loc, ticket.empty, slot);
+    MBarrierArriveOp::create(b, loc, ticket.empty, slot, predicated);
   return success();
 }
 

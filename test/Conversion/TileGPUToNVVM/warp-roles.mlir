@@ -31,8 +31,10 @@
 // CHECK-NEXT: %[[T:.*]] = gpu.thread_id x
 // CHECK-NEXT: %[[LANE:.*]] = arith.remui %[[T]], %c32
 // CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0
-// CHECK-NEXT: scf.if %[[FIRST]] {
-// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// (A K or V slot's release after its wgmma: the first lane's arrive,
+// predicated, not branched around.)
+// CHECK-NOT: scf.if
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c0_i32, predicate = %[[FIRST]] : !llvm.ptr<3>, i32, i1
 // CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
 // CHECK: %[[BELOW:.*]] = arith.cmpi ult, %[[WARP]], %c12
 // CHECK-NEXT: %[[ABOVE:.*]] = arith.cmpi uge, %[[WARP]], %c8

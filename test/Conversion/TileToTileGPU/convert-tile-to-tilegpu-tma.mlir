@@ -13,7 +13,9 @@
 // A bias block (block-loads) is a TMA stream as K and V are: its own map
 // (over the captured view, named after it), a ring of two slots with full
 // and empty mbarriers; its reader waits for the slot, reads it into the
-// scores' layout and releases it.
+// scores' layout and releases it. K's release after its wgmma is one
+// predicated arrive; the bias slot's after its read into registers keeps
+// its branch (tilegpu.mbarrier_arrive).
 // RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
 // RUN:   --tile-schedule="block-loads=1 stages=2" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
 // RUN:   --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2" | FileCheck %s --check-prefix=BIAS
@@ -27,7 +29,11 @@
 // BIAS-NEXT: tilegpu.tma_load %[[BMAP]][{{.*}}] into %{{.*}}, %[[FULL]][{{.*}}] : <64x32xf32, swizzle = 128>, <64x64xf32, #tilegpu.shared<swizzle = 128>>
 // BIAS: tilegpu.mbarrier_wait %[[FULL]]
 // BIAS-NEXT: tilegpu.local_load %{{.*}} : <64x64xf32, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
-// BIAS: tilegpu.mbarrier_arrive %[[FREE]]
+// BIAS: tilegpu.mbarrier_arrive %[[FREE]][%{{.*}}] : <2xi64
+// BIAS: tilegpu.mma_wait
+// BIAS-NEXT: arith.constant 2 : index
+// BIAS-NEXT: arith.remui
+// BIAS-NEXT: tilegpu.mbarrier_arrive %{{.*}}[%{{.*}}] predicated :
 
 // The wgmma family's loads are TMA's: each view that is loaded gets a tensor
 // map (a new kernel argument tagged with its parameter), each stream a ring

@@ -355,6 +355,8 @@ func.func @mbarriers(%s: index, %p: i1) {
   tilegpu.mbarrier_wait %bars[%s], phase(%p) : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
   // CHECK: tilegpu.mbarrier_arrive %[[BARS]][%[[S]]] : <2xi64, #tilegpu.shared<>>
   tilegpu.mbarrier_arrive %bars[%s] : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+  // CHECK: tilegpu.mbarrier_arrive %[[BARS]][%[[S]]] predicated : <2xi64, #tilegpu.shared<>>
+  tilegpu.mbarrier_arrive %bars[%s] predicated : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
   return
 }
 

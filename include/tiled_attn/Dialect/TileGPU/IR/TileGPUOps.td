@@ -422,15 +422,24 @@ def TileGPU_MBarrierArriveOp : TileGPU_Op<"mbarrier_arrive",
     expects one arrival per warp that reads the slot; the producer waits on
     it before refilling the slot.
 
+    Each warp's first lane arrives, after the warp's threads sync. With
+    `predicated`, that lane's arrive is one instruction predicated on the
+    lane, not a branch around it: the block goes on unsplit, which gave the
+    sm_90a plain kernels 3-6% (K's and V's releases after their wgmmas,
+    H100, 2026-12-06); after a read into registers (a bias block's) it cost
+    18%, and convert-tile-to-tilegpu keeps the branch there.
+
     Example:
 
     ```mlir
     tilegpu.mbarrier_arrive %empty[%s] : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
+    tilegpu.mbarrier_arrive %empty[%s] predicated : !tilegpu.buffer<2xi64, #tilegpu.shared<>>
     ```
   }];
-  let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index);
+  let arguments = (ins TileGPU_SharedBuffer:$barriers, Index:$index,
+                       UnitAttr:$predicated);
   let assemblyFormat = [{
-    $barriers `[` $index `]` attr-dict `:` type($barriers)
+    $barriers `[` $index `]` (`predicated` $predicated^)? attr-dict `:` type($barriers)
   }];
   let hasVerifier = 1;
 }
