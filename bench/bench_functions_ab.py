@@ -8,7 +8,9 @@ same process and rounds.
 
 H = 16, B*S = 16k tokens, S 4096 and 16384. Cases: alibi, prefix_lm
 (prefixes of S/4), bias (PyTorch's float32 attn_mask, [B, 1, S, S]), mask
-(its bool attn_mask, a tenth of the pairs hidden at random), document
+(its bool attn_mask, a tenth of the pairs hidden at random), bias16 (a
+bf16 attn_mask of q's dtype: the bias_bf16 kernel, or the float32 bias
+after a conversion in each call), document
 (documents of 1024), plain (no function), each optionally with "-causal". CUDA events after a
 warm-up, the median of each round's median, the two libraries alternating
 within each round on the same random normal inputs; the relative L2
@@ -69,7 +71,8 @@ def main() -> None:
                     help="a library whose plain kernel (no function, the case's causal "
                          "mask) runs in the same rounds, as 'plain', for the ratio to it")
     ap.add_argument("--cases", default="alibi,alibi-causal,prefix_lm",
-                    help="of alibi, prefix_lm, bias, mask, document, plain, each with -causal")
+                    help="of alibi, prefix_lm, bias, bias16, mask, document, plain, each with "
+                         "-causal")
     args = ap.parse_args()
     libraries = {"before": tiled_attn.KernelLibrary.load(args.before),
                  "after": tiled_attn.KernelLibrary.load(args.after)}
@@ -95,6 +98,11 @@ def main() -> None:
                     torch.full((b,), s // 4, dtype=torch.int32, device="cuda"),)}
             elif function == "bias":
                 kwargs = {"attn_mask": torch.randn(b, 1, s, s, device="cuda")}
+            elif function == "bias16":
+                # q's dtype: the bias_bf16 kernel's, or converted to float32
+                # in each call where the library has none.
+                kwargs = {"attn_mask": torch.randn(b, 1, s, s, device="cuda",
+                                                   dtype=torch.bfloat16)}
             elif function == "mask":
                 mask = torch.rand(b, 1, s, s, device="cuda") > 0.1
                 mask[..., 0] = True

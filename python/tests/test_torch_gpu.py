@@ -816,6 +816,36 @@ def test_attn_mask_float_and_bool_agree_with_torch(dtype):
         assert rel_l2(ours, theirs) < 1e-2
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_16bit_attn_mask_runs_as_it_is(dtype):
+    # A float mask of q's 16-bit dtype runs on the bias_bf16 / bias_f16
+    # kernels (sm_90a, D = 128) as it is, no float32 copy: the same values
+    # as the float32 bias's, so the same output up to rounding.
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the 16-bit bias kernels are sm_90a's")
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from tiled_attn.sdpa import takes_16bit_bias
+    q, k, v = qkv(sq=77, sk=144, d=128, dtype=dtype, seed=17)
+    g = torch.Generator(device="cuda").manual_seed(18)
+    for mask in (torch.randn(2, 1, 77, 144, dtype=dtype, device="cuda", generator=g),
+                 torch.randn(77, 131, dtype=dtype, device="cuda", generator=g)[:, :144]):
+        assert takes_16bit_bias(torch, q, mask, None)
+        kk, vv = k[:, :, :mask.shape[-1]], v[:, :, :mask.shape[-1]]
+        for causal in (False, True):
+            ours = tiled_attn.sdpa(q, kk, vv, mask, is_causal=causal)
+            wide = tiled_attn.sdpa(q, kk, vv, mask.float(), is_causal=causal)
+            assert rel_l2(ours, wide) < 1e-3
+            dense = mask.double().expand(2, 3, 77, mask.shape[-1])
+            if causal:
+                tri = torch.ones(77, mask.shape[-1], dtype=torch.bool, device="cuda").tril()
+                dense = dense.masked_fill(~tri, -math.inf)
+            with sdpa_kernel(SDPBackend.MATH):
+                theirs = F.scaled_dot_product_attention(q.double(), kk.double(), vv.double(),
+                                                        dense)
+            assert rel_l2(ours, theirs) < 1e-2, (tuple(mask.shape), causal)
+
+
 @pytest.mark.parametrize("d", [64, 128, 256])
 def test_attn_mask_broadcast_by_stride_zero(d):
     # Masks broadcast by stride 0 over heads, queries or the batch, with rows

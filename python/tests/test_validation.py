@@ -543,3 +543,34 @@ def test_check_no_grad_passes_what_needs_no_gradient() -> None:
     # Not tensors at all: check_inputs' TypeError is for them, not this.
     check_no_grad(GradMode(True), None, 1, "v")
 
+
+
+def test_a_16bit_attn_mask_of_q_dtype_stays_16bit_where_the_library_has_its_kernel() -> None:
+    # With a bias_bf16 kernel for the call (sdpa's takes_16bit_bias), a bf16
+    # attn_mask of a bf16 q is the bias_bf16 function's input as it is: no
+    # float32 copy; its rows of 131 bf16 (262 bytes) padded to 136 for the
+    # 16-byte copies, broadcast over batch and heads by stride 0.
+    from fakes import fake_torch
+
+    from tiled_attn.validation import attn_mask_as_function
+
+    torch = fake_torch()
+    q = FakeTensor((2, 3, 77, 64), dtype="bfloat16")
+    k = FakeTensor((2, 3, 131, 64), dtype="bfloat16")
+    mask = FakeTensor((77, 131), dtype="bfloat16", pointer=0x720000000)
+    name, view = attn_mask_as_function(torch, mask, q, k, None, None, bias_16bit=True)
+    assert name == "bias_bf16" and str(view.dtype) == "torch.bfloat16"
+    assert view.shape == (2, 3, 77, 131) and view.stride() == (0, 0, 136, 1)
+    # An aligned f16 mask of an f16 q: the view itself, as bias_f16's.
+    q16 = FakeTensor((2, 3, 77, 64), dtype="float16")
+    mask16 = FakeTensor((1, 1, 77, 136), dtype="float16", pointer=0x730000000)
+    name, view = attn_mask_as_function(torch, mask16, q16, FakeTensor((2, 3, 136, 64)),
+                                       None, None, bias_16bit=True)
+    assert name == "bias_f16" and view.data_ptr() == 0x730000000
+    assert view.stride() == (0, 0, 136, 1)
+    # Without such a kernel, or of another dtype than q's, it is float32's
+    # bias (a float32 mask as it is).
+    mask32 = FakeTensor((77, 132), dtype="float32", pointer=0x740000000)
+    name, view = attn_mask_as_function(torch, mask32, q, FakeTensor((2, 3, 132, 64)), None,
+                                       None, bias_16bit=True)
+    assert name == "bias" and view.data_ptr() == 0x740000000

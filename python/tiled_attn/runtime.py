@@ -23,7 +23,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_float, c_int, c_int32,
+from ctypes import (POINTER, Structure, addressof, byref, c_char_p, c_double, c_float, c_int, c_int32,
                     c_int64, c_uint32, c_uint64, c_ubyte, c_void_p)
 from dataclasses import dataclass
 from pathlib import Path
@@ -479,10 +479,23 @@ class KernelLibrary:
         args.softcap = 1.0 if kernel.softcap else 0.0
         if kernel.varlen:
             args.varlen = TaVarlen(1, 1, 5 << 20, 5 << 20, 1, 1 + window)
+        # A function kernel is given its functions and captured inputs: each
+        # view of one element at an address of its own, each scalar 0.
+        captures = (TaCapture * max(1, len(kernel.captures)))()
+        for i, (name, _, dtype, rank) in enumerate(kernel.captures):
+            capture = captures[i]
+            capture.name, capture.rank = name.encode(), rank
+            capture.type = CAPTURE_TYPE_NAMES.index(dtype)
+            if rank:
+                capture.data = (8 + i) << 20
+                capture.sizes[:], capture.strides[:] = (1, 1, 1, 1), (1, 1, 1, 1)
+        args.score_function = kernel.score_function.encode() or None
+        args.mask_function = kernel.mask_function.encode() or None
+        args.captures, args.num_captures = addressof(captures), len(kernel.captures)
         args.kernel = kernel.name.encode()
         try:
             self.plan(args, capability)
-        except TiledAttnError:
+        except (TiledAttnError, ValueError):  # (a paged kernel's: no cache given)
             return False
         return True
 

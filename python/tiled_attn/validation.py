@@ -168,14 +168,18 @@ def check_attention_args(attn_mask: Any, dropout_p: Any, is_causal: Any, causal:
 
 
 def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod: Any,
-                          mask_mod: Any) -> Tuple[str, Any]:
+                          mask_mod: Any, bias_16bit: bool = False) -> Tuple[str, Any]:
     """PyTorch's ``attn_mask`` as a function of the library and its captured
     input, a ``[B, H, S_q, S_k]`` view whose broadcast dimensions have stride
     0 (no copy): a bool mask as the ``mask`` mask function
     (kernels/functions/mask.mlir, one byte per element, True: the query sees
     the key), a float one as the ``bias`` score function
     (kernels/functions/bias.mlir, float32: no copy for a float32 mask, a
-    float32 copy of another dtype's). Returns ``("mask" or "bias", view)``.
+    float32 copy of another dtype's), or with ``bias_16bit`` a mask of q's
+    16-bit dtype as it is, as ``bias_bf16`` or ``bias_f16``
+    (kernels/functions/bias_*.mlir: the caller says the library has such a
+    kernel for the call). Returns ``("mask", "bias", "bias_bf16" or
+    "bias_f16", view)``.
     Raises ValueError naming the problem: a mask on another device, of
     another dtype than bool or floating point, that does not broadcast to
     ``[B, H, S_q, S_k]``, or given with a function of the same kind
@@ -204,13 +208,16 @@ def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod:
     mask = attn_mask.reshape(shape)
     if mask.dtype == torch.bool:
         return "mask", aligned_rows(torch, mask).expand(b, h, s_q, s_k)
+    if bias_16bit and mask.dtype == q.dtype and mask.dtype in (torch.bfloat16, torch.float16):
+        name = "bias_bf16" if mask.dtype == torch.bfloat16 else "bias_f16"
+        return name, aligned_rows(torch, mask).expand(b, h, s_q, s_k)
     if mask.dtype != torch.float32:
         mask = mask.to(torch.float32)
     return "bias", aligned_rows(torch, mask).expand(b, h, s_q, s_k)
 
 
 def aligned_rows(torch: Any, t: Any) -> Any:
-    """``t`` (a float32 bias or a bool mask) with a last stride of 1 and a
+    """``t`` (a float32 or 16-bit bias or a bool mask) with a last stride of 1 and a
     16-byte aligned data pointer and strides (of the dimensions longer than
     1), as kernels that copy a bias or mask in 16-byte blocks need (their
     manifest's ``align_bytes``): ``t`` itself when it is so, else a copy
@@ -218,7 +225,8 @@ def aligned_rows(torch: Any, t: Any) -> Any:
     memory-efficient kernel's bias the same way). Under torch.compile the data pointer is not known when
     tracing: the strides decide (a view 4 bytes into its storage is then
     refused by the runtime, naming the padding)."""
-    per16 = 4 if t.dtype == torch.float32 else 16  # elements in 16 bytes
+    # elements in 16 bytes
+    per16 = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}.get(t.dtype, 16)
 
     def aligned(x: Any) -> bool:
         strides = x.stride()

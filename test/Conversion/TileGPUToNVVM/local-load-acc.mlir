@@ -3,12 +3,12 @@
 // tilegpu.local_load of a block in the accumulator's layout (a bias or mask
 // block staged by block-loads): each lane's column pairs (rows g and g + 8,
 // columns 2t and 2t + 1 of each 8-column tile), one vector load of two
-// elements each, from a padded buffer at (row, column), or from TMA's
+// elements each (aligned to the pair's size), from a padded buffer at (row, column), or from TMA's
 // swizzled panels (128 bytes: 32 floats a panel row) at the flat index of
 // the pair's 16-byte chunk xor-ed with the row mod 8.
 
 // CHECK-LABEL: gpu.func @padded
-// CHECK-COUNT-4: vector.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<16x24xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-COUNT-4: vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<16x24xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK-NOT: vector.load
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
   func.func @padded(%o: !tile.view<?x?x?x16xf32>)
@@ -29,7 +29,7 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma
 // CHECK-LABEL: gpu.func @swizzled
 // CHECK: %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<64x64xf32, #gpu.address_space<workgroup>> into memref<4096xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.xori
-// CHECK: vector.load %[[FLAT]][%{{.*}}] : memref<4096xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: vector.load %[[FLAT]][%{{.*}}] {alignment = 8 : i64} : memref<4096xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK-COUNT-15: vector.load %[[FLAT]]
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
   func.func @swizzled(%o: !tile.view<?x?x?x64xf32>)

@@ -38,7 +38,7 @@
 // BLOCK: %[[MIN:.*]] = arith.minsi %[[LEFT]], %c4{{.*}} : index
 // BLOCK: %[[N:.*]] = arith.maxsi %[[MIN]], %c0{{.*}} : index
 // BLOCK: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 4, %{{.*}} {bypassL1} : memref<?x?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>> to memref<64x40xf32, #gpu.address_space<workgroup>>
-// BLOCK: vector.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<64x40xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// BLOCK: vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<64x40xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 
 // tile.wait_prior_grids (the split merge's first op) is griddepcontrol.wait
 // where the chip has grid dependency control (sm_90 on), before the first

@@ -21,6 +21,11 @@
 // RUN: tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask" \
 // RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
 // RUN:   | FileCheck %s --check-prefix=BLOCK-TMA-BYTES
+// RUN: tiled-attn-opt %repo/kernels/functions/bias_bf16.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias_bf16" \
+// RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
+// RUN:   | FileCheck %s --check-prefix=BLOCK-TMA-HALF
+// BLOCK-TMA-HALF: %[[B:.*]] = tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xbf16> -> tensor<64x64xbf16, #tilegpu.shared<swizzle = 128>>
+// BLOCK-TMA-HALF: tile.convert_layout %[[B]] : tensor<64x64xbf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xbf16, #tilegpu.wgmma<acc, warpgroups = 1>>
 // RUN: not tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask" \
 // RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=4" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BLOCK-TCGEN05

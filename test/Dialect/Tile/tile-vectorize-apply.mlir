@@ -11,6 +11,15 @@
 // RUN: tiled-attn-opt %t.mlir --tile-vectorize-apply=block-loads=1 -o %t.blocks.mlir
 // RUN: tiled-attn-run %t.mlir --compare-with=%t.blocks.mlir --equivalence-tolerance=1e-6 --batch=2 --heads=3 --kv-heads=1 \
 // RUN:   --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=bias=Bx1xSqxSk:-2:2 | FileCheck %s --check-prefix=HOST
+// A 16-bit bias (bias_bf16.mlir) is block-loaded as it is, widened in registers:
+// RUN: tiled-attn-opt %repo/kernels/functions/bias_bf16.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias_bf16" \
+// RUN:   --tile-vectorize-apply=block-loads=1 | FileCheck %s --check-prefix=HALF
+// RUN: tiled-attn-opt %repo/kernels/functions/bias_bf16.mlir --tile-generate-sdpa="head-dim=16 variant=top_left+bias_bf16" -o %t.half.mlir
+// RUN: tiled-attn-opt %t.half.mlir --tile-vectorize-apply=block-loads=1 -o %t.half-blocks.mlir
+// RUN: tiled-attn-run %t.half.mlir --compare-with=%t.half-blocks.mlir --equivalence-tolerance=1e-6 --batch=2 --heads=3 --kv-heads=1 \
+// RUN:   --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=bias=Bx1xSqxSk:-2:2 | FileCheck %s --check-prefix=HOST
+// HALF: %[[B:.*]] = tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xbf16> -> tensor<64x64xbf16>
+// HALF-NEXT: arith.extf %[[B]] : tensor<64x64xbf16> to tensor<64x64xf32>
 // RUN: tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=16 variant=none+mask" -o %t.mask.mlir
 // RUN: tiled-attn-opt %t.mask.mlir --tile-vectorize-apply=block-loads=1 -o %t.mask-blocks.mlir
 // RUN: tiled-attn-run %t.mask.mlir --compare-with=%t.mask-blocks.mlir --equivalence-tolerance=1e-6 --batch=2 --heads=3 \

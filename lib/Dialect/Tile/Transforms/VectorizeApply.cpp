@@ -149,11 +149,12 @@ static Value blockIndexOf(OpBuilder &b, Location loc, Value start,
 Value Vectorizer::blockLoad(ReadOp read) {
   OperandRange indices = read.getIndices();
   size_t rank = indices.size();
-  // 32-bit elements (a bias) or bytes (a boolean mask): the GPU copies rows
-  // of S_k of them in 16-byte pieces.
+  // 32- or 16-bit elements (a bias in float32 or the kernel's dtype) or
+  // bytes (a boolean mask): the GPU copies rows of S_k of them in 16-byte
+  // pieces.
   unsigned bits = read.getType().getIntOrFloatBitWidth();
   if (!blockLoads || rank < 2 || indices[rank - 2] != qArg ||
-      indices[rank - 1] != kvArg || (bits != 32 && bits != 8))
+      indices[rank - 1] != kvArg || (bits != 32 && bits != 16 && bits != 8))
     return {};
   SmallVector<Value> at;
   for (Value index : indices.drop_back(2)) {
