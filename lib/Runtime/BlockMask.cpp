@@ -140,14 +140,16 @@ Status tiled_attn::runtime::launchBlockMask(ta_library &library,
   TA_RETURN_IF_ERROR(selectBlockMask(library, args->mask_function,
                                      slot->ccMajor, slot->ccMinor, index));
   const KernelEntry &kernel = library.manifest.blockMasks[index];
+  // (In the device's context: a TMA descriptor, were a captured view
+  // copied so, is encoded in one.)
+  ScopedContext context;
+  TA_RETURN_IF_ERROR(context.enter(*driver, *slot));
   ta_launch_plan plan;
   TA_RETURN_IF_ERROR(packCapturedParams(kernel, captures, count, driver, plan));
   plan.kernel = index;
   plan.grid[0] = static_cast<uint32_t>(args->block_kinds.sizes[2]);
   plan.grid[1] = static_cast<uint32_t>(args->block_kinds.sizes[1]);
   plan.grid[2] = static_cast<uint32_t>(args->block_kinds.sizes[0]);
-  ScopedContext context;
-  TA_RETURN_IF_ERROR(context.enter(*driver, *slot));
   CUfunction function = nullptr;
   TA_RETURN_IF_ERROR(library.blockMaskModules.get(*driver, context.context(),
                                                   kernel, index, slot->ccMajor,

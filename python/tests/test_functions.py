@@ -61,7 +61,7 @@ def mask_entry(name: str) -> Dict[str, Any]:
         for kind in ("size", "stride") for d in range(4 if kind == "size" else 3)]
     return kernel_entry(name, params=params, mask_function="mask",
                         captures=[{"name": "mask", "function": "mask", "kind": "view",
-                                   "dtype": "i8", "rank": 4}])
+                                   "dtype": "i8", "rank": 4, "align_bytes": 16}])
 
 
 ENTRIES = {"plain": kernel_entry("plain"), "bias": bias_entry("bias"),
@@ -159,12 +159,22 @@ def test_a_bool_attn_mask_is_the_mask_function(library, fake_cuda) -> None:
     seen = launched(fake_cuda, library=library, attn_mask=mask)
     assert seen["kernel"] == "mask" and seen["extra"][0] != 0x740000000
     assert seen["extra"][1:] == [2, 3, 77, 131, 77 * 144, 0, 144]
-    # The mask's bytes as int8 or uint8 do too, as mask_mod="mask".
+    # The mask's bytes as int8 or uint8 do too, as mask_mod="mask": the
+    # kernel copies them in 16-byte blocks (its capture's align_bytes, which
+    # KernelInfo.captures says), so rows of 131 bytes come as a copy with
+    # rows of 144, and aligned ones as they are.
+    from tiled_attn import KernelLibrary
+    assert [k.captures for k in KernelLibrary.load(library).kernels
+            if k.mask_function == "mask"] == [(("mask", "mask", "i8", 4, 16),)]
     for dtype in ("int8", "uint8"):
         byte_mask = FakeTensor((2, 3, 77, 131), dtype=dtype, pointer=0x740000000)
         seen = launched(fake_cuda, library=library, mask_mod="mask",
                         mask_mod_args=(byte_mask,))
-        assert seen["kernel"] == "mask"
+        assert seen["kernel"] == "mask" and seen["extra"][0] != 0x740000000
+        assert seen["extra"][1:] == [2, 3, 77, 131, 3 * 77 * 144, 77 * 144, 144]
+    byte_mask = FakeTensor((2, 3, 77, 144), dtype="int8", pointer=0x740000000)
+    seen = launched(fake_cuda, library=library, mask_mod="mask", mask_mod_args=(byte_mask,))
+    assert seen["extra"][0] == 0x740000000
     # A float32 mask for the byte mask is refused, naming the dtypes.
     with pytest.raises(ValueError, match=r"mask_mod_args \(mask\) must be a torch.bool or "
                                          r"torch.int8 or torch.uint8 tensor, got torch.float32"):
@@ -230,7 +240,7 @@ def test_block_mask_kernels_are_listed_apart_and_launch_by_name(open_library,
     assert [k.name for k in library.kernels] == ["plain"]
     (kernel,) = library.block_masks
     assert kernel.mask_function == "document"
-    assert kernel.captures == (("document_ids", "document", "i32", 2),)
+    assert kernel.captures == (("document_ids", "document", "i32", 2, 1),)
     torch = fake_torch()
     ids = FakeTensor((2, 300), dtype="int32", pointer=DOCS)
     captures, count, keep = capture_array(torch, ids.device, kernel.captures,

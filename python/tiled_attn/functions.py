@@ -19,6 +19,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from .errors import NoKernelError
 from .runtime import (CAPTURE_TYPES, CAPTURE_TYPE_NAMES, KernelLibrary, TaCapture,
                       c_string_address)
+from .validation import aligned_rows
 
 #: The ta_sdpa_args fields of a call without functions: score_function,
 #: mask_function, captures, num_captures.
@@ -93,14 +94,18 @@ def paged_fields(torch: Any, library: KernelLibrary, device: Any,
     return (0, 0, addressof(captures), count), keep
 
 
-def capture_array(torch: Any, device: Any, kernel_captures: Sequence[Tuple[str, str, str, int]],
+def capture_array(torch: Any, device: Any,
+                  kernel_captures: Sequence[Tuple[str, str, str, int, int]],
                   groups: Sequence[Tuple[str, Optional[str], Sequence[Any]]]
                   ) -> Tuple[Any, int, List[Any]]:
     """The ta_capture array of a kernel's captured inputs (``kernel_captures``,
-    each ``(name, function, dtype, rank)``), from ``groups``, each ``(what,
-    function, values)``: a function's values in its declared order (``what``
-    names the argument in messages; a None function is skipped). Returns the
-    array, how many it holds, and what must stay alive until the launch.
+    each ``(name, function, dtype, rank, align_bytes)``), from ``groups``,
+    each ``(what, function, values)``: a function's values in its declared
+    order (``what`` names the argument in messages; a None function is
+    skipped). A view the kernel copies in 16-byte blocks (``align_bytes``
+    16) whose rows are not so aligned is passed as a copy with padded rows
+    (:func:`~tiled_attn.validation.aligned_rows`). Returns the array, how
+    many it holds, and what must stay alive until the launch.
 
     Raises ValueError (TypeError for a wrong type) naming the argument:
     captured inputs of the wrong count, type, dtype, rank or device."""
@@ -116,7 +121,7 @@ def capture_array(torch: Any, device: Any, kernel_captures: Sequence[Tuple[str, 
             raise ValueError(f"{what} {name!r} takes {len(wanted)} captured input"
                              f"{'' if len(wanted) == 1 else 's'} ({names}) in {what}_args, "
                              f"got {len(args)}")
-        for (cname, _, dtype, rank), value in zip(wanted, args):
+        for (cname, _, dtype, rank, align), value in zip(wanted, args):
             c = captures[count]
             count += 1
             encoded = cname.encode()
@@ -143,7 +148,9 @@ def capture_array(torch: Any, device: Any, kernel_captures: Sequence[Tuple[str, 
                                  f"{tuple(value.shape)}")
             if value.device != device:
                 raise ValueError(f"{label} must be on {device} (with q), got {value.device}")
-            if value.stride()[-1] != 1 and value.shape[-1] > 1:
+            if align > 1:
+                value = aligned_rows(torch, value)
+            elif value.stride()[-1] != 1 and value.shape[-1] > 1:
                 value = value.clone(memory_format=torch.contiguous_format)
             keep.append(value)
             c.data = value.data_ptr()

@@ -52,7 +52,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 12
+API_VERSION = 13
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -131,7 +131,7 @@ class TaCapture(Structure):
 
 class TaCaptureInfo(Structure):
     _fields_ = [("name", c_char_p), ("function", c_char_p), ("type", c_int),
-                ("rank", c_int32)]
+                ("rank", c_int32), ("align_bytes", c_int32)]
 
 
 class TaSdpaArgs(Structure):
@@ -320,11 +320,13 @@ class KernelInfo:
     #: where Q and K have 192; 0 reads as :attr:`head_dim`.
     head_dim_v: int = 0
     #: The score and mask functions ("" without one) and their captured
-    #: inputs, each ``(name, function, dtype, rank)`` (rank 0: a scalar), in
+    #: inputs, each ``(name, function, dtype, rank, align_bytes)`` (rank 0: a
+    #: scalar; align_bytes 16 for a view the kernel copies by 16-byte blocks,
+    #: whose data pointer and strides must be multiples of it, else 1), in
     #: the order each function declares them.
     score_function: str = ""
     mask_function: str = ""
-    captures: Tuple[Tuple[str, str, str, int], ...] = ()
+    captures: Tuple[Tuple[str, str, str, int, int], ...] = ()
     #: A paged kernel's one page size, smaller than :attr:`block_n` (its key
     #: blocks gathered from several pages), or 0: a paged kernel then takes
     #: the page sizes :attr:`block_n` divides.
@@ -421,7 +423,7 @@ class KernelLibrary:
                    for name in ("head_dim", "block_m", "block_n", "threads", "shared_bytes",
                                 "index_bits", "align_bytes", "num_params")}
         captures = tuple((c.name.decode(), c.function.decode(), CAPTURE_TYPE_NAMES[c.type],
-                          c.rank)
+                          c.rank, c.align_bytes)
                          for c in (info.captures[i] for i in range(info.num_captures)))
         features = frozenset(name for bit, name in enumerate(kernel_features())
                              if info.features >> bit & 1)
@@ -454,9 +456,12 @@ class KernelLibrary:
         """The kernels (also :attr:`kernels`)."""
         return self.kernels
 
-    def runs_on(self, kernel: KernelInfo, capability: Tuple[int, int]) -> bool:
+    def runs_on(self, kernel: KernelInfo, capability: Tuple[int, int],
+                functions: bool = False) -> bool:
         """Whether the runtime would launch ``kernel`` (asked for by name) on a
-        device of ``capability``: the runtime's own architecture rules."""
+        device of ``capability``: the runtime's own architecture rules. A
+        score or mask function's kernel says no unless ``functions``, which
+        asks it with its functions and stand-ins of its captured inputs."""
         args = TaSdpaArgs()
         # One query and key; a window kernel is asked for a top-left causal
         # mask, which it computes where there is more than one key; a softcap
@@ -479,23 +484,25 @@ class KernelLibrary:
         args.softcap = 1.0 if kernel.softcap else 0.0
         if kernel.varlen:
             args.varlen = TaVarlen(1, 1, 5 << 20, 5 << 20, 1, 1 + window)
-        # A function kernel is given its functions and captured inputs: each
-        # view of one element at an address of its own, each scalar 0.
+        # With `functions`, a function kernel is given its functions and
+        # captured inputs: each view of one element at an address of its own,
+        # each scalar 0.
         captures = (TaCapture * max(1, len(kernel.captures)))()
-        for i, (name, _, dtype, rank) in enumerate(kernel.captures):
-            capture = captures[i]
-            capture.name, capture.rank = name.encode(), rank
-            capture.type = CAPTURE_TYPE_NAMES.index(dtype)
-            if rank:
-                capture.data = (8 + i) << 20
-                capture.sizes[:], capture.strides[:] = (1, 1, 1, 1), (1, 1, 1, 1)
-        args.score_function = kernel.score_function.encode() or None
-        args.mask_function = kernel.mask_function.encode() or None
-        args.captures, args.num_captures = addressof(captures), len(kernel.captures)
+        if functions:
+            for i, (name, _, dtype, rank, _) in enumerate(kernel.captures):
+                capture = captures[i]
+                capture.name, capture.rank = name.encode(), rank
+                capture.type = CAPTURE_TYPE_NAMES.index(dtype)
+                if rank:
+                    capture.data = (8 + i) << 20
+                    capture.sizes[:], capture.strides[:] = (1, 1, 1, 1), (1, 1, 1, 1)
+            args.score_function = kernel.score_function.encode() or None
+            args.mask_function = kernel.mask_function.encode() or None
+            args.captures, args.num_captures = addressof(captures), len(kernel.captures)
         args.kernel = kernel.name.encode()
         try:
             self.plan(args, capability)
-        except (TiledAttnError, ValueError):  # (a paged kernel's: no cache given)
+        except TiledAttnError:
             return False
         return True
 

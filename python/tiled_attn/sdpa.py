@@ -30,6 +30,7 @@ import math
 import os
 import struct
 import threading
+import weakref
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
@@ -202,7 +203,7 @@ def sdpa(
             # score function (float), kernels/functions/{mask,bias}.mlir.
             function, view = attn_mask_as_function(
                 torch, attn_mask, q, k, score_mod, mask_mod,
-                bias_16bit=takes_16bit_bias(torch, q, attn_mask, library))
+                bias_16bit=takes_16bit_bias(torch, q, attn_mask, library, kernel))
             if function == "mask":
                 mask_mod, mask_mod_args = function, (view,)
             else:
@@ -357,30 +358,34 @@ def sdpa_eager(
 
 
 def takes_16bit_bias(torch: Any, q: "torch.Tensor", attn_mask: Any,
-                     library: LibraryArg) -> bool:
+                     library: LibraryArg, kernel: Optional[str] = None) -> bool:
     """Whether a float ``attn_mask`` of q's 16-bit dtype runs as it is, on a
     ``bias_bf16`` or ``bias_f16`` kernel (half the bytes of float32, no
     float32 copy): eager calls whose library has such a kernel at q's head
-    dim for q's device. (Under torch.compile the float32 ``bias`` kernels
-    take it, converted: the library is not opened while tracing.)"""
+    dim for q's device, or that name such a kernel. (Under torch.compile
+    the float32 ``bias`` kernels take it, converted: the library is not
+    opened while tracing.)"""
     if (torch.compiler.is_compiling() or attn_mask.dtype is not q.dtype
             or q.dtype not in (torch.bfloat16, torch.float16) or not q.is_cuda):
         return False
-    lib = library_of(library)
     dtype = "bf16" if q.dtype == torch.bfloat16 else "f16"
+    if kernel is not None:
+        return kernel.endswith("_bias_" + dtype)
+    lib = library_of(library)
     capability = torch.cuda.get_device_capability(q.device)
-    key = (id(lib), dtype, q.shape[-1], capability)
-    takes = _BIAS_16BIT.get(key)
-    if takes is None:
-        takes = _BIAS_16BIT[key] = any(
-            kernel.score_function == "bias_" + dtype and kernel.dtype == dtype
-            and kernel.head_dim == q.shape[-1] and lib.runs_on(kernel, capability)
-            for kernel in lib.kernels)
-    return takes
+    answers = _BIAS_16BIT.setdefault(lib, {})
+    key = (dtype, q.shape[-1], capability)
+    if key not in answers:
+        answers[key] = any(
+            k.score_function == "bias_" + dtype and k.dtype == dtype
+            and k.head_dim == q.shape[-1] and lib.runs_on(k, capability, functions=True)
+            for k in lib.kernels)
+    return answers[key]
 
 
-#: takes_16bit_bias's answers by (library, dtype, head dim, capability).
-_BIAS_16BIT: Dict[Tuple[int, str, int, Tuple[int, int]], bool] = {}
+#: takes_16bit_bias's answers of each open library, by (dtype, head dim,
+#: capability).
+_BIAS_16BIT: Any = weakref.WeakKeyDictionary()
 
 
 def library_of(library: LibraryArg) -> KernelLibrary:

@@ -217,7 +217,8 @@ def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod:
 
 
 def aligned_rows(torch: Any, t: Any) -> Any:
-    """``t`` (a float32 or 16-bit bias or a bool mask) with a last stride of 1 and a
+    """``t`` (a float32 or 16-bit bias, a bool mask, any view a kernel copies
+    by 16-byte blocks) with a last stride of 1 and a
     16-byte aligned data pointer and strides (of the dimensions longer than
     1), as kernels that copy a bias or mask in 16-byte blocks need (their
     manifest's ``align_bytes``): ``t`` itself when it is so, else a copy
@@ -226,7 +227,8 @@ def aligned_rows(torch: Any, t: Any) -> Any:
     tracing: the strides decide (a view 4 bytes into its storage is then
     refused by the runtime, naming the padding)."""
     # elements in 16 bytes
-    per16 = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}.get(t.dtype, 16)
+    per16 = {torch.float32: 4, torch.int32: 4, torch.float16: 8,
+             torch.bfloat16: 8}.get(t.dtype, 16)
 
     def aligned(x: Any) -> bool:
         strides = x.stride()

@@ -95,8 +95,11 @@ TEST(VariantInfo, FeaturesByIndex) {
   // page_size follows features (API version 12).
   EXPECT_EQ(offsetof(ta_kernel_info, page_size),
             offsetof(ta_kernel_info, features) + sizeof(uint32_t));
-  EXPECT_EQ(TA_API_VERSION, 12);
-  EXPECT_EQ(ta_api_version(), 12);
+  // align_bytes follows a capture's rank (API version 13).
+  EXPECT_EQ(offsetof(ta_capture_info, align_bytes),
+            offsetof(ta_capture_info, rank) + sizeof(int32_t));
+  EXPECT_EQ(TA_API_VERSION, 13);
+  EXPECT_EQ(ta_api_version(), 13);
 }
 
 TEST(VariantInfo, TheSparseFeatureListsTheBlockMaskArguments) {
@@ -266,6 +269,11 @@ TEST_F(Variant, BlockLoadedCapturesAreAligned) {
   args.captures = &bias;
   args.num_captures = 1;
   EXPECT_EQ(chosen(), "bias");
+  // The C API says so (ta_capture_info.align_bytes).
+  ta_kernel_info info;
+  ASSERT_EQ(ta_library_kernel(library.get(), 0, &info), TA_OK);
+  ASSERT_EQ(info.num_captures, 1);
+  EXPECT_EQ(info.captures[0].align_bytes, 16);
   // Rows of 131 floats (524 bytes) are not.
   bias.sizes[3] = 131;
   bias.strides[0] = 77 * 131;

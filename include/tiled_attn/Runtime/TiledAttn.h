@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 12
+#define TA_API_VERSION 13
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -362,6 +362,10 @@ typedef struct ta_capture_info {
   ta_capture_type type;
   /** 1 to 4 for a view, 0 for a scalar. */
   int32_t rank;
+  /** What a view's data pointer and strides (of its dimensions longer than
+      1; the last is 1) must be multiples of, in bytes: 16 where the kernel
+      copies the view in 16-byte blocks or by TMA, else 1 (API version 13). */
+  int32_t align_bytes;
 } ta_capture_info;
 
 /** One kernel of the library, as its manifest entry describes it. The
