@@ -280,14 +280,12 @@ Status readTensorMapBox(const FieldReader &p, const KernelEntry &kernel,
   if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
     return p.fail("swizzle", "0, 32, 64 or 128 (bytes)", swizzle);
   // A captured view's elements are its own type's.
-  static const char *const kCaptureTypes[] = {"f32", "i32", "f16", "bf16",
-                                              "i8"};
   const KernelEntry::Capture *capture =
       param.capture >= 0 ? &kernel.captures[param.capture] : nullptr;
   int64_t rowBytes =
       cols * (capture ? itemSize(capture->type) : itemSize(kernel.dtype));
   const std::string elements =
-      capture ? concat(kCaptureTypes[capture->type], " elements of '",
+      capture ? concat(captureTypeName(capture->type), " elements of '",
                        capture->name, "'")
               : concat(kernel.dtypeText, " elements");
   if (rowBytes % 16)

@@ -174,7 +174,6 @@ Status findCapture(const KernelEntry &kernel, size_t c,
                    const ta_capture *captures, int32_t count,
                    const ta_capture *&out) {
   const KernelEntry::Capture &capture = kernel.captures[c];
-  static const char *const kTypes[] = {"f32", "i32", "f16", "bf16", "i8"};
   for (int32_t i = 0; i < count; ++i) {
     const ta_capture &given = captures[i];
     if (capture.name != given.name)
@@ -184,10 +183,10 @@ Status findCapture(const KernelEntry &kernel, size_t c,
           "captured input '", capture.name, "' is ",
           given.rank ? concat("a rank-", given.rank, " view of ")
                      : std::string("a scalar "),
-          kTypes[given.type], ", but kernel ", kernel.name, " takes ",
+          captureTypeName(given.type), ", but kernel ", kernel.name, " takes ",
           capture.rank ? concat("a rank-", capture.rank, " view of ")
                        : std::string("a scalar "),
-          kTypes[capture.type]);
+          captureTypeName(capture.type));
     // A view the kernel copies in 16-byte blocks: its address and the
     // strides of its dimensions longer than 1 (the last is 1) aligned.
     uint64_t align = static_cast<uint64_t>(capture.alignBytes);
@@ -200,8 +199,9 @@ Status findCapture(const KernelEntry &kernel, size_t c,
           kernel.name, " as it is: the kernel copies it in ", align,
           "-byte blocks, so its data pointer and the strides of its "
           "dimensions longer than 1 must be multiples of ",
-          align, " bytes (pad its rows: for a [..., S_k] float32 view, to a "
-                 "multiple of ",
+          align,
+          " bytes (pad its rows: for a [..., S_k] float32 view, to a "
+          "multiple of ",
           align / size, " elements)");
     out = &given;
     return Status();

@@ -39,8 +39,8 @@ from .errors import NotSupportedError
 from .functions import NO_FUNCTIONS, function_fields, paged_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       c_string_address, default_library)
-from .validation import (ITEMSIZE, attn_mask_as_function, check_attention_args, check_gqa,
-                         check_inputs, check_no_grad, check_return_lse, check_scale,
+from .validation import (ITEMSIZE, TORCH_DTYPES, attn_mask_as_function, check_attention_args,
+                         check_gqa, check_inputs, check_no_grad, check_return_lse, check_scale,
                          check_softcap, check_tensor, check_window, copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -365,10 +365,10 @@ def takes_16bit_bias(torch: Any, q: "torch.Tensor", attn_mask: Any,
     dim for q's device, or that name such a kernel. (Under torch.compile
     the float32 ``bias`` kernels take it, converted: the library is not
     opened while tracing.)"""
-    if (torch.compiler.is_compiling() or attn_mask.dtype is not q.dtype
-            or q.dtype not in (torch.bfloat16, torch.float16) or not q.is_cuda):
+    dtype = TORCH_DTYPES.get(str(q.dtype))
+    if (torch.compiler.is_compiling() or attn_mask.dtype is not q.dtype or dtype is None
+            or not q.is_cuda):
         return False
-    dtype = "bf16" if q.dtype == torch.bfloat16 else "f16"
     if kernel is not None:
         return kernel.endswith("_bias_" + dtype)
     lib = library_of(library)

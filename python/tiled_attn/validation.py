@@ -208,9 +208,9 @@ def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod:
     mask = attn_mask.reshape(shape)
     if mask.dtype == torch.bool:
         return "mask", aligned_rows(torch, mask).expand(b, h, s_q, s_k)
-    if bias_16bit and mask.dtype == q.dtype and mask.dtype in (torch.bfloat16, torch.float16):
-        name = "bias_bf16" if mask.dtype == torch.bfloat16 else "bias_f16"
-        return name, aligned_rows(torch, mask).expand(b, h, s_q, s_k)
+    if bias_16bit and mask.dtype == q.dtype and str(mask.dtype) in TORCH_DTYPES:
+        return ("bias_" + TORCH_DTYPES[str(mask.dtype)],
+                aligned_rows(torch, mask).expand(b, h, s_q, s_k))
     if mask.dtype != torch.float32:
         mask = mask.to(torch.float32)
     return "bias", aligned_rows(torch, mask).expand(b, h, s_q, s_k)

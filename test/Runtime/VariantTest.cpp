@@ -56,6 +56,24 @@ Json documentEntry(const std::string &name, bool sparse) {
   return e;
 }
 
+/// Adds to entry `e` a captured rank-`rank` view `name` of `dtype`, read by
+/// the function of its name (with `alignBytes`, the manifest's align_bytes),
+/// and its base parameter.
+void addViewCapture(Json &e, const char *name, const char *dtype, int rank,
+                    int alignBytes = 0) {
+  if (!e.contains("captures"))
+    e["captures"] = Json::array();
+  Json capture = {{"name", name},
+                  {"function", name},
+                  {"kind", "view"},
+                  {"dtype", dtype},
+                  {"rank", rank}};
+  if (alignBytes)
+    capture["align_bytes"] = alignBytes;
+  e["captures"].push_back(capture);
+  e["params"].push_back({{"name", name}, {"kind", "base"}, {"type", "ptr"}});
+}
+
 class Variant : public ChoiceTest {
 protected:
   /// Gives document_ids and, with `blockMask`, the four block-mask views.
@@ -221,12 +239,7 @@ TEST_F(Variant, ByteCapturesAreI8) {
   // one byte per element (TA_CAPTURE_I8, API version 9).
   Json e = kernelEntry("mask");
   e["mask_function"] = "mask";
-  e["captures"] = Json::array({{{"name", "mask"},
-                                {"function", "mask"},
-                                {"kind", "view"},
-                                {"dtype", "i8"},
-                                {"rank", 4}}});
-  e["params"].push_back({{"name", "mask"}, {"kind", "base"}, {"type", "ptr"}});
+  addViewCapture(e, "mask", "i8", 4);
   open({e});
   ta_kernel_info info;
   ASSERT_EQ(ta_library_kernel(library.get(), 0, &info), TA_OK);
@@ -254,13 +267,7 @@ TEST_F(Variant, BlockLoadedCapturesAreAligned) {
   // another, naming the capture and the padding that fixes it.
   Json e = kernelEntry("bias");
   e["score_function"] = "bias";
-  e["captures"] = Json::array({{{"name", "bias"},
-                                {"function", "bias"},
-                                {"kind", "view"},
-                                {"dtype", "f32"},
-                                {"rank", 4},
-                                {"align_bytes", 16}}});
-  e["params"].push_back({{"name", "bias"}, {"kind", "base"}, {"type", "ptr"}});
+  addViewCapture(e, "bias", "f32", 4, 16);
   open({e});
   // A [2, 1, 77, 132] bias broadcast over 3 heads: rows of 132 floats.
   ta_capture bias = viewCapture("bias", TA_CAPTURE_F32, kFarAway + 0x400000,
@@ -301,17 +308,8 @@ TEST_F(Variant, CapturedViewsTakeTensorMaps) {
   e["arch"] = "sm_90a";
   e["score_function"] = "bias";
   e["mask_function"] = "mask";
-  e["captures"] = Json::array();
-  for (const char *name : {"bias", "mask"}) {
-    e["captures"].push_back(
-        {{"name", name},
-         {"function", name},
-         {"kind", "view"},
-         {"dtype", name == std::string("bias") ? "f32" : "i8"},
-         {"rank", 4},
-         {"align_bytes", 16}});
-    e["params"].push_back({{"name", name}, {"kind", "base"}, {"type", "ptr"}});
-  }
+  addViewCapture(e, "bias", "f32", 4, 16);
+  addViewCapture(e, "mask", "i8", 4, 16);
   e["params"].push_back({{"name", "bias"},
                          {"kind", "tensor_map"},
                          {"type", "tensor_map"},
