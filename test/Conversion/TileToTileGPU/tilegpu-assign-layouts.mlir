@@ -26,6 +26,11 @@
 // RUN:   | FileCheck %s --check-prefix=BLOCK-TMA-HALF
 // BLOCK-TMA-HALF: %[[B:.*]] = tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xbf16> -> tensor<64x64xbf16, #tilegpu.shared<swizzle = 128>>
 // BLOCK-TMA-HALF: tile.convert_layout %[[B]] : tensor<64x64xbf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xbf16, #tilegpu.wgmma<acc, warpgroups = 1>>
+// A mask block of 16 bytes a row has no swizzled panel for the copies:
+// RUN: not tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask block-m=64 block-n=16" \
+// RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BLOCK-TMA-NARROW
+// BLOCK-TMA-NARROW: error: tilegpu-assign-layouts: a block read in the scores' layout is staged by TMA in swizzled panels, which need rows of a multiple of 32 bytes
 // RUN: not tiled-attn-opt %repo/kernels/functions/mask.mlir --tile-generate-sdpa="head-dim=64 variant=none+mask" \
 // RUN:   --tile-schedule="block-loads=1" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=4" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BLOCK-TCGEN05
