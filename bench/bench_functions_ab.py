@@ -16,7 +16,8 @@ warm-up, the median of each round's median, the two libraries alternating
 within each round on the same random normal inputs; the relative L2
 difference of their outputs is recorded too. Writes the CSV and a plot.
 With --plain LIB, LIB's plain kernel (the same causal mask, no function)
-runs in the same rounds too, as the "plain" rows. (`fold-ab`:
+runs in the same rounds too, as the "plain" rows; each --also NAME=DIR adds
+a library to the rounds (the outputs' difference stays after vs before). (`fold-ab`:
 tile-fold-score-terms; `early-gathers-ab`: tile-early-gathers.)
 """
 
@@ -73,9 +74,17 @@ def main() -> None:
     ap.add_argument("--cases", default="alibi,alibi-causal,prefix_lm",
                     help="of alibi, prefix_lm, bias, bias16, mask, document, plain, each with "
                          "-causal")
+    ap.add_argument("--also", action="append", default=[], metavar="NAME=DIR",
+                    help="another library in the same rounds, as NAME (repeatable: "
+                         "variants of a change side by side)")
     args = ap.parse_args()
     libraries = {"before": tiled_attn.KernelLibrary.load(args.before),
                  "after": tiled_attn.KernelLibrary.load(args.after)}
+    for item in args.also:
+        name, _, path = item.partition("=")
+        if not path or name in libraries or name == "plain":
+            raise SystemExit(f"--also {item!r}: want NAME=DIR with a new NAME")
+        libraries[name] = tiled_attn.KernelLibrary.load(Path(path))
     plain = tiled_attn.KernelLibrary.load(args.plain) if args.plain else None
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()

@@ -14,10 +14,13 @@
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_lse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms=float-positions=0 | FileCheck %s --check-prefix=INTPOS
 // A bias read per score (a term that is no row or key vector) keeps the
-// scale where it is; a block-sparse kernel (two softmax loops) is left
-// alone.
+// scale where it is, the scaled score and the bias one multiply-add (with
+// contract=0 a multiply and an addition); a block-sparse kernel (two
+// softmax loops) is left alone.
 // RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s --check-prefix=BIAS
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias" \
+// RUN:   --tile-vectorize-apply --tile-fold-score-terms=contract=0 | FileCheck %s --check-prefix=NOFMA
 // RUN: tiled-attn-opt %repo/kernels/functions/alibi.mlir --tile-generate-sdpa="head-dim=64 variant=none_sparse+alibi" \
 // RUN:   --tile-vectorize-apply --tile-fold-score-terms | FileCheck %s --check-prefix=SPARSE
 // Numerically: the folded kernels against the generated ones and float64.
@@ -26,6 +29,10 @@
 // RUN: tiled-attn-run %t.mlir --compare-with=%t.folded.mlir --equivalence-tolerance=2e-3 --batch=2 --heads=3 --kv-heads=1 \
 // RUN:   --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=slopes=H:-0.5:0 | FileCheck %s --check-prefix=HOST
 // HOST: 4 passed, 0 failed
+// RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=16 variant=top_left+bias" -o %t.bias.mlir
+// RUN: tiled-attn-opt %t.bias.mlir --tile-vectorize-apply --tile-fold-score-terms -o %t.bias.folded.mlir
+// RUN: tiled-attn-run %t.bias.mlir --compare-with=%t.bias.folded.mlir --equivalence-tolerance=1e-3 --batch=2 --heads=3 --kv-heads=1 \
+// RUN:   --shapes=1x1,100x37,37x100,130x130 --scale=0.4 --capture=bias=BxHxSqxSk:-1:1 | FileCheck %s --check-prefix=HOST
 
 // CHECK-LABEL: func.func @sdpa_fwd
 // CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %arg4 fastmath<afn> : f32
@@ -52,9 +59,9 @@
 
 // ROWS-LABEL: func.func @sdpa_fwd
 // ROWS: scf.for
-// ROWS: %[[X:.*]] = arith.mulf %{{.*}}, %{{.*}} : tensor<64x64xf32>
+// ROWS: %[[K:.*]] = tile.broadcast %{{.*}} along 0 : tensor<64xf32> -> tensor<64x64xf32>
 // ROWS-NOT: arith.subf
-// ROWS: arith.addf %[[X]], %{{.*}} : tensor<64x64xf32>
+// ROWS: math.fma %{{.*}}, %{{.*}}, %[[K]] : tensor<64x64xf32>
 // ROWS: tile.online_softmax %{{.*}} scale(%cst)
 // ROWS: tile.log_sum_exp {{.*}} scale(%cst)
 // ROWS-NEXT: arith.subf
@@ -76,9 +83,21 @@
 
 // BIAS-LABEL: func.func @sdpa_fwd
 // BIAS: scf.for
-// BIAS: arith.mulf %{{.*}} : tensor<64x64xf32>
-// BIAS: tile.gather
+// BIAS: %[[S:.*]] = tile.mma
+// BIAS: %[[B:.*]] = tile.gather
+// BIAS: %[[C:.*]] = tensor.splat %arg4 : tensor<64x64xf32>
+// BIAS: %[[X:.*]] = math.fma %[[S]], %[[C]], %[[B]] : tensor<64x64xf32>
+// BIAS: arith.select %{{.*}}, %[[X]]
 // BIAS: tile.online_softmax %{{.*}} scale(%cst)
+
+// NOFMA-LABEL: func.func @sdpa_fwd
+// NOFMA: scf.for
+// NOFMA: %[[S:.*]] = tile.mma
+// NOFMA: %[[X:.*]] = arith.mulf %[[S]], %{{.*}} : tensor<64x64xf32>
+// NOFMA: %[[B:.*]] = tile.gather
+// NOFMA: arith.addf %[[X]], %[[B]] : tensor<64x64xf32>
+// NOFMA-NOT: math.fma %{{.*}} : tensor<64x64xf32>
+// NOFMA: tile.online_softmax %{{.*}} scale(%cst)
 
 // SPARSE-LABEL: func.func @sdpa_fwd
 // SPARSE-COUNT-2: arith.subf %{{.*}} : tensor<64x64xf32>

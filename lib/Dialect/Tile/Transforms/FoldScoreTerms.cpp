@@ -31,11 +31,17 @@
 // positions times a scalar become positions with that step (ALiBi's
 // `kv_idx * slope / scale`: one multiply-add per key on a GPU).
 //
+// Where the scale cannot move (a term that is a whole tile, such as a bias
+// tensor's block), `contract` (on by default) makes the scaled score and
+// the first term added to it one multiply-add, `math.fma(s, c, t)`: the
+// lowering writes `mul.rn` and `add.rn`, which ptxas never fuses.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -320,6 +326,19 @@ struct TileFoldScoreTermsPass final
           arith::DivFOp::create(b, loc, one, scale, arith::FastMathFlags::afn);
       changed = true;
     }
+    // Where the scale stays in the scores (a tile term, a bias read in the
+    // scores' layout), the scaled score and a term added to it become one
+    // multiply-add: s * c + t as fma(s, c, t).
+    const Term *addend = nullptr;
+    if (contract && !inverse && scoreTerm && scoreTerms == 1 &&
+        scoreTerm->value.hasOneUse()) {
+      for (const Term &term : terms)
+        if (&term != scoreTerm && !term.negated) {
+          addend = &term;
+          break;
+        }
+      changed |= addend != nullptr;
+    }
     if (!changed)
       return;
 
@@ -328,11 +347,17 @@ struct TileFoldScoreTermsPass final
     b.setInsertionPoint(slot->getOwner());
     Value sum;
     SmallVector<Term> rest;
+    if (addend) {
+      Value factor = tensor::SplatOp::create(b, loc, type, scale);
+      sum = math::FmaOp::create(b, loc, scaled, factor, addend->value);
+    }
     for (const Term &term : terms) {
       if (inverse && &term == scoreTerm) {
         sum = scaled;
         continue;
       }
+      if (addend && (&term == scoreTerm || &term == addend))
+        continue;
       Value value = term.value;
       if (inverse) {
         Value vector = rowsOf(value) ? rowsOf(value) : keysOf(value);

@@ -404,6 +404,11 @@ def TileFoldScoreTermsPass
       conversion. Equal below 2^24 (16M) positions. f32 positions times a
       scalar then become positions with that step (`tile.iota ...
       step(%a)`, one multiply-add per key).
+    - with `contract` (on by default), where the scale stays in the scores
+      because a term is a whole tile (a bias tensor's block), the scaled
+      score and the first term added to it become one `math.fma(s, c, t)`
+      (the lowering writes `mul.rn` and `add.rn`, which ptxas never
+      fuses).
 
     ```mlir
     // before
@@ -427,8 +432,12 @@ def TileFoldScoreTermsPass
            "Move the scale from the scores into the softmax">,
     Option<"floatPositions", "float-positions", "bool", /*default=*/"true",
            "Read i32 positions converted to f32 as f32 positions">,
+    Option<"contract", "contract", "bool", /*default=*/"true",
+           "Where the scale stays in the scores, fuse `s * c + t` into one "
+           "math.fma">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
