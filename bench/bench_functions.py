@@ -228,7 +228,8 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--functions", default="alibi,document,bias,mask",
                    help="the functions to time, of alibi, document, bias (a float32 "
-                        "attn_mask) and mask (a bool attn_mask)")
+                        "attn_mask), bias16 (a bf16 one, q's dtype) and mask (a bool "
+                        "attn_mask)")
     p.add_argument("--check-only", action="store_true",
                    help="run the correctness checks only (functions-check CSV)")
     p.add_argument("--replot", type=Path, default=None, metavar="CSV",
@@ -285,6 +286,10 @@ def main() -> int:
                 tensor = None
                 if function == "bias":
                     tensor = torch.randn(b, 1, s, s, device="cuda", dtype=torch.float32)
+                elif function == "bias16":
+                    # of q's dtype, as transformers builds its masks: the
+                    # bias_bf16 kernels read it as it is
+                    tensor = torch.randn(b, 1, s, s, device="cuda", dtype=torch.bfloat16)
                 elif function == "mask":
                     tensor = torch.rand(b, 1, s, s, device="cuda") > 0.1
                     tensor[..., 0] = True
@@ -305,7 +310,7 @@ def main() -> int:
                     block = create_block_mask(doc_mask, b, None, s, s, device="cuda")
                     ours = dict(mask_mod="document", mask_mod_args=(docs,))
                     theirs = dict(block_mask=block)
-                elif function == "bias":
+                elif function in ("bias", "bias16"):
                     block = create_block_mask(causal_mask, None, None, s, s,
                                               device="cuda") if causal else None
                     ours = dict(attn_mask=tensor)
@@ -333,7 +338,7 @@ def main() -> int:
                     theirs_mask = tensor
                     if causal:
                         theirs_mask = (tensor.masked_fill(j_ > i_, float("-inf"))
-                                       if function == "bias" else tensor & (j_ <= i_))
+                                       if function != "mask" else tensor & (j_ <= i_))
                     providers["PyTorch SDPA attn_mask"] = (
                         lambda: F.scaled_dot_product_attention(
                             q, k, v, theirs_mask if function == "mask"

@@ -127,6 +127,16 @@ class FakeTensor:
         view.dtype = self.dtype
         return view
 
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    def to(self, dtype: Any) -> "FakeTensor":
+        """A contiguous copy of another dtype at a new address."""
+        copy = FakeTensor(self.shape, device=str(self.device), pointer=_allocate())
+        copy.dtype = dtype
+        return copy
+
     def copy_(self, src: "FakeTensor") -> "FakeTensor":
         """Copies nothing (fakes hold no data); checks the shapes."""
         assert tuple(src.shape) == tuple(self.shape)

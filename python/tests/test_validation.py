@@ -545,8 +545,33 @@ def test_check_no_grad_passes_what_needs_no_gradient() -> None:
 
 
 
+def test_a_16bit_bias_without_its_kernel_runs_on_a_float32_copy_of_its_own_elements() -> None:
+    # sdpa_eager's choice for a bias of q's 16-bit dtype (eager, and under
+    # torch.compile when the op runs): the view as it is where the call has
+    # a bias_bf16 kernel (here: kernel= names one), else the float32 bias
+    # function on a float32 copy of the [1, 1, S_q, S_k] elements the view
+    # broadcasts, not of its [B, H, S_q, S_k] expansion.
+    from fakes import fake_torch
+
+    from tiled_attn.sdpa import bias_16bit_or_float32
+
+    torch = fake_torch()
+    q = FakeTensor((2, 3, 77, 64), dtype="bfloat16")
+    base = FakeTensor((1, 1, 77, 136), dtype="bfloat16", pointer=0x750000000)
+    base.dtype = q.dtype
+    view = base.expand(2, 3, 77, 136)
+    name, (same,) = bias_16bit_or_float32(torch, q, view, None,
+                                          "sdpa_fwd_sm_90a_bf16_d64_none_bias_bf16", "bias_bf16")
+    assert name == "bias_bf16" and same is view
+    name, (wide,) = bias_16bit_or_float32(torch, q, view, None,
+                                          "sdpa_fwd_sm_90a_bf16_d64_none_bias", "bias_bf16")
+    assert name == "bias" and str(wide.dtype) == "torch.float32"
+    assert wide.shape == (2, 3, 77, 136) and wide.stride() == (0, 0, 136, 1)
+    assert wide.data_ptr() != base.data_ptr()
+
+
 def test_a_16bit_attn_mask_of_q_dtype_stays_16bit_where_the_library_has_its_kernel() -> None:
-    # With a bias_bf16 kernel for the call (sdpa's takes_16bit_bias), a bf16
+    # With bias_16bit (sdpa's, which leaves the kernel to sdpa_eager), a bf16
     # attn_mask of a bf16 q is the bias_bf16 function's input as it is: no
     # float32 copy; its rows of 131 bf16 (262 bytes) padded to 136 for the
     # 16-byte copies, broadcast over batch and heads by stride 0.

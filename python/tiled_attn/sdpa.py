@@ -39,9 +39,10 @@ from .errors import NotSupportedError
 from .functions import NO_FUNCTIONS, function_fields, paged_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       c_string_address, default_library)
-from .validation import (ITEMSIZE, TORCH_DTYPES, attn_mask_as_function, check_attention_args,
-                         check_gqa, check_inputs, check_no_grad, check_return_lse, check_scale,
-                         check_softcap, check_tensor, check_window, copy_reason)
+from .validation import (ITEMSIZE, TORCH_DTYPES, aligned_rows, attn_mask_as_function,
+                         check_attention_args, check_gqa, check_inputs, check_no_grad,
+                         check_return_lse, check_scale, check_softcap, check_tensor,
+                         check_window, copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -201,9 +202,12 @@ def sdpa(
         if attn_mask is not None:
             # PyTorch's mask: the library's mask function (bool) or bias
             # score function (float), kernels/functions/{mask,bias}.mlir.
-            function, view = attn_mask_as_function(
-                torch, attn_mask, q, k, score_mod, mask_mod,
-                bias_16bit=takes_16bit_bias(torch, q, attn_mask, library, kernel))
+            # A mask of q's 16-bit dtype stays 16-bit here; sdpa_eager (the
+            # op's implementation under torch.compile too) runs it on a
+            # bias_bf16/bias_f16 kernel, or on a float32 copy where the
+            # library has none, so compiled and eager calls agree.
+            function, view = attn_mask_as_function(torch, attn_mask, q, k, score_mod,
+                                                   mask_mod, bias_16bit=True)
             if function == "mask":
                 mask_mod, mask_mod_args = function, (view,)
             else:
@@ -273,6 +277,9 @@ def sdpa_eager(
 
     if not _DTYPES:
         _init_dtypes()
+    if score_mod in _BIAS_16BIT_FUNCTIONS and len(score_mod_args) == 1:
+        score_mod, score_mod_args = bias_16bit_or_float32(torch, q, score_mod_args[0], library,
+                                                          kernel, score_mod)
     try:
         device = q.device
         dtype = _DTYPES.get(q.dtype)
@@ -362,9 +369,9 @@ def takes_16bit_bias(torch: Any, q: "torch.Tensor", attn_mask: Any,
     """Whether a float ``attn_mask`` of q's 16-bit dtype runs as it is, on a
     ``bias_bf16`` or ``bias_f16`` kernel (half the bytes of float32, no
     float32 copy): eager calls whose library has such a kernel at q's head
-    dim for q's device, or that name such a kernel. (Under torch.compile
-    the float32 ``bias`` kernels take it, converted: the library is not
-    opened while tracing.)"""
+    dim for q's device, or that name such a kernel. Asked by sdpa_eager,
+    so under torch.compile when the op runs (the library is not opened
+    while tracing), and compiled calls run the kernel eager ones do."""
     dtype = TORCH_DTYPES.get(str(q.dtype))
     if (torch.compiler.is_compiling() or attn_mask.dtype is not q.dtype or dtype is None
             or not q.is_cuda):
@@ -381,6 +388,27 @@ def takes_16bit_bias(torch: Any, q: "torch.Tensor", attn_mask: Any,
             and k.head_dim == q.shape[-1] and lib.runs_on(k, capability, functions=True)
             for k in lib.kernels)
     return answers[key]
+
+
+#: The library's score functions of a bias of q's 16-bit dtype
+#: (kernels/functions/bias_{bf16,f16}.mlir).
+_BIAS_16BIT_FUNCTIONS = ("bias_bf16", "bias_f16")
+
+
+def bias_16bit_or_float32(torch: Any, q: "torch.Tensor", bias: Any, library: LibraryArg,
+                          kernel: Optional[str], function: str) -> Tuple[str, Tuple[Any]]:
+    """A ``[B, H, S_q, S_k]`` bias view of q's 16-bit dtype (attn_mask as
+    attn_mask_as_function made it): ``(function, (bias,))`` where the
+    library has that 16-bit kernel for the call (takes_16bit_bias), else the
+    float32 ``bias`` function on a float32 copy of the view's own elements
+    (its broadcast dimensions stay stride-0 views, not copies)."""
+    if not hasattr(bias, "dtype") or takes_16bit_bias(torch, q, bias, library, kernel):
+        return function, (bias,)
+    own = bias
+    for dim, stride in enumerate(bias.stride()):
+        if stride == 0 and own.shape[dim] > 1:
+            own = own.narrow(dim, 0, 1)
+    return "bias", (aligned_rows(torch, own.to(torch.float32)).expand(*bias.shape),)
 
 
 #: takes_16bit_bias's answers of each open library, by (dtype, head dim,
