@@ -16,7 +16,9 @@
 // 16-byte pieces. A rows vector goes to and from shared memory (the row
 // factors that the softmax hands to the correction warps) one element per
 // row: the thread of each row writes it (the first of its quadrant's column
-// groups) and every thread that holds it reads it.
+// groups) and every thread that holds it reads it. A block in the
+// accumulator's lanes (a bias or mask block staged by TMA) is read from its
+// swizzled panels, 16 bytes of the thread's row at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -369,6 +371,45 @@ LogicalResult checkRowsInSharedMemory(Operation *op, TmemLanesLayoutAttr lanes,
   return success();
 }
 
+/// A block in the accumulator's lanes (a bias or mask block a function
+/// reads at every score, staged by TMA in swizzled panels): each thread
+/// reads its row's columns, 16 bytes at a time (a 16-byte chunk of a panel
+/// row stays whole under the swizzle, which moves whole chunks).
+static FailureOr<Value> loadLanesBlock(OpBuilder &b, Location loc,
+                                       tilegpu::LocalLoadOp op,
+                                       TmemLanesLayoutAttr lanes,
+                                       Value buffer) {
+  BufferType bufferType = op.getBuffer().getType();
+  auto encoding =
+      dyn_cast<tilegpu::SharedEncodingAttr>(bufferType.getEncoding());
+  RankedTensorType type = op.getType();
+  Type element = type.getElementType();
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t regs = lanes.getRegisterCount(type.getShape());
+  int64_t chunk = 16 / std::max<int64_t>(bytes, 1);
+  if (!encoding || encoding.getTransposed() || encoding.getSwizzle() == 0 ||
+      bufferType.getShape().size() != 2 || bytes < 1 || regs % chunk)
+    return op.emitError() << "GPU lowering: reads a block into "
+                          << type.getEncoding()
+                          << " from TMA's swizzled panels only, in 16-byte "
+                             "pieces of a row, not from "
+                          << bufferType;
+  RowAndColumn at(b, loc, lanes, type.getShape()[1], cIdx(b, loc, 0),
+                  cIdx(b, loc, 0));
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+  auto piece = VectorType::get({chunk}, element);
+  SmallVector<Value> pieces;
+  for (int64_t r = 0; r < regs; r += chunk) {
+    Value col = arith::AddIOp::create(b, loc, at.column, cIdx(b, loc, r));
+    pieces.push_back(vector::LoadOp::create(
+        b, loc, piece, flat,
+        ValueRange{swizzledIndex(b, loc, bufferType, at.row, col)},
+        /*nontemporal=*/false, llvm::MaybeAlign(16)));
+  }
+  return concatRegisters(b, loc, pieces);
+}
+
 struct LocalLoadToTmemLanes final : OpConversionPattern<tilegpu::LocalLoadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -377,6 +418,14 @@ struct LocalLoadToTmemLanes final : OpConversionPattern<tilegpu::LocalLoadOp> {
     TmemLanesLayoutAttr lanes = lanesOf(op.getType());
     if (!lanes)
       return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    if (lanes.getKind() == TmemLanesKind::Acc) {
+      FailureOr<Value> block =
+          loadLanesBlock(rewriter, op.getLoc(), op, lanes, adaptor.getBuffer());
+      if (failed(block))
+        return failure();
+      rewriter.replaceOp(op, *block);
+      return success();
+    }
     if (failed(checkRowsInSharedMemory(op, lanes, op.getBuffer().getType())))
       return failure();
     Location loc = op.getLoc();

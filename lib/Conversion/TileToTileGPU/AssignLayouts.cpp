@@ -589,11 +589,6 @@ LogicalResult LayoutAssignment::stageBlockLoads() {
       }
     if (mmaOperand || (reads.empty() && !staged))
       continue;
-    if (isTcgen05())
-      return load.emitError()
-             << "tilegpu-assign-layouts: a block read in the scores' layout "
-                "(block-loads) is staged on mma.sync and wgmma kernels only; "
-                "not yet into tcgen05's tensor-memory lanes";
     // (A transposed 16-bit block is K's, whatever reads it: the mma checks
     // below say what is wrong with it.)
     if (load.getTranspose() && bits == 16)
@@ -730,8 +725,8 @@ LogicalResult LayoutAssignment::run() {
         return WalkResult::advance();
       // A staged block read from shared memory into the accumulator's
       // layout (tilegpu.local_load).
-      if (isa<SharedEncodingAttr>(fromLayout) && to &&
-          to.getKind() == MmaSyncKind::Acc)
+      if (isa<SharedEncodingAttr>(fromLayout) &&
+          ((to && to.getKind() == MmaSyncKind::Acc) || lanes(toLayout)))
         return WalkResult::advance();
       bool sameRegs = from && to &&
                       fromLayout.getTypeID() == toLayout.getTypeID() &&

@@ -464,3 +464,23 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     return
   }
 }
+
+// -----
+
+// A block in tcgen05's accumulator lanes is read from TMA's swizzled panels
+// (16-byte pieces of a row), not from padded rows.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @negative_lanes_block_padded(%o: !tile.view<?x?x?x64xf32>)
+      attributes {tilegpu.shared_bytes = 36864 : i64, tilegpu.warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %buf = tilegpu.alloc offset(0) : !tilegpu.buffer<128x64xf32, #tilegpu.shared<pad = 8>>
+    // expected-error @+2 {{GPU lowering: reads a block into #tilegpu.tmem_lanes<acc, warps = 4> from TMA's swizzled panels only, in 16-byte pieces of a row, not from '!tilegpu.buffer<128x64xf32, #tilegpu.shared<pad = 8>>'}}
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.local_load'}}
+    %acc = tilegpu.local_load %buf
+        : !tilegpu.buffer<128x64xf32, #tilegpu.shared<pad = 8>>
+        -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    tile.store %acc, %o[%c0, %c0, %c0, %c0]
+        : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>, !tile.view<?x?x?x64xf32>
+    return
+  }
+}

@@ -1016,9 +1016,12 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
         failed(touchShared(op, spanOf(buffer.buffer, 0), /*writes=*/false)))
       return failure();
     // A rows vector is read once, after its store: each hand-off of the
-    // factors to the correction warps.
-    if (buffer.kind == SimValue::Buffer &&
-        isa<TmemLanesLayoutAttr>(load.getType().getEncoding())) {
+    // factors to the correction warps. (A block in the accumulator's lanes,
+    // a bias or mask block staged by TMA, is a ring's, which its barriers
+    // pace.)
+    auto lanes = dyn_cast<TmemLanesLayoutAttr>(load.getType().getEncoding());
+    if (buffer.kind == SimValue::Buffer && lanes &&
+        lanes.getKind() == TmemLanesKind::Rows) {
       auto key =
           std::pair(buffer.buffer.offset, rowBlockOf(agent, load.getType()));
       if (!handedOver.erase(key))
