@@ -33,15 +33,18 @@ if Version(transformers.__version__) < Version("4.53"):  # pragma: no cover
 DTYPE_KEYWORD = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
 
 
-def reference_sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False,
-                   causal_align="top_left", window_size=(-1, -1), softcap=0.0, library=None,
-                   kernel=None, out=None):
-    """tiled_attn.sdpa's contract in float64: query i sees key j iff
-    i + shift - left <= j <= i + shift + right (each side unless -1) and, if
-    causal, j <= i + shift; a row that sees nothing gives 0. With softcap > 0
-    the scores s = scale * q.k become softcap * tanh(s / softcap) first."""
+def reference_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                   enable_gqa=False, *, causal=None, causal_align="top_left",
+                   window_size=(-1, -1), softcap=0.0, library=None, kernel=None, out=None):
+    """tiled_attn.sdpa's contract (PyTorch's argument order) in float64:
+    query i sees key j iff i + shift - left <= j <= i + shift + right (each
+    side unless -1), if causal j <= i + shift, and where a bool attn_mask is
+    True (a float one is added to the scores); a row that sees nothing
+    gives 0. With softcap > 0 the scores s = scale * q.k become
+    softcap * tanh(s / softcap) first."""
+    causal = is_causal if causal is None else causal
     CALLS.append(dict(q=tuple(q.shape), k=tuple(k.shape), causal=causal, align=causal_align,
-                      window=tuple(window_size), softcap=softcap))
+                      window=tuple(window_size), softcap=softcap, mask=attn_mask is not None))
     heads, kv_heads = q.shape[1], k.shape[1]
     if kv_heads != heads:
         assert enable_gqa
@@ -61,6 +64,10 @@ def reference_sdpa(q, k, v, causal=False, scale=None, *, enable_gqa=False,
     scores = q.double() @ k.double().transpose(-1, -2) * scale
     if softcap > 0:
         scores = softcap * torch.tanh(scores / softcap)
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        keep = keep & attn_mask
+    elif attn_mask is not None:
+        scores = scores + attn_mask.double()
     scores = scores.masked_fill(~keep, -math.inf)
     result = (torch.softmax(scores, -1).nan_to_num(0.0) @ v.double()).to(q.dtype)
     return result if out is None else out.copy_(result)
@@ -157,7 +164,7 @@ def test_decode_steps_pass_the_last_window_of_keys(cache) -> None:
     assert step["k"][2] == 8 and step["window"] == (-1, -1) and not step["causal"]
 
 
-def test_a_window_mask_without_sliding_window_is_refused() -> None:
+def test_a_window_mask_without_sliding_window_runs_as_a_mask() -> None:
     m = MODELS["mistral"]()
     s = 12
     i, j = torch.arange(s).view(s, 1), torch.arange(s).view(1, s)
@@ -166,14 +173,44 @@ def test_a_window_mask_without_sliding_window_is_refused() -> None:
     kv = torch.randn(1, 4, s, 16)
     layer = m.model.layers[0].self_attn
     ta_tf.set_attn_implementation(m, "tiled_attn")
-    with pytest.raises(NotImplementedError, match="sliding windows not passed as sliding_window"):
-        ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, band)
+    # Not passed as sliding_window: the band is no causal mask, so it runs as
+    # attn_mask (the library's mask kernels), and causal too, as no query
+    # sees a later key.
+    out, _ = ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, band)
+    assert CALLS[-1]["mask"] and CALLS[-1]["causal"] and CALLS[-1]["window"] == (-1, -1)
+    expected = reference_sdpa(q, kv, kv, window_size=(3, 0)).transpose(1, 2)
+    assert torch.allclose(out, expected, atol=1e-5)
     # With it, the mask is read as that window.
     out, _ = ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, band, sliding_window=4)
     assert CALLS[-1]["window"] == (3, 3) and CALLS[-1]["causal"]
     # Another window size does not match the mask.
     with pytest.raises(NotImplementedError, match="a causal mask with a sliding window of 5"):
         ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, band, sliding_window=5)
+
+
+def test_a_padded_causal_mask_runs_causal_with_the_mask() -> None:
+    # A causal mask with left padding: no query sees a later key, so the
+    # mask runs with the causal flag too (the kernels skip the blocks above
+    # the diagonal); one later key seen, and it runs as the mask alone.
+    m = MODELS["mistral"]()
+    s = 10
+    keep = torch.ones(2, 1, s, s, dtype=torch.bool).tril()
+    keep[1, :, :, :3] = False  # row 1 padded by 3 on the left
+    q = torch.randn(2, 4, s, 16)
+    kv = torch.randn(2, 4, s, 16)
+    layer = m.model.layers[0].self_attn
+    ta_tf.set_attn_implementation(m, "tiled_attn")
+    out, _ = ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, keep)
+    assert CALLS[-1]["mask"] and CALLS[-1]["causal"]
+    expected = reference_sdpa(q, kv, kv, keep).transpose(1, 2)
+    assert torch.allclose(out, expected, atol=1e-5)
+    # The next layer's call with the same mask reads it no more (the
+    # refusal is kept for the mask object while its version is unchanged).
+    ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, keep)
+    assert CALLS[-1]["mask"] and CALLS[-1]["causal"]
+    keep[0, :, 2, 5] = True  # a new version: read again
+    ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, keep)
+    assert CALLS[-1]["mask"] and not CALLS[-1]["causal"]
 
 
 @pytest.mark.parametrize("window", [0, -3, 2.5, True])
@@ -273,7 +310,7 @@ def test_gemma2_chunk_and_decode_steps_pass_the_softcap() -> None:
 def test_a_softcap_needs_an_sdpa_that_takes_it(monkeypatch) -> None:
     def sdpa_without_softcap(q, k, v, causal=False, scale=None, *, enable_gqa=False,
                              causal_align="top_left", window_size=(-1, -1), out=None):
-        return reference_sdpa(q, k, v, causal, scale, enable_gqa=enable_gqa,
+        return reference_sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=enable_gqa,
                               causal_align=causal_align, window_size=window_size, out=out)
 
     monkeypatch.setattr(tiled_attn, "sdpa", sdpa_without_softcap)

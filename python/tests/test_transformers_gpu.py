@@ -186,6 +186,41 @@ def test_padded_batch_matches_sdpa(cuda, dtype_name):
     assert torch.equal(out_ids[:, 40], ref_ids[:, 40])
 
 
+def test_padded_causal_prompt_runs_causal(cuda, monkeypatch):
+    # A causal mask with left padding lets no query see a later key: the
+    # integration passes is_causal=True with the mask (the mask kernels
+    # skip the key blocks above the diagonal); a mask with a later key seen
+    # (here: bidirectional rows) does not.
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("the mask kernels are sm_90a's")
+    calls = []
+    real = tiled_attn.sdpa
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs.get("is_causal", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tiled_attn, "sdpa", recording)
+    model = llama(128, "bf16")
+    ids = token_ids(2, 96)
+    mask = torch.ones_like(ids)
+    mask[1, :13] = 0
+    ref = run(model, "sdpa", ids, attention_mask=mask).logits
+    calls.clear()
+    out = run(model, "tiled_attn", ids, attention_mask=mask).logits
+    assert calls and all(calls), calls
+    real_tokens = mask.bool()
+    assert rel_l2(out[real_tokens], ref[real_tokens]) < MAX_REL_L2
+    layer = model.model.layers[0].self_attn
+    q = torch.randn(2, 16, 64, 128, dtype=torch.bfloat16, device="cuda")
+    kv = torch.randn(2, 4, 64, 128, dtype=torch.bfloat16, device="cuda")
+    keep = torch.ones(2, 1, 64, 64, dtype=torch.bool, device="cuda").tril()
+    keep[0, :, 10, 20] = True  # query 10 sees key 20
+    calls.clear()
+    ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, keep)
+    assert calls == [False]
+
+
 def test_all_ones_attention_mask_is_causal(cuda):
     model = llama(64, "fp16")
     ids = token_ids(2, 128)

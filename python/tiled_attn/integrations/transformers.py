@@ -44,8 +44,10 @@ attention layer, ``query`` ``[B, H, S_q, D]``, ``key``/``value``
   case. Any other mask (padding, packed sequences, custom 4D masks, a
   sliding window without ``sliding_window``) runs as
   :func:`tiled_attn.sdpa`'s ``attn_mask`` on the library's ``mask`` and
-  ``bias`` kernels (so far at D = 64, 128 and 256; not with a sliding window or a
-  soft-cap); without them it raises NotImplementedError naming its shape,
+  ``bias`` kernels (so far at D = 64, 96, 128, 192 and 256; not with a
+  sliding window or a soft-cap), causal as well where no query sees a key
+  after its own position (a causal mask with padding: the key blocks
+  above the diagonal are skipped); without them it raises NotImplementedError naming its shape,
   dtype and the first row that is not causal. A query row that sees no key
   (a left-padding position) gives zeros. Reading a
   mask costs one host synchronisation; the result is kept for the mask
@@ -323,9 +325,18 @@ def _masked_sdpa(
     batch, heads, s_q, _ = query.shape
     result = torch.empty(batch, s_q, heads, value.shape[-1], dtype=query.dtype,
                          device=query.device)
+    # A causal mask with padding runs causal too: the same keys, and the key
+    # blocks above the diagonal skipped (half a prefill's work).
+    causal = s_q > 1 and getattr(refusal, "within_causal", False)
     try:
-        tiled_attn.sdpa(query, key, value, attn_mask, scale=scale,
-                        enable_gqa=key.shape[1] != heads, out=result.transpose(1, 2))
+        try:
+            tiled_attn.sdpa(query, key, value, attn_mask, is_causal=causal, scale=scale,
+                            enable_gqa=key.shape[1] != heads, out=result.transpose(1, 2))
+        except tiled_attn.NoKernelError:
+            if not causal:
+                raise
+            tiled_attn.sdpa(query, key, value, attn_mask, scale=scale,
+                            enable_gqa=key.shape[1] != heads, out=result.transpose(1, 2))
     except tiled_attn.NoKernelError as error:
         # The library has no mask (bias) kernels, or none of this dtype,
         # head dim and GPU.
@@ -493,13 +504,14 @@ def _warn_once(key: str, message: str) -> None:
 
 
 class _LastMask:
-    """The last mask read and its offset: every layer of a forward gets the same mask
-    (the sliding-window layers theirs)."""
+    """The last mask read and its offset, or the refusal of a mask that is no
+    causal mask (then run as attn_mask): every layer of a forward gets the
+    same mask (the sliding-window layers theirs)."""
 
     def __init__(self) -> None:
-        self._entry: Optional[Tuple[Any, int, int, int, Optional[int], int]] = None
+        self._entry: Optional[Tuple[Any, int, int, int, Optional[int], Any]] = None
 
-    def get(self, mask: torch.Tensor, s_q: int, s_k: int, window: Optional[int]) -> Optional[int]:
+    def get(self, mask: torch.Tensor, s_q: int, s_k: int, window: Optional[int]) -> Any:
         entry, version = self._entry, _version(mask)
         if entry is None or version is None:
             return None
@@ -510,7 +522,7 @@ class _LastMask:
         return None
 
     def put(self, mask: torch.Tensor, s_q: int, s_k: int, window: Optional[int],
-            offset: int) -> None:
+            offset: Any) -> None:
         version = _version(mask)
         self._entry = (None if version is None
                        else (weakref.ref(mask), version, s_q, s_k, window, offset))
@@ -530,7 +542,10 @@ _LAST_MASK = _LastMask()
 class _NotCausalMask(NotImplementedError):
     """A mask that is no causal mask (padding, packed sequences, a custom 4D
     mask): :func:`_masked_sdpa` runs it on the library's mask or bias kernels where
-    there are some."""
+    there are some. ``within_causal``: no query sees a key after its own
+    position (top-left), as with a causal mask and padding."""
+
+    within_causal = False
 
 
 def _causal_offset(mask: Any, s_q: int, s_k: int, window: Optional[int] = None) -> int:
@@ -543,6 +558,10 @@ def _causal_offset(mask: Any, s_q: int, s_k: int, window: Optional[int] = None) 
     """
     _check_mask_shape(mask, s_q, s_k)
     cached = _LAST_MASK.get(mask, s_q, s_k, window)
+    if isinstance(cached, _NotCausalMask):  # a fresh one: no traceback piling up
+        refusal = _NotCausalMask(str(cached))
+        refusal.within_causal = cached.within_causal
+        raise refusal
     if cached is not None:
         return cached
     keep, odd = _keep(mask[..., :s_k])
@@ -561,10 +580,17 @@ def _causal_offset(mask: Any, s_q: int, s_k: int, window: Optional[int] = None) 
     ok = (keep == expected).all()
     if odd is not None:
         ok = ok & ~odd.any()
-    ok_host, seen_host, offset_host = torch.stack([ok.long(), seen.long(),
-                                                   offset.long()]).tolist()
+    # Read in the same synchronisation: whether the mask lets no query see a
+    # key after its own position (a causal mask with padding), which
+    # _masked_sdpa then runs causal (the blocks above the diagonal skipped).
+    within = ~(keep & (cols > rows)).any()
+    ok_host, seen_host, offset_host, within_host = torch.stack(
+        [ok.long(), seen.long(), offset.long(), within.long()]).tolist()
     if not ok_host or seen_host == 0:
-        raise _NotCausalMask(_mask_error(mask, keep, odd, expected, seen_host, window))
+        refusal = _NotCausalMask(_mask_error(mask, keep, odd, expected, seen_host, window))
+        refusal.within_causal = bool(within_host) and window is None
+        _LAST_MASK.put(mask, s_q, s_k, window, refusal)
+        raise refusal
     _LAST_MASK.put(mask, s_q, s_k, window, offset_host)
     return offset_host
 
