@@ -6,7 +6,7 @@ same process and rounds.
     python3 bench/bench_functions_ab.py --before DIR --after DIR [--stem fold-ab]
         [--cases alibi,alibi-causal,prefix_lm] [--out bench/results/functions]
 
-H = 16, B*S = 16k tokens, S 4096 and 16384. Cases: alibi, prefix_lm
+H = 16, B*S = 16k tokens, S 4096 and 16384 (--head-dim D: H = 2048 / D). Cases: alibi, prefix_lm
 (prefixes of S/4), bias (PyTorch's float32 attn_mask, [B, 1, S, S]), mask
 (its bool attn_mask, a tenth of the pairs hidden at random), bias16 (a
 bf16 attn_mask of q's dtype: the bias_bf16 kernel, or the float32 bias
@@ -52,7 +52,7 @@ def plot(csv_path: Path) -> None:
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cases))])
     ax.set_xticklabels(cases, fontsize=7)
     ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"{csv_path.name.split('_')[0]}, sm_90a bf16 D128: {rows[0]['device']}, "
+    ax.set_title(f"{csv_path.name.split('_')[0]}, bf16 D{rows[0]['d']}: {rows[0]['device']}, "
                  f"{rows[0]['date']}", fontsize=9)
     ax.legend()
     fig.tight_layout()
@@ -74,6 +74,8 @@ def main() -> None:
     ap.add_argument("--cases", default="alibi,alibi-causal,prefix_lm",
                     help="of alibi, prefix_lm, bias, bias16, mask, document, plain, each with "
                          "-causal")
+    ap.add_argument("--head-dim", type=int, default=128,
+                    help="D (H = 2048 / D heads; default 128, 16 heads)")
     ap.add_argument("--also", action="append", default=[], metavar="NAME=DIR",
                     help="another library in the same rounds, as NAME (repeatable: "
                          "variants of a change side by side)")
@@ -89,7 +91,8 @@ def main() -> None:
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
     torch.manual_seed(0)
-    h, d = 16, 128
+    d = args.head_dim
+    h = 2048 // d
     rows = []
     for case_name in args.cases.split(","):
         function, causal = case_name.removesuffix("-causal"), case_name.endswith("-causal")

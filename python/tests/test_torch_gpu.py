@@ -826,17 +826,20 @@ def test_attn_mask_float_and_bool_agree_with_torch(dtype):
         assert rel_l2(ours, masked_math_reference(q, k, v, mask)) < 1e-2
 
 
+@pytest.mark.parametrize("d", [64, 96, 128, 192, 256])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_16bit_attn_mask_runs_as_it_is(dtype):
+def test_16bit_attn_mask_runs_as_it_is(dtype, d):
     # A float mask of q's 16-bit dtype runs on the bias_bf16 / bias_f16
-    # kernels (sm_90a, D = 128) as it is, no float32 copy: the same values
+    # kernels (sm_90a) as it is, no float32 copy: the same values
     # as the float32 bias's, so the same output up to rounding (the two
     # kernels take 128- and 64-key blocks, so their probabilities round to
     # q's dtype against different running maxima: within half a bf16 ulp).
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("the 16-bit bias kernels are sm_90a's")
     from tiled_attn.sdpa import takes_16bit_bias
-    q, k, v = qkv(sq=77, sk=144, d=128, dtype=dtype, seed=17)
+    q, k, v = qkv(sq=77, sk=144, d=d, dtype=dtype, seed=17)
+    if not takes_16bit_bias(torch, q, torch.zeros(1, dtype=dtype, device="cuda"), None):
+        pytest.skip(f"the library has no 16-bit bias kernel at D = {d}")
     g = torch.Generator(device="cuda").manual_seed(18)
     for mask in (torch.randn(2, 1, 77, 144, dtype=dtype, device="cuda", generator=g),
                  torch.randn(77, 131, dtype=dtype, device="cuda", generator=g)[:, :144]):
