@@ -31,34 +31,15 @@ from pathlib import Path
 import torch
 
 import tiled_attn
-from common import RESULTS, median_ms, write_csv
+from common import RESULTS, grouped_bars, median_ms, write_csv
 
 
 def plot(csv_path: Path) -> None:
     import csv
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    rows = list(csv.DictReader(csv_path.open()))
-    cases = list(dict.fromkeys(r["case"] for r in rows))
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    libs = list(dict.fromkeys(r["library"] for r in rows))
-    width = 0.8 / len(libs)
-    for i, lib in enumerate(libs):
-        ys = [next(float(r["tflops"]) for r in rows if r["case"] == c and r["library"] == lib)
-              for c in cases]
-        ax.bar([x + i * width for x in range(len(cases))], ys, width, label=lib)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cases))])
-    ax.set_xticklabels(cases, fontsize=7)
-    ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"{csv_path.name.split('_')[0]}, bf16 D{rows[0]['d']}: {rows[0]['device']}, "
-                 f"{rows[0]['date']}", fontsize=9)
-    ax.legend()
-    fig.tight_layout()
-    out = csv_path.with_suffix(".png")
-    fig.savefig(out, dpi=120)
-    print(f"wrote {out}")
+    first = next(csv.DictReader(csv_path.open()))
+    grouped_bars(csv_path, "library", "TFLOP/s",
+                 f"{csv_path.name.split('_')[0]}, bf16 D{first['d']}")
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 import tiled_attn
 import tiled_attn.integrations.transformers as ta_tf
-from common import RESULTS, median_ms, rel_l2, try_plot, write_csv
+from common import RESULTS, grouped_bars, median_ms, rel_l2, try_plot, write_csv
 
 
 class _Layer(torch.nn.Module):
@@ -36,28 +36,8 @@ class _Layer(torch.nn.Module):
 
 
 def plot(csv_path: Path) -> None:
-    import csv
-
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    rows = list(csv.DictReader(csv_path.open()))
-    cases = list(dict.fromkeys(r["case"] for r in rows))
-    names = list(dict.fromkeys(r["provider"] for r in rows))
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    width = 0.8 / len(names)
-    for i, name in enumerate(names):
-        ys = [next(float(r["tflops"]) for r in rows if r["case"] == c and r["provider"] == name)
-              for c in cases]
-        ax.bar([x + i * width for x in range(len(cases))], ys, width, label=name)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cases))])
-    ax.set_xticklabels(cases, fontsize=7)
-    ax.set_ylabel("TFLOP/s (causal pairs)")
-    ax.set_title(f"left-padded prompts, bf16 D128 GQA 32/8: {rows[0]['device']}, "
-                 f"{rows[0]['date']}", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(csv_path.with_suffix(".png"), dpi=120)
+    grouped_bars(csv_path, "provider", "TFLOP/s (causal pairs)",
+                 "left-padded prompts, bf16 D128 GQA 32/8")
 
 
 def main() -> None:

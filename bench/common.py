@@ -115,6 +115,34 @@ def write_csv(out_dir, stem: str, device: str, date: str, rows: list[dict]):
     return path
 
 
+def grouped_bars(csv_path, series: str, ylabel: str, title: str, group: str = "case"):
+    """A bar chart of a CSV this package wrote: TFLOP/s (the ``tflops``
+    column) of each ``series`` value side by side within each ``group``
+    value, saved next to the CSV as a PNG; returns its path."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = list(csv.DictReader(Path(csv_path).open()))
+    groups = list(dict.fromkeys(r[group] for r in rows))
+    names = list(dict.fromkeys(r[series] for r in rows))
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        ys = [next(float(r["tflops"]) for r in rows if r[group] == g and r[series] == name)
+              for g in groups]
+        ax.bar([x + i * width for x in range(len(groups))], ys, width, label=name)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(groups))])
+    ax.set_xticklabels(groups, fontsize=7)
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{title}: {rows[0]['device']}, {rows[0]['date']}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = Path(csv_path).with_suffix(".png")
+    fig.savefig(out, dpi=120)
+    print(f"wrote {out}")
+    return out
+
+
 def try_plot(plot, csv_path) -> None:
     """plot(csv_path), or a note when matplotlib is missing (the CSV stands;
     the script's --replot draws it later)."""
