@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A batched prompt with left padding, as transformers' attention function
 gets it (a causal mask with padding, bool, [B, 1, S, S]), through the
-integration: causal with the mask since 2026-12-06 (its time includes the
-integration's reading of the mask, a host synchronisation per call), the
+integration: causal with the mask since 2026-12-06 (its reading of the
+mask, one host synchronisation, comes with the first call and is kept for
+the mask, as for a forward's later layers), the
 same kernel called directly, the mask without the causal flag (every key
 block visited, as the integration ran it before) and PyTorch's SDPA with
 the mask, in the same interleaved rounds.
@@ -10,8 +11,8 @@ the mask, in the same interleaved rounds.
     python3 bench/bench_padded_prefill.py [--out DIR] [--rounds 5]
 
 bf16, Llama's attention shape (32 query heads on 8 KV heads, D = 128),
-batch 4 at S = 2k and 4k and batch 1 at 16k, rows padded by 0, S/8, S/4 and
-S/2 tokens. CUDA events after a warm-up, the median of each round's
+batch 4 at S = 2k and 4k (rows padded by 0, S/8, S/4 and 3S/8 tokens)
+and batch 1 at 16k (padded by S/4). CUDA events after a warm-up, the median of each round's
 median; TFLOP/s count the causal half of the pairs. Writes a CSV and a plot.
 """
 

@@ -1481,11 +1481,15 @@ def test_the_custom_op_takes_softcap() -> None:
     torch = pytest.importorskip("torch")
     from tiled_attn import ops
 
-    assert ops.SCHEMA.endswith("int[2] window_size=[-1, -1], float softcap=0.0) -> Tensor")
+    # softcap after the window, then the functions' arguments (score_mod,
+    # mask_mod and their captured tensors, a block mask's lists).
+    assert "int[2] window_size=[-1, -1], float softcap=0.0, str? score_mod=None" in ops.SCHEMA
+    assert ops.SCHEMA.endswith("Tensor[]? block_mask=None) -> Tensor")
     schema = torch.ops.tiled_attn.sdpa.default._schema
     (softcap,) = [a for a in schema.arguments if a.name == "softcap"]
     assert str(softcap.type) == "float" and softcap.default_value == 0.0
-    assert schema.arguments[-1].name == "softcap"
+    names = [a.name for a in schema.arguments]
+    assert names[names.index("softcap") + 1] == "score_mod"
 
 
 # ================================================================ the rows' log-sum-exps
@@ -1581,7 +1585,7 @@ def test_the_custom_op_with_lse_returns_two_tensors() -> None:
     from tiled_attn import ops
 
     assert ops.LSE_SCHEMA.startswith("sdpa_lse(")
-    assert ops.LSE_SCHEMA.endswith("float softcap=0.0) -> (Tensor, Tensor)")
+    assert ops.LSE_SCHEMA.endswith("Tensor[]? block_mask=None) -> (Tensor, Tensor)")
     schema = torch.ops.tiled_attn.sdpa_lse.default._schema
     assert len(schema.returns) == 2
     q = torch.empty(2, 3, 5, 64, dtype=torch.float16, device="meta")

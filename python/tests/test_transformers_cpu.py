@@ -211,6 +211,14 @@ def test_a_padded_causal_mask_runs_causal_with_the_mask() -> None:
     keep[0, :, 2, 5] = True  # a new version: read again
     ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, keep)
     assert CALLS[-1]["mask"] and not CALLS[-1]["causal"]
+    # A float mask: its values other than 0 and the minimum are added to
+    # scores the query sees, so one above the diagonal is a later key seen.
+    additive = torch.zeros(2, 1, s, s).masked_fill(~keep, torch.finfo(torch.float32).min)
+    additive[0, :, 2, 5] = torch.finfo(torch.float32).min
+    additive[1, :, 6, 8] = -1.5
+    out, _ = ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, additive)
+    assert CALLS[-1]["mask"] and not CALLS[-1]["causal"]
+    assert torch.allclose(out, reference_sdpa(q, kv, kv, additive).transpose(1, 2), atol=1e-5)
 
 
 @pytest.mark.parametrize("window", [0, -3, 2.5, True])

@@ -177,8 +177,9 @@ def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod:
     (kernels/functions/bias.mlir, float32: no copy for a float32 mask, a
     float32 copy of another dtype's), or with ``bias_16bit`` a mask of q's
     16-bit dtype as it is, as ``bias_bf16`` or ``bias_f16``
-    (kernels/functions/bias_*.mlir: the caller says the library has such a
-    kernel for the call). Returns ``("mask", "bias", "bias_bf16" or
+    (kernels/functions/bias_*.mlir; sdpa passes ``bias_16bit`` always, and
+    sdpa_eager runs such a view on a float32 copy where the library has no
+    16-bit kernel for the call: sdpa.bias_16bit_or_float32). Returns ``("mask", "bias", "bias_bf16" or
     "bias_f16", view)``.
     Raises ValueError naming the problem: a mask on another device, of
     another dtype than bool or floating point, that does not broadcast to

@@ -103,7 +103,7 @@ import inspect
 import re
 import warnings
 import weakref
-from typing import Any, Callable, FrozenSet, Optional, Tuple
+from typing import Any, Callable, FrozenSet, NamedTuple, Optional, Tuple
 
 import torch
 import transformers
@@ -548,6 +548,18 @@ class _NotCausalMask(NotImplementedError):
     within_causal = False
 
 
+class _Refusal(NamedTuple):
+    """What _causal_offset found of a mask that is no causal mask: the
+    refusal's message and whether the mask lets no query see a later key."""
+    message: str
+    within_causal: bool
+
+    def error(self) -> "_NotCausalMask":
+        refusal = _NotCausalMask(self.message)
+        refusal.within_causal = self.within_causal
+        return refusal
+
+
 def _causal_offset(mask: Any, s_q: int, s_k: int, window: Optional[int] = None) -> int:
     """The ``o >= 0`` such that ``mask[..., :s_k]`` lets query ``i`` see exactly the
     keys ``j <= i + o`` (and ``j > i + o - window`` with a sliding window), in
@@ -558,10 +570,8 @@ def _causal_offset(mask: Any, s_q: int, s_k: int, window: Optional[int] = None) 
     """
     _check_mask_shape(mask, s_q, s_k)
     cached = _LAST_MASK.get(mask, s_q, s_k, window)
-    if isinstance(cached, _NotCausalMask):  # a fresh one: no traceback piling up
-        refusal = _NotCausalMask(str(cached))
-        refusal.within_causal = cached.within_causal
-        raise refusal
+    if isinstance(cached, _Refusal):
+        raise cached.error()
     if cached is not None:
         return cached
     keep, odd = _keep(mask[..., :s_k])
@@ -583,14 +593,18 @@ def _causal_offset(mask: Any, s_q: int, s_k: int, window: Optional[int] = None) 
     # Read in the same synchronisation: whether the mask lets no query see a
     # key after its own position (a causal mask with padding), which
     # _masked_sdpa then runs causal (the blocks above the diagonal skipped).
-    within = ~(keep & (cols > rows)).any()
+    # (A float mask's other finite values are added to visible scores.)
+    visible = keep if odd is None else keep | odd
+    within = ~(visible & (cols > rows)).any()
     ok_host, seen_host, offset_host, within_host = torch.stack(
         [ok.long(), seen.long(), offset.long(), within.long()]).tolist()
     if not ok_host or seen_host == 0:
-        refusal = _NotCausalMask(_mask_error(mask, keep, odd, expected, seen_host, window))
-        refusal.within_causal = bool(within_host) and window is None
-        _LAST_MASK.put(mask, s_q, s_k, window, refusal)
-        raise refusal
+        # Kept as its message and flag, never raised itself: a raised one's
+        # traceback would hold this call's tensors while it is cached.
+        verdict = _Refusal(_mask_error(mask, keep, odd, expected, seen_host, window),
+                           bool(within_host) and window is None)
+        _LAST_MASK.put(mask, s_q, s_k, window, verdict)
+        raise verdict.error()
     _LAST_MASK.put(mask, s_q, s_k, window, offset_host)
     return offset_host
 

@@ -405,10 +405,11 @@ def TileFoldScoreTermsPass
       scalar then become positions with that step (`tile.iota ...
       step(%a)`, one multiply-add per key).
     - with `contract` (on by default), where the scale stays in the scores
-      because a term is a whole tile (a bias tensor's block), the scaled
-      score and the first term added to it become one `math.fma(s, c, t)`
-      (the lowering writes `mul.rn` and `add.rn`, which ptxas never
-      fuses).
+      (a term that is a whole tile, such as a bias tensor's block, or
+      `scale=0`), the scaled score and the first term added to it (the
+      first of the sum's added terms, a tile or a vector) become one
+      `math.fma(s, c, t)` (the lowering writes `mul.rn` and `add.rn`,
+      which ptxas never fuses).
 
     ```mlir
     // before
