@@ -20,18 +20,18 @@ ta_library::ta_library(Manifest manifestIn)
   std::set<std::pair<int32_t, int32_t>> dims;
   // The C API's view of each kernel's captured inputs, pointing into the
   // manifest's strings, which stay where they are from here on.
+  auto info = [](const KernelEntry::Capture &capture) {
+    return ta_capture_info{capture.name.c_str(), capture.function.c_str(),
+                           capture.type, capture.rank, capture.alignBytes};
+  };
   for (KernelEntry &k : manifest.kernels)
     for (const KernelEntry::Capture &capture : k.captures)
-      k.captureInfos.push_back({capture.name.c_str(), capture.function.c_str(),
-                                capture.type, capture.rank,
-                                capture.alignBytes});
+      k.captureInfos.push_back(info(capture));
   // A block mask kernel's: its function's captured inputs, not the three
   // the call adds (seq_q, seq_k, block_kinds, its last).
   for (KernelEntry &k : manifest.blockMasks)
     for (size_t c = 0; c + 3 < k.captures.size(); ++c)
-      k.captureInfos.push_back(
-          {k.captures[c].name.c_str(), k.captures[c].function.c_str(),
-           k.captures[c].type, k.captures[c].rank, k.captures[c].alignBytes});
+      k.captureInfos.push_back(info(k.captures[c]));
   const std::vector<KernelEntry> &kernels = manifest.kernels;
   for (int32_t i = 0; i < static_cast<int32_t>(kernels.size()); ++i) {
     const KernelEntry &k = kernels[i];

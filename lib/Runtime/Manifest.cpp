@@ -321,9 +321,7 @@ Status readFunctions(const FieldReader &r, KernelEntry &kernel) {
     TA_RETURN_IF_ERROR(c.string("function", capture.function));
     int kind = 0, dtype = 0;
     TA_RETURN_IF_ERROR(c.choice("kind", {"view", "scalar"}, kind));
-    // (ta_capture_type's order: captureTypeName.)
-    TA_RETURN_IF_ERROR(
-        c.choice("dtype", {"f32", "i32", "f16", "bf16", "i8"}, dtype));
+    TA_RETURN_IF_ERROR(c.choice("dtype", captureTypeNames(), dtype));
     capture.type = static_cast<ta_capture_type>(dtype);
     int64_t rank = 0;
     TA_RETURN_IF_ERROR(kind == 0 ? c.integer("rank", 1, 4, rank)

@@ -253,12 +253,19 @@ Status readManifest(const std::string &root, Manifest &manifest);
 /// Bytes per element of a ta_dtype (both are 16-bit floats).
 inline uint32_t itemSize(ta_dtype /*dtype*/) { return 2; }
 
-/// A captured input type's name, as the manifest spells it (its reader's
-/// "dtype" choices, in ta_capture_type's order).
+/// The captured input types' names, as the manifest spells them, in
+/// ta_capture_type's order (the reader's "dtype" choices).
+inline const std::vector<const char *> &captureTypeNames() {
+  static const std::vector<const char *> kNames = {"f32", "i32", "f16", "bf16",
+                                                   "i8"};
+  return kNames;
+}
+
+/// A captured input type's name, as the manifest spells it.
 inline const char *captureTypeName(ta_capture_type type) {
-  static const char *const kNames[] = {"f32", "i32", "f16", "bf16", "i8"};
-  return type >= TA_CAPTURE_F32 && type <= TA_CAPTURE_I8 ? kNames[type]
-                                                         : "an unknown type";
+  return type >= TA_CAPTURE_F32 && type <= TA_CAPTURE_I8
+             ? captureTypeNames()[type]
+             : "an unknown type";
 }
 
 /// Bytes per element of a captured input's type.

@@ -73,7 +73,7 @@ Status FieldReader::string(const std::string &key, std::string &out) const {
 }
 
 Status FieldReader::choice(const std::string &key,
-                           std::initializer_list<const char *> choices,
+                           const std::vector<const char *> &choices,
                            int &index) const {
   const Json *value = find(key);
   if (!value)
@@ -86,7 +86,7 @@ Status FieldReader::choice(const std::string &key,
   }
   std::string expected = "one of ";
   for (const char *choice : choices)
-    expected += concat(choice == *choices.begin() ? "'" : ", '", choice, "'");
+    expected += concat(choice == choices.front() ? "'" : ", '", choice, "'");
   return fail(key, expected, *value);
 }
 

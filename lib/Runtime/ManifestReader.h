@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace tiled_attn::runtime {
 
@@ -56,7 +56,7 @@ public:
   Status string(const std::string &key, std::string &out) const;
   /// One of `choices`; `index` is its position.
   Status choice(const std::string &key,
-                std::initializer_list<const char *> choices, int &index) const;
+                const std::vector<const char *> &choices, int &index) const;
   /// true or false; false when absent.
   Status flag(const std::string &key, bool &out) const;
   /// An integer in [minimum, maximum]; `fallback` when absent, if given.

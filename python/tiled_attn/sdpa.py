@@ -40,9 +40,9 @@ from .functions import NO_FUNCTIONS, function_fields, paged_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       c_string_address, default_library)
 from .validation import (ITEMSIZE, TORCH_DTYPES, aligned_rows, attn_mask_as_function,
-                         check_attention_args, check_gqa, check_inputs, check_no_grad,
-                         check_return_lse, check_scale, check_softcap, check_tensor,
-                         check_window, copy_reason)
+                         bias_function, check_attention_args, check_gqa, check_inputs,
+                         check_no_grad, check_return_lse, check_scale, check_softcap,
+                         check_tensor, check_window, copy_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -377,14 +377,14 @@ def takes_16bit_bias(torch: Any, q: "torch.Tensor", attn_mask: Any,
             or not q.is_cuda):
         return False
     if kernel is not None:
-        return kernel.endswith("_bias_" + dtype)
+        return kernel.endswith("_" + bias_function(dtype))
     lib = library_of(library)
     capability = torch.cuda.get_device_capability(q.device)
     answers = _BIAS_16BIT.setdefault(lib, {})
     key = (dtype, q.shape[-1], capability)
     if key not in answers:
         answers[key] = any(
-            k.score_function == "bias_" + dtype and k.dtype == dtype
+            k.score_function == bias_function(dtype) and k.dtype == dtype
             and k.head_dim == q.shape[-1] and lib.runs_on(k, capability, functions=True)
             for k in lib.kernels)
     return answers[key]
@@ -392,7 +392,7 @@ def takes_16bit_bias(torch: Any, q: "torch.Tensor", attn_mask: Any,
 
 #: The library's score functions of a bias of q's 16-bit dtype
 #: (kernels/functions/bias_{bf16,f16}.mlir).
-_BIAS_16BIT_FUNCTIONS = ("bias_bf16", "bias_f16")
+_BIAS_16BIT_FUNCTIONS = tuple(bias_function(d) for d in TORCH_DTYPES.values())
 
 
 def bias_16bit_or_float32(torch: Any, q: "torch.Tensor", bias: Any, library: LibraryArg,

@@ -40,6 +40,12 @@ __all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "attn_mask_as_function", "check_atte
 
 #: torch dtype (as ``str(dtype)``) -> the manifest's dtype name.
 TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16"}
+
+
+def bias_function(dtype: str) -> str:
+    """The library's score function of a bias in the kernel's 16-bit dtype
+    ("f16" or "bf16"): kernels/functions/bias_{f16,bf16}.mlir."""
+    return "bias_" + dtype
 #: Bytes per element of every dtype the kernels take.
 ITEMSIZE = 2
 #: The alignments of a causal mask and a window.
@@ -179,8 +185,8 @@ def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod:
     16-bit dtype as it is, as ``bias_bf16`` or ``bias_f16``
     (kernels/functions/bias_*.mlir; sdpa passes ``bias_16bit`` always, and
     sdpa_eager runs such a view on a float32 copy where the library has no
-    16-bit kernel for the call: sdpa.bias_16bit_or_float32). Returns ``("mask", "bias", "bias_bf16" or
-    "bias_f16", view)``.
+    16-bit kernel for the call: sdpa.bias_16bit_or_float32). Returns
+    ``("mask", "bias", "bias_bf16" or "bias_f16", view)``.
     Raises ValueError naming the problem: a mask on another device, of
     another dtype than bool or floating point, that does not broadcast to
     ``[B, H, S_q, S_k]``, or given with a function of the same kind
@@ -210,7 +216,7 @@ def attn_mask_as_function(torch: Any, attn_mask: Any, q: Any, k: Any, score_mod:
     if mask.dtype == torch.bool:
         return "mask", aligned_rows(torch, mask).expand(b, h, s_q, s_k)
     if bias_16bit and mask.dtype == q.dtype and str(mask.dtype) in TORCH_DTYPES:
-        return ("bias_" + TORCH_DTYPES[str(mask.dtype)],
+        return (bias_function(TORCH_DTYPES[str(mask.dtype)]),
                 aligned_rows(torch, mask).expand(b, h, s_q, s_k))
     if mask.dtype != torch.float32:
         mask = mask.to(torch.float32)
