@@ -25,7 +25,6 @@ The kernels, built on the build machine:
 from __future__ import annotations
 
 import argparse
-import ctypes
 import datetime
 import json
 import statistics
@@ -34,7 +33,7 @@ from pathlib import Path
 
 # torch, cuda-bindings and the bench helpers (which import torch) are
 # imported by main(), so that --replot runs where only matplotlib is.
-torch = F = cu = write_csv = None
+torch = F = cu = write_csv = Kernel = None
 
 
 def import_gpu_modules() -> None:
@@ -45,43 +44,10 @@ def import_gpu_modules() -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from common import write_csv as writer
+    from cubin_launch import Kernel as kernel_class
 
     torch, F, cu, write_csv = torch_module, functional, driver, writer
-
-
-def check(result):
-    if result[0] != cu.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"CUDA driver: {result[0]}")
-    return result[1] if len(result) == 2 else result[1:]
-
-
-class Kernel:
-    """A cubin's entry point, its parameters packed by the manifest's list
-    (views by name: base, sizes, strides; scalars by name)."""
-
-    def __init__(self, cubin: Path, symbol: str, params, threads: int, shared: int):
-        self.module = check(cu.cuModuleLoadData(cubin.read_bytes()))
-        self.function = check(cu.cuModuleGetFunction(self.module, symbol.encode()))
-        self.params, self.threads, self.shared = params, threads, shared
-        check(cu.cuFuncSetAttribute(
-            self.function,
-            cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared))
-
-    def __call__(self, grid, views: dict, scalars: dict):
-        values, types = [], []
-        for p in self.params:
-            if p["kind"] == "base":
-                values.append(views[p["name"]].data_ptr()); types.append(ctypes.c_void_p)
-            elif p["kind"] in ("size", "stride"):
-                t = views[p["name"]]
-                values.append(t.shape[p["dim"]] if p["kind"] == "size" else t.stride(p["dim"]))
-                types.append(ctypes.c_int64)
-            else:
-                values.append(scalars[p["name"]])
-                types.append(ctypes.c_float if p["type"] == "f32" else ctypes.c_int64)
-        check(cu.cuLaunchKernel(self.function, *grid, self.threads, 1, 1, self.shared,
-                                torch.cuda.current_stream().cuda_stream,
-                                (tuple(values), tuple(types)), 0))
+    globals()["Kernel"] = kernel_class
 
 
 def view_params(name: str, rank: int, static_last: bool):

@@ -233,6 +233,7 @@ private:
   LogicalResult execIf(scf::IfOp op);
   LogicalResult execLoad(LoadOp op);
   LogicalResult execStore(StoreOp op);
+  LogicalResult execTranspose(TransposeOp op);
   LogicalResult execMma(MmaOp op);
   LogicalResult execReduce(ReduceOp op);
   LogicalResult execBroadcast(BroadcastOp op);
@@ -479,14 +480,37 @@ LogicalResult Interpreter::execStore(StoreOp op) {
     indices.push_back(getInt(idx));
   const RtValue &value = get(op.getValue());
   const RtValue *mask = op.getMask() ? &get(op.getMask()) : nullptr;
+  const bool add = op.getAdd();
+  Type elementType = getElementTypeOrSelf(op.getValue().getType());
   forEachIndex(value.shape, [&](int64_t linear, ArrayRef<int64_t> tileIndex) {
     int64_t offset;
     if (mask && mask->ints[linear] == 0)
       return;
-    if (viewOffset(t, indices, value.shape, tileIndex, offset))
-      t.tensor->data[offset] =
-          value.isInt ? double(value.ints[linear]) : value.data[linear];
+    if (!viewOffset(t, indices, value.shape, tileIndex, offset))
+      return;
+    double element =
+        value.isInt ? double(value.ints[linear]) : value.data[linear];
+    // An adding store is an f32 atomic add: each addition rounded to f32.
+    t.tensor->data[offset] =
+        add ? roundToType(t.tensor->data[offset] + element, elementType)
+            : element;
   });
+  return success();
+}
+
+LogicalResult Interpreter::execTranspose(TransposeOp op) {
+  const RtValue &in = get(op.getInput());
+  RtValue out = in;
+  int64_t rows = in.shape[0], cols = in.shape[1];
+  out.shape = {cols, rows};
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      if (in.isInt)
+        out.ints[j * rows + i] = in.ints[i * cols + j];
+      else
+        out.data[j * rows + i] = in.data[i * cols + j];
+    }
+  set(op, std::move(out));
   return success();
 }
 
@@ -741,6 +765,7 @@ LogicalResult Interpreter::execute(Operation *op) {
       .Case([&](scf::IfOp f) { return execIf(f); })
       .Case([&](LoadOp l) { return execLoad(l); })
       .Case([&](StoreOp s) { return execStore(s); })
+      .Case([&](TransposeOp t) { return execTranspose(t); })
       .Case([&](MmaOp m) { return execMma(m); })
       .Case([&](ReduceOp r) { return execReduce(r); })
       .Case([&](BroadcastOp b) { return execBroadcast(b); })

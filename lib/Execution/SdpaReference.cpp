@@ -97,6 +97,62 @@ void tiled_attn::exec::sdpaReference(HostTensor &q, HostTensor &k,
       }
 }
 
+void tiled_attn::exec::sdpaBackwardReference(HostTensor &q, HostTensor &k,
+                                             HostTensor &v, HostTensor &dOut,
+                                             HostTensor &dq, HostTensor &dk,
+                                             HostTensor &dv, double scale,
+                                             Band band) {
+  int64_t batch = q.sizes[0], heads = q.sizes[1], seqQ = q.sizes[2],
+          seqK = k.sizes[2], dim = q.sizes[3], dimV = v.sizes[3];
+  int64_t group = heads / k.sizes[1];
+  std::fill(dq.data.begin(), dq.data.end(), 0.0);
+  std::fill(dk.data.begin(), dk.data.end(), 0.0);
+  std::fill(dv.data.begin(), dv.data.end(), 0.0);
+  std::vector<double> p(seqK), dp(seqK);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < seqQ; ++i) {
+        int64_t first = std::clamp<int64_t>(i + band.lo, 0, seqK);
+        int64_t end = std::clamp<int64_t>(i + band.hi + 1, first, seqK);
+        if (end == first)
+          continue;
+        const int64_t hk = h / group;
+        // P = softmax(scale * q_i K^T) over the keys the row sees.
+        double top = -std::numeric_limits<double>::infinity();
+        for (int64_t j = first; j < end; ++j) {
+          double s = 0.0;
+          for (int64_t d = 0; d < dim; ++d)
+            s += q.at({b, h, i, d}) * k.at({b, hk, j, d});
+          p[j] = s * scale;
+          top = std::max(top, p[j]);
+        }
+        double sum = 0.0;
+        for (int64_t j = first; j < end; ++j)
+          sum += p[j] = std::exp(p[j] - top);
+        for (int64_t j = first; j < end; ++j)
+          p[j] /= sum;
+        // dP = dO_i V^T; delta = sum_j P_j dP_j (= dO_i . O_i).
+        double delta = 0.0;
+        for (int64_t j = first; j < end; ++j) {
+          double x = 0.0;
+          for (int64_t d = 0; d < dimV; ++d)
+            x += dOut.at({b, h, i, d}) * v.at({b, hk, j, d});
+          dp[j] = x;
+          delta += p[j] * x;
+        }
+        for (int64_t j = first; j < end; ++j) {
+          // dS = P (dP - delta); the scores' gradient is scale * dS.
+          double ds = p[j] * (dp[j] - delta) * scale;
+          for (int64_t d = 0; d < dim; ++d) {
+            dq.at({b, h, i, d}) += ds * k.at({b, hk, j, d});
+            dk.at({b, hk, j, d}) += ds * q.at({b, h, i, d});
+          }
+          for (int64_t d = 0; d < dimV; ++d)
+            dv.at({b, hk, j, d}) += p[j] * dOut.at({b, h, i, d});
+        }
+      }
+}
+
 double tiled_attn::exec::relativeL2(HostTensor &a, HostTensor &b) {
   double diff = 0.0, norm = 0.0;
   int64_t batch = b.sizes[0], heads = b.sizes[1], seq = b.sizes[2],

@@ -136,6 +136,12 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
     case ArgRole::BlockKinds:
     case ArgRole::OPartial:
     case ArgRole::LsePartial:
+    case ArgRole::DOut:
+    case ArgRole::DQ:
+    case ArgRole::DK:
+    case ArgRole::DV:
+    case ArgRole::Delta:
+    case ArgRole::DQAccum:
       llvm_unreachable("not a role of tile.sdpa's");
     }
     args.add(b, type, ArgAttr::get(ctx, role, {}));

@@ -19,6 +19,7 @@
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 #include "tiled_attn/Kernels/BlockMaskKernel.h"
 #include "tiled_attn/Kernels/SdpaKernel.h"
+#include "tiled_attn/Kernels/SdpaBackwardKernel.h"
 #include "tiled_attn/Kernels/SplitMergeKernel.h"
 #include "tiled_attn/Pipelines/Pipelines.h"
 
@@ -327,6 +328,19 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   }
   const bool blockMask = kernel.program == KernelProgram::BlockMask;
   const bool merge = kernel.program == KernelProgram::SplitMerge;
+  const bool backward = kernel.program == KernelProgram::SdpaBackward;
+  SdpaBackwardKernelConfig backwardConfig;
+  backwardConfig.headDim = kernel.headDim;
+  backwardConfig.headDimV = kernel.headDimV;
+  backwardConfig.elementType = config.elementType;
+  backwardConfig.causal = kernel.variant.mask == KernelMask::TopLeft
+                              ? tile::CausalMode::TopLeft
+                          : kernel.variant.mask == KernelMask::BottomRight
+                              ? tile::CausalMode::BottomRight
+                              : tile::CausalMode::None;
+  backwardConfig.blockM = kernel.blockM;
+  backwardConfig.blockN = kernel.blockN;
+  backwardConfig.name = kSdpaBackwardSymbol;
   if (blockMask && out.maskFunction.empty())
     return fail(kernel, "a block mask kernel needs a mask function (an i1 "
                         "result), got " +
@@ -341,7 +355,10 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
       blockMask ? buildBlockMaskKernel(builder, module->getLoc(),
                                        {out.maskFunction, kBlockMaskSymbol})
       : merge   ? buildSplitMergeKernel(builder, module->getLoc(), mergeConfig)
-                : buildSdpaKernel(builder, module->getLoc(), config);
+      : backward
+          ? buildSdpaBackwardKernel(builder, module->getLoc(), backwardConfig,
+                                    kernel.backwardPhase)
+          : buildSdpaKernel(builder, module->getLoc(), config);
   if (failed(built))
     return fail(kernel, "the generator rejected the configuration");
   for (unsigned i = 0, e = built->getNumArguments(); i < e; ++i) {
@@ -380,7 +397,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
 
   Clock::time_point start = Clock::now();
   // (A block mask or merge kernel has no schedule: it is lowered as built.)
-  if (!blockMask && !merge) {
+  if (!blockMask && !merge && !backward) {
     PassManager schedulePm(&ctx);
     buildTileSchedulePipeline(schedulePm, *kernel.scheduleOptions);
     if (failed(schedulePm.run(*module)))
@@ -403,7 +420,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
           o && o->getString("name") == role.getArgumentName())
         (*o)["align_bytes"] = int64_t(16);
   });
-  if (!blockMask && !merge)
+  if (!blockMask && !merge && !backward)
     out.sdpa = cast<tile::SdpaAttr>(
         built->getOperation()->getAttr(tile::TileDialect::getSdpaAttrName()));
 
@@ -556,9 +573,29 @@ static json::Object splitMergeEntry(const KernelSpec &kernel,
   return entry;
 }
 
+/// A backward kernel's entry: its phase, dtype, head dims, mask and blocks
+/// besides.
+static json::Object sdpaBackwardEntry(const KernelSpec &kernel,
+                                      const LoweredKernel &lowered) {
+  json::Object entry = programEntry(kernel, lowered, kSdpaBackwardSymbol);
+  // (Strings, not StringRefs: a json::Value keeps a StringRef's pointer.)
+  entry["symbol"] =
+      sdpaBackwardSymbol(kSdpaBackwardSymbol, kernel.backwardPhase);
+  entry["phase"] = sdpaBackwardPhaseName(kernel.backwardPhase).str();
+  entry["dtype"] = kernel.dtype;
+  entry["head_dim"] = kernel.headDim;
+  entry["head_dim_v"] = kernel.headDimV ? kernel.headDimV : kernel.headDim;
+  entry["causal"] = kernelMaskName(kernel.variant.mask);
+  entry["block_m"] = kernel.blockM;
+  entry["block_n"] = kernel.blockN;
+  return entry;
+}
+
 /// The manifest entry of a kernel lowered to PTX (no cubins yet).
 static json::Object manifestEntry(const KernelSpec &kernel,
                                   const LoweredKernel &lowered) {
+  if (kernel.program == KernelProgram::SdpaBackward)
+    return sdpaBackwardEntry(kernel, lowered);
   if (kernel.program == KernelProgram::BlockMask)
     return withGridDependency(blockMaskEntry(kernel, lowered), lowered);
   if (kernel.program == KernelProgram::SplitMerge)

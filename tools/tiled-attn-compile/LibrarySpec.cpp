@@ -65,6 +65,8 @@ StringRef tiled_attn::kernelProgramName(KernelProgram program) {
     return "block_mask";
   case KernelProgram::SplitMerge:
     return "split_merge";
+  case KernelProgram::SdpaBackward:
+    return "sdpa_backward";
   case KernelProgram::Sdpa:
     break;
   }
@@ -84,6 +86,15 @@ std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
   if (kernel.program == KernelProgram::SplitMerge)
     os << kernel.name << ": program=split_merge dtype=" << kernel.dtype
        << " head_dim_v=" << kernel.headDimV << " block_m=" << kernel.blockM
+       << " lowering=" << canonicalOptions(*kernel.loweringOptions)
+       << " cubins=" << llvm::join(kernel.cubins, ",");
+  else if (kernel.program == KernelProgram::SdpaBackward)
+    os << kernel.name << ": program=sdpa_backward phase="
+       << sdpaBackwardPhaseName(kernel.backwardPhase)
+       << " dtype=" << kernel.dtype << " head_dim=" << kernel.headDim
+       << " head_dim_v=" << (kernel.headDimV ? kernel.headDimV : kernel.headDim)
+       << " causal=" << kernelMaskName(kernel.variant.mask)
+       << " block_m=" << kernel.blockM << " block_n=" << kernel.blockN
        << " lowering=" << canonicalOptions(*kernel.loweringOptions)
        << " cubins=" << llvm::join(kernel.cubins, ",");
   else if (kernel.program == KernelProgram::BlockMask)
@@ -128,6 +139,8 @@ tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
     auto [chip, variant] = target.split(':');
     std::string name = kernel.program == KernelProgram::SplitMerge
                            ? std::string("split_merge")
+                       : kernel.program == KernelProgram::SdpaBackward
+                           ? std::string("sdpa_backward")
                            : kernelVariantName(kernel.variant);
     return kernelChip(kernel) == chip && (variant.empty() || name == variant);
   };
@@ -144,7 +157,7 @@ tiled_attn::selectTargets(std::vector<KernelSpec> kernels,
           "' selects no kernel (a target is all, a chip or chip:variant; the "
           "kernels' chips are " +
           llvm::join(chips, ", ") + " and a variant is " +
-          kernelVariantGrammar() + ", or split_merge)");
+          kernelVariantGrammar() + ", split_merge or sdpa_backward)");
     }
   std::vector<KernelSpec> chosen;
   for (KernelSpec &kernel : kernels)
@@ -222,7 +235,41 @@ static Error finalizeSplitMergeSpec(KernelSpec &kernel) {
   return Error::success();
 }
 
+/// A backward kernel: its dtype, head dims, mask and blocks, its lowering
+/// and cubins, and its name, sdpa_bwd_<chip>_<dtype>_d<D>[v<D_v>] followed
+/// by _<mask> for the main kernel and by _preprocess or _postprocess (no
+/// mask: they do not depend on it) for the others.
+static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
+  auto fail = [&](const Twine &message) {
+    return specError(kernel.origin, message);
+  };
+  if (kernel.dtype != "f16" && kernel.dtype != "bf16")
+    return fail("dtype must be f16 or bf16, got '" + kernel.dtype + "'");
+  KernelMask mask = kernel.variant.mask;
+  if ((mask != KernelMask::None && mask != KernelMask::TopLeft &&
+       mask != KernelMask::BottomRight) ||
+      kernelFeaturesText(kernel.variant) != "" ||
+      !kernel.variant.functions.empty())
+    return fail("a backward kernel's variant is none, top_left or "
+                "bottom_right, got " +
+                kernelVariantName(kernel.variant));
+  if (Error error = finalizeUnscheduledLowering(kernel))
+    return error;
+  std::string dims = "d" + std::to_string(kernel.headDim);
+  if (kernel.headDimV && kernel.headDimV != kernel.headDim)
+    dims += "v" + std::to_string(kernel.headDimV);
+  std::string suffix =
+      kernel.backwardPhase == SdpaBackwardPhase::Main
+          ? std::string(kernelMaskName(mask))
+          : sdpaBackwardPhaseName(kernel.backwardPhase).str();
+  kernel.name = "sdpa_bwd_" + std::string(kernel.loweringOptions->chip) + "_" +
+                kernel.dtype + "_" + dims + "_" + suffix;
+  return Error::success();
+}
+
 Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
+  if (kernel.program == KernelProgram::SdpaBackward)
+    return finalizeSdpaBackwardSpec(kernel);
   if (kernel.program == KernelProgram::BlockMask)
     return finalizeBlockMaskSpec(kernel);
   if (kernel.program == KernelProgram::SplitMerge)
@@ -603,6 +650,70 @@ expandSplitMerges(const json::Object &object, const std::string &where,
   return kernels;
 }
 
+/// The kernels of a configuration of the backward pass ("program":
+/// "sdpa_backward"): per dtype and head dims, a preprocess and a
+/// postprocess kernel, and a main kernel per mask ("variants": none,
+/// top_left, bottom_right), each of block_m query rows and block_n keys,
+/// lowered as `lowering` says.
+static Expected<std::vector<KernelSpec>>
+expandSdpaBackward(const json::Object &object, const std::string &where,
+                   const std::vector<std::string> &specDtypes,
+                   llvm::StringMap<std::string> &configurationNames) {
+  FieldReader fields(object, where);
+  fields.allowOnly({"name", "program", "dtypes", "head_dims", "variants",
+                    "block_m", "block_n", "lowering", "cubins"});
+  std::string name = fields.string("name", true);
+  std::vector<std::string> dtypes =
+      object.get("dtypes") ? fields.strings("dtypes", true) : specDtypes;
+  std::vector<std::pair<int64_t, int64_t>> headDims =
+      fields.headDims("head_dims");
+  std::vector<std::string> variants = fields.strings("variants", true);
+  KernelSpec base;
+  base.program = KernelProgram::SdpaBackward;
+  base.blockM = fields.integer("block_m");
+  base.blockN = fields.integer("block_n");
+  base.lowering = fields.string("lowering", true);
+  base.cubins = fields.strings("cubins", false);
+  if (Error error = fields.takeError())
+    return std::move(error);
+  if (Error error = checkConfigurationName(name, where, configurationNames))
+    return std::move(error);
+  base.origin = where + " ('" + name + "')";
+  base.configuration = name;
+  std::vector<KernelSpec> kernels;
+  auto add = [&](KernelSpec kernel) -> Error {
+    if (Error error = finalizeSpecKernel(kernel))
+      return error;
+    kernels.push_back(std::move(kernel));
+    return Error::success();
+  };
+  for (auto [headDim, headDimV] : headDims)
+    for (const std::string &dtype : dtypes) {
+      KernelSpec kernel = base;
+      kernel.dtype = dtype;
+      kernel.headDim = headDim;
+      kernel.headDimV = headDimV;
+      for (SdpaBackwardPhase phase :
+           {SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Postprocess}) {
+        kernel.backwardPhase = phase;
+        if (Error error = add(kernel))
+          return std::move(error);
+      }
+      for (const std::string &variant : variants) {
+        std::optional<KernelVariant> parsed = parseKernelVariant(variant);
+        if (!parsed)
+          return specError(base.origin, "variant '" + variant +
+                                            "' is not " +
+                                            kernelVariantGrammar());
+        kernel.variant = *parsed;
+        kernel.backwardPhase = SdpaBackwardPhase::Main;
+        if (Error error = add(kernel))
+          return std::move(error);
+      }
+    }
+  return kernels;
+}
+
 /// The kernels of one configuration of a version-2 spec: one per head dim,
 /// variant and dtype, in that order, finalized.
 static Expected<std::vector<KernelSpec>>
@@ -616,6 +727,9 @@ expandConfiguration(const json::Value &value, const std::string &where,
   if (auto program = object->getString("program");
       program && *program == "split_merge")
     return expandSplitMerges(*object, where, specDtypes, configurationNames);
+  if (auto program = object->getString("program");
+      program && *program == "sdpa_backward")
+    return expandSdpaBackward(*object, where, specDtypes, configurationNames);
   if (object->get("program"))
     return expandBlockMasks(*object, where, configurationNames);
   FieldReader fields(*object, where);

@@ -38,6 +38,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include "tiled_attn/Kernels/SdpaBackwardKernel.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,13 +52,18 @@ namespace tiled_attn {
 /// (tile-generate-block-mask's), or the merge of split-KV's partial results
 /// for one output dtype and D_v (tile-generate-split-merge's): the
 /// manifest's "program".
-enum class KernelProgram { Sdpa, BlockMask, SplitMerge };
+/// Or a kernel of the SDPA backward pass (tile-generate-sdpa-backward's):
+/// its preprocess, main or postprocess kernel.
+enum class KernelProgram { Sdpa, BlockMask, SplitMerge, SdpaBackward };
 
-/// The manifest's name of `program`: "sdpa", "block_mask" or "split_merge".
+/// The manifest's name of `program`: "sdpa", "block_mask", "split_merge" or
+/// "sdpa_backward".
 llvm::StringRef kernelProgramName(KernelProgram program);
 
 struct KernelSpec {
   KernelProgram program = KernelProgram::Sdpa;
+  /// A backward kernel's phase (its mask is variant.mask).
+  SdpaBackwardPhase backwardPhase = SdpaBackwardPhase::Main;
   /// Where it was described, for messages: "kernels/library.json:
   /// configuration 'sm80-d64'" or "the command line".
   std::string origin;

@@ -397,6 +397,12 @@ static FailureOr<SmallVector<KernelArg>> bindByRole(func::FuncOp f,
     case tile::ArgRole::BlockKinds:
     case tile::ArgRole::OPartial:
     case tile::ArgRole::LsePartial:
+    case tile::ArgRole::DOut:
+    case tile::ArgRole::DQ:
+    case tile::ArgRole::DK:
+    case tile::ArgRole::DV:
+    case tile::ArgRole::Delta:
+    case tile::ArgRole::DQAccum:
       ok = failure(); // Another program's, not an SDPA kernel's.
       break;
     }

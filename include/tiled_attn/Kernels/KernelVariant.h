@@ -118,6 +118,9 @@ inline constexpr const char kBlockMaskSymbol[] = "block_mask";
 /// The symbol of a split merge kernel (tile-generate-split-merge's, in the
 /// library).
 inline constexpr const char kSplitMergeSymbol[] = "split_merge";
+/// The backward pass's main kernel's symbol (the others add _preprocess and
+/// _postprocess: sdpaBackwardSymbol).
+inline constexpr const char kSdpaBackwardSymbol[] = "sdpa_bwd";
 
 /// The captured inputs of a block-sparse kernel (the `sparse` feature), in
 /// argument order: the names the caller gives them by (FlexAttention's

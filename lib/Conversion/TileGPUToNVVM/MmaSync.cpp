@@ -281,11 +281,9 @@ struct LocalLoadToNVVM final : OpConversionPattern<LocalLoadOp> {
     auto layout = dyn_cast<MmaSyncLayoutAttr>(type.getEncoding());
     if (!layout || layout.getKind() == MmaSyncKind::Acc)
       return rewriter.notifyMatchFailure(op, "not an mma.sync operand");
-    if (layout.getKind() != MmaSyncKind::OperandA ||
-        cast<SharedEncodingAttr>(op.getBuffer().getType().getEncoding())
-            .getTransposed())
-      return op.emitError() << "GPU lowering: reads untransposed A operands "
-                               "from shared memory only";
+    if (layout.getKind() != MmaSyncKind::OperandA)
+      return op.emitError() << "GPU lowering: reads A operands from shared "
+                               "memory only";
     if (!readsWithLdmatrix(op.getBuffer().getType()))
       return op.emitError() << "GPU lowering: mma.sync reads 16-bit "
                                "elements with ldmatrix, got "

@@ -179,9 +179,38 @@ Value tiled_attn::loadOperandA(OpBuilder &b, Location loc, Value buffer,
                                BufferType bufferType, const Fragment &frag,
                                int64_t mTile, int64_t kStep) {
   Type elementType = bufferType.getElementType();
+  LaneCoords lc(b, loc);
+  if (cast<SharedEncodingAttr>(bufferType.getEncoding()).getTransposed()) {
+    // The buffer holds the operand's transpose ([k][m]): ldmatrix.trans
+    // reads the four 8x8 matrices (rows 0-7 and 8-15 by columns 0-7, then
+    // by columns 8-15) as stored blocks of k rows and m columns; lane l
+    // addresses stored row 16 * kStep + 8 * (l / 16) + l % 8 at column
+    // warp rows + 16 * mTile + 8 * ((l / 8) % 2).
+    Value kRow = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, lc.lane, cIdx(b, loc, 16)),
+            cIdx(b, loc, 8)),
+        arith::RemUIOp::create(b, loc, lc.lane, cIdx(b, loc, 8)));
+    Value mCol = arith::MulIOp::create(
+        b, loc,
+        arith::RemUIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, lc.lane, cIdx(b, loc, 8)),
+            cIdx(b, loc, 2)),
+        cIdx(b, loc, 8));
+    Value warpCol =
+        arith::MulIOp::create(b, loc, lc.warp, cIdx(b, loc, frag.rowsPerWarp));
+    Value row = arith::AddIOp::create(b, loc, kRow, cIdx(b, loc, kStep * 16));
+    Value col = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, warpCol, mCol),
+        cIdx(b, loc, mTile * 16));
+    Value piece = ldmatrix(b, loc, buffer, bufferType, row, col, 4,
+                           /*transpose=*/true);
+    return vector::ShapeCastOp::create(
+        b, loc, VectorType::get({8}, elementType), piece);
+  }
   // Lane l addresses row l % 16 and column 8 * (l / 16) of the 16x16 piece
   // at (warp rows + 16 * mTile, 16 * kStep).
-  LaneCoords lc(b, loc);
   Value laneRow = arith::RemUIOp::create(b, loc, lc.lane, cIdx(b, loc, 16));
   Value laneCol = arith::MulIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, lc.lane, cIdx(b, loc, 16)),

@@ -8,7 +8,9 @@
 // A staged store goes through shared memory and leaves in 16-byte row
 // pieces; a direct one writes each lane's accumulator pairs (with a mask,
 // each element whose mask bit is set), or a quad's first lane its rows of a
-// row vector. All check the view's bounds.
+// row vector. All check the view's bounds. An adding store adds each
+// element atomically. A local store writes an accumulator into a shared
+// buffer (a transpose on its way to an mma's operand).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,8 +63,9 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
         rewriter, loc,
         arith::MulIOp::create(rewriter, loc, idx[3],
                               cIdx(rewriter, loc, type.getDimSize(1))));
-    // Masked: each element on its own, where its mask bit is set.
-    int64_t width = op.getMask() ? 1 : 2;
+    // Masked or adding: each element on its own (an adding store is an
+    // atomic f32 add, where its mask bit is set).
+    int64_t width = op.getMask() || op.getAdd() ? 1 : 2;
     for (int64_t e = 0; e < frag.size(); e += width) {
       Value row = arith::AddIOp::create(rewriter, loc, rowBase,
                                         cIdx(rewriter, loc, frag.rowOffset[e]));
@@ -80,8 +83,14 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
                                     /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(ifOp.thenBlock());
-      vector::StoreOp::create(rewriter, loc, piece, view,
-                              ValueRange{idx[0], idx[1], row, col});
+      SmallVector<Value, 4> at = {idx[0], idx[1], row, col};
+      if (op.getAdd())
+        memref::AtomicRMWOp::create(
+            rewriter, loc, arith::AtomicRMWKind::addf,
+            vector::ExtractOp::create(rewriter, loc, adaptor.getValue(), e),
+            view, at);
+      else
+        vector::StoreOp::create(rewriter, loc, piece, view, at);
     }
     rewriter.eraseOp(op);
     return success();
@@ -215,10 +224,44 @@ struct StagedStoreToNVVM final : OpConversionPattern<StagedStoreOp> {
   }
 };
 
+/// A quad-fragment accumulator into a padded shared buffer as its stored
+/// matrix (the buffer's tile, or with a transposed encoding its
+/// transpose): each lane writes its pairs of a row.
+struct LocalStoreFromQuadFragments final : OpConversionPattern<LocalStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LocalStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getValue().getType();
+    if (!tilegpu::getQuadFragmentLayout(type.getEncoding()))
+      return rewriter.notifyMatchFailure(
+          op, "not in quad fragments (mma.sync, wgmma)");
+    Location loc = op.getLoc();
+    Fragment frag = Fragment::get(type);
+    LaneCoords lc(rewriter, loc);
+    Value row0 = lc.firstRow(rewriter, loc, frag, cIdx(rewriter, loc, 0));
+    Value col0 = lc.firstCol(rewriter, loc, cIdx(rewriter, loc, 0));
+    int64_t bytes = 2 * type.getElementType().getIntOrFloatBitWidth() / 8;
+    for (int64_t e = 0; e < frag.size(); e += 2) {
+      Value row = arith::AddIOp::create(rewriter, loc, row0,
+                                        cIdx(rewriter, loc, frag.rowOffset[e]));
+      Value col = arith::AddIOp::create(rewriter, loc, col0,
+                                        cIdx(rewriter, loc, frag.colOffset[e]));
+      vector::StoreOp::create(
+          rewriter, loc,
+          extractRegisters(rewriter, loc, adaptor.getValue(), e, 2),
+          adaptor.getBuffer(), ValueRange{row, col}, /*nontemporal=*/false,
+          llvm::MaybeAlign(bytes));
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void tiled_attn::populateMmaSyncStorePatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<StoreToNVVM, StagedStoreToNVVM>(converter,
-                                               patterns.getContext());
+  patterns.add<StoreToNVVM, StagedStoreToNVVM, LocalStoreFromQuadFragments>(
+      converter, patterns.getContext());
 }

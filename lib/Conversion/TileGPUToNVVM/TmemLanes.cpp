@@ -446,6 +446,8 @@ struct LocalStoreFromTmemLanes final
   matchAndRewrite(tilegpu::LocalStoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     TmemLanesLayoutAttr lanes = lanesOf(op.getValue().getType());
+    if (!lanes)
+      return rewriter.notifyMatchFailure(op, "not in tensor-memory lanes");
     if (failed(checkRowsInSharedMemory(op, lanes, op.getBuffer().getType())))
       return failure();
     Location loc = op.getLoc();

@@ -351,7 +351,12 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       return visitTcgen05Mma(mma);
     auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>();
     bool lhsShared = smemLhs || family.family == Family::Wgmma;
-    if (lhsShared && lhsLoad && !lhsLoad.getTranspose()) {
+    if (mma.getLhs().getDefiningOp<TransposeOp>()) {
+      // Stored as the transpose's input, row by row.
+      seed(mma.getLhs(), family.shared(cast<RankedTensorType>(
+                                           mma.getLhs().getType()),
+                                       /*transposed=*/true));
+    } else if (lhsShared && lhsLoad && !lhsLoad.getTranspose()) {
       FailureOr<Attribute> lhsEncoding = shared(mma, mma.getLhs());
       if (failed(lhsEncoding))
         return failure();
@@ -404,6 +409,27 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     for (Value index : gather.getIndices())
       if (isa<RankedTensorType>(index.getType()))
         unify(index, gather.getResult());
+    return success();
+  }
+  // A transpose of an accumulator goes through shared memory: the
+  // accumulator is written as the stored rows of a transposed buffer, which
+  // the mma that takes the transpose as its lhs reads (ldmatrix.trans).
+  // mma.sync only so far: wgmma and tcgen05 read swizzled panels.
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    if (family.family != Family::MmaSync || family.tma)
+      return op->emitError() << "tilegpu-assign-layouts: tile.transpose is "
+                                "lowered on the mma.sync family (without "
+                                "TMA) only";
+    bool feedsLhs = !transpose->use_empty() &&
+                    llvm::all_of(transpose->getUses(), [](OpOperand &use) {
+                      auto mma = dyn_cast<MmaOp>(use.getOwner());
+                      return mma && use.getOperandNumber() == 0;
+                    });
+    if (!feedsLhs)
+      return op->emitError() << "tilegpu-assign-layouts: a tile.transpose "
+                                "feeds the lhs of tile.mma ops only (it "
+                                "goes through shared memory)";
+    seed(transpose.getInput(), layout(MmaSyncKind::Acc));
     return success();
   }
   if (auto store = dyn_cast<StoreOp>(op)) {
@@ -631,8 +657,10 @@ LogicalResult LayoutAssignment::run() {
     return failure();
   // An mma operand computed in registers (P) arrives in the accumulator
   // layout of the mma that produced it: make the move explicit.
+  // (A transpose's result is read from the shared buffer it goes through.)
   func.walk([&](MmaOp mma) {
-    if (mma.getLhs().getDefiningOp<LoadOp>())
+    if (mma.getLhs().getDefiningOp<LoadOp>() ||
+        mma.getLhs().getDefiningOp<TransposeOp>())
       return;
     OpBuilder b(mma);
     auto convert = ConvertLayoutOp::create(

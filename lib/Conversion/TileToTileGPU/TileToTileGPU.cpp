@@ -147,6 +147,7 @@ private:
   LogicalResult rewriteMma(tile::MmaOp mma);
   void insertMmaWait(MmaOp mma);
   void rewriteStore(tile::StoreOp store);
+  void rewriteTranspose(tile::TransposeOp transpose);
   LogicalResult rewriteScalarReduction(tile::ReduceOp reduce);
   // TMA.
   LogicalResult materializeTma();
@@ -391,7 +392,7 @@ void SharedMemoryMaterializer::insertMmaWait(MmaOp mma) {
 void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
   auto type = cast<RankedTensorType>(store.getValue().getType());
   MmaSyncLayoutAttr layout = getQuadFragmentLayout(type.getEncoding());
-  if (!stagedStores || store.getMask() || !layout ||
+  if (!stagedStores || store.getMask() || store.getAdd() || !layout ||
       !layout.canStageStore(type.getShape(), type.getElementType()))
     return;
   OpBuilder b(store);
@@ -961,7 +962,35 @@ void SharedMemoryMaterializer::drainTma(OpBuilder &b, Location loc) {
   }
 }
 
+/// A transpose whose result lives in shared memory (tilegpu-assign-layouts
+/// gives it a transposed encoding): its input is written as the buffer's
+/// stored rows, between barriers (every thread done reading the buffer's
+/// previous contents; every write landed before the readers' ldmatrix).
+void SharedMemoryMaterializer::rewriteTranspose(tile::TransposeOp transpose) {
+  auto type = cast<RankedTensorType>(transpose.getType());
+  OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
+  Location loc = transpose.getLoc();
+  Value buffer = AllocOp::create(top, loc, bufferTypeOf(type), IntegerAttr());
+  OpBuilder b(transpose);
+  gpu::BarrierOp::create(b, loc);
+  LocalStoreOp::create(b, loc, transpose.getInput(), buffer);
+  gpu::BarrierOp::create(b, loc);
+  transpose.getResult().replaceAllUsesWith(buffer);
+  transpose.erase();
+}
+
 LogicalResult SharedMemoryMaterializer::run() {
+  SmallVector<tile::TransposeOp> transposes;
+  func.walk([&](tile::TransposeOp t) { transposes.push_back(t); });
+  for (tile::TransposeOp transpose : transposes) {
+    auto encoding = getSharedEncoding(transpose.getType());
+    if (!encoding || !encoding.getTransposed() || encoding.getSwizzle())
+      return transpose.emitError()
+             << "convert-tile-to-tilegpu: a transpose goes through a padded "
+                "shared buffer (run tilegpu-assign-layouts first), not "
+             << transpose.getType();
+    rewriteTranspose(transpose);
+  }
   func.walk([&](tile::LoadOp load) {
     if (load->getParentOfType<scf::ForOp>())
       streamedViews.insert(load.getView());

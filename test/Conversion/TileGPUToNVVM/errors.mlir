@@ -202,31 +202,6 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma
 
 // -----
 
-// ldmatrix (without .trans) reads an A operand from an untransposed buffer
-// only.
-
-module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
-  func.func @negative_local_load_transposed(%q: !tile.view<?x?x?x16xf16>)
-      attributes {tilegpu.shared_bytes = 768 : i64, tilegpu.warps = 1 : i64} {
-    %c0 = arith.constant 0 : index
-    %buf = tilegpu.alloc offset(0)
-        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
-    %cp = tilegpu.async_copy %q[%c0, %c0, %c0, %c0] into %buf
-        : !tile.view<?x?x?x16xf16>, !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
-    %r = tilegpu.async_wait %cp pending(0)
-        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
-    gpu.barrier
-    // expected-error @+2 {{GPU lowering: reads untransposed A operands from shared memory only}}
-    // expected-error @+1 {{failed to legalize operation 'tilegpu.local_load'}}
-    %qa = tilegpu.local_load %r
-        : !tilegpu.buffer<16x16xf16, #tilegpu.shared<pad = 8, transposed = true>>
-        -> tensor<16x16xf16, #tilegpu.mma_sync<opa, warps = 1>>
-    return
-  }
-}
-
-// -----
-
 // A register tile read from shared memory is an A operand, not an
 // accumulator.
 

@@ -311,3 +311,43 @@ func.func @smem_lhs_two_k_steps(%q: !tile.view<?x?x?x32xf16>,
       : tensor<32x16xf16>, !tile.view<?x?x?x16xf16>
   return
 }
+
+// -----
+
+// The backward pass's dQ = dS K: dSᵀ, rounded in the accumulator's
+// registers, is written as the rows of a transposed buffer (the lanes'
+// pairs, between barriers); the mma reads dS from it with ldmatrix.trans
+// (lane l addresses stored row 8 * (l / 16) + l % 8, column
+// 8 * ((l / 8) % 2)); its result is added to memory, element by element.
+
+// CHECK-LABEL: gpu.func @transposed_lhs(
+// CHECK: %[[DS:.*]] = arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK-NEXT: gpu.barrier
+// CHECK: vector.store %{{.*}}, %[[TBUF:.*]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<16x24xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK-COUNT-3: vector.store %{{.*}}, %[[TBUF]]
+// CHECK: gpu.barrier
+// CHECK: nvgpu.ldmatrix %[[TBUF]][%{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<16x24xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK: nvgpu.mma.sync
+// CHECK-COUNT-8: memref.atomic_rmw addf
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: gpu.return
+func.func @transposed_lhs(%k: !tile.view<?x?x?x16xf16>,
+                          %acc: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %a = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %bt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %s = tile.mma %a, %bt, %zero
+      : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  %s16 = arith.truncf %s : tensor<16x16xf32> to tensor<16x16xf16>
+  %t = tile.transpose %s16 : tensor<16x16xf16> -> tensor<16x16xf16>
+  %b = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0)
+      : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %d = tile.mma %t, %b, %zero
+      : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  tile.store %d, %acc[%c0, %c0, %c0, %c0] add
+      : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}

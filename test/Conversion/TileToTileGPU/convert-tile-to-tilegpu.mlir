@@ -2,6 +2,18 @@
 // RUN:   | FileCheck %s
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics \
 // RUN:   --convert-tile-to-tilegpu="staged-stores=0" | FileCheck %s --check-prefix=NOSTAGE
+// The backward pass's transpose of dSᵀ: a buffer of its own, written from
+// the accumulator between barriers (every thread done with the last
+// iteration's reads of it; every write landed before dQ's mma reads it);
+// dQ's part leaves by an adding store, unstaged.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu \
+// RUN:   | FileCheck %s --check-prefix=BWD
+// BWD-LABEL: func.func @sdpa_bwd(
+// BWD: tilegpu.local_store %{{.*}}, %[[T:.*]] : tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>, <64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+// BWD-NEXT: gpu.barrier
+// BWD-NEXT: %[[DQ:.*]] = tilegpu.mma %[[T]], %{{.*}} : !tilegpu.buffer<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+// BWD-NEXT: tile.store %[[DQ]], %{{.*}} add :
 // A bias block staged in shared memory (block-loads): a cp.async copy into
 // its buffer, which the loop carries, and a local_load into the
 // accumulator's layout where it is read:

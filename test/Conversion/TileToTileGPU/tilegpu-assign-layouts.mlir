@@ -52,6 +52,18 @@
 // the scores arrive from tensor memory.)
 // BLOCK-TCGEN05: %[[B:.*]] = tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xi8> -> tensor<128x64xi8, #tilegpu.shared<swizzle = 64>>
 // BLOCK-TCGEN05: tile.convert_layout %[[B]] : tensor<128x64xi8, #tilegpu.shared<swizzle = 64>> -> tensor<128x64xi8, #tilegpu.tmem_lanes<acc, warps = 4>>
+// The backward pass's main kernel: dSᵀ leaves the accumulator for a
+// transposed shared buffer that dQ's mma reads as its lhs (ldmatrix.trans);
+// dQ's part is added in the accumulator's layout. mma.sync only:
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 causal=top_left" \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=4" | FileCheck %s --check-prefix=BWD
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64" \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" 2>&1 | FileCheck %s --check-prefix=BWD-WGMMA
+// BWD-LABEL: func.func @sdpa_bwd(
+// BWD: %[[T:.*]] = tile.transpose %{{.*}} : tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>> -> tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+// BWD: %[[DQ:.*]] = tile.mma %[[T]], %{{.*}} : tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>, tensor<64x64xbf16, #tilegpu.shared<pad = 8>> -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// BWD: tile.store %[[DQ]], %{{.*}} add : tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// BWD-WGMMA: error: tilegpu-assign-layouts: tile.transpose is lowered on the mma.sync family (without TMA) only
 // Register tiles no thread can hold are refused before anything unrolls
 // them (D = 256 with 256 x 256 blocks took 203 s and 2.1 GB to compile for
 // sm_80 before), alone or as a loop's carried values, under the SM's
@@ -274,6 +286,20 @@ func.func @pipelined_rhs(%q: !tile.view<?x?x?x16xf16>,
 // CARRIED: error: tilegpu-assign-layouts: this loop keeps tiles of 132 registers per thread live through every iteration (132 carried, 0 read from outside it); the 16 warps' threads share 65536 registers of one SM, at most 128 each
 // LIVE: error: tilegpu-assign-layouts: this loop keeps tiles of 296 registers per thread live through every iteration (200 carried, 96 read from outside it); a thread has at most 255 registers on sm_80
 // LIVE-SMEM: tilegpu.warps = 2
+
+// A transpose goes through shared memory to the lhs of an mma, and nowhere
+// else.
+
+func.func @negative_transpose(%o: !tile.view<?x?x?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %t = arith.constant dense<1.0> : tensor<64x16xf16>
+  // expected-error @+1 {{tilegpu-assign-layouts: a tile.transpose feeds the lhs of tile.mma ops only (it goes through shared memory)}}
+  %r = tile.transpose %t : tensor<64x16xf16> -> tensor<16x64xf16>
+  tile.store %r, %o[%c0, %c0, %c0, %c0] : tensor<16x64xf16>, !tile.view<?x?x?x64xf16>
+  return
+}
+
+// -----
 
 func.func @negative_online_softmax(%s: !tile.view<?x?x?x16xf16>, %scale: f32) {
   %m0 = arith.constant dense<0xFF800000> : tensor<64xf32>

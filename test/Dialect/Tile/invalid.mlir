@@ -398,6 +398,38 @@ func.func @store_element_type(%t: tensor<16x64xf32>, %v: !tile.view<?x64xbf16>, 
 
 // -----
 
+func.func @store_add_element_type(%t: tensor<16x64xbf16>, %v: !tile.view<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'tile.store' op adds f32 elements only, got 'bf16'}}
+  tile.store %t, %v[%i, %i] add : tensor<16x64xbf16>, !tile.view<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @transpose_rank(%t: tensor<16xf32>) {
+  // expected-error @+1 {{'tile.transpose' op transposes rank-2 tiles, got rank 1}}
+  %r = tile.transpose %t : tensor<16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_shape(%t: tensor<16x32xf32>) {
+  // expected-error @+1 {{'tile.transpose' op expects a result of shape 32x16, got 16x32}}
+  %r = tile.transpose %t : tensor<16x32xf32> -> tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_element_type(%t: tensor<16x32xf32>) {
+  // expected-error @+1 {{'tile.transpose' op failed to verify that all of {input, result} have same element type}}
+  %r = tile.transpose %t : tensor<16x32xf32> -> tensor<32x16xf16>
+  return
+}
+
+// -----
+
 func.func @store_mask_shape(%t: tensor<16x64xf16>, %v: !tile.view<?x64xf16>, %i: index, %m: tensor<64x16xi1>) {
   // expected-error @+1 {{'tile.store' op expects the mask's shape (64x16) to equal the value's (16x64)}}
   tile.store %t, %v[%i, %i] mask(%m : tensor<64x16xi1>) : tensor<16x64xf16>, !tile.view<?x64xf16>

@@ -124,6 +124,23 @@ func.func @store(%t: tensor<64x64xbf16>, %o: !tile.view<?x?x?x64xbf16>,
   return
 }
 
+// CHECK-LABEL: func.func @store_add
+// CHECK-SAME: (%[[T:.*]]: tensor<64x64xf32>, %[[A:.*]]: !tile.view<?x?x?x64xf32>, %[[I:.*]]: index)
+func.func @store_add(%t: tensor<64x64xf32>, %acc: !tile.view<?x?x?x64xf32>,
+                     %i: index) {
+  // CHECK: tile.store %[[T]], %[[A]][%[[I]], %[[I]], %[[I]], %[[I]]] add : tensor<64x64xf32>, <?x?x?x64xf32>
+  tile.store %t, %acc[%i, %i, %i, %i] add
+      : tensor<64x64xf32>, !tile.view<?x?x?x64xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @transpose
+func.func @transpose(%t: tensor<64x32xbf16>) -> tensor<32x64xbf16> {
+  // CHECK: tile.transpose %{{.*}} : tensor<64x32xbf16> -> tensor<32x64xbf16>
+  %r = tile.transpose %t : tensor<64x32xbf16> -> tensor<32x64xbf16>
+  return %r : tensor<32x64xbf16>
+}
+
 // CHECK-LABEL: func.func @mma
 // CHECK-SAME: (%[[A:.*]]: tensor<128x64xf16>, %[[B:.*]]: tensor<64x32xf16>, %[[C:.*]]: tensor<128x32xf32>, %[[X:.*]]: tensor<16x32xbf16>, %[[Y:.*]]: tensor<32x16xbf16>, %[[Z:.*]]: tensor<16x16xf32>)
 func.func @mma(%a: tensor<128x64xf16>, %b: tensor<64x32xf16>,

@@ -736,7 +736,7 @@ func.func @negative_local_store_shape(%b: !tilegpu.buffer<128xf32, #tilegpu.shar
 
 func.func @negative_local_store_layout(%b: !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>,
                                        %v: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>) {
-  // expected-error @+1 {{'tilegpu.local_store' op writes #tilegpu.tmem_lanes<rows> vectors only, not 'tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>'}}
+  // expected-error @+1 {{'tilegpu.local_store' op writes #tilegpu.tmem_lanes<rows> vectors or quad-fragment accumulators only, not 'tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>'}}
   tilegpu.local_store %v, %b : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>, !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>
   return
 }
@@ -987,7 +987,7 @@ func.func @negative_mma_transposed_shared_lhs(
     %q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
     %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
     %acc: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
-  // expected-error @+1 {{'tilegpu.mma' op a shared lhs is stored untransposed}}
+  // expected-error @+1 {{'tilegpu.mma' op a shared lhs in swizzled panels is stored untransposed}}
   %o = tilegpu.mma %q, %k, %acc
       : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
         !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>

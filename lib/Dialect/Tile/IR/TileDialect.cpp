@@ -519,6 +519,12 @@ static LogicalResult verifySdpaSignature(func::FuncOp func, SdpaAttr sdpa) {
     case ArgRole::BlockKinds:
     case ArgRole::OPartial:
     case ArgRole::LsePartial:
+    case ArgRole::DOut:
+    case ArgRole::DQ:
+    case ArgRole::DK:
+    case ArgRole::DV:
+    case ArgRole::Delta:
+    case ArgRole::DQAccum:
       break; // Not an SDPA kernel's: `roles` has none of them.
     }
     if (!ok)

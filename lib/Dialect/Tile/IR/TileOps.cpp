@@ -213,7 +213,27 @@ LogicalResult StoreOp::verify() {
            << shapeStr(cast<ShapedType>(getMask().getType()).getShape())
            << ") to equal the value's (" << shapeStr(valueType.getShape())
            << ")";
+  if (getAdd() && !valueType.getElementType().isF32())
+    return emitOpError() << "adds f32 elements only, got "
+                         << valueType.getElementType();
   return verifyBlockAgainstSdpa(*this, getView(), valueType.getShape());
+}
+
+//===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::verify() {
+  auto input = cast<ShapedType>(getInput().getType());
+  auto result = cast<ShapedType>(getType());
+  if (input.getRank() != 2)
+    return emitOpError() << "transposes rank-2 tiles, got rank "
+                         << input.getRank();
+  SmallVector<int64_t, 2> swapped = {input.getDimSize(1), input.getDimSize(0)};
+  if (result.getShape() != ArrayRef<int64_t>(swapped))
+    return emitOpError() << "expects a result of shape " << shapeStr(swapped)
+                         << ", got " << shapeStr(result.getShape());
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

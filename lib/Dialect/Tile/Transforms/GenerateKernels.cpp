@@ -7,6 +7,7 @@
 
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 #include "tiled_attn/Kernels/BlockMaskKernel.h"
+#include "tiled_attn/Kernels/SdpaBackwardKernel.h"
 #include "tiled_attn/Kernels/SdpaKernel.h"
 #include "tiled_attn/Kernels/SplitMergeKernel.h"
 
@@ -15,6 +16,7 @@
 
 namespace tiled_attn::tile {
 #define GEN_PASS_DEF_TILEGENERATEBLOCKMASKPASS
+#define GEN_PASS_DEF_TILEGENERATESDPABACKWARDPASS
 #define GEN_PASS_DEF_TILEGENERATESDPAPASS
 #define GEN_PASS_DEF_TILEGENERATESPLITMERGEPASS
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h.inc"
@@ -131,6 +133,50 @@ struct TileGenerateSdpaPass final
 
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     if (failed(buildSdpaKernel(builder, module.getLoc(), config)))
+      return signalPassFailure();
+  }
+};
+
+struct TileGenerateSdpaBackwardPass final
+    : tile::impl::TileGenerateSdpaBackwardPassBase<
+          TileGenerateSdpaBackwardPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    for (SdpaBackwardPhase phase :
+         {SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Main,
+          SdpaBackwardPhase::Postprocess})
+      if (failed(checkKernelName(module, getArgument(),
+                                 sdpaBackwardSymbol(kernelName, phase))))
+        return signalPassFailure();
+    SdpaBackwardKernelConfig config;
+    config.headDim = headDim;
+    config.headDimV = headDimV;
+    config.blockM = blockM;
+    config.blockN = blockN;
+    config.name = kernelName;
+    if (dtype == "f16")
+      config.elementType = Float16Type::get(ctx);
+    else if (dtype == "bf16")
+      config.elementType = BFloat16Type::get(ctx);
+    else {
+      module.emitError() << getArgument() << ": dtype must be f16 or bf16, got '"
+                         << dtype << "'";
+      return signalPassFailure();
+    }
+    std::optional<CausalMode> mode = symbolizeCausalMode(causal);
+    if (!mode || *mode == CausalMode::Window) {
+      module.emitError() << getArgument()
+                         << ": causal must be none, top_left or bottom_right, "
+                            "got '"
+                         << causal << "'";
+      return signalPassFailure();
+    }
+    config.causal = *mode;
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    if (failed(buildSdpaBackwardKernels(builder, module.getLoc(), config)))
       return signalPassFailure();
   }
 };

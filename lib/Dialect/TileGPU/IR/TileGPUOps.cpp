@@ -128,14 +128,33 @@ LogicalResult LocalLoadOp::verify() {
 LogicalResult LocalStoreOp::verify() {
   BufferType buffer = getBuffer().getType();
   RankedTensorType value = getValue().getType();
+  // A quad-fragment accumulator (mma.sync, wgmma) goes into a padded
+  // buffer as its stored matrix: the buffer holds the tile, or, with a
+  // transposed encoding, the tile's transpose (so its shape is reversed).
+  if (MmaSyncLayoutAttr quad = getQuadFragmentLayout(value.getEncoding())) {
+    auto encoding = dyn_cast<SharedEncodingAttr>(buffer.getEncoding());
+    if (quad.getKind() != MmaSyncKind::Acc || !encoding ||
+        encoding.getSwizzle() || buffer.isRing() || value.getRank() != 2)
+      return emitOpError() << "writes a quad-fragment accumulator into an "
+                              "unswizzled two-dimensional buffer only, got "
+                           << value << " and " << buffer;
+    SmallVector<int64_t, 2> stored(value.getShape());
+    if (encoding.getTransposed())
+      std::swap(stored[0], stored[1]);
+    if (buffer.getShape() != ArrayRef<int64_t>(stored) ||
+        buffer.getElementType() != value.getElementType())
+      return emitOpError() << "writes " << value << " as the stored matrix of "
+                           << buffer << ", which holds another";
+    return verifyRegisterTile(*this, getValue(), "value");
+  }
   if (buffer.getShape() != value.getShape() ||
       buffer.getElementType() != value.getElementType())
     return emitOpError() << "writes " << value << " into a different tile, "
                          << buffer;
   auto lanes = dyn_cast<TmemLanesLayoutAttr>(value.getEncoding());
   if (!lanes || lanes.getKind() != TmemLanesKind::Rows)
-    return emitOpError() << "writes #tilegpu.tmem_lanes<rows> vectors only, "
-                            "not "
+    return emitOpError() << "writes #tilegpu.tmem_lanes<rows> vectors or "
+                            "quad-fragment accumulators only, not "
                          << value;
   return verifyRegisterTile(*this, getValue(), "value");
 }
@@ -174,10 +193,15 @@ LogicalResult MmaOp::verify() {
                          << lhsElement << " and " << rhs.getElementType();
   if (!acc.getElementType().isF32())
     return emitOpError() << "accumulates in f32, not " << acc.getElementType();
+  // A transposed lhs (a tile.transpose's buffer) is read by ldmatrix.trans
+  // from padded rows; swizzled panels (wgmma's descriptors) hold it
+  // untransposed.
   if (auto lhsBuffer = dyn_cast<BufferType>(lhsType);
       lhsBuffer &&
-      cast<SharedEncodingAttr>(lhsBuffer.getEncoding()).getTransposed())
-    return emitOpError() << "a shared lhs is stored untransposed";
+      cast<SharedEncodingAttr>(lhsBuffer.getEncoding()).getTransposed() &&
+      cast<SharedEncodingAttr>(lhsBuffer.getEncoding()).getSwizzle())
+    return emitOpError() << "a shared lhs in swizzled panels is stored "
+                            "untransposed";
   if (auto lhsTile = dyn_cast<RankedTensorType>(lhsType);
       lhsTile &&
       lhsTile.getEncoding().getTypeID() != acc.getEncoding().getTypeID())

@@ -60,7 +60,13 @@ def Tile_ArgRole : I32EnumAttr<"ArgRole",
     I32EnumAttrCase<"NumSplits", 16, "num_splits">,
     I32EnumAttrCase<"OPartial", 17, "o_partial">,
     I32EnumAttrCase<"LsePartial", 18, "lse_partial">,
-    I32EnumAttrCase<"SeqUsedK", 19, "seqused_k">
+    I32EnumAttrCase<"SeqUsedK", 19, "seqused_k">,
+    I32EnumAttrCase<"DOut", 20, "do">,
+    I32EnumAttrCase<"DQ", 21, "dq">,
+    I32EnumAttrCase<"DK", 22, "dk">,
+    I32EnumAttrCase<"DV", 23, "dv">,
+    I32EnumAttrCase<"Delta", 24, "delta">,
+    I32EnumAttrCase<"DQAccum", 25, "dq_accum">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::tiled_attn::tile";
@@ -79,7 +85,10 @@ def Tile_ArgAttr : AttrDef<Tile_Dialect, "Arg"> {
     problem's lengths `seq_q` and `seq_k` and writes the kinds of its blocks
     to `block_kinds`; a split-KV merge kernel (tile-generate-split-merge)
     reads a split kernel's `o_partial` and `lse_partial` (its `o` and `lse`)
-    with `num_splits` and writes `o` and `lse`. Passes find arguments by role, never by position; the
+    with `num_splits` and writes `o` and `lse`. The backward pass's
+    kernels (tile-generate-sdpa-backward) take the output's gradient `do`,
+    the rows' `delta` = rowsum(dO * O), an f32 `dq_accum` that the main
+    kernel adds dQ into, and write the gradients `dq`, `dk` and `dv`. Passes find arguments by role, never by position; the
     kernel ABI names each kernel parameter after its argument's role (a
     captured input after its name), and the runtime binds its arguments by
     these names.

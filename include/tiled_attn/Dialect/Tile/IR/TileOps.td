@@ -287,22 +287,31 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments]> {
     run-time sizes are never written. With `mask`, elements whose mask bit is
     false are not written either.
 
+    With `add`, each written element is added to the one in memory instead
+    of replacing it, atomically: other programs of the launch may add to the
+    same elements in any order (f32 only). The backward pass accumulates
+    dQ this way, each key block's programs adding their part.
+
     Example:
 
     ```mlir
     tile.store %out, %o[%b, %h, %m, %c0]
         : tensor<128x64xbf16>, !tile.view<?x?x?x64xbf16>
+    // This program's part of dQ, added to the f32 accumulator.
+    tile.store %dq, %dq_accum[%b, %h, %m, %c0] add
+        : tensor<64x128xf32>, !tile.view<?x?x?x128xf32>
     ```
   }];
   let arguments = (ins
     Tile_AnyTile:$value,
     Arg<Tile_ViewType, "the view to write", [MemWrite]>:$view,
     Variadic<Index>:$indices,
-    Optional<Tile_MaskTile>:$mask
+    Optional<Tile_MaskTile>:$mask,
+    UnitAttr:$add
   );
   let assemblyFormat = [{
     $value `,` $view `[` $indices `]` (`mask` `(` $mask^ `:` type($mask) `)`)?
-    attr-dict `:` type($value) `,` type($view)
+    (`add` $add^)? attr-dict `:` type($value) `,` type($view)
   }];
   let hasVerifier = 1;
 }
@@ -697,6 +706,28 @@ def Tile_LogSumExpOp : Tile_Op<"log_sum_exp", [Pure,
 //===----------------------------------------------------------------------===//
 // Layouts
 //===----------------------------------------------------------------------===//
+
+def Tile_TransposeOp : Tile_Op<"transpose", [Pure,
+    AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "Swap the two axes of a rank-2 tile";
+  let description = [{
+    `result[i, j] = input[j, i]`. The backward pass computes the scores
+    transposed (a key block's rows against the query block's columns), so
+    that Pᵀ and dSᵀ are the left operands of dV's and dK's products, and
+    transposes dSᵀ for dQ = dS K. On a GPU a transpose of registers goes
+    through shared memory.
+
+    Example:
+
+    ```mlir
+    %ds = tile.transpose %dst : tensor<64x128xbf16> -> tensor<128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_AnyTile:$input);
+  let results = (outs Tile_AnyTile:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
 
 def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure,
     AllShapesMatch<["input", "result"]>,

@@ -342,6 +342,52 @@ def TileGenerateSplitMergePass : Pass<"tile-generate-split-merge", "::mlir::Modu
   ];
 }
 
+def TileGenerateSdpaBackwardPass
+    : Pass<"tile-generate-sdpa-backward", "::mlir::ModuleOp"> {
+  let summary = "Add the three kernels of the SDPA backward pass";
+  let description = [{
+    Appends FlashAttention-2's backward pass, with FlashAttention-3's
+    transposed scores, as three kernels (`lib/Kernels/SdpaBackwardKernel.cpp`):
+    `<name>_preprocess` (per `block-m` query rows: delta = rowsum(dO * O),
+    dQ's f32 accumulator zeroed), `<name>` (per `block-n` keys of a K/V
+    head: Sᵀ = K Qᵀ, Pᵀ from the forward's log-sum-exps, dV += Pᵀ dO, dSᵀ =
+    Pᵀ (V dOᵀ - delta), dK += dSᵀ Q, and dS K added into the accumulator by
+    an adding `tile.store`, over every query block that sees the keys and
+    every query head of the K/V head's group) and `<name>_postprocess` (dQ
+    = scale * accumulator). Host execution only so far: the GPU lowering of
+    `tile.transpose` and of adding stores is the next step.
+
+    ```
+    tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 causal=top_left" empty.mlir
+    ```
+  }];
+  let options = [
+    Option<"headDim", "head-dim", "int64_t", /*default=*/"64",
+           "Head dimension of Q and K">,
+    Option<"headDimV", "head-dim-v", "int64_t", /*default=*/"0",
+           "Head dimension of V, O and dO (0: head-dim)">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
+           "Element type of the tensors and gradients: f16 or bf16">,
+    Option<"causal", "causal", "std::string", /*default=*/"\"none\"",
+           "The forward's mask: none, top_left or bottom_right">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"64",
+           "Query rows per block (a multiple of 16)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"64",
+           "Keys per program of the main kernel (a multiple of 16)">,
+    Option<"kernelName", "name", "std::string", /*default=*/"\"sdpa_bwd\"",
+           "Symbol name of the main kernel (the others add _preprocess and "
+           "_postprocess)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::tiled_attn::tile::TileDialect",
+  ];
+}
+
 def TileHeavyFirstPass : Pass<"tile-heavy-first", "::mlir::func::FuncOp"> {
   let summary = "Start the causal programs with the most work first";
   let description = [{

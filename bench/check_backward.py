@@ -1,0 +1,282 @@
+"""The backward pass on a GPU (issue 39's first step): the compiler's three
+backward kernels (tile-generate-sdpa-backward: preprocess, main,
+postprocess), built from a spec with the program "sdpa_backward"
+(kernels/backward.json) and launched with cuda-bindings (the runtime does
+not launch them yet).
+
+Checks: dQ, dK, dV against float64 autograd on odd shapes (S not a multiple
+of the blocks, S_q != S_k both ways, grouped KV heads, no mask and both
+causal alignments), within 2x of the error of PyTorch's math backend on the
+same inputs (its bf16/f16 autograd), FlashAttention-2's (PyTorch's flash
+backend) error listed beside. Then, unless --check-only, the backward's
+TFLOP/s (2.5x the forward's FLOPs; causal half) on the grid B*S = 16k,
+H*D = 2048, against PyTorch's flash (FA2) and cuDNN backward, CUDA events,
+median of interleaved rounds.
+
+    tiled-attn-compile --spec=kernels/backward.json --out-dir=DIR
+    python3 bench/check_backward.py --kernels DIR --out bench/results/backward
+    python3 bench/check_backward.py --replot CSV
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+torch = F = None
+
+CHECK_CASES = [
+    # (B, H_q, H_kv, S_q, S_k, causal, D)
+    (2, 4, 4, 257, 257, "none", 64),
+    (1, 8, 2, 300, 511, "top_left", 64),
+    (1, 4, 1, 511, 300, "bottom_right", 64),
+    (2, 2, 2, 77, 1000, "bottom_right", 64),
+    (1, 4, 2, 1000, 77, "none", 64),
+    (1, 2, 2, 1024, 1024, "top_left", 64),
+    (2, 4, 4, 257, 257, "none", 128),
+    (1, 8, 2, 300, 511, "top_left", 128),
+    (1, 4, 1, 511, 300, "bottom_right", 128),
+]
+
+
+def import_torch() -> None:
+    global torch, F
+    import torch as torch_module
+    import torch.nn.functional as functional
+
+    torch, F = torch_module, functional
+
+
+class Backward:
+    """The library's backward kernels of one dtype and head dim."""
+
+    def __init__(self, folder: Path, manifest: dict, dtype: str, d: int, arch: str):
+        from cubin_launch import Kernel
+
+        entries = [k for k in manifest["kernels"] if k.get("program") == "sdpa_backward"
+                   and k["dtype"] == dtype and k["head_dim"] == d]
+        if not entries:
+            raise LookupError(f"no backward kernels of {dtype} D={d}")
+        by = {}
+        for e in entries:
+            key = e["phase"] if e["phase"] != "main" else e["causal"]
+            by[key] = (Kernel.from_manifest(folder, e, arch), e)
+        self.kernels = by
+        self.block_m = by["preprocess"][1]["block_m"]
+        self.block_n = next(e for k, (_, e) in by.items() if k not in
+                            ("preprocess", "postprocess"))["block_n"]
+        self.causals = sorted(k for k in by if k not in ("preprocess", "postprocess"))
+
+    def __call__(self, q, k, v, o, lse, do, causal: str, scale: float, dq_accum=None,
+                 delta=None):
+        b, h, s_q, d = q.shape
+        s_k, h_kv = k.shape[2], k.shape[1]
+        if dq_accum is None:
+            dq_accum = torch.empty(b, h, s_q, d, device=q.device, dtype=torch.float32)
+        if delta is None:
+            delta = torch.empty(b, h, s_q, device=q.device, dtype=torch.float32)
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        rows = (-(-s_q // self.block_m), h, b)
+        pre, _ = self.kernels["preprocess"]
+        main, _ = self.kernels[causal]
+        post, _ = self.kernels["postprocess"]
+        pre(rows, {"o": o, "do": do, "delta": delta, "dq_accum": dq_accum}, {})
+        main((-(-s_k // self.block_n), h_kv, b),
+             {"q": q, "k": k, "v": v, "do": do, "lse": lse, "delta": delta,
+              "dq_accum": dq_accum, "dk": dk, "dv": dv}, {"scale": scale})
+        post(rows, {"dq_accum": dq_accum, "dq": dq}, {"scale": scale})
+        return dq, dk, dv
+
+
+def visible(s_q: int, s_k: int, causal: str, device):
+    """Which keys each query sees ([S_q, S_k] bool), or None for all."""
+    if causal == "none":
+        return None
+    shift = s_k - s_q if causal == "bottom_right" else 0
+    i = torch.arange(s_q, device=device)[:, None]
+    j = torch.arange(s_k, device=device)[None, :]
+    return j <= i + shift
+
+
+def attention(q, k, v, mask, scale):
+    """softmax(scale q k^T, masked) v and its rows' log-sum-exps, in q's
+    dtype's arithmetic (float64 for a reference); K/V heads repeated for
+    grouped queries; a row that sees no key gives 0 and -inf."""
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    s = (q @ k.transpose(-1, -2)) * scale
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    lse = torch.logsumexp(s, -1)
+    p = torch.exp(s - lse.unsqueeze(-1).clamp_min(torch.finfo(s.dtype).min))
+    p = torch.nan_to_num(p, nan=0.0)
+    return p @ v, lse
+
+
+def rel(a, ref) -> float:
+    return ((a.double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def check_case(bwd: Backward, dtype, case) -> dict:
+    b, h, h_kv, s_q, s_k, causal, d = case
+    torch.manual_seed(b * 1000003 + h * 10007 + s_q * 101 + s_k + d)
+    dev = "cuda"
+    q = torch.randn(b, h, s_q, d, device=dev, dtype=dtype)
+    k = torch.randn(b, h_kv, s_k, d, device=dev, dtype=dtype)
+    v = torch.randn(b, h_kv, s_k, d, device=dev, dtype=dtype)
+    do = torch.randn(b, h, s_q, d, device=dev, dtype=dtype)
+    scale = d ** -0.5
+    mask = visible(s_q, s_k, causal, dev)
+    # float64 reference gradients.
+    q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+    o64, lse64 = attention(q64, k64, v64, mask, scale)
+    ref = torch.autograd.grad(o64, (q64, k64, v64), do.double())
+    # The forward as a kernel leaves it: O rounded, lse in f32.
+    o, lse = o64.detach().to(dtype), lse64.detach().float()
+    ours = bwd(q, k, v, o, lse, do, causal, scale)
+    torch.cuda.synchronize()
+    row = dict(dtype=str(dtype).removeprefix("torch."), b=b, h_q=h, h_kv=h_kv, s_q=s_q,
+               s_k=s_k, causal=causal, d=d)
+    # PyTorch's math backend (and the flash backend where it takes the
+    # shape) on the same low-precision inputs.
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    errors = {}
+    for name, backend in (("math", SDPBackend.MATH), ("flash", SDPBackend.FLASH_ATTENTION)):
+        try:
+            qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
+            # (K/V repeated for grouped heads: autograd sums their grads.)
+            kr, vr = (t.repeat_interleave(h // h_kv, 1) for t in (kk, vv))
+            with sdpa_kernel(backend):
+                if causal == "top_left":
+                    out = F.scaled_dot_product_attention(qq, kr, vr, is_causal=True)
+                else:
+                    out = F.scaled_dot_product_attention(qq, kr, vr, attn_mask=mask)
+            grads = torch.autograd.grad(out, (qq, kk, vv), do)
+            errors[name] = [rel(g, r) for g, r in zip(grads, ref)]
+        except RuntimeError as exc:
+            errors[name] = None
+            row[f"{name}_note"] = str(exc).splitlines()[0][:120]
+    ok = True
+    for i, g in enumerate("qkv"):
+        ours_err = rel(ours[i], ref[i])
+        math_err = errors["math"][i] if errors["math"] else float("nan")
+        row[f"d{g}_rel_l2"] = f"{ours_err:.3e}"
+        row[f"d{g}_math_rel_l2"] = f"{math_err:.3e}"
+        row[f"d{g}_flash_rel_l2"] = (f"{errors['flash'][i]:.3e}" if errors.get("flash")
+                                    else "")
+        ok &= bool(ours_err <= 2 * math_err) and math.isfinite(ours_err)
+    row["within_2x_math"] = ok
+    print(row, flush=True)
+    return row
+
+
+def bench(bwds: dict, dtype, args) -> list[dict]:
+    from common import interleaved, time_fn, sleep_cycles_per_ms
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    cycles = sleep_cycles_per_ms()
+    rows = []
+    seqs = [1024, 4096] if args.quick else [1024, 4096, 16384]
+    for d, bwd in sorted(bwds.items()):
+        for causal in (False, True):
+            if ("top_left" if causal else "none") not in bwd.causals:
+                continue
+            for s in seqs:
+                h, b = 2048 // d, max(1, 16384 // s)
+                torch.manual_seed(s)
+                q, k, v, do = (torch.randn(b, h, s, d, device="cuda", dtype=dtype)
+                               for _ in range(4))
+                scale = d ** -0.5
+                # The forward (flash) for O and the log-sum-exps.
+                o, lse = torch.ops.aten._scaled_dot_product_flash_attention(
+                    q, k, v, 0.0, causal, False, scale=scale)[:2]
+                dq_accum = torch.empty(b, h, s, d, device="cuda", dtype=torch.float32)
+                delta = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
+                mode = "top_left" if causal else "none"
+                calls = {"tiled-attn": (lambda: bwd(q, k, v, o, lse, do, mode, scale,
+                                                    dq_accum, delta), [()])}
+                for name, backend in (("torch-flash", SDPBackend.FLASH_ATTENTION),
+                                      ("torch-cudnn", SDPBackend.CUDNN_ATTENTION)):
+                    qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
+                    try:
+                        with sdpa_kernel(backend):
+                            out = F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal)
+                    except RuntimeError:
+                        continue
+                    calls[name] = (lambda out=out, qq=qq, kk=kk, vv=vv: torch.autograd.grad(
+                        out, (qq, kk, vv), do, retain_graph=True), [()])
+                times, notes = interleaved(
+                    calls, args.rounds,
+                    lambda call: time_fn(call[0], call[1], args.warmup, args.iters, cycles)[0])
+                flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
+                for name in calls:
+                    ms = statistics.median(times[name]) if times[name] else float("nan")
+                    rows.append(dict(dtype=str(dtype).removeprefix("torch."), d=d,
+                                     causal=causal, s=s, b=b, h=h, provider=name,
+                                     ms=f"{ms:.4f}", tflops=f"{flops / ms / 1e9:.1f}",
+                                     case=f"D={d} {'causal ' if causal else ''}S={s}",
+                                     note=notes.get(name, "")))
+                    print(rows[-1], flush=True)
+                del q, k, v, do, o, lse, dq_accum, delta, calls
+                torch.cuda.empty_cache()
+    return rows
+
+
+def plot(csv_path: Path) -> None:
+    from common import grouped_bars
+
+    grouped_bars(csv_path, "provider", "backward TFLOP/s (2.5x forward FLOPs)",
+                 f"SDPA backward: {csv_path.stem}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kernels", type=Path, help="tiled-attn-compile's output folder")
+    p.add_argument("--out", type=Path, default=Path("bench/results/backward"))
+    p.add_argument("--arch", default="sm_90", help="the cubins' chip")
+    p.add_argument("--dtype", default="bf16", choices=("bf16", "f16"))
+    p.add_argument("--check-only", action="store_true")
+    p.add_argument("--cases", type=int, default=0,
+                   help="check only the first N cases (0: all; for the sanitizers)")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--replot", type=Path)
+    args = p.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    if args.replot:
+        plot(args.replot)
+        return 0
+    import_torch()
+    from common import write_csv, try_plot
+
+    manifest = json.loads((args.kernels / "manifest.json").read_text())
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
+    bwds = {}
+    for d in sorted({k["head_dim"] for k in manifest["kernels"]
+                     if k.get("program") == "sdpa_backward"}):
+        bwds[d] = Backward(args.kernels, manifest, args.dtype, d, args.arch)
+    device = torch.cuda.get_device_name()
+    date = datetime.date.today().isoformat()
+    cases = [c for c in CHECK_CASES if c[6] in bwds and c[5] in bwds[c[6]].causals]
+    checks = [check_case(bwds[c[6]], dtype, c) for c in cases[:args.cases or None]]
+    write_csv(args.out, f"backward-check-{args.dtype}", device, date, checks)
+    failed = [c for c in checks if not c["within_2x_math"]]
+    print(f"{len(checks) - len(failed)} of {len(checks)} within 2x of the math backend's error")
+    if args.check_only:
+        return 1 if failed else 0
+    rows = bench(bwds, dtype, args)
+    path = write_csv(args.out, f"backward-bench-{args.dtype}", device, date, rows)
+    try_plot(plot, path)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+#!/bin/bash
+# The backward pass on a GPU (bench/check_backward.py): float64 checks in
+# bf16 and f16, the benchmark against PyTorch's flash and cuDNN backward,
+# and compute-sanitizer memcheck and racecheck over a few checks. Run on
+# the device machine from the repository root, with the kernels built here:
+#   tiled-attn-compile --spec=kernels/backward.json --out-dir=.gpu/backward
+# CHECK_ONLY=1 skips the benchmark. Results under $OUT (default
+# bench/results/backward).
+set -u
+OUT=${OUT:-bench/results}
+mkdir -p "$OUT/backward"
+K=.gpu/backward
+rc=0
+python3 bench/check_backward.py --kernels $K --out "$OUT/backward" --dtype bf16 --check-only \
+  2>&1 | tee "$OUT/backward/check-bf16.log" || rc=1
+python3 bench/check_backward.py --kernels $K --out "$OUT/backward" --dtype f16 --check-only \
+  2>&1 | tee "$OUT/backward/check-f16.log" || rc=1
+for tool in memcheck racecheck; do
+  compute-sanitizer --tool $tool --kernel-name regex:sdpa_bwd python3 bench/check_backward.py \
+    --kernels $K --out /tmp/sanitize --check-only --cases 3 2>&1 | tail -4 \
+    | tee "$OUT/backward/sanitizer-$tool.log"
+done
+if [ "${CHECK_ONLY:-0}" != 1 ]; then
+  python3 bench/check_backward.py --kernels $K --out "$OUT/backward" --dtype bf16 \
+    2>&1 | tee "$OUT/backward/bench-bf16.log" || rc=1
+fi
+exit $rc

@@ -1,0 +1,89 @@
+//===- SdpaBackwardKernel.h - The SDPA backward pass in tile IR -*- C++ -*-===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILED_ATTN_KERNELS_SDPABACKWARDKERNEL_H
+#define TILED_ATTN_KERNELS_SDPABACKWARDKERNEL_H
+
+#include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <string>
+
+namespace tiled_attn {
+
+/// What the backward pass of an SDPA forward kernel computes, and with
+/// which blocks.
+struct SdpaBackwardKernelConfig {
+  int64_t headDim = 64;
+  /// The head dim of V, O and dO where it differs from Q's and K's; 0 is
+  /// headDim.
+  int64_t headDimV = 0;
+  /// q, k, v, o, do and the gradients: f16 or bf16.
+  mlir::Type elementType;
+  /// The forward's mask: none or a causal mask (top_left, bottom_right).
+  tile::CausalMode causal = tile::CausalMode::None;
+  /// Query rows per block (every kernel) and keys per block (the main
+  /// kernel's programs), multiples of 16.
+  int64_t blockM = 64;
+  int64_t blockN = 64;
+  /// The main kernel's name; the others add "_preprocess" and
+  /// "_postprocess".
+  std::string name = "sdpa_bwd";
+};
+
+/// The three kernels of the backward pass, launched in this order.
+struct SdpaBackwardKernels {
+  /// Program (m, h, b): delta[b, h, rows] = rowsum(dO * O) of block m's
+  /// query rows (in f32), and those rows of dq_accum set to 0. Arguments:
+  /// o, do, delta, dq_accum. Grid: (ceil(S_q / block_m), H_q, B).
+  mlir::func::FuncOp preprocess;
+  /// Program (n, h_kv, b): key block n of K/V head h_kv, for every query
+  /// head of its group and every query block that sees the block, with the
+  /// scores computed transposed (keys as rows):
+  ///
+  ///   Sᵀ = K_n Q_mᵀ,  Pᵀ = exp(scale Sᵀ - lse_m)  (0 where masked)
+  ///   dV_n += Pᵀ dO_m,  dPᵀ = V_n dO_mᵀ,  dSᵀ = Pᵀ (dPᵀ - delta_m)
+  ///   dK_n += dSᵀ Q_m,  dq_accum[m] += dS K_n   (an adding store)
+  ///
+  /// then dk = scale dK_n and dv = dV_n. Pᵀ and dSᵀ are rounded to the
+  /// element type for their products, as FlashAttention does. Arguments:
+  /// q, k, v, do, lse (the forward's, natural log of the scaled scores),
+  /// delta, dq_accum, dk, dv, scale. Grid: (ceil(S_k / block_n), H_kv, B).
+  mlir::func::FuncOp main;
+  /// Program (m, h, b): dq = scale * dq_accum of block m's rows, in the
+  /// element type. Arguments: dq_accum, dq, scale. Grid as preprocess's.
+  mlir::func::FuncOp postprocess;
+};
+
+/// The kernels of the backward pass, in launch order.
+enum class SdpaBackwardPhase { Preprocess, Main, Postprocess };
+
+/// "preprocess", "main" or "postprocess".
+llvm::StringRef sdpaBackwardPhaseName(SdpaBackwardPhase phase);
+
+/// The symbol of a phase's kernel: `name` for the main kernel, `name`
+/// followed by "_preprocess" or "_postprocess" for the others.
+std::string sdpaBackwardSymbol(llvm::StringRef name, SdpaBackwardPhase phase);
+
+/// Builds one phase's kernel at the builder's insertion point.
+mlir::FailureOr<mlir::func::FuncOp>
+buildSdpaBackwardKernel(mlir::OpBuilder &builder, mlir::Location loc,
+                        const SdpaBackwardKernelConfig &config,
+                        SdpaBackwardPhase phase);
+
+/// Builds the three kernels at the builder's insertion point (a module's
+/// body). GQA: K/V head h_kv serves query heads h_kv * G .. h_kv * G + G - 1,
+/// G = H_q / H_kv, and its dK, dV sum over them.
+mlir::FailureOr<SdpaBackwardKernels>
+buildSdpaBackwardKernels(mlir::OpBuilder &builder, mlir::Location loc,
+                         const SdpaBackwardKernelConfig &config);
+
+} // namespace tiled_attn
+
+#endif // TILED_ATTN_KERNELS_SDPABACKWARDKERNEL_H

@@ -1,0 +1,395 @@
+//===- SdpaBackwardKernel.cpp - The SDPA backward pass in tile IR ---------===//
+//
+// Part of the tiled-attn project, under the Apache License v2.0 with LLVM
+// Exceptions.
+//
+//===----------------------------------------------------------------------===//
+//
+// FlashAttention-2's backward pass (Dao, 2023, Algorithm 2) with
+// FlashAttention-3's transposed scores, as three tile programs:
+//
+// - preprocess, per block of query rows: delta = rowsum(dO * O), and dQ's
+//   f32 accumulator zeroed;
+// - main, per block of keys: K_n and V_n read once, dK_n and dV_n kept
+//   across the loop over the query blocks that see the block (and, with
+//   grouped KV heads, over the query heads of the group), dQ's part of each
+//   step added into the accumulator;
+// - postprocess, per block of query rows: dQ = scale * accumulator, in the
+//   element type.
+//
+// The scores are computed transposed, Sᵀ = K_n Q_mᵀ (keys as rows), so that
+// Pᵀ and dSᵀ are the left operands of dV's and dK's products (on a GPU, the
+// registers of one product's accumulator feed the next as they do for P V
+// in the forward); dQ = dS K_n takes dSᵀ transposed.
+//
+// The probabilities are recomputed from the forward's log-sum-exps: P =
+// exp(scale S - lse), 0 where the mask hides the key, for keys past S_k and
+// for rows past S_q, and on rows that saw no key (lse = -inf).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tiled_attn/Kernels/SdpaBackwardKernel.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace tiled_attn;
+using namespace tiled_attn::tile;
+
+namespace {
+
+/// Shorthands for building one kernel.
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  RankedTensorType tile(ArrayRef<int64_t> shape, Type t) {
+    return RankedTensorType::get(shape, t);
+  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value splat(ArrayRef<int64_t> shape, double v) {
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(tile(shape, b.getF32Type()),
+                               b.getF32FloatAttr(v)));
+  }
+  Value broadcast(Value v, ArrayRef<int64_t> shape, int64_t axis) {
+    auto type = cast<RankedTensorType>(v.getType());
+    return BroadcastOp::create(b, loc, tile(shape, type.getElementType()), v,
+                               axis);
+  }
+  Value load(Value view, ArrayRef<int64_t> shape, ValueRange indices,
+             double pad = 0.0, bool transpose = false) {
+    Type element = cast<ViewType>(view.getType()).getElementType();
+    return LoadOp::create(b, loc, tile(shape, element), view, indices,
+                          ValueRange{}, APFloat(pad), transpose);
+  }
+
+  /// A kernel `name` of arguments with these types and roles, its builder
+  /// at the start of its body.
+  func::FuncOp kernel(StringRef name, ArrayRef<Type> types,
+                      ArrayRef<ArgRole> roles) {
+    MLIRContext *ctx = b.getContext();
+    auto func =
+        func::FuncOp::create(b, loc, name, b.getFunctionType(types, {}));
+    for (auto [i, role] : llvm::enumerate(roles))
+      func.setArgAttr(i, TileDialect::getArgAttrName(),
+                      ArgAttr::get(ctx, role, {}));
+    Block *entry = func.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    return func;
+  }
+};
+
+} // namespace
+
+/// Builds the kernels of `phases` (the others are skipped).
+static FailureOr<SdpaBackwardKernels>
+buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
+            ArrayRef<SdpaBackwardPhase> phases) {
+  auto wanted = [&](SdpaBackwardPhase phase) {
+    return llvm::is_contained(phases, phase);
+  };
+  MLIRContext *ctx = b.getContext();
+  const int64_t d = cfg.headDim, dv = cfg.headDimV ? cfg.headDimV : d;
+  const int64_t bm = cfg.blockM, bn = cfg.blockN;
+  Type elt = cfg.elementType;
+  if (!elt || (!elt.isF16() && !elt.isBF16()))
+    return emitError(loc) << "the backward pass's element type is f16 or bf16";
+  if (d < 16 || d > 256 || d % 16 || dv < 16 || dv > 256 || dv % 16)
+    return emitError(loc) << "head dims must be multiples of 16 in [16, 256], "
+                             "got head_dim "
+                          << d << ", head_dim_v " << dv;
+  if (bm < 16 || bm > 256 || bm % 16 || bn < 16 || bn > 256 || bn % 16)
+    return emitError(loc) << "block_m and block_n must be multiples of 16 in "
+                             "[16, 256], got "
+                          << bm << " and " << bn;
+  if (cfg.causal == CausalMode::Window)
+    return emitError(loc) << "the backward pass takes no window yet: the "
+                             "mask is none, top_left or bottom_right";
+  const std::string name = cfg.name;
+  if (name.empty())
+    return emitError(loc) << "the backward kernels need a name";
+
+  OpBuilder::InsertionGuard guard(b);
+  KernelBuilder kb{b, loc};
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  const int64_t dyn = ShapedType::kDynamic;
+  auto view4 = [&](int64_t cols, Type t) {
+    return ViewType::get(ctx, {dyn, dyn, dyn, cols}, t);
+  };
+  Type rowsView = ViewType::get(ctx, {dyn, dyn, dyn}, f32);
+  const double inf = std::numeric_limits<double>::infinity();
+  Block *module = b.getInsertionBlock();
+  auto atModuleEnd = [&] { b.setInsertionPointToEnd(module); };
+  SdpaBackwardKernels kernels;
+
+  // Preprocess: delta = rowsum(dO * O) and dQ's accumulator zeroed.
+  if (wanted(SdpaBackwardPhase::Preprocess)) {
+    func::FuncOp f = kb.kernel(
+        sdpaBackwardSymbol(name, SdpaBackwardPhase::Preprocess),
+        {view4(dv, elt), view4(dv, elt), rowsView, view4(d, f32)},
+        {ArgRole::O, ArgRole::DOut, ArgRole::Delta, ArgRole::DQAccum});
+    Value o = f.getArgument(0), dO = f.getArgument(1),
+          delta = f.getArgument(2), dqAccum = f.getArgument(3);
+    Value m = BlockIdOp::create(b, loc, Dim::X);
+    Value h = BlockIdOp::create(b, loc, Dim::Y);
+    Value batch = BlockIdOp::create(b, loc, Dim::Z);
+    Value c0 = kb.index(0);
+    auto widened = [&](Value view) {
+      Value t = kb.load(view, {bm, dv}, {batch, h, m, c0});
+      return arith::ExtFOp::create(b, loc, kb.tile({bm, dv}, f32), t);
+    };
+    Value product =
+        arith::MulFOp::create(b, loc, widened(o), widened(dO)).getResult();
+    Value rows = ReduceOp::create(b, loc, kb.tile({bm}, f32), product,
+                                  ReduceKind::Sum, 1);
+    StoreOp::create(b, loc, rows, delta, ValueRange{batch, h, m}, Value());
+    StoreOp::create(b, loc, kb.splat({bm, d}, 0.0), dqAccum,
+                    ValueRange{batch, h, m, c0}, Value());
+    func::ReturnOp::create(b, loc);
+    kernels.preprocess = f;
+    atModuleEnd();
+  }
+
+  // Main: one key block of one K/V head.
+  if (wanted(SdpaBackwardPhase::Main)) {
+    func::FuncOp f = kb.kernel(
+        name,
+        {view4(d, elt), view4(d, elt), view4(dv, elt), view4(dv, elt),
+         rowsView, rowsView, view4(d, f32), view4(d, elt), view4(dv, elt),
+         f32},
+        {ArgRole::Q, ArgRole::K, ArgRole::V, ArgRole::DOut, ArgRole::Lse,
+         ArgRole::Delta, ArgRole::DQAccum, ArgRole::DK, ArgRole::DV,
+         ArgRole::Scale});
+    Value q = f.getArgument(0), k = f.getArgument(1), v = f.getArgument(2),
+          dO = f.getArgument(3), lse = f.getArgument(4),
+          delta = f.getArgument(5), dqAccum = f.getArgument(6),
+          dk = f.getArgument(7), dvOut = f.getArgument(8),
+          scale = f.getArgument(9);
+    Value n = BlockIdOp::create(b, loc, Dim::X);
+    Value kvHead = BlockIdOp::create(b, loc, Dim::Y);
+    Value batch = BlockIdOp::create(b, loc, Dim::Z);
+    Value c0 = kb.index(0), c1 = kb.index(1);
+    Value seqQ = DimOp::create(b, loc, q, 2);
+    Value seqK = DimOp::create(b, loc, k, 2);
+    Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
+                                         DimOp::create(b, loc, k, 1));
+    // K_n is the lhs of Sᵀ = K_n Q_mᵀ and the rhs of dS K_n: two reads, so
+    // that a GPU can hold one in registers and the other in shared memory.
+    Value kBlock = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
+    Value kRhs = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
+    Value vBlock = kb.load(v, {bn, dv}, {batch, kvHead, n, c0});
+    Value key0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
+    // Bottom-right alignment shifts the queries by S_k - S_q: query i sees
+    // key j iff j <= i + shift.
+    Value shift = cfg.causal == CausalMode::BottomRight
+                      ? arith::SubIOp::create(b, loc, seqK, seqQ).getResult()
+                      : Value();
+    // The first query block that sees a key of this block: the one holding
+    // query key0 - shift (0 when that is negative).
+    Value first = c0;
+    if (cfg.causal != CausalMode::None) {
+      Value firstQuery =
+          shift ? arith::MaxSIOp::create(
+                      b, loc, arith::SubIOp::create(b, loc, key0, shift), c0)
+                      .getResult()
+                : key0;
+      first = arith::DivUIOp::create(b, loc, firstQuery, kb.index(bm));
+    }
+    Value queryBlocks =
+        arith::CeilDivUIOp::create(b, loc, seqQ, kb.index(bm));
+    // Keys past S_k hide their row of the transposed scores, queries past
+    // S_q their column. (Positions over the whole block: the scores' layout
+    // on a GPU, whichever axis holds the keys.)
+    auto splatIndex = [&](OpBuilder &b, Location loc, Value v) -> Value {
+      return tensor::SplatOp::create(
+          b, loc, RankedTensorType::get({bn, bm}, i32),
+          arith::IndexCastOp::create(b, loc, i32, v).getResult());
+    };
+    Value keyRows = IotaOp::create(b, loc, kb.tile({bn, bm}, i32), key0,
+                                   int64_t{0});
+    Value keysIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         keyRows, splatIndex(b, loc, seqK));
+    Value zeroScores = kb.splat({bn, bm}, 0.0);
+    Value zeroDq = kb.splat({bm, d}, 0.0);
+    Value scaleTile = tensor::SplatOp::create(b, loc, kb.tile({bn, bm}, f32),
+                                              scale);
+    Value negInf = kb.splat({bm}, -inf), posInf = kb.splat({bm}, inf);
+
+    auto heads = scf::ForOp::create(
+        b, loc, c0, group, c1,
+        ValueRange{kb.splat({bn, d}, 0.0), kb.splat({bn, dv}, 0.0)},
+        [&](OpBuilder &b, Location loc, Value g, ValueRange grads) {
+          Value h = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, kvHead, group), g);
+          auto blocks = scf::ForOp::create(
+              b, loc, first, queryBlocks, c1, grads,
+              [&](OpBuilder &b, Location loc, Value m, ValueRange acc) {
+                KernelBuilder kb{b, loc};
+                Value q0 = arith::MulIOp::create(b, loc, m, kb.index(bm));
+                Value at4[] = {batch, h, m, c0};
+                Value qt = kb.load(q, {d, bm}, at4, 0.0, /*transpose=*/true);
+                Value qBlock = kb.load(q, {bm, d}, at4);
+                Value doT = kb.load(dO, {dv, bm}, at4, 0.0, true);
+                Value doBlock = kb.load(dO, {bm, dv}, at4);
+                // The rows' log-sum-exps and deltas, read at their query
+                // positions (gathers: on a GPU straight into the layout of
+                // the scores' columns). A row that saw no key has lse =
+                // -inf, and one past S_q reads it: +inf gives them P = 0.
+                Value queries =
+                    IotaOp::create(b, loc, kb.tile({bm}, i32), q0, IntegerAttr());
+                auto gather = [&](Value view, double pad) -> Value {
+                  return GatherOp::create(b, loc, kb.tile({bm}, f32), view,
+                                          ValueRange{batch, h, queries},
+                                          b.getF64FloatAttr(pad));
+                };
+                Value lseRows = gather(lse, -inf);
+                Value noKey = arith::CmpFOp::create(
+                    b, loc, arith::CmpFPredicate::OEQ, lseRows, negInf);
+                lseRows =
+                    arith::SelectOp::create(b, loc, noKey, posInf, lseRows);
+                Value deltaRows = gather(delta, 0.0);
+
+                // Sᵀ and Pᵀ = exp(scale Sᵀ - lse), 0 where hidden.
+                Value st = MmaOp::create(b, loc, kBlock, qt, zeroScores);
+                Value z = arith::SubFOp::create(
+                    b, loc, arith::MulFOp::create(b, loc, st, scaleTile),
+                    kb.broadcast(lseRows, {bn, bm}, 0));
+                Value queryCols = IotaOp::create(
+                    b, loc, kb.tile({bn, bm}, i32), q0, int64_t{1});
+                Value visible = arith::AndIOp::create(
+                    b, loc, keysIn,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          queryCols,
+                                          splatIndex(b, loc, seqQ)));
+                if (cfg.causal != CausalMode::None) {
+                  Value shifted =
+                      shift ? IotaOp::create(
+                                  b, loc, kb.tile({bn, bm}, i32),
+                                  arith::AddIOp::create(b, loc, q0, shift),
+                                  int64_t{1})
+                                  .getResult()
+                            : queryCols;
+                  visible = arith::AndIOp::create(
+                      b, loc, visible,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                            keyRows, shifted));
+                }
+                Value pt = arith::SelectOp::create(
+                    b, loc, visible, math::ExpOp::create(b, loc, z),
+                    zeroScores);
+                Value ptLow =
+                    arith::TruncFOp::create(b, loc, kb.tile({bn, bm}, elt), pt);
+                Value dvAcc = MmaOp::create(b, loc, ptLow, doBlock, acc[1]);
+
+                // dSᵀ = Pᵀ (dPᵀ - delta), dPᵀ = V_n dOᵀ.
+                Value dpt = MmaOp::create(b, loc, vBlock, doT, zeroScores);
+                Value dst = arith::MulFOp::create(
+                    b, loc, pt,
+                    arith::SubFOp::create(
+                        b, loc, dpt, kb.broadcast(deltaRows, {bn, bm}, 0)));
+                Value dsLow = arith::TruncFOp::create(
+                    b, loc, kb.tile({bn, bm}, elt), dst);
+                Value dkAcc = MmaOp::create(b, loc, dsLow, qBlock, acc[0]);
+
+                // This step's part of dQ (unscaled), added to the
+                // accumulator.
+                Value ds =
+                    TransposeOp::create(b, loc, kb.tile({bm, bn}, elt), dsLow);
+                Value dq = MmaOp::create(b, loc, ds, kRhs, zeroDq);
+                StoreOp::create(b, loc, dq, dqAccum, at4, /*mask=*/Value(),
+                                /*add=*/true);
+                scf::YieldOp::create(b, loc, ValueRange{dkAcc, dvAcc});
+              });
+          scf::YieldOp::create(b, loc, blocks.getResults());
+        });
+    Value dkScaled = arith::MulFOp::create(
+        b, loc, heads.getResult(0),
+        tensor::SplatOp::create(b, loc, kb.tile({bn, d}, f32), scale));
+    StoreOp::create(
+        b, loc, arith::TruncFOp::create(b, loc, kb.tile({bn, d}, elt), dkScaled),
+        dk, ValueRange{batch, kvHead, n, c0}, Value());
+    StoreOp::create(b, loc,
+                    arith::TruncFOp::create(b, loc, kb.tile({bn, dv}, elt),
+                                            heads.getResult(1)),
+                    dvOut, ValueRange{batch, kvHead, n, c0}, Value());
+    func::ReturnOp::create(b, loc);
+    kernels.main = f;
+    atModuleEnd();
+  }
+
+  // Postprocess: dQ = scale * accumulator.
+  if (wanted(SdpaBackwardPhase::Postprocess)) {
+    func::FuncOp f =
+        kb.kernel(sdpaBackwardSymbol(name, SdpaBackwardPhase::Postprocess),
+                  {view4(d, f32), view4(d, elt), f32},
+                  {ArgRole::DQAccum, ArgRole::DQ, ArgRole::Scale});
+    Value dqAccum = f.getArgument(0), dq = f.getArgument(1),
+          scale = f.getArgument(2);
+    Value m = BlockIdOp::create(b, loc, Dim::X);
+    Value h = BlockIdOp::create(b, loc, Dim::Y);
+    Value batch = BlockIdOp::create(b, loc, Dim::Z);
+    Value at[] = {batch, h, m, kb.index(0)};
+    Value scaled = arith::MulFOp::create(
+        b, loc, kb.load(dqAccum, {bm, d}, at),
+        tensor::SplatOp::create(b, loc, kb.tile({bm, d}, f32), scale));
+    StoreOp::create(b, loc,
+                    arith::TruncFOp::create(b, loc, kb.tile({bm, d}, elt),
+                                            scaled),
+                    dq, ValueRange(at), Value());
+    func::ReturnOp::create(b, loc);
+    kernels.postprocess = f;
+    atModuleEnd();
+  }
+  return kernels;
+}
+
+FailureOr<SdpaBackwardKernels>
+tiled_attn::buildSdpaBackwardKernels(OpBuilder &b, Location loc,
+                                     const SdpaBackwardKernelConfig &config) {
+  return buildPhases(b, loc, config,
+                     {SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Main,
+                      SdpaBackwardPhase::Postprocess});
+}
+
+FailureOr<func::FuncOp>
+tiled_attn::buildSdpaBackwardKernel(OpBuilder &b, Location loc,
+                                    const SdpaBackwardKernelConfig &config,
+                                    SdpaBackwardPhase phase) {
+  FailureOr<SdpaBackwardKernels> built = buildPhases(b, loc, config, {phase});
+  if (failed(built))
+    return failure();
+  switch (phase) {
+  case SdpaBackwardPhase::Preprocess:
+    return built->preprocess;
+  case SdpaBackwardPhase::Main:
+    return built->main;
+  case SdpaBackwardPhase::Postprocess:
+    return built->postprocess;
+  }
+  return failure();
+}
+
+StringRef tiled_attn::sdpaBackwardPhaseName(SdpaBackwardPhase phase) {
+  switch (phase) {
+  case SdpaBackwardPhase::Preprocess:
+    return "preprocess";
+  case SdpaBackwardPhase::Main:
+    return "main";
+  case SdpaBackwardPhase::Postprocess:
+    return "postprocess";
+  }
+  return "";
+}
+
+std::string tiled_attn::sdpaBackwardSymbol(StringRef name,
+                                           SdpaBackwardPhase phase) {
+  if (phase == SdpaBackwardPhase::Main)
+    return name.str();
+  return (name + "_" + sdpaBackwardPhaseName(phase)).str();
+}

@@ -1,0 +1,117 @@
+// RUN: tiled-attn-opt %s --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 causal=top_left block-m=64 block-n=32" | FileCheck %s
+// RUN: tiled-attn-opt %s --tile-generate-sdpa-backward="head-dim=64 head-dim-v=32 causal=bottom_right name=bwd" | FileCheck %s --check-prefix=BR
+// RUN: tiled-attn-opt %s --tile-generate-sdpa-backward | FileCheck %s --check-prefix=NONE
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="dtype=f32" 2>&1 | FileCheck %s --check-prefix=DTYPE
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="causal=window" 2>&1 | FileCheck %s --check-prefix=WINDOW
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="block-m=24" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="name=taken" 2>&1 | FileCheck %s --check-prefix=NAME
+
+// The backward pass as three kernels. The preprocess: delta = rowsum(dO *
+// O) of a block of query rows, and those rows of dQ's f32 accumulator set
+// to zero.
+
+// CHECK-LABEL: func.func @sdpa_bwd_preprocess(
+// CHECK-SAME: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<o>}
+// CHECK-SAME: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<do>}
+// CHECK-SAME: %[[DELTA:[^:]*]]: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<delta>}
+// CHECK-SAME: %[[ACC:[^:]*]]: !tile.view<?x?x?x64xf32> {tile.arg = #tile.arg<dq_accum>})
+// CHECK: %[[PROD:.*]] = arith.mulf {{.*}} : tensor<64x64xf32>
+// CHECK: %[[ROWS:.*]] = tile.reduce sum %[[PROD]] along 1 : tensor<64x64xf32> -> tensor<64xf32>
+// CHECK: tile.store %[[ROWS]], %[[DELTA]]
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+// CHECK: tile.store %[[ZERO]], %[[ACC]]
+
+// The main kernel: a program per block of 32 keys of a K/V head; over the
+// query heads of its group, and the query blocks from the first that sees
+// the keys (top-left: key0 / 64) to the last, the scores transposed (keys
+// as rows), dV and dK carried, dS transposed for dQ's part, which is added
+// into the accumulator. Masks from the block's positions: keys past S_k,
+// queries past S_q, and the causal mask.
+
+// CHECK-LABEL: func.func @sdpa_bwd(
+// CHECK-SAME: %[[Q:[^:]*]]: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<q>}
+// CHECK-SAME: %[[K:[^:]*]]: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<k>}
+// CHECK-SAME: %[[V:[^:]*]]: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<v>}
+// CHECK-SAME: %[[DO:[^:]*]]: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<do>}
+// CHECK-SAME: %[[LSEV:[^:]*]]: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<lse>}
+// CHECK-SAME: !tile.view<?x?x?xf32> {tile.arg = #tile.arg<delta>}
+// CHECK-SAME: %[[ACC2:[^:]*]]: !tile.view<?x?x?x64xf32> {tile.arg = #tile.arg<dq_accum>}
+// CHECK-SAME: %[[DK:[^:]*]]: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<dk>}
+// CHECK-SAME: %[[DV:[^:]*]]: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<dv>}
+// CHECK-SAME: %[[SCALE:[^:]*]]: f32 {tile.arg = #tile.arg<scale>})
+// CHECK: %[[N:.*]] = tile.block_id x
+// CHECK: %[[HKV:.*]] = tile.block_id y
+// CHECK: %[[GROUP:.*]] = arith.divui
+// CHECK: %[[KB:.*]] = tile.load %[[K]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<32x64xbf16>
+// CHECK: %[[KRHS:.*]] = tile.load %[[K]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<32x64xbf16>
+// CHECK: %[[VB:.*]] = tile.load %[[V]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<32x64xbf16>
+// CHECK: %[[KEY0:.*]] = arith.muli %[[N]], %c32
+// CHECK: %[[FIRST:.*]] = arith.divui %[[KEY0]], %c64
+// CHECK: %[[KEYROWS:.*]] = tile.iota offset(%[[KEY0]]) : tensor<32x64xi32>
+// CHECK: %[[KEYSIN:.*]] = arith.cmpi slt, %[[KEYROWS]], %{{.*}} : tensor<32x64xi32>
+// CHECK: %[[GRADS:.*]]:2 = scf.for %[[G:.*]] = %c0 to %[[GROUP]] step %c1
+// CHECK: scf.for %[[M:.*]] = %[[FIRST]] to %{{.*}} step %c1 iter_args(%[[DKACC:.*]] = %{{.*}}, %[[DVACC:.*]] = %{{.*}}) -> (tensor<32x64xf32>, tensor<32x64xf32>)
+// CHECK: %[[QT:.*]] = tile.load %[[Q]][{{.*}}] pad(0.000000e+00) transpose : <?x?x?x64xbf16> -> tensor<64x64xbf16>
+// CHECK: %[[QB:.*]] = tile.load %[[Q]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<64x64xbf16>
+// CHECK: %[[DOT:.*]] = tile.load %[[DO]][{{.*}}] pad(0.000000e+00) transpose
+// CHECK: %[[DOB:.*]] = tile.load %[[DO]][{{.*}}] pad(0.000000e+00) :
+// The rows' log-sum-exps gathered at the queries' positions (-inf past
+// S_q), -inf made +inf.
+// CHECK: %[[QPOS:.*]] = tile.iota offset(%{{.*}}) : tensor<64xi32>
+// CHECK: %[[LSE:.*]] = tile.gather %[[LSEV]][%{{.*}}, %{{.*}}, %[[QPOS]]] pad(0xFFF0000000000000)
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[LSE]] : tensor<64xi1>, tensor<64xf32>
+// CHECK: %[[ST:.*]] = tile.mma %[[KB]], %[[QT]], %{{.*}} : tensor<32x64xbf16>, tensor<64x64xbf16> -> tensor<32x64xf32>
+// CHECK: %[[QCOLS:.*]] = tile.iota dim 1 offset(%{{.*}}) : tensor<32x64xi32>
+// CHECK: arith.cmpi slt, %[[QCOLS]], %{{.*}} : tensor<32x64xi32>
+// CHECK: arith.cmpi sle, %[[KEYROWS]], %[[QCOLS]]
+// CHECK: %[[EXP:.*]] = math.exp
+// CHECK: %[[PT:.*]] = arith.select %{{.*}}, %[[EXP]], %{{.*}} : tensor<32x64xi1>, tensor<32x64xf32>
+// CHECK: %[[PT16:.*]] = arith.truncf %[[PT]] : tensor<32x64xf32> to tensor<32x64xbf16>
+// CHECK: %[[NEWDV:.*]] = tile.mma %[[PT16]], %[[DOB]], %[[DVACC]]
+// CHECK: %[[DPT:.*]] = tile.mma %[[VB]], %[[DOT]], %{{.*}} : tensor<32x64xbf16>, tensor<64x64xbf16> -> tensor<32x64xf32>
+// CHECK: %[[DST:.*]] = arith.mulf %[[PT]], %{{.*}} : tensor<32x64xf32>
+// CHECK: %[[DS16:.*]] = arith.truncf %[[DST]]
+// CHECK: %[[NEWDK:.*]] = tile.mma %[[DS16]], %[[QB]], %[[DKACC]]
+// CHECK: %[[DS:.*]] = tile.transpose %[[DS16]] : tensor<32x64xbf16> -> tensor<64x32xbf16>
+// CHECK: %[[DQ:.*]] = tile.mma %[[DS]], %[[KRHS]], %{{.*}} : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+// CHECK: tile.store %[[DQ]], %[[ACC2]][{{.*}}] add : tensor<64x64xf32>
+// CHECK: scf.yield %[[NEWDK]], %[[NEWDV]]
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[GRADS]]#0, %{{.*}} : tensor<32x64xf32>
+// CHECK: %[[DKOUT:.*]] = arith.truncf %[[SCALED]]
+// CHECK: tile.store %[[DKOUT]], %[[DK]]
+// CHECK: %[[DVOUT:.*]] = arith.truncf %[[GRADS]]#1
+// CHECK: tile.store %[[DVOUT]], %[[DV]]
+
+// The postprocess: dQ = scale * accumulator, in the element type.
+
+// CHECK-LABEL: func.func @sdpa_bwd_postprocess(
+// CHECK-SAME: !tile.view<?x?x?x64xf32> {tile.arg = #tile.arg<dq_accum>}
+// CHECK-SAME: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<dq>}
+// CHECK-SAME: f32 {tile.arg = #tile.arg<scale>}
+// CHECK: arith.mulf
+// CHECK: arith.truncf {{.*}} : tensor<64x64xf32> to tensor<64x64xbf16>
+
+// Bottom-right: queries shifted by S_k - S_q, so the first query block is
+// the one holding key0 - (S_k - S_q); V, dO and dV of head dim 32.
+// BR-LABEL: func.func @bwd_preprocess(
+// BR-SAME: !tile.view<?x?x?x32xf16> {tile.arg = #tile.arg<o>}
+// BR-LABEL: func.func @bwd(
+// BR-SAME: !tile.view<?x?x?x32xf16> {tile.arg = #tile.arg<dv>}
+// BR: %[[SHIFT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// BR: %[[FROM:.*]] = arith.subi %{{.*}}, %[[SHIFT]] : index
+// BR: arith.maxsi %[[FROM]], %c0
+// BR: tile.mma {{.*}} : tensor<64x64xf16>, tensor<64x32xf16> -> tensor<64x32xf32>
+// BR-LABEL: func.func @bwd_postprocess(
+
+// No mask: every query block, no causal comparison.
+// NONE-LABEL: func.func @sdpa_bwd(
+// NONE: scf.for %{{.*}} = %c0 to %{{.*}} step %c1
+// NONE-NOT: arith.cmpi sle
+// NONE-LABEL: func.func @sdpa_bwd_postprocess(
+
+// DTYPE: error: tile-generate-sdpa-backward: dtype must be f16 or bf16, got 'f32'
+// WINDOW: error: tile-generate-sdpa-backward: causal must be none, top_left or bottom_right, got 'window'
+// BLOCK: error: block_m and block_n must be multiples of 16 in [16, 256], got 24 and 64
+// NAME: error: tile-generate-sdpa-backward: the module already has a symbol named 'taken'
+
+func.func private @taken()
