@@ -175,7 +175,9 @@ def check_case(bwd: Backward, dtype, case) -> dict:
     return row
 
 
-def bench(bwds: dict, dtype, args) -> list[dict]:
+def bench(bwds: dict, dtype, args, others: dict | None = None) -> list[dict]:
+    """The grid; `others` (name -> {D: Backward}) are more builds of the
+    kernels timed in the same interleaved rounds (an A/B)."""
     from common import interleaved, time_fn, sleep_cycles_per_ms
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -200,6 +202,11 @@ def bench(bwds: dict, dtype, args) -> list[dict]:
                 mode = "top_left" if causal else "none"
                 calls = {"tiled-attn": (lambda: bwd(q, k, v, o, lse, do, mode, scale,
                                                     dq_accum, delta), [()])}
+                for other, builds in (others or {}).items():
+                    if d in builds:
+                        calls[f"tiled-attn-{other}"] = (
+                            lambda f=builds[d]: f(q, k, v, o, lse, do, mode, scale,
+                                                  dq_accum, delta), [()])
                 for name, backend in (("torch-flash", SDPBackend.FLASH_ATTENTION),
                                       ("torch-cudnn", SDPBackend.CUDNN_ATTENTION)):
                     qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
@@ -248,6 +255,8 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--iters", type=int, default=10)
+    p.add_argument("--also", action="append", default=[], metavar="NAME=DIR",
+                   help="another build of the kernels, timed beside (tiled-attn-NAME)")
     p.add_argument("--replot", type=Path)
     args = p.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -272,7 +281,13 @@ def main() -> int:
     print(f"{len(checks) - len(failed)} of {len(checks)} within 2x of the math backend's error")
     if args.check_only:
         return 1 if failed else 0
-    rows = bench(bwds, dtype, args)
+    others = {}
+    for spec in args.also:
+        name, folder = spec.split("=", 1)
+        other = json.loads((Path(folder) / "manifest.json").read_text())
+        others[name] = {d: Backward(Path(folder), other, args.dtype, d, args.arch)
+                        for d in bwds}
+    rows = bench(bwds, dtype, args, others)
     path = write_csv(args.out, f"backward-bench-{args.dtype}", device, date, rows)
     try_plot(plot, path)
     return 1 if failed else 0

@@ -21,7 +21,9 @@ for tool in memcheck racecheck; do
     | tee "$OUT/backward/sanitizer-$tool.log"
 done
 if [ "${CHECK_ONLY:-0}" != 1 ]; then
-  python3 bench/check_backward.py --kernels $K --out "$OUT/backward" --dtype bf16 \
+  # ALSO="name=dir ...": more builds timed beside (an A/B).
+  also=(); for a in ${ALSO:-}; do also+=(--also "$a"); done
+  python3 bench/check_backward.py --kernels $K --out "$OUT/backward" --dtype bf16 "${also[@]}" \
     2>&1 | tee "$OUT/backward/bench-bf16.log" || rc=1
 fi
 exit $rc

@@ -215,6 +215,30 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                                    int64_t{0});
     Value keysIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                          keyRows, splatIndex(b, loc, seqK));
+    // The query blocks that need no mask (tile-mask-split's split, made by
+    // the generator): [fullFrom, fullTo), those whose every query sees
+    // every key of this block and lies inside S_q, when the block's keys
+    // lie inside S_k; the ones before and after take the masks.
+    Value cBm = kb.index(bm);
+    Value fullFrom = first;
+    if (cfg.causal != CausalMode::None) {
+      // Every key up to key0 + bn - 1 seen: q0 >= key0 + bn - 1 - shift.
+      Value lastKey = arith::SubIOp::create(b, loc, key0, c1);
+      lastKey = arith::AddIOp::create(b, loc, lastKey, kb.index(bn));
+      if (shift)
+        lastKey = arith::SubIOp::create(b, loc, lastKey, shift);
+      Value from = arith::CeilDivUIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, lastKey, c0), cBm);
+      fullFrom = arith::MinUIOp::create(b, loc, from, queryBlocks);
+    }
+    Value keysFull = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule,
+        arith::AddIOp::create(b, loc, key0, kb.index(bn)), seqK);
+    Value fullTo = arith::SelectOp::create(
+        b, loc, keysFull,
+        arith::MaxUIOp::create(b, loc, fullFrom,
+                               arith::DivUIOp::create(b, loc, seqQ, cBm)),
+        fullFrom);
     Value zeroScores = kb.splat({bn, bm}, 0.0);
     Value zeroDq = kb.splat({bm, d}, 0.0);
     Value scaleTile = tensor::SplatOp::create(b, loc, kb.tile({bn, bm}, f32),
@@ -227,9 +251,11 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
         [&](OpBuilder &b, Location loc, Value g, ValueRange grads) {
           Value h = arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, kvHead, group), g);
-          auto blocks = scf::ForOp::create(
-              b, loc, first, queryBlocks, c1, grads,
-              [&](OpBuilder &b, Location loc, Value m, ValueRange acc) {
+          // One step: query block m, with the masks or (a block whose
+          // every query sees every key of this block, all in bounds)
+          // without.
+          auto step = [&](OpBuilder &b, Location loc, Value m, ValueRange acc,
+                          bool masked) -> SmallVector<Value, 2> {
                 KernelBuilder kb{b, loc};
                 Value q0 = arith::MulIOp::create(b, loc, m, kb.index(bm));
                 Value at4[] = {batch, h, m, c0};
@@ -249,10 +275,12 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                                           b.getF64FloatAttr(pad));
                 };
                 Value lseRows = gather(lse, -inf);
-                Value noKey = arith::CmpFOp::create(
-                    b, loc, arith::CmpFPredicate::OEQ, lseRows, negInf);
-                lseRows =
-                    arith::SelectOp::create(b, loc, noKey, posInf, lseRows);
+                if (masked) {
+                  Value noKey = arith::CmpFOp::create(
+                      b, loc, arith::CmpFPredicate::OEQ, lseRows, negInf);
+                  lseRows =
+                      arith::SelectOp::create(b, loc, noKey, posInf, lseRows);
+                }
                 Value deltaRows = gather(delta, 0.0);
 
                 // Sᵀ and Pᵀ = exp(scale Sᵀ - lse), 0 where hidden.
@@ -260,6 +288,8 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                 Value z = arith::SubFOp::create(
                     b, loc, arith::MulFOp::create(b, loc, st, scaleTile),
                     kb.broadcast(lseRows, {bn, bm}, 0));
+                Value pt = math::ExpOp::create(b, loc, z);
+                if (masked) {
                 Value queryCols = IotaOp::create(
                     b, loc, kb.tile({bn, bm}, i32), q0, int64_t{1});
                 Value visible = arith::AndIOp::create(
@@ -280,9 +310,8 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
                                             keyRows, shifted));
                 }
-                Value pt = arith::SelectOp::create(
-                    b, loc, visible, math::ExpOp::create(b, loc, z),
-                    zeroScores);
+                pt = arith::SelectOp::create(b, loc, visible, pt, zeroScores);
+                }
                 Value ptLow =
                     arith::TruncFOp::create(b, loc, kb.tile({bn, bm}, elt), pt);
                 Value dvAcc = MmaOp::create(b, loc, ptLow, doBlock, acc[1]);
@@ -304,9 +333,22 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                 Value dq = MmaOp::create(b, loc, ds, kRhs, zeroDq);
                 StoreOp::create(b, loc, dq, dqAccum, at4, /*mask=*/Value(),
                                 /*add=*/true);
-                scf::YieldOp::create(b, loc, ValueRange{dkAcc, dvAcc});
-              });
-          scf::YieldOp::create(b, loc, blocks.getResults());
+                return {dkAcc, dvAcc};
+          };
+          auto loop = [&](Value from, Value to, ValueRange init,
+                          bool masked) {
+            return scf::ForOp::create(
+                       b, loc, from, to, c1, init,
+                       [&](OpBuilder &b, Location loc, Value m,
+                           ValueRange acc) {
+                         scf::YieldOp::create(b, loc,
+                                              step(b, loc, m, acc, masked));
+                       })
+                .getResults();
+          };
+          ValueRange edge = loop(first, fullFrom, grads, true);
+          ValueRange inner = loop(fullFrom, fullTo, edge, false);
+          scf::YieldOp::create(b, loc, loop(fullTo, queryBlocks, inner, true));
         });
     Value dkScaled = arith::MulFOp::create(
         b, loc, heads.getResult(0),

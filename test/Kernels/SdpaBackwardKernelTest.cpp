@@ -11,8 +11,9 @@
 // log-sum-exps from the float64 forward (rounded as a forward kernel writes
 // them), at sequence lengths that are not multiples of the blocks, S_q !=
 // S_k both ways, grouped KV heads, no mask and both causal alignments
-// (bottom-right with S_q > S_k leaves rows that see no key), and a head dim
-// of V of its own. The outputs start as NaN, so that an element no kernel
+// (bottom-right with S_q > S_k leaves rows that see no key), lengths that
+// are multiples of the blocks (the unmasked loop over the query blocks
+// that see all of a key block), and a head dim of V of its own. The outputs start as NaN, so that an element no kernel
 // writes fails the comparison.
 //
 //===----------------------------------------------------------------------===//
@@ -168,6 +169,11 @@ TEST_F(SdpaBackwardKernelTest, Causal) {
   expectClose(bf16, {1, 2, 2, 45, 90, tile::CausalMode::TopLeft}, 16, 16, 4);
   expectClose(f16, {1, 2, 1, 45, 90, tile::CausalMode::BottomRight}, 32, 32,
               5);
+  // Lengths multiples of the blocks: most steps take the unmasked loop.
+  expectClose(f16, {1, 2, 2, 64, 128, tile::CausalMode::TopLeft}, 16, 32, 9);
+  expectClose(bf16, {1, 2, 1, 64, 128, tile::CausalMode::BottomRight}, 32, 16,
+              10);
+  expectClose(f16, {1, 2, 2, 96, 64, tile::CausalMode::None}, 32, 32, 11);
   // Rows 0 .. 30 see no key: zero gradients.
   expectClose(bf16, {2, 4, 1, 77, 46, tile::CausalMode::BottomRight}, 16, 32,
               6);

@@ -49,8 +49,15 @@
 // CHECK: %[[FIRST:.*]] = arith.divui %[[KEY0]], %c64
 // CHECK: %[[KEYROWS:.*]] = tile.iota offset(%[[KEY0]]) : tensor<32x64xi32>
 // CHECK: %[[KEYSIN:.*]] = arith.cmpi slt, %[[KEYROWS]], %{{.*}} : tensor<32x64xi32>
+// The query blocks that see every key of the block, all in bounds (from
+// ceil((key0 + 31) / 64), while the keys lie inside S_k, to S_q / 64) take
+// no mask: three loops, masked, unmasked, masked.
+// CHECK: %[[FROM:.*]] = arith.ceildivui %{{.*}}, %c64
+// CHECK: %[[FULLFROM:.*]] = arith.minui %[[FROM]], %{{.*}} : index
+// CHECK: %[[KEYSFULL:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK: %[[FULLTO:.*]] = arith.select %[[KEYSFULL]], %{{.*}}, %[[FULLFROM]] : index
 // CHECK: %[[GRADS:.*]]:2 = scf.for %[[G:.*]] = %c0 to %[[GROUP]] step %c1
-// CHECK: scf.for %[[M:.*]] = %[[FIRST]] to %{{.*}} step %c1 iter_args(%[[DKACC:.*]] = %{{.*}}, %[[DVACC:.*]] = %{{.*}}) -> (tensor<32x64xf32>, tensor<32x64xf32>)
+// CHECK: %[[EDGE:.*]]:2 = scf.for %[[M:.*]] = %[[FIRST]] to %[[FULLFROM]] step %c1 iter_args(%[[DKACC:.*]] = %{{.*}}, %[[DVACC:.*]] = %{{.*}}) -> (tensor<32x64xf32>, tensor<32x64xf32>)
 // CHECK: %[[QT:.*]] = tile.load %[[Q]][{{.*}}] pad(0.000000e+00) transpose : <?x?x?x64xbf16> -> tensor<64x64xbf16>
 // CHECK: %[[QB:.*]] = tile.load %[[Q]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<64x64xbf16>
 // CHECK: %[[DOT:.*]] = tile.load %[[DO]][{{.*}}] pad(0.000000e+00) transpose
@@ -61,10 +68,10 @@
 // CHECK: %[[LSE:.*]] = tile.gather %[[LSEV]][%{{.*}}, %{{.*}}, %[[QPOS]]] pad(0xFFF0000000000000)
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[LSE]] : tensor<64xi1>, tensor<64xf32>
 // CHECK: %[[ST:.*]] = tile.mma %[[KB]], %[[QT]], %{{.*}} : tensor<32x64xbf16>, tensor<64x64xbf16> -> tensor<32x64xf32>
+// CHECK: %[[EXP:.*]] = math.exp
 // CHECK: %[[QCOLS:.*]] = tile.iota dim 1 offset(%{{.*}}) : tensor<32x64xi32>
 // CHECK: arith.cmpi slt, %[[QCOLS]], %{{.*}} : tensor<32x64xi32>
 // CHECK: arith.cmpi sle, %[[KEYROWS]], %[[QCOLS]]
-// CHECK: %[[EXP:.*]] = math.exp
 // CHECK: %[[PT:.*]] = arith.select %{{.*}}, %[[EXP]], %{{.*}} : tensor<32x64xi1>, tensor<32x64xf32>
 // CHECK: %[[PT16:.*]] = arith.truncf %[[PT]] : tensor<32x64xf32> to tensor<32x64xbf16>
 // CHECK: %[[NEWDV:.*]] = tile.mma %[[PT16]], %[[DOB]], %[[DVACC]]
@@ -76,6 +83,11 @@
 // CHECK: %[[DQ:.*]] = tile.mma %[[DS]], %[[KRHS]], %{{.*}} : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
 // CHECK: tile.store %[[DQ]], %[[ACC2]][{{.*}}] add : tensor<64x64xf32>
 // CHECK: scf.yield %[[NEWDK]], %[[NEWDV]]
+// CHECK: %[[INNER:.*]]:2 = scf.for %{{.*}} = %[[FULLFROM]] to %[[FULLTO]] step %c1 iter_args(%{{.*}} = %[[EDGE]]#0, %{{.*}} = %[[EDGE]]#1)
+// CHECK-NOT: arith.cmpi
+// CHECK: tile.store %{{.*}} add
+// CHECK: scf.for %{{.*}} = %[[FULLTO]] to %{{.*}} step %c1 iter_args(%{{.*}} = %[[INNER]]#0, %{{.*}} = %[[INNER]]#1)
+// CHECK: arith.cmpi sle
 // CHECK: %[[SCALED:.*]] = arith.mulf %[[GRADS]]#0, %{{.*}} : tensor<32x64xf32>
 // CHECK: %[[DKOUT:.*]] = arith.truncf %[[SCALED]]
 // CHECK: tile.store %[[DKOUT]], %[[DK]]
