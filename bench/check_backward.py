@@ -30,16 +30,22 @@ from pathlib import Path
 torch = F = None
 
 CHECK_CASES = [
-    # (B, H_q, H_kv, S_q, S_k, causal, D)
+    # (B, H_q, H_kv, S_q, S_k, variant, D[, window (lo, hi) | softcap])
     (2, 4, 4, 257, 257, "none", 64),
     (1, 8, 2, 300, 511, "top_left", 64),
     (1, 4, 1, 511, 300, "bottom_right", 64),
     (2, 2, 2, 77, 1000, "bottom_right", 64),
     (1, 4, 2, 1000, 77, "none", 64),
     (1, 2, 2, 1024, 1024, "top_left", 64),
+    (1, 4, 2, 700, 900, "window", 64, (-128, 0)),
+    (1, 2, 2, 513, 400, "window", 64, (-50, 70)),
+    (1, 4, 2, 300, 511, "none_softcap", 64, 30.0),
+    (1, 2, 1, 600, 600, "top_left_softcap", 64, 5.0),
     (2, 4, 4, 257, 257, "none", 128),
     (1, 8, 2, 300, 511, "top_left", 128),
     (1, 4, 1, 511, 300, "bottom_right", 128),
+    (1, 4, 2, 700, 900, "window", 128, (-128, 0)),
+    (1, 4, 2, 300, 511, "none_softcap", 128, 30.0),
 ]
 
 
@@ -63,16 +69,16 @@ class Backward:
             raise LookupError(f"no backward kernels of {dtype} D={d}")
         by = {}
         for e in entries:
-            key = e["phase"] if e["phase"] != "main" else e["causal"]
+            key = e["phase"] if e["phase"] != "main" else e["variant"]
             by[key] = (Kernel.from_manifest(folder, e, arch), e)
         self.kernels = by
         self.block_m = by["preprocess"][1]["block_m"]
         self.block_n = next(e for k, (_, e) in by.items() if k not in
                             ("preprocess", "postprocess"))["block_n"]
-        self.causals = sorted(k for k in by if k not in ("preprocess", "postprocess"))
+        self.variants = sorted(k for k in by if k not in ("preprocess", "postprocess"))
 
-    def __call__(self, q, k, v, o, lse, do, causal: str, scale: float, dq_accum=None,
-                 delta=None):
+    def __call__(self, q, k, v, o, lse, do, variant: str, scale: float, dq_accum=None,
+                 delta=None, window=None, softcap=0.0):
         b, h, s_q, d = q.shape
         s_k, h_kv = k.shape[2], k.shape[1]
         if dq_accum is None:
@@ -82,33 +88,44 @@ class Backward:
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
         rows = (-(-s_q // self.block_m), h, b)
         pre, _ = self.kernels["preprocess"]
-        main, _ = self.kernels[causal]
+        main, _ = self.kernels[variant]
         post, _ = self.kernels["postprocess"]
+        scalars = {"scale": scale}
+        if window is not None:
+            scalars.update(window_lo=window[0], window_hi=window[1])
+        if softcap:
+            scalars["softcap"] = softcap
         pre(rows, {"o": o, "do": do, "delta": delta, "dq_accum": dq_accum}, {})
         main((-(-s_k // self.block_n), h_kv, b),
              {"q": q, "k": k, "v": v, "do": do, "lse": lse, "delta": delta,
-              "dq_accum": dq_accum, "dk": dk, "dv": dv}, {"scale": scale})
+              "dq_accum": dq_accum, "dk": dk, "dv": dv}, scalars)
         post(rows, {"dq_accum": dq_accum, "dq": dq}, {"scale": scale})
         return dq, dk, dv
 
 
-def visible(s_q: int, s_k: int, causal: str, device):
-    """Which keys each query sees ([S_q, S_k] bool), or None for all."""
-    if causal == "none":
+def visible(s_q: int, s_k: int, variant: str, device, window=None):
+    """Which keys each query sees ([S_q, S_k] bool), or None for all: the
+    causal masks, or a window's band lo <= j - i <= hi."""
+    mask = variant.removesuffix("_softcap")
+    if mask == "none":
         return None
-    shift = s_k - s_q if causal == "bottom_right" else 0
     i = torch.arange(s_q, device=device)[:, None]
     j = torch.arange(s_k, device=device)[None, :]
+    if mask == "window":
+        return (j - i >= window[0]) & (j - i <= window[1])
+    shift = s_k - s_q if mask == "bottom_right" else 0
     return j <= i + shift
 
 
-def attention(q, k, v, mask, scale):
-    """softmax(scale q k^T, masked) v and its rows' log-sum-exps, in q's
-    dtype's arithmetic (float64 for a reference); K/V heads repeated for
-    grouped queries; a row that sees no key gives 0 and -inf."""
+def attention(q, k, v, mask, scale, softcap=0.0):
+    """softmax(scale q k^T [capped], masked) v and its rows' log-sum-exps,
+    in q's dtype's arithmetic (float64 for a reference); K/V heads repeated
+    for grouped queries; a row that sees no key gives 0 and -inf."""
     g = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
     s = (q @ k.transpose(-1, -2)) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
     if mask is not None:
         s = s.masked_fill(~mask, float("-inf"))
     lse = torch.logsumexp(s, -1)
@@ -122,7 +139,9 @@ def rel(a, ref) -> float:
 
 
 def check_case(bwd: Backward, dtype, case) -> dict:
-    b, h, h_kv, s_q, s_k, causal, d = case
+    b, h, h_kv, s_q, s_k, variant, d = case[:7]
+    window = case[7] if variant == "window" else None
+    softcap = case[7] if variant.endswith("_softcap") else 0.0
     torch.manual_seed(b * 1000003 + h * 10007 + s_q * 101 + s_k + d)
     dev = "cuda"
     q = torch.randn(b, h, s_q, d, device=dev, dtype=dtype)
@@ -130,29 +149,39 @@ def check_case(bwd: Backward, dtype, case) -> dict:
     v = torch.randn(b, h_kv, s_k, d, device=dev, dtype=dtype)
     do = torch.randn(b, h, s_q, d, device=dev, dtype=dtype)
     scale = d ** -0.5
-    mask = visible(s_q, s_k, causal, dev)
+    mask = visible(s_q, s_k, variant, dev, window)
     # float64 reference gradients.
     q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
-    o64, lse64 = attention(q64, k64, v64, mask, scale)
+    o64, lse64 = attention(q64, k64, v64, mask, scale, softcap)
     ref = torch.autograd.grad(o64, (q64, k64, v64), do.double())
     # The forward as a kernel leaves it: O rounded, lse in f32.
     o, lse = o64.detach().to(dtype), lse64.detach().float()
-    ours = bwd(q, k, v, o, lse, do, causal, scale)
+    ours = bwd(q, k, v, o, lse, do, variant, scale, window=window, softcap=softcap)
     torch.cuda.synchronize()
     row = dict(dtype=str(dtype).removeprefix("torch."), b=b, h_q=h, h_kv=h_kv, s_q=s_q,
-               s_k=s_k, causal=causal, d=d)
+               s_k=s_k, variant=variant, window=window or "", softcap=softcap, d=d)
     # PyTorch's math backend (and the flash backend where it takes the
     # shape) on the same low-precision inputs.
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     errors = {}
+    if softcap:
+        # No SDPA backend caps: PyTorch's eager arithmetic in q's dtype
+        # (the math backend's way) is the comparison.
+        qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
+        out, _ = attention(qq, kk, vv, mask, scale, softcap)
+        grads = torch.autograd.grad(out, (qq, kk, vv), do)
+        errors["math"] = [rel(g, r) for g, r in zip(grads, ref)]
+        row["math_note"] = "eager in the input dtype (no SDPA backend caps)"
     for name, backend in (("math", SDPBackend.MATH), ("flash", SDPBackend.FLASH_ATTENTION)):
+        if softcap:
+            break
         try:
             qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
             # (K/V repeated for grouped heads: autograd sums their grads.)
             kr, vr = (t.repeat_interleave(h // h_kv, 1) for t in (kk, vv))
             with sdpa_kernel(backend):
-                if causal == "top_left":
+                if variant == "top_left":
                     out = F.scaled_dot_product_attention(qq, kr, vr, is_causal=True)
                 else:
                     out = F.scaled_dot_product_attention(qq, kr, vr, attn_mask=mask)
@@ -186,7 +215,7 @@ def bench(bwds: dict, dtype, args, others: dict | None = None) -> list[dict]:
     seqs = [1024, 4096] if args.quick else [1024, 4096, 16384]
     for d, bwd in sorted(bwds.items()):
         for causal in (False, True):
-            if ("top_left" if causal else "none") not in bwd.causals:
+            if ("top_left" if causal else "none") not in bwd.variants:
                 continue
             for s in seqs:
                 h, b = 2048 // d, max(1, 16384 // s)
@@ -274,7 +303,7 @@ def main() -> int:
         bwds[d] = Backward(args.kernels, manifest, args.dtype, d, args.arch)
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
-    cases = [c for c in CHECK_CASES if c[6] in bwds and c[5] in bwds[c[6]].causals]
+    cases = [c for c in CHECK_CASES if c[6] in bwds and c[5] in bwds[c[6]].variants]
     checks = [check_case(bwds[c[6]], dtype, c) for c in cases[:args.cases or None]]
     write_csv(args.out, f"backward-check-{args.dtype}", device, date, checks)
     failed = [c for c in checks if not c["within_2x_math"]]

@@ -101,14 +101,14 @@ void tiled_attn::exec::sdpaBackwardReference(HostTensor &q, HostTensor &k,
                                              HostTensor &v, HostTensor &dOut,
                                              HostTensor &dq, HostTensor &dk,
                                              HostTensor &dv, double scale,
-                                             Band band) {
+                                             Band band, double softcap) {
   int64_t batch = q.sizes[0], heads = q.sizes[1], seqQ = q.sizes[2],
           seqK = k.sizes[2], dim = q.sizes[3], dimV = v.sizes[3];
   int64_t group = heads / k.sizes[1];
   std::fill(dq.data.begin(), dq.data.end(), 0.0);
   std::fill(dk.data.begin(), dk.data.end(), 0.0);
   std::fill(dv.data.begin(), dv.data.end(), 0.0);
-  std::vector<double> p(seqK), dp(seqK);
+  std::vector<double> p(seqK), dp(seqK), capSlope(seqK, 1.0);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t i = 0; i < seqQ; ++i) {
@@ -124,6 +124,12 @@ void tiled_attn::exec::sdpaBackwardReference(HostTensor &q, HostTensor &k,
           for (int64_t d = 0; d < dim; ++d)
             s += q.at({b, h, i, d}) * k.at({b, hk, j, d});
           p[j] = s * scale;
+          if (softcap > 0.0) {
+            // softcap * tanh(x / softcap), whose slope is 1 - tanh^2.
+            double t = std::tanh(p[j] / softcap);
+            p[j] = softcap * t;
+            capSlope[j] = 1.0 - t * t;
+          }
           top = std::max(top, p[j]);
         }
         double sum = 0.0;
@@ -142,7 +148,7 @@ void tiled_attn::exec::sdpaBackwardReference(HostTensor &q, HostTensor &k,
         }
         for (int64_t j = first; j < end; ++j) {
           // dS = P (dP - delta); the scores' gradient is scale * dS.
-          double ds = p[j] * (dp[j] - delta) * scale;
+          double ds = p[j] * (dp[j] - delta) * capSlope[j] * scale;
           for (int64_t d = 0; d < dim; ++d) {
             dq.at({b, h, i, d}) += ds * k.at({b, hk, j, d});
             dk.at({b, hk, j, d}) += ds * q.at({b, h, i, d});

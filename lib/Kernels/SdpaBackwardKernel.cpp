@@ -108,9 +108,6 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     return emitError(loc) << "block_m and block_n must be multiples of 16 in "
                              "[16, 256], got "
                           << bm << " and " << bn;
-  if (cfg.causal == CausalMode::Window)
-    return emitError(loc) << "the backward pass takes no window yet: the "
-                             "mask is none, top_left or bottom_right";
   const std::string name = cfg.name;
   if (name.empty())
     return emitError(loc) << "the backward kernels need a name";
@@ -158,19 +155,36 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
 
   // Main: one key block of one K/V head.
   if (wanted(SdpaBackwardPhase::Main)) {
-    func::FuncOp f = kb.kernel(
-        name,
-        {view4(d, elt), view4(d, elt), view4(dv, elt), view4(dv, elt),
-         rowsView, rowsView, view4(d, f32), view4(d, elt), view4(dv, elt),
-         f32},
-        {ArgRole::Q, ArgRole::K, ArgRole::V, ArgRole::DOut, ArgRole::Lse,
-         ArgRole::Delta, ArgRole::DQAccum, ArgRole::DK, ArgRole::DV,
-         ArgRole::Scale});
+    SmallVector<Type> types = {view4(d, elt),  view4(d, elt), view4(dv, elt),
+                               view4(dv, elt), rowsView,      rowsView,
+                               view4(d, f32),  view4(d, elt), view4(dv, elt),
+                               f32};
+    SmallVector<ArgRole> roles = {
+        ArgRole::Q,     ArgRole::K,       ArgRole::V,  ArgRole::DOut,
+        ArgRole::Lse,   ArgRole::Delta,   ArgRole::DQAccum, ArgRole::DK,
+        ArgRole::DV,    ArgRole::Scale};
+    const bool window = cfg.causal == CausalMode::Window;
+    if (window) {
+      types.append({b.getIndexType(), b.getIndexType()});
+      roles.append({ArgRole::WindowLo, ArgRole::WindowHi});
+    }
+    if (cfg.softcap) {
+      types.push_back(f32);
+      roles.push_back(ArgRole::Softcap);
+    }
+    func::FuncOp f = kb.kernel(name, types, roles);
     Value q = f.getArgument(0), k = f.getArgument(1), v = f.getArgument(2),
           dO = f.getArgument(3), lse = f.getArgument(4),
           delta = f.getArgument(5), dqAccum = f.getArgument(6),
           dk = f.getArgument(7), dvOut = f.getArgument(8),
           scale = f.getArgument(9);
+    auto argOf = [&](ArgRole role) -> Value {
+      for (auto [i, r] : llvm::enumerate(roles))
+        if (r == role)
+          return f.getArgument(i);
+      return Value();
+    };
+    Value softcap = argOf(ArgRole::Softcap);
     Value n = BlockIdOp::create(b, loc, Dim::X);
     Value kvHead = BlockIdOp::create(b, loc, Dim::Y);
     Value batch = BlockIdOp::create(b, loc, Dim::Z);
@@ -185,24 +199,48 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     Value kRhs = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
     Value vBlock = kb.load(v, {bn, dv}, {batch, kvHead, n, c0});
     Value key0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
-    // Bottom-right alignment shifts the queries by S_k - S_q: query i sees
-    // key j iff j <= i + shift.
-    Value shift = cfg.causal == CausalMode::BottomRight
-                      ? arith::SubIOp::create(b, loc, seqK, seqQ).getResult()
-                      : Value();
-    // The first query block that sees a key of this block: the one holding
-    // query key0 - shift (0 when that is negative).
-    Value first = c0;
-    if (cfg.causal != CausalMode::None) {
-      Value firstQuery =
-          shift ? arith::MaxSIOp::create(
-                      b, loc, arith::SubIOp::create(b, loc, key0, shift), c0)
-                      .getResult()
-                : key0;
-      first = arith::DivUIOp::create(b, loc, firstQuery, kb.index(bm));
+    // The keys a query sees: key j from query i iff lo <= j - i <= hi (a
+    // bound absent is none): top-left causal hi = 0, bottom-right hi = S_k -
+    // S_q, a window its two arguments.
+    Value lo, hi;
+    if (cfg.causal == CausalMode::TopLeft)
+      hi = c0;
+    else if (cfg.causal == CausalMode::BottomRight)
+      hi = arith::SubIOp::create(b, loc, seqK, seqQ);
+    else if (window)
+      lo = argOf(ArgRole::WindowLo), hi = argOf(ArgRole::WindowHi);
+    Value cBm = kb.index(bm);
+    Value queryBlocks = arith::CeilDivUIOp::create(b, loc, seqQ, cBm);
+    Value lastKey = arith::AddIOp::create(b, loc, key0, kb.index(bn - 1));
+    // x - y, or x where y is top-left's 0.
+    auto minus = [&](Value x, Value y) -> Value {
+      if (y == c0)
+        return x;
+      return arith::SubIOp::create(b, loc, x, y);
+    };
+    // floor(max(x, 0) / bm) and its ceiling, of a signed x.
+    auto blockOf = [&](Value x, bool ceil) -> Value {
+      Value nonNegative = arith::MaxSIOp::create(b, loc, x, c0);
+      return ceil ? arith::CeilDivUIOp::create(b, loc, nonNegative, cBm)
+                        .getResult()
+                  : arith::DivUIOp::create(b, loc, nonNegative, cBm)
+                        .getResult();
+    };
+    // The query blocks that see a key of this block: [first, end), from
+    // the one holding query key0 - hi to the one holding lastKey - lo.
+    Value first = hi ? blockOf(minus(key0, hi), false) : c0;
+    first = arith::MinUIOp::create(b, loc, first, queryBlocks);
+    Value end = queryBlocks;
+    if (lo) {
+      Value lastQuery = arith::SubIOp::create(b, loc, lastKey, lo);
+      Value seen = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         lastQuery, c0);
+      Value upTo = arith::AddIOp::create(b, loc, blockOf(lastQuery, false), c1);
+      end = arith::SelectOp::create(
+          b, loc, seen, arith::MinUIOp::create(b, loc, upTo, queryBlocks),
+          first);
+      end = arith::MaxUIOp::create(b, loc, end, first);
     }
-    Value queryBlocks =
-        arith::CeilDivUIOp::create(b, loc, seqQ, kb.index(bm));
     // Keys past S_k hide their row of the transposed scores, queries past
     // S_q their column. (Positions over the whole block: the scores' layout
     // on a GPU, whichever axis holds the keys.)
@@ -219,30 +257,42 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     // the generator): [fullFrom, fullTo), those whose every query sees
     // every key of this block and lies inside S_q, when the block's keys
     // lie inside S_k; the ones before and after take the masks.
-    Value cBm = kb.index(bm);
+    // hi: every query q0 .. sees lastKey: q0 >= lastKey - hi. lo: the last
+    // query q0 + bm - 1 sees key0: (m + 1) bm <= key0 - lo + 1.
     Value fullFrom = first;
-    if (cfg.causal != CausalMode::None) {
-      // Every key up to key0 + bn - 1 seen: q0 >= key0 + bn - 1 - shift.
-      Value lastKey = arith::SubIOp::create(b, loc, key0, c1);
-      lastKey = arith::AddIOp::create(b, loc, lastKey, kb.index(bn));
-      if (shift)
-        lastKey = arith::SubIOp::create(b, loc, lastKey, shift);
-      Value from = arith::CeilDivUIOp::create(
-          b, loc, arith::MaxSIOp::create(b, loc, lastKey, c0), cBm);
-      fullFrom = arith::MinUIOp::create(b, loc, from, queryBlocks);
-    }
+    if (hi)
+      fullFrom = arith::MaxUIOp::create(
+          b, loc, first,
+          arith::MinUIOp::create(
+              b, loc, blockOf(minus(lastKey, hi), true), end));
+    Value fullEnd = arith::DivUIOp::create(b, loc, seqQ, cBm);
+    if (lo)
+      fullEnd = arith::MinUIOp::create(
+          b, loc, fullEnd,
+          blockOf(arith::AddIOp::create(
+                      b, loc, arith::SubIOp::create(b, loc, key0, lo), c1),
+                  false));
+    fullEnd = arith::MinUIOp::create(b, loc, fullEnd, end);
     Value keysFull = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ule,
         arith::AddIOp::create(b, loc, key0, kb.index(bn)), seqK);
     Value fullTo = arith::SelectOp::create(
-        b, loc, keysFull,
-        arith::MaxUIOp::create(b, loc, fullFrom,
-                               arith::DivUIOp::create(b, loc, seqQ, cBm)),
+        b, loc, keysFull, arith::MaxUIOp::create(b, loc, fullFrom, fullEnd),
         fullFrom);
     Value zeroScores = kb.splat({bn, bm}, 0.0);
+    Value oneScores, capTile, capScaleTile;
+    if (softcap) {
+      oneScores = kb.splat({bn, bm}, 1.0);
+      capTile = tensor::SplatOp::create(b, loc, kb.tile({bn, bm}, f32), softcap);
+      capScaleTile = tensor::SplatOp::create(
+          b, loc, kb.tile({bn, bm}, f32),
+          arith::DivFOp::create(b, loc, scale, softcap).getResult());
+    }
     Value zeroDq = kb.splat({bm, d}, 0.0);
-    Value scaleTile = tensor::SplatOp::create(b, loc, kb.tile({bn, bm}, f32),
-                                              scale);
+    Value scaleTile =
+        softcap ? Value()
+                : tensor::SplatOp::create(b, loc, kb.tile({bn, bm}, f32), scale)
+                      .getResult();
     Value negInf = kb.splat({bm}, -inf), posInf = kb.splat({bm}, inf);
 
     auto heads = scf::ForOp::create(
@@ -285,9 +335,18 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
 
                 // Sᵀ and Pᵀ = exp(scale Sᵀ - lse), 0 where hidden.
                 Value st = MmaOp::create(b, loc, kBlock, qt, zeroScores);
+                // With a softcap the softmax saw softcap * t, t =
+                // tanh(scale / softcap * s).
+                Value t, scores;
+                if (softcap) {
+                  t = math::TanhOp::create(
+                      b, loc, arith::MulFOp::create(b, loc, st, capScaleTile));
+                  scores = arith::MulFOp::create(b, loc, t, capTile);
+                } else {
+                  scores = arith::MulFOp::create(b, loc, st, scaleTile);
+                }
                 Value z = arith::SubFOp::create(
-                    b, loc, arith::MulFOp::create(b, loc, st, scaleTile),
-                    kb.broadcast(lseRows, {bn, bm}, 0));
+                    b, loc, scores, kb.broadcast(lseRows, {bn, bm}, 0));
                 Value pt = math::ExpOp::create(b, loc, z);
                 if (masked) {
                 Value queryCols = IotaOp::create(
@@ -297,18 +356,18 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                           queryCols,
                                           splatIndex(b, loc, seqQ)));
-                if (cfg.causal != CausalMode::None) {
-                  Value shifted =
-                      shift ? IotaOp::create(
-                                  b, loc, kb.tile({bn, bm}, i32),
-                                  arith::AddIOp::create(b, loc, q0, shift),
-                                  int64_t{1})
-                                  .getResult()
-                            : queryCols;
-                  visible = arith::AndIOp::create(
-                      b, loc, visible,
-                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                            keyRows, shifted));
+                if (lo || hi) {
+                  // j - i of every element, against the band's bounds.
+                  Value diagonal =
+                      arith::SubIOp::create(b, loc, keyRows, queryCols);
+                  for (auto [bound, predicate] :
+                       {std::pair{hi, arith::CmpIPredicate::sle},
+                        std::pair{lo, arith::CmpIPredicate::sge}})
+                    if (bound)
+                      visible = arith::AndIOp::create(
+                          b, loc, visible,
+                          arith::CmpIOp::create(b, loc, predicate, diagonal,
+                                                splatIndex(b, loc, bound)));
                 }
                 pt = arith::SelectOp::create(b, loc, visible, pt, zeroScores);
                 }
@@ -322,6 +381,14 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                     b, loc, pt,
                     arith::SubFOp::create(
                         b, loc, dpt, kb.broadcast(deltaRows, {bn, bm}, 0)));
+                // The chain rule through the cap: d(softcap t)/d(scale s)
+                // = 1 - t^2.
+                if (softcap)
+                  dst = arith::MulFOp::create(
+                      b, loc, dst,
+                      arith::SubFOp::create(
+                          b, loc, oneScores,
+                          arith::MulFOp::create(b, loc, t, t)));
                 Value dsLow = arith::TruncFOp::create(
                     b, loc, kb.tile({bn, bm}, elt), dst);
                 Value dkAcc = MmaOp::create(b, loc, dsLow, qBlock, acc[0]);
@@ -348,7 +415,7 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
           };
           ValueRange edge = loop(first, fullFrom, grads, true);
           ValueRange inner = loop(fullFrom, fullTo, edge, false);
-          scf::YieldOp::create(b, loc, loop(fullTo, queryBlocks, inner, true));
+          scf::YieldOp::create(b, loc, loop(fullTo, end, inner, true));
         });
     Value dkScaled = arith::MulFOp::create(
         b, loc, heads.getResult(0),

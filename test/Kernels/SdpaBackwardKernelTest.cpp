@@ -11,7 +11,8 @@
 // log-sum-exps from the float64 forward (rounded as a forward kernel writes
 // them), at sequence lengths that are not multiples of the blocks, S_q !=
 // S_k both ways, grouped KV heads, no mask and both causal alignments
-// (bottom-right with S_q > S_k leaves rows that see no key), lengths that
+// (bottom-right with S_q > S_k leaves rows that see no key), sliding
+// windows, soft-capping, lengths that
 // are multiples of the blocks (the unmasked loop over the query blocks
 // that see all of a key block), and a head dim of V of its own. The outputs start as NaN, so that an element no kernel
 // writes fails the comparison.
@@ -47,6 +48,9 @@ struct Case {
   int64_t batch, heads, kvHeads, seqQ, seqK;
   tile::CausalMode causal;
   int64_t headDim = 32, headDimV = 0;
+  /// A window's band of diagonals (causal = Window), a softcap (0: none).
+  int64_t windowLo = 0, windowHi = 0;
+  double softcap = 0.0;
 };
 
 class SdpaBackwardKernelTest : public ::testing::Test {
@@ -59,10 +63,12 @@ protected:
 
   /// The gradients' relative L2 errors (dq, dk, dv) against float64 of
   /// the kernels built for `c` with blocks of bm queries and bn keys.
-  /// With `otherBand`, the reference is taken with that band instead.
+  /// With `otherBand` or `otherCap`, the reference gradients are taken with
+  /// that band or softcap instead (the forward's output stays the case's).
   std::array<double, 3> errors(Type elt, Case c, int64_t bm, int64_t bn,
                                unsigned seed,
-                               std::optional<Band> otherBand = {}) {
+                               std::optional<Band> otherBand = {},
+                               std::optional<double> otherCap = {}) {
     OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
     OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
     SdpaBackwardKernelConfig config;
@@ -70,6 +76,7 @@ protected:
     config.headDimV = c.headDimV;
     config.elementType = elt;
     config.causal = c.causal;
+    config.softcap = c.softcap > 0.0;
     config.blockM = bm;
     config.blockN = bn;
     FailureOr<SdpaBackwardKernels> kernels =
@@ -97,10 +104,14 @@ protected:
     // The forward's output and log-sum-exps, as a forward kernel leaves
     // them: O in the element type, lse in f32.
     const double scale = 1.0 / std::sqrt(double(d));
-    Band band = bandOf(c.causal, c.seqQ, c.seqK);
+    const bool window = c.causal == tile::CausalMode::Window;
+    Band band = window ? Band{c.windowLo, c.windowHi}
+                       : bandOf(c.causal, c.seqQ, c.seqK);
     HostTensor o = make(elt, {c.batch, c.heads, c.seqQ, dv});
     HostTensor lse = make(f32, {c.batch, c.heads, c.seqQ});
-    sdpaReference(q, k, v, o, scale, band, 0.0, &lse);
+    // (The kernels read the scale and softcap as f32.)
+    const double capF32 = roundToType(c.softcap, f32);
+    sdpaReference(q, k, v, o, roundToType(scale, f32), band, capF32, &lse);
     for (double &x : o.data)
       x = roundToType(x, elt);
     for (double &x : lse.data)
@@ -122,13 +133,20 @@ protected:
         {KernelArg::view(o), KernelArg::view(dO), KernelArg::view(delta),
          KernelArg::view(dqAccum)},
         rowGrid)));
-    EXPECT_TRUE(succeeded(runKernel(
-        kernels->main,
-        {KernelArg::view(q), KernelArg::view(k), KernelArg::view(v),
-         KernelArg::view(dO), KernelArg::view(lse), KernelArg::view(delta),
-         KernelArg::view(dqAccum), KernelArg::view(dk),
-         KernelArg::view(dvOut), KernelArg::value(roundToType(scale, f32))},
-        {blocks(c.seqK, bn), c.kvHeads, c.batch})));
+    std::vector<KernelArg> mainArgs = {
+        KernelArg::view(q),       KernelArg::view(k),
+        KernelArg::view(v),       KernelArg::view(dO),
+        KernelArg::view(lse),     KernelArg::view(delta),
+        KernelArg::view(dqAccum), KernelArg::view(dk),
+        KernelArg::view(dvOut),   KernelArg::value(roundToType(scale, f32))};
+    if (window) {
+      mainArgs.push_back(KernelArg::index(c.windowLo));
+      mainArgs.push_back(KernelArg::index(c.windowHi));
+    }
+    if (c.softcap > 0.0)
+      mainArgs.push_back(KernelArg::value(capF32));
+    EXPECT_TRUE(succeeded(runKernel(kernels->main, mainArgs,
+                                    {blocks(c.seqK, bn), c.kvHeads, c.batch})));
     EXPECT_TRUE(succeeded(runKernel(
         kernels->postprocess,
         {KernelArg::view(dqAccum), KernelArg::view(dq),
@@ -138,8 +156,9 @@ protected:
     HostTensor rq = make(f32, {c.batch, c.heads, c.seqQ, d});
     HostTensor rk = make(f32, {c.batch, c.kvHeads, c.seqK, d});
     HostTensor rv = make(f32, {c.batch, c.kvHeads, c.seqK, dv});
-    sdpaBackwardReference(q, k, v, dO, rq, rk, rv, scale,
-                          otherBand.value_or(band));
+    sdpaBackwardReference(q, k, v, dO, rq, rk, rv, roundToType(scale, f32),
+                          otherBand.value_or(band),
+                          otherCap.value_or(capF32));
     return {relativeL2(dq, rq), relativeL2(dk, rk), relativeL2(dvOut, rv)};
   }
 
@@ -185,6 +204,41 @@ TEST_F(SdpaBackwardKernelTest, HeadDimOfV) {
               16, 7);
 }
 
+// Sliding windows: the band lo <= j - i <= hi (the forward's window
+// kernels'), on both sides, one side only, and shifted past the diagonal.
+TEST_F(SdpaBackwardKernelTest, Window) {
+  Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
+  auto window = [](int64_t sq, int64_t sk, int64_t lo, int64_t hi) {
+    Case c{1, 2, 1, sq, sk, tile::CausalMode::Window};
+    c.windowLo = lo, c.windowHi = hi;
+    return c;
+  };
+  expectClose(f16, window(100, 100, -20, 0), 16, 16, 12);
+  expectClose(bf16, window(77, 130, -40, 25), 32, 16, 13);
+  expectClose(f16, window(128, 64, 1 - 128, 3), 32, 32, 14);
+  expectClose(f16, window(96, 96, -96, 96), 32, 32, 15);
+  expectClose(bf16, window(90, 150, 30, 70), 16, 32, 16);
+}
+
+// Soft-capping (Gemma 2): the chain rule's 1 - tanh^2 on dS, with and
+// without a mask.
+TEST_F(SdpaBackwardKernelTest, Softcap) {
+  Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
+  Case c{1, 4, 2, 70, 90, tile::CausalMode::None};
+  c.softcap = 5.0;
+  expectClose(f16, c, 32, 16, 17);
+  c.causal = tile::CausalMode::BottomRight;
+  c.softcap = 30.0;
+  expectClose(bf16, c, 16, 32, 18);
+  // The comparison can fail: against the gradients without the cap, a
+  // capped kernel's are far.
+  c.causal = tile::CausalMode::None;
+  c.softcap = 2.0;
+  std::array<double, 3> e = errors(f16, c, 32, 16, 19, {}, 0.0);
+  EXPECT_GT(e[0], 0.1);
+  EXPECT_GT(e[1], 0.1);
+}
+
 // The comparison can fail: against the gradients of another mask, the
 // kernels' are far off.
 TEST_F(SdpaBackwardKernelTest, OtherMaskIsFar) {
@@ -208,7 +262,7 @@ TEST_F(SdpaBackwardKernelTest, RefusesBadConfigs) {
   config.blockM = 24;
   EXPECT_TRUE(failed(buildSdpaBackwardKernels(b, module->getLoc(), config)));
   config.blockM = 64;
-  config.causal = tile::CausalMode::Window;
+  config.headDim = 40;
   EXPECT_TRUE(failed(buildSdpaBackwardKernels(b, module->getLoc(), config)));
 }
 

@@ -337,7 +337,10 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
                               ? tile::CausalMode::TopLeft
                           : kernel.variant.mask == KernelMask::BottomRight
                               ? tile::CausalMode::BottomRight
+                          : kernel.variant.mask == KernelMask::Window
+                              ? tile::CausalMode::Window
                               : tile::CausalMode::None;
+  backwardConfig.softcap = kernel.variant.softcap;
   backwardConfig.blockM = kernel.blockM;
   backwardConfig.blockN = kernel.blockN;
   backwardConfig.name = kSdpaBackwardSymbol;
@@ -585,7 +588,9 @@ static json::Object sdpaBackwardEntry(const KernelSpec &kernel,
   entry["dtype"] = kernel.dtype;
   entry["head_dim"] = kernel.headDim;
   entry["head_dim_v"] = kernel.headDimV ? kernel.headDimV : kernel.headDim;
+  entry["variant"] = kernelVariantName(kernel.variant);
   entry["causal"] = kernelMaskName(kernel.variant.mask);
+  entry["softcap"] = bool(kernel.variant.softcap);
   entry["block_m"] = kernel.blockM;
   entry["block_n"] = kernel.blockN;
   return entry;

@@ -93,7 +93,7 @@ std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
        << sdpaBackwardPhaseName(kernel.backwardPhase)
        << " dtype=" << kernel.dtype << " head_dim=" << kernel.headDim
        << " head_dim_v=" << (kernel.headDimV ? kernel.headDimV : kernel.headDim)
-       << " causal=" << kernelMaskName(kernel.variant.mask)
+       << " variant=" << kernelVariantName(kernel.variant)
        << " block_m=" << kernel.blockM << " block_n=" << kernel.blockN
        << " lowering=" << canonicalOptions(*kernel.loweringOptions)
        << " cubins=" << llvm::join(kernel.cubins, ",");
@@ -235,23 +235,22 @@ static Error finalizeSplitMergeSpec(KernelSpec &kernel) {
   return Error::success();
 }
 
-/// A backward kernel: its dtype, head dims, mask and blocks, its lowering
-/// and cubins, and its name, sdpa_bwd_<chip>_<dtype>_d<D>[v<D_v>] followed
-/// by _<mask> for the main kernel and by _preprocess or _postprocess (no
-/// mask: they do not depend on it) for the others.
+/// A backward kernel: its dtype, head dims, variant (a mask, with or
+/// without _softcap) and blocks, its lowering and cubins, and its name,
+/// sdpa_bwd_<chip>_<dtype>_d<D>[v<D_v>] followed by _<variant> for the main
+/// kernel and by _preprocess or _postprocess (no variant: they do not
+/// depend on it) for the others.
 static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
   auto fail = [&](const Twine &message) {
     return specError(kernel.origin, message);
   };
   if (kernel.dtype != "f16" && kernel.dtype != "bf16")
     return fail("dtype must be f16 or bf16, got '" + kernel.dtype + "'");
-  KernelMask mask = kernel.variant.mask;
-  if ((mask != KernelMask::None && mask != KernelMask::TopLeft &&
-       mask != KernelMask::BottomRight) ||
-      kernelFeaturesText(kernel.variant) != "" ||
-      !kernel.variant.functions.empty())
-    return fail("a backward kernel's variant is none, top_left or "
-                "bottom_right, got " +
+  KernelVariant plain = kernel.variant;
+  plain.softcap = false;
+  if (kernelFeaturesText(plain) != "" || !kernel.variant.functions.empty())
+    return fail("a backward kernel's variant is a mask (none, top_left, "
+                "bottom_right, window) with or without _softcap, got " +
                 kernelVariantName(kernel.variant));
   if (Error error = finalizeUnscheduledLowering(kernel))
     return error;
@@ -260,7 +259,7 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
     dims += "v" + std::to_string(kernel.headDimV);
   std::string suffix =
       kernel.backwardPhase == SdpaBackwardPhase::Main
-          ? std::string(kernelMaskName(mask))
+          ? kernelVariantName(kernel.variant)
           : sdpaBackwardPhaseName(kernel.backwardPhase).str();
   kernel.name = "sdpa_bwd_" + std::string(kernel.loweringOptions->chip) + "_" +
                 kernel.dtype + "_" + dims + "_" + suffix;

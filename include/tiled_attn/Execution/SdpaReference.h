@@ -60,13 +60,14 @@ void sdpaReference(HostTensor &q, HostTensor &k, HostTensor &v, HostTensor &out,
                    HostTensor *lse = nullptr,
                    const ScoreFunctions *functions = nullptr);
 
-/// The gradients of sdpaReference (no softcap, no functions) in float64:
-/// given dO (the output's gradient, shaped as the output), writes dq, dk and
-/// dv (shaped as q, k, v). With grouped KV heads, a K/V head's gradients sum
-/// over its query heads. A row that sees no key has zero gradients.
+/// The gradients of sdpaReference (no functions) in float64: given dO (the
+/// output's gradient, shaped as the output), writes dq, dk and dv (shaped
+/// as q, k, v). With grouped KV heads, a K/V head's gradients sum over its
+/// query heads. A row that sees no key has zero gradients.
 void sdpaBackwardReference(HostTensor &q, HostTensor &k, HostTensor &v,
                            HostTensor &dOut, HostTensor &dq, HostTensor &dk,
-                           HostTensor &dv, double scale, Band band);
+                           HostTensor &dv, double scale, Band band,
+                           double softcap = 0.0);
 
 /// ||a - b|| / ||b|| over all elements (||a - b|| when b is all zero).
 double relativeL2(HostTensor &a, HostTensor &b);

@@ -26,8 +26,15 @@ struct SdpaBackwardKernelConfig {
   int64_t headDimV = 0;
   /// q, k, v, o, do and the gradients: f16 or bf16.
   mlir::Type elementType;
-  /// The forward's mask: none or a causal mask (top_left, bottom_right).
+  /// The forward's mask: none, a causal mask (top_left, bottom_right) or
+  /// `window`: the main kernel takes two more index arguments, window_lo
+  /// and window_hi, and query i sees key j iff window_lo <= j - i <=
+  /// window_hi (the forward's window kernels' band of diagonals).
   tile::CausalMode causal = tile::CausalMode::None;
+  /// The forward's softcap (Gemma 2): the main kernel takes one more f32
+  /// argument, softcap; the scores were softcap * tanh(scale * s /
+  /// softcap), and dS takes the chain rule's 1 - tanh^2.
+  bool softcap = false;
   /// Query rows per block (every kernel) and keys per block (the main
   /// kernel's programs), multiples of 16.
   int64_t blockM = 64;

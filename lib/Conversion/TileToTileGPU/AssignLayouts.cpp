@@ -846,6 +846,8 @@ struct TileGPUAssignLayoutsPass final
     // over the rows and over the keys) do not tie them together.
     func.walk([&](tensor::SplatOp splat) {
       SmallVector<OpOperand *> uses(llvm::make_pointer_range(splat->getUses()));
+      if (uses.empty()) // (drop_begin below needs one)
+        return;
       OpBuilder b(splat);
       b.setInsertionPointAfter(splat);
       for (OpOperand *use : llvm::drop_begin(uses))

@@ -2,7 +2,8 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa-backward="head-dim=64 head-dim-v=32 causal=bottom_right name=bwd" | FileCheck %s --check-prefix=BR
 // RUN: tiled-attn-opt %s --tile-generate-sdpa-backward | FileCheck %s --check-prefix=NONE
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="dtype=f32" 2>&1 | FileCheck %s --check-prefix=DTYPE
-// RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="causal=window" 2>&1 | FileCheck %s --check-prefix=WINDOW
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="causal=diagonal" 2>&1 | FileCheck %s --check-prefix=CAUSAL
+// RUN: tiled-attn-opt %s --tile-generate-sdpa-backward="causal=window softcap=1" | FileCheck %s --check-prefix=WINDOW
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="block-m=24" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="name=taken" 2>&1 | FileCheck %s --check-prefix=NAME
 
@@ -46,14 +47,20 @@
 // CHECK: %[[KRHS:.*]] = tile.load %[[K]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<32x64xbf16>
 // CHECK: %[[VB:.*]] = tile.load %[[V]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<32x64xbf16>
 // CHECK: %[[KEY0:.*]] = arith.muli %[[N]], %c32
-// CHECK: %[[FIRST:.*]] = arith.divui %[[KEY0]], %c64
+// CHECK: %[[QBLOCKS:.*]] = arith.ceildivui %{{.*}}, %c64
+// CHECK: %[[LASTKEY:.*]] = arith.addi %[[KEY0]], %c31
+// CHECK: %[[FROMQ:.*]] = arith.maxsi %[[KEY0]], %c0
+// CHECK: %[[FROMB:.*]] = arith.divui %[[FROMQ]], %c64
+// CHECK: %[[FIRST:.*]] = arith.minui %[[FROMB]], %[[QBLOCKS]]
 // CHECK: %[[KEYROWS:.*]] = tile.iota offset(%[[KEY0]]) : tensor<32x64xi32>
 // CHECK: %[[KEYSIN:.*]] = arith.cmpi slt, %[[KEYROWS]], %{{.*}} : tensor<32x64xi32>
 // The query blocks that see every key of the block, all in bounds (from
 // ceil((key0 + 31) / 64), while the keys lie inside S_k, to S_q / 64) take
 // no mask: three loops, masked, unmasked, masked.
-// CHECK: %[[FROM:.*]] = arith.ceildivui %{{.*}}, %c64
-// CHECK: %[[FULLFROM:.*]] = arith.minui %[[FROM]], %{{.*}} : index
+// CHECK: %[[ALLQ:.*]] = arith.maxsi %[[LASTKEY]], %c0
+// CHECK: %[[FROM:.*]] = arith.ceildivui %[[ALLQ]], %c64
+// CHECK: %[[FROMEND:.*]] = arith.minui %[[FROM]], %[[QBLOCKS]]
+// CHECK: %[[FULLFROM:.*]] = arith.maxui %[[FIRST]], %[[FROMEND]] : index
 // CHECK: %[[KEYSFULL:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
 // CHECK: %[[FULLTO:.*]] = arith.select %[[KEYSFULL]], %{{.*}}, %[[FULLFROM]] : index
 // CHECK: %[[GRADS:.*]]:2 = scf.for %[[G:.*]] = %c0 to %[[GROUP]] step %c1
@@ -71,7 +78,8 @@
 // CHECK: %[[EXP:.*]] = math.exp
 // CHECK: %[[QCOLS:.*]] = tile.iota dim 1 offset(%{{.*}}) : tensor<32x64xi32>
 // CHECK: arith.cmpi slt, %[[QCOLS]], %{{.*}} : tensor<32x64xi32>
-// CHECK: arith.cmpi sle, %[[KEYROWS]], %[[QCOLS]]
+// CHECK: %[[DIAG:.*]] = arith.subi %[[KEYROWS]], %[[QCOLS]] : tensor<32x64xi32>
+// CHECK: arith.cmpi sle, %[[DIAG]], %{{.*}} : tensor<32x64xi32>
 // CHECK: %[[PT:.*]] = arith.select %{{.*}}, %[[EXP]], %{{.*}} : tensor<32x64xi1>, tensor<32x64xf32>
 // CHECK: %[[PT16:.*]] = arith.truncf %[[PT]] : tensor<32x64xf32> to tensor<32x64xbf16>
 // CHECK: %[[NEWDV:.*]] = tile.mma %[[PT16]], %[[DOB]], %[[DVACC]]
@@ -121,8 +129,21 @@
 // NONE-NOT: arith.cmpi sle
 // NONE-LABEL: func.func @sdpa_bwd_postprocess(
 
+// A window: its band's two bounds and the softcap as arguments; the band's
+// two comparisons of j - i in the masked steps; t = tanh(scale / softcap *
+// s), scores softcap * t, and dS times 1 - t^2.
+// WINDOW-LABEL: func.func @sdpa_bwd(
+// WINDOW-SAME: %[[LO:[^:]*]]: index {tile.arg = #tile.arg<window_lo>}, %[[HI:[^:]*]]: index {tile.arg = #tile.arg<window_hi>}, %[[CAP:[^:]*]]: f32 {tile.arg = #tile.arg<softcap>})
+// WINDOW: arith.divf %{{.*}}, %[[CAP]] : f32
+// WINDOW: %[[T:.*]] = math.tanh
+// WINDOW: %[[DIAG:.*]] = arith.subi %{{.*}}, %{{.*}} : tensor<64x64xi32>
+// WINDOW: arith.cmpi sle, %[[DIAG]]
+// WINDOW: arith.cmpi sge, %[[DIAG]]
+// WINDOW: %[[TT:.*]] = arith.mulf %[[T]], %[[T]] : tensor<64x64xf32>
+// WINDOW: arith.subf %{{.*}}, %[[TT]] : tensor<64x64xf32>
+
 // DTYPE: error: tile-generate-sdpa-backward: dtype must be f16 or bf16, got 'f32'
-// WINDOW: error: tile-generate-sdpa-backward: causal must be none, top_left or bottom_right, got 'window'
+// CAUSAL: error: tile-generate-sdpa-backward: causal must be none, top_left, bottom_right or window, got 'diagonal'
 // BLOCK: error: block_m and block_n must be multiples of 16 in [16, 256], got 24 and 64
 // NAME: error: tile-generate-sdpa-backward: the module already has a symbol named 'taken'
 

@@ -167,14 +167,15 @@ struct TileGenerateSdpaBackwardPass final
       return signalPassFailure();
     }
     std::optional<CausalMode> mode = symbolizeCausalMode(causal);
-    if (!mode || *mode == CausalMode::Window) {
+    if (!mode) {
       module.emitError() << getArgument()
-                         << ": causal must be none, top_left or bottom_right, "
-                            "got '"
+                         << ": causal must be none, top_left, bottom_right or "
+                            "window, got '"
                          << causal << "'";
       return signalPassFailure();
     }
     config.causal = *mode;
+    config.softcap = softcap;
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     if (failed(buildSdpaBackwardKernels(builder, module.getLoc(), config)))
       return signalPassFailure();

@@ -354,8 +354,9 @@ def TileGenerateSdpaBackwardPass
     Pᵀ (V dOᵀ - delta), dK += dSᵀ Q, and dS K added into the accumulator by
     an adding `tile.store`, over every query block that sees the keys and
     every query head of the K/V head's group) and `<name>_postprocess` (dQ
-    = scale * accumulator). Host execution only so far: the GPU lowering of
-    `tile.transpose` and of adding stores is the next step.
+    = scale * accumulator). Masks none, top_left, bottom_right and sliding
+    windows, with or without a softcap. Lowered on the mma.sync family
+    (`tile.transpose` through shared memory, adding stores as atomics).
 
     ```
     tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 causal=top_left" empty.mlir
@@ -369,7 +370,12 @@ def TileGenerateSdpaBackwardPass
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
            "Element type of the tensors and gradients: f16 or bf16">,
     Option<"causal", "causal", "std::string", /*default=*/"\"none\"",
-           "The forward's mask: none, top_left or bottom_right">,
+           "The forward's mask: none, top_left, bottom_right or window (two "
+           "more index arguments, window_lo and window_hi: the band of "
+           "diagonals lo <= j - i <= hi)">,
+    Option<"softcap", "softcap", "bool", /*default=*/"false",
+           "The forward's softcap: one more f32 argument, softcap; the "
+           "chain rule's 1 - tanh^2 on dS">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "Query rows per block (a multiple of 16)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
