@@ -69,7 +69,7 @@ class Backward:
             raise LookupError(f"no backward kernels of {dtype} D={d}")
         by = {}
         for e in entries:
-            key = e["phase"] if e["phase"] != "main" else e["variant"]
+            key = e["phase"] if e["phase"] != "main" else e.get("variant", e["causal"])
             by[key] = (Kernel.from_manifest(folder, e, arch), e)
         self.kernels = by
         self.block_m = by["preprocess"][1]["block_m"]
