@@ -69,13 +69,14 @@ class Backward:
             raise LookupError(f"no backward kernels of {dtype} D={d}")
         by = {}
         for e in entries:
-            key = e["phase"] if e["phase"] != "main" else e.get("variant", e["causal"])
+            key = (e["phase"] if not e.get("varlen") else "varlen_" + e["phase"]) \
+                if e["phase"] != "main" else e.get("variant", e["causal"])
             by[key] = (Kernel.from_manifest(folder, e, arch), e)
         self.kernels = by
         self.block_m = by["preprocess"][1]["block_m"]
-        self.block_n = next(e for k, (_, e) in by.items() if k not in
-                            ("preprocess", "postprocess"))["block_n"]
-        self.variants = sorted(k for k in by if k not in ("preprocess", "postprocess"))
+        self.block_n = next(e for k, (_, e) in by.items()
+                            if not k.endswith(("preprocess", "postprocess")))["block_n"]
+        self.variants = sorted(k for k in by if not k.endswith(("preprocess", "postprocess")))
 
     def __call__(self, q, k, v, o, lse, do, variant: str, scale: float, dq_accum=None,
                  delta=None, window=None, softcap=0.0):

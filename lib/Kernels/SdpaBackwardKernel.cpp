@@ -69,6 +69,22 @@ struct KernelBuilder {
                           ValueRange{}, APFloat(pad), transpose);
   }
 
+  /// Sequence `batch`'s rows of packed tensors: [cu[batch], cu[batch + 1])
+  /// as (start, length).
+  std::pair<Value, Value> sequence(Value offsets, Value batch) {
+    auto offset = [&](Value at) -> Value {
+      Value read = ReadOp::create(b, loc, b.getI32Type(), offsets, at);
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), read);
+    };
+    Value start = offset(batch);
+    Value next = offset(arith::AddIOp::create(b, loc, batch, index(1)));
+    return {start, arith::SubIOp::create(b, loc, next, start)};
+  }
+  /// `view` narrowed along its sequence dimension (2) to `rows`.
+  Value slice(Value view, std::pair<Value, Value> rows) {
+    return SliceOp::create(b, loc, view, 2, rows.first, rows.second);
+  }
+
   /// A kernel `name` of arguments with these types and roles, its builder
   /// at the start of its body.
   func::FuncOp kernel(StringRef name, ArrayRef<Type> types,
@@ -108,6 +124,9 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     return emitError(loc) << "block_m and block_n must be multiples of 16 in "
                              "[16, 256], got "
                           << bm << " and " << bn;
+  if (cfg.varlen && cfg.causal == CausalMode::Window)
+    return emitError(loc) << "the backward pass takes no window with varlen "
+                             "yet";
   const std::string name = cfg.name;
   if (name.empty())
     return emitError(loc) << "the backward kernels need a name";
@@ -120,6 +139,7 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     return ViewType::get(ctx, {dyn, dyn, dyn, cols}, t);
   };
   Type rowsView = ViewType::get(ctx, {dyn, dyn, dyn}, f32);
+  Type offsetsView = ViewType::get(ctx, {dyn}, i32);
   const double inf = std::numeric_limits<double>::infinity();
   Block *module = b.getInsertionBlock();
   auto atModuleEnd = [&] { b.setInsertionPointToEnd(module); };
@@ -127,16 +147,27 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
 
   // Preprocess: delta = rowsum(dO * O) and dQ's accumulator zeroed.
   if (wanted(SdpaBackwardPhase::Preprocess)) {
+    SmallVector<Type> types = {view4(dv, elt), view4(dv, elt), rowsView,
+                               view4(d, f32)};
+    SmallVector<ArgRole> roles = {ArgRole::O, ArgRole::DOut, ArgRole::Delta,
+                                  ArgRole::DQAccum};
+    if (cfg.varlen)
+      types.push_back(offsetsView), roles.push_back(ArgRole::CuSeqlensQ);
     func::FuncOp f = kb.kernel(
-        sdpaBackwardSymbol(name, SdpaBackwardPhase::Preprocess),
-        {view4(dv, elt), view4(dv, elt), rowsView, view4(d, f32)},
-        {ArgRole::O, ArgRole::DOut, ArgRole::Delta, ArgRole::DQAccum});
+        sdpaBackwardSymbol(name, SdpaBackwardPhase::Preprocess), types, roles);
     Value o = f.getArgument(0), dO = f.getArgument(1),
           delta = f.getArgument(2), dqAccum = f.getArgument(3);
     Value m = BlockIdOp::create(b, loc, Dim::X);
     Value h = BlockIdOp::create(b, loc, Dim::Y);
     Value batch = BlockIdOp::create(b, loc, Dim::Z);
     Value c0 = kb.index(0);
+    if (cfg.varlen) {
+      // Sequence b's rows of the packed [1, H, total_q, ...] tensors.
+      auto rows = kb.sequence(f.getArgument(4), batch);
+      o = kb.slice(o, rows), dO = kb.slice(dO, rows);
+      delta = kb.slice(delta, rows), dqAccum = kb.slice(dqAccum, rows);
+      batch = c0;
+    }
     auto widened = [&](Value view) {
       Value t = kb.load(view, {bm, dv}, {batch, h, m, c0});
       return arith::ExtFOp::create(b, loc, kb.tile({bm, dv}, f32), t);
@@ -172,6 +203,10 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
       types.push_back(f32);
       roles.push_back(ArgRole::Softcap);
     }
+    if (cfg.varlen) {
+      types.append({offsetsView, offsetsView});
+      roles.append({ArgRole::CuSeqlensQ, ArgRole::CuSeqlensK});
+    }
     func::FuncOp f = kb.kernel(name, types, roles);
     Value q = f.getArgument(0), k = f.getArgument(1), v = f.getArgument(2),
           dO = f.getArgument(3), lse = f.getArgument(4),
@@ -189,6 +224,19 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     Value kvHead = BlockIdOp::create(b, loc, Dim::Y);
     Value batch = BlockIdOp::create(b, loc, Dim::Z);
     Value c0 = kb.index(0), c1 = kb.index(1);
+    if (cfg.varlen) {
+      // Sequence b's queries and keys of the packed tensors; the grid
+      // covers the longest sequence's keys (a program past its own
+      // sequence's visits no query block).
+      auto queries = kb.sequence(argOf(ArgRole::CuSeqlensQ), batch);
+      auto keys = kb.sequence(argOf(ArgRole::CuSeqlensK), batch);
+      q = kb.slice(q, queries), dO = kb.slice(dO, queries);
+      lse = kb.slice(lse, queries), delta = kb.slice(delta, queries);
+      dqAccum = kb.slice(dqAccum, queries);
+      k = kb.slice(k, keys), v = kb.slice(v, keys);
+      dk = kb.slice(dk, keys), dvOut = kb.slice(dvOut, keys);
+      batch = c0;
+    }
     Value seqQ = DimOp::create(b, loc, q, 2);
     Value seqK = DimOp::create(b, loc, k, 2);
     Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
@@ -230,15 +278,19 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     // the one holding query key0 - hi to the one holding lastKey - lo.
     Value first = hi ? blockOf(minus(key0, hi), false) : c0;
     first = arith::MinUIOp::create(b, loc, first, queryBlocks);
-    Value end = queryBlocks;
+    // (A program whose keys all lie past S_k, a shorter sequence's in a
+    // varlen batch, visits no query block.)
+    Value end = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, key0, seqK),
+        queryBlocks, first);
     if (lo) {
       Value lastQuery = arith::SubIOp::create(b, loc, lastKey, lo);
       Value seen = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                          lastQuery, c0);
       Value upTo = arith::AddIOp::create(b, loc, blockOf(lastQuery, false), c1);
       end = arith::SelectOp::create(
-          b, loc, seen, arith::MinUIOp::create(b, loc, upTo, queryBlocks),
-          first);
+          b, loc, seen, arith::MinUIOp::create(b, loc, upTo, end), first);
       end = arith::MaxUIOp::create(b, loc, end, first);
     }
     // Keys past S_k hide their row of the transposed scores, queries past
@@ -434,15 +486,23 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
 
   // Postprocess: dQ = scale * accumulator.
   if (wanted(SdpaBackwardPhase::Postprocess)) {
-    func::FuncOp f =
-        kb.kernel(sdpaBackwardSymbol(name, SdpaBackwardPhase::Postprocess),
-                  {view4(d, f32), view4(d, elt), f32},
-                  {ArgRole::DQAccum, ArgRole::DQ, ArgRole::Scale});
+    SmallVector<Type> types = {view4(d, f32), view4(d, elt), f32};
+    SmallVector<ArgRole> roles = {ArgRole::DQAccum, ArgRole::DQ,
+                                  ArgRole::Scale};
+    if (cfg.varlen)
+      types.push_back(offsetsView), roles.push_back(ArgRole::CuSeqlensQ);
+    func::FuncOp f = kb.kernel(
+        sdpaBackwardSymbol(name, SdpaBackwardPhase::Postprocess), types, roles);
     Value dqAccum = f.getArgument(0), dq = f.getArgument(1),
           scale = f.getArgument(2);
     Value m = BlockIdOp::create(b, loc, Dim::X);
     Value h = BlockIdOp::create(b, loc, Dim::Y);
     Value batch = BlockIdOp::create(b, loc, Dim::Z);
+    if (cfg.varlen) {
+      auto rows = kb.sequence(f.getArgument(3), batch);
+      dqAccum = kb.slice(dqAccum, rows), dq = kb.slice(dq, rows);
+      batch = kb.index(0);
+    }
     Value at[] = {batch, h, m, kb.index(0)};
     Value scaled = arith::MulFOp::create(
         b, loc, kb.load(dqAccum, {bm, d}, at),

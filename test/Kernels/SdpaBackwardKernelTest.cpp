@@ -12,7 +12,7 @@
 // them), at sequence lengths that are not multiples of the blocks, S_q !=
 // S_k both ways, grouped KV heads, no mask and both causal alignments
 // (bottom-right with S_q > S_k leaves rows that see no key), sliding
-// windows, soft-capping, lengths that
+// windows, soft-capping, variable-length batches, lengths that
 // are multiples of the blocks (the unmasked loop over the query blocks
 // that see all of a key block), and a head dim of V of its own. The outputs start as NaN, so that an element no kernel
 // writes fails the comparison.
@@ -237,6 +237,117 @@ TEST_F(SdpaBackwardKernelTest, Softcap) {
   std::array<double, 3> e = errors(f16, c, 32, 16, 19, {}, 0.0);
   EXPECT_GT(e[0], 0.1);
   EXPECT_GT(e[1], 0.1);
+}
+
+// Variable-length batches: sequences packed into [1, H, total, D], each
+// against its own float64 gradients (an empty key range: zero gradients;
+// an empty query range: nothing written there), no mask and both causal
+// alignments, grouped KV heads.
+TEST_F(SdpaBackwardKernelTest, Varlen) {
+  Type f16 = Float16Type::get(&ctx), f32 = Float32Type::get(&ctx);
+  const int64_t heads = 4, kvHeads = 2, d = 32, bm = 16, bn = 32;
+  const std::vector<int64_t> lensQ = {37, 0, 64, 50, 20};
+  const std::vector<int64_t> lensK = {50, 30, 64, 0, 77};
+  for (tile::CausalMode causal :
+       {tile::CausalMode::None, tile::CausalMode::TopLeft,
+        tile::CausalMode::BottomRight}) {
+    OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
+    OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+    SdpaBackwardKernelConfig config;
+    config.headDim = d;
+    config.elementType = f16;
+    config.causal = causal;
+    config.varlen = true;
+    config.blockM = bm;
+    config.blockN = bn;
+    FailureOr<SdpaBackwardKernels> kernels =
+        buildSdpaBackwardKernels(b, module->getLoc(), config);
+    ASSERT_TRUE(succeeded(kernels));
+    ASSERT_TRUE(succeeded(verify(*module)));
+    const int64_t seqs = lensQ.size();
+    int64_t totalQ = 0, totalK = 0, maxQ = 0, maxK = 0;
+    HostTensor cuQ = HostTensor::create(IntegerType::get(&ctx, 32), {seqs + 1});
+    HostTensor cuK = HostTensor::create(IntegerType::get(&ctx, 32), {seqs + 1});
+    for (int64_t i = 0; i < seqs; ++i) {
+      cuQ.data[i] = totalQ, cuK.data[i] = totalK;
+      totalQ += lensQ[i], totalK += lensK[i];
+      maxQ = std::max(maxQ, lensQ[i]), maxK = std::max(maxK, lensK[i]);
+    }
+    cuQ.data[seqs] = totalQ, cuK.data[seqs] = totalK;
+    auto make = [&](Type t, std::vector<int64_t> sizes) {
+      return HostTensor::create(t, std::move(sizes));
+    };
+    HostTensor q = make(f16, {1, heads, totalQ, d}), o = q, dO = q, dq = q;
+    HostTensor k = make(f16, {1, kvHeads, totalK, d}), v = k, dk = k, dv = k;
+    HostTensor lse = make(f32, {1, heads, totalQ}), delta = lse;
+    HostTensor dqAccum = make(f32, {1, heads, totalQ, d});
+    HostTensor rq = make(f32, {1, heads, totalQ, d});
+    HostTensor rk = make(f32, {1, kvHeads, totalK, d}), rv = rk;
+    const double scale = roundToType(1.0 / std::sqrt(double(d)), f32);
+    std::mt19937 rng(20);
+    std::normal_distribution<double> normal;
+    // Each sequence on its own: inputs, forward, reference gradients, then
+    // copied into the packed tensors at its offsets.
+    for (int64_t i = 0; i < seqs; ++i) {
+      int64_t sq = lensQ[i], sk = lensK[i];
+      HostTensor sqT = make(f16, {1, heads, sq, d}), sdo = sqT, so = sqT;
+      HostTensor skT = make(f16, {1, kvHeads, sk, d}), svT = skT;
+      for (HostTensor *t : {&sqT, &sdo, &skT, &svT})
+        for (double &x : t->data)
+          x = roundToType(normal(rng), f16);
+      HostTensor slse = make(f32, {1, heads, sq});
+      Band band = bandOf(causal, sq, sk);
+      sdpaReference(sqT, skT, svT, so, scale, band, 0.0, &slse);
+      HostTensor gq = make(f32, {1, heads, sq, d});
+      HostTensor gk = make(f32, {1, kvHeads, sk, d}), gv = gk;
+      sdpaBackwardReference(sqT, skT, svT, sdo, gq, gk, gv, scale, band);
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t r = 0; r < sq; ++r) {
+          int64_t row = int64_t(cuQ.data[i]) + r;
+          lse.at({0, h, row}) = roundToType(slse.at({0, h, r}), f32);
+          for (int64_t c = 0; c < d; ++c) {
+            q.at({0, h, row, c}) = sqT.at({0, h, r, c});
+            dO.at({0, h, row, c}) = sdo.at({0, h, r, c});
+            o.at({0, h, row, c}) = roundToType(so.at({0, h, r, c}), f16);
+            rq.at({0, h, row, c}) = gq.at({0, h, r, c});
+          }
+        }
+      for (int64_t h = 0; h < kvHeads; ++h)
+        for (int64_t r = 0; r < sk; ++r)
+          for (int64_t c = 0; c < d; ++c) {
+            int64_t row = int64_t(cuK.data[i]) + r;
+            k.at({0, h, row, c}) = skT.at({0, h, r, c});
+            v.at({0, h, row, c}) = svT.at({0, h, r, c});
+            rk.at({0, h, row, c}) = gk.at({0, h, r, c});
+            rv.at({0, h, row, c}) = gv.at({0, h, r, c});
+          }
+    }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (HostTensor *t : {&dq, &dk, &dv, &delta, &dqAccum})
+      std::fill(t->data.begin(), t->data.end(), nan);
+    auto blocks = [](int64_t n, int64_t block) { return (n + block - 1) / block; };
+    std::array<int64_t, 3> rows = {blocks(maxQ, bm), heads, seqs};
+    ASSERT_TRUE(succeeded(runKernel(
+        kernels->preprocess,
+        {KernelArg::view(o), KernelArg::view(dO), KernelArg::view(delta),
+         KernelArg::view(dqAccum), KernelArg::view(cuQ)},
+        rows)));
+    ASSERT_TRUE(succeeded(runKernel(
+        kernels->main,
+        {KernelArg::view(q), KernelArg::view(k), KernelArg::view(v),
+         KernelArg::view(dO), KernelArg::view(lse), KernelArg::view(delta),
+         KernelArg::view(dqAccum), KernelArg::view(dk), KernelArg::view(dv),
+         KernelArg::value(scale), KernelArg::view(cuQ), KernelArg::view(cuK)},
+        {blocks(maxK, bn), kvHeads, seqs})));
+    ASSERT_TRUE(succeeded(runKernel(
+        kernels->postprocess,
+        {KernelArg::view(dqAccum), KernelArg::view(dq), KernelArg::value(scale),
+         KernelArg::view(cuQ)},
+        rows)));
+    EXPECT_LT(relativeL2(dq, rq), 1e-3) << "dq, causal " << int(causal);
+    EXPECT_LT(relativeL2(dk, rk), 1e-3) << "dk, causal " << int(causal);
+    EXPECT_LT(relativeL2(dv, rv), 1e-3) << "dv, causal " << int(causal);
+  }
 }
 
 // The comparison can fail: against the gradients of another mask, the

@@ -341,6 +341,7 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
                               ? tile::CausalMode::Window
                               : tile::CausalMode::None;
   backwardConfig.softcap = kernel.variant.softcap;
+  backwardConfig.varlen = kernel.variant.varlen;
   backwardConfig.blockM = kernel.blockM;
   backwardConfig.blockN = kernel.blockN;
   backwardConfig.name = kSdpaBackwardSymbol;
@@ -591,6 +592,7 @@ static json::Object sdpaBackwardEntry(const KernelSpec &kernel,
   entry["variant"] = kernelVariantName(kernel.variant);
   entry["causal"] = kernelMaskName(kernel.variant.mask);
   entry["softcap"] = bool(kernel.variant.softcap);
+  entry["varlen"] = bool(kernel.variant.varlen);
   entry["block_m"] = kernel.blockM;
   entry["block_n"] = kernel.blockN;
   return entry;

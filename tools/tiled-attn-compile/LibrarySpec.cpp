@@ -247,10 +247,12 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
   if (kernel.dtype != "f16" && kernel.dtype != "bf16")
     return fail("dtype must be f16 or bf16, got '" + kernel.dtype + "'");
   KernelVariant plain = kernel.variant;
-  plain.softcap = false;
-  if (kernelFeaturesText(plain) != "" || !kernel.variant.functions.empty())
+  plain.softcap = plain.varlen = false;
+  if (kernelFeaturesText(plain) != "" || !kernel.variant.functions.empty() ||
+      (kernel.variant.varlen && kernel.variant.mask == KernelMask::Window))
     return fail("a backward kernel's variant is a mask (none, top_left, "
-                "bottom_right, window) with or without _softcap, got " +
+                "bottom_right, window) with or without _softcap and _varlen "
+                "(not window_varlen), got " +
                 kernelVariantName(kernel.variant));
   if (Error error = finalizeUnscheduledLowering(kernel))
     return error;
@@ -260,7 +262,8 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
   std::string suffix =
       kernel.backwardPhase == SdpaBackwardPhase::Main
           ? kernelVariantName(kernel.variant)
-          : sdpaBackwardPhaseName(kernel.backwardPhase).str();
+          : (kernel.variant.varlen ? "varlen_" : "") +
+                sdpaBackwardPhaseName(kernel.backwardPhase).str();
   kernel.name = "sdpa_bwd_" + std::string(kernel.loweringOptions->chip) + "_" +
                 kernel.dtype + "_" + dims + "_" + suffix;
   return Error::success();
@@ -692,19 +695,33 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
       kernel.dtype = dtype;
       kernel.headDim = headDim;
       kernel.headDimV = headDimV;
-      for (SdpaBackwardPhase phase :
-           {SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Postprocess}) {
-        kernel.backwardPhase = phase;
-        if (Error error = add(kernel))
-          return std::move(error);
-      }
+      // The preprocess and postprocess of the packed layout too where a
+      // variant is varlen (they read cu_seqlens_q).
+      std::vector<KernelVariant> parsedVariants;
+      bool packed = false, padded = false;
       for (const std::string &variant : variants) {
         std::optional<KernelVariant> parsed = parseKernelVariant(variant);
         if (!parsed)
           return specError(base.origin, "variant '" + variant +
                                             "' is not " +
                                             kernelVariantGrammar());
-        kernel.variant = *parsed;
+        (parsed->varlen ? packed : padded) = true;
+        parsedVariants.push_back(*parsed);
+      }
+      for (bool varlen : {false, true}) {
+        if (!(varlen ? packed : padded))
+          continue;
+        for (SdpaBackwardPhase phase :
+             {SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Postprocess}) {
+          kernel.variant = KernelVariant();
+          kernel.variant.varlen = varlen;
+          kernel.backwardPhase = phase;
+          if (Error error = add(kernel))
+            return std::move(error);
+        }
+      }
+      for (const KernelVariant &variant : parsedVariants) {
+        kernel.variant = variant;
         kernel.backwardPhase = SdpaBackwardPhase::Main;
         if (Error error = add(kernel))
           return std::move(error);

@@ -35,6 +35,12 @@ struct SdpaBackwardKernelConfig {
   /// argument, softcap; the scores were softcap * tanh(scale * s /
   /// softcap), and dS takes the chain rule's 1 - tanh^2.
   bool softcap = false;
+  /// Variable-length batches (FlashAttention's varlen): q, o, do, dq (and
+  /// lse, delta, dq_accum) are packed [1, H_q, total_q, ...] and k, v, dk,
+  /// dv [1, H_kv, total_k, D], and every kernel takes cu_seqlens_q (the main
+  /// kernel cu_seqlens_k too: rank-1 i32 views of B + 1 offsets); the grids'
+  /// z is the sequence. Not with a window yet.
+  bool varlen = false;
   /// Query rows per block (every kernel) and keys per block (the main
   /// kernel's programs), multiples of 16.
   int64_t blockM = 64;
