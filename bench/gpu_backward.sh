@@ -6,7 +6,7 @@
 #   tiled-attn-compile --spec=kernels/backward.json --out-dir=.gpu/backward
 # CHECK_ONLY=1 skips the benchmark. Results under $OUT (default
 # bench/results/backward).
-set -u
+set -u -o pipefail
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT/backward"
 K=.gpu/backward
@@ -19,6 +19,7 @@ for tool in memcheck racecheck; do
   compute-sanitizer --tool $tool --kernel-name regex:sdpa_bwd python3 bench/check_backward.py \
     --kernels $K --out /tmp/sanitize --check-only --cases 3 2>&1 | tail -4 \
     | tee "$OUT/backward/sanitizer-$tool.log"
+  grep -q "ERROR SUMMARY: 0 errors" "$OUT/backward/sanitizer-$tool.log" || rc=1
 done
 if [ "${CHECK_ONLY:-0}" != 1 ]; then
   # ALSO="name=dir ...": more builds timed beside (an A/B).

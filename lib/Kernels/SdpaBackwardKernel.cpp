@@ -239,6 +239,8 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     }
     Value seqQ = DimOp::create(b, loc, q, 2);
     Value seqK = DimOp::create(b, loc, k, 2);
+    // (H_kv divides H_q: the caller's contract, as the forward's; the
+    // runtime checks it.)
     Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
                                          DimOp::create(b, loc, k, 1));
     // K_n is the lhs of Sᵀ = K_n Q_mᵀ and the rhs of dS K_n: two reads, so

@@ -42,6 +42,9 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
     if (!layout)
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
+    if (op.getAdd() && layout.getKind() != MmaSyncKind::Acc)
+      return op.emitError() << "GPU lowering: an adding store takes an "
+                               "accumulator tile";
     if (layout.getKind() == MmaSyncKind::Rows && !op.getMask() &&
         op.getIndices().size() == 3)
       return storeRows(op, adaptor, rewriter);

@@ -273,6 +273,10 @@ struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
     TmemLanesLayoutAttr layout = lanesOf(op.getValue().getType());
     if (!layout)
       return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
+    if (op.getAdd())
+      return op.emitError() << "GPU lowering: adding stores are lowered on "
+                               "the quad-fragment families (mma.sync, "
+                               "wgmma) only";
     if (layout.getKind() == TmemLanesKind::Rows && !op.getMask() &&
         op.getIndices().size() == 3)
       return storeRows(op, adaptor, rewriter, layout);

@@ -545,7 +545,7 @@ void TensorMemoryMaterializer::fuseScaledStores() {
   SmallVector<tile::StoreOp> stores;
   func.walk([&](tile::StoreOp store) { stores.push_back(store); });
   for (tile::StoreOp store : stores) {
-    if (store.getMask())
+    if (store.getMask() || store.getAdd())
       continue;
     Value value = store.getValue();
     if (auto trunc = value.getDefiningOp<arith::TruncFOp>();
