@@ -6,8 +6,8 @@ not launch them yet).
 
 Checks: dQ, dK, dV against float64 autograd on odd shapes (S not a multiple
 of the blocks, S_q != S_k both ways, grouped KV heads, no mask, both causal
-alignments, sliding windows, softcap; varlen is checked on the host only,
-test/Kernels/SdpaBackwardKernelTest.cpp), within 2x of PyTorch's own error
+alignments, sliding windows, softcap, packed varlen sequences with empty
+ones), within 2x of PyTorch's own error
 on the same inputs: FlashAttention-2's (PyTorch's flash backend, which
 rounds P and dS to the input dtype as these kernels do) where it takes the
 case, else the math backend's in the input dtype
@@ -88,7 +88,10 @@ class Backward:
         self.variants = sorted(k for k in by if not k.endswith(("preprocess", "postprocess")))
 
     def __call__(self, q, k, v, o, lse, do, variant: str, scale: float, dq_accum=None,
-                 delta=None, window=None, softcap=0.0):
+                 delta=None, window=None, softcap=0.0, varlen=None):
+        """The gradients; with `varlen` = (cu_seqlens_q, cu_seqlens_k,
+        max_seqlen_q, max_seqlen_k), the tensors are packed [1, H, total,
+        ...] sequences and the grids' z the sequence."""
         b, h, s_q, d = q.shape
         s_k, h_kv = k.shape[2], k.shape[1]
         if dq_accum is None:
@@ -96,20 +99,27 @@ class Backward:
         if delta is None:
             delta = torch.empty(b, h, s_q, device=q.device, dtype=torch.float32)
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        packed = {}
+        phase = ""
+        if varlen is not None:
+            cu_q, cu_k, s_q, s_k = varlen
+            b = cu_q.numel() - 1
+            packed = {"cu_seqlens_q": cu_q, "cu_seqlens_k": cu_k}
+            phase = "varlen_"
         rows = (-(-s_q // self.block_m), h, b)
-        pre, _ = self.kernels["preprocess"]
+        pre, _ = self.kernels[phase + "preprocess"]
         main, _ = self.kernels[variant]
-        post, _ = self.kernels["postprocess"]
+        post, _ = self.kernels[phase + "postprocess"]
         scalars = {"scale": scale}
         if window is not None:
             scalars.update(window_lo=window[0], window_hi=window[1])
         if softcap:
             scalars["softcap"] = softcap
-        pre(rows, {"o": o, "do": do, "delta": delta, "dq_accum": dq_accum}, {})
+        pre(rows, {"o": o, "do": do, "delta": delta, "dq_accum": dq_accum, **packed}, {})
         main((-(-s_k // self.block_n), h_kv, b),
              {"q": q, "k": k, "v": v, "do": do, "lse": lse, "delta": delta,
-              "dq_accum": dq_accum, "dk": dk, "dv": dv}, scalars)
-        post(rows, {"dq_accum": dq_accum, "dq": dq}, {"scale": scale})
+              "dq_accum": dq_accum, "dk": dk, "dv": dv, **packed}, scalars)
+        post(rows, {"dq_accum": dq_accum, "dq": dq, **packed}, {"scale": scale})
         return dq, dk, dv
 
 
@@ -217,6 +227,80 @@ def check_case(bwd: Backward, dtype, case) -> dict:
     return row
 
 
+VARLEN_CASES = [
+    # (lengths of the queries, of the keys, H_q, H_kv, variant, D)
+    ((300, 0, 511, 77, 1000), (511, 20, 300, 0, 1000), 4, 2, "none_varlen", 64),
+    ((300, 513, 77), (300, 1000, 77), 4, 1, "top_left_varlen", 64),
+    ((300, 513, 77), (511, 1000, 7), 2, 2, "bottom_right_varlen", 64),
+    ((300, 513, 77), (511, 1000, 7), 4, 2, "bottom_right_varlen", 128),
+]
+
+
+def check_varlen(bwd: Backward, dtype, case) -> dict:
+    """Packed sequences against each sequence's float64 gradients; the
+    baseline PyTorch's flash (else math) backend per sequence."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    lens_q, lens_k, h, h_kv, variant, d = case
+    torch.manual_seed(sum(lens_q) * 31 + sum(lens_k) + d)
+    mask_kind = variant.removesuffix("_varlen")
+    scale = d ** -0.5
+    parts = {n: [] for n in ("q", "k", "v", "do", "o", "lse", "rq", "rk", "rv", "bq", "bk", "bv")}
+    baseline = None
+    for sq, sk in zip(lens_q, lens_k):
+        q = torch.randn(1, h, sq, d, device="cuda", dtype=dtype)
+        k = torch.randn(1, h_kv, sk, d, device="cuda", dtype=dtype)
+        v = torch.randn(1, h_kv, sk, d, device="cuda", dtype=dtype)
+        do = torch.randn(1, h, sq, d, device="cuda", dtype=dtype)
+        mask = visible(sq, sk, mask_kind, "cuda")
+        q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+        o64, lse64 = attention(q64, k64, v64, mask, scale)
+        ref = torch.autograd.grad(o64, (q64, k64, v64), do.double(), allow_unused=True) \
+            if sq and sk else (torch.zeros_like(q64), torch.zeros_like(k64),
+                               torch.zeros_like(v64))
+        ref = [torch.zeros_like(t) if r is None else r for r, t in zip(ref, (q64, k64, v64))]
+        # PyTorch per sequence (no varlen backward in its SDPA).
+        base = [torch.zeros_like(t, dtype=torch.float64) for t in (q, k, v)]
+        if sq and sk:
+            for name, backend in (("flash", SDPBackend.FLASH_ATTENTION), ("math", SDPBackend.MATH)):
+                try:
+                    qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
+                    kr, vr = (t.repeat_interleave(h // h_kv, 1) for t in (kk, vv))
+                    with sdpa_kernel(backend):
+                        if mask_kind == "top_left":
+                            out = F.scaled_dot_product_attention(qq, kr, vr, is_causal=True)
+                        else:
+                            out = F.scaled_dot_product_attention(qq, kr, vr, attn_mask=mask)
+                    base = [g.double() for g in torch.autograd.grad(out, (qq, kk, vv), do)]
+                    baseline = baseline or name
+                    break
+                except RuntimeError:
+                    continue
+        for n, t in (("q", q), ("k", k), ("v", v), ("do", do), ("o", o64.detach().to(dtype)),
+                     ("lse", lse64.detach().float()), ("rq", ref[0]), ("rk", ref[1]),
+                     ("rv", ref[2]), ("bq", base[0]), ("bk", base[1]), ("bv", base[2])):
+            parts[n].append(t)
+    cat = {n: torch.cat(ts, 2) for n, ts in parts.items()}
+    cu = lambda lens: torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()],
+                                   dtype=torch.int32, device="cuda")
+    ours = bwd(cat["q"], cat["k"], cat["v"], cat["o"], cat["lse"], cat["do"], variant, scale,
+               varlen=(cu(lens_q), cu(lens_k), max(lens_q), max(lens_k)))
+    torch.cuda.synchronize()
+    row = dict(dtype=str(dtype).removeprefix("torch."), b=len(lens_q), h_q=h, h_kv=h_kv,
+               s_q="/".join(map(str, lens_q)), s_k="/".join(map(str, lens_k)),
+               variant=variant, window="", softcap=0.0, d=d, baseline=baseline)
+    ok = True
+    for i, g in enumerate("qkv"):
+        ours_err, base_err = rel(ours[i], cat["r" + g]), rel(cat["b" + g], cat["r" + g])
+        row[f"d{g}_rel_l2"] = f"{ours_err:.3e}"
+        row[f"d{g}_math_rel_l2"] = f"{base_err:.3e}" if baseline == "math" else ""
+        row[f"d{g}_flash_rel_l2"] = f"{base_err:.3e}" if baseline == "flash" else ""
+        ok &= bool(ours_err <= 2 * base_err) and math.isfinite(ours_err)
+    row["within_2x_pytorch"] = ok
+    print(row, flush=True)
+    return row
+
+
 def bench(bwds: dict, dtype, args, others: dict | None = None) -> list[dict]:
     """The grid; `others` (name -> {D: Backward}) are more builds of the
     kernels timed in the same interleaved rounds (an A/B)."""
@@ -318,6 +402,18 @@ def main() -> int:
     date = datetime.date.today().isoformat()
     cases = [c for c in CHECK_CASES if c[6] in bwds and c[5] in bwds[c[6]].variants]
     checks = [check_case(bwds[c[6]], dtype, c) for c in cases[:args.cases or None]]
+    if not args.cases:
+        for c in VARLEN_CASES:
+            if c[5] in bwds and c[4] in bwds[c[5]].variants:
+                try:
+                    checks.append(check_varlen(bwds[c[5]], dtype, c))
+                except Exception as exc:  # noqa: BLE001 (the other checks go on)
+                    print(f"varlen case {c}: {type(exc).__name__}: {exc}", flush=True)
+                    checks.append(dict(variant=c[4], d=c[5], within_2x_pytorch=False,
+                                       note=f"{type(exc).__name__}: {exc}"[:200]))
+    # One CSV header for rows of different cases (notes, baselines).
+    keys = list(dict.fromkeys(k for row in checks for k in row))
+    checks = [{k: row.get(k, "") for k in keys} for row in checks]
     write_csv(args.out, f"backward-check-{args.dtype}", device, date, checks)
     failed = [c for c in checks if not c["within_2x_pytorch"]]
     print(f"{len(checks) - len(failed)} of {len(checks)} within 2x of PyTorch's error")
