@@ -353,7 +353,9 @@ def bench(bwds: dict, dtype, args, others: dict | None = None) -> list[dict]:
                                      causal=causal, s=s, b=b, h=h, provider=name,
                                      ms=f"{ms:.4f}", tflops=f"{flops / ms / 1e9:.1f}",
                                      case=f"D={d} {'causal ' if causal else ''}S={s}",
-                                     note=notes.get(name, "")))
+                                     note=notes.get(name, ""),
+                                     device=torch.cuda.get_device_name(),
+                                     date=datetime.date.today().isoformat()))
                     print(rows[-1], flush=True)
                 del q, k, v, do, o, lse, dq_accum, delta, calls
                 torch.cuda.empty_cache()
@@ -392,6 +394,9 @@ def main() -> int:
     import_torch()
     from common import write_csv, try_plot
 
+    # The driver API loads the cubins into PyTorch's (primary) context:
+    # make it first.
+    torch.zeros(1, device="cuda")
     manifest = json.loads((args.kernels / "manifest.json").read_text())
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     bwds = {}
