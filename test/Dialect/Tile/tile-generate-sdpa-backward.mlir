@@ -52,6 +52,9 @@
 // CHECK: %[[FROMQ:.*]] = arith.maxsi %[[KEY0]], %c0
 // CHECK: %[[FROMB:.*]] = arith.divui %[[FROMQ]], %c64
 // CHECK: %[[FIRST:.*]] = arith.minui %[[FROMB]], %[[QBLOCKS]]
+// A program whose keys lie past S_k visits no query block: end = first.
+// CHECK: %[[KEYSLEFT:.*]] = arith.cmpi ult, %[[KEY0]], %{{.*}} : index
+// CHECK: %[[END:.*]] = arith.select %[[KEYSLEFT]], %[[QBLOCKS]], %[[FIRST]] : index
 // CHECK: %[[KEYROWS:.*]] = tile.iota offset(%[[KEY0]]) : tensor<32x64xi32>
 // CHECK: %[[KEYSIN:.*]] = arith.cmpi slt, %[[KEYROWS]], %{{.*}} : tensor<32x64xi32>
 // The query blocks that see every key of the block, all in bounds (from
@@ -59,7 +62,7 @@
 // no mask: three loops, masked, unmasked, masked.
 // CHECK: %[[ALLQ:.*]] = arith.maxsi %[[LASTKEY]], %c0
 // CHECK: %[[FROM:.*]] = arith.ceildivui %[[ALLQ]], %c64
-// CHECK: %[[FROMEND:.*]] = arith.minui %[[FROM]], %[[QBLOCKS]]
+// CHECK: %[[FROMEND:.*]] = arith.minui %[[FROM]], %[[END]]
 // CHECK: %[[FULLFROM:.*]] = arith.maxui %[[FIRST]], %[[FROMEND]] : index
 // CHECK: %[[KEYSFULL:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
 // CHECK: %[[FULLTO:.*]] = arith.select %[[KEYSFULL]], %{{.*}}, %[[FULLFROM]] : index
@@ -94,7 +97,7 @@
 // CHECK: %[[INNER:.*]]:2 = scf.for %{{.*}} = %[[FULLFROM]] to %[[FULLTO]] step %c1 iter_args(%{{.*}} = %[[EDGE]]#0, %{{.*}} = %[[EDGE]]#1)
 // CHECK-NOT: arith.cmpi
 // CHECK: tile.store %{{.*}} add
-// CHECK: scf.for %{{.*}} = %[[FULLTO]] to %{{.*}} step %c1 iter_args(%{{.*}} = %[[INNER]]#0, %{{.*}} = %[[INNER]]#1)
+// CHECK: scf.for %{{.*}} = %[[FULLTO]] to %[[END]] step %c1 iter_args(%{{.*}} = %[[INNER]]#0, %{{.*}} = %[[INNER]]#1)
 // CHECK: arith.cmpi sle
 // CHECK: %[[SCALED:.*]] = arith.mulf %[[GRADS]]#0, %{{.*}} : tensor<32x64xf32>
 // CHECK: %[[DKOUT:.*]] = arith.truncf %[[SCALED]]
