@@ -257,8 +257,18 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
       hi = c0;
     else if (cfg.causal == CausalMode::BottomRight)
       hi = arith::SubIOp::create(b, loc, seqK, seqQ);
-    else if (window)
-      lo = argOf(ArgRole::WindowLo), hi = argOf(ArgRole::WindowHi);
+    else if (window) {
+      // Clamped to [-S_q, S_k], past every diagonal j - i there is, so that
+      // any bound (FlashAttention's "no bound" as a huge number) compares
+      // as it should in the masks' 32-bit positions.
+      Value negQ = arith::SubIOp::create(b, loc, c0, seqQ);
+      auto clamp = [&](Value x) -> Value {
+        return arith::MinSIOp::create(
+            b, loc, arith::MaxSIOp::create(b, loc, x, negQ), seqK);
+      };
+      lo = clamp(argOf(ArgRole::WindowLo));
+      hi = clamp(argOf(ArgRole::WindowHi));
+    }
     Value cBm = kb.index(bm);
     Value queryBlocks = arith::CeilDivUIOp::create(b, loc, seqQ, cBm);
     Value lastKey = arith::AddIOp::create(b, loc, key0, kb.index(bn - 1));

@@ -218,6 +218,9 @@ TEST_F(SdpaBackwardKernelTest, Window) {
   expectClose(f16, window(128, 64, 1 - 128, 3), 32, 32, 14);
   expectClose(f16, window(96, 96, -96, 96), 32, 32, 15);
   expectClose(bf16, window(90, 150, 30, 70), 16, 32, 16);
+  // Bounds past every diagonal, beyond 32 bits: no bound on that side.
+  expectClose(f16, window(70, 90, -(int64_t{1} << 40), 10), 16, 32, 20);
+  expectClose(f16, window(70, 90, -5, int64_t{1} << 40), 32, 16, 21);
 }
 
 // Soft-capping (Gemma 2): the chain rule's 1 - tanh^2 on dS, with and
