@@ -29,6 +29,24 @@ using namespace tiled_attn::tilegpu;
 
 namespace {
 
+/// Each lane writes its accumulator pairs (16-bit, 4 bytes each) into a
+/// padded shared buffer at their rows and columns of the stored matrix:
+/// the first half of a staged store, and a local store.
+void writeAccumulatorPairs(OpBuilder &b, Location loc, const Fragment &frag,
+                           LaneCoords &lc, Value value, Value buffer) {
+  Value row0 = lc.firstRow(b, loc, frag, cIdx(b, loc, 0));
+  Value col0 = lc.firstCol(b, loc, cIdx(b, loc, 0));
+  for (int64_t e = 0; e < frag.size(); e += 2) {
+    Value row =
+        arith::AddIOp::create(b, loc, row0, cIdx(b, loc, frag.rowOffset[e]));
+    Value col =
+        arith::AddIOp::create(b, loc, col0, cIdx(b, loc, frag.colOffset[e]));
+    vector::StoreOp::create(b, loc, extractRegisters(b, loc, value, e, 2),
+                            buffer, ValueRange{row, col},
+                            /*nontemporal=*/false, llvm::MaybeAlign(4));
+  }
+}
+
 /// Each lane writes its accumulator pairs directly, each within the view's
 /// bounds.
 struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
@@ -169,18 +187,7 @@ struct StagedStoreToNVVM final : OpConversionPattern<StagedStoreOp> {
                                "pieces, a whole number per lane";
     Value buffer = adaptor.getStaging();
     LaneCoords lc(rewriter, loc);
-    Value row0 = lc.firstRow(rewriter, loc, frag, cIdx(rewriter, loc, 0));
-    Value col0 = lc.firstCol(rewriter, loc, cIdx(rewriter, loc, 0));
-    for (int64_t e = 0; e < frag.size(); e += 2) {
-      Value row = arith::AddIOp::create(rewriter, loc, row0,
-                                        cIdx(rewriter, loc, frag.rowOffset[e]));
-      Value col = arith::AddIOp::create(rewriter, loc, col0,
-                                        cIdx(rewriter, loc, frag.colOffset[e]));
-      vector::StoreOp::create(
-          rewriter, loc,
-          extractRegisters(rewriter, loc, adaptor.getValue(), e, 2), buffer,
-          ValueRange{row, col}, /*nontemporal=*/false, llvm::MaybeAlign(4));
-    }
+    writeAccumulatorPairs(rewriter, loc, frag, lc, adaptor.getValue(), buffer);
     NVVM::SyncWarpOp::create(
         rewriter, loc, arith::ConstantIntOp::create(rewriter, loc, -1, 32));
 
@@ -239,23 +246,14 @@ struct LocalStoreFromQuadFragments final : OpConversionPattern<LocalStoreOp> {
     if (!tilegpu::getQuadFragmentLayout(type.getEncoding()))
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
+    if (type.getElementType().getIntOrFloatBitWidth() != 16)
+      return op.emitError() << "GPU lowering: a local store of an "
+                               "accumulator writes 16-bit elements, got "
+                            << type;
     Location loc = op.getLoc();
-    Fragment frag = Fragment::get(type);
     LaneCoords lc(rewriter, loc);
-    Value row0 = lc.firstRow(rewriter, loc, frag, cIdx(rewriter, loc, 0));
-    Value col0 = lc.firstCol(rewriter, loc, cIdx(rewriter, loc, 0));
-    int64_t bytes = 2 * type.getElementType().getIntOrFloatBitWidth() / 8;
-    for (int64_t e = 0; e < frag.size(); e += 2) {
-      Value row = arith::AddIOp::create(rewriter, loc, row0,
-                                        cIdx(rewriter, loc, frag.rowOffset[e]));
-      Value col = arith::AddIOp::create(rewriter, loc, col0,
-                                        cIdx(rewriter, loc, frag.colOffset[e]));
-      vector::StoreOp::create(
-          rewriter, loc,
-          extractRegisters(rewriter, loc, adaptor.getValue(), e, 2),
-          adaptor.getBuffer(), ValueRange{row, col}, /*nontemporal=*/false,
-          llvm::MaybeAlign(bytes));
-    }
+    writeAccumulatorPairs(rewriter, loc, Fragment::get(type), lc,
+                          adaptor.getValue(), adaptor.getBuffer());
     rewriter.eraseOp(op);
     return success();
   }

@@ -459,3 +459,39 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     return
   }
 }
+
+// -----
+
+// An adding store (atomic f32 adds) takes an accumulator tile: a vector of
+// rows, whose lowering writes each row once, would overwrite.
+
+#rows = #tilegpu.mma_sync<rows, warps = 1>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_store_add_rows(%x: f32, %o: !tile.view<?x?x?xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %r = tensor.splat %x : tensor<16xf32, #rows>
+    // expected-error @+2 {{GPU lowering: an adding store takes an accumulator tile}}
+    // expected-error @+1 {{failed to legalize operation 'tile.store'}}
+    tile.store %r, %o[%c0, %c0, %c0] add : tensor<16xf32, #rows>, !tile.view<?x?x?xf32>
+    return
+  }
+}
+
+// -----
+
+// A local store of an accumulator writes 16-bit pairs (a transpose on its
+// way to an mma's operand), not f32.
+
+#acc = #tilegpu.mma_sync<acc, warps = 1>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma_sync>} {
+  func.func @negative_local_store_f32(%x: f32)
+      attributes {tilegpu.shared_bytes = 1536 : i64, tilegpu.warps = 1 : i64} {
+    %buf = tilegpu.alloc offset(0) : !tilegpu.buffer<16x16xf32, #tilegpu.shared<pad = 8, transposed = true>>
+    %s = tensor.splat %x : tensor<16x16xf32, #acc>
+    // expected-error @+2 {{GPU lowering: a local store of an accumulator writes 16-bit elements, got 'tensor<16x16xf32, #tilegpu.mma_sync<acc, warps = 1>>'}}
+    // expected-error @+1 {{failed to legalize operation 'tilegpu.local_store'}}
+    tilegpu.local_store %s, %buf : tensor<16x16xf32, #acc>, !tilegpu.buffer<16x16xf32, #tilegpu.shared<pad = 8, transposed = true>>
+    return
+  }
+}

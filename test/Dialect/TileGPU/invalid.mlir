@@ -734,6 +734,27 @@ func.func @negative_local_store_shape(%b: !tilegpu.buffer<128xf32, #tilegpu.shar
 
 // -----
 
+// A quad-fragment accumulator goes into an unswizzled buffer as its stored
+// matrix: the tile, or with a transposed encoding its transpose.
+
+func.func @negative_local_store_swizzled(%b: !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>,
+                                         %v: tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.local_store' op writes a quad-fragment accumulator into an unswizzled two-dimensional buffer only, got 'tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>' and '!tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>'}}
+  tilegpu.local_store %v, %b : tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>, !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>
+  return
+}
+
+// -----
+
+func.func @negative_local_store_transposed_shape(%b: !tilegpu.buffer<64x32xbf16, #tilegpu.shared<pad = 8, transposed = true>>,
+                                                 %v: tensor<64x32xbf16, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.local_store' op writes 'tensor<64x32xbf16, #tilegpu.mma_sync<acc, warps = 4>>' as the stored matrix of '!tilegpu.buffer<64x32xbf16, #tilegpu.shared<pad = 8, transposed = true>>', which holds another}}
+  tilegpu.local_store %v, %b : tensor<64x32xbf16, #tilegpu.mma_sync<acc, warps = 4>>, !tilegpu.buffer<64x32xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+  return
+}
+
+// -----
+
 func.func @negative_local_store_layout(%b: !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>,
                                        %v: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>) {
   // expected-error @+1 {{'tilegpu.local_store' op writes #tilegpu.tmem_lanes<rows> vectors or quad-fragment accumulators only, not 'tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>'}}

@@ -47,6 +47,19 @@ LogicalResult checkKernelName(ModuleOp module, StringRef pass,
   return success();
 }
 
+/// The element type a generator's `dtype` option names (f16 or bf16), or
+/// null after an error naming the pass.
+Type elementTypeOf(ModuleOp module, StringRef pass, StringRef dtype) {
+  MLIRContext *ctx = module.getContext();
+  if (dtype == "f16")
+    return Float16Type::get(ctx);
+  if (dtype == "bf16")
+    return BFloat16Type::get(ctx);
+  module.emitError() << pass << ": dtype must be f16 or bf16, got '" << dtype
+                     << "'";
+  return Type();
+}
+
 struct TileGenerateBlockMaskPass final
     : tile::impl::TileGenerateBlockMaskPassBase<TileGenerateBlockMaskPass> {
   using Base::Base;
@@ -78,16 +91,9 @@ struct TileGenerateSplitMergePass final
     config.blockD = blockD;
     config.chunksPerStep = chunksPerStep;
     config.name = kernelName;
-    if (dtype == "f16")
-      config.elementType = Float16Type::get(module.getContext());
-    else if (dtype == "bf16")
-      config.elementType = BFloat16Type::get(module.getContext());
-    else {
-      module.emitError() << getArgument()
-                         << ": dtype must be f16 or bf16, got '" << dtype
-                         << "'";
+    config.elementType = elementTypeOf(module, getArgument(), dtype);
+    if (!config.elementType)
       return signalPassFailure();
-    }
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     if (failed(buildSplitMergeKernel(builder, module.getLoc(), config)))
       return signalPassFailure();
@@ -100,7 +106,6 @@ struct TileGenerateSdpaPass final
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = module.getContext();
     SdpaKernelConfig config;
     config.headDim = headDim;
     config.headDimV = headDimV;
@@ -117,16 +122,9 @@ struct TileGenerateSdpaPass final
     }
     config.variant = std::move(*parsed);
 
-    if (dtype == "f16")
-      config.elementType = Float16Type::get(ctx);
-    else if (dtype == "bf16")
-      config.elementType = BFloat16Type::get(ctx);
-    else {
-      module.emitError() << "tile-generate-sdpa: dtype must be f16 or bf16, "
-                            "got '"
-                         << dtype << "'";
+    config.elementType = elementTypeOf(module, getArgument(), dtype);
+    if (!config.elementType)
       return signalPassFailure();
-    }
 
     if (failed(checkKernelName(module, getArgument(), kernelName)))
       return signalPassFailure();
@@ -144,7 +142,6 @@ struct TileGenerateSdpaBackwardPass final
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = module.getContext();
     for (SdpaBackwardPhase phase :
          {SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Main,
           SdpaBackwardPhase::Postprocess})
@@ -157,15 +154,9 @@ struct TileGenerateSdpaBackwardPass final
     config.blockM = blockM;
     config.blockN = blockN;
     config.name = kernelName;
-    if (dtype == "f16")
-      config.elementType = Float16Type::get(ctx);
-    else if (dtype == "bf16")
-      config.elementType = BFloat16Type::get(ctx);
-    else {
-      module.emitError() << getArgument() << ": dtype must be f16 or bf16, got '"
-                         << dtype << "'";
+    config.elementType = elementTypeOf(module, getArgument(), dtype);
+    if (!config.elementType)
       return signalPassFailure();
-    }
     std::optional<CausalMode> mode = symbolizeCausalMode(causal);
     if (!mode) {
       module.emitError() << getArgument()
