@@ -1,8 +1,9 @@
 """The backward pass on a GPU (issue 39's first step): the compiler's three
 backward kernels (tile-generate-sdpa-backward: preprocess, main,
-postprocess), built from a spec with the program "sdpa_backward"
-(kernels/backward.json) and launched with cuda-bindings (the runtime does
-not launch them yet).
+postprocess), the library's entries of the program "sdpa_backward"
+(kernels/library.json), launched here with cuda-bindings from their
+manifest entries (the runtime's ta_sdpa_backward launches the same
+kernels; python/tests/test_backward_gpu.py checks that path).
 
 Checks: dQ, dK, dV against float64 autograd on odd shapes (S not a multiple
 of the blocks, S_q != S_k both ways, grouped KV heads, no mask, both causal
@@ -17,7 +18,7 @@ TFLOP/s (2.5x the forward's FLOPs; causal half) on the grid B*S = 16k,
 H*D = 2048, against PyTorch's flash (FA2) and cuDNN backward, CUDA events,
 median of interleaved rounds.
 
-    tiled-attn-compile --spec=kernels/backward.json --out-dir=DIR
+    tiled-attn-compile --spec=kernels/library.json --out-dir=DIR --entry=...  (bench/gpu_backward.sh)
     python3 bench/check_backward.py --kernels DIR --out bench/results/backward
     python3 bench/check_backward.py --replot CSV
 """

@@ -2,14 +2,16 @@
 # The backward pass on a GPU (bench/check_backward.py): float64 checks in
 # bf16 and f16, the benchmark against PyTorch's flash and cuDNN backward,
 # and compute-sanitizer memcheck and racecheck over a few checks. Run on
-# the device machine from the repository root, with the kernels built here:
-#   tiled-attn-compile --spec=kernels/backward.json --out-dir=.gpu/backward
+# the device machine from the repository root, with the kernels built here
+# (the library's backward kernels, or a library holding them in $KERNELS):
+#   S=kernels/library.json; tiled-attn-compile --spec=$S --out-dir=.gpu/backward \
+#     --entry=$(tiled-attn-compile --spec=$S --list | grep '^sdpa_bwd' | paste -sd,)
 # CHECK_ONLY=1 skips the benchmark. Results under $OUT (default
 # bench/results/backward).
 set -u -o pipefail
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT/backward"
-K=.gpu/backward
+K=${KERNELS:-.gpu/backward}
 rc=0
 python3 bench/check_backward.py --kernels $K --out "$OUT/backward" --dtype bf16 --check-only \
   2>&1 | tee "$OUT/backward/check-bf16.log" || rc=1

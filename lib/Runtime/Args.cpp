@@ -220,8 +220,9 @@ Status checkMemory(const Problem &problem) {
     const ta_tensor &view = *problem.tensors[t];
     if (!hasElements(view))
       continue;
-    // f32 log-sum-exps and partial results, i32 offsets; q, k, v, o 16-bit.
-    uint32_t size = t == kLse || t >= kCuSeqlensQ ? 4 : problem.itemSize;
+    // f32 log-sum-exps, partial results and the backward's workspace, i32
+    // offsets; q, k, v, o and the gradients 16-bit.
+    uint32_t size = kTensorBytes[t] ? kTensorBytes[t] : problem.itemSize;
     if (!byteSpan(view, size, spans[t]))
       return invalidArgument(
           kTensorNames[t], " ", shapeText(view), " with strides ",
@@ -230,15 +231,19 @@ Status checkMemory(const Problem &problem) {
           "overflow an int64 or its addresses pass 0 or 2^64");
     used[t] = true;
   }
-  const ta_tensor &o = *problem.tensors[kO];
-  if (used[kO] && mayOverlapItself(o))
-    return invalidArgument(
-        "o ", shapeText(o), " with strides ", stridesText(o),
-        " has elements that share an address; the kernels write each ",
-        "element of the output once: give o a layout whose elements do not ",
-        "overlap (contiguous, for one)");
-  for (int out : {kO, kLse, kOPartial, kLsePartial}) {
-    if (!used[out])
+  for (int out : {kO, kDq, kDk, kDv}) {
+    const ta_tensor &view = *problem.tensors[out];
+    if (used[out] && mayOverlapItself(view))
+      return invalidArgument(
+          kTensorNames[out], " ", shapeText(view), " with strides ",
+          stridesText(view), " has elements that share an address; the ",
+          "kernels write each element of ",
+          out == kO ? "the output" : kTensorNames[out],
+          " once: give it a layout whose elements do not overlap ",
+          "(contiguous, for one)");
+  }
+  for (int out = 0; out < kNumTensors; ++out) {
+    if (!used[out] || !kTensorWritten[out])
       continue;
     for (int t = 0; t < kNumTensors; ++t) {
       if (t == out || !used[t] || spans[t].last < spans[out].first ||
@@ -249,9 +254,12 @@ Status checkMemory(const Problem &problem) {
           kTensorNames[out], ": bytes ", pointerText(spans[out].first), " to ",
           pointerText(spans[out].last), ", ", kTensorNames[t], ": bytes ",
           pointerText(spans[t].first), " to ", pointerText(spans[t].last),
-          "); the outputs (o, lse, and split-KV's workspace) must not share ",
-          "memory with the inputs (q, k, v, the sequences' offsets) nor with ",
-          "each other");
+          "); the outputs (o, lse, and split-KV's workspace) must not ",
+          "share memory with the inputs (q, k, v, the sequences' offsets) ",
+          "nor with each other",
+          problem.isBackward ? ", nor may the backward's (dq, dk, dv, its "
+                               "workspace) with any view"
+                             : "");
     }
   }
   return Status();
@@ -537,7 +545,8 @@ bool givesCaptures(const ta_sdpa_args &args, bool KernelFeatures::*member) {
 static void packGroupedQueries(const ta_sdpa_args &args, Problem &problem) {
   const ta_tensor &q = *problem.tensors[kQ], &o = *problem.tensors[kO];
   const ta_tensor &lse = problem.lseTensor;
-  if (problem.asked.varlen || problem.empty || problem.seqQ != 1 ||
+  if (problem.isBackward || problem.asked.varlen || problem.empty ||
+      problem.seqQ != 1 ||
       (lse.sizes[2] && lse.sizes[1] > 1 && lse.strides[1] != 1) ||
       problem.kvHeads == 0 || problem.kvHeads == problem.heads ||
       problem.heads % problem.kvHeads != 0 ||
@@ -582,7 +591,8 @@ static void packGroupedQueries(const ta_sdpa_args &args, Problem &problem) {
 static void batchOneQueryPerSequence(const ta_sdpa_args &args,
                                      Problem &problem) {
   const ta_varlen &varlen = args.varlen;
-  if (!problem.asked.varlen || !problem.asked.paged || !args.seqused_k ||
+  if (problem.isBackward || !problem.asked.varlen || !problem.asked.paged ||
+      !args.seqused_k ||
       varlen.max_seqlen_q != 1 || args.q.sizes[2] != varlen.num_seqs ||
       (args.mask != TA_MASK_NONE && args.mask != TA_MASK_CAUSAL_BOTTOM_RIGHT) ||
       args.window.enabled || args.score_function || args.mask_function ||
@@ -674,6 +684,10 @@ Status tiled_attn::runtime::checkArgs(const ta_library &library,
   problem.tensors[kOPartial] = &problem.partial[0];
   problem.tensors[kLsePartial] = &problem.partial[1];
   problem.tensors[kSeqUsedK] = &problem.seqUsed;
+  // The backward's views: set by checkBackwardArgs before this, else views
+  // of no elements.
+  for (int t = kDo; t <= kDqAccum; ++t)
+    problem.tensors[t] = &problem.backward[t - kDo];
   TA_RETURN_IF_ERROR(checkEnums(*args));
   for (int t = 0; t < 4; ++t)
     TA_RETURN_IF_ERROR(checkTensor(kTensorNames[t], *problem.tensors[t]));

@@ -17,6 +17,7 @@
 #include <exception>
 #include <new>
 
+using namespace tiled_attn;
 using namespace tiled_attn::runtime;
 
 namespace {
@@ -89,20 +90,28 @@ Status describeBlockMask(const ta_library *library, int32_t index,
   info->num_captures = static_cast<int32_t>(k.captureInfos.size());
   info->captures = k.captureInfos.data();
   info->variant = k.variantText.c_str();
+  info->phase = "";
   return Status();
 }
 
+/// An SDPA kernel's ta_kernel_info: the library's forward kernel `index`,
+/// or with `function` (the C function's name) its backward one.
 Status describeKernel(const ta_library *library, int32_t index,
-                      ta_kernel_info *info) {
+                      ta_kernel_info *info, const char *function = nullptr) {
+  const bool backward = function != nullptr;
+  if (!function)
+    function = "ta_library_kernel";
   if (!library || !info)
-    return invalidArgument("ta_library_kernel: ", library ? "info" : "library",
+    return invalidArgument(function, ": ", library ? "info" : "library",
                            " is null");
-  int32_t count = static_cast<int32_t>(library->manifest.kernels.size());
+  const std::vector<KernelEntry> &kernels =
+      backward ? library->manifest.backward : library->manifest.kernels;
+  int32_t count = static_cast<int32_t>(kernels.size());
   if (index < 0 || index >= count)
-    return invalidArgument("kernel index ", index,
-                           " is out of range: the library holds ", count,
-                           " kernel", count == 1 ? "" : "s");
-  const KernelEntry &k = library->manifest.kernels[index];
+    return invalidArgument(backward ? "backward kernel index " : "kernel index ",
+                           index, " is out of range: the library holds ",
+                           count, " kernel", count == 1 ? "" : "s");
+  const KernelEntry &k = kernels[index];
   info->name = k.name.c_str();
   info->arch = k.archText.c_str();
   info->dtype = k.dtypeText.c_str();
@@ -118,15 +127,19 @@ Status describeKernel(const ta_library *library, int32_t index,
   info->align_bytes = k.alignBytes;
   info->num_params = static_cast<int32_t>(k.params.size());
   info->softcap = k.variant.softcap ? 1 : 0;
-  info->lse = k.variant.lse ? 1 : 0;
+  // (A backward main kernel reads the forward's lse; it writes none.)
+  info->lse = k.variant.lse && !backward ? 1 : 0;
   info->varlen = k.variant.varlen ? 1 : 0;
   info->score_function = k.scoreFunction.c_str();
   info->mask_function = k.maskFunction.c_str();
   info->num_captures = static_cast<int32_t>(k.captureInfos.size());
   info->captures = k.captureInfos.data();
   info->variant = k.variantText.c_str();
-  info->features = kernelFeatureBits(k.variant);
+  KernelVariant features = k.variant;
+  features.lse = info->lse != 0;
+  info->features = kernelFeatureBits(features);
   info->page_size = k.pageSize;
+  info->phase = phaseName(k.phase);
   return Status();
 }
 
@@ -155,6 +168,8 @@ TA_API void ta_library_close(ta_library *library) {
     if (const Driver *driver = library->loadedDriver.load()) {
       library->modules.unloadAll(*driver);
       library->blockMaskModules.unloadAll(*driver);
+      library->splitMergeModules.unloadAll(*driver);
+      library->backwardModules.unloadAll(*driver);
     }
   } catch (...) {
     // Best effort: the library is freed regardless.
@@ -225,6 +240,50 @@ TA_API ta_status ta_block_mask(ta_library *library,
     if (!library)
       return invalidArgument("ta_block_mask: library is null");
     return launchBlockMask(*library, args, device, stream);
+  });
+}
+
+TA_API int32_t ta_library_backward_count(const ta_library *library) {
+  return library ? static_cast<int32_t>(library->manifest.backward.size()) : 0;
+}
+
+TA_API ta_status ta_library_backward_kernel(const ta_library *library,
+                                            int32_t index,
+                                            ta_kernel_info *info) {
+  return guarded("ta_library_backward_kernel", [&] {
+    return describeKernel(library, index, info, "ta_library_backward_kernel");
+  });
+}
+
+TA_API ta_status ta_sdpa_backward_workspace_size(
+    ta_library *library, const ta_sdpa_backward_args *args, uint64_t *bytes) {
+  return guarded("ta_sdpa_backward_workspace_size", [&] {
+    if (!library || !bytes)
+      return invalidArgument("ta_sdpa_backward_workspace_size: ",
+                             library ? "bytes" : "library", " is null");
+    return backwardWorkspaceSize(*library, args, *bytes);
+  });
+}
+
+TA_API ta_status ta_sdpa_backward_plan(ta_library *library,
+                                       const ta_sdpa_backward_args *args,
+                                       int32_t cc_major, int32_t cc_minor,
+                                       ta_launch_plan plans[3]) {
+  return guarded("ta_sdpa_backward_plan", [&] {
+    if (!library || !plans)
+      return invalidArgument("ta_sdpa_backward_plan: ",
+                             library ? "plans" : "library", " is null");
+    return planBackward(*library, args, cc_major, cc_minor, plans);
+  });
+}
+
+TA_API ta_status ta_sdpa_backward(ta_library *library,
+                                  const ta_sdpa_backward_args *args,
+                                  int32_t device, void *stream) {
+  return guarded("ta_sdpa_backward", [&] {
+    if (!library)
+      return invalidArgument("ta_sdpa_backward: library is null");
+    return launchBackward(*library, args, device, stream);
   });
 }
 

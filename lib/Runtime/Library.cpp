@@ -16,7 +16,8 @@ using namespace tiled_attn::runtime;
 ta_library::ta_library(Manifest manifestIn)
     : manifest(std::move(manifestIn)), modules(manifest.kernels.size()),
       blockMaskModules(manifest.blockMasks.size()),
-      splitMergeModules(manifest.splitMerges.size()) {
+      splitMergeModules(manifest.splitMerges.size()),
+      backwardModules(manifest.backward.size()) {
   std::set<std::pair<int32_t, int32_t>> dims;
   // The C API's view of each kernel's captured inputs, pointing into the
   // manifest's strings, which stay where they are from here on.

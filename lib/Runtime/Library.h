@@ -105,6 +105,13 @@ struct Problem {
   /// A paged KV cache's page size (k's and v's dim 2; asked.paged); seqK is
   /// then the block table's pages' keys.
   int64_t pageSize = 0;
+  /// A backward call's (Backward.cpp): its views d_o, dq, dk, dv, and the
+  /// workspace's delta and dQ accumulator (TensorViews.def's kDo to
+  /// kDqAccum); without it, views of no elements. checkArgs neither packs
+  /// grouped queries nor batches a varlen call of one: the backward's
+  /// kernels take the call as it is.
+  bool isBackward = false;
+  ta_tensor backward[6] = {};
 };
 
 } // namespace tiled_attn::runtime
@@ -124,6 +131,8 @@ struct ta_library {
   tiled_attn::runtime::ModuleCache blockMaskModules;
   /// The split merge kernels' (manifest.splitMerges).
   tiled_attn::runtime::ModuleCache splitMergeModules;
+  /// The backward kernels' (manifest.backward).
+  tiled_attn::runtime::ModuleCache backwardModules;
 
   /// The CUDA driver, loaded on the first call that needs it.
   tiled_attn::runtime::Status driver(const tiled_attn::runtime::Driver *&out);
@@ -208,6 +217,16 @@ Status packCapturedParams(const KernelEntry &kernel, const ta_capture *captures,
 /// loads it (once per context) and launches it.
 Status launchBlockMask(ta_library &library, const ta_block_mask_args *args,
                        int device, void *stream);
+
+/// ta_sdpa_backward_workspace_size, ta_sdpa_backward_plan and
+/// ta_sdpa_backward (Backward.cpp).
+Status backwardWorkspaceSize(ta_library &library,
+                             const ta_sdpa_backward_args *args,
+                             uint64_t &bytes);
+Status planBackward(ta_library &library, const ta_sdpa_backward_args *args,
+                    int ccMajor, int ccMinor, ta_launch_plan plans[3]);
+Status launchBackward(ta_library &library, const ta_sdpa_backward_args *args,
+                      int device, void *stream);
 
 } // namespace tiled_attn::runtime
 

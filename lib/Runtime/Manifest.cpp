@@ -7,6 +7,7 @@
 
 #include "ManifestReader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -446,6 +447,81 @@ Status readSplitMergeEntry(const FieldReader &r, const Manifest &manifest,
   return Status();
 }
 
+/// The rest of a backward kernel's entry ("program": "sdpa_backward"; after
+/// its name and arch): its phase, what it computes (dtype, head_dim and
+/// head_dim_v, "varlen"; a main kernel's "causal" and "softcap" too, the
+/// other phases' none and false), what it launches (block_n: a main
+/// program's keys), and its parameters, which take the views each phase
+/// needs: preprocess o, do, delta, dq_accum; main q, k, v, do, lse, delta,
+/// dq_accum, dk, dv and scale; postprocess dq_accum, dq and scale (and
+/// with varlen the sequences' offsets).
+Status readBackwardEntry(const FieldReader &r, const Manifest &manifest,
+                         const std::string &realRoot, KernelEntry &kernel) {
+  kernel.program = KernelEntry::Program::SdpaBackward;
+  TA_RETURN_IF_ERROR(readAbi(r, kernel));
+  int choice = 0;
+  TA_RETURN_IF_ERROR(r.choice(
+      "phase",
+      std::vector<const char *>(std::begin(kBackwardPhaseNames),
+                                std::end(kBackwardPhaseNames)),
+      choice));
+  kernel.phase = static_cast<KernelEntry::Phase>(choice + 1);
+  const bool main = kernel.phase == KernelEntry::Phase::Main;
+  TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
+  kernel.dtype = static_cast<ta_dtype>(choice);
+  kernel.dtypeText = choice == 0 ? "f16" : "bf16";
+  TA_RETURN_IF_ERROR(r.choice(
+      "causal", {"none", "top_left", "bottom_right", "window"}, choice));
+  kernel.variant.mask = static_cast<KernelMask>(choice);
+  kernel.maskText = kernelMaskName(kernel.variant.mask);
+  TA_RETURN_IF_ERROR(r.flag("softcap", kernel.variant.softcap));
+  TA_RETURN_IF_ERROR(r.flag("varlen", kernel.variant.varlen));
+  if (!main && (kernel.variant.mask != KernelMask::None ||
+                kernel.variant.softcap))
+    return r.fail(kernel.variant.softcap ? "softcap" : "causal",
+                  concat(kernel.variant.softcap ? "false" : "'none'",
+                         " for a ", phaseName(kernel.phase),
+                         " kernel (only the main kernel masks or caps)"),
+                  kernel.variant.softcap ? Json(true) : Json(kernel.maskText));
+  if (kernel.variant.varlen && kernel.variant.mask == KernelMask::Window)
+    return r.fail("causal",
+                  "a mask other than 'window' for a backward kernel of "
+                  "'varlen' true (no window per sequence yet)",
+                  kernel.maskText);
+  int64_t headDim = 0, headDimV = 0;
+  TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
+  TA_RETURN_IF_ERROR(r.integer("head_dim_v", 1, INT32_MAX, headDimV, &headDim));
+  kernel.headDim = static_cast<int32_t>(headDim);
+  kernel.headDimV = static_cast<int32_t>(headDimV);
+  TA_RETURN_IF_ERROR(r.string("symbol", kernel.symbol));
+  TA_RETURN_IF_ERROR(readImages(r, manifest.root, realRoot, kernel));
+  TA_RETURN_IF_ERROR(readLaunchShape(r, kernel));
+  int64_t blockN = 0;
+  TA_RETURN_IF_ERROR(r.integer("block_n", 1, INT32_MAX, blockN));
+  kernel.blockN = static_cast<int32_t>(blockN);
+  kernel.variantText = kernelVariantName(kernel.variant);
+  // The main kernel reads the forward's log-sum-exps: the view of the lse
+  // feature (ManifestFields.cpp's optional views), which the others do not
+  // take.
+  kernel.variant.lse = main;
+  TA_RETURN_IF_ERROR(readParams(r, kernel));
+  static const std::vector<TensorId> kTakes[3] = {
+      {kO, kDo, kDelta, kDqAccum},
+      {kQ, kK, kV, kDo, kLse, kDelta, kDqAccum, kDk, kDv},
+      {kDqAccum, kDq}};
+  for (TensorId view : kTakes[static_cast<int>(kernel.phase) - 1])
+    if (std::none_of(kernel.params.begin(), kernel.params.end(),
+                     [&](const Param &p) {
+                       return p.capture < 0 && p.tensor == view &&
+                              p.kind == ParamKind::Base;
+                     }))
+      return libraryError(r.where(), ": a backward ", phaseName(kernel.phase),
+                          " kernel takes the view '", kTensorNames[view],
+                          "' (", kTensorContents[view],
+                          "), whose base field 'params' lacks");
+  return Status();
+}
+
 Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
                  const std::string &realRoot, KernelEntry &kernel) {
   std::string where = concat(manifest.path, ": kernel #", index);
@@ -468,8 +544,12 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
     return readBlockMaskEntry(r, manifest, realRoot, kernel);
   if (program == "split_merge")
     return readSplitMergeEntry(r, manifest, realRoot, kernel);
+  if (program == "sdpa_backward")
+    return readBackwardEntry(r, manifest, realRoot, kernel);
   if (program != "sdpa")
-    return r.fail("program", "'sdpa', 'block_mask' or 'split_merge'", program);
+    return r.fail("program",
+                  "'sdpa', 'block_mask', 'split_merge' or 'sdpa_backward'",
+                  program);
   TA_RETURN_IF_ERROR(readAbi(r, kernel));
   TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
   kernel.dtype = static_cast<ta_dtype>(choice);
@@ -525,9 +605,11 @@ Status tiled_attn::runtime::readManifest(const std::string &root,
     if (!names.insert(kernel.name).second)
       return libraryError(manifest.path, ": kernel #", i, ": kernel name '",
                           kernel.name, "' appears twice");
-    (kernel.program == KernelEntry::Program::BlockMask    ? manifest.blockMasks
-     : kernel.program == KernelEntry::Program::SplitMerge ? manifest.splitMerges
-                                                          : manifest.kernels)
+    using Program = KernelEntry::Program;
+    (kernel.program == Program::BlockMask      ? manifest.blockMasks
+     : kernel.program == Program::SplitMerge   ? manifest.splitMerges
+     : kernel.program == Program::SdpaBackward ? manifest.backward
+                                               : manifest.kernels)
         .push_back(std::move(kernel));
   }
   return Status();

@@ -94,23 +94,33 @@ struct Arch {
 /// The tensors a parameter may name, in ta_sdpa_args order, each with its
 /// name, its view's rank and what it holds (for messages): TensorViews.def.
 enum TensorId : uint8_t {
-#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) id,
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, bytes, written, contents) id,
 #include "TensorViews.def"
 };
 constexpr int kNumTensors = 0
-#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) +1
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, bytes, written, contents) +1
 #include "TensorViews.def"
     ;
 constexpr const char *kTensorNames[kNumTensors] = {
-#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) name,
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, bytes, written, contents) name,
 #include "TensorViews.def"
 };
 constexpr int kTensorRanks[kNumTensors] = {
-#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) rank,
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, bytes, written, contents) rank,
 #include "TensorViews.def"
 };
 constexpr const char *kTensorContents[kNumTensors] = {
-#define TILED_ATTN_TENSOR_VIEW(id, name, rank, contents) contents,
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, bytes, written, contents) contents,
+#include "TensorViews.def"
+};
+/// Bytes per element (0: the call's dtype's) and whether a kernel writes it.
+constexpr int kTensorBytes[kNumTensors] = {
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, bytes, written, contents) bytes,
+#include "TensorViews.def"
+};
+constexpr bool kTensorWritten[kNumTensors] = {
+#define TILED_ATTN_TENSOR_VIEW(id, name, rank, bytes, written, contents)       \
+  written != 0,
 #include "TensorViews.def"
 };
 
@@ -164,9 +174,16 @@ struct KernelEntry {
   /// a mask function (every parameter of which is a captured input: the
   /// function's, then seq_q and seq_k, then the block_kinds view), or the
   /// merge of split-KV's partial results ("split_merge": o_partial,
-  /// lse_partial, num_splits, o, lse).
-  enum class Program : uint8_t { Sdpa, BlockMask, SplitMerge };
+  /// lse_partial, num_splits, o, lse), or one of the backward pass's three
+  /// kernels ("sdpa_backward", of a `phase`).
+  enum class Program : uint8_t { Sdpa, BlockMask, SplitMerge, SdpaBackward };
   Program program = Program::Sdpa;
+  /// A backward kernel's phase (ta_sdpa_backward_args): preprocess (delta
+  /// and the dQ accumulator zeroed), main (dK, dV, dQ's additions; its
+  /// mask and features are the variant's) or postprocess (dq). The order
+  /// of kBackwardPhaseNames.
+  enum class Phase : uint8_t { None, Preprocess, Main, Postprocess };
+  Phase phase = Phase::None;
   std::string name, archText, dtypeText, maskText, symbol, schedule;
   /// kernelVariantName(variant), for ta_kernel_info.variant.
   std::string variantText;
@@ -243,7 +260,20 @@ struct Manifest {
   /// The split merge kernels ("program": "split_merge"), apart too: a
   /// split-KV call runs one after its split kernel (of its dtype and D_v).
   std::vector<KernelEntry> splitMerges;
+  /// The backward kernels ("program": "sdpa_backward"), apart: only
+  /// ta_sdpa_backward selects them, three per call.
+  std::vector<KernelEntry> backward;
 };
+
+/// The manifest's names of the backward's phases (KernelEntry::Phase, from
+/// Preprocess on), and ta_kernel_info.phase's.
+constexpr const char *kBackwardPhaseNames[] = {"preprocess", "main",
+                                               "postprocess"};
+inline const char *phaseName(KernelEntry::Phase phase) {
+  return phase == KernelEntry::Phase::None
+             ? ""
+             : kBackwardPhaseNames[static_cast<int>(phase) - 1];
+}
 
 /// Reads and checks `<root>/manifest.json` and the files it names. Every
 /// failure is a TA_ERROR_LIBRARY naming the manifest, the kernel and the

@@ -193,20 +193,32 @@ Status readParamName(const FieldReader &p, const KernelEntry &kernel,
     return Status();
   }
   // A split merge kernel's views are its partial results and its outputs;
-  // an SDPA kernel's are q, k, v, o and the optional ones.
+  // an SDPA kernel's are q, k, v, o and the optional ones; a backward
+  // kernel's those of the call and of its gradients (TensorViews.def).
   const bool merge = kernel.program == KernelEntry::Program::SplitMerge;
+  const bool backward = kernel.program == KernelEntry::Program::SdpaBackward;
+  auto allowed = [&](uint8_t tensor) {
+    if (merge)
+      return tensor == kO || tensor == kLse || tensor == kOPartial ||
+             tensor == kLsePartial;
+    if (tensor == kOPartial || tensor == kLsePartial)
+      return false;
+    const bool ofBackward = tensor >= kDo && tensor <= kDqAccum;
+    return backward ? ofBackward || tensor != kSeqUsedK : !ofBackward;
+  };
   for (uint8_t tensor = 0; tensor < kNumTensors; ++tensor)
-    if (name == kTensorNames[tensor] &&
-        (merge ? tensor == kO || tensor == kLse || tensor == kOPartial ||
-                     tensor == kLsePartial
-               : tensor != kOPartial && tensor != kLsePartial)) {
+    if (name == kTensorNames[tensor] && allowed(tensor)) {
       param.tensor = tensor;
       return Status();
     }
   return p.fail("name",
                 merge ? "one of 'o_partial', 'lse_partial', 'o', 'lse'"
-                      : "one of 'q', 'k', 'v', 'o', 'lse', 'cu_seqlens_q', "
-                        "'cu_seqlens_k', 'seqused_k'",
+                : backward
+                    ? "one of 'q', 'k', 'v', 'o', 'lse', 'cu_seqlens_q', "
+                      "'cu_seqlens_k', 'do', 'dq', 'dk', 'dv', 'delta', "
+                      "'dq_accum'"
+                    : "one of 'q', 'k', 'v', 'o', 'lse', 'cu_seqlens_q', "
+                      "'cu_seqlens_k', 'seqused_k'",
                 name);
 }
 
@@ -437,7 +449,12 @@ Status checkOptionalView(const FieldReader &entry, const KernelEntry &kernel,
           ", no tensor map)");
     base |= param.kind == ParamKind::Base;
   }
-  if (takes && !base)
+  // (A backward preprocess or postprocess kernel takes what it reads of
+  // them: cu_seqlens_q without cu_seqlens_k.)
+  const bool backwardSide = kernel.program ==
+                                KernelEntry::Program::SdpaBackward &&
+                            kernel.phase != KernelEntry::Phase::Main;
+  if (takes && !base && !backwardSide)
     return libraryError(entry.where(), ": a kernel of '", flag,
                         "' true takes the view '", name, "' (",
                         kTensorContents[view.tensor],

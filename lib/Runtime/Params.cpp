@@ -32,9 +32,15 @@ namespace {
 
 Status checkGrid(const Problem &problem, const KernelEntry &kernel,
                  uint32_t grid[3]) {
+  // A backward main kernel's programs are (key block, K/V head, batch
+  // entry or sequence).
+  const bool keyBlocks = kernel.phase == KernelEntry::Phase::Main;
   // A split kernel's programs along y are (head, chunk).
-  const int64_t sizes[2] = {problem.heads *
-                                (kernel.variant.split ? problem.numSplits : 1),
+  const int64_t sizes[2] = {keyBlocks ? problem.kvHeads
+                                      : problem.heads *
+                                            (kernel.variant.split
+                                                 ? problem.numSplits
+                                                 : 1),
                             problem.batch};
   const char *what[2] = {"q has head count ", problem.asked.varlen
                                                   ? "varlen.num_seqs is "
@@ -45,15 +51,17 @@ Status checkGrid(const Problem &problem, const KernelEntry &kernel,
       return invalidArgument(what[i], sizes[i],
                              "; tiled-attn launches one block row per head ",
                              "and ", row, ", at most ", kMaxGridYZ);
-  int64_t blocks = (problem.seqQ / kernel.blockM +
-                    (problem.seqQ % kernel.blockM != 0 ? 1 : 0)) *
-                   kernel.programsPerRowBlock;
+  const int64_t rows = keyBlocks ? problem.seqK : problem.seqQ;
+  const int64_t block = keyBlocks ? kernel.blockN : kernel.blockM;
+  int64_t blocks =
+      (rows / block + (rows % block != 0 ? 1 : 0)) * kernel.programsPerRowBlock;
   if (blocks > INT32_MAX)
-    return invalidArgument(problem.asked.varlen ? "varlen.max_seqlen_q is "
-                                                : "q has sequence length ",
-                           problem.seqQ, "; kernel ", kernel.name, " (block_m ",
-                           kernel.blockM, ") would need ", blocks,
-                           " blocks along x, at most ", INT32_MAX);
+    return invalidArgument(
+        problem.asked.varlen
+            ? (keyBlocks ? "varlen.max_seqlen_k is " : "varlen.max_seqlen_q is ")
+            : (keyBlocks ? "k has sequence length " : "q has sequence length "),
+        rows, "; kernel ", kernel.name, keyBlocks ? " (block_n " : " (block_m ",
+        block, ") would need ", blocks, " blocks along x, at most ", INT32_MAX);
   grid[0] = static_cast<uint32_t>(blocks);
   grid[1] = static_cast<uint32_t>(sizes[0]);
   grid[2] = static_cast<uint32_t>(problem.batch);
@@ -97,7 +105,12 @@ std::string strideProblem(const ta_tensor &t, uint32_t itemSize,
 
 Status checkStrides(const Problem &problem, const KernelEntry &kernel) {
   uint64_t align = static_cast<uint64_t>(kernel.alignBytes);
-  for (int t = 0; t < 4; ++t) {
+  // q, k, v, o; and a backward kernel's d_o and gradients.
+  static constexpr int kViews[] = {kQ, kK, kV, kO, kDo, kDq, kDk, kDv};
+  const int count =
+      kernel.program == KernelEntry::Program::SdpaBackward ? 8 : 4;
+  for (int i = 0; i < count; ++i) {
+    const int t = kViews[i];
     const ta_tensor &tensor = *problem.tensors[t];
     // The common case first, without building a message.
     if (tensor.strides[3] == 1 &&

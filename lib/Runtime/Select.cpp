@@ -119,9 +119,14 @@ const std::string &KernelEntry::imageFor(int ccMajor, int ccMinor,
 }
 
 std::string KernelEntry::describe() const {
+  // (A backward main kernel's lse is the forward's, read: not a feature.)
+  KernelVariant features = variant;
+  if (program == Program::SdpaBackward)
+    features.lse = false;
   return concat(name, " (", archText, ", ", dtypeText,
                 ", D=", headDimText(headDim, headDimV), ", causal=", maskText,
-                kernelFeaturesText(variant), ")");
+                kernelFeaturesText(features),
+                phase == Phase::None ? "" : ", ", phaseName(phase), ")");
 }
 
 namespace {

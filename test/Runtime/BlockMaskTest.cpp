@@ -238,7 +238,7 @@ TEST_F(BlockMask, BadManifestEntriesAreRefused) {
   e = blockMaskEntry();
   e["program"] = "combine";
   expectOpenError(manifestOf({e}),
-                  {"program", "'sdpa', 'block_mask' or 'split_merge'"});
+                  {"program", "'sdpa', 'block_mask', 'split_merge' or 'sdpa_backward'"});
   e = blockMaskEntry();
   e["captures"][0]["name"] = "block_kinds";
   expectOpenError(manifestOf({e}), {"no captured input named 'block_kinds'"});

@@ -354,7 +354,7 @@ TEST(Manifest, ParamLimits) {
   for (int i = 0; i < TA_MAX_PARAMS + 1; ++i)
     many.push_back({{"name", "q"}, {"kind", "base"}, {"type", "ptr"}});
   expectOpenError(oneKernel([&](Json &e) { e["params"] = many; }),
-                  {"field 'params' must hold at most 64 parameters, got 65"});
+                  {"field 'params' must hold at most 128 parameters, got 129"});
   Json maps = Json::array();
   for (int i = 0; i < 33; ++i)
     maps.push_back({{"name", "k"},

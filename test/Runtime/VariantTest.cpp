@@ -116,8 +116,13 @@ TEST(VariantInfo, FeaturesByIndex) {
   // align_bytes follows a capture's rank (API version 13).
   EXPECT_EQ(offsetof(ta_capture_info, align_bytes),
             offsetof(ta_capture_info, rank) + sizeof(int32_t));
-  EXPECT_EQ(TA_API_VERSION, 13);
-  EXPECT_EQ(ta_api_version(), 13);
+  // phase follows page_size, last (API version 14).
+  EXPECT_GT(offsetof(ta_kernel_info, phase),
+            offsetof(ta_kernel_info, page_size));
+  EXPECT_EQ(offsetof(ta_kernel_info, phase) + sizeof(void *),
+            sizeof(ta_kernel_info));
+  EXPECT_EQ(TA_API_VERSION, 14);
+  EXPECT_EQ(ta_api_version(), 14);
 }
 
 TEST(VariantInfo, TheSparseFeatureListsTheBlockMaskArguments) {

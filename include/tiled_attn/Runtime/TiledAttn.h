@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 13
+#define TA_API_VERSION 14
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -425,6 +425,9 @@ typedef struct ta_kernel_info {
       gathered from block_n / page_size pages), or 0: a paged kernel of
       this value takes the page sizes block_n divides (API version 12). */
   int32_t page_size;
+  /** "" for a forward kernel; a backward kernel's phase (API version 14):
+      "preprocess", "main" or "postprocess" (ta_library_backward_kernel). */
+  const char *phase;
 } ta_kernel_info;
 
 /** The name of kernel feature `index` (0, 1, ...): "softcap", "lse",
@@ -434,8 +437,10 @@ typedef struct ta_kernel_info {
     the list, the manifest's keys and the variant names. */
 TA_API const char *ta_kernel_feature(int32_t index);
 
-/** The most parameters, and parameter bytes, a launch plan holds. */
-#define TA_MAX_PARAMS 64
+/** The most parameters, and parameter bytes, a launch plan holds (128
+    parameters since API version 14, for the backward's varlen kernels'
+    66; 64 before). */
+#define TA_MAX_PARAMS 128
 #define TA_MAX_PARAM_BYTES 4096
 
 /** What ta_sdpa would launch: the kernel, the grid and the packed
@@ -557,6 +562,82 @@ TA_API ta_status ta_library_block_mask(const ta_library *library, int32_t index,
 TA_API ta_status ta_block_mask(ta_library *library,
                                const ta_block_mask_args *args, int32_t device,
                                void *stream);
+
+/** The backward pass of one attention call (API version 14): the
+    gradients of a loss with respect to q, k and v, given its gradient with
+    respect to the forward call's output o (FlashAttention-2's backward,
+    with S^T and dP^T computed per key block; docs/backward.md).
+
+    Three kernels of the library's "sdpa_backward" entries run on the
+    stream, one after the other: preprocess (delta = rowsum(dO * O), dQ's
+    float32 accumulator zeroed, both in the workspace), main (one program
+    per key block of a K/V head: dK and dV of the block, summed over the
+    query heads of its group, and dQ's contribution added to the
+    accumulator by atomics) and postprocess (dq = scale * accumulator).
+    Not deterministic: the order of the atomic additions to dQ varies from
+    run to run (dk and dv are). */
+typedef struct ta_sdpa_backward_args {
+  /** The forward call as it was given to ta_sdpa, its output o and its
+      log-sum-exps lse (both read here; lse is required: the forward must
+      have been asked for them), with the same dtype, mask, scale, window,
+      softcap and varlen. Not taken (TA_ERROR_INVALID_ARGUMENT when set):
+      kernel, score_function, mask_function, captures, seqused_k,
+      workspace; num_splits is not read. */
+  ta_sdpa_args forward;
+  /** The gradient of o: o's sizes, [B, H, S_q, D_v]. */
+  ta_tensor d_o;
+  /** The gradients, written: q's, k's and v's sizes (with grouped KV
+      heads, dk and dv are [B, H_kv, S_k, D]: each the sum over the query
+      heads of its group). Each must share memory with no other view, nor
+      with the workspace. */
+  ta_tensor dq;
+  ta_tensor dk;
+  ta_tensor dv;
+  /** Device address (256-byte aligned) of at least
+      ta_sdpa_backward_workspace_size bytes, which the call overwrites
+      (float32 delta [B, H, S_q], then dQ's float32 accumulator [B, H, S_q,
+      D]); workspace_bytes its size. */
+  uint64_t workspace;
+  uint64_t workspace_bytes;
+} ta_sdpa_backward_args;
+
+/** The library's backward kernels (API version 14): how many, and each
+    one's description (its phase in ta_kernel_info.phase; mask, softcap and
+    varlen for a main kernel; dtype, head dims and varlen for every one). */
+TA_API int32_t ta_library_backward_count(const ta_library *library);
+TA_API ta_status ta_library_backward_kernel(const ta_library *library,
+                                            int32_t index,
+                                            ta_kernel_info *info);
+
+/** The workspace bytes ta_sdpa_backward needs for `args` (it reads the
+    shapes only; 0 for an empty problem). Checks the arguments as
+    ta_sdpa_backward does, but not the workspace. */
+TA_API ta_status ta_sdpa_backward_workspace_size(
+    ta_library *library, const ta_sdpa_backward_args *args, uint64_t *bytes);
+
+/** The three launches ta_sdpa_backward would make on a device of compute
+    capability cc_major.cc_minor: plans[0] preprocess, plans[1] main,
+    plans[2] postprocess, each's kernel an index of
+    ta_library_backward_kernel. A phase with nothing to do has kernel -1
+    and a zero grid: preprocess and postprocess without query rows (S_q or
+    total_q of 0; the main kernel still runs, writing zeros to dk and dv),
+    all three without keys' gradients to write (no batch, no heads). */
+TA_API ta_status ta_sdpa_backward_plan(ta_library *library,
+                                       const ta_sdpa_backward_args *args,
+                                       int32_t cc_major, int32_t cc_minor,
+                                       ta_launch_plan plans[3]);
+
+/** Checks the arguments, chooses the three kernels for `device`, loads
+    their modules (once per context) and launches them on `stream`.
+    Asynchronous, allocates nothing, synchronizes nothing: it can be
+    captured in a CUDA graph once the modules are loaded. A phase with
+    nothing to do (see ta_sdpa_backward_plan) is not launched. With varlen,
+    rows of dk and dv past the last key sequence (cu_seqlens_k[num_seqs]
+    up to total_k) are not written, as rows of o past the last query
+    sequence are not by ta_sdpa. */
+TA_API ta_status ta_sdpa_backward(ta_library *library,
+                                  const ta_sdpa_backward_args *args,
+                                  int32_t device, void *stream);
 
 #ifdef __cplusplus
 } /* extern "C" */
