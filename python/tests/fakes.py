@@ -60,7 +60,8 @@ def contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
 
 class FakeTensor:
     """A tensor-like object with shape, dtype, device, strides, a data pointer and
-    ``requires_grad`` (False unless set)."""
+    ``requires_grad`` (False unless set; views and copies keep it, as torch's
+    differentiable ops do)."""
 
     def __init__(
         self,
@@ -106,7 +107,7 @@ class FakeTensor:
         assert extra >= 0 and tuple(shape[extra:]) == self.shape
         view = FakeTensor(shape, device=str(self.device),
                           strides=(0,) * extra + self._strides, pointer=self._pointer)
-        view.dtype = self.dtype
+        view.dtype, view.requires_grad = self.dtype, self.requires_grad
         return view
 
     def expand(self, *shape: int) -> "FakeTensor":
@@ -115,7 +116,7 @@ class FakeTensor:
                         for old, new, s in zip(self.shape, shape, self._strides))
         view = FakeTensor(shape, device=str(self.device), strides=strides,
                           pointer=self._pointer)
-        view.dtype = self.dtype
+        view.dtype, view.requires_grad = self.dtype, self.requires_grad
         return view
 
     def narrow(self, dim: int, start: int, length: int) -> "FakeTensor":
@@ -124,7 +125,7 @@ class FakeTensor:
         shape = self.shape[:dim] + (length,) + self.shape[dim + 1:]
         view = FakeTensor(shape, device=str(self.device), strides=self._strides,
                           pointer=self._pointer + start * self._strides[dim] * _ITEM_SIZES[str(self.dtype).replace("torch.", "")])
-        view.dtype = self.dtype
+        view.dtype, view.requires_grad = self.dtype, self.requires_grad
         return view
 
     @property
@@ -134,18 +135,20 @@ class FakeTensor:
     def to(self, dtype: Any) -> "FakeTensor":
         """A contiguous copy of another dtype at a new address."""
         copy = FakeTensor(self.shape, device=str(self.device), pointer=_allocate())
-        copy.dtype = dtype
+        copy.dtype, copy.requires_grad = dtype, self.requires_grad
         return copy
 
     def copy_(self, src: "FakeTensor") -> "FakeTensor":
-        """Copies nothing (fakes hold no data); checks the shapes."""
+        """Copies nothing (fakes hold no data); checks the shapes. Requires
+        grad after a copy from a tensor that does (as torch's copy_)."""
         assert tuple(src.shape) == tuple(self.shape)
+        self.requires_grad = self.requires_grad or src.requires_grad
         return self
 
     def clone(self, memory_format: Any = None) -> "FakeTensor":
         """A contiguous copy at a new address (:func:`fake_torch`'s allocator)."""
         copy = FakeTensor(self.shape, device=str(self.device), pointer=_allocate())
-        copy.dtype = self.dtype
+        copy.dtype, copy.requires_grad = self.dtype, self.requires_grad
         return copy
 
 
@@ -168,21 +171,40 @@ FAKE_STREAM = 0x5150
 def fake_torch() -> types.ModuleType:
     """A stand-in for the ``torch`` module, enough for the eager path of
     :func:`tiled_attn.sdpa_varlen` on FakeTensors: dtypes, ``empty`` (fresh
-    made-up addresses), ``contiguous_format``, ``compiler.is_compiling``, the
-    current stream (:data:`FAKE_STREAM`), and the grad mode:
-    ``is_grad_enabled`` (on at first) and ``no_grad()`` (a context manager
-    that turns it off)."""
+    made-up addresses) and ``zeros`` (the same, recorded in ``zeroed``),
+    ``contiguous_format``, ``compiler.is_compiling``, the current stream
+    (:data:`FAKE_STREAM`), the grad mode: ``is_grad_enabled`` (on at first)
+    and ``no_grad()`` (a context manager that turns it off), and the
+    deterministic-algorithms flags (``deterministic``, off at first)."""
     torch = types.ModuleType("torch")
     for name in ("float16", "bfloat16", "float32", "int32", "int64", "bool", "int8", "uint8"):
         setattr(torch, name, FakeDtype(name))
     torch.contiguous_format = object()  # type: ignore[attr-defined]
 
-    def empty(shape: Sequence[int], dtype: Any = None, device: Any = None) -> FakeTensor:
-        t = FakeTensor(tuple(shape), device=str(device), pointer=_allocate())
+    def empty(shape: "Sequence[int] | int", dtype: Any = None, device: Any = None) -> FakeTensor:
+        t = FakeTensor((shape,) if isinstance(shape, int) else tuple(shape), device=str(device),
+                       pointer=_allocate())
         t.dtype = dtype
         return t
 
     torch.empty = empty  # type: ignore[attr-defined]
+    #: The tensors torch.zeros made (fakes hold no data: a test reads which
+    #: allocations were asked to be zero).
+    torch.zeroed = []  # type: ignore[attr-defined]
+
+    def zeros(shape: Sequence[int], dtype: Any = None, device: Any = None) -> FakeTensor:
+        t = empty(shape, dtype, device)
+        torch.zeroed.append(t)  # type: ignore[attr-defined]
+        return t
+
+    torch.zeros = zeros  # type: ignore[attr-defined]
+    # torch.use_deterministic_algorithms(mode, warn_only=...), as the flags
+    # PyTorch's functions read.
+    torch.deterministic = {"enabled": False, "warn_only": False}  # type: ignore[attr-defined]
+    torch.are_deterministic_algorithms_enabled = (  # type: ignore[attr-defined]
+        lambda: torch.deterministic["enabled"])  # type: ignore[attr-defined]
+    torch.is_deterministic_algorithms_warn_only_enabled = (  # type: ignore[attr-defined]
+        lambda: torch.deterministic["warn_only"])  # type: ignore[attr-defined]
     torch.compiler = types.SimpleNamespace(is_compiling=lambda: False)  # type: ignore
     grad_mode = [True]
     torch.is_grad_enabled = lambda: grad_mode[0]  # type: ignore[attr-defined]
@@ -335,6 +357,77 @@ def varlen_entry(name: str, causal: str = "window", index_type: str = "i64",
                         index_bits=32 if index_type == "i32" else 64, varlen=True)
     base.update(fields)
     return {key: value for key, value in base.items() if value is not None}
+
+
+def _view_params(name: str, rank: int, index_type: str = "i64") -> List[Dict[str, Any]]:
+    """A view's parameters as the compiler emits them: the base, the sizes of
+    its first ``min(rank, 3)`` dimensions and the strides of all but its last."""
+    return ([{"name": name, "kind": "base", "type": "ptr"}]
+            + [{"name": name, "kind": "size", "dim": d, "type": index_type}
+               for d in range(min(rank, 3))]
+            + [{"name": name, "kind": "stride", "dim": d, "type": index_type}
+               for d in range(min(rank, 4) - 1)])
+
+
+def backward_params(phase: str, mask: str = "none", softcap: bool = False,
+                    varlen: bool = False) -> List[Dict[str, Any]]:
+    """A backward kernel's parameters in the compiler's order (as the real
+    library's manifest lists them): preprocess o, do, delta, dq_accum; main
+    q, k, v, do, lse, delta, dq_accum, dk, dv, the scale, a window kernel's
+    window_lo and window_hi, the softcap; postprocess dq_accum, dq and the
+    scale; with varlen, cu_seqlens_q (main: and cu_seqlens_k) last."""
+    views = {"preprocess": [("o", 4), ("do", 4), ("delta", 3), ("dq_accum", 4)],
+             "main": [("q", 4), ("k", 4), ("v", 4), ("do", 4), ("lse", 3), ("delta", 3),
+                      ("dq_accum", 4), ("dk", 4), ("dv", 4)],
+             "postprocess": [("dq_accum", 4), ("dq", 4)]}[phase]
+    params = [p for name, rank in views for p in _view_params(name, rank)]
+    if phase != "preprocess":
+        params.append({"name": "scale", "kind": "scalar", "type": "f32"})
+    if phase == "main" and mask == "window":
+        params += [{"name": bound, "kind": "scalar", "type": "i64"}
+                   for bound in ("window_lo", "window_hi")]
+    if phase == "main" and softcap:
+        params.append({"name": "softcap", "kind": "scalar", "type": "f32"})
+    if varlen:
+        names = ("cu_seqlens_q", "cu_seqlens_k") if phase == "main" else ("cu_seqlens_q",)
+        params += [p for name in names for p in _view_params(name, 1)]
+    return params
+
+
+def backward_entry(name: str, phase: str, mask: str = "none", softcap: bool = False,
+                   varlen: bool = False, **fields: Any) -> Dict[str, Any]:
+    """A backward kernel's manifest entry ("program": "sdpa_backward"), as
+    tiled-attn-compile writes it (sm_80, f16, D = 64, block_m = block_n =
+    64): of ``phase`` and, for the main kernel, ``mask`` and ``softcap``;
+    with ``varlen``, the sequences' offsets. ``fields`` replace or add fields."""
+    symbol = "sdpa_bwd" if phase == "main" else f"sdpa_bwd_{phase}"
+    entry = kernel_entry(name, program="sdpa_backward", phase=phase, causal=mask,
+                         softcap=softcap, varlen=varlen, head_dim_v=64, symbol=symbol,
+                         block_n=64, shared_bytes=92160 if phase == "main" else 18432,
+                         params=backward_params(phase, mask, softcap, varlen), schedule=None)
+    entry.update(fields)
+    return {key: value for key, value in entry.items() if value is not None}
+
+
+def backward_library_entries(dtype: str = "f16", head_dim: int = 64,
+                             prefix: str = "") -> List[Dict[str, Any]]:
+    """The backward kernels of one dtype and head dim, as kernels/library.json
+    builds them: preprocess and postprocess (and their varlen twins), and
+    main kernels of none, top_left, bottom_right and window, each with and
+    without a softcap, and of none, top_left and bottom_right with varlen."""
+    def entry(name: str, *args: Any) -> Dict[str, Any]:
+        return backward_entry(f"{prefix}{name}", *args, dtype=dtype, head_dim=head_dim,
+                              head_dim_v=head_dim)
+
+    entries = [entry(phase, phase) for phase in ("preprocess", "postprocess")]
+    entries += [entry(f"{phase}_varlen", phase, "none", False, True)
+                for phase in ("preprocess", "postprocess")]
+    for mask in ("none", "top_left", "bottom_right", "window"):
+        entries.append(entry(mask, "main", mask))
+        entries.append(entry(f"{mask}_softcap", "main", mask, True))
+    entries += [entry(f"{mask}_varlen", "main", mask, False, True)
+                for mask in ("none", "top_left", "bottom_right")]
+    return entries
 
 
 #: What a fake cubin starts with: an ELF header's magic, which the runtime checks

@@ -6,7 +6,7 @@ paths run on fakes.FakeTensor stand-ins and a stand-in for the torch module
 whose counters show that nothing was launched. Every case raises
 TypeError (a wrong kind of value), ValueError (a wrong value) or
 TiledAttnError (the library, a GPU it has no kernel for; NoBackwardError,
-one, for inputs that require grad while grad mode is on: issue 36) and
+one, for a gradient of what has no backward pass: issues 36 and 39) and
 leaves the fake driver's launch count where it was. The C API's side of the same list
 is test/Runtime/BadInputsTest.cpp.
 """
@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import sys
+import types
 from pathlib import Path
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 from fakes import FakeTensor, fake_torch, kernel_entry, varlen_entry
@@ -198,18 +199,22 @@ def test_offsets_past_the_address_space(library, fake_cuda) -> None:
 
 # ---------------------------------------------------------------- gradients
 #
-# No backward pass yet: with grad mode on, q, k or v requiring grad is refused
-# (NoBackwardError, naming the inputs) rather than computed without a
-# gradient; under torch.no_grad(), or with nothing requiring grad, the call
-# runs as before.
+# With grad mode on and an input requiring grad, sdpa and sdpa_varlen take
+# their differentiable op (issue 39; python/tests/test_backward.py follows
+# it); what has no backward (score and mask functions, attn_mask tensors,
+# block masks) is refused at the call (NoBackwardError, naming the inputs
+# and what is missing), before anything runs; under torch.no_grad(), or with
+# nothing requiring grad, the call runs the forward kernel as before.
 
 
-def no_backward(function: str, subject: str) -> str:
-    """The message of check_no_grad for ``function`` and ``subject`` ("q requires")."""
-    return (f"{function}: {subject} grad, but tiled_attn has no backward pass yet (its kernels "
-            "are forward only), so gradients through attention would be dropped without a "
-            "word; call it under torch.no_grad() or torch.inference_mode() (model.eval() does "
-            "not turn gradients off), or pass tensors that do not require grad (.detach())")
+def no_backward(function: str, subject: str, what: str) -> str:
+    """needs_backward's message for ``function``, ``subject`` ("q requires")
+    and ``what`` ("score_mod 'alibi'")."""
+    return (f"{function}: {subject} grad, but tiled_attn's backward pass does not compute "
+            f"{what} yet (its backward kernels take masks, windows, softcap and grouped heads "
+            "only), so gradients through this call cannot be computed; call it under "
+            "torch.no_grad() or torch.inference_mode(), or pass tensors that do not require "
+            "grad (.detach())")
 
 
 def sdpa_call(inputs: Tuple[FakeTensor, ...], **kwargs: Any) -> Any:
@@ -227,56 +232,138 @@ GRAD_CALLS = {
 }
 
 
-@pytest.mark.parametrize("function", sorted(GRAD_CALLS))
-@pytest.mark.parametrize("index, name", [(0, "q"), (1, "k"), (2, "v")])
-def test_an_input_that_requires_grad_is_refused(library, fake_cuda, torch_stand_in, function,
-                                                index, name) -> None:
-    call, make = GRAD_CALLS[function]
-    inputs = make()
+@pytest.mark.parametrize("kwargs, what", [
+    (dict(score_mod="alibi", score_mod_args=()), "score_mod 'alibi'"),
+    (dict(mask_mod="document"), "mask_mod 'document'"),
+    (dict(score_mod="alibi", mask_mod="document"), "score_mod 'alibi' and mask_mod 'document'"),
+    (dict(block_mask=object(), mask_mod="document"), "mask_mod 'document' and a block_mask"),
+])
+@pytest.mark.parametrize("index, name", [(0, "q"), (2, "v")])
+def test_functions_with_an_input_that_requires_grad_are_refused(library, fake_cuda,
+                                                                torch_stand_in, kwargs, what,
+                                                                index, name) -> None:
+    inputs = qkv()
     inputs[index].requires_grad_()
     assert torch_stand_in.is_grad_enabled()
-    message = refused(fake_cuda, NoBackwardError, call, inputs, library=library)
-    assert message == no_backward(function, f"{name} requires")
+    message = refused(fake_cuda, NoBackwardError, sdpa, *inputs, library=library, **kwargs)
+    assert message == no_backward("tiled_attn.sdpa", f"{name} requires", what)
     # One of the package's errors, and what the transformers integration raised before.
     assert issubclass(NoBackwardError, TiledAttnError)
     assert issubclass(NoBackwardError, NotImplementedError)
 
 
-@pytest.mark.parametrize("function", sorted(GRAD_CALLS))
-def test_every_input_that_requires_grad_is_named(library, fake_cuda, function) -> None:
-    call, make = GRAD_CALLS[function]
-    q, k, v = make()
-    k.requires_grad_()
-    v.requires_grad_()
-    assert refused(fake_cuda, NoBackwardError, call, (q, k, v), library=library) == (
-        no_backward(function, "k and v require"))
+def test_attn_mask_and_captured_inputs_that_require_grad_are_named(library, fake_cuda,
+                                                                  torch_stand_in) -> None:
+    q, k, v = qkv()
     q.requires_grad_()
-    assert refused(fake_cuda, NoBackwardError, call, (q, k, v), library=library) == (
-        no_backward(function, "q, k and v require"))
+    k.requires_grad_()
+    bias = tensor((77, 131), 0x700000000, "float32")
+    assert refused(fake_cuda, NoBackwardError, sdpa, q, k, v, bias, library=library) == (
+        no_backward("tiled_attn.sdpa", "q and k require",
+                    "an attn_mask tensor (the library's 'bias' function)"))
+    # A learned bias: q, k and v need no gradient, the mask (or a function's
+    # captured input) does.
+    learned = tensor((77, 131), 0x700000000, "float32").requires_grad_()
+    assert refused(fake_cuda, NoBackwardError, sdpa, *qkv(), learned, library=library) == (
+        no_backward("tiled_attn.sdpa", "attn_mask requires",
+                    "an attn_mask tensor (the library's 'bias' function)"))
+    slopes = tensor((3,), 0x700000000, "float32").requires_grad_()
+    assert refused(fake_cuda, NoBackwardError, sdpa, *qkv(), score_mod="alibi",
+                   score_mod_args=(slopes,), library=library) == (
+        no_backward("tiled_attn.sdpa", "score_mod_args[0] requires", "score_mod 'alibi'"))
+
+
+@pytest.fixture
+def op_calls(monkeypatch, torch_stand_in) -> List[Tuple[str, tuple]]:
+    """The calls of ``torch.ops.tiled_attn.*`` (the stand-in's), each (op name,
+    arguments), which return a new output (and log-sum-exps); ``tiled_attn.ops``
+    a stand-in module (the real one registers the ops with torch)."""
+    calls: List[Tuple[str, tuple]] = []
+
+    def op(name: str) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            calls.append((name, args))
+            out = torch_stand_in.empty(args[0].shape, dtype=args[0].dtype,
+                                       device=args[0].device)
+            return (out, torch_stand_in.empty((1,), dtype=torch_stand_in.float32,
+                                              device=args[0].device)) if "lse" in name else out
+        return call
+
+    names = ("sdpa", "sdpa_lse", "sdpa_varlen", "sdpa_varlen_lse")
+    torch_stand_in.ops = types.SimpleNamespace(
+        tiled_attn=types.SimpleNamespace(**{name: op(name) for name in names}))
+    monkeypatch.setitem(sys.modules, "tiled_attn.ops", types.ModuleType("tiled_attn.ops"))
+    return calls
+
+
+@pytest.mark.parametrize("function", sorted(GRAD_CALLS))
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_an_input_that_requires_grad_takes_the_op(library, fake_cuda, torch_stand_in, op_calls,
+                                                  function, index) -> None:
+    """The differentiable path: the op (whose Autograd kernel records the
+    gradient's formula), with the call's arguments, and no launch here."""
+    call, make = GRAD_CALLS[function]
+    inputs = make()
+    inputs[index].requires_grad_()
+    before = fake_cuda.count("launches")
+    out = call(inputs, causal=True, scale=0.25, window_size=(7, 0), softcap=2.5,
+               library=library)
+    assert fake_cuda.count("launches") == before
+    ((name, args),) = op_calls
+    if function == "tiled_attn.sdpa":
+        assert name == "sdpa" and args[:3] == inputs and out.shape == inputs[0].shape
+        # causal, scale, kernel, library, enable_gqa, causal_align, window,
+        # softcap, then no functions (None, not empty lists).
+        assert args[3:] == (True, 0.25, None, library, False, "top_left", [7, 0], 2.5, None,
+                            None, None, None, None)
+    else:
+        assert name == "sdpa_varlen" and args[:3] == inputs
+        assert args[5:] == (300, 320, True, 0.25, None, library, False, "top_left", [7, 0], 2.5)
+    op_calls.clear()
+    lse_out = call(inputs, return_lse=True, library=library)
+    assert [name for name, _ in op_calls] == [f"{name}_lse"] and len(lse_out) == 2
+
+
+def test_out_is_written_by_copy_and_checked_on_the_op_path(library, fake_cuda, torch_stand_in,
+                                                          op_calls) -> None:
+    q, k, v = qkv()
+    q.requires_grad_()
+    short = FakeTensor((2, 3, 76, 64), pointer=O)
+    short.dtype = q.dtype
+    assert refused(fake_cuda, ValueError, sdpa, q, k, v, out=short, library=library) == (
+        "out must have shape [2, 3, 77, 64] ([B, H, S_q, D_v]), got [2, 3, 76, 64]")
+    out = out_like(q)
+    assert sdpa(q, k, v, out=out, library=library) is out  # (FakeTensor.copy_ checks shapes)
 
 
 @pytest.mark.parametrize("function", sorted(GRAD_CALLS))
 def test_under_no_grad_inputs_that_require_grad_run(library, fake_cuda, torch_stand_in,
-                                                    function) -> None:
+                                                    op_calls, function) -> None:
     call, make = GRAD_CALLS[function]
     inputs = tuple(t.requires_grad_() for t in make())
     with torch_stand_in.no_grad():
         assert not torch_stand_in.is_grad_enabled()
         out = launches(fake_cuda, call, inputs, library=library)
-    assert out.shape == inputs[0].shape
+        # ... functions too: nothing to differentiate.
+        if function == "tiled_attn.sdpa":
+            with pytest.raises(NoKernelError, match="has no kernel with score_mod='alibi'"):
+                call(inputs, score_mod="alibi", library=library)
+    assert out.shape == inputs[0].shape and not op_calls
     assert torch_stand_in.is_grad_enabled()  # back on after the block
-    # ... and with grad mode back on, refused again.
-    refused(fake_cuda, NoBackwardError, call, inputs, library=library)
+    # ... and with grad mode back on, the op.
+    call(inputs, library=library)
+    assert len(op_calls) == 1
 
 
 @pytest.mark.parametrize("function", sorted(GRAD_CALLS))
 def test_with_grad_mode_on_inputs_that_do_not_require_grad_run(library, fake_cuda,
-                                                               torch_stand_in, function) -> None:
+                                                               torch_stand_in, op_calls,
+                                                               function) -> None:
     call, make = GRAD_CALLS[function]
     inputs = make()
     assert torch_stand_in.is_grad_enabled() and not any(t.requires_grad for t in inputs)
     out = launches(fake_cuda, call, inputs, library=library)
-    assert out.shape == inputs[0].shape
+    assert out.shape == inputs[0].shape and not op_calls
 
 
 # ---------------------------------------------------------------- packed sequences
@@ -355,7 +442,7 @@ def test_outputs_whose_elements_share_an_address(library, fake_cuda, strides) ->
     assert refused(fake_cuda, ValueError, sdpa, q, k, v, out=out_like(q, strides=strides),
                    library=library) == (
         f"o [2, 3, 77, 64] with strides [{', '.join(map(str, strides))}] has elements that "
-        "share an address; the kernels write each element of the output once: give o a "
+        "share an address; the kernels write each element of the output once: give it a "
         "layout whose elements do not overlap (contiguous, for one)")
 
 

@@ -1,6 +1,6 @@
 """tiled_attn.sdpa under PyTorch on a GPU: the custom op, torch.compile,
-CUDA graphs, streams and the torch-level errors (inputs that require grad
-included: no backward pass yet); windows, softcap and the
+CUDA graphs, streams and the torch-level errors (the gradients are
+test_backward_gpu.py's); windows, softcap and the
 log-sum-exps against float64; tiled_attn.sdpa_varlen on packed sequences,
 each against float64 attention over it alone.
 
@@ -481,52 +481,42 @@ def skip_without_varlen_kernel(dtype, d, causal, align, window, softcap=False, l
                     f"and head dim (softcap={softcap}, lse={lse})")
 
 
-NO_BACKWARD = (r"^{}: {} grad, but tiled_attn has no backward pass yet \(its kernels are "
-               r"forward only\), so gradients through attention would be dropped without a "
-               r"word; call it under torch.no_grad\(\) or torch.inference_mode\(\)")
-
-
-def test_inputs_that_require_grad_are_refused_until_a_backward_exists():
-    """Issue 36: with grad mode on, q, k or v requiring grad raises NoBackwardError
-    (eager, the op, torch.compile) instead of an output that drops the gradient;
-    under torch.no_grad() and torch.inference_mode() the call runs as before."""
+def test_gradients_take_the_op_and_without_them_nothing_changes():
+    """Issue 39 (the gradients' numbers: test_backward_gpu.py): with grad mode
+    on and an input requiring grad, sdpa's output tracks its gradient (eager,
+    the op, torch.compile); under torch.no_grad() and torch.inference_mode(),
+    or with nothing requiring grad, the call runs as before (the kernel
+    without log-sum-exps, no grad_fn); what has no backward (score and mask
+    functions) is refused at the call (NoBackwardError, naming it)."""
     q, k, v = qkv()
     expected = tiled_attn.sdpa(q, k, v)
-    with pytest.raises(tiled_attn.NoBackwardError,
-                       match=NO_BACKWARD.format(r"tiled_attn\.sdpa", "q requires")):
-        tiled_attn.sdpa(q.requires_grad_(), k, v)
-    with pytest.raises(NotImplementedError, match=NO_BACKWARD.format(r"tiled_attn\.sdpa",
-                                                                     "k and v require")):
-        tiled_attn.sdpa(q.detach(), k.requires_grad_(), v.requires_grad_())
+    # (With a gradient, the kernel that writes the log-sum-exps: another
+    # kernel, the same values up to rounding.)
+    out = tiled_attn.sdpa(q.requires_grad_(), k, v)
+    assert out.requires_grad and rel_l2(out, expected.double()) < 2e-3
+    out = torch.ops.tiled_attn.sdpa(q, k, v)
+    assert out.requires_grad and rel_l2(out, expected.double()) < 2e-3
     with torch.no_grad():
         out = tiled_attn.sdpa(q, k, v)
     assert not out.requires_grad and torch.equal(out, expected)
     with torch.inference_mode():
         assert torch.equal(tiled_attn.sdpa(q, k, v), expected)
-    # The op, called directly: its Autograd kernel refuses, else hands the call on.
-    with pytest.raises(tiled_attn.NoBackwardError,
-                       match=NO_BACKWARD.format("tiled_attn::sdpa", "q, k and v require")):
-        torch.ops.tiled_attn.sdpa(q, k, v)
-    with pytest.raises(tiled_attn.NoBackwardError,
-                       match=NO_BACKWARD.format("tiled_attn::sdpa_lse", "q, k and v require")):
-        torch.ops.tiled_attn.sdpa_lse(q, k, v)
     with torch.no_grad():
         assert torch.equal(torch.ops.tiled_attn.sdpa(q, k, v), expected)
+    with pytest.raises(tiled_attn.NoBackwardError,
+                       match=r"^tiled_attn\.sdpa: q requires grad, but tiled_attn's backward "
+                             r"pass does not compute score_mod 'alibi' yet"):
+        tiled_attn.sdpa(q, k, v, score_mod="alibi",
+                        score_mod_args=(torch.ones(3, device="cuda"),))
+    with pytest.raises(tiled_attn.NoBackwardError,
+                       match=r"^tiled_attn::sdpa: q requires grad, but tiled_attn's backward "
+                             r"pass does not compute score_mod 'alibi' yet"):
+        torch.ops.tiled_attn.sdpa(q, k, v, score_mod="alibi",
+                                  score_mod_args=[torch.ones(3, device="cuda")])
 
-    # torch.compile: refused while Dynamo traces (fullgraph: its Unsupported
-    # error quotes the message; else the graph breaks and the op raises it).
     def f(q, k, v):
         return tiled_attn.sdpa(q * 1.0, k, v) + 0.0
 
-    torch._dynamo.reset()
-    with pytest.raises(Exception, match=r"tiled_attn::sdpa: q, k and v require grad, but "
-                                        r"tiled_attn has no backward pass yet") as info:
-        torch.compile(f, fullgraph=True)(q, k, v)
-    assert isinstance(info.value, tiled_attn.NoBackwardError) or isinstance(
-        info.value.__cause__, tiled_attn.NoBackwardError)
-    torch._dynamo.reset()
-    with pytest.raises(tiled_attn.NoBackwardError, match="tiled_attn::sdpa: q, k and v require"):
-        torch.compile(f)(q, k, v)
     torch._dynamo.reset()
     compiled = torch.compile(f, fullgraph=True)
     with torch.no_grad():
@@ -534,6 +524,8 @@ def test_inputs_that_require_grad_are_refused_until_a_backward_exists():
     plain = [t.detach() for t in (q, k, v)]  # grad mode on, nothing requires grad
     out = compiled(*plain)
     assert not out.requires_grad and torch.equal(out, expected)
+    out = compiled(q, k, v)
+    assert out.requires_grad and rel_l2(out, expected.double()) < 2e-3
 
 
 def packed_sequences(lengths_q, lengths_k, h=3, h_kv=3, d=64, dtype=torch.float16, seed=0,
@@ -720,19 +712,15 @@ def test_varlen_compiles_and_replays_in_a_cuda_graph():
         check_varlen(out, None, q, k, v, cu_q, cu_k, True, "top_left", (-1, -1))
 
 
-def test_varlen_inputs_that_require_grad_are_refused():
-    """Issue 36, for sdpa_varlen: refused with grad mode on, run under torch.no_grad()."""
+def test_varlen_without_gradients_runs_as_before():
+    """sdpa_varlen under torch.no_grad() with inputs that require grad: the
+    kernel without log-sum-exps, an output without grad_fn (with grad mode
+    on, the differentiable op: test_backward_gpu.py)."""
     q, k, v, cu_q, cu_k = packed_sequences([5, 6], [5, 6])
-    with pytest.raises(tiled_attn.NoBackwardError,
-                       match=NO_BACKWARD.format(r"tiled_attn\.sdpa_varlen", "v requires")):
-        tiled_attn.sdpa_varlen(q, k, v.requires_grad_(), cu_q, cu_k, 6, 6)
-    with pytest.raises(tiled_attn.NoBackwardError,
-                       match=NO_BACKWARD.format("tiled_attn::sdpa_varlen", "v requires")):
-        torch.ops.tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 6, 6)
     skip_without_varlen_kernel(torch.float16, 64, False, "top_left", (-1, -1))
     out = torch.full_like(q, math.nan)
     with torch.no_grad():
-        assert tiled_attn.sdpa_varlen(q, k, v, cu_q, cu_k, 6, 6, out=out) is out
+        assert tiled_attn.sdpa_varlen(q, k, v.requires_grad_(), cu_q, cu_k, 6, 6, out=out) is out
     assert not out.requires_grad
     check_varlen(out, None, q, k, v.detach(), cu_q, cu_k, False, "top_left", (-1, -1))
 
@@ -1012,9 +1000,8 @@ def test_flash_attn_varlen_func_is_bottom_right_per_sequence(dtype, causal, wind
 # torch.library.opcheck on every op of the package: the schema (no aliasing
 # or mutation it does not declare), the fake implementation against the real
 # kernel (shapes, strides, dtypes), and tracing through AOTAutograd with
-# dynamic shapes. The inputs require no grad (the ops refuse those while
-# grad mode is on: no backward pass yet), so the autograd registration test
-# is not among them.
+# dynamic shapes. The inputs require no grad here (the gradients' opcheck,
+# with the autograd registration test, is test_backward_gpu.py's).
 OPCHECK_TESTS = ("test_schema", "test_faketensor", "test_aot_dispatch_dynamic")
 
 

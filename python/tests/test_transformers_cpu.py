@@ -231,34 +231,45 @@ def test_a_bad_sliding_window(window) -> None:
                                            sliding_window=window)
 
 
-def test_gradients_are_refused_with_sdpa_s_message() -> None:
-    """No backward pass yet: a forward with grad mode on, whose projections'
-    weights require grad, raises tiled_attn.sdpa's NoBackwardError (in eval and
-    training mode alike) rather than dropping attention's gradients; under
-    torch.no_grad() it runs."""
+def test_gradients_flow_through_the_attention_function() -> None:
+    """Training: with grad mode on, the attention function calls tiled_attn.sdpa
+    without its inference ``out`` buffer (autograd has none) and hands back the
+    differentiable output, transposed to transformers' layout, so every
+    parameter's gradient (here through the float64 stand-in for tiled_attn.sdpa)
+    is the eager path's; under torch.no_grad() the ``out`` path runs. Grouped
+    KV heads, the sliding window and the causal mask all train."""
     m = MODELS["mistral"]()
+    m.train()
     ids = torch.randint(3, 100, (2, 12), generator=torch.Generator().manual_seed(6))
-    ta_tf.set_attn_implementation(m, "tiled_attn")
-    message = (r"^tiled_attn attention: q, k and v require grad, but tiled_attn has no backward "
-               r"pass yet \(its kernels are forward only\), so gradients through attention "
-               r"would be dropped without a word; call it under torch.no_grad\(\) or "
-               r"torch.inference_mode\(\) \(model.eval\(\) does not turn gradients off\)")
-    for training in (False, True):
-        m.train(training)
-        with pytest.raises(tiled_attn.NoBackwardError, match=message):
-            m(ids)
-    m.eval()
+
+    def step(implementation):
+        ta_tf.set_attn_implementation(m, implementation)
+        m.zero_grad(set_to_none=True)
+        loss = m(ids, labels=ids).loss
+        loss.backward()
+        return loss.item(), {n: p.grad.clone() for n, p in m.named_parameters()}
+
+    loss_eager, grads_eager = step("eager")
     CALLS.clear()
-    with torch.no_grad():
-        m(ids)
-    assert CALLS
-    # One input alone, named; plain tensors with grad mode on pass.
+    loss_ta, grads_ta = step("tiled_attn")
+    assert CALLS and all(c["window"] == (7, 7) for c in CALLS)
+    assert loss_ta == pytest.approx(loss_eager, rel=1e-5)
+    for name, grad in grads_eager.items():
+        assert grads_ta[name] is not None, name
+        torch.testing.assert_close(grads_ta[name], grad, rtol=1e-4, atol=1e-6, msg=name)
+    # The attention layer's own projections got a gradient through attention.
+    assert grads_ta["model.layers.0.self_attn.k_proj.weight"].abs().sum() > 0
+    # One input requiring grad is enough; the output is transformers' layout.
     layer = m.model.layers[0].self_attn
     q, kv = torch.randn(1, 4, 6, 16), torch.randn(1, 2, 6, 16)
-    with pytest.raises(NotImplementedError, match=r"^tiled_attn attention: v requires grad"):
-        ta_tf.tiled_attn_attention_forward(layer, q, kv, kv.clone().requires_grad_(), None)
-    out, _ = ta_tf.tiled_attn_attention_forward(layer, q, kv, kv, None)
-    assert out.shape == (1, 6, 4, 16)
+    v = kv.clone().requires_grad_()
+    out, _ = ta_tf.tiled_attn_attention_forward(layer, q, kv, v, None)
+    assert out.shape == (1, 6, 4, 16) and out.requires_grad
+    out.sum().backward()
+    assert v.grad is not None and v.grad.abs().sum() > 0
+    with torch.no_grad():
+        out, _ = ta_tf.tiled_attn_attention_forward(layer, q, kv, v, None)
+    assert out.shape == (1, 6, 4, 16) and out.is_contiguous()
 
 
 # ---------------------------------------------------------------- softcap (Gemma 2)

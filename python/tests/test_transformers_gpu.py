@@ -395,3 +395,52 @@ def test_teacher_forced_decode_steps_match_sdpa(cuda, head_dim):
     for step in range(ref.shape[1]):
         err = rel_l2(out[:, step], ref[:, step])
         assert err < MAX_REL_L2, f"decode step {step}: relative L2 of the logits {err:.3e}"
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_a_training_step_matches_sdpa_within_its_own_spread(cuda, head_dim: int) -> None:
+    """Loss and every parameter's gradient of one training step (the model in
+    train mode, bf16, causal, grouped KV heads) through tiled_attn's forward and
+    backward, against a float32 copy of the model on SDPA's math backend:
+    tiled_attn's error on each parameter within 2x the larger of SDPA's two
+    schedules' (its default backend's and FlashAttention-2's) on the same
+    parameter, plus a floor of 1e-3 for the parameters whose errors are
+    rounding noise."""
+    import copy
+
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    model = copy.deepcopy(llama(head_dim, "bf16")).train()
+    ids = token_ids(2, 333, seed=head_dim)
+
+    def step(m, implementation, backend=None):
+        ta_tf.set_attn_implementation(m, implementation)
+        m.zero_grad(set_to_none=True)
+        with sdpa_kernel(backend) if backend else torch.enable_grad():
+            loss = m(ids, labels=ids).loss
+            loss.backward()
+        return loss.item(), {n: p.grad.float() for n, p in m.named_parameters()}
+
+    reference = copy.deepcopy(model).float()
+    tf32, torch.backends.cuda.matmul.allow_tf32 = torch.backends.cuda.matmul.allow_tf32, False
+    try:
+        loss_ref, grads_ref = step(reference, "sdpa", SDPBackend.MATH)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+    del reference
+    results = {"tiled_attn": step(model, "tiled_attn"), "sdpa": step(model, "sdpa"),
+               "flash": step(model, "sdpa", SDPBackend.FLASH_ATTENTION)}
+
+    def err(grads, name):
+        ref = grads_ref[name].double()
+        return ((grads[name].double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+    losses = {k: abs(loss - loss_ref) for k, (loss, _) in results.items()}
+    assert losses["tiled_attn"] <= 2 * max(losses["sdpa"], losses["flash"]) + 1e-3, losses
+    worse = []
+    for name in grads_ref:
+        ours = err(results["tiled_attn"][1], name)
+        theirs = max(err(results["sdpa"][1], name), err(results["flash"][1], name))
+        if ours > 2 * theirs + 1e-3:
+            worse.append((name, ours, theirs))
+    assert not worse, worse[:5]

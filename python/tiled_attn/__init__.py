@@ -10,8 +10,9 @@ it needs the CUDA driver and torch, not MLIR nor a compiler. ``import
 tiled_attn.ops`` registers the ``torch.library`` ops ``tiled_attn::sdpa``
 and ``tiled_attn::sdpa_varlen`` (``tiled_attn.sdpa`` and
 ``tiled_attn.sdpa_varlen`` do so themselves under ``torch.compile``).
-They are forward only: with grad mode on, inputs that require grad raise
-:class:`NoBackwardError`.
+They are differentiable (``backward()`` runs the library's backward
+kernels); what has no backward pass (score and mask functions, block masks,
+KV caches, the log-sum-exps) raises :class:`NoBackwardError`.
 """
 
 from .block_mask import BlockMask, create_block_mask

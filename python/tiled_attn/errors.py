@@ -16,14 +16,19 @@ class TiledAttnError(RuntimeError):
 
 
 class NoBackwardError(TiledAttnError, NotImplementedError):
-    """A gradient was asked of attention, and tiled_attn has no backward pass yet.
+    """A gradient was asked of what tiled_attn has no backward pass for.
 
-    Raised by :func:`tiled_attn.sdpa`, :func:`tiled_attn.sdpa_varlen`, the
-    ``tiled_attn::`` ops and the transformers integration when grad mode is on
-    and q, k or v requires grad (:func:`tiled_attn.validation.check_no_grad`).
-    A :class:`TiledAttnError` (a missing kernel: the backward one) and a
-    :class:`NotImplementedError` (what the transformers integration raised for
-    training before).
+    Raised at the call by :func:`tiled_attn.sdpa` and the ``tiled_attn::``
+    ops when grad mode is on, an input requires grad and the call has score
+    or mask functions or a block mask
+    (:func:`tiled_attn.validation.needs_backward`); by the KV-cache ops when
+    grad mode is on and q, k or v requires grad
+    (:func:`tiled_attn.validation.check_no_grad`); and at
+    ``backward()`` for a loss that depends on the log-sum-exps
+    (:func:`tiled_attn.validation.check_no_lse_grad`) or a second
+    derivative. A :class:`TiledAttnError` (a missing kernel: the backward
+    one) and a :class:`NotImplementedError` (what the transformers
+    integration raised for training before).
     """
 
 

@@ -20,9 +20,18 @@ What it refuses (:class:`~tiled_attn.errors.NotSupportedError`):
 ``dropout_p != 0`` (inference kernels), ``alibi_slopes`` without
 ``causal=True`` or with ``flash_attn_varlen_func``, and
 ``return_attn_probs=True``. Causal ALiBi runs on the library's ``alibi``
-kernels. ``deterministic`` is accepted either way (the
-forward pass is deterministic). The ``library`` and ``kernel`` keywords are
-tiled_attn's own (:func:`tiled_attn.sdpa`'s).
+kernels. The ``library`` and ``kernel`` keywords are tiled_attn's own
+(:func:`tiled_attn.sdpa`'s).
+
+Gradients: both functions are differentiable where :func:`tiled_attn.sdpa`
+and :func:`tiled_attn.sdpa_varlen` are (issue 39: masks, windows, softcap,
+grouped heads, varlen without a window; not ALiBi, nor a paged KV cache):
+with grad mode on and q, k or v requiring grad, the call goes through the
+differentiable op, and ``backward()`` runs tiled_attn's backward kernels.
+FlashAttention's ``deterministic`` is about that backward: ``True`` with a
+gradient needed is refused (NotSupportedError), as tiled_attn's backward
+adds dq's parts by atomics; without a gradient, either value runs (the
+forward pass is deterministic).
 """
 
 from __future__ import annotations
@@ -81,14 +90,16 @@ def flash_attn_func(
             scaled scores, on the library's ``alibi`` kernels (top-left
             causal ones, so S_q == S_k; another S_q gets a no-kernel error);
             without ``causal``, NotSupportedError.
-        deterministic: a bool; the forward pass is deterministic either way.
+        deterministic: a bool; True is refused where a gradient is needed
+            (the backward is not deterministic); the forward pass is
+            deterministic either way.
         return_attn_probs: must be False (NotSupportedError).
         library, kernel: :func:`tiled_attn.sdpa`'s.
 
     Returns:
         A new ``[B, S_q, H, D_v]`` tensor (contiguous), computed on the
-        current torch stream. No backward pass yet, as for
-        :func:`tiled_attn.sdpa`.
+        current torch stream; differentiable as :func:`tiled_attn.sdpa`'s
+        output is (its gradients flow through the copy into it).
 
     Raises:
         the errors of :func:`tiled_attn.sdpa` (whose messages call the
@@ -98,8 +109,9 @@ def flash_attn_func(
     import torch
 
     if (dropout_p != 0.0 or alibi_slopes is not None or return_attn_probs is not False
-            or (deterministic is not False and deterministic is not True)):
+            or deterministic is not False):
         check_flash_args(dropout_p, alibi_slopes, deterministic, return_attn_probs, _FUNC)
+        _check_deterministic(torch, deterministic, q, k, v, _FUNC)
     # Rank 4 (a non-tensor has no shape): check_inputs says what else is wrong.
     if (len(getattr(q, "shape", ())) != 4 or len(getattr(k, "shape", ())) != 4
             or len(getattr(v, "shape", ())) != 4):
@@ -160,10 +172,13 @@ def flash_attn_varlen_func(
     and ``max_seqlen_k`` are not read, no window); ``seqused_k`` without a
     table is not supported yet.
     """
+    import torch
+
     if (dropout_p != 0.0 or alibi_slopes is not None or return_attn_probs is not False
-            or (deterministic is not False and deterministic is not True)):
+            or deterministic is not False):
         check_flash_args(dropout_p, alibi_slopes, deterministic, return_attn_probs,
                          _VARLEN_FUNC)
+        _check_deterministic(torch, deterministic, q, k, v, _VARLEN_FUNC)
     if block_table is not None or seqused_k is not None:
         if block_table is None or seqused_k is None or tuple(window_size) != (-1, -1):
             raise NotSupportedError(f"{_VARLEN_FUNC}: seqused_k is supported with a paged "
@@ -175,3 +190,18 @@ def flash_attn_varlen_func(
                        softmax_scale, enable_gqa=True, causal_align="bottom_right",
                        window_size=window_size, softcap=softcap, library=library,
                        kernel=kernel)
+
+
+def _check_deterministic(torch: Any, deterministic: bool, q: Any, k: Any, v: Any,
+                         function: str) -> None:
+    """NotSupportedError for ``deterministic=True`` where a gradient is needed
+    (grad mode on, q, k or v requiring grad): FlashAttention's flag asks for
+    a deterministic backward, and tiled_attn's adds dq's parts by atomics,
+    in an order that varies from run to run."""
+    if deterministic and torch.is_grad_enabled() and any(
+            getattr(t, "requires_grad", False) for t in (q, k, v)):
+        raise NotSupportedError(
+            f"{function}: deterministic=True with inputs that require grad, but tiled_attn's "
+            "backward pass is not deterministic (dq's parts are added by atomics); pass "
+            "deterministic=False, or call it under torch.no_grad() (the forward pass is "
+            "deterministic)")

@@ -38,6 +38,7 @@ __all__ = [
     "KernelLibrary",
     "kernel_features",
     "LaunchPlan",
+    "TaSdpaBackwardArgs",
     "TaVarlen",
     "TaWindow",
     "default_library",
@@ -52,7 +53,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 13
+API_VERSION = 14
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -70,7 +71,7 @@ TA_ERROR_DRIVER = 4
 DTYPES = {"f16": 0, "bf16": 1}
 MASKS = {"none": 0, "top_left": 1, "bottom_right": 2}
 
-TA_MAX_PARAMS = 64
+TA_MAX_PARAMS = 128
 TA_MAX_PARAM_BYTES = 4096
 
 
@@ -150,6 +151,20 @@ class TaSdpaArgs(Structure):
                 ("seqused_k", c_uint64)]
 
 
+class TaSdpaBackwardArgs(Structure):
+    """ta_sdpa_backward_args (API version 14): the gradients ``dq``, ``dk`` and
+    ``dv`` of one attention call, given ``d_o``, the gradient of its output.
+    ``forward`` is the call as ta_sdpa was given it, its output ``o`` and
+    its log-sum-exps ``lse`` included (both read); ``workspace`` the device
+    address of ``workspace_bytes`` bytes (at least what
+    :meth:`KernelLibrary.backward_workspace_size` says, 256-byte aligned)
+    that the call overwrites."""
+
+    _fields_ = [("forward", TaSdpaArgs), ("d_o", TaTensor), ("dq", TaTensor),
+                ("dk", TaTensor), ("dv", TaTensor), ("workspace", c_uint64),
+                ("workspace_bytes", c_uint64)]
+
+
 class TaBlockMaskArgs(Structure):
     """ta_block_mask_args: the block kinds of a library mask function's mask
     (``mask_function``, its ``captures``), of ``seq_q`` x ``seq_k``, into the
@@ -169,7 +184,8 @@ class TaKernelInfo(Structure):
                 ("varlen", c_int32), ("head_dim_v", c_int32),
                 ("score_function", c_char_p), ("mask_function", c_char_p),
                 ("num_captures", c_int32), ("captures", POINTER(TaCaptureInfo)),
-                ("variant", c_char_p), ("features", c_uint32), ("page_size", c_int32)]
+                ("variant", c_char_p), ("features", c_uint32), ("page_size", c_int32),
+                ("phase", c_char_p)]
 
 
 class TaLaunchPlan(Structure):
@@ -178,20 +194,31 @@ class TaLaunchPlan(Structure):
                 ("param_offsets", c_uint32 * TA_MAX_PARAMS),
                 ("param_sizes", c_uint32 * TA_MAX_PARAMS),
                 # param_data is 64-byte aligned in C (TA_ALIGNAS(64)): it
-                # starts at offset 576, after 28 bytes of padding.
+                # starts at offset 1088, after 28 bytes of padding.
                 ("_padding", c_ubyte * 28),
                 ("param_data", c_ubyte * TA_MAX_PARAM_BYTES)]
 
 
-assert TaLaunchPlan.param_data.offset == 576 and ctypes.sizeof(TaLaunchPlan) % 64 == 0
+assert TaLaunchPlan.param_data.offset == 1088 and ctypes.sizeof(TaLaunchPlan) % 64 == 0
 
 
-def _aligned_plan() -> Tuple[TaLaunchPlan, Any]:
-    """A zeroed TaLaunchPlan at a 64-byte aligned address (as C declares it),
-    and the buffer that holds it (keep it alive)."""
-    buffer = ctypes.create_string_buffer(ctypes.sizeof(TaLaunchPlan) + 64)
+def _aligned_plan(count: int = 1) -> Tuple[Any, Any]:
+    """A zeroed TaLaunchPlan (``count`` > 1: an array of them, as
+    ta_sdpa_backward_plan fills) at a 64-byte aligned address (as C declares
+    it), and the buffer that holds it (keep it alive)."""
+    kind = TaLaunchPlan if count == 1 else TaLaunchPlan * count
+    buffer = ctypes.create_string_buffer(ctypes.sizeof(kind) + 64)
     offset = -ctypes.addressof(buffer) % 64
-    return TaLaunchPlan.from_buffer(buffer, offset), buffer
+    return kind.from_buffer(buffer, offset), buffer
+
+
+def _launch_plan(plan: TaLaunchPlan) -> "LaunchPlan":
+    """The LaunchPlan of a filled TaLaunchPlan: each parameter's bytes."""
+    raw = bytes(plan.param_data)
+    params = tuple(raw[plan.param_offsets[i]:plan.param_offsets[i] + plan.param_sizes[i]]
+                   for i in range(plan.num_params))
+    return LaunchPlan(plan.kernel, tuple(plan.grid), tuple(plan.block), plan.shared_bytes,
+                      params)
 
 
 _SIGNATURES: Dict[str, Tuple[Any, Sequence[Any]]] = {
@@ -210,6 +237,11 @@ _SIGNATURES: Dict[str, Tuple[Any, Sequence[Any]]] = {
     "ta_library_block_mask_count": (c_int32, [c_void_p]),
     "ta_library_block_mask": (c_int, [c_void_p, c_int32, POINTER(TaKernelInfo)]),
     "ta_block_mask": (c_int, [c_void_p, POINTER(TaBlockMaskArgs), c_int32, c_void_p]),
+    "ta_library_backward_count": (c_int32, [c_void_p]),
+    "ta_library_backward_kernel": (c_int, [c_void_p, c_int32, POINTER(TaKernelInfo)]),
+    "ta_sdpa_backward_workspace_size": (c_int, [c_void_p, c_void_p, POINTER(c_uint64)]),
+    "ta_sdpa_backward_plan": (c_int, [c_void_p, c_void_p, c_int32, c_int32, c_void_p]),
+    "ta_sdpa_backward": (c_int, [c_void_p, c_void_p, c_int32, c_void_p]),
 }
 
 
@@ -331,6 +363,11 @@ class KernelInfo:
     #: blocks gathered from several pages), or 0: a paged kernel then takes
     #: the page sizes :attr:`block_n` divides.
     page_size: int = 0
+    #: "" for a forward kernel; a backward kernel's phase (of
+    #: :attr:`KernelLibrary.backward_kernels`): "preprocess", "main" or
+    #: "postprocess". A main kernel's :attr:`mask`, ``softcap`` and ``varlen``
+    #: say what it computes; every phase's dtype, head dims and ``varlen``.
+    phase: str = ""
 
     def __post_init__(self) -> None:
         if not self.head_dim_v:
@@ -356,8 +393,9 @@ class KernelInfo:
         features = "".join(f", {name}" for name in kernel_features() if name in self.features)
         head_dim = (f"{self.head_dim}" if self.head_dim_v == self.head_dim
                     else f"{self.head_dim} (D_v={self.head_dim_v})")
+        phase = f", {self.phase}" if self.phase else ""
         return (f"{self.name} ({self.arch}, {self.dtype}, D={head_dim}, "
-                f"mask={self.mask}{features})")
+                f"mask={self.mask}{features}{phase})")
 
 
 @dataclass(frozen=True)
@@ -403,17 +441,25 @@ class KernelLibrary:
         #: The block mask kernels (each of one mask function: its
         #: ``mask_function`` and ``captures``; the SDPA fields empty).
         self.block_masks: Tuple[KernelInfo, ...] = tuple(
-            self._kernel(i, block_mask=True)
+            self._kernel(i, lib.ta_library_block_mask)
             for i in range(lib.ta_library_block_mask_count(handle)))
+        #: The backward kernels (the manifest's "sdpa_backward" entries, each
+        #: of a :attr:`KernelInfo.phase`), indexed as the plans of
+        #: :meth:`backward_plan` name them.
+        self.backward_kernels: Tuple[KernelInfo, ...] = tuple(
+            self._kernel(i, lib.ta_library_backward_kernel)
+            for i in range(lib.ta_library_backward_count(handle)))
 
     @classmethod
     def load(cls, root: "str | os.PathLike[str] | None" = None) -> "KernelLibrary":
         """The library at ``root``, default :func:`default_library_path`."""
         return cls(root if root is not None else default_library_path())
 
-    def _kernel(self, index: int, block_mask: bool = False) -> KernelInfo:
+    def _kernel(self, index: int, describe: Any = None) -> KernelInfo:
+        """Kernel ``index`` as ``describe`` (ta_library_kernel when None,
+        ta_library_block_mask, ta_library_backward_kernel) gives it."""
         info = TaKernelInfo()
-        describe = self._lib.ta_library_block_mask if block_mask else self._lib.ta_library_kernel
+        describe = describe or self._lib.ta_library_kernel
         status = describe(self.handle, index, byref(info))
         if status != TA_OK:
             raise_for(status)
@@ -431,7 +477,7 @@ class KernelLibrary:
                           features=features, head_dim_v=info.head_dim_v,
                           score_function=info.score_function.decode(),
                           mask_function=info.mask_function.decode(), captures=captures,
-                          page_size=info.page_size)
+                          page_size=info.page_size, phase=(info.phase or b"").decode())
 
     def plan(self, args: TaSdpaArgs, capability: Tuple[int, int]) -> LaunchPlan:
         """The launch ``sdpa`` would make for ``args`` on a device of ``capability``."""
@@ -440,11 +486,43 @@ class KernelLibrary:
                                         capability[1], byref(plan))
         if status != TA_OK:
             raise_for(status)
-        raw = bytes(plan.param_data)
-        params = tuple(raw[plan.param_offsets[i]:plan.param_offsets[i] + plan.param_sizes[i]]
-                       for i in range(plan.num_params))
-        return LaunchPlan(plan.kernel, tuple(plan.grid), tuple(plan.block),
-                          plan.shared_bytes, params)
+        return _launch_plan(plan)
+
+    def backward_plan(self, args: "TaSdpaBackwardArgs | int",
+                      capability: Tuple[int, int]) -> Tuple[LaunchPlan, LaunchPlan, LaunchPlan]:
+        """ta_sdpa_backward_plan: the three launches (preprocess, main,
+        postprocess) :meth:`launch_backward` would make for ``args`` (a
+        TaSdpaBackwardArgs, or the address of one) on a device of
+        ``capability``; each plan's kernel an index of :attr:`backward_kernels`,
+        -1 for a phase with nothing to do."""
+        plans, _buffer = _aligned_plan(3)
+        status = self._lib.ta_sdpa_backward_plan(self.handle, _address(args), capability[0],
+                                                 capability[1], ctypes.addressof(plans))
+        if status != TA_OK:
+            raise_for(status)
+        return tuple(_launch_plan(plan) for plan in plans)  # type: ignore[return-value]
+
+    def backward_workspace_size(self, args: "TaSdpaBackwardArgs | int") -> int:
+        """ta_sdpa_backward_workspace_size: the bytes of workspace the backward
+        call of ``args`` (a TaSdpaBackwardArgs or its address; its workspace
+        fields are not read) needs (0 for an empty problem). Checks the
+        arguments as :meth:`launch_backward` does."""
+        size = c_uint64(0)
+        status = self._lib.ta_sdpa_backward_workspace_size(self.handle, _address(args),
+                                                           byref(size))
+        if status != TA_OK:
+            raise_for(status)
+        return size.value
+
+    def launch_backward(self, args: "TaSdpaBackwardArgs | int", device: int,
+                        stream: int) -> None:
+        """ta_sdpa_backward: check ``args`` (a TaSdpaBackwardArgs or its
+        address), choose the three backward kernels for CUDA device ``device``
+        and launch them on ``stream``, one after the other (asynchronous: no
+        allocation, no synchronization)."""
+        status = self._lib.ta_sdpa_backward(self.handle, _address(args), device, stream)
+        if status != TA_OK:
+            raise_for(status)
 
     @property
     def root(self) -> Path:
@@ -541,6 +619,11 @@ class KernelLibrary:
 
     def __repr__(self) -> str:
         return f"KernelLibrary({str(self.path)!r}, {len(self.kernels)} kernels)"
+
+
+def _address(args: Any) -> int:
+    """The address of a ctypes structure, or ``args`` itself if it is one."""
+    return args if isinstance(args, int) else ctypes.addressof(args)
 
 
 def set_tensor(slot: TaTensor, t: Any) -> None:

@@ -14,10 +14,14 @@ packs its parameters and launches it on the current stream.
 (meta) implementation, so a compiled graph holds it without a break. In
 eager mode the same work runs without the dispatcher's round trip.
 
-There is no backward pass yet: with grad mode on, inputs that require grad
-are refused (:class:`~tiled_attn.errors.NoBackwardError`), in eager mode here
-and under ``torch.compile`` by the op's Autograd kernel
-(:func:`~tiled_attn.validation.check_no_grad`, one check for both).
+Gradients (issue 39): where one is needed (grad mode on, q, k or v
+requiring grad), the eager call takes the op too, whose Autograd kernel
+runs ``tiled_attn::sdpa_lse`` and its autograd formula (the backward:
+:mod:`tiled_attn.backward`); otherwise it runs the kernel here, as before.
+What has no backward (score and mask functions, block masks) is refused at
+the call (:class:`~tiled_attn.errors.NoBackwardError`,
+:func:`~tiled_attn.validation.needs_backward`: one check for the eager
+path and the op).
 
 torch is imported inside the functions only, so that the rest of the
 package (and its unit tests) works without it.
@@ -41,8 +45,8 @@ from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary,
                       c_string_address, default_library)
 from .validation import (ITEMSIZE, TORCH_DTYPES, aligned_rows, attn_mask_as_function,
                          bias_function, check_attention_args, check_gqa, check_inputs,
-                         check_no_grad, check_return_lse, check_scale, check_softcap,
-                         check_tensor, check_window, copy_reason)
+                         check_return_lse, check_scale, check_softcap, check_tensor,
+                         check_window, copy_reason, needs_backward)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -170,9 +174,12 @@ def sdpa(
     Returns:
         ``out``, or a new contiguous ``[B, H, S_q, D]`` tensor, computed on
         the current torch stream; with ``return_lse``, the pair ``(out, lse)``.
-        It does not track gradients: there is no backward pass yet, so with
-        grad mode on, q, k and v must not require grad (run under
-        ``torch.no_grad()`` or ``torch.inference_mode()``).
+        Differentiable: with grad mode on and q, k or v requiring grad, the
+        output tracks its gradient (through the op ``tiled_attn::sdpa_lse``;
+        ``out`` gets the result by a differentiable copy) and ``backward()``
+        runs the library's backward kernels (docs/python.md, "Training");
+        the log-sum-exps get no gradient (a loss that uses them is refused
+        at ``backward()``).
 
     Any strides are taken as they are if the last dimension's is 1 and the
     data pointer and the other strides are multiples of the kernel's
@@ -183,11 +190,14 @@ def sdpa(
         TypeError, ValueError: bad arguments; the message names the problem.
         TiledAttnError: no kernel library, no kernel for this device, dtype,
             head dim and mask (and window, and softcap), or a CUDA driver error.
-        NoBackwardError: grad mode is on and q, k or v requires grad (a
-            TiledAttnError and a NotImplementedError; the message names the
-            inputs). Under ``torch.compile`` the op raises it while Dynamo
-            traces (with ``fullgraph=True``, inside Dynamo's ``Unsupported``
-            error; :mod:`tiled_attn.ops`).
+        NoBackwardError: grad mode is on, q, k, v or a captured input
+            requires grad, and the call has what the backward does not
+            compute: score or mask functions, an ``attn_mask`` tensor, a
+            block mask (a TiledAttnError and a NotImplementedError; the
+            message names the inputs and what is missing). Under
+            ``torch.compile`` the op raises it while Dynamo traces (with
+            ``fullgraph=True``, inside Dynamo's ``Unsupported`` error;
+            :mod:`tiled_attn.ops`).
         NotSupportedError: ``attn_mask`` a tensor or ``dropout_p != 0`` (a
             TiledAttnError and a NotImplementedError).
     """
@@ -217,15 +227,24 @@ def sdpa(
     if block_mask is not None and (causal or tuple(window_size) != (-1, -1)):
         raise ValueError("block_mask takes no causal mask nor window: a block-sparse kernel "
                          "sees the keys its block mask and mask function say")
-    if torch.compiler.is_compiling():
+    # Through the op under torch.compile (a node of the graph) and where a
+    # gradient is needed (its autograd formula); else straight to the kernel.
+    if torch.compiler.is_compiling() or needs_backward(
+            torch, "tiled_attn.sdpa", q, k, v, score_mod, score_mod_args, mask_mod,
+            mask_mod_args, block_mask, None if attn_mask is None else function):
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa)
 
         _, left, right = check_window(causal_align, window_size)
         softcap = check_softcap(softcap)
         return_lse = check_return_lse(return_lse)
         path = str(library.path) if isinstance(library, KernelLibrary) else library
-        functions = (score_mod, list(score_mod_args), mask_mod, list(mask_mod_args),
+        functions = (score_mod, list(score_mod_args) or None, mask_mod,
+                     list(mask_mod_args) or None,
                      None if block_mask is None else block_mask_args(torch, block_mask, q, k))
+        if not torch.compiler.is_compiling():
+            check_for_op(torch, "sdpa_lse", q, k, v, causal, scale)
+            if out is not None:
+                check_out(torch, out, q, v)
         if return_lse:
             result, lse = torch.ops.tiled_attn.sdpa_lse(q, k, v, causal, scale, kernel, path,
                                                         enable_gqa, causal_align,
@@ -234,7 +253,6 @@ def sdpa(
         result = torch.ops.tiled_attn.sdpa(q, k, v, causal, scale, kernel, path, enable_gqa,
                                            causal_align, [left, right], softcap, *functions)
         return result if out is None else out.copy_(result)
-    check_no_grad(torch, q, k, v)
     return sdpa_eager(q, k, v, causal, scale, library, kernel, out, enable_gqa, causal_align,
                       window_size, softcap, return_lse, score_mod, score_mod_args, mask_mod,
                       mask_mod_args,
@@ -280,52 +298,12 @@ def sdpa_eager(
     if score_mod in _BIAS_16BIT_FUNCTIONS and len(score_mod_args) == 1:
         score_mod, score_mod_args = bias_16bit_or_float32(torch, q, score_mod_args[0], library,
                                                           kernel, score_mod)
-    try:
-        device = q.device
-        dtype = _DTYPES.get(q.dtype)
-        usual = not (dtype is None or k.dtype is not q.dtype or v.dtype is not q.dtype
-                     or device.type != "cuda" or k.device != device or v.device != device
-                     or q.dim() != 4 or k.dim() != 4 or v.dim() != 4
-                     or (causal is not True and causal is not False)
-                     or (scale is not None and (type(scale) is not float
-                                                or not _SCALE_FAST[0] <= scale <= _SCALE_FAST[1])))
-    except AttributeError:  # Not a tensor: check_inputs says which.
-        usual = False
-    if not usual:
-        dtype = DTYPES[check_inputs(q, k, v, causal, scale)]
-        device = q.device
-        if scale is not None:
-            scale = check_scale(scale)
-    check_gqa(enable_gqa, q.shape[1], (k.shape[1], v.shape[1]))
-    if causal_align == "top_left" and type(window_size) is tuple and window_size == _NO_WINDOW:
-        mask, window = (_CAUSAL if causal else _NO_MASK), _WINDOW_OFF
-    else:
-        mask, window = _mask_and_window(causal, causal_align, window_size)
-    if type(softcap) is not float or (softcap != 0.0 and not
-                                      _SOFTCAP_FAST[0] <= softcap <= _SOFTCAP_FAST[1]):
-        softcap = check_softcap(softcap)
     if return_lse is not False:
         return_lse = check_return_lse(return_lse)
-    if not isinstance(library, KernelLibrary):
-        library = library_of(library)
-    if scale is None:
-        scale = default_scale(q.shape[-1])
+    library, views, dtype, mask, scale, window, softcap, keep_inputs = checked_call(
+        torch, q, k, v, causal, scale, library, enable_gqa, causal_align, window_size, softcap)
+    device = q.device
     out = output_for(torch, q, v, out)
-    align = library.align_bytes
-    amask, smask = align - 1, align // ITEMSIZE - 1
-    qs, ks, vs = q.stride(), k.stride(), v.stride()
-    qp, kp, vp = q.data_ptr(), k.data_ptr(), v.data_ptr()
-    # A fast, stricter test of the kernels' layout rule (every stride
-    # aligned); copy_reason has the exact one (size-1 dimensions exempt).
-    if (qs[3] != 1 or qp & amask or (qs[0] | qs[1] | qs[2]) & smask) and copy_reason(q, align):
-        q = q.clone(memory_format=torch.contiguous_format)
-        qs, qp = q.stride(), q.data_ptr()
-    if (ks[3] != 1 or kp & amask or (ks[0] | ks[1] | ks[2]) & smask) and copy_reason(k, align):
-        k = k.clone(memory_format=torch.contiguous_format)
-        ks, kp = k.stride(), k.data_ptr()
-    if (vs[3] != 1 or vp & amask or (vs[0] | vs[1] | vs[2]) & smask) and copy_reason(v, align):
-        v = v.clone(memory_format=torch.contiguous_format)
-        vs, vp = v.stride(), v.data_ptr()
     lse = None
     if return_lse:
         lse = torch.empty(q.shape[:3], dtype=torch.float32, device=device)
@@ -351,17 +329,97 @@ def sdpa_eager(
     splits = (num_splits, 0, 0) if (num_splits == 1 or keys < _SPLIT_MIN_KEYS
                                     or q.shape[0] * q.shape[1] * q.shape[2] > _SPLIT_MAX_ROWS
                                     or kernel is not None) else None
-    fields = (qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs,
-              out.data_ptr(), *out.shape, *out.stride(),
-              dtype, mask, scale,
-              0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
-              0 if lse is None else lse.data_ptr(), *_VARLEN_OFF, *functions)
+    fields = args_fields(views, (out.data_ptr(), *out.shape, *out.stride()), dtype, mask, scale,
+                         0 if kernel is None else _kernel_name_address(kernel), window, softcap,
+                         0 if lse is None else lse.data_ptr(), _VARLEN_OFF, functions)
     workspace = None
     if splits is None:
         splits, workspace = split_workspace(torch, library, device, fields, num_splits, seqused)
     launch(torch, library, device.index, *fields, *splits, seqused)
-    del keep, workspace  # alive through the launch
+    del keep, keep_inputs, workspace  # alive through the launch
     return out if lse is None else (out, lse)
+
+
+def checked_call(torch: Any, q: "torch.Tensor", k: "torch.Tensor", v: "torch.Tensor",
+                 causal: Any, scale: Any, library: LibraryArg, enable_gqa: Any,
+                 causal_align: Any, window_size: Any, softcap: Any) -> tuple:
+    """The checks and copies of an attention call on ``[B, H, S, D]`` tensors,
+    shared by the forward (:func:`sdpa_eager`) and the backward
+    (:func:`tiled_attn.backward.sdpa_backward_eager`), which must describe
+    the same call to the runtime.
+
+    Returns ``(library, views, dtype, mask, scale, window, softcap, inputs)``:
+    the opened library; the ta_tensor fields (data, sizes, strides) of q, k
+    and v, each copied to a contiguous tensor first where the kernels cannot
+    take its layout; ta_sdpa_args' dtype, mask, scale (``1/sqrt(D)`` for
+    None), ta_window fields and softcap; and the (copied) q, k and v, to be
+    kept alive through the launch.
+
+    The common case (valid inputs the kernels take as they are) runs a fast
+    path of a few attribute reads; anything unusual falls back to
+    :func:`check_inputs` (which raises the precise error) and to copies of
+    the inputs the kernels cannot take.
+    """
+    if not _DTYPES:
+        _init_dtypes()
+    try:
+        device = q.device
+        dtype = _DTYPES.get(q.dtype)
+        usual = not (dtype is None or k.dtype is not q.dtype or v.dtype is not q.dtype
+                     or device.type != "cuda" or k.device != device or v.device != device
+                     or q.dim() != 4 or k.dim() != 4 or v.dim() != 4
+                     or (causal is not True and causal is not False)
+                     or (scale is not None and (type(scale) is not float
+                                                or not _SCALE_FAST[0] <= scale <= _SCALE_FAST[1])))
+    except AttributeError:  # Not a tensor: check_inputs says which.
+        usual = False
+    if not usual:
+        dtype = DTYPES[check_inputs(q, k, v, causal, scale)]
+        if scale is not None:
+            scale = check_scale(scale)
+    check_gqa(enable_gqa, q.shape[1], (k.shape[1], v.shape[1]))
+    if causal_align == "top_left" and type(window_size) is tuple and window_size == _NO_WINDOW:
+        mask, window = (_CAUSAL if causal else _NO_MASK), _WINDOW_OFF
+    else:
+        mask, window = _mask_and_window(causal, causal_align, window_size)
+    if type(softcap) is not float or (softcap != 0.0 and not
+                                      _SOFTCAP_FAST[0] <= softcap <= _SOFTCAP_FAST[1]):
+        softcap = check_softcap(softcap)
+    if not isinstance(library, KernelLibrary):
+        library = library_of(library)
+    if scale is None:
+        scale = default_scale(q.shape[-1])
+    align = library.align_bytes
+    amask, smask = align - 1, align // ITEMSIZE - 1
+    qs, ks, vs = q.stride(), k.stride(), v.stride()
+    qp, kp, vp = q.data_ptr(), k.data_ptr(), v.data_ptr()
+    # A fast, stricter test of the kernels' layout rule (every stride
+    # aligned); copy_reason has the exact one (size-1 dimensions exempt).
+    if (qs[3] != 1 or qp & amask or (qs[0] | qs[1] | qs[2]) & smask) and copy_reason(q, align):
+        q = q.clone(memory_format=torch.contiguous_format)
+        qs, qp = q.stride(), q.data_ptr()
+    if (ks[3] != 1 or kp & amask or (ks[0] | ks[1] | ks[2]) & smask) and copy_reason(k, align):
+        k = k.clone(memory_format=torch.contiguous_format)
+        ks, kp = k.stride(), k.data_ptr()
+    if (vs[3] != 1 or vp & amask or (vs[0] | vs[1] | vs[2]) & smask) and copy_reason(v, align):
+        v = v.clone(memory_format=torch.contiguous_format)
+        vs, vp = v.stride(), v.data_ptr()
+    views = (qp, *q.shape, *qs, kp, *k.shape, *ks, vp, *v.shape, *vs)
+    return library, views, dtype, mask, scale, window, softcap, (q, k, v)
+
+
+def args_fields(views: Sequence[Any], out: Sequence[Any], dtype: int, mask: int, scale: float,
+                kernel: int, window: Sequence[Any], softcap: float, lse: int,
+                varlen: Sequence[Any], functions: Sequence[Any]) -> tuple:
+    """ta_sdpa_args' fields (:data:`_ARGS_LAYOUT`) up to the functions' (the
+    split's and seqused_k's come after): the views of q, k, v (``views``) and
+    o (``out``), the dtype, mask, scale, the kernel name's address (0: the
+    best fit), ta_window's fields, the softcap, the log-sum-exps' address (0:
+    none), ta_varlen's and the functions' fields. The one place that orders
+    them, for the forward and the backward (whose ta_sdpa_backward_args
+    starts with the forward call's ta_sdpa_args)."""
+    return (*views, *out, dtype, mask, scale, kernel, *window, softcap, lse, *varlen,
+            *functions)
 
 
 def takes_16bit_bias(torch: Any, q: "torch.Tensor", attn_mask: Any,
@@ -446,6 +504,32 @@ def output_for(torch: Any, q: "torch.Tensor", v: "torch.Tensor",
                          f"device ({q.device}), got {out.dtype} on {out.device} of shape "
                          f"{tuple(out.shape)}")
     return out
+
+
+def check_for_op(torch: Any, op: str, q: Any, k: Any, v: Any, causal: Any, scale: Any,
+                 **names: str) -> None:
+    """:func:`check_inputs` before an eager call takes the op ``tiled_attn::<op>``
+    (a gradient is needed), so that its errors are the eager path's (the
+    dispatcher's own, for a CPU tensor or a non-tensor, name no argument);
+    skipped for tensors of a device other than CUDA that has a kernel of the
+    op (one a test registers, to run the ops without a GPU)."""
+    device = getattr(q, "device", None)
+    if device is None or device.type == "cuda" or not \
+            torch._C._dispatch_has_kernel_for_dispatch_key(f"tiled_attn::{op}",
+                                                           device.type.upper()):
+        check_inputs(q, k, v, causal, scale, **names)
+
+
+def check_out(torch: Any, out: Any, q: "torch.Tensor", v: "torch.Tensor") -> None:
+    """Check an ``out`` that gets the op's result by ``copy_`` (a gradient is
+    needed: the output is the op's, which autograd tracks, copied into
+    ``out``): :func:`output_for`'s checks, and the shape, which copy_ would
+    broadcast to where the runtime refuses a mismatch."""
+    output_for(torch, q, v, out)
+    shape = (*q.shape[:-1], v.shape[-1])
+    if tuple(out.shape) != shape:
+        raise ValueError(f"out must have shape {list(shape)} ([B, H, S_q, D_v]), got "
+                         f"{list(out.shape)}")
 
 
 def launch(torch: Any, library: KernelLibrary, device: Optional[int], *fields: Any) -> None:

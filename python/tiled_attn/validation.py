@@ -20,8 +20,10 @@ The functions read only ``.device`` (``.type``, ``.index``), ``.dtype``
 the torch module it is given), so they work on torch tensors and on the unit
 tests' stand-ins alike. Bad arguments raise :class:`TypeError` (wrong kind of
 value) or :class:`ValueError` (right kind, wrong value); each message names
-the argument and the value. Inputs that need a gradient raise
-:class:`~tiled_attn.errors.NoBackwardError` (:func:`check_no_grad`).
+the argument and the value. A gradient asked of what has no backward pass
+(score and mask functions, block masks, a KV cache, the log-sum-exps)
+raises :class:`~tiled_attn.errors.NoBackwardError` (:func:`needs_backward`,
+:func:`check_no_grad`, :func:`check_no_lse_grad`).
 """
 
 from __future__ import annotations
@@ -34,9 +36,10 @@ from .errors import NoBackwardError, NotSupportedError
 
 __all__ = ["CAUSAL_ALIGNS", "TORCH_DTYPES", "attn_mask_as_function", "check_attention_args",
            "check_dropout",
-           "check_flash_args", "check_gqa", "check_inputs", "check_no_grad", "check_return_lse",
-           "check_scale", "check_softcap", "check_tensor", "check_varlen", "check_window",
-           "copy_reason"]
+           "check_backward", "check_flash_args", "check_gqa", "check_inputs", "check_no_grad",
+           "check_no_lse_grad",
+           "check_return_lse", "check_scale", "check_softcap", "check_tensor", "check_varlen",
+           "check_window", "copy_reason", "needs_backward"]
 
 #: torch dtype (as ``str(dtype)``) -> the manifest's dtype name.
 TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16"}
@@ -105,34 +108,134 @@ def check_inputs(q: Any, k: Any, v: Any, causal: Any = False, scale: Any = None,
 def check_no_grad(torch: Any, q: Any, k: Any, v: Any, function: str = "tiled_attn.sdpa") -> None:
     """NoBackwardError when grad mode is on and q, k or v requires grad.
 
-    tiled_attn has no backward pass yet: its output could not track gradients,
-    and in a model whose other paths carry them, attention's would be dropped
-    without a word (or ``backward()`` would fail later with PyTorch's "does not
-    require grad"). So a call that would need one is refused, naming the
-    inputs; under ``torch.no_grad()`` or ``torch.inference_mode()``, or when
-    no input requires grad, this does nothing.
+    For the calls that have no backward pass: an output that could not
+    track gradients would, in a model whose other paths carry them, drop
+    attention's without a word (or ``backward()`` would fail later with
+    PyTorch's "does not require grad"). So a call that would need one is
+    refused, naming the inputs; under ``torch.no_grad()`` or
+    ``torch.inference_mode()``, or when no input requires grad, this does
+    nothing.
 
-    The one check and message of every entry point (``function`` names it):
-    :func:`tiled_attn.sdpa` and :func:`tiled_attn.sdpa_varlen` in eager mode
-    (which do not go through the dispatcher), the Autograd kernel of the
-    ``tiled_attn::`` ops (:mod:`tiled_attn.ops`: direct op calls and
-    ``torch.compile``), and the transformers integration. ``torch`` is the
-    torch module (its ``is_grad_enabled``); anything without a
-    ``requires_grad`` attribute counts as not requiring grad (the type checks
-    come after, in :func:`check_inputs`).
+    Its caller: the Autograd kernel of the KV-cache ops
+    (:mod:`tiled_attn.ops`: decoding is forward only).
+    :func:`tiled_attn.sdpa`, :func:`tiled_attn.sdpa_varlen` and their ops
+    are differentiable (issue 39) and ask :func:`needs_backward` instead. ``torch`` is the torch module (its ``is_grad_enabled``);
+    anything without a ``requires_grad`` attribute counts as not requiring
+    grad (the type checks come after, in :func:`check_inputs`).
     """
     if not (getattr(q, "requires_grad", False) or getattr(k, "requires_grad", False)
             or getattr(v, "requires_grad", False)) or not torch.is_grad_enabled():
         return
     names = [name for name, t in (("q", q), ("k", k), ("v", v))
              if getattr(t, "requires_grad", False)]
-    subject = (f"{names[0]} requires" if len(names) == 1
-               else f"{', '.join(names[:-1])} and {names[-1]} require")
     raise NoBackwardError(
-        f"{function}: {subject} grad, but tiled_attn has no backward pass yet (its kernels "
+        f"{function}: {_subject(names)} grad, but tiled_attn has no backward pass yet (its kernels "
         "are forward only), so gradients through attention would be dropped without a word; "
         "call it under torch.no_grad() or torch.inference_mode() (model.eval() does not turn "
         "gradients off), or pass tensors that do not require grad (.detach())")
+
+
+def needs_backward(torch: Any, function: str, q: Any, k: Any, v: Any, score_mod: Any = None,
+                   score_mod_args: Any = (), mask_mod: Any = None, mask_mod_args: Any = (),
+                   block_mask: Any = None, attn_mask: Any = None) -> bool:
+    """Whether a call needs the backward pass: grad mode is on and q, k, v or
+    a captured input of its functions requires grad. NoBackwardError if it
+    does and the call has what the backward kernels do not compute.
+
+    The backward kernels compute attention with a causal mask, a sliding
+    window, a softcap and grouped KV heads, over packed sequences too; not
+    score or mask functions (``score_mod``, ``mask_mod``, PyTorch's
+    ``attn_mask`` tensors, which run as the library's ``mask`` or ``bias``
+    function), nor block masks. A call with those whose output would track
+    gradients is refused here, at the forward call, naming what has no
+    backward (rather than at ``backward()``, after the forward ran, or with
+    a gradient that leaves the function out). Under ``torch.no_grad()`` or
+    ``torch.inference_mode()``, or when nothing requires grad, it returns
+    False and refuses nothing.
+
+    ``function`` names the caller in the message; ``attn_mask`` is the name
+    of the function an ``attn_mask`` tensor became (:func:`attn_mask_as_function`),
+    None without one; ``score_mod_args`` and ``mask_mod_args`` are sequences
+    (or None) whose tensors may require grad (a float ``attn_mask`` that is
+    a learned bias); ``block_mask`` None, or a block mask or its lists (an
+    empty tuple or list: none). Anything without a
+    ``requires_grad`` attribute counts as not requiring grad (the type
+    checks come after).
+    """
+    if not torch.is_grad_enabled():
+        return False
+    return check_backward(function, q, k, v, score_mod, score_mod_args, mask_mod,
+                          mask_mod_args, block_mask, attn_mask)
+
+
+def check_backward(function: str, q: Any, k: Any, v: Any, score_mod: Any = None,
+                   score_mod_args: Any = (), mask_mod: Any = None, mask_mod_args: Any = (),
+                   block_mask: Any = None, attn_mask: Any = None) -> bool:
+    """:func:`needs_backward` without the grad mode (on, or a gradient is
+    known to be needed: the setup of an autograd formula, which runs with
+    grad mode off): whether q, k, v or a captured input requires grad, and
+    NoBackwardError if one does and the call has what the backward does not
+    compute."""
+    # (Captured inputs of another kind than a tuple or list are
+    # function_fields's to refuse, after this.)
+    lists = tuple(a if isinstance(a, (tuple, list)) else () for a in (score_mod_args,
+                                                                       mask_mod_args))
+    if not (getattr(q, "requires_grad", False) or getattr(k, "requires_grad", False)
+            or getattr(v, "requires_grad", False) or lists[0] or lists[1]):
+        return False  # (the usual case, without building the names)
+    named = [("q", q), ("k", k), ("v", v)]
+    for name, owner, captures in zip(("score_mod_args", "mask_mod_args"),
+                                     (score_mod, mask_mod), lists):
+        # (An attn_mask tensor is its function's one captured input.)
+        named += [("attn_mask" if attn_mask is not None and owner == attn_mask
+                   else f"{name}[{i}]", t) for i, t in enumerate(captures)]
+    names = [name for name, t in named if getattr(t, "requires_grad", False)]
+    if not names:
+        return False
+    missing = []
+    if attn_mask is not None:
+        missing.append(f"an attn_mask tensor (the library's {attn_mask!r} function)")
+    for kind, name in (("score_mod", score_mod), ("mask_mod", mask_mod)):
+        if name is not None and name != attn_mask:
+            missing.append(f"{kind} {name!r}")
+    if block_mask is not None and (not isinstance(block_mask, (tuple, list)) or block_mask):
+        missing.append("a block_mask")
+    if not missing:
+        return True
+    what = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+    raise NoBackwardError(
+        f"{function}: {_subject(names)} grad, but tiled_attn's backward pass does not compute "
+        f"{what} yet (its backward kernels take masks, windows, softcap and grouped heads "
+        "only), so gradients through this call cannot be computed; call it under "
+        "torch.no_grad() or torch.inference_mode(), or pass tensors that do not require "
+        "grad (.detach())")
+
+
+def check_no_lse_grad(grad_lse: Any, function: str) -> None:
+    """NoBackwardError when the log-sum-exps' gradient ``grad_lse`` is given.
+
+    The backward kernels compute the gradients of q, k and v through the
+    output only: a loss that also depends on the log-sum-exps (of
+    ``return_lse``; ring attention's or split-KV's merge, a z-loss) would
+    need ``dS += P * grad_lse`` in the main kernel, which it does not have.
+    The ops' autograd formula (:mod:`tiled_attn.ops`) gets None for an lse
+    that no loss uses (it does not materialize zeros), and a tensor for one
+    that is used: that is refused here rather than left out of the
+    gradients. (A zero tensor counts as used: telling it from a nonzero one
+    would need a device synchronization.)
+    """
+    if grad_lse is not None:
+        raise NoBackwardError(
+            f"{function}: the loss depends on the log-sum-exps (return_lse), whose gradient "
+            "tiled_attn's backward pass does not compute yet (only the output's); use "
+            "lse.detach() where the loss must not depend on it, or compute the attention "
+            "whose lse you need with another implementation")
+
+
+def _subject(names: Any) -> str:
+    """"q requires", "q and v require", "q, k and v require"."""
+    return (f"{names[0]} requires" if len(names) == 1
+            else f"{', '.join(names[:-1])} and {names[-1]} require")
 
 
 def check_attention_args(attn_mask: Any, dropout_p: Any, is_causal: Any, causal: Any) -> Any:
@@ -303,8 +406,9 @@ def check_flash_args(dropout_p: Any, alibi_slopes: Any, deterministic: Any,
     not implement: ``dropout_p`` must be 0, ``alibi_slopes`` None for the
     varlen function (flash_attn_func checks its own, :func:`flash_alibi`) and
     ``return_attn_probs`` False
-    (NotSupportedError); ``deterministic`` is a bool, and either is fine (the
-    forward pass is deterministic)."""
+    (NotSupportedError); ``deterministic`` is a bool (True is refused where
+    a gradient is needed, by the callers: tiled_attn's backward is not
+    deterministic; the forward pass is)."""
     check_dropout(dropout_p, function)
     if alibi_slopes is not None and function.endswith("varlen_func"):
         raise NotSupportedError(

@@ -14,8 +14,10 @@ offsets on the host (it can be captured in a CUDA graph).
 Like :func:`tiled_attn.sdpa`, it is also a ``torch.library`` custom op,
 ``tiled_attn::sdpa_varlen`` (``tiled_attn::sdpa_varlen_lse`` with
 ``return_lse``; :mod:`.ops`), which ``torch.compile`` keeps in its graph; and
-like it, it refuses inputs that require grad while grad mode is on (no
-backward pass yet; :func:`~tiled_attn.validation.check_no_grad`).
+like it, it is differentiable: where a gradient is needed, the eager call
+takes the op, whose Autograd kernel runs ``sdpa_varlen_lse`` and its
+autograd formula (:func:`tiled_attn.backward.sdpa_varlen_backward_eager`;
+no window with varlen yet: NoKernelError at ``backward()``).
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
 
 from .functions import NO_FUNCTIONS
 from .runtime import DTYPES, KernelLibrary, packed_view
-from .sdpa import (NO_SPLIT, LibraryArg, _kernel_name_address, _mask_and_window, default_scale,
-                   launch, library_of, output_for)
-from .validation import (check_gqa, check_inputs, check_no_grad, check_return_lse, check_scale,
-                         check_softcap, check_varlen, check_window, copy_reason)
+from .sdpa import (NO_SPLIT, LibraryArg, _kernel_name_address, _mask_and_window, args_fields,
+                   check_for_op, default_scale, launch, library_of, output_for)
+from .validation import (check_gqa, check_inputs, check_return_lse, check_scale, check_softcap,
+                         check_varlen, check_window, copy_reason, needs_backward)
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -92,21 +94,27 @@ def sdpa_varlen(
         ``out``, or a new ``[total_q, H, D_v]`` tensor, computed on the current
         torch stream; with ``return_lse``, the pair ``(out, lse)``. Rows past
         ``cu_seqlens_q[-1]`` (of both) are not written. Rows of q, k and v
-        past the last offset may be read, and must hold finite values. It
-        does not track gradients (no backward pass yet).
+        past the last offset may be read, and must hold finite values.
+        Differentiable as :func:`tiled_attn.sdpa`'s output is; the gradients
+        of rows past the last sequences are 0.
 
     Raises:
         TypeError, ValueError: bad arguments; the message names the problem.
         TiledAttnError: no kernel library, no varlen kernel for this device,
             dtype, head dim and mask (and window, softcap, log-sum-exps), or
             a CUDA driver error.
-        NoBackwardError: grad mode is on and q, k or v requires grad, as in
-            :func:`tiled_attn.sdpa`.
+        NoKernelError: at ``backward()``, no backward kernel for the call
+            (a sliding window: none is built for varlen yet).
     """
     import torch
 
-    if torch.compiler.is_compiling():
+    # Through the op under torch.compile (a node of the graph) and where a
+    # gradient is needed (its autograd formula); else straight to the kernels.
+    if torch.compiler.is_compiling() or needs_backward(torch, _NAMES["function"], q, k, v):
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa_varlen)
+
+        if not torch.compiler.is_compiling():
+            check_for_op(torch, "sdpa_varlen_lse", q, k, v, causal, scale, **_NAMES)
 
         _, left, right = check_window(causal_align, window_size)
         softcap = check_softcap(softcap)
@@ -119,7 +127,6 @@ def sdpa_varlen(
             return _into(torch, out, result, cu_seqlens_q), lse
         result = torch.ops.tiled_attn.sdpa_varlen(*call)
         return _into(torch, out, result, cu_seqlens_q)
-    check_no_grad(torch, q, k, v, _NAMES["function"])
     return sdpa_varlen_eager(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                              causal, scale, library, kernel, out, enable_gqa, causal_align,
                              window_size, softcap, return_lse)
@@ -159,27 +166,61 @@ def sdpa_varlen_eager(
     ``tiled_attn::sdpa_varlen`` (and ``tiled_attn::sdpa_varlen_lse``)."""
     import torch
 
+    return_lse = check_return_lse(return_lse)
+    library, views, options, keep = checked_varlen_call(
+        torch, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale,
+        library, enable_gqa, causal_align, window_size, softcap)
+    out = output_for(torch, q, v, out)
+    lse = None
+    if return_lse:
+        lse = torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
+    launch(torch, library, q.device.index,
+           *varlen_fields(views, packed_view(out), options,
+                          0 if kernel is None else _kernel_name_address(kernel),
+                          0 if lse is None else lse.data_ptr()), *NO_SPLIT)
+    del keep  # alive through the launch
+    return out if lse is None else (out, lse)
+
+
+def checked_varlen_call(torch: Any, q: "torch.Tensor", k: "torch.Tensor", v: "torch.Tensor",
+                        cu_seqlens_q: "torch.Tensor", cu_seqlens_k: "torch.Tensor",
+                        max_seqlen_q: Any, max_seqlen_k: Any, causal: Any, scale: Any,
+                        library: LibraryArg, enable_gqa: Any, causal_align: Any,
+                        window_size: Any, softcap: Any) -> tuple:
+    """The checks and copies of a variable-length call, shared by the forward
+    (:func:`sdpa_varlen_eager`) and the backward
+    (:func:`tiled_attn.backward.sdpa_varlen_backward_eager`), which must
+    describe the same call to the runtime.
+
+    Returns ``(library, views, options, inputs)``: the opened library; the
+    ta_tensor fields of q, k and v (:func:`~tiled_attn.runtime.packed_view`),
+    each copied to a contiguous tensor first where the kernels cannot take
+    its layout; ``options``, what :func:`varlen_fields` packs (the dtype,
+    mask, scale, window, softcap and ta_varlen's fields); and the (copied)
+    q, k and v, to be kept alive through the launch.
+    """
     dtype = DTYPES[check_inputs(q, k, v, causal, scale, **_NAMES)]
     num_seqs = check_varlen(q, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
     check_gqa(enable_gqa, q.shape[1], (k.shape[1], v.shape[1]))
     mask, window = _mask_and_window(causal, causal_align, window_size)
     softcap = check_softcap(softcap)
-    return_lse = check_return_lse(return_lse)
     library = library_of(library)
     scale = default_scale(q.shape[-1]) if scale is None else check_scale(scale)
-    out = output_for(torch, q, v, out)
     align = library.align_bytes
     q, k, v = (t.clone(memory_format=torch.contiguous_format) if copy_reason(t, align) else t
                for t in (q, k, v))
-    lse = None
-    if return_lse:
-        lse = torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
-    launch(torch, library, q.device.index,
-           *packed_view(q), *packed_view(k), *packed_view(v), *packed_view(out),
-           dtype, mask, scale,
-           0 if kernel is None else _kernel_name_address(kernel), *window, softcap,
-           0 if lse is None else lse.data_ptr(),
-           1, num_seqs, cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr(),
-           int(max_seqlen_q), int(max_seqlen_k), *NO_FUNCTIONS, *NO_SPLIT)
-    return out if lse is None else (out, lse)
+    varlen = (1, num_seqs, cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr(), int(max_seqlen_q),
+              int(max_seqlen_k))
+    views = (*packed_view(q), *packed_view(k), *packed_view(v))
+    return library, views, (dtype, mask, scale, window, softcap, varlen), (q, k, v)
 
+
+def varlen_fields(views: Sequence[Any], out: Sequence[Any], options: Sequence[Any],
+                  kernel: int, lse: int) -> tuple:
+    """ta_sdpa_args' fields up to the functions' (none) of a variable-length
+    call: :func:`~tiled_attn.sdpa.args_fields` of :func:`checked_varlen_call`'s
+    ``views`` and ``options``, o's view ``out``, the kernel name's and the
+    log-sum-exps' addresses (0: none)."""
+    dtype, mask, scale, window, softcap, varlen = options
+    return args_fields(views, out, dtype, mask, scale, kernel, window, softcap, lse, varlen,
+                       NO_FUNCTIONS)

@@ -83,12 +83,18 @@ head); else they are passed as they are when :func:`tiled_attn.sdpa` has
 an ``enable_gqa`` keyword (it has); else K and V are repeated along the
 head dimension (transformers' ``repeat_kv``).
 
-Not supported, each refused with a message: dropout, gradients (query, key
-or value requiring grad while grad mode is on, in training and in eval mode
-alike: there is no backward pass yet, so run under ``torch.no_grad()``, as
-``generate()`` does; :class:`tiled_attn.NoBackwardError`, the message of
-:func:`tiled_attn.sdpa`'s own check), attention sinks, position biases,
-paged caches. ``output_attentions`` gets None weights, as with SDPA.
+Training: with grad mode on and query, key or value requiring grad, the
+output comes from :func:`tiled_attn.sdpa`'s differentiable path (its
+autograd formula runs the library's backward kernels): a new ``[B, H, S_q,
+D]`` tensor, returned transposed to transformers' layout (the ``out``
+buffer of inference is not differentiable). No mask, causal masks, sliding
+windows and soft-caps train; a mask that is no causal mask (padding, packed
+sequences) runs on the mask and bias kernels, which have no backward pass
+yet: :class:`tiled_attn.NoBackwardError` says so at the forward.
+
+Not supported, each refused with a message: dropout, attention sinks,
+position biases, paged caches. ``output_attentions`` gets None weights, as
+with SDPA.
 The function synchronises with the host when it reads a mask, so it is not
 for ``torch.compile`` or CUDA graphs yet.
 
@@ -111,7 +117,6 @@ from packaging.version import Version
 from transformers import modeling_utils
 
 import tiled_attn
-from tiled_attn.validation import check_no_grad
 
 try:  # 4.53 on: masks are built per implementation, through AttentionMaskInterface
     from transformers import masking_utils as _masking_utils
@@ -365,13 +370,13 @@ def _check_options(
     module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     dropout: float, kwargs: dict,
 ) -> None:
-    """NotImplementedError for what tiled_attn.sdpa does not compute (NoBackwardError,
-    one, for gradients)."""
+    """NotImplementedError for what tiled_attn.sdpa does not compute."""
     _check_mask_function(module)
     if dropout:
         raise NotImplementedError(
-            f"{_PREFIX}: dropout {dropout} is not supported (tiled_attn.sdpa is an inference "
-            "kernel); transformers passes 0 when the model is in eval mode (model.eval())"
+            f"{_PREFIX}: dropout {dropout} is not supported (tiled_attn.sdpa has no attention "
+            "dropout); transformers passes 0 in eval mode (model.eval()) and in training for a "
+            "config of attention_dropout=0"
         )
     for option in ("s_aux", "sinks", "position_bias", "cache"):
         if kwargs.get(option) is not None:
@@ -379,8 +384,6 @@ def _check_options(
                 f"{_PREFIX}: {option!r} is not supported; use attn_implementation=\"sdpa\" "
                 "or \"eager\" for this model"
             )
-    # tiled_attn.sdpa's own check and message, before the mask is read.
-    check_no_grad(torch, query, key, value, _PREFIX)
     if kwargs.get("output_attentions"):
         _warn_once("weights", f"{_PREFIX}: output_attentions=True is not supported; "
                               "the attention weights are returned as None")
@@ -454,6 +457,15 @@ def _grouped_sdpa(
         extra["causal_align"] = "bottom_right"
     batch, heads, s_q, dim = query.shape
     kv_heads = key.shape[1]
+    if _needs_grad(query, key, value):
+        # Training: the differentiable call returns its own [B, H, S_q, D_v]
+        # output (autograd has no out=); transformers' reshape after the
+        # attention copies the transpose.
+        if heads != kv_heads and "enable_gqa" not in keywords:
+            key, value = (t.repeat_interleave(heads // kv_heads, dim=1) for t in (key, value))
+        elif heads != kv_heads:
+            extra["enable_gqa"] = True
+        return sdpa(query, key, value, causal=causal, scale=scale, **extra).transpose(1, 2)
     # The result in transformers' [B, S_q, H, D] layout, written there by the
     # kernel (its output strides are parameters): no transpose copy after.
     result = torch.empty(batch, s_q, heads, value.shape[-1], dtype=query.dtype,
@@ -479,6 +491,11 @@ def _grouped_sdpa(
     key, value = (t.repeat_interleave(groups, dim=1) for t in (key, value))
     sdpa(query, key, value, causal=causal, scale=scale, **extra)
     return result
+
+
+def _needs_grad(*tensors: torch.Tensor) -> bool:
+    """Whether autograd records this call: grad mode on and an input requiring grad."""
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
 
 
 @functools.lru_cache(maxsize=8)
