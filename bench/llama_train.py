@@ -35,8 +35,9 @@ over --rounds rounds of --iters steps. median_ms is the median of a path's
 round medians, p10_ms/p90_ms their 10th and 90th percentiles.
 
 Writes ``<out>/llama_train_<device>_<date>.csv`` (timings) and
-``llama_train_grads_<device>_<date>.csv`` (errors per path), and a ``.md``
-with the command, versions and both tables; ``<out>`` is
+``llama_train_grads_<device>_<date>.csv`` (errors per path), a ``.md``
+with the command, versions and both tables, and the timings' bars (a
+``.png`` beside their CSV; ``--replot CSV`` draws them again); ``<out>`` is
 ``bench/results/llama-train`` unless --out says otherwise.
 """
 
@@ -55,13 +56,13 @@ from pathlib import Path
 
 import torch
 import transformers
-from packaging.version import Version
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from transformers import AutoModelForCausalLM, LlamaConfig
 
 import tiled_attn.integrations.transformers as ta_tf
 
-from common import RESULTS, device_slug, short_reason, sleep_cycles_per_ms, time_fn
+from common import RESULTS, device_slug, short_reason, sleep_cycles_per_ms, time_fn, try_plot
+from llama_forward import build_model as build_eval_model
+from plot_llama_forward import plot as plot_times
 
 SEED = 0
 SHAPES = ((2, 1024), (1, 4096))
@@ -87,6 +88,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=2, help="warm-up steps per round (>= 1)")
     p.add_argument("--iters", type=int, default=5, help="timed steps per round (>= 3)")
     p.add_argument("--rounds", type=int, default=7, help="rounds the paths take turns in (>= 2)")
+    p.add_argument("--replot", type=Path, default=None,
+                   help="only draw the bars of a timings CSV this script wrote")
     args = p.parse_args()
     if args.quick:
         args.warmup, args.iters, args.rounds = 1, 3, 3
@@ -99,17 +102,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def build_model(kv_heads: int):
-    """The benchmark's Llama in bf16 on the GPU, random weights from SEED, train mode."""
-    config = LlamaConfig(
-        vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=8,
-        num_attention_heads=16, num_key_value_heads=kv_heads, head_dim=128,
-        max_position_embeddings=4096, tie_word_embeddings=False)
-    dtype_key = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
-    torch.manual_seed(SEED)
-    with torch.device("cuda"):
-        model = AutoModelForCausalLM.from_config(
-            config, attn_implementation="sdpa", **{dtype_key: torch.bfloat16})
-    return model.train()
+    """llama_forward.py's model (bf16 on the GPU, random weights from its seed), train mode."""
+    return build_eval_model(kv_heads).train()
 
 
 def path_context(path: str):
@@ -223,8 +217,15 @@ def write_csv(path: Path, fields, rows: list) -> None:
             w.writerow({k: r.get(k, "") for k in fields})
 
 
+def replot(csv_path: Path) -> None:
+    try_plot(lambda path: plot_times(path, PATHS, "training step"), csv_path)
+
+
 def main() -> int:
     args = parse_args()
+    if args.replot:
+        replot(args.replot)
+        return 0
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -265,6 +266,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     stem = f"{device_slug(device)}_{date}"
     write_csv(args.out / f"llama_train_{stem}.csv", TIME_FIELDS, time_rows)
+    replot(args.out / f"llama_train_{stem}.csv")
     write_csv(args.out / f"llama_train_grads_{stem}.csv", GRAD_FIELDS, grad_rows)
     lines = [f"# Llama training step, {device}, {date}", "",
              f"`{shlex.join(['python3', 'bench/llama_train.py'] + sys.argv[1:])}`; torch "

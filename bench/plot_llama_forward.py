@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Grouped bars from a llama_forward.py CSV: forward time per shape and path.
+"""Grouped bars from a llama_forward.py (or llama_train.py) CSV: time per shape and path.
 
     python3 bench/plot_llama_forward.py CSV
 
@@ -29,23 +29,27 @@ def read_rows(path: Path) -> list:
     return rows
 
 
-def plot(csv_path: Path) -> Path:
+def plot(csv_path: Path, paths=None, what: str = "forward") -> Path:
+    """The PNG beside `csv_path`: its `paths`' bars (default: those it holds,
+    in PATHS' order) of `what` ("forward", "training step") time."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = read_rows(csv_path)
+    present = {r["path"] for r in rows}
+    paths = [p for p in (paths or PATHS) if p in present]
     shapes = list(dict.fromkeys(r["shape"] for r in rows))
     cell = {(r["shape"], r["path"]): r for r in rows}
-    width = 0.8 / len(PATHS)
+    width = 0.8 / len(paths)
     fig, ax = plt.subplots(figsize=(8, 5))
-    for i, path in enumerate(PATHS):
+    for i, path in enumerate(paths):
         xs, ys, lo, hi, labels = [], [], [], [], []
         for j, shape in enumerate(shapes):
             r, sdpa = cell.get((shape, path)), cell.get((shape, "sdpa"))
             if r is None or not math.isfinite(r["median_ms"]):
                 continue
-            xs.append(j + (i - (len(PATHS) - 1) / 2) * width)
+            xs.append(j + (i - (len(paths) - 1) / 2) * width)
             ys.append(r["median_ms"])
             lo.append(r["median_ms"] - r["p10_ms"])
             hi.append(r["p90_ms"] - r["median_ms"])
@@ -55,13 +59,13 @@ def plot(csv_path: Path) -> Path:
         ax.bar_label(bars, labels, fontsize=7, padding=2)
     first = rows[0]
     ax.set_xticks(range(len(shapes)), [f"batch x tokens = {s}" for s in shapes])
-    ax.set_ylabel("forward time, ms (median; whiskers p10-p90 of rounds)")
+    ax.set_ylabel(f"{what} time, ms (median; whiskers p10-p90 of rounds)")
     ax.set_ylim(0, 1.25 * max(r["p90_ms"] for r in rows if math.isfinite(r["p90_ms"])))
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(f"Llama 8x2048, D=128, bf16: {first['device']}, {first['date']}\n"
                  f"torch {first['torch']}, transformers {first['transformers']}; "
                  "labels: speed vs sdpa", fontsize=9)
-    ax.legend(fontsize=8, ncol=len(PATHS), loc="upper center")
+    ax.legend(fontsize=8, ncol=len(paths), loc="upper center")
     out = csv_path.with_suffix(".png")
     fig.tight_layout()
     fig.savefig(out, dpi=120)

@@ -231,9 +231,13 @@ Status checkMemory(const Problem &problem) {
           "overflow an int64 or its addresses pass 0 or 2^64");
     used[t] = true;
   }
+  // What the call's kernels write: a backward call reads o and lse.
+  auto written = [&](int t) {
+    return kTensorWritten[t] && !(problem.isBackward && (t == kO || t == kLse));
+  };
   for (int out : {kO, kDq, kDk, kDv}) {
     const ta_tensor &view = *problem.tensors[out];
-    if (used[out] && mayOverlapItself(view))
+    if (used[out] && written(out) && mayOverlapItself(view))
       return invalidArgument(
           kTensorNames[out], " ", shapeText(view), " with strides ",
           stridesText(view), " has elements that share an address; the ",
@@ -243,7 +247,7 @@ Status checkMemory(const Problem &problem) {
           "(contiguous, for one)");
   }
   for (int out = 0; out < kNumTensors; ++out) {
-    if (!used[out] || !kTensorWritten[out])
+    if (!used[out] || !written(out))
       continue;
     for (int t = 0; t < kNumTensors; ++t) {
       if (t == out || !used[t] || spans[t].last < spans[out].first ||

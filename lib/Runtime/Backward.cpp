@@ -19,9 +19,10 @@
 //   postprocess  grid (ceil(S_q / block_m), H, B): dq = scale * accumulator.
 //
 // (With varlen, B is the number of sequences and S_q, S_k the longest.)
-// The main kernel is chosen as ta_sdpa chooses: the mask asked for, the
-// band's, then a "window" kernel (which takes the band as window_lo and
-// window_hi); its softcap and varlen the call's. Preprocess and
+// The main kernel is chosen as ta_sdpa chooses (candidateMasks): the mask
+// asked for, the band's, then a "window" kernel (which takes the band as
+// window_lo and window_hi, and computes any band); its softcap and varlen
+// the call's. Preprocess and
 // postprocess go by dtype, head dims and varlen. Each is of the highest
 // arch that runs on the device.
 //
@@ -123,24 +124,6 @@ Status checkForwardFields(const ta_sdpa_args &forward) {
   return Status();
 }
 
-/// The masks of the main kernels that compute `problem`, best first (as
-/// ta_sdpa's: the mask asked for, the band's, then a window kernel for a
-/// band that a mask bounds or with a softcap); returns how many.
-int candidateMasks(const Problem &problem, KernelMask masks[3]) {
-  const ta_sdpa_args &args = *problem.args;
-  int count = 0;
-  auto add = [&](KernelMask mask) {
-    if (std::find(masks, masks + count, mask) == masks + count)
-      masks[count++] = mask;
-  };
-  if (!args.window.enabled)
-    add(static_cast<KernelMask>(args.mask));
-  add(problem.needed);
-  if (problem.needed != KernelMask::None || problem.asked.softcap)
-    add(KernelMask::Window);
-  return count;
-}
-
 /// Whether backward kernel `k` computes `problem`'s `phase` with a kernel of
 /// `mask` (the main kernel's; any for the other phases) on capability cc.
 bool fits(const KernelEntry &k, const Problem &problem, Phase phase,
@@ -235,16 +218,18 @@ Status checkBackwardArgs(const ta_library &library,
       {"dv", &args->dv}};
   for (auto [name, view] : grads)
     TA_RETURN_IF_ERROR(checkGradientView(name, *view));
+  // The sizes first: a view of the wrong shape is named as that, before
+  // checkArgs looks at the bytes it spans.
+  TA_RETURN_IF_ERROR(checkSameSizes("d_o", args->d_o, "o", forward.o));
+  TA_RETURN_IF_ERROR(checkSameSizes("dq", args->dq, "q", forward.q));
+  TA_RETURN_IF_ERROR(checkSameSizes("dk", args->dk, "k", forward.k));
+  TA_RETURN_IF_ERROR(checkSameSizes("dv", args->dv, "v", forward.v));
   problem.isBackward = true;
   problem.backward[kDo - kDo] = args->d_o;
   problem.backward[kDq - kDo] = args->dq;
   problem.backward[kDk - kDo] = args->dk;
   problem.backward[kDv - kDo] = args->dv;
   TA_RETURN_IF_ERROR(checkArgs(library, &forward, problem));
-  TA_RETURN_IF_ERROR(checkSameSizes("d_o", args->d_o, "o", forward.o));
-  TA_RETURN_IF_ERROR(checkSameSizes("dq", args->dq, "q", forward.q));
-  TA_RETURN_IF_ERROR(checkSameSizes("dk", args->dk, "k", forward.k));
-  TA_RETURN_IF_ERROR(checkSameSizes("dv", args->dv, "v", forward.v));
   if (!backwardWorkspace(forward.q, workspace))
     return invalidArgument("the backward's workspace for q ",
                            sizesText(forward.q),
@@ -295,6 +280,32 @@ void emptyPlan(ta_launch_plan &plan) {
   plan.kernel = -1;
 }
 
+/// The checked call's three plans on capability cc (kernel -1 for a phase
+/// that does not run); `driver` may be null (no kernel takes a TMA
+/// descriptor).
+Status planPhases(const ta_library &library, const ta_sdpa_backward_args *args,
+                  int ccMajor, int ccMinor, const Driver *driver,
+                  Problem &problem, ta_launch_plan plans[3]) {
+  BackwardWorkspace workspace;
+  TA_RETURN_IF_ERROR(checkBackwardArgs(library, args, problem, workspace));
+  bool run[3];
+  phasesToRun(problem, run);
+  if (run[0])
+    TA_RETURN_IF_ERROR(setWorkspace(*args, workspace, problem));
+  for (int p = 0; p < 3; ++p) {
+    if (!run[p]) {
+      emptyPlan(plans[p]);
+      continue;
+    }
+    int32_t index = -1;
+    TA_RETURN_IF_ERROR(
+        selectBackward(library, problem, kPhases[p], ccMajor, ccMinor, index));
+    TA_RETURN_IF_ERROR(buildPlan(library.manifest.backward[index], index,
+                                 problem, driver, plans[p]));
+  }
+  return Status();
+}
+
 } // namespace
 
 Status tiled_attn::runtime::backwardWorkspaceSize(
@@ -318,67 +329,36 @@ Status tiled_attn::runtime::planBackward(ta_library &library,
     return invalidArgument("compute capability ", ccMajor, ".", ccMinor,
                            " is not one of a CUDA device");
   Problem problem;
-  BackwardWorkspace workspace;
-  TA_RETURN_IF_ERROR(checkBackwardArgs(library, args, problem, workspace));
-  bool run[3];
-  phasesToRun(problem, run);
-  if (run[0])
-    TA_RETURN_IF_ERROR(setWorkspace(*args, workspace, problem));
-  for (int p = 0; p < 3; ++p) {
-    if (!run[p]) {
-      emptyPlan(plans[p]);
-      continue;
-    }
-    int32_t index = -1;
-    TA_RETURN_IF_ERROR(
-        selectBackward(library, problem, kPhases[p], ccMajor, ccMinor, index));
-    TA_RETURN_IF_ERROR(buildPlan(library.manifest.backward[index], index,
-                                 problem, nullptr, plans[p]));
-  }
-  return Status();
+  return planPhases(library, args, ccMajor, ccMinor, nullptr, problem, plans);
 }
 
 Status tiled_attn::runtime::launchBackward(ta_library &library,
                                            const ta_sdpa_backward_args *args,
                                            int device, void *stream) {
-  Problem problem;
-  BackwardWorkspace workspace;
-  TA_RETURN_IF_ERROR(checkBackwardArgs(library, args, problem, workspace));
-  bool run[3];
-  phasesToRun(problem, run);
-  if (!run[1])
-    return Status();
-  if (run[0])
-    TA_RETURN_IF_ERROR(setWorkspace(*args, workspace, problem));
   const Driver *driver = nullptr;
   TA_RETURN_IF_ERROR(library.driver(driver));
   const DeviceSlot *slot = nullptr;
   TA_RETURN_IF_ERROR(driver->device(device, slot));
   // Every kernel chosen and planned before the first launch: a call that
   // fails launches nothing.
-  int32_t indexes[3] = {-1, -1, -1};
+  Problem problem;
   ta_launch_plan plans[3];
-  for (int p = 0; p < 3; ++p) {
-    if (!run[p])
-      continue;
-    TA_RETURN_IF_ERROR(selectBackward(library, problem, kPhases[p],
-                                      slot->ccMajor, slot->ccMinor,
-                                      indexes[p]));
-    TA_RETURN_IF_ERROR(buildPlan(library.manifest.backward[indexes[p]],
-                                 indexes[p], problem, driver, plans[p]));
-  }
+  TA_RETURN_IF_ERROR(planPhases(library, args, slot->ccMajor, slot->ccMinor,
+                                driver, problem, plans));
+  if (plans[1].kernel < 0)
+    return Status();
   ScopedContext context;
   TA_RETURN_IF_ERROR(context.enter(*driver, *slot));
   CUfunction functions[3] = {};
   for (int p = 0; p < 3; ++p)
-    if (run[p])
+    if (plans[p].kernel >= 0)
       TA_RETURN_IF_ERROR(library.backwardModules.get(
-          *driver, context.context(), library.manifest.backward[indexes[p]],
-          indexes[p], slot->ccMajor, slot->ccMinor, functions[p]));
+          *driver, context.context(), library.manifest.backward[plans[p].kernel],
+          plans[p].kernel, slot->ccMajor, slot->ccMinor, functions[p]));
   for (int p = 0; p < 3; ++p)
-    if (run[p])
+    if (plans[p].kernel >= 0)
       TA_RETURN_IF_ERROR(launchPlan(*driver, functions[p],
-                                    library.manifest.backward[indexes[p]],
+                                    library.manifest.backward[plans[p].kernel],
                                     plans[p], stream));
   return context.exit();
 }

@@ -156,6 +156,13 @@ Status checkViewsApart(const Problem &problem);
 Status selectKernel(const ta_library &library, const Problem &problem,
                     int ccMajor, int ccMinor, int32_t &kernel);
 
+/// The masks of the kernels that compute `problem`, best first: the mask
+/// asked for (unless a window or packed GQA), the band's, then "window"
+/// (which computes any band) where a mask bounds the band or the call has
+/// a softcap or log-sum-exps (a backward call always reads them); returns
+/// how many (Select.cpp's file comment).
+int candidateMasks(const Problem &problem, KernelMask masks[3]);
+
 /// Checks the strides against the kernel's needs and fills `plan`: grid,
 /// block, shared bytes and the packed parameters. `driver` builds TMA
 /// descriptors; it may be null for a kernel that takes none. The caller's

@@ -168,6 +168,25 @@ Status readAbi(const FieldReader &r, KernelEntry &kernel) {
   return r.flag("grouped_kv", kernel.groupedKv);
 }
 
+/// "dtype": f16 or bf16.
+Status readDtype(const FieldReader &r, KernelEntry &kernel) {
+  int choice = 0;
+  TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
+  kernel.dtype = static_cast<ta_dtype>(choice);
+  kernel.dtypeText = choice == 0 ? "f16" : "bf16";
+  return Status();
+}
+
+/// "causal": the kernel's mask.
+Status readMask(const FieldReader &r, KernelEntry &kernel) {
+  int choice = 0;
+  TA_RETURN_IF_ERROR(r.choice(
+      "causal", {"none", "top_left", "bottom_right", "window"}, choice));
+  kernel.variant.mask = static_cast<KernelMask>(choice);
+  kernel.maskText = kernelMaskName(kernel.variant.mask);
+  return Status();
+}
+
 /// "block" (the CTA's threads) and "shared_bytes": what every kernel's
 /// launch needs.
 Status readBlockAndSharedBytes(const FieldReader &r, KernelEntry &kernel) {
@@ -416,10 +435,7 @@ Status readSplitMergeEntry(const FieldReader &r, const Manifest &manifest,
                            const std::string &realRoot, KernelEntry &kernel) {
   kernel.program = KernelEntry::Program::SplitMerge;
   TA_RETURN_IF_ERROR(readAbi(r, kernel));
-  int choice = 0;
-  TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
-  kernel.dtype = static_cast<ta_dtype>(choice);
-  kernel.dtypeText = choice == 0 ? "f16" : "bf16";
+  TA_RETURN_IF_ERROR(readDtype(r, kernel));
   int64_t headDimV = 0;
   TA_RETURN_IF_ERROR(r.integer("head_dim_v", 1, INT32_MAX, headDimV));
   kernel.headDim = kernel.headDimV = static_cast<int32_t>(headDimV);
@@ -467,13 +483,8 @@ Status readBackwardEntry(const FieldReader &r, const Manifest &manifest,
       choice));
   kernel.phase = static_cast<KernelEntry::Phase>(choice + 1);
   const bool main = kernel.phase == KernelEntry::Phase::Main;
-  TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
-  kernel.dtype = static_cast<ta_dtype>(choice);
-  kernel.dtypeText = choice == 0 ? "f16" : "bf16";
-  TA_RETURN_IF_ERROR(r.choice(
-      "causal", {"none", "top_left", "bottom_right", "window"}, choice));
-  kernel.variant.mask = static_cast<KernelMask>(choice);
-  kernel.maskText = kernelMaskName(kernel.variant.mask);
+  TA_RETURN_IF_ERROR(readDtype(r, kernel));
+  TA_RETURN_IF_ERROR(readMask(r, kernel));
   TA_RETURN_IF_ERROR(r.flag("softcap", kernel.variant.softcap));
   TA_RETURN_IF_ERROR(r.flag("varlen", kernel.variant.varlen));
   if (!main && (kernel.variant.mask != KernelMask::None ||
@@ -535,7 +546,6 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
   TA_RETURN_IF_ERROR(r.string("name", kernel.name));
   TA_RETURN_IF_ERROR(r.string("arch", kernel.archText));
   TA_RETURN_IF_ERROR(readArch(r, "arch", kernel.archText, kernel.arch));
-  int choice = 0;
   // No "program": an SDPA kernel (the manifests before block masks).
   std::string program = "sdpa";
   if (r.find("program"))
@@ -551,13 +561,8 @@ Status readEntry(const Json &raw, size_t index, const Manifest &manifest,
                   "'sdpa', 'block_mask', 'split_merge' or 'sdpa_backward'",
                   program);
   TA_RETURN_IF_ERROR(readAbi(r, kernel));
-  TA_RETURN_IF_ERROR(r.choice("dtype", {"f16", "bf16"}, choice));
-  kernel.dtype = static_cast<ta_dtype>(choice);
-  kernel.dtypeText = choice == 0 ? "f16" : "bf16";
-  TA_RETURN_IF_ERROR(r.choice(
-      "causal", {"none", "top_left", "bottom_right", "window"}, choice));
-  kernel.variant.mask = static_cast<KernelMask>(choice);
-  kernel.maskText = kernelMaskName(kernel.variant.mask);
+  TA_RETURN_IF_ERROR(readDtype(r, kernel));
+  TA_RETURN_IF_ERROR(readMask(r, kernel));
   // One flag per feature of KernelVariant.def (absent: false).
   for (const KernelFeature &feature : kKernelFeatures)
     TA_RETURN_IF_ERROR(r.flag(feature.name, kernel.variant.*feature.member));

@@ -129,11 +129,7 @@ std::string KernelEntry::describe() const {
                 phase == Phase::None ? "" : ", ", phaseName(phase), ")");
 }
 
-namespace {
-
-/// The masks of the kernels that compute `problem`, best first (see the
-/// file comment); returns how many.
-int candidateMasks(const Problem &problem, KernelMask masks[3]) {
+int tiled_attn::runtime::candidateMasks(const Problem &problem, KernelMask masks[3]) {
   const ta_sdpa_args &args = *problem.args;
   int count = 0;
   auto add = [&](KernelMask mask) {
@@ -150,6 +146,8 @@ int candidateMasks(const Problem &problem, KernelMask masks[3]) {
     add(KernelMask::Window);
   return count;
 }
+
+namespace {
 
 /// "causal=top_left", "causal=none, window_size=(4095, 0) bottom_right".
 std::string maskText(const ta_sdpa_args &args) {

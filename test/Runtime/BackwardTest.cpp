@@ -407,6 +407,13 @@ TEST_F(BackwardTest, BadCallsAreRefusedNamingTheArgument) {
   refused("workspace_bytes is 1000, but this call needs 160256 bytes");
   args.forward.scale = -1.0f;
   refused("scale");
+  // The backward reads o, lse and d_o: they may share memory (d_o = o, a
+  // loss of sum(o^2) / 2), and o's elements one another (a broadcast).
+  args.d_o = args.forward.o;
+  EXPECT_EQ(planned(), "pre main_none post");
+  args.forward.o.strides[0] = 0;
+  args.d_o = args.forward.o;
+  EXPECT_EQ(planned(), "pre main_none post");
 }
 
 TEST_F(BackwardTest, EmptyProblems) {

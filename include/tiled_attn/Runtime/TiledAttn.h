@@ -584,7 +584,8 @@ typedef struct ta_sdpa_backward_args {
       kernel, score_function, mask_function, captures, seqused_k,
       workspace; num_splits is not read. */
   ta_sdpa_args forward;
-  /** The gradient of o: o's sizes, [B, H, S_q, D_v]. */
+  /** The gradient of o: o's sizes, [B, H, S_q, D_v]. Read, as o and lse
+      are: they may share memory (a loss of sum(o^2) / 2 gives d_o = o). */
   ta_tensor d_o;
   /** The gradients, written: q's, k's and v's sizes (with grouped KV
       heads, dk and dv are [B, H_kv, S_k, D]: each the sum over the query
