@@ -575,6 +575,25 @@ static Error checkConfigurationName(const std::string &name,
   return Error::success();
 }
 
+/// The end of reading a configuration, the same for every program: its
+/// "lowering" and "cubins" into `base`, the first error of its fields, its
+/// name checked (`checkConfigurationName`), and `base`'s origin and
+/// configuration set from the name.
+static Error finishConfiguration(FieldReader &fields, const std::string &name,
+                                 const std::string &where,
+                                 llvm::StringMap<std::string> &configurationNames,
+                                 KernelSpec &base) {
+  base.lowering = fields.string("lowering", true);
+  base.cubins = fields.strings("cubins", false);
+  if (Error error = fields.takeError())
+    return error;
+  if (Error error = checkConfigurationName(name, where, configurationNames))
+    return error;
+  base.origin = where + " ('" + name + "')";
+  base.configuration = name;
+  return Error::success();
+}
+
 /// The kernels of a configuration of block mask kernels ("program":
 /// "block_mask"): one per mask function, each lowered as `lowering` says.
 static Expected<std::vector<KernelSpec>>
@@ -628,14 +647,9 @@ expandSplitMerges(const json::Object &object, const std::string &where,
   KernelSpec base;
   base.program = KernelProgram::SplitMerge;
   base.blockM = fields.integer("block_m");
-  base.lowering = fields.string("lowering", true);
-  base.cubins = fields.strings("cubins", false);
-  if (Error error = fields.takeError())
+  if (Error error =
+          finishConfiguration(fields, name, where, configurationNames, base))
     return std::move(error);
-  if (Error error = checkConfigurationName(name, where, configurationNames))
-    return std::move(error);
-  base.origin = where + " ('" + name + "')";
-  base.configuration = name;
   std::vector<KernelSpec> kernels;
   for (auto [headDim, headDimV] : headDims)
     for (const std::string &dtype : dtypes) {
@@ -654,9 +668,10 @@ expandSplitMerges(const json::Object &object, const std::string &where,
 
 /// The kernels of a configuration of the backward pass ("program":
 /// "sdpa_backward"): per dtype and head dims, a preprocess and a
-/// postprocess kernel, and a main kernel per mask ("variants": none,
-/// top_left, bottom_right), each of block_m query rows and block_n keys,
-/// lowered as `lowering` says.
+/// postprocess kernel (and their varlen forms where a variant is varlen),
+/// and a main kernel per variant (a mask with or without _softcap and
+/// _varlen, not window_varlen), each of block_m query rows and block_n
+/// keys, lowered as `lowering` says.
 static Expected<std::vector<KernelSpec>>
 expandSdpaBackward(const json::Object &object, const std::string &where,
                    const std::vector<std::string> &specDtypes,
@@ -674,14 +689,9 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
   base.program = KernelProgram::SdpaBackward;
   base.blockM = fields.integer("block_m");
   base.blockN = fields.integer("block_n");
-  base.lowering = fields.string("lowering", true);
-  base.cubins = fields.strings("cubins", false);
-  if (Error error = fields.takeError())
+  if (Error error =
+          finishConfiguration(fields, name, where, configurationNames, base))
     return std::move(error);
-  if (Error error = checkConfigurationName(name, where, configurationNames))
-    return std::move(error);
-  base.origin = where + " ('" + name + "')";
-  base.configuration = name;
   std::vector<KernelSpec> kernels;
   auto add = [&](KernelSpec kernel) -> Error {
     if (Error error = finalizeSpecKernel(kernel))
@@ -762,14 +772,9 @@ expandConfiguration(const json::Value &value, const std::string &where,
   base.blockN = fields.integer("block_n");
   base.pageSize = object->get("page_size") ? fields.integer("page_size") : 0;
   base.schedule = fields.string("schedule", false);
-  base.lowering = fields.string("lowering", true);
-  base.cubins = fields.strings("cubins", false);
-  if (Error error = fields.takeError())
+  if (Error error =
+          finishConfiguration(fields, name, where, configurationNames, base))
     return std::move(error);
-  if (Error error = checkConfigurationName(name, where, configurationNames))
-    return std::move(error);
-  base.origin = where + " ('" + name + "')";
-  base.configuration = name;
 
   std::vector<KernelSpec> kernels;
   for (auto [headDim, headDimV] : headDims) {
