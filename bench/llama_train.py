@@ -60,7 +60,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import tiled_attn.integrations.transformers as ta_tf
 
-from common import RESULTS, device_slug, short_reason, sleep_cycles_per_ms, time_fn, try_plot
+from common import (RESULTS, device_slug, interleaved, short_reason, sleep_cycles_per_ms,
+                    time_fn, try_plot)
 from llama_forward import build_model as build_eval_model
 from plot_llama_forward import plot as plot_times
 
@@ -177,32 +178,33 @@ def check_gradients(model, ids, labels, meta: dict, shape: str, kv_heads: int) -
 
 
 def time_paths(model, sets, args, meta: dict, shape: str, cycles_per_ms) -> list:
-    """Rows of TIME_FIELDS: each path's step time, the paths taking turns."""
-    rows = {p: dict(meta, shape=shape, kv_heads=args.kv_heads, path=p, median_ms=math.nan,
-                    p10_ms=math.nan, p90_ms=math.nan, note="") for p in PATHS}
-    rounds = {p: [] for p in PATHS}
+    """Rows of TIME_FIELDS: each path's step time, the paths taking turns
+    (common.interleaved)."""
     step = lambda ids, labels: train_step(model, ids, labels)  # noqa: E731
-    for _ in range(args.rounds):
-        for path in PATHS:
-            if rows[path]["note"]:
-                continue
-            try:
-                ta_tf.set_attn_implementation(model, IMPLEMENTATION[path])
-                with path_context(path):
-                    rounds[path].append(
-                        time_fn(step, sets, args.warmup, args.iters, cycles_per_ms)[0])
-            except Exception as exc:  # noqa: BLE001
-                rows[path]["note"] = short_reason(exc)
-                with contextlib.suppress(Exception):
-                    torch.cuda.synchronize()
-    for path, medians in rounds.items():
-        if rows[path]["note"] or not medians:
-            continue
-        deciles = statistics.quantiles(medians, n=10, method="inclusive")
-        rows[path].update(median_ms=statistics.median(medians), p10_ms=deciles[0],
-                          p90_ms=deciles[-1])
+
+    def time_one(path: str) -> float:
+        ta_tf.set_attn_implementation(model, IMPLEMENTATION[path])
+        try:
+            with path_context(path):
+                return time_fn(step, sets, args.warmup, args.iters, cycles_per_ms)[0]
+        except Exception:
+            with contextlib.suppress(Exception):
+                torch.cuda.synchronize()
+            raise
+
+    rounds, notes = interleaved({p: p for p in PATHS}, args.rounds, time_one)
+    rows = []
+    for path in PATHS:
+        row = dict(meta, shape=shape, kv_heads=args.kv_heads, path=path, median_ms=math.nan,
+                   p10_ms=math.nan, p90_ms=math.nan, note=notes.get(path, ""))
+        medians = rounds[path]
+        if not row["note"] and medians:
+            deciles = statistics.quantiles(medians, n=10, method="inclusive")
+            row.update(median_ms=statistics.median(medians), p10_ms=deciles[0],
+                       p90_ms=deciles[-1])
+        rows.append(row)
     model.zero_grad(set_to_none=True)
-    return [rows[p] for p in PATHS]
+    return rows
 
 
 def fmt(x, spec: str) -> str:
