@@ -19,7 +19,10 @@ Paths, on the same model switched in place (same weights):
 - ``sdpa``: transformers' SDPA path, PyTorch's default backend choice
   (cuDNN on an H100 with PyTorch 2.11, where it takes the case);
 - ``sdpa_flash``: the same under ``sdpa_kernel(SDPBackend.FLASH_ATTENTION)``
-  (FlashAttention-2).
+  (FlashAttention-2);
+- ``sdpa_installed``: transformers' SDPA path with ``tiled_attn.install()``
+  (PyTorch's flash ops replaced by the library's kernels:
+  tiled_attn.dispatch), where a model needs no integration at all.
 
 Gradients: each path's loss and every parameter's gradient against a
 float32 reference, the same weights in float32 through SDPA's math backend
@@ -58,6 +61,7 @@ import torch
 import transformers
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+import tiled_attn
 import tiled_attn.integrations.transformers as ta_tf
 
 from common import (RESULTS, device_slug, interleaved, short_reason, sleep_cycles_per_ms,
@@ -67,8 +71,9 @@ from plot_llama_forward import plot as plot_times
 
 SEED = 0
 SHAPES = ((2, 1024), (1, 4096))
-PATHS = ("tiled_attn", "sdpa", "sdpa_flash")
-IMPLEMENTATION = {"tiled_attn": "tiled_attn", "sdpa": "sdpa", "sdpa_flash": "sdpa"}
+PATHS = ("tiled_attn", "sdpa", "sdpa_flash", "sdpa_installed")
+IMPLEMENTATION = {"tiled_attn": "tiled_attn", "sdpa": "sdpa", "sdpa_flash": "sdpa",
+                  "sdpa_installed": "sdpa"}
 INPUT_SETS = 2
 TIME_FIELDS = ("device", "date", "torch", "transformers", "shape", "kv_heads", "path",
                "median_ms", "p10_ms", "p90_ms", "note")
@@ -112,6 +117,8 @@ def path_context(path: str):
         return sdpa_kernel(SDPBackend.FLASH_ATTENTION)
     if path == "reference":
         return sdpa_kernel(SDPBackend.MATH)
+    if path == "sdpa_installed":
+        return tiled_attn.installed()
     return contextlib.nullcontext()
 
 

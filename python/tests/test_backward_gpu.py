@@ -10,7 +10,7 @@ as these kernels do) where it takes the call, else its math backend in the
 input dtype (for a softcap, which no SDPA backend takes, its eager
 arithmetic in the input dtype). On the shapes that break kernels: S not a
 multiple of the blocks, S_q != S_k both ways, grouped KV heads, no mask,
-both causal alignments, sliding windows, softcap, D = 64 and 128, packed
+both causal alignments, sliding windows, softcap, D = 64, 96 and 128, packed
 sequences with empty ones.
 
 Then the machinery: torch.compile(fullgraph=True) over forward and backward
@@ -151,6 +151,10 @@ CASES = {
                                                          causal_align="bottom_right",
                                                          softcap=10.0)),
     "window_softcap": (1, 2, 2, 400, 400, 64, dict(window_size=(64, 0), softcap=20.0)),
+    "top_left_gqa_d96": (1, 8, 2, 300, 511, 96, dict(causal=True)),
+    "bottom_right_softcap_d96": (2, 2, 2, 333, 200, 96, dict(causal=True,
+                                                             causal_align="bottom_right",
+                                                             softcap=10.0)),
 }
 
 

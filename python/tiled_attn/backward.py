@@ -72,6 +72,7 @@ def sdpa_backward_eager(
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
+    grads: Optional[Grads] = None,
 ) -> Grads:
     """``(dq, dk, dv)`` of the call ``sdpa_eager(q, k, v, causal, scale, ...)``
     that gave ``out`` and ``lse`` (``return_lse=True``), for ``grad_out``, the
@@ -86,7 +87,11 @@ def sdpa_backward_eager(
     stride that is not 1, a misaligned pointer or stride) copied, as q, k
     and v are. Returns new contiguous tensors of q's, k's and v's shapes
     (with grouped KV heads, dk and dv sum over the query heads of their
-    group), computed on the current stream.
+    group), computed on the current stream, or writes ``grads``, tensors
+    of those shapes and q's dtype given by the caller (PyTorch's SDPA
+    dispatch, :mod:`tiled_attn.dispatch`, gives them q's, k's and v's
+    layouts, as its meta functions do; the runtime checks their sizes,
+    strides and overlaps).
     """
     import torch
 
@@ -98,7 +103,7 @@ def sdpa_backward_eager(
     lse = _log_sum_exps(torch, lse, tuple(q.shape[:3]), q.device, "[B, H, S_q]")
     fields = args_fields(views, _view(out), dtype, mask, scale, 0, window, softcap,
                          lse.data_ptr(), _VARLEN_OFF, NO_FUNCTIONS)
-    grads = tuple(torch.empty(t.shape, dtype=q.dtype, device=q.device) for t in (q, k, v))
+    grads = _gradients(torch, grads, q, k, v, zeroed=False)
     _launch(torch, library, q.device, fields, _view(grad_out), tuple(map(_view, grads)))
     del keep  # alive through the launch
     return grads  # type: ignore[return-value]
@@ -122,6 +127,7 @@ def sdpa_varlen_backward_eager(
     causal_align: str = "top_left",
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
+    grads: Optional[Grads] = None,
 ) -> Grads:
     """:func:`sdpa_backward_eager` of a variable-length call
     (:func:`tiled_attn.sdpa_varlen` on packed ``[total, H, D]`` tensors; lse
@@ -131,7 +137,8 @@ def sdpa_varlen_backward_eager(
     The gradients are zeroed first: the kernels write the rows of the
     sequences only, and rows past ``cu_seqlens_q[-1]`` (dq) and
     ``cu_seqlens_k[-1]`` (dk, dv), which no sequence reads, get 0, their
-    true gradient, rather than whatever the allocator held.
+    true gradient, rather than whatever the allocator held (``grads`` given
+    by the caller are zeroed too).
     """
     import torch
 
@@ -143,11 +150,32 @@ def sdpa_varlen_backward_eager(
     grad_out = _operand(torch, "grad_out", grad_out, q, align, convert=True)
     lse = _log_sum_exps(torch, lse, (q.shape[1], q.shape[0]), q.device, "[H, total_q]")
     fields = varlen_fields(views, packed_view(out), options, 0, lse.data_ptr())
-    grads = tuple(torch.zeros(t.shape, dtype=q.dtype, device=q.device) for t in (q, k, v))
+    grads = _gradients(torch, grads, q, k, v, zeroed=True)
     _launch(torch, library, q.device, fields, packed_view(grad_out),
             tuple(map(packed_view, grads)))
     del keep
     return grads  # type: ignore[return-value]
+
+
+def _gradients(torch: Any, grads: Optional[Grads], q: Any, k: Any, v: Any,
+               zeroed: bool) -> Grads:
+    """dq, dk and dv: ``grads`` checked (tensors of q's, k's and v's shapes,
+    in q's dtype and on its device) or new contiguous ones; ``zeroed``
+    fills them with 0 first."""
+    if grads is None:
+        make = torch.zeros if zeroed else torch.empty
+        return tuple(make(t.shape, dtype=q.dtype, device=q.device)  # type: ignore[return-value]
+                     for t in (q, k, v))
+    for name, grad, t in zip(("dq", "dk", "dv"), grads, (q, k, v)):
+        check_tensor(name, grad)
+        if tuple(grad.shape) != tuple(t.shape) or grad.dtype != q.dtype \
+                or grad.device != q.device:
+            raise ValueError(f"{name} must be a {q.dtype} tensor of shape {tuple(t.shape)} on "
+                             f"{q.device}, got {grad.dtype} of shape {tuple(grad.shape)} on "
+                             f"{grad.device}")
+        if zeroed:
+            grad.zero_()
+    return tuple(grads)  # type: ignore[return-value]
 
 
 def _operand(torch: Any, name: str, t: Any, q: Any, align: int,
