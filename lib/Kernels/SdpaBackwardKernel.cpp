@@ -124,9 +124,6 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     return emitError(loc) << "block_m and block_n must be multiples of 16 in "
                              "[16, 256], got "
                           << bm << " and " << bn;
-  if (cfg.varlen && cfg.causal == CausalMode::Window)
-    return emitError(loc) << "the backward pass takes no window with varlen "
-                             "yet";
   const std::string name = cfg.name;
   if (name.empty())
     return emitError(loc) << "the backward kernels need a name";
@@ -206,6 +203,12 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     if (cfg.varlen) {
       types.append({offsetsView, offsetsView});
       roles.append({ArgRole::CuSeqlensQ, ArgRole::CuSeqlensK});
+      // A window of a varlen batch, as the forward's: window_align 1 shifts
+      // the band by each sequence's S_k - S_q (bottom-right), 0 keeps it.
+      if (window) {
+        types.push_back(b.getIndexType());
+        roles.push_back(ArgRole::WindowAlign);
+      }
     }
     func::FuncOp f = kb.kernel(name, types, roles);
     Value q = f.getArgument(0), k = f.getArgument(1), v = f.getArgument(2),
@@ -266,8 +269,16 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
         return arith::MinSIOp::create(
             b, loc, arith::MaxSIOp::create(b, loc, x, negQ), seqK);
       };
-      lo = clamp(argOf(ArgRole::WindowLo));
-      hi = clamp(argOf(ArgRole::WindowHi));
+      Value windowLo = argOf(ArgRole::WindowLo);
+      Value windowHi = argOf(ArgRole::WindowHi);
+      if (Value align = argOf(ArgRole::WindowAlign)) {
+        Value shift = arith::MulIOp::create(
+            b, loc, align, arith::SubIOp::create(b, loc, seqK, seqQ));
+        windowLo = arith::AddIOp::create(b, loc, windowLo, shift);
+        windowHi = arith::AddIOp::create(b, loc, windowHi, shift);
+      }
+      lo = clamp(windowLo);
+      hi = clamp(windowHi);
     }
     Value cBm = kb.index(bm);
     Value queryBlocks = arith::CeilDivUIOp::create(b, loc, seqQ, cBm);

@@ -494,11 +494,6 @@ Status readBackwardEntry(const FieldReader &r, const Manifest &manifest,
                          " for a ", phaseName(kernel.phase),
                          " kernel (only the main kernel masks or caps)"),
                   kernel.variant.softcap ? Json(true) : Json(kernel.maskText));
-  if (kernel.variant.varlen && kernel.variant.mask == KernelMask::Window)
-    return r.fail("causal",
-                  "a mask other than 'window' for a backward kernel of "
-                  "'varlen' true (no window per sequence yet)",
-                  kernel.maskText);
   int64_t headDim = 0, headDimV = 0;
   TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
   TA_RETURN_IF_ERROR(r.integer("head_dim_v", 1, INT32_MAX, headDimV, &headDim));

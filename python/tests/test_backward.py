@@ -404,10 +404,10 @@ def test_the_varlen_backward(library, torch_stand_in, launched, options, main) -
     assert seen_view(main_plan, "lse", 3) == (LSE, 1, 4, 500, 4 * 500, 500)
 
 
-def test_a_window_with_varlen_has_no_backward_kernel(library, torch_stand_in, launched,
-                                                     fake_cuda) -> None:
-    """No varlen window kernel (none is built: no per-sequence window yet):
-    the runtime's NoKernelError, which names what was asked for."""
+def test_a_missing_backward_kernel_is_named(library, torch_stand_in, launched,
+                                            fake_cuda) -> None:
+    """A library without a varlen window kernel (this one): the runtime's
+    NoKernelError, which names what was asked for."""
     q, k, v, out, grad_out, lse, cu_q, cu_k = packed_call()
     with pytest.raises(NoKernelError, match=r"^no backward main kernel for sm_90, f16, D=64, "
                                             r"causal=window, varlen; available: "):

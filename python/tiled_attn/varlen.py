@@ -16,8 +16,8 @@ Like :func:`tiled_attn.sdpa`, it is also a ``torch.library`` custom op,
 ``return_lse``; :mod:`.ops`), which ``torch.compile`` keeps in its graph; and
 like it, it is differentiable: where a gradient is needed, the eager call
 takes the op, whose Autograd kernel runs ``sdpa_varlen_lse`` and its
-autograd formula (:func:`tiled_attn.backward.sdpa_varlen_backward_eager`;
-no window with varlen yet: NoKernelError at ``backward()``).
+autograd formula (:func:`tiled_attn.backward.sdpa_varlen_backward_eager`),
+windows included (aligned per sequence as the forward's).
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def sdpa_varlen(
             dtype, head dim and mask (and window, softcap, log-sum-exps), or
             a CUDA driver error.
         NoKernelError: at ``backward()``, no backward kernel for the call
-            (a sliding window: none is built for varlen yet).
+            (a head dim the library has none for).
     """
     import torch
 

@@ -244,16 +244,27 @@ TEST_F(SdpaBackwardKernelTest, Softcap) {
 
 // Variable-length batches: sequences packed into [1, H, total, D], each
 // against its own float64 gradients (an empty key range: zero gradients;
-// an empty query range: nothing written there), no mask and both causal
-// alignments, grouped KV heads.
+// an empty query range: nothing written there), no mask, both causal
+// alignments and windows (aligned per sequence bottom-right, and as given;
+// one with no left bound), grouped KV heads.
 TEST_F(SdpaBackwardKernelTest, Varlen) {
   Type f16 = Float16Type::get(&ctx), f32 = Float32Type::get(&ctx);
   const int64_t heads = 4, kvHeads = 2, d = 32, bm = 16, bn = 32;
   const std::vector<int64_t> lensQ = {37, 0, 64, 50, 20};
   const std::vector<int64_t> lensK = {50, 30, 64, 0, 77};
-  for (tile::CausalMode causal :
-       {tile::CausalMode::None, tile::CausalMode::TopLeft,
-        tile::CausalMode::BottomRight}) {
+  // (A window's band: lo, hi and its alignment, window_align.)
+  struct Mask {
+    tile::CausalMode causal;
+    int64_t lo = 0, hi = 0, align = 0;
+  };
+  for (Mask mask :
+       {Mask{tile::CausalMode::None}, Mask{tile::CausalMode::TopLeft},
+        Mask{tile::CausalMode::BottomRight},
+        Mask{tile::CausalMode::Window, -20, 0, 1},
+        Mask{tile::CausalMode::Window, -9, 13, 0},
+        Mask{tile::CausalMode::Window, -(int64_t{1} << 40), 3, 1}}) {
+    tile::CausalMode causal = mask.causal;
+    const bool window = causal == tile::CausalMode::Window;
     OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
     OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
     SdpaBackwardKernelConfig config;
@@ -299,7 +310,9 @@ TEST_F(SdpaBackwardKernelTest, Varlen) {
         for (double &x : t->data)
           x = roundToType(normal(rng), f16);
       HostTensor slse = make(f32, {1, heads, sq});
-      Band band = bandOf(causal, sq, sk);
+      Band band = window ? Band{mask.lo + mask.align * (sk - sq),
+                                mask.hi + mask.align * (sk - sq)}
+                         : bandOf(causal, sq, sk);
       sdpaReference(sqT, skT, svT, so, scale, band, 0.0, &slse);
       HostTensor gq = make(f32, {1, heads, sq, d});
       HostTensor gk = make(f32, {1, kvHeads, sk, d}), gv = gk;
@@ -335,21 +348,30 @@ TEST_F(SdpaBackwardKernelTest, Varlen) {
         {KernelArg::view(o), KernelArg::view(dO), KernelArg::view(delta),
          KernelArg::view(dqAccum), KernelArg::view(cuQ)},
         rows)));
-    ASSERT_TRUE(succeeded(runKernel(
-        kernels->main,
-        {KernelArg::view(q), KernelArg::view(k), KernelArg::view(v),
-         KernelArg::view(dO), KernelArg::view(lse), KernelArg::view(delta),
-         KernelArg::view(dqAccum), KernelArg::view(dk), KernelArg::view(dv),
-         KernelArg::value(scale), KernelArg::view(cuQ), KernelArg::view(cuK)},
-        {blocks(maxK, bn), kvHeads, seqs})));
+    std::vector<KernelArg> mainArgs = {
+        KernelArg::view(q),       KernelArg::view(k),  KernelArg::view(v),
+        KernelArg::view(dO),      KernelArg::view(lse), KernelArg::view(delta),
+        KernelArg::view(dqAccum), KernelArg::view(dk), KernelArg::view(dv),
+        KernelArg::value(scale)};
+    if (window)
+      mainArgs.insert(mainArgs.end(),
+                      {KernelArg::index(mask.lo), KernelArg::index(mask.hi)});
+    mainArgs.insert(mainArgs.end(), {KernelArg::view(cuQ), KernelArg::view(cuK)});
+    if (window)
+      mainArgs.push_back(KernelArg::index(mask.align));
+    ASSERT_TRUE(succeeded(runKernel(kernels->main, mainArgs,
+                                    {blocks(maxK, bn), kvHeads, seqs})));
     ASSERT_TRUE(succeeded(runKernel(
         kernels->postprocess,
         {KernelArg::view(dqAccum), KernelArg::view(dq), KernelArg::value(scale),
          KernelArg::view(cuQ)},
         rows)));
-    EXPECT_LT(relativeL2(dq, rq), 1e-3) << "dq, causal " << int(causal);
-    EXPECT_LT(relativeL2(dk, rk), 1e-3) << "dk, causal " << int(causal);
-    EXPECT_LT(relativeL2(dv, rv), 1e-3) << "dv, causal " << int(causal);
+    EXPECT_LT(relativeL2(dq, rq), 1e-3)
+        << "dq, causal " << int(causal) << " band " << mask.lo << ".." << mask.hi;
+    EXPECT_LT(relativeL2(dk, rk), 1e-3)
+        << "dk, causal " << int(causal) << " band " << mask.lo << ".." << mask.hi;
+    EXPECT_LT(relativeL2(dv, rv), 1e-3)
+        << "dv, causal " << int(causal) << " band " << mask.lo << ".." << mask.hi;
   }
 }
 

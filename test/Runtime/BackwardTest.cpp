@@ -81,6 +81,8 @@ Json backwardEntry(const std::string &name, const std::string &phase,
     addView(params, "cu_seqlens_q", 1);
     if (phase == "main")
       addView(params, "cu_seqlens_k", 1);
+    if (phase == "main" && mask == "window")
+      addScalar(params, "window_align", "i64");
   }
   const std::string symbol = phase == "main" ? "sdpa_bwd" : "sdpa_bwd_" + phase;
   return Json{{"name", name},
@@ -217,10 +219,16 @@ TEST_F(BackwardTest, MalformedEntriesAreRefused) {
   entry = backwardEntry("pre", "preprocess", "top_left");
   expectOpenError(manifestOf({entry}),
                   {"field 'causal' must be 'none' for a preprocess kernel"});
+  // A window of a varlen batch takes its band's alignment per sequence.
   entry = backwardEntry("main", "main", "window", false, true);
+  Json withoutAlign = Json::array();
+  for (const Json &p : entry["params"])
+    if (p["name"] != "window_align")
+      withoutAlign.push_back(p);
+  entry["params"] = withoutAlign;
   expectOpenError(manifestOf({entry}),
-                  {"a mask other than 'window' for a backward kernel of "
-                   "'varlen' true"});
+                  {"a kernel of 'causal' 'window' and 'varlen' true takes the "
+                   "scalar 'window_align'"});
   // A main kernel without one of its views.
   entry = backwardEntry("main", "main");
   Json params = Json::array();
@@ -351,6 +359,28 @@ TEST_F(BackwardTest, TheMainKernelOfTheMaskSoftcapAndVarlen) {
   args.forward.mask = TA_MASK_CAUSAL_TOP_LEFT;
   EXPECT_THAT(planned(), HasSubstr("no backward main kernel for sm_90, f16, "
                                    "D=64, causal=top_left or window, varlen"));
+  // With a window kernel of varlen: causal masks and windows, the band's
+  // alignment per sequence as window_align (1: bottom-right).
+  std::vector<Json> entries = backwardLibrary();
+  const Json windowVarlen =
+      backwardEntry("main_window_varlen", "main", "window", false, true);
+  entries.push_back(windowVarlen);
+  open(entries);
+  EXPECT_EQ(planned(), "pre_varlen main_window_varlen post_varlen");
+  auto param = [&](const char *name) {
+    return paramAs<int64_t>(plans[1], paramIndex(windowVarlen, name, "scalar"));
+  };
+  EXPECT_EQ(param("window_hi"), 0);
+  EXPECT_EQ(param("window_align"), 0);
+  args.forward.mask = TA_MASK_CAUSAL_BOTTOM_RIGHT;
+  EXPECT_EQ(planned(), "pre_varlen main_window_varlen post_varlen");
+  EXPECT_EQ(param("window_hi"), 0);
+  EXPECT_EQ(param("window_align"), 1);
+  args.forward.mask = TA_MASK_NONE;
+  args.forward.window = tatest::window(16, 0, /*bottomRight=*/true);
+  EXPECT_EQ(planned(), "pre_varlen main_window_varlen post_varlen");
+  EXPECT_EQ(param("window_lo"), -16);
+  EXPECT_EQ(param("window_align"), 1);
 }
 
 TEST_F(BackwardTest, TheHighestArchThatRunsOnTheDevice) {

@@ -248,11 +248,10 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
     return fail("dtype must be f16 or bf16, got '" + kernel.dtype + "'");
   KernelVariant plain = kernel.variant;
   plain.softcap = plain.varlen = false;
-  if (kernelFeaturesText(plain) != "" || !kernel.variant.functions.empty() ||
-      (kernel.variant.varlen && kernel.variant.mask == KernelMask::Window))
+  if (kernelFeaturesText(plain) != "" || !kernel.variant.functions.empty())
     return fail("a backward kernel's variant is a mask (none, top_left, "
-                "bottom_right, window) with or without _softcap and _varlen "
-                "(not window_varlen), got " +
+                "bottom_right, window) with or without _softcap and _varlen, "
+                "got " +
                 kernelVariantName(kernel.variant));
   if (Error error = finalizeUnscheduledLowering(kernel))
     return error;
@@ -670,7 +669,7 @@ expandSplitMerges(const json::Object &object, const std::string &where,
 /// "sdpa_backward"): per dtype and head dims, a preprocess and a
 /// postprocess kernel (and their varlen forms where a variant is varlen),
 /// and a main kernel per variant (a mask with or without _softcap and
-/// _varlen, not window_varlen), each of block_m query rows and block_n
+/// _varlen), each of block_m query rows and block_n
 /// keys, lowered as `lowering` says.
 static Expected<std::vector<KernelSpec>>
 expandSdpaBackward(const json::Object &object, const std::string &where,

@@ -39,7 +39,10 @@ struct SdpaBackwardKernelConfig {
   /// lse, delta, dq_accum) are packed [1, H_q, total_q, ...] and k, v, dk,
   /// dv [1, H_kv, total_k, D], and every kernel takes cu_seqlens_q (the main
   /// kernel cu_seqlens_k too: rank-1 i32 views of B + 1 offsets); the grids'
-  /// z is the sequence. Not with a window yet.
+  /// z is the sequence. With a window, the main kernel also takes
+  /// window_align (index, after the offsets), as the forward's varlen window
+  /// kernels do: 1 shifts the band by each sequence's S_k - S_q
+  /// (bottom-right), 0 keeps it as given.
   bool varlen = false;
   /// Query rows per block (every kernel) and keys per block (the main
   /// kernel's programs), multiples of 16.

@@ -4,6 +4,7 @@
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="dtype=f32" 2>&1 | FileCheck %s --check-prefix=DTYPE
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="causal=diagonal" 2>&1 | FileCheck %s --check-prefix=CAUSAL
 // RUN: tiled-attn-opt %s --tile-generate-sdpa-backward="causal=window softcap=1" | FileCheck %s --check-prefix=WINDOW
+// RUN: tiled-attn-opt %s --tile-generate-sdpa-backward="causal=window varlen=1" | FileCheck %s --check-prefix=VARWIN
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="block-m=24" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="name=taken" 2>&1 | FileCheck %s --check-prefix=NAME
 
@@ -151,3 +152,18 @@
 // NAME: error: tile-generate-sdpa-backward: the module already has a symbol named 'taken'
 
 func.func private @taken()
+
+// A window of a varlen batch: the main kernel takes window_align after the
+// offsets and shifts the band by the sequence's S_k - S_q times it (1:
+// bottom-right, 0: as given), before clamping it to [-S_q, S_k].
+// VARWIN-LABEL: func.func @sdpa_bwd(
+// VARWIN-SAME: %[[LO:[^:]*]]: index {tile.arg = #tile.arg<window_lo>}, %[[HI:[^:]*]]: index {tile.arg = #tile.arg<window_hi>}, %{{[^:]*}}: !tile.view<?xi32> {tile.arg = #tile.arg<cu_seqlens_q>}, %{{[^:]*}}: !tile.view<?xi32> {tile.arg = #tile.arg<cu_seqlens_k>}, %[[ALIGN:[^:]*]]: index {tile.arg = #tile.arg<window_align>})
+// VARWIN: %[[SQ:.*]] = tile.dim %{{.*}}[2]
+// VARWIN: %[[SK:.*]] = tile.dim %{{.*}}[2]
+// VARWIN: %[[NEGQ:.*]] = arith.subi %c0, %[[SQ]] : index
+// VARWIN: %[[SHIFTS:.*]] = arith.subi %[[SK]], %[[SQ]] : index
+// VARWIN: %[[SHIFT:.*]] = arith.muli %[[ALIGN]], %[[SHIFTS]] : index
+// VARWIN: %[[SLO:.*]] = arith.addi %[[LO]], %[[SHIFT]] : index
+// VARWIN: %[[SHI:.*]] = arith.addi %[[HI]], %[[SHIFT]] : index
+// VARWIN: arith.maxsi %[[SLO]], %[[NEGQ]] : index
+// VARWIN: arith.maxsi %[[SHI]], %[[NEGQ]] : index

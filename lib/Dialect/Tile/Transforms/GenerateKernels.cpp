@@ -167,6 +167,7 @@ struct TileGenerateSdpaBackwardPass final
     }
     config.causal = *mode;
     config.softcap = softcap;
+    config.varlen = varlen;
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     if (failed(buildSdpaBackwardKernels(builder, module.getLoc(), config)))
       return signalPassFailure();
