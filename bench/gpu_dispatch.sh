@@ -46,6 +46,15 @@ timeout 300 compute-sanitizer --tool memcheck --report-api-errors no --kernel-na
   | tail -5 | tee "$OUT/dispatch/sanitizer-memcheck-d96.log"
 grep -q -E "ERROR SUMMARY: 0 errors" "$OUT/dispatch/sanitizer-memcheck-d96.log" || rc=1
 
+step "compute-sanitizer racecheck and synccheck, backward kernels (one varlen window case)"
+for tool in racecheck synccheck; do
+  timeout 200 compute-sanitizer --tool $tool --report-api-errors no --kernel-name kns=sdpa_bwd \
+    python3 -m pytest -q -p no:cacheprovider python/tests/test_backward_gpu.py \
+    -k "varlen and window_bottom_right and bfloat16" 2>&1 | tail -4 \
+    | tee "$OUT/dispatch/sanitizer-$tool-backward.log"
+  grep -q -E "ERROR SUMMARY: 0 (errors|hazards)" "$OUT/dispatch/sanitizer-$tool-backward.log" || rc=1
+done
+
 step "context parallelism"
 if [ "$GPUS" -ge 2 ]; then
   timeout 500 torchrun --standalone --nproc-per-node "$GPUS" bench/context_parallel.py \
