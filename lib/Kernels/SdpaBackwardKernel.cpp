@@ -142,6 +142,85 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
   auto atModuleEnd = [&] { b.setInsertionPointToEnd(module); };
   SdpaBackwardKernels kernels;
 
+  // The keys a query sees: key j from query i iff lo <= j - i <= hi (a
+  // bound absent, a null Value, is none): top-left causal hi = 0,
+  // bottom-right hi = S_k - S_q, a window its two arguments (with varlen
+  // shifted by window_align times the sequence's S_k - S_q).
+  // (`c0`: the kernel's index 0, which top-left's hi is.)
+  auto band = [&](OpBuilder &b, Location loc, Value c0, Value seqQ,
+                  Value seqK, llvm::function_ref<Value(ArgRole)> argOf)
+      -> std::pair<Value, Value> {
+    Value lo, hi;
+    if (cfg.causal == CausalMode::TopLeft)
+      hi = c0;
+    else if (cfg.causal == CausalMode::BottomRight)
+      hi = arith::SubIOp::create(b, loc, seqK, seqQ);
+    else if (cfg.causal == CausalMode::Window) {
+      // Clamped to [-S_q, S_k], past every diagonal j - i there is, so that
+      // any bound (FlashAttention's "no bound" as a huge number) compares
+      // as it should in the masks' 32-bit positions.
+      Value negQ = arith::SubIOp::create(b, loc, c0, seqQ);
+      auto clamp = [&](Value x) -> Value {
+        return arith::MinSIOp::create(
+            b, loc, arith::MaxSIOp::create(b, loc, x, negQ), seqK);
+      };
+      Value windowLo = argOf(ArgRole::WindowLo);
+      Value windowHi = argOf(ArgRole::WindowHi);
+      if (Value align = argOf(ArgRole::WindowAlign)) {
+        Value shift = arith::MulIOp::create(
+            b, loc, align, arith::SubIOp::create(b, loc, seqK, seqQ));
+        windowLo = arith::AddIOp::create(b, loc, windowLo, shift);
+        windowHi = arith::AddIOp::create(b, loc, windowHi, shift);
+      }
+      lo = clamp(windowLo);
+      hi = clamp(windowHi);
+    }
+    return {lo, hi};
+  };
+  // `visible` and the band: the diagonals j - i of the elements against
+  // its bounds.
+  auto withinBand = [&](OpBuilder &b, Location loc, Value visible,
+                        Value diagonal, Value lo, Value hi,
+                        ArrayRef<int64_t> shape) -> Value {
+    for (auto [bound, predicate] : {std::pair{hi, arith::CmpIPredicate::sle},
+                                    std::pair{lo, arith::CmpIPredicate::sge}})
+      if (bound)
+        visible = arith::AndIOp::create(
+            b, loc, visible,
+            arith::CmpIOp::create(
+                b, loc, predicate, diagonal,
+                tensor::SplatOp::create(
+                    b, loc, RankedTensorType::get(shape, i32),
+                    arith::IndexCastOp::create(b, loc, i32, bound)
+                        .getResult())));
+    return visible;
+  };
+  // The main and dq kernels' arguments: the views and scale, then the
+  // window's band, the softcap and the varlen offsets (and band alignment)
+  // where the variant has them.
+  auto maskArguments = [&](SmallVector<Type> &types,
+                           SmallVector<ArgRole> &roles) {
+    const bool window = cfg.causal == CausalMode::Window;
+    if (window) {
+      types.append({b.getIndexType(), b.getIndexType()});
+      roles.append({ArgRole::WindowLo, ArgRole::WindowHi});
+    }
+    if (cfg.softcap) {
+      types.push_back(f32);
+      roles.push_back(ArgRole::Softcap);
+    }
+    if (cfg.varlen) {
+      types.append({offsetsView, offsetsView});
+      roles.append({ArgRole::CuSeqlensQ, ArgRole::CuSeqlensK});
+      // A window of a varlen batch, as the forward's: window_align 1 shifts
+      // the band by each sequence's S_k - S_q (bottom-right), 0 keeps it.
+      if (window) {
+        types.push_back(b.getIndexType());
+        roles.push_back(ArgRole::WindowAlign);
+      }
+    }
+  };
+
   // Preprocess: delta = rowsum(dO * O) and dQ's accumulator zeroed.
   if (wanted(SdpaBackwardPhase::Preprocess)) {
     SmallVector<Type> types = {view4(dv, elt), view4(dv, elt), rowsView,
@@ -191,25 +270,7 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
         ArgRole::Q,     ArgRole::K,       ArgRole::V,  ArgRole::DOut,
         ArgRole::Lse,   ArgRole::Delta,   ArgRole::DQAccum, ArgRole::DK,
         ArgRole::DV,    ArgRole::Scale};
-    const bool window = cfg.causal == CausalMode::Window;
-    if (window) {
-      types.append({b.getIndexType(), b.getIndexType()});
-      roles.append({ArgRole::WindowLo, ArgRole::WindowHi});
-    }
-    if (cfg.softcap) {
-      types.push_back(f32);
-      roles.push_back(ArgRole::Softcap);
-    }
-    if (cfg.varlen) {
-      types.append({offsetsView, offsetsView});
-      roles.append({ArgRole::CuSeqlensQ, ArgRole::CuSeqlensK});
-      // A window of a varlen batch, as the forward's: window_align 1 shifts
-      // the band by each sequence's S_k - S_q (bottom-right), 0 keeps it.
-      if (window) {
-        types.push_back(b.getIndexType());
-        roles.push_back(ArgRole::WindowAlign);
-      }
-    }
+    maskArguments(types, roles);
     func::FuncOp f = kb.kernel(name, types, roles);
     Value q = f.getArgument(0), k = f.getArgument(1), v = f.getArgument(2),
           dO = f.getArgument(3), lse = f.getArgument(4),
@@ -252,34 +313,7 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     Value kRhs = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
     Value vBlock = kb.load(v, {bn, dv}, {batch, kvHead, n, c0});
     Value key0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
-    // The keys a query sees: key j from query i iff lo <= j - i <= hi (a
-    // bound absent is none): top-left causal hi = 0, bottom-right hi = S_k -
-    // S_q, a window its two arguments.
-    Value lo, hi;
-    if (cfg.causal == CausalMode::TopLeft)
-      hi = c0;
-    else if (cfg.causal == CausalMode::BottomRight)
-      hi = arith::SubIOp::create(b, loc, seqK, seqQ);
-    else if (window) {
-      // Clamped to [-S_q, S_k], past every diagonal j - i there is, so that
-      // any bound (FlashAttention's "no bound" as a huge number) compares
-      // as it should in the masks' 32-bit positions.
-      Value negQ = arith::SubIOp::create(b, loc, c0, seqQ);
-      auto clamp = [&](Value x) -> Value {
-        return arith::MinSIOp::create(
-            b, loc, arith::MaxSIOp::create(b, loc, x, negQ), seqK);
-      };
-      Value windowLo = argOf(ArgRole::WindowLo);
-      Value windowHi = argOf(ArgRole::WindowHi);
-      if (Value align = argOf(ArgRole::WindowAlign)) {
-        Value shift = arith::MulIOp::create(
-            b, loc, align, arith::SubIOp::create(b, loc, seqK, seqQ));
-        windowLo = arith::AddIOp::create(b, loc, windowLo, shift);
-        windowHi = arith::AddIOp::create(b, loc, windowHi, shift);
-      }
-      lo = clamp(windowLo);
-      hi = clamp(windowHi);
-    }
+    auto [lo, hi] = band(b, loc, c0, seqQ, seqK, argOf);
     Value cBm = kb.index(bm);
     Value queryBlocks = arith::CeilDivUIOp::create(b, loc, seqQ, cBm);
     Value lastKey = arith::AddIOp::create(b, loc, key0, kb.index(bn - 1));
@@ -431,19 +465,11 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                           queryCols,
                                           splatIndex(b, loc, seqQ)));
-                if (lo || hi) {
-                  // j - i of every element, against the band's bounds.
-                  Value diagonal =
-                      arith::SubIOp::create(b, loc, keyRows, queryCols);
-                  for (auto [bound, predicate] :
-                       {std::pair{hi, arith::CmpIPredicate::sle},
-                        std::pair{lo, arith::CmpIPredicate::sge}})
-                    if (bound)
-                      visible = arith::AndIOp::create(
-                          b, loc, visible,
-                          arith::CmpIOp::create(b, loc, predicate, diagonal,
-                                                splatIndex(b, loc, bound)));
-                }
+                if (lo || hi)
+                  visible = withinBand(
+                      b, loc, visible,
+                      arith::SubIOp::create(b, loc, keyRows, queryCols), lo,
+                      hi, {bn, bm});
                 pt = arith::SelectOp::create(b, loc, visible, pt, zeroScores);
                 }
                 Value ptLow =
@@ -538,6 +564,219 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     kernels.postprocess = f;
     atModuleEnd();
   }
+  // Dq (the deterministic mode's dQ): one query block of one query head,
+  // over the key blocks it sees, dQ in registers and written once (no
+  // atomics, so the same every run): S = Q_m K_nᵀ, P = exp(scale S -
+  // lse_m), dP = dO_m V_nᵀ, dS = P (dP - delta_m), dQ_m += dS K_n; then
+  // dq = scale dQ_m. It recomputes what the main kernel computed for its
+  // part of dQ, which the deterministic mode does not read.
+  if (wanted(SdpaBackwardPhase::Dq)) {
+    SmallVector<Type> types = {view4(d, elt), view4(d, elt), view4(dv, elt),
+                               view4(dv, elt), rowsView,      rowsView,
+                               view4(d, elt),  f32};
+    SmallVector<ArgRole> roles = {ArgRole::Q,   ArgRole::K,     ArgRole::V,
+                                  ArgRole::DOut, ArgRole::Lse, ArgRole::Delta,
+                                  ArgRole::DQ,  ArgRole::Scale};
+    maskArguments(types, roles);
+    func::FuncOp f = kb.kernel(sdpaBackwardSymbol(name, SdpaBackwardPhase::Dq),
+                               types, roles);
+    auto argOf = [&](ArgRole role) -> Value {
+      for (auto [i, r] : llvm::enumerate(roles))
+        if (r == role)
+          return f.getArgument(i);
+      return Value();
+    };
+    Value q = argOf(ArgRole::Q), k = argOf(ArgRole::K), v = argOf(ArgRole::V),
+          dO = argOf(ArgRole::DOut), lse = argOf(ArgRole::Lse),
+          delta = argOf(ArgRole::Delta), dq = argOf(ArgRole::DQ),
+          scale = argOf(ArgRole::Scale), softcap = argOf(ArgRole::Softcap);
+    Value m = BlockIdOp::create(b, loc, Dim::X);
+    Value h = BlockIdOp::create(b, loc, Dim::Y);
+    Value batch = BlockIdOp::create(b, loc, Dim::Z);
+    Value c0 = kb.index(0), c1 = kb.index(1);
+    if (cfg.varlen) {
+      auto queries = kb.sequence(argOf(ArgRole::CuSeqlensQ), batch);
+      auto keys = kb.sequence(argOf(ArgRole::CuSeqlensK), batch);
+      q = kb.slice(q, queries), dO = kb.slice(dO, queries);
+      lse = kb.slice(lse, queries), delta = kb.slice(delta, queries);
+      dq = kb.slice(dq, queries);
+      k = kb.slice(k, keys), v = kb.slice(v, keys);
+      batch = c0;
+    }
+    Value seqQ = DimOp::create(b, loc, q, 2);
+    Value seqK = DimOp::create(b, loc, k, 2);
+    Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
+                                         DimOp::create(b, loc, k, 1));
+    Value kvHead = arith::DivUIOp::create(b, loc, h, group);
+    auto [lo, hi] = band(b, loc, c0, seqQ, seqK, argOf);
+    Value at4[] = {batch, h, m, c0};
+    Value qBlock = kb.load(q, {bm, d}, at4);
+    Value doBlock = kb.load(dO, {bm, dv}, at4);
+    Value q0 = arith::MulIOp::create(b, loc, m, kb.index(bm));
+    Value lastQuery = arith::AddIOp::create(b, loc, q0, kb.index(bm - 1));
+    Value queries =
+        IotaOp::create(b, loc, kb.tile({bm}, i32), q0, IntegerAttr());
+    auto gather = [&](Value view, double pad) -> Value {
+      return GatherOp::create(b, loc, kb.tile({bm}, f32), view,
+                              ValueRange{batch, h, queries},
+                              b.getF64FloatAttr(pad));
+    };
+    // A row that saw no key has lse = -inf, and one past S_q reads it: +inf
+    // gives them P = 0 (the masked steps' rows; an unmasked step's rows all
+    // see every key of it).
+    Value lseRows = gather(lse, -inf);
+    Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                        lseRows, kb.splat({bm}, -inf));
+    Value lseMasked =
+        arith::SelectOp::create(b, loc, noKey, kb.splat({bm}, inf), lseRows);
+    Value deltaRows = gather(delta, 0.0);
+
+    Value cBn = kb.index(bn);
+    Value keyBlocks = arith::CeilDivUIOp::create(b, loc, seqK, cBn);
+    // floor(max(x, 0) / bn) and its ceiling, of a signed x.
+    auto blockOf = [&](Value x, bool ceil) -> Value {
+      Value nonNegative = arith::MaxSIOp::create(b, loc, x, c0);
+      return ceil ? arith::CeilDivUIOp::create(b, loc, nonNegative, cBn)
+                        .getResult()
+                  : arith::DivUIOp::create(b, loc, nonNegative, cBn)
+                        .getResult();
+    };
+    // The key blocks this query block sees: [first, end), from the one
+    // holding key q0 + lo to the one holding lastQuery + hi; none for a
+    // block past S_q (a shorter sequence's in a varlen batch).
+    Value first = lo ? blockOf(arith::AddIOp::create(b, loc, q0, lo), false)
+                     : c0;
+    first = arith::MinUIOp::create(b, loc, first, keyBlocks);
+    Value end = keyBlocks;
+    if (hi) {
+      Value lastSeen = arith::AddIOp::create(b, loc, lastQuery, hi);
+      Value seen = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         lastSeen, c0);
+      Value upTo = arith::AddIOp::create(b, loc, blockOf(lastSeen, false), c1);
+      end = arith::SelectOp::create(
+          b, loc, seen, arith::MinUIOp::create(b, loc, upTo, end), first);
+    }
+    end = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q0, seqQ),
+        arith::MaxUIOp::create(b, loc, end, first), first);
+    // The key blocks that need no mask: every query of the block (all
+    // inside S_q) sees every key (all inside S_k). lo: n bn >= lastQuery +
+    // lo; hi: (n + 1) bn - 1 <= q0 + hi.
+    Value fullFrom = first;
+    if (lo)
+      fullFrom = arith::MaxUIOp::create(
+          b, loc, first,
+          arith::MinUIOp::create(
+              b, loc,
+              blockOf(arith::AddIOp::create(b, loc, lastQuery, lo), true), end));
+    Value fullEnd = arith::DivUIOp::create(b, loc, seqK, cBn);
+    if (hi)
+      fullEnd = arith::MinUIOp::create(
+          b, loc, fullEnd,
+          blockOf(arith::AddIOp::create(b, loc, q0, arith::AddIOp::create(
+                                                        b, loc, hi, c1)),
+                  false));
+    fullEnd = arith::MinUIOp::create(b, loc, fullEnd, end);
+    Value queriesFull = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule,
+        arith::AddIOp::create(b, loc, q0, kb.index(bm)), seqQ);
+    Value fullTo = arith::SelectOp::create(
+        b, loc, queriesFull, arith::MaxUIOp::create(b, loc, fullFrom, fullEnd),
+        fullFrom);
+
+    Value zeroScores = kb.splat({bm, bn}, 0.0);
+    Value oneScores, capTile, capScaleTile, scaleTile;
+    if (softcap) {
+      oneScores = kb.splat({bm, bn}, 1.0);
+      capTile = tensor::SplatOp::create(b, loc, kb.tile({bm, bn}, f32), softcap);
+      capScaleTile = tensor::SplatOp::create(
+          b, loc, kb.tile({bm, bn}, f32),
+          arith::DivFOp::create(b, loc, scale, softcap).getResult());
+    } else {
+      scaleTile = tensor::SplatOp::create(b, loc, kb.tile({bm, bn}, f32), scale);
+    }
+    Value queryRows =
+        IotaOp::create(b, loc, kb.tile({bm, bn}, i32), q0, int64_t{0});
+    Value queriesIn = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt, queryRows,
+        tensor::SplatOp::create(
+            b, loc, kb.tile({bm, bn}, i32),
+            arith::IndexCastOp::create(b, loc, i32, seqQ).getResult()));
+    auto step = [&](OpBuilder &b, Location loc, Value n, Value acc,
+                    bool masked) -> Value {
+      KernelBuilder kb{b, loc};
+      Value at[] = {batch, kvHead, n, c0};
+      Value kt = kb.load(k, {d, bn}, at, 0.0, /*transpose=*/true);
+      Value kBlock = kb.load(k, {bn, d}, at);
+      Value vt = kb.load(v, {dv, bn}, at, 0.0, /*transpose=*/true);
+      Value s = MmaOp::create(b, loc, qBlock, kt, zeroScores);
+      Value t, scores;
+      if (softcap) {
+        t = math::TanhOp::create(
+            b, loc, arith::MulFOp::create(b, loc, s, capScaleTile));
+        scores = arith::MulFOp::create(b, loc, t, capTile);
+      } else {
+        scores = arith::MulFOp::create(b, loc, s, scaleTile);
+      }
+      Value p = math::ExpOp::create(
+          b, loc,
+          arith::SubFOp::create(
+              b, loc, scores,
+              kb.broadcast(masked ? lseMasked : lseRows, {bm, bn}, 1)));
+      if (masked) {
+        Value k0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
+        Value keyCols =
+            IotaOp::create(b, loc, kb.tile({bm, bn}, i32), k0, int64_t{1});
+        Value visible = arith::AndIOp::create(
+            b, loc, queriesIn,
+            arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::slt, keyCols,
+                tensor::SplatOp::create(
+                    b, loc, kb.tile({bm, bn}, i32),
+                    arith::IndexCastOp::create(b, loc, i32, seqK).getResult())));
+        if (lo || hi)
+          visible = withinBand(b, loc, visible,
+                               arith::SubIOp::create(b, loc, keyCols, queryRows),
+                               lo, hi, {bm, bn});
+        p = arith::SelectOp::create(b, loc, visible, p, zeroScores);
+      }
+      Value dp = MmaOp::create(b, loc, doBlock, vt, zeroScores);
+      Value ds = arith::MulFOp::create(
+          b, loc, p,
+          arith::SubFOp::create(b, loc, dp,
+                                kb.broadcast(deltaRows, {bm, bn}, 1)));
+      if (softcap)
+        ds = arith::MulFOp::create(
+            b, loc, ds,
+            arith::SubFOp::create(b, loc, oneScores,
+                                  arith::MulFOp::create(b, loc, t, t)));
+      Value dsLow = arith::TruncFOp::create(b, loc, kb.tile({bm, bn}, elt), ds);
+      return MmaOp::create(b, loc, dsLow, kBlock, acc);
+    };
+    auto loop = [&](Value from, Value to, Value init, bool masked) -> Value {
+      return scf::ForOp::create(
+                 b, loc, from, to, c1, ValueRange{init},
+                 [&](OpBuilder &b, Location loc, Value n, ValueRange acc) {
+                   scf::YieldOp::create(b, loc,
+                                        step(b, loc, n, acc[0], masked));
+                 })
+          .getResult(0);
+    };
+    Value acc = loop(first, fullFrom, kb.splat({bm, d}, 0.0), true);
+    acc = loop(fullFrom, fullTo, acc, false);
+    acc = loop(fullTo, end, acc, true);
+    Value scaled = arith::MulFOp::create(
+        b, loc, acc,
+        tensor::SplatOp::create(b, loc, kb.tile({bm, d}, f32), scale));
+    StoreOp::create(
+        b, loc, arith::TruncFOp::create(b, loc, kb.tile({bm, d}, elt), scaled),
+        dq, ValueRange(at4), Value());
+    func::ReturnOp::create(b, loc);
+    kernels.dq = f;
+    atModuleEnd();
+  }
+
   return kernels;
 }
 
@@ -546,7 +785,7 @@ tiled_attn::buildSdpaBackwardKernels(OpBuilder &b, Location loc,
                                      const SdpaBackwardKernelConfig &config) {
   return buildPhases(b, loc, config,
                      {SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Main,
-                      SdpaBackwardPhase::Postprocess});
+                      SdpaBackwardPhase::Postprocess, SdpaBackwardPhase::Dq});
 }
 
 FailureOr<func::FuncOp>
@@ -563,6 +802,8 @@ tiled_attn::buildSdpaBackwardKernel(OpBuilder &b, Location loc,
     return built->main;
   case SdpaBackwardPhase::Postprocess:
     return built->postprocess;
+  case SdpaBackwardPhase::Dq:
+    return built->dq;
   }
   return failure();
 }
@@ -575,6 +816,8 @@ StringRef tiled_attn::sdpaBackwardPhaseName(SdpaBackwardPhase phase) {
     return "main";
   case SdpaBackwardPhase::Postprocess:
     return "postprocess";
+  case SdpaBackwardPhase::Dq:
+    return "dq";
   }
   return "";
 }

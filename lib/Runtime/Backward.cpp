@@ -16,15 +16,16 @@
 //   main         grid (ceil(S_k / block_n), H_kv, B): dK, dV of a key
 //                block (summed over the group's query heads), dQ's part
 //                added to the accumulator;
-//   postprocess  grid (ceil(S_q / block_m), H, B): dq = scale * accumulator.
+//   postprocess  grid (ceil(S_q / block_m), H, B): dq = scale * accumulator;
+//   or, deterministic, dq: grid as postprocess's, dq of a query block
+//                recomputed over its key blocks and written once.
 //
 // (With varlen, B is the number of sequences and S_q, S_k the longest.)
-// The main kernel is chosen as ta_sdpa chooses (candidateMasks): the mask
-// asked for, the band's, then a "window" kernel (which takes the band as
-// window_lo and window_hi, and computes any band); its softcap and varlen
-// the call's. Preprocess and
-// postprocess go by dtype, head dims and varlen. Each is of the highest
-// arch that runs on the device.
+// The main and dq kernels are chosen as ta_sdpa chooses (candidateMasks):
+// the mask asked for, the band's, then a "window" kernel (which takes the
+// band as window_lo and window_hi, and computes any band); their softcap
+// and varlen the call's. Preprocess and postprocess go by dtype, head dims
+// and varlen. Each is of the highest arch that runs on the device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,8 +43,17 @@ namespace {
 
 using Phase = KernelEntry::Phase;
 
-constexpr Phase kPhases[3] = {Phase::Preprocess, Phase::Main,
-                              Phase::Postprocess};
+/// The phases launched, in order: the last is dq in the deterministic mode.
+Phase phaseOf(const ta_sdpa_backward_args &args, int p) {
+  constexpr Phase kPhases[3] = {Phase::Preprocess, Phase::Main,
+                                Phase::Postprocess};
+  return p == 2 && args.deterministic ? Phase::Dq : kPhases[p];
+}
+
+/// Whether `phase`'s kernel computes the scores (masks and caps them).
+bool computesScores(Phase phase) {
+  return phase == Phase::Main || phase == Phase::Dq;
+}
 
 /// The workspace's alignment, and its delta's padding.
 constexpr uint64_t kWorkspaceAlign = 256;
@@ -134,7 +144,7 @@ bool fits(const KernelEntry &k, const Problem &problem, Phase phase,
       !k.arch.runsOn(ccMajor, ccMinor) ||
       (k.indexBits == 32 && !problem.index32Ok))
     return false;
-  return phase != Phase::Main ||
+  return !computesScores(phase) ||
          (k.variant.mask == mask && k.variant.softcap == problem.asked.softcap);
 }
 
@@ -145,7 +155,7 @@ Status noBackwardKernel(const ta_library &library, const Problem &problem,
   std::string wanted = concat(
       "sm_", ccMajor, ccMinor, ", ", args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
       ", D=", headDimText(problem.headDim, problem.headDimV));
-  if (phase == Phase::Main) {
+  if (computesScores(phase)) {
     KernelMask masks[3];
     int count = candidateMasks(problem, masks);
     wanted += ", causal=";
@@ -188,7 +198,7 @@ Status noBackwardKernel(const ta_library &library, const Problem &problem,
 Status selectBackward(const ta_library &library, const Problem &problem,
                       Phase phase, int ccMajor, int ccMinor, int32_t &index) {
   KernelMask masks[3] = {KernelMask::None};
-  int count = phase == Phase::Main ? candidateMasks(problem, masks) : 1;
+  int count = computesScores(phase) ? candidateMasks(problem, masks) : 1;
   const std::vector<KernelEntry> &kernels = library.manifest.backward;
   for (int m = 0; m < count; ++m) {
     index = -1;
@@ -298,8 +308,8 @@ Status planPhases(const ta_library &library, const ta_sdpa_backward_args *args,
       continue;
     }
     int32_t index = -1;
-    TA_RETURN_IF_ERROR(
-        selectBackward(library, problem, kPhases[p], ccMajor, ccMinor, index));
+    TA_RETURN_IF_ERROR(selectBackward(library, problem, phaseOf(*args, p),
+                                      ccMajor, ccMinor, index));
     TA_RETURN_IF_ERROR(buildPlan(library.manifest.backward[index], index,
                                  problem, driver, plans[p]));
   }

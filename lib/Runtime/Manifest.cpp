@@ -465,12 +465,13 @@ Status readSplitMergeEntry(const FieldReader &r, const Manifest &manifest,
 
 /// The rest of a backward kernel's entry ("program": "sdpa_backward"; after
 /// its name and arch): its phase, what it computes (dtype, head_dim and
-/// head_dim_v, "varlen"; a main kernel's "causal" and "softcap" too, the
-/// other phases' none and false), what it launches (block_n: a main
+/// head_dim_v, "varlen"; a main or dq kernel's "causal" and "softcap" too,
+/// the other phases' none and false), what it launches (block_n: a main
 /// program's keys), and its parameters, which take the views each phase
 /// needs: preprocess o, do, delta, dq_accum; main q, k, v, do, lse, delta,
-/// dq_accum, dk, dv and scale; postprocess dq_accum, dq and scale (and
-/// with varlen the sequences' offsets).
+/// dq_accum, dk, dv and scale; postprocess dq_accum, dq and scale; dq q, k,
+/// v, do, lse, delta, dq and scale (and with varlen the sequences'
+/// offsets).
 Status readBackwardEntry(const FieldReader &r, const Manifest &manifest,
                          const std::string &realRoot, KernelEntry &kernel) {
   kernel.program = KernelEntry::Program::SdpaBackward;
@@ -482,17 +483,20 @@ Status readBackwardEntry(const FieldReader &r, const Manifest &manifest,
                                 std::end(kBackwardPhaseNames)),
       choice));
   kernel.phase = static_cast<KernelEntry::Phase>(choice + 1);
-  const bool main = kernel.phase == KernelEntry::Phase::Main;
+  // The main and dq kernels compute the scores: they mask and cap.
+  const bool scores = kernel.phase == KernelEntry::Phase::Main ||
+                      kernel.phase == KernelEntry::Phase::Dq;
   TA_RETURN_IF_ERROR(readDtype(r, kernel));
   TA_RETURN_IF_ERROR(readMask(r, kernel));
   TA_RETURN_IF_ERROR(r.flag("softcap", kernel.variant.softcap));
   TA_RETURN_IF_ERROR(r.flag("varlen", kernel.variant.varlen));
-  if (!main && (kernel.variant.mask != KernelMask::None ||
+  if (!scores && (kernel.variant.mask != KernelMask::None ||
                 kernel.variant.softcap))
     return r.fail(kernel.variant.softcap ? "softcap" : "causal",
                   concat(kernel.variant.softcap ? "false" : "'none'",
                          " for a ", phaseName(kernel.phase),
-                         " kernel (only the main kernel masks or caps)"),
+                         " kernel (only the main and dq kernels mask or "
+                         "cap)"),
                   kernel.variant.softcap ? Json(true) : Json(kernel.maskText));
   int64_t headDim = 0, headDimV = 0;
   TA_RETURN_IF_ERROR(r.integer("head_dim", 1, INT32_MAX, headDim));
@@ -506,15 +510,16 @@ Status readBackwardEntry(const FieldReader &r, const Manifest &manifest,
   TA_RETURN_IF_ERROR(r.integer("block_n", 1, INT32_MAX, blockN));
   kernel.blockN = static_cast<int32_t>(blockN);
   kernel.variantText = kernelVariantName(kernel.variant);
-  // The main kernel reads the forward's log-sum-exps: the view of the lse
-  // feature (ManifestFields.cpp's optional views), which the others do not
-  // take.
-  kernel.variant.lse = main;
+  // The main and dq kernels read the forward's log-sum-exps: the view of
+  // the lse feature (ManifestFields.cpp's optional views), which the
+  // others do not take.
+  kernel.variant.lse = scores;
   TA_RETURN_IF_ERROR(readParams(r, kernel));
-  static const std::vector<TensorId> kTakes[3] = {
+  static const std::vector<TensorId> kTakes[4] = {
       {kO, kDo, kDelta, kDqAccum},
       {kQ, kK, kV, kDo, kLse, kDelta, kDqAccum, kDk, kDv},
-      {kDqAccum, kDq}};
+      {kDqAccum, kDq},
+      {kQ, kK, kV, kDo, kLse, kDelta, kDq}};
   for (TensorId view : kTakes[static_cast<int>(kernel.phase) - 1])
     if (std::none_of(kernel.params.begin(), kernel.params.end(),
                      [&](const Param &p) {

@@ -180,9 +180,10 @@ struct KernelEntry {
   Program program = Program::Sdpa;
   /// A backward kernel's phase (ta_sdpa_backward_args): preprocess (delta
   /// and the dQ accumulator zeroed), main (dK, dV, dQ's additions; its
-  /// mask and features are the variant's) or postprocess (dq). The order
-  /// of kBackwardPhaseNames.
-  enum class Phase : uint8_t { None, Preprocess, Main, Postprocess };
+  /// mask and features are the variant's), postprocess (dq) or dq (the
+  /// deterministic mode's dq, recomputed per query block; masked as the
+  /// main kernel). The order of kBackwardPhaseNames.
+  enum class Phase : uint8_t { None, Preprocess, Main, Postprocess, Dq };
   Phase phase = Phase::None;
   std::string name, archText, dtypeText, maskText, symbol, schedule;
   /// kernelVariantName(variant), for ta_kernel_info.variant.
@@ -268,7 +269,7 @@ struct Manifest {
 /// The manifest's names of the backward's phases (KernelEntry::Phase, from
 /// Preprocess on), and ta_kernel_info.phase's.
 constexpr const char *kBackwardPhaseNames[] = {"preprocess", "main",
-                                               "postprocess"};
+                                               "postprocess", "dq"};
 inline const char *phaseName(KernelEntry::Phase phase) {
   return phase == KernelEntry::Phase::None
              ? ""

@@ -374,23 +374,30 @@ def backward_params(phase: str, mask: str = "none", softcap: bool = False,
     """A backward kernel's parameters in the compiler's order (as the real
     library's manifest lists them): preprocess o, do, delta, dq_accum; main
     q, k, v, do, lse, delta, dq_accum, dk, dv, the scale, a window kernel's
-    window_lo and window_hi, the softcap; postprocess dq_accum, dq and the
-    scale; with varlen, cu_seqlens_q (main: and cu_seqlens_k) last."""
+    window_lo and window_hi, the softcap; dq (the deterministic mode's) as
+    main with dq for dq_accum, dk and dv; postprocess dq_accum, dq and the
+    scale; with varlen, cu_seqlens_q (main and dq: and cu_seqlens_k, and a
+    window's window_align) last."""
     views = {"preprocess": [("o", 4), ("do", 4), ("delta", 3), ("dq_accum", 4)],
              "main": [("q", 4), ("k", 4), ("v", 4), ("do", 4), ("lse", 3), ("delta", 3),
                       ("dq_accum", 4), ("dk", 4), ("dv", 4)],
+             "dq": [("q", 4), ("k", 4), ("v", 4), ("do", 4), ("lse", 3), ("delta", 3),
+                    ("dq", 4)],
              "postprocess": [("dq_accum", 4), ("dq", 4)]}[phase]
+    scores = phase in ("main", "dq")
     params = [p for name, rank in views for p in _view_params(name, rank)]
     if phase != "preprocess":
         params.append({"name": "scale", "kind": "scalar", "type": "f32"})
-    if phase == "main" and mask == "window":
+    if scores and mask == "window":
         params += [{"name": bound, "kind": "scalar", "type": "i64"}
                    for bound in ("window_lo", "window_hi")]
-    if phase == "main" and softcap:
+    if scores and softcap:
         params.append({"name": "softcap", "kind": "scalar", "type": "f32"})
     if varlen:
-        names = ("cu_seqlens_q", "cu_seqlens_k") if phase == "main" else ("cu_seqlens_q",)
+        names = ("cu_seqlens_q", "cu_seqlens_k") if scores else ("cu_seqlens_q",)
         params += [p for name in names for p in _view_params(name, 1)]
+        if scores and mask == "window":
+            params.append({"name": "window_align", "kind": "scalar", "type": "i64"})
     return params
 
 
@@ -400,7 +407,7 @@ def backward_entry(name: str, phase: str, mask: str = "none", softcap: bool = Fa
     tiled-attn-compile writes it (sm_80, f16, D = 64, block_m = block_n =
     64): of ``phase`` and, for the main kernel, ``mask`` and ``softcap``;
     with ``varlen``, the sequences' offsets. ``fields`` replace or add fields."""
-    symbol = "sdpa_bwd" if phase == "main" else f"sdpa_bwd_{phase}"
+    symbol = "sdpa_bwd" if phase == "main" else f"sdpa_bwd_{phase}"  # (dq: sdpa_bwd_dq)
     entry = kernel_entry(name, program="sdpa_backward", phase=phase, causal=mask,
                          softcap=softcap, varlen=varlen, head_dim_v=64, symbol=symbol,
                          block_n=64, shared_bytes=92160 if phase == "main" else 18432,
@@ -414,7 +421,9 @@ def backward_library_entries(dtype: str = "f16", head_dim: int = 64,
     """The backward kernels of one dtype and head dim, as kernels/library.json
     builds them: preprocess and postprocess (and their varlen twins), and
     main kernels of none, top_left, bottom_right and window, each with and
-    without a softcap, and of none, top_left and bottom_right with varlen."""
+    without a softcap, and of none, top_left and bottom_right with varlen;
+    a dq kernel (the deterministic mode's) of each non-varlen main kernel's
+    mask and softcap."""
     def entry(name: str, *args: Any) -> Dict[str, Any]:
         return backward_entry(f"{prefix}{name}", *args, dtype=dtype, head_dim=head_dim,
                               head_dim_v=head_dim)
@@ -427,6 +436,9 @@ def backward_library_entries(dtype: str = "f16", head_dim: int = 64,
         entries.append(entry(f"{mask}_softcap", "main", mask, True))
     entries += [entry(f"{mask}_varlen", "main", mask, False, True)
                 for mask in ("none", "top_left", "bottom_right")]
+    for mask in ("none", "top_left", "bottom_right", "window"):
+        entries.append(entry(f"{mask}_dq", "dq", mask))
+        entries.append(entry(f"{mask}_softcap_dq", "dq", mask, True))
     return entries
 
 

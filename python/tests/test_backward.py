@@ -53,7 +53,7 @@ FORMATS = {"ptr": "<Q", "i32": "<i", "i64": "<q", "f32": "<f"}
 
 
 def test_the_backward_args_follow_the_forward_call() -> None:
-    assert runtime.API_VERSION == 14
+    assert runtime.API_VERSION == 15
     assert TaSdpaBackwardArgs.forward.offset == 0
     assert TaSdpaBackwardArgs.d_o.offset == ctypes.sizeof(TaSdpaArgs)
     tensor = ctypes.sizeof(TaTensor)
@@ -62,7 +62,9 @@ def test_the_backward_args_follow_the_forward_call() -> None:
         assert getattr(TaSdpaBackwardArgs, name).offset == ctypes.sizeof(TaSdpaArgs) + i * tensor
     assert TaSdpaBackwardArgs.workspace.offset == ctypes.sizeof(TaSdpaArgs) + 4 * tensor
     assert TaSdpaBackwardArgs.workspace_bytes.offset == TaSdpaBackwardArgs.workspace.offset + 8
-    assert ctypes.sizeof(TaSdpaBackwardArgs) == TaSdpaBackwardArgs.workspace_bytes.offset + 8
+    # deterministic (API version 15) last, then the struct's padding.
+    assert TaSdpaBackwardArgs.deterministic.offset == TaSdpaBackwardArgs.workspace_bytes.offset + 8
+    assert ctypes.sizeof(TaSdpaBackwardArgs) == TaSdpaBackwardArgs.deterministic.offset + 8
     # The phase, API version 14's field, last in ta_kernel_info.
     assert TaKernelInfo._fields_[-1] == ("phase", ctypes.c_char_p)
     assert ctypes.sizeof(TaKernelInfo) == TaKernelInfo.phase.offset + 8
@@ -135,14 +137,16 @@ def test_the_backward_kernels_are_described(library) -> None:
     assert library.kernels[0].phase == ""
     phases = [k.phase for k in library.backward_kernels]
     assert phases.count("preprocess") == phases.count("postprocess") == 2
-    assert phases.count("main") == 11
+    assert phases.count("main") == 11 and phases.count("dq") == 8
     by_name = {k.name: k for k in library.backward_kernels}
     main = by_name["window_softcap"]
     assert (main.mask, main.softcap, main.varlen, main.block_n) == ("window", True, False, 64)
     assert main.describe() == "window_softcap (sm_80, f16, D=64, mask=window, softcap, main)"
     assert by_name["preprocess_varlen"].describe() == (
         "preprocess_varlen (sm_80, f16, D=64, mask=none, varlen, preprocess)")
-    assert [k.index for k in library.backward_kernels] == list(range(15))
+    assert by_name["top_left_dq"].describe() == (
+        "top_left_dq (sm_80, f16, D=64, mask=top_left, dq)")
+    assert [k.index for k in library.backward_kernels] == list(range(23))
 
 
 def view(t: FakeTensor) -> Tuple[int, ...]:
@@ -410,26 +414,36 @@ def test_a_missing_backward_kernel_is_named(library, torch_stand_in, launched,
     NoKernelError, which names what was asked for."""
     q, k, v, out, grad_out, lse, cu_q, cu_k = packed_call()
     with pytest.raises(NoKernelError, match=r"^no backward main kernel for sm_90, f16, D=64, "
-                                            r"causal=window, varlen; available: "):
+                                            r"causal=window, varlen; 23 backward kernels "
+                                            r"of D=64 \(ta_library_backward_kernel describes "
+                                            r"each\)$"):
         sdpa_varlen_backward_eager(grad_out, q, k, v, out, lse, cu_q, cu_k, 300, 320,
                                    library=library, enable_gqa=True, window_size=(16, 0))
     assert not launched.args
 
 
-def test_the_backward_is_not_deterministic(library, torch_stand_in, launched) -> None:
-    """torch.use_deterministic_algorithms(True): refused as PyTorch refuses its
-    own nondeterministic kernels (warn_only: a warning, and the launch)."""
+def test_deterministic_mode_runs_the_dq_kernel(library, torch_stand_in, launched,
+                                               fake_cuda) -> None:
+    """torch.use_deterministic_algorithms(True): the runtime's deterministic
+    mode (ta_sdpa_backward_args.deterministic), whose third launch is the
+    dq kernel of the call's mask (not the postprocess); a call the library
+    has no dq kernel for (varlen here) is the runtime's NoKernelError."""
     q, k, v, out, grad_out, lse = qkv_o()
+    sdpa_backward_eager(grad_out, q, k, v, out, lse, library=library, enable_gqa=True,
+                        causal=True)
     torch_stand_in.deterministic["enabled"] = True
-    with pytest.raises(RuntimeError, match=r"tiled_attn's attention backward does not have a "
-                                           r"deterministic implementation \(dq's parts are "
-                                           r"added by atomics"):
-        sdpa_backward_eager(grad_out, q, k, v, out, lse, library=library, enable_gqa=True)
-    assert not launched.args
-    torch_stand_in.deterministic["warn_only"] = True
-    with pytest.warns(UserWarning, match="use_deterministic_algorithms"):
-        sdpa_backward_eager(grad_out, q, k, v, out, lse, library=library, enable_gqa=True)
-    assert len(launched.args) == 1
+    sdpa_backward_eager(grad_out, q, k, v, out, lse, library=library, enable_gqa=True,
+                        causal=True)
+    assert [args.deterministic for args in launched.args] == [0, 1]
+    names = [[library.backward_kernels[p.kernel].name if p.kernel >= 0 else None for p in plans]
+             for plans in launched.plans]
+    assert names == [["preprocess", "top_left", "postprocess"],
+                     ["preprocess", "top_left", "top_left_dq"]]
+    q, k, v, out, grad_out, lse, cu_q, cu_k = packed_call()
+    with pytest.raises(NoKernelError, match=r"^no backward dq kernel for sm_90, f16, D=64, "
+                                            r"causal=none(?: or window)?, varlen; 23 backward kernels of D=64"):
+        sdpa_varlen_backward_eager(grad_out, q, k, v, out, lse, cu_q, cu_k, 300, 320,
+                                   library=library, enable_gqa=True)
 
 
 def test_an_empty_problem(library, torch_stand_in, launched) -> None:
@@ -441,14 +455,16 @@ def test_an_empty_problem(library, torch_stand_in, launched) -> None:
     assert kernels[0] == kernels[2] == -1 and kernels[1] >= 0
 
 
-def test_flash_attn_func_refuses_deterministic_with_grad(library, torch_stand_in) -> None:
-    """FlashAttention's deterministic=True asks for a deterministic backward,
-    which tiled_attn does not have: refused where a gradient is needed
-    (without one, the forward is deterministic either way)."""
+def test_flash_attn_func_deterministic_follows_pytorchs_switch(library, torch_stand_in) -> None:
+    """FlashAttention's deterministic=True asks for a deterministic backward:
+    tiled_attn's follows torch.use_deterministic_algorithms, so the flag
+    with a gradient needed is refused while that switch is off (without a
+    gradient, the forward is deterministic either way)."""
     q, k, v = (tensor((2, 77, 4, 64), p) for p in (Q, K, V))
     q.requires_grad_()
     with pytest.raises(tiled_attn.NotSupportedError,
-                       match=r"deterministic=True with inputs that require grad"):
+                       match=r"deterministic=True with inputs that require grad, but "
+                             r"torch.use_deterministic_algorithms is off"):
         tiled_attn.flash_attn_func(q, k, v, deterministic=True, library=library)
 
 

@@ -182,7 +182,7 @@ def test_a_wrong_runtime_path_fails_clearly(tmp_path) -> None:
 def test_the_loaded_runtime_is_this_checkouts() -> None:
     lib = runtime.runtime()
     assert lib is runtime.runtime()
-    assert lib.ta_api_version() == runtime.API_VERSION == 14
+    assert lib.ta_api_version() == runtime.API_VERSION == 15
 
 
 def test_default_library_path_search_order(monkeypatch, tmp_path) -> None:

@@ -28,10 +28,12 @@ These are the CUDA implementations of the ops ``tiled_attn::sdpa_backward``
 and ``tiled_attn::sdpa_varlen_backward`` (:mod:`tiled_attn.ops`), which the
 autograd formula of ``tiled_attn::sdpa_lse`` and ``sdpa_varlen_lse`` calls.
 
-Not deterministic: the order of dQ's atomic additions varies from run to run
-(dK and dV are deterministic). With ``torch.use_deterministic_algorithms(True)``
-the call raises, as PyTorch's own nondeterministic kernels do (a warning
-with ``warn_only=True``).
+Not deterministic by default: the order of dQ's atomic additions varies
+from run to run (dK and dV are deterministic). Under
+``torch.use_deterministic_algorithms(True)`` the runtime's deterministic
+mode runs instead: the library's dq kernel recomputes dQ per query block
+and writes it once, the same bits every run (NoKernelError where the
+library has no dq kernel for the call).
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
-import warnings
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
@@ -228,12 +229,13 @@ def _launch(torch: Any, library: Any, device: Any, fields: Sequence[Any],
     """Packs ta_sdpa_backward_args (the forward's ``fields``, d_o's view
     ``grad_out``, dq's, dk's and dv's ``grads``) into this thread's buffer,
     sizes the workspace, allocates it and launches on the current stream."""
-    _alert_not_deterministic(torch)
+    deterministic = _deterministic(torch)
     args = _thread_args()
     try:
         _ARGS_LAYOUT.pack_into(args.buffer, 0, *fields, *NO_SPLIT)
         _TAIL_LAYOUT.pack_into(args.buffer, _ARGS_LAYOUT.size, *grad_out,
-                               *(x for view in grads for x in view), 0, 0)
+                               *(x for view in grads for x in view), 0, 0,
+                               deterministic)
     except struct.error:
         raise ValueError(_unpackable(fields)) from None
     size = library.backward_workspace_size(args.address)
@@ -245,27 +247,18 @@ def _launch(torch: Any, library: Any, device: Any, fields: Sequence[Any],
     del workspace  # alive through the launch (PyTorch's allocator orders its reuse)
 
 
-def _alert_not_deterministic(torch: Any) -> None:
-    """What PyTorch's nondeterministic kernels do under
-    ``torch.use_deterministic_algorithms(True)``: raise (a warning with
-    ``warn_only=True``), as dQ's atomic additions make the backward's dq
-    vary from run to run in its last bits."""
+def _deterministic(torch: Any) -> int:
+    """1 under ``torch.use_deterministic_algorithms(True)``: the runtime's
+    deterministic mode (the library's dq kernel writes dq, the same bits
+    every run, instead of dQ's atomic additions), else 0."""
     enabled = getattr(torch, "are_deterministic_algorithms_enabled", None)
-    if enabled is None or not enabled():
-        return
-    message = ("tiled_attn's attention backward does not have a deterministic implementation "
-               "(dq's parts are added by atomics, in an order that varies from run to run), "
-               "but you set 'torch.use_deterministic_algorithms(True)'; turn determinism off "
-               "for this call, or use warn_only=True if that is acceptable")
-    if torch.is_deterministic_algorithms_warn_only_enabled():
-        warnings.warn(message, stacklevel=3)
-    else:
-        raise RuntimeError(message)
+    return int(enabled is not None and enabled())
 
 
 #: ta_sdpa_backward_args after its ta_sdpa_args: d_o, dq, dk, dv (each a
-#: ta_tensor: data, sizes[4], strides[4]), the workspace's address and bytes.
-_TAIL_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "QQ")
+#: ta_tensor: data, sizes[4], strides[4]), the workspace's address and
+#: bytes, the deterministic flag (and the struct's padding).
+_TAIL_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "QQi4x")
 assert _ARGS_LAYOUT.size + _TAIL_LAYOUT.size == ctypes.sizeof(TaSdpaBackwardArgs)
 assert TaSdpaBackwardArgs.d_o.offset == ctypes.sizeof(TaSdpaArgs) == _ARGS_LAYOUT.size
 _WORKSPACE_OFFSET = TaSdpaBackwardArgs.workspace.offset

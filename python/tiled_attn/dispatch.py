@@ -34,11 +34,14 @@ nothing that ran before ``install()`` stops running:
 - dropout (``dropout_p > 0``) and ``return_debug_mask``; ALiBi slopes and
   ``seqused_k`` of ``_flash_attention_forward``;
 - what the library has no kernel for (a head dim or a GPU it was not built
-  for: :class:`~tiled_attn.errors.NoKernelError`) or the runtime refuses
+  for, a deterministic backward without dq kernels:
+  :class:`~tiled_attn.errors.NoKernelError`) or the runtime refuses
   (:class:`~tiled_attn.errors.TiledAttnError`, ``ValueError``,
-  ``TypeError``: PyTorch's kernel then gives its own answer or error);
-- a backward under ``torch.use_deterministic_algorithms(True)`` (tiled-attn
-  adds dq's parts by atomics).
+  ``TypeError``: PyTorch's kernel then gives its own answer or error).
+
+Under ``torch.use_deterministic_algorithms(True)`` the backward runs
+tiled-attn's deterministic mode (its dq kernel; dq the same bits every
+run).
 
 Each fallback is counted (:func:`stats`) and logged once per op and reason
 on the logger ``tiled_attn.dispatch`` (WARNING). Forward and backward decide
@@ -272,9 +275,6 @@ def _forward_refusal(query: Any, value: Any, dropout_p: float, return_debug_mask
 def _backward_refusal(dropout_p: float) -> Optional[str]:
     if dropout_p != 0.0:
         return "dropout_p > 0 (tiled-attn's kernels have no dropout)"
-    if torch.are_deterministic_algorithms_enabled():
-        return ("torch.use_deterministic_algorithms(True) (tiled-attn's backward adds dq's "
-                "parts by atomics)")
     return None
 
 

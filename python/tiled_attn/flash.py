@@ -25,13 +25,14 @@ kernels. The ``library`` and ``kernel`` keywords are tiled_attn's own
 
 Gradients: both functions are differentiable where :func:`tiled_attn.sdpa`
 and :func:`tiled_attn.sdpa_varlen` are (issue 39: masks, windows, softcap,
-grouped heads, varlen without a window; not ALiBi, nor a paged KV cache):
+grouped heads, varlen; not ALiBi, nor a paged KV cache):
 with grad mode on and q, k or v requiring grad, the call goes through the
 differentiable op, and ``backward()`` runs tiled_attn's backward kernels.
-FlashAttention's ``deterministic`` is about that backward: ``True`` with a
-gradient needed is refused (NotSupportedError), as tiled_attn's backward
-adds dq's parts by atomics; without a gradient, either value runs (the
-forward pass is deterministic).
+FlashAttention's ``deterministic`` is about that backward: tiled_attn's is
+deterministic under ``torch.use_deterministic_algorithms(True)`` (its dq
+kernel instead of dq's atomic additions), so ``True`` with a gradient needed
+is refused (NotSupportedError) while that switch is off; without a
+gradient, either value runs (the forward pass is deterministic).
 """
 
 from __future__ import annotations
@@ -90,9 +91,10 @@ def flash_attn_func(
             scaled scores, on the library's ``alibi`` kernels (top-left
             causal ones, so S_q == S_k; another S_q gets a no-kernel error);
             without ``causal``, NotSupportedError.
-        deterministic: a bool; True is refused where a gradient is needed
-            (the backward is not deterministic); the forward pass is
-            deterministic either way.
+        deterministic: a bool; True where a gradient is needed asks for
+            the deterministic backward, which runs under
+            ``torch.use_deterministic_algorithms(True)`` (refused while that
+            is off); the forward pass is deterministic either way.
         return_attn_probs: must be False (NotSupportedError).
         library, kernel: :func:`tiled_attn.sdpa`'s.
 
@@ -195,13 +197,16 @@ def flash_attn_varlen_func(
 def _check_deterministic(torch: Any, deterministic: bool, q: Any, k: Any, v: Any,
                          function: str) -> None:
     """NotSupportedError for ``deterministic=True`` where a gradient is needed
-    (grad mode on, q, k or v requiring grad): FlashAttention's flag asks for
-    a deterministic backward, and tiled_attn's adds dq's parts by atomics,
-    in an order that varies from run to run."""
-    if deterministic and torch.is_grad_enabled() and any(
+    (grad mode on, q, k or v requiring grad) while
+    ``torch.use_deterministic_algorithms`` is off: FlashAttention's flag asks
+    for a deterministic backward, and tiled_attn's runs its deterministic
+    mode (a dq kernel instead of dq's atomic additions) under PyTorch's
+    switch, which the backward reads when it runs."""
+    enabled = getattr(torch, "are_deterministic_algorithms_enabled", lambda: False)
+    if deterministic and not enabled() and torch.is_grad_enabled() and any(
             getattr(t, "requires_grad", False) for t in (q, k, v)):
         raise NotSupportedError(
-            f"{function}: deterministic=True with inputs that require grad, but tiled_attn's "
-            "backward pass is not deterministic (dq's parts are added by atomics); pass "
-            "deterministic=False, or call it under torch.no_grad() (the forward pass is "
-            "deterministic)")
+            f"{function}: deterministic=True with inputs that require grad, but "
+            "torch.use_deterministic_algorithms is off: tiled_attn's backward is deterministic "
+            "under PyTorch's switch (its dq kernel instead of dq's atomic additions); call "
+            "torch.use_deterministic_algorithms(True), or pass deterministic=False")

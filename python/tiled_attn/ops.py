@@ -108,9 +108,10 @@ it raises its ``Unsupported`` error, which quotes the message (its
 ``__cause__`` is the NoBackwardError); without, it breaks the graph there
 and the op, run eagerly, raises NoBackwardError itself.
 
-The backward is not deterministic (dq's parts are added by atomics): with
-``torch.use_deterministic_algorithms(True)`` it raises, as PyTorch's own
-nondeterministic kernels do.
+The backward adds dq's parts by atomics, in an order that varies from run
+to run; under ``torch.use_deterministic_algorithms(True)`` it runs the
+runtime's deterministic mode instead (the library's dq kernel writes dq
+once per query block: the same bits every run).
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ RUNTIME_ENV_VAR = "TILED_ATTN_RUNTIME"
 KERNELS_ENV_VAR = "TILED_ATTN_KERNELS"
 RUNTIME_NAME = "libtiled_attn_runtime.so"
 #: TA_API_VERSION of the header this binding was written against.
-API_VERSION = 14
+API_VERSION = 15
 
 _PACKAGE = Path(__file__).resolve().parent
 _REPO_BUILD = _PACKAGE.parents[1] / "build"
@@ -152,17 +152,18 @@ class TaSdpaArgs(Structure):
 
 
 class TaSdpaBackwardArgs(Structure):
-    """ta_sdpa_backward_args (API version 14): the gradients ``dq``, ``dk`` and
+    """ta_sdpa_backward_args (API version 15): the gradients ``dq``, ``dk`` and
     ``dv`` of one attention call, given ``d_o``, the gradient of its output.
     ``forward`` is the call as ta_sdpa was given it, its output ``o`` and
     its log-sum-exps ``lse`` included (both read); ``workspace`` the device
     address of ``workspace_bytes`` bytes (at least what
     :meth:`KernelLibrary.backward_workspace_size` says, 256-byte aligned)
-    that the call overwrites."""
+    that the call overwrites; ``deterministic`` non-zero: dq by the
+    deterministic mode's dq kernel (API version 15)."""
 
     _fields_ = [("forward", TaSdpaArgs), ("d_o", TaTensor), ("dq", TaTensor),
                 ("dk", TaTensor), ("dv", TaTensor), ("workspace", c_uint64),
-                ("workspace_bytes", c_uint64)]
+                ("workspace_bytes", c_uint64), ("deterministic", c_int32)]
 
 
 class TaBlockMaskArgs(Structure):

@@ -61,11 +61,12 @@ protected:
                     tensor::TensorDialect>();
   }
 
-  /// The gradients' relative L2 errors (dq, dk, dv) against float64 of
-  /// the kernels built for `c` with blocks of bm queries and bn keys.
+  /// The gradients' relative L2 errors (dq, dk, dv, and dq of the
+  /// deterministic mode's dq kernel) against float64 of the kernels built
+  /// for `c` with blocks of bm queries and bn keys.
   /// With `otherBand` or `otherCap`, the reference gradients are taken with
   /// that band or softcap instead (the forward's output stays the case's).
-  std::array<double, 3> errors(Type elt, Case c, int64_t bm, int64_t bn,
+  std::array<double, 4> errors(Type elt, Case c, int64_t bm, int64_t bn,
                                unsigned seed,
                                std::optional<Band> otherBand = {},
                                std::optional<double> otherCap = {}) {
@@ -152,6 +153,16 @@ protected:
         {KernelArg::view(dqAccum), KernelArg::view(dq),
          KernelArg::value(roundToType(scale, f32))},
         rowGrid)));
+    // The deterministic mode's dq kernel: the main kernel's arguments with
+    // dq in place of dq_accum, dk and dv.
+    HostTensor dqDet = make(elt, {c.batch, c.heads, c.seqQ, d});
+    std::fill(dqDet.data.begin(), dqDet.data.end(), nan);
+    std::vector<KernelArg> dqArgs = {
+        KernelArg::view(q),     KernelArg::view(k),     KernelArg::view(v),
+        KernelArg::view(dO),    KernelArg::view(lse),   KernelArg::view(delta),
+        KernelArg::view(dqDet), KernelArg::value(roundToType(scale, f32))};
+    dqArgs.insert(dqArgs.end(), mainArgs.begin() + 10, mainArgs.end());
+    EXPECT_TRUE(succeeded(runKernel(kernels->dq, dqArgs, rowGrid)));
 
     HostTensor rq = make(f32, {c.batch, c.heads, c.seqQ, d});
     HostTensor rk = make(f32, {c.batch, c.kvHeads, c.seqK, d});
@@ -159,7 +170,8 @@ protected:
     sdpaBackwardReference(q, k, v, dO, rq, rk, rv, roundToType(scale, f32),
                           otherBand.value_or(band),
                           otherCap.value_or(capF32));
-    return {relativeL2(dq, rq), relativeL2(dk, rk), relativeL2(dvOut, rv)};
+    return {relativeL2(dq, rq), relativeL2(dk, rk), relativeL2(dvOut, rv),
+            relativeL2(dqDet, rq)};
   }
 
   void expectClose(Type elt, Case c, int64_t bm, int64_t bn, unsigned seed) {
@@ -167,10 +179,11 @@ protected:
     // FlashAttention's kernels do: errors of about an ulp of it (measured
     // 2.1-2.7e-3 in bf16, 2.7-3.5e-4 in f16 on these cases).
     const double tolerance = elt.isBF16() ? 6e-3 : 1e-3;
-    std::array<double, 3> e = errors(elt, c, bm, bn, seed);
+    std::array<double, 4> e = errors(elt, c, bm, bn, seed);
     EXPECT_LT(e[0], tolerance) << "dq";
     EXPECT_LT(e[1], tolerance) << "dk";
     EXPECT_LT(e[2], tolerance) << "dv";
+    EXPECT_LT(e[3], tolerance) << "dq (deterministic)";
   }
 
   MLIRContext ctx;
@@ -237,9 +250,10 @@ TEST_F(SdpaBackwardKernelTest, Softcap) {
   // capped kernel's are far.
   c.causal = tile::CausalMode::None;
   c.softcap = 2.0;
-  std::array<double, 3> e = errors(f16, c, 32, 16, 19, {}, 0.0);
+  std::array<double, 4> e = errors(f16, c, 32, 16, 19, {}, 0.0);
   EXPECT_GT(e[0], 0.1);
   EXPECT_GT(e[1], 0.1);
+  EXPECT_GT(e[3], 0.1);
 }
 
 // Variable-length batches: sequences packed into [1, H, total, D], each
@@ -366,6 +380,17 @@ TEST_F(SdpaBackwardKernelTest, Varlen) {
         {KernelArg::view(dqAccum), KernelArg::view(dq), KernelArg::value(scale),
          KernelArg::view(cuQ)},
         rows)));
+    HostTensor dqDet = dq;
+    std::fill(dqDet.data.begin(), dqDet.data.end(), nan);
+    std::vector<KernelArg> dqArgs = {
+        KernelArg::view(q),     KernelArg::view(k),   KernelArg::view(v),
+        KernelArg::view(dO),    KernelArg::view(lse), KernelArg::view(delta),
+        KernelArg::view(dqDet), KernelArg::value(scale)};
+    dqArgs.insert(dqArgs.end(), mainArgs.begin() + 10, mainArgs.end());
+    ASSERT_TRUE(succeeded(runKernel(kernels->dq, dqArgs, rows)));
+    EXPECT_LT(relativeL2(dqDet, rq), 1e-3)
+        << "dq (deterministic), causal " << int(causal) << " band " << mask.lo
+        << ".." << mask.hi;
     EXPECT_LT(relativeL2(dq, rq), 1e-3)
         << "dq, causal " << int(causal) << " band " << mask.lo << ".." << mask.hi;
     EXPECT_LT(relativeL2(dk, rk), 1e-3)
@@ -380,11 +405,12 @@ TEST_F(SdpaBackwardKernelTest, Varlen) {
 TEST_F(SdpaBackwardKernelTest, OtherMaskIsFar) {
   Type f16 = Float16Type::get(&ctx);
   Case c{1, 2, 2, 40, 40, tile::CausalMode::TopLeft};
-  std::array<double, 3> e =
+  std::array<double, 4> e =
       errors(f16, c, 16, 16, 8, bandOf(tile::CausalMode::None, 40, 40));
   EXPECT_GT(e[0], 0.1);
   EXPECT_GT(e[1], 0.1);
   EXPECT_GT(e[2], 0.1);
+  EXPECT_GT(e[3], 0.1);
 }
 
 TEST_F(SdpaBackwardKernelTest, RefusesBadConfigs) {

@@ -58,13 +58,16 @@ Json backwardEntry(const std::string &name, const std::string &phase,
       addView(params, view, 4);
     addView(params, "delta", 3);
     addView(params, "dq_accum", 4);
-  } else if (phase == "main") {
+  } else if (phase == "main" || phase == "dq") {
     for (const char *view : {"q", "k", "v", "do"})
       addView(params, view, 4);
     addView(params, "lse", 3);
     addView(params, "delta", 3);
-    for (const char *view : {"dq_accum", "dk", "dv"})
-      addView(params, view, 4);
+    if (phase == "main")
+      for (const char *view : {"dq_accum", "dk", "dv"})
+        addView(params, view, 4);
+    else
+      addView(params, "dq", 4);
     addScalar(params, "scale", "f32");
     if (mask == "window") {
       addScalar(params, "window_lo", "i64");
@@ -77,11 +80,12 @@ Json backwardEntry(const std::string &name, const std::string &phase,
     addView(params, "dq", 4);
     addScalar(params, "scale", "f32");
   }
+  const bool scores = phase == "main" || phase == "dq";
   if (varlen) {
     addView(params, "cu_seqlens_q", 1);
-    if (phase == "main")
+    if (scores)
       addView(params, "cu_seqlens_k", 1);
-    if (phase == "main" && mask == "window")
+    if (scores && mask == "window")
       addScalar(params, "window_align", "i64");
   }
   const std::string symbol = phase == "main" ? "sdpa_bwd" : "sdpa_bwd_" + phase;
@@ -381,6 +385,59 @@ TEST_F(BackwardTest, TheMainKernelOfTheMaskSoftcapAndVarlen) {
   EXPECT_EQ(planned(), "pre_varlen main_window_varlen post_varlen");
   EXPECT_EQ(param("window_lo"), -16);
   EXPECT_EQ(param("window_align"), 1);
+}
+
+// The deterministic mode: the dq kernel of the main kernel's mask, softcap
+// and varlen in the third launch, over the query blocks.
+TEST_F(BackwardTest, TheDeterministicModesDqKernel) {
+  std::vector<Json> entries = backwardLibrary();
+  const Json dqNone = backwardEntry("dq_none", "dq");
+  entries.push_back(dqNone);
+  entries.push_back(backwardEntry("dq_window", "dq", "window"));
+  open(entries);
+  ta_kernel_info info = {};
+  ASSERT_EQ(ta_library_backward_kernel(library.get(), 9, &info), TA_OK);
+  EXPECT_STREQ(info.phase, "dq");
+  EXPECT_STREQ(info.mask, "none");
+  setProblem(2, 4, 2, 77, 131);
+  args.deterministic = 1;
+  ASSERT_EQ(planned(), "pre main_none dq_none");
+  // Its grid: the query blocks of every query head and batch entry.
+  EXPECT_EQ(plans[2].grid[0], 2u);
+  EXPECT_EQ(plans[2].grid[1], 4u);
+  EXPECT_EQ(plans[2].grid[2], 2u);
+  // It reads what the main kernel reads and writes dq itself.
+  EXPECT_EQ(paramAs<uint64_t>(plans[2], paramIndex(dqNone, "dq", "base")),
+            args.dq.data);
+  EXPECT_EQ(paramAs<uint64_t>(plans[2], paramIndex(dqNone, "lse", "base")),
+            args.forward.lse);
+  // Causal: its own mask's kernel, else the window one with the band.
+  args.forward.mask = TA_MASK_CAUSAL_TOP_LEFT;
+  EXPECT_EQ(planned(), "pre main_top_left dq_window");
+  // None of the softcap: said, naming the phase.
+  args.forward.mask = TA_MASK_NONE;
+  args.forward.softcap = 30.0f;
+  EXPECT_THAT(planned(), HasSubstr("no backward dq kernel for sm_90, f16, "
+                                   "D=64, causal=none or window, softcap"));
+  // Without the mode: the postprocess, as before.
+  args.forward.softcap = 0.0f;
+  args.deterministic = 0;
+  EXPECT_EQ(planned(), "pre main_none post");
+  // A dq kernel masks as the main kernel does; not a preprocess.
+  Json entry = backwardEntry("dq", "dq", "top_left", true);
+  Json pre = backwardEntry("pre", "preprocess");
+  pre["softcap"] = true;
+  expectOpenError(manifestOf({pre}),
+                  {"field 'softcap' must be false for a preprocess kernel "
+                   "(only the main and dq kernels mask or cap)"});
+  // A dq kernel that lacks dq.
+  Json params = Json::array();
+  for (const Json &p : entry["params"])
+    if (p["name"] != "dq")
+      params.push_back(p);
+  entry["params"] = params;
+  expectOpenError(manifestOf({entry}),
+                  {"a backward dq kernel takes the view 'dq'"});
 }
 
 TEST_F(BackwardTest, TheHighestArchThatRunsOnTheDevice) {

@@ -121,8 +121,8 @@ TEST(VariantInfo, FeaturesByIndex) {
             offsetof(ta_kernel_info, page_size));
   EXPECT_EQ(offsetof(ta_kernel_info, phase) + sizeof(void *),
             sizeof(ta_kernel_info));
-  EXPECT_EQ(TA_API_VERSION, 14);
-  EXPECT_EQ(ta_api_version(), 14);
+  EXPECT_EQ(TA_API_VERSION, 15);
+  EXPECT_EQ(ta_api_version(), 15);
 }
 
 TEST(VariantInfo, TheSparseFeatureListsTheBlockMaskArguments) {

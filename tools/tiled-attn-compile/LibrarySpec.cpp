@@ -238,8 +238,8 @@ static Error finalizeSplitMergeSpec(KernelSpec &kernel) {
 /// A backward kernel: its dtype, head dims, variant (a mask, with or
 /// without _softcap) and blocks, its lowering and cubins, and its name,
 /// sdpa_bwd_<chip>_<dtype>_d<D>[v<D_v>] followed by _<variant> for the main
-/// kernel and by _preprocess or _postprocess (no variant: they do not
-/// depend on it) for the others.
+/// kernel, _<variant>_dq for the dq kernel and by _preprocess or
+/// _postprocess (no variant: they do not depend on it) for the others.
 static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
   auto fail = [&](const Twine &message) {
     return specError(kernel.origin, message);
@@ -261,6 +261,8 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
   std::string suffix =
       kernel.backwardPhase == SdpaBackwardPhase::Main
           ? kernelVariantName(kernel.variant)
+      : kernel.backwardPhase == SdpaBackwardPhase::Dq
+          ? kernelVariantName(kernel.variant) + "_dq"
           : (kernel.variant.varlen ? "varlen_" : "") +
                 sdpaBackwardPhaseName(kernel.backwardPhase).str();
   kernel.name = "sdpa_bwd_" + std::string(kernel.loweringOptions->chip) + "_" +
@@ -669,21 +671,25 @@ expandSplitMerges(const json::Object &object, const std::string &where,
 /// "sdpa_backward"): per dtype and head dims, a preprocess and a
 /// postprocess kernel (and their varlen forms where a variant is varlen),
 /// and a main kernel per variant (a mask with or without _softcap and
-/// _varlen), each of block_m query rows and block_n
-/// keys, lowered as `lowering` says.
+/// _varlen), then with "deterministic" a dq kernel per variant, each of
+/// block_m query rows and block_n keys, lowered as `lowering` says.
 static Expected<std::vector<KernelSpec>>
 expandSdpaBackward(const json::Object &object, const std::string &where,
                    const std::vector<std::string> &specDtypes,
                    llvm::StringMap<std::string> &configurationNames) {
   FieldReader fields(object, where);
   fields.allowOnly({"name", "program", "dtypes", "head_dims", "variants",
-                    "block_m", "block_n", "lowering", "cubins"});
+                    "deterministic", "block_m", "block_n", "lowering",
+                    "cubins"});
   std::string name = fields.string("name", true);
   std::vector<std::string> dtypes =
       object.get("dtypes") ? fields.strings("dtypes", true) : specDtypes;
   std::vector<std::pair<int64_t, int64_t>> headDims =
       fields.headDims("head_dims");
   std::vector<std::string> variants = fields.strings("variants", true);
+  // "deterministic": a dq kernel per variant too (the deterministic mode's).
+  const bool deterministic =
+      object.get("deterministic") && fields.boolean("deterministic");
   KernelSpec base;
   base.program = KernelProgram::SdpaBackward;
   base.blockM = fields.integer("block_m");
@@ -729,11 +735,16 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
             return std::move(error);
         }
       }
-      for (const KernelVariant &variant : parsedVariants) {
-        kernel.variant = variant;
-        kernel.backwardPhase = SdpaBackwardPhase::Main;
-        if (Error error = add(kernel))
-          return std::move(error);
+      for (SdpaBackwardPhase phase :
+           {SdpaBackwardPhase::Main, SdpaBackwardPhase::Dq}) {
+        if (phase == SdpaBackwardPhase::Dq && !deterministic)
+          continue;
+        for (const KernelVariant &variant : parsedVariants) {
+          kernel.variant = variant;
+          kernel.backwardPhase = phase;
+          if (Error error = add(kernel))
+            return std::move(error);
+        }
       }
     }
   return kernels;

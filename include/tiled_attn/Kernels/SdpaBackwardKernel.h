@@ -75,16 +75,29 @@ struct SdpaBackwardKernels {
   /// Program (m, h, b): dq = scale * dq_accum of block m's rows, in the
   /// element type. Arguments: dq_accum, dq, scale. Grid as preprocess's.
   mlir::func::FuncOp postprocess;
+  /// The deterministic mode's dQ, launched after the main kernel instead
+  /// of the postprocess. Program (m, h, b): query block m of query head h,
+  /// over the key blocks it sees, with dQ in registers:
+  ///
+  ///   S = Q_m K_nᵀ,  P = exp(scale S - lse_m)  (0 where masked)
+  ///   dP = dO_m V_nᵀ,  dS = P (dP - delta_m),  dQ_m += dS K_n
+  ///
+  /// then dq = scale dQ_m in the element type, written once: the same bits
+  /// every run (dq_accum, which the main kernel still adds into, is not
+  /// read). Arguments: q, k, v, do, lse, delta, dq, scale, then the main
+  /// kernel's band, softcap and varlen arguments. Grid as preprocess's.
+  mlir::func::FuncOp dq;
 };
 
-/// The kernels of the backward pass, in launch order.
-enum class SdpaBackwardPhase { Preprocess, Main, Postprocess };
+/// The kernels of the backward pass: preprocess, main and postprocess in
+/// launch order; dq (deterministic mode) instead of postprocess.
+enum class SdpaBackwardPhase { Preprocess, Main, Postprocess, Dq };
 
-/// "preprocess", "main" or "postprocess".
+/// "preprocess", "main", "postprocess" or "dq".
 llvm::StringRef sdpaBackwardPhaseName(SdpaBackwardPhase phase);
 
 /// The symbol of a phase's kernel: `name` for the main kernel, `name`
-/// followed by "_preprocess" or "_postprocess" for the others.
+/// followed by "_preprocess", "_postprocess" or "_dq" for the others.
 std::string sdpaBackwardSymbol(llvm::StringRef name, SdpaBackwardPhase phase);
 
 /// Builds one phase's kernel at the builder's insertion point.
@@ -93,7 +106,7 @@ buildSdpaBackwardKernel(mlir::OpBuilder &builder, mlir::Location loc,
                         const SdpaBackwardKernelConfig &config,
                         SdpaBackwardPhase phase);
 
-/// Builds the three kernels at the builder's insertion point (a module's
+/// Builds the four kernels at the builder's insertion point (a module's
 /// body). GQA: K/V head h_kv serves query heads h_kv * G .. h_kv * G + G - 1,
 /// G = H_q / H_kv, and its dK, dV sum over them.
 mlir::FailureOr<SdpaBackwardKernels>

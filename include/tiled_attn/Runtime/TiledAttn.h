@@ -60,7 +60,7 @@ extern "C" {
 #endif
 
 /** The version of this API; ta_api_version() returns the library's. */
-#define TA_API_VERSION 14
+#define TA_API_VERSION 15
 
 typedef enum ta_status {
   TA_OK = 0,
@@ -426,7 +426,8 @@ typedef struct ta_kernel_info {
       this value takes the page sizes block_n divides (API version 12). */
   int32_t page_size;
   /** "" for a forward kernel; a backward kernel's phase (API version 14):
-      "preprocess", "main" or "postprocess" (ta_library_backward_kernel). */
+      "preprocess", "main" or "postprocess" (ta_library_backward_kernel);
+      "dq", the deterministic mode's (API version 15). */
   const char *phase;
 } ta_kernel_info;
 
@@ -575,7 +576,11 @@ TA_API ta_status ta_block_mask(ta_library *library,
     query heads of its group, and dQ's contribution added to the
     accumulator by atomics) and postprocess (dq = scale * accumulator).
     Not deterministic: the order of the atomic additions to dQ varies from
-    run to run (dk and dv are). */
+    run to run (dk and dv are). With `deterministic` (API version 15), a
+    dq kernel replaces the postprocess: one program per query block, dQ
+    recomputed over the key blocks it sees in registers and written once,
+    the same bits every run (the main kernel's additions to the
+    accumulator are not read; the mode costs that recomputation). */
 typedef struct ta_sdpa_backward_args {
   /** The forward call as it was given to ta_sdpa, its output o and its
       log-sum-exps lse (both read here; lse is required: the forward must
@@ -600,6 +605,10 @@ typedef struct ta_sdpa_backward_args {
       D]); workspace_bytes its size. */
   uint64_t workspace;
   uint64_t workspace_bytes;
+  /** Non-zero: the deterministic mode (API version 15): dq by the
+      library's "dq" kernel of the call's mask, softcap and varlen instead
+      of the postprocess (TA_ERROR_NO_KERNEL where it has none). */
+  int32_t deterministic;
 } ta_sdpa_backward_args;
 
 /** The library's backward kernels (API version 14): how many, and each
@@ -618,7 +627,8 @@ TA_API ta_status ta_sdpa_backward_workspace_size(
 
 /** The three launches ta_sdpa_backward would make on a device of compute
     capability cc_major.cc_minor: plans[0] preprocess, plans[1] main,
-    plans[2] postprocess, each's kernel an index of
+    plans[2] postprocess (the dq kernel with `deterministic`; its grid the
+    postprocess's), each's kernel an index of
     ta_library_backward_kernel. A phase with nothing to do has kernel -1
     and a zero grid: preprocess and postprocess without query rows (S_q or
     total_q of 0; the main kernel still runs, writing zeros to dk and dv),

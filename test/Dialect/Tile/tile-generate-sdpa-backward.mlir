@@ -115,6 +115,27 @@
 // CHECK: arith.mulf
 // CHECK: arith.truncf {{.*}} : tensor<64x64xf32> to tensor<64x64xbf16>
 
+// The deterministic mode's dq: per query block over the key blocks it sees
+// (masked edges around an unmasked middle), S = Q Kᵀ, P, dP = dO Vᵀ, dS,
+// and dQ += dS K in registers; dq written once, by a plain store.
+// CHECK-LABEL: func.func @sdpa_bwd_dq(
+// CHECK-SAME: %[[DQQ:[^:]*]]: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<q>}
+// CHECK-SAME: %[[DQOUT:[^:]*]]: !tile.view<?x?x?x64xbf16> {tile.arg = #tile.arg<dq>}
+// CHECK: %[[QB:.*]] = tile.load %[[DQQ]]
+// CHECK: %[[DOB:.*]] = tile.load
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[KT:.*]] = tile.load {{.*}} transpose : <?x?x?x64xbf16> -> tensor<64x32xbf16>
+// CHECK: %[[KB:.*]] = tile.load {{.*}} : <?x?x?x64xbf16> -> tensor<32x64xbf16>
+// CHECK: tile.mma %[[QB]], %[[KT]]
+// CHECK: math.exp
+// CHECK: tile.mma %[[DOB]]
+// CHECK: tile.mma %{{.*}}, %[[KB]], %{{.*}} : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+// CHECK: scf.for
+// CHECK: tile.store %{{.*}}, %[[DQOUT]][%{{.*}}] : tensor<64x64xbf16>
+// CHECK-NOT: add
+// CHECK: return
+
 // Bottom-right: queries shifted by S_k - S_q, so the first query block is
 // the one holding key0 - (S_k - S_q); V, dO and dV of head dim 32.
 // BR-LABEL: func.func @bwd_preprocess(

@@ -144,7 +144,7 @@ struct TileGenerateSdpaBackwardPass final
     ModuleOp module = getOperation();
     for (SdpaBackwardPhase phase :
          {SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Main,
-          SdpaBackwardPhase::Postprocess})
+          SdpaBackwardPhase::Postprocess, SdpaBackwardPhase::Dq})
       if (failed(checkKernelName(module, getArgument(),
                                  sdpaBackwardSymbol(kernelName, phase))))
         return signalPassFailure();

@@ -344,17 +344,18 @@ def TileGenerateSplitMergePass : Pass<"tile-generate-split-merge", "::mlir::Modu
 
 def TileGenerateSdpaBackwardPass
     : Pass<"tile-generate-sdpa-backward", "::mlir::ModuleOp"> {
-  let summary = "Add the three kernels of the SDPA backward pass";
+  let summary = "Add the kernels of the SDPA backward pass";
   let description = [{
     Appends FlashAttention-2's backward pass, with FlashAttention-3's
-    transposed scores, as three kernels (`lib/Kernels/SdpaBackwardKernel.cpp`):
+    transposed scores, as four kernels (`lib/Kernels/SdpaBackwardKernel.cpp`):
     `<name>_preprocess` (per `block-m` query rows: delta = rowsum(dO * O),
     dQ's f32 accumulator zeroed), `<name>` (per `block-n` keys of a K/V
     head: Sᵀ = K Qᵀ, Pᵀ from the forward's log-sum-exps, dV += Pᵀ dO, dSᵀ =
     Pᵀ (V dOᵀ - delta), dK += dSᵀ Q, and dS K added into the accumulator by
     an adding `tile.store`, over every query block that sees the keys and
-    every query head of the K/V head's group) and `<name>_postprocess` (dQ
-    = scale * accumulator). Masks none, top_left, bottom_right and sliding
+    every query head of the K/V head's group), `<name>_postprocess` (dQ
+    = scale * accumulator) and `<name>_dq`, the deterministic mode's dQ (per
+    query block over the key blocks it sees, dQ in registers, written once). Masks none, top_left, bottom_right and sliding
     windows, with or without a softcap. Lowered on the mma.sync family
     (`tile.transpose` through shared memory, adding stores as atomics).
 
