@@ -79,6 +79,8 @@ class Backward:
             raise LookupError(f"no backward kernels of {dtype} D={d}")
         by = {}
         for e in entries:
+            if e["phase"] == "dq":  # (the deterministic mode's: not launched here)
+                continue
             key = (e["phase"] if not e.get("varlen") else "varlen_" + e["phase"]) \
                 if e["phase"] != "main" else e.get("variant", e["causal"])
             by[key] = (Kernel.from_manifest(folder, e, arch), e)

@@ -25,8 +25,8 @@ ops are tiled-attn's kernels, so the ring runs on them with no code of ours
    the paths taking turns for --rounds rounds (median; the slowest rank's
    time); for tiled-attn's kernels and for PyTorch's default SDPA backend.
 
-Writes ``context_parallel_{check,scaling}_<device>_<date>.csv``, a ``.md``
-table and a plot (rank 0) under --out (default
+Writes ``context_parallel_{check,scaling}_<device>_<date>.csv`` and the
+scaling's plot (rank 0) under --out (default
 bench/results/context-parallel).
 """
 
@@ -192,7 +192,9 @@ def scaling(mesh, args, meta, rank) -> list:
                     timer = Timer()
                     sharded(mesh, q, k, v, grad_out, True, steps=args.iters + 1, timer=timer)
                     times[(impl, world)].append(statistics.median(timer.times[1:]))
-        flops = 4 * s * s * args.heads * 128 / 2 * 3.5  # causal forward + backward (2.5x)
+        # Causal: half of 4 S^2 H D per pass; forward + backward = 3.5x the
+        # forward's (the backward counted as 2.5x, as FlashAttention does).
+        flops = 4 * s * s * args.heads * 128 / 2 * 3.5
         for impl in IMPLS:
             one = statistics.median(times[(impl, 1)])
             for n in (1, world):

@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // FlashAttention-2's backward pass (Dao, 2023, Algorithm 2) with
-// FlashAttention-3's transposed scores, as three tile programs:
+// FlashAttention-3's transposed scores, as three tile programs, and a
+// fourth for the deterministic mode:
 //
 // - preprocess, per block of query rows: delta = rowsum(dO * O), and dQ's
 //   f32 accumulator zeroed;
@@ -15,7 +16,10 @@
 //   grouped KV heads, over the query heads of the group), dQ's part of each
 //   step added into the accumulator;
 // - postprocess, per block of query rows: dQ = scale * accumulator, in the
-//   element type.
+//   element type;
+// - dq (deterministic mode, instead of the postprocess), per block of
+//   query rows: dQ recomputed over the key blocks the rows see, in
+//   registers, and written once (no atomics).
 //
 // The scores are computed transposed, Sᵀ = K_n Q_mᵀ (keys as rows), so that
 // Pᵀ and dSᵀ are the left operands of dV's and dK's products (on a GPU, the
@@ -98,6 +102,42 @@ struct KernelBuilder {
     Block *entry = func.addEntryBlock();
     b.setInsertionPointToStart(entry);
     return func;
+  }
+};
+
+/// The argument of `f` whose role (`roles`, in order) is `role`; null
+/// where it has none.
+Value argumentOf(func::FuncOp f, ArrayRef<ArgRole> roles, ArgRole role) {
+  for (auto [i, r] : llvm::enumerate(roles))
+    if (r == role)
+      return f.getArgument(i);
+  return Value();
+}
+
+/// The tiles of one shape that turn a product's scores into what the
+/// softmax saw: `scale` without a softcap; with one, `capScale` (scale /
+/// softcap), `cap` and `one` (for the chain rule's 1 - tanh^2).
+struct ScoreTiles {
+  Value scale, cap, capScale, one;
+
+  /// What the softmax saw of the product `s` (scale s, or cap tanh(capScale
+  /// s), `t` set to that tanh).
+  Value scores(OpBuilder &b, Location loc, Value s, Value &t) const {
+    if (!cap)
+      return arith::MulFOp::create(b, loc, s, scale);
+    t = math::TanhOp::create(b, loc, arith::MulFOp::create(b, loc, s, capScale));
+    return arith::MulFOp::create(b, loc, t, cap);
+  }
+  /// dS = P (dP - delta), times 1 - t^2 through a cap.
+  Value dScores(OpBuilder &b, Location loc, Value p, Value dp, Value delta,
+                Value t) const {
+    Value ds = arith::MulFOp::create(b, loc, p,
+                                     arith::SubFOp::create(b, loc, dp, delta));
+    if (!cap)
+      return ds;
+    return arith::MulFOp::create(
+        b, loc, ds,
+        arith::SubFOp::create(b, loc, one, arith::MulFOp::create(b, loc, t, t)));
   }
 };
 
@@ -195,6 +235,32 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                         .getResult())));
     return visible;
   };
+  // floor(max(x, 0) / block) and its ceiling, of a signed x (`c0`: the
+  // kernel's index 0).
+  auto blockIndex = [&](Value x, Value block, Value c0, bool ceil) -> Value {
+    Value nonNegative = arith::MaxSIOp::create(b, loc, x, c0);
+    return ceil ? arith::CeilDivUIOp::create(b, loc, nonNegative, block)
+                      .getResult()
+                : arith::DivUIOp::create(b, loc, nonNegative, block)
+                      .getResult();
+  };
+  // The tiles of `shape` that scale or cap the scores (ScoreTiles).
+  auto scoreTiles = [&](ArrayRef<int64_t> shape, Value scale,
+                        Value softcap) -> ScoreTiles {
+    auto splat = [&](Value v) -> Value {
+      return tensor::SplatOp::create(b, loc, RankedTensorType::get(shape, f32),
+                                     v);
+    };
+    ScoreTiles tiles;
+    if (!softcap) {
+      tiles.scale = splat(scale);
+      return tiles;
+    }
+    tiles.one = kb.splat(shape, 1.0);
+    tiles.cap = splat(softcap);
+    tiles.capScale = splat(arith::DivFOp::create(b, loc, scale, softcap));
+    return tiles;
+  };
   // The main and dq kernels' arguments: the views and scale, then the
   // window's band, the softcap and the varlen offsets (and band alignment)
   // where the variant has them.
@@ -277,12 +343,7 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
           delta = f.getArgument(5), dqAccum = f.getArgument(6),
           dk = f.getArgument(7), dvOut = f.getArgument(8),
           scale = f.getArgument(9);
-    auto argOf = [&](ArgRole role) -> Value {
-      for (auto [i, r] : llvm::enumerate(roles))
-        if (r == role)
-          return f.getArgument(i);
-      return Value();
-    };
+    auto argOf = [&](ArgRole role) { return argumentOf(f, roles, role); };
     Value softcap = argOf(ArgRole::Softcap);
     Value n = BlockIdOp::create(b, loc, Dim::X);
     Value kvHead = BlockIdOp::create(b, loc, Dim::Y);
@@ -323,13 +384,8 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
         return x;
       return arith::SubIOp::create(b, loc, x, y);
     };
-    // floor(max(x, 0) / bm) and its ceiling, of a signed x.
-    auto blockOf = [&](Value x, bool ceil) -> Value {
-      Value nonNegative = arith::MaxSIOp::create(b, loc, x, c0);
-      return ceil ? arith::CeilDivUIOp::create(b, loc, nonNegative, cBm)
-                        .getResult()
-                  : arith::DivUIOp::create(b, loc, nonNegative, cBm)
-                        .getResult();
+    auto blockOf = [&](Value x, bool ceil) {
+      return blockIndex(x, cBm, c0, ceil);
     };
     // The query blocks that see a key of this block: [first, end), from
     // the one holding query key0 - hi to the one holding lastKey - lo.
@@ -389,19 +445,8 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
         b, loc, keysFull, arith::MaxUIOp::create(b, loc, fullFrom, fullEnd),
         fullFrom);
     Value zeroScores = kb.splat({bn, bm}, 0.0);
-    Value oneScores, capTile, capScaleTile;
-    if (softcap) {
-      oneScores = kb.splat({bn, bm}, 1.0);
-      capTile = tensor::SplatOp::create(b, loc, kb.tile({bn, bm}, f32), softcap);
-      capScaleTile = tensor::SplatOp::create(
-          b, loc, kb.tile({bn, bm}, f32),
-          arith::DivFOp::create(b, loc, scale, softcap).getResult());
-    }
+    ScoreTiles tiles = scoreTiles({bn, bm}, scale, softcap);
     Value zeroDq = kb.splat({bm, d}, 0.0);
-    Value scaleTile =
-        softcap ? Value()
-                : tensor::SplatOp::create(b, loc, kb.tile({bn, bm}, f32), scale)
-                      .getResult();
     Value negInf = kb.splat({bm}, -inf), posInf = kb.splat({bm}, inf);
 
     auto heads = scf::ForOp::create(
@@ -446,14 +491,8 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                 Value st = MmaOp::create(b, loc, kBlock, qt, zeroScores);
                 // With a softcap the softmax saw softcap * t, t =
                 // tanh(scale / softcap * s).
-                Value t, scores;
-                if (softcap) {
-                  t = math::TanhOp::create(
-                      b, loc, arith::MulFOp::create(b, loc, st, capScaleTile));
-                  scores = arith::MulFOp::create(b, loc, t, capTile);
-                } else {
-                  scores = arith::MulFOp::create(b, loc, st, scaleTile);
-                }
+                Value t;
+                Value scores = tiles.scores(b, loc, st, t);
                 Value z = arith::SubFOp::create(
                     b, loc, scores, kb.broadcast(lseRows, {bn, bm}, 0));
                 Value pt = math::ExpOp::create(b, loc, z);
@@ -478,18 +517,10 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
 
                 // dSᵀ = Pᵀ (dPᵀ - delta), dPᵀ = V_n dOᵀ.
                 Value dpt = MmaOp::create(b, loc, vBlock, doT, zeroScores);
-                Value dst = arith::MulFOp::create(
-                    b, loc, pt,
-                    arith::SubFOp::create(
-                        b, loc, dpt, kb.broadcast(deltaRows, {bn, bm}, 0)));
-                // The chain rule through the cap: d(softcap t)/d(scale s)
-                // = 1 - t^2.
-                if (softcap)
-                  dst = arith::MulFOp::create(
-                      b, loc, dst,
-                      arith::SubFOp::create(
-                          b, loc, oneScores,
-                          arith::MulFOp::create(b, loc, t, t)));
+                // (The chain rule through the cap: d(softcap t)/d(scale s)
+                // = 1 - t^2.)
+                Value dst = tiles.dScores(
+                    b, loc, pt, dpt, kb.broadcast(deltaRows, {bn, bm}, 0), t);
                 Value dsLow = arith::TruncFOp::create(
                     b, loc, kb.tile({bn, bm}, elt), dst);
                 Value dkAcc = MmaOp::create(b, loc, dsLow, qBlock, acc[0]);
@@ -580,12 +611,7 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     maskArguments(types, roles);
     func::FuncOp f = kb.kernel(sdpaBackwardSymbol(name, SdpaBackwardPhase::Dq),
                                types, roles);
-    auto argOf = [&](ArgRole role) -> Value {
-      for (auto [i, r] : llvm::enumerate(roles))
-        if (r == role)
-          return f.getArgument(i);
-      return Value();
-    };
+    auto argOf = [&](ArgRole role) { return argumentOf(f, roles, role); };
     Value q = argOf(ArgRole::Q), k = argOf(ArgRole::K), v = argOf(ArgRole::V),
           dO = argOf(ArgRole::DOut), lse = argOf(ArgRole::Lse),
           delta = argOf(ArgRole::Delta), dq = argOf(ArgRole::DQ),
@@ -613,7 +639,13 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     Value qBlock = kb.load(q, {bm, d}, at4);
     Value doBlock = kb.load(dO, {bm, dv}, at4);
     Value q0 = arith::MulIOp::create(b, loc, m, kb.index(bm));
-    Value lastQuery = arith::AddIOp::create(b, loc, q0, kb.index(bm - 1));
+    // The block's last query inside S_q (a partial block's rows past it see
+    // nothing, and need no key blocks of their own).
+    Value lastQuery = arith::SubIOp::create(
+        b, loc,
+        arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, q0, kb.index(bm)), seqQ),
+        c1);
     Value queries =
         IotaOp::create(b, loc, kb.tile({bm}, i32), q0, IntegerAttr());
     auto gather = [&](Value view, double pad) -> Value {
@@ -633,13 +665,8 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
 
     Value cBn = kb.index(bn);
     Value keyBlocks = arith::CeilDivUIOp::create(b, loc, seqK, cBn);
-    // floor(max(x, 0) / bn) and its ceiling, of a signed x.
-    auto blockOf = [&](Value x, bool ceil) -> Value {
-      Value nonNegative = arith::MaxSIOp::create(b, loc, x, c0);
-      return ceil ? arith::CeilDivUIOp::create(b, loc, nonNegative, cBn)
-                        .getResult()
-                  : arith::DivUIOp::create(b, loc, nonNegative, cBn)
-                        .getResult();
+    auto blockOf = [&](Value x, bool ceil) {
+      return blockIndex(x, cBn, c0, ceil);
     };
     // The key blocks this query block sees: [first, end), from the one
     // holding key q0 + lo to the one holding lastQuery + hi; none for a
@@ -686,16 +713,7 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
         fullFrom);
 
     Value zeroScores = kb.splat({bm, bn}, 0.0);
-    Value oneScores, capTile, capScaleTile, scaleTile;
-    if (softcap) {
-      oneScores = kb.splat({bm, bn}, 1.0);
-      capTile = tensor::SplatOp::create(b, loc, kb.tile({bm, bn}, f32), softcap);
-      capScaleTile = tensor::SplatOp::create(
-          b, loc, kb.tile({bm, bn}, f32),
-          arith::DivFOp::create(b, loc, scale, softcap).getResult());
-    } else {
-      scaleTile = tensor::SplatOp::create(b, loc, kb.tile({bm, bn}, f32), scale);
-    }
+    ScoreTiles tiles = scoreTiles({bm, bn}, scale, softcap);
     Value queryRows =
         IotaOp::create(b, loc, kb.tile({bm, bn}, i32), q0, int64_t{0});
     Value queriesIn = arith::CmpIOp::create(
@@ -711,14 +729,8 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
       Value kBlock = kb.load(k, {bn, d}, at);
       Value vt = kb.load(v, {dv, bn}, at, 0.0, /*transpose=*/true);
       Value s = MmaOp::create(b, loc, qBlock, kt, zeroScores);
-      Value t, scores;
-      if (softcap) {
-        t = math::TanhOp::create(
-            b, loc, arith::MulFOp::create(b, loc, s, capScaleTile));
-        scores = arith::MulFOp::create(b, loc, t, capTile);
-      } else {
-        scores = arith::MulFOp::create(b, loc, s, scaleTile);
-      }
+      Value t;
+      Value scores = tiles.scores(b, loc, s, t);
       Value p = math::ExpOp::create(
           b, loc,
           arith::SubFOp::create(
@@ -742,15 +754,8 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
         p = arith::SelectOp::create(b, loc, visible, p, zeroScores);
       }
       Value dp = MmaOp::create(b, loc, doBlock, vt, zeroScores);
-      Value ds = arith::MulFOp::create(
-          b, loc, p,
-          arith::SubFOp::create(b, loc, dp,
-                                kb.broadcast(deltaRows, {bm, bn}, 1)));
-      if (softcap)
-        ds = arith::MulFOp::create(
-            b, loc, ds,
-            arith::SubFOp::create(b, loc, oneScores,
-                                  arith::MulFOp::create(b, loc, t, t)));
+      Value ds = tiles.dScores(b, loc, p, dp,
+                               kb.broadcast(deltaRows, {bm, bn}, 1), t);
       Value dsLow = arith::TruncFOp::create(b, loc, kb.tile({bm, bn}, elt), ds);
       return MmaOp::create(b, loc, dsLow, kBlock, acc);
     };

@@ -50,10 +50,6 @@ Phase phaseOf(const ta_sdpa_backward_args &args, int p) {
   return p == 2 && args.deterministic ? Phase::Dq : kPhases[p];
 }
 
-/// Whether `phase`'s kernel computes the scores (masks and caps them).
-bool computesScores(Phase phase) {
-  return phase == Phase::Main || phase == Phase::Dq;
-}
 
 /// The workspace's alignment, and its delta's padding.
 constexpr uint64_t kWorkspaceAlign = 256;
@@ -144,7 +140,7 @@ bool fits(const KernelEntry &k, const Problem &problem, Phase phase,
       !k.arch.runsOn(ccMajor, ccMinor) ||
       (k.indexBits == 32 && !problem.index32Ok))
     return false;
-  return !computesScores(phase) ||
+  return !KernelEntry::computesScores(phase) ||
          (k.variant.mask == mask && k.variant.softcap == problem.asked.softcap);
 }
 
@@ -155,7 +151,7 @@ Status noBackwardKernel(const ta_library &library, const Problem &problem,
   std::string wanted = concat(
       "sm_", ccMajor, ccMinor, ", ", args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
       ", D=", headDimText(problem.headDim, problem.headDimV));
-  if (computesScores(phase)) {
+  if (KernelEntry::computesScores(phase)) {
     KernelMask masks[3];
     int count = candidateMasks(problem, masks);
     wanted += ", causal=";
@@ -198,7 +194,8 @@ Status noBackwardKernel(const ta_library &library, const Problem &problem,
 Status selectBackward(const ta_library &library, const Problem &problem,
                       Phase phase, int ccMajor, int ccMinor, int32_t &index) {
   KernelMask masks[3] = {KernelMask::None};
-  int count = computesScores(phase) ? candidateMasks(problem, masks) : 1;
+  int count =
+      KernelEntry::computesScores(phase) ? candidateMasks(problem, masks) : 1;
   const std::vector<KernelEntry> &kernels = library.manifest.backward;
   for (int m = 0; m < count; ++m) {
     index = -1;

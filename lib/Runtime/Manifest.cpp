@@ -484,8 +484,7 @@ Status readBackwardEntry(const FieldReader &r, const Manifest &manifest,
       choice));
   kernel.phase = static_cast<KernelEntry::Phase>(choice + 1);
   // The main and dq kernels compute the scores: they mask and cap.
-  const bool scores = kernel.phase == KernelEntry::Phase::Main ||
-                      kernel.phase == KernelEntry::Phase::Dq;
+  const bool scores = kernel.computesScores();
   TA_RETURN_IF_ERROR(readDtype(r, kernel));
   TA_RETURN_IF_ERROR(readMask(r, kernel));
   TA_RETURN_IF_ERROR(r.flag("softcap", kernel.variant.softcap));

@@ -174,7 +174,7 @@ struct KernelEntry {
   /// a mask function (every parameter of which is a captured input: the
   /// function's, then seq_q and seq_k, then the block_kinds view), or the
   /// merge of split-KV's partial results ("split_merge": o_partial,
-  /// lse_partial, num_splits, o, lse), or one of the backward pass's three
+  /// lse_partial, num_splits, o, lse), or one of the backward pass's
   /// kernels ("sdpa_backward", of a `phase`).
   enum class Program : uint8_t { Sdpa, BlockMask, SplitMerge, SdpaBackward };
   Program program = Program::Sdpa;
@@ -185,6 +185,13 @@ struct KernelEntry {
   /// main kernel). The order of kBackwardPhaseNames.
   enum class Phase : uint8_t { None, Preprocess, Main, Postprocess, Dq };
   Phase phase = Phase::None;
+  /// Whether this backward kernel computes the scores (main or dq): it
+  /// masks and caps as its variant says and reads q, k, v, lse and both
+  /// sequences' offsets.
+  bool computesScores() const { return computesScores(phase); }
+  static bool computesScores(Phase phase) {
+    return phase == Phase::Main || phase == Phase::Dq;
+  }
   std::string name, archText, dtypeText, maskText, symbol, schedule;
   /// kernelVariantName(variant), for ta_kernel_info.variant.
   std::string variantText;

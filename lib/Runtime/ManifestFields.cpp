@@ -451,9 +451,9 @@ Status checkOptionalView(const FieldReader &entry, const KernelEntry &kernel,
   }
   // (A backward preprocess or postprocess kernel takes what it reads of
   // them: cu_seqlens_q without cu_seqlens_k.)
-  const bool backwardSide = kernel.program ==
-                                KernelEntry::Program::SdpaBackward &&
-                            kernel.phase != KernelEntry::Phase::Main;
+  const bool backwardSide =
+      kernel.program == KernelEntry::Program::SdpaBackward &&
+      !kernel.computesScores();
   if (takes && !base && !backwardSide)
     return libraryError(entry.where(), ": a kernel of '", flag,
                         "' true takes the view '", name, "' (",

@@ -444,6 +444,13 @@ def test_deterministic_mode_runs_the_dq_kernel(library, torch_stand_in, launched
                                             r"causal=none(?: or window)?, varlen; 23 backward kernels of D=64"):
         sdpa_varlen_backward_eager(grad_out, q, k, v, out, lse, cu_q, cu_k, 300, 320,
                                    library=library, enable_gqa=True)
+    # warn_only: PyTorch's rule, a warning and the default mode.
+    torch_stand_in.deterministic["warn_only"] = True
+    with pytest.warns(UserWarning, match=r"no deterministic kernel \(dq kernel\) for this call"):
+        sdpa_varlen_backward_eager(grad_out, q, k, v, out, lse, cu_q, cu_k, 300, 320,
+                                   library=library, enable_gqa=True)
+    assert launched.args[-1].deterministic == 0
+    assert library.backward_kernels[launched.plans[-1][2].kernel].phase == "postprocess"
 
 
 def test_an_empty_problem(library, torch_stand_in, launched) -> None:

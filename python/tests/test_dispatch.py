@@ -139,6 +139,13 @@ def who() -> List[Tuple[str, str]]:
     return [(side, op) for side, op, _ in CALLS]
 
 
+def meta_strides(op: Any, *args: Any, **kwargs: Any) -> List[Tuple[int, ...]]:
+    """The strides of ``op``'s tensor outputs on meta copies of the tensor
+    arguments: its meta function's, which compiled graphs are traced with."""
+    meta = [a.to("meta") if isinstance(a, torch.Tensor) else a for a in args]
+    return [t.stride() for t in op(*meta, **kwargs) if isinstance(t, torch.Tensor)]
+
+
 # ---------------------------------------------------------------- tests
 
 def test_the_name_is_in_pytorchs_registry() -> None:
@@ -164,8 +171,10 @@ def test_the_sdpa_flash_op_runs_here_and_trains(stand_ins, layout, causal) -> No
     float64 reference."""
     q, k, v = qkv(s_q=53, layout=layout)
     leaves = [t.detach().requires_grad_() for t in (q, k, v)]
-    out, lse = aten._scaled_dot_product_flash_attention(*leaves, 0.0, causal)[:2]
-    assert out.stride() == torch.empty_like(q).stride()
+    outputs = aten._scaled_dot_product_flash_attention(*leaves, 0.0, causal)
+    out, lse = outputs[:2]
+    assert [t.stride() for t in outputs[:2]] == meta_strides(
+        aten._scaled_dot_product_flash_attention.default, q, k, v, 0.0, causal)[:2]
     ref, ref_lse = attention(torch, q.double(), k.double(), v.double(), causal)
     torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(lse.double(), ref_lse, rtol=1e-5, atol=1e-5)
@@ -173,9 +182,12 @@ def test_the_sdpa_flash_op_runs_here_and_trains(stand_ins, layout, causal) -> No
     grads = torch.autograd.grad(out, leaves, grad_out)
     expected = attention_backward(torch, q.double(), k.double(), v.double(), grad_out.double(),
                                   causal)
-    for got, ref_grad, t in zip(grads, expected, (q, k, v)):
+    for got, ref_grad in zip(grads, expected):
         torch.testing.assert_close(got.double(), ref_grad, rtol=1e-5, atol=1e-5)
-        assert got.stride() == torch.empty_like(t).stride()
+    seed = torch.zeros(2, dtype=torch.uint64)
+    assert [g.stride() for g in grads] == meta_strides(
+        aten._scaled_dot_product_flash_attention_backward.default, grad_out, q, k, v, out,
+        lse, None, None, 53, 53, 0.0, causal, seed, seed[0])
     assert who() == [("ours", "sdpa"), ("ours", "backward")]
     assert CALLS[0][2]["gqa"] is True and CALLS[0][2]["align"] == "top_left"
     assert dispatch.stats() == {"ran": {"_scaled_dot_product_flash_attention": 1,
@@ -276,7 +288,10 @@ def test_the_flash_attention_ops_bshd(stand_ins, window) -> None:
     out, lse = aten._flash_attention_forward(*leaves, None, None, 29, 53, 0.0, True, False,
                                              window_size_left=window[0],
                                              window_size_right=window[1])[:2]
-    assert out.shape == q.shape and out.stride() == q.stride() and lse.shape == (2, 4, 29)
+    assert out.shape == q.shape and lse.shape == (2, 4, 29)
+    assert [out.stride(), lse.stride()] == meta_strides(
+        aten._flash_attention_forward.default, q, k, v, None, None, 29, 53, 0.0, True,
+        False)[:2]
     bhsd = [t.transpose(1, 2).double() for t in (q, k, v)]
     ref, _ = attention(torch, *bhsd, True, None, "bottom_right", window)
     torch.testing.assert_close(out.transpose(1, 2).double(), ref, rtol=1e-5, atol=1e-5)

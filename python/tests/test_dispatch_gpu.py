@@ -124,8 +124,16 @@ def test_f_sdpa_runs_the_kernels_and_trains(case, dtype):
         assert torch.isfinite(mine).all()
         assert rel(mine, r) <= 2 * rel(theirs, r) + 1e-5, (
             f"d{name}: {rel(mine, r):.3e} vs PyTorch flash {rel(theirs, r):.3e}")
-    for mine, t in zip(ours, (q, k, v)):
-        assert mine.stride() == torch.empty_like(t).stride()
+    # The layouts of the ops' meta functions (what compiled graphs assume).
+    meta = [t.to("meta") for t in (q, k, v)]
+    meta_out, meta_lse = torch.ops.aten._scaled_dot_product_flash_attention(
+        *meta, 0.0, causal)[:2]
+    assert out.stride() == meta_out.stride()
+    seed = torch.zeros(2, dtype=torch.uint64, device="meta")
+    meta_grads = torch.ops.aten._scaled_dot_product_flash_attention_backward(
+        grad_out.to("meta"), *meta, meta_out, meta_lse, None, None, s, s, 0.0, causal,
+        seed, seed[0])
+    assert [g.stride() for g in ours] == [g.stride() for g in meta_grads]
 
 
 def test_grouped_heads(installed):
@@ -174,8 +182,9 @@ def test_dropout_runs_pytorchs_kernels_and_determinism_ours(installed):
     assert all(torch.equal(a, b) for a, b in zip(first, second))
 
 
-def test_torch_compile_and_cuda_graphs(installed):
-    q, k, v, grad_out = inputs(2, 8, 8, 1024, 128)
+@pytest.mark.parametrize("layout", ["bshd", "bhsd"])
+def test_torch_compile_and_cuda_graphs(installed, layout):
+    q, k, v, grad_out = inputs(2, 8, 8, 1024, 128, layout=layout)
     _, eager = run(sdpa_call(True), q, k, v, grad_out)
     compiled = torch.compile(sdpa_call(True), fullgraph=True)
     dispatch.reset_stats()

@@ -41,9 +41,11 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
+import warnings
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
+from .errors import NoKernelError
 from .functions import NO_FUNCTIONS
 from .runtime import TaSdpaArgs, TaSdpaBackwardArgs, packed_view
 from .sdpa import (_ARGS_LAYOUT, _VARLEN_OFF, NO_SPLIT, LibraryArg, _current_stream, _unpackable,
@@ -54,7 +56,7 @@ from .varlen import checked_varlen_call, varlen_fields
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["sdpa_backward_eager", "sdpa_varlen_backward_eager"]
+__all__ = ["deterministic_requested", "sdpa_backward_eager", "sdpa_varlen_backward_eager"]
 
 Grads = Tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]
 
@@ -229,7 +231,7 @@ def _launch(torch: Any, library: Any, device: Any, fields: Sequence[Any],
     """Packs ta_sdpa_backward_args (the forward's ``fields``, d_o's view
     ``grad_out``, dq's, dk's and dv's ``grads``) into this thread's buffer,
     sizes the workspace, allocates it and launches on the current stream."""
-    deterministic = _deterministic(torch)
+    deterministic = deterministic_requested(torch)
     args = _thread_args()
     try:
         _ARGS_LAYOUT.pack_into(args.buffer, 0, *fields, *NO_SPLIT)
@@ -243,14 +245,30 @@ def _launch(torch: Any, library: Any, device: Any, fields: Sequence[Any],
     if size:
         workspace = torch.empty(size, dtype=torch.uint8, device=device)
         struct.pack_into("=QQ", args.buffer, _WORKSPACE_OFFSET, workspace.data_ptr(), size)
-    library.launch_backward(args.address, device.index, _current_stream(torch, device.index))
+    stream = _current_stream(torch, device.index)
+    try:
+        library.launch_backward(args.address, device.index, stream)
+    except NoKernelError:
+        # warn_only: PyTorch's rule for a kernel without a deterministic
+        # implementation, a warning and the nondeterministic kernel (the
+        # runtime launched nothing: it plans every phase first).
+        if not (deterministic and torch.is_deterministic_algorithms_warn_only_enabled()):
+            raise
+        warnings.warn("tiled_attn's attention backward has no deterministic kernel (dq kernel) "
+                      "for this call in its library, but you set "
+                      "'torch.use_deterministic_algorithms(True, warn_only=True)': running the "
+                      "nondeterministic one (dq's parts added by atomics)", stacklevel=4)
+        struct.pack_into("=i", args.buffer, _DETERMINISTIC_OFFSET, 0)
+        library.launch_backward(args.address, device.index, stream)
     del workspace  # alive through the launch (PyTorch's allocator orders its reuse)
 
 
-def _deterministic(torch: Any) -> int:
+def deterministic_requested(torch: Any) -> int:
     """1 under ``torch.use_deterministic_algorithms(True)``: the runtime's
     deterministic mode (the library's dq kernel writes dq, the same bits
-    every run, instead of dQ's atomic additions), else 0."""
+    every run, instead of dQ's atomic additions; where the library has
+    none, NoKernelError, or with ``warn_only=True`` a warning and the
+    default mode), else 0."""
     enabled = getattr(torch, "are_deterministic_algorithms_enabled", None)
     return int(enabled is not None and enabled())
 
@@ -262,6 +280,7 @@ _TAIL_LAYOUT = struct.Struct("=" + "Q4q4q" * 4 + "QQi4x")
 assert _ARGS_LAYOUT.size + _TAIL_LAYOUT.size == ctypes.sizeof(TaSdpaBackwardArgs)
 assert TaSdpaBackwardArgs.d_o.offset == ctypes.sizeof(TaSdpaArgs) == _ARGS_LAYOUT.size
 _WORKSPACE_OFFSET = TaSdpaBackwardArgs.workspace.offset
+_DETERMINISTIC_OFFSET = TaSdpaBackwardArgs.deterministic.offset
 _THREAD = threading.local()
 
 

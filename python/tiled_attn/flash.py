@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from .backward import deterministic_requested
 from .errors import NotSupportedError
 from .kvcache import sdpa_varlen_with_kvcache
 from .sdpa import LibraryArg, sdpa
@@ -202,8 +203,7 @@ def _check_deterministic(torch: Any, deterministic: bool, q: Any, k: Any, v: Any
     for a deterministic backward, and tiled_attn's runs its deterministic
     mode (a dq kernel instead of dq's atomic additions) under PyTorch's
     switch, which the backward reads when it runs."""
-    enabled = getattr(torch, "are_deterministic_algorithms_enabled", lambda: False)
-    if deterministic and not enabled() and torch.is_grad_enabled() and any(
+    if deterministic and not deterministic_requested(torch) and torch.is_grad_enabled() and any(
             getattr(t, "requires_grad", False) for t in (q, k, v)):
         raise NotSupportedError(
             f"{function}: deterministic=True with inputs that require grad, but "

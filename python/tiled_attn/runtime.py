@@ -365,9 +365,10 @@ class KernelInfo:
     #: the page sizes :attr:`block_n` divides.
     page_size: int = 0
     #: "" for a forward kernel; a backward kernel's phase (of
-    #: :attr:`KernelLibrary.backward_kernels`): "preprocess", "main" or
-    #: "postprocess". A main kernel's :attr:`mask`, ``softcap`` and ``varlen``
-    #: say what it computes; every phase's dtype, head dims and ``varlen``.
+    #: :attr:`KernelLibrary.backward_kernels`): "preprocess", "main",
+    #: "postprocess" or "dq" (the deterministic mode's). A main or dq
+    #: kernel's :attr:`mask`, ``softcap`` and ``varlen`` say what it
+    #: computes; every phase's dtype, head dims and ``varlen``.
     phase: str = ""
 
     def __post_init__(self) -> None:

@@ -438,6 +438,15 @@ TEST_F(BackwardTest, TheDeterministicModesDqKernel) {
   entry["params"] = params;
   expectOpenError(manifestOf({entry}),
                   {"a backward dq kernel takes the view 'dq'"});
+  // A varlen dq kernel reads the keys' offsets, as the main kernel does.
+  entry = backwardEntry("dq_varlen", "dq", "none", false, true);
+  params = Json::array();
+  for (const Json &p : entry["params"])
+    if (p["name"] != "cu_seqlens_k")
+      params.push_back(p);
+  entry["params"] = params;
+  expectOpenError(manifestOf({entry}),
+                  {"a kernel of 'varlen' true takes the view 'cu_seqlens_k'"});
 }
 
 TEST_F(BackwardTest, TheHighestArchThatRunsOnTheDevice) {

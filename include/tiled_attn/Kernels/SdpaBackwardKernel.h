@@ -27,19 +27,19 @@ struct SdpaBackwardKernelConfig {
   /// q, k, v, o, do and the gradients: f16 or bf16.
   mlir::Type elementType;
   /// The forward's mask: none, a causal mask (top_left, bottom_right) or
-  /// `window`: the main kernel takes two more index arguments, window_lo
+  /// `window`: the main and dq kernels take two more index arguments, window_lo
   /// and window_hi, and query i sees key j iff window_lo <= j - i <=
   /// window_hi (the forward's window kernels' band of diagonals).
   tile::CausalMode causal = tile::CausalMode::None;
-  /// The forward's softcap (Gemma 2): the main kernel takes one more f32
+  /// The forward's softcap (Gemma 2): the main and dq kernels take one more f32
   /// argument, softcap; the scores were softcap * tanh(scale * s /
   /// softcap), and dS takes the chain rule's 1 - tanh^2.
   bool softcap = false;
   /// Variable-length batches (FlashAttention's varlen): q, o, do, dq (and
   /// lse, delta, dq_accum) are packed [1, H_q, total_q, ...] and k, v, dk,
   /// dv [1, H_kv, total_k, D], and every kernel takes cu_seqlens_q (the main
-  /// kernel cu_seqlens_k too: rank-1 i32 views of B + 1 offsets); the grids'
-  /// z is the sequence. With a window, the main kernel also takes
+  /// and dq kernels cu_seqlens_k too: rank-1 i32 views of B + 1 offsets);
+  /// the grids' z is the sequence. With a window, they also take
   /// window_align (index, after the offsets), as the forward's varlen window
   /// kernels do: 1 shifts the band by each sequence's S_k - S_q
   /// (bottom-right), 0 keeps it as given.

@@ -379,8 +379,8 @@ def TileGenerateSdpaBackwardPass
            "chain rule's 1 - tanh^2 on dS">,
     Option<"varlen", "varlen", "bool", /*default=*/"false",
            "Variable-length batches: packed [1, H, total, D] tensors and "
-           "the sequences' offsets (cu_seqlens_q; the main kernel also "
-           "cu_seqlens_k and, with a window, window_align)">,
+           "the sequences' offsets (cu_seqlens_q; the main and dq kernels "
+           "also cu_seqlens_k and, with a window, window_align)">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
            "Query rows per block (a multiple of 16)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"64",
