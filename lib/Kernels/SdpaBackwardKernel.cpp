@@ -125,7 +125,8 @@ struct ScoreTiles {
   Value scores(OpBuilder &b, Location loc, Value s, Value &t) const {
     if (!cap)
       return arith::MulFOp::create(b, loc, s, scale);
-    t = math::TanhOp::create(b, loc, arith::MulFOp::create(b, loc, s, capScale));
+    t = math::TanhOp::create(b, loc,
+                             arith::MulFOp::create(b, loc, s, capScale));
     return arith::MulFOp::create(b, loc, t, cap);
   }
   /// dS = P (dP - delta), times 1 - t^2 through a cap.
@@ -137,59 +138,50 @@ struct ScoreTiles {
       return ds;
     return arith::MulFOp::create(
         b, loc, ds,
-        arith::SubFOp::create(b, loc, one, arith::MulFOp::create(b, loc, t, t)));
+        arith::SubFOp::create(b, loc, one,
+                              arith::MulFOp::create(b, loc, t, t)));
   }
 };
 
 } // namespace
 
-/// Builds the kernels of `phases` (the others are skipped).
-static FailureOr<SdpaBackwardKernels>
-buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
-            ArrayRef<SdpaBackwardPhase> phases) {
-  auto wanted = [&](SdpaBackwardPhase phase) {
-    return llvm::is_contained(phases, phase);
-  };
-  MLIRContext *ctx = b.getContext();
-  const int64_t d = cfg.headDim, dv = cfg.headDimV ? cfg.headDimV : d;
-  const int64_t bm = cfg.blockM, bn = cfg.blockN;
-  Type elt = cfg.elementType;
-  if (!elt || (!elt.isF16() && !elt.isBF16()))
-    return emitError(loc) << "the backward pass's element type is f16 or bf16";
-  if (d < 16 || d > 256 || d % 16 || dv < 16 || dv > 256 || dv % 16)
-    return emitError(loc) << "head dims must be multiples of 16 in [16, 256], "
-                             "got head_dim "
-                          << d << ", head_dim_v " << dv;
-  if (bm < 16 || bm > 256 || bm % 16 || bn < 16 || bn > 256 || bn % 16)
-    return emitError(loc) << "block_m and block_n must be multiples of 16 in "
-                             "[16, 256], got "
-                          << bm << " and " << bn;
-  const std::string name = cfg.name;
-  if (name.empty())
-    return emitError(loc) << "the backward kernels need a name";
+namespace {
 
-  OpBuilder::InsertionGuard guard(b);
-  KernelBuilder kb{b, loc};
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  const int64_t dyn = ShapedType::kDynamic;
-  auto view4 = [&](int64_t cols, Type t) {
+/// The backward program's kernels, one method a phase, each appended to
+/// the module at the builder's insertion block (the configuration checked
+/// by buildPhases).
+class BackwardBuilder {
+public:
+  BackwardBuilder(OpBuilder &b, Location loc,
+                  const SdpaBackwardKernelConfig &cfg)
+      : b(b), loc(loc), cfg(cfg), kb{b, loc}, ctx(b.getContext()),
+        d(cfg.headDim), dv(cfg.headDimV ? cfg.headDimV : cfg.headDim),
+        bm(cfg.blockM), bn(cfg.blockN), elt(cfg.elementType), name(cfg.name),
+        f32(b.getF32Type()), i32(b.getI32Type()),
+        rowsView(ViewType::get(ctx, {dyn, dyn, dyn}, f32)),
+        offsetsView(ViewType::get(ctx, {dyn}, i32)) {}
+
+  func::FuncOp buildPreprocess();
+  func::FuncOp buildMain();
+  func::FuncOp buildPostprocess();
+  func::FuncOp buildDq();
+
+private:
+  static constexpr int64_t dyn = ShapedType::kDynamic;
+  static constexpr double inf = std::numeric_limits<double>::infinity();
+
+  Type view4(int64_t cols, Type t) {
     return ViewType::get(ctx, {dyn, dyn, dyn, cols}, t);
-  };
-  Type rowsView = ViewType::get(ctx, {dyn, dyn, dyn}, f32);
-  Type offsetsView = ViewType::get(ctx, {dyn}, i32);
-  const double inf = std::numeric_limits<double>::infinity();
-  Block *module = b.getInsertionBlock();
-  auto atModuleEnd = [&] { b.setInsertionPointToEnd(module); };
-  SdpaBackwardKernels kernels;
+  }
 
   // The keys a query sees: key j from query i iff lo <= j - i <= hi (a
   // bound absent, a null Value, is none): top-left causal hi = 0,
   // bottom-right hi = S_k - S_q, a window its two arguments (with varlen
   // shifted by window_align times the sequence's S_k - S_q).
   // (`c0`: the kernel's index 0, which top-left's hi is.)
-  auto band = [&](OpBuilder &b, Location loc, Value c0, Value seqQ,
-                  Value seqK, llvm::function_ref<Value(ArgRole)> argOf)
-      -> std::pair<Value, Value> {
+  std::pair<Value, Value> band(OpBuilder &b, Location loc, Value c0, Value seqQ,
+                               Value seqK,
+                               llvm::function_ref<Value(ArgRole)> argOf) {
     Value lo, hi;
     if (cfg.causal == CausalMode::TopLeft)
       hi = c0;
@@ -216,12 +208,11 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
       hi = clamp(windowHi);
     }
     return {lo, hi};
-  };
+  }
   // `visible` and the band: the diagonals j - i of the elements against
   // its bounds.
-  auto withinBand = [&](OpBuilder &b, Location loc, Value visible,
-                        Value diagonal, Value lo, Value hi,
-                        ArrayRef<int64_t> shape) -> Value {
+  Value withinBand(OpBuilder &b, Location loc, Value visible, Value diagonal,
+                   Value lo, Value hi, ArrayRef<int64_t> shape) {
     for (auto [bound, predicate] : {std::pair{hi, arith::CmpIPredicate::sle},
                                     std::pair{lo, arith::CmpIPredicate::sge}})
       if (bound)
@@ -234,19 +225,18 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
                     arith::IndexCastOp::create(b, loc, i32, bound)
                         .getResult())));
     return visible;
-  };
+  }
   // floor(max(x, 0) / block) and its ceiling, of a signed x (`c0`: the
   // kernel's index 0).
-  auto blockIndex = [&](Value x, Value block, Value c0, bool ceil) -> Value {
+  Value blockIndex(Value x, Value block, Value c0, bool ceil) {
     Value nonNegative = arith::MaxSIOp::create(b, loc, x, c0);
-    return ceil ? arith::CeilDivUIOp::create(b, loc, nonNegative, block)
-                      .getResult()
-                : arith::DivUIOp::create(b, loc, nonNegative, block)
-                      .getResult();
-  };
+    return ceil
+               ? arith::CeilDivUIOp::create(b, loc, nonNegative, block)
+                     .getResult()
+               : arith::DivUIOp::create(b, loc, nonNegative, block).getResult();
+  }
   // The tiles of `shape` that scale or cap the scores (ScoreTiles).
-  auto scoreTiles = [&](ArrayRef<int64_t> shape, Value scale,
-                        Value softcap) -> ScoreTiles {
+  ScoreTiles scoreTiles(ArrayRef<int64_t> shape, Value scale, Value softcap) {
     auto splat = [&](Value v) -> Value {
       return tensor::SplatOp::create(b, loc, RankedTensorType::get(shape, f32),
                                      v);
@@ -260,12 +250,11 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
     tiles.cap = splat(softcap);
     tiles.capScale = splat(arith::DivFOp::create(b, loc, scale, softcap));
     return tiles;
-  };
+  }
   // The main and dq kernels' arguments: the views and scale, then the
   // window's band, the softcap and the varlen offsets (and band alignment)
   // where the variant has them.
-  auto maskArguments = [&](SmallVector<Type> &types,
-                           SmallVector<ArgRole> &roles) {
+  void maskArguments(SmallVector<Type> &types, SmallVector<ArgRole> &roles) {
     const bool window = cfg.causal == CausalMode::Window;
     if (window) {
       types.append({b.getIndexType(), b.getIndexType()});
@@ -285,503 +274,537 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
         roles.push_back(ArgRole::WindowAlign);
       }
     }
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const SdpaBackwardKernelConfig &cfg;
+  KernelBuilder kb;
+  MLIRContext *ctx;
+  const int64_t d, dv, bm, bn;
+  Type elt;
+  const std::string name;
+  Type f32, i32, rowsView, offsetsView;
+};
+
+} // namespace
+
+// Preprocess: delta = rowsum(dO * O) and dQ's accumulator zeroed.
+func::FuncOp BackwardBuilder::buildPreprocess() {
+  SmallVector<Type> types = {view4(dv, elt), view4(dv, elt), rowsView,
+                             view4(d, f32)};
+  SmallVector<ArgRole> roles = {ArgRole::O, ArgRole::DOut, ArgRole::Delta,
+                                ArgRole::DQAccum};
+  if (cfg.varlen)
+    types.push_back(offsetsView), roles.push_back(ArgRole::CuSeqlensQ);
+  func::FuncOp f = kb.kernel(
+      sdpaBackwardSymbol(name, SdpaBackwardPhase::Preprocess), types, roles);
+  Value o = f.getArgument(0), dO = f.getArgument(1), delta = f.getArgument(2),
+        dqAccum = f.getArgument(3);
+  Value m = BlockIdOp::create(b, loc, Dim::X);
+  Value h = BlockIdOp::create(b, loc, Dim::Y);
+  Value batch = BlockIdOp::create(b, loc, Dim::Z);
+  Value c0 = kb.index(0);
+  if (cfg.varlen) {
+    // Sequence b's rows of the packed [1, H, total_q, ...] tensors.
+    auto rows = kb.sequence(f.getArgument(4), batch);
+    o = kb.slice(o, rows), dO = kb.slice(dO, rows);
+    delta = kb.slice(delta, rows), dqAccum = kb.slice(dqAccum, rows);
+    batch = c0;
+  }
+  auto widened = [&](Value view) {
+    Value t = kb.load(view, {bm, dv}, {batch, h, m, c0});
+    return arith::ExtFOp::create(b, loc, kb.tile({bm, dv}, f32), t);
   };
+  Value product =
+      arith::MulFOp::create(b, loc, widened(o), widened(dO)).getResult();
+  Value rows =
+      ReduceOp::create(b, loc, kb.tile({bm}, f32), product, ReduceKind::Sum, 1);
+  StoreOp::create(b, loc, rows, delta, ValueRange{batch, h, m}, Value());
+  StoreOp::create(b, loc, kb.splat({bm, d}, 0.0), dqAccum,
+                  ValueRange{batch, h, m, c0}, Value());
+  func::ReturnOp::create(b, loc);
+  return f;
+}
 
-  // Preprocess: delta = rowsum(dO * O) and dQ's accumulator zeroed.
-  if (wanted(SdpaBackwardPhase::Preprocess)) {
-    SmallVector<Type> types = {view4(dv, elt), view4(dv, elt), rowsView,
-                               view4(d, f32)};
-    SmallVector<ArgRole> roles = {ArgRole::O, ArgRole::DOut, ArgRole::Delta,
-                                  ArgRole::DQAccum};
-    if (cfg.varlen)
-      types.push_back(offsetsView), roles.push_back(ArgRole::CuSeqlensQ);
-    func::FuncOp f = kb.kernel(
-        sdpaBackwardSymbol(name, SdpaBackwardPhase::Preprocess), types, roles);
-    Value o = f.getArgument(0), dO = f.getArgument(1),
-          delta = f.getArgument(2), dqAccum = f.getArgument(3);
-    Value m = BlockIdOp::create(b, loc, Dim::X);
-    Value h = BlockIdOp::create(b, loc, Dim::Y);
-    Value batch = BlockIdOp::create(b, loc, Dim::Z);
-    Value c0 = kb.index(0);
-    if (cfg.varlen) {
-      // Sequence b's rows of the packed [1, H, total_q, ...] tensors.
-      auto rows = kb.sequence(f.getArgument(4), batch);
-      o = kb.slice(o, rows), dO = kb.slice(dO, rows);
-      delta = kb.slice(delta, rows), dqAccum = kb.slice(dqAccum, rows);
-      batch = c0;
-    }
-    auto widened = [&](Value view) {
-      Value t = kb.load(view, {bm, dv}, {batch, h, m, c0});
-      return arith::ExtFOp::create(b, loc, kb.tile({bm, dv}, f32), t);
-    };
-    Value product =
-        arith::MulFOp::create(b, loc, widened(o), widened(dO)).getResult();
-    Value rows = ReduceOp::create(b, loc, kb.tile({bm}, f32), product,
-                                  ReduceKind::Sum, 1);
-    StoreOp::create(b, loc, rows, delta, ValueRange{batch, h, m}, Value());
-    StoreOp::create(b, loc, kb.splat({bm, d}, 0.0), dqAccum,
-                    ValueRange{batch, h, m, c0}, Value());
-    func::ReturnOp::create(b, loc);
-    kernels.preprocess = f;
-    atModuleEnd();
+// Main: one key block of one K/V head.
+func::FuncOp BackwardBuilder::buildMain() {
+  SmallVector<Type> types = {
+      view4(d, elt), view4(d, elt), view4(dv, elt), view4(dv, elt), rowsView,
+      rowsView,      view4(d, f32), view4(d, elt),  view4(dv, elt), f32};
+  SmallVector<ArgRole> roles = {ArgRole::Q,       ArgRole::K,   ArgRole::V,
+                                ArgRole::DOut,    ArgRole::Lse, ArgRole::Delta,
+                                ArgRole::DQAccum, ArgRole::DK,  ArgRole::DV,
+                                ArgRole::Scale};
+  maskArguments(types, roles);
+  func::FuncOp f = kb.kernel(name, types, roles);
+  Value q = f.getArgument(0), k = f.getArgument(1), v = f.getArgument(2),
+        dO = f.getArgument(3), lse = f.getArgument(4), delta = f.getArgument(5),
+        dqAccum = f.getArgument(6), dk = f.getArgument(7),
+        dvOut = f.getArgument(8), scale = f.getArgument(9);
+  auto argOf = [&](ArgRole role) { return argumentOf(f, roles, role); };
+  Value softcap = argOf(ArgRole::Softcap);
+  Value n = BlockIdOp::create(b, loc, Dim::X);
+  Value kvHead = BlockIdOp::create(b, loc, Dim::Y);
+  Value batch = BlockIdOp::create(b, loc, Dim::Z);
+  Value c0 = kb.index(0), c1 = kb.index(1);
+  if (cfg.varlen) {
+    // Sequence b's queries and keys of the packed tensors; the grid
+    // covers the longest sequence's keys (a program past its own
+    // sequence's visits no query block).
+    auto queries = kb.sequence(argOf(ArgRole::CuSeqlensQ), batch);
+    auto keys = kb.sequence(argOf(ArgRole::CuSeqlensK), batch);
+    q = kb.slice(q, queries), dO = kb.slice(dO, queries);
+    lse = kb.slice(lse, queries), delta = kb.slice(delta, queries);
+    dqAccum = kb.slice(dqAccum, queries);
+    k = kb.slice(k, keys), v = kb.slice(v, keys);
+    dk = kb.slice(dk, keys), dvOut = kb.slice(dvOut, keys);
+    batch = c0;
   }
-
-  // Main: one key block of one K/V head.
-  if (wanted(SdpaBackwardPhase::Main)) {
-    SmallVector<Type> types = {view4(d, elt),  view4(d, elt), view4(dv, elt),
-                               view4(dv, elt), rowsView,      rowsView,
-                               view4(d, f32),  view4(d, elt), view4(dv, elt),
-                               f32};
-    SmallVector<ArgRole> roles = {
-        ArgRole::Q,     ArgRole::K,       ArgRole::V,  ArgRole::DOut,
-        ArgRole::Lse,   ArgRole::Delta,   ArgRole::DQAccum, ArgRole::DK,
-        ArgRole::DV,    ArgRole::Scale};
-    maskArguments(types, roles);
-    func::FuncOp f = kb.kernel(name, types, roles);
-    Value q = f.getArgument(0), k = f.getArgument(1), v = f.getArgument(2),
-          dO = f.getArgument(3), lse = f.getArgument(4),
-          delta = f.getArgument(5), dqAccum = f.getArgument(6),
-          dk = f.getArgument(7), dvOut = f.getArgument(8),
-          scale = f.getArgument(9);
-    auto argOf = [&](ArgRole role) { return argumentOf(f, roles, role); };
-    Value softcap = argOf(ArgRole::Softcap);
-    Value n = BlockIdOp::create(b, loc, Dim::X);
-    Value kvHead = BlockIdOp::create(b, loc, Dim::Y);
-    Value batch = BlockIdOp::create(b, loc, Dim::Z);
-    Value c0 = kb.index(0), c1 = kb.index(1);
-    if (cfg.varlen) {
-      // Sequence b's queries and keys of the packed tensors; the grid
-      // covers the longest sequence's keys (a program past its own
-      // sequence's visits no query block).
-      auto queries = kb.sequence(argOf(ArgRole::CuSeqlensQ), batch);
-      auto keys = kb.sequence(argOf(ArgRole::CuSeqlensK), batch);
-      q = kb.slice(q, queries), dO = kb.slice(dO, queries);
-      lse = kb.slice(lse, queries), delta = kb.slice(delta, queries);
-      dqAccum = kb.slice(dqAccum, queries);
-      k = kb.slice(k, keys), v = kb.slice(v, keys);
-      dk = kb.slice(dk, keys), dvOut = kb.slice(dvOut, keys);
-      batch = c0;
-    }
-    Value seqQ = DimOp::create(b, loc, q, 2);
-    Value seqK = DimOp::create(b, loc, k, 2);
-    // (H_kv divides H_q: the caller's contract, as the forward's; the
-    // runtime checks it.)
-    Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
-                                         DimOp::create(b, loc, k, 1));
-    // K_n is the lhs of Sᵀ = K_n Q_mᵀ and the rhs of dS K_n: two reads, so
-    // that a GPU can hold one in registers and the other in shared memory.
-    Value kBlock = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
-    Value kRhs = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
-    Value vBlock = kb.load(v, {bn, dv}, {batch, kvHead, n, c0});
-    Value key0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
-    auto [lo, hi] = band(b, loc, c0, seqQ, seqK, argOf);
-    Value cBm = kb.index(bm);
-    Value queryBlocks = arith::CeilDivUIOp::create(b, loc, seqQ, cBm);
-    Value lastKey = arith::AddIOp::create(b, loc, key0, kb.index(bn - 1));
-    // x - y, or x where y is top-left's 0.
-    auto minus = [&](Value x, Value y) -> Value {
-      if (y == c0)
-        return x;
-      return arith::SubIOp::create(b, loc, x, y);
-    };
-    auto blockOf = [&](Value x, bool ceil) {
-      return blockIndex(x, cBm, c0, ceil);
-    };
-    // The query blocks that see a key of this block: [first, end), from
-    // the one holding query key0 - hi to the one holding lastKey - lo.
-    Value first = hi ? blockOf(minus(key0, hi), false) : c0;
-    first = arith::MinUIOp::create(b, loc, first, queryBlocks);
-    // (A program whose keys all lie past S_k, a shorter sequence's in a
-    // varlen batch, visits no query block.)
-    Value end = arith::SelectOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, key0, seqK),
-        queryBlocks, first);
-    if (lo) {
-      Value lastQuery = arith::SubIOp::create(b, loc, lastKey, lo);
-      Value seen = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         lastQuery, c0);
-      Value upTo = arith::AddIOp::create(b, loc, blockOf(lastQuery, false), c1);
-      end = arith::SelectOp::create(
-          b, loc, seen, arith::MinUIOp::create(b, loc, upTo, end), first);
-      end = arith::MaxUIOp::create(b, loc, end, first);
-    }
-    // Keys past S_k hide their row of the transposed scores, queries past
-    // S_q their column. (Positions over the whole block: the scores' layout
-    // on a GPU, whichever axis holds the keys.)
-    auto splatIndex = [&](OpBuilder &b, Location loc, Value v) -> Value {
-      return tensor::SplatOp::create(
-          b, loc, RankedTensorType::get({bn, bm}, i32),
-          arith::IndexCastOp::create(b, loc, i32, v).getResult());
-    };
-    Value keyRows = IotaOp::create(b, loc, kb.tile({bn, bm}, i32), key0,
-                                   int64_t{0});
-    Value keysIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                         keyRows, splatIndex(b, loc, seqK));
-    // The query blocks that need no mask (tile-mask-split's split, made by
-    // the generator): [fullFrom, fullTo), those whose every query sees
-    // every key of this block and lies inside S_q, when the block's keys
-    // lie inside S_k; the ones before and after take the masks.
-    // hi: every query q0 .. sees lastKey: q0 >= lastKey - hi. lo: the last
-    // query q0 + bm - 1 sees key0: (m + 1) bm <= key0 - lo + 1.
-    Value fullFrom = first;
-    if (hi)
-      fullFrom = arith::MaxUIOp::create(
-          b, loc, first,
-          arith::MinUIOp::create(
-              b, loc, blockOf(minus(lastKey, hi), true), end));
-    Value fullEnd = arith::DivUIOp::create(b, loc, seqQ, cBm);
-    if (lo)
-      fullEnd = arith::MinUIOp::create(
-          b, loc, fullEnd,
-          blockOf(arith::AddIOp::create(
-                      b, loc, arith::SubIOp::create(b, loc, key0, lo), c1),
-                  false));
-    fullEnd = arith::MinUIOp::create(b, loc, fullEnd, end);
-    Value keysFull = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ule,
-        arith::AddIOp::create(b, loc, key0, kb.index(bn)), seqK);
-    Value fullTo = arith::SelectOp::create(
-        b, loc, keysFull, arith::MaxUIOp::create(b, loc, fullFrom, fullEnd),
-        fullFrom);
-    Value zeroScores = kb.splat({bn, bm}, 0.0);
-    ScoreTiles tiles = scoreTiles({bn, bm}, scale, softcap);
-    Value zeroDq = kb.splat({bm, d}, 0.0);
-    Value negInf = kb.splat({bm}, -inf), posInf = kb.splat({bm}, inf);
-
-    auto heads = scf::ForOp::create(
-        b, loc, c0, group, c1,
-        ValueRange{kb.splat({bn, d}, 0.0), kb.splat({bn, dv}, 0.0)},
-        [&](OpBuilder &b, Location loc, Value g, ValueRange grads) {
-          Value h = arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, kvHead, group), g);
-          // One step: query block m, with the masks or (a block whose
-          // every query sees every key of this block, all in bounds)
-          // without.
-          auto step = [&](OpBuilder &b, Location loc, Value m, ValueRange acc,
-                          bool masked) -> SmallVector<Value, 2> {
-                KernelBuilder kb{b, loc};
-                Value q0 = arith::MulIOp::create(b, loc, m, kb.index(bm));
-                Value at4[] = {batch, h, m, c0};
-                Value qt = kb.load(q, {d, bm}, at4, 0.0, /*transpose=*/true);
-                Value qBlock = kb.load(q, {bm, d}, at4);
-                Value doT = kb.load(dO, {dv, bm}, at4, 0.0, true);
-                Value doBlock = kb.load(dO, {bm, dv}, at4);
-                // The rows' log-sum-exps and deltas, read at their query
-                // positions (gathers: on a GPU straight into the layout of
-                // the scores' columns). A row that saw no key has lse =
-                // -inf, and one past S_q reads it: +inf gives them P = 0.
-                Value queries =
-                    IotaOp::create(b, loc, kb.tile({bm}, i32), q0, IntegerAttr());
-                auto gather = [&](Value view, double pad) -> Value {
-                  return GatherOp::create(b, loc, kb.tile({bm}, f32), view,
-                                          ValueRange{batch, h, queries},
-                                          b.getF64FloatAttr(pad));
-                };
-                Value lseRows = gather(lse, -inf);
-                if (masked) {
-                  Value noKey = arith::CmpFOp::create(
-                      b, loc, arith::CmpFPredicate::OEQ, lseRows, negInf);
-                  lseRows =
-                      arith::SelectOp::create(b, loc, noKey, posInf, lseRows);
-                }
-                Value deltaRows = gather(delta, 0.0);
-
-                // Sᵀ and Pᵀ = exp(scale Sᵀ - lse), 0 where hidden.
-                Value st = MmaOp::create(b, loc, kBlock, qt, zeroScores);
-                // With a softcap the softmax saw softcap * t, t =
-                // tanh(scale / softcap * s).
-                Value t;
-                Value scores = tiles.scores(b, loc, st, t);
-                Value z = arith::SubFOp::create(
-                    b, loc, scores, kb.broadcast(lseRows, {bn, bm}, 0));
-                Value pt = math::ExpOp::create(b, loc, z);
-                if (masked) {
-                Value queryCols = IotaOp::create(
-                    b, loc, kb.tile({bn, bm}, i32), q0, int64_t{1});
-                Value visible = arith::AndIOp::create(
-                    b, loc, keysIn,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                          queryCols,
-                                          splatIndex(b, loc, seqQ)));
-                if (lo || hi)
-                  visible = withinBand(
-                      b, loc, visible,
-                      arith::SubIOp::create(b, loc, keyRows, queryCols), lo,
-                      hi, {bn, bm});
-                pt = arith::SelectOp::create(b, loc, visible, pt, zeroScores);
-                }
-                Value ptLow =
-                    arith::TruncFOp::create(b, loc, kb.tile({bn, bm}, elt), pt);
-                Value dvAcc = MmaOp::create(b, loc, ptLow, doBlock, acc[1]);
-
-                // dSᵀ = Pᵀ (dPᵀ - delta), dPᵀ = V_n dOᵀ.
-                Value dpt = MmaOp::create(b, loc, vBlock, doT, zeroScores);
-                // (The chain rule through the cap: d(softcap t)/d(scale s)
-                // = 1 - t^2.)
-                Value dst = tiles.dScores(
-                    b, loc, pt, dpt, kb.broadcast(deltaRows, {bn, bm}, 0), t);
-                Value dsLow = arith::TruncFOp::create(
-                    b, loc, kb.tile({bn, bm}, elt), dst);
-                Value dkAcc = MmaOp::create(b, loc, dsLow, qBlock, acc[0]);
-
-                // This step's part of dQ (unscaled), added to the
-                // accumulator.
-                Value ds =
-                    TransposeOp::create(b, loc, kb.tile({bm, bn}, elt), dsLow);
-                Value dq = MmaOp::create(b, loc, ds, kRhs, zeroDq);
-                StoreOp::create(b, loc, dq, dqAccum, at4, /*mask=*/Value(),
-                                /*add=*/true);
-                return {dkAcc, dvAcc};
-          };
-          auto loop = [&](Value from, Value to, ValueRange init,
-                          bool masked) {
-            return scf::ForOp::create(
-                       b, loc, from, to, c1, init,
-                       [&](OpBuilder &b, Location loc, Value m,
-                           ValueRange acc) {
-                         scf::YieldOp::create(b, loc,
-                                              step(b, loc, m, acc, masked));
-                       })
-                .getResults();
-          };
-          ValueRange edge = loop(first, fullFrom, grads, true);
-          ValueRange inner = loop(fullFrom, fullTo, edge, false);
-          scf::YieldOp::create(b, loc, loop(fullTo, end, inner, true));
-        });
-    Value dkScaled = arith::MulFOp::create(
-        b, loc, heads.getResult(0),
-        tensor::SplatOp::create(b, loc, kb.tile({bn, d}, f32), scale));
-    StoreOp::create(
-        b, loc, arith::TruncFOp::create(b, loc, kb.tile({bn, d}, elt), dkScaled),
-        dk, ValueRange{batch, kvHead, n, c0}, Value());
-    StoreOp::create(b, loc,
-                    arith::TruncFOp::create(b, loc, kb.tile({bn, dv}, elt),
-                                            heads.getResult(1)),
-                    dvOut, ValueRange{batch, kvHead, n, c0}, Value());
-    func::ReturnOp::create(b, loc);
-    kernels.main = f;
-    atModuleEnd();
-  }
-
-  // Postprocess: dQ = scale * accumulator.
-  if (wanted(SdpaBackwardPhase::Postprocess)) {
-    SmallVector<Type> types = {view4(d, f32), view4(d, elt), f32};
-    SmallVector<ArgRole> roles = {ArgRole::DQAccum, ArgRole::DQ,
-                                  ArgRole::Scale};
-    if (cfg.varlen)
-      types.push_back(offsetsView), roles.push_back(ArgRole::CuSeqlensQ);
-    func::FuncOp f = kb.kernel(
-        sdpaBackwardSymbol(name, SdpaBackwardPhase::Postprocess), types, roles);
-    Value dqAccum = f.getArgument(0), dq = f.getArgument(1),
-          scale = f.getArgument(2);
-    Value m = BlockIdOp::create(b, loc, Dim::X);
-    Value h = BlockIdOp::create(b, loc, Dim::Y);
-    Value batch = BlockIdOp::create(b, loc, Dim::Z);
-    if (cfg.varlen) {
-      auto rows = kb.sequence(f.getArgument(3), batch);
-      dqAccum = kb.slice(dqAccum, rows), dq = kb.slice(dq, rows);
-      batch = kb.index(0);
-    }
-    Value at[] = {batch, h, m, kb.index(0)};
-    Value scaled = arith::MulFOp::create(
-        b, loc, kb.load(dqAccum, {bm, d}, at),
-        tensor::SplatOp::create(b, loc, kb.tile({bm, d}, f32), scale));
-    StoreOp::create(b, loc,
-                    arith::TruncFOp::create(b, loc, kb.tile({bm, d}, elt),
-                                            scaled),
-                    dq, ValueRange(at), Value());
-    func::ReturnOp::create(b, loc);
-    kernels.postprocess = f;
-    atModuleEnd();
-  }
-  // Dq (the deterministic mode's dQ): one query block of one query head,
-  // over the key blocks it sees, dQ in registers and written once (no
-  // atomics, so the same every run): S = Q_m K_nᵀ, P = exp(scale S -
-  // lse_m), dP = dO_m V_nᵀ, dS = P (dP - delta_m), dQ_m += dS K_n; then
-  // dq = scale dQ_m. It recomputes what the main kernel computed for its
-  // part of dQ, which the deterministic mode does not read.
-  if (wanted(SdpaBackwardPhase::Dq)) {
-    SmallVector<Type> types = {view4(d, elt), view4(d, elt), view4(dv, elt),
-                               view4(dv, elt), rowsView,      rowsView,
-                               view4(d, elt),  f32};
-    SmallVector<ArgRole> roles = {ArgRole::Q,   ArgRole::K,     ArgRole::V,
-                                  ArgRole::DOut, ArgRole::Lse, ArgRole::Delta,
-                                  ArgRole::DQ,  ArgRole::Scale};
-    maskArguments(types, roles);
-    func::FuncOp f = kb.kernel(sdpaBackwardSymbol(name, SdpaBackwardPhase::Dq),
-                               types, roles);
-    auto argOf = [&](ArgRole role) { return argumentOf(f, roles, role); };
-    Value q = argOf(ArgRole::Q), k = argOf(ArgRole::K), v = argOf(ArgRole::V),
-          dO = argOf(ArgRole::DOut), lse = argOf(ArgRole::Lse),
-          delta = argOf(ArgRole::Delta), dq = argOf(ArgRole::DQ),
-          scale = argOf(ArgRole::Scale), softcap = argOf(ArgRole::Softcap);
-    Value m = BlockIdOp::create(b, loc, Dim::X);
-    Value h = BlockIdOp::create(b, loc, Dim::Y);
-    Value batch = BlockIdOp::create(b, loc, Dim::Z);
-    Value c0 = kb.index(0), c1 = kb.index(1);
-    if (cfg.varlen) {
-      auto queries = kb.sequence(argOf(ArgRole::CuSeqlensQ), batch);
-      auto keys = kb.sequence(argOf(ArgRole::CuSeqlensK), batch);
-      q = kb.slice(q, queries), dO = kb.slice(dO, queries);
-      lse = kb.slice(lse, queries), delta = kb.slice(delta, queries);
-      dq = kb.slice(dq, queries);
-      k = kb.slice(k, keys), v = kb.slice(v, keys);
-      batch = c0;
-    }
-    Value seqQ = DimOp::create(b, loc, q, 2);
-    Value seqK = DimOp::create(b, loc, k, 2);
-    Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
-                                         DimOp::create(b, loc, k, 1));
-    Value kvHead = arith::DivUIOp::create(b, loc, h, group);
-    auto [lo, hi] = band(b, loc, c0, seqQ, seqK, argOf);
-    Value at4[] = {batch, h, m, c0};
-    Value qBlock = kb.load(q, {bm, d}, at4);
-    Value doBlock = kb.load(dO, {bm, dv}, at4);
-    Value q0 = arith::MulIOp::create(b, loc, m, kb.index(bm));
-    // The block's last query inside S_q (a partial block's rows past it see
-    // nothing, and need no key blocks of their own).
-    Value lastQuery = arith::SubIOp::create(
-        b, loc,
-        arith::MinUIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, q0, kb.index(bm)), seqQ),
-        c1);
-    Value queries =
-        IotaOp::create(b, loc, kb.tile({bm}, i32), q0, IntegerAttr());
-    auto gather = [&](Value view, double pad) -> Value {
-      return GatherOp::create(b, loc, kb.tile({bm}, f32), view,
-                              ValueRange{batch, h, queries},
-                              b.getF64FloatAttr(pad));
-    };
-    // A row that saw no key has lse = -inf, and one past S_q reads it: +inf
-    // gives them P = 0 (the masked steps' rows; an unmasked step's rows all
-    // see every key of it).
-    Value lseRows = gather(lse, -inf);
-    Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                        lseRows, kb.splat({bm}, -inf));
-    Value lseMasked =
-        arith::SelectOp::create(b, loc, noKey, kb.splat({bm}, inf), lseRows);
-    Value deltaRows = gather(delta, 0.0);
-
-    Value cBn = kb.index(bn);
-    Value keyBlocks = arith::CeilDivUIOp::create(b, loc, seqK, cBn);
-    auto blockOf = [&](Value x, bool ceil) {
-      return blockIndex(x, cBn, c0, ceil);
-    };
-    // The key blocks this query block sees: [first, end), from the one
-    // holding key q0 + lo to the one holding lastQuery + hi; none for a
-    // block past S_q (a shorter sequence's in a varlen batch).
-    Value first = lo ? blockOf(arith::AddIOp::create(b, loc, q0, lo), false)
-                     : c0;
-    first = arith::MinUIOp::create(b, loc, first, keyBlocks);
-    Value end = keyBlocks;
-    if (hi) {
-      Value lastSeen = arith::AddIOp::create(b, loc, lastQuery, hi);
-      Value seen = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                         lastSeen, c0);
-      Value upTo = arith::AddIOp::create(b, loc, blockOf(lastSeen, false), c1);
-      end = arith::SelectOp::create(
-          b, loc, seen, arith::MinUIOp::create(b, loc, upTo, end), first);
-    }
+  Value seqQ = DimOp::create(b, loc, q, 2);
+  Value seqK = DimOp::create(b, loc, k, 2);
+  // (H_kv divides H_q: the caller's contract, as the forward's; the
+  // runtime checks it.)
+  Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
+                                       DimOp::create(b, loc, k, 1));
+  // K_n is the lhs of Sᵀ = K_n Q_mᵀ and the rhs of dS K_n: two reads, so
+  // that a GPU can hold one in registers and the other in shared memory.
+  Value kBlock = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
+  Value kRhs = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
+  Value vBlock = kb.load(v, {bn, dv}, {batch, kvHead, n, c0});
+  Value key0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
+  auto [lo, hi] = band(b, loc, c0, seqQ, seqK, argOf);
+  Value cBm = kb.index(bm);
+  Value queryBlocks = arith::CeilDivUIOp::create(b, loc, seqQ, cBm);
+  Value lastKey = arith::AddIOp::create(b, loc, key0, kb.index(bn - 1));
+  // x - y, or x where y is top-left's 0.
+  auto minus = [&](Value x, Value y) -> Value {
+    if (y == c0)
+      return x;
+    return arith::SubIOp::create(b, loc, x, y);
+  };
+  auto blockOf = [&](Value x, bool ceil) {
+    return blockIndex(x, cBm, c0, ceil);
+  };
+  // The query blocks that see a key of this block: [first, end), from
+  // the one holding query key0 - hi to the one holding lastKey - lo.
+  Value first = hi ? blockOf(minus(key0, hi), false) : c0;
+  first = arith::MinUIOp::create(b, loc, first, queryBlocks);
+  // (A program whose keys all lie past S_k, a shorter sequence's in a
+  // varlen batch, visits no query block.)
+  Value end = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, key0, seqK),
+      queryBlocks, first);
+  if (lo) {
+    Value lastQuery = arith::SubIOp::create(b, loc, lastKey, lo);
+    Value seen =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lastQuery, c0);
+    Value upTo = arith::AddIOp::create(b, loc, blockOf(lastQuery, false), c1);
     end = arith::SelectOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q0, seqQ),
-        arith::MaxUIOp::create(b, loc, end, first), first);
-    // The key blocks that need no mask: every query of the block (all
-    // inside S_q) sees every key (all inside S_k). lo: n bn >= lastQuery +
-    // lo; hi: (n + 1) bn - 1 <= q0 + hi.
-    Value fullFrom = first;
-    if (lo)
-      fullFrom = arith::MaxUIOp::create(
-          b, loc, first,
-          arith::MinUIOp::create(
-              b, loc,
-              blockOf(arith::AddIOp::create(b, loc, lastQuery, lo), true), end));
-    Value fullEnd = arith::DivUIOp::create(b, loc, seqK, cBn);
-    if (hi)
-      fullEnd = arith::MinUIOp::create(
-          b, loc, fullEnd,
-          blockOf(arith::AddIOp::create(b, loc, q0, arith::AddIOp::create(
-                                                        b, loc, hi, c1)),
-                  false));
-    fullEnd = arith::MinUIOp::create(b, loc, fullEnd, end);
-    Value queriesFull = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ule,
-        arith::AddIOp::create(b, loc, q0, kb.index(bm)), seqQ);
-    Value fullTo = arith::SelectOp::create(
-        b, loc, queriesFull, arith::MaxUIOp::create(b, loc, fullFrom, fullEnd),
-        fullFrom);
-
-    Value zeroScores = kb.splat({bm, bn}, 0.0);
-    ScoreTiles tiles = scoreTiles({bm, bn}, scale, softcap);
-    Value queryRows =
-        IotaOp::create(b, loc, kb.tile({bm, bn}, i32), q0, int64_t{0});
-    Value queriesIn = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::slt, queryRows,
-        tensor::SplatOp::create(
-            b, loc, kb.tile({bm, bn}, i32),
-            arith::IndexCastOp::create(b, loc, i32, seqQ).getResult()));
-    auto step = [&](OpBuilder &b, Location loc, Value n, Value acc,
-                    bool masked) -> Value {
-      KernelBuilder kb{b, loc};
-      Value at[] = {batch, kvHead, n, c0};
-      Value kt = kb.load(k, {d, bn}, at, 0.0, /*transpose=*/true);
-      Value kBlock = kb.load(k, {bn, d}, at);
-      Value vt = kb.load(v, {dv, bn}, at, 0.0, /*transpose=*/true);
-      Value s = MmaOp::create(b, loc, qBlock, kt, zeroScores);
-      Value t;
-      Value scores = tiles.scores(b, loc, s, t);
-      Value p = math::ExpOp::create(
-          b, loc,
-          arith::SubFOp::create(
-              b, loc, scores,
-              kb.broadcast(masked ? lseMasked : lseRows, {bm, bn}, 1)));
-      if (masked) {
-        Value k0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
-        Value keyCols =
-            IotaOp::create(b, loc, kb.tile({bm, bn}, i32), k0, int64_t{1});
-        Value visible = arith::AndIOp::create(
-            b, loc, queriesIn,
-            arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::slt, keyCols,
-                tensor::SplatOp::create(
-                    b, loc, kb.tile({bm, bn}, i32),
-                    arith::IndexCastOp::create(b, loc, i32, seqK).getResult())));
-        if (lo || hi)
-          visible = withinBand(b, loc, visible,
-                               arith::SubIOp::create(b, loc, keyCols, queryRows),
-                               lo, hi, {bm, bn});
-        p = arith::SelectOp::create(b, loc, visible, p, zeroScores);
-      }
-      Value dp = MmaOp::create(b, loc, doBlock, vt, zeroScores);
-      Value ds = tiles.dScores(b, loc, p, dp,
-                               kb.broadcast(deltaRows, {bm, bn}, 1), t);
-      Value dsLow = arith::TruncFOp::create(b, loc, kb.tile({bm, bn}, elt), ds);
-      return MmaOp::create(b, loc, dsLow, kBlock, acc);
-    };
-    auto loop = [&](Value from, Value to, Value init, bool masked) -> Value {
-      return scf::ForOp::create(
-                 b, loc, from, to, c1, ValueRange{init},
-                 [&](OpBuilder &b, Location loc, Value n, ValueRange acc) {
-                   scf::YieldOp::create(b, loc,
-                                        step(b, loc, n, acc[0], masked));
-                 })
-          .getResult(0);
-    };
-    Value acc = loop(first, fullFrom, kb.splat({bm, d}, 0.0), true);
-    acc = loop(fullFrom, fullTo, acc, false);
-    acc = loop(fullTo, end, acc, true);
-    Value scaled = arith::MulFOp::create(
-        b, loc, acc,
-        tensor::SplatOp::create(b, loc, kb.tile({bm, d}, f32), scale));
-    StoreOp::create(
-        b, loc, arith::TruncFOp::create(b, loc, kb.tile({bm, d}, elt), scaled),
-        dq, ValueRange(at4), Value());
-    func::ReturnOp::create(b, loc);
-    kernels.dq = f;
-    atModuleEnd();
+        b, loc, seen, arith::MinUIOp::create(b, loc, upTo, end), first);
+    end = arith::MaxUIOp::create(b, loc, end, first);
   }
+  // Keys past S_k hide their row of the transposed scores, queries past
+  // S_q their column. (Positions over the whole block: the scores' layout
+  // on a GPU, whichever axis holds the keys.)
+  auto splatIndex = [&](OpBuilder &b, Location loc, Value v) -> Value {
+    return tensor::SplatOp::create(
+        b, loc, RankedTensorType::get({bn, bm}, i32),
+        arith::IndexCastOp::create(b, loc, i32, v).getResult());
+  };
+  Value keyRows =
+      IotaOp::create(b, loc, kb.tile({bn, bm}, i32), key0, int64_t{0});
+  Value keysIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                       keyRows, splatIndex(b, loc, seqK));
+  // The query blocks that need no mask (tile-mask-split's split, made by
+  // the generator): [fullFrom, fullTo), those whose every query sees
+  // every key of this block and lies inside S_q, when the block's keys
+  // lie inside S_k; the ones before and after take the masks.
+  // hi: every query q0 .. sees lastKey: q0 >= lastKey - hi. lo: the last
+  // query q0 + bm - 1 sees key0: (m + 1) bm <= key0 - lo + 1.
+  Value fullFrom = first;
+  if (hi)
+    fullFrom = arith::MaxUIOp::create(
+        b, loc, first,
+        arith::MinUIOp::create(b, loc, blockOf(minus(lastKey, hi), true), end));
+  Value fullEnd = arith::DivUIOp::create(b, loc, seqQ, cBm);
+  if (lo)
+    fullEnd = arith::MinUIOp::create(
+        b, loc, fullEnd,
+        blockOf(arith::AddIOp::create(
+                    b, loc, arith::SubIOp::create(b, loc, key0, lo), c1),
+                false));
+  fullEnd = arith::MinUIOp::create(b, loc, fullEnd, end);
+  Value keysFull = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule,
+      arith::AddIOp::create(b, loc, key0, kb.index(bn)), seqK);
+  Value fullTo = arith::SelectOp::create(
+      b, loc, keysFull, arith::MaxUIOp::create(b, loc, fullFrom, fullEnd),
+      fullFrom);
+  Value zeroScores = kb.splat({bn, bm}, 0.0);
+  ScoreTiles tiles = scoreTiles({bn, bm}, scale, softcap);
+  Value zeroDq = kb.splat({bm, d}, 0.0);
+  Value negInf = kb.splat({bm}, -inf), posInf = kb.splat({bm}, inf);
 
+  auto heads = scf::ForOp::create(
+      b, loc, c0, group, c1,
+      ValueRange{kb.splat({bn, d}, 0.0), kb.splat({bn, dv}, 0.0)},
+      [&](OpBuilder &b, Location loc, Value g, ValueRange grads) {
+        Value h = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, kvHead, group), g);
+        // One step: query block m, with the masks or (a block whose
+        // every query sees every key of this block, all in bounds)
+        // without.
+        auto step = [&](OpBuilder &b, Location loc, Value m, ValueRange acc,
+                        bool masked) -> SmallVector<Value, 2> {
+          KernelBuilder kb{b, loc};
+          Value q0 = arith::MulIOp::create(b, loc, m, kb.index(bm));
+          Value at4[] = {batch, h, m, c0};
+          Value qt = kb.load(q, {d, bm}, at4, 0.0, /*transpose=*/true);
+          Value qBlock = kb.load(q, {bm, d}, at4);
+          Value doT = kb.load(dO, {dv, bm}, at4, 0.0, true);
+          Value doBlock = kb.load(dO, {bm, dv}, at4);
+          // The rows' log-sum-exps and deltas, read at their query
+          // positions (gathers: on a GPU straight into the layout of
+          // the scores' columns). A row that saw no key has lse =
+          // -inf, and one past S_q reads it: +inf gives them P = 0.
+          Value queries =
+              IotaOp::create(b, loc, kb.tile({bm}, i32), q0, IntegerAttr());
+          auto gather = [&](Value view, double pad) -> Value {
+            return GatherOp::create(b, loc, kb.tile({bm}, f32), view,
+                                    ValueRange{batch, h, queries},
+                                    b.getF64FloatAttr(pad));
+          };
+          Value lseRows = gather(lse, -inf);
+          if (masked) {
+            Value noKey = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, lseRows, negInf);
+            lseRows = arith::SelectOp::create(b, loc, noKey, posInf, lseRows);
+          }
+          Value deltaRows = gather(delta, 0.0);
+
+          // Sᵀ and Pᵀ = exp(scale Sᵀ - lse), 0 where hidden.
+          Value st = MmaOp::create(b, loc, kBlock, qt, zeroScores);
+          // With a softcap the softmax saw softcap * t, t =
+          // tanh(scale / softcap * s).
+          Value t;
+          Value scores = tiles.scores(b, loc, st, t);
+          Value z = arith::SubFOp::create(b, loc, scores,
+                                          kb.broadcast(lseRows, {bn, bm}, 0));
+          Value pt = math::ExpOp::create(b, loc, z);
+          if (masked) {
+            Value queryCols =
+                IotaOp::create(b, loc, kb.tile({bn, bm}, i32), q0, int64_t{1});
+            Value visible = arith::AndIOp::create(
+                b, loc, keysIn,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                      queryCols, splatIndex(b, loc, seqQ)));
+            if (lo || hi)
+              visible =
+                  withinBand(b, loc, visible,
+                             arith::SubIOp::create(b, loc, keyRows, queryCols),
+                             lo, hi, {bn, bm});
+            pt = arith::SelectOp::create(b, loc, visible, pt, zeroScores);
+          }
+          Value ptLow =
+              arith::TruncFOp::create(b, loc, kb.tile({bn, bm}, elt), pt);
+          Value dvAcc = MmaOp::create(b, loc, ptLow, doBlock, acc[1]);
+
+          // dSᵀ = Pᵀ (dPᵀ - delta), dPᵀ = V_n dOᵀ.
+          Value dpt = MmaOp::create(b, loc, vBlock, doT, zeroScores);
+          // (The chain rule through the cap: d(softcap t)/d(scale s)
+          // = 1 - t^2.)
+          Value dst = tiles.dScores(b, loc, pt, dpt,
+                                    kb.broadcast(deltaRows, {bn, bm}, 0), t);
+          Value dsLow =
+              arith::TruncFOp::create(b, loc, kb.tile({bn, bm}, elt), dst);
+          Value dkAcc = MmaOp::create(b, loc, dsLow, qBlock, acc[0]);
+
+          // This step's part of dQ (unscaled), added to the
+          // accumulator.
+          Value ds = TransposeOp::create(b, loc, kb.tile({bm, bn}, elt), dsLow);
+          Value dq = MmaOp::create(b, loc, ds, kRhs, zeroDq);
+          StoreOp::create(b, loc, dq, dqAccum, at4, /*mask=*/Value(),
+                          /*add=*/true);
+          return {dkAcc, dvAcc};
+        };
+        auto loop = [&](Value from, Value to, ValueRange init, bool masked) {
+          return scf::ForOp::create(
+                     b, loc, from, to, c1, init,
+                     [&](OpBuilder &b, Location loc, Value m, ValueRange acc) {
+                       scf::YieldOp::create(b, loc,
+                                            step(b, loc, m, acc, masked));
+                     })
+              .getResults();
+        };
+        ValueRange edge = loop(first, fullFrom, grads, true);
+        ValueRange inner = loop(fullFrom, fullTo, edge, false);
+        scf::YieldOp::create(b, loc, loop(fullTo, end, inner, true));
+      });
+  Value dkScaled = arith::MulFOp::create(
+      b, loc, heads.getResult(0),
+      tensor::SplatOp::create(b, loc, kb.tile({bn, d}, f32), scale));
+  StoreOp::create(
+      b, loc, arith::TruncFOp::create(b, loc, kb.tile({bn, d}, elt), dkScaled),
+      dk, ValueRange{batch, kvHead, n, c0}, Value());
+  StoreOp::create(b, loc,
+                  arith::TruncFOp::create(b, loc, kb.tile({bn, dv}, elt),
+                                          heads.getResult(1)),
+                  dvOut, ValueRange{batch, kvHead, n, c0}, Value());
+  func::ReturnOp::create(b, loc);
+  return f;
+}
+
+// Postprocess: dQ = scale * accumulator.
+func::FuncOp BackwardBuilder::buildPostprocess() {
+  SmallVector<Type> types = {view4(d, f32), view4(d, elt), f32};
+  SmallVector<ArgRole> roles = {ArgRole::DQAccum, ArgRole::DQ, ArgRole::Scale};
+  if (cfg.varlen)
+    types.push_back(offsetsView), roles.push_back(ArgRole::CuSeqlensQ);
+  func::FuncOp f = kb.kernel(
+      sdpaBackwardSymbol(name, SdpaBackwardPhase::Postprocess), types, roles);
+  Value dqAccum = f.getArgument(0), dq = f.getArgument(1),
+        scale = f.getArgument(2);
+  Value m = BlockIdOp::create(b, loc, Dim::X);
+  Value h = BlockIdOp::create(b, loc, Dim::Y);
+  Value batch = BlockIdOp::create(b, loc, Dim::Z);
+  if (cfg.varlen) {
+    auto rows = kb.sequence(f.getArgument(3), batch);
+    dqAccum = kb.slice(dqAccum, rows), dq = kb.slice(dq, rows);
+    batch = kb.index(0);
+  }
+  Value at[] = {batch, h, m, kb.index(0)};
+  Value scaled = arith::MulFOp::create(
+      b, loc, kb.load(dqAccum, {bm, d}, at),
+      tensor::SplatOp::create(b, loc, kb.tile({bm, d}, f32), scale));
+  StoreOp::create(
+      b, loc, arith::TruncFOp::create(b, loc, kb.tile({bm, d}, elt), scaled),
+      dq, ValueRange(at), Value());
+  func::ReturnOp::create(b, loc);
+  return f;
+}
+
+// Dq (the deterministic mode's dQ): one query block of one query head,
+// over the key blocks it sees, dQ in registers and written once (no
+// atomics, so the same every run): S = Q_m K_nᵀ, P = exp(scale S -
+// lse_m), dP = dO_m V_nᵀ, dS = P (dP - delta_m), dQ_m += dS K_n; then
+// dq = scale dQ_m. It recomputes what the main kernel computed for its
+// part of dQ, which the deterministic mode does not read.
+func::FuncOp BackwardBuilder::buildDq() {
+  SmallVector<Type> types = {
+      view4(d, elt), view4(d, elt), view4(dv, elt), view4(dv, elt),
+      rowsView,      rowsView,      view4(d, elt),  f32};
+  SmallVector<ArgRole> roles = {ArgRole::Q,    ArgRole::K,    ArgRole::V,
+                                ArgRole::DOut, ArgRole::Lse,  ArgRole::Delta,
+                                ArgRole::DQ,   ArgRole::Scale};
+  maskArguments(types, roles);
+  func::FuncOp f =
+      kb.kernel(sdpaBackwardSymbol(name, SdpaBackwardPhase::Dq), types, roles);
+  auto argOf = [&](ArgRole role) { return argumentOf(f, roles, role); };
+  Value q = argOf(ArgRole::Q), k = argOf(ArgRole::K), v = argOf(ArgRole::V),
+        dO = argOf(ArgRole::DOut), lse = argOf(ArgRole::Lse),
+        delta = argOf(ArgRole::Delta), dq = argOf(ArgRole::DQ),
+        scale = argOf(ArgRole::Scale), softcap = argOf(ArgRole::Softcap);
+  Value m = BlockIdOp::create(b, loc, Dim::X);
+  Value h = BlockIdOp::create(b, loc, Dim::Y);
+  Value batch = BlockIdOp::create(b, loc, Dim::Z);
+  Value c0 = kb.index(0), c1 = kb.index(1);
+  if (cfg.varlen) {
+    auto queries = kb.sequence(argOf(ArgRole::CuSeqlensQ), batch);
+    auto keys = kb.sequence(argOf(ArgRole::CuSeqlensK), batch);
+    q = kb.slice(q, queries), dO = kb.slice(dO, queries);
+    lse = kb.slice(lse, queries), delta = kb.slice(delta, queries);
+    dq = kb.slice(dq, queries);
+    k = kb.slice(k, keys), v = kb.slice(v, keys);
+    batch = c0;
+  }
+  Value seqQ = DimOp::create(b, loc, q, 2);
+  Value seqK = DimOp::create(b, loc, k, 2);
+  Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
+                                       DimOp::create(b, loc, k, 1));
+  Value kvHead = arith::DivUIOp::create(b, loc, h, group);
+  auto [lo, hi] = band(b, loc, c0, seqQ, seqK, argOf);
+  Value at4[] = {batch, h, m, c0};
+  Value qBlock = kb.load(q, {bm, d}, at4);
+  Value doBlock = kb.load(dO, {bm, dv}, at4);
+  Value q0 = arith::MulIOp::create(b, loc, m, kb.index(bm));
+  // The block's last query inside S_q (a partial block's rows past it see
+  // nothing, and need no key blocks of their own).
+  Value lastQuery = arith::SubIOp::create(
+      b, loc,
+      arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, q0, kb.index(bm)), seqQ),
+      c1);
+  Value queries = IotaOp::create(b, loc, kb.tile({bm}, i32), q0, IntegerAttr());
+  auto gather = [&](Value view, double pad) -> Value {
+    return GatherOp::create(b, loc, kb.tile({bm}, f32), view,
+                            ValueRange{batch, h, queries},
+                            b.getF64FloatAttr(pad));
+  };
+  // A row that saw no key has lse = -inf, and one past S_q reads it: +inf
+  // gives them P = 0 (the masked steps' rows; an unmasked step's rows all
+  // see every key of it).
+  Value lseRows = gather(lse, -inf);
+  Value noKey = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                      lseRows, kb.splat({bm}, -inf));
+  Value lseMasked =
+      arith::SelectOp::create(b, loc, noKey, kb.splat({bm}, inf), lseRows);
+  Value deltaRows = gather(delta, 0.0);
+
+  Value cBn = kb.index(bn);
+  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, seqK, cBn);
+  auto blockOf = [&](Value x, bool ceil) {
+    return blockIndex(x, cBn, c0, ceil);
+  };
+  // The key blocks this query block sees: [first, end), from the one
+  // holding key q0 + lo to the one holding lastQuery + hi; none for a
+  // block past S_q (a shorter sequence's in a varlen batch).
+  Value first = lo ? blockOf(arith::AddIOp::create(b, loc, q0, lo), false) : c0;
+  first = arith::MinUIOp::create(b, loc, first, keyBlocks);
+  Value end = keyBlocks;
+  if (hi) {
+    Value lastSeen = arith::AddIOp::create(b, loc, lastQuery, hi);
+    Value seen =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lastSeen, c0);
+    Value upTo = arith::AddIOp::create(b, loc, blockOf(lastSeen, false), c1);
+    end = arith::SelectOp::create(
+        b, loc, seen, arith::MinUIOp::create(b, loc, upTo, end), first);
+  }
+  end = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, q0, seqQ),
+      arith::MaxUIOp::create(b, loc, end, first), first);
+  // The key blocks that need no mask: every query of the block (all
+  // inside S_q) sees every key (all inside S_k). lo: n bn >= lastQuery +
+  // lo; hi: (n + 1) bn - 1 <= q0 + hi.
+  Value fullFrom = first;
+  if (lo)
+    fullFrom = arith::MaxUIOp::create(
+        b, loc, first,
+        arith::MinUIOp::create(
+            b, loc, blockOf(arith::AddIOp::create(b, loc, lastQuery, lo), true),
+            end));
+  Value fullEnd = arith::DivUIOp::create(b, loc, seqK, cBn);
+  if (hi)
+    fullEnd = arith::MinUIOp::create(
+        b, loc, fullEnd,
+        blockOf(arith::AddIOp::create(b, loc, q0,
+                                      arith::AddIOp::create(b, loc, hi, c1)),
+                false));
+  fullEnd = arith::MinUIOp::create(b, loc, fullEnd, end);
+  Value queriesFull = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule,
+      arith::AddIOp::create(b, loc, q0, kb.index(bm)), seqQ);
+  Value fullTo = arith::SelectOp::create(
+      b, loc, queriesFull, arith::MaxUIOp::create(b, loc, fullFrom, fullEnd),
+      fullFrom);
+
+  Value zeroScores = kb.splat({bm, bn}, 0.0);
+  ScoreTiles tiles = scoreTiles({bm, bn}, scale, softcap);
+  Value queryRows =
+      IotaOp::create(b, loc, kb.tile({bm, bn}, i32), q0, int64_t{0});
+  Value queriesIn = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::slt, queryRows,
+      tensor::SplatOp::create(
+          b, loc, kb.tile({bm, bn}, i32),
+          arith::IndexCastOp::create(b, loc, i32, seqQ).getResult()));
+  auto step = [&](OpBuilder &b, Location loc, Value n, Value acc,
+                  bool masked) -> Value {
+    KernelBuilder kb{b, loc};
+    Value at[] = {batch, kvHead, n, c0};
+    Value kt = kb.load(k, {d, bn}, at, 0.0, /*transpose=*/true);
+    Value kBlock = kb.load(k, {bn, d}, at);
+    Value vt = kb.load(v, {dv, bn}, at, 0.0, /*transpose=*/true);
+    Value s = MmaOp::create(b, loc, qBlock, kt, zeroScores);
+    Value t;
+    Value scores = tiles.scores(b, loc, s, t);
+    Value p = math::ExpOp::create(
+        b, loc,
+        arith::SubFOp::create(
+            b, loc, scores,
+            kb.broadcast(masked ? lseMasked : lseRows, {bm, bn}, 1)));
+    if (masked) {
+      Value k0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
+      Value keyCols =
+          IotaOp::create(b, loc, kb.tile({bm, bn}, i32), k0, int64_t{1});
+      Value visible = arith::AndIOp::create(
+          b, loc, queriesIn,
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, keyCols,
+              tensor::SplatOp::create(
+                  b, loc, kb.tile({bm, bn}, i32),
+                  arith::IndexCastOp::create(b, loc, i32, seqK).getResult())));
+      if (lo || hi)
+        visible = withinBand(b, loc, visible,
+                             arith::SubIOp::create(b, loc, keyCols, queryRows),
+                             lo, hi, {bm, bn});
+      p = arith::SelectOp::create(b, loc, visible, p, zeroScores);
+    }
+    Value dp = MmaOp::create(b, loc, doBlock, vt, zeroScores);
+    Value ds =
+        tiles.dScores(b, loc, p, dp, kb.broadcast(deltaRows, {bm, bn}, 1), t);
+    Value dsLow = arith::TruncFOp::create(b, loc, kb.tile({bm, bn}, elt), ds);
+    return MmaOp::create(b, loc, dsLow, kBlock, acc);
+  };
+  auto loop = [&](Value from, Value to, Value init, bool masked) -> Value {
+    return scf::ForOp::create(
+               b, loc, from, to, c1, ValueRange{init},
+               [&](OpBuilder &b, Location loc, Value n, ValueRange acc) {
+                 scf::YieldOp::create(b, loc, step(b, loc, n, acc[0], masked));
+               })
+        .getResult(0);
+  };
+  Value acc = loop(first, fullFrom, kb.splat({bm, d}, 0.0), true);
+  acc = loop(fullFrom, fullTo, acc, false);
+  acc = loop(fullTo, end, acc, true);
+  Value scaled = arith::MulFOp::create(
+      b, loc, acc,
+      tensor::SplatOp::create(b, loc, kb.tile({bm, d}, f32), scale));
+  StoreOp::create(
+      b, loc, arith::TruncFOp::create(b, loc, kb.tile({bm, d}, elt), scaled),
+      dq, ValueRange(at4), Value());
+  func::ReturnOp::create(b, loc);
+  return f;
+}
+
+/// Builds the kernels of `phases` (the others are skipped).
+static FailureOr<SdpaBackwardKernels>
+buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
+            ArrayRef<SdpaBackwardPhase> phases) {
+  const int64_t d = cfg.headDim, dv = cfg.headDimV ? cfg.headDimV : d;
+  const int64_t bm = cfg.blockM, bn = cfg.blockN;
+  Type elt = cfg.elementType;
+  if (!elt || (!elt.isF16() && !elt.isBF16()))
+    return emitError(loc) << "the backward pass's element type is f16 or bf16";
+  if (d < 16 || d > 256 || d % 16 || dv < 16 || dv > 256 || dv % 16)
+    return emitError(loc) << "head dims must be multiples of 16 in [16, 256], "
+                             "got head_dim "
+                          << d << ", head_dim_v " << dv;
+  if (bm < 16 || bm > 256 || bm % 16 || bn < 16 || bn > 256 || bn % 16)
+    return emitError(loc) << "block_m and block_n must be multiples of 16 in "
+                             "[16, 256], got "
+                          << bm << " and " << bn;
+  if (cfg.name.empty())
+    return emitError(loc) << "the backward kernels need a name";
+
+  OpBuilder::InsertionGuard guard(b);
+  Block *module = b.getInsertionBlock();
+  BackwardBuilder builder(b, loc, cfg);
+  SdpaBackwardKernels kernels;
+  auto build = [&](SdpaBackwardPhase phase, func::FuncOp &kernel,
+                   func::FuncOp (BackwardBuilder::*method)()) {
+    if (!llvm::is_contained(phases, phase))
+      return;
+    kernel = (builder.*method)();
+    b.setInsertionPointToEnd(module);
+  };
+  build(SdpaBackwardPhase::Preprocess, kernels.preprocess,
+        &BackwardBuilder::buildPreprocess);
+  build(SdpaBackwardPhase::Main, kernels.main, &BackwardBuilder::buildMain);
+  build(SdpaBackwardPhase::Postprocess, kernels.postprocess,
+        &BackwardBuilder::buildPostprocess);
+  build(SdpaBackwardPhase::Dq, kernels.dq, &BackwardBuilder::buildDq);
   return kernels;
 }
 
