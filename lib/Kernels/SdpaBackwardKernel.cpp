@@ -276,6 +276,23 @@ private:
     }
   }
 
+  // With varlen, `views` (each a view argument, and whether its rows are
+  // keys) narrowed to sequence `batch`'s rows of the packed tensors
+  // (queries' by cu_seqlens_q, keys' by cu_seqlens_k), in that order, and
+  // `batch` set to `zero`; nothing without.
+  void sliceToSequence(llvm::function_ref<Value(ArgRole)> argOf, Value &batch,
+                       Value zero, ArrayRef<std::pair<Value *, bool>> views) {
+    if (!cfg.varlen)
+      return;
+    auto queries = kb.sequence(argOf(ArgRole::CuSeqlensQ), batch);
+    std::pair<Value, Value> keys;
+    if (llvm::any_of(views, [](auto view) { return view.second; }))
+      keys = kb.sequence(argOf(ArgRole::CuSeqlensK), batch);
+    for (auto [view, ofKeys] : views)
+      *view = kb.slice(*view, ofKeys ? keys : queries);
+    batch = zero;
+  }
+
   OpBuilder &b;
   Location loc;
   const SdpaBackwardKernelConfig &cfg;
@@ -305,13 +322,10 @@ func::FuncOp BackwardBuilder::buildPreprocess() {
   Value h = BlockIdOp::create(b, loc, Dim::Y);
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
   Value c0 = kb.index(0);
-  if (cfg.varlen) {
-    // Sequence b's rows of the packed [1, H, total_q, ...] tensors.
-    auto rows = kb.sequence(f.getArgument(4), batch);
-    o = kb.slice(o, rows), dO = kb.slice(dO, rows);
-    delta = kb.slice(delta, rows), dqAccum = kb.slice(dqAccum, rows);
-    batch = c0;
-  }
+  // (Sequence b's rows of the packed [1, H, total_q, ...] tensors.)
+  sliceToSequence(
+      [&](ArgRole role) { return argumentOf(f, roles, role); }, batch, c0,
+      {{&o, false}, {&dO, false}, {&delta, false}, {&dqAccum, false}});
   auto widened = [&](Value view) {
     Value t = kb.load(view, {bm, dv}, {batch, h, m, c0});
     return arith::ExtFOp::create(b, loc, kb.tile({bm, dv}, f32), t);
@@ -348,19 +362,19 @@ func::FuncOp BackwardBuilder::buildMain() {
   Value kvHead = BlockIdOp::create(b, loc, Dim::Y);
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
   Value c0 = kb.index(0), c1 = kb.index(1);
-  if (cfg.varlen) {
-    // Sequence b's queries and keys of the packed tensors; the grid
-    // covers the longest sequence's keys (a program past its own
-    // sequence's visits no query block).
-    auto queries = kb.sequence(argOf(ArgRole::CuSeqlensQ), batch);
-    auto keys = kb.sequence(argOf(ArgRole::CuSeqlensK), batch);
-    q = kb.slice(q, queries), dO = kb.slice(dO, queries);
-    lse = kb.slice(lse, queries), delta = kb.slice(delta, queries);
-    dqAccum = kb.slice(dqAccum, queries);
-    k = kb.slice(k, keys), v = kb.slice(v, keys);
-    dk = kb.slice(dk, keys), dvOut = kb.slice(dvOut, keys);
-    batch = c0;
-  }
+  // (With varlen, sequence b's queries and keys of the packed tensors; the
+  // grid covers the longest sequence's keys: a program past its own
+  // sequence's visits no query block.)
+  sliceToSequence(argOf, batch, c0,
+                  {{&q, false},
+                   {&dO, false},
+                   {&lse, false},
+                   {&delta, false},
+                   {&dqAccum, false},
+                   {&k, true},
+                   {&v, true},
+                   {&dk, true},
+                   {&dvOut, true}});
   Value seqQ = DimOp::create(b, loc, q, 2);
   Value seqK = DimOp::create(b, loc, k, 2);
   // (H_kv divides H_q: the caller's contract, as the forward's; the
@@ -569,11 +583,9 @@ func::FuncOp BackwardBuilder::buildPostprocess() {
   Value m = BlockIdOp::create(b, loc, Dim::X);
   Value h = BlockIdOp::create(b, loc, Dim::Y);
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
-  if (cfg.varlen) {
-    auto rows = kb.sequence(f.getArgument(3), batch);
-    dqAccum = kb.slice(dqAccum, rows), dq = kb.slice(dq, rows);
-    batch = kb.index(0);
-  }
+  sliceToSequence([&](ArgRole role) { return argumentOf(f, roles, role); },
+                  batch, cfg.varlen ? kb.index(0) : Value(),
+                  {{&dqAccum, false}, {&dq, false}});
   Value at[] = {batch, h, m, kb.index(0)};
   Value scaled = arith::MulFOp::create(
       b, loc, kb.load(dqAccum, {bm, d}, at),
@@ -610,15 +622,14 @@ func::FuncOp BackwardBuilder::buildDq() {
   Value h = BlockIdOp::create(b, loc, Dim::Y);
   Value batch = BlockIdOp::create(b, loc, Dim::Z);
   Value c0 = kb.index(0), c1 = kb.index(1);
-  if (cfg.varlen) {
-    auto queries = kb.sequence(argOf(ArgRole::CuSeqlensQ), batch);
-    auto keys = kb.sequence(argOf(ArgRole::CuSeqlensK), batch);
-    q = kb.slice(q, queries), dO = kb.slice(dO, queries);
-    lse = kb.slice(lse, queries), delta = kb.slice(delta, queries);
-    dq = kb.slice(dq, queries);
-    k = kb.slice(k, keys), v = kb.slice(v, keys);
-    batch = c0;
-  }
+  sliceToSequence(argOf, batch, c0,
+                  {{&q, false},
+                   {&dO, false},
+                   {&lse, false},
+                   {&delta, false},
+                   {&dq, false},
+                   {&k, true},
+                   {&v, true}});
   Value seqQ = DimOp::create(b, loc, q, 2);
   Value seqK = DimOp::create(b, loc, k, 2);
   Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
