@@ -314,6 +314,8 @@ def bench(bwds: dict, dtype, args, others: dict | None = None) -> list[dict]:
     rows = []
     seqs = [1024, 4096] if args.quick else [1024, 4096, 16384]
     for d, bwd in sorted(bwds.items()):
+        if args.head_dims and d not in args.head_dims:
+            continue
         for causal in (False, True):
             if ("top_left" if causal else "none") not in bwd.variants:
                 continue
@@ -383,6 +385,8 @@ def main() -> int:
     p.add_argument("--cases", type=int, default=0,
                    help="check only the first N cases (0: all; for the sanitizers)")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--head-dims", type=int, nargs="*", default=[],
+                   help="time only these head dims (default: every one the kernels have)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--iters", type=int, default=10)
@@ -431,8 +435,10 @@ def main() -> int:
     for spec in args.also:
         name, folder = spec.split("=", 1)
         other = json.loads((Path(folder) / "manifest.json").read_text())
+        dims = {k["head_dim"] for k in other["kernels"]
+                if k.get("program") == "sdpa_backward" and k["dtype"] == args.dtype}
         others[name] = {d: Backward(Path(folder), other, args.dtype, d, args.arch)
-                        for d in bwds}
+                        for d in bwds if d in dims}
     rows = bench(bwds, dtype, args, others)
     path = write_csv(args.out, f"backward-bench-{args.dtype}", device, date, rows)
     try_plot(plot, path)

@@ -475,9 +475,10 @@ func::FuncOp BackwardBuilder::buildMain() {
           KernelBuilder kb{b, loc};
           Value q0 = arith::MulIOp::create(b, loc, m, kb.index(bm));
           Value at4[] = {batch, h, m, c0};
-          Value qt = kb.load(q, {d, bm}, at4, 0.0, /*transpose=*/true);
+          // Q_m and dO_m are loaded once each; their transposes (for Sᵀ
+          // and dPᵀ) are views of the same blocks (on a GPU, of the same
+          // shared buffers).
           Value qBlock = kb.load(q, {bm, d}, at4);
-          Value doT = kb.load(dO, {dv, bm}, at4, 0.0, true);
           Value doBlock = kb.load(dO, {bm, dv}, at4);
           // The rows' log-sum-exps and deltas, read at their query
           // positions (gathers: on a GPU straight into the layout of
@@ -499,6 +500,7 @@ func::FuncOp BackwardBuilder::buildMain() {
           Value deltaRows = gather(delta, 0.0);
 
           // Sᵀ and Pᵀ = exp(scale Sᵀ - lse), 0 where hidden.
+          Value qt = TransposeOp::create(b, loc, kb.tile({d, bm}, elt), qBlock);
           Value st = MmaOp::create(b, loc, kBlock, qt, zeroScores);
           // With a softcap the softmax saw softcap * t, t =
           // tanh(scale / softcap * s).
@@ -526,6 +528,8 @@ func::FuncOp BackwardBuilder::buildMain() {
           Value dvAcc = MmaOp::create(b, loc, ptLow, doBlock, acc[1]);
 
           // dSᵀ = Pᵀ (dPᵀ - delta), dPᵀ = V_n dOᵀ.
+          Value doT =
+              TransposeOp::create(b, loc, kb.tile({dv, bm}, elt), doBlock);
           Value dpt = MmaOp::create(b, loc, vBlock, doT, zeroScores);
           // (The chain rule through the cap: d(softcap t)/d(scale s)
           // = 1 - t^2.)
@@ -724,9 +728,10 @@ func::FuncOp BackwardBuilder::buildDq() {
                   bool masked) -> Value {
     KernelBuilder kb{b, loc};
     Value at[] = {batch, kvHead, n, c0};
-    Value kt = kb.load(k, {d, bn}, at, 0.0, /*transpose=*/true);
+    // K_n is loaded once; Kᵀ (for S) is a view of the same block.
     Value kBlock = kb.load(k, {bn, d}, at);
     Value vt = kb.load(v, {dv, bn}, at, 0.0, /*transpose=*/true);
+    Value kt = TransposeOp::create(b, loc, kb.tile({d, bn}, elt), kBlock);
     Value s = MmaOp::create(b, loc, qBlock, kt, zeroScores);
     Value t;
     Value scores = tiles.scores(b, loc, s, t);

@@ -108,6 +108,17 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
   fpm.addPass(createCSEPass());
 }
 
+void tiled_attn::buildTileBackwardSchedulePipeline(
+    OpPassManager &pm, const TileScheduleOptions &options) {
+  if (options.stages == 1)
+    return;
+  tile::TilePrefetchPassOptions prefetch;
+  prefetch.stages = options.stages;
+  prefetch.streams = options.prefetchStreams;
+  prefetch.refillAfterUse = options.refillAfterUse;
+  pm.nest<func::FuncOp>().addPass(tile::createTilePrefetchPass(prefetch));
+}
+
 namespace {
 /// The first bad option of a pipeline's options.
 class OptionCheck {

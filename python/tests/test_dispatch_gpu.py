@@ -168,7 +168,11 @@ def test_a_backward_the_library_lacks_runs_pytorchs_from_our_forward(installed, 
         out, ours = run(flash_op, q, k, v, grad_out)
     stats = dispatch.stats()
     assert stats["ran"] == {FWD: 1}, stats
-    assert [op for op, _ in stats["fell_back"]] == [BWD]
+    # (PyTorch's kernel of the SDPA backward op calls
+    # aten::_flash_attention_backward, which the override also takes and
+    # hands back to PyTorch for the same reason.)
+    fell_back = [op for op, _ in stats["fell_back"]]
+    assert fell_back[0] == BWD and set(fell_back) <= {BWD, "_flash_attention_backward"}, stats
     assert any("ran PyTorch's kernel" in r.getMessage() for r in caplog.records)
     assert rel(out, ref_out) < 1e-2
     for mine, r in zip(ours, ref):

@@ -23,6 +23,7 @@
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Execution/HostExecutor.h"
 #include "tiled_attn/Execution/SdpaReference.h"
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,6 +32,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -53,6 +55,12 @@ struct Case {
   double softcap = 0.0;
 };
 
+/// tile-prefetch's stages and refill-after-use (1: not run).
+struct Schedule {
+  int64_t stages = 1;
+  bool refillAfterUse = false;
+};
+
 class SdpaBackwardKernelTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -66,10 +74,15 @@ protected:
   /// for `c` with blocks of bm queries and bn keys.
   /// With `otherBand` or `otherCap`, the reference gradients are taken with
   /// that band or softcap instead (the forward's output stays the case's).
+  /// With `schedule`, the kernels are first pipelined by tile-prefetch
+  /// (the library's backward schedule); `outputs` receives dq, dk, dv and
+  /// the dq kernel's dq.
   std::array<double, 4> errors(Type elt, Case c, int64_t bm, int64_t bn,
                                unsigned seed,
                                std::optional<Band> otherBand = {},
-                               std::optional<double> otherCap = {}) {
+                               std::optional<double> otherCap = {},
+                               Schedule schedule = {},
+                               std::vector<double> *outputs = nullptr) {
     OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
     OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
     SdpaBackwardKernelConfig config;
@@ -86,6 +99,25 @@ protected:
     EXPECT_TRUE(succeeded(verify(*module)));
     if (failed(kernels))
       return {};
+    if (schedule.stages > 1) {
+      PassManager pm(&ctx);
+      tile::TilePrefetchPassOptions prefetch;
+      prefetch.stages = schedule.stages;
+      prefetch.refillAfterUse = schedule.refillAfterUse;
+      pm.nest<func::FuncOp>().addPass(tile::createTilePrefetchPass(prefetch));
+      EXPECT_TRUE(succeeded(pm.run(*module)));
+      // The loops over query blocks (main) and key blocks (dq) carry the
+      // blocks in flight: the test compares pipelined kernels.
+      for (func::FuncOp f : {kernels->main, kernels->dq}) {
+        int64_t carried = 0;
+        f.walk([&](scf::ForOp loop) {
+          for (Value arg : loop.getRegionIterArgs())
+            if (auto t = dyn_cast<RankedTensorType>(arg.getType()))
+              carried += t.getElementType() == elt;
+        });
+        EXPECT_GT(carried, 0) << f.getName().str() << " is not pipelined";
+      }
+    }
 
     const int64_t d = c.headDim, dv = c.headDimV ? c.headDimV : d;
     Type f32 = Float32Type::get(&ctx);
@@ -170,6 +202,9 @@ protected:
     sdpaBackwardReference(q, k, v, dO, rq, rk, rv, roundToType(scale, f32),
                           otherBand.value_or(band),
                           otherCap.value_or(capF32));
+    if (outputs)
+      for (HostTensor *t : {&dq, &dk, &dvOut, &dqDet})
+        outputs->insert(outputs->end(), t->data.begin(), t->data.end());
     return {relativeL2(dq, rq), relativeL2(dk, rk), relativeL2(dvOut, rv),
             relativeL2(dqDet, rq)};
   }
@@ -215,6 +250,50 @@ TEST_F(SdpaBackwardKernelTest, HeadDimOfV) {
   Type f16 = Float16Type::get(&ctx);
   expectClose(f16, {1, 2, 1, 41, 59, tile::CausalMode::TopLeft, 48, 32}, 16,
               16, 7);
+}
+
+// tile-prefetch (the library's backward schedule) moves the loads of Q and
+// dO (K and V in the dq kernel) iterations ahead and changes nothing that
+// is computed: the same bits as the kernels without it, with every mask,
+// loops shorter than the pipeline (a key block that one query block sees)
+// and the three loops of the mask split run one after the other.
+TEST_F(SdpaBackwardKernelTest, PrefetchIsExact) {
+  Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
+  Case window{1, 2, 1, 77, 130, tile::CausalMode::Window};
+  window.windowLo = -40, window.windowHi = 25;
+  Case capped{1, 4, 2, 70, 90, tile::CausalMode::BottomRight};
+  capped.softcap = 30.0;
+  struct Run {
+    Type elt;
+    Case c;
+    int64_t bm, bn;
+    Schedule schedule;
+  };
+  for (const Run &run :
+       {Run{f16, {1, 2, 2, 37, 37, tile::CausalMode::None}, 32, 16, {2, false}},
+        Run{bf16, {1, 4, 2, 70, 70, tile::CausalMode::TopLeft}, 16, 16,
+            {2, false}},
+        Run{f16, {1, 2, 1, 64, 128, tile::CausalMode::TopLeft}, 16, 32,
+            {3, false}},
+        Run{bf16, {2, 4, 1, 77, 46, tile::CausalMode::BottomRight}, 16, 32,
+            {2, true}},
+        Run{f16, {1, 2, 1, 20, 9, tile::CausalMode::None}, 32, 16, {4, false}},
+        Run{f16, window, 32, 16, {2, false}},
+        Run{bf16, capped, 16, 32, {2, false}}}) {
+    std::vector<double> plain, pipelined;
+    std::array<double, 4> e =
+        errors(run.elt, run.c, run.bm, run.bn, 31, {}, {}, {}, &plain);
+    errors(run.elt, run.c, run.bm, run.bn, 31, {}, {}, run.schedule,
+           &pipelined);
+    ASSERT_EQ(plain.size(), pipelined.size());
+    int64_t differ = 0;
+    for (size_t i = 0; i < plain.size(); ++i)
+      differ += !(plain[i] == pipelined[i] ||
+                  (std::isnan(plain[i]) && std::isnan(pipelined[i])));
+    EXPECT_EQ(differ, 0) << "stages " << run.schedule.stages << ", S_q "
+                         << run.c.seqQ << ", S_k " << run.c.seqK;
+    EXPECT_LT(e[1], 1e-2);
+  }
 }
 
 // Sliding windows: the band lo <= j - i <= hi (the forward's window

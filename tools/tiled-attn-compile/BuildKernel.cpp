@@ -400,10 +400,14 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   }
 
   Clock::time_point start = Clock::now();
-  // (A block mask or merge kernel has no schedule: it is lowered as built.)
-  if (!blockMask && !merge && !backward) {
+  // (A block mask or merge kernel has no schedule: it is lowered as built;
+  // a backward kernel's is its loops' prefetch.)
+  if (!blockMask && !merge) {
     PassManager schedulePm(&ctx);
-    buildTileSchedulePipeline(schedulePm, *kernel.scheduleOptions);
+    if (backward)
+      buildTileBackwardSchedulePipeline(schedulePm, *kernel.scheduleOptions);
+    else
+      buildTileSchedulePipeline(schedulePm, *kernel.scheduleOptions);
     if (failed(schedulePm.run(*module)))
       return fail(kernel, "the schedule \"" + kernel.schedule + "\" failed");
   }

@@ -95,6 +95,10 @@ std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
        << " head_dim_v=" << (kernel.headDimV ? kernel.headDimV : kernel.headDim)
        << " variant=" << kernelVariantName(kernel.variant)
        << " block_m=" << kernel.blockM << " block_n=" << kernel.blockN
+       // (Its loops' prefetch, where a configuration asks for one.)
+       << (kernel.schedule.empty()
+               ? std::string()
+               : " schedule=" + canonicalOptions(*kernel.scheduleOptions))
        << " lowering=" << canonicalOptions(*kernel.loweringOptions)
        << " cubins=" << llvm::join(kernel.cubins, ",");
   else if (kernel.program == KernelProgram::BlockMask)
@@ -255,6 +259,23 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
                 kernelVariantName(kernel.variant));
   if (Error error = finalizeUnscheduledLowering(kernel))
     return error;
+  // The backward's schedule is its loops' software pipelining only (the
+  // other schedule passes transform the forward's online softmax).
+  for (StringRef option : llvm::split(StringRef(kernel.schedule), ' ')) {
+    StringRef key = option.split('=').first;
+    if (!key.empty() &&
+        !llvm::is_contained({"stages", "refill-after-use", "prefetch-streams"},
+                            key))
+      return fail("a backward kernel's schedule takes stages, "
+                  "refill-after-use and prefetch-streams (its loops' "
+                  "prefetch), got '" +
+                  key + "' in \"" + kernel.schedule + "\"");
+  }
+  if (auto problem = parseOptions(kernel.schedule, *kernel.scheduleOptions))
+    return fail("schedule \"" + kernel.schedule + "\": " + *problem);
+  if (Error error = kernel.scheduleOptions->verify())
+    return fail("schedule \"" + kernel.schedule +
+                "\": " + llvm::toString(std::move(error)));
   std::string dims = "d" + std::to_string(kernel.headDim);
   if (kernel.headDimV && kernel.headDimV != kernel.headDim)
     dims += "v" + std::to_string(kernel.headDimV);
@@ -679,8 +700,8 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
                    llvm::StringMap<std::string> &configurationNames) {
   FieldReader fields(object, where);
   fields.allowOnly({"name", "program", "dtypes", "head_dims", "variants",
-                    "deterministic", "block_m", "block_n", "lowering",
-                    "cubins"});
+                    "deterministic", "block_m", "block_n", "schedule",
+                    "lowering", "cubins"});
   std::string name = fields.string("name", true);
   std::vector<std::string> dtypes =
       object.get("dtypes") ? fields.strings("dtypes", true) : specDtypes;
@@ -694,6 +715,9 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
   base.program = KernelProgram::SdpaBackward;
   base.blockM = fields.integer("block_m");
   base.blockN = fields.integer("block_n");
+  // (Optional: no schedule, loops as built.)
+  if (object.get("schedule"))
+    base.schedule = fields.string("schedule", false);
   if (Error error =
           finishConfiguration(fields, name, where, configurationNames, base))
     return std::move(error);

@@ -285,6 +285,14 @@ void buildTileToPTXPipeline(mlir::OpPassManager &pm,
 void buildTileSchedulePipeline(mlir::OpPassManager &pm,
                                const TileScheduleOptions &options);
 
+/// The backward pass's schedule (tile-generate-sdpa-backward's kernels):
+/// tile-prefetch with `stages`, `prefetch-streams` and `refill-after-use`
+/// (the loops over query blocks stream Q and dO, the dq kernel's K and V),
+/// nothing with stages = 1. The other steps transform the forward's online
+/// softmax.
+void buildTileBackwardSchedulePipeline(mlir::OpPassManager &pm,
+                                       const TileScheduleOptions &options);
+
 /// The process-wide set-up for lowering to PTX, done once by a tool's main
 /// before it builds a pipeline: CUDA_HOME (where libdevice is) when the
 /// environment names no toolkit, and the NVPTX backend's 32-bit shared

@@ -195,6 +195,21 @@ struct SlotToNVVM final : OpConversionPattern<SlotOp> {
   }
 };
 
+/// A transposed view: the same shared memory (buffers lower to their
+/// stored shape, which the view keeps).
+struct TransposeViewToNVVM final : OpConversionPattern<TransposeViewOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeViewOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (adaptor.getSource().getType() !=
+        getTypeConverter()->convertType(op.getType()))
+      return rewriter.notifyMatchFailure(op, "stored shapes differ");
+    rewriter.replaceOp(op, adaptor.getSource());
+    return success();
+  }
+};
+
 struct AsyncCopyToNVVM final : OpConversionPattern<AsyncCopyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -501,7 +516,7 @@ void tiled_attn::populateTileGPUMemoryToNVVMPatterns(
            GridDependencyToNVVM<tile::LaunchDependentGridsOp,
                                 NVVM::GridDepActionKind::launch_dependents>>(
           converter, patterns.getContext(), gridDependencyControl);
-  patterns.add<AllocToNVVM, SlotToNVVM, AsyncCopyToNVVM, AsyncWaitToNVVM,
+  patterns.add<AllocToNVVM, SlotToNVVM, TransposeViewToNVVM, AsyncCopyToNVVM, AsyncWaitToNVVM,
                AsyncWaitAllToNVVM, BlockIdToGPU, DimToGPU, SliceToMemRef,
                ReadToMemRef, WriteToMemRef, GatherToGPU, ReturnToGPU>(
       converter, patterns.getContext());

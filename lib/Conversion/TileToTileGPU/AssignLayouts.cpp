@@ -107,6 +107,19 @@ LoadOp tiled_attn::stagingLoad(Value value) {
   return stagingLoad(loop.getInitArgs()[arg.getArgNumber() - 1]);
 }
 
+/// The load that stages `value` in shared memory and whether `value` is
+/// that block transposed: `value` itself (stagingLoad), or a tile.transpose
+/// of such a value, which convert-tile-to-tilegpu makes a view of the same
+/// buffer (tilegpu.transpose_view).
+std::pair<LoadOp, bool> tiled_attn::stagingOf(Value value) {
+  if (LoadOp load = stagingLoad(value))
+    return {load, load.getTranspose()};
+  if (auto transpose = value.getDefiningOp<TransposeOp>())
+    if (LoadOp load = stagingLoad(transpose.getInput()))
+      return {load, !load.getTranspose()};
+  return {LoadOp(), false};
+}
+
 namespace {
 
 /// The encodings a matrix-unit family gives: register layouts by role (the
@@ -320,12 +333,12 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   if (auto convert = dyn_cast<ConvertLayoutOp>(op))
     return success(); // A boundary: each side keeps its own class.
   if (auto mma = dyn_cast<MmaOp>(op)) {
-    LoadOp rhs = tiled_attn::stagingLoad(mma.getRhs());
+    auto [rhs, rhsTransposed] = tiled_attn::stagingOf(mma.getRhs());
     if (!rhs)
       return op->emitError() << "tilegpu-assign-layouts: expects the rhs of "
-                                "tile.mma to come from a tile.load, directly "
-                                "or carried by a loop (it is staged in shared "
-                                "memory)";
+                                "tile.mma to come from a tile.load, directly, "
+                                "carried by a loop or transposed (it is "
+                                "staged in shared memory)";
     // A loop-carried operand: the loads that refill it must stage it the same
     // way as the one that starts it.
     if (auto arg = dyn_cast<BlockArgument>(mma.getRhs())) {
@@ -352,10 +365,12 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>();
     bool lhsShared = smemLhs || family.family == Family::Wgmma;
     if (mma.getLhs().getDefiningOp<TransposeOp>()) {
-      // Stored as the transpose's input, row by row.
-      seed(mma.getLhs(), family.shared(cast<RankedTensorType>(
-                                           mma.getLhs().getType()),
-                                       /*transposed=*/true));
+      // Stored as the transpose's input, row by row (an accumulator's, or
+      // a staged block's, which may itself be stored transposed).
+      auto [lhsStaging, lhsTransposed] = tiled_attn::stagingOf(mma.getLhs());
+      seed(mma.getLhs(),
+           family.shared(cast<RankedTensorType>(mma.getLhs().getType()),
+                         /*transposed=*/!lhsStaging || lhsTransposed));
     } else if (lhsShared && lhsLoad && !lhsLoad.getTranspose()) {
       FailureOr<Attribute> lhsEncoding = shared(mma, mma.getLhs());
       if (failed(lhsEncoding))
@@ -365,7 +380,7 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       seed(mma.getLhs(), layout(MmaSyncKind::OperandA));
     }
     FailureOr<Attribute> rhsEncoding =
-        shared(mma, mma.getRhs(), rhs.getTranspose());
+        shared(mma, mma.getRhs(), rhsTransposed);
     if (failed(rhsEncoding))
       return failure();
     seed(mma.getRhs(), *rhsEncoding);
@@ -415,6 +430,29 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   // accumulator is written as the stored rows of a transposed buffer, which
   // the mma that takes the transpose as its lhs reads (ldmatrix.trans).
   // mma.sync only so far: wgmma and tcgen05 read swizzled panels.
+  // A transpose of a staged block is a view of its buffer
+  // (tilegpu.transpose_view): the block stays stored as loaded, and the mma
+  // ops that take the transpose read those rows the other way.
+  if (auto transpose = dyn_cast<TransposeOp>(op);
+      transpose && tiled_attn::stagingLoad(transpose.getInput())) {
+    if (family.family != Family::MmaSync || family.tma)
+      return op->emitError() << "tilegpu-assign-layouts: a transpose of a "
+                                "loaded block is a view of its padded shared "
+                                "buffer: the mma.sync family (without TMA) "
+                                "only";
+    if (transpose->use_empty() ||
+        !llvm::all_of(transpose->getUses(), [](OpOperand &use) {
+          return isa<MmaOp>(use.getOwner()) && use.getOperandNumber() < 2;
+        }))
+      return op->emitError() << "tilegpu-assign-layouts: a transpose of a "
+                                "loaded block feeds mma operands only (it is "
+                                "a view of the block's shared buffer)";
+    LoadOp load = tiled_attn::stagingLoad(transpose.getInput());
+    seed(transpose.getInput(),
+         family.shared(cast<RankedTensorType>(transpose.getInput().getType()),
+                       load.getTranspose()));
+    return success();
+  }
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
     if (family.family != Family::MmaSync || family.tma)
       return op->emitError() << "tilegpu-assign-layouts: tile.transpose is "
@@ -480,7 +518,7 @@ LogicalResult LayoutAssignment::visitTcgen05Mma(MmaOp mma) {
     seed(mma.getLhs(), family.tensorMemory(/*packed=*/true));
   }
   FailureOr<Attribute> rhsEncoding = shared(
-      mma, mma.getRhs(), tiled_attn::stagingLoad(mma.getRhs()).getTranspose());
+      mma, mma.getRhs(), tiled_attn::stagingOf(mma.getRhs()).second);
   if (failed(rhsEncoding))
     return failure();
   seed(mma.getRhs(), *rhsEncoding);
@@ -610,7 +648,9 @@ LogicalResult LayoutAssignment::stageBlockLoads() {
           staged = true;
           continue;
         }
-        mmaOperand |= isa<MmaOp>(use.getOwner());
+        // (A transpose of the block is a view of its buffer, which mma
+        // ops read.)
+        mmaOperand |= isa<MmaOp, TransposeOp>(use.getOwner());
         reads.push_back(&use);
       }
     if (mmaOperand || (reads.empty() && !staged))

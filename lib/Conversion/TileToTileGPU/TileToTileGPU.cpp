@@ -148,6 +148,10 @@ private:
   void insertMmaWait(MmaOp mma);
   void rewriteStore(tile::StoreOp store);
   void rewriteTranspose(tile::TransposeOp transpose);
+  /// Each transpose of a staged block (now a buffer, awaited before it) a
+  /// tilegpu.transpose_view of that buffer.
+  void rewriteTransposedViews();
+
   LogicalResult rewriteScalarReduction(tile::ReduceOp reduce);
   // TMA.
   LogicalResult materializeTma();
@@ -979,9 +983,30 @@ void SharedMemoryMaterializer::rewriteTranspose(tile::TransposeOp transpose) {
   transpose.erase();
 }
 
+void SharedMemoryMaterializer::rewriteTransposedViews() {
+  SmallVector<tile::TransposeOp> views;
+  func.walk([&](tile::TransposeOp t) {
+    if (isa<BufferType>(t.getInput().getType()))
+      views.push_back(t);
+  });
+  for (tile::TransposeOp transpose : views) {
+    OpBuilder b(transpose);
+    Value view = TransposeViewOp::create(b, transpose.getLoc(),
+                                         bufferTypeOf(transpose.getType()),
+                                         transpose.getInput());
+    transpose.getResult().replaceAllUsesWith(view);
+    transpose.erase();
+  }
+}
+
 LogicalResult SharedMemoryMaterializer::run() {
+  // (A transpose of a staged block becomes a view of its buffer once the
+  // block is one: rewriteTransposedViews.)
   SmallVector<tile::TransposeOp> transposes;
-  func.walk([&](tile::TransposeOp t) { transposes.push_back(t); });
+  func.walk([&](tile::TransposeOp t) {
+    if (!stagingLoad(t.getInput()))
+      transposes.push_back(t);
+  });
   for (tile::TransposeOp transpose : transposes) {
     auto encoding = getSharedEncoding(transpose.getType());
     if (!encoding || !encoding.getTransposed() || encoding.getSwizzle())
@@ -1043,6 +1068,10 @@ LogicalResult SharedMemoryMaterializer::run() {
     if (!stream || stream->slots < 2 || isTmaLoad(load) || !loop)
       continue;
     Value block = load.getIndices()[load.getIndices().size() - 2];
+    // A block the loop does not move (an inner pipeline's prologue, inside
+    // a loop over heads): the pipeline it starts moves its blocks.
+    if (loop.isDefinedOutsideOfLoop(block))
+      continue;
     Value iv = loop.getInductionVar();
     auto add = block.getDefiningOp<arith::AddIOp>();
     bool follows =
@@ -1097,6 +1126,7 @@ LogicalResult SharedMemoryMaterializer::run() {
     insertWaits(value);
   for (auto &[value, ticket] : tickets)
     insertTmaWait(value, ticket);
+  rewriteTransposedViews();
 
   // (tcgen05's mma, which accumulates in tensor memory, is
   // materializeTensorMemory's.)

@@ -52,18 +52,24 @@
 // the scores arrive from tensor memory.)
 // BLOCK-TCGEN05: %[[B:.*]] = tile.load %arg5[{{.*}}] pad(0.000000e+00) : <?x?x?x?xi8> -> tensor<128x64xi8, #tilegpu.shared<swizzle = 64>>
 // BLOCK-TCGEN05: tile.convert_layout %[[B]] : tensor<128x64xi8, #tilegpu.shared<swizzle = 64>> -> tensor<128x64xi8, #tilegpu.tmem_lanes<acc, warps = 4>>
-// The backward pass's main kernel: dSᵀ leaves the accumulator for a
-// transposed shared buffer that dQ's mma reads as its lhs (ldmatrix.trans);
-// dQ's part is added in the accumulator's layout. mma.sync only:
+// The backward pass's main kernel: Q_m is staged once, as loaded, and Q_mᵀ
+// (Sᵀ = K Q_mᵀ's rhs) is a transposed view of it; dSᵀ leaves the
+// accumulator for a transposed shared buffer that dQ's mma reads as its
+// lhs (ldmatrix.trans); dQ's part is added in the accumulator's layout.
+// mma.sync only:
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 causal=top_left" \
 // RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=4" | FileCheck %s --check-prefix=BWD
 // RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64" \
 // RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" 2>&1 | FileCheck %s --check-prefix=BWD-WGMMA
 // BWD-LABEL: func.func @sdpa_bwd(
+// BWD: %[[QB:.*]] = tile.load %arg0[{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<64x64xbf16, #tilegpu.shared<pad = 8>>
+// BWD: %[[QT:.*]] = tile.transpose %[[QB]] : tensor<64x64xbf16, #tilegpu.shared<pad = 8>> -> tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+// BWD: tile.mma %{{.*}}, %[[QT]], %{{.*}} : tensor<64x64xbf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+// BWD: tile.mma %{{.*}}, %[[QB]], %{{.*}} : tensor<64x64xbf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<64x64xbf16, #tilegpu.shared<pad = 8>>
 // BWD: %[[T:.*]] = tile.transpose %{{.*}} : tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>> -> tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
 // BWD: %[[DQ:.*]] = tile.mma %[[T]], %{{.*}} : tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>, tensor<64x64xbf16, #tilegpu.shared<pad = 8>> -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
 // BWD: tile.store %[[DQ]], %{{.*}} add : tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
-// BWD-WGMMA: error: tilegpu-assign-layouts: tile.transpose is lowered on the mma.sync family (without TMA) only
+// BWD-WGMMA: error: tilegpu-assign-layouts: a transpose of a loaded block is a view of its padded shared buffer: the mma.sync family (without TMA) only
 // Register tiles no thread can hold are refused before anything unrolls
 // them (D = 256 with 256 x 256 blocks took 203 s and 2.1 GB to compile for
 // sm_80 before), alone or as a loop's carried values, under the SM's
@@ -301,6 +307,20 @@ func.func @negative_transpose(%o: !tile.view<?x?x?x64xf16>) {
 
 // -----
 
+// A transpose of a loaded block is a view of its shared buffer, which only
+// an mma reads.
+
+func.func @negative_transpose_of_load(%k: !tile.view<?x?x?x64xf16>, %o: !tile.view<?x?x?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %kb = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<16x64xf16>
+  // expected-error @+1 {{tilegpu-assign-layouts: a transpose of a loaded block feeds mma operands only (it is a view of the block's shared buffer)}}
+  %r = tile.transpose %kb : tensor<16x64xf16> -> tensor<64x16xf16>
+  tile.store %r, %o[%c0, %c0, %c0, %c0] : tensor<64x16xf16>, !tile.view<?x?x?x64xf16>
+  return
+}
+
+// -----
+
 func.func @negative_online_softmax(%s: !tile.view<?x?x?x16xf16>, %scale: f32) {
   %m0 = arith.constant dense<0xFF800000> : tensor<64xf32>
   %l0 = arith.constant dense<0.0> : tensor<64xf32>
@@ -325,7 +345,7 @@ func.func @negative_mma_rhs_not_loaded(%q: !tile.view<?x?x?x16xf16>,
   %kt = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) transpose
       : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
   %nk = arith.negf %kt : tensor<16x16xf16>
-  // expected-error @+1 {{tilegpu-assign-layouts: expects the rhs of tile.mma to come from a tile.load, directly or carried by a loop (it is staged in shared memory)}}
+  // expected-error @+1 {{tilegpu-assign-layouts: expects the rhs of tile.mma to come from a tile.load, directly, carried by a loop or transposed (it is staged in shared memory)}}
   %s = tile.mma %qt, %nk, %zero
       : tensor<64x16xf16>, tensor<16x16xf16> -> tensor<64x16xf32>
   return

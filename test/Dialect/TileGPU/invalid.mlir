@@ -1981,3 +1981,50 @@ func.func @negative_tmem_alias_ring(%s: !tilegpu.buffer<2x128x64xf32, #tilegpu.t
       -> !tilegpu.buffer<128x64xf16, #tilegpu.tensor_memory<packed = true>>
   return
 }
+
+// -----
+
+// A transposed view keeps the source's bytes: its shape swapped, the pad
+// kept, the transposed flag flipped; padded tiles only.
+func.func @negative_transpose_view_shape(%s: !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>) {
+  // expected-error @+1 {{'tilegpu.transpose_view' op gives the source's transpose over the same bytes (shape swapped, pad kept, transposed flipped), expected 128x64 with transposed = 1, got '!tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>'}}
+  %t = tilegpu.transpose_view %s : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_transpose_view_flag(%s: !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>) {
+  // expected-error @+1 {{'tilegpu.transpose_view' op gives the source's transpose over the same bytes}}
+  %t = tilegpu.transpose_view %s : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
+func.func @negative_transpose_view_pad(%s: !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>) {
+  // expected-error @+1 {{'tilegpu.transpose_view' op gives the source's transpose over the same bytes}}
+  %t = tilegpu.transpose_view %s : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 16, transposed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_transpose_view_swizzle(%s: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>) {
+  // expected-error @+1 {{'tilegpu.transpose_view' op transposes padded tiles only (a swizzled panel's transpose is not another panel), not '!tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>'}}
+  %t = tilegpu.transpose_view %s : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_transpose_view_ring(%s: !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>) {
+  // expected-error @+1 {{'tilegpu.transpose_view' op transposes one 2-D shared tile, not '!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>'}}
+  %t = tilegpu.transpose_view %s : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  return
+}

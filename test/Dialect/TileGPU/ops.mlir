@@ -155,6 +155,17 @@ func.func @slot(%i: index)
 
 // -----
 
+// CHECK-LABEL: func.func @transpose_view
+func.func @transpose_view(%q: !tilegpu.buffer<64x128xbf16, #tilegpu.shared<pad = 8>>)
+    -> !tilegpu.buffer<128x64xbf16, #tilegpu.shared<pad = 8, transposed = true>> {
+  // CHECK: tilegpu.transpose_view %{{.*}} : <64x128xbf16, #tilegpu.shared<pad = 8>> -> <128x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+  %t = tilegpu.transpose_view %q : !tilegpu.buffer<64x128xbf16, #tilegpu.shared<pad = 8>>
+      -> !tilegpu.buffer<128x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+  return %t : !tilegpu.buffer<128x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Asynchronous copies and their waits
 //===----------------------------------------------------------------------===//

@@ -26,6 +26,11 @@ namespace tiled_attn {
 /// that of its then side; null for anything else.
 tile::LoadOp stagingLoad(mlir::Value value);
 
+/// The load that stages `value` in shared memory and whether `value` is that
+/// block transposed: `value` itself (stagingLoad), or a tile.transpose of
+/// such a value (a view of the same buffer); a null load for anything else.
+std::pair<tile::LoadOp, bool> stagingOf(mlir::Value value);
+
 /// The first op, in the block that defines `value`, that holds one of
 /// `uses` (all of them in that block or nested in its ops).
 mlir::Operation *firstReader(mlir::Value value,

@@ -50,6 +50,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -150,15 +151,40 @@ SmallVector<BlockLoad> findBlockLoads(scf::ForOp loop) {
   return loads;
 }
 
-/// Whether `loop` may write memory. A prefetched load moves ahead of the
-/// iterations before it, and views may alias, so such a loop is left alone.
-bool mayWriteMemory(scf::ForOp loop) {
+/// Whether `loop` may write memory that `loads` read. A prefetched load
+/// moves ahead of the iterations before it, so a loop that may write what it
+/// loads is left alone. The kernel ABI makes one exception decidable: a
+/// kernel argument that the kernel writes shares no memory with its other
+/// arguments (the runtime refuses calls where an output overlaps another
+/// view: docs/gpu-level.md, the kernel ABI), so a write to one argument
+/// view does not reach the loads of another (the backward's dQ additions
+/// while its Q and dO blocks stream).
+bool mayWriteLoaded(scf::ForOp loop, ArrayRef<BlockLoad> loads) {
   std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
       getEffectsRecursively(loop);
   if (!effects)
     return true;
-  return llvm::any_of(*effects, [](const MemoryEffects::EffectInstance &e) {
-    return isa<MemoryEffects::Write>(e.getEffect());
+  // The kernel argument a view is (a varlen kernel's views are slices of
+  // its arguments), or null.
+  auto kernelArgument = [&](Value v) -> Value {
+    while (auto slice = v ? v.getDefiningOp<SliceOp>() : SliceOp())
+      v = slice.getView();
+    auto arg = dyn_cast_if_present<BlockArgument>(v);
+    if (arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) &&
+        arg.getOwner()->isEntryBlock())
+      return arg;
+    return Value();
+  };
+  return llvm::any_of(*effects, [&](const MemoryEffects::EffectInstance &e) {
+    if (!isa<MemoryEffects::Write>(e.getEffect()))
+      return false;
+    Value written = kernelArgument(e.getValue());
+    if (!written)
+      return true;
+    return llvm::any_of(loads, [&](const BlockLoad &block) {
+      Value read = kernelArgument(block.load.getView());
+      return !read || read == written;
+    });
   });
 }
 
@@ -452,7 +478,7 @@ struct TilePrefetchPass final
       SmallVector<BlockLoad> loads = findBlockLoads(loop);
       if (streams > 0 && static_cast<int64_t>(loads.size()) > streams)
         loads.resize(streams);
-      if (loads.empty() || mayWriteMemory(loop))
+      if (loads.empty() || mayWriteLoaded(loop, loads))
         continue;
       if (failed(pipelineLoads(rewriter, loop, loads, stages, refillAfterUse)))
         return signalPassFailure();

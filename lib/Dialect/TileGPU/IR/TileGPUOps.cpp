@@ -530,6 +530,30 @@ LogicalResult TmemMmaOp::verify() {
   return success();
 }
 
+LogicalResult TransposeViewOp::verify() {
+  BufferType source = getSource().getType(), result = getResult().getType();
+  auto from = dyn_cast<SharedEncodingAttr>(source.getEncoding());
+  auto to = dyn_cast<SharedEncodingAttr>(result.getEncoding());
+  if (source.isRing() || result.isRing() || source.getShape().size() != 2 ||
+      !from || !to)
+    return emitOpError() << "transposes one 2-D shared tile, not " << source;
+  if (from.getSwizzle() || to.getSwizzle())
+    return emitOpError() << "transposes padded tiles only (a swizzled "
+                            "panel's transpose is not another panel), not "
+                         << source;
+  ArrayRef<int64_t> shape = source.getShape();
+  if (result.getShape() != ArrayRef<int64_t>{shape[1], shape[0]} ||
+      result.getElementType() != source.getElementType() ||
+      to.getPad() != from.getPad() ||
+      to.getTransposed() == from.getTransposed())
+    return emitOpError() << "gives the source's transpose over the same "
+                            "bytes (shape swapped, pad kept, transposed "
+                            "flipped), expected "
+                         << shape[1] << "x" << shape[0] << " with transposed = "
+                         << !from.getTransposed() << ", got " << result;
+  return success();
+}
+
 LogicalResult TmemAliasOp::verify() {
   BufferType source = getSource().getType(), result = getResult().getType();
   if (source.isRing() || result.isRing() || source.getShape().size() != 2 ||

@@ -7,7 +7,8 @@
 //
 // A buffer lives until the last op of the kernel's body that uses it or a
 // value derived from it (its slots, the copies into it, the waits for them,
-// the loops that carry them, the tensor-memory buffers over its columns); a
+// the loops that carry them, the tensor-memory buffers over its columns,
+// its transposed views); a
 // shared buffer from its tilegpu.alloc, a tensor-memory buffer from its first
 // use (what it holds before is nobody's). Buffers are placed in program order,
 // each at the lowest aligned offset that no buffer live at the same time
@@ -51,7 +52,7 @@ std::pair<Operation *, Operation *> userRange(AllocOp alloc, Block &body) {
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
       // An alias is where its uses are, not where it is named.
-      if (isa<TmemAliasOp>(user)) {
+      if (isa<TmemAliasOp, TransposeViewOp>(user)) {
         worklist.push_back(user->getResult(0));
         continue;
       }

@@ -562,6 +562,13 @@ def TilePrefetchPass : Pass<"tile-prefetch", "::mlir::func::FuncOp"> {
     P·V for V), so the copy overlaps the rest of the iteration and writes
     into the buffer the old block leaves free.
 
+    A loop that writes memory is pipelined only where no write can reach
+    the blocks it loads: every write goes to a kernel argument (or a slice
+    of one) other than the views the loads read. A kernel's written
+    arguments share no memory with its other arguments (the kernel ABI:
+    the runtime refuses calls where they would), so the backward's loop
+    over query blocks streams Q and dO while it adds into dQ's accumulator.
+
     `streams` limits the pipelining to the loop's first loads, in body
     order (the K block comes first, then V). FlashAttention-2 prefetches K
     only: with `streams=1 refill-after-use`, V is copied at the top of its

@@ -90,6 +90,32 @@ def TileGPU_SlotOp : TileGPU_Op<"slot", [Pure]> {
   let hasVerifier = 1;
 }
 
+def TileGPU_TransposeViewOp : TileGPU_Op<"transpose_view", [Pure]> {
+  let summary = "The transpose of a shared tile, read from the same bytes";
+  let description = [{
+    The tile `source` holds, transposed: the same shared memory (its stored
+    rows unchanged), its shape swapped and its encoding's `transposed` flag
+    flipped, so that both name the same stored shape. No data moves: an mma
+    that reads the result reads the source's rows the other way (ldmatrix
+    with or without `.trans`). A block that a kernel needs both ways (the
+    backward's Q for Sᵀ = K Qᵀ and dK += dSᵀ Q) is copied once.
+    `tilegpu-allocate-memory` sees its uses as the source's. Padded
+    encodings only (the mma.sync family): a swizzled panel's transpose is
+    not another panel.
+
+    Example:
+
+    ```mlir
+    %qt = tilegpu.transpose_view %q : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>
+        -> !tilegpu.buffer<128x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+    ```
+  }];
+  let arguments = (ins TileGPU_SharedBuffer:$source);
+  let results = (outs TileGPU_SharedBuffer:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def TileGPU_AsyncCopyOp : TileGPU_Op<"async_copy", [AttrSizedOperandSegments,
     TypesMatchWith<"the result is the destination buffer", "dst", "result", "$_self">,
     MemoryEffects<[MemRead, MemWrite<TileGPU_SharedMemory>]>]> {
