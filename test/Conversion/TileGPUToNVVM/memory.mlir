@@ -412,3 +412,30 @@ func.func @masked_store(%x: f32, %o: !tile.view<?x?x?x16xf32>, %n: index) {
       : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
   return
 }
+
+// -----
+
+// A transpose of a loaded block is a view of its buffer: K is copied once,
+// and Kᵀ (the first product's rhs) and K (the second's) are read from the
+// same shared memory, with and without ldmatrix's .trans.
+
+// CHECK-LABEL: gpu.func @transposed_view
+// CHECK: %[[KV:.*]] = memref.view %{{.*}}[%c768{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16x24xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_copy {{.*}}, %[[KV]][
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvgpu.ldmatrix %[[KV]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvgpu.ldmatrix %[[KV]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+func.func @transposed_view(%q: !tile.view<?x?x?x16xf16>, %k: !tile.view<?x?x?x16xf16>,
+                           %o: !tile.view<?x?x?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %qb = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %kb = tile.load %k[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x16xf16> -> tensor<16x16xf16>
+  %kt = tile.transpose %kb : tensor<16x16xf16> -> tensor<16x16xf16>
+  %z = arith.constant dense<0.0> : tensor<16x16xf32>
+  %s = tile.mma %qb, %kt, %z : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  %p = tile.mma %qb, %kb, %s : tensor<16x16xf16>, tensor<16x16xf16> -> tensor<16x16xf32>
+  tile.store %p, %o[%c0, %c0, %c0, %c0] : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}
