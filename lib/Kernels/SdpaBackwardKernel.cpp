@@ -427,10 +427,16 @@ func::FuncOp BackwardBuilder::buildMain() {
         b, loc, RankedTensorType::get({bn, bm}, i32),
         arith::IndexCastOp::create(b, loc, i32, v).getResult());
   };
-  Value keyRows =
-      IotaOp::create(b, loc, kb.tile({bn, bm}, i32), key0, int64_t{0});
-  Value keysIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                       keyRows, splatIndex(b, loc, seqK));
+  // (Built in each masked step, not once before the loops: a tile of
+  // positions held through every loop would take 32 registers a thread.)
+  auto keyPositions = [&](OpBuilder &b, Location loc) {
+    KernelBuilder kb{b, loc};
+    Value keyRows =
+        IotaOp::create(b, loc, kb.tile({bn, bm}, i32), key0, int64_t{0});
+    Value keysIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         keyRows, splatIndex(b, loc, seqK));
+    return std::make_pair(keyRows, keysIn);
+  };
   // The query blocks that need no mask (tile-mask-split's split, made by
   // the generator): [fullFrom, fullTo), those whose every query sees
   // every key of this block and lies inside S_q, when the block's keys
@@ -510,6 +516,7 @@ func::FuncOp BackwardBuilder::buildMain() {
                                           kb.broadcast(lseRows, {bn, bm}, 0));
           Value pt = math::ExpOp::create(b, loc, z);
           if (masked) {
+            auto [keyRows, keysIn] = keyPositions(b, loc);
             Value queryCols =
                 IotaOp::create(b, loc, kb.tile({bn, bm}, i32), q0, int64_t{1});
             Value visible = arith::AndIOp::create(
@@ -717,13 +724,6 @@ func::FuncOp BackwardBuilder::buildDq() {
 
   Value zeroScores = kb.splat({bm, bn}, 0.0);
   ScoreTiles tiles = scoreTiles({bm, bn}, scale, softcap);
-  Value queryRows =
-      IotaOp::create(b, loc, kb.tile({bm, bn}, i32), q0, int64_t{0});
-  Value queriesIn = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::slt, queryRows,
-      tensor::SplatOp::create(
-          b, loc, kb.tile({bm, bn}, i32),
-          arith::IndexCastOp::create(b, loc, i32, seqQ).getResult()));
   auto step = [&](OpBuilder &b, Location loc, Value n, Value acc,
                   bool masked) -> Value {
     KernelBuilder kb{b, loc};
@@ -741,6 +741,15 @@ func::FuncOp BackwardBuilder::buildDq() {
             b, loc, scores,
             kb.broadcast(masked ? lseMasked : lseRows, {bm, bn}, 1)));
     if (masked) {
+      // (The positions are built here, in the masked steps only: held
+      // through the loops they would take registers.)
+      Value queryRows =
+          IotaOp::create(b, loc, kb.tile({bm, bn}, i32), q0, int64_t{0});
+      Value queriesIn = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::slt, queryRows,
+          tensor::SplatOp::create(
+              b, loc, kb.tile({bm, bn}, i32),
+              arith::IndexCastOp::create(b, loc, i32, seqQ).getResult()));
       Value k0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
       Value keyCols =
           IotaOp::create(b, loc, kb.tile({bm, bn}, i32), k0, int64_t{1});

@@ -56,8 +56,6 @@
 // A program whose keys lie past S_k visits no query block: end = first.
 // CHECK: %[[KEYSLEFT:.*]] = arith.cmpi ult, %[[KEY0]], %{{.*}} : index
 // CHECK: %[[END:.*]] = arith.select %[[KEYSLEFT]], %[[QBLOCKS]], %[[FIRST]] : index
-// CHECK: %[[KEYROWS:.*]] = tile.iota offset(%[[KEY0]]) : tensor<32x64xi32>
-// CHECK: %[[KEYSIN:.*]] = arith.cmpi slt, %[[KEYROWS]], %{{.*}} : tensor<32x64xi32>
 // The query blocks that see every key of the block, all in bounds (from
 // ceil((key0 + 31) / 64), while the keys lie inside S_k, to S_q / 64) take
 // no mask: three loops, masked, unmasked, masked.
@@ -81,6 +79,9 @@
 // CHECK: %[[QT:.*]] = tile.transpose %[[QB]] : tensor<64x64xbf16> -> tensor<64x64xbf16>
 // CHECK: %[[ST:.*]] = tile.mma %[[KB]], %[[QT]], %{{.*}} : tensor<32x64xbf16>, tensor<64x64xbf16> -> tensor<32x64xf32>
 // CHECK: %[[EXP:.*]] = math.exp
+// The masked steps build the positions (not held through the loops).
+// CHECK: %[[KEYROWS:.*]] = tile.iota offset(%[[KEY0]]) : tensor<32x64xi32>
+// CHECK: %[[KEYSIN:.*]] = arith.cmpi slt, %[[KEYROWS]], %{{.*}} : tensor<32x64xi32>
 // CHECK: %[[QCOLS:.*]] = tile.iota dim 1 offset(%{{.*}}) : tensor<32x64xi32>
 // CHECK: arith.cmpi slt, %[[QCOLS]], %{{.*}} : tensor<32x64xi32>
 // CHECK: %[[DIAG:.*]] = arith.subi %[[KEYROWS]], %[[QCOLS]] : tensor<32x64xi32>
