@@ -27,23 +27,23 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 also=(); for a in $ALSO; do also+=(--also "$a"); done
 
 step "gradients against float64 (bf16), then the benchmark"
-timeout 330 python3 bench/check_backward.py --kernels $NEW --out $R --dtype bf16 --quick \
+timeout ${BENCH_S:-330} python3 bench/check_backward.py --kernels $NEW --out $R --dtype bf16 --quick \
   --rounds 3 --head-dims 64 128 "${also[@]}" > $R/bench-bf16.log 2>&1 || rc=1
 grep -v "^{'dtype'" $R/bench-bf16.log | tail -4
 ls $R
 
 step "gradients against float64 (f16)"
-timeout 90 python3 bench/check_backward.py --kernels $NEW --out $R --dtype f16 --check-only \
+timeout ${CHECK_S:-90} python3 bench/check_backward.py --kernels $NEW --out $R --dtype f16 --check-only \
   > $R/check-f16.log 2>&1 || rc=1
 tail -2 $R/check-f16.log
 
 step "backward and dispatch GPU tests (the runtime, train2)"
-(cd python && timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_backward_gpu.py \
+(cd python && timeout ${PYTEST_S:-120} python3 -m pytest -q -p no:cacheprovider tests/test_backward_gpu.py \
   tests/test_dispatch_gpu.py 2>&1 | tail -8) | tee $OUT/dispatch/pytest-gpu.log
 
 step sanitizers
-for tool in memcheck racecheck synccheck; do
-  timeout 100 compute-sanitizer --tool $tool --report-api-errors no --kernel-name kns=sdpa_bwd \
+for tool in ${TOOLS:-memcheck racecheck synccheck}; do
+  timeout ${SANITIZE_S:-100} compute-sanitizer --tool $tool --report-api-errors no --kernel-name kns=sdpa_bwd \
     python3 bench/check_backward.py --kernels $NEW --out /tmp/sanitize --check-only --cases ${CASES:-6} \
     2>&1 | tail -3 | tee $R/sanitizer-$tool.log
 done
