@@ -219,6 +219,36 @@ def TileExp2Pass : Pass<"tile-exp2", "::mlir::func::FuncOp"> {
   }];
 }
 
+def TileDifferentiateScorePass
+    : Pass<"tile-differentiate-score", "::mlir::ModuleOp"> {
+  let summary = "Derive a score function's gradient from its body (the chain rule)";
+  let description = [{
+    For the score function `function` (`@f(%score: f32, %b, %h, %q_idx,
+    %kv_idx, captures...) -> f32`, functions.md), adds `@f_grad`: the same
+    arguments and one more, `%grad: f32`, the gradient of the loss with
+    respect to f's result, and returns `%grad * df/dscore`, what the
+    backward pass needs to take dS of the modified scores back to the raw
+    ones. The derivative is forward-mode over f's body, op by op: addf,
+    subf, mulf, divf, negf, maximumf, minimumf, select, extf, truncf,
+    math.exp, exp2, log, sqrt, tanh; what does not depend on the score
+    (positions, captured inputs read by tile.read, constants) has none.
+    Any other op on a value that depends on the score is an error naming
+    it: such a function declares its gradient beside it instead. No GPU:
+    the result is a function of the tile dialect like the one it came from.
+
+    ```mlir
+    // tanh soft-capping: d(cap tanh(s / cap))/ds = 1 - tanh(s / cap)^2
+    func.func @tanh_softcap_grad(%score: f32, ..., %cap: f32, %grad: f32) -> f32
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The score function to differentiate (a func.func of the module)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def TileGenerateSdpaPass : Pass<"tile-generate-sdpa", "::mlir::ModuleOp"> {
   let summary = "Add an SDPA forward kernel, built from a configuration, to the module";
   let description = [{
