@@ -53,8 +53,8 @@ public:
   /// Sets the tangent of `op`'s result (a clone of f's op) from its
   /// operands', or fails on an op that depends on the score and has no rule.
   LogicalResult derive(Operation *op) {
-    bool depends = llvm::any_of(op->getOperands(),
-                                [&](Value v) { return bool(of(v)); });
+    bool depends =
+        llvm::any_of(op->getOperands(), [&](Value v) { return bool(of(v)); });
     if (!depends)
       return success();
     Location loc = op->getLoc();
@@ -74,8 +74,8 @@ public:
     if (isa<arith::DivFOp>(op)) {
       // (a / c)' = a' / c - (a / c) c' / c
       Value lhs = t(0) ? arith::DivFOp::create(b, loc, t(0), x(1)) : Value();
-      Value rhs = t(1) ? arith::DivFOp::create(b, loc, mul(y, t(1)), x(1))
-                       : Value();
+      Value rhs =
+          t(1) ? arith::DivFOp::create(b, loc, mul(y, t(1)), x(1)) : Value();
       return set(y, sub(lhs, rhs)), success();
     }
     if (isa<arith::MaximumFOp, arith::MinimumFOp>(op)) {
@@ -108,8 +108,8 @@ public:
       return set(y, arith::DivFOp::create(b, loc, t(0), x(0))), success();
     if (isa<math::SqrtOp>(op))
       // sqrt(a)' = a' / (2 sqrt(a))
-      return set(y, arith::DivFOp::create(b, loc, t(0),
-                                          mul(constant(y, 2.0), y))),
+      return set(y,
+                 arith::DivFOp::create(b, loc, t(0), mul(constant(y, 2.0), y))),
              success();
     if (isa<math::TanhOp>(op))
       // tanh(a)' = (1 - tanh(a)^2) a'
@@ -121,8 +121,8 @@ public:
   }
 
   Value constant(Value like, double value) {
-    return arith::ConstantOp::create(
-        b, like.getLoc(), FloatAttr::get(like.getType(), value));
+    return arith::ConstantOp::create(b, like.getLoc(),
+                                     FloatAttr::get(like.getType(), value));
   }
 
 private:
@@ -202,11 +202,10 @@ struct TileDifferentiateScorePass final
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         Value result = mapping.lookup(ret.getOperand(0));
         Value t = tangents.of(result);
-        Value product =
-            t ? arith::MulFOp::create(b, ret.getLoc(),
-                                      body->getArguments().back(), t)
-                    .getResult()
-              : tangents.constant(result, 0.0);
+        Value product = t ? arith::MulFOp::create(
+                                b, ret.getLoc(), body->getArguments().back(), t)
+                                .getResult()
+                          : tangents.constant(result, 0.0);
         func::ReturnOp::create(b, ret.getLoc(), product);
         break;
       }
