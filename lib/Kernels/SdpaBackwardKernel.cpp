@@ -293,6 +293,30 @@ private:
     batch = zero;
   }
 
+  /// What the main and dq kernels begin with: the program's block ids,
+  /// the index constants 0 and 1, `views` narrowed to its sequence
+  /// (varlen, see sliceToSequence), S_q and S_k (of the narrowed q and k)
+  /// and the group size H_q / H_kv.
+  struct Program {
+    Value x, y, batch, c0, c1, seqQ, seqK, group;
+  };
+  Program beginProgram(llvm::function_ref<Value(ArgRole)> argOf, Value &q,
+                       Value &k, ArrayRef<std::pair<Value *, bool>> views) {
+    Program p;
+    p.x = BlockIdOp::create(b, loc, Dim::X);
+    p.y = BlockIdOp::create(b, loc, Dim::Y);
+    p.batch = BlockIdOp::create(b, loc, Dim::Z);
+    p.c0 = kb.index(0), p.c1 = kb.index(1);
+    sliceToSequence(argOf, p.batch, p.c0, views);
+    p.seqQ = DimOp::create(b, loc, q, 2);
+    p.seqK = DimOp::create(b, loc, k, 2);
+    // (H_kv divides H_q: the caller's contract, as the forward's; the
+    // runtime checks it.)
+    p.group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
+                                     DimOp::create(b, loc, k, 1));
+    return p;
+  }
+
   OpBuilder &b;
   Location loc;
   const SdpaBackwardKernelConfig &cfg;
@@ -358,29 +382,22 @@ func::FuncOp BackwardBuilder::buildMain() {
         dvOut = f.getArgument(8), scale = f.getArgument(9);
   auto argOf = [&](ArgRole role) { return argumentOf(f, roles, role); };
   Value softcap = argOf(ArgRole::Softcap);
-  Value n = BlockIdOp::create(b, loc, Dim::X);
-  Value kvHead = BlockIdOp::create(b, loc, Dim::Y);
-  Value batch = BlockIdOp::create(b, loc, Dim::Z);
-  Value c0 = kb.index(0), c1 = kb.index(1);
   // (With varlen, sequence b's queries and keys of the packed tensors; the
   // grid covers the longest sequence's keys: a program past its own
   // sequence's visits no query block.)
-  sliceToSequence(argOf, batch, c0,
-                  {{&q, false},
-                   {&dO, false},
-                   {&lse, false},
-                   {&delta, false},
-                   {&dqAccum, false},
-                   {&k, true},
-                   {&v, true},
-                   {&dk, true},
-                   {&dvOut, true}});
-  Value seqQ = DimOp::create(b, loc, q, 2);
-  Value seqK = DimOp::create(b, loc, k, 2);
-  // (H_kv divides H_q: the caller's contract, as the forward's; the
-  // runtime checks it.)
-  Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
-                                       DimOp::create(b, loc, k, 1));
+  Program prog = beginProgram(argOf, q, k,
+                              {{&q, false},
+                               {&dO, false},
+                               {&lse, false},
+                               {&delta, false},
+                               {&dqAccum, false},
+                               {&k, true},
+                               {&v, true},
+                               {&dk, true},
+                               {&dvOut, true}});
+  Value n = prog.x, kvHead = prog.y, batch = prog.batch, c0 = prog.c0,
+        c1 = prog.c1;
+  Value seqQ = prog.seqQ, seqK = prog.seqK, group = prog.group;
   // K_n is the lhs of Sᵀ = K_n Q_mᵀ and the rhs of dS K_n: two reads, so
   // that a GPU can hold one in registers and the other in shared memory.
   Value kBlock = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
@@ -629,22 +646,16 @@ func::FuncOp BackwardBuilder::buildDq() {
         dO = argOf(ArgRole::DOut), lse = argOf(ArgRole::Lse),
         delta = argOf(ArgRole::Delta), dq = argOf(ArgRole::DQ),
         scale = argOf(ArgRole::Scale), softcap = argOf(ArgRole::Softcap);
-  Value m = BlockIdOp::create(b, loc, Dim::X);
-  Value h = BlockIdOp::create(b, loc, Dim::Y);
-  Value batch = BlockIdOp::create(b, loc, Dim::Z);
-  Value c0 = kb.index(0), c1 = kb.index(1);
-  sliceToSequence(argOf, batch, c0,
-                  {{&q, false},
-                   {&dO, false},
-                   {&lse, false},
-                   {&delta, false},
-                   {&dq, false},
-                   {&k, true},
-                   {&v, true}});
-  Value seqQ = DimOp::create(b, loc, q, 2);
-  Value seqK = DimOp::create(b, loc, k, 2);
-  Value group = arith::DivUIOp::create(b, loc, DimOp::create(b, loc, q, 1),
-                                       DimOp::create(b, loc, k, 1));
+  Program prog = beginProgram(argOf, q, k,
+                              {{&q, false},
+                               {&dO, false},
+                               {&lse, false},
+                               {&delta, false},
+                               {&dq, false},
+                               {&k, true},
+                               {&v, true}});
+  Value m = prog.x, h = prog.y, batch = prog.batch, c0 = prog.c0, c1 = prog.c1;
+  Value seqQ = prog.seqQ, seqK = prog.seqK, group = prog.group;
   Value kvHead = arith::DivUIOp::create(b, loc, h, group);
   auto [lo, hi] = band(b, loc, c0, seqQ, seqK, argOf);
   Value at4[] = {batch, h, m, c0};
