@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -234,6 +235,36 @@ private:
                ? arith::CeilDivUIOp::create(b, loc, nonNegative, block)
                      .getResult()
                : arith::DivUIOp::create(b, loc, nonNegative, block).getResult();
+  }
+  /// The unmasked middle [from, to) of the blocks [first, end) that a
+  /// program visits, blocks of `block` rows of a sequence of `length` (the
+  /// generator's mask split): from the block holding `fromAt()` (rounded
+  /// up; `first` without a bound) to the one holding `endAt()` (rounded
+  /// down; the last whole block without a bound), and empty unless the
+  /// program's own block, `ownSize` rows from `ownStart`, lies inside its
+  /// sequence of `ownLength`.
+  std::pair<Value, Value> unmaskedBlocks(Value first, Value end, Value length,
+                                         Value block, Value c0, Value ownStart,
+                                         int64_t ownSize, Value ownLength,
+                                         const std::function<Value()> &fromAt,
+                                         const std::function<Value()> &endAt) {
+    Value from = first;
+    if (fromAt)
+      from = arith::MaxUIOp::create(
+          b, loc, first,
+          arith::MinUIOp::create(b, loc, blockIndex(fromAt(), block, c0, true),
+                                 end));
+    Value to = arith::DivUIOp::create(b, loc, length, block);
+    if (endAt)
+      to = arith::MinUIOp::create(b, loc, to,
+                                  blockIndex(endAt(), block, c0, false));
+    to = arith::MinUIOp::create(b, loc, to, end);
+    Value ownInside = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule,
+        arith::AddIOp::create(b, loc, ownStart, kb.index(ownSize)), ownLength);
+    to = arith::SelectOp::create(
+        b, loc, ownInside, arith::MaxUIOp::create(b, loc, from, to), from);
+    return {from, to};
   }
   // The tiles of `shape` that scale or cap the scores (ScoreTiles).
   ScoreTiles scoreTiles(ArrayRef<int64_t> shape, Value scale, Value softcap) {
@@ -460,25 +491,16 @@ func::FuncOp BackwardBuilder::buildMain() {
   // lie inside S_k; the ones before and after take the masks.
   // hi: every query q0 .. sees lastKey: q0 >= lastKey - hi. lo: the last
   // query q0 + bm - 1 sees key0: (m + 1) bm <= key0 - lo + 1.
-  Value fullFrom = first;
-  if (hi)
-    fullFrom = arith::MaxUIOp::create(
-        b, loc, first,
-        arith::MinUIOp::create(b, loc, blockOf(minus(lastKey, hi), true), end));
-  Value fullEnd = arith::DivUIOp::create(b, loc, seqQ, cBm);
-  if (lo)
-    fullEnd = arith::MinUIOp::create(
-        b, loc, fullEnd,
-        blockOf(arith::AddIOp::create(
-                    b, loc, arith::SubIOp::create(b, loc, key0, lo), c1),
-                false));
-  fullEnd = arith::MinUIOp::create(b, loc, fullEnd, end);
-  Value keysFull = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ule,
-      arith::AddIOp::create(b, loc, key0, kb.index(bn)), seqK);
-  Value fullTo = arith::SelectOp::create(
-      b, loc, keysFull, arith::MaxUIOp::create(b, loc, fullFrom, fullEnd),
-      fullFrom);
+  Value fullFrom, fullTo;
+  std::tie(fullFrom, fullTo) = unmaskedBlocks(
+      first, end, seqQ, cBm, c0, key0, bn, seqK,
+      hi ? [&] { return minus(lastKey, hi); } : std::function<Value()>(),
+      lo ? [&] {
+        return arith::AddIOp::create(
+                   b, loc, arith::SubIOp::create(b, loc, key0, lo), c1)
+            .getResult();
+      }
+         : std::function<Value()>());
   Value zeroScores = kb.splat({bn, bm}, 0.0);
   ScoreTiles tiles = scoreTiles({bn, bm}, scale, softcap);
   Value zeroDq = kb.splat({bm, d}, 0.0);
@@ -711,27 +733,19 @@ func::FuncOp BackwardBuilder::buildDq() {
   // The key blocks that need no mask: every query of the block (all
   // inside S_q) sees every key (all inside S_k). lo: n bn >= lastQuery +
   // lo; hi: (n + 1) bn - 1 <= q0 + hi.
-  Value fullFrom = first;
-  if (lo)
-    fullFrom = arith::MaxUIOp::create(
-        b, loc, first,
-        arith::MinUIOp::create(
-            b, loc, blockOf(arith::AddIOp::create(b, loc, lastQuery, lo), true),
-            end));
-  Value fullEnd = arith::DivUIOp::create(b, loc, seqK, cBn);
-  if (hi)
-    fullEnd = arith::MinUIOp::create(
-        b, loc, fullEnd,
-        blockOf(arith::AddIOp::create(b, loc, q0,
-                                      arith::AddIOp::create(b, loc, hi, c1)),
-                false));
-  fullEnd = arith::MinUIOp::create(b, loc, fullEnd, end);
-  Value queriesFull = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ule,
-      arith::AddIOp::create(b, loc, q0, kb.index(bm)), seqQ);
-  Value fullTo = arith::SelectOp::create(
-      b, loc, queriesFull, arith::MaxUIOp::create(b, loc, fullFrom, fullEnd),
-      fullFrom);
+  Value fullFrom, fullTo;
+  std::tie(fullFrom, fullTo) = unmaskedBlocks(
+      first, end, seqK, cBn, c0, q0, bm, seqQ,
+      lo ? [&] {
+        return arith::AddIOp::create(b, loc, lastQuery, lo).getResult();
+      }
+         : std::function<Value()>(),
+      hi ? [&] {
+        return arith::AddIOp::create(b, loc, q0,
+                                     arith::AddIOp::create(b, loc, hi, c1))
+            .getResult();
+      }
+         : std::function<Value()>());
 
   Value zeroScores = kb.splat({bm, bn}, 0.0);
   ScoreTiles tiles = scoreTiles({bm, bn}, scale, softcap);
