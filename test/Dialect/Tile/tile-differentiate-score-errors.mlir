@@ -19,3 +19,40 @@ func.func @mix(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index)
 func.func @mix(%score: f32, %b: index) -> f32 {
   return %score : f32
 }
+
+// -----
+
+// An op with regions is not looked into.
+func.func @mix(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index,
+               %c: i1) -> f32 {
+  // expected-error @+1 {{tile-differentiate-score: ops with regions are not differentiated; declare the function's gradient beside it instead}}
+  %r = scf.if %c -> f32 {
+    scf.yield %score : f32
+  } else {
+    scf.yield %score : f32
+  }
+  return %r : f32
+}
+
+// -----
+
+// The gradient's name is taken.
+// expected-error @+1 {{tile-differentiate-score: the module already has 'mix_grad'}}
+func.func @mix(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index) -> f32 {
+  return %score : f32
+}
+func.func @mix_grad() {
+  return
+}
+
+// -----
+
+// A select's condition computed from the score (a comparison, and i1 ops
+// on it) has no tangent: no error (the select takes each side's).
+func.func @mix(%score: f32, %b: index, %h: index, %q_idx: index, %kv_idx: index) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %pos = arith.cmpf ogt, %score, %zero : f32
+  %bits = arith.andi %pos, %pos : i1
+  %r = arith.select %bits, %score, %zero : f32
+  return %r : f32
+}

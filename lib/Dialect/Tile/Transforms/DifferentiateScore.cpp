@@ -87,14 +87,12 @@ public:
                                             orZero(t(1), y))),
              success();
     }
-    if (auto select = dyn_cast<arith::SelectOp>(op)) {
-      if (t(0))
-        return op->emitError() << "tile-differentiate-score: a select's "
-                                  "condition is not differentiable";
+    // (A condition never has a tangent: a comparison's result has none,
+    // and any other op on the score's i1 values has no rule.)
+    if (auto select = dyn_cast<arith::SelectOp>(op))
       return set(y, arith::SelectOp::create(b, loc, select.getCondition(),
                                             orZero(t(1), y), orZero(t(2), y))),
              success();
-    }
     if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
       OperationState state(loc, op->getName(), ValueRange{t(0)},
                            TypeRange{y.getType()}, op->getAttrs());
