@@ -379,8 +379,7 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     } else {
       seed(mma.getLhs(), layout(MmaSyncKind::OperandA));
     }
-    FailureOr<Attribute> rhsEncoding =
-        shared(mma, mma.getRhs(), rhsTransposed);
+    FailureOr<Attribute> rhsEncoding = shared(mma, mma.getRhs(), rhsTransposed);
     if (failed(rhsEncoding))
       return failure();
     seed(mma.getRhs(), *rhsEncoding);
@@ -426,15 +425,14 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
         unify(index, gather.getResult());
     return success();
   }
-  // A transpose of an accumulator goes through shared memory: the
-  // accumulator is written as the stored rows of a transposed buffer, which
-  // the mma that takes the transpose as its lhs reads (ldmatrix.trans).
-  // mma.sync only so far: wgmma and tcgen05 read swizzled panels.
   // A transpose of a staged block is a view of its buffer
   // (tilegpu.transpose_view): the block stays stored as loaded, and the mma
   // ops that take the transpose read those rows the other way.
-  if (auto transpose = dyn_cast<TransposeOp>(op);
-      transpose && tiled_attn::stagingLoad(transpose.getInput())) {
+  LoadOp transposedLoad;
+  if (auto transpose = dyn_cast<TransposeOp>(op))
+    transposedLoad = tiled_attn::stagingLoad(transpose.getInput());
+  if (transposedLoad) {
+    auto transpose = cast<TransposeOp>(op);
     if (family.family != Family::MmaSync || family.tma)
       return op->emitError() << "tilegpu-assign-layouts: a transpose of a "
                                 "loaded block is a view of its padded shared "
@@ -447,12 +445,15 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       return op->emitError() << "tilegpu-assign-layouts: a transpose of a "
                                 "loaded block feeds mma operands only (it is "
                                 "a view of the block's shared buffer)";
-    LoadOp load = tiled_attn::stagingLoad(transpose.getInput());
     seed(transpose.getInput(),
          family.shared(cast<RankedTensorType>(transpose.getInput().getType()),
-                       load.getTranspose()));
+                       transposedLoad.getTranspose()));
     return success();
   }
+  // A transpose of an accumulator goes through shared memory: the
+  // accumulator is written as the stored rows of a transposed buffer, which
+  // the mma that takes the transpose as its lhs reads (ldmatrix.trans).
+  // mma.sync only so far: wgmma and tcgen05 read swizzled panels.
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
     if (family.family != Family::MmaSync || family.tma)
       return op->emitError() << "tilegpu-assign-layouts: tile.transpose is "
@@ -517,8 +518,8 @@ LogicalResult LayoutAssignment::visitTcgen05Mma(MmaOp mma) {
   } else {
     seed(mma.getLhs(), family.tensorMemory(/*packed=*/true));
   }
-  FailureOr<Attribute> rhsEncoding = shared(
-      mma, mma.getRhs(), tiled_attn::stagingOf(mma.getRhs()).second);
+  FailureOr<Attribute> rhsEncoding =
+      shared(mma, mma.getRhs(), tiled_attn::stagingOf(mma.getRhs()).second);
   if (failed(rhsEncoding))
     return failure();
   seed(mma.getRhs(), *rhsEncoding);

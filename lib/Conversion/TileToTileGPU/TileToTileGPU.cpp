@@ -151,7 +151,6 @@ private:
   /// Each transpose of a staged block (now a buffer, awaited before it) a
   /// tilegpu.transpose_view of that buffer.
   void rewriteTransposedViews();
-
   LogicalResult rewriteScalarReduction(tile::ReduceOp reduce);
   // TMA.
   LogicalResult materializeTma();
