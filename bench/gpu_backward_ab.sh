@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # An A/B of backward kernel builds on the device machine (issue 39), run
 # from the repository root with OUT set and, carried from this machine:
-#   .gpu/ab.tar.xz     folders of backward kernels, one per build: NEW (the
-#                      build under test, every variant, bf16 and f16) and
-#                      the others of $ALSO (name=folder ...), timed beside it;
-#   .gpu/train2.tar.xz a library of forward kernels and NEW's backward ones,
-#                      for the Python tests through the runtime;
+#   $TARS              tarballs (default .gpu/ab.tar.xz .gpu/train2.tar.xz)
+#                      unpacked into .gpu, holding:
+#     folders of backward kernels, one per build: NEW (the build under
+#     test, every variant, bf16 and f16) and the others of $ALSO
+#     (name=folder ...), timed beside it;
+#     $LIB (default .gpu/train2), a library of forward kernels and NEW's
+#     backward ones, for the Python tests through the runtime;
 #   .gpu/libtiled_attn_runtime.so.
 # Steps, most wanted first, each under a timeout: the benchmark (bf16,
 # --quick: S = 1k and 4k, interleaved rounds with PyTorch's flash and cuDNN
@@ -16,8 +18,8 @@
 set -u -o pipefail
 NEW=${NEW:-.gpu/ab/pf2}
 ALSO=${ALSO:-old=.gpu/ab/old}
-tar xJf .gpu/ab.tar.xz -C .gpu && tar xJf .gpu/train2.tar.xz -C .gpu
-export PYTHONPATH=$PWD/python TILED_ATTN_KERNELS=$PWD/.gpu/train2
+for t in ${TARS:-.gpu/ab.tar.xz .gpu/train2.tar.xz}; do tar xJf $t -C .gpu; done
+export PYTHONPATH=$PWD/python TILED_ATTN_KERNELS=$PWD/${LIB:-.gpu/train2}
 export TILED_ATTN_RUNTIME=$PWD/.gpu/libtiled_attn_runtime.so
 R=$OUT/backward-ab
 mkdir -p $R $OUT/dispatch
@@ -37,7 +39,7 @@ timeout ${CHECK_S:-90} python3 bench/check_backward.py --kernels $NEW --out $R -
   > $R/check-f16.log 2>&1 || rc=1
 tail -2 $R/check-f16.log
 
-step "backward and dispatch GPU tests (the runtime, train2)"
+step "backward and dispatch GPU tests (the runtime, $TILED_ATTN_KERNELS)"
 (cd python && timeout ${PYTEST_S:-120} python3 -m pytest -q -p no:cacheprovider tests/test_backward_gpu.py \
   tests/test_dispatch_gpu.py 2>&1 | tail -8) | tee $OUT/dispatch/pytest-gpu.log
 

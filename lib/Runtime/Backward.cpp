@@ -50,7 +50,6 @@ Phase phaseOf(const ta_sdpa_backward_args &args, int p) {
   return p == 2 && args.deterministic ? Phase::Dq : kPhases[p];
 }
 
-
 /// The workspace's alignment, and its delta's padding.
 constexpr uint64_t kWorkspaceAlign = 256;
 
@@ -71,8 +70,8 @@ bool backwardWorkspace(const ta_tensor &q, BackwardWorkspace &out) {
       __builtin_mul_overflow(delta, static_cast<uint64_t>(q.sizes[3]), &accum))
     return false;
   out.deltaBytes = delta;
-  out.accumOffset = (delta + kWorkspaceAlign - 1) / kWorkspaceAlign *
-                    kWorkspaceAlign;
+  out.accumOffset =
+      (delta + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
   return !__builtin_add_overflow(out.accumOffset, accum, &out.bytes) &&
          out.accumOffset >= delta;
 }
@@ -97,8 +96,8 @@ Status checkGradientView(const char *name, const ta_tensor &t) {
   bool empty = false;
   for (int dim = 0; dim < 4; ++dim) {
     if (t.sizes[dim] < 0)
-      return invalidArgument(name, " has a negative size along dimension ",
-                             dim, ": ", t.sizes[dim]);
+      return invalidArgument(name, " has a negative size along dimension ", dim,
+                             ": ", t.sizes[dim]);
     empty |= t.sizes[dim] == 0;
   }
   if (!empty && t.data == 0)
@@ -110,11 +109,11 @@ Status checkGradientView(const char *name, const ta_tensor &t) {
 /// What the backward does not take of the forward's arguments.
 Status checkForwardFields(const ta_sdpa_args &forward) {
   const char *refused =
-      forward.kernel                                ? "forward.kernel"
-      : forward.score_function                      ? "forward.score_function"
-      : forward.mask_function                       ? "forward.mask_function"
-      : forward.num_captures || forward.captures    ? "forward.captures"
-      : forward.seqused_k                           ? "forward.seqused_k"
+      forward.kernel                                 ? "forward.kernel"
+      : forward.score_function                       ? "forward.score_function"
+      : forward.mask_function                        ? "forward.mask_function"
+      : forward.num_captures || forward.captures     ? "forward.captures"
+      : forward.seqused_k                            ? "forward.seqused_k"
       : forward.workspace || forward.workspace_bytes ? "forward.workspace"
                                                      : nullptr;
   if (refused)
@@ -148,9 +147,10 @@ bool fits(const KernelEntry &k, const Problem &problem, Phase phase,
 Status noBackwardKernel(const ta_library &library, const Problem &problem,
                         Phase phase, int ccMajor, int ccMinor) {
   const ta_sdpa_args &args = *problem.args;
-  std::string wanted = concat(
-      "sm_", ccMajor, ccMinor, ", ", args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
-      ", D=", headDimText(problem.headDim, problem.headDimV));
+  std::string wanted =
+      concat("sm_", ccMajor, ccMinor, ", ",
+             args.dtype == TA_DTYPE_F16 ? "f16" : "bf16",
+             ", D=", headDimText(problem.headDim, problem.headDimV));
   if (KernelEntry::computesScores(phase)) {
     KernelMask masks[3];
     int count = candidateMasks(problem, masks);
@@ -185,8 +185,8 @@ Status noBackwardKernel(const ta_library &library, const Problem &problem,
                   " (ta_library_backward_kernel describes each)");
   }
   return Status::error(TA_ERROR_NO_KERNEL,
-                       concat("no backward ", phaseName(phase),
-                              " kernel for ", wanted, "; ", held));
+                       concat("no backward ", phaseName(phase), " kernel for ",
+                              wanted, "; ", held));
 }
 
 /// The library's kernel of `phase` for `problem`: of the best mask first,
@@ -221,7 +221,9 @@ Status checkBackwardArgs(const ta_library &library,
   const ta_sdpa_args &forward = args->forward;
   TA_RETURN_IF_ERROR(checkForwardFields(forward));
   const std::pair<const char *, const ta_tensor *> grads[4] = {
-      {"d_o", &args->d_o}, {"dq", &args->dq}, {"dk", &args->dk},
+      {"d_o", &args->d_o},
+      {"dq", &args->dq},
+      {"dk", &args->dk},
       {"dv", &args->dv}};
   for (auto [name, view] : grads)
     TA_RETURN_IF_ERROR(checkGradientView(name, *view));
@@ -262,8 +264,7 @@ Status setWorkspace(const ta_sdpa_backward_args &args,
                            ", but this call needs ", workspace.bytes,
                            " bytes (ta_sdpa_backward_workspace_size)");
   const ta_tensor &q = args.forward.q;
-  const int64_t b = q.sizes[0], h = q.sizes[1], s = q.sizes[2],
-                d = q.sizes[3];
+  const int64_t b = q.sizes[0], h = q.sizes[1], s = q.sizes[2], d = q.sizes[3];
   problem.backward[kDelta - kDo] =
       ta_tensor{args.workspace, {b, h, s, 1}, {h * s, s, 1, 1}};
   problem.backward[kDqAccum - kDo] =
@@ -288,11 +289,15 @@ void emptyPlan(ta_launch_plan &plan) {
 }
 
 /// The checked call's three plans on capability cc (kernel -1 for a phase
-/// that does not run); `driver` may be null (no kernel takes a TMA
-/// descriptor).
-Status planPhases(const ta_library &library, const ta_sdpa_backward_args *args,
+/// that does not run). A kernel that takes TMA descriptors needs `driver`
+/// and a current context; with `anyContext` and no driver, the first such
+/// kernel loads the driver and enters a context of any device there (the
+/// plan-only call's way, as ta_sdpa_plan's), so that a call that chooses
+/// none needs no driver.
+Status planPhases(ta_library &library, const ta_sdpa_backward_args *args,
                   int ccMajor, int ccMinor, const Driver *driver,
-                  Problem &problem, ta_launch_plan plans[3]) {
+                  Problem &problem, ta_launch_plan plans[3],
+                  ScopedContext *anyContext = nullptr) {
   BackwardWorkspace workspace;
   TA_RETURN_IF_ERROR(checkBackwardArgs(library, args, problem, workspace));
   bool run[3];
@@ -307,8 +312,12 @@ Status planPhases(const ta_library &library, const ta_sdpa_backward_args *args,
     int32_t index = -1;
     TA_RETURN_IF_ERROR(selectBackward(library, problem, phaseOf(*args, p),
                                       ccMajor, ccMinor, index));
-    TA_RETURN_IF_ERROR(buildPlan(library.manifest.backward[index], index,
-                                 problem, driver, plans[p]));
+    const KernelEntry &kernel = library.manifest.backward[index];
+    if (kernel.hasTensorMap && !driver && anyContext) {
+      TA_RETURN_IF_ERROR(library.driver(driver));
+      TA_RETURN_IF_ERROR(anyContext->enterAny(*driver));
+    }
+    TA_RETURN_IF_ERROR(buildPlan(kernel, index, problem, driver, plans[p]));
   }
   return Status();
 }
@@ -336,7 +345,10 @@ Status tiled_attn::runtime::planBackward(ta_library &library,
     return invalidArgument("compute capability ", ccMajor, ".", ccMinor,
                            " is not one of a CUDA device");
   Problem problem;
-  return planPhases(library, args, ccMajor, ccMinor, nullptr, problem, plans);
+  ScopedContext context;
+  TA_RETURN_IF_ERROR(planPhases(library, args, ccMajor, ccMinor, nullptr,
+                                problem, plans, &context));
+  return context.exit();
 }
 
 Status tiled_attn::runtime::launchBackward(ta_library &library,
@@ -347,21 +359,23 @@ Status tiled_attn::runtime::launchBackward(ta_library &library,
   const DeviceSlot *slot = nullptr;
   TA_RETURN_IF_ERROR(driver->device(device, slot));
   // Every kernel chosen and planned before the first launch: a call that
-  // fails launches nothing.
+  // fails launches nothing. (In the device's context: the planning of a
+  // kernel that takes TMA descriptors encodes them, which needs one.)
+  ScopedContext context;
+  TA_RETURN_IF_ERROR(context.enter(*driver, *slot));
   Problem problem;
   ta_launch_plan plans[3];
   TA_RETURN_IF_ERROR(planPhases(library, args, slot->ccMajor, slot->ccMinor,
                                 driver, problem, plans));
   if (plans[1].kernel < 0)
-    return Status();
-  ScopedContext context;
-  TA_RETURN_IF_ERROR(context.enter(*driver, *slot));
+    return context.exit();
   CUfunction functions[3] = {};
   for (int p = 0; p < 3; ++p)
     if (plans[p].kernel >= 0)
       TA_RETURN_IF_ERROR(library.backwardModules.get(
-          *driver, context.context(), library.manifest.backward[plans[p].kernel],
-          plans[p].kernel, slot->ccMajor, slot->ccMinor, functions[p]));
+          *driver, context.context(),
+          library.manifest.backward[plans[p].kernel], plans[p].kernel,
+          slot->ccMajor, slot->ccMinor, functions[p]));
   for (int p = 0; p < 3; ++p)
     if (plans[p].kernel >= 0)
       TA_RETURN_IF_ERROR(launchPlan(*driver, functions[p],

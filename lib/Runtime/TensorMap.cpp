@@ -158,13 +158,17 @@ Status tiled_attn::runtime::encodeTensorMap(const Driver *driver,
                                             const Param &param,
                                             const ta_tensor &t, ta_dtype dtype,
                                             unsigned char *out) {
+  // A view of the call's dtype, or a float32 one of the workspace (the
+  // backward's dq_accum; no int32 view is read by TMA).
+  const bool f32 = kTensorBytes[param.tensor] == 4;
   MapSource source{kTensorNames[param.tensor],
                    t.data,
                    t.sizes,
                    t.strides,
-                   dtype == TA_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                   itemSize(dtype)};
+                   f32                      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                   : dtype == TA_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                   f32 ? 4u : itemSize(dtype)};
   return encode(driver, kernel, param, source, out);
 }
 

@@ -555,4 +555,56 @@ TEST_F(BackwardTest, LaunchesTheThreeKernelsInOrder) {
   EXPECT_EQ(fakecuda::launches(), before + 3);
 }
 
+/// An sm_90a library (wgmma with TMA): the descriptors of the call's
+/// 16-bit views take its dtype; dQ's float32 accumulator in the workspace
+/// (the postprocess kernel reads it by TMA) takes float32, 4-byte
+/// elements.
+TEST_F(BackwardTest, TensorMapsOfTheWorkspaceAreFloat32) {
+  auto withMap = [](Json entry, const char *view, int64_t rows, int64_t cols) {
+    entry["params"].push_back({{"name", view},
+                               {"kind", "tensor_map"},
+                               {"type", "tensor_map"},
+                               {"box", {rows, cols}},
+                               {"swizzle", 128}});
+    return entry;
+  };
+  std::vector<Json> entries = {
+      kernelEntry("fwd"),
+      withMap(
+          backwardEntry("pre90", "preprocess", "none", false, false, "sm_90a"),
+          "do", 64, 64),
+      withMap(backwardEntry("main90", "main", "none", false, false, "sm_90a"),
+              "q", 64, 64),
+      withMap(backwardEntry("post90", "postprocess", "none", false, false,
+                            "sm_90a"),
+              "dq_accum", 64, 32)};
+  open(entries);
+  fakecuda::reset();
+  setProblem(2, 4, 2, 77, 131);
+  ASSERT_EQ(ta_sdpa_backward(library.get(), &args, 0, nullptr), TA_OK)
+      << lastError();
+  ASSERT_EQ(fakecuda::tensorMapCalls(), 3);
+  fakecuda::TensorMapCall post = fakecuda::lastTensorMap();
+  EXPECT_EQ(post.dataType, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  // dq_accum [2, 4, 77, 64] float32: 256-byte rows.
+  const uint64_t dims[4] = {64, 77, 4, 2};
+  const uint64_t strides[3] = {64 * 4, 77 * 64 * 4, 4 * 77 * 64 * 4};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(post.globalDim[i], dims[i]) << i;
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(post.globalStrides[i], strides[i]) << i;
+  EXPECT_EQ(post.boxDim[0], 32u);
+  EXPECT_EQ(post.boxDim[1], 64u);
+  // Planned without a launch (ta_sdpa_backward_plan), in a context of any
+  // device: the same descriptors; a capability with no sm_90a kernel
+  // plans none.
+  fakecuda::setCurrent(nullptr);
+  EXPECT_EQ(planned(9, 0), "pre90 main90 post90");
+  EXPECT_EQ(fakecuda::tensorMapCalls(), 6);
+  EXPECT_EQ(fakecuda::lastTensorMap().dataType,
+            CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  EXPECT_THAT(planned(8, 0), HasSubstr("no backward preprocess kernel for "
+                                       "sm_80"));
+}
+
 } // namespace

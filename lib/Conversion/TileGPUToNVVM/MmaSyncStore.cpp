@@ -10,7 +10,9 @@
 // each element whose mask bit is set), or a quad's first lane its rows of a
 // row vector. All check the view's bounds. An adding store adds each
 // element atomically. A local store writes an accumulator into a shared
-// buffer (a transpose on its way to an mma's operand).
+// buffer (a transpose on its way to an mma's operand); into swizzled
+// panels, which wgmma reads through the async proxy, followed by
+// fence.proxy.async.shared::cta.
 //
 //===----------------------------------------------------------------------===//
 
@@ -234,9 +236,9 @@ struct StagedStoreToNVVM final : OpConversionPattern<StagedStoreOp> {
   }
 };
 
-/// A quad-fragment accumulator into a padded shared buffer as its stored
-/// matrix (the buffer's tile, or with a transposed encoding its
-/// transpose): each lane writes its pairs of a row.
+/// A quad-fragment accumulator into a shared buffer (padded, or swizzled
+/// panels) as its stored matrix (the buffer's tile, or with a transposed
+/// encoding its transpose): each lane writes its pairs of a row.
 struct LocalStoreFromQuadFragments final : OpConversionPattern<LocalStoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -252,8 +254,40 @@ struct LocalStoreFromQuadFragments final : OpConversionPattern<LocalStoreOp> {
                             << type;
     Location loc = op.getLoc();
     LaneCoords lc(rewriter, loc);
-    writeAccumulatorPairs(rewriter, loc, Fragment::get(type), lc,
-                          adaptor.getValue(), adaptor.getBuffer());
+    BufferType bufferType = op.getBuffer().getType();
+    if (!cast<SharedEncodingAttr>(bufferType.getEncoding()).getSwizzle()) {
+      writeAccumulatorPairs(rewriter, loc, Fragment::get(type), lc,
+                            adaptor.getValue(), adaptor.getBuffer());
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // Swizzled panels (wgmma's operand): each pair, 4 bytes of one 16-byte
+    // chunk, at its swizzled place; then the writes are ordered before the
+    // async proxy's reads (the wgmma that takes the buffer, after the
+    // barrier that follows).
+    const Fragment frag = Fragment::get(type);
+    Value flat =
+        memref::CollapseShapeOp::create(rewriter, loc, adaptor.getBuffer(),
+                                        ArrayRef<ReassociationIndices>{{0, 1}});
+    Value row0 = lc.firstRow(rewriter, loc, frag, cIdx(rewriter, loc, 0));
+    Value col0 = lc.firstCol(rewriter, loc, cIdx(rewriter, loc, 0));
+    for (int64_t e = 0; e < frag.size(); e += 2) {
+      Value row = arith::AddIOp::create(rewriter, loc, row0,
+                                        cIdx(rewriter, loc, frag.rowOffset[e]));
+      Value col = arith::AddIOp::create(rewriter, loc, col0,
+                                        cIdx(rewriter, loc, frag.colOffset[e]));
+      vector::StoreOp::create(
+          rewriter, loc,
+          extractRegisters(rewriter, loc, adaptor.getValue(), e, 2), flat,
+          ValueRange{swizzledIndex(rewriter, loc, bufferType, row, col)},
+          /*nontemporal=*/false, llvm::MaybeAlign(4));
+    }
+    NVVM::FenceProxyOp::create(
+        rewriter, loc,
+        NVVM::ProxyKindAttr::get(rewriter.getContext(),
+                                 NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
     rewriter.eraseOp(op);
     return success();
   }

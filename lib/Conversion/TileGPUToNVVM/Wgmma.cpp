@@ -12,7 +12,9 @@
 // - rhs in shared memory, read through a descriptor: stored transposed (K,
 //   which holds Kᵀ) it is K-major; stored as it is (V) it is N-major, the
 //   descriptor's transpose bit set;
-// - lhs in shared memory (Q), K-major through a descriptor; or in registers
+// - lhs in shared memory, K-major through a descriptor (Q); or stored
+//   transposed (dS, written as dSᵀ's rows), M-major, the descriptor laid
+//   out as an N-major rhs's and wgmma's transpose-A bit set; or in registers
 //   (P) in the `opa` layout: the register-A form of wgmma, which NVVM in
 //   LLVM 22 lacks (llvm-project issue 133733), so it is one inline-asm
 //   instruction.
@@ -164,8 +166,17 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
     };
     FailureOr<uint64_t> rhsBits =
         bits(rhsEnc, transB ? rhsEnc.getPanelBytes(rhsTy.getTileShape()) : 16);
+    // A transposed lhs (dS, stored as dSᵀ's rows) is M-major.
+    bool transA = lhsEnc && lhsEnc.getTransposed();
+    int64_t lhsPanelBytes =
+        lhsEnc ? lhsEnc.getPanelBytes(lhsBuffer.getShape()) : 0;
+    if (transA && 64 % lhsEnc.getPanelColumns(elt) &&
+        lhsEnc.getPanelColumns(elt) % 64)
+      return op.emitError() << "GPU lowering: an M-major lhs spans whole "
+                               "panels or whole warpgroups of rows";
     FailureOr<uint64_t> lhsBits =
-        lhsEnc ? bits(lhsEnc, 16) : FailureOr<uint64_t>(0);
+        lhsEnc ? bits(lhsEnc, transA ? lhsPanelBytes : 16)
+               : FailureOr<uint64_t>(0);
     if (failed(rhsBits) || failed(lhsBits))
       return failure();
 
@@ -183,24 +194,46 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
       Value descB = sharedDescriptor(rewriter, loc, adaptor.getRhs(),
                                      cIdx(rewriter, loc, rhsOffset), *rhsBits);
       if (lhsBuffer) {
-        // This warpgroup's 64 rows start 64 rows of the swizzle's bytes
-        // into each panel.
+        // K-major: this warpgroup's 64 rows start 64 rows of the swizzle's
+        // bytes into each panel. M-major: its 64 rows are stored columns
+        // 64 wg on (whole panels, or a part of one), k-step k at stored
+        // row 16k.
+        int64_t lhsPanelCols = lhsEnc.getPanelColumns(elt);
+        Value wgOffset =
+            transA ? arith::AddIOp::create(
+                         rewriter, loc,
+                         arith::MulIOp::create(
+                             rewriter, loc,
+                             arith::DivUIOp::create(
+                                 rewriter, loc,
+                                 arith::MulIOp::create(rewriter, loc, wg,
+                                                       cIdx(rewriter, loc, 64)),
+                                 cIdx(rewriter, loc, lhsPanelCols)),
+                             cIdx(rewriter, loc, lhsPanelBytes)),
+                         arith::MulIOp::create(
+                             rewriter, loc,
+                             arith::RemUIOp::create(
+                                 rewriter, loc,
+                                 arith::MulIOp::create(rewriter, loc, wg,
+                                                       cIdx(rewriter, loc, 64)),
+                                 cIdx(rewriter, loc, lhsPanelCols)),
+                             cIdx(rewriter, loc, eltBytes)))
+                   : arith::MulIOp::create(
+                         rewriter, loc, wg,
+                         cIdx(rewriter, loc, 64 * lhsEnc.getSwizzle()))
+                         .getResult();
+        int64_t stepOffset = transA ? kk * 16 * lhsEnc.getSwizzle()
+                                    : kMajorStepOffset(kk, lhsPanelCols,
+                                                       lhsPanelBytes, eltBytes);
         Value lhsOffset = arith::AddIOp::create(
-            rewriter, loc,
-            arith::MulIOp::create(
-                rewriter, loc, wg,
-                cIdx(rewriter, loc, 64 * lhsEnc.getSwizzle())),
-            cIdx(rewriter, loc,
-                 kMajorStepOffset(kk, lhsEnc.getPanelColumns(elt),
-                                  lhsEnc.getPanelBytes(lhsBuffer.getShape()),
-                                  eltBytes)));
+            rewriter, loc, wgOffset, cIdx(rewriter, loc, stepOffset));
         Value descA = sharedDescriptor(rewriter, loc, adaptor.getLhs(),
                                        lhsOffset, *lhsBits);
         acc = NVVM::WgmmaMmaAsyncOp::create(
             rewriter, loc, acc.getType(), acc, descA, descB, shape, wt, wt,
             NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
             NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-            NVVM::MMALayout::row,
+            transA ? NVVM::MMALayout::col : NVVM::MMALayout::row,
             transB ? NVVM::MMALayout::row : NVVM::MMALayout::col,
             /*satfinite=*/nullptr);
       } else {

@@ -433,11 +433,15 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     transposedLoad = tiled_attn::stagingLoad(transpose.getInput());
   if (transposedLoad) {
     auto transpose = cast<TransposeOp>(op);
-    if (family.family != Family::MmaSync || family.tma)
+    // mma.sync reads a padded buffer either way (ldmatrix with or without
+    // .trans), wgmma a swizzled one (a K-major or an N-major descriptor);
+    // ldmatrix cannot transpose TMA's panels, and tcgen05 is not done yet.
+    if (family.family == Family::Tcgen05 ||
+        (family.family == Family::MmaSync && family.tma))
       return op->emitError() << "tilegpu-assign-layouts: a transpose of a "
-                                "loaded block is a view of its padded shared "
-                                "buffer: the mma.sync family (without TMA) "
-                                "only";
+                                "loaded block is a view of its shared "
+                                "buffer: the mma.sync family without TMA and "
+                                "the wgmma family only";
     if (transpose->use_empty() ||
         !llvm::all_of(transpose->getUses(), [](OpOperand &use) {
           return isa<MmaOp>(use.getOwner()) && use.getOperandNumber() < 2;
@@ -452,13 +456,15 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   }
   // A transpose of an accumulator goes through shared memory: the
   // accumulator is written as the stored rows of a transposed buffer, which
-  // the mma that takes the transpose as its lhs reads (ldmatrix.trans).
-  // mma.sync only so far: wgmma and tcgen05 read swizzled panels.
+  // the mma that takes the transpose as its lhs reads (mma.sync:
+  // ldmatrix.trans from a padded buffer; wgmma: an M-major descriptor of
+  // swizzled panels). Not yet on tcgen05, nor mma.sync with TMA.
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
-    if (family.family != Family::MmaSync || family.tma)
+    if (family.family == Family::Tcgen05 ||
+        (family.family == Family::MmaSync && family.tma))
       return op->emitError() << "tilegpu-assign-layouts: tile.transpose is "
-                                "lowered on the mma.sync family (without "
-                                "TMA) only";
+                                "lowered on the mma.sync family without TMA "
+                                "and the wgmma family only";
     bool feedsLhs = !transpose->use_empty() &&
                     llvm::all_of(transpose->getUses(), [](OpOperand &use) {
                       auto mma = dyn_cast<MmaOp>(use.getOwner());

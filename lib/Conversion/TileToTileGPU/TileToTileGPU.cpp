@@ -180,7 +180,9 @@ private:
   SmallVector<Stream> streams;
   /// Loads of views no loop streams (Q): a buffer each.
   llvm::MapVector<Operation *, Value> ownBuffers;
-  llvm::DenseMap<Operation *, Value> ownBarriers;
+  /// (In load order, as the buffers: their mbarrier_inits are emitted in
+  /// this order, which must not depend on pointers.)
+  llvm::MapVector<Operation *, Value> ownBarriers;
   llvm::SmallPtrSet<Value, 4> streamedViews;
   // TMA: each load's stream key (the view and tile type, a stream of its
   // own for a load no loop streams), the tensor maps made so far, the
@@ -1008,10 +1010,11 @@ LogicalResult SharedMemoryMaterializer::run() {
   });
   for (tile::TransposeOp transpose : transposes) {
     auto encoding = getSharedEncoding(transpose.getType());
-    if (!encoding || !encoding.getTransposed() || encoding.getSwizzle())
+    if (!encoding || !encoding.getTransposed())
       return transpose.emitError()
-             << "convert-tile-to-tilegpu: a transpose goes through a padded "
-                "shared buffer (run tilegpu-assign-layouts first), not "
+             << "convert-tile-to-tilegpu: a transpose goes through a "
+                "transposed shared buffer (run tilegpu-assign-layouts "
+                "first), not "
              << transpose.getType();
     rewriteTranspose(transpose);
   }

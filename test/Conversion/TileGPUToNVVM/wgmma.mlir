@@ -105,3 +105,27 @@
 // D96: arith.ori %{{.*}}, %[[NMAJOR]] : i32
 // D96: arith.ori %{{.*}}, %[[HI]] : i64
 // D96: wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16
+
+// The backward pass's main kernel on wgmma (one warpgroup, 64x64 blocks):
+// Sᵀ = K_n Q_mᵀ reads Q_m's panels through a K-major descriptor (the
+// transposed view, B "col"), dK += dSᵀ Q_m the same panels N-major (B
+// "row", in the register-A instruction); dSᵀ is written into transposed
+// swizzled panels (16 pairs a thread at their swizzled places), the writes
+// fenced for the async proxy before the barrier, and dQ's product reads
+// them as an M-major lhs (A "col") with K_n N-major; its part is added to
+// dq_accum atomically.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu \
+// RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=BWD
+// BWD-LABEL: gpu.func @sdpa_bwd(
+// BWD-SAME: #tilegpu.param<tensor_map, "q" : !tilegpu.tensor_map<64x64xbf16, swizzle = 128>>
+// BWD: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// BWD: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// BWD: gpu.barrier
+// BWD-COUNT-16: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 4 : i64} : memref<4096xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BWD-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// BWD-NEXT: gpu.barrier
+// BWD: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+// BWD: memref.atomic_rmw addf
+// BWD-LABEL: gpu.func @sdpa_bwd_postprocess(

@@ -734,13 +734,14 @@ func.func @negative_local_store_shape(%b: !tilegpu.buffer<128xf32, #tilegpu.shar
 
 // -----
 
-// A quad-fragment accumulator goes into an unswizzled buffer as its stored
-// matrix: the tile, or with a transposed encoding its transpose.
+// A quad-fragment accumulator goes into one shared tile (padded or
+// swizzled) as its stored matrix: the tile, or with a transposed encoding
+// its transpose; not into a ring.
 
-func.func @negative_local_store_swizzled(%b: !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>,
-                                         %v: tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>) {
-  // expected-error @+1 {{'tilegpu.local_store' op writes a quad-fragment accumulator into an unswizzled two-dimensional buffer only, got 'tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>' and '!tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>'}}
-  tilegpu.local_store %v, %b : tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>, !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>
+func.func @negative_local_store_ring(%b: !tilegpu.buffer<2x64x64xbf16, #tilegpu.shared<swizzle = 128>>,
+                                     %v: tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.local_store' op writes a quad-fragment accumulator into a two-dimensional shared buffer only, got 'tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>' and '!tilegpu.buffer<2x64x64xbf16, #tilegpu.shared<swizzle = 128>>'}}
+  tilegpu.local_store %v, %b : tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>, !tilegpu.buffer<2x64x64xbf16, #tilegpu.shared<swizzle = 128>>
   return
 }
 
@@ -1007,12 +1008,12 @@ func.func @negative_mma_f16_accumulator(
 func.func @negative_mma_transposed_shared_lhs(
     %q: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
     %k: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
-    %acc: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>) {
-  // expected-error @+1 {{'tilegpu.mma' op a shared lhs in swizzled panels is stored untransposed}}
+    %acc: tensor<128x128xf32, #tilegpu.mma_sync<acc, warps = 8>>) {
+  // expected-error @+1 {{'tilegpu.mma' op a transposed shared lhs in swizzled panels is wgmma's (M-major); mma.sync reads a transposed lhs from padded rows}}
   %o = tilegpu.mma %q, %k, %acc
       : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
         !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
-        -> tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+        -> tensor<128x128xf32, #tilegpu.mma_sync<acc, warps = 8>>
   return
 }
 
@@ -1987,7 +1988,7 @@ func.func @negative_tmem_alias_ring(%s: !tilegpu.buffer<2x128x64xf32, #tilegpu.t
 // A transposed view keeps the source's bytes: its shape swapped, the pad
 // kept, the transposed flag flipped; padded tiles only.
 func.func @negative_transpose_view_shape(%s: !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>) {
-  // expected-error @+1 {{'tilegpu.transpose_view' op gives the source's transpose over the same bytes (shape swapped, pad kept, transposed flipped), expected 128x64 with transposed = 1, got '!tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>'}}
+  // expected-error @+1 {{'tilegpu.transpose_view' op gives the source's transpose over the same bytes (shape swapped, pad and swizzle kept, transposed flipped), expected 128x64 with transposed = 1, got '!tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>'}}
   %t = tilegpu.transpose_view %s : !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8>>
       -> !tilegpu.buffer<64x128xf16, #tilegpu.shared<pad = 8, transposed = true>>
   return
@@ -2014,9 +2015,9 @@ func.func @negative_transpose_view_pad(%s: !tilegpu.buffer<64x128xf16, #tilegpu.
 // -----
 
 func.func @negative_transpose_view_swizzle(%s: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>) {
-  // expected-error @+1 {{'tilegpu.transpose_view' op transposes padded tiles only (a swizzled panel's transpose is not another panel), not '!tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>'}}
+  // expected-error @+1 {{'tilegpu.transpose_view' op gives the source's transpose over the same bytes (shape swapped, pad and swizzle kept, transposed flipped), expected 64x64 with transposed = 1, got '!tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 64, transposed = true>>'}}
   %t = tilegpu.transpose_view %s : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>
-      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+      -> !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 64, transposed = true>>
   return
 }
 

@@ -166,6 +166,19 @@ func.func @transpose_view(%q: !tilegpu.buffer<64x128xbf16, #tilegpu.shared<pad =
 
 // -----
 
+// A swizzled panel's transpose: the same panels, read the other way by a
+// wgmma descriptor (K-major one way, N-major the other).
+// CHECK-LABEL: func.func @transpose_view_swizzled
+func.func @transpose_view_swizzled(%q: !tilegpu.buffer<64x128xbf16, #tilegpu.shared<swizzle = 128>>)
+    -> !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>> {
+  // CHECK: tilegpu.transpose_view %{{.*}} : <64x128xbf16, #tilegpu.shared<swizzle = 128>> -> <128x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+  %t = tilegpu.transpose_view %q : !tilegpu.buffer<64x128xbf16, #tilegpu.shared<swizzle = 128>>
+      -> !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+  return %t : !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Asynchronous copies and their waits
 //===----------------------------------------------------------------------===//
@@ -258,6 +271,19 @@ func.func @local_store(%factors: !tilegpu.buffer<256xf32, #tilegpu.shared<>>,
   // CHECK: tilegpu.local_load %{{.*}} : <256xf32, #tilegpu.shared<>> -> tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
   %back = tilegpu.local_load %factors : !tilegpu.buffer<256xf32, #tilegpu.shared<>>
       -> tensor<256xf32, #tilegpu.tmem_lanes<rows, warps = 8, row_blocks = 2>>
+  return
+}
+
+// -----
+
+// A wgmma accumulator (dSᵀ) written as the stored rows of transposed
+// swizzled panels, which a wgmma reads as its M-major lhs (dS).
+// CHECK-LABEL: func.func @local_store_swizzled
+func.func @local_store_swizzled(%ds: !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+                                %dst: tensor<64x64xbf16, #tilegpu.wgmma<acc, warpgroups = 1>>) {
+  // CHECK: tilegpu.local_store %{{.*}}, %{{.*}} : tensor<64x64xbf16, #tilegpu.wgmma<acc, warpgroups = 1>>, <64x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+  tilegpu.local_store %dst, %ds : tensor<64x64xbf16, #tilegpu.wgmma<acc, warpgroups = 1>>,
+      !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>
   return
 }
 

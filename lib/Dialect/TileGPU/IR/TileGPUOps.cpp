@@ -129,14 +129,15 @@ LogicalResult LocalStoreOp::verify() {
   BufferType buffer = getBuffer().getType();
   RankedTensorType value = getValue().getType();
   // A quad-fragment accumulator (mma.sync, wgmma) goes into a padded
-  // buffer as its stored matrix: the buffer holds the tile, or, with a
-  // transposed encoding, the tile's transpose (so its shape is reversed).
+  // buffer or swizzled panels as its stored matrix: the buffer holds the
+  // tile, or, with a transposed encoding, the tile's transpose (so its
+  // shape is reversed).
   if (MmaSyncLayoutAttr quad = getQuadFragmentLayout(value.getEncoding())) {
     auto encoding = dyn_cast<SharedEncodingAttr>(buffer.getEncoding());
-    if (quad.getKind() != MmaSyncKind::Acc || !encoding ||
-        encoding.getSwizzle() || buffer.isRing() || value.getRank() != 2)
-      return emitOpError() << "writes a quad-fragment accumulator into an "
-                              "unswizzled two-dimensional buffer only, got "
+    if (quad.getKind() != MmaSyncKind::Acc || !encoding || buffer.isRing() ||
+        value.getRank() != 2)
+      return emitOpError() << "writes a quad-fragment accumulator into a "
+                              "two-dimensional shared buffer only, got "
                            << value << " and " << buffer;
     SmallVector<int64_t, 2> stored(value.getShape());
     if (encoding.getTransposed())
@@ -194,14 +195,16 @@ LogicalResult MmaOp::verify() {
   if (!acc.getElementType().isF32())
     return emitOpError() << "accumulates in f32, not " << acc.getElementType();
   // A transposed lhs (a tile.transpose's buffer) is read by ldmatrix.trans
-  // from padded rows; swizzled panels (wgmma's descriptors) hold it
-  // untransposed.
+  // from padded rows (mma.sync), or as M-major swizzled panels by wgmma's
+  // descriptor; mma.sync does not undo a swizzle transposed.
   if (auto lhsBuffer = dyn_cast<BufferType>(lhsType);
       lhsBuffer &&
       cast<SharedEncodingAttr>(lhsBuffer.getEncoding()).getTransposed() &&
-      cast<SharedEncodingAttr>(lhsBuffer.getEncoding()).getSwizzle())
-    return emitOpError() << "a shared lhs in swizzled panels is stored "
-                            "untransposed";
+      cast<SharedEncodingAttr>(lhsBuffer.getEncoding()).getSwizzle() &&
+      !isa<WgmmaLayoutAttr>(acc.getEncoding()))
+    return emitOpError() << "a transposed shared lhs in swizzled panels is "
+                            "wgmma's (M-major); mma.sync reads a transposed "
+                            "lhs from padded rows";
   if (auto lhsTile = dyn_cast<RankedTensorType>(lhsType);
       lhsTile &&
       lhsTile.getEncoding().getTypeID() != acc.getEncoding().getTypeID())
@@ -537,20 +540,18 @@ LogicalResult TransposeViewOp::verify() {
   if (source.isRing() || result.isRing() || source.getShape().size() != 2 ||
       !from || !to)
     return emitOpError() << "transposes one 2-D shared tile, not " << source;
-  if (from.getSwizzle() || to.getSwizzle())
-    return emitOpError() << "transposes padded tiles only (a swizzled "
-                            "panel's transpose is not another panel), not "
-                         << source;
   ArrayRef<int64_t> shape = source.getShape();
   if (result.getShape() != ArrayRef<int64_t>{shape[1], shape[0]} ||
       result.getElementType() != source.getElementType() ||
-      to.getPad() != from.getPad() ||
+      to.getPad() != from.getPad() || to.getSwizzle() != from.getSwizzle() ||
       to.getTransposed() == from.getTransposed())
     return emitOpError() << "gives the source's transpose over the same "
-                            "bytes (shape swapped, pad kept, transposed "
+                            "bytes (shape swapped, pad and swizzle kept, "
+                            "transposed "
                             "flipped), expected "
-                         << shape[1] << "x" << shape[0] << " with transposed = "
-                         << !from.getTransposed() << ", got " << result;
+                         << shape[1] << "x" << shape[0]
+                         << " with transposed = " << !from.getTransposed()
+                         << ", got " << result;
   return success();
 }
 

@@ -96,12 +96,13 @@ def TileGPU_TransposeViewOp : TileGPU_Op<"transpose_view", [Pure]> {
     The tile `source` holds, transposed: the same shared memory (its stored
     rows unchanged), its shape swapped and its encoding's `transposed` flag
     flipped, so that both name the same stored shape. No data moves: an mma
-    that reads the result reads the source's rows the other way (ldmatrix
-    with or without `.trans`). A block that a kernel needs both ways (the
-    backward's Q for Sᵀ = K Qᵀ and dK += dSᵀ Q) is copied once.
+    that reads the result reads the source's rows the other way. A block
+    that a kernel needs both ways (the backward's Q for Sᵀ = K Qᵀ and
+    dK += dSᵀ Q) is copied once.
     `tilegpu-allocate-memory` sees its uses as the source's. Padded
-    encodings only (the mma.sync family): a swizzled panel's transpose is
-    not another panel.
+    buffers (mma.sync: ldmatrix with or without `.trans`) and swizzled
+    panels (wgmma: the same panels through a K-major descriptor one way and
+    an N-major one the other); pad and swizzle are kept.
 
     Example:
 
