@@ -94,7 +94,8 @@ std::string tiled_attn::describeKernel(const KernelSpec &kernel) {
        << " dtype=" << kernel.dtype << " head_dim=" << kernel.headDim
        << " head_dim_v=" << (kernel.headDimV ? kernel.headDimV : kernel.headDim)
        << " variant=" << kernelVariantName(kernel.variant)
-       << " block_m=" << kernel.blockM << " block_n=" << kernel.blockN
+       << " block_m=" << kernel.blockM << " block_n="
+       << kernel.blockN
        // (Its loops' prefetch, where a configuration asks for one.)
        << (kernel.schedule.empty()
                ? std::string()
@@ -263,13 +264,12 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
   // other schedule passes transform the forward's online softmax).
   for (StringRef option : llvm::split(StringRef(kernel.schedule), ' ')) {
     StringRef key = option.split('=').first;
-    if (!key.empty() &&
-        !llvm::is_contained({"stages", "refill-after-use", "prefetch-streams"},
-                            key))
-      return fail("a backward kernel's schedule takes stages, "
-                  "refill-after-use and prefetch-streams (its loops' "
-                  "prefetch), got '" +
-                  key + "' in \"" + kernel.schedule + "\"");
+    if (!key.empty() && !llvm::is_contained(kTileBackwardScheduleOptions, key))
+      return fail(
+          "a backward kernel's schedule takes " +
+          llvm::join(llvm::ArrayRef(kTileBackwardScheduleOptions), ", ") +
+          " (its loops' prefetch), got '" + key + "' in \"" + kernel.schedule +
+          "\"");
   }
   if (auto problem = parseOptions(kernel.schedule, *kernel.scheduleOptions))
     return fail("schedule \"" + kernel.schedule + "\": " + *problem);
@@ -601,10 +601,9 @@ static Error checkConfigurationName(const std::string &name,
 /// "lowering" and "cubins" into `base`, the first error of its fields, its
 /// name checked (`checkConfigurationName`), and `base`'s origin and
 /// configuration set from the name.
-static Error finishConfiguration(FieldReader &fields, const std::string &name,
-                                 const std::string &where,
-                                 llvm::StringMap<std::string> &configurationNames,
-                                 KernelSpec &base) {
+static Error finishConfiguration(
+    FieldReader &fields, const std::string &name, const std::string &where,
+    llvm::StringMap<std::string> &configurationNames, KernelSpec &base) {
   base.lowering = fields.string("lowering", true);
   base.cubins = fields.strings("cubins", false);
   if (Error error = fields.takeError())
@@ -741,8 +740,7 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
       for (const std::string &variant : variants) {
         std::optional<KernelVariant> parsed = parseKernelVariant(variant);
         if (!parsed)
-          return specError(base.origin, "variant '" + variant +
-                                            "' is not " +
+          return specError(base.origin, "variant '" + variant + "' is not " +
                                             kernelVariantGrammar());
         (parsed->varlen ? packed : padded) = true;
         parsedVariants.push_back(*parsed);

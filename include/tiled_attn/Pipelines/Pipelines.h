@@ -285,11 +285,16 @@ void buildTileToPTXPipeline(mlir::OpPassManager &pm,
 void buildTileSchedulePipeline(mlir::OpPassManager &pm,
                                const TileScheduleOptions &options);
 
+/// The tile-schedule options the backward pass's schedule reads (and a
+/// backward configuration of the library spec may set): its loops'
+/// prefetch.
+inline constexpr llvm::StringLiteral kTileBackwardScheduleOptions[] = {
+    "stages", "refill-after-use", "prefetch-streams"};
+
 /// The backward pass's schedule (tile-generate-sdpa-backward's kernels):
-/// tile-prefetch with `stages`, `prefetch-streams` and `refill-after-use`
-/// (the loops over query blocks stream Q and dO, the dq kernel's K and V),
-/// nothing with stages = 1. The other steps transform the forward's online
-/// softmax.
+/// tile-prefetch with kTileBackwardScheduleOptions (the loops over query
+/// blocks stream Q and dO, the dq kernel's K and V), nothing with stages =
+/// 1. The other steps transform the forward's online softmax.
 void buildTileBackwardSchedulePipeline(mlir::OpPassManager &pm,
                                        const TileScheduleOptions &options);
 
