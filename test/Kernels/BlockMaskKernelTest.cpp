@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Kernels/BlockMaskKernel.h"
+#include "TileDialects.h"
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 #include "tiled_attn/Execution/HostExecutor.h"
@@ -42,14 +43,7 @@ constexpr int64_t kN = kBlockMaskSize;
 
 class BlockMaskKernelTest : public ::testing::Test {
 protected:
-  BlockMaskKernelTest() {
-    DialectRegistry registry;
-    registry
-        .insert<tile::TileDialect, arith::ArithDialect, func::FuncDialect,
-                math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
+  BlockMaskKernelTest() { test::loadTileDialects(context); }
 
   /// The library's function file `name`.mlir with the block mask kernel of
   /// its function `name` added; with `vectorize`, after

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileDialects.h"
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 #include "tiled_attn/Execution/HostExecutor.h"
@@ -40,14 +41,7 @@ namespace {
 
 class ScoreGradientTest : public ::testing::Test {
 protected:
-  ScoreGradientTest() {
-    DialectRegistry registry;
-    registry
-        .insert<tile::TileDialect, arith::ArithDialect, func::FuncDialect,
-                math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
+  ScoreGradientTest() { test::loadTileDialects(context); }
 
   /// `module` with `name`_grad added by tile-differentiate-score.
   bool differentiate(ModuleOp module, StringRef name) {

@@ -14,16 +14,17 @@
 // (bottom-right with S_q > S_k leaves rows that see no key), sliding
 // windows, soft-capping, variable-length batches, lengths that
 // are multiples of the blocks (the unmasked loop over the query blocks
-// that see all of a key block), and a head dim of V of its own. The outputs start as NaN, so that an element no kernel
-// writes fails the comparison.
+// that see all of a key block), and a head dim of V of its own. The outputs
+// start as NaN, so that an element no kernel writes fails the comparison.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Kernels/SdpaBackwardKernel.h"
+#include "TileDialects.h"
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 #include "tiled_attn/Execution/HostExecutor.h"
 #include "tiled_attn/Execution/SdpaReference.h"
-#include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -63,11 +64,7 @@ struct Schedule {
 
 class SdpaBackwardKernelTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    ctx.loadDialect<tile::TileDialect, arith::ArithDialect,
-                    func::FuncDialect, math::MathDialect, scf::SCFDialect,
-                    tensor::TensorDialect>();
-  }
+  void SetUp() override { test::loadTileDialects(ctx); }
 
   /// The gradients' relative L2 errors (dq, dk, dv, and dq of the
   /// deterministic mode's dq kernel) against float64 of the kernels built
@@ -159,13 +156,15 @@ protected:
     for (HostTensor *t : {&delta, &dqAccum, &dq, &dk, &dvOut})
       std::fill(t->data.begin(), t->data.end(), nan);
 
-    auto blocks = [](int64_t n, int64_t block) { return (n + block - 1) / block; };
+    auto blocks = [](int64_t n, int64_t block) {
+      return (n + block - 1) / block;
+    };
     std::array<int64_t, 3> rowGrid = {blocks(c.seqQ, bm), c.heads, c.batch};
-    EXPECT_TRUE(succeeded(runKernel(
-        kernels->preprocess,
-        {KernelArg::view(o), KernelArg::view(dO), KernelArg::view(delta),
-         KernelArg::view(dqAccum)},
-        rowGrid)));
+    EXPECT_TRUE(
+        succeeded(runKernel(kernels->preprocess,
+                            {KernelArg::view(o), KernelArg::view(dO),
+                             KernelArg::view(delta), KernelArg::view(dqAccum)},
+                            rowGrid)));
     std::vector<KernelArg> mainArgs = {
         KernelArg::view(q),       KernelArg::view(k),
         KernelArg::view(v),       KernelArg::view(dO),
@@ -180,18 +179,19 @@ protected:
       mainArgs.push_back(KernelArg::value(capF32));
     EXPECT_TRUE(succeeded(runKernel(kernels->main, mainArgs,
                                     {blocks(c.seqK, bn), c.kvHeads, c.batch})));
-    EXPECT_TRUE(succeeded(runKernel(
-        kernels->postprocess,
-        {KernelArg::view(dqAccum), KernelArg::view(dq),
-         KernelArg::value(roundToType(scale, f32))},
-        rowGrid)));
+    EXPECT_TRUE(
+        succeeded(runKernel(kernels->postprocess,
+                            {KernelArg::view(dqAccum), KernelArg::view(dq),
+                             KernelArg::value(roundToType(scale, f32))},
+                            rowGrid)));
     // The deterministic mode's dq kernel: the main kernel's arguments with
     // dq in place of dq_accum, dk and dv.
     HostTensor dqDet = make(elt, {c.batch, c.heads, c.seqQ, d});
     std::fill(dqDet.data.begin(), dqDet.data.end(), nan);
     std::vector<KernelArg> dqArgs = {
-        KernelArg::view(q),     KernelArg::view(k),     KernelArg::view(v),
-        KernelArg::view(dO),    KernelArg::view(lse),   KernelArg::view(delta),
+        KernelArg::view(q),     KernelArg::view(k),
+        KernelArg::view(v),     KernelArg::view(dO),
+        KernelArg::view(lse),   KernelArg::view(delta),
         KernelArg::view(dqDet), KernelArg::value(roundToType(scale, f32))};
     dqArgs.insert(dqArgs.end(), mainArgs.begin() + 10, mainArgs.end());
     EXPECT_TRUE(succeeded(runKernel(kernels->dq, dqArgs, rowGrid)));
@@ -200,8 +200,7 @@ protected:
     HostTensor rk = make(f32, {c.batch, c.kvHeads, c.seqK, d});
     HostTensor rv = make(f32, {c.batch, c.kvHeads, c.seqK, dv});
     sdpaBackwardReference(q, k, v, dO, rq, rk, rv, roundToType(scale, f32),
-                          otherBand.value_or(band),
-                          otherCap.value_or(capF32));
+                          otherBand.value_or(band), otherCap.value_or(capF32));
     if (outputs)
       for (HostTensor *t : {&dq, &dk, &dvOut, &dqDet})
         outputs->insert(outputs->end(), t->data.begin(), t->data.end());
@@ -234,8 +233,7 @@ TEST_F(SdpaBackwardKernelTest, Causal) {
   Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
   expectClose(f16, {1, 4, 2, 70, 70, tile::CausalMode::TopLeft}, 32, 16, 3);
   expectClose(bf16, {1, 2, 2, 45, 90, tile::CausalMode::TopLeft}, 16, 16, 4);
-  expectClose(f16, {1, 2, 1, 45, 90, tile::CausalMode::BottomRight}, 32, 32,
-              5);
+  expectClose(f16, {1, 2, 1, 45, 90, tile::CausalMode::BottomRight}, 32, 32, 5);
   // Lengths multiples of the blocks: most steps take the unmasked loop.
   expectClose(f16, {1, 2, 2, 64, 128, tile::CausalMode::TopLeft}, 16, 32, 9);
   expectClose(bf16, {1, 2, 1, 64, 128, tile::CausalMode::BottomRight}, 32, 16,
@@ -248,8 +246,8 @@ TEST_F(SdpaBackwardKernelTest, Causal) {
 
 TEST_F(SdpaBackwardKernelTest, HeadDimOfV) {
   Type f16 = Float16Type::get(&ctx);
-  expectClose(f16, {1, 2, 1, 41, 59, tile::CausalMode::TopLeft, 48, 32}, 16,
-              16, 7);
+  expectClose(f16, {1, 2, 1, 41, 59, tile::CausalMode::TopLeft, 48, 32}, 16, 16,
+              7);
 }
 
 // tile-prefetch (the library's backward schedule) moves the loads of Q and
@@ -271,11 +269,20 @@ TEST_F(SdpaBackwardKernelTest, PrefetchIsExact) {
   };
   for (const Run &run :
        {Run{f16, {1, 2, 2, 37, 37, tile::CausalMode::None}, 32, 16, {2, false}},
-        Run{bf16, {1, 4, 2, 70, 70, tile::CausalMode::TopLeft}, 16, 16,
+        Run{bf16,
+            {1, 4, 2, 70, 70, tile::CausalMode::TopLeft},
+            16,
+            16,
             {2, false}},
-        Run{f16, {1, 2, 1, 64, 128, tile::CausalMode::TopLeft}, 16, 32,
+        Run{f16,
+            {1, 2, 1, 64, 128, tile::CausalMode::TopLeft},
+            16,
+            32,
             {3, false}},
-        Run{bf16, {2, 4, 1, 77, 46, tile::CausalMode::BottomRight}, 16, 32,
+        Run{bf16,
+            {2, 4, 1, 77, 46, tile::CausalMode::BottomRight},
+            16,
+            32,
             {2, true}},
         Run{f16, {1, 2, 1, 20, 9, tile::CausalMode::None}, 32, 16, {4, false}},
         Run{f16, window, 32, 16, {2, false}},
@@ -434,7 +441,9 @@ TEST_F(SdpaBackwardKernelTest, Varlen) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (HostTensor *t : {&dq, &dk, &dv, &delta, &dqAccum})
       std::fill(t->data.begin(), t->data.end(), nan);
-    auto blocks = [](int64_t n, int64_t block) { return (n + block - 1) / block; };
+    auto blocks = [](int64_t n, int64_t block) {
+      return (n + block - 1) / block;
+    };
     std::array<int64_t, 3> rows = {blocks(maxQ, bm), heads, seqs};
     ASSERT_TRUE(succeeded(runKernel(
         kernels->preprocess,
@@ -442,28 +451,29 @@ TEST_F(SdpaBackwardKernelTest, Varlen) {
          KernelArg::view(dqAccum), KernelArg::view(cuQ)},
         rows)));
     std::vector<KernelArg> mainArgs = {
-        KernelArg::view(q),       KernelArg::view(k),  KernelArg::view(v),
+        KernelArg::view(q),       KernelArg::view(k),   KernelArg::view(v),
         KernelArg::view(dO),      KernelArg::view(lse), KernelArg::view(delta),
-        KernelArg::view(dqAccum), KernelArg::view(dk), KernelArg::view(dv),
+        KernelArg::view(dqAccum), KernelArg::view(dk),  KernelArg::view(dv),
         KernelArg::value(scale)};
     if (window)
       mainArgs.insert(mainArgs.end(),
                       {KernelArg::index(mask.lo), KernelArg::index(mask.hi)});
-    mainArgs.insert(mainArgs.end(), {KernelArg::view(cuQ), KernelArg::view(cuK)});
+    mainArgs.insert(mainArgs.end(),
+                    {KernelArg::view(cuQ), KernelArg::view(cuK)});
     if (window)
       mainArgs.push_back(KernelArg::index(mask.align));
-    ASSERT_TRUE(succeeded(runKernel(kernels->main, mainArgs,
-                                    {blocks(maxK, bn), kvHeads, seqs})));
-    ASSERT_TRUE(succeeded(runKernel(
-        kernels->postprocess,
-        {KernelArg::view(dqAccum), KernelArg::view(dq), KernelArg::value(scale),
-         KernelArg::view(cuQ)},
-        rows)));
+    ASSERT_TRUE(succeeded(
+        runKernel(kernels->main, mainArgs, {blocks(maxK, bn), kvHeads, seqs})));
+    ASSERT_TRUE(
+        succeeded(runKernel(kernels->postprocess,
+                            {KernelArg::view(dqAccum), KernelArg::view(dq),
+                             KernelArg::value(scale), KernelArg::view(cuQ)},
+                            rows)));
     HostTensor dqDet = dq;
     std::fill(dqDet.data.begin(), dqDet.data.end(), nan);
     std::vector<KernelArg> dqArgs = {
-        KernelArg::view(q),     KernelArg::view(k),   KernelArg::view(v),
-        KernelArg::view(dO),    KernelArg::view(lse), KernelArg::view(delta),
+        KernelArg::view(q),     KernelArg::view(k),     KernelArg::view(v),
+        KernelArg::view(dO),    KernelArg::view(lse),   KernelArg::view(delta),
         KernelArg::view(dqDet), KernelArg::value(scale)};
     dqArgs.insert(dqArgs.end(), mainArgs.begin() + 10, mainArgs.end());
     ASSERT_TRUE(succeeded(runKernel(kernels->dq, dqArgs, rows)));
@@ -471,11 +481,14 @@ TEST_F(SdpaBackwardKernelTest, Varlen) {
         << "dq (deterministic), causal " << int(causal) << " band " << mask.lo
         << ".." << mask.hi;
     EXPECT_LT(relativeL2(dq, rq), 1e-3)
-        << "dq, causal " << int(causal) << " band " << mask.lo << ".." << mask.hi;
+        << "dq, causal " << int(causal) << " band " << mask.lo << ".."
+        << mask.hi;
     EXPECT_LT(relativeL2(dk, rk), 1e-3)
-        << "dk, causal " << int(causal) << " band " << mask.lo << ".." << mask.hi;
+        << "dk, causal " << int(causal) << " band " << mask.lo << ".."
+        << mask.hi;
     EXPECT_LT(relativeL2(dv, rv), 1e-3)
-        << "dv, causal " << int(causal) << " band " << mask.lo << ".." << mask.hi;
+        << "dv, causal " << int(causal) << " band " << mask.lo << ".."
+        << mask.hi;
   }
 }
 

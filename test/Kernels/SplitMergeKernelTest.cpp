@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Kernels/SplitMergeKernel.h"
+#include "TileDialects.h"
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Execution/HostExecutor.h"
 
@@ -118,11 +119,8 @@ void checkMerge(MLIRContext &ctx, Type elementType, int64_t dv, Case c,
 }
 
 TEST(SplitMergeKernel, MergesChunksAsFloat64Does) {
-  DialectRegistry registry;
-  registry.insert<tile::TileDialect, arith::ArithDialect, func::FuncDialect,
-                  math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
-  MLIRContext ctx(registry);
-  ctx.loadAllAvailableDialects();
+  MLIRContext ctx;
+  test::loadTileDialects(ctx);
   checkMerge(ctx, BFloat16Type::get(&ctx), 128, {2, 3, 4, 17}, 1);
   checkMerge(ctx, Float16Type::get(&ctx), 64, {1, 2, 7, 1}, 2);
   checkMerge(ctx, BFloat16Type::get(&ctx), 128, {1, 1, 1, 40}, 3);
