@@ -59,6 +59,13 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getValue().getType());
     auto layout = tilegpu::getQuadFragmentLayout(type.getEncoding());
+    // A wgmma accumulator whose warpgroups split its columns: each
+    // warpgroup stores its block's tile, N / blocks columns on.
+    auto blocks = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
+    if (blocks && blocks.getColumnBlocks() > 1)
+      layout = blocks.getColumnBlockLayout();
+    else
+      blocks = nullptr;
     if (!layout)
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
@@ -72,8 +79,34 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
       return op.emitError() << "GPU lowering: stores take an accumulator "
                                "tile into a rank-4 view, or an unmasked "
                                "vector of rows into a rank-3 one";
-    Fragment frag = Fragment::get(type);
     LaneCoords lc(rewriter, loc);
+    Value colOrigin =
+        arith::MulIOp::create(rewriter, loc, adaptor.getIndices()[3],
+                              cIdx(rewriter, loc, type.getDimSize(1)));
+    Fragment frag;
+    if (blocks) {
+      int64_t count = blocks.getColumnBlocks();
+      int64_t columns = type.getDimSize(1) / count;
+      frag = Fragment::get(layout, {type.getDimSize(0), columns});
+      Value group = arith::DivUIOp::create(rewriter, loc, lc.warp,
+                                           cIdx(rewriter, loc, 4));
+      Value c = cIdx(rewriter, loc, count);
+      // The warp's place among the warps of its column block.
+      lc.warp = arith::AddIOp::create(
+          rewriter, loc,
+          arith::MulIOp::create(rewriter, loc,
+                                arith::DivUIOp::create(rewriter, loc, group, c),
+                                cIdx(rewriter, loc, 4)),
+          arith::RemUIOp::create(rewriter, loc, lc.warp,
+                                 cIdx(rewriter, loc, 4)));
+      colOrigin = arith::AddIOp::create(
+          rewriter, loc, colOrigin,
+          arith::MulIOp::create(rewriter, loc,
+                                arith::RemUIOp::create(rewriter, loc, group, c),
+                                cIdx(rewriter, loc, columns)));
+    } else {
+      frag = Fragment::get(type);
+    }
     Value view = adaptor.getView();
     ValueRange idx = adaptor.getIndices();
     Value seqLen = memref::DimOp::create(rewriter, loc, view, 2);
@@ -82,10 +115,7 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
         rewriter, loc, frag,
         arith::MulIOp::create(rewriter, loc, idx[2],
                               cIdx(rewriter, loc, type.getDimSize(0))));
-    Value colBase = lc.firstCol(
-        rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, idx[3],
-                              cIdx(rewriter, loc, type.getDimSize(1))));
+    Value colBase = lc.firstCol(rewriter, loc, colOrigin);
     // Masked or adding: each element on its own (an adding store is an
     // atomic f32 add, where its mask bit is set).
     int64_t width = op.getMask() || op.getAdd() ? 1 : 2;

@@ -132,7 +132,10 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
     auto layout = dyn_cast<WgmmaLayoutAttr>(accTy.getEncoding());
     if (!layout)
       return rewriter.notifyMatchFailure(op, "not a wgmma accumulator");
-    int64_t n = accTy.getDimSize(1);
+    // With column blocks, each warpgroup computes N / blocks of the
+    // columns.
+    int64_t blocks = layout.getColumnBlocks();
+    int64_t n = accTy.getDimSize(1) / blocks;
     BufferType rhsTy = op.getRhs().getType();
     auto rhsEnc = cast<SharedEncodingAttr>(rhsTy.getEncoding());
     Type elt = rhsTy.getElementType();
@@ -150,10 +153,46 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
                                "panels of "
                             << rhsPanelCols << " columns";
 
-    // Warpgroup of this thread, and its first row.
+    if (!transB && n % 8)
+      return op.emitError() << "GPU lowering: a K-major rhs's column block "
+                               "starts on an 8-row atom";
+    if (transB && blocks > 1 && n % 8)
+      return op.emitError() << "GPU lowering: an N-major rhs's column block "
+                               "starts on a 16-byte chunk";
+
+    // Warpgroup of this thread: its block of 64 rows, and its block of
+    // columns (N-major: n columns of the panels on; K-major: n stored rows
+    // of W bytes on).
     Value tid = threadIdInRole(rewriter, loc);
-    Value wg =
+    Value group =
         arith::DivUIOp::create(rewriter, loc, tid, cIdx(rewriter, loc, 128));
+    Value wg = arith::DivUIOp::create(rewriter, loc, group,
+                                      cIdx(rewriter, loc, blocks));
+    Value rhsBase = cIdx(rewriter, loc, 0);
+    if (blocks > 1) {
+      Value col0 = arith::MulIOp::create(
+          rewriter, loc,
+          arith::RemUIOp::create(rewriter, loc, group,
+                                 cIdx(rewriter, loc, blocks)),
+          cIdx(rewriter, loc, n));
+      if (transB)
+        rhsBase = arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(
+                rewriter, loc,
+                arith::DivUIOp::create(rewriter, loc, col0,
+                                       cIdx(rewriter, loc, rhsPanelCols)),
+                cIdx(rewriter, loc,
+                     rhsEnc.getPanelBytes(rhsTy.getTileShape()))),
+            arith::MulIOp::create(
+                rewriter, loc,
+                arith::RemUIOp::create(rewriter, loc, col0,
+                                       cIdx(rewriter, loc, rhsPanelCols)),
+                cIdx(rewriter, loc, eltBytes)));
+      else
+        rhsBase = arith::MulIOp::create(
+            rewriter, loc, col0, cIdx(rewriter, loc, rhsEnc.getSwizzle()));
+    }
 
     auto lhsBuffer = dyn_cast<BufferType>(op.getLhs().getType());
     auto lhsEnc = lhsBuffer ? cast<SharedEncodingAttr>(lhsBuffer.getEncoding())
@@ -191,8 +230,11 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
                  : kMajorStepOffset(kk, rhsPanelCols,
                                     rhsEnc.getPanelBytes(rhsTy.getTileShape()),
                                     eltBytes);
-      Value descB = sharedDescriptor(rewriter, loc, adaptor.getRhs(),
-                                     cIdx(rewriter, loc, rhsOffset), *rhsBits);
+      Value descB = sharedDescriptor(
+          rewriter, loc, adaptor.getRhs(),
+          arith::AddIOp::create(rewriter, loc, rhsBase,
+                                cIdx(rewriter, loc, rhsOffset)),
+          *rhsBits);
       if (lhsBuffer) {
         // K-major: this warpgroup's 64 rows start 64 rows of the swizzle's
         // bytes into each panel. M-major: its 64 rows are stored columns

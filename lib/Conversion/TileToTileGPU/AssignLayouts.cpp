@@ -151,6 +151,18 @@ struct FamilyLayouts {
                                                   : WgmmaKind::OperandA;
     return WgmmaLayoutAttr::get(ctx, wgmma, warps / 4);
   }
+  /// The accumulator layout of a 2-D tile of `shape`: reg(Acc), but on
+  /// wgmma a tile of fewer rows than 64 per warpgroup (dQ's 64 rows on two
+  /// warpgroups) has its warpgroups side by side on the columns, as many
+  /// blocks of columns as the rows leave over.
+  Attribute acc(ArrayRef<int64_t> shape) const {
+    int64_t rows = 64 * (warps / 4);
+    if (family != Family::Wgmma || shape.size() != 2 || shape[0] >= rows ||
+        shape[0] % 64 || rows % shape[0])
+      return reg(MmaSyncKind::Acc);
+    return WgmmaLayoutAttr::get(ctx, WgmmaKind::Acc, warps / 4,
+                                rows / shape[0]);
+  }
   /// The shared encoding of `tile` (stored transposed or not). mma.sync:
   /// rows padded for ldmatrix, or with `tma` the swizzled panels TMA writes
   /// (ldmatrix reads them with the swizzle undone in its addresses).
@@ -276,6 +288,10 @@ public:
 
 private:
   Attribute layout(MmaSyncKind kind) { return family.reg(kind); }
+  /// The accumulator layout of the 2-D tile `v` (family.acc).
+  Attribute acc(Value v) {
+    return family.acc(cast<RankedTensorType>(v.getType()).getShape());
+  }
   /// `operand`'s shared encoding, or an error on `mma` where its rows fit
   /// no swizzle.
   FailureOr<Attribute> shared(MmaOp mma, Value operand,
@@ -383,8 +399,8 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     if (failed(rhsEncoding))
       return failure();
     seed(mma.getRhs(), *rhsEncoding);
-    seed(mma.getAcc(), layout(MmaSyncKind::Acc));
-    seed(mma.getResult(), layout(MmaSyncKind::Acc));
+    seed(mma.getAcc(), acc(mma.getAcc()));
+    seed(mma.getResult(), acc(mma.getResult()));
     return success();
   }
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
@@ -392,7 +408,7 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     // (convert-tile-to-tilegpu makes it a tilegpu.cta_reduce).
     if (!isa<RankedTensorType>(reduce.getType()))
       return success();
-    seed(reduce.getInput(), layout(MmaSyncKind::Acc));
+    seed(reduce.getInput(), acc(reduce.getInput()));
     seed(reduce.getResult(),
          layout(reduce.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols));
     return success();
@@ -400,7 +416,7 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   if (auto bcast = dyn_cast<BroadcastOp>(op)) {
     seed(bcast.getInput(),
          layout(bcast.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols));
-    seed(bcast.getResult(), layout(MmaSyncKind::Acc));
+    seed(bcast.getResult(), acc(bcast.getResult()));
     return success();
   }
   // A bounds mask over a vector is over columns (the keys of a block), as
@@ -415,7 +431,7 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   auto iota = dyn_cast<IotaOp>(op);
   if (isa<CausalMaskOp, WindowMaskOp>(op) ||
       (iota && iota.getType().getRank() == 2)) {
-    seed(op->getResult(0), layout(MmaSyncKind::Acc));
+    seed(op->getResult(0), acc(op->getResult(0)));
     return success();
   }
   // A gather's elements lie where its indices do.
@@ -474,18 +490,17 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       return op->emitError() << "tilegpu-assign-layouts: a tile.transpose "
                                 "feeds the lhs of tile.mma ops only (it "
                                 "goes through shared memory)";
-    seed(transpose.getInput(), layout(MmaSyncKind::Acc));
+    seed(transpose.getInput(), acc(transpose.getInput()));
     return success();
   }
   if (auto store = dyn_cast<StoreOp>(op)) {
     // A tile of rows (the log-sum-exps) leaves in the rows' layout.
-    seed(
-        store.getValue(),
-        layout(cast<RankedTensorType>(store.getValue().getType()).getRank() == 1
-                   ? MmaSyncKind::Rows
-                   : MmaSyncKind::Acc));
+    seed(store.getValue(),
+         cast<RankedTensorType>(store.getValue().getType()).getRank() == 1
+             ? layout(MmaSyncKind::Rows)
+             : acc(store.getValue()));
     if (store.getMask())
-      seed(store.getMask(), layout(MmaSyncKind::Acc));
+      seed(store.getMask(), acc(store.getMask()));
     return success();
   }
   if (auto loop = dyn_cast<scf::ForOp>(op))

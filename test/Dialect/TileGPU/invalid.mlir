@@ -113,6 +113,25 @@ func.func private @negative_wgmma_warpgroups_large(tensor<320xf32, #tilegpu.wgmm
 
 // -----
 
+// Warpgroups side by side on an accumulator's columns: column_blocks
+// divides warpgroups, splits an accumulator only, and leaves 64 rows a
+// row block and N / column_blocks columns a multiple of 8 up to 256 each.
+
+// expected-error @+1 {{column_blocks must divide warpgroups (2), got 3}}
+func.func private @negative_wgmma_column_blocks(tensor<64x96xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 3>>)
+
+// -----
+
+// expected-error @+1 {{column_blocks splits an accumulator only, not a tile of kind 'opa'}}
+func.func private @negative_wgmma_column_blocks_opa(tensor<64x64xf16, #tilegpu.wgmma<opa, warpgroups = 2, column_blocks = 2>>)
+
+// -----
+
+// expected-error @+1 {{#tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2> needs 64 rows (64 per row block) and N a multiple of 8 up to 256 in each column block}}
+func.func private @negative_wgmma_column_blocks_shape(tensor<64x72xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>)
+
+// -----
+
 // expected-error @+1 {{warps must be 4, 8 or 16 (whole quadrants), got 2}}
 func.func private @negative_tmem_lanes_warps(tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 2>>)
 
@@ -1000,6 +1019,22 @@ func.func @negative_mma_f16_accumulator(
       : tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 4>>,
         !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
         -> tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>
+  return
+}
+
+// -----
+
+// Warpgroups side by side on the columns each need the whole lhs: it
+// comes from shared memory.
+func.func @negative_mma_column_blocks_register_lhs(
+    %p: tensor<64x64xf16, #tilegpu.wgmma<opa, warpgroups = 1>>,
+    %v: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128>>,
+    %acc: tensor<64x128xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>) {
+  // expected-error @+1 {{'tilegpu.mma' op takes a shared lhs where the warpgroups split the accumulator's columns, not #tilegpu.wgmma<opa, warpgroups = 1>}}
+  %o = tilegpu.mma %p, %v, %acc
+      : tensor<64x64xf16, #tilegpu.wgmma<opa, warpgroups = 1>>,
+        !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128>>
+        -> tensor<64x128xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>
   return
 }
 

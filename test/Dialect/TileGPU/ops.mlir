@@ -53,6 +53,7 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
 // CHECK-SAME: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>
 // CHECK-SAME: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
 // CHECK-SAME: tensor<64xf32, #tilegpu.wgmma<rows, warpgroups = 1>>
+// CHECK-SAME: tensor<64x128xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>
 // CHECK-SAME: tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
 // CHECK-SAME: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 16>>
 func.func @layouts(%acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>,
@@ -61,6 +62,7 @@ func.func @layouts(%acc: tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>,
                    %opa: tensor<128x64xf16, #tilegpu.mma_sync<opa, warps = 8>>,
                    %wacc: tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>,
                    %wrows: tensor<64xf32, #tilegpu.wgmma<rows, warpgroups = 1>>,
+                   %wsplit: tensor<64x128xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>,
                    %tmem: tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>,
                    %tmem16: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 16>>) {
   return

@@ -28,6 +28,12 @@ func.func private @mma_sync(tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
 func.func private @wgmma(tensor<128x16xf32, #tilegpu.wgmma<acc, warpgroups = 2>>,
                          tensor<64xf32, #tilegpu.wgmma<rows, warpgroups = 1>>)
 
+// column_blocks = 2: the two warpgroups side by side on 64 rows, each on
+// 8 of the 16 columns.
+// CHECK: tensor<64x16xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>: 256 threads x 4 registers, each element held 1 time(s)
+// CHECK-NEXT: warp 0 lane 0: (0, 0) (0, 1) (8, 0) (8, 1)
+func.func private @wgmma_column_blocks(tensor<64x16xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>)
+
 // tcgen05.ld 32x32b: one row per lane, consecutive columns per register;
 // with 8 warps the two warps of a quadrant split the columns.
 // CHECK: tensor<128x8xf32, #tilegpu.tmem_lanes<acc, warps = 4>>: 128 threads x 8 registers, each element held 1 time(s)

@@ -278,9 +278,17 @@ bool MmaSyncLayoutAttr::canStageStore(ArrayRef<int64_t> shape,
 
 LogicalResult
 WgmmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                        WgmmaKind kind, int64_t warpgroups) {
+                        WgmmaKind kind, int64_t warpgroups,
+                        int64_t columnBlocks) {
   if (warpgroups < 1 || warpgroups > 4)
     return emitError() << "warpgroups must be in [1, 4], got " << warpgroups;
+  if (columnBlocks < 1 || warpgroups % columnBlocks)
+    return emitError() << "column_blocks must divide warpgroups (" << warpgroups
+                       << "), got " << columnBlocks;
+  if (columnBlocks > 1 && kind != WgmmaKind::Acc)
+    return emitError() << "column_blocks splits an accumulator only, not a "
+                          "tile of kind '"
+                       << stringifyWgmmaKind(kind) << "'";
   return success();
 }
 
@@ -289,14 +297,17 @@ int64_t WgmmaLayoutAttr::getWarpCount() const { return 4 * getWarpgroups(); }
 LogicalResult WgmmaLayoutAttr::verifyTileShape(
     ArrayRef<int64_t> shape,
     function_ref<InFlightDiagnostic()> emitError) const {
-  int64_t rows = 64 * getWarpgroups();
+  int64_t rows = 64 * getRowBlocks(), blocks = getColumnBlocks();
   bool ok = false;
   StringRef needs;
   switch (getKind()) {
   case WgmmaKind::Acc:
-    ok = shape.size() == 2 && shape[0] == rows && shape[1] % 8 == 0 &&
-         shape[1] >= 8 && shape[1] <= 256;
-    needs = " and N a multiple of 8 up to 256";
+    ok = shape.size() == 2 && shape[0] == rows &&
+         shape[1] % (8 * blocks) == 0 && shape[1] >= 8 * blocks &&
+         shape[1] <= 256 * blocks;
+    needs = blocks > 1 ? " and N a multiple of 8 up to 256 in each column "
+                         "block"
+                       : " and N a multiple of 8 up to 256";
     break;
   case WgmmaKind::OperandA:
     ok = shape.size() == 2 && shape[0] == rows && shape[1] % 16 == 0;
@@ -315,7 +326,9 @@ LogicalResult WgmmaLayoutAttr::verifyTileShape(
   }
   if (!ok)
     return emitError() << *this << " needs " << rows
-                       << " rows (64 per warpgroup)" << needs;
+                       << (blocks > 1 ? " rows (64 per row block)"
+                                      : " rows (64 per warpgroup)")
+                       << needs;
   return success();
 }
 
@@ -335,13 +348,22 @@ MmaSyncLayoutAttr WgmmaLayoutAttr::getQuadFragmentLayout() const {
     kind = MmaSyncKind::OperandA;
     break;
   }
+  assert(getColumnBlocks() == 1 && "column blocks are no quad fragments");
   return MmaSyncLayoutAttr::get(getContext(), kind, 4 * getWarpgroups());
+}
+
+MmaSyncLayoutAttr WgmmaLayoutAttr::getColumnBlockLayout() const {
+  return MmaSyncLayoutAttr::get(getContext(), MmaSyncKind::Acc,
+                                4 * getRowBlocks());
 }
 
 MmaSyncLayoutAttr tiled_attn::tilegpu::getQuadFragmentLayout(Attribute layout) {
   if (auto mma = dyn_cast_or_null<MmaSyncLayoutAttr>(layout))
     return mma;
-  if (auto wgmma = dyn_cast_or_null<WgmmaLayoutAttr>(layout))
+  // (A tile whose warpgroups split its columns is not one: the patterns that
+  // take one know it by its own layout.)
+  if (auto wgmma = dyn_cast_or_null<WgmmaLayoutAttr>(layout);
+      wgmma && wgmma.getColumnBlocks() == 1)
     return wgmma.getQuadFragmentLayout();
   return nullptr;
 }
@@ -352,14 +374,28 @@ bool tiled_attn::tilegpu::isAsyncMmaResult(Type type) {
 }
 
 // On 64 rows per warpgroup, 16 per warp, the registers are mma.sync's.
+// With column blocks, a warpgroup's registers are those of its block's
+// tile.
 int64_t WgmmaLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
-  return getQuadFragmentLayout().getRegisterCount(shape);
+  if (getColumnBlocks() == 1)
+    return getQuadFragmentLayout().getRegisterCount(shape);
+  return getColumnBlockLayout().getRegisterCount(
+      {shape[0], shape[1] / getColumnBlocks()});
 }
 
 SmallVector<int64_t>
 WgmmaLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape, int64_t warp,
                                        int64_t lane, int64_t reg) const {
-  return getQuadFragmentLayout().getElementCoordinates(shape, warp, lane, reg);
+  int64_t blocks = getColumnBlocks();
+  if (blocks == 1)
+    return getQuadFragmentLayout().getElementCoordinates(shape, warp, lane,
+                                                         reg);
+  int64_t group = warp / 4, columns = shape[1] / blocks;
+  int64_t blockWarp = 4 * (group / blocks) + warp % 4;
+  SmallVector<int64_t> at = getColumnBlockLayout().getElementCoordinates(
+      {shape[0], columns}, blockWarp, lane, reg);
+  at[1] += (group % blocks) * columns;
+  return at;
 }
 
 LogicalResult

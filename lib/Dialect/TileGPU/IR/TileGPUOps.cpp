@@ -241,6 +241,12 @@ LogicalResult MmaOp::verify() {
                          ? cast<WgmmaLayoutAttr>(
                                cast<RankedTensorType>(lhsType).getEncoding())
                          : nullptr;
+    // (Warpgroups side by side on the columns would each need the whole
+    // lhs: it comes from shared memory.)
+    if (lhsLayout && wgmma.getColumnBlocks() > 1)
+      return emitOpError() << "takes a shared lhs where the warpgroups split "
+                              "the accumulator's columns, not "
+                           << lhsLayout;
     if (lhsLayout && (lhsLayout.getKind() != WgmmaKind::OperandA ||
                       lhsLayout.getWarpgroups() != wgmma.getWarpgroups()))
       return emitOpError() << "expects a register lhs in "
@@ -398,8 +404,13 @@ LogicalResult StagedStoreOp::verify() {
                             "buffer, not "
                          << staging;
   auto mma = dyn_cast<MmaSyncLayoutAttr>(value.getEncoding());
-  if (auto wgmma = dyn_cast<WgmmaLayoutAttr>(value.getEncoding()))
+  if (auto wgmma = dyn_cast<WgmmaLayoutAttr>(value.getEncoding())) {
+    if (wgmma.getColumnBlocks() > 1)
+      return emitOpError() << "stages no tile whose warpgroups split its "
+                              "columns, got "
+                           << value;
     mma = wgmma.getQuadFragmentLayout();
+  }
   if (mma && !mma.canStageStore(value.getShape(), value.getElementType()))
     return emitOpError() << "cannot stage " << value
                          << ": it takes a 16-bit 'acc' tile whose warps' "

@@ -138,6 +138,15 @@ def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
       register order is `acc`'s, so P goes from accumulator to operand in
       place.
 
+    With `column_blocks` = c > 1 (an `acc` only) the warpgroups split the
+    columns too: warpgroup w owns rows 64 (w / c) .. +63 of the columns of
+    block w % c (N / c each), so that a tile of fewer rows than 64 x
+    `warpgroups` still has every warpgroup at work (FlashAttention-3's
+    backward puts its two warpgroups side by side on dQ's 64 rows). Such a
+    tile is a product's accumulator, a constant, or what an (adding) store
+    writes; the quad-fragment code of reductions and broadcasts does not
+    take it.
+
     Per warp these are exactly the registers of `#tilegpu.mma_sync` with
     4 x `warpgroups` warps on 16 rows each (`getQuadFragmentLayout`), so the
     per-thread code of reductions, broadcasts, masks and stores is shared;
@@ -150,16 +159,28 @@ def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
 
     ```mlir
     tensor<128x128xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
+    tensor<64x128xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>
     ```
   }];
   let parameters = (ins EnumParameter<TileGPU_WgmmaKind>:$kind,
-                        "int64_t":$warpgroups);
-  let assemblyFormat = "`<` $kind `,` struct($warpgroups) `>`";
+                        "int64_t":$warpgroups,
+                        DefaultValuedParameter<"int64_t", "1">:$column_blocks);
+  let assemblyFormat = "`<` $kind `,` struct($warpgroups, $column_blocks) `>`";
+  let builders = [
+    AttrBuilder<(ins "WgmmaKind":$kind, "int64_t":$warpgroups), [{
+      return $_get($_ctxt, kind, warpgroups, 1);
+    }]>
+  ];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The mma.sync layout that puts the same elements in the same
-    /// registers: kind for kind, on 4 x warpgroups warps.
+    /// registers: kind for kind, on 4 x warpgroups warps (column_blocks 1).
     MmaSyncLayoutAttr getQuadFragmentLayout() const;
+    /// With column_blocks > 1: the mma.sync layout of one column block's
+    /// tile (64 x rowBlocks rows, N / column_blocks columns) on the
+    /// 4 x rowBlocks warps that share it.
+    MmaSyncLayoutAttr getColumnBlockLayout() const;
+    int64_t getRowBlocks() const { return getWarpgroups() / getColumnBlocks(); }
   }];
 }
 
