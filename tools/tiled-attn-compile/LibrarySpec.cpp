@@ -692,14 +692,17 @@ expandSplitMerges(const json::Object &object, const std::string &where,
 /// postprocess kernel (and their varlen forms where a variant is varlen),
 /// and a main kernel per variant (a mask with or without _softcap and
 /// _varlen), then with "deterministic" a dq kernel per variant, each of
-/// block_m query rows and block_n keys, lowered as `lowering` says.
+/// block_m query rows and block_n keys, lowered as `lowering` says; with
+/// "phases", only the kernels of those phases (another configuration makes
+/// the others: a main kernel on two warpgroups beside preprocess and
+/// postprocess kernels of one).
 static Expected<std::vector<KernelSpec>>
 expandSdpaBackward(const json::Object &object, const std::string &where,
                    const std::vector<std::string> &specDtypes,
                    llvm::StringMap<std::string> &configurationNames) {
   FieldReader fields(object, where);
   fields.allowOnly({"name", "program", "dtypes", "head_dims", "variants",
-                    "deterministic", "block_m", "block_n", "schedule",
+                    "deterministic", "phases", "block_m", "block_n", "schedule",
                     "lowering", "cubins"});
   std::string name = fields.string("name", true);
   std::vector<std::string> dtypes =
@@ -710,6 +713,32 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
   // "deterministic": a dq kernel per variant too (the deterministic mode's).
   const bool deterministic =
       object.get("deterministic") && fields.boolean("deterministic");
+  // "phases": the phases whose kernels it makes (default: every one).
+  static constexpr SdpaBackwardPhase kPhases[] = {
+      SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Postprocess,
+      SdpaBackwardPhase::Main, SdpaBackwardPhase::Dq};
+  llvm::SmallVector<SdpaBackwardPhase, 4> phases(std::begin(kPhases),
+                                                 std::end(kPhases));
+  if (object.get("phases")) {
+    phases.clear();
+    for (const std::string &text : fields.strings("phases", true)) {
+      const SdpaBackwardPhase *known =
+          llvm::find_if(kPhases, [&](SdpaBackwardPhase p) {
+            return sdpaBackwardPhaseName(p) == text;
+          });
+      if (known == std::end(kPhases) || llvm::is_contained(phases, *known))
+        return specError(where, "'phases' lists each of preprocess, "
+                                "postprocess, main and dq at most once, got '" +
+                                    text + "'");
+      phases.push_back(*known);
+    }
+    if (llvm::is_contained(phases, SdpaBackwardPhase::Dq) && !deterministic)
+      return specError(where, "'phases' lists dq, which only a "
+                              "\"deterministic\" configuration makes");
+  }
+  auto makes = [&](SdpaBackwardPhase phase) {
+    return llvm::is_contained(phases, phase);
+  };
   KernelSpec base;
   base.program = KernelProgram::SdpaBackward;
   base.blockM = fields.integer("block_m");
@@ -750,6 +779,8 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
           continue;
         for (SdpaBackwardPhase phase :
              {SdpaBackwardPhase::Preprocess, SdpaBackwardPhase::Postprocess}) {
+          if (!makes(phase))
+            continue;
           kernel.variant = KernelVariant();
           kernel.variant.varlen = varlen;
           kernel.backwardPhase = phase;
@@ -759,7 +790,7 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
       }
       for (SdpaBackwardPhase phase :
            {SdpaBackwardPhase::Main, SdpaBackwardPhase::Dq}) {
-        if (phase == SdpaBackwardPhase::Dq && !deterministic)
+        if ((phase == SdpaBackwardPhase::Dq && !deterministic) || !makes(phase))
           continue;
         for (const KernelVariant &variant : parsedVariants) {
           kernel.variant = variant;
