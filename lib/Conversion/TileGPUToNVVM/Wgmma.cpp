@@ -122,6 +122,20 @@ Value wgmmaRegisterA(OpBuilder &b, Location loc, Value acc, Value a8,
   return asmOp.getResult(0);
 }
 
+/// The byte offset of stored column `column` in N-major (or M-major)
+/// panels: its panel's, plus its place in the panel's rows.
+Value panelColumnOffset(OpBuilder &b, Location loc, Value column,
+                        int64_t panelColumns, int64_t panelBytes,
+                        int64_t elementBytes) {
+  Value panel =
+      arith::DivUIOp::create(b, loc, column, cIdx(b, loc, panelColumns));
+  Value within =
+      arith::RemUIOp::create(b, loc, column, cIdx(b, loc, panelColumns));
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, panel, cIdx(b, loc, panelBytes)),
+      arith::MulIOp::create(b, loc, within, cIdx(b, loc, elementBytes)));
+}
+
 struct MmaToWgmma final : OpConversionPattern<MmaOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -176,19 +190,9 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
                                  cIdx(rewriter, loc, blocks)),
           cIdx(rewriter, loc, n));
       if (transB)
-        rhsBase = arith::AddIOp::create(
-            rewriter, loc,
-            arith::MulIOp::create(
-                rewriter, loc,
-                arith::DivUIOp::create(rewriter, loc, col0,
-                                       cIdx(rewriter, loc, rhsPanelCols)),
-                cIdx(rewriter, loc,
-                     rhsEnc.getPanelBytes(rhsTy.getTileShape()))),
-            arith::MulIOp::create(
-                rewriter, loc,
-                arith::RemUIOp::create(rewriter, loc, col0,
-                                       cIdx(rewriter, loc, rhsPanelCols)),
-                cIdx(rewriter, loc, eltBytes)));
+        rhsBase = panelColumnOffset(rewriter, loc, col0, rhsPanelCols,
+                                    rhsEnc.getPanelBytes(rhsTy.getTileShape()),
+                                    eltBytes);
       else
         rhsBase = arith::MulIOp::create(
             rewriter, loc, col0, cIdx(rewriter, loc, rhsEnc.getSwizzle()));
@@ -236,39 +240,26 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
                                 cIdx(rewriter, loc, rhsOffset)),
           *rhsBits);
       if (lhsBuffer) {
-        // K-major: this warpgroup's 64 rows start 64 rows of the swizzle's
-        // bytes into each panel. M-major: its 64 rows are stored columns
-        // 64 wg on (whole panels, or a part of one), k-step k at stored
-        // row 16k.
-        int64_t lhsPanelCols = lhsEnc.getPanelColumns(elt);
-        Value wgOffset =
-            transA ? arith::AddIOp::create(
+        // This warpgroup's rows: K-major, 64 rows of the swizzle's bytes
+        // into each panel; M-major, stored columns 64 wg on (whole panels,
+        // or a part of one). k-step k: 32k bytes on in the K-major panels,
+        // stored row 16k of the M-major ones.
+        Value lhsBase =
+            transA ? panelColumnOffset(
                          rewriter, loc,
-                         arith::MulIOp::create(
-                             rewriter, loc,
-                             arith::DivUIOp::create(
-                                 rewriter, loc,
-                                 arith::MulIOp::create(rewriter, loc, wg,
-                                                       cIdx(rewriter, loc, 64)),
-                                 cIdx(rewriter, loc, lhsPanelCols)),
-                             cIdx(rewriter, loc, lhsPanelBytes)),
-                         arith::MulIOp::create(
-                             rewriter, loc,
-                             arith::RemUIOp::create(
-                                 rewriter, loc,
-                                 arith::MulIOp::create(rewriter, loc, wg,
-                                                       cIdx(rewriter, loc, 64)),
-                                 cIdx(rewriter, loc, lhsPanelCols)),
-                             cIdx(rewriter, loc, eltBytes)))
+                         arith::MulIOp::create(rewriter, loc, wg,
+                                               cIdx(rewriter, loc, 64)),
+                         lhsEnc.getPanelColumns(elt), lhsPanelBytes, eltBytes)
                    : arith::MulIOp::create(
                          rewriter, loc, wg,
                          cIdx(rewriter, loc, 64 * lhsEnc.getSwizzle()))
                          .getResult();
-        int64_t stepOffset = transA ? kk * 16 * lhsEnc.getSwizzle()
-                                    : kMajorStepOffset(kk, lhsPanelCols,
-                                                       lhsPanelBytes, eltBytes);
+        int64_t stepOffset =
+            transA ? kk * 16 * lhsEnc.getSwizzle()
+                   : kMajorStepOffset(kk, lhsEnc.getPanelColumns(elt),
+                                      lhsPanelBytes, eltBytes);
         Value lhsOffset = arith::AddIOp::create(
-            rewriter, loc, wgOffset, cIdx(rewriter, loc, stepOffset));
+            rewriter, loc, lhsBase, cIdx(rewriter, loc, stepOffset));
         Value descA = sharedDescriptor(rewriter, loc, adaptor.getLhs(),
                                        lhsOffset, *lhsBits);
         acc = NVVM::WgmmaMmaAsyncOp::create(
