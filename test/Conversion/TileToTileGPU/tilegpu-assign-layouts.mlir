@@ -136,6 +136,10 @@
 // head dims always give them; hand-written IR may not):
 // RUN: not tiled-attn-opt %t/rows.mlir --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   --tilegpu-assign-layouts="warps=4" 2>&1 | FileCheck %s --check-prefix=ROWS32
+// wgmma on two warpgroups, a product of 64 rows (the backward's dQ part):
+// the warpgroups split its columns, and its store takes the same layout.
+// RUN: tiled-attn-opt %t/column-blocks.mlir --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" | FileCheck %s --check-prefix=COLUMNS
 
 // The layouts of the mma.sync family, on a decomposed kernel with the
 // default 4 warps: mma operands and results fix opa, a shared encoding
@@ -657,5 +661,22 @@ func.func @rows_of_16_bytes(%q: !tile.view<?x?x?x8xf16>, %k: !tile.view<?x?x?x8x
   %s = tile.mma %q_i, %kt, %zero : tensor<64x8xf16>, tensor<8x64xf16> -> tensor<64x64xf32>
   %s16 = arith.truncf %s : tensor<64x64xf32> to tensor<64x64xf16>
   tile.store %s16, %o[%c0, %c0, %c0, %c0] : tensor<64x64xf16>, !tile.view<?x?x?x64xf16>
+  return
+}
+
+// -----
+
+//--- column-blocks.mlir
+
+func.func @column_blocks(%a: !tile.view<?x?x?x128xf16>, %b: !tile.view<?x?x?x64xf16>,
+                         %o: !tile.view<?x?x?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %a[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x128xf16> -> tensor<64x128xf16>
+  %y = tile.load %b[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<128x64xf16>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  // COLUMNS: tile.mma {{.*}} -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>
+  %p = tile.mma %x, %y, %zero : tensor<64x128xf16>, tensor<128x64xf16> -> tensor<64x64xf32>
+  // COLUMNS: tile.store {{.*}} add : tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>
+  tile.store %p, %o[%c0, %c0, %c0, %c0] add : tensor<64x64xf32>, !tile.view<?x?x?x64xf32>
   return
 }
