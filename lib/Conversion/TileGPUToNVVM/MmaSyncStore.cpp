@@ -32,10 +32,18 @@ using namespace tiled_attn::tilegpu;
 namespace {
 
 /// Each lane writes its accumulator pairs (16-bit, 4 bytes each) into a
-/// padded shared buffer at their rows and columns of the stored matrix:
-/// the first half of a staged store, and a local store.
+/// shared buffer (`bufferType`) at their rows and columns of the stored
+/// matrix: the first half of a staged store, and a local store. In
+/// swizzled panels a pair, 4 bytes of one 16-byte chunk, goes to its
+/// swizzled place.
 void writeAccumulatorPairs(OpBuilder &b, Location loc, const Fragment &frag,
-                           LaneCoords &lc, Value value, Value buffer) {
+                           LaneCoords &lc, Value value, Value buffer,
+                           BufferType bufferType) {
+  const bool swizzled =
+      cast<SharedEncodingAttr>(bufferType.getEncoding()).getSwizzle();
+  if (swizzled)
+    buffer = memref::CollapseShapeOp::create(
+        b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
   Value row0 = lc.firstRow(b, loc, frag, cIdx(b, loc, 0));
   Value col0 = lc.firstCol(b, loc, cIdx(b, loc, 0));
   for (int64_t e = 0; e < frag.size(); e += 2) {
@@ -43,8 +51,11 @@ void writeAccumulatorPairs(OpBuilder &b, Location loc, const Fragment &frag,
         arith::AddIOp::create(b, loc, row0, cIdx(b, loc, frag.rowOffset[e]));
     Value col =
         arith::AddIOp::create(b, loc, col0, cIdx(b, loc, frag.colOffset[e]));
+    SmallVector<Value, 2> at = {row, col};
+    if (swizzled)
+      at = {swizzledIndex(b, loc, bufferType, row, col)};
     vector::StoreOp::create(b, loc, extractRegisters(b, loc, value, e, 2),
-                            buffer, ValueRange{row, col},
+                            buffer, at,
                             /*nontemporal=*/false, llvm::MaybeAlign(4));
   }
 }
@@ -219,7 +230,8 @@ struct StagedStoreToNVVM final : OpConversionPattern<StagedStoreOp> {
                                "pieces, a whole number per lane";
     Value buffer = adaptor.getStaging();
     LaneCoords lc(rewriter, loc);
-    writeAccumulatorPairs(rewriter, loc, frag, lc, adaptor.getValue(), buffer);
+    writeAccumulatorPairs(rewriter, loc, frag, lc, adaptor.getValue(), buffer,
+                          op.getStaging().getType());
     NVVM::SyncWarpOp::create(
         rewriter, loc, arith::ConstantIntOp::create(rewriter, loc, -1, 32));
 
@@ -285,39 +297,18 @@ struct LocalStoreFromQuadFragments final : OpConversionPattern<LocalStoreOp> {
     Location loc = op.getLoc();
     LaneCoords lc(rewriter, loc);
     BufferType bufferType = op.getBuffer().getType();
-    if (!cast<SharedEncodingAttr>(bufferType.getEncoding()).getSwizzle()) {
-      writeAccumulatorPairs(rewriter, loc, Fragment::get(type), lc,
-                            adaptor.getValue(), adaptor.getBuffer());
-      rewriter.eraseOp(op);
-      return success();
-    }
-    // Swizzled panels (wgmma's operand): each pair, 4 bytes of one 16-byte
-    // chunk, at its swizzled place; then the writes are ordered before the
+    writeAccumulatorPairs(rewriter, loc, Fragment::get(type), lc,
+                          adaptor.getValue(), adaptor.getBuffer(), bufferType);
+    // Swizzled panels are wgmma's operand: the writes ordered before the
     // async proxy's reads (the wgmma that takes the buffer, after the
     // barrier that follows).
-    const Fragment frag = Fragment::get(type);
-    Value flat =
-        memref::CollapseShapeOp::create(rewriter, loc, adaptor.getBuffer(),
-                                        ArrayRef<ReassociationIndices>{{0, 1}});
-    Value row0 = lc.firstRow(rewriter, loc, frag, cIdx(rewriter, loc, 0));
-    Value col0 = lc.firstCol(rewriter, loc, cIdx(rewriter, loc, 0));
-    for (int64_t e = 0; e < frag.size(); e += 2) {
-      Value row = arith::AddIOp::create(rewriter, loc, row0,
-                                        cIdx(rewriter, loc, frag.rowOffset[e]));
-      Value col = arith::AddIOp::create(rewriter, loc, col0,
-                                        cIdx(rewriter, loc, frag.colOffset[e]));
-      vector::StoreOp::create(
+    if (cast<SharedEncodingAttr>(bufferType.getEncoding()).getSwizzle())
+      NVVM::FenceProxyOp::create(
           rewriter, loc,
-          extractRegisters(rewriter, loc, adaptor.getValue(), e, 2), flat,
-          ValueRange{swizzledIndex(rewriter, loc, bufferType, row, col)},
-          /*nontemporal=*/false, llvm::MaybeAlign(4));
-    }
-    NVVM::FenceProxyOp::create(
-        rewriter, loc,
-        NVVM::ProxyKindAttr::get(rewriter.getContext(),
-                                 NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(rewriter.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+          NVVM::ProxyKindAttr::get(rewriter.getContext(),
+                                   NVVM::ProxyKind::async_shared),
+          NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
     rewriter.eraseOp(op);
     return success();
   }

@@ -1218,6 +1218,21 @@ func.func @negative_staged_store_staging_shape(
 
 // -----
 
+// A tile whose warpgroups split its columns is stored by each warpgroup
+// directly, never staged.
+func.func @negative_staged_store_column_blocks(
+    %o: tensor<64x64xf16, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>,
+    %ov: !tile.view<?x?x?x64xf16>, %i: index) {
+  %stage = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  // expected-error @+1 {{'tilegpu.staged_store' op stages no tile whose warpgroups split its columns, got 'tensor<64x64xf16, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>'}}
+  tilegpu.staged_store %o, %ov[%i, %i, %i, %i] through %stage
+      : tensor<64x64xf16, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>, !tile.view<?x?x?x64xf16>,
+        !tilegpu.buffer<64x64xf16, #tilegpu.shared<pad = 8>>
+  return
+}
+
+// -----
+
 func.func @negative_staged_store_staging_element_type(
     %o: tensor<128x64xf16, #tilegpu.mma_sync<acc, warps = 4>>,
     %ov: !tile.view<?x?x?x64xf16>, %i: index) {
