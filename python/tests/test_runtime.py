@@ -436,7 +436,11 @@ def spec_kernels() -> list:
         options = dict(opt.split("=", 1) for opt in config["lowering"].split())
         for head_dim in config["head_dims"]:
             d, dv = (head_dim, head_dim) if isinstance(head_dim, int) else head_dim
-            for variant in config["variants"]:
+            # "@NAME" names one of the spec's variant lists.
+            lists = spec.get("variant_lists", {})
+            variants = [v for item in config["variants"]
+                        for v in (lists[item[1:]] if item.startswith("@") else [item])]
+            for variant in variants:
                 # Kernels with score and mask functions (none+alibi) or a
                 # block mask (none_sparse) are chosen only when the call
                 # names them (test_functions.py), split-KV kernels only by a

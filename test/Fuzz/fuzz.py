@@ -940,7 +940,10 @@ def library_entries(spec):
     for config in spec["configurations"]:
         if config.get("program", "sdpa") != "sdpa":
             continue  # block mask kernels: no SDPA entry to draw from
-        for variant in config["variants"]:
+        lists = spec.get("variant_lists", {})
+        variants = [v for item in config["variants"]
+                    for v in (lists[item[1:]] if item.startswith("@") else [item])]
+        for variant in variants:
             # Decode kernels (split-KV, per-entry key lengths) take
             # arguments the version-1 entries cannot name: not drawn from.
             if "_split" in variant or "_seqused" in variant:

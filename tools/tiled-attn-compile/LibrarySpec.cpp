@@ -363,6 +363,16 @@ Error tiled_attn::finalizeKernelSpec(KernelSpec &kernel) {
 }
 
 namespace {
+/// What a version-2 spec's top level gives every configuration: the
+/// dtypes (unless a configuration names its own) and the named variant
+/// lists that a configuration's "variants" splices in as "@NAME".
+struct SpecDefaults {
+  std::vector<std::string> dtypes;
+  llvm::StringMap<std::vector<std::string>> variantLists;
+};
+} // namespace
+
+namespace {
 /// Typed access to the keys of one JSON object; the first problem, naming
 /// the object and the key, is kept for takeError.
 class FieldReader {
@@ -417,6 +427,34 @@ public:
         }
         result.push_back(s->str());
       }
+    }
+    return result;
+  }
+
+  /// A non-empty list of variants, where an item "@NAME" stands for the
+  /// spec's variant list NAME (its top-level "variant_lists"), spliced in.
+  std::vector<std::string>
+  variants(StringRef key,
+           const llvm::StringMap<std::vector<std::string>> &lists) {
+    std::vector<std::string> result;
+    for (std::string &item : strings(key, /*nonEmpty=*/true)) {
+      if (!StringRef(item).starts_with("@")) {
+        result.push_back(std::move(item));
+        continue;
+      }
+      auto it = lists.find(StringRef(item).drop_front());
+      if (it == lists.end()) {
+        std::vector<std::string> known;
+        for (const auto &entry : lists)
+          known.push_back(entry.first().str());
+        llvm::sort(known);
+        fail("'" + key + "' names the variant list '" + item +
+             "', which the spec's 'variant_lists' does not hold (it holds: " +
+             (known.empty() ? std::string("none") : llvm::join(known, ", ")) +
+             ")");
+        break;
+      }
+      llvm::append_range(result, it->second);
     }
     return result;
   }
@@ -655,14 +693,15 @@ expandBlockMasks(const json::Object &object, const std::string &where,
 /// rows per program, lowered as `lowering` says.
 static Expected<std::vector<KernelSpec>>
 expandSplitMerges(const json::Object &object, const std::string &where,
-                  const std::vector<std::string> &specDtypes,
+                  const SpecDefaults &specDefaults,
                   llvm::StringMap<std::string> &configurationNames) {
   FieldReader fields(object, where);
   fields.allowOnly({"name", "program", "dtypes", "head_dims_v", "block_m",
                     "lowering", "cubins"});
   std::string name = fields.string("name", true);
-  std::vector<std::string> dtypes =
-      object.get("dtypes") ? fields.strings("dtypes", true) : specDtypes;
+  std::vector<std::string> dtypes = object.get("dtypes")
+                                        ? fields.strings("dtypes", true)
+                                        : specDefaults.dtypes;
   std::vector<std::pair<int64_t, int64_t>> headDims =
       fields.headDims("head_dims_v");
   KernelSpec base;
@@ -698,18 +737,20 @@ expandSplitMerges(const json::Object &object, const std::string &where,
 /// postprocess kernels of one).
 static Expected<std::vector<KernelSpec>>
 expandSdpaBackward(const json::Object &object, const std::string &where,
-                   const std::vector<std::string> &specDtypes,
+                   const SpecDefaults &specDefaults,
                    llvm::StringMap<std::string> &configurationNames) {
   FieldReader fields(object, where);
   fields.allowOnly({"name", "program", "dtypes", "head_dims", "variants",
                     "deterministic", "phases", "block_m", "block_n", "schedule",
                     "lowering", "cubins"});
   std::string name = fields.string("name", true);
-  std::vector<std::string> dtypes =
-      object.get("dtypes") ? fields.strings("dtypes", true) : specDtypes;
+  std::vector<std::string> dtypes = object.get("dtypes")
+                                        ? fields.strings("dtypes", true)
+                                        : specDefaults.dtypes;
   std::vector<std::pair<int64_t, int64_t>> headDims =
       fields.headDims("head_dims");
-  std::vector<std::string> variants = fields.strings("variants", true);
+  std::vector<std::string> variants =
+      fields.variants("variants", specDefaults.variantLists);
   // "deterministic": a dq kernel per variant too (the deterministic mode's).
   const bool deterministic =
       object.get("deterministic") && fields.boolean("deterministic");
@@ -807,7 +848,7 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
 /// variant and dtype, in that order, finalized.
 static Expected<std::vector<KernelSpec>>
 expandConfiguration(const json::Value &value, const std::string &where,
-                    const std::vector<std::string> &specDtypes,
+                    const SpecDefaults &specDefaults,
                     llvm::StringMap<std::string> &configurationNames) {
   const json::Object *object = value.getAsObject();
   if (!object)
@@ -815,21 +856,23 @@ expandConfiguration(const json::Value &value, const std::string &where,
                                 llvm::formatv("{0}", value).str());
   if (auto program = object->getString("program");
       program && *program == "split_merge")
-    return expandSplitMerges(*object, where, specDtypes, configurationNames);
+    return expandSplitMerges(*object, where, specDefaults, configurationNames);
   if (auto program = object->getString("program");
       program && *program == "sdpa_backward")
-    return expandSdpaBackward(*object, where, specDtypes, configurationNames);
+    return expandSdpaBackward(*object, where, specDefaults, configurationNames);
   if (object->get("program"))
     return expandBlockMasks(*object, where, configurationNames);
   FieldReader fields(*object, where);
   fields.allowOnly({"name", "dtypes", "head_dims", "variants", "block_m",
                     "block_n", "page_size", "schedule", "lowering", "cubins"});
   std::string name = fields.string("name", true);
-  std::vector<std::string> dtypes =
-      object->get("dtypes") ? fields.strings("dtypes", true) : specDtypes;
+  std::vector<std::string> dtypes = object->get("dtypes")
+                                        ? fields.strings("dtypes", true)
+                                        : specDefaults.dtypes;
   std::vector<std::pair<int64_t, int64_t>> headDims =
       fields.headDims("head_dims");
-  std::vector<std::string> variants = fields.strings("variants", true);
+  std::vector<std::string> variants =
+      fields.variants("variants", specDefaults.variantLists);
   KernelSpec base;
   base.blockM = fields.integer("block_m");
   base.blockN = fields.integer("block_n");
@@ -877,15 +920,39 @@ Expected<std::vector<KernelSpec>> tiled_attn::readLibrarySpec(StringRef path) {
                                " (this tool reads versions 1 and 2)");
   FieldReader fields(*top, path.str());
   if (version == 2)
-    fields.allowOnly({"version", "about", "dtypes", "configurations"});
+    fields.allowOnly(
+        {"version", "about", "dtypes", "variant_lists", "configurations"});
   else
     fields.allowOnly({"version", "about", "kernels"});
   (void)fields.integer("version");
-  std::vector<std::string> dtypes;
+  SpecDefaults defaults;
   if (version == 2)
-    dtypes = fields.strings("dtypes", true);
+    defaults.dtypes = fields.strings("dtypes", true);
   if (Error error = fields.takeError())
     return std::move(error);
+  // "variant_lists": named lists of variants, each a non-empty list of
+  // variants (not of other lists' names).
+  if (const json::Value *lists =
+          version == 2 ? top->get("variant_lists") : nullptr) {
+    const json::Object *object = lists->getAsObject();
+    if (!object)
+      return specError(path, "'variant_lists' must be an object of named "
+                             "lists of variants, got " +
+                                 llvm::formatv("{0}", *lists).str());
+    FieldReader listFields(*object, (path + ": variant_lists").str());
+    for (const auto &entry : *object) {
+      std::vector<std::string> variants =
+          listFields.strings(entry.first, /*nonEmpty=*/true);
+      if (Error error = listFields.takeError())
+        return std::move(error);
+      for (const std::string &variant : variants)
+        if (StringRef(variant).starts_with("@"))
+          return specError(path, "variant_lists: '" + entry.first.str() +
+                                     "' names another list ('" + variant +
+                                     "'); a list holds variants only");
+      defaults.variantLists[entry.first] = std::move(variants);
+    }
+  }
   StringRef listKey = version == 2 ? "configurations" : "kernels";
   const json::Array *entries = top->getArray(listKey);
   if (!entries || entries->empty())
@@ -898,7 +965,7 @@ Expected<std::vector<KernelSpec>> tiled_attn::readLibrarySpec(StringRef path) {
         (path + ": " + listKey + "[" + Twine(index) + "]").str();
     Expected<std::vector<KernelSpec>> expanded =
         version == 2
-            ? expandConfiguration(entry, where, dtypes, configurationNames)
+            ? expandConfiguration(entry, where, defaults, configurationNames)
             : expandEntry(entry, where);
     if (!expanded)
       return expanded.takeError();
