@@ -887,8 +887,10 @@ LogicalResult Interpreter::execute(Operation *op) {
           for (int64_t j = 0; j < cols; ++j) {
             if (score)
               args[0] = RtValue::scalar(score->data[i * cols + j]);
-            args[first + 2] = RtValue::integer(q0 + i);
-            args[first + 3] = RtValue::integer(k0 + j);
+            // (Transposed: keys as rows.)
+            bool t = apply.getTransposed();
+            args[first + 2] = RtValue::integer(q0 + (t ? j : i));
+            args[first + 3] = RtValue::integer(k0 + (t ? i : j));
             Interpreter inner(blockId, /*padReads=*/true);
             SmallVector<RtValue> results;
             if (failed(inner.runBlock(fn.getBody().front(), args, results)))

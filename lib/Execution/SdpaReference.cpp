@@ -101,14 +101,18 @@ void tiled_attn::exec::sdpaBackwardReference(HostTensor &q, HostTensor &k,
                                              HostTensor &v, HostTensor &dOut,
                                              HostTensor &dq, HostTensor &dk,
                                              HostTensor &dv, double scale,
-                                             Band band, double softcap) {
+                                             Band band, double softcap,
+                                             const ScoreFunctions *functions) {
   int64_t batch = q.sizes[0], heads = q.sizes[1], seqQ = q.sizes[2],
           seqK = k.sizes[2], dim = q.sizes[3], dimV = v.sizes[3];
   int64_t group = heads / k.sizes[1];
   std::fill(dq.data.begin(), dq.data.end(), 0.0);
   std::fill(dk.data.begin(), dk.data.end(), 0.0);
   std::fill(dv.data.begin(), dv.data.end(), 0.0);
-  std::vector<double> p(seqK), dp(seqK), capSlope(seqK, 1.0);
+  std::vector<double> p(seqK), dp(seqK), capSlope(seqK, 1.0),
+      fnSlope(seqK, 1.0);
+  std::vector<bool> seen(seqK, true);
+  const double minusInf = -std::numeric_limits<double>::infinity();
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t i = 0; i < seqQ; ++i) {
@@ -130,11 +134,25 @@ void tiled_attn::exec::sdpaBackwardReference(HostTensor &q, HostTensor &k,
             p[j] = softcap * t;
             capSlope[j] = 1.0 - t * t;
           }
+          if (functions && functions->score) {
+            const double x = p[j], step = 1e-4;
+            p[j] = functions->score(x, b, h, i, j);
+            fnSlope[j] = (functions->score(x + step, b, h, i, j) -
+                          functions->score(x - step, b, h, i, j)) /
+                         (2 * step);
+          }
+          seen[j] = !functions || !functions->mask ||
+                    functions->mask(b, h, i, j);
+          if (!seen[j])
+            p[j] = minusInf;
           top = std::max(top, p[j]);
         }
+        // (A row whose every key is masked sees no key.)
+        if (top == minusInf)
+          continue;
         double sum = 0.0;
         for (int64_t j = first; j < end; ++j)
-          sum += p[j] = std::exp(p[j] - top);
+          sum += p[j] = seen[j] ? std::exp(p[j] - top) : 0.0;
         for (int64_t j = first; j < end; ++j)
           p[j] /= sum;
         // dP = dO_i V^T; delta = sum_j P_j dP_j (= dO_i . O_i).
@@ -148,7 +166,8 @@ void tiled_attn::exec::sdpaBackwardReference(HostTensor &q, HostTensor &k,
         }
         for (int64_t j = first; j < end; ++j) {
           // dS = P (dP - delta); the scores' gradient is scale * dS.
-          double ds = p[j] * (dp[j] - delta) * capSlope[j] * scale;
+          double ds =
+              p[j] * (dp[j] - delta) * fnSlope[j] * capSlope[j] * scale;
           for (int64_t d = 0; d < dim; ++d) {
             dq.at({b, h, i, d}) += ds * k.at({b, hk, j, d});
             dk.at({b, hk, j, d}) += ds * q.at({b, h, i, d});

@@ -34,6 +34,7 @@
 
 #include "tiled_attn/Kernels/SdpaBackwardKernel.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Kernels/KernelFunctions.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -130,11 +131,14 @@ struct ScoreTiles {
                              arith::MulFOp::create(b, loc, s, capScale));
     return arith::MulFOp::create(b, loc, t, cap);
   }
-  /// dS = P (dP - delta), times 1 - t^2 through a cap.
+  /// dS = P (dP - delta), times a score function's slope `slope` (df/ds
+  /// at the scores, where there is one), times 1 - t^2 through a cap.
   Value dScores(OpBuilder &b, Location loc, Value p, Value dp, Value delta,
-                Value t) const {
+                Value t, Value slope = Value()) const {
     Value ds = arith::MulFOp::create(b, loc, p,
                                      arith::SubFOp::create(b, loc, dp, delta));
+    if (slope)
+      ds = arith::MulFOp::create(b, loc, ds, slope);
     if (!cap)
       return ds;
     return arith::MulFOp::create(
@@ -161,6 +165,11 @@ public:
         f32(b.getF32Type()), i32(b.getI32Type()),
         rowsView(ViewType::get(ctx, {dyn, dyn, dyn}, f32)),
         offsetsView(ViewType::get(ctx, {dyn}, i32)) {}
+
+  /// The configuration's score and mask functions, and the score
+  /// function's gradient, looked up in `module`; an error names what is
+  /// missing, doubled or of the wrong kind.
+  LogicalResult findFunctions(ModuleOp module);
 
   func::FuncOp buildPreprocess();
   func::FuncOp buildMain();
@@ -307,6 +316,85 @@ private:
     }
   }
 
+  // The functions' captured inputs, once per name, appended to `types`
+  // after the arguments of `roles`; their attributes (#tile.arg<captured,
+  // "name">) go into `captured`, and scoreFn's and maskFn's captures are
+  // numbered as this kernel's arguments.
+  void captureArguments(SmallVector<Type> &types, ArrayRef<ArgRole> roles,
+                        SmallVector<DictionaryAttr> &captured) {
+    KernelArguments args;
+    args.types.assign(types.begin(), types.end());
+    args.attrs.assign(types.size(), b.getDictionaryAttr({}));
+    for (auto [fn, isScore] : {std::pair{&scoreFn, true}, {&maskFn, false}}) {
+      fn->captures.clear();
+      // (Checked by findFunctions: cannot fail here.)
+      if (fn->fn)
+        (void)addFunctionCaptures(b, *fn, isScore, args);
+    }
+    types.assign(args.types.begin(), args.types.end());
+    captured.assign(args.attrs.begin() + roles.size(), args.attrs.end());
+  }
+  // A kernel of these arguments (kb.kernel) with the captured ones'
+  // attributes set.
+  func::FuncOp kernelWithCaptures(StringRef symbol, ArrayRef<Type> types,
+                                  ArrayRef<ArgRole> roles,
+                                  ArrayRef<DictionaryAttr> captured) {
+    func::FuncOp f = kb.kernel(symbol, types, roles);
+    for (auto [i, attrs] : llvm::enumerate(captured))
+      f.setArgAttrs(roles.size() + i, attrs);
+    return f;
+  }
+  // The score function, its slope (@<f>_grad with a gradient of 1) or the
+  // mask function over a block of scores at queries from q0 and keys from
+  // k0 of batch entry `entry` and query head `head`; transposed: keys as
+  // rows.
+  Value applyFunction(OpBuilder &b, Location loc, func::FuncOp kernel,
+                      const KernelFunction &fn, func::FuncOp callee,
+                      Value scores, ArrayRef<int64_t> shape, Value entry,
+                      Value head, Value q0, Value k0, bool transposed,
+                      Value extra = Value()) {
+    SmallVector<Value> captures;
+    for (unsigned a : fn.captures)
+      captures.push_back(kernel.getArgument(a));
+    if (extra)
+      captures.push_back(extra);
+    Type element = scores ? f32 : b.getI1Type();
+    return ApplyOp::create(b, loc, RankedTensorType::get(shape, element),
+                           callee.getSymName(), scores, entry, head, q0, k0,
+                           captures, transposed);
+  }
+  // The scores as the score function leaves them (`raw` where there is
+  // none).
+  Value scoreFunction(OpBuilder &b, Location loc, func::FuncOp kernel,
+                      Value raw, ArrayRef<int64_t> shape, Value entry,
+                      Value head, Value q0, Value k0, bool transposed) {
+    if (!scoreFn.fn)
+      return raw;
+    return applyFunction(b, loc, kernel, scoreFn, scoreFn.fn, raw, shape, entry,
+                         head, q0, k0, transposed);
+  }
+  // df/ds at the scores `raw` (null without a score function).
+  Value scoreSlope(OpBuilder &b, Location loc, func::FuncOp kernel, Value raw,
+                   ArrayRef<int64_t> shape, Value entry, Value head, Value q0,
+                   Value k0, bool transposed) {
+    if (!scoreFn.fn)
+      return Value();
+    Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+    return applyFunction(b, loc, kernel, scoreFn, scoreGrad, raw, shape, entry,
+                         head, q0, k0, transposed, one);
+  }
+  // `visible` and what the mask function shows.
+  Value maskFunction(OpBuilder &b, Location loc, func::FuncOp kernel,
+                     Value visible, ArrayRef<int64_t> shape, Value entry,
+                     Value head, Value q0, Value k0, bool transposed) {
+    if (!maskFn.fn)
+      return visible;
+    return arith::AndIOp::create(b, loc, visible,
+                                 applyFunction(b, loc, kernel, maskFn,
+                                               maskFn.fn, Value(), shape, entry,
+                                               head, q0, k0, transposed));
+  }
+
   // With varlen, `views` (each a view argument, and whether its rows are
   // keys) narrowed to sequence `batch`'s rows of the packed tensors
   // (queries' by cu_seqlens_q, keys' by cu_seqlens_k), in that order, and
@@ -329,7 +417,9 @@ private:
   /// (varlen, see sliceToSequence), S_q and S_k (of the narrowed q and k)
   /// and the group size H_q / H_kv.
   struct Program {
-    Value x, y, batch, c0, c1, seqQ, seqK, group;
+    // (`entry`: the batch entry, the sequence with varlen, which score and
+    // mask functions see; `batch` the views' index, 0 with varlen.)
+    Value x, y, batch, entry, c0, c1, seqQ, seqK, group;
   };
   Program beginProgram(llvm::function_ref<Value(ArgRole)> argOf, Value &q,
                        Value &k, ArrayRef<std::pair<Value *, bool>> views) {
@@ -338,6 +428,7 @@ private:
     p.y = BlockIdOp::create(b, loc, Dim::Y);
     p.batch = BlockIdOp::create(b, loc, Dim::Z);
     p.c0 = kb.index(0), p.c1 = kb.index(1);
+    p.entry = p.batch;
     sliceToSequence(argOf, p.batch, p.c0, views);
     p.seqQ = DimOp::create(b, loc, q, 2);
     p.seqK = DimOp::create(b, loc, k, 2);
@@ -357,9 +448,53 @@ private:
   Type elt;
   const std::string name;
   Type f32, i32, rowsView, offsetsView;
+  KernelFunction scoreFn, maskFn;
+  func::FuncOp scoreGrad;
 };
 
 } // namespace
+
+LogicalResult BackwardBuilder::findFunctions(ModuleOp module) {
+  for (const std::string &fnName : cfg.functions) {
+    auto found = module.lookupSymbol<func::FuncOp>(fnName);
+    if (!found)
+      return emitError(loc) << "no function '" << fnName
+                            << "' in the module (a score or mask function)";
+    FunctionType type = found.getFunctionType();
+    bool isScore = type.getNumResults() == 1 && type.getResult(0).isF32();
+    KernelFunction &fn = isScore ? scoreFn : maskFn;
+    if (fn.fn)
+      return emitError(loc)
+             << "two " << (isScore ? "score" : "mask") << " functions: '"
+             << fn.fn.getSymName() << "' and '" << fnName
+             << "' (a score function gives an f32, a mask function an i1)";
+    fn.fn = found;
+    // (The signature and captures' roles, checked on a scratch list.)
+    KernelArguments scratch;
+    if (failed(addFunctionCaptures(b, fn, isScore, scratch)))
+      return failure();
+    if (!isScore)
+      continue;
+    std::string gradName = fnName + "_grad";
+    scoreGrad = module.lookupSymbol<func::FuncOp>(gradName);
+    SmallVector<Type> inputs(type.getInputs());
+    inputs.push_back(f32);
+    if (!scoreGrad)
+      return emitError(loc)
+             << "the score function '" << fnName << "' has no gradient '"
+             << gradName
+             << "' beside it (tile-differentiate-score derives it from the "
+                "body, or declare it: the function's arguments and %grad: "
+                "f32, returning %grad * df/dscore)";
+    if (scoreGrad.getFunctionType() != b.getFunctionType(inputs, {f32}))
+      return emitError(loc)
+             << "the gradient '" << gradName << "' of '" << fnName
+             << "' must be of type " << b.getFunctionType(inputs, {f32}) << " ("
+             << fnName << "'s arguments and %grad), got "
+             << scoreGrad.getFunctionType();
+  }
+  return success();
+}
 
 // Preprocess: delta = rowsum(dO * O) and dQ's accumulator zeroed.
 func::FuncOp BackwardBuilder::buildPreprocess() {
@@ -406,7 +541,9 @@ func::FuncOp BackwardBuilder::buildMain() {
                                 ArgRole::DQAccum, ArgRole::DK,  ArgRole::DV,
                                 ArgRole::Scale};
   maskArguments(types, roles);
-  func::FuncOp f = kb.kernel(name, types, roles);
+  SmallVector<DictionaryAttr> captured;
+  captureArguments(types, roles, captured);
+  func::FuncOp f = kernelWithCaptures(name, types, roles, captured);
   Value q = f.getArgument(0), k = f.getArgument(1), v = f.getArgument(2),
         dO = f.getArgument(3), lse = f.getArgument(4), delta = f.getArgument(5),
         dqAccum = f.getArgument(6), dk = f.getArgument(7),
@@ -427,7 +564,7 @@ func::FuncOp BackwardBuilder::buildMain() {
                                {&dk, true},
                                {&dvOut, true}});
   Value n = prog.x, kvHead = prog.y, batch = prog.batch, c0 = prog.c0,
-        c1 = prog.c1;
+        c1 = prog.c1, entry = prog.entry;
   Value seqQ = prog.seqQ, seqK = prog.seqK, group = prog.group;
   // K_n is the lhs of Sᵀ = K_n Q_mᵀ and the rhs of dS K_n: two reads, so
   // that a GPU can hold one in registers and the other in shared memory.
@@ -501,6 +638,9 @@ func::FuncOp BackwardBuilder::buildMain() {
             .getResult();
       }
          : std::function<Value()>());
+  // A mask function may hide any key: every step takes the masks.
+  if (maskFn.fn)
+    fullFrom = fullTo = end;
   Value zeroScores = kb.splat({bn, bm}, 0.0);
   ScoreTiles tiles = scoreTiles({bn, bm}, scale, softcap);
   Value zeroDq = kb.splat({bm, d}, 0.0);
@@ -550,7 +690,11 @@ func::FuncOp BackwardBuilder::buildMain() {
           // With a softcap the softmax saw softcap * t, t =
           // tanh(scale / softcap * s).
           Value t;
-          Value scores = tiles.scores(b, loc, st, t);
+          Value raw = tiles.scores(b, loc, st, t);
+          // (A score function sees them as the forward's did, keys as
+          // rows here.)
+          Value scores = scoreFunction(b, loc, f, raw, {bn, bm}, entry, h, q0,
+                                       key0, /*transposed=*/true);
           Value z = arith::SubFOp::create(b, loc, scores,
                                           kb.broadcast(lseRows, {bn, bm}, 0));
           Value pt = math::ExpOp::create(b, loc, z);
@@ -567,6 +711,8 @@ func::FuncOp BackwardBuilder::buildMain() {
                   withinBand(b, loc, visible,
                              arith::SubIOp::create(b, loc, keyRows, queryCols),
                              lo, hi, {bn, bm});
+            visible = maskFunction(b, loc, f, visible, {bn, bm}, entry, h, q0,
+                                   key0, /*transposed=*/true);
             pt = arith::SelectOp::create(b, loc, visible, pt, zeroScores);
           }
           Value ptLow =
@@ -577,10 +723,12 @@ func::FuncOp BackwardBuilder::buildMain() {
           Value doT =
               TransposeOp::create(b, loc, kb.tile({dv, bm}, elt), doBlock);
           Value dpt = MmaOp::create(b, loc, vBlock, doT, zeroScores);
-          // (The chain rule through the cap: d(softcap t)/d(scale s)
-          // = 1 - t^2.)
-          Value dst = tiles.dScores(b, loc, pt, dpt,
-                                    kb.broadcast(deltaRows, {bn, bm}, 0), t);
+          // (The chain rule through the score function, df/ds at what it
+          // saw, and the cap: d(softcap t)/d(scale s) = 1 - t^2.)
+          Value slope = scoreSlope(b, loc, f, raw, {bn, bm}, entry, h, q0, key0,
+                                   /*transposed=*/true);
+          Value dst = tiles.dScores(
+              b, loc, pt, dpt, kb.broadcast(deltaRows, {bn, bm}, 0), t, slope);
           Value dsLow =
               arith::TruncFOp::create(b, loc, kb.tile({bn, bm}, elt), dst);
           Value dkAcc = MmaOp::create(b, loc, dsLow, qBlock, acc[0]);
@@ -661,8 +809,10 @@ func::FuncOp BackwardBuilder::buildDq() {
                                 ArgRole::DOut, ArgRole::Lse,  ArgRole::Delta,
                                 ArgRole::DQ,   ArgRole::Scale};
   maskArguments(types, roles);
-  func::FuncOp f =
-      kb.kernel(sdpaBackwardSymbol(name, SdpaBackwardPhase::Dq), types, roles);
+  SmallVector<DictionaryAttr> captured;
+  captureArguments(types, roles, captured);
+  func::FuncOp f = kernelWithCaptures(
+      sdpaBackwardSymbol(name, SdpaBackwardPhase::Dq), types, roles, captured);
   auto argOf = [&](ArgRole role) { return argumentOf(f, roles, role); };
   Value q = argOf(ArgRole::Q), k = argOf(ArgRole::K), v = argOf(ArgRole::V),
         dO = argOf(ArgRole::DOut), lse = argOf(ArgRole::Lse),
@@ -676,7 +826,8 @@ func::FuncOp BackwardBuilder::buildDq() {
                                {&dq, false},
                                {&k, true},
                                {&v, true}});
-  Value m = prog.x, h = prog.y, batch = prog.batch, c0 = prog.c0, c1 = prog.c1;
+  Value m = prog.x, h = prog.y, batch = prog.batch, c0 = prog.c0, c1 = prog.c1,
+        entry = prog.entry;
   Value seqQ = prog.seqQ, seqK = prog.seqK, group = prog.group;
   Value kvHead = arith::DivUIOp::create(b, loc, h, group);
   auto [lo, hi] = band(b, loc, c0, seqQ, seqK, argOf);
@@ -746,6 +897,9 @@ func::FuncOp BackwardBuilder::buildDq() {
             .getResult();
       }
          : std::function<Value()>());
+  // A mask function may hide any key: every step takes the masks.
+  if (maskFn.fn)
+    fullFrom = fullTo = end;
 
   Value zeroScores = kb.splat({bm, bn}, 0.0);
   ScoreTiles tiles = scoreTiles({bm, bn}, scale, softcap);
@@ -759,7 +913,10 @@ func::FuncOp BackwardBuilder::buildDq() {
     Value kt = TransposeOp::create(b, loc, kb.tile({d, bn}, elt), kBlock);
     Value s = MmaOp::create(b, loc, qBlock, kt, zeroScores);
     Value t;
-    Value scores = tiles.scores(b, loc, s, t);
+    Value k0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
+    Value raw = tiles.scores(b, loc, s, t);
+    Value scores = scoreFunction(b, loc, f, raw, {bm, bn}, entry, h, q0, k0,
+                                 /*transposed=*/false);
     Value p = math::ExpOp::create(
         b, loc,
         arith::SubFOp::create(
@@ -775,7 +932,6 @@ func::FuncOp BackwardBuilder::buildDq() {
           tensor::SplatOp::create(
               b, loc, kb.tile({bm, bn}, i32),
               arith::IndexCastOp::create(b, loc, i32, seqQ).getResult()));
-      Value k0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
       Value keyCols =
           IotaOp::create(b, loc, kb.tile({bm, bn}, i32), k0, int64_t{1});
       Value visible = arith::AndIOp::create(
@@ -789,11 +945,15 @@ func::FuncOp BackwardBuilder::buildDq() {
         visible = withinBand(b, loc, visible,
                              arith::SubIOp::create(b, loc, keyCols, queryRows),
                              lo, hi, {bm, bn});
+      visible = maskFunction(b, loc, f, visible, {bm, bn}, entry, h, q0, k0,
+                             /*transposed=*/false);
       p = arith::SelectOp::create(b, loc, visible, p, zeroScores);
     }
     Value dp = MmaOp::create(b, loc, doBlock, vt, zeroScores);
-    Value ds =
-        tiles.dScores(b, loc, p, dp, kb.broadcast(deltaRows, {bm, bn}, 1), t);
+    Value slope = scoreSlope(b, loc, f, raw, {bm, bn}, entry, h, q0, k0,
+                             /*transposed=*/false);
+    Value ds = tiles.dScores(b, loc, p, dp,
+                             kb.broadcast(deltaRows, {bm, bn}, 1), t, slope);
     Value dsLow = arith::TruncFOp::create(b, loc, kb.tile({bm, bn}, elt), ds);
     return MmaOp::create(b, loc, dsLow, kBlock, acc);
   };
@@ -841,6 +1001,15 @@ buildPhases(OpBuilder &b, Location loc, const SdpaBackwardKernelConfig &cfg,
   OpBuilder::InsertionGuard guard(b);
   Block *module = b.getInsertionBlock();
   BackwardBuilder builder(b, loc, cfg);
+  if (!cfg.functions.empty()) {
+    auto moduleOp = dyn_cast_or_null<ModuleOp>(module->getParentOp());
+    if (!moduleOp)
+      return emitError(loc) << "score and mask functions are looked up in the "
+                               "module the kernels are built in: build them "
+                               "at the end of a module";
+    if (failed(builder.findFunctions(moduleOp)))
+      return failure();
+  }
   SdpaBackwardKernels kernels;
   auto build = [&](SdpaBackwardPhase phase, func::FuncOp &kernel,
                    func::FuncOp (BackwardBuilder::*method)()) {

@@ -110,6 +110,9 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
 
 void tiled_attn::buildTileBackwardSchedulePipeline(
     OpPassManager &pm, const TileScheduleOptions &options) {
+  // Score and mask functions first (no block loads: the main kernel's
+  // transposed blocks gather).
+  pm.addPass(tile::createTileVectorizeApplyPass());
   if (options.stages == 1)
     return;
   tile::TilePrefetchPassOptions prefetch;

@@ -110,17 +110,14 @@ Status checkGradientView(const char *name, const ta_tensor &t) {
 Status checkForwardFields(const ta_sdpa_args &forward) {
   const char *refused =
       forward.kernel                                 ? "forward.kernel"
-      : forward.score_function                       ? "forward.score_function"
-      : forward.mask_function                        ? "forward.mask_function"
-      : forward.num_captures || forward.captures     ? "forward.captures"
       : forward.seqused_k                            ? "forward.seqused_k"
       : forward.workspace || forward.workspace_bytes ? "forward.workspace"
                                                      : nullptr;
   if (refused)
     return invalidArgument(
         refused, " is set, but the backward pass takes none: it has no ",
-        "gradient of score or mask functions, no named kernels, no KV-cache ",
-        "lengths yet, and its workspace is ta_sdpa_backward_args.workspace");
+        "named kernels, no KV-cache lengths yet, and its workspace is ",
+        "ta_sdpa_backward_args.workspace");
   if (!forward.lse)
     return invalidArgument(
         "forward.lse is 0: the backward pass reads the forward's ",
@@ -129,8 +126,13 @@ Status checkForwardFields(const ta_sdpa_args &forward) {
   return Status();
 }
 
+/// A function's name as a kernel's entry says it ("" for none).
+std::string functionName(const char *name) { return name ? name : ""; }
+
 /// Whether backward kernel `k` computes `problem`'s `phase` with a kernel of
 /// `mask` (the main kernel's; any for the other phases) on capability cc.
+/// The main and dq kernels are of the forward's score and mask functions
+/// (none, or those named by forward.score_function and mask_function).
 bool fits(const KernelEntry &k, const Problem &problem, Phase phase,
           KernelMask mask, int ccMajor, int ccMinor) {
   if (k.phase != phase || k.dtype != problem.args->dtype ||
@@ -140,7 +142,9 @@ bool fits(const KernelEntry &k, const Problem &problem, Phase phase,
       (k.indexBits == 32 && !problem.index32Ok))
     return false;
   return !KernelEntry::computesScores(phase) ||
-         (k.variant.mask == mask && k.variant.softcap == problem.asked.softcap);
+         (k.variant.mask == mask && k.variant.softcap == problem.asked.softcap &&
+          k.scoreFunction == functionName(problem.args->score_function) &&
+          k.maskFunction == functionName(problem.args->mask_function));
 }
 
 /// TA_ERROR_NO_KERNEL: what the call needs and what the library holds.
@@ -159,6 +163,11 @@ Status noBackwardKernel(const ta_library &library, const Problem &problem,
       wanted += concat(i ? " or " : "", kernelMaskName(masks[i]));
     if (problem.asked.softcap)
       wanted += ", softcap";
+    for (auto [what, name] :
+         {std::pair{"score function", args.score_function},
+          std::pair{"mask function", args.mask_function}})
+      if (name)
+        wanted += concat(", ", what, " '", name, "'");
   }
   if (problem.asked.varlen)
     wanted += ", varlen";
@@ -317,7 +326,12 @@ Status planPhases(ta_library &library, const ta_sdpa_backward_args *args,
       TA_RETURN_IF_ERROR(library.driver(driver));
       TA_RETURN_IF_ERROR(anyContext->enterAny(*driver));
     }
-    TA_RETURN_IF_ERROR(buildPlan(kernel, index, problem, driver, plans[p]));
+    // (The main and dq kernels take the functions' captured inputs: every
+    // one given must be one they take.)
+    TA_RETURN_IF_ERROR(
+        buildPlan(kernel, index, problem, driver, plans[p],
+                  /*takesCaptures=*/KernelEntry::computesScores(
+                      phaseOf(*args, p))));
   }
   return Status();
 }

@@ -489,6 +489,10 @@ Status readBackwardEntry(const FieldReader &r, const Manifest &manifest,
   TA_RETURN_IF_ERROR(readMask(r, kernel));
   TA_RETURN_IF_ERROR(r.flag("softcap", kernel.variant.softcap));
   TA_RETURN_IF_ERROR(r.flag("varlen", kernel.variant.varlen));
+  // The main and dq kernels of score and mask functions, and their
+  // captured inputs (the parameters below may take them).
+  if (scores)
+    TA_RETURN_IF_ERROR(readFunctions(r, kernel));
   if (!scores && (kernel.variant.mask != KernelMask::None ||
                 kernel.variant.softcap))
     return r.fail(kernel.variant.softcap ? "softcap" : "causal",

@@ -22,6 +22,7 @@
 #include "tiled_attn/Kernels/SdpaBackwardKernel.h"
 #include "TileDialects.h"
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
+#include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 #include "tiled_attn/Execution/HostExecutor.h"
 #include "tiled_attn/Execution/SdpaReference.h"
@@ -33,6 +34,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
@@ -54,6 +56,17 @@ struct Case {
   /// A window's band of diagonals (causal = Window), a softcap (0: none).
   int64_t windowLo = 0, windowHi = 0;
   double softcap = 0.0;
+};
+
+/// Score and mask functions of the library (kernels/functions/<name>.mlir)
+/// in the kernels, their captured inputs (in the kernels' order) and the
+/// reference's functions; with `vectorize`, tile-vectorize-apply writes
+/// them on tiles first (the form a GPU runs).
+struct Functions {
+  std::vector<std::string> names;
+  std::vector<KernelArg> captures;
+  ScoreFunctions reference;
+  bool vectorize = false;
 };
 
 /// tile-prefetch's stages and refill-after-use (1: not run).
@@ -79,9 +92,27 @@ protected:
                                std::optional<Band> otherBand = {},
                                std::optional<double> otherCap = {},
                                Schedule schedule = {},
-                               std::vector<double> *outputs = nullptr) {
+                               std::vector<double> *outputs = nullptr,
+                               const Functions *functions = nullptr,
+                               const ScoreFunctions *otherFunctions = nullptr) {
     OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
     OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+    // The functions, and a score function's gradient derived from it.
+    for (const std::string &name :
+         functions ? functions->names : std::vector<std::string>()) {
+      OwningOpRef<ModuleOp> file = parseSourceFile<ModuleOp>(
+          std::string(TILED_ATTN_FUNCTIONS_DIR) + "/" + name + ".mlir", &ctx);
+      EXPECT_TRUE(file) << name;
+      if (!file)
+        return {};
+      for (Operation &op : llvm::make_early_inc_range(*file->getBody()))
+        op.moveBefore(module->getBody(), module->getBody()->end());
+      auto fn = module->lookupSymbol<func::FuncOp>(name);
+      if (fn.getFunctionType().getResult(0).isF32()) {
+        EXPECT_TRUE(succeeded(tile::addScoreGradient(fn)));
+      }
+      b.setInsertionPointToEnd(module->getBody());
+    }
     SdpaBackwardKernelConfig config;
     config.headDim = c.headDim;
     config.headDimV = c.headDimV;
@@ -90,12 +121,22 @@ protected:
     config.softcap = c.softcap > 0.0;
     config.blockM = bm;
     config.blockN = bn;
+    if (functions)
+      config.functions = functions->names;
     FailureOr<SdpaBackwardKernels> kernels =
         buildSdpaBackwardKernels(b, module->getLoc(), config);
     EXPECT_TRUE(succeeded(kernels));
     EXPECT_TRUE(succeeded(verify(*module)));
     if (failed(kernels))
       return {};
+    if (functions && functions->vectorize) {
+      PassManager pm(&ctx);
+      pm.addPass(tile::createTileVectorizeApplyPass());
+      EXPECT_TRUE(succeeded(pm.run(*module)));
+      int64_t applies = 0;
+      module->walk([&](tile::ApplyOp) { ++applies; });
+      EXPECT_EQ(applies, 0);
+    }
     if (schedule.stages > 1) {
       PassManager pm(&ctx);
       tile::TilePrefetchPassOptions prefetch;
@@ -141,7 +182,10 @@ protected:
     HostTensor lse = make(f32, {c.batch, c.heads, c.seqQ});
     // (The kernels read the scale and softcap as f32.)
     const double capF32 = roundToType(c.softcap, f32);
-    sdpaReference(q, k, v, o, roundToType(scale, f32), band, capF32, &lse);
+    const ScoreFunctions *reference =
+        functions ? &functions->reference : nullptr;
+    sdpaReference(q, k, v, o, roundToType(scale, f32), band, capF32, &lse,
+                  reference);
     for (double &x : o.data)
       x = roundToType(x, elt);
     for (double &x : lse.data)
@@ -177,6 +221,8 @@ protected:
     }
     if (c.softcap > 0.0)
       mainArgs.push_back(KernelArg::value(capF32));
+    if (functions)
+      llvm::append_range(mainArgs, functions->captures);
     EXPECT_TRUE(succeeded(runKernel(kernels->main, mainArgs,
                                     {blocks(c.seqK, bn), c.kvHeads, c.batch})));
     EXPECT_TRUE(
@@ -200,7 +246,8 @@ protected:
     HostTensor rk = make(f32, {c.batch, c.kvHeads, c.seqK, d});
     HostTensor rv = make(f32, {c.batch, c.kvHeads, c.seqK, dv});
     sdpaBackwardReference(q, k, v, dO, rq, rk, rv, roundToType(scale, f32),
-                          otherBand.value_or(band), otherCap.value_or(capF32));
+                          otherBand.value_or(band), otherCap.value_or(capF32),
+                          otherFunctions ? otherFunctions : reference);
     if (outputs)
       for (HostTensor *t : {&dq, &dk, &dvOut, &dqDet})
         outputs->insert(outputs->end(), t->data.begin(), t->data.end());
@@ -340,6 +387,82 @@ TEST_F(SdpaBackwardKernelTest, Softcap) {
   EXPECT_GT(e[0], 0.1);
   EXPECT_GT(e[1], 0.1);
   EXPECT_GT(e[3], 0.1);
+}
+
+// Score and mask functions (issue 39): ALiBi (a score function of the
+// positions and a per-head capture, its gradient derived from its body)
+// and document masking (a mask function of per-token document ids that
+// hides whole rows of a causal block: rows that see no key), as written
+// (the host runs tile.apply element by element) and vectorized (the form
+// a GPU runs, the main kernel's positions transposed), against float64.
+// Against the gradients without either function they are far.
+TEST_F(SdpaBackwardKernelTest, ScoreAndMaskFunctions) {
+  Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
+  Type f32 = Float32Type::get(&ctx), i32 = IntegerType::get(&ctx, 32);
+  const int64_t batch = 2, heads = 4, seqQ = 70, seqK = 90;
+  HostTensor slopes = HostTensor::create(f32, {heads});
+  for (int64_t h = 0; h < heads; ++h)
+    slopes.data[h] = std::exp2(-1.0 - h);
+  // Documents of 13, 30 and the rest of the keys (entry 0), 50 and the
+  // rest (entry 1); the queries read the ids of their own positions.
+  HostTensor docs = HostTensor::create(i32, {batch, seqK});
+  for (int64_t j = 0; j < seqK; ++j) {
+    docs.at({0, j}) = j < 13 ? 0 : j < 43 ? 1 : 2;
+    docs.at({1, j}) = j < 50 ? 5 : 7;
+  }
+  ScoreFunctions alibi, document, both;
+  alibi.score = [&](double s, int64_t, int64_t h, int64_t q, int64_t kv) {
+    return s + roundToType(slopes.data[h], f32) * double(kv - q);
+  };
+  document.mask = [&](int64_t b, int64_t, int64_t q, int64_t kv) {
+    return docs.at({b, q}) == docs.at({b, kv});
+  };
+  both.score = alibi.score;
+  both.mask = document.mask;
+
+  for (bool vectorize : {false, true}) {
+    SCOPED_TRACE(vectorize ? "vectorized" : "as written");
+    Functions fns{{"alibi", "document"},
+                  {KernelArg::view(slopes), KernelArg::view(docs)},
+                  both,
+                  vectorize};
+    Case c{batch, heads, 2, seqQ, seqK, tile::CausalMode::None};
+    for (auto [elt, causal, bm, bn, seed] :
+         {std::tuple{bf16, tile::CausalMode::None, 32, 16, 31u},
+          std::tuple{f16, tile::CausalMode::TopLeft, 16, 32, 32u}}) {
+      c.causal = causal;
+      const double tolerance = elt.isBF16() ? 6e-3 : 1e-3;
+      std::array<double, 4> e =
+          errors(elt, c, bm, bn, seed, {}, {}, {}, nullptr, &fns);
+      EXPECT_LT(e[0], tolerance) << "dq";
+      EXPECT_LT(e[1], tolerance) << "dk";
+      EXPECT_LT(e[2], tolerance) << "dv";
+      EXPECT_LT(e[3], tolerance) << "dq (deterministic)";
+    }
+    // A score function whose slope is not 1: soft-capping written as a
+    // function (the chain rule's 1 - tanh^2 derived from its body).
+    const double cap = 2.0;
+    ScoreFunctions capped;
+    capped.score = [&](double s, int64_t, int64_t, int64_t, int64_t) {
+      return cap * std::tanh(s / cap);
+    };
+    Functions capFns{{"tanh_softcap"}, {KernelArg::value(cap)}, capped,
+                     vectorize};
+    std::array<double, 4> e =
+        errors(f16, c, 32, 16, 34, {}, {}, {}, nullptr, &capFns);
+    for (int i : {0, 1, 2, 3})
+      EXPECT_LT(e[i], 1e-3) << "tanh_softcap, gradient " << i;
+    // The comparison can fail: without the score function or the mask.
+    e = errors(f16, c, 32, 16, 34, {}, {}, {}, nullptr, &capFns,
+               &document);
+    EXPECT_GT(e[0], 0.05);
+    for (const ScoreFunctions *other : {&document, &alibi}) {
+      e = errors(bf16, c, 32, 16, 33, {}, {}, {}, nullptr, &fns, other);
+      EXPECT_GT(e[0], 0.05);
+      EXPECT_GT(e[1], 0.05);
+      EXPECT_GT(e[3], 0.05);
+    }
+  }
 }
 
 // Variable-length batches: sequences packed into [1, H, total, D], each

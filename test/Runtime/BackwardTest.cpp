@@ -461,6 +461,63 @@ TEST_F(BackwardTest, TheHighestArchThatRunsOnTheDevice) {
                                        "sm_75"));
 }
 
+// A main kernel of score and mask functions (its captured inputs among
+// its parameters) is read, never chosen for a call without them, and
+// chosen for a call of them.
+TEST_F(BackwardTest, TheMainKernelOfTheForwardsFunctions) {
+  std::vector<Json> entries = backwardLibrary();
+  Json alibi =
+      backwardEntry("main_none_alibi", "main", "none", false, false, "sm_90a");
+  alibi["variant"] = "none+alibi";
+  alibi["score_function"] = "alibi";
+  alibi["mask_function"] = "";
+  alibi["captures"] = Json::array({{{"name", "slopes"},
+                                    {"function", "alibi"},
+                                    {"kind", "view"},
+                                    {"dtype", "f32"},
+                                    {"rank", 1}}});
+  addView(alibi["params"], "slopes", 1);
+  entries.push_back(alibi);
+  open(entries);
+  ASSERT_EQ(ta_library_backward_count(library.get()), 10);
+  setProblem(1, 2, 2, 64, 64);
+  EXPECT_EQ(planned(9, 0), "pre main_none post");
+
+  // A call of the forward's score function takes it, its captured input
+  // packed among the main kernel's parameters (the others take none).
+  ta_capture slopes = {};
+  slopes.name = "slopes";
+  slopes.type = TA_CAPTURE_F32;
+  slopes.rank = 1;
+  slopes.data = 0xa00000000;
+  slopes.sizes[0] = 2;
+  slopes.strides[0] = 1;
+  args.forward.score_function = "alibi";
+  args.forward.captures = &slopes;
+  args.forward.num_captures = 1;
+  EXPECT_EQ(planned(9, 0), "pre main_none_alibi post");
+  const int base = paramIndex(alibi, "slopes", "base");
+  uint64_t packed = 0;
+  std::memcpy(&packed, plans[1].param_data + plans[1].param_offsets[base],
+              sizeof(packed));
+  EXPECT_EQ(packed, uint64_t(0xa00000000));
+  // Not on a GPU older than its arch, nor without its captured input, nor
+  // with one it does not take.
+  EXPECT_THAT(planned(8, 0),
+              HasSubstr("no backward main kernel for sm_80, f16, D=64, "
+                        "causal=none or window, score function 'alibi'"));
+  args.forward.num_captures = 0;
+  args.forward.captures = nullptr;
+  EXPECT_THAT(planned(9, 0), HasSubstr("takes the captured input 'slopes', "
+                                       "which captures lacks"));
+  ta_capture both[2] = {slopes, slopes};
+  both[1].name = "document_ids";
+  args.forward.captures = both;
+  args.forward.num_captures = 2;
+  EXPECT_THAT(planned(9, 0), HasSubstr("captured input 'document_ids' is not "
+                                       "one kernel main_none_alibi takes"));
+}
+
 TEST_F(BackwardTest, BadCallsAreRefusedNamingTheArgument) {
   open();
   auto refused = [&](const std::string &part) {
@@ -472,7 +529,8 @@ TEST_F(BackwardTest, BadCallsAreRefusedNamingTheArgument) {
   refused("forward.lse is 0: the backward pass reads the forward's "
           "log-sum-exps");
   args.forward.score_function = "alibi";
-  refused("forward.score_function is set, but the backward pass takes none");
+  refused("no backward main kernel for sm_90, f16, D=64, causal=none or "
+          "window, score function 'alibi'");
   args.forward.kernel = "main_none";
   refused("forward.kernel is set");
   args.forward.seqused_k = 0x1000;

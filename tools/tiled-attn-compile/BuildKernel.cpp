@@ -16,10 +16,11 @@
 
 #include "tiled_attn/Dialect/Tile/IR/TileDialect.h"
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 #include "tiled_attn/Dialect/TileGPU/IR/TileGPUDialect.h"
 #include "tiled_attn/Kernels/BlockMaskKernel.h"
-#include "tiled_attn/Kernels/SdpaKernel.h"
 #include "tiled_attn/Kernels/SdpaBackwardKernel.h"
+#include "tiled_attn/Kernels/SdpaKernel.h"
 #include "tiled_attn/Kernels/SplitMergeKernel.h"
 #include "tiled_attn/Pipelines/Pipelines.h"
 
@@ -325,6 +326,18 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
                               " before the mask function " + out.maskFunction);
     (isScore ? out.scoreFunction : out.maskFunction) = name;
     builder.clone(*fn);
+    // The backward's score function needs its gradient: the one its file
+    // declares beside it, or one derived from its body.
+    if (isScore && kernel.program == KernelProgram::SdpaBackward) {
+      auto cloned = module->lookupSymbol<func::FuncOp>(name);
+      if (auto declared = file->lookupSymbol<func::FuncOp>(name + "_grad"))
+        builder.clone(*declared);
+      else if (failed(tile::addScoreGradient(cloned)))
+        return fail(kernel, "the score function " + name +
+                                " has no gradient (declare @" + name +
+                                "_grad beside it)");
+      builder.setInsertionPointToEnd(module->getBody());
+    }
   }
   const bool blockMask = kernel.program == KernelProgram::BlockMask;
   const bool merge = kernel.program == KernelProgram::SplitMerge;
@@ -333,18 +346,18 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   backwardConfig.headDim = kernel.headDim;
   backwardConfig.headDimV = kernel.headDimV;
   backwardConfig.elementType = config.elementType;
-  backwardConfig.causal = kernel.variant.mask == KernelMask::TopLeft
-                              ? tile::CausalMode::TopLeft
-                          : kernel.variant.mask == KernelMask::BottomRight
-                              ? tile::CausalMode::BottomRight
-                          : kernel.variant.mask == KernelMask::Window
-                              ? tile::CausalMode::Window
-                              : tile::CausalMode::None;
+  backwardConfig.causal =
+      kernel.variant.mask == KernelMask::TopLeft ? tile::CausalMode::TopLeft
+      : kernel.variant.mask == KernelMask::BottomRight
+          ? tile::CausalMode::BottomRight
+      : kernel.variant.mask == KernelMask::Window ? tile::CausalMode::Window
+                                                  : tile::CausalMode::None;
   backwardConfig.softcap = kernel.variant.softcap;
   backwardConfig.varlen = kernel.variant.varlen;
   backwardConfig.blockM = kernel.blockM;
   backwardConfig.blockN = kernel.blockN;
   backwardConfig.name = kSdpaBackwardSymbol;
+  backwardConfig.functions = kernel.variant.functions;
   if (blockMask && out.maskFunction.empty())
     return fail(kernel, "a block mask kernel needs a mask function (an i1 "
                         "result), got " +
@@ -356,13 +369,12 @@ static LogicalResult lowerToPTX(MLIRContext &ctx, const KernelSpec &kernel,
   mergeConfig.blockD = splitMergeColumns(kernel.headDimV);
   mergeConfig.name = kSplitMergeSymbol;
   FailureOr<func::FuncOp> built =
-      blockMask ? buildBlockMaskKernel(builder, module->getLoc(),
-                                       {out.maskFunction, kBlockMaskSymbol})
-      : merge   ? buildSplitMergeKernel(builder, module->getLoc(), mergeConfig)
-      : backward
-          ? buildSdpaBackwardKernel(builder, module->getLoc(), backwardConfig,
-                                    kernel.backwardPhase)
-          : buildSdpaKernel(builder, module->getLoc(), config);
+      blockMask  ? buildBlockMaskKernel(builder, module->getLoc(),
+                                        {out.maskFunction, kBlockMaskSymbol})
+      : merge    ? buildSplitMergeKernel(builder, module->getLoc(), mergeConfig)
+      : backward ? buildSdpaBackwardKernel(builder, module->getLoc(),
+                                           backwardConfig, kernel.backwardPhase)
+                 : buildSdpaKernel(builder, module->getLoc(), config);
   if (failed(built))
     return fail(kernel, "the generator rejected the configuration");
   for (unsigned i = 0, e = built->getNumArguments(); i < e; ++i) {
@@ -599,6 +611,13 @@ static json::Object sdpaBackwardEntry(const KernelSpec &kernel,
   entry["varlen"] = bool(kernel.variant.varlen);
   entry["block_m"] = kernel.blockM;
   entry["block_n"] = kernel.blockN;
+  // The main and dq kernels of score and mask functions: which, and their
+  // captured inputs (as a forward kernel's entry says them).
+  if (!kernel.variant.functions.empty()) {
+    entry["score_function"] = lowered.scoreFunction;
+    entry["mask_function"] = lowered.maskFunction;
+    entry["captures"] = json::Array(lowered.captures);
+  }
   return entry;
 }
 

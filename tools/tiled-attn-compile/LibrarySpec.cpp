@@ -253,10 +253,11 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
     return fail("dtype must be f16 or bf16, got '" + kernel.dtype + "'");
   KernelVariant plain = kernel.variant;
   plain.softcap = plain.varlen = false;
-  if (kernelFeaturesText(plain) != "" || !kernel.variant.functions.empty())
+  plain.functions.clear();
+  if (kernelFeaturesText(plain) != "")
     return fail("a backward kernel's variant is a mask (none, top_left, "
                 "bottom_right, window) with or without _softcap and _varlen, "
-                "got " +
+                "and score and mask functions after '+', got " +
                 kernelVariantName(kernel.variant));
   if (Error error = finalizeUnscheduledLowering(kernel))
     return error;
@@ -279,11 +280,13 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
   std::string dims = "d" + std::to_string(kernel.headDim);
   if (kernel.headDimV && kernel.headDimV != kernel.headDim)
     dims += "v" + std::to_string(kernel.headDimV);
+  // (none+alibi: ..._none_alibi, as the forward's.)
+  std::string variant =
+      llvm::join(llvm::split(kernelVariantName(kernel.variant), '+'), "_");
   std::string suffix =
-      kernel.backwardPhase == SdpaBackwardPhase::Main
-          ? kernelVariantName(kernel.variant)
+      kernel.backwardPhase == SdpaBackwardPhase::Main ? variant
       : kernel.backwardPhase == SdpaBackwardPhase::Dq
-          ? kernelVariantName(kernel.variant) + "_dq"
+          ? variant + "_dq"
           : (kernel.variant.varlen ? "varlen_" : "") +
                 sdpaBackwardPhaseName(kernel.backwardPhase).str();
   kernel.name = "sdpa_bwd_" + std::string(kernel.loweringOptions->chip) + "_" +

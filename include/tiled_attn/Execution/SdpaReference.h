@@ -60,14 +60,17 @@ void sdpaReference(HostTensor &q, HostTensor &k, HostTensor &v, HostTensor &out,
                    HostTensor *lse = nullptr,
                    const ScoreFunctions *functions = nullptr);
 
-/// The gradients of sdpaReference (no functions) in float64: given dO (the
-/// output's gradient, shaped as the output), writes dq, dk and dv (shaped
-/// as q, k, v). With grouped KV heads, a K/V head's gradients sum over its
-/// query heads. A row that sees no key has zero gradients.
+/// The gradients of sdpaReference in float64: given dO (the output's
+/// gradient, shaped as the output), writes dq, dk and dv (shaped as q, k,
+/// v). With grouped KV heads, a K/V head's gradients sum over its query
+/// heads. A row that sees no key has zero gradients. A score function's
+/// derivative is its central difference (step 1e-4 of the score: exact to
+/// about 1e-8 for a smooth function).
 void sdpaBackwardReference(HostTensor &q, HostTensor &k, HostTensor &v,
                            HostTensor &dOut, HostTensor &dq, HostTensor &dk,
                            HostTensor &dv, double scale, Band band,
-                           double softcap = 0.0);
+                           double softcap = 0.0,
+                           const ScoreFunctions *functions = nullptr);
 
 /// ||a - b|| / ||b|| over all elements (||a - b|| when b is all zero).
 double relativeL2(HostTensor &a, HostTensor &b);

@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <string>
+#include <vector>
 
 namespace tiled_attn {
 
@@ -44,6 +45,17 @@ struct SdpaBackwardKernelConfig {
   /// kernels do: 1 shifts the band by each sequence's S_k - S_q
   /// (bottom-right), 0 keeps it as given.
   bool varlen = false;
+  /// The forward's score and mask functions (FlexAttention's score_mod and
+  /// mask_mod, as the forward generator takes them), by name: func.funcs of
+  /// the module the kernels are built in, at most one of each. A score
+  /// function f needs its gradient @<f>_grad beside it, in
+  /// tile-differentiate-score's form (tile-generate-sdpa-backward derives
+  /// it where the module has none). The main and dq kernels apply them to
+  /// the scores as the forward did (transposed in the main kernel: keys as
+  /// rows), hide what the mask function hides, take dS back through
+  /// @<f>_grad, and take the functions' captured inputs after their other
+  /// arguments, once per name. Captured inputs get no gradient.
+  std::vector<std::string> functions;
   /// Query rows per block (every kernel) and keys per block (the main
   /// kernel's programs), multiples of 16.
   int64_t blockM = 64;

@@ -7,6 +7,14 @@
 // RUN: tiled-attn-opt %s --tile-generate-sdpa-backward="causal=window varlen=1" | FileCheck %s --check-prefix=VARWIN
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="block-m=24" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="name=taken" 2>&1 | FileCheck %s --check-prefix=NAME
+// RUN: cat %repo/kernels/functions/alibi.mlir %repo/kernels/functions/document.mlir \
+// RUN:   | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 causal=top_left functions=alibi,document" | FileCheck %s --check-prefix=FUNCTIONS
+// RUN: tiled-attn-opt %s --tile-generate-sdpa-backward="functions=declared" | FileCheck %s --check-prefix=DECLARED
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="functions=nope" 2>&1 | FileCheck %s --check-prefix=NO-FUNCTION
+// RUN: cat %repo/kernels/functions/document.mlir %repo/kernels/functions/prefix_lm.mlir \
+// RUN:   | not tiled-attn-opt --tile-generate-sdpa-backward="functions=document,prefix_lm" 2>&1 | FileCheck %s --check-prefix=TWO-MASKS
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="functions=sine" 2>&1 | FileCheck %s --check-prefix=SINE
+// RUN: not tiled-attn-opt %s --tile-generate-sdpa-backward="functions=wrong" 2>&1 | FileCheck %s --check-prefix=WRONG-GRAD
 
 // The backward pass as three kernels. The preprocess: delta = rowsum(dO *
 // O) of a block of query rows, and those rows of dQ's f32 accumulator set
@@ -178,6 +186,58 @@
 // NAME: error: tile-generate-sdpa-backward: the module already has a symbol named 'taken'
 
 func.func private @taken()
+
+// Score and mask functions (the forward's): the main and dq kernels take
+// their captured inputs after the other arguments, once per name; the
+// main kernel applies them to its transposed scores (keys as rows), the
+// score function's gradient (derived from its body) to take dS back, and
+// the mask function in every step (no unmasked loop: one loop of masked
+// steps per heads' iteration, the other two empty).
+// FUNCTIONS: func.func @alibi_grad(
+// FUNCTIONS-LABEL: func.func @sdpa_bwd(
+// FUNCTIONS-SAME: %[[SCALE:[^:]*]]: f32 {tile.arg = #tile.arg<scale>}, %[[SLOPES:[^:]*]]: !tile.view<?xf32> {tile.arg = #tile.arg<captured, "slopes">}, %[[DOCS:[^:]*]]: !tile.view<?x?xi32> {tile.arg = #tile.arg<captured, "document_ids">})
+// FUNCTIONS: %[[ENTRY:.*]] = tile.block_id z
+// FUNCTIONS: %[[KEY0:.*]] = arith.muli %{{.*}}, %c64 : index
+// FUNCTIONS: scf.for
+// FUNCTIONS: %[[Q0:.*]] = arith.muli %{{.*}}, %c64{{.*}} : index
+// FUNCTIONS: %[[RAW:.*]] = arith.mulf %{{.*}} : tensor<64x64xf32>
+// FUNCTIONS: tile.apply @alibi score(%[[RAW]] : tensor<64x64xf32>) at(%[[ENTRY]], %{{.*}}, %[[Q0]], %[[KEY0]]) captures(%[[SLOPES]] : !tile.view<?xf32>) {transposed}
+// FUNCTIONS: tile.apply @document at(%[[ENTRY]], %{{.*}}, %[[Q0]], %[[KEY0]]) captures(%[[DOCS]] : !tile.view<?x?xi32>) {transposed} : tensor<64x64xi1>
+// FUNCTIONS: tile.apply @alibi_grad score(%[[RAW]] : tensor<64x64xf32>) at(%[[ENTRY]], %{{.*}}, %[[Q0]], %[[KEY0]]) captures(%[[SLOPES]], %{{.*}} : !tile.view<?xf32>, f32) {transposed}
+// FUNCTIONS-LABEL: func.func @sdpa_bwd_dq(
+// FUNCTIONS-SAME: %{{[^:]*}}: f32 {tile.arg = #tile.arg<scale>}, %{{[^:]*}}: !tile.view<?xf32> {tile.arg = #tile.arg<captured, "slopes">}, %{{[^:]*}}: !tile.view<?x?xi32> {tile.arg = #tile.arg<captured, "document_ids">})
+// FUNCTIONS: tile.apply @alibi score
+// FUNCTIONS-NOT: transposed
+// FUNCTIONS-SAME: : tensor<64x64xf32>
+
+// A gradient declared beside its function is the one used.
+// DECLARED-NOT: func.func @declared_grad_grad
+// DECLARED: tile.apply @declared_grad score
+func.func @declared(%score: f32, %b: index, %h: index, %q: index, %kv: index) -> f32 {
+  %r = math.sin %score : f32
+  return %r : f32
+}
+func.func @declared_grad(%score: f32, %b: index, %h: index, %q: index, %kv: index,
+                         %grad: f32) -> f32 {
+  %c = math.cos %score : f32
+  %r = arith.mulf %grad, %c : f32
+  return %r : f32
+}
+
+// NO-FUNCTION: error: no function 'nope' in the module (a score or mask function)
+// TWO-MASKS: error: two mask functions: 'document' and 'prefix_lm' (a score function gives an f32, a mask function an i1)
+// SINE: error: tile-differentiate-score: no derivative for 'math.sin' of a value that depends on the score; declare the function's gradient beside it instead
+func.func @sine(%score: f32, %b: index, %h: index, %q: index, %kv: index) -> f32 {
+  %r = math.sin %score : f32
+  return %r : f32
+}
+// WRONG-GRAD: error: the gradient 'wrong_grad' of 'wrong' must be of type '(f32, index, index, index, index, f32) -> f32' (wrong's arguments and %grad), got '(f32, index, index, index, index) -> f32'
+func.func @wrong(%score: f32, %b: index, %h: index, %q: index, %kv: index) -> f32 {
+  return %score : f32
+}
+func.func @wrong_grad(%score: f32, %b: index, %h: index, %q: index, %kv: index) -> f32 {
+  return %score : f32
+}
 
 // A window of a varlen batch: the main kernel takes window_align after the
 // offsets and shifts the band by the sequence's S_k - S_q times it (1:

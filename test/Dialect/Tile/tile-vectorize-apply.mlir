@@ -75,6 +75,23 @@ func.func @alibi_block(%s: tensor<64x32xf32>, %b: index, %h: index, %q0: index,
   return %r : tensor<64x32xf32>
 }
 
+// Transposed (keys as rows, the backward's Sᵀ): the keys' positions run
+// along dimension 0 and the queries' along dimension 1.
+// CHECK-LABEL: func.func @alibi_transposed
+// CHECK-SAME: (%[[S:[^:]*]]: tensor<32x64xf32>, %[[B:[^:]*]]: index, %[[H:[^:]*]]: index, %[[Q0:[^:]*]]: index, %[[K0:[^:]*]]: index, %[[SLOPES:[^:]*]]: !tile.view<?xf32>)
+// CHECK:      %[[Q:.*]] = tile.iota offset(%[[Q0]]) : tensor<64xi32>
+// CHECK-NEXT: %[[KV:.*]] = tile.iota offset(%[[K0]]) : tensor<32xi32>
+// CHECK-NEXT: %[[SLOPE:.*]] = tile.read %[[SLOPES]][%[[H]]] : <?xf32> -> f32
+// CHECK-NEXT: %[[KVB:.*]] = tile.broadcast %[[KV]] along 1 : tensor<32xi32> -> tensor<32x64xi32>
+// CHECK-NEXT: %[[QB:.*]] = tile.broadcast %[[Q]] along 0 : tensor<64xi32> -> tensor<32x64xi32>
+// CHECK-NEXT: %[[D:.*]] = arith.subi %[[KVB]], %[[QB]] : tensor<32x64xi32>
+func.func @alibi_transposed(%s: tensor<32x64xf32>, %b: index, %h: index, %q0: index,
+                            %k0: index, %slopes: !tile.view<?xf32>) -> tensor<32x64xf32> {
+  %r = tile.apply @alibi score(%s : tensor<32x64xf32>) at(%b, %h, %q0, %k0)
+      captures(%slopes : !tile.view<?xf32>) {transposed} : tensor<32x64xf32>
+  return %r : tensor<32x64xf32>
+}
+
 // -----
 
 // Document masking: one read per row and one per key (gathers of vectors),

@@ -148,6 +148,70 @@ private:
   llvm::DenseMap<Value, Value> tangents;
 };
 
+} // namespace
+
+FailureOr<func::FuncOp> tiled_attn::tile::addScoreGradient(func::FuncOp f) {
+  auto module = f->getParentOfType<ModuleOp>();
+  FunctionType type = f.getFunctionType();
+  Type f32 = Float32Type::get(f.getContext());
+  if (f.isExternal() || !f.getBody().hasOneBlock() || type.getNumInputs() < 5 ||
+      type.getInput(0) != f32 || type.getNumResults() != 1 ||
+      type.getResult(0) != f32)
+    return f.emitError() << "tile-differentiate-score: a score function takes "
+                            "(score: f32, b, h, q_idx, kv_idx, captures...) "
+                            "and returns f32, in one block";
+  std::string name = (f.getName() + "_grad").str();
+  if (module.lookupSymbol(name))
+    return f.emitError() << "tile-differentiate-score: the module already has '"
+                         << name << "'";
+
+  SmallVector<Type> inputs(type.getInputs());
+  inputs.push_back(f32);
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  b.setInsertionPointAfter(f);
+  auto grad = func::FuncOp::create(b, f.getLoc(), name,
+                                   b.getFunctionType(inputs, {f32}));
+  // The captures' roles (tile.arg) are the function's.
+  for (unsigned i = 0, e = type.getNumInputs(); i < e; ++i)
+    grad.setArgAttrs(i, f.getArgAttrDict(i));
+  Block *body = grad.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  IRMapping mapping;
+  for (unsigned i = 0, e = type.getNumInputs(); i < e; ++i)
+    mapping.map(f.getArgument(i), body->getArgument(i));
+
+  Tangents tangents(b);
+  Value score = body->getArgument(0);
+  tangents.set(score, tangents.constant(score, 1.0));
+  for (Operation &op : f.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      Value result = mapping.lookup(ret.getOperand(0));
+      Value t = tangents.of(result);
+      Value product = t ? arith::MulFOp::create(b, ret.getLoc(),
+                                                body->getArguments().back(), t)
+                              .getResult()
+                        : tangents.constant(result, 0.0);
+      func::ReturnOp::create(b, ret.getLoc(), product);
+      return grad;
+    }
+    if (op.getNumRegions() != 0) {
+      grad.erase();
+      return op.emitError() << "tile-differentiate-score: ops with regions are "
+                               "not differentiated; declare the function's "
+                               "gradient beside it instead";
+    }
+    Operation *copy = b.clone(op, mapping);
+    if (failed(tangents.derive(copy))) {
+      grad.erase();
+      return failure();
+    }
+  }
+  grad.erase();
+  return f.emitError() << "tile-differentiate-score: no return";
+}
+
+namespace {
+
 struct TileDifferentiateScorePass final
     : tiled_attn::tile::impl::TileDifferentiateScorePassBase<
           TileDifferentiateScorePass> {
@@ -161,62 +225,8 @@ struct TileDifferentiateScorePass final
                          << function << "' in the module";
       return signalPassFailure();
     }
-    FunctionType type = f.getFunctionType();
-    Type f32 = Float32Type::get(&getContext());
-    if (f.isExternal() || !f.getBody().hasOneBlock() ||
-        type.getNumInputs() < 5 || type.getInput(0) != f32 ||
-        type.getNumResults() != 1 || type.getResult(0) != f32) {
-      f.emitError() << "tile-differentiate-score: a score function takes "
-                       "(score: f32, b, h, q_idx, kv_idx, captures...) and "
-                       "returns f32, in one block";
+    if (failed(tiled_attn::tile::addScoreGradient(f)))
       return signalPassFailure();
-    }
-    std::string name = (f.getName() + "_grad").str();
-    if (module.lookupSymbol(name)) {
-      f.emitError() << "tile-differentiate-score: the module already has '"
-                    << name << "'";
-      return signalPassFailure();
-    }
-
-    SmallVector<Type> inputs(type.getInputs());
-    inputs.push_back(f32);
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    b.setInsertionPointAfter(f);
-    auto grad = func::FuncOp::create(b, f.getLoc(), name,
-                                     b.getFunctionType(inputs, {f32}));
-    // The captures' roles (tile.arg) are the function's.
-    for (unsigned i = 0, e = type.getNumInputs(); i < e; ++i)
-      grad.setArgAttrs(i, f.getArgAttrDict(i));
-    Block *body = grad.addEntryBlock();
-    b.setInsertionPointToStart(body);
-    IRMapping mapping;
-    for (unsigned i = 0, e = type.getNumInputs(); i < e; ++i)
-      mapping.map(f.getArgument(i), body->getArgument(i));
-
-    Tangents tangents(b);
-    Value score = body->getArgument(0);
-    tangents.set(score, tangents.constant(score, 1.0));
-    for (Operation &op : f.getBody().front()) {
-      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-        Value result = mapping.lookup(ret.getOperand(0));
-        Value t = tangents.of(result);
-        Value product = t ? arith::MulFOp::create(
-                                b, ret.getLoc(), body->getArguments().back(), t)
-                                .getResult()
-                          : tangents.constant(result, 0.0);
-        func::ReturnOp::create(b, ret.getLoc(), product);
-        break;
-      }
-      if (op.getNumRegions() != 0) {
-        op.emitError() << "tile-differentiate-score: ops with regions are "
-                          "not differentiated; declare the function's "
-                          "gradient beside it instead";
-        return signalPassFailure();
-      }
-      Operation *copy = b.clone(op, mapping);
-      if (failed(tangents.derive(copy)))
-        return signalPassFailure();
-    }
   }
 };
 

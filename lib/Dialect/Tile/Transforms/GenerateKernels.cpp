@@ -168,6 +168,17 @@ struct TileGenerateSdpaBackwardPass final
     config.causal = *mode;
     config.softcap = softcap;
     config.varlen = varlen;
+    config.functions.assign(functions.begin(), functions.end());
+    // A score function's gradient, from its body where the module does not
+    // declare it beside the function.
+    for (const std::string &name : config.functions) {
+      auto fn = module.lookupSymbol<func::FuncOp>(name);
+      if (fn && fn.getFunctionType().getNumResults() == 1 &&
+          fn.getFunctionType().getResult(0).isF32() &&
+          !module.lookupSymbol(name + "_grad") &&
+          failed(tile::addScoreGradient(fn)))
+        return signalPassFailure();
+    }
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     if (failed(buildSdpaBackwardKernels(builder, module.getLoc(), config)))
       return signalPassFailure();

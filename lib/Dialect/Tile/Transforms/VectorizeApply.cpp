@@ -153,7 +153,9 @@ Value Vectorizer::blockLoad(ReadOp read) {
   // bytes (a boolean mask): the GPU copies rows of S_k of them in 16-byte
   // pieces.
   unsigned bits = read.getType().getIntOrFloatBitWidth();
-  if (!blockLoads || rank < 2 || indices[rank - 2] != qArg ||
+  // (A transposed block's reads at (q_idx, kv_idx) are gathers.)
+  if (!blockLoads || apply.getTransposed() || rank < 2 ||
+      indices[rank - 2] != qArg ||
       indices[rank - 1] != kvArg || (bits != 32 && bits != 16 && bits != 8))
     return {};
   SmallVector<Value> at;
@@ -260,23 +262,37 @@ FailureOr<Value> Vectorizer::run(func::FuncOp fn) {
     map[body.getArgument(next++)] = {score, Varies::Block};
   map[body.getArgument(next++)] = {apply.getBatch(), Varies::Nothing};
   map[body.getArgument(next++)] = {apply.getHead(), Varies::Nothing};
-  Value q =
-      IotaOp::create(b, loc, RankedTensorType::get({rows}, b.getI32Type()),
-                     apply.getQStart(), /*dim=*/0);
-  Value kv =
-      IotaOp::create(b, loc, RankedTensorType::get({keys}, b.getI32Type()),
-                     apply.getKvStart(), /*dim=*/0);
+  // The queries run along the block's rows (dimension 0) and the keys
+  // along its columns; transposed, the other way round. (`Rows` and `Keys`
+  // name the block's dimensions 0 and 1.)
+  bool transposed = apply.getTransposed();
+  Varies queryDim = transposed ? Varies::Keys : Varies::Rows;
+  Varies keyDim = transposed ? Varies::Rows : Varies::Keys;
+  Value q = IotaOp::create(
+      b, loc,
+      RankedTensorType::get({transposed ? keys : rows}, b.getI32Type()),
+      apply.getQStart(), /*dim=*/0);
+  Value kv = IotaOp::create(
+      b, loc,
+      RankedTensorType::get({transposed ? rows : keys}, b.getI32Type()),
+      apply.getKvStart(), /*dim=*/0);
   qArg = body.getArgument(next);
-  map[body.getArgument(next++)] = {q, Varies::Rows};
+  map[body.getArgument(next++)] = {q, queryDim};
   kvArg = body.getArgument(next);
-  map[body.getArgument(next++)] = {kv, Varies::Keys};
+  map[body.getArgument(next++)] = {kv, keyDim};
   for (Value capture : apply.getCaptures())
     map[body.getArgument(next++)] = {capture, Varies::Nothing};
   for (Operation &op : body.without_terminator())
     if (failed(vectorize(&op)))
       return failure();
   Value result = body.getTerminator()->getOperand(0);
-  return widen(map.lookup(result), Varies::Block);
+  Value block = widen(map.lookup(result), Varies::Block);
+  // (Positions the function does not read are not left behind: a GPU
+  // level that lays out every tile would have to place them.)
+  for (Value position : {q, kv})
+    if (position.use_empty())
+      position.getDefiningOp()->erase();
+  return block;
 }
 
 struct TileVectorizeApplyPass

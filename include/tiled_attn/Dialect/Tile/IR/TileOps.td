@@ -503,7 +503,9 @@ def Tile_ApplyOp : Tile_Op<"apply", [AttrSizedOperandSegments,
 
     a score function (FlexAttention's `score_mod`: an f32 score in, an f32
     score out), or, without `score`, a mask function (`mask_mod`: an i1 out,
-    true where the query sees the key). The function is a `func.func` of the
+    true where the query sees the key). With `transposed`, the block holds
+    keys as rows (the backward pass's `Sᵀ`): element `(i, j)` is
+    `@f(score[i, j], batch, head, q_start + j, kv_start + i, captures...)`. The function is a `func.func` of the
     module written on scalars: the score an f32, the four positions
     `index`es, the captures as the kernel has them (views read with
     `tile.read`, scalars); its body uses `arith` and `math` ops, `tile.read`
@@ -523,7 +525,8 @@ def Tile_ApplyOp : Tile_Op<"apply", [AttrSizedOperandSegments,
     FlatSymbolRefAttr:$callee,
     Optional<Tile_F32Tile2D>:$score,
     Index:$batch, Index:$head, Index:$q_start, Index:$kv_start,
-    Variadic<AnyType>:$captures
+    Variadic<AnyType>:$captures,
+    UnitAttr:$transposed
   );
   let results = (outs Tile_TileOf<[F32, I1], "f32 or i1">:$result);
   let assemblyFormat = [{

@@ -21,6 +21,13 @@ namespace tiled_attn::tile {
 #define GEN_PASS_REGISTRATION
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h.inc"
 
+/// Adds @<f>_grad after the score function `f` (tile-differentiate-score's
+/// rule: f's arguments and %grad: f32, returning %grad * df/dscore) and
+/// returns it; on a function it cannot differentiate (no rule for an op on
+/// the score, an op with regions, not a score function, or a module that
+/// has @<f>_grad already) reports the error and adds nothing.
+mlir::FailureOr<mlir::func::FuncOp> addScoreGradient(mlir::func::FuncOp f);
+
 } // namespace tiled_attn::tile
 
 #endif // TILED_ATTN_DIALECT_TILE_TRANSFORMS_PASSES_H

@@ -386,11 +386,15 @@ def TileGenerateSdpaBackwardPass
     every query head of the K/V head's group), `<name>_postprocess` (dQ
     = scale * accumulator) and `<name>_dq`, the deterministic mode's dQ (per
     query block over the key blocks it sees, dQ in registers, written once). Masks none, top_left, bottom_right and sliding
-    windows, with or without a softcap. Lowered on the mma.sync family
-    (`tile.transpose` through shared memory, adding stores as atomics).
+    windows, with or without a softcap, and the forward's score and mask
+    functions (`functions`: func.funcs of the module; a score function's
+    gradient @<f>_grad is derived from its body, as
+    tile-differentiate-score does, unless the module declares it). Lowered
+    on the mma.sync and wgmma families.
 
     ```
     tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 causal=top_left" empty.mlir
+    tiled-attn-opt kernels/functions/alibi.mlir --tile-generate-sdpa-backward="head-dim=64 functions=alibi"
     ```
   }];
   let options = [
@@ -418,6 +422,9 @@ def TileGenerateSdpaBackwardPass
     Option<"kernelName", "name", "std::string", /*default=*/"\"sdpa_bwd\"",
            "Symbol name of the main kernel (the others add _preprocess and "
            "_postprocess)">,
+    ListOption<"functions", "functions", "std::string",
+           "The forward's score and mask functions, by name (at most one of "
+           "each): func.funcs of the module">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
