@@ -94,7 +94,7 @@ class Backward:
         self.variants = sorted(k for k in by if not k.endswith(("preprocess", "postprocess")))
 
     def __call__(self, q, k, v, o, lse, do, variant: str, scale: float, dq_accum=None,
-                 delta=None, window=None, softcap=0.0, varlen=None):
+                 delta=None, window=None, softcap=0.0, varlen=None, captures=None):
         """The gradients; with `varlen` = (cu_seqlens_q, cu_seqlens_k,
         max_seqlen_q, max_seqlen_k), the tensors are packed [1, H, total,
         ...] sequences and the grids' z the sequence."""
@@ -121,10 +121,14 @@ class Backward:
             scalars.update(window_lo=window[0], window_hi=window[1])
         if softcap:
             scalars["softcap"] = softcap
+        # A score or mask function's captured inputs: views and scalars.
+        views = {}
+        for name, value in (captures or {}).items():
+            (views if isinstance(value, torch.Tensor) else scalars)[name] = value
         pre(rows, {"o": o, "do": do, "delta": delta, "dq_accum": dq_accum, **packed}, {})
         main((-(-s_k // self.block_n), h_kv, b),
              {"q": q, "k": k, "v": v, "do": do, "lse": lse, "delta": delta,
-              "dq_accum": dq_accum, "dk": dk, "dv": dv, **packed}, scalars)
+              "dq_accum": dq_accum, "dk": dk, "dv": dv, **packed, **views}, scalars)
         post(rows, {"dq_accum": dq_accum, "dq": dq, **packed}, {"scale": scale})
         return dq, dk, dv
 
@@ -143,15 +147,18 @@ def visible(s_q: int, s_k: int, variant: str, device, window=None):
     return j <= i + shift
 
 
-def attention(q, k, v, mask, scale, softcap=0.0):
-    """softmax(scale q k^T [capped], masked) v and its rows' log-sum-exps,
-    in q's dtype's arithmetic (float64 for a reference); K/V heads repeated
-    for grouped queries; a row that sees no key gives 0 and -inf."""
+def attention(q, k, v, mask, scale, softcap=0.0, score_mod=None):
+    """softmax(scale q k^T [capped, score_mod], masked) v and its rows'
+    log-sum-exps, in q's dtype's arithmetic (float64 for a reference); K/V
+    heads repeated for grouped queries; a row that sees no key gives 0 and
+    -inf."""
     g = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
     s = (q @ k.transpose(-1, -2)) * scale
     if softcap:
         s = softcap * torch.tanh(s / softcap)
+    if score_mod is not None:
+        s = score_mod(s)
     if mask is not None:
         s = s.masked_fill(~mask, float("-inf"))
     lse = torch.logsumexp(s, -1)
@@ -228,6 +235,83 @@ def check_case(bwd: Backward, dtype, case) -> dict:
                                     else "")
         ok &= bool(ours_err <= 2 * base_err) and math.isfinite(ours_err)
     row["baseline"] = baseline
+    row["within_2x_pytorch"] = ok
+    print(row, flush=True)
+    return row
+
+
+# Score and mask functions (kernels/functions): (B, H_q, H_kv, S_q, S_k,
+# variant, D). ALiBi's slopes 2^-(h+1); documents of 100 keys (and the
+# queries' ids of their own positions); soft-capping at 30 as a function.
+FUNCTION_CASES = [
+    (1, 4, 2, 300, 511, "none+alibi", 64),
+    (2, 4, 4, 257, 257, "top_left+alibi+document", 64),
+    (1, 4, 2, 300, 511, "none+tanh_softcap", 64),
+    (1, 4, 2, 300, 511, "none+alibi", 128),
+    (2, 4, 4, 257, 257, "top_left+alibi+document", 128),
+]
+
+
+def check_function_case(bwd: Backward, dtype, case) -> dict:
+    """A kernel of score and mask functions against float64 (its forward's
+    functions in the reference), within 2x of PyTorch's math backend in the
+    input dtype given the same scores as a float attn_mask (soft-capping:
+    eager arithmetic in the input dtype)."""
+    b, h, h_kv, s_q, s_k, variant, d = case
+    functions = variant.split("+")[1:]
+    torch.manual_seed(b * 1000003 + h * 10007 + s_q * 101 + s_k + d + 7)
+    dev = "cuda"
+    q = torch.randn(b, h, s_q, d, device=dev, dtype=dtype)
+    k = torch.randn(b, h_kv, s_k, d, device=dev, dtype=dtype)
+    v = torch.randn(b, h_kv, s_k, d, device=dev, dtype=dtype)
+    do = torch.randn(b, h, s_q, d, device=dev, dtype=dtype)
+    scale = d ** -0.5
+    i = torch.arange(s_q, device=dev)[:, None]
+    j = torch.arange(s_k, device=dev)[None, :]
+    slopes = torch.tensor([2.0 ** -(x + 1) for x in range(h)], device=dev)
+    docs = (torch.arange(max(s_q, s_k), device=dev) // 100).int().repeat(b, 1)
+    docs[1:] = docs[1:] // 2  # (entries of other documents)
+    captures, bias, cap = {}, torch.zeros(b, h, s_q, s_k, device=dev, dtype=torch.float64), 0.0
+    mask = visible(s_q, s_k, variant.split("+")[0], dev)
+    if "alibi" in functions:
+        captures["slopes"] = slopes
+        bias = bias + slopes.double()[None, :, None, None] * (j - i).double()
+    if "document" in functions:
+        captures["document_ids"] = docs
+        same = docs[:, :s_q, None] == docs[:, None, :s_k]
+        mask = same[:, None] if mask is None else mask & same[:, None]
+    if "tanh_softcap" in functions:
+        cap = 30.0
+        captures["cap"] = cap
+    q64, k64, v64 = (t.double().requires_grad_() for t in (q, k, v))
+    o64, lse64 = attention(q64, k64, v64, mask, scale, cap, score_mod=lambda s: s + bias)
+    ref = torch.autograd.grad(o64, (q64, k64, v64), do.double())
+    o, lse = o64.detach().to(dtype), lse64.detach().float()
+    ours = bwd(q, k, v, o, lse, do, variant, scale, captures=captures)
+    torch.cuda.synchronize()
+    # PyTorch in the input dtype: the math backend with the scores' bias and
+    # mask as attn_mask, or (a cap) its eager arithmetic.
+    qq, kk, vv = (t.clone().requires_grad_() for t in (q, k, v))
+    if cap:
+        out, _ = attention(qq, kk, vv, mask, scale, cap)
+    else:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        attn = bias.to(dtype)
+        if mask is not None:
+            attn = attn.masked_fill(~mask, float("-inf"))
+        kr, vr = (t.repeat_interleave(h // h_kv, 1) for t in (kk, vv))
+        with sdpa_kernel(SDPBackend.MATH):
+            out = F.scaled_dot_product_attention(qq, kr, vr, attn_mask=attn)
+    grads = torch.autograd.grad(out, (qq, kk, vv), do)
+    row = dict(dtype=str(dtype).removeprefix("torch."), b=b, h_q=h, h_kv=h_kv, s_q=s_q,
+               s_k=s_k, variant=variant, d=d, baseline="math")
+    ok = True
+    for n, g in enumerate("qkv"):
+        ours_err, base_err = rel(ours[n], ref[n]), rel(grads[n], ref[n])
+        row[f"d{g}_rel_l2"] = f"{ours_err:.3e}"
+        row[f"d{g}_math_rel_l2"] = f"{base_err:.3e}"
+        ok &= bool(ours_err <= 2 * base_err) and math.isfinite(ours_err)
     row["within_2x_pytorch"] = ok
     print(row, flush=True)
     return row
@@ -417,6 +501,8 @@ def main() -> int:
     date = datetime.date.today().isoformat()
     cases = [c for c in CHECK_CASES if c[6] in bwds and c[5] in bwds[c[6]].variants]
     checks = [check_case(bwds[c[6]], dtype, c) for c in cases[:args.cases or None]]
+    checks += [check_function_case(bwds[c[6]], dtype, c) for c in FUNCTION_CASES
+               if c[6] in bwds and c[5] in bwds[c[6]].variants][:args.cases or None]
     if not args.cases:
         for c in VARLEN_CASES:
             if c[5] in bwds and c[4] in bwds[c[5]].variants:
