@@ -35,17 +35,25 @@ def visible(torch: Any, s_q: int, s_k: int, causal: bool = False,
 
 def attention(torch: Any, q: Any, k: Any, v: Any, causal: bool = False,
               scale: Optional[float] = None, causal_align: str = "top_left",
-              window_size: Sequence[int] = (-1, -1), softcap: float = 0.0) -> Tuple[Any, Any]:
-    """``(softmax(cap(scale q k^T) + mask) v, lse)`` of ``[B, H, S, D]`` tensors
-    (K/V of ``H_kv`` heads dividing ``H``), in their dtype's arithmetic;
-    differentiable (no NaN in the gradients of rows that see no key)."""
+              window_size: Sequence[int] = (-1, -1), softcap: float = 0.0,
+              bias: Any = None, keep: Any = None) -> Tuple[Any, Any]:
+    """``(softmax(cap(scale q k^T) + bias + mask) v, lse)`` of ``[B, H, S, D]``
+    tensors (K/V of ``H_kv`` heads dividing ``H``), in their dtype's
+    arithmetic, ``bias`` (a score function's additive term) and ``keep`` (a
+    mask function's keys, bool) broadcast to ``[B, H, S_q, S_k]`` where
+    given; differentiable (no NaN in the gradients of rows that see no
+    key)."""
     groups = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
     scale = q.shape[-1] ** -0.5 if scale is None else scale
     s = (q @ k.transpose(-1, -2)) * scale
     if softcap:
         s = softcap * torch.tanh(s / softcap)
+    if bias is not None:
+        s = s + bias
     mask = visible(torch, q.shape[2], k.shape[2], causal, causal_align, window_size, q.device)
+    if keep is not None:
+        mask = keep if mask is None else mask & keep
     if mask is not None:
         s = s.masked_fill(~mask, float("-inf"))
     lse = torch.logsumexp(s, -1)
@@ -58,7 +66,8 @@ def attention(torch: Any, q: Any, k: Any, v: Any, causal: bool = False,
 def attention_backward(torch: Any, q: Any, k: Any, v: Any, grad_out: Any, causal: bool = False,
                        scale: Optional[float] = None, causal_align: str = "top_left",
                        window_size: Sequence[int] = (-1, -1),
-                       softcap: float = 0.0) -> Tuple[Any, Any, Any]:
+                       softcap: float = 0.0, bias: Any = None,
+                       keep: Any = None) -> Tuple[Any, Any, Any]:
     """The gradients ``(dq, dk, dv)`` of :func:`attention` for ``grad_out``,
     written out (FlashAttention's formulas: dV = P^T dO, dS = P (dP - delta)
     with the softcap's chain rule), not by autograd: for code that runs
@@ -68,7 +77,11 @@ def attention_backward(torch: Any, q: Any, k: Any, v: Any, grad_out: Any, causal
     scale = q.shape[-1] ** -0.5 if scale is None else scale
     s = (q @ kr.transpose(-1, -2)) * scale
     capped = softcap * torch.tanh(s / softcap) if softcap else s
+    if bias is not None:  # (an additive score function: its slope is 1)
+        capped = capped + bias
     mask = visible(torch, q.shape[2], k.shape[2], causal, causal_align, window_size, q.device)
+    if keep is not None:
+        mask = keep if mask is None else mask & keep
     if mask is not None:
         capped = capped.masked_fill(~mask, float("-inf"))
     lse = torch.logsumexp(capped, -1, keepdim=True)

@@ -495,8 +495,9 @@ def test_the_backward_ops_schemas(torch_ops) -> None:
     assert ops.BACKWARD_SCHEMA == (
         "sdpa_backward(Tensor grad_out, Tensor q, Tensor k, Tensor v, Tensor out, Tensor lse, "
         "bool causal=False, float? scale=None, str? library_path=None, bool enable_gqa=False, "
-        "str causal_align=\"top_left\", int[2] window_size=[-1, -1], float softcap=0.0) "
-        "-> (Tensor, Tensor, Tensor)")
+        "str causal_align=\"top_left\", int[2] window_size=[-1, -1], float softcap=0.0, "
+        "str? score_mod=None, Tensor[]? score_mod_args=None, str? mask_mod=None, "
+        "Tensor[]? mask_mod_args=None) -> (Tensor, Tensor, Tensor)")
     assert ops.VARLEN_BACKWARD_SCHEMA.startswith(
         "sdpa_varlen_backward(Tensor grad_out, Tensor q, Tensor k, Tensor v, Tensor out, "
         "Tensor lse, Tensor cu_seqlens_q, Tensor cu_seqlens_k, int max_seqlen_q, "
@@ -543,19 +544,44 @@ def test_inputs_the_kernels_cannot_take_get_the_eager_errors(torch_ops) -> None:
 CPU_CALLS: Dict[str, int] = {}
 
 
+#: The score and mask functions each CPU backward call was given.
+CPU_FUNCTIONS: List[Tuple[Any, ...]] = []
+
+
+def _functions(torch: Any, q, k, score_mod=None, score_mod_args=None, mask_mod=None,
+               mask_mod_args=None, block_mask=None) -> Dict[str, Any]:
+    """The library's ALiBi and document masking as the reference's bias and
+    keep (what the library's kernels of those functions compute)."""
+    i = torch.arange(q.shape[2])[:, None]
+    j = torch.arange(k.shape[2])[None, :]
+    terms: Dict[str, Any] = {}
+    if score_mod == "alibi":
+        terms["bias"] = score_mod_args[0].double()[None, :, None, None] * (j - i)
+    elif score_mod is not None:
+        raise NotImplementedError(score_mod)
+    if mask_mod == "document":
+        docs = mask_mod_args[0]
+        terms["keep"] = (docs[:, :q.shape[2], None] == docs[:, None, :k.shape[2]])[:, None]
+    elif mask_mod is not None:
+        raise NotImplementedError(mask_mod)
+    return terms
+
+
 def _cpu_lse(torch: Any, q, k, v, causal=False, scale=None, kernel_name=None,
              library_path=None, enable_gqa=False, causal_align="top_left",
              window_size=(-1, -1), softcap=0.0, *functions: Any) -> Tuple[Any, Any]:
     out, lse = attention(torch, q.double(), k.double(), v.double(), causal, scale, causal_align,
-                         tuple(window_size), softcap)
+                         tuple(window_size), softcap, **_functions(torch, q, k, *functions))
     return out.to(q.dtype), lse.float()
 
 
 def _cpu_backward(torch: Any, grad_out, q, k, v, out, lse, causal=False, scale=None,
                   library_path=None, enable_gqa=False, causal_align="top_left",
-                  window_size=(-1, -1), softcap=0.0) -> Tuple[Any, ...]:
+                  window_size=(-1, -1), softcap=0.0, *functions: Any) -> Tuple[Any, ...]:
+    CPU_FUNCTIONS.append(functions)
     grads = attention_backward(torch, q.double(), k.double(), v.double(), grad_out.double(),
-                               causal, scale, causal_align, tuple(window_size), softcap)
+                               causal, scale, causal_align, tuple(window_size), softcap,
+                               **_functions(torch, q, k, *functions))
     return tuple(g.to(q.dtype) for g in grads)
 
 
@@ -687,31 +713,63 @@ def test_the_lse_gets_no_gradient(cpu_ops) -> None:
         torch.testing.assert_close(leaf.grad.double(), ref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_score_and_mask_functions_are_differentiable(cpu_ops, causal) -> None:
+    """The forward's score and mask functions and their captured inputs
+    reach sdpa_backward (the runtime then runs backward kernels of the same
+    functions): ALiBi with document masking against float64 autograd."""
+    torch = cpu_ops
+    q, k, v, grad_out = cpu_qkv(torch)
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625])
+    docs = (torch.arange(53) // 20).int().repeat(2, 1)
+    functions_op = dict(score_mod="alibi", score_mod_args=[slopes], mask_mod="document",
+                        mask_mod_args=[docs])
+    terms = _functions(torch, q, k, "alibi", [slopes], "document", [docs])
+    expected = reference_grads(torch, q, k, v, grad_out, causal=causal, **terms)
+    # (The op directly, and by keywords: tiled_attn.sdpa first asks the
+    # library for backward kernels of the functions, which these CPU
+    # implementations stand in for.)
+    for call in (lambda q, k, v: torch.ops.tiled_attn.sdpa(q, k, v, causal, None, None, None,
+                                                           True, **functions_op),
+                 lambda q, k, v: torch.ops.tiled_attn.sdpa(
+                     q, k, v, causal, None, None, None, True, "top_left", [-1, -1], 0.0,
+                     "alibi", [slopes], "document", [docs])):
+        CPU_CALLS.clear()
+        CPU_FUNCTIONS.clear()
+        grads = grads_of(torch, call, q, k, v, grad_out)
+        assert CPU_CALLS == {"sdpa_lse": 1, "sdpa_backward": 1}
+        (given,) = CPU_FUNCTIONS
+        assert given[0] == "alibi" and given[2] == "document"
+        assert torch.equal(given[1][0], slopes)
+        assert torch.equal(given[3][0], docs)
+        for got, ref in zip(grads, expected):
+            torch.testing.assert_close(got.double(), ref, rtol=1e-5, atol=1e-5)
+    # The same without the functions' terms is far: the test can fail.
+    plain = reference_grads(torch, q, k, v, grad_out, causal=causal)
+    assert not torch.allclose(grads[0].double(), plain[0], rtol=1e-3, atol=1e-3)
+
+
 def test_what_has_no_backward_is_refused_at_the_forward_call(cpu_ops) -> None:
     torch = cpu_ops
     q, k, v, _ = cpu_qkv(torch)
     q.requires_grad_()
     slopes = torch.ones(4)
-    # sdpa's Autograd kernel refuses before anything runs; sdpa_lse's formula
-    # in its setup, which runs after its forward (register_autograd's order).
+    # A learned captured input gets no gradient: refused, by sdpa's Autograd
+    # kernel before anything runs, by sdpa_lse's formula in its setup, which
+    # runs after its forward (register_autograd's order).
     for op, ran in ((torch.ops.tiled_attn.sdpa, {}),
                     (torch.ops.tiled_attn.sdpa_lse, {"sdpa_lse": 1})):
         name = op.default.name()
-        with pytest.raises(NoBackwardError, match=rf"^{name}: q requires grad, but tiled_attn's "
-                                                  r"backward pass does not compute score_mod "
-                                                  r"'alibi' yet"):
+        with pytest.raises(NoBackwardError, match=rf"^{name}: score_mod_args\[0\] requires "
+                                                  r"grad, but tiled_attn's backward pass gives "
+                                                  r"the captured inputs"):
             op(q, k, v, False, None, None, None, True, "top_left", [-1, -1], 0.0, "alibi",
-               [slopes])
+               [slopes.clone().requires_grad_()])
         assert CPU_CALLS == ran
-    # A learned captured input alone needs a gradient too.
+    # A learned captured input alone too.
     with pytest.raises(NoBackwardError, match=r"score_mod_args\[0\] requires grad"):
         torch.ops.tiled_attn.sdpa(q.detach(), k, v, False, None, None, None, True, "top_left",
                                   [-1, -1], 0.0, "alibi", [slopes.requires_grad_()])
-    with pytest.raises(NoBackwardError, match=r"^tiled_attn.sdpa: q requires grad, but "
-                                              r"tiled_attn's backward pass does not compute "
-                                              r"mask_mod 'document' yet"):
-        tiled_attn.sdpa(q, k, v, enable_gqa=True, mask_mod="document",
-                        mask_mod_args=(torch.zeros(2, 37, dtype=torch.int32),))
 
 
 def test_a_second_derivative_is_refused(cpu_ops) -> None:

@@ -201,20 +201,29 @@ def test_offsets_past_the_address_space(library, fake_cuda) -> None:
 #
 # With grad mode on and an input requiring grad, sdpa and sdpa_varlen take
 # their differentiable op (issue 39; python/tests/test_backward.py follows
-# it); what has no backward (score and mask functions, attn_mask tensors,
-# block masks) is refused at the call (NoBackwardError, naming the inputs
-# and what is missing), before anything runs; under torch.no_grad(), or with
+# it, score and mask functions included); what has no backward (block
+# masks, a gradient of a function's captured input or of an attn_mask
+# tensor) is refused at the call (NoBackwardError, naming the inputs and
+# what is missing), before anything runs; under torch.no_grad(), or with
 # nothing requiring grad, the call runs the forward kernel as before.
 
 
-def no_backward(function: str, subject: str, what: str) -> str:
-    """needs_backward's message for ``function``, ``subject`` ("q requires")
-    and ``what`` ("score_mod 'alibi'")."""
-    return (f"{function}: {subject} grad, but tiled_attn's backward pass does not compute "
-            f"{what} yet (its backward kernels take masks, windows, softcap and grouped heads "
-            "only), so gradients through this call cannot be computed; call it under "
-            "torch.no_grad() or torch.inference_mode(), or pass tensors that do not require "
-            "grad (.detach())")
+def no_backward(function: str, subject: str) -> str:
+    """needs_backward's message for ``function`` and ``subject`` ("q
+    requires") with a block mask."""
+    return (f"{function}: {subject} grad, but tiled_attn's backward pass does not compute a "
+            "block_mask yet (its backward kernels take masks, windows, softcap, grouped heads "
+            "and score and mask functions), so gradients through this call cannot be "
+            "computed; call it under torch.no_grad() or torch.inference_mode(), or pass "
+            "tensors that do not require grad (.detach())")
+
+
+def no_captured_grad(function: str, subject: str) -> str:
+    """needs_backward's message for captured inputs requiring grad."""
+    return (f"{function}: {subject} grad, but tiled_attn's backward pass gives the captured "
+            "inputs of score and mask functions no gradient (a learned bias or attn_mask is "
+            "not trained through it); pass them detached (.detach()) to train q, k and v "
+            "through the call, or use another attention implementation for that")
 
 
 def sdpa_call(inputs: Tuple[FakeTensor, ...], **kwargs: Any) -> Any:
@@ -232,45 +241,52 @@ GRAD_CALLS = {
 }
 
 
-@pytest.mark.parametrize("kwargs, what", [
-    (dict(score_mod="alibi", score_mod_args=()), "score_mod 'alibi'"),
-    (dict(mask_mod="document"), "mask_mod 'document'"),
-    (dict(score_mod="alibi", mask_mod="document"), "score_mod 'alibi' and mask_mod 'document'"),
-    (dict(block_mask=object(), mask_mod="document"), "mask_mod 'document' and a block_mask"),
-])
 @pytest.mark.parametrize("index, name", [(0, "q"), (2, "v")])
-def test_functions_with_an_input_that_requires_grad_are_refused(library, fake_cuda,
-                                                                torch_stand_in, kwargs, what,
-                                                                index, name) -> None:
+def test_block_masks_with_an_input_that_requires_grad_are_refused(library, fake_cuda,
+                                                                  torch_stand_in, index,
+                                                                  name) -> None:
     inputs = qkv()
     inputs[index].requires_grad_()
     assert torch_stand_in.is_grad_enabled()
-    message = refused(fake_cuda, NoBackwardError, sdpa, *inputs, library=library, **kwargs)
-    assert message == no_backward("tiled_attn.sdpa", f"{name} requires", what)
+    message = refused(fake_cuda, NoBackwardError, sdpa, *inputs, library=library,
+                      block_mask=object(), mask_mod="document")
+    assert message == no_backward("tiled_attn.sdpa", f"{name} requires")
     # One of the package's errors, and what the transformers integration raised before.
     assert issubclass(NoBackwardError, TiledAttnError)
     assert issubclass(NoBackwardError, NotImplementedError)
 
 
-def test_attn_mask_and_captured_inputs_that_require_grad_are_named(library, fake_cuda,
-                                                                  torch_stand_in) -> None:
+@pytest.mark.parametrize("kwargs, names", [
+    (dict(score_mod="alibi", score_mod_args=()), "score_mod='alibi' and mask_mod=None"),
+    (dict(mask_mod="document"), "score_mod=None and mask_mod='document'"),
+])
+def test_functions_without_backward_kernels_are_refused_at_the_call(library, fake_cuda,
+                                                                    torch_stand_in, kwargs,
+                                                                    names) -> None:
+    """Score and mask functions have a backward pass (its kernels of the
+    same functions); a library without them is named at the forward call
+    that will need a gradient, before anything runs."""
     q, k, v = qkv()
     q.requires_grad_()
-    k.requires_grad_()
-    bias = tensor((77, 131), 0x700000000, "float32")
-    assert refused(fake_cuda, NoBackwardError, sdpa, q, k, v, bias, library=library) == (
-        no_backward("tiled_attn.sdpa", "q and k require",
-                    "an attn_mask tensor (the library's 'bias' function)"))
+    message = refused(fake_cuda, NoBackwardError, sdpa, q, k, v, library=library, **kwargs)
+    assert message == (
+        f"tiled_attn.sdpa: a gradient is needed, but the kernel library {library} has no "
+        f"backward kernels of {names} (its backward kernels' functions: none); build them (a "
+        "backward configuration with variants such as 'none+alibi', docs/backward.md), or "
+        "call it under torch.no_grad()")
+
+
+def test_attn_mask_and_captured_inputs_that_require_grad_are_named(library, fake_cuda,
+                                                                  torch_stand_in) -> None:
     # A learned bias: q, k and v need no gradient, the mask (or a function's
-    # captured input) does.
+    # captured input) does, which the backward does not compute.
     learned = tensor((77, 131), 0x700000000, "float32").requires_grad_()
     assert refused(fake_cuda, NoBackwardError, sdpa, *qkv(), learned, library=library) == (
-        no_backward("tiled_attn.sdpa", "attn_mask requires",
-                    "an attn_mask tensor (the library's 'bias' function)"))
+        no_captured_grad("tiled_attn.sdpa", "attn_mask requires"))
     slopes = tensor((3,), 0x700000000, "float32").requires_grad_()
     assert refused(fake_cuda, NoBackwardError, sdpa, *qkv(), score_mod="alibi",
                    score_mod_args=(slopes,), library=library) == (
-        no_backward("tiled_attn.sdpa", "score_mod_args[0] requires", "score_mod 'alibi'"))
+        no_captured_grad("tiled_attn.sdpa", "score_mod_args[0] requires"))
 
 
 @pytest.fixture

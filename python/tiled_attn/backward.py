@@ -46,10 +46,11 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
 from .errors import NoKernelError
-from .functions import NO_FUNCTIONS
+from .functions import NO_FUNCTIONS, function_fields
 from .runtime import TaSdpaArgs, TaSdpaBackwardArgs, packed_view
-from .sdpa import (_ARGS_LAYOUT, _VARLEN_OFF, NO_SPLIT, LibraryArg, _current_stream, _unpackable,
-                   args_fields, checked_call)
+from .sdpa import (_ARGS_LAYOUT, _BIAS_16BIT_FUNCTIONS, _VARLEN_OFF, NO_SPLIT, LibraryArg,
+                   _current_stream, _unpackable, args_fields, bias_16bit_or_float32,
+                   checked_call)
 from .validation import check_tensor, copy_reason
 from .varlen import checked_varlen_call, varlen_fields
 
@@ -76,6 +77,10 @@ def sdpa_backward_eager(
     window_size: Sequence[int] = (-1, -1),
     softcap: float = 0.0,
     grads: Optional[Grads] = None,
+    score_mod: Optional[str] = None,
+    score_mod_args: Sequence[Any] = (),
+    mask_mod: Optional[str] = None,
+    mask_mod_args: Sequence[Any] = (),
 ) -> Grads:
     """``(dq, dk, dv)`` of the call ``sdpa_eager(q, k, v, causal, scale, ...)``
     that gave ``out`` and ``lse`` (``return_lse=True``), for ``grad_out``, the
@@ -94,7 +99,9 @@ def sdpa_backward_eager(
     of those shapes and q's dtype given by the caller (PyTorch's SDPA
     dispatch, :mod:`tiled_attn.dispatch`, gives them q's, k's and v's
     layouts, as its meta functions do; the runtime checks their sizes,
-    strides and overlaps).
+    strides and overlaps). ``score_mod``, ``mask_mod`` and their captured
+    inputs are the forward's (the runtime runs backward kernels of the same
+    functions; the captured inputs get no gradient).
     """
     import torch
 
@@ -104,11 +111,21 @@ def sdpa_backward_eager(
     out = _operand(torch, "out", out, q, align)
     grad_out = _operand(torch, "grad_out", grad_out, q, align, convert=True)
     lse = _log_sum_exps(torch, lse, tuple(q.shape[:3]), q.device, "[B, H, S_q]")
+    functions, keep_functions = NO_FUNCTIONS, None
+    if score_mod is not None or mask_mod is not None:
+        # The forward's functions, as sdpa_eager passed them (a float
+        # attn_mask's bias of q's 16-bit dtype included).
+        if score_mod in _BIAS_16BIT_FUNCTIONS and len(score_mod_args) == 1:
+            score_mod, score_mod_args = bias_16bit_or_float32(
+                torch, q, score_mod_args[0], library, None, score_mod)
+        functions, keep_functions = function_fields(torch, library, q.device, score_mod,
+                                                    tuple(score_mod_args), mask_mod,
+                                                    tuple(mask_mod_args))
     fields = args_fields(views, _view(out), dtype, mask, scale, 0, window, softcap,
-                         lse.data_ptr(), _VARLEN_OFF, NO_FUNCTIONS)
+                         lse.data_ptr(), _VARLEN_OFF, functions)
     grads = _gradients(torch, grads, q, k, v, zeroed=False)
     _launch(torch, library, q.device, fields, _view(grad_out), tuple(map(_view, grads)))
-    del keep  # alive through the launch
+    del keep, keep_functions  # alive through the launch
     return grads  # type: ignore[return-value]
 
 

@@ -159,8 +159,12 @@ VARLEN_LSE_SCHEMA = f"sdpa_varlen_lse({_VARLEN_ARGS}) -> (Tensor, Tensor)"
 _OPTIONS = SCHEMA[SCHEMA.index("bool causal"):SCHEMA.index(", str? score_mod")].replace(
     "str? kernel_name=None, ", "")
 _GRADS = "-> (Tensor, Tensor, Tensor)"
+#: sdpa_backward takes the forward's score and mask functions too (their
+#: captured inputs get no gradient).
+_FUNCTIONS = ("str? score_mod=None, Tensor[]? score_mod_args=None, str? mask_mod=None, "
+              "Tensor[]? mask_mod_args=None")
 BACKWARD_SCHEMA = ("sdpa_backward(Tensor grad_out, Tensor q, Tensor k, Tensor v, Tensor out, "
-                   f"Tensor lse, {_OPTIONS}) {_GRADS}")
+                   f"Tensor lse, {_OPTIONS}, {_FUNCTIONS}) {_GRADS}")
 VARLEN_BACKWARD_SCHEMA = (
     "sdpa_varlen_backward(Tensor grad_out, Tensor q, Tensor k, Tensor v, Tensor out, "
     "Tensor lse, Tensor cu_seqlens_q, Tensor cu_seqlens_k, int max_seqlen_q, "
@@ -403,9 +407,15 @@ def _sdpa_backward_cuda(grad_out: torch.Tensor, q: torch.Tensor, k: torch.Tensor
                         causal: bool = False, scale: Optional[float] = None,
                         library_path: Optional[str] = None, enable_gqa: bool = False,
                         causal_align: str = "top_left", window_size: Sequence[int] = (-1, -1),
-                        softcap: float = 0.0) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                        softcap: float = 0.0, score_mod: Optional[str] = None,
+                        score_mod_args: Optional[List[torch.Tensor]] = None,
+                        mask_mod: Optional[str] = None,
+                        mask_mod_args: Optional[List[torch.Tensor]] = None
+                        ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return sdpa_backward_eager(grad_out, q, k, v, out, lse, causal, scale, library_path,
-                               enable_gqa, causal_align, tuple(window_size), softcap)
+                               enable_gqa, causal_align, tuple(window_size), softcap,
+                               score_mod=score_mod, score_mod_args=score_mod_args or (),
+                               mask_mod=mask_mod, mask_mod_args=mask_mod_args or ())
 
 
 def _sdpa_varlen_backward_cuda(grad_out: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
@@ -492,9 +502,15 @@ def _setup_sdpa_lse(ctx: Any, inputs: Sequence[Any], output: Any) -> None:
     """Saves what ``sdpa_backward`` reads: q, k, v, the output, the
     log-sum-exps and the options; refuses what has no backward (a gradient
     is needed: register_autograd's kernel calls this only then)."""
-    q, k, v, causal, scale, _, path, enable_gqa, align, window, softcap = inputs[:11]
-    check_backward("tiled_attn::sdpa_lse", q, k, v, *inputs[11:])
-    _save(ctx, inputs, output, (causal, scale, path, enable_gqa, align, list(window), softcap))
+    options = _filled(inputs[3:], {}, _SDPA_DEFAULTS, _SDPA_NAMES)
+    causal, scale, _, path, enable_gqa, align, window, softcap = options[:8]
+    score_mod, score_args, mask_mod, mask_args, _ = options[8:]
+    check_backward("tiled_attn::sdpa_lse", *inputs[:3], *options[8:])
+    # The functions' captured tensors are saved with q, k, v (no gradient).
+    score_args, mask_args = list(score_args or ()), list(mask_args or ())
+    _save(ctx, inputs, output, (causal, scale, path, enable_gqa, align, list(window), softcap),
+          captured=tuple(score_args + mask_args))
+    ctx.functions = (score_mod, len(score_args), mask_mod, len(mask_args))
 
 
 def _setup_sdpa_varlen_lse(ctx: Any, inputs: Sequence[Any], output: Any) -> None:
@@ -507,9 +523,10 @@ def _setup_sdpa_varlen_lse(ctx: Any, inputs: Sequence[Any], output: Any) -> None
 
 
 def _save(ctx: Any, inputs: Sequence[Any], output: Any, options: Tuple[Any, ...],
-          offsets: Tuple[Any, ...] = (), lengths: Tuple[Any, ...] = ()) -> None:
+          offsets: Tuple[Any, ...] = (), lengths: Tuple[Any, ...] = (),
+          captured: Tuple[Any, ...] = ()) -> None:
     out, lse = output
-    ctx.save_for_backward(*inputs[:3], out, lse, *offsets)
+    ctx.save_for_backward(*inputs[:3], out, lse, *offsets, *captured)
     ctx.lengths, ctx.options = lengths, options
     # One None per input after q, k, v (a list of them for a tensor list:
     # the structure register_autograd checks).
@@ -532,11 +549,16 @@ def _gradients(ctx: Any, grads: Sequence[Any]) -> Tuple[Any, ...]:
 def _sdpa_lse_backward(ctx: Any, grad_out: Optional[torch.Tensor],
                        grad_lse: Optional[torch.Tensor]) -> Tuple[Any, ...]:
     check_no_lse_grad(grad_lse, "tiled_attn::sdpa_lse")
-    q, k, v, out, lse = ctx.saved_tensors
+    q, k, v, out, lse, *captured = ctx.saved_tensors
     if grad_out is None:  # (Neither output's gradient reached the op.)
         return _gradients(ctx, (None, None, None))
+    score_mod, scores, mask_mod, masks = ctx.functions
+    functions = {}
+    if score_mod is not None or mask_mod is not None:
+        functions = dict(score_mod=score_mod, score_mod_args=captured[:scores] or None,
+                         mask_mod=mask_mod, mask_mod_args=captured[scores:scores + masks] or None)
     return _gradients(ctx, torch.ops.tiled_attn.sdpa_backward(grad_out, q, k, v, out, lse,
-                                                              *ctx.options))
+                                                              *ctx.options, **functions))
 
 
 def _sdpa_varlen_lse_backward(ctx: Any, grad_out: Optional[torch.Tensor],

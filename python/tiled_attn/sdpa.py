@@ -39,7 +39,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Union
 
 from .block_mask import block_mask_args
-from .errors import NotSupportedError
+from .errors import NoBackwardError, NotSupportedError
 from .functions import NO_FUNCTIONS, function_fields, paged_fields
 from .runtime import (_LIBRARIES, DTYPES, KERNELS_ENV_VAR, MASKS, KernelLibrary, TaSdpaArgs,
                       c_string_address, default_library)
@@ -232,6 +232,8 @@ def sdpa(
     if torch.compiler.is_compiling() or needs_backward(
             torch, "tiled_attn.sdpa", q, k, v, score_mod, score_mod_args, mask_mod,
             mask_mod_args, block_mask, None if attn_mask is None else function):
+        if (score_mod is not None or mask_mod is not None) and not torch.compiler.is_compiling():
+            check_backward_functions(library_of(library), score_mod, mask_mod, "tiled_attn.sdpa")
         from . import ops  # noqa: F401  (registers tiled_attn::sdpa)
 
         _, left, right = check_window(causal_align, window_size)
@@ -451,6 +453,27 @@ def takes_16bit_bias(torch: Any, q: "torch.Tensor", attn_mask: Any,
 #: The library's score functions of a bias of q's 16-bit dtype
 #: (kernels/functions/bias_{bf16,f16}.mlir).
 _BIAS_16BIT_FUNCTIONS = tuple(bias_function(d) for d in TORCH_DTYPES.values())
+
+
+def check_backward_functions(library: "KernelLibrary", score_mod: Optional[str],
+                             mask_mod: Optional[str], function: str) -> None:
+    """NoBackwardError, at the forward call that will need a gradient, where
+    ``library`` has no backward main kernel of its score and mask functions
+    (the forward would run and ``backward()`` could not)."""
+    score, mask = score_mod or "", mask_mod or ""
+    # (A 16-bit bias may run on the float32 bias kernels.)
+    scores = {score, "bias"} if score in _BIAS_16BIT_FUNCTIONS else {score}
+    mains = [k for k in library.backward_kernels if k.phase == "main"]
+    if any(k.score_function in scores and k.mask_function == mask for k in mains):
+        return
+    have = sorted({"+".join(f for f in (k.score_function, k.mask_function) if f)
+                   for k in mains if k.score_function or k.mask_function})
+    raise NoBackwardError(
+        f"{function}: a gradient is needed, but the kernel library {library.path} has no "
+        f"backward kernels of score_mod={score_mod!r} and mask_mod={mask_mod!r} (its "
+        f"backward kernels' functions: {', '.join(have) or 'none'}); build them (a backward "
+        "configuration with variants such as 'none+alibi', docs/backward.md), or call it "
+        "under torch.no_grad()")
 
 
 def bias_16bit_or_float32(torch: Any, q: "torch.Tensor", bias: Any, library: LibraryArg,

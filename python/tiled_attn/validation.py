@@ -21,7 +21,7 @@ the torch module it is given), so they work on torch tensors and on the unit
 tests' stand-ins alike. Bad arguments raise :class:`TypeError` (wrong kind of
 value) or :class:`ValueError` (right kind, wrong value); each message names
 the argument and the value. A gradient asked of what has no backward pass
-(score and mask functions, block masks, a KV cache, the log-sum-exps)
+(block masks, a function's captured inputs, a KV cache, the log-sum-exps)
 raises :class:`~tiled_attn.errors.NoBackwardError` (:func:`needs_backward`,
 :func:`check_no_grad`, :func:`check_no_lse_grad`).
 """
@@ -143,13 +143,14 @@ def needs_backward(torch: Any, function: str, q: Any, k: Any, v: Any, score_mod:
     does and the call has what the backward kernels do not compute.
 
     The backward kernels compute attention with a causal mask, a sliding
-    window, a softcap and grouped KV heads, over packed sequences too; not
-    score or mask functions (``score_mod``, ``mask_mod``, PyTorch's
-    ``attn_mask`` tensors, which run as the library's ``mask`` or ``bias``
-    function), nor block masks. A call with those whose output would track
-    gradients is refused here, at the forward call, naming what has no
+    window, a softcap, grouped KV heads and score and mask functions
+    (``score_mod``, ``mask_mod``, PyTorch's ``attn_mask`` tensors, which run
+    as the library's ``mask`` or ``bias`` function), over packed sequences
+    too; not block masks, and the functions' captured inputs get no
+    gradient. A call with a block mask, or whose captured inputs require
+    grad, is refused here, at the forward call, naming what has no
     backward (rather than at ``backward()``, after the forward ran, or with
-    a gradient that leaves the function out). Under ``torch.no_grad()`` or
+    a gradient that leaves a part out). Under ``torch.no_grad()`` or
     ``torch.inference_mode()``, or when nothing requires grad, it returns
     False and refuses nothing.
 
@@ -192,23 +193,24 @@ def check_backward(function: str, q: Any, k: Any, v: Any, score_mod: Any = None,
     names = [name for name, t in named if getattr(t, "requires_grad", False)]
     if not names:
         return False
-    missing = []
-    if attn_mask is not None:
-        missing.append(f"an attn_mask tensor (the library's {attn_mask!r} function)")
-    for kind, name in (("score_mod", score_mod), ("mask_mod", mask_mod)):
-        if name is not None and name != attn_mask:
-            missing.append(f"{kind} {name!r}")
+    # Score and mask functions have a backward (the kernels of the same
+    # functions); their captured inputs get no gradient, and block masks
+    # have none yet.
+    captured = [name for name in names if name not in ("q", "k", "v")]
+    if captured:
+        raise NoBackwardError(
+            f"{function}: {_subject(captured)} grad, but tiled_attn's backward pass gives the "
+            "captured inputs of score and mask functions no gradient (a learned bias or "
+            "attn_mask is not trained through it); pass them detached (.detach()) to train q, "
+            "k and v through the call, or use another attention implementation for that")
     if block_mask is not None and (not isinstance(block_mask, (tuple, list)) or block_mask):
-        missing.append("a block_mask")
-    if not missing:
-        return True
-    what = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
-    raise NoBackwardError(
-        f"{function}: {_subject(names)} grad, but tiled_attn's backward pass does not compute "
-        f"{what} yet (its backward kernels take masks, windows, softcap and grouped heads "
-        "only), so gradients through this call cannot be computed; call it under "
-        "torch.no_grad() or torch.inference_mode(), or pass tensors that do not require "
-        "grad (.detach())")
+        raise NoBackwardError(
+            f"{function}: {_subject(names)} grad, but tiled_attn's backward pass does not "
+            "compute a block_mask yet (its backward kernels take masks, windows, softcap, "
+            "grouped heads and score and mask functions), so gradients through this call "
+            "cannot be computed; call it under torch.no_grad() or torch.inference_mode(), or "
+            "pass tensors that do not require grad (.detach())")
+    return True
 
 
 def check_no_lse_grad(grad_lse: Any, function: str) -> None:

@@ -89,8 +89,9 @@ autograd formula runs the library's backward kernels): a new ``[B, H, S_q,
 D]`` tensor, returned transposed to transformers' layout (the ``out``
 buffer of inference is not differentiable). No mask, causal masks, sliding
 windows and soft-caps train; a mask that is no causal mask (padding, packed
-sequences) runs on the mask and bias kernels, which have no backward pass
-yet: :class:`tiled_attn.NoBackwardError` says so at the forward.
+sequences) runs on the mask and bias kernels, whose backward kernels the
+default library does not hold yet: :class:`tiled_attn.NoBackwardError`
+says so at the forward.
 
 Not supported, each refused with a message: dropout, attention sinks,
 position biases, paged caches. ``output_attentions`` gets None weights, as
