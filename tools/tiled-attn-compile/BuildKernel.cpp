@@ -834,6 +834,21 @@ static LogicalResult buildChangedKernel(const DialectRegistry &registry,
     cubinFiles[arch] = cubinName;
     reports[arch] = std::move(*report);
   }
+  // A spec's kernel does not spill unless its configuration says why
+  // ("spills"): the library's rule, checked on ptxas's report.
+  if (!kernel.configuration.empty() && kernel.acceptedSpills.empty())
+    for (const auto &[arch, report] : reports) {
+      int64_t bytes =
+          report.getAsObject()->getInteger("spill_store_bytes").value_or(0);
+      if (bytes > 0)
+        return fail(kernel,
+                    "ptxas -arch=" + arch.str() + " spills " +
+                        std::to_string(bytes) +
+                        " bytes of registers (spill stores), and the "
+                        "configuration does not say why it accepts that: "
+                        "change its tiles or lowering, or give it \"spills\": "
+                        "\"<why>\" (kernels/README.md)");
+    }
   if (!cubinFiles.empty()) {
     entry["cubin"] = std::move(cubinFiles);
     entry["ptxas"] = std::move(reports);

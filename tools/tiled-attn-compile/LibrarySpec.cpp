@@ -391,6 +391,8 @@ public:
              "' (known: " + llvm::join(known, ", ") + ")");
   }
 
+  bool has(StringRef key) const { return object.get(key) != nullptr; }
+
   std::string string(StringRef key, bool nonEmpty) {
     if (const json::Value *value = get(key)) {
       std::optional<StringRef> s = value->getAsString();
@@ -647,6 +649,10 @@ static Error finishConfiguration(
     llvm::StringMap<std::string> &configurationNames, KernelSpec &base) {
   base.lowering = fields.string("lowering", true);
   base.cubins = fields.strings("cubins", false);
+  // "spills": why its kernels may spill (a spec's kernel that spills is
+  // refused otherwise).
+  if (fields.has("spills"))
+    base.acceptedSpills = fields.string("spills", true);
   if (Error error = fields.takeError())
     return error;
   if (Error error = checkConfigurationName(name, where, configurationNames))
@@ -662,7 +668,8 @@ static Expected<std::vector<KernelSpec>>
 expandBlockMasks(const json::Object &object, const std::string &where,
                  llvm::StringMap<std::string> &configurationNames) {
   FieldReader fields(object, where);
-  fields.allowOnly({"name", "program", "functions", "lowering", "cubins"});
+  fields.allowOnly(
+      {"name", "program", "functions", "lowering", "cubins", "spills"});
   std::string name = fields.string("name", true);
   std::string program = fields.string("program", true);
   std::vector<std::string> functions = fields.strings("functions", true);
@@ -670,6 +677,8 @@ expandBlockMasks(const json::Object &object, const std::string &where,
   base.program = KernelProgram::BlockMask;
   base.lowering = fields.string("lowering", true);
   base.cubins = fields.strings("cubins", false);
+  if (fields.has("spills"))
+    base.acceptedSpills = fields.string("spills", true);
   if (Error error = fields.takeError())
     return std::move(error);
   if (program != "block_mask")
@@ -700,7 +709,7 @@ expandSplitMerges(const json::Object &object, const std::string &where,
                   llvm::StringMap<std::string> &configurationNames) {
   FieldReader fields(object, where);
   fields.allowOnly({"name", "program", "dtypes", "head_dims_v", "block_m",
-                    "lowering", "cubins"});
+                    "lowering", "cubins", "spills"});
   std::string name = fields.string("name", true);
   std::vector<std::string> dtypes = object.get("dtypes")
                                         ? fields.strings("dtypes", true)
@@ -745,7 +754,7 @@ expandSdpaBackward(const json::Object &object, const std::string &where,
   FieldReader fields(object, where);
   fields.allowOnly({"name", "program", "dtypes", "head_dims", "variants",
                     "deterministic", "phases", "block_m", "block_n", "schedule",
-                    "lowering", "cubins"});
+                    "lowering", "cubins", "spills"});
   std::string name = fields.string("name", true);
   std::vector<std::string> dtypes = object.get("dtypes")
                                         ? fields.strings("dtypes", true)
@@ -867,7 +876,8 @@ expandConfiguration(const json::Value &value, const std::string &where,
     return expandBlockMasks(*object, where, configurationNames);
   FieldReader fields(*object, where);
   fields.allowOnly({"name", "dtypes", "head_dims", "variants", "block_m",
-                    "block_n", "page_size", "schedule", "lowering", "cubins"});
+                    "block_n", "page_size", "schedule", "lowering", "cubins",
+                    "spills"});
   std::string name = fields.string("name", true);
   std::vector<std::string> dtypes = object->get("dtypes")
                                         ? fields.strings("dtypes", true)

@@ -69,6 +69,10 @@ struct KernelSpec {
   std::string origin;
   /// The spec's configuration it comes from; empty for the command line.
   std::string configuration;
+  /// Why the configuration's kernels are accepted though ptxas reports
+  /// spill stores (its "spills"); empty: a kernel of a spec that spills is
+  /// refused (the command line's are not checked).
+  std::string acceptedSpills;
   /// sdpa_fwd_<chip>_<dtype>_d<D>[v<D_v>]_<variant, '+' as '_'>[_index32],
   /// set by finalizeKernelSpec.
   std::string name;
