@@ -18,6 +18,32 @@ unsigned KernelArguments::add(OpBuilder &b, Type type, ArgAttr role) {
   return types.size() - 1;
 }
 
+LogicalResult tiled_attn::findKernelFunctions(Location loc, ModuleOp module,
+                                              ArrayRef<std::string> names,
+                                              KernelFunction &score,
+                                              KernelFunction &mask,
+                                              StringRef &missing) {
+  for (const std::string &name : names) {
+    auto found =
+        module ? module.lookupSymbol<func::FuncOp>(name) : func::FuncOp();
+    if (!found || found.isExternal()) {
+      if (missing.empty())
+        missing = name;
+      continue;
+    }
+    FunctionType type = found.getFunctionType();
+    bool isScore = type.getNumResults() == 1 && type.getResult(0).isF32();
+    KernelFunction &fn = isScore ? score : mask;
+    if (fn.fn)
+      return emitError(loc)
+             << "two " << (isScore ? "score" : "mask") << " functions: '"
+             << fn.fn.getSymName() << "' and '" << name
+             << "' (a score function gives an f32, a mask function an i1)";
+    fn.fn = found;
+  }
+  return success();
+}
+
 LogicalResult tiled_attn::addFunctionCaptures(OpBuilder &b, KernelFunction &fn,
                                               bool isScore,
                                               KernelArguments &args) {

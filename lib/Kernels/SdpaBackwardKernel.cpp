@@ -455,44 +455,38 @@ private:
 } // namespace
 
 LogicalResult BackwardBuilder::findFunctions(ModuleOp module) {
-  for (const std::string &fnName : cfg.functions) {
-    auto found = module.lookupSymbol<func::FuncOp>(fnName);
-    if (!found)
-      return emitError(loc) << "no function '" << fnName
-                            << "' in the module (a score or mask function)";
-    FunctionType type = found.getFunctionType();
-    bool isScore = type.getNumResults() == 1 && type.getResult(0).isF32();
-    KernelFunction &fn = isScore ? scoreFn : maskFn;
-    if (fn.fn)
-      return emitError(loc)
-             << "two " << (isScore ? "score" : "mask") << " functions: '"
-             << fn.fn.getSymName() << "' and '" << fnName
-             << "' (a score function gives an f32, a mask function an i1)";
-    fn.fn = found;
-    // (The signature and captures' roles, checked on a scratch list.)
-    KernelArguments scratch;
-    if (failed(addFunctionCaptures(b, fn, isScore, scratch)))
+  StringRef missing;
+  if (failed(findKernelFunctions(loc, module, cfg.functions, scoreFn, maskFn,
+                                 missing)))
+    return failure();
+  if (!missing.empty())
+    return emitError(loc) << "no function '" << missing
+                          << "' in the module (a score or mask function)";
+  // (The signatures and captures' roles, checked on a scratch list.)
+  KernelArguments scratch;
+  for (auto [fn, isScore] : {std::pair{&scoreFn, true}, {&maskFn, false}})
+    if (fn->fn && failed(addFunctionCaptures(b, *fn, isScore, scratch)))
       return failure();
-    if (!isScore)
-      continue;
-    std::string gradName = fnName + "_grad";
-    scoreGrad = module.lookupSymbol<func::FuncOp>(gradName);
-    SmallVector<Type> inputs(type.getInputs());
-    inputs.push_back(f32);
-    if (!scoreGrad)
-      return emitError(loc)
-             << "the score function '" << fnName << "' has no gradient '"
-             << gradName
-             << "' beside it (tile-differentiate-score derives it from the "
-                "body, or declare it: the function's arguments and %grad: "
-                "f32, returning %grad * df/dscore)";
-    if (scoreGrad.getFunctionType() != b.getFunctionType(inputs, {f32}))
-      return emitError(loc)
-             << "the gradient '" << gradName << "' of '" << fnName
-             << "' must be of type " << b.getFunctionType(inputs, {f32}) << " ("
-             << fnName << "'s arguments and %grad), got "
-             << scoreGrad.getFunctionType();
-  }
+  if (!scoreFn.fn)
+    return success();
+  StringRef fnName = scoreFn.fn.getSymName();
+  std::string gradName = (fnName + "_grad").str();
+  scoreGrad = module.lookupSymbol<func::FuncOp>(gradName);
+  SmallVector<Type> inputs(scoreFn.fn.getFunctionType().getInputs());
+  inputs.push_back(f32);
+  if (!scoreGrad)
+    return emitError(loc)
+           << "the score function '" << fnName << "' has no gradient '"
+           << gradName
+           << "' beside it (tile-differentiate-score derives it from the "
+              "body, or declare it: the function's arguments and %grad: "
+              "f32, returning %grad * df/dscore)";
+  if (scoreGrad.getFunctionType() != b.getFunctionType(inputs, {f32}))
+    return emitError(loc) << "the gradient '" << gradName << "' of '" << fnName
+                          << "' must be of type "
+                          << b.getFunctionType(inputs, {f32}) << " (" << fnName
+                          << "'s arguments and %grad), got "
+                          << scoreGrad.getFunctionType();
   return success();
 }
 

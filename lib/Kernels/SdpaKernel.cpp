@@ -155,24 +155,9 @@ tiled_attn::buildSdpaKernel(OpBuilder &b, Location loc,
   // that order.
   // A function the module lacks is reported after the others are checked.
   StringRef missing;
-  for (const std::string &name : variant.functions) {
-    auto found =
-        module ? module.lookupSymbol<func::FuncOp>(name) : func::FuncOp();
-    if (!found || found.isExternal()) {
-      if (missing.empty())
-        missing = name;
-      continue;
-    }
-    FunctionType type = found.getFunctionType();
-    bool isScore = type.getNumResults() == 1 && type.getResult(0).isF32();
-    KernelFunction *fn = isScore ? &scoreFn : &maskFn;
-    if (fn->fn)
-      return mlir::emitError(loc)
-             << "two " << (isScore ? "score" : "mask") << " functions: '"
-             << fn->fn.getSymName() << "' and '" << name
-             << "' (a score function gives an f32, a mask function an i1)";
-    fn->fn = found;
-  }
+  if (failed(findKernelFunctions(loc, module, variant.functions, scoreFn,
+                                 maskFn, missing)))
+    return failure();
   for (auto [fn, isScore] :
        {std::pair{&scoreFn, true}, std::pair{&maskFn, false}})
     if (fn->fn && failed(addFunctionCaptures(b, *fn, isScore, args)))

@@ -18,7 +18,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
+
+#include <string>
 
 namespace tiled_attn {
 
@@ -46,6 +49,16 @@ struct KernelFunction {
 /// #tile.arg<captured, "name">) and adds its captured inputs to `args`,
 /// once per name (one name, one type), recording their numbers in
 /// `fn.captures`.
+/// The functions `names` of `module` (null: none has them): a score
+/// function (an f32 result) into `score`, any other into `mask`, at most
+/// one of each (an error at `loc` names two of a kind). The first name the
+/// module lacks, or has without a body, goes into `missing` for the caller
+/// to report as it sees fit.
+mlir::LogicalResult
+findKernelFunctions(mlir::Location loc, mlir::ModuleOp module,
+                    llvm::ArrayRef<std::string> names, KernelFunction &score,
+                    KernelFunction &mask, llvm::StringRef &missing);
+
 mlir::LogicalResult addFunctionCaptures(mlir::OpBuilder &b, KernelFunction &fn,
                                         bool isScore, KernelArguments &args);
 
