@@ -1,6 +1,6 @@
 """Score and mask functions through tiled_attn.sdpa's autograd on a GPU
 (issue 39, 2026-12-07): ALiBi (with and without a causal mask) and
-document masking, bf16, D = 64; each gradient against float64, within 2x
+document masking, bf16, D = 64 (or the head dim given); each gradient against float64, within 2x
 of PyTorch's math backend's error in bf16 given the same scores as
 attn_mask. Needs a library with forward kernels of the functions that
 write the log-sum-exps (none_lse+alibi, top_left_lse+alibi,
@@ -8,13 +8,15 @@ top_left_lse+document) and backward kernels of them (a backward
 configuration with variants none+alibi, top_left+alibi,
 top_left+document): TILED_ATTN_KERNELS names it.
 
-    TILED_ATTN_KERNELS=... python3 bench/functions_autograd.py
+    TILED_ATTN_KERNELS=... python3 bench/functions_autograd.py [D]
 """
+import sys
 import torch, tiled_attn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 torch.manual_seed(0)
 dev = "cuda"
-B, H, S, D = 2, 4, 300, 64
+B, H, S = 2, 4, 300
+D = int(sys.argv[1]) if len(sys.argv) > 1 else 64
 def rel(a, r): return ((a.double() - r).norm() / r.norm()).item()
 slopes = torch.tensor([2.0 ** -(h + 1) for h in range(H)], device=dev)
 docs = (torch.arange(S, device=dev) // 70).int().repeat(B, 1)

@@ -560,10 +560,10 @@ func::FuncOp BackwardBuilder::buildMain() {
   Value n = prog.x, kvHead = prog.y, batch = prog.batch, c0 = prog.c0,
         c1 = prog.c1, entry = prog.entry;
   Value seqQ = prog.seqQ, seqK = prog.seqK, group = prog.group;
-  // K_n is the lhs of Sᵀ = K_n Q_mᵀ and the rhs of dS K_n: two reads, so
-  // that a GPU can hold one in registers and the other in shared memory.
+  // K_n is the lhs of Sᵀ = K_n Q_mᵀ and the rhs of dS K_n: loaded once
+  // (tilegpu-assign-layouts gives a lhs held in registers a copy of its
+  // own; wgmma reads both from one buffer).
   Value kBlock = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
-  Value kRhs = kb.load(k, {bn, d}, {batch, kvHead, n, c0});
   Value vBlock = kb.load(v, {bn, dv}, {batch, kvHead, n, c0});
   Value key0 = arith::MulIOp::create(b, loc, n, kb.index(bn));
   auto [lo, hi] = band(b, loc, c0, seqQ, seqK, argOf);
@@ -730,7 +730,7 @@ func::FuncOp BackwardBuilder::buildMain() {
           // This step's part of dQ (unscaled), added to the
           // accumulator.
           Value ds = TransposeOp::create(b, loc, kb.tile({bm, bn}, elt), dsLow);
-          Value dq = MmaOp::create(b, loc, ds, kRhs, zeroDq);
+          Value dq = MmaOp::create(b, loc, ds, kBlock, zeroDq);
           StoreOp::create(b, loc, dq, dqAccum, at4, /*mask=*/Value(),
                           /*add=*/true);
           return {dkAcc, dvAcc};

@@ -247,6 +247,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   fpm.addPass(createTileGPUAssignLayoutsPass(layouts));
   ConvertTileToTileGPUPassOptions shared;
   shared.stagedStores = options.stagedStores;
+  shared.tmaReduce = options.tmaReduce;
   shared.emptyBarriers = options.warpSpecialize;
   shared.ringSlots = options.warpSpecialize ? options.ringSlots : 0;
   shared.mmaWarp = options.mmaWarp;

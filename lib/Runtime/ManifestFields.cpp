@@ -291,15 +291,19 @@ Status readTensorMapBox(const FieldReader &p, const KernelEntry &kernel,
   TA_RETURN_IF_ERROR(p.integer("swizzle", 0, 128, swizzle, &noSwizzle));
   if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
     return p.fail("swizzle", "0, 32, 64 or 128 (bytes)", swizzle);
-  // A captured view's elements are its own type's.
+  // A captured view's elements are its own type's, the backward's float32
+  // workspace's (dq_accum) 4 bytes.
   const KernelEntry::Capture *capture =
       param.capture >= 0 ? &kernel.captures[param.capture] : nullptr;
-  int64_t rowBytes =
-      cols * (capture ? itemSize(capture->type) : itemSize(kernel.dtype));
+  const bool f32 = !capture && kTensorBytes[param.tensor] == 4;
+  int64_t rowBytes = cols * (capture ? itemSize(capture->type)
+                             : f32   ? 4
+                                     : itemSize(kernel.dtype));
   const std::string elements =
-      capture ? concat(captureTypeName(capture->type), " elements of '",
-                       capture->name, "'")
-              : concat(kernel.dtypeText, " elements");
+      capture
+          ? concat(captureTypeName(capture->type), " elements of '",
+                   capture->name, "'")
+          : concat(f32 ? std::string("f32") : kernel.dtypeText, " elements");
   if (rowBytes % 16)
     return p.fail("box",
                   concat("a box whose rows are a multiple of 16 bytes (", cols,

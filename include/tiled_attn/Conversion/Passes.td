@@ -77,7 +77,13 @@ def ConvertTileToTileGPUPass
     - with `staged-stores`, a store of a 16-bit tile whose layout allows it
       goes through a staging buffer (`tilegpu.staged_store`), after every
       copy has landed (`tilegpu.async_wait_all`) and every thread is done
-      with the buffers it may overlap.
+      with the buffers it may overlap;
+    - with `tma-reduce`, an adding store of an f32 wgmma accumulator into a
+      kernel argument (not a slice of one) is written into a swizzled
+      buffer of its own (`tilegpu.local_store`, between barriers, after
+      `tilegpu.tma_reduce_wait {read}` of the previous one) and added to
+      the block by `tilegpu.tma_reduce`; the kernel's end waits for the
+      reductions.
 
     Tiles in 128-byte swizzled panels (the wgmma family's) arrive by TMA
     instead (`tilegpu.tma_load`), each signalling its slot's mbarrier, and
@@ -116,6 +122,11 @@ def ConvertTileToTileGPUPass
     Option<"stagedStores", "staged-stores", "bool", /*default=*/"true",
            "Stage 16-bit tile stores in shared memory and write them out in "
            "16-byte row pieces (rows must be 16-byte aligned, as for loads)">,
+    Option<"tmaReduce", "tma-reduce", "bool", /*default=*/"false",
+           "wgmma: an adding store of an f32 accumulator into a kernel "
+           "argument goes through a swizzled shared buffer and one TMA "
+           "reduction (tilegpu.tma_reduce) instead of an atomic addition "
+           "per element (FlashAttention-3's dQ)">,
     Option<"emptyBarriers", "empty-barriers", "bool", /*default=*/"false",
            "Pace TMA refills with one 'empty' mbarrier per ring slot, which "
            "the slot's readers release, instead of a CTA barrier before "

@@ -158,6 +158,13 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       llvm::cl::desc("Write the output through shared memory in 16-byte row "
                      "pieces (see convert-tile-to-tilegpu)"),
       llvm::cl::init(true)};
+  Option<bool> tmaReduce{
+      *this, "tma-reduce",
+      llvm::cl::desc("wgmma: add an f32 accumulator into a kernel argument "
+                     "(the backward's dQ part) by one TMA reduction from "
+                     "shared memory instead of per-element atomics (see "
+                     "convert-tile-to-tilegpu)"),
+      llvm::cl::init(false)};
   Option<bool> skipUnitRowScales{
       *this, "skip-unit-row-scales",
       llvm::cl::desc("Skip the rescale of O in warps whose row maxima did "

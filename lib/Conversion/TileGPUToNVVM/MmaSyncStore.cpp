@@ -31,21 +31,49 @@ using namespace tiled_attn::tilegpu;
 
 namespace {
 
-/// Each lane writes its accumulator pairs (16-bit, 4 bytes each) into a
+/// The fragment of `type` each warp holds and the column where it starts
+/// (a column offset, from 0): for a wgmma accumulator whose warpgroups
+/// split its columns, each warpgroup's block of N / blocks columns, with
+/// `lc.warp` made the warp's place among the warps of its column block.
+std::pair<Fragment, Value> columnBlockFragment(OpBuilder &b, Location loc,
+                                               RankedTensorType type,
+                                               LaneCoords &lc) {
+  auto blocks = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
+  if (!blocks || blocks.getColumnBlocks() <= 1)
+    return {Fragment::get(type), cIdx(b, loc, 0)};
+  int64_t count = blocks.getColumnBlocks();
+  int64_t columns = type.getDimSize(1) / count;
+  Fragment frag = Fragment::get(blocks.getColumnBlockLayout(),
+                                {type.getDimSize(0), columns});
+  Value group = arith::DivUIOp::create(b, loc, lc.warp, cIdx(b, loc, 4));
+  Value c = cIdx(b, loc, count);
+  lc.warp = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, group, c),
+                            cIdx(b, loc, 4)),
+      arith::RemUIOp::create(b, loc, lc.warp, cIdx(b, loc, 4)));
+  return {frag, arith::MulIOp::create(b, loc,
+                                      arith::RemUIOp::create(b, loc, group, c),
+                                      cIdx(b, loc, columns))};
+}
+
+/// Each lane writes its accumulator pairs (4 or 8 bytes each) into a
 /// shared buffer (`bufferType`) at their rows and columns of the stored
 /// matrix: the first half of a staged store, and a local store. In
 /// swizzled panels a pair, 4 bytes of one 16-byte chunk, goes to its
 /// swizzled place.
 void writeAccumulatorPairs(OpBuilder &b, Location loc, const Fragment &frag,
                            LaneCoords &lc, Value value, Value buffer,
-                           BufferType bufferType) {
+                           BufferType bufferType, Value colOrigin = {}) {
   const bool swizzled =
       cast<SharedEncodingAttr>(bufferType.getEncoding()).getSwizzle();
   if (swizzled)
     buffer = memref::CollapseShapeOp::create(
         b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+  const uint64_t pairBytes =
+      2 * bufferType.getElementType().getIntOrFloatBitWidth() / 8;
   Value row0 = lc.firstRow(b, loc, frag, cIdx(b, loc, 0));
-  Value col0 = lc.firstCol(b, loc, cIdx(b, loc, 0));
+  Value col0 = lc.firstCol(b, loc, colOrigin ? colOrigin : cIdx(b, loc, 0));
   for (int64_t e = 0; e < frag.size(); e += 2) {
     Value row =
         arith::AddIOp::create(b, loc, row0, cIdx(b, loc, frag.rowOffset[e]));
@@ -56,7 +84,7 @@ void writeAccumulatorPairs(OpBuilder &b, Location loc, const Fragment &frag,
       at = {swizzledIndex(b, loc, bufferType, row, col)};
     vector::StoreOp::create(b, loc, extractRegisters(b, loc, value, e, 2),
                             buffer, at,
-                            /*nontemporal=*/false, llvm::MaybeAlign(4));
+                            /*nontemporal=*/false, llvm::MaybeAlign(pairBytes));
   }
 }
 
@@ -72,11 +100,9 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
     auto layout = tilegpu::getQuadFragmentLayout(type.getEncoding());
     // A wgmma accumulator whose warpgroups split its columns: each
     // warpgroup stores its block's tile, N / blocks columns on.
-    auto blocks = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
-    if (blocks && blocks.getColumnBlocks() > 1)
+    if (auto blocks = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
+        blocks && blocks.getColumnBlocks() > 1)
       layout = blocks.getColumnBlockLayout();
-    else
-      blocks = nullptr;
     if (!layout)
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
@@ -94,30 +120,8 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
     Value colOrigin =
         arith::MulIOp::create(rewriter, loc, adaptor.getIndices()[3],
                               cIdx(rewriter, loc, type.getDimSize(1)));
-    Fragment frag;
-    if (blocks) {
-      int64_t count = blocks.getColumnBlocks();
-      int64_t columns = type.getDimSize(1) / count;
-      frag = Fragment::get(layout, {type.getDimSize(0), columns});
-      Value group = arith::DivUIOp::create(rewriter, loc, lc.warp,
-                                           cIdx(rewriter, loc, 4));
-      Value c = cIdx(rewriter, loc, count);
-      // The warp's place among the warps of its column block.
-      lc.warp = arith::AddIOp::create(
-          rewriter, loc,
-          arith::MulIOp::create(rewriter, loc,
-                                arith::DivUIOp::create(rewriter, loc, group, c),
-                                cIdx(rewriter, loc, 4)),
-          arith::RemUIOp::create(rewriter, loc, lc.warp,
-                                 cIdx(rewriter, loc, 4)));
-      colOrigin = arith::AddIOp::create(
-          rewriter, loc, colOrigin,
-          arith::MulIOp::create(rewriter, loc,
-                                arith::RemUIOp::create(rewriter, loc, group, c),
-                                cIdx(rewriter, loc, columns)));
-    } else {
-      frag = Fragment::get(type);
-    }
+    auto [frag, blockOrigin] = columnBlockFragment(rewriter, loc, type, lc);
+    colOrigin = arith::AddIOp::create(rewriter, loc, colOrigin, blockOrigin);
     Value view = adaptor.getView();
     ValueRange idx = adaptor.getIndices();
     Value seqLen = memref::DimOp::create(rewriter, loc, view, 2);
@@ -287,18 +291,25 @@ struct LocalStoreFromQuadFragments final : OpConversionPattern<LocalStoreOp> {
   matchAndRewrite(LocalStoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = op.getValue().getType();
-    if (!tilegpu::getQuadFragmentLayout(type.getEncoding()))
+    auto blocks = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
+    if (!tilegpu::getQuadFragmentLayout(type.getEncoding()) &&
+        !(blocks && blocks.getColumnBlocks() > 1))
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
-    if (type.getElementType().getIntOrFloatBitWidth() != 16)
+    BufferType bufferType = op.getBuffer().getType();
+    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+    if (bits != 16 &&
+        !(bits == 32 &&
+          !cast<SharedEncodingAttr>(bufferType.getEncoding()).getTransposed()))
       return op.emitError() << "GPU lowering: a local store of an "
-                               "accumulator writes 16-bit elements, got "
-                            << type;
+                               "accumulator writes 16-bit elements, or "
+                               "32-bit ones untransposed, got "
+                            << type << " into " << bufferType;
     Location loc = op.getLoc();
     LaneCoords lc(rewriter, loc);
-    BufferType bufferType = op.getBuffer().getType();
-    writeAccumulatorPairs(rewriter, loc, Fragment::get(type), lc,
-                          adaptor.getValue(), adaptor.getBuffer(), bufferType);
+    auto [frag, colOrigin] = columnBlockFragment(rewriter, loc, type, lc);
+    writeAccumulatorPairs(rewriter, loc, frag, lc, adaptor.getValue(),
+                          adaptor.getBuffer(), bufferType, colOrigin);
     // Swizzled panels are wgmma's operand: the writes ordered before the
     // async proxy's reads (the wgmma that takes the buffer, after the
     // barrier that follows).

@@ -17,7 +17,11 @@
 //   the warp has synchronized;
 // - tilegpu.mbarrier_wait: every thread spins on mbarrier.try_wait.parity
 //   (the intrinsic in an scf.while: upstream's inline-asm loop made ptxas
-//   spill in kernels of this size, see the toolchain notes).
+//   spill in kernels of this size, see the toolchain notes);
+// - tilegpu.tma_reduce: thread 0 issues one cp.reduce.async.bulk.tensor add
+//   per panel of the source, then commits them as one bulk group;
+// - tilegpu.tma_reduce_wait: thread 0 waits for its bulk groups
+//   (cp.async.bulk.wait_group 0, with `read` its .read form).
 //
 //===----------------------------------------------------------------------===//
 
@@ -223,10 +227,68 @@ struct TmaLoadToNVVM final : OpConversionPattern<TmaLoadOp> {
   }
 };
 
+struct TmaReduceToNVVM final : OpConversionPattern<TmaReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmaReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    // The box is one panel of the source (the verifier saw to it).
+    BufferType src = op.getSrc().getType();
+    auto encoding = cast<SharedEncodingAttr>(src.getEncoding());
+    SmallVector<int64_t, 2> stored = encoding.getStoredShape(src.getShape());
+    int64_t panelCols = encoding.getPanelColumns(src.getElementType());
+    ValueRange idx = adaptor.getIndices();
+    Value row = arith::MulIOp::create(rewriter, loc, idx[2],
+                                      cIdx(rewriter, loc, stored[0]));
+    Value col0 = arith::MulIOp::create(rewriter, loc, idx[3],
+                                       cIdx(rewriter, loc, stored[1]));
+    {
+      OpBuilder::InsertionGuard g(rewriter);
+      enterFirstThread(rewriter, loc);
+      for (int64_t p = 0; p < stored[1] / panelCols; ++p) {
+        Value col = arith::AddIOp::create(rewriter, loc, col0,
+                                          cIdx(rewriter, loc, p * panelCols));
+        Value panel = sharedPointer(
+            rewriter, loc, adaptor.getSrc(),
+            cIdx(rewriter, loc, p * encoding.getPanelBytes(src.getShape())));
+        SmallVector<Value> coords = {
+            toI32(rewriter, loc, col), toI32(rewriter, loc, row),
+            toI32(rewriter, loc, idx[1]), toI32(rewriter, loc, idx[0])};
+        NVVM::CpAsyncBulkTensorReduceOp::create(
+            rewriter, loc, adaptor.getMap(), panel, NVVM::TMAReduxKind::ADD,
+            NVVM::TMAStoreMode::TILE, coords, /*l2CacheHint=*/Value());
+      }
+      NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TmaReduceWaitToNVVM final : OpConversionPattern<TmaReduceWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmaReduceWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    {
+      OpBuilder::InsertionGuard g(rewriter);
+      enterFirstThread(rewriter, loc);
+      NVVM::CpAsyncBulkWaitGroupOp::create(
+          rewriter, loc, rewriter.getI32IntegerAttr(0),
+          op.getRead() ? rewriter.getUnitAttr() : UnitAttr());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void tiled_attn::populateTmaToNVVMPatterns(
     TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<MBarrierInitToNVVM, MBarrierArriveToNVVM, MBarrierWaitToNVVM,
-               TmaLoadToNVVM>(converter, patterns.getContext());
+               TmaLoadToNVVM, TmaReduceToNVVM, TmaReduceWaitToNVVM>(
+      converter, patterns.getContext());
 }

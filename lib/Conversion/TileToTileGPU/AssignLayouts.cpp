@@ -320,6 +320,10 @@ private:
   /// block-loads): staged in shared memory and read into the scores'
   /// layout by a tile.convert_layout where they are used.
   LogicalResult stageBlockLoads();
+  /// A block read both as an mma's lhs in registers (mma.sync without
+  /// smem-lhs) and from shared memory (an mma's rhs, or a transpose's
+  /// view): its copy for the registers is a load of its own.
+  void splitRegisterLhsLoads();
   LogicalResult checkShape(Value v, Attribute l);
   /// Refuses register tiles that no thread of the kernel can hold (an mma's
   /// accumulator, or what a loop keeps live), before the lowering unrolls
@@ -714,7 +718,33 @@ LogicalResult LayoutAssignment::stageBlockLoads() {
   return success();
 }
 
+void LayoutAssignment::splitRegisterLhsLoads() {
+  if (smemLhs || family.family != Family::MmaSync)
+    return;
+  func.walk([&](LoadOp load) {
+    if (load.getTranspose())
+      return;
+    SmallVector<OpOperand *> lhsUses;
+    bool sharedUse = false;
+    for (OpOperand &use : load.getResult().getUses()) {
+      bool lhs = isa<MmaOp>(use.getOwner()) && use.getOperandNumber() == 0;
+      if (lhs)
+        lhsUses.push_back(&use);
+      sharedUse |= !lhs && isa<MmaOp, TransposeOp>(use.getOwner());
+    }
+    if (lhsUses.empty() || !sharedUse)
+      return;
+    // (Before the load: the copies keep the order in which a program that
+    // loads the block twice would issue them.)
+    OpBuilder b(load);
+    Operation *copy = b.clone(*load);
+    for (OpOperand *use : lhsUses)
+      use->set(copy->getResult(0));
+  });
+}
+
 LogicalResult LayoutAssignment::run() {
+  splitRegisterLhsLoads();
   if (failed(stageBlockLoads()))
     return failure();
   // An mma operand computed in registers (P) arrives in the accumulator

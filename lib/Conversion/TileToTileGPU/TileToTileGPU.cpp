@@ -128,10 +128,10 @@ class SharedMemoryMaterializer {
 public:
   SharedMemoryMaterializer(func::FuncOp func, bool stagedStores,
                            bool emptyBarriers, int64_t ringSlots, bool mmaWarp,
-                           bool pOverS, bool correction)
+                           bool pOverS, bool correction, bool tmaReduce)
       : func(func), stagedStores(stagedStores), emptyBarriers(emptyBarriers),
         ringSlots(ringSlots), mmaWarp(mmaWarp), pOverS(pOverS),
-        correction(correction) {}
+        correction(correction), tmaReduce(tmaReduce) {}
   LogicalResult run();
 
 private:
@@ -147,6 +147,9 @@ private:
   LogicalResult rewriteMma(tile::MmaOp mma);
   void insertMmaWait(MmaOp mma);
   void rewriteStore(tile::StoreOp store);
+  /// With tmaReduce, an adding store of a wgmma accumulator into a kernel
+  /// argument: through a swizzled f32 buffer and tilegpu.tma_reduce.
+  bool rewriteAddingStore(tile::StoreOp store);
   void rewriteTranspose(tile::TransposeOp transpose);
   /// Each transpose of a staged block (now a buffer, awaited before it) a
   /// tilegpu.transpose_view of that buffer.
@@ -174,6 +177,11 @@ private:
   bool mmaWarp;
   bool pOverS;
   bool correction;
+  bool tmaReduce;
+  /// Whether some store became a tilegpu.tma_reduce (whose completion the
+  /// kernel's end waits for).
+  bool reduced = false;
+  llvm::MapVector<std::pair<Value, Type>, Value> reduceBuffers;
   /// With mmaWarp: the threads that issue tcgen05 products, one per group
   /// of 128 rows.
   int64_t issuers = 1;
@@ -395,6 +403,8 @@ void SharedMemoryMaterializer::insertMmaWait(MmaOp mma) {
 /// which may overlap the loads' buffers: every copy must have landed and
 /// every thread be done reading them first.
 void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
+  if (store.getAdd() && rewriteAddingStore(store))
+    return;
   auto type = cast<RankedTensorType>(store.getValue().getType());
   MmaSyncLayoutAttr layout = getQuadFragmentLayout(type.getEncoding());
   if (!stagedStores || store.getMask() || store.getAdd() || !layout ||
@@ -415,6 +425,55 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
   if (!store->getNextNode()->hasTrait<OpTrait::IsTerminator>())
     gpu::BarrierOp::create(b, loc);
   store.erase();
+}
+
+/// An adding store of an f32 wgmma accumulator into a kernel argument (the
+/// backward's dQ part into dq_accum), FlashAttention-3's way: the tile goes
+/// into a swizzled buffer of its own and one thread adds it to the block
+/// with TMA, instead of an atomic addition per element:
+///
+///   tilegpu.tma_reduce_wait {read}   the previous reduction has read it
+///   gpu.barrier
+///   tilegpu.local_store              (ends with the async-proxy fence)
+///   gpu.barrier
+///   tilegpu.tma_reduce
+///
+/// The reduction runs on while the threads go on; the kernel's end waits
+/// for it. A store into a slice of a view (a varlen sequence) keeps the
+/// atomics: TMA's bounds are the whole view's, and the block's rows past
+/// the sequence belong to the next one.
+bool SharedMemoryMaterializer::rewriteAddingStore(tile::StoreOp store) {
+  auto type = cast<RankedTensorType>(store.getValue().getType());
+  auto layout = dyn_cast_or_null<WgmmaLayoutAttr>(type.getEncoding());
+  if (!tmaReduce || !layout || store.getMask() ||
+      !type.getElementType().isF32() || store.getIndices().size() != 4 ||
+      !isa<BlockArgument>(store.getView()) ||
+      cast<BlockArgument>(store.getView()).getOwner() != &func.front())
+    return false;
+  auto encoding = tmaSharedEncoding(type.getContext(), type.getShape(),
+                                    type.getElementType(), false);
+  if (!encoding || encoding.getSwizzle() != 128)
+    return false;
+  Location loc = store.getLoc();
+  auto bufferType = BufferType::get(type.getContext(), type.getShape(),
+                                    type.getElementType(), encoding);
+  // (One buffer for all the adding stores of a view: the loops of the mask
+  // split each have one, and each waits for the previous reduction.)
+  Value &buffer = reduceBuffers[{store.getView(), bufferType}];
+  if (!buffer) {
+    OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
+    buffer = AllocOp::create(top, loc, bufferType, IntegerAttr());
+  }
+  Value map = tensorMapFor(store.getView(), bufferType, 1, loc);
+  OpBuilder b(store);
+  TmaReduceWaitOp::create(b, loc, /*read=*/true);
+  gpu::BarrierOp::create(b, loc);
+  LocalStoreOp::create(b, loc, store.getValue(), buffer);
+  gpu::BarrierOp::create(b, loc);
+  TmaReduceOp::create(b, loc, buffer, map, store.getIndices());
+  store.erase();
+  reduced = true;
+  return true;
 }
 
 /// A reduction to a scalar combines across the warps through a scratch
@@ -1158,6 +1217,10 @@ LogicalResult SharedMemoryMaterializer::run() {
     OpBuilder b(func.front().getTerminator());
     drainTma(b, func.getLoc());
   }
+  if (reduced) {
+    OpBuilder b(func.front().getTerminator());
+    TmaReduceWaitOp::create(b, func.getLoc(), /*read=*/false);
+  }
   // tcgen05: the accumulators and P move to tensor memory, and the mma
   // with them (last: it rebuilds the loops that carry the mma's count).
   return materializeTensorMemory(func, mmaWarp, pOverS, correction);
@@ -1195,7 +1258,7 @@ struct ConvertTileToTileGPUPass final
     }
     if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
                                         emptyBarriers, ringSlots, mmaWarp,
-                                        pOverS, correction)
+                                        pOverS, correction, tmaReduce)
                    .run()))
       signalPassFailure();
   }

@@ -489,7 +489,7 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma
       attributes {tilegpu.shared_bytes = 1536 : i64, tilegpu.warps = 1 : i64} {
     %buf = tilegpu.alloc offset(0) : !tilegpu.buffer<16x16xf32, #tilegpu.shared<pad = 8, transposed = true>>
     %s = tensor.splat %x : tensor<16x16xf32, #acc>
-    // expected-error @+2 {{GPU lowering: a local store of an accumulator writes 16-bit elements, got 'tensor<16x16xf32, #tilegpu.mma_sync<acc, warps = 1>>'}}
+    // expected-error @+2 {{GPU lowering: a local store of an accumulator writes 16-bit elements, or 32-bit ones untransposed, got 'tensor<16x16xf32, #tilegpu.mma_sync<acc, warps = 1>>' into '!tilegpu.buffer<16x16xf32, #tilegpu.shared<pad = 8, transposed = true>>'}}
     // expected-error @+1 {{failed to legalize operation 'tilegpu.local_store'}}
     tilegpu.local_store %s, %buf : tensor<16x16xf32, #acc>, !tilegpu.buffer<16x16xf32, #tilegpu.shared<pad = 8, transposed = true>>
     return

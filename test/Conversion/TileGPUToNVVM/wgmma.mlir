@@ -129,3 +129,30 @@
 // BWD: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // BWD: memref.atomic_rmw addf
 // BWD-LABEL: gpu.func @sdpa_bwd_postprocess(
+
+// tma-reduce: dQ's part leaves through a swizzled f32 buffer (8-byte pairs
+// at their swizzled places), fenced for the async proxy, and thread 0 adds
+// it to dq_accum with one cp.reduce.async.bulk.tensor per 32-float panel
+// and commits; before the next write, thread 0 waits until the previous
+// reduction has read the buffer; the kernel's end waits for the last.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu="tma-reduce=1" \
+// RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
+// RUN:   | FileCheck %s --check-prefix=REDUCE
+// REDUCE-LABEL: gpu.func @sdpa_bwd(
+// REDUCE-SAME: #tilegpu.param<tensor_map, "dq_accum" : !tilegpu.tensor_map<64x32xf32, swizzle = 128>>
+// REDUCE-NOT: memref.atomic_rmw
+// REDUCE: nvvm.cp.async.bulk.wait_group 0 {read}
+// REDUCE-NEXT: }
+// REDUCE-NEXT: gpu.barrier
+// REDUCE-COUNT-16: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<4096xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// REDUCE-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// REDUCE-NEXT: gpu.barrier
+// REDUCE: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[%c0_i32, %{{.*}}, %{{.*}}, %{{.*}}] {redKind = #nvvm.tma_redux_kind<add>}
+// REDUCE: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[%c32_i32, %{{.*}}, %{{.*}}, %{{.*}}] {redKind = #nvvm.tma_redux_kind<add>}
+// REDUCE-NEXT: nvvm.cp.async.bulk.commit.group
+// REDUCE-NOT: memref.atomic_rmw
+// REDUCE: nvvm.cp.async.bulk.wait_group 0{{$}}
+// REDUCE-NEXT: }
+// REDUCE-NEXT: gpu.return
+// REDUCE-LABEL: gpu.func @sdpa_bwd_postprocess(

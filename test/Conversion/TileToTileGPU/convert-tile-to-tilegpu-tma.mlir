@@ -212,3 +212,36 @@
 // MASKED-FIRST-NEXT: gpu.barrier
 // MASKED-FIRST-NEXT: tilegpu.tma_load %{{.*}} into %{{.*}}, %[[VBARS]][%[[VSLOT]]]
 // MASKED-FIRST: scf.for
+
+// tma-reduce: the backward's adding store of dQ's part into dq_accum goes
+// through one swizzled f32 buffer (32 floats a panel row), shared by the
+// mask split's loops, and a TMA reduction; each waits until the previous
+// reduction has read the buffer, and the kernel's end waits for the last.
+// Without the option, or into a slice of a view (varlen), atomics:
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
+// RUN:   --convert-tile-to-tilegpu="tma-reduce=1" | FileCheck %s --check-prefix=REDUCE
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
+// RUN:   --convert-tile-to-tilegpu | FileCheck %s --check-prefix=NO-REDUCE
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 varlen=1" \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
+// RUN:   --convert-tile-to-tilegpu="tma-reduce=1" | FileCheck %s --check-prefix=NO-REDUCE
+// REDUCE-LABEL: func.func @sdpa_bwd(
+// REDUCE-SAME: %[[MAP:[^:]*]]: !tilegpu.tensor_map<64x32xf32, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "dq_accum"
+// REDUCE-NEXT: %[[BUF:.*]] = tilegpu.alloc : <64x64xf32, #tilegpu.shared<swizzle = 128>>
+// REDUCE-NOT: tilegpu.alloc : <64x64xf32
+// REDUCE: scf.for
+// REDUCE: tilegpu.tma_reduce_wait {read}
+// REDUCE-NEXT: gpu.barrier
+// REDUCE-NEXT: tilegpu.local_store %{{.*}}, %[[BUF]] : tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>, <64x64xf32, #tilegpu.shared<swizzle = 128>>
+// REDUCE-NEXT: gpu.barrier
+// REDUCE-NEXT: tilegpu.tma_reduce %[[BUF]] into %[[MAP]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : <64x64xf32, #tilegpu.shared<swizzle = 128>>, <64x32xf32, swizzle = 128>
+// REDUCE: tilegpu.tma_reduce_wait{{$}}
+// REDUCE-NEXT: return
+// REDUCE-LABEL: func.func @sdpa_bwd_postprocess(
+// NO-REDUCE-LABEL: func.func @sdpa_bwd(
+// NO-REDUCE-NOT: tma_reduce
+// NO-REDUCE: tile.store %{{.*}} add
+// NO-REDUCE-NOT: tma_reduce
+// NO-REDUCE-LABEL: func.func @sdpa_bwd_postprocess(

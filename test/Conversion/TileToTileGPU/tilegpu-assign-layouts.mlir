@@ -56,6 +56,9 @@
 // (Sᵀ = K Q_mᵀ's rhs) is a transposed view of it; dSᵀ leaves the
 // accumulator for a transposed shared buffer that dQ's mma reads as its
 // lhs (ldmatrix.trans); dQ's part is added in the accumulator's layout.
+// K_n, which the program loads once, is Sᵀ's lhs and dQ's rhs: mma.sync
+// holds its lhs in registers, so that use gets a copy of its own (a second
+// load, before the first); wgmma reads both from the one swizzled buffer.
 // On wgmma the same in TMA's swizzled panels: a transposed view of Q_m's
 // panels (Sᵀ's K-major rhs), Q_m itself (dK's N-major rhs), dSᵀ written
 // into transposed panels that dQ's mma reads as an M-major lhs. Not yet
@@ -67,20 +70,24 @@
 // RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64" \
 // RUN:   --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=4" 2>&1 | FileCheck %s --check-prefix=BWD-TCGEN05
 // BWD-LABEL: func.func @sdpa_bwd(
+// BWD: %[[KL:.*]] = tile.load %arg1[{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<64x64xbf16, #tilegpu.mma_sync<opa, warps = 4>>
+// BWD-NEXT: %[[KR:.*]] = tile.load %arg1[{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<64x64xbf16, #tilegpu.shared<pad = 8>>
 // BWD: %[[QB:.*]] = tile.load %arg0[{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<64x64xbf16, #tilegpu.shared<pad = 8>>
 // BWD: %[[QT:.*]] = tile.transpose %[[QB]] : tensor<64x64xbf16, #tilegpu.shared<pad = 8>> -> tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
 // BWD: tile.mma %{{.*}}, %[[QT]], %{{.*}} : tensor<64x64xbf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
 // BWD: tile.mma %{{.*}}, %[[QB]], %{{.*}} : tensor<64x64xbf16, #tilegpu.mma_sync<opa, warps = 4>>, tensor<64x64xbf16, #tilegpu.shared<pad = 8>>
 // BWD: %[[T:.*]] = tile.transpose %{{.*}} : tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>> -> tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
-// BWD: %[[DQ:.*]] = tile.mma %[[T]], %{{.*}} : tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>, tensor<64x64xbf16, #tilegpu.shared<pad = 8>> -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+// BWD: %[[DQ:.*]] = tile.mma %[[T]], %[[KR]], %{{.*}} : tensor<64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>, tensor<64x64xbf16, #tilegpu.shared<pad = 8>> -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
 // BWD: tile.store %[[DQ]], %{{.*}} add : tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
 // BWD-WGMMA-LABEL: func.func @sdpa_bwd(
+// BWD-WGMMA: %[[K:.*]] = tile.load %arg1[{{.*}}] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16, #tilegpu.shared<swizzle = 128>>
+// BWD-WGMMA-NOT: tile.load %arg1[
 // BWD-WGMMA: %[[QB:.*]] = tile.load %arg0[{{.*}}] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<64x64xf16, #tilegpu.shared<swizzle = 128>>
 // BWD-WGMMA: %[[QT:.*]] = tile.transpose %[[QB]] : tensor<64x64xf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
 // BWD-WGMMA: tile.mma %{{.*}}, %[[QT]], %{{.*}} : tensor<64x64xf16, #tilegpu.shared<swizzle = 128>>, tensor<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>> -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
 // BWD-WGMMA: tile.mma %{{.*}}, %[[QB]], %{{.*}} : tensor<64x64xf16, #tilegpu.wgmma<opa, warpgroups = 1>>, tensor<64x64xf16, #tilegpu.shared<swizzle = 128>>
 // BWD-WGMMA: %[[T:.*]] = tile.transpose %{{.*}} : tensor<64x64xf16, #tilegpu.wgmma<acc, warpgroups = 1>> -> tensor<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
-// BWD-WGMMA: %[[DQ:.*]] = tile.mma %[[T]], %{{.*}} : tensor<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, tensor<64x64xf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
+// BWD-WGMMA: %[[DQ:.*]] = tile.mma %[[T]], %[[K]], %{{.*}} : tensor<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, tensor<64x64xf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
 // BWD-WGMMA: tile.store %[[DQ]], %{{.*}} add : tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
 // BWD-TCGEN05: error: tilegpu-assign-layouts: a transpose of a loaded block is a view of its shared buffer: the mma.sync family without TMA and the wgmma family only
 // Register tiles no thread can hold are refused before anything unrolls

@@ -53,7 +53,8 @@
 // CHECK: %[[HKV:.*]] = tile.block_id y
 // CHECK: %[[GROUP:.*]] = arith.divui
 // CHECK: %[[KB:.*]] = tile.load %[[K]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<32x64xbf16>
-// CHECK: %[[KRHS:.*]] = tile.load %[[K]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<32x64xbf16>
+// (K_n once: Sᵀ's lhs and dQ's rhs.)
+// CHECK-NOT: tile.load %[[K]][
 // CHECK: %[[VB:.*]] = tile.load %[[V]][{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<32x64xbf16>
 // CHECK: %[[KEY0:.*]] = arith.muli %[[N]], %c32
 // CHECK: %[[QBLOCKS:.*]] = arith.ceildivui %{{.*}}, %c64
@@ -103,7 +104,7 @@
 // CHECK: %[[DS16:.*]] = arith.truncf %[[DST]]
 // CHECK: %[[NEWDK:.*]] = tile.mma %[[DS16]], %[[QB]], %[[DKACC]]
 // CHECK: %[[DS:.*]] = tile.transpose %[[DS16]] : tensor<32x64xbf16> -> tensor<64x32xbf16>
-// CHECK: %[[DQ:.*]] = tile.mma %[[DS]], %[[KRHS]], %{{.*}} : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+// CHECK: %[[DQ:.*]] = tile.mma %[[DS]], %[[KB]], %{{.*}} : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
 // CHECK: tile.store %[[DQ]], %[[ACC2]][{{.*}}] add : tensor<64x64xf32>
 // CHECK: scf.yield %[[NEWDK]], %[[NEWDV]]
 // CHECK: %[[INNER:.*]]:2 = scf.for %{{.*}} = %[[FULLFROM]] to %[[FULLTO]] step %c1 iter_args(%{{.*}} = %[[EDGE]]#0, %{{.*}} = %[[EDGE]]#1)

@@ -165,8 +165,8 @@ func.func private @negative_tensor_map_rows(!tilegpu.tensor_map<512x64xf16, swiz
 
 // -----
 
-// expected-error @+1 {{a tensor map of f16 or bf16, not 'f32'}}
-func.func private @negative_tensor_map_type(!tilegpu.tensor_map<64x32xf32, swizzle = 128>)
+// expected-error @+1 {{a tensor map of f16, bf16, f32, i8 or i32, not 'f64'}}
+func.func private @negative_tensor_map_type(!tilegpu.tensor_map<64x16xf64, swizzle = 128>)
 
 // -----
 
@@ -2077,5 +2077,32 @@ func.func @negative_transpose_view_ring(%s: !tilegpu.buffer<2x64x64xf16, #tilegp
   // expected-error @+1 {{'tilegpu.transpose_view' op transposes one 2-D shared tile, not '!tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>'}}
   %t = tilegpu.transpose_view %s : !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8>>
       -> !tilegpu.buffer<2x64x64xf16, #tilegpu.shared<pad = 8, transposed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_tma_reduce_box(%map: !tilegpu.tensor_map<32x32xf32, swizzle = 128>, %i: index) {
+  %buf = tilegpu.alloc : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>
+  // expected-error @+1 {{adds panels of '!tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>' with '!tilegpu.tensor_map<32x32xf32, swizzle = 128>': the box must be one panel}}
+  tilegpu.tma_reduce %buf into %map[%i, %i, %i, %i] : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>, !tilegpu.tensor_map<32x32xf32, swizzle = 128>
+  return
+}
+
+// -----
+
+func.func @negative_tma_reduce_f16(%map: !tilegpu.tensor_map<64x64xf16, swizzle = 128>, %i: index) {
+  %buf = tilegpu.alloc : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>
+  // expected-error @+1 {{adds an f32 tile stored as it is (not transposed), got '!tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>'}}
+  tilegpu.tma_reduce %buf into %map[%i, %i, %i, %i] : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.tensor_map<64x64xf16, swizzle = 128>
+  return
+}
+
+// -----
+
+func.func @negative_tma_reduce_indices(%map: !tilegpu.tensor_map<64x32xf32, swizzle = 128>, %i: index) {
+  %buf = tilegpu.alloc : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>
+  // expected-error @+1 {{expects 4 tile indices (a rank-4 view), got 3}}
+  tilegpu.tma_reduce %buf into %map[%i, %i, %i] : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>, !tilegpu.tensor_map<64x32xf32, swizzle = 128>
   return
 }

@@ -749,8 +749,12 @@ LogicalResult
 TensorMapType::verify(function_ref<InFlightDiagnostic()> emitError,
                       ArrayRef<int64_t> box, Type elementType,
                       int64_t swizzle) {
-  if (!elementType.isF16() && !elementType.isBF16())
-    return emitError() << "a tensor map of f16 or bf16, not " << elementType;
+  // (The element types the runtime encodes: the call's f16 or bf16, f32
+  // of a bias or of dq_accum, i8 of a mask, i32 of positions.)
+  if (!elementType.isF16() && !elementType.isBF16() && !elementType.isF32() &&
+      !elementType.isInteger(8) && !elementType.isInteger(32))
+    return emitError() << "a tensor map of f16, bf16, f32, i8 or i32, not "
+                       << elementType;
   // cuTensorMapEncodeTiled: each box dimension in [1, 256]; a swizzled
   // box's inner dimension spans at most the swizzle's bytes.
   if (box.size() != 2 ||

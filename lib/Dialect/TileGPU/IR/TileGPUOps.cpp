@@ -132,7 +132,13 @@ LogicalResult LocalStoreOp::verify() {
   // buffer or swizzled panels as its stored matrix: the buffer holds the
   // tile, or, with a transposed encoding, the tile's transpose (so its
   // shape is reversed).
-  if (MmaSyncLayoutAttr quad = getQuadFragmentLayout(value.getEncoding())) {
+  MmaSyncLayoutAttr quad = getQuadFragmentLayout(value.getEncoding());
+  // (A wgmma accumulator whose warpgroups split its columns: each writes
+  // its block's.)
+  if (auto blocks = dyn_cast<WgmmaLayoutAttr>(value.getEncoding());
+      !quad && blocks && blocks.getColumnBlocks() > 1)
+    quad = blocks.getColumnBlockLayout();
+  if (quad) {
     auto encoding = dyn_cast<SharedEncodingAttr>(buffer.getEncoding());
     if (quad.getKind() != MmaSyncKind::Acc || !encoding || buffer.isRing() ||
         value.getRank() != 2)
@@ -457,6 +463,32 @@ LogicalResult TmaLoadOp::verify() {
                             "one gather group's, the swizzle's bytes of "
                             "columns) of the same "
                             "element type and swizzle";
+  return success();
+}
+
+LogicalResult TmaReduceOp::verify() {
+  TensorMapType map = getMap().getType();
+  BufferType src = getSrc().getType();
+  if (src.isRing() || src.getShape().size() != 2)
+    return emitOpError() << "adds one tile, not " << src;
+  if (getIndices().size() != 4)
+    return emitOpError() << "expects 4 tile indices (a rank-4 view), got "
+                         << getIndices().size();
+  auto encoding = dyn_cast<SharedEncodingAttr>(src.getEncoding());
+  Type elt = src.getElementType();
+  if (!encoding || encoding.getTransposed() || !elt.isF32())
+    return emitOpError() << "adds an f32 tile stored as it is (not "
+                            "transposed), got "
+                         << src;
+  SmallVector<int64_t, 2> stored = encoding.getStoredShape(src.getShape());
+  if (!encoding.getSwizzle() || encoding.getSwizzle() != map.getSwizzle() ||
+      map.getElementType() != elt || map.getRows() != stored[0] ||
+      map.getCols() != encoding.getPanelColumns(elt) ||
+      stored[1] % map.getCols())
+    return emitOpError() << "adds panels of " << src << " with " << map
+                         << ": the box must be one panel (all rows, the "
+                            "swizzle's bytes of columns) of the same element "
+                            "type and swizzle";
   return success();
 }
 

@@ -520,6 +520,60 @@ def TileGPU_TmaLoadOp : TileGPU_Op<"tma_load", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def TileGPU_TmaReduceOp : TileGPU_Op<"tma_reduce", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemRead, MemWrite]>]> {
+  let summary = "Add a swizzled shared buffer's tile into a block of a view with TMA";
+  let description = [{
+    The first thread of the threads that run the op issues one
+    `cp.reduce.async.bulk.tensor` add per panel of `src` through the
+    tensor map `map` (the block at tile indices `indices` of the rank-4
+    view [B, H, S, D] the map describes) and commits them as one bulk
+    group: each element of the block becomes itself plus the buffer's, an
+    atomic addition of the whole tile that other CTAs may make to the same
+    block at the same time. What lies outside the view is not written.
+    The threads must have written `src` and made the writes visible to the
+    async proxy (`fence.proxy.async.shared::cta`, which a
+    `tilegpu.local_store` into swizzled panels ends with) and synchronized
+    first; nobody may write `src` again before a `tilegpu.tma_reduce_wait`
+    `read` of the issuing thread says the reduction has read it.
+
+    Example:
+
+    ```mlir
+    tilegpu.tma_reduce %dq into %map[%b, %h, %i, %c0]
+        : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>,
+          !tilegpu.tensor_map<64x32xf32, swizzle = 128>
+    ```
+  }];
+  let arguments = (ins TileGPU_SharedBuffer:$src, TileGPU_TensorMapType:$map,
+                       Variadic<Index>:$indices);
+  let assemblyFormat = [{
+    $src `into` $map `[` $indices `]` attr-dict `:` type($src) `,` type($map)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_TmaReduceWaitOp : TileGPU_Op<"tma_reduce_wait", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Wait for the issuing thread's TMA reductions";
+  let description = [{
+    The thread that issues the `tilegpu.tma_reduce`s of the threads that
+    run the op (their first) waits until every reduction it committed has
+    read its shared buffer (`read`: the buffer may be written again once
+    the threads have synchronized after this op), or has completed (the
+    end of a kernel). The other threads go on.
+
+    Example:
+
+    ```mlir
+    tilegpu.tma_reduce_wait {read}
+    gpu.barrier
+    ```
+  }];
+  let arguments = (ins UnitAttr:$read);
+  let assemblyFormat = "attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor memory and tcgen05 (datacenter Blackwell)
 //===----------------------------------------------------------------------===//
