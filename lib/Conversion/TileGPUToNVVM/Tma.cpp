@@ -74,6 +74,13 @@ Value toI32(OpBuilder &b, Location loc, Value index) {
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
 }
 
+/// A rank-4 tensor map's box coordinates, innermost first.
+SmallVector<Value> boxCoordinates(OpBuilder &b, Location loc, Value col,
+                                  Value row, Value head, Value batch) {
+  return {toI32(b, loc, col), toI32(b, loc, row), toI32(b, loc, head),
+          toI32(b, loc, batch)};
+}
+
 struct MBarrierInitToNVVM final : OpConversionPattern<MBarrierInitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -211,10 +218,9 @@ struct TmaLoadToNVVM final : OpConversionPattern<TmaLoadOp> {
             LLVM::LLVMPointerType::get(rewriter.getContext(),
                                        /*shared::cluster=*/7),
             panel);
-        SmallVector<Value> coords = {
-            toI32(rewriter, loc, col), toI32(rewriter, loc, row),
-            toI32(rewriter, loc, idx[1]),
-            toI32(rewriter, loc, gather.empty() ? idx[0] : gather[g])};
+        SmallVector<Value> coords =
+            boxCoordinates(rewriter, loc, col, row, idx[1],
+                           gather.empty() ? idx[0] : gather[g]);
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
             rewriter, loc, panel, adaptor.getMap(), coords, bar,
             /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/Value(),
@@ -252,9 +258,8 @@ struct TmaReduceToNVVM final : OpConversionPattern<TmaReduceOp> {
         Value panel = sharedPointer(
             rewriter, loc, adaptor.getSrc(),
             cIdx(rewriter, loc, p * encoding.getPanelBytes(src.getShape())));
-        SmallVector<Value> coords = {
-            toI32(rewriter, loc, col), toI32(rewriter, loc, row),
-            toI32(rewriter, loc, idx[1]), toI32(rewriter, loc, idx[0])};
+        SmallVector<Value> coords =
+            boxCoordinates(rewriter, loc, col, row, idx[1], idx[0]);
         NVVM::CpAsyncBulkTensorReduceOp::create(
             rewriter, loc, adaptor.getMap(), panel, NVVM::TMAReduxKind::ADD,
             NVVM::TMAStoreMode::TILE, coords, /*l2CacheHint=*/Value());
