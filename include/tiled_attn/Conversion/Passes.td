@@ -82,8 +82,9 @@ def ConvertTileToTileGPUPass
       kernel argument (not a slice of one) is written into a swizzled
       buffer of its own (`tilegpu.local_store`, between barriers, after
       `tilegpu.tma_reduce_wait {read}` of the previous one) and added to
-      the block by `tilegpu.tma_reduce`; the kernel's end waits for the
-      reductions.
+      the block by `tilegpu.tma_reduce`; after the loop that holds the
+      store, `tilegpu.tma_reduce_wait` of the buffer waits for the last one
+      (so that the epilogue's buffers may reuse its memory).
 
     Tiles in 128-byte swizzled panels (the wgmma family's) arrive by TMA
     instead (`tilegpu.tma_load`), each signalling its slot's mbarrier, and

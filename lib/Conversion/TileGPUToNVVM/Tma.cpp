@@ -21,7 +21,8 @@
 // - tilegpu.tma_reduce: thread 0 issues one cp.reduce.async.bulk.tensor add
 //   per panel of the source, then commits them as one bulk group;
 // - tilegpu.tma_reduce_wait: thread 0 waits for its bulk groups
-//   (cp.async.bulk.wait_group 0, with `read` its .read form).
+//   (cp.async.bulk.wait_group 0, with `read` its .read form); the buffer
+//   operand is there for the allocation's lifetimes.
 //
 //===----------------------------------------------------------------------===//
 

@@ -180,8 +180,9 @@ private:
   bool tmaReduce;
   /// Whether some store became a tilegpu.tma_reduce (whose completion the
   /// kernel's end waits for).
-  bool reduced = false;
   llvm::MapVector<std::pair<Value, Type>, Value> reduceBuffers;
+  /// Each reduction buffer's last kernel-level op with a store into it.
+  llvm::MapVector<Value, Operation *> reduceEnds;
   /// With mmaWarp: the threads that issue tcgen05 products, one per group
   /// of 128 rows.
   int64_t issuers = 1;
@@ -438,10 +439,11 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
 ///   gpu.barrier
 ///   tilegpu.tma_reduce
 ///
-/// The reduction runs on while the threads go on; the kernel's end waits
-/// for it. A store into a slice of a view (a varlen sequence) keeps the
-/// atomics: TMA's bounds are the whole view's, and the block's rows past
-/// the sequence belong to the next one.
+/// The reduction runs on while the threads go on; after the loop that
+/// holds the store, one wait for the last (so that the epilogue may reuse
+/// the buffer's memory). A store into a slice of a view (a varlen sequence)
+/// keeps the atomics: TMA's bounds are the whole view's, and the block's rows
+/// past the sequence belong to the next one.
 bool SharedMemoryMaterializer::rewriteAddingStore(tile::StoreOp store) {
   auto type = cast<RankedTensorType>(store.getValue().getType());
   auto layout = dyn_cast_or_null<WgmmaLayoutAttr>(type.getEncoding());
@@ -466,13 +468,19 @@ bool SharedMemoryMaterializer::rewriteAddingStore(tile::StoreOp store) {
   }
   Value map = tensorMapFor(store.getView(), bufferType, 1, loc);
   OpBuilder b(store);
-  TmaReduceWaitOp::create(b, loc, /*read=*/true);
+  TmaReduceWaitOp::create(b, loc, buffer, /*read=*/true);
   gpu::BarrierOp::create(b, loc);
   LocalStoreOp::create(b, loc, store.getValue(), buffer);
   gpu::BarrierOp::create(b, loc);
   TmaReduceOp::create(b, loc, buffer, map, store.getIndices());
+  // After the kernel-level op that holds the store (its loop), the last
+  // reduction must have completed before the buffer's memory is reused
+  // (the epilogue's staging buffers may overlap it) or the kernel ends.
+  Operation *top = func.front().findAncestorOpInBlock(*store);
+  Operation *&last = reduceEnds[buffer];
+  if (!last || last->isBeforeInBlock(top))
+    last = top;
   store.erase();
-  reduced = true;
   return true;
 }
 
@@ -1217,9 +1225,9 @@ LogicalResult SharedMemoryMaterializer::run() {
     OpBuilder b(func.front().getTerminator());
     drainTma(b, func.getLoc());
   }
-  if (reduced) {
-    OpBuilder b(func.front().getTerminator());
-    TmaReduceWaitOp::create(b, func.getLoc(), /*read=*/false);
+  for (auto [buffer, last] : reduceEnds) {
+    OpBuilder b(last->getBlock(), std::next(last->getIterator()));
+    TmaReduceWaitOp::create(b, last->getLoc(), buffer, /*read=*/false);
   }
   // tcgen05: the accumulators and P move to tensor memory, and the mma
   // with them (last: it rebuilds the loops that carry the mma's count).

@@ -134,7 +134,7 @@
 // at their swizzled places), fenced for the async proxy, and thread 0 adds
 // it to dq_accum with one cp.reduce.async.bulk.tensor per 32-float panel
 // and commits; before the next write, thread 0 waits until the previous
-// reduction has read the buffer; the kernel's end waits for the last.
+// reduction has read the buffer; after the loop, it waits for the last.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
 // RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu="tma-reduce=1" \
 // RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory --convert-tilegpu-to-nvvm \
@@ -153,6 +153,4 @@
 // REDUCE-NEXT: nvvm.cp.async.bulk.commit.group
 // REDUCE-NOT: memref.atomic_rmw
 // REDUCE: nvvm.cp.async.bulk.wait_group 0{{$}}
-// REDUCE-NEXT: }
-// REDUCE-NEXT: gpu.return
 // REDUCE-LABEL: gpu.func @sdpa_bwd_postprocess(

@@ -603,22 +603,21 @@ func.func @tmem_alias(%s: !tilegpu.buffer<256x128xf32, #tilegpu.tensor_memory<>>
 // A wgmma accumulator split by columns between two warpgroups into an f32
 // buffer of swizzled panels, added to a block of a view by TMA.
 // CHECK-LABEL: func.func @tma_reduce
-// CHECK: tilegpu.tma_reduce_wait {read}
+// CHECK: tilegpu.tma_reduce_wait %{{.*}} {read} : <64x128xf32, #tilegpu.shared<swizzle = 128>>
 // CHECK: tilegpu.local_store %{{.*}}, %{{.*}} : tensor<64x128xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>, <64x128xf32, #tilegpu.shared<swizzle = 128>>
 // CHECK: tilegpu.tma_reduce %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : <64x128xf32, #tilegpu.shared<swizzle = 128>>, <64x32xf32, swizzle = 128>
-// CHECK: tilegpu.tma_reduce_wait
-// CHECK-NOT: read
+// CHECK: tilegpu.tma_reduce_wait %{{.*}} : <64x128xf32, #tilegpu.shared<swizzle = 128>>
 func.func @tma_reduce(%map: !tilegpu.tensor_map<64x32xf32, swizzle = 128>,
                       %dq: tensor<64x128xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>,
                       %i: index) {
   %buf = tilegpu.alloc : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>
-  tilegpu.tma_reduce_wait {read}
+  tilegpu.tma_reduce_wait %buf {read} : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>
   gpu.barrier
   tilegpu.local_store %dq, %buf : tensor<64x128xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>,
       !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>
   gpu.barrier
   tilegpu.tma_reduce %buf into %map[%i, %i, %i, %i] : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>,
       !tilegpu.tensor_map<64x32xf32, swizzle = 128>
-  tilegpu.tma_reduce_wait
+  tilegpu.tma_reduce_wait %buf : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>
   return
 }

@@ -4,6 +4,32 @@
 // here, so this is how the library's tcgen05 warp-role handshakes are run
 // at all.
 
+// The backward pass's main kernel on sm_90a (two consumer warpgroups, a
+// producer warp, dQ's part added by TMA reductions: tma-reduce): each
+// step's write of the dQ buffer waits until the previous reduction has read
+// it, and the last is waited for after the loop, before the epilogue's
+// staging buffers reuse its memory (they did, before that wait: a hazard
+// this simulation found).
+// RUN: tiled-attn-compile --spec=%repo/test/Pipelines/Inputs/backward-tma-reduce.json --keep-ir --ptxas=none \
+// RUN:   --out-dir=%t.bwd > /dev/null
+// RUN: tiled-attn-opt %t.bwd/sdpa_bwd_sm_90a_bf16_d128_top_left.tile.mlir --tilegpu-attach-target=chip=sm_90a \
+// RUN:   --tilegpu-assign-layouts=warps=8 --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 tma-reduce=1" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="producer-registers=24 consumer-registers=240" -o %t.bwd.mlir
+// RUN: tiled-attn-opt %t.bwd.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=12 seq-q=300 seq-k=200 block=1" 2>&1 | FileCheck %s --check-prefix=BWD
+// RUN: tiled-attn-opt %t.bwd.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=12 seq-q=200 seq-k=700" 2>&1 | FileCheck %s --check-prefix=BWD
+// BWD: remark: tilegpu-simulate-roles: 12 schedules ran to the end ({{[0-9]+}} steps; {{.*}}; no deadlock, no hazard)
+
+// A write of a buffer that a TMA reduction still reads (no wait for it
+// first), and a kernel that ends with one in flight:
+// RUN: not tiled-attn-opt %S/Inputs/simulate-tma-reduce.mlir -split-input-file -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=4 seq-q=64 seq-k=64" 2>&1 | FileCheck %s --check-prefix=REDUCE
+// REDUCE: error: tilegpu-simulate-roles: writes shared memory that a TMA reduction still reads
+// REDUCE: error: tilegpu-simulate-roles: the kernel ends with this TMA reduction in flight (no tilegpu.tma_reduce_wait after it)
+// REDUCE: remark: tilegpu-simulate-roles: 4 schedules ran to the end
+
 // The library's D=64 causal kernel (mma-warp, p-over-s, two Q tiles, an MMA
 // warp per tile): diagonal blocks of a 1000-key sequence and its ends.
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128 variant=top_left" \
@@ -268,3 +294,4 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = t
     return
   }
 }
+

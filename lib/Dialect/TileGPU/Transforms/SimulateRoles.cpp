@@ -29,6 +29,11 @@
 //   complete in order).
 // - Ping-pong turns: each warpgroup is an agent; a pass gives the next one
 //   a turn, a take waits for one.
+// - TMA reductions (tilegpu.tma_reduce, from the first thread of a role)
+//   read their shared buffer until that thread's tilegpu.tma_reduce_wait
+//   (the longest they may: the model never finishes them earlier); a
+//   write of that memory before it, or a kernel that ends with one in
+//   flight, is an error.
 // - Hazards: a product (or ldmatrix, or a local load) that reads shared
 //   memory whose copy has not landed, a copy (or a staged store) into
 //   shared memory that a product still reads, a tcgen05.ld/st (or the
@@ -186,6 +191,8 @@ private:
   std::vector<Agent> agents;
   llvm::DenseMap<int64_t, Barrier> barriers; // by byte address
   std::vector<Copy> copies;
+  /// TMA reductions in flight, by the role whose first thread issued them.
+  llvm::DenseMap<int64_t, SmallVector<Pending>> reductions;
   /// Per role: agents at its CTA barrier, and the barrier's generation.
   llvm::DenseMap<int64_t, int64_t> atBarrier, generation;
   llvm::DenseMap<int64_t, int64_t> roleAgents;
@@ -231,6 +238,14 @@ LogicalResult Simulator::touchShared(Operation *op, const Span &span,
                              "writes"
                            : "reads shared memory whose TMA copy has not "
                              "landed");
+  if (writes)
+    for (auto &[role, inFlight] : reductions)
+      for (const Pending &r : inFlight)
+        for (const Span &read : r.reads)
+          if (read.overlaps(span))
+            return hazard(op, r.op,
+                          "writes shared memory that a TMA reduction still "
+                          "reads");
   if (writes)
     for (Agent &other : agents)
       for (const std::deque<Pending> *inFlight : {&other.queue, &other.wgmma})
@@ -732,6 +747,34 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     next();
     return success();
   }
+  if (auto view = dyn_cast<TransposeViewOp>(op)) {
+    SimValue base = *valueOf(agent, view.getSource());
+    bind(agent, view,
+         base.kind == SimValue::Buffer
+             ? SimValue::ofBuffer({view.getType(), base.buffer.offset})
+             : SimValue());
+    next();
+    return success();
+  }
+  if (auto reduce = dyn_cast<TmaReduceOp>(op)) {
+    SimValue src = *valueOf(agent, reduce.getSrc());
+    if (src.kind != SimValue::Buffer)
+      return op->emitError() << "tilegpu-simulate-roles: a TMA reduction "
+                                "of an unknown buffer";
+    Span span = spanOf(src.buffer, 0);
+    if (failed(touchShared(op, span, /*writes=*/false)))
+      return failure();
+    if (agent.group == 0) // the role's first thread issues
+      reductions[agent.role].push_back({op, {span}, {}, -1});
+    next();
+    return success();
+  }
+  if (isa<TmaReduceWaitOp>(op)) {
+    if (agent.group == 0)
+      reductions.erase(agent.role);
+    next();
+    return success();
+  }
   if (auto alias = dyn_cast<TmemAliasOp>(op)) {
     SimValue base = *valueOf(agent, alias.getSource());
     bind(agent, alias,
@@ -1038,6 +1081,14 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     if (buffer.kind == SimValue::Buffer) {
       if (failed(touchShared(op, spanOf(buffer.buffer, 0), /*writes=*/true)))
         return failure();
+      // (Only a rows vector is a hand-off; an accumulator's transpose or
+      // dQ's part is read by products, which the barriers pace.)
+      auto lanes = dyn_cast<TmemLanesLayoutAttr>(
+          store.getValue().getType().getEncoding());
+      if (!lanes || lanes.getKind() != TmemLanesKind::Rows) {
+        next();
+        return success();
+      }
       auto key = std::pair(buffer.buffer.offset,
                            rowBlockOf(agent, store.getValue().getType()));
       if (Operation *unread = handedOver.lookup(key))
@@ -1154,8 +1205,14 @@ FailureOr<int64_t> Simulator::run() {
         choices.push_back({3, i});
     }
     if (choices.empty()) {
-      if (llvm::all_of(agents, [](const Agent &a) { return a.done; }))
+      if (llvm::all_of(agents, [](const Agent &a) { return a.done; })) {
+        for (auto &[role, inFlight] : reductions)
+          if (!inFlight.empty())
+            return hazard(inFlight.back().op, nullptr,
+                          "the kernel ends with this TMA reduction in "
+                          "flight (no tilegpu.tma_reduce_wait after it)");
         return steps;
+      }
       InFlightDiagnostic diag = func.emitError()
                                 << "tilegpu-simulate-roles: deadlock after "
                                 << steps << " steps: every agent waits and "

@@ -534,8 +534,9 @@ def TileGPU_TmaReduceOp : TileGPU_Op<"tma_reduce", [
     The threads must have written `src` and made the writes visible to the
     async proxy (`fence.proxy.async.shared::cta`, which a
     `tilegpu.local_store` into swizzled panels ends with) and synchronized
-    first; nobody may write `src` again before a `tilegpu.tma_reduce_wait`
-    `read` of the issuing thread says the reduction has read it.
+    first; nobody may write `src` again, nor may its memory be reused,
+    before a `tilegpu.tma_reduce_wait` of it by the issuing thread says the
+    reduction has read it.
 
     Example:
 
@@ -555,28 +556,26 @@ def TileGPU_TmaReduceOp : TileGPU_Op<"tma_reduce", [
 
 def TileGPU_TmaReduceWaitOp : TileGPU_Op<"tma_reduce_wait", [
     MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
-  let summary = "Wait for the issuing thread's TMA reductions";
+  let summary = "Wait for the issuing thread's TMA reductions from a buffer";
   let description = [{
     The thread that issues the `tilegpu.tma_reduce`s of the threads that
     run the op (their first) waits until every reduction it committed has
-    read its shared buffer (`read`: the buffer may be written again once
-    the threads have synchronized after this op), or has completed (the
-    end of a kernel). The other threads go on.
+    read its shared buffer (`read`: `src` may be written again once the
+    threads have synchronized after this op), or has completed. The other
+    threads go on. `src` is the buffer the reductions read: it stays
+    allocated (`tilegpu-allocate-memory` overlaps no other buffer with it)
+    up to this op, which must come before any other use of its memory.
 
     Example:
 
     ```mlir
-    tilegpu.tma_reduce_wait {read}
+    tilegpu.tma_reduce_wait %dq {read} : !tilegpu.buffer<64x128xf32, #tilegpu.shared<swizzle = 128>>
     gpu.barrier
     ```
   }];
-  let arguments = (ins UnitAttr:$read);
-  let assemblyFormat = "attr-dict";
+  let arguments = (ins TileGPU_SharedBuffer:$src, UnitAttr:$read);
+  let assemblyFormat = "$src attr-dict `:` type($src)";
 }
-
-//===----------------------------------------------------------------------===//
-// Tensor memory and tcgen05 (datacenter Blackwell)
-//===----------------------------------------------------------------------===//
 
 def TileGPU_TmemMmaOp : TileGPU_Op<"tmem_mma",
     [MemoryEffects<[MemRead<TileGPU_SharedMemory>, MemWrite<TileGPU_SharedMemory>]>]> {
