@@ -21,6 +21,12 @@
 // RUN: tiled-attn-opt %t.bwd.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
 // RUN:   --tilegpu-simulate-roles="schedules=12 seq-q=200 seq-k=700" 2>&1 | FileCheck %s --check-prefix=BWD
 // BWD: remark: tilegpu-simulate-roles: 12 schedules ran to the end ({{[0-9]+}} steps; {{.*}}; no deadlock, no hazard)
+// Without lengths, a kernel without #tile.sdpa (a backward one) runs one
+// key, more keys than queries and fewer (the library's backward
+// configurations run these with simulate-roles=4):
+// RUN: tiled-attn-opt %t.bwd.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=3" 2>&1 | FileCheck %s --check-prefix=BWD-CORNERS
+// BWD-CORNERS: 3 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; seq-q 199, seq-k 323, block 1; seq-q 323, seq-k 199, block 0; no deadlock, no hazard)
 
 // A write of a buffer that a TMA reduction still reads (no wait for it
 // first), and a kernel that ends with one in flight:

@@ -136,6 +136,11 @@ struct Config {
   int64_t partialBlocks = 0, fullBlocks = 0;
 };
 
+/// Whether `func` takes a band of diagonals (window_lo, window_hi).
+bool takesWindow(func::FuncOp func) {
+  return static_cast<bool>(tile::findArgument(func, tile::ArgRole::WindowLo));
+}
+
 /// Whether `func` is a block-sparse kernel: it takes a block mask.
 bool takesBlockMask(func::FuncOp func) {
   return llvm::any_of(func.getArguments(), [](BlockArgument arg) {
@@ -395,18 +400,16 @@ LogicalResult Simulator::spawn() {
   };
   Block &entry = func.front();
   // A window kernel's band (arguments window_lo, window_hi).
+  // (A backward kernel has no #tile.sdpa: its arguments say.)
   Agent seeded;
-  auto sdpa =
-      func->getAttrOfType<tile::SdpaAttr>(tile::TileDialect::getSdpaAttrName());
-  if (sdpa && sdpa.getCausal() == tile::CausalMode::Window) {
+  if (takesWindow(func)) {
     bind(seeded, tile::findArgument(func, tile::ArgRole::WindowLo),
          SimValue::ofInt(options.windowLo));
     bind(seeded, tile::findArgument(func, tile::ArgRole::WindowHi),
          SimValue::ofInt(options.windowHi));
     // A varlen kernel's band as given (the configurations cover the bands).
-    if (sdpa.getFeatures().varlen)
-      bind(seeded, tile::findArgument(func, tile::ArgRole::WindowAlign),
-           SimValue::ofInt(0));
+    if (Value align = tile::findArgument(func, tile::ArgRole::WindowAlign))
+      bind(seeded, align, SimValue::ofInt(0));
   }
   if (!roles) {
     Agent &none = seeded;
@@ -1253,7 +1256,7 @@ FailureOr<int64_t> Simulator::run() {
 /// block-sparse one, "" otherwise.
 std::string bandText(tile::SdpaAttr sdpa, const Config &config) {
   std::string text;
-  if (sdpa && sdpa.getCausal() == tile::CausalMode::Window)
+  if (config.windowLo || config.windowHi)
     text = (", band [" + Twine(config.windowLo) + ", " +
             Twine(config.windowHi) + "]")
                .str();
@@ -1293,22 +1296,25 @@ void TileGPUSimulateRolesPass::runOnOperation() {
   if (seqQ > 0) {
     configs.push_back({seqQ, seqK, block, maxSteps});
   } else {
-    if (!sdpa) {
-      func.emitError() << "tilegpu-simulate-roles: no #tile.sdpa to take the "
-                          "corner cases from; give seq-q and seq-k";
-      return signalPassFailure();
-    }
-    int64_t m = sdpa.getBlockM(), n = sdpa.getBlockN();
-    configs = {{1, 1, 0, maxSteps},
-               {4 * m - 5, 4 * m - 5, 1, maxSteps},
-               {4 * m - 5, 4 * m - 5, 3, maxSteps},
-               {m, 5 * n + 7, 0, maxSteps}};
+    // (A kernel without #tile.sdpa, a backward one: one key, more keys
+    // than queries and fewer, each with a partial last block; its first
+    // program, and its second.)
+    int64_t m = sdpa ? sdpa.getBlockM() : 64, n = sdpa ? sdpa.getBlockN() : 64;
+    if (sdpa)
+      configs = {{1, 1, 0, maxSteps},
+                 {4 * m - 5, 4 * m - 5, 1, maxSteps},
+                 {4 * m - 5, 4 * m - 5, 3, maxSteps},
+                 {m, 5 * n + 7, 0, maxSteps}};
+    else
+      configs = {{1, 1, 0, maxSteps},
+                 {3 * m + 7, 5 * n + 3, 1, maxSteps},
+                 {5 * m + 3, 3 * n + 7, 0, maxSteps}};
   }
   // A window kernel runs each under three bands: a causal sliding window
   // (masked blocks, then unmasked ones, then the diagonal's), a two-sided
   // window, and an empty band (lo > hi: no block at all).
-  if (sdpa && sdpa.getCausal() == tile::CausalMode::Window) {
-    int64_t n = sdpa.getBlockN(), m = sdpa.getBlockM();
+  if (takesWindow(func)) {
+    int64_t n = sdpa ? sdpa.getBlockN() : 64, m = sdpa ? sdpa.getBlockM() : 64;
     SmallVector<Config> banded;
     for (const Config &config : configs)
       for (auto [lo, hi] : {std::pair<int64_t, int64_t>(-(2 * n + 3), 0),
