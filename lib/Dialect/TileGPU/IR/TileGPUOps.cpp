@@ -435,6 +435,18 @@ static LogicalResult verifyBarriers(Operation *op, BufferType barriers) {
   return success();
 }
 
+/// Whether one TMA box of `map` is one panel of a swizzled buffer of
+/// `encoding` (`rows` of its stored rows, the swizzle's bytes of its
+/// `columns` stored columns), of the same element type and swizzle: what
+/// the copies into such a buffer and the reductions out of it move.
+static bool boxIsOnePanel(TensorMapType map, SharedEncodingAttr encoding,
+                          Type elt, int64_t rows, int64_t columns) {
+  return encoding.getSwizzle() && encoding.getSwizzle() == map.getSwizzle() &&
+         map.getElementType() == elt && map.getRows() == rows &&
+         map.getCols() == encoding.getPanelColumns(elt) &&
+         columns % map.getCols() == 0;
+}
+
 LogicalResult TmaLoadOp::verify() {
   TensorMapType map = getMap().getType();
   BufferType dst = getDst().getType();
@@ -454,10 +466,7 @@ LogicalResult TmaLoadOp::verify() {
                          << groups
                          << " groups: each must be a multiple of 8 rows (whole "
                             "swizzle atoms)";
-  if (!encoding.getSwizzle() || encoding.getSwizzle() != map.getSwizzle() ||
-      map.getElementType() != elt || map.getRows() != stored[0] / groups ||
-      map.getCols() != encoding.getPanelColumns(elt) ||
-      stored[1] % map.getCols())
+  if (!boxIsOnePanel(map, encoding, elt, stored[0] / groups, stored[1]))
     return emitOpError() << "copies panels of " << dst << " with " << map
                          << ": the box must be one panel (all stored rows, or "
                             "one gather group's, the swizzle's bytes of "
@@ -481,10 +490,7 @@ LogicalResult TmaReduceOp::verify() {
                             "transposed), got "
                          << src;
   SmallVector<int64_t, 2> stored = encoding.getStoredShape(src.getShape());
-  if (!encoding.getSwizzle() || encoding.getSwizzle() != map.getSwizzle() ||
-      map.getElementType() != elt || map.getRows() != stored[0] ||
-      map.getCols() != encoding.getPanelColumns(elt) ||
-      stored[1] % map.getCols())
+  if (!boxIsOnePanel(map, encoding, elt, stored[0], stored[1]))
     return emitOpError() << "adds panels of " << src << " with " << map
                          << ": the box must be one panel (all rows, the "
                             "swizzle's bytes of columns) of the same element "
