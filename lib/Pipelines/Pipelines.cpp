@@ -103,6 +103,8 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
     fpm.addPass(tile::createTileDeferPvPass());
   if (options.earlyGathers)
     fpm.addPass(tile::createTileEarlyGathersPass());
+  if (options.earlyMmas)
+    fpm.addPass(tile::createTileEarlyMmasPass());
   if (options.decompose)
     fpm.addPass(tile::createTileDecomposeOnlineSoftmaxPass());
   fpm.addPass(createCSEPass());
@@ -113,13 +115,16 @@ void tiled_attn::buildTileBackwardSchedulePipeline(
   // Score and mask functions first (no block loads: the main kernel's
   // transposed blocks gather).
   pm.addPass(tile::createTileVectorizeApplyPass());
-  if (options.stages == 1)
-    return;
-  tile::TilePrefetchPassOptions prefetch;
-  prefetch.stages = options.stages;
-  prefetch.streams = options.prefetchStreams;
-  prefetch.refillAfterUse = options.refillAfterUse;
-  pm.nest<func::FuncOp>().addPass(tile::createTilePrefetchPass(prefetch));
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  if (options.stages != 1) {
+    tile::TilePrefetchPassOptions prefetch;
+    prefetch.stages = options.stages;
+    prefetch.streams = options.prefetchStreams;
+    prefetch.refillAfterUse = options.refillAfterUse;
+    fpm.addPass(tile::createTilePrefetchPass(prefetch));
+  }
+  if (options.earlyMmas)
+    fpm.addPass(tile::createTileEarlyMmasPass());
 }
 
 namespace {

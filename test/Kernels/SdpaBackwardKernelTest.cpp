@@ -69,10 +69,12 @@ struct Functions {
   bool vectorize = false;
 };
 
-/// tile-prefetch's stages and refill-after-use (1: not run).
+/// tile-prefetch's stages and refill-after-use (1: not run), and
+/// tile-early-mmas.
 struct Schedule {
   int64_t stages = 1;
   bool refillAfterUse = false;
+  bool earlyMmas = false;
 };
 
 class SdpaBackwardKernelTest : public ::testing::Test {
@@ -155,6 +157,23 @@ protected:
         });
         EXPECT_GT(carried, 0) << f.getName().str() << " is not pipelined";
       }
+    }
+    if (schedule.earlyMmas) {
+      PassManager pm(&ctx);
+      pm.nest<func::FuncOp>().addPass(tile::createTileEarlyMmasPass());
+      EXPECT_TRUE(succeeded(pm.run(*module)));
+      // dPᵀ = V dOᵀ is issued with Sᵀ = K Qᵀ, before P's exponential.
+      int64_t early = 0;
+      kernels->main.walk([&](scf::ForOp loop) {
+        int64_t mmas = 0;
+        for (Operation &op : *loop.getBody()) {
+          if (isa<math::ExpOp, math::Exp2Op>(op))
+            break;
+          mmas += isa<tile::MmaOp>(op);
+        }
+        early += mmas >= 2;
+      });
+      EXPECT_GT(early, 0) << "tile-early-mmas moved no product";
     }
 
     const int64_t d = c.headDim, dv = c.headDimV ? c.headDimV : d;
@@ -295,6 +314,40 @@ TEST_F(SdpaBackwardKernelTest, HeadDimOfV) {
   Type f16 = Float16Type::get(&ctx);
   expectClose(f16, {1, 2, 1, 41, 59, tile::CausalMode::TopLeft, 48, 32}, 16, 16,
               7);
+}
+
+// tile-early-mmas issues dPᵀ with Sᵀ and changes nothing that is
+// computed: the same bits, alone and after tile-prefetch, with masks.
+TEST_F(SdpaBackwardKernelTest, EarlyMmasIsExact) {
+  Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
+  Case window{1, 2, 1, 77, 130, tile::CausalMode::Window};
+  window.windowLo = -40, window.windowHi = 25;
+  struct Run {
+    Type elt;
+    Case c;
+    int64_t bm, bn;
+    Schedule schedule;
+  };
+  for (const Run &run :
+       {Run{f16, {1, 2, 2, 37, 45, tile::CausalMode::None}, 32, 16, {1, false, true}},
+        Run{bf16,
+            {1, 4, 2, 70, 70, tile::CausalMode::TopLeft},
+            16,
+            16,
+            {2, false, true}},
+        Run{f16, window, 32, 16, {2, false, true}}}) {
+    std::vector<double> plain, early;
+    std::array<double, 4> e =
+        errors(run.elt, run.c, run.bm, run.bn, 37, {}, {}, {}, &plain);
+    errors(run.elt, run.c, run.bm, run.bn, 37, {}, {}, run.schedule, &early);
+    ASSERT_EQ(plain.size(), early.size());
+    int64_t differ = 0;
+    for (size_t i = 0; i < plain.size(); ++i)
+      differ += !(plain[i] == early[i] ||
+                  (std::isnan(plain[i]) && std::isnan(early[i])));
+    EXPECT_EQ(differ, 0) << "S_q " << run.c.seqQ << ", S_k " << run.c.seqK;
+    EXPECT_LT(e[1], 1e-2);
+  }
 }
 
 // tile-prefetch (the library's backward schedule) moves the loads of Q and

@@ -261,15 +261,16 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
                 kernelVariantName(kernel.variant));
   if (Error error = finalizeUnscheduledLowering(kernel))
     return error;
-  // The backward's schedule is its loops' software pipelining only (the
-  // other schedule passes transform the forward's online softmax).
+  // The backward's schedule is its loops' software pipelining and the
+  // order of their products (the other schedule passes transform the
+  // forward's online softmax).
   for (StringRef option : llvm::split(StringRef(kernel.schedule), ' ')) {
     StringRef key = option.split('=').first;
     if (!key.empty() && !llvm::is_contained(kTileBackwardScheduleOptions, key))
       return fail(
           "a backward kernel's schedule takes " +
           llvm::join(llvm::ArrayRef(kTileBackwardScheduleOptions), ", ") +
-          " (its loops' prefetch), got '" + key + "' in \"" + kernel.schedule +
+          " (its loops' prefetch and products), got '" + key + "' in \"" + kernel.schedule +
           "\"");
   }
   if (auto problem = parseOptions(kernel.schedule, *kernel.scheduleOptions))

@@ -109,6 +109,13 @@ struct TileScheduleOptions
                      "loop body's mmas, so that their loads overlap them "
                      "(tile-early-gathers)"),
       llvm::cl::init(false)};
+  Option<bool> earlyMmas{
+      *this, "early-mmas",
+      llvm::cl::desc("Issue each loop body's products that need no other "
+                     "product's result right after its first, so that on "
+                     "wgmma they run while the warpgroup computes on the "
+                     "first's result (tile-early-mmas)"),
+      llvm::cl::init(false)};
   Option<bool> decompose{
       *this, "decompose",
       llvm::cl::desc("Decompose the online softmax at the end"),
@@ -294,14 +301,15 @@ void buildTileSchedulePipeline(mlir::OpPassManager &pm,
 
 /// The tile-schedule options the backward pass's schedule reads (and a
 /// backward configuration of the library spec may set): its loops'
-/// prefetch.
+/// prefetch and the order of their products.
 inline constexpr llvm::StringLiteral kTileBackwardScheduleOptions[] = {
-    "stages", "refill-after-use", "prefetch-streams"};
+    "stages", "refill-after-use", "prefetch-streams", "early-mmas"};
 
 /// The backward pass's schedule (tile-generate-sdpa-backward's kernels):
 /// tile-prefetch with kTileBackwardScheduleOptions (the loops over query
-/// blocks stream Q and dO, the dq kernel's K and V), nothing with stages =
-/// 1. The other steps transform the forward's online softmax.
+/// blocks stream Q and dO, the dq kernel's K and V; nothing with stages =
+/// 1), then tile-early-mmas with early-mmas. The other steps transform the
+/// forward's online softmax.
 void buildTileBackwardSchedulePipeline(mlir::OpPassManager &pm,
                                        const TileScheduleOptions &options);
 

@@ -173,6 +173,32 @@ def TileVectorizeApplyPass : Pass<"tile-vectorize-apply", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TileEarlyMmasPass : Pass<"tile-early-mmas", "::mlir::func::FuncOp"> {
+  let summary = "Issue a loop body's independent products with its first";
+  let description = [{
+    Moves each `tile.mma` of a loop body after the body's first one, with
+    the ops of the body it needs, to just after the first (after those moved
+    before it, in their order), when nothing it needs reads another
+    product's result, has regions or writes memory, and no write lies
+    between where a load it needs was and where it goes.
+    On wgmma the moved products run while the warpgroup computes on the
+    first one's result (the waits leave them in flight). Nothing else moves.
+    Both results are live at once: registers.
+
+    Before (the backward's step):
+
+    ```mlir
+    %st = tile.mma %k, %qt, %zero : ...
+    %p = math.exp %x : tensor<128x64xf32>        // from %st
+    %dv = tile.mma %pt, %do, %dv0 : ...
+    %dot = tile.transpose %do : tensor<64x128xbf16> -> tensor<128x64xbf16>
+    %dpt = tile.mma %v, %dot, %zero : ...
+    ```
+
+    After: `%dot` and `%dpt` come right after `%st`.
+  }];
+}
+
 def TileEarlyGathersPass : Pass<"tile-early-gathers", "::mlir::func::FuncOp"> {
   let summary = "Issue a loop's gathers before its mmas";
   let description = [{
