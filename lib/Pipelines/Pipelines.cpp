@@ -230,6 +230,7 @@ static void addTileGPUToNVVM(OpPassManager &pm,
                              const TileToPTXOptions &options) {
   ConvertTileGPUToNVVMPassOptions nvvm;
   nvvm.skipUnitRowScales = options.skipUnitRowScales;
+  nvvm.uniformWarpgroup = options.uniformWarpgroup;
   nvvm.exp2PolyEvery = options.exp2PolyEvery;
   pm.addPass(createConvertTileGPUToNVVMPass(nvvm));
   pm.addPass(createCanonicalizerPass());

@@ -202,6 +202,13 @@ def ConvertTileGPUToNVVMPass
            /*default=*/"false",
            "Branch around `acc * broadcast(alpha)` in warps whose rows all "
            "have alpha == 1 (exact: x * 1 == x)">,
+    Option<"uniformWarpgroup", "uniform-warpgroup", "bool",
+           /*default=*/"false",
+           "wgmma: compute each product's warpgroup offsets and shared "
+           "descriptors from a warpgroup index broadcast by shfl.sync, "
+           "where the product is issued: ptxas keeps them in uniform "
+           "registers instead of LLVM hoisting them out of the loop into "
+           "the threads' registers">,
     Option<"exp2PolyEvery", "exp2-poly-every", "int64_t", /*default=*/"0",
            "Compute exp2 of every N-th register of a thread by a polynomial "
            "on the FMA units instead of the MUFU unit (0: none; 1: all)">,

@@ -172,6 +172,13 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
                      "shared memory instead of per-element atomics (see "
                      "convert-tile-to-tilegpu)"),
       llvm::cl::init(false)};
+  Option<bool> uniformWarpgroup{
+      *this, "uniform-warpgroup",
+      llvm::cl::desc("wgmma: each product's warpgroup offsets and shared "
+                     "descriptors from a warpgroup index broadcast by "
+                     "shfl.sync where it is issued, which ptxas keeps in "
+                     "uniform registers (see convert-tilegpu-to-nvvm)"),
+      llvm::cl::init(false)};
   Option<bool> skipUnitRowScales{
       *this, "skip-unit-row-scales",
       llvm::cl::desc("Skip the rescale of O in warps whose row maxima did "

@@ -169,6 +169,30 @@ Value tiled_attn::threadIdInRole(OpBuilder &b, Location loc) {
   return tid;
 }
 
+Value tiled_attn::uniformGroupIndex(OpBuilder &b, Location loc,
+                                    int64_t groupThreads) {
+  // Built where it is used, in the loop that issues the products: the
+  // shuffle is not hoisted out of it, so neither are the offsets and
+  // descriptors computed from it, which ptxas then keeps in uniform
+  // registers at each product instead of holding them in the threads'
+  // registers across the loop (a per-product shuffle costs less than
+  // those registers; at D = 128 the backward's main kernel spilled
+  // 388-996 bytes and ptxas serialized its wgmmas without it).
+  Value group = arith::DivUIOp::create(b, loc, threadIdInRole(b, loc),
+                                       cIdx(b, loc, groupThreads));
+  Type i32 = b.getI32Type();
+  Value value = arith::IndexCastUIOp::create(b, loc, i32, group);
+  auto c32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  // A group is whole warps, so every lane holds lane 0's value already;
+  // the shuffle only says so to ptxas.
+  Value uniform = NVVM::ShflOp::create(b, loc, i32, c32(-1), value, c32(0),
+                                       c32(0x1f), NVVM::ShflKind::idx,
+                                       /*return_value_and_is_valid=*/nullptr);
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), uniform);
+}
+
 TileGPUToNVVMTypeConverter::TileGPUToNVVMTypeConverter() {
   addConversion([](Type type) { return type; });
   addConversion([](tile::ViewType view) -> Type {

@@ -162,7 +162,7 @@ void ConvertTileGPUToNVVMPass::runOnOperation() {
     populateMmaSyncToNVVMPatterns(converter, patterns);
     break;
   case Family::Wgmma:
-    populateWgmmaToNVVMPatterns(converter, patterns);
+    populateWgmmaToNVVMPatterns(converter, patterns, uniformWarpgroup);
     break;
   case Family::Tcgen05:
     populateTcgen05ToNVVMPatterns(converter, patterns, skipUnitRowScales);

@@ -137,7 +137,10 @@ Value panelColumnOffset(OpBuilder &b, Location loc, Value column,
 }
 
 struct MmaToWgmma final : OpConversionPattern<MmaOp> {
-  using OpConversionPattern::OpConversionPattern;
+  MmaToWgmma(TileGPUToNVVMTypeConverter &converter, MLIRContext *ctx,
+             bool uniformWarpgroup)
+      : OpConversionPattern(converter, ctx),
+        uniformWarpgroup(uniformWarpgroup) {}
   LogicalResult
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -177,9 +180,14 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
     // Warpgroup of this thread: its block of 64 rows, and its block of
     // columns (N-major: n columns of the panels on; K-major: n stored rows
     // of W bytes on).
-    Value tid = threadIdInRole(rewriter, loc);
-    Value group =
-        arith::DivUIOp::create(rewriter, loc, tid, cIdx(rewriter, loc, 128));
+    // (uniform-warpgroup: a shuffled index, so that what is computed from
+    // it stays at the product, in uniform registers.)
+    Value group = uniformWarpgroup
+                      ? uniformGroupIndex(rewriter, loc, 128)
+                      : arith::DivUIOp::create(rewriter, loc,
+                                               threadIdInRole(rewriter, loc),
+                                               cIdx(rewriter, loc, 128))
+                            .getResult();
     Value wg = arith::DivUIOp::create(rewriter, loc, group,
                                       cIdx(rewriter, loc, blocks));
     Value rhsBase = cIdx(rewriter, loc, 0);
@@ -279,6 +287,9 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
     rewriter.replaceOp(op, fromStruct(rewriter, loc, acc, n / 2));
     return success();
   }
+
+private:
+  bool uniformWarpgroup;
 };
 
 struct MmaWaitToNVVM final : OpConversionPattern<MmaWaitOp> {
@@ -299,8 +310,10 @@ struct MmaWaitToNVVM final : OpConversionPattern<MmaWaitOp> {
 } // namespace
 
 void tiled_attn::populateWgmmaToNVVMPatterns(
-    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<MmaToWgmma, MmaWaitToNVVM>(converter, patterns.getContext());
+    TileGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns,
+    bool uniformWarpgroup) {
+  patterns.add<MmaToWgmma>(converter, patterns.getContext(), uniformWarpgroup);
+  patterns.add<MmaWaitToNVVM>(converter, patterns.getContext());
   // Layout moves, reductions, broadcasts, masks and stores of the
   // accumulator: wgmma's registers are mma.sync's quad fragments.
   populateQuadFragmentPatterns(converter, patterns);

@@ -29,6 +29,7 @@
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[
 // CHECK: scf.while
 // CHECK: nvvm.mbarrier.try_wait
+// CHECK-NOT: nvvm.shfl.sync idx
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
@@ -40,6 +41,26 @@
 // CHECK-NOT: llvm.inline_asm
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT: scf.yield
+
+// uniform-warpgroup: each product computes its warpgroup from lane 0's
+// value broadcast by shfl.sync idx, right where it is issued (ptxas then
+// keeps the offsets and descriptors derived from it in uniform registers);
+// without the option the warpgroup is the thread index over 128 and no
+// shuffle is emitted before the first product.
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
+// RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory \
+// RUN:   --convert-tilegpu-to-nvvm="uniform-warpgroup=1" | FileCheck %s --check-prefix=UNIFORM
+// UNIFORM-LABEL: gpu.func @sdpa_fwd
+// UNIFORM: scf.while
+// UNIFORM: nvvm.mbarrier.try_wait
+// UNIFORM: %[[WG:.*]] = arith.divui %thread_id_x{{.*}}, %c128 : index
+// UNIFORM-NEXT: %[[WG32:.*]] = arith.index_castui %[[WG]] : index to i32
+// UNIFORM-NEXT: %[[U:.*]] = nvvm.shfl.sync idx %{{.*}}, %[[WG32]], %c0_i32, %c31_i32 : i32 -> i32
+// UNIFORM-NEXT: arith.index_castui %[[U]] : i32 to index
+// UNIFORM: nvvm.wgmma.fence.aligned
+// UNIFORM-COUNT-4: nvvm.wgmma.mma_async
 
 // With tile-defer-pv, block j's Q.K^T and block j-1's P.V are both in
 // flight: the softmax waits for the first with one group still pending.

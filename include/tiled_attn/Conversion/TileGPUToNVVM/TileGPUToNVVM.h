@@ -92,6 +92,15 @@ int64_t kernelWarps(mlir::Operation *op);
 /// insertion point: gpu.thread_id x, less the first thread of the enclosing
 /// warp role, if any. Register layouts and thread elections use it.
 mlir::Value threadIdInRole(mlir::OpBuilder &b, mlir::Location loc);
+/// The thread's group of `groupThreads` threads within its role (a
+/// warpgroup: 128), as an index that ptxas knows is the same in every lane
+/// of the warp: lane 0's value broadcast by shfl.sync.idx (CUTLASS's
+/// canonical warpgroup index), built at `b`'s insertion point. Offsets and
+/// wgmma descriptors computed from it stay where they are used (LLVM does
+/// not hoist the shuffle out of a loop) and ptxas keeps them in uniform
+/// registers, not in the threads' registers.
+mlir::Value uniformGroupIndex(mlir::OpBuilder &b, mlir::Location loc,
+                              int64_t groupThreads);
 
 /// The first named barrier (1 to 15) that neither `bar.sync 0` nor the warp
 /// roles around `op` use: 1 plus the number of roles, if any.
@@ -299,7 +308,8 @@ void populateTcgen05ToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
 void populateTmemLanesPatterns(TileGPUToNVVMTypeConverter &converter,
                                mlir::RewritePatternSet &patterns);
 void populateWgmmaToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
-                                 mlir::RewritePatternSet &patterns);
+                                 mlir::RewritePatternSet &patterns,
+                                 bool uniformWarpgroup);
 /// The mma.sync family: mma, ldmatrix reads, layout moves, reductions,
 /// broadcasts, masks and stores of its fragments.
 void populateMmaSyncToNVVMPatterns(TileGPUToNVVMTypeConverter &converter,
