@@ -51,6 +51,19 @@
 using namespace mlir;
 using namespace tiled_attn;
 
+/// tile-prefetch with the schedule's stages, streams and refill-after-use;
+/// nothing with stages = 1.
+static void addPrefetch(OpPassManager &fpm,
+                        const TileScheduleOptions &options) {
+  if (options.stages == 1)
+    return;
+  tile::TilePrefetchPassOptions prefetch;
+  prefetch.stages = options.stages;
+  prefetch.streams = options.prefetchStreams;
+  prefetch.refillAfterUse = options.refillAfterUse;
+  fpm.addPass(tile::createTilePrefetchPass(prefetch));
+}
+
 void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
                                            const TileScheduleOptions &options) {
   // Score and mask functions first: the schedule passes see tile ops only.
@@ -90,13 +103,7 @@ void tiled_attn::buildTileSchedulePipeline(OpPassManager &pm,
     fpm.addPass(tile::createTileHeavyFirstPass(heavy));
   }
   fpm.addPass(tile::createTileHoistInvariantsPass());
-  if (options.stages != 1) {
-    tile::TilePrefetchPassOptions prefetch;
-    prefetch.stages = options.stages;
-    prefetch.streams = options.prefetchStreams;
-    prefetch.refillAfterUse = options.refillAfterUse;
-    fpm.addPass(tile::createTilePrefetchPass(prefetch));
-  }
+  addPrefetch(fpm, options);
   // After the prefetch, whose K/V iteration arguments the rotation carries
   // one block further.
   if (options.deferPv)
@@ -116,13 +123,7 @@ void tiled_attn::buildTileBackwardSchedulePipeline(
   // transposed blocks gather).
   pm.addPass(tile::createTileVectorizeApplyPass());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
-  if (options.stages != 1) {
-    tile::TilePrefetchPassOptions prefetch;
-    prefetch.stages = options.stages;
-    prefetch.streams = options.prefetchStreams;
-    prefetch.refillAfterUse = options.refillAfterUse;
-    fpm.addPass(tile::createTilePrefetchPass(prefetch));
-  }
+  addPrefetch(fpm, options);
   if (options.earlyMmas)
     fpm.addPass(tile::createTileEarlyMmasPass());
 }
