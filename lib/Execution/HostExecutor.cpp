@@ -854,6 +854,11 @@ LogicalResult Interpreter::execute(Operation *op) {
             inside &= i >= 0 && i < ref.sizes[d];
             offset += i * ref.tensor->strides[d];
           }
+          if (!inside && gather.getInBounds())
+            return gather.emitError()
+                   << "gather marked in_bounds reads outside the view, at "
+                      "element "
+                   << e << " of its result";
           double element = inside ? ref.tensor->data[offset] : pad;
           if (out.isInt)
             out.ints.push_back(static_cast<int64_t>(element));

@@ -662,13 +662,16 @@ func::FuncOp BackwardBuilder::buildMain() {
           // The rows' log-sum-exps and deltas, read at their query
           // positions (gathers: on a GPU straight into the layout of
           // the scores' columns). A row that saw no key has lse =
-          // -inf, and one past S_q reads it: +inf gives them P = 0.
+          // -inf, and one past S_q reads it: +inf gives them P = 0. An
+          // unmasked step's rows all lie inside S_q: its gathers check
+          // no bounds.
           Value queries =
               IotaOp::create(b, loc, kb.tile({bm}, i32), q0, IntegerAttr());
           auto gather = [&](Value view, double pad) -> Value {
             return GatherOp::create(b, loc, kb.tile({bm}, f32), view,
                                     ValueRange{batch, h, queries},
-                                    b.getF64FloatAttr(pad));
+                                    b.getF64FloatAttr(pad),
+                                    masked ? UnitAttr() : b.getUnitAttr());
           };
           Value lseRows = gather(lse, -inf);
           if (masked) {

@@ -123,6 +123,8 @@ void tiled_attn::buildTileBackwardSchedulePipeline(
   // transposed blocks gather).
   pm.addPass(tile::createTileVectorizeApplyPass());
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  if (options.exp2)
+    fpm.addPass(tile::createTileExp2Pass());
   addPrefetch(fpm, options);
   if (options.earlyMmas)
     fpm.addPass(tile::createTileEarlyMmasPass());

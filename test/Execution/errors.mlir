@@ -42,6 +42,14 @@
 // RUN:   | not tiled-attn-run --shapes=4x5 2>&1 | FileCheck %s --check-prefix=IN-BOUNDS
 // IN-BOUNDS: error: load marked in_bounds reads outside the view, at indices [0, 0, 0, 0]
 
+// So is a gather's: the document ids read at 16 key positions, marked
+// in_bounds, with S_k = 5.
+// RUN: tiled-attn-opt %repo/kernels/functions/document.mlir \
+// RUN:   --tile-generate-sdpa="head-dim=16 variant=none+document block-m=16 block-n=16" --tile-schedule \
+// RUN:   | sed -e 's/pad(0.000000e+00) : <?x?xi32>/pad(0.000000e+00) in_bounds : <?x?xi32>/' \
+// RUN:   | not tiled-attn-run --shapes=5x5 --capture=document_ids=BxSk:0:2 2>&1 | FileCheck %s --check-prefix=GATHER-IN-BOUNDS
+// GATHER-IN-BOUNDS: error: gather marked in_bounds reads outside the view, at element 5 of its result
+
 // An op the interpreter does not know is reported on the op.
 // RUN: tiled-attn-opt --tile-decompose-online-softmax %repo/examples/sdpa_fwd.mlir \
 // RUN:   | sed -e 's/math.exp/math.cos/' | not tiled-attn-run --shapes=4x4 2>&1 \

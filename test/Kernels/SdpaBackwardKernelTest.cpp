@@ -75,6 +75,8 @@ struct Schedule {
   int64_t stages = 1;
   bool refillAfterUse = false;
   bool earlyMmas = false;
+  /// tile-exp2 first (not bitwise: exp2 of the scaled exponent).
+  bool exp2 = false;
 };
 
 /// A case, its blocks and a schedule whose kernels must compute the same
@@ -147,6 +149,19 @@ protected:
       int64_t applies = 0;
       module->walk([&](tile::ApplyOp) { ++applies; });
       EXPECT_EQ(applies, 0);
+    }
+    if (schedule.exp2) {
+      PassManager pm(&ctx);
+      pm.nest<func::FuncOp>().addPass(tile::createTileExp2Pass());
+      EXPECT_TRUE(succeeded(pm.run(*module)));
+      // Every probability is an exp2 (the main and dq kernels' loops).
+      int64_t exps = 0, exp2s = 0;
+      module->walk([&](Operation *op) {
+        exps += isa<math::ExpOp>(op);
+        exp2s += isa<math::Exp2Op>(op);
+      });
+      EXPECT_EQ(exps, 0);
+      EXPECT_GT(exp2s, 0);
     }
     if (schedule.stages > 1) {
       PassManager pm(&ctx);
@@ -397,6 +412,37 @@ TEST_F(SdpaBackwardKernelTest, PrefetchIsExact) {
     expectSameBits(run, 31);
 }
 
+// tile-exp2 (the library's sm_90a backward schedule) computes each
+// probability as exp2(fma(s, scale log2(e), -lse log2(e))): not the same
+// bits, but as close to float64 as exp, with every mask, softcap and the
+// prefetch after it (score and mask functions: ScoreAndMaskFunctions).
+TEST_F(SdpaBackwardKernelTest, Exp2) {
+  Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
+  Case window{1, 2, 1, 77, 130, tile::CausalMode::Window};
+  window.windowLo = -40, window.windowHi = 25;
+  Case capped{1, 4, 2, 70, 90, tile::CausalMode::BottomRight};
+  capped.softcap = 30.0;
+  using Run = ScheduledRun;
+  for (const Run &run :
+       {Run{f16, {1, 2, 2, 37, 37, tile::CausalMode::None}, 32, 16, {1, false, false, true}},
+        Run{bf16, {1, 4, 2, 70, 70, tile::CausalMode::TopLeft}, 16, 16, {2, false, false, true}},
+        Run{f16, {1, 2, 1, 64, 128, tile::CausalMode::TopLeft}, 16, 32, {2, false, false, true}},
+        Run{bf16, {2, 4, 1, 77, 46, tile::CausalMode::BottomRight}, 16, 32, {2, true, false, true}},
+        Run{f16, window, 32, 16, {2, false, false, true}},
+        Run{bf16, capped, 16, 32, {2, false, false, true}}}) {
+    const double tolerance = run.elt.isBF16() ? 6e-3 : 1e-3;
+    std::array<double, 4> plain = errors(run.elt, run.c, run.bm, run.bn, 41);
+    std::array<double, 4> e =
+        errors(run.elt, run.c, run.bm, run.bn, 41, {}, {}, run.schedule);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_LT(e[i], tolerance) << "gradient " << i << ", S_q " << run.c.seqQ;
+      // Within a quarter of the plain kernels' error, or 5e-4.
+      EXPECT_LT(e[i], std::max(1.25 * plain[i], plain[i] + 5e-4))
+          << "gradient " << i << ", S_q " << run.c.seqQ;
+    }
+  }
+}
+
 // Sliding windows: the band lo <= j - i <= hi (the forward's window
 // kernels'), on both sides, one side only, and shifted past the diagonal.
 TEST_F(SdpaBackwardKernelTest, Window) {
@@ -479,12 +525,18 @@ TEST_F(SdpaBackwardKernelTest, ScoreAndMaskFunctions) {
           std::tuple{f16, tile::CausalMode::TopLeft, 16, 32, 32u}}) {
       c.causal = causal;
       const double tolerance = elt.isBF16() ? 6e-3 : 1e-3;
-      std::array<double, 4> e =
-          errors(elt, c, bm, bn, seed, {}, {}, {}, nullptr, &fns);
-      EXPECT_LT(e[0], tolerance) << "dq";
-      EXPECT_LT(e[1], tolerance) << "dk";
-      EXPECT_LT(e[2], tolerance) << "dv";
-      EXPECT_LT(e[3], tolerance) << "dq (deterministic)";
+      // As built, and with the library's sm_90a schedule (exp2, and the
+      // prefetch, which takes the vectorized form).
+      for (Schedule schedule :
+           {Schedule{}, Schedule{vectorize ? 2 : 1, false, false, true}}) {
+        std::array<double, 4> e =
+            errors(elt, c, bm, bn, seed, {}, {}, schedule, nullptr, &fns);
+        EXPECT_LT(e[0], tolerance) << "dq, exp2 " << schedule.exp2;
+        EXPECT_LT(e[1], tolerance) << "dk, exp2 " << schedule.exp2;
+        EXPECT_LT(e[2], tolerance) << "dv, exp2 " << schedule.exp2;
+        EXPECT_LT(e[3], tolerance)
+            << "dq (deterministic), exp2 " << schedule.exp2;
+      }
     }
     // A score function whose slope is not 1: soft-capping written as a
     // function (the chain rule's 1 - tanh^2 derived from its body).

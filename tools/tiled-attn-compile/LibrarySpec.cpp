@@ -261,8 +261,8 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
                 kernelVariantName(kernel.variant));
   if (Error error = finalizeUnscheduledLowering(kernel))
     return error;
-  // The backward's schedule is its loops' software pipelining and the
-  // order of their products (the other schedule passes transform the
+  // The backward's schedule is exp2, its loops' software pipelining and
+  // the order of their products (the other schedule passes transform the
   // forward's online softmax).
   for (StringRef option : llvm::split(StringRef(kernel.schedule), ' ')) {
     StringRef key = option.split('=').first;
@@ -270,7 +270,7 @@ static Error finalizeSdpaBackwardSpec(KernelSpec &kernel) {
       return fail(
           "a backward kernel's schedule takes " +
           llvm::join(llvm::ArrayRef(kTileBackwardScheduleOptions), ", ") +
-          " (its loops' prefetch and products), got '" + key + "' in \"" + kernel.schedule +
+          " (exp2, its loops' prefetch and products), got '" + key + "' in \"" + kernel.schedule +
           "\"");
   }
   if (auto problem = parseOptions(kernel.schedule, *kernel.scheduleOptions))

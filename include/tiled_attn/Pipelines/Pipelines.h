@@ -307,16 +307,17 @@ void buildTileSchedulePipeline(mlir::OpPassManager &pm,
                                const TileScheduleOptions &options);
 
 /// The tile-schedule options the backward pass's schedule reads (and a
-/// backward configuration of the library spec may set): its loops'
+/// backward configuration of the library spec may set): exp2, its loops'
 /// prefetch and the order of their products.
 inline constexpr llvm::StringLiteral kTileBackwardScheduleOptions[] = {
-    "stages", "refill-after-use", "prefetch-streams", "early-mmas"};
+    "exp2", "stages", "refill-after-use", "prefetch-streams", "early-mmas"};
 
 /// The backward pass's schedule (tile-generate-sdpa-backward's kernels):
-/// tile-prefetch with kTileBackwardScheduleOptions (the loops over query
-/// blocks stream Q and dO, the dq kernel's K and V; nothing with stages =
-/// 1), then tile-early-mmas with early-mmas. The other steps transform the
-/// forward's online softmax.
+/// tile-exp2 with exp2 (the probabilities' exp(scale s - lse) as one FMA
+/// and an exp2), tile-prefetch with kTileBackwardScheduleOptions (the loops
+/// over query blocks stream Q and dO, the dq kernel's K and V; nothing with
+/// stages = 1), then tile-early-mmas with early-mmas. The other steps
+/// transform the forward's online softmax.
 void buildTileBackwardSchedulePipeline(mlir::OpPassManager &pm,
                                        const TileScheduleOptions &options);
 

@@ -375,7 +375,8 @@ struct WriteToMemRef final : OpConversionPattern<tile::WriteOp> {
 
 /// A gather on registers: each register's element at its own indices (the
 /// index tiles share the result's layout, register for register), read
-/// under its bounds check; outside the view, the pad.
+/// under its bounds check; outside the view, the pad. An `in_bounds` gather
+/// checks nothing: each element is a plain load.
 ///
 /// The element's offset is computed before its branch, so that what the
 /// registers share is computed once: the scalar indices' part of the
@@ -443,7 +444,8 @@ struct GatherToGPU final : OpConversionPattern<tile::GatherOp> {
       if (!isa<VectorType>(index.getType())) {
         common = arith::AddIOp::create(rewriter, loc, common,
                                        times(index, int64_t(d)));
-        commonInside = both(commonInside, below(index, int64_t(d)));
+        if (!op.getInBounds())
+          commonInside = both(commonInside, below(index, int64_t(d)));
       }
     SmallVector<Value> elements;
     for (int64_t i = 0, n = type.getNumElements(); i < n; ++i) {
@@ -456,7 +458,13 @@ struct GatherToGPU final : OpConversionPattern<tile::GatherOp> {
             vector::ExtractOp::create(rewriter, loc, index, i));
         offset =
             arith::AddIOp::create(rewriter, loc, offset, times(at, int64_t(d)));
-        inside = both(inside, below(at, int64_t(d)));
+        if (!op.getInBounds())
+          inside = both(inside, below(at, int64_t(d)));
+      }
+      if (op.getInBounds()) {
+        elements.push_back(
+            memref::LoadOp::create(rewriter, loc, flat, ValueRange{offset}));
+        continue;
       }
       if (!inside) // (a view of rank 0: nothing to check)
         inside = arith::ConstantIntOp::create(rewriter, loc, 1, 1);

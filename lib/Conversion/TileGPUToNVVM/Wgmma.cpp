@@ -48,6 +48,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 #include <string>
 
@@ -82,7 +83,8 @@ Value fromStruct(OpBuilder &b, Location loc, Value s, int64_t n) {
 /// One wgmma m64nNk16 with A from registers (four 32-bit registers of two
 /// 16-bit elements each): the one instruction NVVM lacks, as inline asm.
 Value wgmmaRegisterA(OpBuilder &b, Location loc, Value acc, Value a8,
-                     Value descB, Type elt, int64_t n, bool transB) {
+                     Value descB, Type elt, int64_t n, bool transB,
+                     bool accumulate) {
   int64_t regs = n / 2;
   std::string type = elt.isBF16() ? "bf16" : "f16";
   std::string asmStr =
@@ -110,7 +112,7 @@ Value wgmmaRegisterA(OpBuilder &b, Location loc, Value acc, Value a8,
   for (int64_t i = 0; i < 4; ++i)
     operands.push_back(vector::ExtractOp::create(b, loc, words, i));
   operands.push_back(descB);
-  operands.push_back(arith::ConstantIntOp::create(b, loc, i32, 1));
+  operands.push_back(arith::ConstantIntOp::create(b, loc, i32, accumulate));
   for (int64_t i = 0; i < regs; ++i)
     operands.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
   auto asmOp = LLVM::InlineAsmOp::create(
@@ -231,7 +233,19 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
     if (failed(rhsBits) || failed(lhsBits))
       return failure();
 
-    Value acc = toStruct(rewriter, loc, adaptor.getAcc());
+    // A product into zeros (a score block's) starts with scale-d = 0 and no
+    // accumulator: otherwise ptxas may zero its registers one move each
+    // (the backward's dPᵀ and dQ products: 48 moves a step).
+    bool fromZero = matchPattern(op.getAcc(), m_AnyZeroFloat());
+    Value acc =
+        fromZero
+            ? LLVM::UndefOp::create(
+                  rewriter, loc,
+                  LLVM::LLVMStructType::getLiteral(
+                      rewriter.getContext(),
+                      SmallVector<Type>(n / 2, rewriter.getF32Type())))
+                  .getResult()
+            : toStruct(rewriter, loc, adaptor.getAcc());
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     auto shape = NVVM::MMAShapeAttr::get(rewriter.getContext(), 64, n, 16);
     NVVM::WGMMATypes wt =
@@ -272,7 +286,9 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
                                        lhsOffset, *lhsBits);
         acc = NVVM::WgmmaMmaAsyncOp::create(
             rewriter, loc, acc.getType(), acc, descA, descB, shape, wt, wt,
-            NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+            NVVM::WGMMATypes::f32,
+            fromZero && kk == 0 ? NVVM::WGMMAScaleOut::zero
+                                : NVVM::WGMMAScaleOut::one,
             NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
             transA ? NVVM::MMALayout::col : NVVM::MMALayout::row,
             transB ? NVVM::MMALayout::row : NVVM::MMALayout::col,
@@ -280,7 +296,8 @@ struct MmaToWgmma final : OpConversionPattern<MmaOp> {
       } else {
         // The opa fragment: eight registers per k-step.
         Value a8 = extractRegisters(rewriter, loc, adaptor.getLhs(), kk * 8, 8);
-        acc = wgmmaRegisterA(rewriter, loc, acc, a8, descB, elt, n, transB);
+        acc = wgmmaRegisterA(rewriter, loc, acc, a8, descB, elt, n, transB,
+                             /*accumulate=*/!(fromZero && kk == 0));
       }
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);

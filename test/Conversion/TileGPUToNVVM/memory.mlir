@@ -415,6 +415,28 @@ func.func @masked_store(%x: f32, %o: !tile.view<?x?x?x16xf32>, %n: index) {
 
 // -----
 
+// An in_bounds gather (the backward's unmasked steps read their rows'
+// log-sum-exps and deltas so) is a plain load per register from the flat
+// view: no bounds check, no branch.
+// CHECK-LABEL: gpu.func @gather_in_bounds(
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [1099511627776], strides: [1]
+// CHECK-NOT: scf.if
+// CHECK-NOT: arith.cmpi
+// CHECK: %[[I:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %{{.*}}, %[[I]] : index
+// CHECK-NEXT: memref.load %{{.*}}[%[[AT]]] : memref<?xf32, strided<[1]>>
+// CHECK-NOT: scf.if
+// CHECK: vector.from_elements
+func.func @gather_in_bounds(%v: !tile.view<?x?xf32>, %o: !tile.view<?x?x?x16xf32>,
+                            %b: index, %q0: index) {
+  %c0 = arith.constant 0 : index
+  %i = tile.iota offset(%q0) : tensor<16xi32>
+  %g = tile.gather %v[%b, %i] pad(0.0) in_bounds : !tile.view<?x?xf32>, index, tensor<16xi32> -> tensor<16xf32>
+  %t = tile.broadcast %g along 0 : tensor<16xf32> -> tensor<16x16xf32>
+  tile.store %t, %o[%c0, %c0, %c0, %c0] : tensor<16x16xf32>, !tile.view<?x?x?x16xf32>
+  return
+}
+
 // A transpose of a loaded block is a view of its buffer: K is copied once,
 // and Kᵀ (the first product's rhs) and K (the second's) are read from the
 // same shared memory, with and without ldmatrix's .trans.

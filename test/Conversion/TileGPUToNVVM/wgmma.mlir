@@ -13,7 +13,9 @@
 //   (one 128-byte panel: D = 64 f16);
 // - every thread waits with mbarrier.try_wait in a loop;
 // - S = Q.K^T: four m64n64k16 wgmma per k-step of 16 over D = 64, both
-//   operands through descriptors (A K-major "row", B K-major "col");
+//   operands through descriptors (A K-major "row", B K-major "col"); the
+//   first with scale-d = 0 (<zero>: S starts from zeros, and no register
+//   holds them);
 // - O += P.V: P from registers, the register-A wgmma as one inline-asm
 //   instruction (NVVM lacks it), V N-major (transpose bit 1);
 // - each product fences and commits its group; tilegpu.mma_wait becomes
@@ -31,7 +33,8 @@
 // CHECK: nvvm.mbarrier.try_wait
 // CHECK-NOT: nvvm.shfl.sync idx
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0

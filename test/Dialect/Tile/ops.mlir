@@ -305,13 +305,15 @@ func.func private @sdpa_decl_none(!tile.view<1x2x?x16xf16> {tile.arg = #tile.arg
 // CHECK-LABEL: func.func @gather
 // CHECK: tile.gather %{{.*}}[%{{.*}}, %{{.*}}] pad(-1.000000e+00) : <?x?xi32>, index, tensor<64xi32> -> tensor<64xi32>
 // CHECK: tile.gather %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] pad(0.000000e+00) : <?x?x?x?xf32>, index, index, tensor<16x32xi32>, tensor<16x32xi32> -> tensor<16x32xf32>
+// CHECK: tile.gather %{{.*}}[%{{.*}}, %{{.*}}] pad(0.000000e+00) in_bounds : <?x?xi32>, index, tensor<64xi32> -> tensor<64xi32>
 func.func @gather(%doc: !tile.view<?x?xi32>, %bias: !tile.view<?x?x?x?xf32>,
                   %b: index, %kv: tensor<64xi32>, %qs: tensor<16x32xi32>,
-                  %ks: tensor<16x32xi32>) -> (tensor<64xi32>, tensor<16x32xf32>) {
+                  %ks: tensor<16x32xi32>) -> (tensor<64xi32>, tensor<16x32xf32>, tensor<64xi32>) {
   %d = tile.gather %doc[%b, %kv] pad(-1.0) : !tile.view<?x?xi32>, index, tensor<64xi32> -> tensor<64xi32>
   %x = tile.gather %bias[%b, %b, %qs, %ks] pad(0.0)
       : !tile.view<?x?x?x?xf32>, index, index, tensor<16x32xi32>, tensor<16x32xi32> -> tensor<16x32xf32>
-  return %d, %x : tensor<64xi32>, tensor<16x32xf32>
+  %e = tile.gather %doc[%b, %kv] pad(0.0) in_bounds : !tile.view<?x?xi32>, index, tensor<64xi32> -> tensor<64xi32>
+  return %d, %x, %e : tensor<64xi32>, tensor<16x32xf32>, tensor<64xi32>
 }
 
 func.func @softcap_fn(%s: f32, %b: index, %h: index, %q: index, %kv: index, %cap: f32) -> f32 {

@@ -3,8 +3,9 @@
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-exp2 --tile-decompose-online-softmax | FileCheck %s --check-prefix=DECOMP
 // RUN: tiled-attn-opt %s -split-input-file -verify-diagnostics --tile-exp2 --tile-decompose-online-softmax | FileCheck %s --check-prefix=NO-EXP
 
-// Once decomposed, no step uses math.exp: all are math.exp2.
-// NO-EXP-NOT: math.exp %
+// Once decomposed, no step uses math.exp: all are math.exp2 (the one
+// math.exp left, of a function argument, is @plain_exp_left_alone's).
+// NO-EXP-NOT: math.exp %{{[0-9]}}
 
 // The positive cases come first; the cases the pass must refuse (a running
 // max whose units would silently change) are at the end of the file. The
@@ -118,6 +119,77 @@ func.func @kernel(%q: !tile.view<?x?x?x64xf16> {tile.arg = #tile.arg<q>}, %k: !t
     scf.yield %m1, %l1 : tensor<64xf32>, tensor<64xf32>
   }
   return
+}
+
+// -----
+
+// The backward's probabilities, exp(scale s - lse): log2(e) folds into the
+// scale (a scalar, multiplied once where its splat is made) and into the
+// vector before its broadcast; one FMA and one exp2 per element.
+
+// CHECK-LABEL: func.func @plain_exp
+// CHECK-SAME:    (%[[S:.*]]: tensor<16x32xf32>, %[[SCALE:.*]]: f32, %[[LSE:.*]]: tensor<32xf32>)
+// CHECK:         %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK:         %[[C:.*]] = arith.mulf %[[SCALE]], %[[LOG2E]] : f32
+// CHECK:         %[[CS:.*]] = tensor.splat %[[C]] : tensor<16x32xf32>
+// CHECK:         %[[NEG:.*]] = arith.constant dense<-1.44269502> : tensor<32xf32>
+// CHECK:         %[[L2:.*]] = arith.mulf %[[LSE]], %[[NEG]] : tensor<32xf32>
+// CHECK:         %[[B:.*]] = tile.broadcast %[[L2]] along 0 : tensor<32xf32> -> tensor<16x32xf32>
+// CHECK:         %[[X:.*]] = math.fma %[[S]], %[[CS]], %[[B]] : tensor<16x32xf32>
+// CHECK:         %[[P:.*]] = math.exp2 %[[X]] : tensor<16x32xf32>
+// CHECK-NEXT:    return %[[P]]
+func.func @plain_exp(%s: tensor<16x32xf32>, %scale: f32, %lse: tensor<32xf32>)
+    -> tensor<16x32xf32> {
+  %c = tensor.splat %scale : tensor<16x32xf32>
+  %x = arith.mulf %s, %c : tensor<16x32xf32>
+  %b = tile.broadcast %lse along 0 : tensor<32xf32> -> tensor<16x32xf32>
+  %z = arith.subf %x, %b : tensor<16x32xf32>
+  %p = math.exp %z : tensor<16x32xf32>
+  return %p : tensor<16x32xf32>
+}
+
+// -----
+
+// A constant factor folds at compile time; a product used elsewhere too
+// (here returned) is kept and multiplied by log2(e) in the FMA.
+
+// CHECK-LABEL: func.func @plain_exp_constant
+// CHECK:         math.fma %{{.*}}, %{{.*}} : tensor<16x32xf32>
+// CHECK-LABEL: func.func @plain_exp_shared_product
+// CHECK-SAME:    (%[[S:.*]]: tensor<16x32xf32>, %[[LSE:.*]]: tensor<16xf32>)
+// CHECK:         %[[X:.*]] = arith.mulf %[[S]], %{{.*}} : tensor<16x32xf32>
+// CHECK:         %[[B:.*]] = tile.broadcast %{{.*}} along 1 : tensor<16xf32> -> tensor<16x32xf32>
+// CHECK:         %[[F:.*]] = math.fma %[[X]], %{{.*}}, %[[B]] : tensor<16x32xf32>
+// CHECK:         math.exp2 %[[F]]
+func.func @plain_exp_constant(%s: tensor<16x32xf32>, %lse: tensor<32xf32>)
+    -> tensor<16x32xf32> {
+  %c = arith.constant dense<0.125> : tensor<16x32xf32>
+  %x = arith.mulf %c, %s : tensor<16x32xf32>
+  %b = tile.broadcast %lse along 0 : tensor<32xf32> -> tensor<16x32xf32>
+  %z = arith.subf %x, %b : tensor<16x32xf32>
+  %p = math.exp %z : tensor<16x32xf32>
+  return %p : tensor<16x32xf32>
+}
+func.func @plain_exp_shared_product(%s: tensor<16x32xf32>, %lse: tensor<16xf32>)
+    -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %c = arith.constant dense<0.125> : tensor<16x32xf32>
+  %x = arith.mulf %s, %c : tensor<16x32xf32>
+  %b = tile.broadcast %lse along 1 : tensor<16xf32> -> tensor<16x32xf32>
+  %z = arith.subf %x, %b : tensor<16x32xf32>
+  %p = math.exp %z : tensor<16x32xf32>
+  return %p, %x : tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// -----
+
+// An exp of anything else (here of an argument) is left alone.
+
+// CHECK-LABEL: func.func @plain_exp_left_alone
+// CHECK:         math.exp %{{.*}} : tensor<16x32xf32>
+// CHECK-NOT:     math.exp2
+func.func @plain_exp_left_alone(%z: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %p = math.exp %z : tensor<16x32xf32>
+  return %p : tensor<16x32xf32>
 }
 
 // -----

@@ -83,7 +83,7 @@
 // The rows' log-sum-exps gathered at the queries' positions (-inf past
 // S_q), -inf made +inf.
 // CHECK: %[[QPOS:.*]] = tile.iota offset(%{{.*}}) : tensor<64xi32>
-// CHECK: %[[LSE:.*]] = tile.gather %[[LSEV]][%{{.*}}, %{{.*}}, %[[QPOS]]] pad(0xFFF0000000000000)
+// CHECK: %[[LSE:.*]] = tile.gather %[[LSEV]][%{{.*}}, %{{.*}}, %[[QPOS]]] pad(0xFFF0000000000000) :
 // CHECK: arith.select %{{.*}}, %{{.*}}, %[[LSE]] : tensor<64xi1>, tensor<64xf32>
 // CHECK: %[[QT:.*]] = tile.transpose %[[QB]] : tensor<64x64xbf16> -> tensor<64x64xbf16>
 // CHECK: %[[ST:.*]] = tile.mma %[[KB]], %[[QT]], %{{.*}} : tensor<32x64xbf16>, tensor<64x64xbf16> -> tensor<32x64xf32>
@@ -108,6 +108,10 @@
 // CHECK: tile.store %[[DQ]], %[[ACC2]][{{.*}}] add : tensor<64x64xf32>
 // CHECK: scf.yield %[[NEWDK]], %[[NEWDV]]
 // CHECK: %[[INNER:.*]]:2 = scf.for %{{.*}} = %[[FULLFROM]] to %[[FULLTO]] step %c1 iter_args(%{{.*}} = %[[EDGE]]#0, %{{.*}} = %[[EDGE]]#1)
+// The unmasked steps' rows lie inside S_q: their gathers check no bounds.
+// CHECK: tile.gather %[[LSEV]][%{{.*}}, %{{.*}}, %{{.*}}] pad(0xFFF0000000000000) in_bounds
+// CHECK-NOT: arith.cmpi
+// CHECK: tile.gather %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] pad(0.000000e+00) in_bounds
 // CHECK-NOT: arith.cmpi
 // CHECK: tile.store %{{.*}} add
 // CHECK: scf.for %{{.*}} = %[[FULLTO]] to %[[END]] step %c1 iter_args(%{{.*}} = %[[INNER]]#0, %{{.*}} = %[[INNER]]#1)

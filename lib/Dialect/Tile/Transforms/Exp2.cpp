@@ -8,6 +8,9 @@
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 namespace tiled_attn::tile {
@@ -99,10 +102,102 @@ LogicalResult verifyMaxStaysInChain(OnlineSoftmaxOp op) {
   return success();
 }
 
+/// log2(e), to float's precision as the rest of the exponent.
+constexpr double kLog2e = 1.4426950408889634;
+
+/// `value` times log2(e), where it is a splat: a splat of the scalar times
+/// log2(e) (a constant folded, an SSA scalar multiplied once where the
+/// splat is made); null otherwise.
+Value splatTimesLog2e(OpBuilder &b, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  DenseElementsAttr attr;
+  if (matchPattern(value, m_Constant(&attr)) && attr.isSplat()) {
+    double v = attr.getSplatValue<APFloat>().convertToDouble();
+    return arith::ConstantOp::create(
+        b, value.getLoc(),
+        DenseElementsAttr::get(
+            type, b.getFloatAttr(type.getElementType(), v * kLog2e)));
+  }
+  auto splat = value.getDefiningOp<tensor::SplatOp>();
+  if (!splat)
+    return Value();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(splat);
+  Location loc = splat.getLoc();
+  Value scalar = arith::MulFOp::create(
+      b, loc, splat.getInput(),
+      arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(type.getElementType(), kLog2e)));
+  return tensor::SplatOp::create(b, loc, type, scalar);
+}
+
+/// `exp(x - broadcast(v))` (the backward's Pᵀ = exp(scale Sᵀ - lse)) as
+/// `exp2(fma(x, log2(e), broadcast(-log2(e) v)))`: the vector is scaled
+/// once before its broadcast, and where x is a product with a splat
+/// (`scale * s`) log2(e) folds into that splat, so that each element costs
+/// one FMA and one exp2. False where `exp` is not of that form.
+bool rewritePlainExp(math::ExpOp exp) {
+  auto type = dyn_cast<RankedTensorType>(exp.getType());
+  if (!type || !type.getElementType().isF32())
+    return false;
+  auto sub = exp.getOperand().getDefiningOp<arith::SubFOp>();
+  if (!sub)
+    return false;
+  auto bcast = sub.getRhs().getDefiningOp<BroadcastOp>();
+  if (!bcast)
+    return false;
+  OpBuilder b(exp);
+  Location loc = exp.getLoc();
+  Value x = sub.getLhs(), factor;
+  auto mul = x.getDefiningOp<arith::MulFOp>();
+  if (mul && x.hasOneUse() && sub->hasOneUse()) {
+    for (auto [tile, other] : {std::pair{mul.getRhs(), mul.getLhs()},
+                               {mul.getLhs(), mul.getRhs()}})
+      if ((factor = splatTimesLog2e(b, tile))) {
+        x = other;
+        break;
+      }
+  }
+  if (!factor)
+    factor = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(kLog2e)));
+  Value v = bcast.getInput();
+  auto vType = cast<RankedTensorType>(v.getType());
+  Value scaled = arith::MulFOp::create(
+      b, loc, v,
+      arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(vType, b.getF32FloatAttr(-kLog2e))));
+  Value offset = BroadcastOp::create(b, loc, bcast.getType(), scaled,
+                                     bcast.getAxis());
+  Value p = math::Exp2Op::create(
+      b, loc, math::FmaOp::create(b, loc, x, factor, offset));
+  exp.replaceAllUsesWith(p);
+  exp.erase();
+  // What only the exp read: the subtraction, its broadcast, the product
+  // and its splat.
+  for (Operation *op : {sub.getOperation(), bcast.getOperation(),
+                        mul ? mul.getOperation() : nullptr}) {
+    if (!op || !op->use_empty())
+      continue;
+    SmallVector<Value> operands(op->getOperands());
+    op->erase();
+    for (Value operand : operands)
+      if (Operation *def = operand.getDefiningOp();
+          def && def->use_empty() && isa<tensor::SplatOp>(def))
+        def->erase();
+  }
+  return true;
+}
+
 struct TileExp2Pass final
     : tiled_attn::tile::impl::TileExp2PassBase<TileExp2Pass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    // The backward's exps of the forward's log-sum-exps.
+    SmallVector<math::ExpOp> exps;
+    func.walk([&](math::ExpOp exp) { exps.push_back(exp); });
+    for (math::ExpOp exp : exps)
+      rewritePlainExp(exp);
     SmallVector<OnlineSoftmaxOp> steps;
     WalkResult result = func.walk([&](OnlineSoftmaxOp op) {
       if (failed(verifyMaxStaysInChain(op)))

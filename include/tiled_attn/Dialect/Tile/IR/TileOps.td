@@ -468,6 +468,12 @@ def Tile_GatherOp : Tile_Op<"gather"> {
     block's rows or keys, a bias tensor at every (query, key), a table at
     a relative position.
 
+    `in_bounds` promises that every element's indices lie inside the view's
+    run-time sizes, so nothing is padded and the GPU lowering checks no
+    bounds (the backward's unmasked steps read their rows' log-sum-exps
+    this way); the host executor reports a gather that breaks the promise
+    as an error.
+
     Example:
 
     ```mlir
@@ -480,13 +486,23 @@ def Tile_GatherOp : Tile_Op<"gather"> {
   let arguments = (ins
     Arg<Tile_ViewType, "the view to read", [MemRead]>:$view,
     Variadic<AnyTypeOf<[Index, Tile_TileOf<[I32], "i32">]>>:$indices,
-    DefaultValuedAttr<F64Attr, "0.0">:$pad
+    DefaultValuedAttr<F64Attr, "0.0">:$pad,
+    UnitAttr:$in_bounds
   );
   let results = (outs Tile_TileOf<[I32, I8, F16, BF16, F32], "i32, i8, f16, bf16 or f32">:$result);
   let assemblyFormat = [{
-    $view `[` $indices `]` `pad` `(` $pad `)` attr-dict `:` type($view) `,`
+    $view `[` $indices `]` `pad` `(` $pad `)` (`in_bounds` $in_bounds^)?
+    attr-dict `:` type($view) `,`
     type($indices) `->` type($result)
   }];
+  let builders = [
+    // A gather that checks its bounds.
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$view,
+                   "::mlir::ValueRange":$indices, "::mlir::FloatAttr":$pad), [{
+      build($_builder, $_state, result, view, indices, pad,
+            ::mlir::UnitAttr());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -236,6 +236,13 @@ def TileExp2Pass : Pass<"tile-exp2", "::mlir::func::FuncOp"> {
     `tile.log_sum_exp` of the chain is marked too, so that it reads the
     max in its new units; any other use of a running max is an error.
 
+    A plain `math.exp(x - tile.broadcast(v))` of f32 tiles (the backward's
+    probabilities from the forward's log-sum-exps, `exp(scale s - lse)`)
+    becomes `math.exp2(math.fma(x, log2(e), tile.broadcast(-log2(e) v)))`:
+    the vector is scaled once before its broadcast, and where `x` is a
+    product with a splat (`s * scale`) log2(e) folds into that splat, so
+    each element costs one FMA and one exp2. Equal up to rounding.
+
     ```mlir
     // Before
     %m1, %l1, %p, %a = tile.online_softmax %s, %m0, %l0 scale(%c) : ...
