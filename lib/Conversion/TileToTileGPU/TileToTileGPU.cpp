@@ -439,6 +439,12 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
 ///   gpu.barrier
 ///   tilegpu.tma_reduce
 ///
+/// Where a barrier already comes earlier in the store's block with no use
+/// of the buffer after it (the backward's, after dSᵀ is written: the
+/// transposes are rewritten first), the wait goes before that barrier,
+/// which then publishes it, and the first barrier above is not emitted:
+/// the buffer is the reductions' alone, so nothing else it orders.
+///
 /// The reduction runs on while the threads go on; after the loop that
 /// holds the store, one wait for the last (so that the epilogue may reuse
 /// the buffer's memory). A store into a slice of a view (a varlen sequence)
@@ -468,15 +474,38 @@ bool SharedMemoryMaterializer::rewriteAddingStore(tile::StoreOp store) {
   }
   Value map = tensorMapFor(store.getView(), bufferType, 1, loc);
   OpBuilder b(store);
-  TmaReduceWaitOp::create(b, loc, buffer, /*read=*/true);
-  gpu::BarrierOp::create(b, loc);
+  // The nearest barrier before the store in its block, if the buffer has
+  // no use between them (its previous reduction is issued before it).
+  gpu::BarrierOp earlier;
+  for (Operation *op = store->getPrevNode(); op; op = op->getPrevNode()) {
+    if (auto barrier = dyn_cast<gpu::BarrierOp>(op)) {
+      earlier = barrier;
+      break;
+    }
+    bool uses = false;
+    op->walk([&](Operation *inner) {
+      uses |= llvm::is_contained(inner->getOperands(), buffer);
+    });
+    if (uses)
+      break;
+  }
+  if (earlier) {
+    OpBuilder before(earlier);
+    TmaReduceWaitOp::create(before, loc, buffer, /*read=*/true);
+  } else {
+    TmaReduceWaitOp::create(b, loc, buffer, /*read=*/true);
+    gpu::BarrierOp::create(b, loc);
+  }
   LocalStoreOp::create(b, loc, store.getValue(), buffer);
   gpu::BarrierOp::create(b, loc);
-  TmaReduceOp::create(b, loc, buffer, map, store.getIndices());
-  // After the kernel-level op that holds the store (its loop), the last
-  // reduction must have completed before the buffer's memory is reused
-  // (the epilogue's staging buffers may overlap it) or the kernel ends.
+  auto reduce = TmaReduceOp::create(b, loc, buffer, map, store.getIndices());
+  // After the kernel-level op that holds the store (its loop, or the
+  // reduction itself in the kernel's body), the last reduction must have
+  // completed before the buffer's memory is reused (the epilogue's staging
+  // buffers may overlap it) or the kernel ends.
   Operation *top = func.front().findAncestorOpInBlock(*store);
+  if (top == store.getOperation())
+    top = reduce;
   Operation *&last = reduceEnds[buffer];
   if (!last || last->isBeforeInBlock(top))
     last = top;

@@ -216,7 +216,8 @@
 // tma-reduce: the backward's adding store of dQ's part into dq_accum goes
 // through one swizzled f32 buffer (32 floats a panel row), shared by the
 // mask split's loops, and a TMA reduction; each waits until the previous
-// reduction has read the buffer, and the last is waited for after the loop
+// reduction has read the buffer (before an earlier barrier of its block,
+// where there is one), and the last is waited for after the loop
 // (before the epilogue's staging buffers may reuse its memory).
 // Without the option, or into a slice of a view (varlen), atomics:
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
@@ -233,15 +234,34 @@
 // REDUCE-NEXT: %[[BUF:.*]] = tilegpu.alloc : <64x64xf32, #tilegpu.shared<swizzle = 128>>
 // REDUCE-NOT: tilegpu.alloc : <64x64xf32
 // REDUCE: scf.for
-// REDUCE: tilegpu.tma_reduce_wait %[[BUF]] {read}
+// The wait for the previous reduction goes before the barrier that
+// publishes dSᵀ (the barrier before dQ's product), which publishes it too:
+// no barrier of its own between dQ's product and its staging.
+// REDUCE: tilegpu.local_store %{{.*}} : tensor<64x64xbf16, #tilegpu.wgmma<acc, warpgroups = 1>>, <64x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// REDUCE-NEXT: tilegpu.tma_reduce_wait %[[BUF]] {read}
 // REDUCE-NEXT: gpu.barrier
-// REDUCE-NEXT: tilegpu.local_store %{{.*}}, %[[BUF]] : tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>, <64x64xf32, #tilegpu.shared<swizzle = 128>>
+// REDUCE-NEXT: %[[DQ:.*]] = tilegpu.mma
+// REDUCE-NOT: gpu.barrier
+// REDUCE: tilegpu.local_store %{{.*}}, %[[BUF]] : tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>, <64x64xf32, #tilegpu.shared<swizzle = 128>>
 // REDUCE-NEXT: gpu.barrier
 // REDUCE-NEXT: tilegpu.tma_reduce %[[BUF]] into %[[MAP]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : <64x64xf32, #tilegpu.shared<swizzle = 128>>, <64x32xf32, swizzle = 128>
 // REDUCE-NOT: tilegpu.staged_store
 // REDUCE: {{^    }}tilegpu.tma_reduce_wait %[[BUF]] : <64x64xf32, #tilegpu.shared<swizzle = 128>>
 // REDUCE: tilegpu.staged_store
 // REDUCE-LABEL: func.func @sdpa_bwd_postprocess(
+// A reduction in the kernel's body (no loop around it; this crashed on a
+// dangling op before): its wait before the barrier before it, and the
+// final wait right after it.
+// RUN: tiled-attn-opt %S/Inputs/reduce-in-body.mlir --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu="tma-reduce=1" | FileCheck %s --check-prefix=BODY
+// BODY-LABEL: func.func @reduce_in_body(
+// BODY: tilegpu.tma_reduce_wait %[[BUF:.*]] {read}
+// BODY-NEXT: gpu.barrier
+// BODY-NOT: gpu.barrier
+// BODY: tilegpu.local_store %{{.*}}, %[[BUF]]
+// BODY-NEXT: gpu.barrier
+// BODY-NEXT: tilegpu.tma_reduce %[[BUF]]
+// BODY-NEXT: tilegpu.tma_reduce_wait %[[BUF]] :
 // NO-REDUCE-LABEL: func.func @sdpa_bwd(
 // NO-REDUCE-NOT: tma_reduce
 // NO-REDUCE: tile.store %{{.*}} add
