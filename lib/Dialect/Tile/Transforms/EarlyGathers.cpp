@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/Tile/Transforms/MemoryOrder.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -32,23 +33,6 @@ using namespace mlir;
 using namespace tiled_attn::tile;
 
 namespace {
-
-/// Whether an op between `from` and `to` (exclusive) may write memory (or
-/// its effects are unknown): a gather does not move above it.
-bool writesBetween(Operation *from, Operation *to) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode()) {
-    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-        getEffectsRecursively(op);
-    if (!effects)
-      return true;
-    for (const MemoryEffects::EffectInstance &effect : *effects)
-      if (isa<MemoryEffects::Write, MemoryEffects::Allocate,
-              MemoryEffects::Free>(effect.getEffect()))
-        return true;
-  }
-  return false;
-}
 
 /// Moves `gather` and the ops of `body` it depends on that come after
 /// `firstMma` to just before `firstMma`, if all of them are pure, none is

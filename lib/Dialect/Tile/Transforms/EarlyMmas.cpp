@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tiled_attn/Dialect/Tile/IR/TileOps.h"
+#include "tiled_attn/Dialect/Tile/Transforms/MemoryOrder.h"
 #include "tiled_attn/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -41,27 +42,6 @@ using namespace mlir;
 using namespace tiled_attn::tile;
 
 namespace {
-
-/// Whether `op` only reads memory (or has no effects at all).
-bool onlyReads(Operation *op) {
-  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-      getEffectsRecursively(op);
-  if (!effects)
-    return false;
-  return llvm::all_of(*effects, [](const MemoryEffects::EffectInstance &e) {
-    return isa<MemoryEffects::Read>(e.getEffect());
-  });
-}
-
-/// Whether an op after `from` and before `to` may write memory (or its
-/// effects are unknown): a read does not move above it.
-bool writesBetween(Operation *from, Operation *to) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode())
-    if (!onlyReads(op))
-      return true;
-  return false;
-}
 
 /// Moves `mma` and the ops of `body` it depends on that come after `after`
 /// to just after `after`, in their order, if none of them reads a product
@@ -84,7 +64,7 @@ Operation *moveAfter(MmaOp mma, Operation *after, Block *body) {
     if (op->getNumRegions() != 0)
       return after;
     if (!isMemoryEffectFree(op) &&
-        (!onlyReads(op) ||
+        (!onlyReadsMemory(op) ||
          (after->isBeforeInBlock(op) && writesBetween(after, op))))
       return after;
   }
