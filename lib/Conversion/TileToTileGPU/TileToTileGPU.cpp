@@ -154,6 +154,7 @@ private:
   /// Each transpose of a staged block (now a buffer, awaited before it) a
   /// tilegpu.transpose_view of that buffer.
   void rewriteTransposedViews();
+  void hoistTransposeBarriers();
   LogicalResult rewriteScalarReduction(tile::ReduceOp reduce);
   // TMA.
   LogicalResult materializeTma();
@@ -183,6 +184,8 @@ private:
   llvm::MapVector<std::pair<Value, Type>, Value> reduceBuffers;
   /// Each reduction buffer's last kernel-level op with a store into it.
   llvm::MapVector<Value, Operation *> reduceEnds;
+  /// Each transpose's buffer and the barrier before its write.
+  SmallVector<std::pair<gpu::BarrierOp, Value>> transposeBarriers;
   /// With mmaWarp: the threads that issue tcgen05 products, one per group
   /// of 128 rows.
   int64_t issuers = 1;
@@ -1073,11 +1076,59 @@ void SharedMemoryMaterializer::rewriteTranspose(tile::TransposeOp transpose) {
   Location loc = transpose.getLoc();
   Value buffer = AllocOp::create(top, loc, bufferTypeOf(type), IntegerAttr());
   OpBuilder b(transpose);
-  gpu::BarrierOp::create(b, loc);
+  transposeBarriers.emplace_back(gpu::BarrierOp::create(b, loc), buffer);
   LocalStoreOp::create(b, loc, transpose.getInput(), buffer);
   gpu::BarrierOp::create(b, loc);
   transpose.getResult().replaceAllUsesWith(buffer);
   transpose.erase();
+}
+
+/// A transpose's first barrier (every thread done reading the buffer's
+/// previous contents) moves out of its loop, to just before it, when the
+/// buffer's only readers are products in the loop's body that are waited
+/// for before a later barrier of the body: that barrier has ordered the
+/// previous iteration's reads before this one's write, and only the
+/// loop's first write (after whatever came before the loop) needs one.
+/// The backward's dSᵀ: its barrier before each step's write is the dQ
+/// reduction's, after dQ's product (two consumer barriers a step, as
+/// FlashAttention-3's).
+void SharedMemoryMaterializer::hoistTransposeBarriers() {
+  for (auto [barrier, buffer] : transposeBarriers) {
+    auto loop = dyn_cast<scf::ForOp>(barrier->getParentOp());
+    if (!loop)
+      continue;
+    Block *body = barrier->getBlock();
+    Operation *lastWait = nullptr;
+    bool movable = true;
+    for (Operation *user : buffer.getUsers()) {
+      if (user->getBlock() != body) {
+        movable = false;
+        break;
+      }
+      if (isa<LocalStoreOp>(user)) {
+        movable &= barrier->isBeforeInBlock(user);
+        continue;
+      }
+      auto mma = dyn_cast<MmaOp>(user);
+      if (!mma || !mma->hasOneUse() ||
+          !isa<MmaWaitOp>(*mma->getUsers().begin()) ||
+          (*mma->getUsers().begin())->getBlock() != body) {
+        movable = false;
+        break;
+      }
+      Operation *wait = *mma->getUsers().begin();
+      if (!lastWait || lastWait->isBeforeInBlock(wait))
+        lastWait = wait;
+    }
+    if (!movable || !lastWait)
+      continue;
+    bool later = false;
+    for (Operation *op = lastWait->getNextNode(); op && !later;
+         op = op->getNextNode())
+      later = isa<gpu::BarrierOp>(op);
+    if (later)
+      barrier->moveBefore(loop);
+  }
 }
 
 void SharedMemoryMaterializer::rewriteTransposedViews() {
@@ -1258,6 +1309,7 @@ LogicalResult SharedMemoryMaterializer::run() {
     OpBuilder b(last->getBlock(), std::next(last->getIterator()));
     TmaReduceWaitOp::create(b, last->getLoc(), buffer, /*read=*/false);
   }
+  hoistTransposeBarriers();
   // tcgen05: the accumulators and P move to tensor memory, and the mma
   // with them (last: it rebuilds the loops that carry the mma's count).
   return materializeTensorMemory(func, mmaWarp, pOverS, correction);

@@ -233,7 +233,14 @@
 // REDUCE-SAME: %[[MAP:[^:]*]]: !tilegpu.tensor_map<64x32xf32, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "dq_accum"
 // REDUCE-NEXT: %[[BUF:.*]] = tilegpu.alloc : <64x64xf32, #tilegpu.shared<swizzle = 128>>
 // REDUCE-NOT: tilegpu.alloc : <64x64xf32
+// dSᵀ's buffer: its readers (dQ's product) are waited for before the
+// reduction's barrier later in the step, so the barrier before its write
+// (every thread done reading it) stands before the loop, not in it.
 // REDUCE: scf.for
+// REDUCE: gpu.barrier
+// REDUCE-NEXT: scf.for
+// REDUCE: tilegpu.mma %{{.*}} : tensor<64x64xbf16, #tilegpu.wgmma<opa, warpgroups = 1>>
+// REDUCE-NOT: gpu.barrier
 // The wait for the previous reduction goes before the barrier that
 // publishes dSᵀ (the barrier before dQ's product), which publishes it too:
 // no barrier of its own between dQ's product and its staging.
