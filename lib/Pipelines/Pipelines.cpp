@@ -257,6 +257,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   ConvertTileToTileGPUPassOptions shared;
   shared.stagedStores = options.stagedStores;
   shared.tmaReduce = options.tmaReduce;
+  shared.mergeBarriers = options.mergeBarriers;
   shared.emptyBarriers = options.warpSpecialize;
   shared.ringSlots = options.warpSpecialize ? options.ringSlots : 0;
   shared.mmaWarp = options.mmaWarp;

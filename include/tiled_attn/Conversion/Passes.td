@@ -128,6 +128,11 @@ def ConvertTileToTileGPUPass
            "argument goes through a swizzled shared buffer and one TMA "
            "reduction (tilegpu.tma_reduce) instead of an atomic addition "
            "per element (FlashAttention-3's dQ)">,
+    Option<"mergeBarriers", "merge-barriers", "bool", /*default=*/"false",
+           "Leave out the barriers that another already provides: a TMA "
+           "reduction's wait goes before an earlier barrier of its block, "
+           "and a transpose's first barrier before its loop where its "
+           "readers are waited for before a later barrier of the body">,
     Option<"emptyBarriers", "empty-barriers", "bool", /*default=*/"false",
            "Pace TMA refills with one 'empty' mbarrier per ring slot, which "
            "the slot's readers release, instead of a CTA barrier before "

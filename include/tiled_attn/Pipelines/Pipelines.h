@@ -252,7 +252,8 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
       *this, "merge-barriers",
       llvm::cl::desc("Merge CTA barriers across waits, moving the waits "
                      "above the earlier barrier (see "
-                     "tilegpu-merge-barriers{hoist-waits})"),
+                     "tilegpu-merge-barriers{hoist-waits} and "
+                     "convert-tile-to-tilegpu{merge-barriers})"),
       llvm::cl::init(false)};
   Option<int> indexBitwidth{
       *this, "index-bitwidth",

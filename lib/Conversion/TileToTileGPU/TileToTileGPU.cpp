@@ -128,10 +128,12 @@ class SharedMemoryMaterializer {
 public:
   SharedMemoryMaterializer(func::FuncOp func, bool stagedStores,
                            bool emptyBarriers, int64_t ringSlots, bool mmaWarp,
-                           bool pOverS, bool correction, bool tmaReduce)
+                           bool pOverS, bool correction, bool tmaReduce,
+                           bool mergeBarriers)
       : func(func), stagedStores(stagedStores), emptyBarriers(emptyBarriers),
         ringSlots(ringSlots), mmaWarp(mmaWarp), pOverS(pOverS),
-        correction(correction), tmaReduce(tmaReduce) {}
+        correction(correction), tmaReduce(tmaReduce),
+        mergeBarriers(mergeBarriers) {}
   LogicalResult run();
 
 private:
@@ -179,6 +181,10 @@ private:
   bool pOverS;
   bool correction;
   bool tmaReduce;
+  /// Barriers that another barrier already provides are not emitted (a
+  /// reduction's wait published by an earlier barrier, a transpose's first
+  /// barrier before its loop).
+  bool mergeBarriers;
   /// Whether some store became a tilegpu.tma_reduce (whose completion the
   /// kernel's end waits for).
   llvm::MapVector<std::pair<Value, Type>, Value> reduceBuffers;
@@ -442,8 +448,8 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
 ///   gpu.barrier
 ///   tilegpu.tma_reduce
 ///
-/// Where a barrier already comes earlier in the store's block with no use
-/// of the buffer after it (the backward's, after dSᵀ is written: the
+/// With merge-barriers, where a barrier already comes earlier in the
+/// store's block with no use of the buffer after it (the backward's, after dSᵀ is written: the
 /// transposes are rewritten first), the wait goes before that barrier,
 /// which then publishes it, and the first barrier above is not emitted:
 /// the buffer is the reductions' alone, so nothing else it orders.
@@ -480,7 +486,8 @@ bool SharedMemoryMaterializer::rewriteAddingStore(tile::StoreOp store) {
   // The nearest barrier before the store in its block, if the buffer has
   // no use between them (its previous reduction is issued before it).
   gpu::BarrierOp earlier;
-  for (Operation *op = store->getPrevNode(); op; op = op->getPrevNode()) {
+  for (Operation *op = mergeBarriers ? store->getPrevNode() : nullptr; op;
+       op = op->getPrevNode()) {
     if (auto barrier = dyn_cast<gpu::BarrierOp>(op)) {
       earlier = barrier;
       break;
@@ -1083,8 +1090,9 @@ void SharedMemoryMaterializer::rewriteTranspose(tile::TransposeOp transpose) {
   transpose.erase();
 }
 
-/// A transpose's first barrier (every thread done reading the buffer's
-/// previous contents) moves out of its loop, to just before it, when the
+/// With merge-barriers, a transpose's first barrier (every thread done
+/// reading the buffer's previous contents) moves out of its loop, to just
+/// before it, when the
 /// buffer's only readers are products in the loop's body that are waited
 /// for before a later barrier of the body: that barrier has ordered the
 /// previous iteration's reads before this one's write, and only the
@@ -1309,7 +1317,8 @@ LogicalResult SharedMemoryMaterializer::run() {
     OpBuilder b(last->getBlock(), std::next(last->getIterator()));
     TmaReduceWaitOp::create(b, last->getLoc(), buffer, /*read=*/false);
   }
-  hoistTransposeBarriers();
+  if (mergeBarriers)
+    hoistTransposeBarriers();
   // tcgen05: the accumulators and P move to tensor memory, and the mma
   // with them (last: it rebuilds the loops that carry the mma's count).
   return materializeTensorMemory(func, mmaWarp, pOverS, correction);
@@ -1347,7 +1356,8 @@ struct ConvertTileToTileGPUPass final
     }
     if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
                                         emptyBarriers, ringSlots, mmaWarp,
-                                        pOverS, correction, tmaReduce)
+                                        pOverS, correction, tmaReduce,
+                                        mergeBarriers)
                    .run()))
       signalPassFailure();
   }

@@ -222,7 +222,10 @@
 // Without the option, or into a slice of a view (varlen), atomics:
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
 // RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
-// RUN:   --convert-tile-to-tilegpu="tma-reduce=1" | FileCheck %s --check-prefix=REDUCE
+// RUN:   --convert-tile-to-tilegpu="tma-reduce=1 merge-barriers=1" | FileCheck %s --check-prefix=REDUCE
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
+// RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
+// RUN:   --convert-tile-to-tilegpu="tma-reduce=1" | FileCheck %s --check-prefix=REDUCE-PLAIN
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16" \
 // RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" \
 // RUN:   --convert-tile-to-tilegpu | FileCheck %s --check-prefix=NO-REDUCE
@@ -233,6 +236,22 @@
 // REDUCE-SAME: %[[MAP:[^:]*]]: !tilegpu.tensor_map<64x32xf32, swizzle = 128> {tilegpu.param = #tilegpu.param<tensor_map, "dq_accum"
 // REDUCE-NEXT: %[[BUF:.*]] = tilegpu.alloc : <64x64xf32, #tilegpu.shared<swizzle = 128>>
 // REDUCE-NOT: tilegpu.alloc : <64x64xf32
+// Without merge-barriers, four barriers a step: dSᵀ's buffer free, dSᵀ
+// written, the reduction's buffer free, staged.
+// REDUCE-PLAIN-LABEL: func.func @sdpa_bwd(
+// REDUCE-PLAIN: scf.for
+// REDUCE-PLAIN: scf.for
+// REDUCE-PLAIN: tilegpu.mma %{{.*}} : tensor<64x64xbf16, #tilegpu.wgmma<opa, warpgroups = 1>>
+// REDUCE-PLAIN: gpu.barrier
+// REDUCE-PLAIN-NEXT: tilegpu.local_store %{{.*}} transposed = true>>
+// REDUCE-PLAIN-NEXT: gpu.barrier
+// REDUCE-PLAIN-NEXT: tilegpu.mma
+// REDUCE-PLAIN: tilegpu.tma_reduce_wait %{{.*}} {read}
+// REDUCE-PLAIN-NEXT: gpu.barrier
+// REDUCE-PLAIN-NEXT: tilegpu.local_store
+// REDUCE-PLAIN-NEXT: gpu.barrier
+// REDUCE-PLAIN-NEXT: tilegpu.tma_reduce
+// With merge-barriers (below), two.
 // dSᵀ's buffer: its readers (dQ's product) are waited for before the
 // reduction's barrier later in the step, so the barrier before its write
 // (every thread done reading it) stands before the loop, not in it.
@@ -260,7 +279,7 @@
 // dangling op before): its wait before the barrier before it, and the
 // final wait right after it.
 // RUN: tiled-attn-opt %S/Inputs/reduce-in-body.mlir --tilegpu-attach-target="chip=sm_90a" \
-// RUN:   --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu="tma-reduce=1" | FileCheck %s --check-prefix=BODY
+// RUN:   --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu="tma-reduce=1 merge-barriers=1" | FileCheck %s --check-prefix=BODY
 // BODY-LABEL: func.func @reduce_in_body(
 // BODY: tilegpu.tma_reduce_wait %[[BUF:.*]] {read}
 // BODY-NEXT: gpu.barrier
