@@ -88,6 +88,19 @@ struct ScheduledRun {
   Schedule schedule;
 };
 
+/// The schedule tests' masked cases: a band on both sides of the diagonal
+/// with S_q != S_k, and a soft cap over bottom-right causal GQA.
+Case bandCase() {
+  Case c{1, 2, 1, 77, 130, tile::CausalMode::Window};
+  c.windowLo = -40, c.windowHi = 25;
+  return c;
+}
+Case cappedCase() {
+  Case c{1, 4, 2, 70, 90, tile::CausalMode::BottomRight};
+  c.softcap = 30.0;
+  return c;
+}
+
 class SdpaBackwardKernelTest : public ::testing::Test {
 protected:
   void SetUp() override { test::loadTileDialects(ctx); }
@@ -363,8 +376,7 @@ TEST_F(SdpaBackwardKernelTest, HeadDimOfV) {
 // computed: the same bits, alone and after tile-prefetch, with masks.
 TEST_F(SdpaBackwardKernelTest, EarlyMmasIsExact) {
   Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
-  Case window{1, 2, 1, 77, 130, tile::CausalMode::Window};
-  window.windowLo = -40, window.windowHi = 25;
+  const Case window = bandCase();
   for (const ScheduledRun &run :
        {ScheduledRun{f16, {1, 2, 2, 37, 45, tile::CausalMode::None}, 32, 16,
                      {1, false, true}},
@@ -384,10 +396,8 @@ TEST_F(SdpaBackwardKernelTest, EarlyMmasIsExact) {
 // and the three loops of the mask split run one after the other.
 TEST_F(SdpaBackwardKernelTest, PrefetchIsExact) {
   Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
-  Case window{1, 2, 1, 77, 130, tile::CausalMode::Window};
-  window.windowLo = -40, window.windowHi = 25;
-  Case capped{1, 4, 2, 70, 90, tile::CausalMode::BottomRight};
-  capped.softcap = 30.0;
+  const Case window = bandCase();
+  const Case capped = cappedCase();
   using Run = ScheduledRun;
   for (const Run &run :
        {Run{f16, {1, 2, 2, 37, 37, tile::CausalMode::None}, 32, 16, {2, false}},
@@ -418,10 +428,8 @@ TEST_F(SdpaBackwardKernelTest, PrefetchIsExact) {
 // prefetch after it (score and mask functions: ScoreAndMaskFunctions).
 TEST_F(SdpaBackwardKernelTest, Exp2) {
   Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
-  Case window{1, 2, 1, 77, 130, tile::CausalMode::Window};
-  window.windowLo = -40, window.windowHi = 25;
-  Case capped{1, 4, 2, 70, 90, tile::CausalMode::BottomRight};
-  capped.softcap = 30.0;
+  const Case window = bandCase();
+  const Case capped = cappedCase();
   using Run = ScheduledRun;
   for (const Run &run :
        {Run{f16, {1, 2, 2, 37, 37, tile::CausalMode::None}, 32, 16, {1, false, false, true}},
