@@ -102,33 +102,44 @@ LogicalResult verifyMaxStaysInChain(OnlineSoftmaxOp op) {
   return success();
 }
 
-/// log2(e), to float's precision as the rest of the exponent.
-constexpr double kLog2e = 1.4426950408889634;
-
 /// `value` times log2(e), where it is a splat: a splat of the scalar times
 /// log2(e) (a constant folded, an SSA scalar multiplied once where the
 /// splat is made); null otherwise.
-Value splatTimesLog2e(OpBuilder &b, Value value) {
+Value splatTimesLog2eOnce(OpBuilder &b, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   DenseElementsAttr attr;
+  // (Made where the splat is, so that it dominates each of its users.)
+  OpBuilder::InsertionGuard guard(b);
+  if (Operation *def = value.getDefiningOp())
+    b.setInsertionPoint(def);
   if (matchPattern(value, m_Constant(&attr)) && attr.isSplat()) {
     double v = attr.getSplatValue<APFloat>().convertToDouble();
     return arith::ConstantOp::create(
         b, value.getLoc(),
         DenseElementsAttr::get(
-            type, b.getFloatAttr(type.getElementType(), v * kLog2e)));
+            type, b.getFloatAttr(type.getElementType(), v * M_LOG2E)));
   }
   auto splat = value.getDefiningOp<tensor::SplatOp>();
   if (!splat)
     return Value();
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(splat);
   Location loc = splat.getLoc();
   Value scalar = arith::MulFOp::create(
       b, loc, splat.getInput(),
       arith::ConstantOp::create(
-          b, loc, b.getFloatAttr(type.getElementType(), kLog2e)));
+          b, loc, b.getFloatAttr(type.getElementType(), M_LOG2E)));
   return tensor::SplatOp::create(b, loc, type, scalar);
+}
+
+/// splatTimesLog2eOnce, made once per splat (the backward's loops share
+/// their scale).
+Value splatTimesLog2e(OpBuilder &b, Value value,
+                      llvm::DenseMap<Value, Value> &made) {
+  if (Value done = made.lookup(value))
+    return done;
+  Value result = splatTimesLog2eOnce(b, value);
+  if (result)
+    made[value] = result;
+  return result;
 }
 
 /// `exp(x - broadcast(v))` (the backward's Pᵀ = exp(scale Sᵀ - lse)) as
@@ -136,7 +147,7 @@ Value splatTimesLog2e(OpBuilder &b, Value value) {
 /// once before its broadcast, and where x is a product with a splat
 /// (`scale * s`) log2(e) folds into that splat, so that each element costs
 /// one FMA and one exp2. False where `exp` is not of that form.
-bool rewritePlainExp(math::ExpOp exp) {
+bool rewritePlainExp(math::ExpOp exp, llvm::DenseMap<Value, Value> &made) {
   auto type = dyn_cast<RankedTensorType>(exp.getType());
   if (!type || !type.getElementType().isF32())
     return false;
@@ -153,20 +164,20 @@ bool rewritePlainExp(math::ExpOp exp) {
   if (mul && x.hasOneUse() && sub->hasOneUse()) {
     for (auto [tile, other] : {std::pair{mul.getRhs(), mul.getLhs()},
                                {mul.getLhs(), mul.getRhs()}})
-      if ((factor = splatTimesLog2e(b, tile))) {
+      if ((factor = splatTimesLog2e(b, tile, made))) {
         x = other;
         break;
       }
   }
   if (!factor)
     factor = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(kLog2e)));
+        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(M_LOG2E)));
   Value v = bcast.getInput();
   auto vType = cast<RankedTensorType>(v.getType());
   Value scaled = arith::MulFOp::create(
       b, loc, v,
       arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(vType, b.getF32FloatAttr(-kLog2e))));
+          b, loc, DenseElementsAttr::get(vType, b.getF32FloatAttr(-M_LOG2E))));
   Value offset = BroadcastOp::create(b, loc, bcast.getType(), scaled,
                                      bcast.getAxis());
   Value p = math::Exp2Op::create(
@@ -183,8 +194,10 @@ bool rewritePlainExp(math::ExpOp exp) {
     op->erase();
     for (Value operand : operands)
       if (Operation *def = operand.getDefiningOp();
-          def && def->use_empty() && isa<tensor::SplatOp>(def))
+          def && def->use_empty() && isa<tensor::SplatOp>(def)) {
+        made.erase(operand);
         def->erase();
+      }
   }
   return true;
 }
@@ -196,8 +209,9 @@ struct TileExp2Pass final
     // The backward's exps of the forward's log-sum-exps.
     SmallVector<math::ExpOp> exps;
     func.walk([&](math::ExpOp exp) { exps.push_back(exp); });
+    llvm::DenseMap<Value, Value> made;
     for (math::ExpOp exp : exps)
-      rewritePlainExp(exp);
+      rewritePlainExp(exp, made);
     SmallVector<OnlineSoftmaxOp> steps;
     WalkResult result = func.walk([&](OnlineSoftmaxOp op) {
       if (failed(verifyMaxStaysInChain(op)))
