@@ -29,7 +29,9 @@
 //   descriptors (encoding::encodeTcgen05Descriptor), with the offsets of
 //   the wgmma lowering: K-major (Q; K, stored transposed) SBO = 8W, k-step
 //   k at 32k bytes on, in the panel of its columns; N-major (V) SBO = 8W,
-//   LBO = the panel's bytes, k-step k at row 16k. A packed tensor-memory lhs
+//   LBO = the panel's bytes, k-step k at row 16k; an M-major lhs (the
+//   backward's dS, stored as dSᵀ's rows) as an N-major rhs, with the
+//   transpose-A bit. A packed tensor-memory lhs
 //   (P) advances 8 columns per k-step. The instruction descriptor comes from
 //   encoding::encodeTcgen05F16Mma.
 // - tilegpu.mma_commit: the same thread's tcgen05.commit to the mbarrier
@@ -331,12 +333,22 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
                           : cast<SharedEncodingAttr>(lhsTy.getEncoding());
     int64_t rowBlocks = m / 128;
     m = std::min<int64_t>(m, 128); // one row block's product
+    // A transposed shared lhs (dS, stored as dSᵀ's rows) is M-major: its
+    // descriptor laid out as an N-major rhs's, the transpose-A bit set.
+    bool mMajorA = lhsEnc && lhsEnc.getTransposed();
+    int64_t lhsPanelCols = lhsEnc ? lhsEnc.getPanelColumns(elt) : 0;
+    int64_t lhsPanelBytes = lhsEnc ? lhsEnc.getPanelBytes(lhsTy.getShape()) : 0;
+    if (mMajorA && (rowBlocks > 1 || (m > lhsPanelCols && m % lhsPanelCols)))
+      return op.emitError() << "GPU lowering: an M-major lhs is one block of "
+                               "rows spanning whole panels of "
+                            << lhsPanelCols << " columns";
 
     encoding::Tcgen05F16Mma shape;
     shape.m = m;
     shape.n = n;
     shape.a = shape.b = elt.isBF16() ? encoding::Tcgen05Input::BF16
                                      : encoding::Tcgen05Input::F16;
+    shape.transposeA = mMajorA;
     shape.transposeB = nMajorB;
     llvm::Expected<uint32_t> idescBits = encoding::encodeTcgen05F16Mma(shape);
     if (!idescBits)
@@ -350,7 +362,8 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
     FailureOr<uint64_t> rhsBits =
         bits(rhsEnc, nMajorB ? rhsEnc.getPanelBytes(rhsTy.getShape()) : 16);
     FailureOr<uint64_t> lhsBits =
-        lhsEnc ? bits(lhsEnc, 16) : FailureOr<uint64_t>(0);
+        lhsEnc ? bits(lhsEnc, mMajorA ? lhsPanelBytes : 16)
+               : FailureOr<uint64_t>(0);
     if (failed(rhsBits) || failed(lhsBits))
       return failure();
 
@@ -413,12 +426,14 @@ struct TmemMmaToNVVM final : OpConversionPattern<TmemMmaOp> {
                         arith::AddIOp::create(rewriter, loc, adaptor.getLhs(),
                                               asI32(column)));
       } else {
+        // k-step k: 32k bytes on in K-major panels, stored row 16k of
+        // M-major ones.
         Value lhsOffset = arith::AddIOp::create(
             rewriter, loc, lhsBlock,
             cIdx(rewriter, loc,
-                 kMajorStepOffset(kk, lhsEnc.getPanelColumns(elt),
-                                  lhsEnc.getPanelBytes(lhsTy.getShape()),
-                                  eltBytes)));
+                 mMajorA ? kk * 16 * lhsEnc.getSwizzle()
+                         : kMajorStepOffset(kk, lhsPanelCols, lhsPanelBytes,
+                                            eltBytes)));
         a = sharedDescriptor(rewriter, loc, adaptor.getLhs(), lhsOffset,
                              *lhsBits);
       }

@@ -28,6 +28,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -263,8 +264,8 @@ struct IotaToTmemLanes final : OpConversionPattern<IotaOp> {
   }
 };
 
-/// Each thread writes its row's registers in 16-byte pieces, each within
-/// the view's bounds.
+/// Each thread writes its row's registers in 16-byte pieces (or adds them
+/// one atomic addition an element), each within the view's bounds.
 struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -273,10 +274,12 @@ struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
     TmemLanesLayoutAttr layout = lanesOf(op.getValue().getType());
     if (!layout)
       return rewriter.notifyMatchFailure(op, "not in tmem_lanes");
-    if (op.getAdd())
-      return op.emitError() << "GPU lowering: adding stores are lowered on "
-                               "the quad-fragment families (mma.sync, "
-                               "wgmma) only";
+    if (op.getAdd() && (layout.getKind() != TmemLanesKind::Acc ||
+                        !cast<RankedTensorType>(op.getValue().getType())
+                             .getElementType()
+                             .isF32()))
+      return op.emitError() << "GPU lowering: an adding store takes an f32 "
+                               "accumulator tile";
     if (layout.getKind() == TmemLanesKind::Rows && !op.getMask() &&
         op.getIndices().size() == 3)
       return storeRows(op, adaptor, rewriter, layout);
@@ -287,9 +290,11 @@ struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getValue().getType());
     int64_t regs = layout.getRegisterCount(type.getShape());
-    // 16-byte pieces; masked, each element on its own under its mask bit.
+    // 16-byte pieces; masked, each element on its own under its mask bit;
+    // adding (dQ's part of a varlen sequence, where TMA's bounds would be
+    // the whole packed view's), an atomic f32 addition per element.
     int64_t width =
-        op.getMask()
+        op.getMask() || op.getAdd()
             ? 1
             : std::min<int64_t>(
                   regs, 128 / type.getElementType().getIntOrFloatBitWidth());
@@ -318,8 +323,14 @@ struct StoreFromTmemLanes final : OpConversionPattern<StoreOp> {
                                     /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(ifOp.thenBlock());
-      vector::StoreOp::create(rewriter, loc, piece, view,
-                              ValueRange{idx[0], idx[1], at.row, col});
+      if (op.getAdd())
+        memref::AtomicRMWOp::create(
+            rewriter, loc, arith::AtomicRMWKind::addf,
+            vector::ExtractOp::create(rewriter, loc, adaptor.getValue(), r),
+            view, ValueRange{idx[0], idx[1], at.row, col});
+      else
+        vector::StoreOp::create(rewriter, loc, piece, view,
+                                ValueRange{idx[0], idx[1], at.row, col});
     }
     rewriter.eraseOp(op);
     return success();
@@ -443,6 +454,50 @@ struct LocalLoadToTmemLanes final : OpConversionPattern<tilegpu::LocalLoadOp> {
   }
 };
 
+/// An accumulator tile into swizzled panels as their stored matrix (the
+/// backward's dSᵀ for dQ's product, dQ's part for its TMA reduction): each
+/// thread writes its row's columns, 16 bytes at a time, then
+/// fence.proxy.async.shared::cta.
+static LogicalResult storeLanesBlock(OpBuilder &b, Location loc,
+                                     tilegpu::LocalStoreOp op,
+                                     TmemLanesLayoutAttr lanes, Value value,
+                                     Value buffer) {
+  BufferType bufferType = op.getBuffer().getType();
+  auto encoding =
+      dyn_cast<tilegpu::SharedEncodingAttr>(bufferType.getEncoding());
+  RankedTensorType type = op.getValue().getType();
+  Type element = type.getElementType();
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t regs = lanes.getRegisterCount(type.getShape());
+  int64_t chunk = 16 / std::max<int64_t>(bytes, 1);
+  if (!encoding || encoding.getSwizzle() == 0 ||
+      bufferType.getShape().size() != 2 || bytes < 1 || regs % chunk)
+    return op.emitError() << "GPU lowering: writes a block in "
+                          << type.getEncoding()
+                          << " into swizzled panels only, in 16-byte pieces "
+                             "of a row, not into "
+                          << bufferType;
+  RowAndColumn at(b, loc, lanes, type.getShape()[1], cIdx(b, loc, 0),
+                  cIdx(b, loc, 0));
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+  for (int64_t r = 0; r < regs; r += chunk) {
+    Value col = arith::AddIOp::create(b, loc, at.column, cIdx(b, loc, r));
+    vector::StoreOp::create(
+        b, loc, extractRegisters(b, loc, value, r, chunk), flat,
+        ValueRange{swizzledIndex(b, loc, bufferType, at.row, col)},
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
+  }
+  // The panels are read through the async proxy (tcgen05.mma, a TMA
+  // reduction) after the barrier that follows: order the writes first.
+  NVVM::FenceProxyOp::create(
+      b, loc,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  return success();
+}
+
 struct LocalStoreFromTmemLanes final
     : OpConversionPattern<tilegpu::LocalStoreOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -452,6 +507,13 @@ struct LocalStoreFromTmemLanes final
     TmemLanesLayoutAttr lanes = lanesOf(op.getValue().getType());
     if (!lanes)
       return rewriter.notifyMatchFailure(op, "not in tensor-memory lanes");
+    if (lanes.getKind() == TmemLanesKind::Acc) {
+      if (failed(storeLanesBlock(rewriter, op.getLoc(), op, lanes,
+                                 adaptor.getValue(), adaptor.getBuffer())))
+        return failure();
+      rewriter.eraseOp(op);
+      return success();
+    }
     if (failed(checkRowsInSharedMemory(op, lanes, op.getBuffer().getType())))
       return failure();
     Location loc = op.getLoc();

@@ -131,6 +131,11 @@ struct FamilyLayouts {
   int64_t warps;
   /// mma.sync: tiles it reads from shared memory arrive by TMA.
   bool tma;
+  /// tcgen05: blocks of 128 rows of the kernel's accumulators, a group of
+  /// warps / rowBlocks warps each (FlashAttention-4's two Q tiles: 2); with
+  /// fewer blocks than warpgroups, the warps of a lane quadrant split the
+  /// columns (the backward's 128 keys on 8 warps).
+  int64_t rowBlocks = 1;
 
   Attribute reg(MmaSyncKind kind) const {
     if (family == Family::MmaSync)
@@ -142,8 +147,8 @@ struct FamilyLayouts {
       TmemLanesKind lanes = kind == MmaSyncKind::Rows   ? TmemLanesKind::Rows
                             : kind == MmaSyncKind::Cols ? TmemLanesKind::Cols
                                                         : TmemLanesKind::Acc;
-      // A warpgroup per block of 128 rows (one Q tile each).
-      return TmemLanesLayoutAttr::get(ctx, lanes, warps, warps / 4);
+      // A group of warps per block of 128 rows (one Q tile each).
+      return TmemLanesLayoutAttr::get(ctx, lanes, warps, rowBlocks);
     }
     WgmmaKind wgmma = kind == MmaSyncKind::Acc    ? WgmmaKind::Acc
                       : kind == MmaSyncKind::Rows ? WgmmaKind::Rows
@@ -454,14 +459,13 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   if (transposedLoad) {
     auto transpose = cast<TransposeOp>(op);
     // mma.sync reads a padded buffer either way (ldmatrix with or without
-    // .trans), wgmma a swizzled one (a K-major or an N-major descriptor);
-    // ldmatrix cannot transpose TMA's panels, and tcgen05 is not done yet.
-    if (family.family == Family::Tcgen05 ||
-        (family.family == Family::MmaSync && family.tma))
+    // .trans), wgmma and tcgen05 a swizzled one (a K-major or an N-major
+    // descriptor); ldmatrix cannot transpose TMA's panels.
+    if (family.family == Family::MmaSync && family.tma)
       return op->emitError() << "tilegpu-assign-layouts: a transpose of a "
                                 "loaded block is a view of its shared "
-                                "buffer: the mma.sync family without TMA and "
-                                "the wgmma family only";
+                                "buffer: not on the mma.sync family with TMA "
+                                "(ldmatrix cannot transpose its panels)";
     if (transpose->use_empty() ||
         !llvm::all_of(transpose->getUses(), [](OpOperand &use) {
           return isa<MmaOp>(use.getOwner()) && use.getOperandNumber() < 2;
@@ -477,14 +481,12 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   // A transpose of an accumulator goes through shared memory: the
   // accumulator is written as the stored rows of a transposed buffer, which
   // the mma that takes the transpose as its lhs reads (mma.sync:
-  // ldmatrix.trans from a padded buffer; wgmma: an M-major descriptor of
-  // swizzled panels). Not yet on tcgen05, nor mma.sync with TMA.
+  // ldmatrix.trans from a padded buffer; wgmma and tcgen05: an M-major
+  // descriptor of swizzled panels). Not on mma.sync with TMA.
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
-    if (family.family == Family::Tcgen05 ||
-        (family.family == Family::MmaSync && family.tma))
+    if (family.family == Family::MmaSync && family.tma)
       return op->emitError() << "tilegpu-assign-layouts: tile.transpose is "
-                                "lowered on the mma.sync family without TMA "
-                                "and the wgmma family only";
+                                "not lowered on the mma.sync family with TMA";
     bool feedsLhs = !transpose->use_empty() &&
                     llvm::all_of(transpose->getUses(), [](OpOperand &use) {
                       auto mma = dyn_cast<MmaOp>(use.getOwner());
@@ -526,11 +528,21 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
   return success();
 }
 
-/// tcgen05 reads A from shared memory (Q, as TMA loads it) or from tensor
-/// memory (P, packed), B from shared memory, and accumulates in tensor
-/// memory.
+/// tcgen05 reads A from shared memory (Q, as TMA loads it; dS, transposed)
+/// or from tensor memory (P, packed), B from shared memory, and
+/// accumulates in tensor memory.
 LogicalResult LayoutAssignment::visitTcgen05Mma(MmaOp mma) {
-  if (auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>()) {
+  if (auto transpose = mma.getLhs().getDefiningOp<TransposeOp>()) {
+    // A transposed lhs (the backward's dS, written as dSᵀ's rows) is read
+    // M-major from the shared buffer it goes through, or from the block's
+    // own buffer where it is a loaded one's.
+    auto [lhsStaging, lhsTransposed] = tiled_attn::stagingOf(mma.getLhs());
+    FailureOr<Attribute> lhsEncoding =
+        shared(mma, mma.getLhs(), /*transposed=*/!lhsStaging || lhsTransposed);
+    if (failed(lhsEncoding))
+      return failure();
+    seed(mma.getLhs(), *lhsEncoding);
+  } else if (auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>()) {
     if (lhsLoad.getTranspose())
       return mma.emitError() << "tilegpu-assign-layouts: tcgen05 reads its "
                                 "lhs from an untransposed shared tile or "
@@ -567,8 +579,8 @@ LogicalResult LayoutAssignment::checkShape(Value v, Attribute l) {
     return success();
   }
   if (auto tmem = dyn_cast<TensorMemoryEncodingAttr>(l)) {
-    // A block of 128 rows per warpgroup, side by side.
-    int64_t rowBlocks = family.warps / 4;
+    // A block of 128 rows per group of warps, side by side.
+    int64_t rowBlocks = family.rowBlocks;
     int64_t columns = type.getRank() == 2 ? rowBlocks * type.getDimSize(1) /
                                                 (tmem.getPacked() ? 2 : 1)
                                           : 0;
@@ -576,8 +588,8 @@ LogicalResult LayoutAssignment::checkShape(Value v, Attribute l) {
         columns < 16 || columns > 512)
       return emit() << "a tile of shape " << type << " in tensor memory on "
                     << family.warps << " warps needs " << 128 * rowBlocks
-                    << " rows (a block of 128 lanes per warpgroup) and 16 to "
-                       "512 columns in all";
+                    << " rows (a block of 128 lanes per group of warps) and "
+                       "16 to 512 columns in all";
     return success();
   }
   return cast<tiled_attn::tilegpu::DistributedLayoutAttrInterface>(l)
@@ -882,7 +894,8 @@ struct TileGPUAssignLayoutsPass final
       getOperation().emitError()
           << "tilegpu-assign-layouts: tcgen05 kernels run on a warpgroup per "
              "block of 128 rows (a thread per tensor-memory lane): warps 4, "
-             "or 8 for two Q tiles, got "
+             "or 8 (two Q tiles, or two warps a lane quadrant splitting the "
+             "columns), got "
           << int64_t{warps};
       return signalPassFailure();
     }
@@ -946,6 +959,21 @@ struct TileGPUAssignLayoutsPass final
         use->set(b.clone(*splat)->getResult(0));
     });
     FamilyLayouts layouts{func.getContext(), familyKind, warps, tma};
+    if (familyKind == Family::Tcgen05) {
+      int64_t rows = 128;
+      func.walk([&](MmaOp mma) {
+        rows = std::max(rows, mma.getType().getDimSize(0));
+      });
+      layouts.rowBlocks = rows / 128;
+      if (rows % 128 || warps % (4 * layouts.rowBlocks)) {
+        func.emitError() << "tilegpu-assign-layouts: tcgen05 products of "
+                         << rows << " rows take a multiple of "
+                         << 4 * (rows / 128)
+                         << " warps (four a block of 128 rows), not "
+                         << int64_t{warps};
+        return signalPassFailure();
+      }
+    }
     if (failed(LayoutAssignment(func, layouts, smemLhs,
                                 std::min(perThread, shared), reason)
                    .run()))

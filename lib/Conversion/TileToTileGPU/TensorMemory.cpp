@@ -183,9 +183,9 @@ void TensorMemoryMaterializer::collect() {
 
 /// The S each P (a packed tile moved to tensor memory) is computed from:
 /// the tile in tensor memory whose move to registers P's value derives
-/// from, in P's block. P may lie over S if no read of S follows P's store
-/// in its block and no product writes S between that store and the first
-/// product that reads P.
+/// from, in P's block (of several, the last moved). P may lie over S if no read
+/// of S follows P's store in its block and no product writes S between that
+/// store and the first product that reads P.
 LogicalResult TensorMemoryMaterializer::findPOverS() {
   SmallVector<tile::ConvertLayoutOp> stores;
   func.walk([&](tile::ConvertLayoutOp move) {
@@ -210,12 +210,21 @@ LogicalResult TensorMemoryMaterializer::findPOverS() {
       }
       llvm::append_range(worklist, def->getOperands());
     }
-    if (sources.size() != 1)
+    if (sources.empty())
       return store.emitError()
-             << "convert-tile-to-tilegpu: p-over-s puts P over the one tile "
-                "in tensor memory it is computed from, but it comes from "
-             << sources.size();
+             << "convert-tile-to-tilegpu: p-over-s puts P over a tile in "
+                "tensor memory it is computed from, but it comes from none";
+    // Of several (the backward's dSᵀ, from Pᵀ's S and from dPᵀ), the one
+    // moved to registers last, which the checks below need free soonest.
     Value sTile = sources.front();
+    Operation *lastMove = nullptr;
+    for (Operation *op = &block->front(); op; op = op->getNextNode())
+      if (auto move = dyn_cast<tile::ConvertLayoutOp>(op);
+          move && sources.contains(move.getInput()) &&
+          (!lastMove || lastMove->isBeforeInBlock(move))) {
+        lastMove = move;
+        sTile = move.getInput();
+      }
     auto sType = cast<RankedTensorType>(sTile.getType());
     auto pType = cast<RankedTensorType>(store.getType());
     if (sType.getDimSize(0) != pType.getDimSize(0) ||

@@ -437,7 +437,8 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
   store.erase();
 }
 
-/// An adding store of an f32 wgmma accumulator into a kernel argument (the
+/// An adding store of an f32 accumulator (wgmma, or tcgen05 moved to
+/// registers) into a kernel argument (the
 /// backward's dQ part into dq_accum), FlashAttention-3's way: the tile goes
 /// into a swizzled buffer of its own and one thread adds it to the block
 /// with TMA, instead of an atomic addition per element:
@@ -449,10 +450,10 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
 ///   tilegpu.tma_reduce
 ///
 /// With merge-barriers, where a barrier already comes earlier in the
-/// store's block with no use of the buffer after it (the backward's, after dSᵀ is written: the
-/// transposes are rewritten first), the wait goes before that barrier,
-/// which then publishes it, and the first barrier above is not emitted:
-/// the buffer is the reductions' alone, so nothing else it orders.
+/// store's block with no use of the buffer after it (the backward's, after dSᵀ
+/// is written: the transposes are rewritten first), the wait goes before that
+/// barrier, which then publishes it, and the first barrier above is not
+/// emitted: the buffer is the reductions' alone, so nothing else it orders.
 ///
 /// The reduction runs on while the threads go on; after the loop that
 /// holds the store, one wait for the last (so that the epilogue may reuse
@@ -461,7 +462,10 @@ void SharedMemoryMaterializer::rewriteStore(tile::StoreOp store) {
 /// past the sequence belong to the next one.
 bool SharedMemoryMaterializer::rewriteAddingStore(tile::StoreOp store) {
   auto type = cast<RankedTensorType>(store.getValue().getType());
-  auto layout = dyn_cast_or_null<WgmmaLayoutAttr>(type.getEncoding());
+  // A wgmma accumulator, or a tcgen05 one moved to registers.
+  auto lanes = dyn_cast_or_null<TmemLanesLayoutAttr>(type.getEncoding());
+  bool layout = isa_and_nonnull<WgmmaLayoutAttr>(type.getEncoding()) ||
+                (lanes && lanes.getKind() == TmemLanesKind::Acc);
   if (!tmaReduce || !layout || store.getMask() ||
       !type.getElementType().isF32() || store.getIndices().size() != 4 ||
       !isa<BlockArgument>(store.getView()) ||
@@ -1354,10 +1358,9 @@ struct ConvertTileToTileGPUPass final
         return signalPassFailure();
       }
     }
-    if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
-                                        emptyBarriers, ringSlots, mmaWarp,
-                                        pOverS, correction, tmaReduce,
-                                        mergeBarriers)
+    if (failed(SharedMemoryMaterializer(
+                   getOperation(), stagedStores, emptyBarriers, ringSlots,
+                   mmaWarp, pOverS, correction, tmaReduce, mergeBarriers)
                    .run()))
       signalPassFailure();
   }

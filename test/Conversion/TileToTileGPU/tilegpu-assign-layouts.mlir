@@ -61,14 +61,17 @@
 // load, before the first); wgmma reads both from the one swizzled buffer.
 // On wgmma the same in TMA's swizzled panels: a transposed view of Q_m's
 // panels (Sᵀ's K-major rhs), Q_m itself (dK's N-major rhs), dSᵀ written
-// into transposed panels that dQ's mma reads as an M-major lhs. Not yet
-// on tcgen05:
+// into transposed panels that dQ's mma reads as an M-major lhs. On
+// tcgen05 (blocks of 128 keys and 128 queries on 8 warps, the two warps of
+// a lane quadrant splitting the columns) the same views and panels, with
+// Sᵀ, dPᵀ, dV, dK and dQ in tensor memory, and Pᵀ and dSᵀ moved there
+// packed for dV's and dK's products:
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 causal=top_left" \
 // RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=4" | FileCheck %s --check-prefix=BWD
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64" \
 // RUN:   --tilegpu-attach-target="chip=sm_90a" --tilegpu-assign-layouts="warps=4" | FileCheck %s --check-prefix=BWD-WGMMA
-// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64" \
-// RUN:   --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=4" 2>&1 | FileCheck %s --check-prefix=BWD-TCGEN05
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 block-m=128 block-n=128" \
+// RUN:   --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=8" | FileCheck %s --check-prefix=BWD-TCGEN05
 // BWD-LABEL: func.func @sdpa_bwd(
 // BWD: %[[KL:.*]] = tile.load %arg1[{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<64x64xbf16, #tilegpu.mma_sync<opa, warps = 4>>
 // BWD-NEXT: %[[KR:.*]] = tile.load %arg1[{{.*}}] pad(0.000000e+00) : <?x?x?x64xbf16> -> tensor<64x64xbf16, #tilegpu.shared<pad = 8>>
@@ -89,7 +92,20 @@
 // BWD-WGMMA: %[[T:.*]] = tile.transpose %{{.*}} : tensor<64x64xf16, #tilegpu.wgmma<acc, warpgroups = 1>> -> tensor<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
 // BWD-WGMMA: %[[DQ:.*]] = tile.mma %[[T]], %[[K]], %{{.*}} : tensor<64x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, tensor<64x64xf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
 // BWD-WGMMA: tile.store %[[DQ]], %{{.*}} add : tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 1>>
-// BWD-TCGEN05: error: tilegpu-assign-layouts: a transpose of a loaded block is a view of its shared buffer: the mma.sync family without TMA and the wgmma family only
+// BWD-TCGEN05-LABEL: func.func @sdpa_bwd(
+// BWD-TCGEN05: %[[K:.*]] = tile.load %arg1[{{.*}}] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<128x64xf16, #tilegpu.shared<swizzle = 128>>
+// BWD-TCGEN05: %[[QB:.*]] = tile.load %arg0[{{.*}}] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<128x64xf16, #tilegpu.shared<swizzle = 128>>
+// BWD-TCGEN05: %[[QT:.*]] = tile.transpose %[[QB]] : tensor<128x64xf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// BWD-TCGEN05: %[[ST:.*]] = tile.mma %[[K]], %[[QT]], %{{.*}} : {{.*}} -> tensor<128x128xf32, #tilegpu.tensor_memory<>>
+// BWD-TCGEN05: tile.convert_layout %[[ST]] : tensor<128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 8>>
+// BWD-TCGEN05: %[[PT:.*]] = tile.convert_layout %{{.*}} : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 8>> -> tensor<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+// BWD-TCGEN05: tile.mma %[[PT]], %{{.*}}, %{{.*}} : tensor<128x128xf16, #tilegpu.tensor_memory<packed = true>>, tensor<128x64xf16, #tilegpu.shared<swizzle = 128>> -> tensor<128x64xf32, #tilegpu.tensor_memory<>>
+// BWD-TCGEN05: %[[DST:.*]] = tile.convert_layout %[[DS:.*]] : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 8>> -> tensor<128x128xf16, #tilegpu.tensor_memory<packed = true>>
+// BWD-TCGEN05: tile.mma %[[DST]], %[[QB]], %{{.*}} : tensor<128x128xf16, #tilegpu.tensor_memory<packed = true>>, tensor<128x64xf16, #tilegpu.shared<swizzle = 128>> -> tensor<128x64xf32, #tilegpu.tensor_memory<>>
+// BWD-TCGEN05: %[[T:.*]] = tile.transpose %[[DS]] : tensor<128x128xf16, #tilegpu.tmem_lanes<acc, warps = 8>> -> tensor<128x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// BWD-TCGEN05: %[[DQ:.*]] = tile.mma %[[T]], %[[K]], %{{.*}} : tensor<128x128xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, tensor<128x64xf16, #tilegpu.shared<swizzle = 128>> -> tensor<128x64xf32, #tilegpu.tensor_memory<>>
+// BWD-TCGEN05: %[[DQR:.*]] = tile.convert_layout %[[DQ]] : tensor<128x64xf32, #tilegpu.tensor_memory<>> -> tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 8>>
+// BWD-TCGEN05: tile.store %[[DQR]], %{{.*}} add : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 8>>
 // Register tiles no thread can hold are refused before anything unrolls
 // them (D = 256 with 256 x 256 blocks took 203 s and 2.1 GB to compile for
 // sm_80 before), alone or as a loop's carried values, under the SM's

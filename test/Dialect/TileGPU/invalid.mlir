@@ -753,13 +753,13 @@ func.func @negative_local_store_shape(%b: !tilegpu.buffer<128xf32, #tilegpu.shar
 
 // -----
 
-// A quad-fragment accumulator goes into one shared tile (padded or
-// swizzled) as its stored matrix: the tile, or with a transposed encoding
-// its transpose; not into a ring.
+// An accumulator goes into one shared tile (quad fragments: padded or
+// swizzled; tensor-memory lanes: swizzled) as its stored matrix: the tile,
+// or with a transposed encoding its transpose; not into a ring.
 
 func.func @negative_local_store_ring(%b: !tilegpu.buffer<2x64x64xbf16, #tilegpu.shared<swizzle = 128>>,
                                      %v: tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>) {
-  // expected-error @+1 {{'tilegpu.local_store' op writes a quad-fragment accumulator into a two-dimensional shared buffer only, got 'tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>' and '!tilegpu.buffer<2x64x64xbf16, #tilegpu.shared<swizzle = 128>>'}}
+  // expected-error @+1 {{'tilegpu.local_store' op writes an accumulator into a two-dimensional shared buffer only, got 'tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>' and '!tilegpu.buffer<2x64x64xbf16, #tilegpu.shared<swizzle = 128>>'}}
   tilegpu.local_store %v, %b : tensor<64x64xbf16, #tilegpu.mma_sync<acc, warps = 4>>, !tilegpu.buffer<2x64x64xbf16, #tilegpu.shared<swizzle = 128>>
   return
 }
@@ -775,10 +775,28 @@ func.func @negative_local_store_transposed_shape(%b: !tilegpu.buffer<64x32xbf16,
 
 // -----
 
-func.func @negative_local_store_layout(%b: !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>,
-                                       %v: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>) {
-  // expected-error @+1 {{'tilegpu.local_store' op writes #tilegpu.tmem_lanes<rows> vectors or quad-fragment accumulators only, not 'tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>'}}
+func.func @negative_local_store_lanes_unswizzled(%b: !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>,
+                                                 %v: tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.local_store' op writes a #tilegpu.tmem_lanes accumulator into swizzled panels only, not '!tilegpu.buffer<128x64xf32, #tilegpu.shared<>>'}}
   tilegpu.local_store %v, %b : tensor<128x64xf32, #tilegpu.tmem_lanes<acc, warps = 4>>, !tilegpu.buffer<128x64xf32, #tilegpu.shared<>>
+  return
+}
+
+// -----
+
+func.func @negative_local_store_lanes_transposed_shape(%b: !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+                                                       %v: tensor<128x64xbf16, #tilegpu.tmem_lanes<acc, warps = 8>>) {
+  // expected-error @+1 {{'tilegpu.local_store' op writes 'tensor<128x64xbf16, #tilegpu.tmem_lanes<acc, warps = 8>>' as the stored matrix of '!tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>', which holds another}}
+  tilegpu.local_store %v, %b : tensor<128x64xbf16, #tilegpu.tmem_lanes<acc, warps = 8>>, !tilegpu.buffer<128x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+  return
+}
+
+// -----
+
+func.func @negative_local_store_layout(%b: !tilegpu.buffer<128xf32, #tilegpu.shared<>>,
+                                       %v: tensor<128xf32, #tilegpu.tmem_lanes<cols, warps = 4>>) {
+  // expected-error @+1 {{'tilegpu.local_store' op writes #tilegpu.tmem_lanes<rows> vectors or accumulators only, not 'tensor<128xf32, #tilegpu.tmem_lanes<cols, warps = 4>>'}}
+  tilegpu.local_store %v, %b : tensor<128xf32, #tilegpu.tmem_lanes<cols, warps = 4>>, !tilegpu.buffer<128xf32, #tilegpu.shared<>>
   return
 }
 
@@ -1792,11 +1810,11 @@ func.func @negative_tmem_mma_packed_acc(%a: !tilegpu.buffer<128x64xf16, #tilegpu
 
 // -----
 
-func.func @negative_tmem_mma_transposed_lhs(%a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
+func.func @negative_tmem_mma_transposed_lhs(%a: !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>,
                                             %b: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
-                                            %d: !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>, %f: i1) {
-  // expected-error @+1 {{'tilegpu.tmem_mma' op a shared lhs is stored untransposed (K-major)}}
-  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+                                            %d: !tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>>, %f: i1) {
+  // expected-error @+1 {{'tilegpu.tmem_mma' op takes a transposed (M-major) shared lhs of one block of 128 rows, got M = 256}}
+  tilegpu.tmem_mma %a, %b, %d, accumulate(%f) : !tilegpu.buffer<256x64xf16, #tilegpu.shared<swizzle = 128, transposed = true>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<256x64xf32, #tilegpu.tensor_memory<>>
   return
 }
 

@@ -273,6 +273,57 @@ func.func @tensor_memory_from_first_use(%n: index) {
 
 // -----
 
+// Inside an outer loop (the backward's loop over a group's query heads),
+// a tensor-memory buffer whose uses all lie in one inner loop lives while
+// that loop runs, if its first use overwrites it (a product that does not
+// accumulate, a store of a whole tile): %s1 and %s2 share columns. %keep's
+// first use adds to what an earlier iteration of the outer loop left, so
+// it lives through the whole outer loop; %acc, used by both inner loops,
+// too.
+
+// CHECK-LABEL: func.func @tensor_memory_nested
+// CHECK: tilegpu.alloc offset(0) : <128x128xf32, #tilegpu.tensor_memory<>>
+// CHECK-NEXT: tilegpu.alloc offset(0) : <128x128xf32, #tilegpu.tensor_memory<>>
+// CHECK-NEXT: tilegpu.alloc offset(128) : <128x64xf32, #tilegpu.tensor_memory<>>
+// CHECK-NEXT: tilegpu.alloc offset(192) : <128x64xf32, #tilegpu.tensor_memory<>>
+func.func @tensor_memory_nested(%n: index, %a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                %b: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128>>,
+                                %b64: !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                %x: tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %false = arith.constant false
+  %true = arith.constant true
+  %s1 = tilegpu.alloc : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  %s2 = tilegpu.alloc : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  %acc = tilegpu.alloc : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  %keep = tilegpu.alloc : !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+  scf.for %h = %c0 to %n step %c1 {
+    scf.for %k = %c0 to %n step %c1 {
+      tilegpu.tmem_mma %a, %b, %s1, accumulate(%false)
+          : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128>>,
+            !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+      %t = tilegpu.tmem_load %s1 : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+      tilegpu.tmem_mma %a, %b64, %acc, accumulate(%true)
+          : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+            !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+      tilegpu.tmem_mma %a, %b64, %keep, accumulate(%true)
+          : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+            !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+    }
+    scf.for %k = %c0 to %n step %c1 {
+      tilegpu.tmem_store %x, %s2 : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>, !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+      %t = tilegpu.tmem_load %s2 : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+      tilegpu.tmem_mma %a, %b64, %acc, accumulate(%true)
+          : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>,
+            !tilegpu.buffer<128x64xf32, #tilegpu.tensor_memory<>>
+    }
+  }
+  return
+}
+
+// -----
+
 // P over S (tilegpu.tmem_alias): the alias takes no columns of its own, and
 // S lives as long as the alias is used, so the buffer allocated after the
 // loop that reads P does not take S's columns while the loop runs.

@@ -22,14 +22,32 @@
 // RUN:   --tilegpu-simulate-roles="schedules=12 seq-q=200 seq-k=700" 2>&1 | FileCheck %s --check-prefix=BWD
 // BWD: remark: tilegpu-simulate-roles: 12 schedules ran to the end ({{[0-9]+}} steps; {{.*}}; no deadlock, no hazard)
 // Without lengths, a kernel without #tile.sdpa (a backward one) runs one
-// key, more keys than queries and fewer (the library's backward
-// configurations run these with simulate-roles=4):
+// key, more keys than queries (two query heads per key head) and fewer
+// (the library's backward configurations run these with simulate-roles):
 // RUN: tiled-attn-opt %t.bwd.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
 // RUN:   --tilegpu-simulate-roles="schedules=3" 2>&1 | FileCheck %s --check-prefix=BWD-CORNERS
-// BWD-CORNERS: 3 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; seq-q 199, seq-k 323, block 1; seq-q 323, seq-k 199, block 0; no deadlock, no hazard)
+// BWD-CORNERS: 3 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; seq-q 199, seq-k 323, block 1, group 2; seq-q 323, seq-k 199, block 0; no deadlock, no hazard)
+
+// The tcgen05 backward (sm_100a, D = 64, causal): the tensor-memory
+// accumulators of the three loops of the mask split share columns (each
+// loop's Sᵀ, dPᵀ and dQ live while their loop runs), inside the loop over a
+// group's query heads, here three of them; the corner cases run two query
+// heads per key head on the longer key sequence.
+// BWD-TCGEN05: remark: tilegpu-simulate-roles: 6 schedules ran to the end ({{[0-9]+}} steps; seq-q 700, seq-k 300, block 1, group 3; no deadlock, no hazard)
+// BWD-TCGEN05-CORNERS: 2 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; seq-q 199, seq-k 323, block 1, group 2; seq-q 323, seq-k 199, block 0; no deadlock, no hazard)
 
 // A write of a buffer that a TMA reduction still reads (no wait for it
 // first), and a kernel that ends with one in flight:
+// RUN: tiled-attn-compile --spec=%repo/kernels/library.json --entry=sdpa_bwd_sm_100a_bf16_d64_top_left \
+// RUN:   --keep-ir --ptxas=none --out-dir=%t.tc > /dev/null
+// RUN: tiled-attn-opt %t.tc/sdpa_bwd_sm_100a_bf16_d64_top_left.tile.mlir --tilegpu-attach-target=chip=sm_100a \
+// RUN:   --tilegpu-assign-layouts=warps=8 --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 p-over-s=1 tma-reduce=1" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="producer-registers=24 consumer-registers=240" -o %t.tc.mlir
+// RUN: tiled-attn-opt %t.tc.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=6 seq-q=700 seq-k=300 block=1 group=3" 2>&1 | FileCheck %s --check-prefix=BWD-TCGEN05
+// RUN: tiled-attn-opt %t.tc.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=2" 2>&1 | FileCheck %s --check-prefix=BWD-TCGEN05-CORNERS
 // RUN: not tiled-attn-opt %S/Inputs/simulate-tma-reduce.mlir -split-input-file -mlir-print-op-on-diagnostic=false -o /dev/null \
 // RUN:   --tilegpu-simulate-roles="schedules=4 seq-q=64 seq-k=64" 2>&1 | FileCheck %s --check-prefix=REDUCE
 // REDUCE: error: tilegpu-simulate-roles: writes shared memory that a TMA reduction still reads
@@ -177,7 +195,7 @@
 // Options are checked, and what the simulation does not model is an error.
 // RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="schedules=0" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
-// OPTIONS: error: tilegpu-simulate-roles: schedules and max-steps must be positive, seq-q and seq-k both positive (or both 0: the kernel's corner cases) and block not negative
+// OPTIONS: error: tilegpu-simulate-roles: schedules, max-steps and group must be positive, seq-q and seq-k both positive (or both 0: the kernel's corner cases) and block not negative
 // RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="max-steps=100" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=STEPS
 // STEPS: error: tilegpu-simulate-roles: no end after 100 steps
@@ -233,7 +251,7 @@
 // CORNERS: remark: tilegpu-simulate-roles: 10 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; seq-q 1019, seq-k 1019, block 1; seq-q 1019, seq-k 1019, block 3; seq-q 256, seq-k 647, block 0; no deadlock, no hazard)
 // RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="seq-q=5" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=LENGTHS
-// LENGTHS: error: tilegpu-simulate-roles: schedules and max-steps must be positive, seq-q and seq-k both positive (or both 0: the kernel's corner cases) and block not negative
+// LENGTHS: error: tilegpu-simulate-roles: schedules, max-steps and group must be positive, seq-q and seq-k both positive (or both 0: the kernel's corner cases) and block not negative
 
 // In the pipeline (the library's tcgen05 entries use it): simulate-roles=N
 // runs the corner cases before lowering, silently when they pass.

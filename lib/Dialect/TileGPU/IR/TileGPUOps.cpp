@@ -138,13 +138,21 @@ LogicalResult LocalStoreOp::verify() {
   if (auto blocks = dyn_cast<WgmmaLayoutAttr>(value.getEncoding());
       !quad && blocks && blocks.getColumnBlocks() > 1)
     quad = blocks.getColumnBlockLayout();
-  if (quad) {
+  // A tcgen05 register tile (a row of tensor-memory lanes per thread) goes
+  // into swizzled panels the same way, 16 bytes of a row at a time.
+  auto lanes = dyn_cast<TmemLanesLayoutAttr>(value.getEncoding());
+  bool lanesAcc = lanes && lanes.getKind() == TmemLanesKind::Acc;
+  if (quad || lanesAcc) {
     auto encoding = dyn_cast<SharedEncodingAttr>(buffer.getEncoding());
-    if (quad.getKind() != MmaSyncKind::Acc || !encoding || buffer.isRing() ||
-        value.getRank() != 2)
-      return emitOpError() << "writes a quad-fragment accumulator into a "
+    if ((quad && quad.getKind() != MmaSyncKind::Acc) || !encoding ||
+        buffer.isRing() || value.getRank() != 2)
+      return emitOpError() << "writes an accumulator into a "
                               "two-dimensional shared buffer only, got "
                            << value << " and " << buffer;
+    if (lanesAcc && !encoding.getSwizzle())
+      return emitOpError() << "writes a #tilegpu.tmem_lanes accumulator into "
+                              "swizzled panels only, not "
+                           << buffer;
     SmallVector<int64_t, 2> stored(value.getShape());
     if (encoding.getTransposed())
       std::swap(stored[0], stored[1]);
@@ -158,10 +166,9 @@ LogicalResult LocalStoreOp::verify() {
       buffer.getElementType() != value.getElementType())
     return emitOpError() << "writes " << value << " into a different tile, "
                          << buffer;
-  auto lanes = dyn_cast<TmemLanesLayoutAttr>(value.getEncoding());
   if (!lanes || lanes.getKind() != TmemLanesKind::Rows)
     return emitOpError() << "writes #tilegpu.tmem_lanes<rows> vectors or "
-                            "quad-fragment accumulators only, not "
+                            "accumulators only, not "
                          << value;
   return verifyRegisterTile(*this, getValue(), "value");
 }
@@ -571,8 +578,10 @@ LogicalResult TmemMmaOp::verify() {
                             "elements per column, not "
                          << lhs;
   if (auto shared = dyn_cast<SharedEncodingAttr>(lhs.getEncoding());
-      shared && shared.getTransposed())
-    return emitOpError() << "a shared lhs is stored untransposed (K-major)";
+      shared && shared.getTransposed() && d[0] != 128)
+    return emitOpError() << "takes a transposed (M-major) shared lhs of one "
+                            "block of 128 rows, got M = "
+                         << d[0];
   // Descriptors describe swizzled panels.
   for (BufferType operand : {lhs, rhs})
     if (auto shared = dyn_cast<SharedEncodingAttr>(operand.getEncoding());

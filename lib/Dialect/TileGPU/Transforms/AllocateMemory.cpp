@@ -10,7 +10,16 @@
 // the loops that carry them, the tensor-memory buffers over its columns,
 // its transposed views); a
 // shared buffer from its tilegpu.alloc, a tensor-memory buffer from its first
-// use (what it holds before is nobody's). Buffers are placed in program order,
+// use (what it holds before is nobody's). A tensor-memory buffer whose uses
+// all lie in one op nested in the body (one of the loops of the mask split,
+// inside the backward's loop over a group's query heads) lives only while
+// that op runs, when its first use overwrites it (a product that does not
+// accumulate, a store of a whole tile): no iteration of an enclosing loop
+// reads what an earlier one left. (Only whole ops: within a loop's body the
+// products run asynchronously to the threads, so that program order is not
+// when their buffers are free.) Live ranges are intervals of the ops'
+// pre-order.
+// Buffers are placed in program order,
 // each at the lowest aligned offset that no buffer live at the same time
 // occupies (first fit), in its own memory space.
 //
@@ -41,7 +50,9 @@ struct Placed {
 
 /// The first and the last op of `body` that use `alloc`'s buffer or a
 /// value derived from it (the alloc itself if none does).
-std::pair<Operation *, Operation *> userRange(AllocOp alloc, Block &body) {
+std::pair<Operation *, Operation *>
+userRange(AllocOp alloc, Block &body,
+          SmallVectorImpl<Operation *> *users = nullptr) {
   SmallVector<Value> worklist = {alloc.getBuffer()};
   llvm::SmallPtrSet<Value, 8> seen;
   Operation *first = nullptr, *last = alloc;
@@ -56,6 +67,8 @@ std::pair<Operation *, Operation *> userRange(AllocOp alloc, Block &body) {
         worklist.push_back(user->getResult(0));
         continue;
       }
+      if (users)
+        users->push_back(user);
       Operation *top = body.findAncestorOpInBlock(*user);
       if (top && last->isBeforeInBlock(top))
         last = top;
@@ -81,6 +94,55 @@ std::pair<Operation *, Operation *> userRange(AllocOp alloc, Block &body) {
   return {first ? first : alloc.getOperation(), last};
 }
 
+/// Whether `op` overwrites the whole of the tensor-memory buffer `buffer`
+/// without reading it: a product into it that does not accumulate, or a
+/// store of a whole tile.
+bool overwrites(Operation *op, Value buffer) {
+  if (auto mma = dyn_cast<TmemMmaOp>(op)) {
+    auto accumulate = mma.getAccumulate().getDefiningOp<arith::ConstantOp>();
+    auto flag =
+        accumulate ? dyn_cast<BoolAttr>(accumulate.getValue()) : BoolAttr();
+    auto bit = accumulate ? dyn_cast<IntegerAttr>(accumulate.getValue())
+                          : IntegerAttr();
+    return mma.getAcc() == buffer &&
+           ((flag && !flag.getValue()) || (bit && bit.getValue().isZero()));
+  }
+  if (auto store = dyn_cast<TmemStoreOp>(op))
+    return store.getBuffer() == buffer;
+  return false;
+}
+
+/// The innermost op nested in the kernel's body (not an op of the body
+/// itself) that holds all of `users` in its single-block region, none of
+/// them that op, where the first of them in program order overwrites
+/// `buffer`; null if none.
+Operation *enclosingOp(Value buffer, ArrayRef<Operation *> users, Block &body) {
+  if (users.empty())
+    return nullptr;
+  Block *block = &body;
+  Operation *holder = nullptr;
+  while (true) {
+    Operation *only = block->findAncestorOpInBlock(*users.front());
+    bool one =
+        only && llvm::all_of(users, [&](Operation *user) {
+          return user != only && block->findAncestorOpInBlock(*user) == only;
+        });
+    if (!one || only->getNumRegions() != 1 || !only->getRegion(0).hasOneBlock())
+      break;
+    if (block != &body)
+      holder = only;
+    block = &only->getRegion(0).front();
+  }
+  if (!holder)
+    return nullptr;
+  Operation *firstUse = nullptr;
+  holder->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (!firstUse && llvm::is_contained(users, op))
+      firstUse = op;
+  });
+  return firstUse && overwrites(firstUse, buffer) ? holder : nullptr;
+}
+
 struct TileGPUAllocateMemoryPass final
     : tiled_attn::tilegpu::impl::TileGPUAllocateMemoryPassBase<
           TileGPUAllocateMemoryPass> {
@@ -89,9 +151,21 @@ struct TileGPUAllocateMemoryPass final
     if (func.isExternal())
       return;
     Block &body = func.getBody().front();
-    DenseMap<Operation *, int64_t> index;
-    for (auto [i, op] : llvm::enumerate(body))
-      index[&op] = i;
+    // Each op's pre-order index, and the last index of the ops it holds.
+    DenseMap<Operation *, int64_t> index, end;
+    int64_t next = 0;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op != func)
+        index[op] = next++;
+    });
+    func.walk<WalkOrder::PostOrder>([&](Operation *op) {
+      int64_t last = index.lookup(op);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (Operation &inner : block)
+            last = std::max(last, end.lookup(&inner));
+      end[op] = last;
+    });
 
     std::map<MemorySpace, SmallVector<Placed>> placed;
     int64_t sharedBytes = 0;
@@ -102,14 +176,21 @@ struct TileGPUAllocateMemoryPass final
         return WalkResult::interrupt();
       }
       BufferType type = alloc.getBuffer().getType();
-      auto [first, last] = userRange(alloc, body);
+      SmallVector<Operation *> users;
+      auto [first, last] = userRange(alloc, body, &users);
       // Shared buffers are taken from their alloc on (the placements the
       // Hopper and Ampere kernels were measured with); a buffer in tensor
       // memory from its first use, so that the accumulators of loops that
-      // run one after the other (the mask split's S and P) share columns.
-      if (type.getMemorySpace() != MemorySpace::Tensor)
+      // run one after the other (the mask split's S and P) share columns,
+      // and only while the op that holds its uses runs where it can
+      // (enclosingOp).
+      if (type.getMemorySpace() != MemorySpace::Tensor) {
         first = alloc;
-      Placed p{index[first], index[last], 0, type.getAllocationSize()};
+      } else if (Operation *holder =
+                     enclosingOp(alloc.getBuffer(), users, body)) {
+        first = last = holder;
+      }
+      Placed p{index[first], end[last], 0, type.getAllocationSize()};
       int64_t align = type.getMemoryEncoding().getAlignment();
       SmallVector<Placed> &space = placed[type.getMemorySpace()];
       // First fit: try 0 and the end of every live buffer, lowest first.

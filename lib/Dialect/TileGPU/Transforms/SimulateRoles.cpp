@@ -134,6 +134,8 @@ struct Config {
   /// A block-sparse kernel's block mask: the partial and the full blocks
   /// of the query block (their indices: 0, 1, ...).
   int64_t partialBlocks = 0, fullBlocks = 0;
+  /// Query heads per key/value head.
+  int64_t group = 1;
 };
 
 /// Whether `func` takes a band of diagonals (window_lo, window_hi).
@@ -701,7 +703,11 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     std::optional<tile::ArgRole> role = tile::getArgRole(view);
     int64_t d = static_cast<int64_t>(dim.getIndex());
     int64_t value = 1;
-    if (d == 2)
+    bool keySide = role == tile::ArgRole::K || role == tile::ArgRole::V ||
+                   role == tile::ArgRole::DK || role == tile::ArgRole::DV;
+    if (d == 1)
+      value = keySide ? 1 : options.group;
+    else if (d == 2)
       value = (role == tile::ArgRole::K || role == tile::ArgRole::V)
                   ? options.seqK
                   : options.seqQ;
@@ -1252,12 +1258,14 @@ FailureOr<int64_t> Simulator::run() {
   }
 }
 
-/// ", band [lo, hi]" for a window kernel, ", blocks P+F" for a
-/// block-sparse one, "" otherwise.
+/// ", group G" for G query heads per key head, ", band [lo, hi]" for a
+/// window kernel, ", blocks P+F" for a block-sparse one.
 std::string bandText(tile::SdpaAttr sdpa, const Config &config) {
   std::string text;
+  if (config.group > 1)
+    text = (", group " + Twine(config.group)).str();
   if (config.windowLo || config.windowHi)
-    text = (", band [" + Twine(config.windowLo) + ", " +
+    text += (", band [" + Twine(config.windowLo) + ", " +
             Twine(config.windowHi) + "]")
                .str();
   if (config.partialBlocks || config.fullBlocks)
@@ -1279,11 +1287,11 @@ void TileGPUSimulateRolesPass::runOnOperation() {
   if (func.isExternal())
     return;
   if (schedules < 1 || seqQ < 0 || seqK < 0 || block < 0 || maxSteps < 1 ||
-      (seqQ == 0) != (seqK == 0)) {
-    func.emitError() << "tilegpu-simulate-roles: schedules and max-steps "
-                        "must be positive, seq-q and seq-k both positive "
-                        "(or both 0: the kernel's corner cases) and block "
-                        "not negative";
+      group < 1 || (seqQ == 0) != (seqK == 0)) {
+    func.emitError() << "tilegpu-simulate-roles: schedules, max-steps and "
+                        "group must be positive, seq-q and seq-k both "
+                        "positive (or both 0: the kernel's corner cases) and "
+                        "block not negative";
     return signalPassFailure();
   }
   // The lengths and block to run: the options', or (both lengths 0) the
@@ -1295,20 +1303,24 @@ void TileGPUSimulateRolesPass::runOnOperation() {
       func->getAttrOfType<tile::SdpaAttr>(tile::TileDialect::getSdpaAttrName());
   if (seqQ > 0) {
     configs.push_back({seqQ, seqK, block, maxSteps});
+    configs.back().group = group;
   } else {
     // (A kernel without #tile.sdpa, a backward one: one key, more keys
-    // than queries and fewer, each with a partial last block; its first
-    // program, and its second.)
+    // than queries (two query heads per key head: its loop over a group's
+    // heads runs twice) and fewer, each with a partial last block; its
+    // first program, and its second.)
     int64_t m = sdpa ? sdpa.getBlockM() : 64, n = sdpa ? sdpa.getBlockN() : 64;
     if (sdpa)
       configs = {{1, 1, 0, maxSteps},
                  {4 * m - 5, 4 * m - 5, 1, maxSteps},
                  {4 * m - 5, 4 * m - 5, 3, maxSteps},
                  {m, 5 * n + 7, 0, maxSteps}};
-    else
+    else {
       configs = {{1, 1, 0, maxSteps},
                  {3 * m + 7, 5 * n + 3, 1, maxSteps},
                  {5 * m + 3, 3 * n + 7, 0, maxSteps}};
+      configs[1].group = 2;
+    }
   }
   // A window kernel runs each under three bands: a causal sliding window
   // (masked blocks, then unmasked ones, then the diagonal's), a two-sided

@@ -225,12 +225,16 @@ def TileGPU_LocalStoreOp : TileGPU_Op<"local_store",
   let description = [{
     The inverse of `tilegpu.local_load`: each thread writes the elements
     its layout gives it; an element that several threads hold is written
-    by one of them. For now the layouts are `#tilegpu.tmem_lanes<rows>`
-    vectors into a one-dimensional buffer (row r's element at r): the row
-    factors that the softmax warps of a tcgen05 kernel hand to its
-    correction warps. Other threads may read the buffer only after
-    synchronizing with the writers (an mbarrier they arrive on after the
-    store).
+    by one of them. The layouts: `#tilegpu.tmem_lanes<rows>` vectors into
+    a one-dimensional buffer (row r's element at r: the row factors that
+    the softmax warps of a tcgen05 kernel hand to its correction warps),
+    and accumulators (quad fragments of mma.sync and wgmma, or
+    `#tilegpu.tmem_lanes<acc>`, which takes swizzled panels only) into a
+    two-dimensional buffer as its stored matrix: the tile, or with a
+    transposed encoding the tile's transpose (the backward's dSᵀ, written
+    as its rows for a product that reads dS). Other threads may read the
+    buffer only after synchronizing with the writers (a barrier, or an
+    mbarrier they arrive on after the store).
 
     Example:
 
@@ -582,9 +586,10 @@ def TileGPU_TmemMmaOp : TileGPU_Op<"tmem_mma",
   let summary = "acc (in tensor memory) = lhs · rhs (+ acc), issued by one thread";
   let description = [{
     One tcgen05.mma .kind::f16 per k-step of 16: `lhs` (M x K, f16 or bf16)
-    is a shared buffer in 128-byte swizzled panels, stored as it is, or a
-    `packed` tensor-memory buffer (P written back over S, FlashAttention-4's
-    P·V); `rhs` (K x N) is a shared buffer in 128-byte swizzled panels (a
+    is a shared buffer in 128-byte swizzled panels, stored as it is
+    (K-major), or `transposed` (M-major: the backward's dS, written as
+    dSᵀ's rows; one block of 128 rows), or a `packed` tensor-memory buffer
+    (P written back over S, FlashAttention-4's P·V); `rhs` (K x N) is a shared buffer in 128-byte swizzled panels (a
     `transposed` one holds rhsᵀ, as K does for Kᵀ: K-major; otherwise it is
     N-major, as V); `acc` (M x N, f32) is a tensor-memory buffer. The first
     k-step adds to `acc` when `accumulate` is true and overwrites it

@@ -302,6 +302,10 @@ def TileGPUSimulateRolesPass
            "Key length (dimension 2 of the second and third views)">,
     Option<"block", "block", "int64_t", /*default=*/"0",
            "The query block simulated (tile.block_id x)">,
+    Option<"group", "group", "int64_t", /*default=*/"1",
+           "Query heads per key/value head (dimension 1 of the query-side "
+           "views; the key side has one): the backward's loop over a "
+           "group's heads runs that many times">,
     Option<"seed", "seed", "int64_t", /*default=*/"1",
            "Seed of the first schedule (the others follow)">,
     Option<"maxSteps", "max-steps", "int64_t", /*default=*/"10000000",
