@@ -258,6 +258,7 @@ void tiled_attn::buildTileToGPUPipeline(OpPassManager &pm,
   shared.stagedStores = options.stagedStores;
   shared.tmaReduce = options.tmaReduce;
   shared.mergeBarriers = options.mergeBarriers;
+  shared.shareTransposes = options.shareTransposes;
   shared.emptyBarriers = options.warpSpecialize;
   shared.ringSlots = options.warpSpecialize ? options.ringSlots : 0;
   shared.mmaWarp = options.mmaWarp;

@@ -133,6 +133,11 @@ def ConvertTileToTileGPUPass
            "reduction's wait goes before an earlier barrier of its block, "
            "and a transpose's first barrier before its loop where its "
            "readers are waited for before a later barrier of the body">,
+    Option<"shareTransposes", "share-transposes", "bool", /*default=*/"false",
+           "Transposes of one type go through one shared buffer (the "
+           "backward's dSt in each loop of the mask split) instead of one "
+           "each: its first barrier orders every earlier reader, as it does "
+           "from one iteration to the next">,
     Option<"emptyBarriers", "empty-barriers", "bool", /*default=*/"false",
            "Pace TMA refills with one 'empty' mbarrier per ring slot, which "
            "the slot's readers release, instead of a CTA barrier before "

@@ -255,6 +255,11 @@ struct TileToPTXOptions : public mlir::PassPipelineOptions<TileToPTXOptions> {
                      "tilegpu-merge-barriers{hoist-waits} and "
                      "convert-tile-to-tilegpu{merge-barriers})"),
       llvm::cl::init(false)};
+  Option<bool> shareTransposes{
+      *this, "share-transposes",
+      llvm::cl::desc("One shared buffer for the transposes of one type "
+                     "(convert-tile-to-tilegpu{share-transposes})"),
+      llvm::cl::init(false)};
   Option<int> indexBitwidth{
       *this, "index-bitwidth",
       llvm::cl::desc("Bit width of index arithmetic and of the kernel's "

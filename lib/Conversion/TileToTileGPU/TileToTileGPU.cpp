@@ -129,11 +129,11 @@ public:
   SharedMemoryMaterializer(func::FuncOp func, bool stagedStores,
                            bool emptyBarriers, int64_t ringSlots, bool mmaWarp,
                            bool pOverS, bool correction, bool tmaReduce,
-                           bool mergeBarriers)
+                           bool mergeBarriers, bool shareTransposes)
       : func(func), stagedStores(stagedStores), emptyBarriers(emptyBarriers),
         ringSlots(ringSlots), mmaWarp(mmaWarp), pOverS(pOverS),
         correction(correction), tmaReduce(tmaReduce),
-        mergeBarriers(mergeBarriers) {}
+        mergeBarriers(mergeBarriers), shareTransposes(shareTransposes) {}
   LogicalResult run();
 
 private:
@@ -185,6 +185,9 @@ private:
   /// reduction's wait published by an earlier barrier, a transpose's first
   /// barrier before its loop).
   bool mergeBarriers;
+  /// Transposes of one type share one buffer.
+  bool shareTransposes;
+  llvm::DenseMap<Type, Value> transposeBuffers;
   /// Whether some store became a tilegpu.tma_reduce (whose completion the
   /// kernel's end waits for).
   llvm::MapVector<std::pair<Value, Type>, Value> reduceBuffers;
@@ -1081,11 +1084,18 @@ void SharedMemoryMaterializer::drainTma(OpBuilder &b, Location loc) {
 /// gives it a transposed encoding): its input is written as the buffer's
 /// stored rows, between barriers (every thread done reading the buffer's
 /// previous contents; every write landed before the readers' ldmatrix).
+/// With share-transposes, one buffer for every transpose of its type (the
+/// mask split's loops run one after the other; the first barrier orders
+/// the previous loop's readers as it does the previous iteration's).
 void SharedMemoryMaterializer::rewriteTranspose(tile::TransposeOp transpose) {
   auto type = cast<RankedTensorType>(transpose.getType());
   OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
   Location loc = transpose.getLoc();
-  Value buffer = AllocOp::create(top, loc, bufferTypeOf(type), IntegerAttr());
+  Value buffer = shareTransposes ? transposeBuffers.lookup(type) : Value();
+  if (!buffer)
+    buffer = AllocOp::create(top, loc, bufferTypeOf(type), IntegerAttr());
+  if (shareTransposes)
+    transposeBuffers[type] = buffer;
   OpBuilder b(transpose);
   transposeBarriers.emplace_back(gpu::BarrierOp::create(b, loc), buffer);
   LocalStoreOp::create(b, loc, transpose.getInput(), buffer);
@@ -1358,9 +1368,10 @@ struct ConvertTileToTileGPUPass final
         return signalPassFailure();
       }
     }
-    if (failed(SharedMemoryMaterializer(
-                   getOperation(), stagedStores, emptyBarriers, ringSlots,
-                   mmaWarp, pOverS, correction, tmaReduce, mergeBarriers)
+    if (failed(SharedMemoryMaterializer(getOperation(), stagedStores,
+                                        emptyBarriers, ringSlots, mmaWarp,
+                                        pOverS, correction, tmaReduce,
+                                        mergeBarriers, shareTransposes)
                    .run()))
       signalPassFailure();
   }

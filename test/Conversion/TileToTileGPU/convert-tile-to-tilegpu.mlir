@@ -17,6 +17,22 @@
 // A bias block staged in shared memory (block-loads): a cp.async copy into
 // its buffer, which the loop carries, and a local_load into the
 // accumulator's layout where it is read:
+// With share-transposes, the three loops of the causal mask split write
+// dSᵀ into one buffer (each loop's first barrier orders the previous
+// loop's readers, as it does the previous iteration's), not one each:
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 causal=top_left" \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=4" \
+// RUN:   --convert-tile-to-tilegpu="share-transposes=1" | FileCheck %s --check-prefix=SHARE
+// RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa-backward="head-dim=64 dtype=bf16 causal=top_left" \
+// RUN:   --tilegpu-attach-target="chip=sm_80" --tilegpu-assign-layouts="warps=4" \
+// RUN:   --convert-tile-to-tilegpu | FileCheck %s --check-prefix=NOSHARE
+// SHARE-LABEL: func.func @sdpa_bwd(
+// SHARE: %[[DS:.*]] = tilegpu.alloc : <64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+// SHARE-NOT: tilegpu.alloc : <64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
+// SHARE-COUNT-3: tilegpu.local_store %{{.*}}, %[[DS]] :
+// SHARE-LABEL: func.func @sdpa_bwd_postprocess(
+// NOSHARE-LABEL: func.func @sdpa_bwd(
+// NOSHARE-COUNT-3: tilegpu.alloc : <64x64xbf16, #tilegpu.shared<pad = 8, transposed = true>>
 // RUN: tiled-attn-opt %repo/kernels/functions/bias.mlir --tile-generate-sdpa="head-dim=64 variant=none+bias block-m=64 block-n=32" \
 // RUN:   --tile-schedule="block-loads=1 stages=2 refill-after-use=1" --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="warps=4" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=BLOCK

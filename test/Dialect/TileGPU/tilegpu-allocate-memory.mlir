@@ -324,6 +324,44 @@ func.func @tensor_memory_nested(%n: index, %a: !tilegpu.buffer<128x64xf16, #tile
 
 // -----
 
+// Within one loop's body (nested in another), buffers whose uses lie in
+// disjoint stretches share columns where each starts with a product (the
+// backward's Sᵀ, dPᵀ and dQ): %b's product is issued after the threads'
+// read of %a and after %a's products, by the same issuer; %a's next
+// product after the threads' read of %b. %c, first written by the threads,
+// does not follow %b, which a product (still running) last wrote.
+
+// CHECK-LABEL: func.func @tensor_memory_in_body
+// CHECK: tilegpu.alloc offset(0) : <128x128xf32, #tilegpu.tensor_memory<>>
+// CHECK-NEXT: tilegpu.alloc offset(0) : <128x128xf32, #tilegpu.tensor_memory<>>
+// CHECK-NEXT: tilegpu.alloc offset(128) : <128x128xf32, #tilegpu.tensor_memory<>>
+func.func @tensor_memory_in_body(%n: index, %a: !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>,
+                                 %b: !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128>>,
+                                 %x: tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %false = arith.constant false
+  %sa = tilegpu.alloc : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  %sb = tilegpu.alloc : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  %sc = tilegpu.alloc : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+  scf.for %h = %c0 to %n step %c1 {
+    scf.for %k = %c0 to %n step %c1 {
+      tilegpu.tmem_mma %a, %b, %sa, accumulate(%false)
+          : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128>>,
+            !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+      %t = tilegpu.tmem_load %sa : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+      tilegpu.tmem_mma %a, %b, %sb, accumulate(%false)
+          : !tilegpu.buffer<128x64xf16, #tilegpu.shared<swizzle = 128>>, !tilegpu.buffer<64x128xf16, #tilegpu.shared<swizzle = 128>>,
+            !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+      tilegpu.tmem_store %x, %sc : tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>, !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>>
+      %u = tilegpu.tmem_load %sc : !tilegpu.buffer<128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 4>>
+    }
+  }
+  return
+}
+
+// -----
+
 // P over S (tilegpu.tmem_alias): the alias takes no columns of its own, and
 // S lives as long as the alias is used, so the buffer allocated after the
 // loop that reads P does not take S's columns while the loop runs.

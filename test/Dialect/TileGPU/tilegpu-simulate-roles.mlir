@@ -41,7 +41,7 @@
 // RUN: tiled-attn-compile --spec=%repo/kernels/library.json --entry=sdpa_bwd_sm_100a_bf16_d64_top_left \
 // RUN:   --keep-ir --ptxas=none --out-dir=%t.tc > /dev/null
 // RUN: tiled-attn-opt %t.tc/sdpa_bwd_sm_100a_bf16_d64_top_left.tile.mlir --tilegpu-attach-target=chip=sm_100a \
-// RUN:   --tilegpu-assign-layouts=warps=8 --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 p-over-s=1 tma-reduce=1" \
+// RUN:   --tilegpu-assign-layouts=warps=8 --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 p-over-s=1 tma-reduce=1 share-transposes=1" \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
 // RUN:   --tilegpu-warp-specialize="producer-registers=24 consumer-registers=240" -o %t.tc.mlir
 // RUN: tiled-attn-opt %t.tc.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \

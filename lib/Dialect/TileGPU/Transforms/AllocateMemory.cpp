@@ -15,10 +15,14 @@
 // inside the backward's loop over a group's query heads) lives only while
 // that op runs, when its first use overwrites it (a product that does not
 // accumulate, a store of a whole tile): no iteration of an enclosing loop
-// reads what an earlier one left. (Only whole ops: within a loop's body the
-// products run asynchronously to the threads, so that program order is not
-// when their buffers are free.) Live ranges are intervals of the ops'
-// pre-order.
+// reads what an earlier one left. Two such buffers of one loop whose uses
+// lie in disjoint stretches of its body share columns where each starts
+// with a product, which its barrier (or ready arrival) and its issuer's
+// order place after every earlier use of the other (the backward's Sᵀ,
+// dPᵀ and dQ, one after the other in a step: FlashAttention-4's dQ over
+// dP). (The products run asynchronously to the threads: a buffer first
+// written by the threads does not follow one that a product last used.)
+// Live ranges are intervals of the ops' pre-order.
 // Buffers are placed in program order,
 // each at the lowest aligned offset that no buffer live at the same time
 // occupies (first fit), in its own memory space.
@@ -44,9 +48,33 @@ using namespace tiled_attn::tilegpu;
 namespace {
 
 struct Placed {
-  int64_t begin, end; // live range: indices of ops of the kernel's body
+  int64_t begin, end; // live range: pre-order indices of ops
   int64_t offset, size;
+  /// A tensor-memory buffer that lives only while the loop `holder` runs:
+  /// the ops of its body (pre-order indices) from the first that uses it
+  /// to the last, and whether its first use is a product.
+  Operation *holder = nullptr;
+  int64_t bodyBegin = 0, bodyEnd = 0;
+  bool startsWithProduct = false;
 };
+
+/// Whether `p` and `q` may take the same memory at once: never where they
+/// live at the same time, except two tensor-memory buffers of one loop
+/// whose uses lie in disjoint stretches of its body, each starting with a
+/// product. Across each boundary between them (the later one's first
+/// product, and the earlier one's in the next iteration) every earlier
+/// use is ordered before that product: a read or write by the threads, by
+/// the barrier or ready arrival that lets the product go; a product, by
+/// its issuer's order (tcgen05.mma from one thread runs in issue order).
+bool clashes(const Placed &p, const Placed &q) {
+  if (q.begin > p.end || p.begin > q.end)
+    return false;
+  if (p.holder && p.holder == q.holder && p.startsWithProduct &&
+      q.startsWithProduct &&
+      (p.bodyEnd < q.bodyBegin || q.bodyEnd < p.bodyBegin))
+    return false;
+  return true;
+}
 
 /// The first and the last op of `body` that use `alloc`'s buffer or a
 /// value derived from it (the alloc itself if none does).
@@ -114,9 +142,11 @@ bool overwrites(Operation *op, Value buffer) {
 
 /// The innermost op nested in the kernel's body (not an op of the body
 /// itself) that holds all of `users` in its single-block region, none of
-/// them that op, where the first of them in program order overwrites
-/// `buffer`; null if none.
-Operation *enclosingOp(Value buffer, ArrayRef<Operation *> users, Block &body) {
+/// them that op, where the first of them in program order (`firstUse`)
+/// overwrites `buffer`; null if none.
+Operation *enclosingOp(Value buffer, ArrayRef<Operation *> users, Block &body,
+                       Operation *&firstUse) {
+  firstUse = nullptr;
   if (users.empty())
     return nullptr;
   Block *block = &body;
@@ -135,7 +165,6 @@ Operation *enclosingOp(Value buffer, ArrayRef<Operation *> users, Block &body) {
   }
   if (!holder)
     return nullptr;
-  Operation *firstUse = nullptr;
   holder->walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (!firstUse && llvm::is_contained(users, op))
       firstUse = op;
@@ -184,25 +213,38 @@ struct TileGPUAllocateMemoryPass final
       // run one after the other (the mask split's S and P) share columns,
       // and only while the op that holds its uses runs where it can
       // (enclosingOp).
-      if (type.getMemorySpace() != MemorySpace::Tensor) {
+      Operation *holder = nullptr, *firstUse = nullptr;
+      if (type.getMemorySpace() != MemorySpace::Tensor)
         first = alloc;
-      } else if (Operation *holder =
-                     enclosingOp(alloc.getBuffer(), users, body)) {
+      else if ((holder = enclosingOp(alloc.getBuffer(), users, body, firstUse)))
         first = last = holder;
-      }
       Placed p{index[first], end[last], 0, type.getAllocationSize()};
+      // Within a loop's body, the stretch of its ops that use the buffer
+      // (clashes).
+      if (isa_and_nonnull<scf::ForOp>(holder)) {
+        Block &loopBody = holder->getRegion(0).front();
+        p.holder = holder;
+        p.bodyBegin = std::numeric_limits<int64_t>::max();
+        p.bodyEnd = std::numeric_limits<int64_t>::min();
+        for (Operation *user : users) {
+          Operation *top = loopBody.findAncestorOpInBlock(*user);
+          p.bodyBegin = std::min(p.bodyBegin, index[top]);
+          p.bodyEnd = std::max(p.bodyEnd, end[top]);
+        }
+        p.startsWithProduct = isa<TmemMmaOp>(firstUse);
+      }
       int64_t align = type.getMemoryEncoding().getAlignment();
       SmallVector<Placed> &space = placed[type.getMemorySpace()];
       // First fit: try 0 and the end of every live buffer, lowest first.
       SmallVector<int64_t> candidates = {0};
       for (const Placed &q : space)
-        if (q.begin <= p.end && p.begin <= q.end)
+        if (clashes(p, q))
           candidates.push_back(llvm::alignTo(q.offset + q.size, align));
       llvm::sort(candidates);
       for (int64_t c : candidates) {
         bool clash = llvm::any_of(space, [&](const Placed &q) {
-          return q.begin <= p.end && p.begin <= q.end &&
-                 c < q.offset + q.size && q.offset < c + p.size;
+          return clashes(p, q) && c < q.offset + q.size &&
+                 q.offset < c + p.size;
         });
         if (!clash) {
           p.offset = c;
