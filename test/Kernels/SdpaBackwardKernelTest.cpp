@@ -336,9 +336,9 @@ protected:
     for (size_t i = 0; i < plain.size(); ++i)
       differ += !(plain[i] == scheduled[i] ||
                   (std::isnan(plain[i]) && std::isnan(scheduled[i])));
-    EXPECT_EQ(differ, 0) << "stages " << run.schedule.stages
-                         << ", early-mmas " << run.schedule.earlyMmas
-                         << ", S_q " << run.c.seqQ << ", S_k " << run.c.seqK;
+    EXPECT_EQ(differ, 0) << "stages " << run.schedule.stages << ", early-mmas "
+                         << run.schedule.earlyMmas << ", S_q " << run.c.seqQ
+                         << ", S_k " << run.c.seqK;
     EXPECT_LT(e[1], 1e-2);
   }
 
@@ -378,7 +378,10 @@ TEST_F(SdpaBackwardKernelTest, EarlyMmasIsExact) {
   Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
   const Case window = bandCase();
   for (const ScheduledRun &run :
-       {ScheduledRun{f16, {1, 2, 2, 37, 45, tile::CausalMode::None}, 32, 16,
+       {ScheduledRun{f16,
+                     {1, 2, 2, 37, 45, tile::CausalMode::None},
+                     32,
+                     16,
                      {1, false, true}},
         ScheduledRun{bf16,
                      {1, 4, 2, 70, 70, tile::CausalMode::TopLeft},
@@ -431,13 +434,28 @@ TEST_F(SdpaBackwardKernelTest, Exp2) {
   const Case window = bandCase();
   const Case capped = cappedCase();
   using Run = ScheduledRun;
-  for (const Run &run :
-       {Run{f16, {1, 2, 2, 37, 37, tile::CausalMode::None}, 32, 16, {1, false, false, true}},
-        Run{bf16, {1, 4, 2, 70, 70, tile::CausalMode::TopLeft}, 16, 16, {2, false, false, true}},
-        Run{f16, {1, 2, 1, 64, 128, tile::CausalMode::TopLeft}, 16, 32, {2, false, false, true}},
-        Run{bf16, {2, 4, 1, 77, 46, tile::CausalMode::BottomRight}, 16, 32, {2, true, false, true}},
-        Run{f16, window, 32, 16, {2, false, false, true}},
-        Run{bf16, capped, 16, 32, {2, false, false, true}}}) {
+  for (const Run &run : {Run{f16,
+                             {1, 2, 2, 37, 37, tile::CausalMode::None},
+                             32,
+                             16,
+                             {1, false, false, true}},
+                         Run{bf16,
+                             {1, 4, 2, 70, 70, tile::CausalMode::TopLeft},
+                             16,
+                             16,
+                             {2, false, false, true}},
+                         Run{f16,
+                             {1, 2, 1, 64, 128, tile::CausalMode::TopLeft},
+                             16,
+                             32,
+                             {2, false, false, true}},
+                         Run{bf16,
+                             {2, 4, 1, 77, 46, tile::CausalMode::BottomRight},
+                             16,
+                             32,
+                             {2, true, false, true}},
+                         Run{f16, window, 32, 16, {2, false, false, true}},
+                         Run{bf16, capped, 16, 32, {2, false, false, true}}}) {
     const double tolerance = run.elt.isBF16() ? 6e-3 : 1e-3;
     std::array<double, 4> plain = errors(run.elt, run.c, run.bm, run.bn, 41);
     std::array<double, 4> e =
@@ -448,6 +466,28 @@ TEST_F(SdpaBackwardKernelTest, Exp2) {
       EXPECT_LT(e[i], std::max(1.25 * plain[i], plain[i] + 5e-4))
           << "gradient " << i << ", S_q " << run.c.seqQ;
     }
+  }
+}
+
+// The program of the tcgen05 configurations (backward-sm100a-d64-d96,
+// -d128; assembled only, no Blackwell GPU here): 128 keys and 128 queries
+// a step with exp2, Q and dO prefetched two deep at D = 64 and 96 and not
+// at D = 128, over grouped heads, odd lengths of several blocks and the
+// causal masks; within the Exp2 test's bounds of float64.
+TEST_F(SdpaBackwardKernelTest, Tcgen05Blocks) {
+  Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
+  Case d64{1, 4, 2, 300, 200, tile::CausalMode::TopLeft, 64};
+  Case d96{1, 2, 1, 140, 270, tile::CausalMode::BottomRight, 96};
+  Case d128{1, 2, 2, 130, 257, tile::CausalMode::None, 128};
+  using Run = ScheduledRun;
+  for (const Run &run : {Run{bf16, d64, 128, 128, {2, false, false, true}},
+                         Run{f16, d96, 128, 128, {2, false, false, true}},
+                         Run{bf16, d128, 128, 128, {1, false, false, true}}}) {
+    const double tolerance = run.elt.isBF16() ? 6e-3 : 1e-3;
+    std::array<double, 4> e =
+        errors(run.elt, run.c, run.bm, run.bn, 43, {}, {}, run.schedule);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_LT(e[i], tolerance) << "gradient " << i << ", D " << run.c.headDim;
   }
 }
 
@@ -553,15 +593,14 @@ TEST_F(SdpaBackwardKernelTest, ScoreAndMaskFunctions) {
     capped.score = [&](double s, int64_t, int64_t, int64_t, int64_t) {
       return cap * std::tanh(s / cap);
     };
-    Functions capFns{{"tanh_softcap"}, {KernelArg::value(cap)}, capped,
-                     vectorize};
+    Functions capFns{
+        {"tanh_softcap"}, {KernelArg::value(cap)}, capped, vectorize};
     std::array<double, 4> e =
         errors(f16, c, 32, 16, 34, {}, {}, {}, nullptr, &capFns);
     for (int i : {0, 1, 2, 3})
       EXPECT_LT(e[i], 1e-3) << "tanh_softcap, gradient " << i;
     // The comparison can fail: without the score function or the mask.
-    e = errors(f16, c, 32, 16, 34, {}, {}, {}, nullptr, &capFns,
-               &document);
+    e = errors(f16, c, 32, 16, 34, {}, {}, {}, nullptr, &capFns, &document);
     EXPECT_GT(e[0], 0.05);
     for (const ScoreFunctions *other : {&document, &alibi}) {
       e = errors(bf16, c, 32, 16, 33, {}, {}, {}, nullptr, &fns, other);
