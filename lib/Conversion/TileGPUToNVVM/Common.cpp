@@ -372,3 +372,11 @@ Value tiled_attn::warpVoteAny(OpBuilder &b, Location loc, Value predicate) {
       predicate,
       NVVM::VoteSyncKindAttr::get(b.getContext(), NVVM::VoteSyncKind::any));
 }
+
+void tiled_attn::fenceAsyncShared(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}

@@ -314,12 +314,7 @@ struct LocalStoreFromQuadFragments final : OpConversionPattern<LocalStoreOp> {
     // async proxy's reads (the wgmma that takes the buffer, after the
     // barrier that follows).
     if (cast<SharedEncodingAttr>(bufferType.getEncoding()).getSwizzle())
-      NVVM::FenceProxyOp::create(
-          rewriter, loc,
-          NVVM::ProxyKindAttr::get(rewriter.getContext(),
-                                   NVVM::ProxyKind::async_shared),
-          NVVM::SharedSpaceAttr::get(rewriter.getContext(),
-                                     NVVM::SharedSpace::shared_cta));
+      fenceAsyncShared(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }

@@ -28,7 +28,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -386,6 +385,38 @@ LogicalResult checkRowsInSharedMemory(Operation *op, TmemLanesLayoutAttr lanes,
   return success();
 }
 
+/// A thread's row of an accumulator tile in TMA's swizzled panels, 16
+/// bytes (`chunk` elements) at a time: the geometry that reading a block
+/// into the lanes and writing one from them share. `ok` is false where the
+/// buffer is not one 2-D tile of panels holding the tile as stored.
+struct LanesPanels {
+  BufferType bufferType;
+  int64_t regs = 0, chunk = 0;
+  bool ok = false;
+  LanesPanels(BufferType bufferType, RankedTensorType tile,
+              TmemLanesLayoutAttr lanes)
+      : bufferType(bufferType) {
+    auto encoding =
+        dyn_cast<tilegpu::SharedEncodingAttr>(bufferType.getEncoding());
+    int64_t bytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
+    regs = lanes.getRegisterCount(tile.getShape());
+    chunk = 16 / std::max<int64_t>(bytes, 1);
+    ok = encoding && encoding.getSwizzle() != 0 &&
+         bufferType.getShape().size() == 2 && bytes >= 1 && regs % chunk == 0;
+  }
+  /// The buffer as one flat row of elements, and the flat index of each
+  /// piece (its first register r) of this thread's row.
+  Value flatten(OpBuilder &b, Location loc, Value buffer) const {
+    return memref::CollapseShapeOp::create(
+        b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+  }
+  Value pieceIndex(OpBuilder &b, Location loc, const RowAndColumn &at,
+                   int64_t r) const {
+    Value col = arith::AddIOp::create(b, loc, at.column, cIdx(b, loc, r));
+    return swizzledIndex(b, loc, bufferType, at.row, col);
+  }
+};
+
 /// A block in the accumulator's lanes (a bias or mask block a function
 /// reads at every score, staged by TMA in swizzled panels): each thread
 /// reads its row's columns, 16 bytes at a time (a 16-byte chunk of a panel
@@ -394,34 +425,25 @@ static FailureOr<Value> loadLanesBlock(OpBuilder &b, Location loc,
                                        tilegpu::LocalLoadOp op,
                                        TmemLanesLayoutAttr lanes,
                                        Value buffer) {
-  BufferType bufferType = op.getBuffer().getType();
-  auto encoding =
-      dyn_cast<tilegpu::SharedEncodingAttr>(bufferType.getEncoding());
   RankedTensorType type = op.getType();
-  Type element = type.getElementType();
-  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
-  int64_t regs = lanes.getRegisterCount(type.getShape());
-  int64_t chunk = 16 / std::max<int64_t>(bytes, 1);
-  if (!encoding || encoding.getTransposed() || encoding.getSwizzle() == 0 ||
-      bufferType.getShape().size() != 2 || bytes < 1 || regs % chunk)
+  LanesPanels panels(op.getBuffer().getType(), type, lanes);
+  auto encoding = dyn_cast<tilegpu::SharedEncodingAttr>(
+      op.getBuffer().getType().getEncoding());
+  if (!panels.ok || encoding.getTransposed())
     return op.emitError() << "GPU lowering: reads a block into "
                           << type.getEncoding()
                           << " from TMA's swizzled panels only, in 16-byte "
                              "pieces of a row, not from "
-                          << bufferType;
+                          << op.getBuffer().getType();
   RowAndColumn at(b, loc, lanes, type.getShape()[1], cIdx(b, loc, 0),
                   cIdx(b, loc, 0));
-  Value flat = memref::CollapseShapeOp::create(
-      b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
-  auto piece = VectorType::get({chunk}, element);
+  Value flat = panels.flatten(b, loc, buffer);
+  auto piece = VectorType::get({panels.chunk}, type.getElementType());
   SmallVector<Value> pieces;
-  for (int64_t r = 0; r < regs; r += chunk) {
-    Value col = arith::AddIOp::create(b, loc, at.column, cIdx(b, loc, r));
+  for (int64_t r = 0; r < panels.regs; r += panels.chunk)
     pieces.push_back(vector::LoadOp::create(
-        b, loc, piece, flat,
-        ValueRange{swizzledIndex(b, loc, bufferType, at.row, col)},
+        b, loc, piece, flat, ValueRange{panels.pieceIndex(b, loc, at, r)},
         /*nontemporal=*/false, llvm::MaybeAlign(16)));
-  }
   return concatRegisters(b, loc, pieces);
 }
 
@@ -456,45 +478,29 @@ struct LocalLoadToTmemLanes final : OpConversionPattern<tilegpu::LocalLoadOp> {
 
 /// An accumulator tile into swizzled panels as their stored matrix (the
 /// backward's dSᵀ for dQ's product, dQ's part for its TMA reduction): each
-/// thread writes its row's columns, 16 bytes at a time, then
-/// fence.proxy.async.shared::cta.
+/// thread writes its row's columns, 16 bytes at a time, then the
+/// async-proxy fence (tcgen05.mma and the TMA reduction read them).
 static LogicalResult storeLanesBlock(OpBuilder &b, Location loc,
                                      tilegpu::LocalStoreOp op,
                                      TmemLanesLayoutAttr lanes, Value value,
                                      Value buffer) {
-  BufferType bufferType = op.getBuffer().getType();
-  auto encoding =
-      dyn_cast<tilegpu::SharedEncodingAttr>(bufferType.getEncoding());
   RankedTensorType type = op.getValue().getType();
-  Type element = type.getElementType();
-  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
-  int64_t regs = lanes.getRegisterCount(type.getShape());
-  int64_t chunk = 16 / std::max<int64_t>(bytes, 1);
-  if (!encoding || encoding.getSwizzle() == 0 ||
-      bufferType.getShape().size() != 2 || bytes < 1 || regs % chunk)
+  LanesPanels panels(op.getBuffer().getType(), type, lanes);
+  if (!panels.ok)
     return op.emitError() << "GPU lowering: writes a block in "
                           << type.getEncoding()
                           << " into swizzled panels only, in 16-byte pieces "
                              "of a row, not into "
-                          << bufferType;
+                          << op.getBuffer().getType();
   RowAndColumn at(b, loc, lanes, type.getShape()[1], cIdx(b, loc, 0),
                   cIdx(b, loc, 0));
-  Value flat = memref::CollapseShapeOp::create(
-      b, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
-  for (int64_t r = 0; r < regs; r += chunk) {
-    Value col = arith::AddIOp::create(b, loc, at.column, cIdx(b, loc, r));
-    vector::StoreOp::create(
-        b, loc, extractRegisters(b, loc, value, r, chunk), flat,
-        ValueRange{swizzledIndex(b, loc, bufferType, at.row, col)},
-        /*nontemporal=*/false, llvm::MaybeAlign(16));
-  }
-  // The panels are read through the async proxy (tcgen05.mma, a TMA
-  // reduction) after the barrier that follows: order the writes first.
-  NVVM::FenceProxyOp::create(
-      b, loc,
-      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
+  Value flat = panels.flatten(b, loc, buffer);
+  for (int64_t r = 0; r < panels.regs; r += panels.chunk)
+    vector::StoreOp::create(b, loc,
+                            extractRegisters(b, loc, value, r, panels.chunk),
+                            flat, ValueRange{panels.pieceIndex(b, loc, at, r)},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
+  fenceAsyncShared(b, loc);
   return success();
 }
 

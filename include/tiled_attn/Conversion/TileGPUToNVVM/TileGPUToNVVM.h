@@ -220,6 +220,11 @@ mlir::Value positionVector(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::VectorType type,
                            mlir::Value step = mlir::Value());
 
+/// fence.proxy.async.shared::cta: this thread's generic-proxy writes to
+/// shared memory ordered before the async proxy's reads (wgmma, tcgen05.mma,
+/// TMA) that a later barrier or arrival lets go.
+void fenceAsyncShared(mlir::OpBuilder &b, mlir::Location loc);
+
 /// Registers [offset, offset + size) of a lane's vector (a vector.shuffle,
 /// which every backend lowers).
 mlir::Value extractRegisters(mlir::OpBuilder &b, mlir::Location loc,

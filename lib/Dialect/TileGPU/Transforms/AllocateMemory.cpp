@@ -34,6 +34,7 @@
 #include "tiled_attn/Target/TargetInfo.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace tiled_attn::tilegpu {
@@ -126,15 +127,9 @@ userRange(AllocOp alloc, Block &body,
 /// without reading it: a product into it that does not accumulate, or a
 /// store of a whole tile.
 bool overwrites(Operation *op, Value buffer) {
-  if (auto mma = dyn_cast<TmemMmaOp>(op)) {
-    auto accumulate = mma.getAccumulate().getDefiningOp<arith::ConstantOp>();
-    auto flag =
-        accumulate ? dyn_cast<BoolAttr>(accumulate.getValue()) : BoolAttr();
-    auto bit = accumulate ? dyn_cast<IntegerAttr>(accumulate.getValue())
-                          : IntegerAttr();
+  if (auto mma = dyn_cast<TmemMmaOp>(op))
     return mma.getAcc() == buffer &&
-           ((flag && !flag.getValue()) || (bit && bit.getValue().isZero()));
-  }
+           matchPattern(mma.getAccumulate(), m_Zero());
   if (auto store = dyn_cast<TmemStoreOp>(op))
     return store.getBuffer() == buffer;
   return false;
