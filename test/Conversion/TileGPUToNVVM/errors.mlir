@@ -355,6 +355,22 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma
 
 // -----
 
+// An adding store (atomics: the tcgen05 backward's varlen dQ) takes an
+// accumulator tile, not a vector of rows.
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {
+  func.func @negative_tmem_lanes_adding_rows(%o: !tile.view<?x?x?xf32>, %x: f32)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 4 : i64} {
+    %c0 = arith.constant 0 : index
+    %r = tensor.splat %x : tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>
+    // expected-error @+2 {{GPU lowering: an adding store takes an f32 accumulator tile}}
+    // expected-error @+1 {{failed to legalize operation 'tile.store' that was explicitly marked illegal}}
+    tile.store %r, %o[%c0, %c0, %c0] add : tensor<128xf32, #tilegpu.tmem_lanes<rows, warps = 4>>, !tile.view<?x?x?xf32>
+    return
+  }
+}
+
+// -----
+
 // A row reduction in tmem_lanes stays in one thread; with 8 warps a row's
 // columns are split between two warps.
 module attributes {tilegpu.target = #tilegpu.target<chip = "sm_100a", family = tcgen05>} {

@@ -10,6 +10,9 @@
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=128" \
 // RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=8" \
 // RUN:   | FileCheck %s --check-prefix=ROWS
+// RUN: echo 'module {}' | not tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=256 block-n=128" \
+// RUN:   --tile-schedule="exp2=1" --tilegpu-attach-target="chip=sm_100a" --tilegpu-assign-layouts="warps=4" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=BLOCKS
 
 // The tcgen05 family's layouts on the generated kernel. The accumulators
 // live in tensor memory (#tilegpu.tensor_memory): S, the mma's result, and
@@ -65,6 +68,8 @@
 // quadrant split the columns (the backward's arrangement; the forward's
 // row reductions would then combine two warps, which the GPU lowering
 // refuses).
+// Products of two blocks of 128 rows need a warpgroup each.
+// BLOCKS: error: tilegpu-assign-layouts: tcgen05 products of 256 rows take a multiple of 8 warps (four a block of 128 rows), not 4
 // ROWS: tile.convert_layout %{{.*}} : tensor<128x128xf32, #tilegpu.tensor_memory<>> -> tensor<128x128xf32, #tilegpu.tmem_lanes<acc, warps = 8>>
 
 // The cases the family refuses.

@@ -195,6 +195,8 @@
 // Options are checked, and what the simulation does not model is an error.
 // RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="schedules=0" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OPTIONS
+// RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="group=0" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OPTIONS
 // OPTIONS: error: tilegpu-simulate-roles: schedules, max-steps and group must be positive, seq-q and seq-k both positive (or both 0: the kernel's corner cases) and block not negative
 // RUN: not tiled-attn-opt %t.d64.mlir --tilegpu-simulate-roles="max-steps=100" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=STEPS
