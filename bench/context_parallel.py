@@ -45,6 +45,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor.experimental import context_parallel
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.distributed.tensor.experimental._attention import (_cp_options,
                                                               context_parallel_unshard)
 
@@ -67,6 +68,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--iters", type=int, default=2)
     p.add_argument("--quick", action="store_true", help="--seqs 32768 --rounds 2")
+    p.add_argument("--impls", default=",".join(IMPLS),
+                   help="the paths to run, in order (default: %(default)s)")
     p.add_argument("--backend", default="nccl",
                    help="process group backend (gloo runs the check with every rank on one "
                         "GPU, where NCCL refuses two ranks of a device; its times are not "
@@ -101,8 +104,12 @@ def sharded(mesh, q, k, v, grad_out, causal, steps: int = 1, timer=None):
     buffers = [t.detach().clone() for t in (q, k, v, grad_out)]
     # (no_restore_buffers: the shards, leaves that require grad, are not
     # resized back after the block; nothing reads them later.)
-    with context_parallel(mesh, buffers=buffers, buffer_seq_dims=[2] * 4,
-                          no_restore_buffers=set(buffers)):
+    # (The ring through the flash op: with every backend allowed, SDPA on
+    # the shards picks cuDNN's op on an H100, whose ring PyTorch 2.11 also
+    # has, and install() replaces the flash op only.)
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]), context_parallel(
+            mesh, buffers=buffers, buffer_seq_dims=[2] * 4,
+            no_restore_buffers=set(buffers)):
         leaves = buffers[:3]
         for t in leaves:
             t.requires_grad_()
@@ -145,7 +152,7 @@ def check(mesh, args, meta, rank) -> tuple[list, bool]:
     q, k, v, grad_out = inputs(args.check_seq, args.heads, seed=1)
     for causal in (True, False):
         errors = {}
-        for impl in IMPLS:
+        for impl in args.impls.split(","):
             dispatch.reset_stats()
             with impl_context(impl):
                 one = one_gpu(q, k, v, grad_out, causal)
@@ -179,9 +186,9 @@ def scaling(mesh, args, meta, rank) -> list:
     world = dist.get_world_size()
     for s in args.seqs:
         q, k, v, grad_out = inputs(s, args.heads, seed=2)
-        times = {(impl, n): [] for impl in IMPLS for n in (1, world)}
+        times = {(impl, n): [] for impl in args.impls.split(",") for n in (1, world)}
         for _ in range(args.rounds):
-            for impl in IMPLS:
+            for impl in args.impls.split(","):
                 with impl_context(impl):
                     timer = Timer()
                     for _ in range(args.iters + 1):  # the first is a warm-up
@@ -195,7 +202,7 @@ def scaling(mesh, args, meta, rank) -> list:
         # Causal: half of 4 S^2 H D per pass; forward + backward = 3.5x the
         # forward's (the backward counted as 2.5x, as FlashAttention does).
         flops = 4 * s * s * args.heads * 128 / 2 * 3.5
-        for impl in IMPLS:
+        for impl in args.impls.split(","):
             one = statistics.median(times[(impl, 1)])
             for n in (1, world):
                 ms = statistics.median(times[(impl, n)])
@@ -227,7 +234,7 @@ def plot(csv_path: Path) -> None:
     import matplotlib.pyplot as plt
     rows = list(csv.DictReader(csv_path.open()))
     fig, ax = plt.subplots(figsize=(7, 4))
-    for impl in IMPLS:
+    for impl in args.impls.split(","):
         for gpus in sorted({r["gpus"] for r in rows}):
             pts = [(int(r["seq"]), float(r["median_ms"])) for r in rows
                    if r["impl"] == impl and r["gpus"] == gpus]
