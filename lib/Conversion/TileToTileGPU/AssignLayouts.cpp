@@ -69,9 +69,9 @@ SharedEncodingAttr tiled_attn::mmaSyncSharedEncoding(MLIRContext *ctx,
   return SharedEncodingAttr::get(ctx, /*swizzle=*/0, /*pad=*/8, transposed);
 }
 
-int64_t tiled_attn::tmaSwizzleBytes(int64_t rowBytes) {
+int64_t tiled_attn::tmaSwizzleBytes(int64_t rowBytes, int64_t maxSwizzle) {
   for (int64_t swizzle : {128, 64, 32})
-    if (rowBytes % swizzle == 0)
+    if (swizzle <= maxSwizzle && rowBytes % swizzle == 0)
       return swizzle;
   return 0;
 }
@@ -79,10 +79,11 @@ int64_t tiled_attn::tmaSwizzleBytes(int64_t rowBytes) {
 SharedEncodingAttr tiled_attn::tmaSharedEncoding(MLIRContext *ctx,
                                                  ArrayRef<int64_t> shape,
                                                  Type elementType,
-                                                 bool transposed) {
+                                                 bool transposed,
+                                                 int64_t maxSwizzle) {
   int64_t columns = transposed ? shape[0] : shape[1];
-  int64_t swizzle =
-      tmaSwizzleBytes(columns * elementType.getIntOrFloatBitWidth() / 8);
+  int64_t swizzle = tmaSwizzleBytes(
+      columns * elementType.getIntOrFloatBitWidth() / 8, maxSwizzle);
   if (!swizzle)
     return nullptr;
   return SharedEncodingAttr::get(ctx, swizzle, /*pad=*/0, transposed);
@@ -172,12 +173,15 @@ struct FamilyLayouts {
   /// rows padded for ldmatrix, or with `tma` the swizzled panels TMA writes
   /// (ldmatrix reads them with the swizzle undone in its addresses).
   /// wgmma and tcgen05: always the panels, which their descriptors read.
-  /// Null where the tile's rows fit no swizzle.
-  Attribute shared(RankedTensorType tile, bool transposed) const {
+  /// Null where the tile's rows fit no swizzle (no wider than
+  /// `maxSwizzle` bytes).
+  Attribute shared(RankedTensorType tile, bool transposed,
+                   int64_t maxSwizzle = 128) const {
     if (family == Family::MmaSync && !tma)
       return tiled_attn::mmaSyncSharedEncoding(ctx, transposed);
     return tiled_attn::tmaSharedEncoding(ctx, tile.getShape(),
-                                         tile.getElementType(), transposed);
+                                         tile.getElementType(), transposed,
+                                         maxSwizzle);
   }
   /// tcgen05: a tile in tensor memory (`packed`: 16-bit, two to a column).
   Attribute tensorMemory(bool packed = false) const {
@@ -302,7 +306,8 @@ private:
   FailureOr<Attribute> shared(MmaOp mma, Value operand,
                               bool transposed = false) {
     auto tile = cast<RankedTensorType>(operand.getType());
-    if (Attribute encoding = family.shared(tile, transposed))
+    if (Attribute encoding =
+            family.shared(tile, transposed, swizzleCap(operand)))
       return encoding;
     return mma.emitError()
            << "tilegpu-assign-layouts: TMA and the asynchronous tensor cores "
@@ -310,6 +315,19 @@ private:
            << tile << (transposed ? " (stored transposed)" : "")
            << " are not a multiple of 32 bytes";
   }
+  /// The widest swizzle the block staging `operand` may take (128 but
+  /// where capSwizzles narrowed it).
+  int64_t swizzleCap(Value operand) const {
+    LoadOp load = tiled_attn::stagingOf(operand).first;
+    return load ? swizzleCaps.lookup_or(load, 128) : 128;
+  }
+  /// On wgmma, a rhs read N-major in column blocks (dQ = dS K with two
+  /// warpgroups side by side on dQ's columns) starts each block at a
+  /// panel: its block's bytes must be whole panels, so the block staging
+  /// it (and its other readers, which share the buffer) takes the widest
+  /// swizzle that divides them (D = 96: blocks of 48 columns, 96 bytes,
+  /// panels of 32 bytes).
+  void capSwizzles();
   void unify(Value a, Value b) {
     if (isa<RankedTensorType>(a.getType()) &&
         isa<RankedTensorType>(b.getType()))
@@ -346,6 +364,7 @@ private:
   std::optional<TensorMemoryPlacement> tensorMemory;
   llvm::EquivalenceClasses<Value> classes;
   SmallVector<std::pair<Value, Attribute>> seeds;
+  llvm::DenseMap<Operation *, int64_t> swizzleCaps;
 };
 
 LogicalResult LayoutAssignment::visit(Operation *op) {
@@ -395,7 +414,8 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       auto [lhsStaging, lhsTransposed] = tiled_attn::stagingOf(mma.getLhs());
       seed(mma.getLhs(),
            family.shared(cast<RankedTensorType>(mma.getLhs().getType()),
-                         /*transposed=*/!lhsStaging || lhsTransposed));
+                         /*transposed=*/!lhsStaging || lhsTransposed,
+                         swizzleCap(mma.getLhs())));
     } else if (lhsShared && lhsLoad && !lhsLoad.getTranspose()) {
       FailureOr<Attribute> lhsEncoding = shared(mma, mma.getLhs());
       if (failed(lhsEncoding))
@@ -475,7 +495,8 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
                                 "a view of the block's shared buffer)";
     seed(transpose.getInput(),
          family.shared(cast<RankedTensorType>(transpose.getInput().getType()),
-                       transposedLoad.getTranspose()));
+                       transposedLoad.getTranspose(),
+                       swizzleCap(transpose.getInput())));
     return success();
   }
   // A transpose of an accumulator goes through shared memory: the
@@ -755,7 +776,30 @@ void LayoutAssignment::splitRegisterLhsLoads() {
   });
 }
 
+void LayoutAssignment::capSwizzles() {
+  if (family.family != Family::Wgmma)
+    return;
+  func.walk([&](MmaOp mma) {
+    auto accType = cast<RankedTensorType>(mma.getAcc().getType());
+    auto layout = dyn_cast<WgmmaLayoutAttr>(acc(mma.getAcc()));
+    auto [load, transposed] = tiled_attn::stagingOf(mma.getRhs());
+    if (!layout || layout.getColumnBlocks() <= 1 || !load || transposed)
+      return;
+    // The block's columns of the rhs, in the rhs's element type.
+    int64_t blockBytes =
+        accType.getDimSize(1) / layout.getColumnBlocks() *
+        cast<RankedTensorType>(mma.getRhs().getType()).getElementTypeBitWidth() /
+        8;
+    int64_t cap = tiled_attn::tmaSwizzleBytes(blockBytes);
+    if (!cap)
+      return; // (the GPU lowering says why it cannot read such a block)
+    int64_t &slot = swizzleCaps.try_emplace(load, 128).first->second;
+    slot = std::min(slot, cap);
+  });
+}
+
 LogicalResult LayoutAssignment::run() {
+  capSwizzles();
   splitRegisterLhsLoads();
   if (failed(stageBlockLoads()))
     return failure();

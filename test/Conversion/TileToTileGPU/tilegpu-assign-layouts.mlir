@@ -703,3 +703,29 @@ func.func @column_blocks(%a: !tile.view<?x?x?x128xf16>, %b: !tile.view<?x?x?x64x
   tile.store %p, %o[%c0, %c0, %c0, %c0] add : tensor<64x64xf32>, !tile.view<?x?x?x64xf32>
   return
 }
+
+// An N-major rhs read in column blocks of 48 columns (D = 96 on two
+// warpgroups: dQ = dS K) starts each block at a panel: its block staged in
+// 32-byte panels (16 columns), not the 64-byte ones its 192-byte rows
+// would take; the other reader of the same block (Sᵀ = K Qᵀ's lhs) reads
+// those panels too.
+func.func @column_blocks_of_48(%a: !tile.view<?x?x?x128xf16>, %b: !tile.view<?x?x?x96xf16>,
+                               %q: !tile.view<?x?x?x96xf16>,
+                               %o: !tile.view<?x?x?x96xf32>, %s: !tile.view<?x?x?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %a[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x128xf16> -> tensor<64x128xf16>
+  // COLUMNS: tile.load %arg1[{{.*}}] pad(0.000000e+00) : <?x?x?x96xf16> -> tensor<128x96xf16, #tilegpu.shared<swizzle = 32>>
+  %y = tile.load %b[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x96xf16> -> tensor<128x96xf16>
+  // COLUMNS: tile.load %arg2[{{.*}}] pad(0.000000e+00) : <?x?x?x96xf16> -> tensor<64x96xf16, #tilegpu.shared<swizzle = 64>>
+  %qb = tile.load %q[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x96xf16> -> tensor<64x96xf16>
+  %qt = tile.transpose %qb : tensor<64x96xf16> -> tensor<96x64xf16>
+  %z0 = arith.constant dense<0.0> : tensor<128x64xf32>
+  // COLUMNS: tile.mma {{.*}} : tensor<128x96xf16, #tilegpu.shared<swizzle = 32>>, tensor<96x64xf16, #tilegpu.shared<swizzle = 64, transposed = true>>
+  %st = tile.mma %y, %qt, %z0 : tensor<128x96xf16>, tensor<96x64xf16> -> tensor<128x64xf32>
+  tile.store %st, %s[%c0, %c0, %c0, %c0] : tensor<128x64xf32>, !tile.view<?x?x?x64xf32>
+  %zero = arith.constant dense<0.0> : tensor<64x96xf32>
+  // COLUMNS: tile.mma {{.*}} -> tensor<64x96xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>
+  %p = tile.mma %x, %y, %zero : tensor<64x128xf16>, tensor<128x96xf16> -> tensor<64x96xf32>
+  tile.store %p, %o[%c0, %c0, %c0, %c0] add : tensor<64x96xf32>, !tile.view<?x?x?x96xf32>
+  return
+}

@@ -41,20 +41,22 @@ mlir::Operation *firstReader(mlir::Value value,
 tilegpu::SharedEncodingAttr mmaSyncSharedEncoding(mlir::MLIRContext *ctx,
                                                   bool transposed = false);
 
-/// The widest swizzle (128, 64 or 32 bytes) that divides a stored row of
-/// `rowBytes`, or 0 if none does. D = 64 or 128 of 16-bit elements gives
-/// 128; D = 96 (192-byte rows) gives 64, three panels of 32 columns.
-int64_t tmaSwizzleBytes(int64_t rowBytes);
+/// The widest swizzle (128, 64 or 32 bytes, at most `maxSwizzle`) that
+/// divides a stored row of `rowBytes`, or 0 if none does. D = 64 or 128 of
+/// 16-bit elements gives 128; D = 96 (192-byte rows) gives 64, three panels
+/// of 32 columns.
+int64_t tmaSwizzleBytes(int64_t rowBytes, int64_t maxSwizzle = 128);
 
 /// How a tile of `shape` that TMA loads is kept in shared memory: swizzled
 /// panels of the widest swizzle its stored rows allow, as TMA writes them
 /// and wgmma and tcgen05 descriptors read them (and the mma.sync family's
-/// ldmatrix, with `tma`). Null where the rows are not a multiple of 32
-/// bytes.
+/// ldmatrix, with `tma`), no wider than `maxSwizzle` bytes. Null where the
+/// rows are not a multiple of 32 bytes.
 tilegpu::SharedEncodingAttr tmaSharedEncoding(mlir::MLIRContext *ctx,
                                               llvm::ArrayRef<int64_t> shape,
                                               mlir::Type elementType,
-                                              bool transposed = false);
+                                              bool transposed = false,
+                                              int64_t maxSwizzle = 128);
 
 /// The tcgen05 family: tiles with a #tilegpu.tensor_memory encoding become
 /// tensor-memory buffers, tile.mma a tilegpu.tmem_mma with its commit and
