@@ -322,11 +322,11 @@ private:
     return load ? swizzleCaps.lookup_or(load, 128) : 128;
   }
   /// On wgmma, a rhs read N-major in column blocks (dQ = dS K with two
-  /// warpgroups side by side on dQ's columns) starts each block at a
-  /// panel: its block's bytes must be whole panels, so the block staging
-  /// it (and its other readers, which share the buffer) takes the widest
-  /// swizzle that divides them (D = 96: blocks of 48 columns, 96 bytes,
-  /// panels of 32 bytes).
+  /// warpgroups side by side on dQ's columns): a block wider than a panel
+  /// must span whole panels, so the block staging it (and its other
+  /// readers, which share the buffer) takes the widest swizzle whose
+  /// panels the block divides or is made of (D = 64 and 128: 64 and 128
+  /// bytes, the 128-byte swizzle; D = 96: 96 bytes, 32-byte panels).
   void capSwizzles();
   void unify(Value a, Value b) {
     if (isa<RankedTensorType>(a.getType()) &&
@@ -790,7 +790,14 @@ void LayoutAssignment::capSwizzles() {
         accType.getDimSize(1) / layout.getColumnBlocks() *
         cast<RankedTensorType>(mma.getRhs().getType()).getElementTypeBitWidth() /
         8;
-    int64_t cap = tiled_attn::tmaSwizzleBytes(blockBytes);
+    // Blocks that divide a panel never straddle two; wider ones span
+    // whole panels.
+    int64_t cap = 0;
+    for (int64_t swizzle : {128, 64, 32})
+      if (swizzle % blockBytes == 0 || blockBytes % swizzle == 0) {
+        cap = swizzle;
+        break;
+      }
     if (!cap)
       return; // (the GPU lowering says why it cannot read such a block)
     int64_t &slot = swizzleCaps.try_emplace(load, 128).first->second;

@@ -695,6 +695,8 @@ func.func @column_blocks(%a: !tile.view<?x?x?x128xf16>, %b: !tile.view<?x?x?x64x
                          %o: !tile.view<?x?x?x64xf32>) {
   %c0 = arith.constant 0 : index
   %x = tile.load %a[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x128xf16> -> tensor<64x128xf16>
+  // (Blocks of 32 columns, 64 bytes, divide its 128-byte panels.)
+  // COLUMNS: tile.load %arg1[{{.*}}] pad(0.000000e+00) : <?x?x?x64xf16> -> tensor<128x64xf16, #tilegpu.shared<swizzle = 128>>
   %y = tile.load %b[%c0, %c0, %c0, %c0] pad(0.0) : !tile.view<?x?x?x64xf16> -> tensor<128x64xf16>
   %zero = arith.constant dense<0.0> : tensor<64x64xf32>
   // COLUMNS: tile.mma {{.*}} -> tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>
