@@ -53,6 +53,14 @@
 // REDUCE: error: tilegpu-simulate-roles: writes shared memory that a TMA reduction still reads
 // REDUCE: error: tilegpu-simulate-roles: the kernel ends with this TMA reduction in flight (no tilegpu.tma_reduce_wait after it)
 // REDUCE: remark: tilegpu-simulate-roles: 4 schedules ran to the end
+// An mbarrier used after a buffer over its bytes was written is an error
+// naming the write (the allocator handing its memory on too early); its
+// initialization again makes it whole:
+// RUN: not tiled-attn-opt %S/Inputs/simulate-barrier-overwrite.mlir -split-input-file -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=4 seq-q=64 seq-k=64" 2>&1 | FileCheck %s --check-prefix=OVERWRITE
+// OVERWRITE: error: tilegpu-simulate-roles: uses an mbarrier whose shared memory a buffer placed over it has overwritten
+// OVERWRITE: note: overwritten by this op
+// OVERWRITE: remark: tilegpu-simulate-roles: 4 schedules ran to the end
 
 // The library's D=64 causal kernel (mma-warp, p-over-s, two Q tiles, an MMA
 // warp per tile): diagonal blocks of a 1000-key sequence and its ends.

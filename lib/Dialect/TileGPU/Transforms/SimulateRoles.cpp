@@ -39,7 +39,8 @@
 //   shared memory that a product still reads, a tcgen05.ld/st (or the
 //   correction) of tensor-memory columns that a product in flight writes
 //   (or reads, for a write), and products of two issuers on the same
-//   columns: each is an error naming both ops. So is a deadlock (every
+//   columns, and a use of an mbarrier after a write of a buffer placed
+//   over its bytes: each is an error naming both ops. So is a deadlock (every
 //   agent waits and nothing is in flight), with each agent's wait.
 //
 // Each schedule picks, at every step, a random runnable agent or a random
@@ -197,6 +198,12 @@ private:
   bool lazy;
   std::vector<Agent> agents;
   llvm::DenseMap<int64_t, Barrier> barriers; // by byte address
+  /// mbarriers whose bytes a write of a buffer placed over them (the
+  /// allocator's reuse of their memory) has overwritten, and that write.
+  llvm::DenseMap<int64_t, Operation *> overwritten;
+  /// An error where `op` uses the mbarrier at `address` after its memory
+  /// was overwritten.
+  LogicalResult checkBarrierAlive(Operation *op, int64_t address);
   std::vector<Copy> copies;
   /// TMA reductions in flight, by the role whose first thread issued them.
   llvm::DenseMap<int64_t, SmallVector<Pending>> reductions;
@@ -236,8 +243,24 @@ Span Simulator::spanOf(const BufferRef &ref, int64_t block) const {
   return {MemorySpace::Tensor, begin, begin + width};
 }
 
+LogicalResult Simulator::checkBarrierAlive(Operation *op, int64_t address) {
+  if (Operation *writer = overwritten.lookup(address)) {
+    InFlightDiagnostic diag =
+        op->emitError() << "tilegpu-simulate-roles: uses an mbarrier whose "
+                           "shared memory a buffer placed over it has "
+                           "overwritten";
+    diag.attachNote(writer->getLoc()) << "overwritten by this op";
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult Simulator::touchShared(Operation *op, const Span &span,
                                      bool writes) {
+  if (writes && span.space == MemorySpace::Shared)
+    for (auto &[address, barrier] : barriers)
+      if (address < span.end && span.begin < address + 8)
+        overwritten.try_emplace(address, op);
   for (Copy &c : copies)
     if (c.dst.overlaps(span))
       return hazard(op, c.op,
@@ -315,6 +338,8 @@ FailureOr<int64_t> Simulator::blockOf(Agent &agent, Operation *op,
 }
 
 LogicalResult Simulator::arrive(Operation *op, int64_t address, int64_t count) {
+  if (failed(checkBarrierAlive(op, address)))
+    return failure();
   auto it = barriers.find(address);
   if (it == barriers.end())
     return op->emitError() << "tilegpu-simulate-roles: arrives on an "
@@ -336,6 +361,8 @@ LogicalResult Simulator::arrive(Operation *op, int64_t address, int64_t count) {
 LogicalResult Simulator::finishCopy(size_t index) {
   Copy copy = copies[index];
   copies.erase(copies.begin() + index);
+  if (failed(checkBarrierAlive(copy.op, copy.barrier)))
+    return failure();
   Barrier &b = barriers[copy.barrier];
   --b.inFlight;
   if (b.pending == 0 && b.inFlight == 0) {
@@ -802,6 +829,7 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
       Barrier b;
       b.expected = b.pending = static_cast<int64_t>(init.getCount());
       barriers[*address] = b;
+      overwritten.erase(*address);
     }
     next();
     return success();
@@ -823,6 +851,8 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     if (!barriers.count(*address))
       return op->emitError() << "tilegpu-simulate-roles: waits on an "
                                 "mbarrier that was never initialized";
+    if (failed(checkBarrierAlive(op, *address)))
+      return failure();
     FailureOr<bool> go = mayGo(agent, op);
     if (failed(go))
       return failure();
@@ -891,6 +921,8 @@ LogicalResult Simulator::execute(Agent &agent, Operation *op, bool &blocked) {
     if (it == barriers.end())
       return op->emitError() << "tilegpu-simulate-roles: a copy completes "
                                 "on an mbarrier that was never initialized";
+    if (failed(checkBarrierAlive(op, *address)))
+      return failure();
     // The arrival with its expected transaction, which the copy completes.
     ++it->second.inFlight;
     if (failed(arrive(op, *address, 1)))

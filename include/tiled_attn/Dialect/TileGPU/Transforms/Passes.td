@@ -277,6 +277,8 @@ def TileGPUSimulateRolesPass
       columns;
     - a tcgen05.ld, tcgen05.st or correction touches tensor-memory columns
       that a product in flight writes (or reads, for a write).
+    - an mbarrier is used (an arrival, a wait, a copy's completion) after a
+      write of a buffer placed over its bytes, unless initialized again.
     A kernel that runs every schedule to its end gets a remark with the
     number of steps. Without lengths, it runs the corner cases of the
     kernel's blocks (from its `#tile.sdpa`): one key; a last partial block
