@@ -189,7 +189,9 @@ private:
   /// The row block an agent's tensor-memory access or product covers.
   FailureOr<int64_t> blockOf(Agent &agent, Operation *op, BufferType type,
                              int64_t blocks);
-  LogicalResult hazard(Operation *op, Operation *other, const Twine &what);
+  /// An error on `op` saying `what`, with a note on `other` (`note`).
+  LogicalResult hazard(Operation *op, Operation *other, const Twine &what,
+                       StringRef note = "still in flight: this op");
   void bind(Agent &agent, Value v, SimValue s) { agent.env[v] = s; }
 
   func::FuncOp func;
@@ -244,14 +246,11 @@ Span Simulator::spanOf(const BufferRef &ref, int64_t block) const {
 }
 
 LogicalResult Simulator::checkBarrierAlive(Operation *op, int64_t address) {
-  if (Operation *writer = overwritten.lookup(address)) {
-    InFlightDiagnostic diag =
-        op->emitError() << "tilegpu-simulate-roles: uses an mbarrier whose "
-                           "shared memory a buffer placed over it has "
-                           "overwritten";
-    diag.attachNote(writer->getLoc()) << "overwritten by this op";
-    return failure();
-  }
+  if (Operation *writer = overwritten.lookup(address))
+    return hazard(op, writer,
+                  "uses an mbarrier whose shared memory a buffer placed over "
+                  "it has overwritten",
+                  "overwritten by this op");
   return success();
 }
 
@@ -289,11 +288,11 @@ LogicalResult Simulator::touchShared(Operation *op, const Span &span,
 }
 
 LogicalResult Simulator::hazard(Operation *op, Operation *other,
-                                const Twine &what) {
+                                const Twine &what, StringRef note) {
   InFlightDiagnostic diag = op->emitError()
                             << "tilegpu-simulate-roles: " << what;
   if (other)
-    diag.attachNote(other->getLoc()) << "still in flight: this op";
+    diag.attachNote(other->getLoc()) << note;
   return failure();
 }
 
