@@ -491,6 +491,25 @@ TEST_F(SdpaBackwardKernelTest, Tcgen05Blocks) {
   }
 }
 
+// The program of the wide head dims on wgmma (backward-sm90a-d192-d256:
+// 64 keys and 64 queries a step, Q and dO not prefetched, exp2), over
+// grouped heads, odd lengths of several blocks and the causal masks;
+// within the Exp2 test's bounds of float64.
+TEST_F(SdpaBackwardKernelTest, WideHeadDims) {
+  Type f16 = Float16Type::get(&ctx), bf16 = BFloat16Type::get(&ctx);
+  Case d192{1, 4, 2, 150, 77, tile::CausalMode::BottomRight, 192};
+  Case d256{1, 2, 1, 70, 131, tile::CausalMode::TopLeft, 256};
+  using Run = ScheduledRun;
+  for (const Run &run : {Run{f16, d192, 64, 64, {1, false, false, true}},
+                         Run{bf16, d256, 64, 64, {1, false, false, true}}}) {
+    const double tolerance = run.elt.isBF16() ? 6e-3 : 1e-3;
+    std::array<double, 4> e =
+        errors(run.elt, run.c, run.bm, run.bn, 47, {}, {}, run.schedule);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_LT(e[i], tolerance) << "gradient " << i << ", D " << run.c.headDim;
+  }
+}
+
 // Sliding windows: the band lo <= j - i <= hi (the forward's window
 // kernels'), on both sides, one side only, and shifted past the diagonal.
 TEST_F(SdpaBackwardKernelTest, Window) {

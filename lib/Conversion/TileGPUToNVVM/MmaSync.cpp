@@ -217,7 +217,7 @@ static FailureOr<Value> loadAccumulator(OpBuilder &b, Location loc,
   auto c = [&](int64_t v) { return cIdx(b, loc, v); };
   LaneCoords lc(b, loc);
   Value row0 = lc.firstRow(b, loc, frag, c(0));
-  Value col0 = lc.firstCol(b, loc, c(0));
+  Value col0 = lc.firstCol(b, loc, frag, c(0));
   bool swizzled = encoding.getSwizzle() != 0;
   Value flat;
   if (swizzled)

@@ -19,8 +19,22 @@ using namespace tiled_attn;
 using namespace tiled_attn::tilegpu;
 
 Fragment Fragment::get(RankedTensorType type) {
+  // With column blocks, each warpgroup holds its block's tile as mma.sync
+  // would on the warps of the block.
+  if (auto wgmma = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
+      wgmma && wgmma.getColumnBlocks() > 1) {
+    SmallVector<int64_t> block = wgmma.getColumnBlockShape(type.getShape());
+    Fragment f = get(wgmma.getColumnBlockLayout(), block);
+    f.columnBlocks = wgmma.getColumnBlocks();
+    f.blockColumns = block.back();
+    return f;
+  }
   // wgmma's layouts hold mma.sync's registers (getQuadFragmentLayout).
   return get(getQuadFragmentLayout(type.getEncoding()), type.getShape());
+}
+
+bool tiled_attn::hasFragment(Attribute encoding) {
+  return getQuadFragmentLayout(encoding) || isa<WgmmaLayoutAttr>(encoding);
 }
 
 Fragment Fragment::get(MmaSyncLayoutAttr layout, ArrayRef<int64_t> shape) {
@@ -81,13 +95,39 @@ LaneCoords::LaneCoords(OpBuilder &b, Location loc) {
 Value LaneCoords::firstRow(OpBuilder &b, Location loc, const Fragment &frag,
                            Value origin) const {
   Value rowsPerWarp = arith::ConstantIndexOp::create(b, loc, frag.rowsPerWarp);
-  Value warpRow = arith::MulIOp::create(b, loc, warp, rowsPerWarp);
+  Value blockWarp = warp;
+  if (frag.columnBlocks > 1) {
+    // Warp w % 4 of row block (w / 4) / columnBlocks.
+    Value four = arith::ConstantIndexOp::create(b, loc, 4);
+    Value group = arith::DivUIOp::create(b, loc, warp, four);
+    Value rowBlock = arith::DivUIOp::create(
+        b, loc, group,
+        arith::ConstantIndexOp::create(b, loc, frag.columnBlocks));
+    blockWarp = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, rowBlock, four),
+        arith::RemUIOp::create(b, loc, warp, four));
+  }
+  Value warpRow = arith::MulIOp::create(b, loc, blockWarp, rowsPerWarp);
   return arith::AddIOp::create(b, loc, origin,
                                arith::AddIOp::create(b, loc, warpRow, g));
 }
 
-Value LaneCoords::firstCol(OpBuilder &b, Location loc, Value origin) const {
+Value LaneCoords::firstCol(OpBuilder &b, Location loc, const Fragment &frag,
+                           Value origin) const {
   Value two = arith::ConstantIndexOp::create(b, loc, 2);
+  if (frag.columnBlocks > 1) {
+    // The first column of block (w / 4) % columnBlocks.
+    Value group = arith::DivUIOp::create(
+        b, loc, warp, arith::ConstantIndexOp::create(b, loc, 4));
+    Value block = arith::RemUIOp::create(
+        b, loc, group,
+        arith::ConstantIndexOp::create(b, loc, frag.columnBlocks));
+    origin = arith::AddIOp::create(
+        b, loc, origin,
+        arith::MulIOp::create(
+            b, loc, block,
+            arith::ConstantIndexOp::create(b, loc, frag.blockColumns)));
+  }
   return arith::AddIOp::create(b, loc, origin,
                                arith::MulIOp::create(b, loc, t, two));
 }

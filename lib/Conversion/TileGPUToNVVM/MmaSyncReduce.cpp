@@ -35,6 +35,13 @@ struct ReduceToGPU final : OpConversionPattern<ReduceOp> {
     auto inTy = cast<RankedTensorType>(op.getInput().getType());
     auto outTy = dyn_cast<RankedTensorType>(op.getType());
     auto inLayout = tilegpu::getQuadFragmentLayout(inTy.getEncoding());
+    if (auto blocks = dyn_cast<tilegpu::WgmmaLayoutAttr>(inTy.getEncoding());
+        blocks && blocks.getColumnBlocks() > 1)
+      return op.emitError()
+             << "GPU lowering: a reduction of a tile whose warpgroups split "
+                "its columns would need the other warpgroups' registers; "
+                "not supported ("
+             << inTy << ")";
     if (!inLayout)
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
@@ -81,9 +88,11 @@ struct BroadcastToGPU final : OpConversionPattern<BroadcastOp> {
   matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto outTy = cast<RankedTensorType>(op.getType());
-    if (!tilegpu::getQuadFragmentLayout(outTy.getEncoding()))
+    if (!hasFragment(outTy.getEncoding()))
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
+    // (With column blocks, the input vector holds the same block's rows or
+    // columns: the registers pair up as without.)
     Fragment out = Fragment::get(outTy);
     if (out.kind != MmaSyncKind::Acc)
       return op.emitError() << "GPU lowering: broadcasts produce accumulators";
@@ -103,7 +112,7 @@ struct BroadcastToGPU final : OpConversionPattern<BroadcastOp> {
 Value registerCols(OpBuilder &b, Location loc, const Fragment &f,
                    Value origin) {
   LaneCoords lc(b, loc);
-  return registerIndices(b, loc, lc.firstCol(b, loc, origin), f.colOffset);
+  return registerIndices(b, loc, lc.firstCol(b, loc, f, origin), f.colOffset);
 }
 
 struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
@@ -112,14 +121,14 @@ struct CausalMaskToGPU final : OpConversionPattern<CausalMaskOp> {
   matchAndRewrite(CausalMaskOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (!tilegpu::getQuadFragmentLayout(op.getType().getEncoding()))
+    if (!hasFragment(op.getType().getEncoding()))
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
     Fragment f = Fragment::get(op.getType());
     LaneCoords lc(rewriter, loc);
     // row = row_offset + warp * rowsPerWarp + g + rowOffset[e]
     Value rowBase = lc.firstRow(rewriter, loc, f, adaptor.getRowOffset());
-    Value colBase = lc.firstCol(rewriter, loc, adaptor.getColOffset());
+    Value colBase = lc.firstCol(rewriter, loc, f, adaptor.getColOffset());
     Value rows = registerIndices(rewriter, loc, rowBase, f.rowOffset);
     Value cols = registerIndices(rewriter, loc, colBase, f.colOffset);
     rewriter.replaceOpWithNewOp<arith::CmpIOp>(op, arith::CmpIPredicate::sle,
@@ -134,13 +143,13 @@ struct WindowMaskToGPU final : OpConversionPattern<WindowMaskOp> {
   matchAndRewrite(WindowMaskOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (!tilegpu::getQuadFragmentLayout(op.getType().getEncoding()))
+    if (!hasFragment(op.getType().getEncoding()))
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
     Fragment f = Fragment::get(op.getType());
     LaneCoords lc(rewriter, loc);
     Value rowBase = lc.firstRow(rewriter, loc, f, adaptor.getRowOffset());
-    Value colBase = lc.firstCol(rewriter, loc, adaptor.getColOffset());
+    Value colBase = lc.firstCol(rewriter, loc, f, adaptor.getColOffset());
     rewriter.replaceOp(op,
                        inBand(rewriter, loc, rowBase, colBase, f.rowOffset,
                               f.colOffset, adaptor.getLo(), adaptor.getHi()));
@@ -154,7 +163,7 @@ struct BoundsMaskToGPU final : OpConversionPattern<BoundsMaskOp> {
   matchAndRewrite(BoundsMaskOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (!tilegpu::getQuadFragmentLayout(op.getType().getEncoding()))
+    if (!hasFragment(op.getType().getEncoding()))
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
     Fragment f = Fragment::get(op.getType());
@@ -177,7 +186,7 @@ struct IotaToGPU final : OpConversionPattern<IotaOp> {
   matchAndRewrite(IotaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (!tilegpu::getQuadFragmentLayout(op.getType().getEncoding()))
+    if (!hasFragment(op.getType().getEncoding()))
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
     Fragment f = Fragment::get(op.getType());
@@ -201,7 +210,7 @@ struct IotaToGPU final : OpConversionPattern<IotaOp> {
         adaptor.getOffset() ? adaptor.getOffset() : cIdx(rewriter, loc, 0);
     LaneCoords lc(rewriter, loc);
     Value base = rows ? lc.firstRow(rewriter, loc, f, offset)
-                      : lc.firstCol(rewriter, loc, offset);
+                      : lc.firstCol(rewriter, loc, f, offset);
     auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     rewriter.replaceOp(op,
                        positionVector(rewriter, loc, base,

@@ -73,7 +73,7 @@ void writeAccumulatorPairs(OpBuilder &b, Location loc, const Fragment &frag,
   const uint64_t pairBytes =
       2 * bufferType.getElementType().getIntOrFloatBitWidth() / 8;
   Value row0 = lc.firstRow(b, loc, frag, cIdx(b, loc, 0));
-  Value col0 = lc.firstCol(b, loc, colOrigin ? colOrigin : cIdx(b, loc, 0));
+  Value col0 = lc.firstCol(b, loc, frag, colOrigin ? colOrigin : cIdx(b, loc, 0));
   for (int64_t e = 0; e < frag.size(); e += 2) {
     Value row =
         arith::AddIOp::create(b, loc, row0, cIdx(b, loc, frag.rowOffset[e]));
@@ -130,7 +130,7 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
         rewriter, loc, frag,
         arith::MulIOp::create(rewriter, loc, idx[2],
                               cIdx(rewriter, loc, type.getDimSize(0))));
-    Value colBase = lc.firstCol(rewriter, loc, colOrigin);
+    Value colBase = lc.firstCol(rewriter, loc, frag, colOrigin);
     // Masked or adding: each element on its own (an adding store is an
     // atomic f32 add, where its mask bit is set).
     int64_t width = op.getMask() || op.getAdd() ? 1 : 2;

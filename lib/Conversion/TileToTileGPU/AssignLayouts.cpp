@@ -301,6 +301,12 @@ private:
   Attribute acc(Value v) {
     return family.acc(cast<RankedTensorType>(v.getType()).getShape());
   }
+  /// Whether the wgmma accumulator `v` has its warpgroups side by side on
+  /// its columns (family.acc).
+  bool columnSplit(Value v) {
+    auto blocks = dyn_cast<WgmmaLayoutAttr>(acc(v));
+    return blocks && blocks.getColumnBlocks() > 1;
+  }
   /// `operand`'s shared encoding, or an error on `mma` where its rows fit
   /// no swizzle.
   FailureOr<Attribute> shared(MmaOp mma, Value operand,
@@ -421,6 +427,16 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
       if (failed(lhsEncoding))
         return failure();
       seed(mma.getLhs(), *lhsEncoding);
+    } else if (columnSplit(mma.getAcc())) {
+      // Warpgroups side by side on the accumulator's columns each need the
+      // whole lhs (Pᵀ and dSᵀ of a 64-key block at D = 192 and 256): it
+      // goes through shared memory, written there by the warpgroups that
+      // computed it (the convert_layout before the mma, lowered as a
+      // tilegpu.local_store between barriers).
+      FailureOr<Attribute> lhsEncoding = shared(mma, mma.getLhs());
+      if (failed(lhsEncoding))
+        return failure();
+      seed(mma.getLhs(), *lhsEncoding);
     } else {
       seed(mma.getLhs(), layout(MmaSyncKind::OperandA));
     }
@@ -443,9 +459,21 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     return success();
   }
   if (auto bcast = dyn_cast<BroadcastOp>(op)) {
+    // (Over an accumulator whose warpgroups split its columns, the vector
+    // is split the same way: each warpgroup's block's rows or columns.)
+    Attribute result = acc(bcast.getResult());
+    MmaSyncKind kind =
+        bcast.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols;
+    auto blocks = dyn_cast<WgmmaLayoutAttr>(result);
     seed(bcast.getInput(),
-         layout(bcast.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols));
-    seed(bcast.getResult(), acc(bcast.getResult()));
+         blocks && blocks.getColumnBlocks() > 1
+             ? WgmmaLayoutAttr::get(
+                   func.getContext(),
+                   kind == MmaSyncKind::Rows ? WgmmaKind::Rows
+                                             : WgmmaKind::Cols,
+                   blocks.getWarpgroups(), blocks.getColumnBlocks())
+             : layout(kind));
+    seed(bcast.getResult(), result);
     return success();
   }
   // A bounds mask over a vector is over columns (the keys of a block), as
@@ -910,6 +938,12 @@ LogicalResult LayoutAssignment::run() {
       // layout (tilegpu.local_load).
       if (isa<SharedEncodingAttr>(fromLayout) &&
           ((to && to.getKind() == MmaSyncKind::Acc) || lanes(toLayout)))
+        return WalkResult::advance();
+      // A wgmma accumulator written into shared memory for an mma's lhs
+      // (tilegpu.local_store; warpgroups side by side on the columns).
+      auto fromWgmma = dyn_cast<WgmmaLayoutAttr>(fromLayout);
+      if (fromWgmma && fromWgmma.getKind() == WgmmaKind::Acc &&
+          isa<SharedEncodingAttr>(toLayout))
         return WalkResult::advance();
       bool sameRegs = from && to &&
                       fromLayout.getTypeID() == toLayout.getTypeID() &&

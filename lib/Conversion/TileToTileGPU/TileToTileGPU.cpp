@@ -153,6 +153,10 @@ private:
   /// argument: through a swizzled f32 buffer and tilegpu.tma_reduce.
   bool rewriteAddingStore(tile::StoreOp store);
   void rewriteTranspose(tile::TransposeOp transpose);
+  /// A register tile moved into shared memory for an mma's lhs (a
+  /// tile.convert_layout to a shared encoding): written as the buffer's
+  /// rows between barriers, as a transpose's input is.
+  void rewriteSharedLhs(tile::ConvertLayoutOp move);
   /// Each transpose of a staged block (now a buffer, awaited before it) a
   /// tilegpu.transpose_view of that buffer.
   void rewriteTransposedViews();
@@ -195,6 +199,10 @@ private:
   llvm::MapVector<Value, Operation *> reduceEnds;
   /// Each transpose's buffer and the barrier before its write.
   SmallVector<std::pair<gpu::BarrierOp, Value>> transposeBarriers;
+  /// With share-transposes: the buffers of the moves into shared memory
+  /// for an mma's lhs, by type and place among its loop body's moves of
+  /// that type (rewriteSharedLhs).
+  llvm::DenseMap<std::pair<Type, int64_t>, Value> sharedLhsBuffers;
   /// With mmaWarp: the threads that issue tcgen05 products, one per group
   /// of 128 rows.
   int64_t issuers = 1;
@@ -1104,6 +1112,33 @@ void SharedMemoryMaterializer::rewriteTranspose(tile::TransposeOp transpose) {
   transpose.erase();
 }
 
+void SharedMemoryMaterializer::rewriteSharedLhs(tile::ConvertLayoutOp move) {
+  OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
+  Location loc = move.getLoc();
+  auto type = cast<RankedTensorType>(move.getType());
+  // With share-transposes, the k-th move of its type in a loop body shares
+  // its buffer with the k-th of the other loops (the mask split's three
+  // loops run one after the other, and each write waits at the first
+  // barrier for the readers before it, as a transpose's does).
+  int64_t ordinal = 0;
+  for (Operation *op = move->getPrevNode(); op; op = op->getPrevNode())
+    if (auto other = dyn_cast<tile::ConvertLayoutOp>(op);
+        other && other.getType() == type)
+      ++ordinal;
+  std::pair<Type, int64_t> key{type, ordinal};
+  Value buffer = shareTransposes ? sharedLhsBuffers.lookup(key) : Value();
+  if (!buffer)
+    buffer = AllocOp::create(top, loc, bufferTypeOf(type), IntegerAttr());
+  if (shareTransposes)
+    sharedLhsBuffers[key] = buffer;
+  OpBuilder b(move);
+  transposeBarriers.emplace_back(gpu::BarrierOp::create(b, loc), buffer);
+  LocalStoreOp::create(b, loc, move.getInput(), buffer);
+  gpu::BarrierOp::create(b, loc);
+  move.getResult().replaceAllUsesWith(buffer);
+  move.erase();
+}
+
 /// With merge-barriers, a transpose's first barrier (every thread done
 /// reading the buffer's previous contents) moves out of its loop, to just
 /// before it, when the
@@ -1187,6 +1222,15 @@ LogicalResult SharedMemoryMaterializer::run() {
              << transpose.getType();
     rewriteTranspose(transpose);
   }
+  SmallVector<tile::ConvertLayoutOp> sharedLhs;
+  func.walk([&](tile::ConvertLayoutOp move) {
+    if (getSharedEncoding(move.getType()) &&
+        !getSharedEncoding(move.getInput().getType()) &&
+        !isa<BufferType>(move.getInput().getType()))
+      sharedLhs.push_back(move);
+  });
+  for (tile::ConvertLayoutOp move : sharedLhs)
+    rewriteSharedLhs(move);
   func.walk([&](tile::LoadOp load) {
     if (load->getParentOfType<scf::ForOp>())
       streamedViews.insert(load.getView());

@@ -246,6 +246,27 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_80", family = mma
 
 // -----
 
+// A row reduction of a tile whose warpgroups split its columns would need
+// the other warpgroup's registers.
+#blocks = #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>
+#rows = #tilegpu.wgmma<rows, warpgroups = 2, column_blocks = 2>
+module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wgmma>} {
+  func.func @negative_reduce_column_blocks(%x: f32, %o: !tile.view<?x?x?x64xf32>)
+      attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 8 : i64} {
+    %c0 = arith.constant 0 : index
+    %s = tensor.splat %x : tensor<64x64xf32, #blocks>
+    // expected-error @+2 {{GPU lowering: a reduction of a tile whose warpgroups split its columns would need the other warpgroups' registers; not supported ('tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>')}}
+    // expected-error @+1 {{failed to legalize operation 'tile.reduce'}}
+    %r = tile.reduce max %s along 1 : tensor<64x64xf32, #blocks> -> tensor<64xf32, #rows>
+    %b = tile.broadcast %r along 1 : tensor<64xf32, #rows> -> tensor<64x64xf32, #blocks>
+    tile.store %b, %o[%c0, %c0, %c0, %c0]
+        : tensor<64x64xf32, #blocks>, !tile.view<?x?x?x64xf32>
+    return
+  }
+}
+
+// -----
+
 // A column reduction (which tilegpu-assign-layouts accepts, giving cols)
 // has no lowering yet.
 

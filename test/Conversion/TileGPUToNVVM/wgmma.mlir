@@ -1,3 +1,21 @@
+// RUN: tiled-attn-opt %S/../TileToTileGPU/Inputs/column-blocks-lhs.mlir --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s --check-prefix=COLVEC
+// Positions in a layout whose warpgroups split the columns: the query
+// positions of a 64-column score block (the gathered log-sum-exps'
+// indices) start at the warpgroup's block, 32 (w / 4 mod 2), plus 2t.
+// COLVEC-LABEL: gpu.func @column_blocks_lhs
+// COLVEC: vector.from_elements
+// COLVEC-NEXT: %[[TID:.*]] = gpu.thread_id x
+// COLVEC-NEXT: %[[LANE:.*]] = arith.remui %[[TID]], %c32 : index
+// COLVEC-NEXT: %[[WARP:.*]] = arith.divui %[[TID]], %c32 : index
+// COLVEC-NEXT: %[[T:.*]] = arith.remui %[[LANE]], %c4 : index
+// COLVEC-NEXT: %[[GROUP:.*]] = arith.divui %[[WARP]], %c4 : index
+// COLVEC-NEXT: %[[BLOCK:.*]] = arith.remui %[[GROUP]], %c2 : index
+// COLVEC-NEXT: %[[FIRST:.*]] = arith.muli %[[BLOCK]], %c32 : index
+// COLVEC-NEXT: %[[TWO_T:.*]] = arith.muli %[[T]], %c2 : index
+// COLVEC-NEXT: arith.addi %[[FIRST]], %[[TWO_T]] : index
+
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \

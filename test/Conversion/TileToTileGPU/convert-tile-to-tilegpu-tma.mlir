@@ -1,3 +1,17 @@
+// RUN: tiled-attn-opt %S/Inputs/column-blocks-lhs.mlir --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=LHS
+// A register tile that an mma takes from shared memory (Pᵀ of a 64-key
+// block on two warpgroups side by side, each of which reads all of it):
+// written into its panels by each warpgroup's block (tilegpu.local_store)
+// between barriers, then read through its buffer, as a transpose is.
+// LHS-LABEL: func.func @column_blocks_lhs
+// LHS: %[[PT:.*]] = tilegpu.alloc : <64x64xf16, #tilegpu.shared<swizzle = 128>>
+// LHS: arith.truncf
+// LHS: gpu.barrier
+// LHS-NEXT: tilegpu.local_store %{{.*}}, %[[PT]] : tensor<64x64xf16, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>, <64x64xf16, #tilegpu.shared<swizzle = 128>>
+// LHS-NEXT: gpu.barrier
+// LHS-NEXT: tilegpu.mma %[[PT]], %{{.*}} : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, <64x256xf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x256xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>
+
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=128" \
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu | FileCheck %s

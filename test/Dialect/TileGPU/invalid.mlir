@@ -114,21 +114,27 @@ func.func private @negative_wgmma_warpgroups_large(tensor<320xf32, #tilegpu.wgmm
 // -----
 
 // Warpgroups side by side on an accumulator's columns: column_blocks
-// divides warpgroups, splits an accumulator only, and leaves 64 rows a
-// row block and N / column_blocks columns a multiple of 8 up to 256 each.
+// divides warpgroups, splits an accumulator and its row and column
+// vectors (never a register lhs), and leaves 64 rows a row block and
+// N / column_blocks columns a multiple of 8 up to 256 each.
 
 // expected-error @+1 {{column_blocks must divide warpgroups (2), got 3}}
 func.func private @negative_wgmma_column_blocks(tensor<64x96xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 3>>)
 
 // -----
 
-// expected-error @+1 {{column_blocks splits an accumulator only, not a tile of kind 'opa'}}
+// expected-error @+1 {{column_blocks splits an accumulator and its row and column vectors, not a register A operand (each warpgroup would need the whole lhs)}}
 func.func private @negative_wgmma_column_blocks_opa(tensor<64x64xf16, #tilegpu.wgmma<opa, warpgroups = 2, column_blocks = 2>>)
 
 // -----
 
 // expected-error @+1 {{#tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2> needs 64 rows (64 per row block) and N a multiple of 8 up to 256 in each column block}}
 func.func private @negative_wgmma_column_blocks_shape(tensor<64x72xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>)
+
+// -----
+
+// expected-error @+1 {{#tilegpu.wgmma<cols, warpgroups = 2, column_blocks = 2> needs a vector of a multiple of 8 columns in each column block}}
+func.func private @negative_wgmma_column_blocks_cols(tensor<24xf32, #tilegpu.wgmma<cols, warpgroups = 2, column_blocks = 2>>)
 
 // -----
 

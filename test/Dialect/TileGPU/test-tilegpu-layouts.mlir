@@ -34,6 +34,16 @@ func.func private @wgmma(tensor<128x16xf32, #tilegpu.wgmma<acc, warpgroups = 2>>
 // CHECK-NEXT: warp 0 lane 0: (0, 0) (0, 1) (8, 0) (8, 1)
 func.func private @wgmma_column_blocks(tensor<64x16xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>)
 
+// Its vectors: a column vector split as the columns (each element in
+// the 32 threads of its warpgroup that hold its column), a row vector the
+// same rows in both warpgroups.
+// CHECK: tensor<16xf32, #tilegpu.wgmma<cols, warpgroups = 2, column_blocks = 2>>: 256 threads x 2 registers, each element held 32 time(s)
+// CHECK-NEXT: warp 0 lane 0: (0) (1)
+// CHECK: tensor<64xf32, #tilegpu.wgmma<rows, warpgroups = 2, column_blocks = 2>>: 256 threads x 2 registers, each element held 8 time(s)
+// CHECK-NEXT: warp 0 lane 0: (0) (8)
+func.func private @wgmma_column_block_vectors(tensor<16xf32, #tilegpu.wgmma<cols, warpgroups = 2, column_blocks = 2>>,
+                                              tensor<64xf32, #tilegpu.wgmma<rows, warpgroups = 2, column_blocks = 2>>)
+
 // tcgen05.ld 32x32b: one row per lane, consecutive columns per register;
 // with 8 warps the two warps of a quadrant split the columns.
 // CHECK: tensor<128x8xf32, #tilegpu.tmem_lanes<acc, warps = 4>>: 128 threads x 8 registers, each element held 1 time(s)

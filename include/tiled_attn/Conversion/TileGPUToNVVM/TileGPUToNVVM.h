@@ -43,14 +43,24 @@ struct Fragment {
   /// Rows a warp owns (0 when rows are not split over warps).
   int64_t rowsPerWarp = 0;
   llvm::SmallVector<int64_t> rowOffset, colOffset;
+  /// A wgmma tile whose warpgroups split its columns (`column_blocks` > 1):
+  /// the offsets are those of one block's tile (`blockColumns` columns),
+  /// warpgroup w holds block w % columnBlocks of row block w /
+  /// columnBlocks (LaneCoords::firstRow and firstCol place the lane).
+  int64_t columnBlocks = 1, blockColumns = 0;
 
-  /// The fragment of a tile type in an mma.sync layout.
+  /// The fragment of a tile type in an mma.sync layout, or a wgmma layout
+  /// (with column blocks: one block's, see columnBlocks).
   static Fragment get(mlir::RankedTensorType type);
   /// The fragment of a tile of `shape` in `layout`.
   static Fragment get(tilegpu::MmaSyncLayoutAttr layout,
                       llvm::ArrayRef<int64_t> shape);
   int64_t size() const { return std::max(rowOffset.size(), colOffset.size()); }
 };
+
+/// Whether a register tile of `encoding` has a Fragment: an mma.sync or
+/// wgmma layout (with or without column blocks).
+bool hasFragment(mlir::Attribute encoding);
 
 /// Converts GPU-level types to their per-thread form: a register tile (in
 /// any distributed layout) becomes a vector of the thread's registers, a
@@ -166,12 +176,15 @@ struct LaneCoords {
   LaneCoords(mlir::OpBuilder &b, mlir::Location loc);
 
   /// `origin` plus the row of the lane's register 0 in `frag`:
-  /// origin + warp * rowsPerWarp + g.
+  /// origin + warp * rowsPerWarp + g (with column blocks, warp is the
+  /// warp's place among the warps of its block).
   mlir::Value firstRow(mlir::OpBuilder &b, mlir::Location loc,
                        const Fragment &frag, mlir::Value origin) const;
-  /// `origin` plus the column of the lane's register 0: origin + 2t.
+  /// `origin` plus the column of the lane's register 0 in `frag`: origin
+  /// + 2t (with column blocks, plus the first column of the warpgroup's
+  /// block).
   mlir::Value firstCol(mlir::OpBuilder &b, mlir::Location loc,
-                       mlir::Value origin) const;
+                       const Fragment &frag, mlir::Value origin) const;
 };
 
 /// The lane's eight registers of A-operand piece (mTile, kStep) of `frag`

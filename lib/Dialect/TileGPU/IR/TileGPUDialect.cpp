@@ -285,10 +285,10 @@ WgmmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (columnBlocks < 1 || warpgroups % columnBlocks)
     return emitError() << "column_blocks must divide warpgroups (" << warpgroups
                        << "), got " << columnBlocks;
-  if (columnBlocks > 1 && kind != WgmmaKind::Acc)
-    return emitError() << "column_blocks splits an accumulator only, not a "
-                          "tile of kind '"
-                       << stringifyWgmmaKind(kind) << "'";
+  if (columnBlocks > 1 && kind == WgmmaKind::OperandA)
+    return emitError() << "column_blocks splits an accumulator and its row "
+                          "and column vectors, not a register A operand "
+                          "(each warpgroup would need the whole lhs)";
   return success();
 }
 
@@ -317,11 +317,13 @@ LogicalResult WgmmaLayoutAttr::verifyTileShape(
     ok = shape.size() == 1 && shape[0] == rows;
     break;
   case WgmmaKind::Cols:
-    ok = shape.size() == 1 && shape[0] % 8 == 0;
+    ok = shape.size() == 1 && shape[0] % (8 * blocks) == 0;
     if (!ok)
       return emitError() << *this
-                         << " needs a vector of a multiple of 8 "
-                            "columns";
+                         << (blocks > 1 ? " needs a vector of a multiple of "
+                                          "8 columns in each column block"
+                                        : " needs a vector of a multiple of 8 "
+                                          "columns");
     return success();
   }
   if (!ok)
@@ -353,8 +355,21 @@ MmaSyncLayoutAttr WgmmaLayoutAttr::getQuadFragmentLayout() const {
 }
 
 MmaSyncLayoutAttr WgmmaLayoutAttr::getColumnBlockLayout() const {
-  return MmaSyncLayoutAttr::get(getContext(), MmaSyncKind::Acc,
-                                4 * getRowBlocks());
+  MmaSyncKind kind = getKind() == WgmmaKind::Rows   ? MmaSyncKind::Rows
+                     : getKind() == WgmmaKind::Cols ? MmaSyncKind::Cols
+                                                    : MmaSyncKind::Acc;
+  return MmaSyncLayoutAttr::get(getContext(), kind, 4 * getRowBlocks());
+}
+
+SmallVector<int64_t>
+WgmmaLayoutAttr::getColumnBlockShape(ArrayRef<int64_t> shape) const {
+  SmallVector<int64_t> block(shape);
+  int64_t blocks = getColumnBlocks();
+  if (getKind() == WgmmaKind::Acc)
+    block[1] /= blocks;
+  else if (getKind() == WgmmaKind::Cols)
+    block[0] /= blocks;
+  return block;
 }
 
 MmaSyncLayoutAttr tiled_attn::tilegpu::getQuadFragmentLayout(Attribute layout) {
@@ -379,8 +394,7 @@ bool tiled_attn::tilegpu::isAsyncMmaResult(Type type) {
 int64_t WgmmaLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
   if (getColumnBlocks() == 1)
     return getQuadFragmentLayout().getRegisterCount(shape);
-  return getColumnBlockLayout().getRegisterCount(
-      {shape[0], shape[1] / getColumnBlocks()});
+  return getColumnBlockLayout().getRegisterCount(getColumnBlockShape(shape));
 }
 
 SmallVector<int64_t>
@@ -390,11 +404,14 @@ WgmmaLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape, int64_t warp,
   if (blocks == 1)
     return getQuadFragmentLayout().getElementCoordinates(shape, warp, lane,
                                                          reg);
-  int64_t group = warp / 4, columns = shape[1] / blocks;
+  int64_t group = warp / 4;
   int64_t blockWarp = 4 * (group / blocks) + warp % 4;
+  SmallVector<int64_t> block = getColumnBlockShape(shape);
   SmallVector<int64_t> at = getColumnBlockLayout().getElementCoordinates(
-      {shape[0], columns}, blockWarp, lane, reg);
-  at[1] += (group % blocks) * columns;
+      block, blockWarp, lane, reg);
+  // (A row vector's rows are its row block's in every column block.)
+  if (getKind() != WgmmaKind::Rows)
+    at.back() += (group % blocks) * block.back();
   return at;
 }
 

@@ -138,14 +138,18 @@ def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
       register order is `acc`'s, so P goes from accumulator to operand in
       place.
 
-    With `column_blocks` = c > 1 (an `acc` only) the warpgroups split the
-    columns too: warpgroup w owns rows 64 (w / c) .. +63 of the columns of
-    block w % c (N / c each), so that a tile of fewer rows than 64 x
-    `warpgroups` still has every warpgroup at work (FlashAttention-3's
-    backward puts its two warpgroups side by side on dQ's 64 rows). Such a
-    tile is a product's accumulator, a constant, or what an (adding) store
-    writes; the quad-fragment code of reductions and broadcasts does not
-    take it.
+    With `column_blocks` = c > 1 the warpgroups split the columns too:
+    warpgroup w owns rows 64 (w / c) .. +63 of the columns of block w % c
+    (N / c each), so that a tile of fewer rows than 64 x `warpgroups` still
+    has every warpgroup at work (FlashAttention-3's backward puts its two
+    warpgroups side by side on dQ's 64 rows, and at D = 192 and 256 on
+    every product of a 64-key block). Each warpgroup's registers are those
+    of its block's tile (`getColumnBlockLayout`): `acc` its N / c columns,
+    `cols` the N / c columns of its block (a vector broadcast over such an
+    accumulator's rows), `rows` its row block's rows (the same in every
+    column block). Elementwise code, positions, gathers, broadcasts and
+    stores take such tiles; a reduction across the columns would need the
+    other warpgroups' registers, and the lowering refuses it.
 
     Per warp these are exactly the registers of `#tilegpu.mma_sync` with
     4 x `warpgroups` warps on 16 rows each (`getQuadFragmentLayout`), so the
@@ -177,9 +181,13 @@ def TileGPU_WgmmaLayoutAttr : TileGPU_Attr<"WgmmaLayout", "wgmma", [
     /// registers: kind for kind, on 4 x warpgroups warps (column_blocks 1).
     MmaSyncLayoutAttr getQuadFragmentLayout() const;
     /// With column_blocks > 1: the mma.sync layout of one column block's
-    /// tile (64 x rowBlocks rows, N / column_blocks columns) on the
+    /// tile (64 x rowBlocks rows, N / column_blocks columns; of a `cols`
+    /// vector its N / column_blocks columns), kind for kind, on the
     /// 4 x rowBlocks warps that share it.
     MmaSyncLayoutAttr getColumnBlockLayout() const;
+    /// The shape of one column block's tile of a tile of `shape`.
+    ::llvm::SmallVector<int64_t>
+    getColumnBlockShape(::llvm::ArrayRef<int64_t> shape) const;
     int64_t getRowBlocks() const { return getWarpgroups() / getColumnBlocks(); }
   }];
 }
