@@ -65,7 +65,17 @@ CHECK_CASES = [
     (1, 2, 1, 511, 300, "bottom_right", 256),
     (1, 4, 2, 700, 900, "window", 256, (-128, 0)),
     (1, 2, 2, 300, 511, "none_softcap", 256, 30.0),
+    # D = 192 with D_v = 128 (DeepSeek's MLA shapes).
+    (1, 4, 2, 300, 511, "top_left", (192, 128)),
+    (1, 2, 1, 511, 300, "bottom_right", (192, 128)),
 ]
+
+
+def head_key(kernel: dict):
+    """A kernel's head dims as the cases name them: D, or (D, D_v) where
+    they differ."""
+    d, dv = kernel["head_dim"], kernel.get("head_dim_v") or kernel["head_dim"]
+    return d if d == dv else (d, dv)
 
 
 def import_torch() -> None:
@@ -84,11 +94,12 @@ def import_torch() -> None:
 class Backward:
     """The library's backward kernels of one dtype and head dim."""
 
-    def __init__(self, folder: Path, manifest: dict, dtype: str, d: int, arch: str):
+    def __init__(self, folder: Path, manifest: dict, dtype: str, d, arch: str):
+        """`d`: the head dim, or (D, D_v) where they differ (head_key)."""
         from cubin_launch import Kernel
 
         entries = [k for k in manifest["kernels"] if k.get("program") == "sdpa_backward"
-                   and k["dtype"] == dtype and k["head_dim"] == d]
+                   and k["dtype"] == dtype and head_key(k) == d]
         if not entries:
             raise LookupError(f"no backward kernels of {dtype} D={d}")
         by = {}
@@ -184,14 +195,15 @@ def rel(a, ref) -> float:
 
 def check_case(bwd: Backward, dtype, case) -> dict:
     b, h, h_kv, s_q, s_k, variant, d = case[:7]
+    d, dv = d if isinstance(d, tuple) else (d, d)
     window = case[7] if variant == "window" else None
     softcap = case[7] if variant.endswith("_softcap") else 0.0
-    torch.manual_seed(b * 1000003 + h * 10007 + s_q * 101 + s_k + d)
+    torch.manual_seed(b * 1000003 + h * 10007 + s_q * 101 + s_k + d + dv)
     dev = "cuda"
     q = torch.randn(b, h, s_q, d, device=dev, dtype=dtype)
     k = torch.randn(b, h_kv, s_k, d, device=dev, dtype=dtype)
-    v = torch.randn(b, h_kv, s_k, d, device=dev, dtype=dtype)
-    do = torch.randn(b, h, s_q, d, device=dev, dtype=dtype)
+    v = torch.randn(b, h_kv, s_k, dv, device=dev, dtype=dtype)
+    do = torch.randn(b, h, s_q, dv, device=dev, dtype=dtype)
     scale = d ** -0.5
     mask = visible(s_q, s_k, variant, dev, window)
     # float64 reference gradients.
@@ -203,7 +215,8 @@ def check_case(bwd: Backward, dtype, case) -> dict:
     ours = bwd(q, k, v, o, lse, do, variant, scale, window=window, softcap=softcap)
     torch.cuda.synchronize()
     row = dict(dtype=str(dtype).removeprefix("torch."), b=b, h_q=h, h_kv=h_kv, s_q=s_q,
-               s_k=s_k, variant=variant, window=window or "", softcap=softcap, d=d)
+               s_k=s_k, variant=variant, window=window or "", softcap=softcap,
+               d=d if d == dv else f"{d}/{dv}")
     # PyTorch's math backend (and the flash backend where it takes the
     # shape) on the same low-precision inputs.
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -414,7 +427,9 @@ def bench(bwds: dict, dtype, args, others: dict | None = None) -> list[dict]:
     cycles = sleep_cycles_per_ms()
     rows = []
     seqs = [1024, 4096] if args.quick else [1024, 4096, 16384]
-    for d, bwd in sorted(bwds.items()):
+    for d, bwd in sorted(bwds.items(), key=lambda item: str(item[0])):
+        if isinstance(d, tuple):  # (the grid times D = D_v)
+            continue
         if args.head_dims and d not in args.head_dims:
             continue
         for causal in (False, True):
@@ -508,8 +523,9 @@ def main() -> int:
     manifest = json.loads((args.kernels / "manifest.json").read_text())
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     bwds = {}
-    for d in sorted({k["head_dim"] for k in manifest["kernels"]
-                     if k.get("program") == "sdpa_backward" and k["dtype"] == args.dtype}):
+    for d in sorted({head_key(k) for k in manifest["kernels"]
+                     if k.get("program") == "sdpa_backward" and k["dtype"] == args.dtype},
+                    key=str):
         bwds[d] = Backward(args.kernels, manifest, args.dtype, d, args.arch)
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
@@ -538,7 +554,7 @@ def main() -> int:
     for spec in args.also:
         name, folder = spec.split("=", 1)
         other = json.loads((Path(folder) / "manifest.json").read_text())
-        dims = {k["head_dim"] for k in other["kernels"]
+        dims = {head_key(k) for k in other["kernels"]
                 if k.get("program") == "sdpa_backward" and k["dtype"] == args.dtype}
         others[name] = {d: Backward(Path(folder), other, args.dtype, d, args.arch)
                         for d in bwds if d in dims}
