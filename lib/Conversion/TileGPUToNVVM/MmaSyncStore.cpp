@@ -31,32 +31,6 @@ using namespace tiled_attn::tilegpu;
 
 namespace {
 
-/// The fragment of `type` each warp holds and the column where it starts
-/// (a column offset, from 0): for a wgmma accumulator whose warpgroups
-/// split its columns, each warpgroup's block of N / blocks columns, with
-/// `lc.warp` made the warp's place among the warps of its column block.
-std::pair<Fragment, Value> columnBlockFragment(OpBuilder &b, Location loc,
-                                               RankedTensorType type,
-                                               LaneCoords &lc) {
-  auto blocks = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
-  if (!blocks || blocks.getColumnBlocks() <= 1)
-    return {Fragment::get(type), cIdx(b, loc, 0)};
-  int64_t count = blocks.getColumnBlocks();
-  int64_t columns = type.getDimSize(1) / count;
-  Fragment frag = Fragment::get(blocks.getColumnBlockLayout(),
-                                {type.getDimSize(0), columns});
-  Value group = arith::DivUIOp::create(b, loc, lc.warp, cIdx(b, loc, 4));
-  Value c = cIdx(b, loc, count);
-  lc.warp = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, group, c),
-                            cIdx(b, loc, 4)),
-      arith::RemUIOp::create(b, loc, lc.warp, cIdx(b, loc, 4)));
-  return {frag, arith::MulIOp::create(b, loc,
-                                      arith::RemUIOp::create(b, loc, group, c),
-                                      cIdx(b, loc, columns))};
-}
-
 /// Each lane writes its accumulator pairs (4 or 8 bytes each) into a
 /// shared buffer (`bufferType`) at their rows and columns of the stored
 /// matrix: the first half of a staged store, and a local store. In
@@ -64,7 +38,7 @@ std::pair<Fragment, Value> columnBlockFragment(OpBuilder &b, Location loc,
 /// swizzled place.
 void writeAccumulatorPairs(OpBuilder &b, Location loc, const Fragment &frag,
                            LaneCoords &lc, Value value, Value buffer,
-                           BufferType bufferType, Value colOrigin = {}) {
+                           BufferType bufferType) {
   const bool swizzled =
       cast<SharedEncodingAttr>(bufferType.getEncoding()).getSwizzle();
   if (swizzled)
@@ -73,7 +47,7 @@ void writeAccumulatorPairs(OpBuilder &b, Location loc, const Fragment &frag,
   const uint64_t pairBytes =
       2 * bufferType.getElementType().getIntOrFloatBitWidth() / 8;
   Value row0 = lc.firstRow(b, loc, frag, cIdx(b, loc, 0));
-  Value col0 = lc.firstCol(b, loc, frag, colOrigin ? colOrigin : cIdx(b, loc, 0));
+  Value col0 = lc.firstCol(b, loc, frag, cIdx(b, loc, 0));
   for (int64_t e = 0; e < frag.size(); e += 2) {
     Value row =
         arith::AddIOp::create(b, loc, row0, cIdx(b, loc, frag.rowOffset[e]));
@@ -120,8 +94,9 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
     Value colOrigin =
         arith::MulIOp::create(rewriter, loc, adaptor.getIndices()[3],
                               cIdx(rewriter, loc, type.getDimSize(1)));
-    auto [frag, blockOrigin] = columnBlockFragment(rewriter, loc, type, lc);
-    colOrigin = arith::AddIOp::create(rewriter, loc, colOrigin, blockOrigin);
+    // (With column blocks, the warp's block's: firstRow and firstCol place
+    // the lane in it.)
+    Fragment frag = Fragment::get(type);
     Value view = adaptor.getView();
     ValueRange idx = adaptor.getIndices();
     Value seqLen = memref::DimOp::create(rewriter, loc, view, 2);
@@ -307,9 +282,8 @@ struct LocalStoreFromQuadFragments final : OpConversionPattern<LocalStoreOp> {
                             << type << " into " << bufferType;
     Location loc = op.getLoc();
     LaneCoords lc(rewriter, loc);
-    auto [frag, colOrigin] = columnBlockFragment(rewriter, loc, type, lc);
-    writeAccumulatorPairs(rewriter, loc, frag, lc, adaptor.getValue(),
-                          adaptor.getBuffer(), bufferType, colOrigin);
+    writeAccumulatorPairs(rewriter, loc, Fragment::get(type), lc,
+                          adaptor.getValue(), adaptor.getBuffer(), bufferType);
     // Swizzled panels are wgmma's operand: the writes ordered before the
     // async proxy's reads (the wgmma that takes the buffer, after the
     // barrier that follows).
