@@ -7,7 +7,7 @@
 # built is not built again, and kernels of targets no longer chosen are
 # removed. Usage:
 #   scripts/build_kernels.sh [build-dir] [out-dir]
-# TILED_ATTN_TARGETS chooses the targets: "all" (six chips, 1926 kernels), or
+# TILED_ATTN_TARGETS chooses the targets: "all" (six chips, 2362 kernels), or
 # chips and chip:variant pairs separated by spaces or commas. The default,
 # DEFAULT_TARGETS below, is Hopper and Ampere in full plus the datacenter
 # Blackwell kernels of the plain and causal cases.

@@ -155,6 +155,12 @@ CASES = {
     "bottom_right_softcap_d96": (2, 2, 2, 333, 200, 96, dict(causal=True,
                                                              causal_align="bottom_right",
                                                              softcap=10.0)),
+    # The wide head dims (warps side by side on the columns of 64-key
+    # blocks).
+    "top_left_gqa_d192": (1, 4, 2, 300, 511, 192, dict(causal=True)),
+    "window_both_sides_d256": (1, 2, 1, 513, 400, 256, dict(window_size=(50, 70),
+                                                             causal_align="bottom_right")),
+    "softcap_d256": (2, 2, 2, 257, 300, 256, dict(softcap=30.0)),
 }
 
 
@@ -176,7 +182,8 @@ def test_sdpa_gradients_against_float64(dtype, case):
 
 
 @pytest.mark.parametrize("case", ["top_left_gqa", "window_softcap", "top_left_gqa_d96",
-                                  "bottom_right_d128"])
+                                  "bottom_right_d128", "top_left_gqa_d192",
+                                  "softcap_d256"])
 def test_deterministic_mode(case):
     """torch.use_deterministic_algorithms(True): the dq kernel writes dq,
     the same bits in every run, within 2x of PyTorch's error as the default
@@ -330,6 +337,7 @@ VARLEN_CASES = {
                                  window_size=(100, 0))),
     "window_softcap_d96": ((200, 0, 333), (150, 40, 400), 2, 2, 96,
                            dict(window_size=(64, 32), softcap=20.0)),
+    "top_left_d256": ((300, 0, 77), (511, 20, 100), 2, 1, 256, dict(causal=True)),
 }
 #: Rows past the last sequence (not read by the kernels; their gradients 0).
 PADDING = 3

@@ -21,7 +21,13 @@ def TileGPUAssignLayoutsPass
     `#tilegpu.shared<pad = 8>`, `transposed` when it is read as Kᵀ) and its
     accumulator (`acc`); row and column reductions and broadcasts give
     `rows` and `cols`; elementwise ops and loop-carried values share their
-    operands' encoding. A tile with two encodings, or none, is an error, as
+    operands' encoding. A tile of fewer rows than the warps take (16 a
+    warp on mma.sync, 64 a warpgroup on wgmma) has its warps side by side
+    on its columns (`column_blocks`), its row and column vectors split
+    alike, unless the kernel reduces such a tile along its rows; an mma
+    whose accumulator is split so reads its lhs from shared memory (a
+    computed lhs through a `tile.convert_layout` to a shared encoding).
+    A tile with two encodings, or none, is an error, as
     is a shape the layout cannot take. Expects a decomposed online softmax.
 
     ```mlir

@@ -82,14 +82,25 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
                                  "elements with ldmatrix, got "
                               << buffer;
     Type elt = op.getRhs().getType().getElementType();
+    // (With column blocks, each warp computes its block's columns from the
+    // rows of the lhs its place in the block gives it, which it reads from
+    // shared memory.)
+    const int64_t blocks = accLayout.getColumnBlocks();
+    if (blocks > 1 && !lhsShared)
+      return op.emitError() << "GPU lowering: an mma.sync whose warps split "
+                               "the accumulator's columns reads its lhs from "
+                               "shared memory";
     Fragment a =
         lhsShared
             ? Fragment::get(MmaSyncLayoutAttr::get(op.getContext(),
                                                    MmaSyncKind::OperandA,
-                                                   accLayout.getWarps()),
+                                                   accLayout.getWarps() /
+                                                       blocks),
                             lhsBuffer.getShape())
             : Fragment::get(cast<RankedTensorType>(op.getLhs().getType()));
     Fragment c = Fragment::get(accTy);
+    a.columnBlocks = c.columnBlocks;
+    a.blockColumns = c.blockColumns;
     Type f32 = rewriter.getF32Type();
     bool rhsStoredTransposed =
         cast<SharedEncodingAttr>(op.getRhs().getType().getEncoding())
@@ -115,11 +126,17 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
         rewriter, loc,
         arith::DivUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 16)),
         cIdx(rewriter, loc, 8));
+    // The warp's block's first column of the rhs (with column blocks).
+    if (Value column = lc.blockColumn(rewriter, loc, c))
+      nHalf = arith::AddIOp::create(rewriter, loc, nHalf, column);
     // One ldmatrix.x4 reads the B fragments of n-tiles (nt, nt + 1); an odd
     // last n-tile takes an x2.
     auto loadB = [&](int64_t kt, int64_t nt, int64_t tiles) {
       Value row, col;
-      Value nOff = tiles == 2 ? nHalf : cIdx(rewriter, loc, 0);
+      Value nOff = tiles == 2 ? nHalf
+                   : c.columnBlocks > 1
+                       ? lc.blockColumn(rewriter, loc, c)
+                       : cIdx(rewriter, loc, 0);
       if (rhsStoredTransposed) {
         // Buffer is [n][k]: lane l reads row n0 + l % 8 (+8 for the next
         // n-tile) at column k0 (+8 for lanes 8..15 mod 16).

@@ -27,6 +27,15 @@ Fragment Fragment::get(RankedTensorType type) {
     Fragment f = get(wgmma.getColumnBlockLayout(), block);
     f.columnBlocks = wgmma.getColumnBlocks();
     f.blockColumns = block.back();
+    f.warpUnit = 4;
+    return f;
+  }
+  if (auto mma = dyn_cast<MmaSyncLayoutAttr>(type.getEncoding());
+      mma && mma.getColumnBlocks() > 1) {
+    SmallVector<int64_t> block = mma.getColumnBlockShape(type.getShape());
+    Fragment f = get(mma.getColumnBlockLayout(), block);
+    f.columnBlocks = mma.getColumnBlocks();
+    f.blockColumns = block.back();
     return f;
   }
   // wgmma's layouts hold mma.sync's registers (getQuadFragmentLayout).
@@ -34,7 +43,7 @@ Fragment Fragment::get(RankedTensorType type) {
 }
 
 bool tiled_attn::hasFragment(Attribute encoding) {
-  return getQuadFragmentLayout(encoding) || isa<WgmmaLayoutAttr>(encoding);
+  return isa_and_nonnull<MmaSyncLayoutAttr, WgmmaLayoutAttr>(encoding);
 }
 
 Fragment Fragment::get(MmaSyncLayoutAttr layout, ArrayRef<int64_t> shape) {
@@ -92,22 +101,48 @@ LaneCoords::LaneCoords(OpBuilder &b, Location loc) {
   t = arith::RemUIOp::create(b, loc, lane, c4);
 }
 
+Value LaneCoords::blockWarp(OpBuilder &b, Location loc,
+                            const Fragment &frag) const {
+  if (frag.columnBlocks == 1)
+    return warp;
+  // Unit u = w / warpUnit is unit u / columnBlocks of its block's; warp w
+  // is w % warpUnit in its unit.
+  Value unit = arith::ConstantIndexOp::create(b, loc, frag.warpUnit);
+  Value group = frag.warpUnit == 1 ? warp
+                                   : arith::DivUIOp::create(b, loc, warp, unit)
+                                         .getResult();
+  Value blockUnit = arith::DivUIOp::create(
+      b, loc, group, arith::ConstantIndexOp::create(b, loc, frag.columnBlocks));
+  if (frag.warpUnit == 1)
+    return blockUnit;
+  return arith::AddIOp::create(b, loc,
+                               arith::MulIOp::create(b, loc, blockUnit, unit),
+                               arith::RemUIOp::create(b, loc, warp, unit));
+}
+
+Value LaneCoords::blockColumn(OpBuilder &b, Location loc,
+                              const Fragment &frag) const {
+  if (frag.columnBlocks == 1)
+    return Value();
+  // Block u % columnBlocks of unit u = w / warpUnit.
+  Value group =
+      frag.warpUnit == 1
+          ? warp
+          : arith::DivUIOp::create(
+                b, loc, warp,
+                arith::ConstantIndexOp::create(b, loc, frag.warpUnit))
+                .getResult();
+  Value block = arith::RemUIOp::create(
+      b, loc, group, arith::ConstantIndexOp::create(b, loc, frag.columnBlocks));
+  return arith::MulIOp::create(
+      b, loc, block, arith::ConstantIndexOp::create(b, loc, frag.blockColumns));
+}
+
 Value LaneCoords::firstRow(OpBuilder &b, Location loc, const Fragment &frag,
                            Value origin) const {
   Value rowsPerWarp = arith::ConstantIndexOp::create(b, loc, frag.rowsPerWarp);
-  Value blockWarp = warp;
-  if (frag.columnBlocks > 1) {
-    // Warp w % 4 of row block (w / 4) / columnBlocks.
-    Value four = arith::ConstantIndexOp::create(b, loc, 4);
-    Value group = arith::DivUIOp::create(b, loc, warp, four);
-    Value rowBlock = arith::DivUIOp::create(
-        b, loc, group,
-        arith::ConstantIndexOp::create(b, loc, frag.columnBlocks));
-    blockWarp = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, rowBlock, four),
-        arith::RemUIOp::create(b, loc, warp, four));
-  }
-  Value warpRow = arith::MulIOp::create(b, loc, blockWarp, rowsPerWarp);
+  Value warpRow =
+      arith::MulIOp::create(b, loc, blockWarp(b, loc, frag), rowsPerWarp);
   return arith::AddIOp::create(b, loc, origin,
                                arith::AddIOp::create(b, loc, warpRow, g));
 }
@@ -115,19 +150,8 @@ Value LaneCoords::firstRow(OpBuilder &b, Location loc, const Fragment &frag,
 Value LaneCoords::firstCol(OpBuilder &b, Location loc, const Fragment &frag,
                            Value origin) const {
   Value two = arith::ConstantIndexOp::create(b, loc, 2);
-  if (frag.columnBlocks > 1) {
-    // The first column of block (w / 4) % columnBlocks.
-    Value group = arith::DivUIOp::create(
-        b, loc, warp, arith::ConstantIndexOp::create(b, loc, 4));
-    Value block = arith::RemUIOp::create(
-        b, loc, group,
-        arith::ConstantIndexOp::create(b, loc, frag.columnBlocks));
-    origin = arith::AddIOp::create(
-        b, loc, origin,
-        arith::MulIOp::create(
-            b, loc, block,
-            arith::ConstantIndexOp::create(b, loc, frag.blockColumns)));
-  }
+  if (Value column = blockColumn(b, loc, frag))
+    origin = arith::AddIOp::create(b, loc, origin, column);
   return arith::AddIOp::create(b, loc, origin,
                                arith::MulIOp::create(b, loc, t, two));
 }
@@ -239,7 +263,8 @@ Value tiled_attn::loadOperandA(OpBuilder &b, Location loc, Value buffer,
             cIdx(b, loc, 2)),
         cIdx(b, loc, 8));
     Value warpCol =
-        arith::MulIOp::create(b, loc, lc.warp, cIdx(b, loc, frag.rowsPerWarp));
+        arith::MulIOp::create(b, loc, lc.blockWarp(b, loc, frag),
+                              cIdx(b, loc, frag.rowsPerWarp));
     Value row = arith::AddIOp::create(b, loc, kRow, cIdx(b, loc, kStep * 16));
     Value col = arith::AddIOp::create(
         b, loc, arith::AddIOp::create(b, loc, warpCol, mCol),
@@ -256,7 +281,8 @@ Value tiled_attn::loadOperandA(OpBuilder &b, Location loc, Value buffer,
       b, loc, arith::DivUIOp::create(b, loc, lc.lane, cIdx(b, loc, 16)),
       cIdx(b, loc, 8));
   Value warpRow =
-      arith::MulIOp::create(b, loc, lc.warp, cIdx(b, loc, frag.rowsPerWarp));
+      arith::MulIOp::create(b, loc, lc.blockWarp(b, loc, frag),
+                              cIdx(b, loc, frag.rowsPerWarp));
   Value row = arith::AddIOp::create(
       b, loc, arith::AddIOp::create(b, loc, warpRow, laneRow),
       cIdx(b, loc, mTile * 16));

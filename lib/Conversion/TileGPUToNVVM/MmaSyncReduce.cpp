@@ -35,12 +35,11 @@ struct ReduceToGPU final : OpConversionPattern<ReduceOp> {
     auto inTy = cast<RankedTensorType>(op.getInput().getType());
     auto outTy = dyn_cast<RankedTensorType>(op.getType());
     auto inLayout = tilegpu::getQuadFragmentLayout(inTy.getEncoding());
-    if (auto blocks = dyn_cast<tilegpu::WgmmaLayoutAttr>(inTy.getEncoding());
-        blocks && blocks.getColumnBlocks() > 1)
+    if (hasFragment(inTy.getEncoding()) && !inLayout)
       return op.emitError()
-             << "GPU lowering: a reduction of a tile whose warpgroups split "
-                "its columns would need the other warpgroups' registers; "
-                "not supported ("
+             << "GPU lowering: a reduction of a tile whose warps split its "
+                "columns would need the other warps' registers; not "
+                "supported ("
              << inTy << ")";
     if (!inLayout)
       return rewriter.notifyMatchFailure(

@@ -77,6 +77,9 @@ struct StoreToNVVM final : OpConversionPattern<tile::StoreOp> {
     if (auto blocks = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
         blocks && blocks.getColumnBlocks() > 1)
       layout = blocks.getColumnBlockLayout();
+    if (auto blocks = dyn_cast<MmaSyncLayoutAttr>(type.getEncoding());
+        blocks && blocks.getColumnBlocks() > 1)
+      layout = blocks.getColumnBlockLayout();
     if (!layout)
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
@@ -266,9 +269,7 @@ struct LocalStoreFromQuadFragments final : OpConversionPattern<LocalStoreOp> {
   matchAndRewrite(LocalStoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = op.getValue().getType();
-    auto blocks = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
-    if (!tilegpu::getQuadFragmentLayout(type.getEncoding()) &&
-        !(blocks && blocks.getColumnBlocks() > 1))
+    if (!hasFragment(type.getEncoding()))
       return rewriter.notifyMatchFailure(
           op, "not in quad fragments (mma.sync, wgmma)");
     BufferType bufferType = op.getBuffer().getType();

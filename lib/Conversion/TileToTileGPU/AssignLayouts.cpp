@@ -137,6 +137,11 @@ struct FamilyLayouts {
   /// fewer blocks than warpgroups, the warps of a lane quadrant split the
   /// columns (the backward's 128 keys on 8 warps).
   int64_t rowBlocks = 1;
+  /// Whether a tile of fewer rows than the warps take may have its warps
+  /// side by side on its columns (acc): not in a program that reduces such
+  /// a tile along its rows (the forward's softmax on too few query rows),
+  /// which would need the other warps' registers.
+  bool splitColumns = true;
 
   Attribute reg(MmaSyncKind kind) const {
     if (family == Family::MmaSync)
@@ -162,12 +167,41 @@ struct FamilyLayouts {
   /// warpgroups) has its warpgroups side by side on the columns, as many
   /// blocks of columns as the rows leave over.
   Attribute acc(ArrayRef<int64_t> shape) const {
+    // (mma.sync alike: a tile of fewer rows than 16 a warp has its warps
+    // side by side on the columns, the backward's 64-key blocks at D = 192
+    // and 256 on 8 warps.)
+    if (!splitColumns)
+      return reg(MmaSyncKind::Acc);
+    if (family == Family::MmaSync) {
+      int64_t rows = 16 * warps;
+      if (shape.size() != 2 || shape[0] >= rows || shape[0] % 16 ||
+          rows % shape[0] || shape[1] % (8 * (rows / shape[0])))
+        return reg(MmaSyncKind::Acc);
+      return MmaSyncLayoutAttr::get(ctx, MmaSyncKind::Acc, warps,
+                                    rows / shape[0]);
+    }
     int64_t rows = 64 * (warps / 4);
     if (family != Family::Wgmma || shape.size() != 2 || shape[0] >= rows ||
-        shape[0] % 64 || rows % shape[0])
+        shape[0] % 64 || rows % shape[0] ||
+        shape[1] % (8 * (rows / shape[0])))
       return reg(MmaSyncKind::Acc);
     return WgmmaLayoutAttr::get(ctx, WgmmaKind::Acc, warps / 4,
                                 rows / shape[0]);
+  }
+  /// The layout of a vector of `kind` (rows or cols) broadcast over, or
+  /// reduced from, an accumulator of `accLayout`: split into the same
+  /// column blocks.
+  Attribute vectorOf(MmaSyncKind kind, Attribute accLayout) const {
+    if (auto blocks = dyn_cast<WgmmaLayoutAttr>(accLayout);
+        blocks && blocks.getColumnBlocks() > 1)
+      return WgmmaLayoutAttr::get(
+          ctx, kind == MmaSyncKind::Rows ? WgmmaKind::Rows : WgmmaKind::Cols,
+          blocks.getWarpgroups(), blocks.getColumnBlocks());
+    if (auto blocks = dyn_cast<MmaSyncLayoutAttr>(accLayout);
+        blocks && blocks.getColumnBlocks() > 1)
+      return MmaSyncLayoutAttr::get(ctx, kind, blocks.getWarps(),
+                                    blocks.getColumnBlocks());
+    return reg(kind);
   }
   /// The shared encoding of `tile` (stored transposed or not). mma.sync:
   /// rows padded for ldmatrix, or with `tma` the swizzled panels TMA writes
@@ -304,7 +338,10 @@ private:
   /// Whether the wgmma accumulator `v` has its warpgroups side by side on
   /// its columns (family.acc).
   bool columnSplit(Value v) {
-    auto blocks = dyn_cast<WgmmaLayoutAttr>(acc(v));
+    Attribute layout = acc(v);
+    if (auto blocks = dyn_cast<MmaSyncLayoutAttr>(layout))
+      return blocks.getColumnBlocks() > 1;
+    auto blocks = dyn_cast<WgmmaLayoutAttr>(layout);
     return blocks && blocks.getColumnBlocks() > 1;
   }
   /// `operand`'s shared encoding, or an error on `mma` where its rows fit
@@ -413,7 +450,10 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     if (isTcgen05())
       return visitTcgen05Mma(mma);
     auto lhsLoad = mma.getLhs().getDefiningOp<LoadOp>();
-    bool lhsShared = smemLhs || family.family == Family::Wgmma;
+    // (So does an mma whose warps split the accumulator's columns: each
+    // needs the rows of the lhs its place in its block gives it.)
+    bool lhsShared = smemLhs || family.family == Family::Wgmma ||
+                     columnSplit(mma.getAcc());
     if (mma.getLhs().getDefiningOp<TransposeOp>()) {
       // Stored as the transpose's input, row by row (an accumulator's, or
       // a staged block's, which may itself be stored transposed).
@@ -462,17 +502,10 @@ LogicalResult LayoutAssignment::visit(Operation *op) {
     // (Over an accumulator whose warpgroups split its columns, the vector
     // is split the same way: each warpgroup's block's rows or columns.)
     Attribute result = acc(bcast.getResult());
-    MmaSyncKind kind =
-        bcast.getAxis() == 1 ? MmaSyncKind::Rows : MmaSyncKind::Cols;
-    auto blocks = dyn_cast<WgmmaLayoutAttr>(result);
     seed(bcast.getInput(),
-         blocks && blocks.getColumnBlocks() > 1
-             ? WgmmaLayoutAttr::get(
-                   func.getContext(),
-                   kind == MmaSyncKind::Rows ? WgmmaKind::Rows
-                                             : WgmmaKind::Cols,
-                   blocks.getWarpgroups(), blocks.getColumnBlocks())
-             : layout(kind));
+         family.vectorOf(bcast.getAxis() == 1 ? MmaSyncKind::Rows
+                                              : MmaSyncKind::Cols,
+                         result));
     seed(bcast.getResult(), result);
     return success();
   }
@@ -788,7 +821,11 @@ void LayoutAssignment::splitRegisterLhsLoads() {
     SmallVector<OpOperand *> lhsUses;
     bool sharedUse = false;
     for (OpOperand &use : load.getResult().getUses()) {
-      bool lhs = isa<MmaOp>(use.getOwner()) && use.getOperandNumber() == 0;
+      // (The lhs of an mma whose warps split its accumulator's columns is
+      // read from shared memory.)
+      auto mma = dyn_cast<MmaOp>(use.getOwner());
+      bool lhs =
+          mma && use.getOperandNumber() == 0 && !columnSplit(mma.getAcc());
       if (lhs)
         lhsUses.push_back(&use);
       sharedUse |= !lhs && isa<MmaOp, TransposeOp>(use.getOwner());
@@ -834,6 +871,12 @@ void LayoutAssignment::capSwizzles() {
 }
 
 LogicalResult LayoutAssignment::run() {
+  func.walk([&](ReduceOp reduce) {
+    auto input = cast<RankedTensorType>(reduce.getInput().getType());
+    if (reduce.getAxis() == 1 && input.getRank() == 2 &&
+        family.acc(input.getShape()) != family.reg(MmaSyncKind::Acc))
+      family.splitColumns = false;
+  });
   capSwizzles();
   splitRegisterLhsLoads();
   if (failed(stageBlockLoads()))
@@ -942,7 +985,9 @@ LogicalResult LayoutAssignment::run() {
       // A wgmma accumulator written into shared memory for an mma's lhs
       // (tilegpu.local_store; warpgroups side by side on the columns).
       auto fromWgmma = dyn_cast<WgmmaLayoutAttr>(fromLayout);
-      if (fromWgmma && fromWgmma.getKind() == WgmmaKind::Acc &&
+      auto fromMma = dyn_cast<MmaSyncLayoutAttr>(fromLayout);
+      if (((fromWgmma && fromWgmma.getKind() == WgmmaKind::Acc) ||
+           (fromMma && fromMma.getKind() == MmaSyncKind::Acc)) &&
           isa<SharedEncodingAttr>(toLayout))
         return WalkResult::advance();
       bool sameRegs = from && to &&

@@ -255,7 +255,7 @@ module attributes {tilegpu.target = #tilegpu.target<chip = "sm_90a", family = wg
       attributes {tilegpu.shared_bytes = 0 : i64, tilegpu.warps = 8 : i64} {
     %c0 = arith.constant 0 : index
     %s = tensor.splat %x : tensor<64x64xf32, #blocks>
-    // expected-error @+2 {{GPU lowering: a reduction of a tile whose warpgroups split its columns would need the other warpgroups' registers; not supported ('tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>')}}
+    // expected-error @+2 {{GPU lowering: a reduction of a tile whose warps split its columns would need the other warps' registers; not supported ('tensor<64x64xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>')}}
     // expected-error @+1 {{failed to legalize operation 'tile.reduce'}}
     %r = tile.reduce max %s along 1 : tensor<64x64xf32, #blocks> -> tensor<64xf32, #rows>
     %b = tile.broadcast %r along 1 : tensor<64xf32, #rows> -> tensor<64x64xf32, #blocks>

@@ -1,3 +1,18 @@
+// RUN: tiled-attn-opt %S/../TileToTileGPU/Inputs/column-blocks-lhs.mlir --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm | FileCheck %s --check-prefix=MMA-COLUMNS
+// mma.sync with 8 warps side by side on the columns of 64 rows: warp w
+// reads the rhs's columns of block w % 2 (32 of Sᵀ's 64), its lhs rows
+// (16 (w / 2) ..) with ldmatrix from shared memory.
+// MMA-COLUMNS-LABEL: gpu.func @column_blocks_lhs
+// MMA-COLUMNS: %[[HALF:.*]] = arith.divui %{{.*}}, %c16 : index
+// MMA-COLUMNS-NEXT: %[[NHALF:.*]] = arith.muli %[[HALF]], %c8 : index
+// MMA-COLUMNS-NEXT: %[[BLOCK:.*]] = arith.remui %{{.*}}, %c2 : index
+// MMA-COLUMNS-NEXT: %[[FIRST:.*]] = arith.muli %[[BLOCK]], %c32 : index
+// MMA-COLUMNS-NEXT: arith.addi %[[NHALF]], %[[FIRST]] : index
+// MMA-COLUMNS: nvgpu.ldmatrix
+// MMA-COLUMNS: nvgpu.mma.sync
+
 // RUN: tiled-attn-opt %s -split-input-file --tilegpu-attach-target="chip=sm_80" \
 // RUN:   --tilegpu-assign-layouts="warps=1" --convert-tile-to-tilegpu \
 // RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits \

@@ -163,6 +163,15 @@
 // the warpgroups split its columns, and its store takes the same layout.
 // RUN: tiled-attn-opt %t/column-blocks.mlir --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" | FileCheck %s --check-prefix=COLUMNS
+// RUN: tiled-attn-opt %S/Inputs/column-blocks-lhs.mlir --tilegpu-attach-target="chip=sm_80" \
+// RUN:   --tilegpu-assign-layouts="warps=8" | FileCheck %s --check-prefix=MMA-COLUMNS
+// mma.sync alike: 64 rows on 8 warps are four warps of 16 rows, twice, side
+// by side on the columns; the lhs of such a product, loaded (K) or
+// computed (Pᵀ), is read from shared memory (padded rows, ldmatrix).
+// MMA-COLUMNS: tile.mma %{{.*}} : tensor<64x256xf16, #tilegpu.shared<pad = 8>>, tensor<256x64xf16, #tilegpu.shared<pad = 8, transposed = true>> -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 8, column_blocks = 2>>
+// MMA-COLUMNS: tile.broadcast %{{.*}} along 0 : tensor<64xf32, #tilegpu.mma_sync<cols, warps = 8, column_blocks = 2>> -> tensor<64x64xf32, #tilegpu.mma_sync<acc, warps = 8, column_blocks = 2>>
+// MMA-COLUMNS: tile.convert_layout %{{.*}} : tensor<64x64xf16, #tilegpu.mma_sync<acc, warps = 8, column_blocks = 2>> -> tensor<64x64xf16, #tilegpu.shared<pad = 8>>
+// MMA-COLUMNS: tile.mma %{{.*}} : tensor<64x64xf16, #tilegpu.shared<pad = 8>>, tensor<64x256xf16, #tilegpu.shared<pad = 8>> -> tensor<64x256xf32, #tilegpu.mma_sync<acc, warps = 8, column_blocks = 2>>
 
 // The layouts of the mma.sync family, on a decomposed kernel with the
 // default 4 warps: mma operands and results fix opa, a shared encoding

@@ -43,11 +43,12 @@ struct Fragment {
   /// Rows a warp owns (0 when rows are not split over warps).
   int64_t rowsPerWarp = 0;
   llvm::SmallVector<int64_t> rowOffset, colOffset;
-  /// A wgmma tile whose warpgroups split its columns (`column_blocks` > 1):
-  /// the offsets are those of one block's tile (`blockColumns` columns),
-  /// warpgroup w holds block w % columnBlocks of row block w /
-  /// columnBlocks (LaneCoords::firstRow and firstCol place the lane).
-  int64_t columnBlocks = 1, blockColumns = 0;
+  /// A tile whose warps split its columns (`column_blocks` > 1): the
+  /// offsets are those of one block's tile (`blockColumns` columns). Warps
+  /// go in units of `warpUnit` (4 for a wgmma warpgroup, 1 for mma.sync):
+  /// unit u holds block u % columnBlocks, as unit u / columnBlocks of the
+  /// block's warps (LaneCoords::firstRow and firstCol place the lane).
+  int64_t columnBlocks = 1, blockColumns = 0, warpUnit = 1;
 
   /// The fragment of a tile type in an mma.sync layout, or a wgmma layout
   /// (with column blocks: one block's, see columnBlocks).
@@ -185,6 +186,14 @@ struct LaneCoords {
   /// block).
   mlir::Value firstCol(mlir::OpBuilder &b, mlir::Location loc,
                        const Fragment &frag, mlir::Value origin) const;
+  /// The warp's place among the warps of its column block (`warp` without
+  /// column blocks).
+  mlir::Value blockWarp(mlir::OpBuilder &b, mlir::Location loc,
+                        const Fragment &frag) const;
+  /// The first column of the warp's column block (null without column
+  /// blocks).
+  mlir::Value blockColumn(mlir::OpBuilder &b, mlir::Location loc,
+                          const Fragment &frag) const;
 };
 
 /// The lane's eight registers of A-operand piece (mTile, kStep) of `frag`

@@ -183,14 +183,37 @@ KernelParamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 MmaSyncLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                          MmaSyncKind kind, int64_t warps) {
+                          MmaSyncKind kind, int64_t warps,
+                          int64_t columnBlocks) {
   // A power of two for the mma.sync kernels; wgmma's quad fragments on 3
   // warpgroups (FlashAttention-3's 192 rows) take 12.
   if (!isValidWarpCount(warps) && warps != 12)
     return emitError() << "warps must be a power of two in [1, 32], or 12, "
                           "got "
                        << warps;
+  if (columnBlocks < 1 || warps % columnBlocks)
+    return emitError() << "column_blocks must divide warps (" << warps
+                       << "), got " << columnBlocks;
+  if (columnBlocks > 1 && kind == MmaSyncKind::OperandA)
+    return emitError() << "column_blocks splits an accumulator and its row "
+                          "and column vectors, not an A operand (each warp "
+                          "would need the whole lhs)";
   return success();
+}
+
+MmaSyncLayoutAttr MmaSyncLayoutAttr::getColumnBlockLayout() const {
+  return MmaSyncLayoutAttr::get(getContext(), getKind(),
+                                getWarps() / getColumnBlocks());
+}
+
+SmallVector<int64_t>
+MmaSyncLayoutAttr::getColumnBlockShape(ArrayRef<int64_t> shape) const {
+  SmallVector<int64_t> block(shape);
+  if (getKind() == MmaSyncKind::Acc)
+    block[1] /= getColumnBlocks();
+  else if (getKind() == MmaSyncKind::Cols)
+    block[0] /= getColumnBlocks();
+  return block;
 }
 
 int64_t MmaSyncLayoutAttr::getWarpCount() const { return getWarps(); }
@@ -198,7 +221,8 @@ int64_t MmaSyncLayoutAttr::getWarpCount() const { return getWarps(); }
 LogicalResult MmaSyncLayoutAttr::verifyTileShape(
     ArrayRef<int64_t> shape,
     function_ref<InFlightDiagnostic()> emitError) const {
-  int64_t rowQuantum = 16 * getWarps();
+  int64_t blocks = getColumnBlocks();
+  int64_t rowQuantum = 16 * getWarps() / blocks;
   auto fail = [&](StringRef what) {
     InFlightDiagnostic diag = emitError();
     diag << "a tile of shape " << shape.size() << "-d [";
@@ -210,23 +234,33 @@ LogicalResult MmaSyncLayoutAttr::verifyTileShape(
   case MmaSyncKind::Acc:
   case MmaSyncKind::OperandA:
     if (shape.size() != 2 || shape[0] % rowQuantum ||
-        shape[1] % (getKind() == MmaSyncKind::Acc ? 8 : 16))
-      return fail("rank 2, rows a multiple of 16 x warps and columns of 8 "
-                  "(16 for an A operand)");
+        shape[1] % (getKind() == MmaSyncKind::Acc ? 8 * blocks : 16))
+      return fail(blocks > 1 ? "rank 2, rows a multiple of 16 x warps / "
+                               "column_blocks and columns of 8 in each "
+                               "column block"
+                             : "rank 2, rows a multiple of 16 x warps and "
+                               "columns of 8 (16 for an A operand)");
     return success();
   case MmaSyncKind::Rows:
     if (shape.size() != 1 || shape[0] % rowQuantum)
-      return fail("rank 1 and a length that is a multiple of 16 x warps");
+      return fail(blocks > 1 ? "rank 1 and a length that is a multiple of "
+                               "16 x warps / column_blocks"
+                             : "rank 1 and a length that is a multiple of "
+                               "16 x warps");
     return success();
   case MmaSyncKind::Cols:
-    if (shape.size() != 1 || shape[0] % 8)
-      return fail("rank 1 and a length that is a multiple of 8");
+    if (shape.size() != 1 || shape[0] % (8 * blocks))
+      return fail(blocks > 1 ? "rank 1 and a length that is a multiple of "
+                               "8 in each column block"
+                             : "rank 1 and a length that is a multiple of 8");
     return success();
   }
   return success();
 }
 
 int64_t MmaSyncLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
+  if (getColumnBlocks() > 1)
+    return getColumnBlockLayout().getRegisterCount(getColumnBlockShape(shape));
   int64_t rowsPerWarp = shape[0] / getWarps();
   switch (getKind()) {
   case MmaSyncKind::Acc:
@@ -244,6 +278,15 @@ int64_t MmaSyncLayoutAttr::getRegisterCount(ArrayRef<int64_t> shape) const {
 SmallVector<int64_t>
 MmaSyncLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape, int64_t warp,
                                          int64_t lane, int64_t reg) const {
+  if (int64_t blocks = getColumnBlocks(); blocks > 1) {
+    // Warp w: block w % c, its warp w / c there.
+    SmallVector<int64_t> block = getColumnBlockShape(shape);
+    SmallVector<int64_t> at = getColumnBlockLayout().getElementCoordinates(
+        block, warp / blocks, lane, reg);
+    if (getKind() != MmaSyncKind::Rows)
+      at.back() += (warp % blocks) * block.back();
+    return at;
+  }
   int64_t g = lane / 4, t = lane % 4;
   int64_t rowBase = warp * (shape[0] / getWarps()) + g;
   switch (getKind()) {
@@ -271,8 +314,9 @@ MmaSyncLayoutAttr::getElementCoordinates(ArrayRef<int64_t> shape, int64_t warp,
 
 bool MmaSyncLayoutAttr::canStageStore(ArrayRef<int64_t> shape,
                                       Type elementType) const {
-  return getKind() == MmaSyncKind::Acc && shape.size() == 2 &&
-         elementType.getIntOrFloatBitWidth() == 16 && shape[1] % 8 == 0 &&
+  return getKind() == MmaSyncKind::Acc && getColumnBlocks() == 1 &&
+         shape.size() == 2 && elementType.getIntOrFloatBitWidth() == 16 &&
+         shape[1] % 8 == 0 &&
          (getRowsPerWarp(shape) * shape[1] / 8) % 32 == 0;
 }
 
@@ -373,7 +417,8 @@ WgmmaLayoutAttr::getColumnBlockShape(ArrayRef<int64_t> shape) const {
 }
 
 MmaSyncLayoutAttr tiled_attn::tilegpu::getQuadFragmentLayout(Attribute layout) {
-  if (auto mma = dyn_cast_or_null<MmaSyncLayoutAttr>(layout))
+  if (auto mma = dyn_cast_or_null<MmaSyncLayoutAttr>(layout);
+      mma && mma.getColumnBlocks() == 1)
     return mma;
   // (A tile whose warpgroups split its columns is not one: the patterns that
   // take one know it by its own layout.)

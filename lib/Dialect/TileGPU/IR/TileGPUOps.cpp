@@ -138,6 +138,9 @@ LogicalResult LocalStoreOp::verify() {
   if (auto blocks = dyn_cast<WgmmaLayoutAttr>(value.getEncoding());
       !quad && blocks && blocks.getColumnBlocks() > 1)
     quad = blocks.getColumnBlockLayout();
+  if (auto blocks = dyn_cast<MmaSyncLayoutAttr>(value.getEncoding());
+      !quad && blocks)
+    quad = blocks.getColumnBlockLayout();
   // A tcgen05 register tile (a row of tensor-memory lanes per thread) goes
   // into swizzled panels the same way, 16 bytes of a row at a time.
   auto lanes = dyn_cast<TmemLanesLayoutAttr>(value.getEncoding());
@@ -238,6 +241,12 @@ LogicalResult MmaOp::verify() {
                          ? cast<MmaSyncLayoutAttr>(
                                cast<RankedTensorType>(lhsType).getEncoding())
                          : nullptr;
+    // (Warps side by side on the columns would each need the whole lhs: it
+    // comes from shared memory.)
+    if (lhsLayout && mma.getColumnBlocks() > 1)
+      return emitOpError() << "takes a shared lhs where the warps split the "
+                              "accumulator's columns, not "
+                           << lhsLayout;
     if (lhsLayout && (lhsLayout.getKind() != MmaSyncKind::OperandA ||
                       lhsLayout.getWarps() != mma.getWarps()))
       return emitOpError() << "expects a register lhs in "
@@ -417,6 +426,10 @@ LogicalResult StagedStoreOp::verify() {
                             "buffer, not "
                          << staging;
   auto mma = dyn_cast<MmaSyncLayoutAttr>(value.getEncoding());
+  if (mma && mma.getColumnBlocks() > 1)
+    return emitOpError() << "stages no tile whose warps split its columns, "
+                            "got "
+                         << value;
   if (auto wgmma = dyn_cast<WgmmaLayoutAttr>(value.getEncoding())) {
     if (wgmma.getColumnBlocks() > 1)
       return emitOpError() << "stages no tile whose warpgroups split its "

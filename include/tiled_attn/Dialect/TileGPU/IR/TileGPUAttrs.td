@@ -94,21 +94,45 @@ def TileGPU_MmaSyncLayoutAttr : TileGPU_Attr<"MmaSyncLayout", "mma_sync", [
       (g+8, 2t+8..). Over a pair of n-tiles its register order is `acc`'s,
       so P goes from accumulator to operand in place.
 
+    With `column_blocks` = c > 1 the warps split the columns too: warp w
+    owns rows 16 (w / c) .. +15 (per m-tile of 16 x warps / c rows) of the
+    columns of block w % c (N / c each), so that a tile of fewer rows than
+    16 x `warps` still has every warp at work (the backward's 64-key
+    blocks at D = 192 and 256 on 8 warps). Each warp's registers are those
+    of its block's tile (`getColumnBlockLayout`); `cols` holds its block's
+    columns, `rows` its rows. Not for `opa`: an mma whose accumulator is
+    split so reads its lhs from shared memory.
+
     Example:
 
     ```mlir
     tensor<128x64xf32, #tilegpu.mma_sync<acc, warps = 4>>
+    tensor<64x256xf32, #tilegpu.mma_sync<acc, warps = 8, column_blocks = 2>>
     ```
   }];
   let parameters = (ins EnumParameter<TileGPU_MmaSyncKind>:$kind,
-                        "int64_t":$warps);
-  let assemblyFormat = "`<` $kind `,` struct($warps) `>`";
+                        "int64_t":$warps,
+                        DefaultValuedParameter<"int64_t", "1">:$column_blocks);
+  let assemblyFormat = "`<` $kind `,` struct($warps, $column_blocks) `>`";
+  let builders = [
+    AttrBuilder<(ins "MmaSyncKind":$kind, "int64_t":$warps), [{
+      return $_get($_ctxt, kind, warps, 1);
+    }]>
+  ];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Rows each warp owns (0 for `cols`, which every warp holds whole).
     int64_t getRowsPerWarp(::llvm::ArrayRef<int64_t> shape) const {
-      return getKind() == MmaSyncKind::Cols ? 0 : shape[0] / getWarps();
+      return getKind() == MmaSyncKind::Cols
+                 ? 0
+                 : shape[0] / (getWarps() / getColumnBlocks());
     }
+    /// With column_blocks > 1: the layout of one column block's tile on the
+    /// warps / column_blocks warps that share it, kind for kind.
+    MmaSyncLayoutAttr getColumnBlockLayout() const;
+    /// The shape of one column block's tile of a tile of `shape`.
+    ::llvm::SmallVector<int64_t>
+    getColumnBlockShape(::llvm::ArrayRef<int64_t> shape) const;
     /// Whether a store of an `acc` tile of `shape` and `elementType` can go
     /// through a staging buffer: 16-bit elements, and each warp's rows split
     /// into 16-byte pieces, a whole number per lane.
