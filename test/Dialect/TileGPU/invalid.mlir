@@ -118,6 +118,21 @@ func.func private @negative_wgmma_warpgroups_large(tensor<320xf32, #tilegpu.wgmm
 // vectors (never a register lhs), and leaves 64 rows a row block and
 // N / column_blocks columns a multiple of 8 up to 256 each.
 
+// expected-error @+1 {{column_blocks must divide warps (8), got 3}}
+func.func private @negative_mma_sync_column_blocks(tensor<64x96xf32, #tilegpu.mma_sync<acc, warps = 8, column_blocks = 3>>)
+
+// -----
+
+// expected-error @+1 {{column_blocks splits an accumulator and its row and column vectors, not an A operand (each warp would need the whole lhs)}}
+func.func private @negative_mma_sync_column_blocks_opa(tensor<64x64xf16, #tilegpu.mma_sync<opa, warps = 8, column_blocks = 2>>)
+
+// -----
+
+// expected-error @+1 {{a tile of shape 2-d [64, 24] in #tilegpu.mma_sync<acc, warps = 8, column_blocks = 2> needs rank 2, rows a multiple of 16 x warps / column_blocks and columns of 8 in each column block}}
+func.func private @negative_mma_sync_column_blocks_shape(tensor<64x24xf32, #tilegpu.mma_sync<acc, warps = 8, column_blocks = 2>>)
+
+// -----
+
 // expected-error @+1 {{column_blocks must divide warpgroups (2), got 3}}
 func.func private @negative_wgmma_column_blocks(tensor<64x96xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 3>>)
 

@@ -21,6 +21,14 @@ func.func private @mma_sync(tensor<64x16xf32, #tilegpu.mma_sync<acc, warps = 4>>
                             tensor<64xf32, #tilegpu.mma_sync<rows, warps = 4>>,
                             tensor<16xf32, #tilegpu.mma_sync<cols, warps = 4>>)
 
+// column_blocks = 2 on mma.sync: 8 warps on 64 rows, four of 16 rows
+// twice, warp w on the columns of block w % 2.
+// CHECK: tensor<64x32xf32, #tilegpu.mma_sync<acc, warps = 8, column_blocks = 2>>: 256 threads x 8 registers, each element held 1 time(s)
+// CHECK-NEXT: warp 0 lane 0: (0, 0) (0, 1) (8, 0) (8, 1) (0, 8) (0, 9) (8, 8) (8, 9)
+// CHECK: tensor<32xf32, #tilegpu.mma_sync<cols, warps = 8, column_blocks = 2>>: 256 threads x 4 registers, each element held 32 time(s)
+func.func private @mma_sync_column_blocks(tensor<64x32xf32, #tilegpu.mma_sync<acc, warps = 8, column_blocks = 2>>,
+                                          tensor<32xf32, #tilegpu.mma_sync<cols, warps = 8, column_blocks = 2>>)
+
 // wgmma m64nNk16: two warpgroups of 64 rows, N / 2 registers per thread.
 // CHECK: tensor<128x16xf32, #tilegpu.wgmma<acc, warpgroups = 2>>: 256 threads x 8 registers, each element held 1 time(s)
 // CHECK-NEXT: warp 0 lane 0: (0, 0) (0, 1) (8, 0) (8, 1) (0, 8) (0, 9) (8, 8) (8, 9)
