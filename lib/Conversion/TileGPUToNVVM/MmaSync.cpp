@@ -127,16 +127,16 @@ struct MmaToGPU final : OpConversionPattern<MmaOp> {
         arith::DivUIOp::create(rewriter, loc, lc.lane, cIdx(rewriter, loc, 16)),
         cIdx(rewriter, loc, 8));
     // The warp's block's first column of the rhs (with column blocks).
-    if (Value column = lc.blockColumn(rewriter, loc, c))
-      nHalf = arith::AddIOp::create(rewriter, loc, nHalf, column);
+    Value blockColumn = lc.blockColumn(rewriter, loc, c);
+    if (blockColumn)
+      nHalf = arith::AddIOp::create(rewriter, loc, nHalf, blockColumn);
     // One ldmatrix.x4 reads the B fragments of n-tiles (nt, nt + 1); an odd
     // last n-tile takes an x2.
     auto loadB = [&](int64_t kt, int64_t nt, int64_t tiles) {
       Value row, col;
-      Value nOff = tiles == 2 ? nHalf
-                   : c.columnBlocks > 1
-                       ? lc.blockColumn(rewriter, loc, c)
-                       : cIdx(rewriter, loc, 0);
+      Value nOff = tiles == 2    ? nHalf
+                   : blockColumn ? blockColumn
+                                 : cIdx(rewriter, loc, 0);
       if (rhsStoredTransposed) {
         // Buffer is [n][k]: lane l reads row n0 + l % 8 (+8 for the next
         // n-tile) at column k0 (+8 for lanes 8..15 mod 16).

@@ -19,25 +19,22 @@ using namespace tiled_attn;
 using namespace tiled_attn::tilegpu;
 
 Fragment Fragment::get(RankedTensorType type) {
-  // With column blocks, each warpgroup holds its block's tile as mma.sync
-  // would on the warps of the block.
+  // With column blocks, each warpgroup (wgmma) or warp (mma.sync) holds
+  // its block's tile as mma.sync would on the warps of the block.
+  auto blocked = [&](auto layout, int64_t warpUnit) {
+    SmallVector<int64_t> block = layout.getColumnBlockShape(type.getShape());
+    Fragment f = get(layout.getColumnBlockLayout(), block);
+    f.columnBlocks = layout.getColumnBlocks();
+    f.blockColumns = block.back();
+    f.warpUnit = warpUnit;
+    return f;
+  };
   if (auto wgmma = dyn_cast<WgmmaLayoutAttr>(type.getEncoding());
-      wgmma && wgmma.getColumnBlocks() > 1) {
-    SmallVector<int64_t> block = wgmma.getColumnBlockShape(type.getShape());
-    Fragment f = get(wgmma.getColumnBlockLayout(), block);
-    f.columnBlocks = wgmma.getColumnBlocks();
-    f.blockColumns = block.back();
-    f.warpUnit = 4;
-    return f;
-  }
+      wgmma && wgmma.getColumnBlocks() > 1)
+    return blocked(wgmma, 4);
   if (auto mma = dyn_cast<MmaSyncLayoutAttr>(type.getEncoding());
-      mma && mma.getColumnBlocks() > 1) {
-    SmallVector<int64_t> block = mma.getColumnBlockShape(type.getShape());
-    Fragment f = get(mma.getColumnBlockLayout(), block);
-    f.columnBlocks = mma.getColumnBlocks();
-    f.blockColumns = block.back();
-    return f;
-  }
+      mma && mma.getColumnBlocks() > 1)
+    return blocked(mma, 1);
   // wgmma's layouts hold mma.sync's registers (getQuadFragmentLayout).
   return get(getQuadFragmentLayout(type.getEncoding()), type.getShape());
 }

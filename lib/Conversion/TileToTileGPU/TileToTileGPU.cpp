@@ -157,6 +157,11 @@ private:
   /// tile.convert_layout to a shared encoding): written as the buffer's
   /// rows between barriers, as a transpose's input is.
   void rewriteSharedLhs(tile::ConvertLayoutOp move);
+  /// `op`'s result (a transpose's or a move's) replaced by a shared buffer
+  /// into which `input` is written between barriers: `*shared` where it is
+  /// set (a buffer shared with other such writes, which it then names),
+  /// else a buffer of its own.
+  void writeThroughShared(Operation *op, Value input, Value *shared);
   /// Each transpose of a staged block (now a buffer, awaited before it) a
   /// tilegpu.transpose_view of that buffer.
   void rewriteTransposedViews();
@@ -1097,24 +1102,32 @@ void SharedMemoryMaterializer::drainTma(OpBuilder &b, Location loc) {
 /// the previous loop's readers as it does the previous iteration's).
 void SharedMemoryMaterializer::rewriteTranspose(tile::TransposeOp transpose) {
   auto type = cast<RankedTensorType>(transpose.getType());
-  OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
-  Location loc = transpose.getLoc();
-  Value buffer = shareTransposes ? transposeBuffers.lookup(type) : Value();
-  if (!buffer)
-    buffer = AllocOp::create(top, loc, bufferTypeOf(type), IntegerAttr());
-  if (shareTransposes)
-    transposeBuffers[type] = buffer;
-  OpBuilder b(transpose);
+  writeThroughShared(transpose, transpose.getInput(),
+                     shareTransposes ? &transposeBuffers[type] : nullptr);
+}
+
+void SharedMemoryMaterializer::writeThroughShared(Operation *op, Value input,
+                                                  Value *shared) {
+  Value result = op->getResult(0);
+  Location loc = op->getLoc();
+  Value buffer = shared ? *shared : Value();
+  if (!buffer) {
+    OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
+    buffer = AllocOp::create(
+        top, loc, bufferTypeOf(cast<RankedTensorType>(result.getType())),
+        IntegerAttr());
+  }
+  if (shared)
+    *shared = buffer;
+  OpBuilder b(op);
   transposeBarriers.emplace_back(gpu::BarrierOp::create(b, loc), buffer);
-  LocalStoreOp::create(b, loc, transpose.getInput(), buffer);
+  LocalStoreOp::create(b, loc, input, buffer);
   gpu::BarrierOp::create(b, loc);
-  transpose.getResult().replaceAllUsesWith(buffer);
-  transpose.erase();
+  result.replaceAllUsesWith(buffer);
+  op->erase();
 }
 
 void SharedMemoryMaterializer::rewriteSharedLhs(tile::ConvertLayoutOp move) {
-  OpBuilder top = OpBuilder::atBlockBegin(&func.getBody().front());
-  Location loc = move.getLoc();
   auto type = cast<RankedTensorType>(move.getType());
   // With share-transposes, the k-th move of its type in a loop body shares
   // its buffer with the k-th of the other loops (the mask split's three
@@ -1125,18 +1138,9 @@ void SharedMemoryMaterializer::rewriteSharedLhs(tile::ConvertLayoutOp move) {
     if (auto other = dyn_cast<tile::ConvertLayoutOp>(op);
         other && other.getType() == type)
       ++ordinal;
-  std::pair<Type, int64_t> key{type, ordinal};
-  Value buffer = shareTransposes ? sharedLhsBuffers.lookup(key) : Value();
-  if (!buffer)
-    buffer = AllocOp::create(top, loc, bufferTypeOf(type), IntegerAttr());
-  if (shareTransposes)
-    sharedLhsBuffers[key] = buffer;
-  OpBuilder b(move);
-  transposeBarriers.emplace_back(gpu::BarrierOp::create(b, loc), buffer);
-  LocalStoreOp::create(b, loc, move.getInput(), buffer);
-  gpu::BarrierOp::create(b, loc);
-  move.getResult().replaceAllUsesWith(buffer);
-  move.erase();
+  writeThroughShared(move, move.getInput(),
+                     shareTransposes ? &sharedLhsBuffers[{type, ordinal}]
+                                     : nullptr);
 }
 
 /// With merge-barriers, a transpose's first barrier (every thread done

@@ -206,14 +206,24 @@ MmaSyncLayoutAttr MmaSyncLayoutAttr::getColumnBlockLayout() const {
                                 getWarps() / getColumnBlocks());
 }
 
+/// One column block's shape of a tile of `shape` split into `blocks`: an
+/// accumulator's columns or a column vector divided, rows unchanged.
+static SmallVector<int64_t> columnBlockShape(ArrayRef<int64_t> shape,
+                                             int64_t blocks, bool acc,
+                                             bool cols) {
+  SmallVector<int64_t> block(shape);
+  if (acc)
+    block[1] /= blocks;
+  else if (cols)
+    block[0] /= blocks;
+  return block;
+}
+
 SmallVector<int64_t>
 MmaSyncLayoutAttr::getColumnBlockShape(ArrayRef<int64_t> shape) const {
-  SmallVector<int64_t> block(shape);
-  if (getKind() == MmaSyncKind::Acc)
-    block[1] /= getColumnBlocks();
-  else if (getKind() == MmaSyncKind::Cols)
-    block[0] /= getColumnBlocks();
-  return block;
+  return columnBlockShape(shape, getColumnBlocks(),
+                          getKind() == MmaSyncKind::Acc,
+                          getKind() == MmaSyncKind::Cols);
 }
 
 int64_t MmaSyncLayoutAttr::getWarpCount() const { return getWarps(); }
@@ -407,13 +417,9 @@ MmaSyncLayoutAttr WgmmaLayoutAttr::getColumnBlockLayout() const {
 
 SmallVector<int64_t>
 WgmmaLayoutAttr::getColumnBlockShape(ArrayRef<int64_t> shape) const {
-  SmallVector<int64_t> block(shape);
-  int64_t blocks = getColumnBlocks();
-  if (getKind() == WgmmaKind::Acc)
-    block[1] /= blocks;
-  else if (getKind() == WgmmaKind::Cols)
-    block[0] /= blocks;
-  return block;
+  return columnBlockShape(shape, getColumnBlocks(),
+                          getKind() == WgmmaKind::Acc,
+                          getKind() == WgmmaKind::Cols);
 }
 
 MmaSyncLayoutAttr tiled_attn::tilegpu::getQuadFragmentLayout(Attribute layout) {
