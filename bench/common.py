@@ -128,7 +128,10 @@ def grouped_bars(csv_path, series: str, ylabel: str, title: str, group: str = "c
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / len(names)
     for i, name in enumerate(names):
-        ys = [next(float(r["tflops"]) for r in rows if r[group] == g and r[series] == name)
+        # (A series without a group, such as an A/B build of some head
+        # dims only, has no bar there.)
+        ys = [next((float(r["tflops"]) for r in rows
+                    if r[group] == g and r[series] == name), float("nan"))
               for g in groups]
         ax.bar([x + i * width for x in range(len(groups))], ys, width, label=name)
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(groups))])

@@ -501,7 +501,8 @@ TEST_F(SdpaBackwardKernelTest, Tcgen05Blocks) {
 }
 
 // The program of the wide head dims on wgmma (backward-sm90a-d192-d256:
-// 64 keys and 64 queries a step, Q and dO not prefetched, exp2), over
+// 64 keys and 64 queries a step, exp2, Q and dO not prefetched; and at
+// D = 192 prefetched in two slots, the A/B's faster build), over
 // grouped heads, odd lengths of several blocks and the causal masks;
 // within the Exp2 test's bounds of float64.
 TEST_F(SdpaBackwardKernelTest, WideHeadDims) {
@@ -510,6 +511,7 @@ TEST_F(SdpaBackwardKernelTest, WideHeadDims) {
   Case d256{1, 2, 1, 70, 131, tile::CausalMode::TopLeft, 256};
   using Run = ScheduledRun;
   expectNearFloat64({Run{f16, d192, 64, 64, {1, false, false, true}},
+                     Run{bf16, d192, 64, 64, {2, false, false, true}},
                      Run{bf16, d256, 64, 64, {1, false, false, true}}},
                     47);
 }

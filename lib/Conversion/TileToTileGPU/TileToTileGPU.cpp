@@ -156,12 +156,23 @@ private:
   /// A register tile moved into shared memory for an mma's lhs (a
   /// tile.convert_layout to a shared encoding): written as the buffer's
   /// rows between barriers, as a transpose's input is.
-  void rewriteSharedLhs(tile::ConvertLayoutOp move);
+  /// Returns the buffer.
+  Value rewriteSharedLhs(tile::ConvertLayoutOp move);
+  /// The move among `moves` that writes `transpose`'s input into shared
+  /// memory earlier in its block, in the bytes the transpose would write
+  /// (the same stored rows, the buffer's transposed view is the
+  /// transpose's type), with no other write into that buffer between: the
+  /// transpose can read that buffer through a tilegpu.transpose_view
+  /// instead of writing its own copy (the wide backward's dSᵀ, the lhs of
+  /// dK's product and, transposed, of dQ's). Null if none.
+  tile::ConvertLayoutOp sharedLhsWriting(tile::TransposeOp transpose,
+                                         ArrayRef<tile::ConvertLayoutOp> moves);
   /// `op`'s result (a transpose's or a move's) replaced by a shared buffer
   /// into which `input` is written between barriers: `*shared` where it is
   /// set (a buffer shared with other such writes, which it then names),
   /// else a buffer of its own.
-  void writeThroughShared(Operation *op, Value input, Value *shared);
+  /// Returns the buffer.
+  Value writeThroughShared(Operation *op, Value input, Value *shared);
   /// Each transpose of a staged block (now a buffer, awaited before it) a
   /// tilegpu.transpose_view of that buffer.
   void rewriteTransposedViews();
@@ -204,10 +215,9 @@ private:
   llvm::MapVector<Value, Operation *> reduceEnds;
   /// Each transpose's buffer and the barrier before its write.
   SmallVector<std::pair<gpu::BarrierOp, Value>> transposeBarriers;
-  /// With share-transposes: the buffers of the moves into shared memory
-  /// for an mma's lhs, by type and place among its loop body's moves of
-  /// that type (rewriteSharedLhs).
-  llvm::DenseMap<std::pair<Type, int64_t>, Value> sharedLhsBuffers;
+  /// With share-transposes: the buffer of the moves into shared memory
+  /// for an mma's lhs, by type (rewriteSharedLhs).
+  llvm::DenseMap<Type, Value> sharedLhsBuffers;
   /// With mmaWarp: the threads that issue tcgen05 products, one per group
   /// of 128 rows.
   int64_t issuers = 1;
@@ -1106,8 +1116,8 @@ void SharedMemoryMaterializer::rewriteTranspose(tile::TransposeOp transpose) {
                      shareTransposes ? &transposeBuffers[type] : nullptr);
 }
 
-void SharedMemoryMaterializer::writeThroughShared(Operation *op, Value input,
-                                                  Value *shared) {
+Value SharedMemoryMaterializer::writeThroughShared(Operation *op, Value input,
+                                                   Value *shared) {
   Value result = op->getResult(0);
   Location loc = op->getLoc();
   Value buffer = shared ? *shared : Value();
@@ -1125,22 +1135,44 @@ void SharedMemoryMaterializer::writeThroughShared(Operation *op, Value input,
   gpu::BarrierOp::create(b, loc);
   result.replaceAllUsesWith(buffer);
   op->erase();
+  return buffer;
 }
 
-void SharedMemoryMaterializer::rewriteSharedLhs(tile::ConvertLayoutOp move) {
+Value SharedMemoryMaterializer::rewriteSharedLhs(tile::ConvertLayoutOp move) {
+  // With share-transposes, every move of its type shares one buffer: each
+  // move (tilegpu-assign-layouts makes one per reading mma) is read before
+  // the next is written, and that write waits at its first barrier for the
+  // threads, and behind the waits for later products for the products, that
+  // read it (the backward's Pᵀ and dSᵀ in each step and in the mask split's
+  // three loops). tilegpu-simulate-roles checks this in every library
+  // kernel: a product still reading the buffer when it is written again is
+  // its "writes shared memory that a product still reads".
   auto type = cast<RankedTensorType>(move.getType());
-  // With share-transposes, the k-th move of its type in a loop body shares
-  // its buffer with the k-th of the other loops (the mask split's three
-  // loops run one after the other, and each write waits at the first
-  // barrier for the readers before it, as a transpose's does).
-  int64_t ordinal = 0;
-  for (Operation *op = move->getPrevNode(); op; op = op->getPrevNode())
-    if (auto other = dyn_cast<tile::ConvertLayoutOp>(op);
-        other && other.getType() == type)
-      ++ordinal;
-  writeThroughShared(move, move.getInput(),
-                     shareTransposes ? &sharedLhsBuffers[{type, ordinal}]
-                                     : nullptr);
+  return writeThroughShared(
+      move, move.getInput(),
+      shareTransposes ? &sharedLhsBuffers[type] : nullptr);
+}
+
+tile::ConvertLayoutOp SharedMemoryMaterializer::sharedLhsWriting(
+    tile::TransposeOp transpose, ArrayRef<tile::ConvertLayoutOp> moves) {
+  BufferType wanted = bufferTypeOf(transpose.getType());
+  for (tile::ConvertLayoutOp move : moves) {
+    if (move.getInput() != transpose.getInput() ||
+        move->getBlock() != transpose->getBlock() ||
+        !move->isBeforeInBlock(transpose) ||
+        bufferTypeOf(move.getType()).getTransposedView() != wanted)
+      continue;
+    // With share-transposes, a later move of its type writes the same
+    // buffer.
+    bool overwritten = llvm::any_of(moves, [&](tile::ConvertLayoutOp other) {
+      return other != move && other->getBlock() == move->getBlock() &&
+             other.getType() == move.getType() &&
+             move->isBeforeInBlock(other) && other->isBeforeInBlock(transpose);
+    });
+    if (!overwritten)
+      return move;
+  }
+  return {};
 }
 
 /// With merge-barriers, a transpose's first barrier (every thread done
@@ -1161,7 +1193,16 @@ void SharedMemoryMaterializer::hoistTransposeBarriers() {
     Block *body = barrier->getBlock();
     Operation *lastWait = nullptr;
     bool movable = true;
+    // The buffer's users, and those of its transposed views.
+    SmallVector<Operation *> users;
     for (Operation *user : buffer.getUsers()) {
+      if (!isa<TransposeViewOp>(user)) {
+        users.push_back(user);
+        continue;
+      }
+      llvm::append_range(users, user->getResult(0).getUsers());
+    }
+    for (Operation *user : users) {
       if (user->getBlock() != body) {
         movable = false;
         break;
@@ -1211,12 +1252,27 @@ void SharedMemoryMaterializer::rewriteTransposedViews() {
 LogicalResult SharedMemoryMaterializer::run() {
   // (A transpose of a staged block becomes a view of its buffer once the
   // block is one: rewriteTransposedViews.)
+  SmallVector<tile::ConvertLayoutOp> sharedLhs;
+  func.walk([&](tile::ConvertLayoutOp move) {
+    if (getSharedEncoding(move.getType()) &&
+        !getSharedEncoding(move.getInput().getType()) &&
+        !isa<BufferType>(move.getInput().getType()))
+      sharedLhs.push_back(move);
+  });
   SmallVector<tile::TransposeOp> transposes;
   func.walk([&](tile::TransposeOp t) {
     if (!stagingLoad(t.getInput()))
       transposes.push_back(t);
   });
+  // A transpose of a tile that a move has just written into shared memory
+  // in the same bytes reads the move's buffer transposed (once the moves
+  // have their buffers, below).
+  SmallVector<std::pair<tile::TransposeOp, tile::ConvertLayoutOp>> viewed;
   for (tile::TransposeOp transpose : transposes) {
+    if (tile::ConvertLayoutOp move = sharedLhsWriting(transpose, sharedLhs)) {
+      viewed.emplace_back(transpose, move);
+      continue;
+    }
     auto encoding = getSharedEncoding(transpose.getType());
     if (!encoding || !encoding.getTransposed())
       return transpose.emitError()
@@ -1226,15 +1282,19 @@ LogicalResult SharedMemoryMaterializer::run() {
              << transpose.getType();
     rewriteTranspose(transpose);
   }
-  SmallVector<tile::ConvertLayoutOp> sharedLhs;
-  func.walk([&](tile::ConvertLayoutOp move) {
-    if (getSharedEncoding(move.getType()) &&
-        !getSharedEncoding(move.getInput().getType()) &&
-        !isa<BufferType>(move.getInput().getType()))
-      sharedLhs.push_back(move);
-  });
-  for (tile::ConvertLayoutOp move : sharedLhs)
-    rewriteSharedLhs(move);
+  llvm::DenseMap<Operation *, Value> movedInto;
+  for (tile::ConvertLayoutOp move : sharedLhs) {
+    Operation *op = move;
+    movedInto[op] = rewriteSharedLhs(move);
+  }
+  for (auto [transpose, move] : viewed) {
+    OpBuilder b(transpose);
+    Value view = TransposeViewOp::create(b, transpose.getLoc(),
+                                         bufferTypeOf(transpose.getType()),
+                                         movedInto.lookup(move));
+    transpose.getResult().replaceAllUsesWith(view);
+    transpose.erase();
+  }
   func.walk([&](tile::LoadOp load) {
     if (load->getParentOfType<scf::ForOp>())
       streamedViews.insert(load.getView());

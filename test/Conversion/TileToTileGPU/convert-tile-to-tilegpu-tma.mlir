@@ -12,6 +12,25 @@
 // LHS-NEXT: gpu.barrier
 // LHS-NEXT: tilegpu.mma %[[PT]], %{{.*}} : !tilegpu.buffer<64x64xf16, #tilegpu.shared<swizzle = 128>>, <64x256xf16, #tilegpu.shared<swizzle = 128>> -> tensor<64x256xf32, #tilegpu.wgmma<acc, warpgroups = 2, column_blocks = 2>>
 
+// A transpose of a tile that a move has just written into shared memory
+// (the wide backward's dSᵀ: the lhs of dK's product, and transposed of
+// dQ's) reads the move's buffer through a transposed view: one buffer,
+// one write and its two barriers.
+// RUN: tiled-attn-opt %S/Inputs/shared-lhs-both-ways.mlir --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu | FileCheck %s --check-prefix=BOTH-WAYS
+// BOTH-WAYS-LABEL: func.func @shared_lhs_both_ways
+// BOTH-WAYS: %[[DST:.*]] = tilegpu.alloc : <64x64xbf16, #tilegpu.shared<swizzle = 128>>
+// BOTH-WAYS-NOT: tilegpu.alloc
+// BOTH-WAYS: arith.truncf
+// BOTH-WAYS: gpu.barrier
+// BOTH-WAYS-NEXT: tilegpu.local_store %{{.*}}, %[[DST]]
+// BOTH-WAYS-NEXT: gpu.barrier
+// BOTH-WAYS-NEXT: tilegpu.mma %[[DST]], %{{.*}} : !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128>>, <64x256xbf16
+// BOTH-WAYS-NEXT: %[[DS:.*]] = tilegpu.transpose_view %[[DST]] : <64x64xbf16, #tilegpu.shared<swizzle = 128>> -> <64x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>
+// BOTH-WAYS-NEXT: tilegpu.mma %[[DS]], %{{.*}} : !tilegpu.buffer<64x64xbf16, #tilegpu.shared<swizzle = 128, transposed = true>>, <64x256xbf16
+// BOTH-WAYS-NOT: tilegpu.local_store
+// BOTH-WAYS: return
+
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=128 block-m=128 block-n=128" \
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu | FileCheck %s

@@ -36,6 +36,24 @@
 // BWD-TCGEN05: remark: tilegpu-simulate-roles: 6 schedules ran to the end ({{[0-9]+}} steps; seq-q 700, seq-k 300, block 1, group 3; no deadlock, no hazard)
 // BWD-TCGEN05-CORNERS: 2 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; seq-q 199, seq-k 323, block 1, group 2; seq-q 323, seq-k 199, block 0; no deadlock, no hazard)
 
+// The same backward, non-causal, with an MMA warp (mma-warp): at one query
+// and one key the mask split's middle loop runs no step, and the Q and dO
+// slots prefetched for it are dropped unread, released by the consumers
+// right after their waits. The MMA warps do not wait for them: they did,
+// and the producer, free to refill the slot once the consumers released
+// it, could complete its next phase first, which left the MMA warps
+// waiting for a phase that never came (a deadlock under some schedules;
+// schedule 7 of these).
+// RUN: tiled-attn-compile --spec=%repo/kernels/library.json --entry=sdpa_bwd_sm_100a_bf16_d64_none \
+// RUN:   --keep-ir --ptxas=none --out-dir=%t.tcnone > /dev/null
+// RUN: tiled-attn-opt %t.tcnone/sdpa_bwd_sm_100a_bf16_d64_none.tile.mlir --tilegpu-attach-target=chip=sm_100a \
+// RUN:   --tilegpu-assign-layouts=warps=8 --convert-tile-to-tilegpu="empty-barriers=1 ring-slots=2 mma-warp=1 p-over-s=1 tma-reduce=1 share-transposes=1" \
+// RUN:   --tilegpu-merge-barriers --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   --tilegpu-warp-specialize="producer-registers=24 consumer-registers=240 mma-warp=1" -o %t.tcmma.mlir
+// RUN: tiled-attn-opt %t.tcmma.mlir -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=12" 2>&1 | FileCheck %s --check-prefix=BWD-MMA-WARP
+// BWD-MMA-WARP: remark: tilegpu-simulate-roles: 12 schedules ran to the end ({{[0-9]+}} steps; seq-q 1, seq-k 1, block 0; seq-q 199, seq-k 323, block 1, group 2; seq-q 323, seq-k 199, block 0; no deadlock, no hazard)
+
 // A write of a buffer that a TMA reduction still reads (no wait for it
 // first), and a kernel that ends with one in flight:
 // RUN: tiled-attn-compile --spec=%repo/kernels/library.json --entry=sdpa_bwd_sm_100a_bf16_d64_top_left \
@@ -53,6 +71,17 @@
 // REDUCE: error: tilegpu-simulate-roles: writes shared memory that a TMA reduction still reads
 // REDUCE: error: tilegpu-simulate-roles: the kernel ends with this TMA reduction in flight (no tilegpu.tma_reduce_wait after it)
 // REDUCE: remark: tilegpu-simulate-roles: 4 schedules ran to the end
+// share-transposes gives the moves of one type into shared memory (an
+// mma's lhs on warpgroups side by side on the columns) one buffer; a
+// program that reads the first again after the second is written breaks
+// that, and the simulation says so (every library kernel runs it):
+// RUN: tiled-attn-opt %S/Inputs/simulate-shared-lhs-reuse.mlir --tilegpu-attach-target=chip=sm_90a \
+// RUN:   --tilegpu-assign-layouts=warps=8 --convert-tile-to-tilegpu="share-transposes=1" \
+// RUN:   --tilegpu-resolve-async-waits --tilegpu-allocate-memory \
+// RUN:   | not tiled-attn-opt -mlir-print-op-on-diagnostic=false -o /dev/null \
+// RUN:   --tilegpu-simulate-roles="schedules=4 seq-q=64 seq-k=64" 2>&1 | FileCheck %s --check-prefix=LHS-REUSE
+// LHS-REUSE: error: tilegpu-simulate-roles: writes shared memory that a product still reads
+// LHS-REUSE: note: still in flight: this op
 // An mbarrier used after a buffer over its bytes was written is an error
 // naming the write (the allocator handing its memory on too early); its
 // initialization again makes it whole:

@@ -789,6 +789,16 @@ int64_t BufferType::getRowBlockStep() const {
       .getBlockStep(getTileShape(), getElementType());
 }
 
+BufferType BufferType::getTransposedView() const {
+  auto shared = dyn_cast<SharedEncodingAttr>(getEncoding());
+  if (!shared || getShape().size() != 2)
+    return {};
+  return BufferType::get(
+      getContext(), {getShape()[1], getShape()[0]}, getElementType(),
+      SharedEncodingAttr::get(getContext(), shared.getSwizzle(),
+                              shared.getPad(), !shared.getTransposed()));
+}
+
 //===----------------------------------------------------------------------===//
 // TensorMapType
 //===----------------------------------------------------------------------===//

@@ -606,22 +606,19 @@ LogicalResult TmemMmaOp::verify() {
 
 LogicalResult TransposeViewOp::verify() {
   BufferType source = getSource().getType(), result = getResult().getType();
-  auto from = dyn_cast<SharedEncodingAttr>(source.getEncoding());
-  auto to = dyn_cast<SharedEncodingAttr>(result.getEncoding());
-  if (source.isRing() || result.isRing() || source.getShape().size() != 2 ||
-      !from || !to)
+  BufferType expected = source.getTransposedView();
+  if (source.isRing() || result.isRing() || !expected ||
+      !isa<SharedEncodingAttr>(result.getEncoding()))
     return emitOpError() << "transposes one 2-D shared tile, not " << source;
-  ArrayRef<int64_t> shape = source.getShape();
-  if (result.getShape() != ArrayRef<int64_t>{shape[1], shape[0]} ||
-      result.getElementType() != source.getElementType() ||
-      to.getPad() != from.getPad() || to.getSwizzle() != from.getSwizzle() ||
-      to.getTransposed() == from.getTransposed())
+  if (result != expected)
     return emitOpError() << "gives the source's transpose over the same "
                             "bytes (shape swapped, pad and swizzle kept, "
                             "transposed "
                             "flipped), expected "
-                         << shape[1] << "x" << shape[0]
-                         << " with transposed = " << !from.getTransposed()
+                         << expected.getShape()[0] << "x"
+                         << expected.getShape()[1] << " with transposed = "
+                         << cast<SharedEncodingAttr>(expected.getEncoding())
+                                .getTransposed()
                          << ", got " << result;
   return success();
 }

@@ -424,6 +424,16 @@ void TileGPUWarpSpecializePass::runOnOperation() {
       return true;
     if (!wait || !fullBarriers.contains(wait.getBarriers()))
       return false;
+    // A drain between two loops (a prefetched slot that no product reads,
+    // released right after its wait by the consumers) is not the MMA
+    // warps' either: nothing orders their wait before that release, so the
+    // producer could refill the slot first and the MMA warps, then a
+    // phase behind, would wait for a phase that never completes
+    // (tilegpu-simulate-roles found this, one query against one key: the
+    // mask split's middle loop empty).
+    if (auto release = dyn_cast_or_null<MBarrierArriveOp>(op->getNextNode());
+        release && emptyBarriers.contains(release.getBarriers()))
+      return false;
     for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
       if (next->walk([](Operation *inner) {
                 return isa<TmemMmaOp, MmaCommitOp>(inner)

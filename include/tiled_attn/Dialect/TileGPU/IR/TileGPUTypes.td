@@ -55,6 +55,10 @@ def TileGPU_BufferType : TypeDef<TileGPU_Dialect, "Buffer"> {
     /// the columns from one's start to the next's.
     int64_t getRowBlockColumns() const;
     int64_t getRowBlockStep() const;
+    /// The same bytes read transposed (`tilegpu.transpose_view`'s result):
+    /// a 2-D shared tile's shape swapped and its encoding's `transposed`
+    /// flag flipped, pad and swizzle kept; null for any other buffer.
+    BufferType getTransposedView() const;
   }];
 }
 
