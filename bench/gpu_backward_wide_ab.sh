@@ -22,6 +22,10 @@
 #              since 2026-12-08; D = 192 only: D = 256 does not fit)
 #   s2-atomic  stages=2 ring-slots=2, dQ by atomic adds
 #   s1-atomic  stages=1 ring-slots=1, dQ by atomic adds
+#   uw         one-slot with uniform-warpgroup=1 (the products' warpgroup
+#              index and descriptors in uniform registers, as D = 128's:
+#              ptxas 12-360 bytes of spill stores instead of 940-2216)
+#   s2-uw      s2 with uniform-warpgroup=1 (12-44 bytes instead of 392-648)
 set -u -o pipefail
 WIDE_VARIANTS='["none", "top_left", "bottom_right", "window", "none_softcap"]'
 LOWERING="chip=sm_90a warps=8 warp-specialize=1 producer-registers=24 consumer-registers=240 merge-barriers=1 share-transposes=1 simulate-roles=4"
@@ -34,7 +38,9 @@ build() {
   local spec=kernels/.wide-ab.json
   trap "rm -f $spec" EXIT
   for b in "one-slot 192,256 1 ring-slots=1 tma-reduce=1" "s2 192 2 ring-slots=2 tma-reduce=1" \
-           "s2-atomic 192,256 2 ring-slots=2" "s1-atomic 192,256 1 ring-slots=1"; do
+           "s2-atomic 192,256 2 ring-slots=2" "s1-atomic 192,256 1 ring-slots=1" \
+           "uw 192,256 1 ring-slots=1 tma-reduce=1 uniform-warpgroup=1" \
+           "s2-uw 192 2 ring-slots=2 tma-reduce=1 uniform-warpgroup=1"; do
     set -- $b
     local name=$1 dims=$2 stages=$3; shift 3
     cat > $spec <<EOF
@@ -67,11 +73,17 @@ run() {
   timeout 300 python3 bench/check_backward.py --kernels .gpu/wide --arch sm_90a --out $R \
     --dtype bf16 --cases 1 --rounds ${ROUNDS:-3} --head-dims 192 256 ${QUICK---quick} \
     --also one-slot=.gpu/ab/one-slot --also s2=.gpu/ab/s2 --also s2a=.gpu/ab/s2-atomic \
-    --also s1a=.gpu/ab/s1-atomic > $R/ab-bench.log 2>&1
+    --also s1a=.gpu/ab/s1-atomic --also uw=.gpu/ab/uw --also s2-uw=.gpu/ab/s2-uw \
+    > $R/ab-bench.log 2>&1
   tail -2 $R/ab-bench.log
-  for name in one-slot s2 s2-atomic s1-atomic; do
+  for name in uw s2-uw s2 one-slot s2-atomic s1-atomic; do
     timeout 60 python3 bench/check_backward.py --kernels .gpu/ab/$name --arch sm_90a \
       --out $R/$name --dtype bf16 --check-only 2>&1 | grep -E "within 2x|False" | sed "s/^/$name: /"
+  done
+  for tool in memcheck racecheck synccheck; do
+    timeout 90 compute-sanitizer --tool $tool --report-api-errors no --kernel-name kns=sdpa_bwd \
+      python3 bench/check_backward.py --kernels .gpu/ab/${SANITIZE:-uw} --arch sm_90a --out /tmp/sanitize \
+      --check-only --cases 3 2>&1 | tail -2 | tee $R/sanitizer-$tool.log
   done
 }
 
