@@ -16,6 +16,25 @@
 // COLVEC-NEXT: %[[TWO_T:.*]] = arith.muli %[[T]], %c2 : index
 // COLVEC-NEXT: arith.addi %[[FIRST]], %[[TWO_T]] : index
 
+// uniform-warpgroup on warpgroups side by side on the columns (the wide
+// backward's products): the row block and the block of columns, and so
+// the rhs panel offset (32 columns of 128-byte rows), come from the
+// shuffled index.
+// RUN: tiled-attn-opt %S/../TileToTileGPU/Inputs/column-blocks-lhs.mlir --tilegpu-attach-target="chip=sm_90a" \
+// RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
+// RUN:   --tilegpu-allocate-memory --convert-tilegpu-to-nvvm="uniform-warpgroup=1" \
+// RUN:   | FileCheck %s --check-prefix=UNIFORM-COLUMNS
+// UNIFORM-COLUMNS-LABEL: gpu.func @column_blocks_lhs
+// UNIFORM-COLUMNS: %[[WG:.*]] = arith.divui %thread_id_x{{.*}}, %c128 : index
+// UNIFORM-COLUMNS-NEXT: %[[WG32:.*]] = arith.index_castui %[[WG]] : index to i32
+// UNIFORM-COLUMNS-NEXT: %[[U:.*]] = nvvm.shfl.sync idx %{{.*}}, %[[WG32]], %c0_i32, %c31_i32 : i32 -> i32
+// UNIFORM-COLUMNS-NEXT: %[[G:.*]] = arith.index_castui %[[U]] : i32 to index
+// UNIFORM-COLUMNS-NEXT: arith.divui %[[G]], %c2 : index
+// UNIFORM-COLUMNS-NEXT: %[[BLOCK:.*]] = arith.remui %[[G]], %c2 : index
+// UNIFORM-COLUMNS-NEXT: %[[COL0:.*]] = arith.muli %[[BLOCK]], %c32 : index
+// UNIFORM-COLUMNS-NEXT: arith.muli %[[COL0]], %c128 : index
+// UNIFORM-COLUMNS: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>
+
 // RUN: echo 'module {}' | tiled-attn-opt --tile-generate-sdpa="head-dim=64 block-m=128 block-n=64" \
 // RUN:   --tile-schedule="exp2=1 stages=2" --tilegpu-attach-target="chip=sm_90a" \
 // RUN:   --tilegpu-assign-layouts="warps=8" --convert-tile-to-tilegpu --tilegpu-resolve-async-waits \
