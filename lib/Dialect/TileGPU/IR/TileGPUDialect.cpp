@@ -51,6 +51,24 @@ void TileGPUDialect::initialize() {
       >();
 }
 
+/// column_blocks of a register layout whose `units` (warps, warpgroups)
+/// are `count`: it divides them, and splits an accumulator and its
+/// vectors, never an A operand (`operand`), which each unit needs whole.
+static LogicalResult
+verifyColumnBlocks(function_ref<InFlightDiagnostic()> emitError,
+                   StringRef units, int64_t count, int64_t columnBlocks,
+                   bool isOperandA, StringRef operand) {
+  if (columnBlocks < 1 || count % columnBlocks)
+    return emitError() << "column_blocks must divide " << units << " ("
+                       << count << "), got " << columnBlocks;
+  if (columnBlocks > 1 && isOperandA)
+    return emitError() << "column_blocks splits an accumulator and its row "
+                          "and column vectors, not "
+                       << operand << " (each " << units.drop_back()
+                       << " would need the whole lhs)";
+  return success();
+}
+
 static bool isValidWarpCount(int64_t warps) {
   return warps >= 1 && warps <= 32 && llvm::isPowerOf2_64(warps);
 }
@@ -191,14 +209,8 @@ MmaSyncLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "warps must be a power of two in [1, 32], or 12, "
                           "got "
                        << warps;
-  if (columnBlocks < 1 || warps % columnBlocks)
-    return emitError() << "column_blocks must divide warps (" << warps
-                       << "), got " << columnBlocks;
-  if (columnBlocks > 1 && kind == MmaSyncKind::OperandA)
-    return emitError() << "column_blocks splits an accumulator and its row "
-                          "and column vectors, not an A operand (each warp "
-                          "would need the whole lhs)";
-  return success();
+  return verifyColumnBlocks(emitError, "warps", warps, columnBlocks,
+                            kind == MmaSyncKind::OperandA, "an A operand");
 }
 
 MmaSyncLayoutAttr MmaSyncLayoutAttr::getColumnBlockLayout() const {
@@ -336,14 +348,8 @@ WgmmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t columnBlocks) {
   if (warpgroups < 1 || warpgroups > 4)
     return emitError() << "warpgroups must be in [1, 4], got " << warpgroups;
-  if (columnBlocks < 1 || warpgroups % columnBlocks)
-    return emitError() << "column_blocks must divide warpgroups (" << warpgroups
-                       << "), got " << columnBlocks;
-  if (columnBlocks > 1 && kind == WgmmaKind::OperandA)
-    return emitError() << "column_blocks splits an accumulator and its row "
-                          "and column vectors, not a register A operand "
-                          "(each warpgroup would need the whole lhs)";
-  return success();
+  return verifyColumnBlocks(emitError, "warpgroups", warpgroups, columnBlocks,
+                            kind == WgmmaKind::OperandA, "a register A operand");
 }
 
 int64_t WgmmaLayoutAttr::getWarpCount() const { return 4 * getWarpgroups(); }
